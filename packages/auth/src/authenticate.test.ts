@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { FloeError } from '@floe/errors';
+import { authenticate, type AuthDeps } from './index.ts';
+
+const keys: Record<string, { keyId: string; tenantId: string; datasetId: string | null; scopes: string[] }> = {
+  'k-acme': { keyId: 'a1', tenantId: 'acme', datasetId: null, scopes: ['ingest', 'query'] },
+  'k-acme-prod': { keyId: 'a2', tenantId: 'acme', datasetId: 'prod', scopes: ['ingest'] },
+};
+const deps: AuthDeps = {
+  verifyKey: async (s) => keys[s],
+  datasetExists: async (t, d) => t === 'acme' && ['default', 'prod'].includes(d),
+  adminApiKey: 'root-secret',
+};
+
+const kindOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (err) {
+    return (err as FloeError).kind;
+  }
+  return 'ok';
+};
+
+describe('authenticate', () => {
+  it.each([
+    [{ authorization: undefined, tenant: 'acme', dataset: undefined }, 'unauthorized'],
+    [{ authorization: 'Basic abc', tenant: 'acme', dataset: undefined }, 'unauthorized'],
+    [{ authorization: 'Bearer nope', tenant: 'acme', dataset: undefined }, 'unauthorized'],
+    [{ authorization: 'Bearer k-acme', tenant: undefined, dataset: undefined }, 'unauthorized'],
+    [{ authorization: 'Bearer k-acme', tenant: 'other', dataset: undefined }, 'forbidden'],
+    [{ authorization: 'Bearer k-acme-prod', tenant: 'acme', dataset: 'default' }, 'forbidden'],
+    [{ authorization: 'Bearer k-acme', tenant: 'acme', dataset: 'missing' }, 'forbidden'],
+    [{ authorization: 'Bearer k-acme', tenant: 'ac/../me', dataset: undefined }, 'bad_data'],
+    [{ authorization: 'Bearer k-acme', tenant: 'acme', dataset: undefined }, 'ok'],
+    [{ authorization: 'bearer k-acme-prod', tenant: 'acme', dataset: undefined }, 'ok'],
+    [{ authorization: 'Bearer root-secret', tenant: 'anyone', dataset: undefined }, 'ok'],
+  ])('%o → %s', async (creds, expected) => {
+    expect(await kindOf(authenticate(creds, deps))).toBe(expected);
+  });
+
+  it('resolves the dataset: header, else the key binding, else default', async () => {
+    expect((await authenticate({ authorization: 'Bearer k-acme', tenant: 'acme', dataset: undefined }, deps)).dataset).toBe('default');
+    expect((await authenticate({ authorization: 'Bearer k-acme-prod', tenant: 'acme', dataset: undefined }, deps)).dataset).toBe('prod');
+    expect((await authenticate({ authorization: 'Bearer k-acme', tenant: 'acme', dataset: 'prod' }, deps)).dataset).toBe('prod');
+  });
+
+  it('enforces a required scope', async () => {
+    expect(await kindOf(authenticate({ authorization: 'Bearer k-acme-prod', tenant: 'acme', dataset: undefined }, deps, 'query'))).toBe('forbidden');
+  });
+});

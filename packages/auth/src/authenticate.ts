@@ -1,0 +1,74 @@
+import { timingSafeEqual, createHash } from 'node:crypto';
+import { FloeError } from '@floe/errors';
+import { isValidName, type TenantContext } from './tenant-context.ts';
+
+export interface VerifiedKey {
+  keyId: string;
+  tenantId: string;
+  datasetId: string | null;
+  scopes: readonly string[];
+}
+
+export interface AuthDeps {
+  verifyKey(secret: string): Promise<VerifiedKey | undefined>;
+  /** Whether the dataset exists for the tenant (cached by the caller). */
+  datasetExists(tenant: string, dataset: string): Promise<boolean>;
+  /** Break-glass key from config (`auth.admin_api_key`); empty disables it. */
+  adminApiKey: string;
+}
+
+export interface Credentials {
+  authorization: string | undefined;
+  tenant: string | undefined;
+  dataset: string | undefined;
+}
+
+export const DEFAULT_DATASET = 'default';
+
+const sha = (s: string) => createHash('sha256').update(s).digest();
+const sameSecret = (a: string, b: string) => timingSafeEqual(sha(a), sha(b));
+
+/**
+ * Resolves the caller's tenant and dataset from `Authorization: Bearer`, `X-Tenant-ID` and the
+ * optional `X-Dataset-ID`. Missing or unknown key → 401; a key bound to another tenant or dataset
+ * → 403; a malformed tenant/dataset name → 400.
+ */
+export async function authenticate(creds: Credentials, deps: AuthDeps, requiredScope?: string): Promise<TenantContext> {
+  const header = creds.authorization?.trim();
+  if (!header) throw new FloeError('unauthorized', 'missing Authorization header (expected "Bearer <api key>")', { code: 'FLOE_ERR_AUTH_MISSING' });
+  const m = /^Bearer\s+(\S+)$/i.exec(header);
+  if (!m) throw new FloeError('unauthorized', 'malformed Authorization header (expected "Bearer <api key>")', { code: 'FLOE_ERR_AUTH_MALFORMED' });
+  const secret = m[1]!;
+  const tenant = creds.tenant?.trim();
+  if (!tenant) throw new FloeError('unauthorized', 'missing X-Tenant-ID header', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
+  if (!isValidName(tenant)) throw new FloeError('bad_data', 'invalid X-Tenant-ID', { code: 'FLOE_ERR_AUTH_BAD_TENANT' });
+  const datasetHeader = creds.dataset?.trim() || undefined;
+  if (datasetHeader !== undefined && !isValidName(datasetHeader)) {
+    throw new FloeError('bad_data', 'invalid X-Dataset-ID', { code: 'FLOE_ERR_AUTH_BAD_DATASET' });
+  }
+
+  if (deps.adminApiKey && sameSecret(secret, deps.adminApiKey)) {
+    const dataset = datasetHeader ?? DEFAULT_DATASET;
+    return { tenant, dataset, principal: 'admin', scopes: ['*'], isAdmin: true };
+  }
+
+  const key = await deps.verifyKey(secret);
+  if (!key) throw new FloeError('unauthorized', 'invalid or revoked API key', { code: 'FLOE_ERR_AUTH_INVALID_KEY' });
+  if (key.tenantId !== tenant) throw new FloeError('forbidden', `API key is not valid for tenant ${tenant}`, { code: 'FLOE_ERR_AUTH_WRONG_TENANT' });
+  const dataset = datasetHeader ?? key.datasetId ?? DEFAULT_DATASET;
+  if (key.datasetId !== null && key.datasetId !== dataset) {
+    throw new FloeError('forbidden', `API key is not valid for dataset ${dataset}`, { code: 'FLOE_ERR_AUTH_WRONG_DATASET' });
+  }
+  if (requiredScope && !key.scopes.includes(requiredScope) && !key.scopes.includes('*')) {
+    throw new FloeError('forbidden', `API key lacks the ${requiredScope} scope`, { code: 'FLOE_ERR_AUTH_SCOPE' });
+  }
+  if (datasetHeader !== undefined && !(await deps.datasetExists(tenant, dataset))) {
+    throw new FloeError('forbidden', `dataset ${dataset} does not exist for tenant ${tenant}`, { code: 'FLOE_ERR_AUTH_NO_DATASET' });
+  }
+  return { tenant, dataset, principal: key.keyId, scopes: key.scopes, isAdmin: false };
+}
+
+/** Reads the three credential headers from a plain header bag (HTTP headers or gRPC metadata). */
+export function credentialsFrom(get: (name: string) => string | undefined): Credentials {
+  return { authorization: get('authorization'), tenant: get('x-tenant-id'), dataset: get('x-dataset-id') };
+}

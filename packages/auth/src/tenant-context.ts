@@ -1,0 +1,16 @@
+/**
+ * Who is calling, resolved once per request by the auth step and passed explicitly to every
+ * storage and query call. Nothing reads the tenant from ambient state.
+ */
+export interface TenantContext {
+  tenant: string;
+  dataset: string;
+  /** API key id, or 'admin' for the break-glass key. */
+  principal: string;
+  scopes: readonly string[];
+  isAdmin: boolean;
+}
+
+/** Names that may appear in tenant/dataset positions (they become Iceberg namespaces and paths). */
+const NAME_RE = /^(?:[a-z0-9][a-z0-9_-]{0,62}|_system|_monitoring)$/;
+export const isValidName = (v: string) => NAME_RE.test(v);

@@ -1,0 +1,12 @@
+/**
+ * @floe/runtime: process plumbing shared by every service: the module registry (start a
+ * dependency graph of modules, stop it in reverse), the admin HTTP server with /ready, and
+ * signal handling that drains before exit.
+ */
+export { resolveOrder, startModules } from './registry.ts';
+export type { ModuleDef, StartedModules } from './registry.ts';
+export { startAdminServer } from './admin-server.ts';
+export type { AdminServer } from './admin-server.ts';
+export { SERVICE_NAMES, isServiceName } from './service.ts';
+export type { ServiceHandle, ServiceName } from './service.ts';
+export { onShutdownSignal, sleep } from './lifecycle.ts';

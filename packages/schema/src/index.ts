@@ -1,0 +1,25 @@
+/**
+ * @floe/schema: one definition per table, from which the Iceberg schema, partition spec and sort
+ * order, the DuckDB types the writer casts to, and the Parquet field ids all derive. Field ids are
+ * permanent: columns are only ever added (nullable), so older tables evolve forward.
+ */
+export { tracesTable } from './traces.ts';
+export { DUCKDB_TYPES } from './types.ts';
+export type { ColumnDef, ColumnType, PrimitiveType, TableDef, MapFieldIds } from './types.ts';
+export {
+  PARTITION_FIELD_ID,
+  duckdbType,
+  quoteIdent,
+  icebergSchema,
+  lastColumnId,
+  partitionSpec,
+  partitionFieldName,
+  sortOrderJson,
+  readJsonColumns,
+  selectStoredColumns,
+  parquetFieldIds,
+  emptyColumnsDdl,
+  columnNames,
+} from './forms.ts';
+export { TABLES, tableDef, isTableName } from './tables.ts';
+export type { TableName } from './tables.ts';

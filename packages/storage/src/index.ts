@@ -1,0 +1,55 @@
+/**
+ * @floe/storage — where Floe's bytes live.
+ *
+ * An ObjectStore is a flat namespace of immutable-by-convention objects under '/'-separated keys,
+ * backed by a local directory (embedded mode) or an S3 bucket (cluster mode); everything above it
+ * runs unchanged on both. The load-bearing rule: a put resolves only once the object is durable
+ * (fsync'd file and directory, or an acknowledged PUT) and readers never see a partial object.
+ *
+ * The write-ahead log sits on top. A WAL record is one ingest request's rows for one
+ * (tenant, dataset, table, hour), opaque to the WAL apart from its small header. A record is
+ * guaranteed to be stored once append() resolves — that is when the acceptor may ack — and it is
+ * stored inside exactly one segment, verified by CRC when read back. Concurrent appends share
+ * segments (group commit), and segment keys sort by creation time across processes, so the writer
+ * replays them oldest first.
+ *
+ * LocalFileCache gives path-based readers (DuckDB) local copies of S3 objects.
+ */
+
+export type {
+  FsObjectStoreConfig,
+  ObjectInfo,
+  ObjectStore,
+  ObjectStoreConfig,
+  S3ObjectStoreConfig,
+} from './object-store.ts';
+export { createObjectStore } from './create-object-store.ts';
+export { fileCacheFromConfig, objectStoreFromConfig } from './from-config.ts';
+export { FsObjectStore } from './fs-store.ts';
+export { S3ObjectStore } from './s3-store.ts';
+export { compareKeys, validateKey, validatePrefix } from './keys.ts';
+export {
+  InvalidKeyError,
+  ObjectNotFoundError,
+  WalAppendError,
+  WalClosedError,
+  WalCorruptionError,
+} from './errors.ts';
+
+export { LocalFileCache } from './file-cache.ts';
+export type { CacheLease, LocalFileCacheOptions, LocalFileCacheStats } from './file-cache.ts';
+
+export type { WalRecord, WalRecordHeader } from './wal-format.ts';
+export { decodeSegment, encodeRecord, encodeSegment, WAL_VERSION } from './wal-format.ts';
+export { WalAppender } from './wal-appender.ts';
+export type { WalAppenderOptions, WalAppendResult } from './wal-appender.ts';
+export {
+  DEFAULT_WAL_PREFIX,
+  deleteSegments,
+  formatSegmentKey,
+  listSegments,
+  parseSegmentKey,
+  readSegment,
+} from './wal-segments.ts';
+export type { SegmentName } from './wal-segments.ts';
+export { newRecordId, recordIdTime } from './record-id.ts';

@@ -1,0 +1,76 @@
+// The object store contract shared by the fs (embedded mode) and S3 (cluster mode) adapters.
+// Everything above this interface — WAL, Parquet files, Iceberg metadata — is written once and runs
+// on both. Keys follow the rules in keys.ts.
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  lastModified?: Date;
+}
+
+export interface ObjectStore {
+  readonly kind: 'fs' | 's3';
+  /** Writes the whole object; durable (fsync'd, or acknowledged by S3) when the promise resolves. */
+  put(key: string, body: Uint8Array): Promise<void>;
+  /** Like put, but only if no object has that key; resolves false (and writes nothing) otherwise. */
+  putIfAbsent(key: string, body: Uint8Array): Promise<boolean>;
+  /** The object's bytes, or undefined when it does not exist. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  /**
+   * Bytes [offset, offset + length) clipped to the object's end (empty when offset is at or past the
+   * end). Throws ObjectNotFoundError when the object does not exist.
+   */
+  getRange(key: string, offset: number, length: number): Promise<Uint8Array>;
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Every object whose key starts with `prefix` (a plain string prefix), sorted by key. */
+  list(prefix: string): Promise<ObjectInfo[]>;
+  /** Removes the object; no error when it does not exist. */
+  delete(key: string): Promise<void>;
+  deleteMany(keys: string[]): Promise<void>;
+  /** fs: absolute path of the object, for readers such as DuckDB; s3: undefined. */
+  localPath(key: string): string | undefined;
+  /** file:///abs/path or s3://bucket/prefix/key — the form written into Iceberg metadata. */
+  uri(key: string): string;
+  /** Inverse of uri(); throws for a URI that does not belong to this store. */
+  keyFromUri(uri: string): string;
+  /** Uploads a local file as the object (the local file is left in place); durable on resolve. */
+  putFile(key: string, localFile: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface FsObjectStoreConfig {
+  kind: 'fs';
+  /** Directory holding the objects; created on first write. */
+  root: string;
+}
+
+export interface S3ObjectStoreConfig {
+  kind: 's3';
+  bucket: string;
+  /** Key prefix inside the bucket ('floe' and 'floe/' are the same). */
+  prefix?: string;
+  /** Custom endpoint (MinIO, R2, s3rver…); path-style addressing is the default when set. */
+  endpoint?: string;
+  region: string;
+  accessKeyId?: string;
+  secretAccessKey?: string;
+  forcePathStyle?: boolean;
+  /**
+   * How putIfAbsent is made conditional. 'native' sends `If-None-Match: *` (AWS S3 since 2024,
+   * MinIO, R2); 'emulate' does HEAD then PUT, which is racy between writers; 'auto' (default) probes
+   * the server once and uses native when the server honours the header.
+   */
+  conditionalPut?: 'auto' | 'native' | 'emulate';
+  /** ListObjectsV2 (default) or the legacy V1 listing for old S3-compatible servers. */
+  listApi?: 'v2' | 'v1';
+  /** Keys per list page (default 1000, the S3 maximum). */
+  listPageSize?: number;
+}
+
+export type ObjectStoreConfig = FsObjectStoreConfig | S3ObjectStoreConfig;
+
+/** Shared argument check for getRange(). */
+export function checkRange(offset: number, length: number): void {
+  if (!Number.isSafeInteger(offset) || offset < 0) throw new RangeError(`invalid offset ${offset}`);
+  if (!Number.isSafeInteger(length) || length < 0) throw new RangeError(`invalid length ${length}`);
+}

@@ -1,0 +1,176 @@
+// WAL segment format, version 1. A segment is one object holding the records of one group commit.
+// All integers are unsigned 32-bit little-endian unless noted.
+//
+//   offset 0   magic        4 bytes  ASCII "FWAL" (46 57 41 4C)
+//   offset 4   version      u16      1
+//   offset 6   flags        u16      0 (reserved; readers reject anything else)
+//   offset 8   count        u32      number of records that follow
+//   offset 12  records, each:
+//                headerLen  u32
+//                header     headerLen bytes: UTF-8 JSON of WalRecordHeader
+//                               {"tenant","dataset","table","hour","rows","id"}
+//                payloadLen u32
+//                payload    payloadLen bytes, opaque to the WAL
+//                crc        u32      CRC-32 (zlib/IEEE polynomial) of header bytes then payload bytes
+//   end of object: nothing may follow the last record.
+//
+// The count in the segment header makes truncation at a record boundary detectable; the per-record
+// CRC catches bit rot and torn writes inside a record. The payload is opaque: the acceptor decides
+// what rows look like, the writer decodes them.
+
+import { crc32 } from 'node:zlib';
+import { WalCorruptionError } from './errors.ts';
+
+export interface WalRecordHeader {
+  tenant: string;
+  dataset: string;
+  table: string;
+  /** Hours since the Unix epoch of the rows' timestamps (the Iceberg hour partition). */
+  hour: number;
+  rows: number;
+  /** Unique record id chosen by the appender (see newRecordId). */
+  id: string;
+}
+
+export interface WalRecord {
+  header: WalRecordHeader;
+  payload: Uint8Array;
+}
+
+export const WAL_MAGIC = Uint8Array.of(0x46, 0x57, 0x41, 0x4c);
+export const WAL_VERSION = 1;
+export const SEGMENT_HEADER_BYTES = 12;
+const MAX_HEADER_BYTES = 64 * 1024;
+const MAX_NAME_LENGTH = 256;
+
+const encoder = new TextEncoder();
+const decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** Throws a TypeError naming the first invalid field; returns a header with only the known fields. */
+export function validateRecordHeader(value: unknown): WalRecordHeader {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError('WAL record header must be an object');
+  }
+  const h = value as Record<string, unknown>;
+  for (const field of ['tenant', 'dataset', 'table', 'id'] as const) {
+    const v = h[field];
+    if (typeof v !== 'string' || v.length === 0 || v.length > MAX_NAME_LENGTH) {
+      throw new TypeError(`WAL record header: ${field} must be a non-empty string of at most ${MAX_NAME_LENGTH} characters`);
+    }
+  }
+  for (const field of ['hour', 'rows'] as const) {
+    const v = h[field];
+    if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) {
+      throw new TypeError(`WAL record header: ${field} must be a non-negative integer`);
+    }
+  }
+  return {
+    tenant: h.tenant as string,
+    dataset: h.dataset as string,
+    table: h.table as string,
+    hour: h.hour as number,
+    rows: h.rows as number,
+    id: h.id as string,
+  };
+}
+
+/** One record's framed bytes (length-prefixed header and payload, then the CRC). */
+export function encodeRecord(record: WalRecord): Uint8Array {
+  const header = validateRecordHeader(record.header);
+  if (!(record.payload instanceof Uint8Array)) throw new TypeError('WAL record payload must be a Uint8Array');
+  const headerBytes = encoder.encode(JSON.stringify(header));
+  const payload = record.payload;
+  const frame = new Uint8Array(4 + headerBytes.byteLength + 4 + payload.byteLength + 4);
+  const view = new DataView(frame.buffer);
+  let o = 0;
+  view.setUint32(o, headerBytes.byteLength, true);
+  frame.set(headerBytes, (o += 4));
+  view.setUint32((o += headerBytes.byteLength), payload.byteLength, true);
+  frame.set(payload, (o += 4));
+  view.setUint32(o + payload.byteLength, crc32(payload, crc32(headerBytes)), true);
+  return frame;
+}
+
+/** A whole segment from already framed records (see encodeRecord). */
+export function encodeSegment(frames: readonly Uint8Array[]): Uint8Array {
+  let size = SEGMENT_HEADER_BYTES;
+  for (const f of frames) size += f.byteLength;
+  const out = new Uint8Array(size);
+  const view = new DataView(out.buffer);
+  out.set(WAL_MAGIC, 0);
+  view.setUint16(4, WAL_VERSION, true);
+  view.setUint16(6, 0, true);
+  view.setUint32(8, frames.length, true);
+  let o = SEGMENT_HEADER_BYTES;
+  for (const f of frames) {
+    out.set(f, o);
+    o += f.byteLength;
+  }
+  return out;
+}
+
+/**
+ * Parses and verifies a segment. Payloads are views into `bytes` (no copy). Throws
+ * WalCorruptionError, naming `segment` and the byte offset, on any framing, CRC or length problem.
+ */
+export function decodeSegment(bytes: Uint8Array, segment: string): WalRecord[] {
+  const fail = (offset: number, reason: string): never => {
+    throw new WalCorruptionError(segment, offset, reason);
+  };
+  if (bytes.byteLength < SEGMENT_HEADER_BYTES) {
+    fail(0, `truncated: ${bytes.byteLength} bytes is shorter than the ${SEGMENT_HEADER_BYTES}-byte segment header`);
+  }
+  for (let i = 0; i < WAL_MAGIC.length; i++) {
+    if (bytes[i] !== WAL_MAGIC[i]) fail(0, 'bad magic (not a Floe WAL segment)');
+  }
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const version = view.getUint16(4, true);
+  if (version !== WAL_VERSION) fail(4, `unsupported format version ${version} (this reader knows ${WAL_VERSION})`);
+  const flags = view.getUint16(6, true);
+  if (flags !== 0) fail(6, `unknown flags 0x${flags.toString(16)}`);
+  const count = view.getUint32(8, true);
+
+  const records: WalRecord[] = [];
+  let o = SEGMENT_HEADER_BYTES;
+  const need = (n: number, what: string, index: number) => {
+    if (o + n > bytes.byteLength) {
+      fail(o, `truncated in record ${index} of ${count}: ${what} needs ${n} bytes, ${bytes.byteLength - o} left`);
+    }
+  };
+  for (let index = 0; index < count; index++) {
+    const start = o;
+    need(4, 'header length', index);
+    const headerLen = view.getUint32(o, true);
+    if (headerLen > MAX_HEADER_BYTES) fail(o, `record ${index}: header length ${headerLen} exceeds ${MAX_HEADER_BYTES}`);
+    o += 4;
+    need(headerLen, 'header', index);
+    const headerBytes = bytes.subarray(o, o + headerLen);
+    o += headerLen;
+    need(4, 'payload length', index);
+    const payloadLen = view.getUint32(o, true);
+    o += 4;
+    need(payloadLen, 'payload', index);
+    const payload = bytes.subarray(o, o + payloadLen);
+    o += payloadLen;
+    need(4, 'crc', index);
+    const stored = view.getUint32(o, true);
+    const computed = crc32(payload, crc32(headerBytes));
+    if (stored !== computed) {
+      fail(start, `record ${index}: CRC mismatch (stored 0x${hex(stored)}, computed 0x${hex(computed)})`);
+    }
+    o += 4;
+    let header: WalRecordHeader;
+    try {
+      header = validateRecordHeader(JSON.parse(decoder.decode(headerBytes)));
+    } catch (err) {
+      return fail(start, `record ${index}: invalid header (${err instanceof Error ? err.message : String(err)})`);
+    }
+    records.push({ header, payload });
+  }
+  if (o !== bytes.byteLength) fail(o, `${bytes.byteLength - o} unexpected bytes after the last of ${count} records`);
+  return records;
+}
+
+function hex(n: number): string {
+  return n.toString(16).padStart(8, '0');
+}

@@ -1,0 +1,63 @@
+// Naming and housekeeping of WAL segments.
+//
+// A segment key is <prefix><15-digit ms timestamp>-<instanceId>-<10-digit sequence>.wal. Every
+// appender writes the current time first, so plain key order is creation order across processes
+// (to clock accuracy); within one appender the timestamp never goes backwards and the sequence
+// breaks ties. instanceId must be unique among live appenders sharing a prefix.
+
+import { ObjectNotFoundError } from './errors.ts';
+import type { ObjectInfo, ObjectStore } from './object-store.ts';
+import { decodeSegment } from './wal-format.ts';
+import type { WalRecord } from './wal-format.ts';
+
+export const DEFAULT_WAL_PREFIX = 'wal/';
+const TIMESTAMP_DIGITS = 15;
+const SEQ_DIGITS = 10;
+const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;
+const SEGMENT_NAME = /^(\d{15})-([A-Za-z0-9][A-Za-z0-9_.-]{0,199})-(\d{10})\.wal$/;
+
+export interface SegmentName {
+  timestampMs: number;
+  instanceId: string;
+  seq: number;
+}
+
+export function validateInstanceId(instanceId: string): string {
+  if (typeof instanceId !== 'string' || !INSTANCE_ID.test(instanceId)) {
+    throw new TypeError(
+      `WAL instanceId ${JSON.stringify(instanceId)} must be 1-200 characters of [A-Za-z0-9_.-], starting alphanumeric`,
+    );
+  }
+  return instanceId;
+}
+
+export function formatSegmentKey(prefix: string, name: SegmentName): string {
+  const ts = String(name.timestampMs).padStart(TIMESTAMP_DIGITS, '0');
+  const seq = String(name.seq).padStart(SEQ_DIGITS, '0');
+  return `${prefix}${ts}-${name.instanceId}-${seq}.wal`;
+}
+
+/** The parts of a segment key directly under `prefix`, or undefined when it is not one. */
+export function parseSegmentKey(key: string, prefix: string = DEFAULT_WAL_PREFIX): SegmentName | undefined {
+  if (!key.startsWith(prefix)) return undefined;
+  const m = SEGMENT_NAME.exec(key.slice(prefix.length));
+  if (!m) return undefined;
+  return { timestampMs: Number(m[1]), instanceId: m[2]!, seq: Number(m[3]) };
+}
+
+/** Segments under `prefix`, oldest first. Other objects under the prefix are ignored. */
+export async function listSegments(store: ObjectStore, prefix: string = DEFAULT_WAL_PREFIX): Promise<ObjectInfo[]> {
+  const objects = await store.list(prefix);
+  return objects.filter((o) => parseSegmentKey(o.key, prefix) !== undefined);
+}
+
+/** All records of a segment, verified (see wal-format.ts); throws WalCorruptionError when damaged. */
+export async function readSegment(store: ObjectStore, key: string): Promise<WalRecord[]> {
+  const bytes = await store.get(key);
+  if (bytes === undefined) throw new ObjectNotFoundError(key);
+  return decodeSegment(bytes, key);
+}
+
+export async function deleteSegments(store: ObjectStore, keys: string[]): Promise<void> {
+  await store.deleteMany(keys);
+}
