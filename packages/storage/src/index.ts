@@ -53,3 +53,7 @@ export {
 } from './wal-segments.ts';
 export type { SegmentName } from './wal-segments.ts';
 export { newRecordId, recordIdTime } from './record-id.ts';
+
+export { ParquetWriter } from './parquet-writer.ts';
+export type { WrittenFile } from './parquet-writer.ts';
+export { IdBloom, idBloomKey } from './id-bloom.ts';

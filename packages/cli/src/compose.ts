@@ -1,0 +1,94 @@
+import type { FloeConfig } from '@floe/config';
+import { bootstrapTenant, openDbFromConfig, migrate, type BootstrapResult, type Db } from '@floe/meta';
+import { startModules, SERVICE_NAMES, type ModuleDef, type ServiceHandle, type StartedModules } from '@floe/runtime';
+import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import { createLogger, type Logger } from '@floe/telemetry';
+import { start as startAcceptor } from '@floe/acceptor';
+import { start as startCompactor } from '@floe/compactor';
+import { start as startQuerier } from '@floe/querier';
+import { start as startRouter } from '@floe/router';
+import { start as startWriter } from '@floe/writer';
+
+/**
+ * The composition of Floe's services. The metadata DB, object store and logger are plumbing
+ * modules (not selectable as targets) shared by every service of the process; `all` is the
+ * composite target of the five services. The router depends on the querier only in-process, so
+ * it learns the querier's bound port.
+ */
+interface Ctx {
+  config: Readonly<FloeConfig>;
+  log: Logger;
+  db?: Db;
+  store?: ObjectStore;
+  querierPort?: number;
+}
+
+const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>): ModuleDef<Ctx> => ({
+  name,
+  deps: [],
+  async start(ctx) {
+    const close = await open(ctx);
+    return { name, ports: {}, isReady: () => true, stop: close };
+  },
+});
+
+const MODULES: ModuleDef<Ctx>[] = [
+  plumbing('meta', async (ctx) => {
+    ctx.db = await openDbFromConfig(ctx.config);
+    await migrate(ctx.db);
+    const db = ctx.db;
+    return () => db.close();
+  }),
+  plumbing('store', async (ctx) => {
+    ctx.store = objectStoreFromConfig(ctx.config);
+    const store = ctx.store;
+    return () => store.close();
+  }),
+  { name: 'querier', deps: ['meta', 'store'], start: async (ctx) => remember(ctx, await startQuerier(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store })) },
+  { name: 'acceptor', deps: ['meta', 'store'], start: (ctx) => startAcceptor(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  { name: 'writer', deps: ['meta', 'store'], start: (ctx) => startWriter(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  { name: 'compactor', deps: ['meta', 'store'], start: (ctx) => startCompactor(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  {
+    name: 'router',
+    deps: ['meta'],
+    start: (ctx) =>
+      startRouter(ctx.config, { log: ctx.log, db: ctx.db, querierUrls: ctx.querierPort ? () => [`127.0.0.1:${ctx.querierPort}`] : undefined }),
+  },
+  { name: 'all', deps: ['querier', 'writer', 'acceptor', 'compactor', 'router'], start: async () => ({ name: 'all', ports: {}, isReady: () => true, stop: async () => {} }) },
+];
+
+function remember(ctx: Ctx, handle: ServiceHandle): ServiceHandle {
+  ctx.querierPort = handle.ports.flight;
+  return handle;
+}
+
+/** What `floe admin bootstrap --json` prints: ids and the key secret (shown once). */
+export function bootstrapSummary(r: BootstrapResult): { tenant: string; dataset: string; api_key: string } {
+  return { tenant: r.tenant.id, dataset: r.dataset.id, api_key: r.api_key.secret };
+}
+
+export const TARGETS = [...SERVICE_NAMES, 'all'] as const;
+
+export interface StartedFloe extends StartedModules {
+  /** Creates a tenant (if missing) and a new API key through this process's metadata DB. */
+  bootstrap(tenant: string): Promise<{ tenant: string; dataset: string; api_key: string }>;
+}
+
+export async function startFloe(config: Readonly<FloeConfig>, targets: readonly string[], log?: Logger): Promise<StartedFloe> {
+  const logger = log ?? createLogger({ level: config.log.level, name: 'floe' });
+  for (const t of targets) {
+    if (!(TARGETS as readonly string[]).includes(t)) throw new Error(`unknown target "${t}" (one of: ${TARGETS.join(', ')})`);
+  }
+  if (config.storage.kind === 'fs' && !targets.includes('all') && targets.length < SERVICE_NAMES.length) {
+    logger.warn('storage.kind is "fs" while running a subset of services: every process must share the same directory');
+  }
+  const ctx: Ctx = { config, log: logger };
+  const started = await startModules(MODULES, targets, ctx);
+  return {
+    ...started,
+    get: started.get,
+    isReady: started.isReady,
+    stop: started.stop,
+    bootstrap: async (tenant) => bootstrapSummary(await bootstrapTenant(ctx.db!, tenant)),
+  };
+}

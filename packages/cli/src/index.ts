@@ -1,0 +1,6 @@
+/**
+ * @floe/cli: the `floe` command and the composition of services (`startFloe`), which the
+ * test kit reuses to run real Floe in-process.
+ */
+export { startFloe, TARGETS } from './compose.ts';
+export { rowsOf, formatTable } from './sql-command.ts';

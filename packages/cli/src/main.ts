@@ -1,0 +1,81 @@
+import { Command } from 'commander';
+import { ConfigError, loadConfig } from '@floe/config';
+import { bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
+import { onShutdownSignal } from '@floe/runtime';
+import { createLogger } from '@floe/telemetry';
+import { bootstrapSummary, startFloe, TARGETS } from './compose.ts';
+import { runSql } from './sql-command.ts';
+
+/** The `floe` command: run services, administer, and query. */
+const program = new Command('floe').description('Floe: multi-tenant telemetry store on Apache Iceberg').showHelpAfterError();
+
+const loadOrExit = (file: string | undefined) => {
+  try {
+    return loadConfig({ file });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+};
+
+for (const target of TARGETS) {
+  program
+    .command(target)
+    .description(target === 'all' ? 'run every service in one process (embedded defaults)' : `run the ${target} service`)
+    .option('-c, --config <file>', 'YAML configuration file (env FLOE__SECTION__KEY overrides it)', process.env.FLOE_CONFIG)
+    .action(async (opts: { config?: string }) => {
+      const config = loadOrExit(opts.config);
+      const log = createLogger({ level: config.log.level, name: target });
+      try {
+        const started = await startFloe(config, [target], log);
+        log.info({ target, ports: Object.fromEntries(started.handles.map((h) => [h.name, h.ports])) }, 'floe started');
+        onShutdownSignal(log, () => started.stop(), config.runtime.shutdown_timeout + config.runtime.shutdown_delay);
+      } catch (err) {
+        log.fatal({ err }, 'start failed');
+        log.flush();
+        setTimeout(() => process.exit(1), 50);
+      }
+    });
+}
+
+const admin = program.command('admin').description('administrative commands that talk to the metadata DB directly');
+admin
+  .command('bootstrap')
+  .description('create a tenant (if missing) with its default dataset and print a new API key')
+  .requiredOption('--tenant <id>', 'tenant id')
+  .option('--json', 'print {"tenant","dataset","api_key"} as JSON')
+  .option('-c, --config <file>', 'YAML configuration file', process.env.FLOE_CONFIG)
+  .action(async (opts: { tenant: string; json?: boolean; config?: string }) => {
+    const config = loadOrExit(opts.config);
+    const db = await openDbFromConfig(config);
+    try {
+      await migrate(db);
+      const out = bootstrapSummary(await bootstrapTenant(db, opts.tenant));
+      if (opts.json) process.stdout.write(`${JSON.stringify(out)}\n`);
+      else process.stdout.write(`tenant:  ${out.tenant}\ndataset: ${out.dataset}\napi key: ${out.api_key}\n(the key is shown once; store it now)\n`);
+    } catch (err) {
+      process.stderr.write(`bootstrap failed: ${(err as Error).message}\n`);
+      process.exitCode = 1;
+    } finally {
+      await db.close();
+    }
+  });
+
+program
+  .command('sql')
+  .description('run one SQL SELECT over Arrow Flight and print the result')
+  .argument('<query>', 'SQL; tables: traces (your tenant and dataset) or <tenant>.<dataset>.traces')
+  .option('--url <host:port>', 'querier Flight address', process.env.FLOE_QUERIER_URL ?? '127.0.0.1:50054')
+  .option('--api-key <key>', 'API key (env FLOE_API_KEY)', process.env.FLOE_API_KEY)
+  .option('--tenant <id>', 'tenant (env FLOE_TENANT)', process.env.FLOE_TENANT)
+  .option('--dataset <id>', 'dataset (env FLOE_DATASET)', process.env.FLOE_DATASET)
+  .option('--timeout <ms>', 'deadline in milliseconds', '30000')
+  .option('--json', 'print rows as a JSON array')
+  .action(async (query: string, opts: { url: string; apiKey?: string; tenant?: string; dataset?: string; timeout: string; json?: boolean }) => {
+    process.exitCode = await runSql(query, opts);
+  });
+
+await program.parseAsync(process.argv);

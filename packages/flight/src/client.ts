@@ -1,0 +1,133 @@
+import * as grpc from '@grpc/grpc-js';
+import type { Table } from 'apache-arrow';
+import { create, FlightDescriptorSchema, FlightService, FlightTicketSchema, grpcServiceDefinition } from '@floe/proto';
+import type { FlightData, FlightDescriptor, FlightInfo, FlightTicket, MessageInitShape } from '@floe/proto';
+import { decodeFlightData } from './ipc-messages.ts';
+
+interface FlightClient extends grpc.Client {
+  DoGet(request: FlightTicket, metadata: grpc.Metadata, options: grpc.CallOptions): grpc.ClientReadableStream<FlightData>;
+  GetFlightInfo(
+    request: FlightDescriptor,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: (err: grpc.ServiceError | null, info?: FlightInfo) => void,
+  ): grpc.ClientUnaryCall;
+}
+
+export interface FlightCallOptions {
+  /** `host:port`, or a Flight location URI (`grpc://`, `grpc+tcp://`, `grpc+tls://`). */
+  url: string;
+  /** Sent as gRPC metadata (header names are lower-cased by gRPC). */
+  metadata?: Record<string, string>;
+  /** Relative deadline; the call fails with DEADLINE_EXCEEDED (4) when it passes. */
+  deadlineMs?: number;
+  /** Cancels the call (CANCELLED, 1), e.g. when the HTTP request that needed it went away. */
+  signal?: AbortSignal;
+}
+
+/** Thrown for local failures (bad stream content, aborted before start) with the same shape as a grpc-js ServiceError. */
+export class FlightClientError extends Error {
+  readonly code: number;
+  readonly details: string;
+  constructor(code: number, details: string) {
+    super(`${code} ${grpc.status[code] ?? 'UNKNOWN'}: ${details}`);
+    this.name = 'FlightClientError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(FlightService), 'FlightService');
+
+const CHANNEL_OPTIONS: grpc.ChannelOptions = {
+  // Record batches routinely exceed grpc-js's 4 MiB default; the querier is a trusted peer.
+  'grpc.max_receive_message_length': -1,
+};
+
+// The router calls per request: one channel per target, reused.
+const clients = new Map<string, FlightClient>();
+
+function clientFor(url: string): FlightClient {
+  let client = clients.get(url);
+  if (client === undefined) {
+    const match = /^([a-z+]+):\/\/(.*)$/.exec(url);
+    const scheme = match?.[1];
+    const target = match?.[2] ?? url;
+    if (scheme !== undefined && !['grpc', 'grpc+tcp', 'grpc+tls'].includes(scheme)) {
+      throw new FlightClientError(grpc.status.INVALID_ARGUMENT, `unsupported Flight location scheme: ${scheme}`);
+    }
+    const credentials = scheme === 'grpc+tls' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
+    client = new Client(target, credentials, CHANNEL_OPTIONS) as unknown as FlightClient;
+    clients.set(url, client);
+  }
+  return client;
+}
+
+/** Closes every cached channel (for process shutdown and tests). */
+export function closeFlightClients(): void {
+  for (const client of clients.values()) client.close();
+  clients.clear();
+}
+
+function toMetadata(values: Record<string, string> | undefined): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const [key, value] of Object.entries(values ?? {})) metadata.set(key, value);
+  return metadata;
+}
+
+function callOptions(options: FlightCallOptions): grpc.CallOptions {
+  return options.deadlineMs === undefined ? {} : { deadline: Date.now() + options.deadlineMs };
+}
+
+function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new FlightClientError(grpc.status.CANCELLED, 'cancelled before the call started');
+}
+
+/**
+ * Redeems a ticket and returns the whole result as one table. Failures reject with an error
+ * carrying the gRPC status as `code` and `details` (grpc-js ServiceError or FlightClientError).
+ */
+export async function flightDoGet(options: FlightCallOptions & { ticket: Uint8Array }): Promise<Table> {
+  throwIfAborted(options.signal);
+  const call = clientFor(options.url).DoGet(
+    create(FlightTicketSchema, { ticket: options.ticket }),
+    toMetadata(options.metadata),
+    callOptions(options),
+  );
+  const cancel = () => call.cancel();
+  options.signal?.addEventListener('abort', cancel, { once: true });
+  const messages: FlightData[] = [];
+  try {
+    for await (const message of call as AsyncIterable<FlightData>) messages.push(message);
+  } finally {
+    options.signal?.removeEventListener('abort', cancel);
+  }
+  try {
+    return decodeFlightData(messages);
+  } catch (err) {
+    throw new FlightClientError(grpc.status.INTERNAL, `undecodable Flight stream: ${(err as Error).message}`);
+  }
+}
+
+/** GetFlightInfo for a descriptor (CMD or PATH). */
+export async function flightGetFlightInfo(
+  options: FlightCallOptions & { descriptor: MessageInitShape<typeof FlightDescriptorSchema> },
+): Promise<FlightInfo> {
+  throwIfAborted(options.signal);
+  const client = clientFor(options.url);
+  return new Promise<FlightInfo>((resolve, reject) => {
+    const call = client.GetFlightInfo(
+      create(FlightDescriptorSchema, options.descriptor),
+      toMetadata(options.metadata),
+      callOptions(options),
+      (err, info) => {
+        options.signal?.removeEventListener('abort', cancel);
+        if (err) reject(err);
+        else if (info) resolve(info);
+        else reject(new FlightClientError(grpc.status.INTERNAL, 'empty GetFlightInfo response'));
+      },
+    );
+    const cancel = () => call.cancel();
+    options.signal?.addEventListener('abort', cancel, { once: true });
+  });
+}

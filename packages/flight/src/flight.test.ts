@@ -1,0 +1,182 @@
+import { once } from 'node:events';
+import { setTimeout as sleep } from 'node:timers/promises';
+import * as grpc from '@grpc/grpc-js';
+import { Table, tableFromIPC } from 'apache-arrow';
+import type { RecordBatch } from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  create,
+  FlightEmptySchema,
+  FlightService,
+  grpcServiceDefinition,
+  Querier,
+  TempoTraceByIDRequestSchema,
+  TempoTraceByIDResponseSchema,
+} from '@floe/proto';
+import type { FlightEmpty, TempoTraceByIDRequest, TempoTraceByIDResponse } from '@floe/proto';
+import { closeFlightClients, flightDoGet, flightGetFlightInfo, ipcSchemaBytes, startFlightServer } from './index.ts';
+import type { FlightServerHandle } from './index.ts';
+import { rows, sampleTable } from './test-tables.ts';
+
+class PermissionDenied extends Error {
+  readonly grpcCode = 7;
+}
+
+describe('Flight server and client over a real grpc-js connection', () => {
+  let server: FlightServerHandle;
+  let url: string;
+  const seen: { ticket: string; tenant: string | undefined }[] = [];
+  const unexpected: unknown[] = [];
+  let slowAborted = false;
+
+  beforeAll(async () => {
+    server = await startFlightServer({
+      host: '127.0.0.1',
+      port: 0,
+      onError: (err) => unexpected.push(err),
+      handlers: {
+        async doGet(ticket, metadata, _call, signal) {
+          const name = new TextDecoder().decode(ticket);
+          seen.push({ ticket: name, tenant: metadata.get('x-tenant-id')[0]?.toString() });
+          const table = sampleTable();
+          switch (name) {
+            case 'rows':
+              return table;
+            case 'empty':
+              return { schema: table.schema, batches: [] };
+            case 'stream': {
+              async function* batches(): AsyncGenerator<RecordBatch> {
+                for (let i = 0; i < 3; i++) yield* table.batches;
+              }
+              return { schema: table.schema, batches: batches() };
+            }
+            case 'denied':
+              throw new PermissionDenied('tenant t2 may not read t1.default.logs');
+            case 'bug':
+              throw new Error('secret /var/lib/floe path in a stack');
+            case 'slow':
+              await sleep(2_000, undefined, { signal }).catch(() => {
+                slowAborted = true;
+              });
+              return table;
+            default:
+              throw Object.assign(new Error(`unknown ticket ${name}`), { grpcCode: grpc.status.NOT_FOUND });
+          }
+        },
+        async getFlightInfo(descriptor) {
+          return {
+            schema: ipcSchemaBytes(sampleTable().schema),
+            flightDescriptor: descriptor,
+            endpoint: [{ ticket: { ticket: new TextEncoder().encode('rows') } }],
+            totalRecords: 3n,
+            totalBytes: -1n,
+          };
+        },
+      },
+      extraServices: [
+        {
+          definition: grpcServiceDefinition(Querier),
+          implementation: {
+            FindTraceByID(
+              call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>,
+              callback: grpc.sendUnaryData<TempoTraceByIDResponse>,
+            ) {
+              callback(null, create(TempoTraceByIDResponseSchema, { message: `id bytes ${call.request.traceID.length}` }));
+            },
+          },
+        },
+      ],
+    });
+    url = `127.0.0.1:${server.port}`;
+  });
+
+  afterAll(async () => {
+    closeFlightClients();
+    await server?.stop(1_000);
+  });
+
+  const ticket = (name: string) => new TextEncoder().encode(name);
+
+  it('streams a table with int64, utf8, float64, timestamp and map columns and nulls', async () => {
+    const table = await flightDoGet({ url, ticket: ticket('rows'), metadata: { 'X-Tenant-ID': 't1' }, deadlineMs: 5_000 });
+    expect(table.numRows).toBe(3);
+    expect(table.schema.fields.map((f) => `${f.name}:${f.type}`)).toEqual(sampleTable().schema.fields.map((f) => `${f.name}:${f.type}`));
+    expect(rows(table)).toEqual(rows(sampleTable()));
+    expect(seen.at(-1)).toEqual({ ticket: 'rows', tenant: 't1' });
+  });
+
+  it('streams batches from an async iterator', async () => {
+    const table = await flightDoGet({ url, ticket: ticket('stream'), deadlineMs: 5_000 });
+    expect(table.numRows).toBe(9);
+    expect(table.batches).toHaveLength(3);
+  });
+
+  it('returns an empty result with its schema', async () => {
+    const table = await flightDoGet({ url, ticket: ticket('empty'), deadlineMs: 5_000 });
+    expect(table).toBeInstanceOf(Table);
+    expect(table.numRows).toBe(0);
+    expect(table.schema.fields.map((f) => f.name)).toEqual(['id', 'name', 'ratio', 'ts', 'attrs']);
+  });
+
+  it('passes a handler grpcCode and message through to the client', async () => {
+    const err = await flightDoGet({ url, ticket: ticket('denied'), deadlineMs: 5_000 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: grpc.status.PERMISSION_DENIED, details: 'tenant t2 may not read t1.default.logs' });
+    const missing = await flightDoGet({ url, ticket: ticket('nope'), deadlineMs: 5_000 }).catch((e: unknown) => e);
+    expect(missing).toMatchObject({ code: grpc.status.NOT_FOUND });
+  });
+
+  it('answers unexpected errors with a generic INTERNAL and reports them to onError', async () => {
+    const err = await flightDoGet({ url, ticket: ticket('bug'), deadlineMs: 5_000 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: grpc.status.INTERNAL, details: 'internal error' });
+    expect(JSON.stringify(err)).not.toContain('secret');
+    expect(String((err as Error).message)).not.toContain('secret');
+    expect(unexpected.some((e) => (e as Error).message.includes('secret'))).toBe(true);
+  });
+
+  it('fails with DEADLINE_EXCEEDED when the handler is slower than the deadline, and aborts the handler', async () => {
+    const started = Date.now();
+    const err = await flightDoGet({ url, ticket: ticket('slow'), deadlineMs: 200 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: grpc.status.DEADLINE_EXCEEDED });
+    expect(Date.now() - started).toBeLessThan(1_500);
+    await expect.poll(() => slowAborted, { timeout: 1_500 }).toBe(true);
+  });
+
+  it('cancels on an AbortSignal', async () => {
+    const controller = new AbortController();
+    const pending = flightDoGet({ url, ticket: ticket('slow'), deadlineMs: 5_000, signal: controller.signal }).catch((e: unknown) => e);
+    setTimeout(() => controller.abort(), 50);
+    expect(await pending).toMatchObject({ code: grpc.status.CANCELLED });
+  });
+
+  it('serves GetFlightInfo with an encapsulated schema', async () => {
+    const info = await flightGetFlightInfo({ url, descriptor: { type: 2, cmd: ticket('SELECT 1') }, deadlineMs: 5_000 });
+    expect(info.totalRecords).toBe(3n);
+    expect(new TextDecoder().decode(info.endpoint[0]?.ticket?.ticket)).toBe('rows');
+    expect(new TextDecoder().decode(info.flightDescriptor?.cmd)).toBe('SELECT 1');
+    expect(tableFromIPC(info.schema).schema.fields).toHaveLength(5);
+  });
+
+  it('answers UNIMPLEMENTED for Flight methods without a handler', async () => {
+    const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(FlightService), 'FlightService');
+    const client = new Client(url, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      ListActions(request: FlightEmpty): grpc.ClientReadableStream<unknown>;
+    };
+    const call = client.ListActions(create(FlightEmptySchema));
+    call.on('data', () => undefined);
+    const [err] = await once(call, 'error');
+    expect(err).toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+    client.close();
+  });
+
+  it('serves extra services on the same port', async () => {
+    const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(Querier), 'Querier');
+    const client = new Client(url, grpc.credentials.createInsecure()) as unknown as grpc.Client & {
+      FindTraceByID(request: TempoTraceByIDRequest, callback: (err: grpc.ServiceError | null, res?: TempoTraceByIDResponse) => void): void;
+    };
+    const response = await new Promise<TempoTraceByIDResponse | undefined>((resolve, reject) =>
+      client.FindTraceByID(create(TempoTraceByIDRequestSchema, { traceID: new Uint8Array(16) }), (err, res) => (err ? reject(err) : resolve(res))),
+    );
+    expect(response?.message).toBe('id bytes 16');
+    client.close();
+  });
+});

@@ -1,0 +1,167 @@
+import { once } from 'node:events';
+import * as grpc from '@grpc/grpc-js';
+import type { RecordBatch, Schema, Table } from 'apache-arrow';
+import { create, FlightInfoSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
+import type { FlightData, FlightDescriptor, FlightInfo, FlightSchemaResult, FlightTicket, MessageInitShape } from '@floe/proto';
+import { deliberateGrpcCode, grpcStatusFromError } from './errors.ts';
+import { encodeFlightData, ipcSchemaBytes } from './ipc-messages.ts';
+
+export interface DoGetStream {
+  schema: Schema;
+  batches: AsyncIterable<RecordBatch> | Iterable<RecordBatch>;
+}
+
+export type DoGetCall = grpc.ServerWritableStream<FlightTicket, FlightData>;
+
+export interface FlightHandlers {
+  /** `signal` aborts when the client cancels or its deadline passes; stop work then. */
+  doGet(ticket: Uint8Array, metadata: grpc.Metadata, call: DoGetCall, signal: AbortSignal): Promise<DoGetStream | Table>;
+  getFlightInfo?(
+    descriptor: FlightDescriptor,
+    metadata: grpc.Metadata,
+  ): Promise<FlightInfo | MessageInitShape<typeof FlightInfoSchema>>;
+  /** Answered as SchemaResult with the schema in its encapsulated IPC form. */
+  getSchema?(descriptor: FlightDescriptor, metadata: grpc.Metadata): Promise<Schema>;
+}
+
+export interface ExtraService {
+  definition: grpc.ServiceDefinition;
+  implementation: grpc.UntypedServiceImplementation;
+}
+
+export interface FlightServerOptions {
+  /** Defaults to 127.0.0.1: listening on all interfaces is an explicit choice. */
+  host?: string;
+  /** 0 picks a free port. */
+  port?: number;
+  handlers: FlightHandlers;
+  /** More services on the same port (e.g. Tempo's Querier). */
+  extraServices?: ExtraService[];
+  /** Told about every unexpected handler error (those answered as a generic INTERNAL). */
+  onError?: (err: unknown, method: string) => void;
+  serverOptions?: grpc.ServerOptions;
+}
+
+export interface FlightServerHandle {
+  port: number;
+  server: grpc.Server;
+  /** Graceful shutdown, forced after `graceMs` (default 5 s). */
+  stop(graceMs?: number): Promise<void>;
+  /** Graceful shutdown only: waits for running calls to finish. */
+  tryShutdown(): Promise<void>;
+}
+
+function abortSignalFor(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>): AbortSignal {
+  const controller = new AbortController();
+  if (call.cancelled) controller.abort();
+  else call.once('cancelled', () => controller.abort());
+  return controller.signal;
+}
+
+async function writeAll(call: DoGetCall, messages: AsyncIterable<FlightData>, signal: AbortSignal): Promise<void> {
+  for await (const message of messages) {
+    if (signal.aborted) return;
+    if (!call.write(message)) {
+      try {
+        await once(call, 'drain', { signal });
+      } catch {
+        return;
+      }
+    }
+  }
+}
+
+function bindAddress(host: string, port: number): string {
+  const bracketed = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return `${bracketed}:${port}`;
+}
+
+/** Starts a grpc-js server exposing FlightService (DoGet, GetFlightInfo, GetSchema); other Flight methods answer UNIMPLEMENTED. */
+export async function startFlightServer(options: FlightServerOptions): Promise<FlightServerHandle> {
+  const { handlers, onError } = options;
+  const report = (err: unknown, method: string, signal?: AbortSignal) => {
+    if (signal?.aborted !== true && deliberateGrpcCode(err) === undefined) onError?.(err, method);
+  };
+
+  const server = new grpc.Server(options.serverOptions);
+
+  const implementation: grpc.UntypedServiceImplementation = {
+    DoGet: (call: DoGetCall) => {
+      const signal = abortSignalFor(call);
+      void (async () => {
+        try {
+          const result = await handlers.doGet(call.request.ticket, call.metadata, call, signal);
+          // A Table has the same two properties, so both result shapes encode alike.
+          await writeAll(call, encodeFlightData(result.batches, result.schema), signal);
+          call.end();
+        } catch (err) {
+          report(err, 'DoGet', signal);
+          call.emit('error', grpcStatusFromError(err));
+        }
+      })();
+    },
+  };
+
+  if (handlers.getFlightInfo) {
+    const getFlightInfo = handlers.getFlightInfo.bind(handlers);
+    implementation.GetFlightInfo = (
+      call: grpc.ServerUnaryCall<FlightDescriptor, FlightInfo>,
+      callback: grpc.sendUnaryData<FlightInfo>,
+    ) => {
+      getFlightInfo(call.request, call.metadata).then(
+        (info) => callback(null, create(FlightInfoSchema, info)),
+        (err: unknown) => {
+          report(err, 'GetFlightInfo');
+          callback(grpcStatusFromError(err));
+        },
+      );
+    };
+  }
+
+  if (handlers.getSchema) {
+    const getSchema = handlers.getSchema.bind(handlers);
+    implementation.GetSchema = (
+      call: grpc.ServerUnaryCall<FlightDescriptor, FlightSchemaResult>,
+      callback: grpc.sendUnaryData<FlightSchemaResult>,
+    ) => {
+      getSchema(call.request, call.metadata).then(
+        (schema) => callback(null, create(FlightSchemaResultSchema, { schema: ipcSchemaBytes(schema) })),
+        (err: unknown) => {
+          report(err, 'GetSchema');
+          callback(grpcStatusFromError(err));
+        },
+      );
+    };
+  }
+
+  server.addService(grpcServiceDefinition(FlightService), implementation);
+  for (const extra of options.extraServices ?? []) server.addService(extra.definition, extra.implementation);
+
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(
+      bindAddress(options.host ?? '127.0.0.1', options.port ?? 0),
+      grpc.ServerCredentials.createInsecure(),
+      (err, boundPort) => (err ? reject(err) : resolve(boundPort)),
+    );
+  });
+
+  const tryShutdown = () =>
+    new Promise<void>((resolve, reject) => server.tryShutdown((err) => (err ? reject(err) : resolve())));
+
+  const stop = async (graceMs = 5_000) => {
+    let timer: NodeJS.Timeout | undefined;
+    const forced = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        server.forceShutdown();
+        resolve();
+      }, graceMs);
+    });
+    try {
+      await Promise.race([tryShutdown(), forced]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
+  return { port, server, stop, tryShutdown };
+}

@@ -1,0 +1,591 @@
+// SQL catalog with the JDBC/PyIceberg table layout (iceberg_tables, iceberg_namespace_properties),
+// so Spark, Trino and PyIceberg configured with the same database see the same tables.
+//
+// Every commit is optimistic: write new manifests, a manifest list and a metadata file (all new,
+// immutable objects), then compare-and-swap the table's metadata_location. Losing the swap means
+// another writer committed first: reload, rebuild on the new base, retry with backoff.
+
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  countPartitions,
+  finalizeManifest,
+  snapshotSummary,
+  tableKeyOf,
+  toDataFile,
+  withSnapshot,
+  writeManifest,
+  writeManifestList,
+  type WrittenManifest,
+} from './append.ts';
+import { CommitConflictError, IcebergError, InvalidMetadataError, TableNotFoundError } from './errors.ts';
+import { snapshotsToRetain, unreferencedFiles, withoutSnapshots, type ExpireOptions } from './expire.ts';
+import { Lru } from './lru.ts';
+import {
+  currentSchema,
+  currentSnapshot,
+  defaultSpec,
+  maxFieldId,
+  metadataFileName,
+  metadataVersion,
+  newSnapshotId,
+  newTableMetadata,
+  parseTableMetadata,
+  serializeTableMetadata,
+  snapshotById,
+  specById,
+  withMetadataLog,
+  type NewTableOptions,
+} from './metadata.ts';
+import { ManifestReader, planFiles, type ManifestCacheOptions, type PlanOptions } from './scan.ts';
+import type { BlobStore, SqlClient } from './ports.ts';
+import type {
+  CommitResult,
+  DataFile,
+  DataFileInput,
+  ManifestEntry,
+  ManifestFile,
+  PlannedFile,
+  Schema,
+  Snapshot,
+  SnapshotSummaryInfo,
+  SortOrder,
+  TableHandle,
+  TableMetadata,
+} from './types.ts';
+
+export interface SqlCatalogOptions {
+  /** `catalog_name` column value; engines sharing the tables must use the same name. */
+  catalogName: string;
+  /** Blob key prefix under which table locations are created (`<prefix>/<ns levels>/<table>`). */
+  warehouseKeyPrefix: string;
+  /** Compare-and-swap retries after the first attempt (default 10). */
+  commitRetries?: number;
+  /** Backoff between retries: exponential from min to max, with jitter (defaults 10 ms, 2 s). */
+  commitMinBackoffMs?: number;
+  commitMaxBackoffMs?: number;
+  /** Parsed metadata files kept in memory, by location (default 256). */
+  metadataCacheSize?: number;
+  manifestCache?: ManifestCacheOptions;
+  /** Clock for snapshot timestamps (tests). */
+  now?: () => number;
+}
+
+export interface CreateTableOptions {
+  schema: NewTableOptions['schema'];
+  partitionSpec?: NewTableOptions['partitionSpec'];
+  sortOrder?: SortOrder;
+  properties?: Record<string, string>;
+  /** Blob key of the table root; default `<warehouse>/<namespace levels>/<name>`. */
+  locationKey?: string;
+}
+
+export interface AppendOptions {
+  /** Extra snapshot summary entries (e.g. the WAL segments this append consumed). */
+  summary?: Record<string, string>;
+}
+
+export interface ReplaceOptions {
+  /** Blob keys of live data files to remove. */
+  remove: string[];
+  add: DataFileInput[];
+  summary?: Record<string, string>;
+  /** 'replace' (default: same rows, new files, as compaction does), 'overwrite' or 'delete'. */
+  operation?: 'replace' | 'overwrite' | 'delete';
+}
+
+export interface ExpireResult {
+  expiredSnapshotIds: bigint[];
+  /** Blob keys no retained snapshot references; the caller may delete them. */
+  manifestLists: string[];
+  manifests: string[];
+  dataFiles: string[];
+  metadataLocation: string;
+  handle: TableHandle;
+}
+
+export interface TableIdentifier {
+  namespace: string;
+  name: string;
+}
+
+interface Built<T> {
+  metadata: TableMetadata;
+  value: T;
+}
+
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+function validateIdentifier(namespace: string, name: string): void {
+  if (!namespace || namespace.split('.').some((level) => level === '' || level.includes('/'))) {
+    throw new IcebergError('invalid_argument', `invalid namespace ${JSON.stringify(namespace)}`);
+  }
+  if (!name || name.includes('/') || name.includes('.')) throw new IcebergError('invalid_argument', `invalid table name ${JSON.stringify(name)}`);
+}
+
+/** Manifests carried into a new snapshot: drop those that only record deletes of older snapshots. */
+function carried(manifests: ManifestFile[]): ManifestFile[] {
+  return manifests.filter((mf) => mf.content !== 0 || mf.addedFilesCount > 0 || mf.existingFilesCount > 0);
+}
+
+export class SqlCatalog {
+  readonly #sql: SqlClient;
+  readonly #blobs: BlobStore;
+  readonly #catalogName: string;
+  readonly #warehouse: string;
+  readonly #retries: number;
+  readonly #minBackoff: number;
+  readonly #maxBackoff: number;
+  readonly #now: () => number;
+  readonly #metadata: Lru<string, TableMetadata>;
+  readonly #reader: ManifestReader;
+
+  constructor(sql: SqlClient, blobs: BlobStore, options: SqlCatalogOptions) {
+    this.#sql = sql;
+    this.#blobs = blobs;
+    this.#catalogName = options.catalogName;
+    this.#warehouse = options.warehouseKeyPrefix.replace(/^\/+|\/+$/g, '');
+    this.#retries = options.commitRetries ?? 10;
+    this.#minBackoff = options.commitMinBackoffMs ?? 10;
+    this.#maxBackoff = options.commitMaxBackoffMs ?? 2000;
+    this.#now = options.now ?? Date.now;
+    this.#metadata = new Lru(options.metadataCacheSize ?? 256);
+    this.#reader = new ManifestReader(blobs, options.manifestCache);
+  }
+
+  get catalogName(): string {
+    return this.#catalogName;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Tables and namespaces
+
+  async #readMetadata(location: string): Promise<TableMetadata> {
+    const hit = this.#metadata.get(location);
+    if (hit) return hit;
+    const bytes = await this.#blobs.get(this.#blobs.keyFromUri(location));
+    if (!bytes) throw new InvalidMetadataError(`metadata file ${location} is missing`);
+    const metadata = parseTableMetadata(utf8Decoder.decode(bytes));
+    this.#metadata.set(location, metadata);
+    return metadata;
+  }
+
+  async #metadataLocation(namespace: string, name: string): Promise<string | undefined> {
+    const res = await this.#sql.query<{ metadata_location: string | null }>(
+      `SELECT metadata_location FROM iceberg_tables
+        WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3
+          AND (iceberg_type IS NULL OR iceberg_type = 'TABLE')`,
+      [this.#catalogName, namespace, name],
+    );
+    return res.rows[0]?.metadata_location ?? undefined;
+  }
+
+  /** The table's current metadata, or undefined when it doesn't exist. */
+  async loadTable(namespace: string, name: string): Promise<TableHandle | undefined> {
+    const location = await this.#metadataLocation(namespace, name);
+    if (!location) return undefined;
+    return { namespace, name, metadataLocation: location, metadata: await this.#readMetadata(location) };
+  }
+
+  /** Records a namespace the way PyIceberg does (an `exists` property row). */
+  async createNamespace(namespace: string): Promise<void> {
+    validateIdentifier(namespace, 'x');
+    await this.#sql.query(
+      `INSERT INTO iceberg_namespace_properties (catalog_name, namespace, property_key, property_value)
+       VALUES ($1, $2, 'exists', 'true') ON CONFLICT DO NOTHING`,
+      [this.#catalogName, namespace],
+    );
+  }
+
+  /**
+   * Creates the table, or returns the existing one (also when another process wins the race:
+   * INSERT … ON CONFLICT DO NOTHING, then load).
+   */
+  async createTable(namespace: string, name: string, options: CreateTableOptions): Promise<TableHandle> {
+    validateIdentifier(namespace, name);
+    const existing = await this.loadTable(namespace, name);
+    if (existing) return existing;
+    await this.createNamespace(namespace);
+    const tableKey = (options.locationKey ?? [this.#warehouse, ...namespace.split('.'), name].filter((p) => p !== '').join('/')).replace(/\/+$/, '');
+    const metadata = newTableMetadata({
+      location: this.#blobs.uri(tableKey),
+      schema: options.schema,
+      ...(options.partitionSpec ? { partitionSpec: options.partitionSpec } : {}),
+      ...(options.sortOrder ? { sortOrder: options.sortOrder } : {}),
+      ...(options.properties ? { properties: options.properties } : {}),
+      nowMs: this.#now(),
+    });
+    const key = `${tableKey}/metadata/${metadataFileName(0)}`;
+    await this.#blobs.put(key, utf8.encode(serializeTableMetadata(metadata)));
+    await this.#sql.query(
+      `INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type)
+       VALUES ($1, $2, $3, $4, NULL, 'TABLE') ON CONFLICT DO NOTHING`,
+      [this.#catalogName, namespace, name, this.#blobs.uri(key)],
+    );
+    const loaded = await this.loadTable(namespace, name);
+    if (!loaded) throw new TableNotFoundError(namespace, name);
+    return loaded;
+  }
+
+  /** Tables in the catalog, optionally under a namespace prefix (`acme` matches `acme.default`). */
+  async listTables(namespacePrefix?: string): Promise<TableIdentifier[]> {
+    const params: unknown[] = [this.#catalogName];
+    let where = '';
+    if (namespacePrefix !== undefined && namespacePrefix !== '') {
+      params.push(namespacePrefix);
+      where = ` AND (table_namespace = $2 OR left(table_namespace, length($2::text) + 1) = $2::text || '.')`;
+    }
+    const res = await this.#sql.query<{ table_namespace: string; table_name: string }>(
+      `SELECT table_namespace, table_name FROM iceberg_tables
+        WHERE catalog_name = $1 AND (iceberg_type IS NULL OR iceberg_type = 'TABLE')${where}
+        ORDER BY table_namespace, table_name`,
+      params,
+    );
+    return res.rows.map((r) => ({ namespace: r.table_namespace, name: r.table_name }));
+  }
+
+  /** Namespaces that have a table or a property row, optionally under a prefix. */
+  async listNamespaces(prefix?: string): Promise<string[]> {
+    const params: unknown[] = [this.#catalogName];
+    let filter = '';
+    if (prefix !== undefined && prefix !== '') {
+      params.push(prefix);
+      filter = ` AND (ns = $2 OR left(ns, length($2::text) + 1) = $2::text || '.')`;
+    }
+    const res = await this.#sql.query<{ ns: string }>(
+      `SELECT DISTINCT ns FROM (
+         SELECT table_namespace AS ns FROM iceberg_tables WHERE catalog_name = $1
+         UNION SELECT namespace AS ns FROM iceberg_namespace_properties WHERE catalog_name = $1
+       ) n WHERE true${filter} ORDER BY ns`,
+      params,
+    );
+    return res.rows.map((r) => r.ns);
+  }
+
+  /**
+   * Removes the table from the catalog (its files stay; the returned metadata location lets the
+   * caller purge them). Undefined when there was no such table.
+   */
+  async dropTable(namespace: string, name: string): Promise<{ metadataLocation: string | null } | undefined> {
+    const res = await this.#sql.query<{ metadata_location: string | null }>(
+      `DELETE FROM iceberg_tables WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3
+       RETURNING metadata_location`,
+      [this.#catalogName, namespace, name],
+    );
+    const row = res.rows[0];
+    return row ? { metadataLocation: row.metadata_location } : undefined;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Reading
+
+  /** All retained snapshots, oldest first, with their summaries (e.g. the writer's WAL markers). */
+  snapshotSummaries(handle: TableHandle): SnapshotSummaryInfo[] {
+    return [...handle.metadata.snapshots]
+      .sort((a, b) => a['sequence-number'] - b['sequence-number'] || a['timestamp-ms'] - b['timestamp-ms'])
+      .map((s) => ({
+        snapshotId: s['snapshot-id'],
+        parentSnapshotId: s['parent-snapshot-id'] ?? null,
+        sequenceNumber: s['sequence-number'],
+        timestampMs: s['timestamp-ms'],
+        summary: { ...s.summary },
+      }));
+  }
+
+  /** Live data files of the current snapshot (or `options.snapshotId`) that survive pruning. */
+  planFiles(handle: TableHandle, options: PlanOptions = {}): Promise<PlannedFile[]> {
+    return planFiles(this.#reader, this.#blobs, handle.metadata, options);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Commits
+
+  /** Writes the next metadata file and swaps it in; on a lost swap reloads and rebuilds. */
+  async #commit<T>(
+    handle: TableHandle,
+    build: (base: TableHandle, attempt: number) => Promise<Built<T> | undefined>,
+  ): Promise<{ handle: TableHandle; value: T | undefined; attempts: number }> {
+    let base = handle;
+    for (let attempt = 1; ; attempt++) {
+      const built = await build(base, attempt);
+      if (!built) return { handle: base, value: undefined, attempts: attempt };
+      const next = withMetadataLog(built.metadata, base.metadata, base.metadataLocation);
+      const prevVersion = metadataVersion(base.metadataLocation);
+      const version = (prevVersion >= 0 ? prevVersion : base.metadata['metadata-log'].length) + 1;
+      const key = `${tableKeyOf(this.#blobs, base.metadata)}/metadata/${metadataFileName(version)}`;
+      const location = this.#blobs.uri(key);
+      await this.#blobs.put(key, utf8.encode(serializeTableMetadata(next)));
+      if (await this.#swap(base, location)) {
+        this.#metadata.set(location, next);
+        return {
+          handle: { namespace: base.namespace, name: base.name, metadataLocation: location, metadata: next },
+          value: built.value,
+          attempts: attempt,
+        };
+      }
+      if (attempt > this.#retries) {
+        throw new CommitConflictError(`commit to ${base.namespace}.${base.name} lost the compare-and-swap ${attempt} times`, true);
+      }
+      const backoff = Math.min(this.#maxBackoff, this.#minBackoff * 2 ** (attempt - 1));
+      await sleep(Math.round(backoff * (0.5 + Math.random() / 2)));
+      const reloaded = await this.loadTable(base.namespace, base.name);
+      if (!reloaded) throw new TableNotFoundError(base.namespace, base.name);
+      base = reloaded;
+    }
+  }
+
+  /** The compare-and-swap. An error with an unknown outcome is resolved by reading the row back. */
+  async #swap(base: TableHandle, location: string): Promise<boolean> {
+    try {
+      const res = await this.#sql.query(
+        `UPDATE iceberg_tables SET metadata_location = $1, previous_metadata_location = $2
+          WHERE catalog_name = $3 AND table_namespace = $4 AND table_name = $5 AND metadata_location = $2`,
+        [location, base.metadataLocation, this.#catalogName, base.namespace, base.name],
+      );
+      return res.rowCount === 1;
+    } catch (err) {
+      const now = await this.#metadataLocation(base.namespace, base.name).catch(() => undefined);
+      if (now === location) return true;
+      throw err;
+    }
+  }
+
+  /**
+   * Fast append: one new manifest with the files (status ADDED, sequence numbers inherited), a
+   * manifest list carrying the previous snapshot's manifests, metadata, CAS. On retry only the
+   * manifest list and metadata are rewritten. Appending no files still commits a snapshot
+   * (useful to record summary markers).
+   */
+  async appendFiles(handle: TableHandle, files: DataFileInput[], options: AppendOptions = {}): Promise<CommitResult> {
+    let snapshotId = newSnapshotId();
+    let written: WrittenManifest | undefined;
+    let dataFiles: DataFile[] = [];
+    const result = await this.#commit(handle, async (base, attempt) => {
+      const m = base.metadata;
+      if (snapshotById(m, snapshotId)) {
+        snapshotId = newSnapshotId();
+        written = undefined;
+      }
+      const spec = defaultSpec(m);
+      const schema = currentSchema(m);
+      if (files.length > 0 && written?.specId !== spec['spec-id']) {
+        dataFiles = files.map((f) => toDataFile(this.#blobs, spec, schema, f));
+        const entries: ManifestEntry[] = dataFiles.map((dataFile) => ({ status: 1, snapshotId, sequenceNumber: null, fileSequenceNumber: null, dataFile }));
+        written = await writeManifest(this.#blobs, m, spec, schema, snapshotId, entries);
+      }
+      const parent = currentSnapshot(m);
+      const seq = m['last-sequence-number'] + 1;
+      const previous = parent ? carried(await this.#reader.manifestList(parent['manifest-list'])) : [];
+      const manifests = written ? [finalizeManifest(written, seq), ...previous] : previous;
+      const parentId = parent?.['snapshot-id'] ?? null;
+      const listUri = await writeManifestList(this.#blobs, m, manifests, snapshotId, parentId, seq, attempt);
+      const now = Math.max(this.#now(), m['last-updated-ms']);
+      const summary = snapshotSummary(
+        'append',
+        parent,
+        {
+          addedFiles: dataFiles.length,
+          addedRecords: dataFiles.reduce((a, f) => a + f.recordCount, 0),
+          addedSize: dataFiles.reduce((a, f) => a + f.fileSizeInBytes, 0),
+          deletedFiles: 0,
+          deletedRecords: 0,
+          removedSize: 0,
+          changedPartitions: countPartitions(dataFiles),
+        },
+        options.summary,
+      );
+      const snapshot: Snapshot = {
+        'snapshot-id': snapshotId,
+        ...(parentId !== null ? { 'parent-snapshot-id': parentId } : {}),
+        'sequence-number': seq,
+        'timestamp-ms': now,
+        'manifest-list': listUri,
+        summary,
+        'schema-id': schema['schema-id'],
+      };
+      return { metadata: withSnapshot(m, snapshot, now), value: snapshotId };
+    });
+    return { snapshotId: result.value!, metadataLocation: result.handle.metadataLocation, handle: result.handle, attempts: result.attempts };
+  }
+
+  /**
+   * Replaces live data files (compaction): manifests holding a removed file are rewritten with it
+   * as DELETED and their other live files as EXISTING; other manifests are carried over; the added
+   * files go into a new manifest. Fails with a non-retryable CommitConflictError when a file to
+   * remove is no longer live in the latest metadata.
+   */
+  async replaceFiles(handle: TableHandle, options: ReplaceOptions): Promise<CommitResult> {
+    const removeKeys = new Set(options.remove);
+    if (removeKeys.size === 0 && options.add.length === 0) throw new IcebergError('invalid_argument', 'replaceFiles needs files to remove or add');
+    let snapshotId = newSnapshotId();
+    let added: WrittenManifest | undefined;
+    let addedFiles: DataFile[] = [];
+    // Rewrites depend only on the source manifest (immutable) and the snapshot id, so they are
+    // reused across attempts.
+    let rewrites = new Map<string, { written: WrittenManifest; removed: DataFile[] }>();
+    const result = await this.#commit(handle, async (base, attempt) => {
+      const m = base.metadata;
+      if (snapshotById(m, snapshotId)) {
+        snapshotId = newSnapshotId();
+        added = undefined;
+        rewrites = new Map();
+      }
+      const spec = defaultSpec(m);
+      const schema = currentSchema(m);
+      if (options.add.length > 0 && added?.specId !== spec['spec-id']) {
+        addedFiles = options.add.map((f) => toDataFile(this.#blobs, spec, schema, f));
+        const entries: ManifestEntry[] = addedFiles.map((dataFile) => ({ status: 1, snapshotId, sequenceNumber: null, fileSequenceNumber: null, dataFile }));
+        added = await writeManifest(this.#blobs, m, spec, schema, snapshotId, entries);
+      }
+      const parent = currentSnapshot(m);
+      const seq = m['last-sequence-number'] + 1;
+      const manifests = parent ? await this.#reader.manifestList(parent['manifest-list']) : [];
+      const next: ManifestFile[] = [];
+      const removed: DataFile[] = [];
+      const found = new Set<string>();
+      for (const mf of carried(manifests)) {
+        if (mf.content !== 0 || removeKeys.size === 0) {
+          next.push(mf);
+          continue;
+        }
+        const cached = rewrites.get(mf.manifestPath);
+        if (cached) {
+          next.push(finalizeManifest(cached.written, seq));
+          for (const df of cached.removed) found.add(this.#blobs.keyFromUri(df.filePath));
+          removed.push(...cached.removed);
+          continue;
+        }
+        const entries = await this.#reader.manifest(mf, m);
+        const hits = entries.filter((e) => e.status !== 2 && removeKeys.has(this.#blobs.keyFromUri(e.dataFile.filePath)));
+        if (hits.length === 0) {
+          next.push(mf);
+          continue;
+        }
+        const out: ManifestEntry[] = [];
+        const removedHere: DataFile[] = [];
+        for (const e of entries) {
+          if (e.status === 2) continue;
+          const common = { sequenceNumber: e.sequenceNumber, fileSequenceNumber: e.fileSequenceNumber, dataFile: e.dataFile };
+          if (removeKeys.has(this.#blobs.keyFromUri(e.dataFile.filePath))) {
+            out.push({ status: 2, snapshotId, ...common });
+            removedHere.push(e.dataFile);
+          } else {
+            out.push({ status: 0, snapshotId: e.snapshotId, ...common });
+          }
+        }
+        const written = await writeManifest(this.#blobs, m, specById(m, mf.partitionSpecId), schema, snapshotId, out);
+        rewrites.set(mf.manifestPath, { written, removed: removedHere });
+        next.push(finalizeManifest(written, seq));
+        for (const df of removedHere) found.add(this.#blobs.keyFromUri(df.filePath));
+        removed.push(...removedHere);
+      }
+      const missing = [...removeKeys].filter((k) => !found.has(k));
+      if (missing.length > 0) {
+        throw new CommitConflictError(`cannot replace files of ${base.namespace}.${base.name}: no longer live: ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ` (+${missing.length - 5})` : ''}`, false);
+      }
+      const manifestsOut = added ? [finalizeManifest(added, seq), ...next] : next;
+      const parentId = parent?.['snapshot-id'] ?? null;
+      const listUri = await writeManifestList(this.#blobs, m, manifestsOut, snapshotId, parentId, seq, attempt);
+      const now = Math.max(this.#now(), m['last-updated-ms']);
+      const summary = snapshotSummary(
+        options.operation ?? 'replace',
+        parent,
+        {
+          addedFiles: addedFiles.length,
+          addedRecords: addedFiles.reduce((a, f) => a + f.recordCount, 0),
+          addedSize: addedFiles.reduce((a, f) => a + f.fileSizeInBytes, 0),
+          deletedFiles: removed.length,
+          deletedRecords: removed.reduce((a, f) => a + f.recordCount, 0),
+          removedSize: removed.reduce((a, f) => a + f.fileSizeInBytes, 0),
+          changedPartitions: countPartitions([...addedFiles, ...removed]),
+        },
+        options.summary,
+      );
+      const snapshot: Snapshot = {
+        'snapshot-id': snapshotId,
+        ...(parentId !== null ? { 'parent-snapshot-id': parentId } : {}),
+        'sequence-number': seq,
+        'timestamp-ms': now,
+        'manifest-list': listUri,
+        summary,
+        'schema-id': schema['schema-id'],
+      };
+      return { metadata: withSnapshot(m, snapshot, now), value: snapshotId };
+    });
+    return { snapshotId: result.value!, metadataLocation: result.handle.metadataLocation, handle: result.handle, attempts: result.attempts };
+  }
+
+  /**
+   * Drops snapshots older than `olderThanMs` beyond the newest `retainLast` of each branch, and
+   * returns the blob keys that only the dropped snapshots referenced (nothing is deleted here).
+   */
+  async expireSnapshots(handle: TableHandle, options: ExpireOptions): Promise<ExpireResult> {
+    const result = await this.#commit(handle, async (base) => {
+      const m = base.metadata;
+      const keep = snapshotsToRetain(m, options);
+      const expired = m.snapshots.filter((s) => !keep.has(s['snapshot-id']));
+      if (expired.length === 0) return undefined;
+      const retained = m.snapshots.filter((s) => keep.has(s['snapshot-id']));
+      const files = await unreferencedFiles(this.#reader, m, expired, retained);
+      return {
+        metadata: withoutSnapshots(m, keep, Math.max(this.#now(), m['last-updated-ms'])),
+        value: { expired: expired.map((s) => s['snapshot-id']), files },
+      };
+    });
+    const toKey = (uri: string): string => this.#blobs.keyFromUri(uri);
+    return {
+      expiredSnapshotIds: result.value?.expired ?? [],
+      manifestLists: (result.value?.files.manifestLists ?? []).map(toKey),
+      manifests: (result.value?.files.manifests ?? []).map(toKey),
+      dataFiles: (result.value?.files.dataFiles ?? []).map(toKey),
+      metadataLocation: result.handle.metadataLocation,
+      handle: result.handle,
+    };
+  }
+
+  /**
+   * Makes `schema` current (schema evolution). Reuses an identical existing schema, otherwise adds
+   * it with the next schema id. Field ids of new columns must be above the table's last-column-id.
+   */
+  async updateSchema(handle: TableHandle, schema: Omit<Schema, 'schema-id'> & { 'schema-id'?: number }): Promise<TableHandle> {
+    const shape = (s: Omit<Schema, 'schema-id'>): string => JSON.stringify([s.fields, s['identifier-field-ids'] ?? []]);
+    const result = await this.#commit(handle, async (base) => {
+      const m = base.metadata;
+      const now = Math.max(this.#now(), m['last-updated-ms']);
+      const same = m.schemas.find((s) => shape(s) === shape(schema));
+      if (same) {
+        if (same['schema-id'] === m['current-schema-id']) return undefined;
+        return { metadata: { ...m, 'current-schema-id': same['schema-id'], 'last-updated-ms': now }, value: undefined };
+      }
+      const id = Math.max(...m.schemas.map((s) => s['schema-id'])) + 1;
+      const { 'schema-id': _ignored, ...rest } = schema;
+      const added: Schema = { ...rest, type: 'struct', 'schema-id': id };
+      return {
+        metadata: {
+          ...m,
+          schemas: [...m.schemas, added],
+          'current-schema-id': id,
+          'last-column-id': Math.max(m['last-column-id'], maxFieldId(added)),
+          'last-updated-ms': now,
+        },
+        value: undefined,
+      };
+    });
+    return result.handle;
+  }
+
+  /** Sets (string) or removes (null) table properties. */
+  async setProperties(handle: TableHandle, updates: Record<string, string | null>): Promise<TableHandle> {
+    const result = await this.#commit(handle, async (base) => {
+      const m = base.metadata;
+      const properties = { ...m.properties };
+      for (const [k, v] of Object.entries(updates)) {
+        if (v === null) delete properties[k];
+        else properties[k] = v;
+      }
+      if (JSON.stringify(properties) === JSON.stringify(m.properties)) return undefined;
+      return { metadata: { ...m, properties, 'last-updated-ms': Math.max(this.#now(), m['last-updated-ms']) }, value: undefined };
+    });
+    return result.handle;
+  }
+}

@@ -1,0 +1,83 @@
+// @floe/iceberg: Iceberg v2 table metadata, Avro manifests, the SQL (JDBC-layout) catalog with
+// optimistic compare-and-swap commits, and snapshot scan planning.
+
+export type { BlobStore, SqlClient } from './ports.ts';
+export type {
+  CommitResult,
+  DataFile,
+  DataFileInput,
+  FieldSummary,
+  IcebergType,
+  ListType,
+  ManifestEntry,
+  ManifestFile,
+  MapType,
+  MetadataLogEntry,
+  NestedField,
+  PartitionData,
+  PartitionField,
+  PartitionSpec,
+  PartitionValue,
+  PlannedFile,
+  PrimitiveType,
+  Schema,
+  Snapshot,
+  SnapshotLogEntry,
+  SnapshotRef,
+  SnapshotSummaryInfo,
+  SortField,
+  SortOrder,
+  StructType,
+  TableHandle,
+  TableMetadata,
+  Transform,
+} from './types.ts';
+export { DataFileContent, ManifestContent, ManifestEntryStatus } from './types.ts';
+export { CommitConflictError, IcebergError, InvalidMetadataError, TableNotFoundError } from './errors.ts';
+export {
+  SqlCatalog,
+  type AppendOptions,
+  type CreateTableOptions,
+  type ExpireResult,
+  type ReplaceOptions,
+  type SqlCatalogOptions,
+  type TableIdentifier,
+} from './catalog.ts';
+export type { ExpireOptions } from './expire.ts';
+export type { ManifestCacheOptions, PartitionSummaryRange, PlanOptions } from './scan.ts';
+export {
+  compareBytes,
+  compareValues,
+  deserializeValue,
+  serializeBoolean,
+  serializeDecimal,
+  serializeDouble,
+  serializeFloat,
+  serializeInt,
+  serializeLong,
+  serializeString,
+  serializeUuid,
+  serializeValue,
+  type BoundValue,
+} from './bounds.ts';
+export { applyTransform, findField, partitionFor, partitionPath, transformResultType } from './transforms.ts';
+export {
+  ancestorsOf,
+  currentSchema,
+  currentSnapshot,
+  defaultSpec,
+  newTableMetadata,
+  parseTableMetadata,
+  serializeTableMetadata,
+  snapshotById,
+  specById,
+} from './metadata.ts';
+export {
+  MANIFEST_FILE_SCHEMA,
+  decodeManifest,
+  decodeManifestList,
+  encodeManifest,
+  encodeManifestList,
+  manifestEntrySchema,
+} from './manifest-avro.ts';
+export { readAvroFile, writeAvroFile } from './avro.ts';

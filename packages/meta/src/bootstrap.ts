@@ -1,0 +1,40 @@
+// `floe admin bootstrap --tenant T`: the first credential of a fresh installation (or a new one for
+// an existing tenant). Safe to run repeatedly: the tenant is created only if missing; every run
+// issues one new key and leaves earlier keys alone.
+
+import type { Db } from './db.ts';
+import { createApiKey } from './api-keys.ts';
+import type { ApiKeyScope, CreatedApiKey } from './api-keys.ts';
+import { getDefaultDataset } from './datasets.ts';
+import type { Dataset } from './datasets.ts';
+import { ensureTenant } from './tenants.ts';
+import type { Tenant } from './tenants.ts';
+
+export const BOOTSTRAP_SCOPES: readonly ApiKeyScope[] = ['ingest', 'query', 'tenant:manage'];
+
+export interface BootstrapResult {
+  tenant: Tenant;
+  /** The tenant's default dataset. */
+  dataset: Dataset;
+  /** Bound to the tenant (all datasets); the secret is shown once. */
+  api_key: CreatedApiKey;
+}
+
+export async function bootstrapTenant(
+  db: Db,
+  tenantId: string,
+  opts: { keyName?: string; createdBy?: string } = {},
+): Promise<BootstrapResult> {
+  return db.withTransaction(async (tx) => {
+    const { tenant } = await ensureTenant(tx, { id: tenantId });
+    const dataset = await getDefaultDataset(tx, tenantId);
+    if (!dataset) throw new Error(`tenant ${tenantId} has no default dataset after ensureTenant`);
+    const api_key = await createApiKey(tx, {
+      tenantId,
+      name: opts.keyName ?? 'bootstrap',
+      scopes: BOOTSTRAP_SCOPES,
+      createdBy: opts.createdBy ?? 'floe admin bootstrap',
+    });
+    return { tenant, dataset, api_key };
+  });
+}

@@ -1,0 +1,67 @@
+/**
+ * @floe/meta — the metadata database: tenants, datasets, API keys (and, later, users, memberships
+ * and sessions), plus the tables of the Iceberg SQL catalog.
+ *
+ * Model: one PostgreSQL-compatible database holds everything that is not telemetry. In the embedded
+ * mode it is PGlite (PostgreSQL 18 compiled to WASM, in-process, persisted to a directory); in
+ * cluster mode it is a PostgreSQL server reached through `pg`. `openDb` returns the same small `Db`
+ * interface for both, with identical result types (int8 always a string, rowCount always a
+ * number), so every repository here and the Iceberg catalog above it are written once.
+ *
+ * `migrate(db)` brings the schema up to date at every start (numbered migrations, one transaction,
+ * an advisory lock on PostgreSQL so concurrent starts are safe). Repositories are plain async
+ * functions taking a `Db` — the root handle or a transaction handle from `withTransaction` — and
+ * raise `MetaError` with kind conflict / not_found / bad_data for conditions a client caused.
+ *
+ * API keys are stored as SHA-256 hashes only; `createKeyVerifier` adds the short-TTL cache that
+ * ingest needs to verify a key per request.
+ */
+
+export { openDb } from './db.ts';
+export { openDbFromConfig } from './from-config.ts';
+export type { Db, DbConfig, QueryResult } from './db.ts';
+
+export { MetaError, isMetaError } from './errors.ts';
+export type { MetaErrorKind } from './errors.ts';
+
+export { MIGRATIONS, migrate, validateMigrations } from './migrations.ts';
+export type { Migration, MigrateResult } from './migrations.ts';
+
+export {
+  DEFAULT_DATASET_ID,
+  ID_PATTERN,
+  SYSTEM_TENANT_ID,
+  isValidDatasetId,
+  isValidTenantId,
+} from './ids.ts';
+
+export { createTenant, deleteTenant, ensureTenant, getTenant, listTenants, updateTenant } from './tenants.ts';
+export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } from './tenants.ts';
+
+export { createDataset, getDataset, getDefaultDataset, listDatasets } from './datasets.ts';
+export type { CreateDatasetInput, Dataset } from './datasets.ts';
+
+export {
+  API_KEY_SCOPES,
+  createApiKey,
+  createKeyVerifier,
+  getApiKey,
+  hashApiKeySecret,
+  listApiKeys,
+  parseApiKeySecret,
+  revokeApiKey,
+  updateApiKeyScopes,
+  verifyApiKey,
+} from './api-keys.ts';
+export type {
+  ApiKey,
+  ApiKeyScope,
+  CreateApiKeyInput,
+  CreatedApiKey,
+  KeyVerifier,
+  KeyVerifierOptions,
+  VerifiedApiKey,
+} from './api-keys.ts';
+
+export { BOOTSTRAP_SCOPES, bootstrapTenant } from './bootstrap.ts';
+export type { BootstrapResult } from './bootstrap.ts';

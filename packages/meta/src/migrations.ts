@@ -1,0 +1,185 @@
+// Schema migrations of the metadata database.
+//
+// Rules (load-bearing, see README):
+// - Migrations are numbered: a new one takes max+1 and is appended. Never edit or renumber one that
+//   has shipped; write a new migration instead.
+// - DDL is idempotent (IF NOT EXISTS / IF EXISTS), so a migration re-run against a database where
+//   another tool already created an object (e.g. a JDBC/PyIceberg catalog created iceberg_tables) is
+//   harmless.
+// - SQL stays portable between PostgreSQL 15 (cluster) and PGlite (PostgreSQL 18, embedded).
+// - All pending migrations are applied in one transaction together with their floe_migrations
+//   rows. On PostgreSQL the transaction first takes an advisory lock, so processes starting at the
+//   same time apply each migration exactly once; PGlite is a single in-process connection.
+
+import type { Db } from './db.ts';
+
+export interface Migration {
+  readonly id: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+// Tenant and dataset ids become Iceberg namespace parts and URL path segments: lowercase, no dots.
+const ID_CHECK = `'^[a-z0-9][a-z0-9_-]{0,62}$'`;
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    id: 1,
+    name: 'tenants, datasets, api keys, users, memberships, sessions, iceberg sql catalog',
+    sql: `
+CREATE TABLE IF NOT EXISTS tenants (
+  id            text PRIMARY KEY CONSTRAINT tenants_id_format CHECK (id ~ ${ID_CHECK} OR id = '_system'),
+  display_name  text NOT NULL,
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  disabled      boolean NOT NULL DEFAULT false,
+  settings      jsonb NOT NULL DEFAULT '{}'::jsonb
+);
+
+CREATE TABLE IF NOT EXISTS datasets (
+  tenant_id   text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  id          text NOT NULL CONSTRAINT datasets_id_format CHECK (id ~ ${ID_CHECK}),
+  is_default  boolean NOT NULL DEFAULT false,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, id)
+);
+-- At most one default dataset per tenant.
+CREATE UNIQUE INDEX IF NOT EXISTS datasets_one_default_per_tenant ON datasets (tenant_id) WHERE is_default;
+
+-- id is the public key id embedded in the secret; key_hash is SHA-256 of the whole secret (hex).
+-- A key bound to a dataset goes away with the dataset (CASCADE) rather than widening to the tenant.
+CREATE TABLE IF NOT EXISTS api_keys (
+  id            text PRIMARY KEY,
+  tenant_id     text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  dataset_id    text,
+  name          text NOT NULL DEFAULT '',
+  key_hash      text NOT NULL UNIQUE,
+  scopes        text[] NOT NULL DEFAULT '{}',
+  created_at    timestamptz NOT NULL DEFAULT now(),
+  last_used_at  timestamptz,
+  revoked_at    timestamptz,
+  created_by    text,
+  FOREIGN KEY (tenant_id, dataset_id) REFERENCES datasets (tenant_id, id) ON DELETE CASCADE
+);
+CREATE INDEX IF NOT EXISTS api_keys_tenant ON api_keys (tenant_id);
+
+-- Users, memberships and sessions serve later work (local and SSO sign-in); created now so the
+-- schema is stable. Passwordless users (SSO just-in-time) have a null password_hash.
+CREATE TABLE IF NOT EXISTS users (
+  id                 text PRIMARY KEY,
+  email              text NOT NULL UNIQUE CONSTRAINT users_email_lowercase CHECK (email = lower(email)),
+  display_name       text NOT NULL DEFAULT '',
+  password_hash      text,
+  is_instance_admin  boolean NOT NULL DEFAULT false,
+  disabled           boolean NOT NULL DEFAULT false,
+  oidc_issuer        text,
+  oidc_subject       text,
+  created_at         timestamptz NOT NULL DEFAULT now()
+);
+CREATE UNIQUE INDEX IF NOT EXISTS users_oidc_identity ON users (oidc_issuer, oidc_subject)
+  WHERE oidc_subject IS NOT NULL;
+
+-- A local grant and an SSO-mapped grant for the same user and tenant coexist (source is in the key);
+-- the effective role is the higher one.
+CREATE TABLE IF NOT EXISTS memberships (
+  tenant_id   text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  user_id     text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  role        text NOT NULL CONSTRAINT memberships_role CHECK (role IN ('admin', 'member', 'viewer')),
+  source      text NOT NULL CONSTRAINT memberships_source CHECK (source IN ('local', 'mapped')),
+  granted_by  text,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, user_id, source)
+);
+CREATE INDEX IF NOT EXISTS memberships_user ON memberships (user_id);
+
+-- id is a hash of the session token; the token itself is never stored.
+CREATE TABLE IF NOT EXISTS sessions (
+  id          text PRIMARY KEY,
+  user_id     text NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  expires_at  timestamptz NOT NULL,
+  revoked_at  timestamptz
+);
+CREATE INDEX IF NOT EXISTS sessions_user ON sessions (user_id);
+
+-- Iceberg SQL catalog, exactly the layout of Java JdbcCatalog (Spark, Trino, Flink) and PyIceberg
+-- SqlCatalog, so those engines can open Floe's catalog directly (reference/storage.md §6).
+-- iceberg_type is JdbcCatalog's "V1" view-support column ('TABLE' | 'VIEW', NULL read as TABLE);
+-- added separately in case PyIceberg created the table without it.
+CREATE TABLE IF NOT EXISTS iceberg_tables (
+  catalog_name                VARCHAR(255) NOT NULL,
+  table_namespace             VARCHAR(255) NOT NULL,
+  table_name                  VARCHAR(255) NOT NULL,
+  metadata_location           VARCHAR(1000),
+  previous_metadata_location  VARCHAR(1000),
+  iceberg_type                VARCHAR(5),
+  PRIMARY KEY (catalog_name, table_namespace, table_name)
+);
+ALTER TABLE iceberg_tables ADD COLUMN IF NOT EXISTS iceberg_type VARCHAR(5);
+
+CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
+  catalog_name    VARCHAR(255) NOT NULL,
+  namespace       VARCHAR(255) NOT NULL,
+  property_key    VARCHAR(255),
+  property_value  VARCHAR(1000),
+  PRIMARY KEY (catalog_name, namespace, property_key)
+);
+`,
+  },
+];
+
+// Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.
+const MIGRATION_LOCK_KEY = '7380396369697925479';
+
+export interface MigrateResult {
+  /** Ids applied by this call, ascending (empty when the schema was already current). */
+  applied: number[];
+  /** Highest migration id recorded in the database after the call. */
+  version: number;
+  /**
+   * Ids recorded in the database that this code does not know: the database was migrated by a
+   * newer Floe. Tolerated (rolling upgrades run old and new side by side), reported for logging.
+   */
+  unknown: number[];
+}
+
+/** Checks the numbering rule: ids 1, 2, 3… with no gaps, in order, names unique and non-empty. */
+export function validateMigrations(list: readonly Migration[]): void {
+  list.forEach((m, i) => {
+    if (m.id !== i + 1) throw new Error(`migration #${i} has id ${m.id}; ids must be 1, 2, 3… in order`);
+    if (m.name.trim() === '' || m.sql.trim() === '') throw new Error(`migration ${m.id} has no name or sql`);
+  });
+}
+
+/** Applies pending migrations; safe to call from many processes at once and on every start. */
+export async function migrate(db: Db, migrations: readonly Migration[] = MIGRATIONS): Promise<MigrateResult> {
+  validateMigrations(migrations);
+  return db.withTransaction(async (tx) => {
+    if (tx.kind === 'pg') {
+      // Serialises concurrent starts; released at COMMIT/ROLLBACK. The second process then sees
+      // the first one's rows and applies nothing.
+      await tx.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+    }
+    await tx.exec(`
+CREATE TABLE IF NOT EXISTS floe_migrations (
+  id          integer PRIMARY KEY,
+  name        text NOT NULL,
+  applied_at  timestamptz NOT NULL DEFAULT now()
+)`);
+    const { rows } = await tx.query<{ id: number }>('SELECT id FROM floe_migrations ORDER BY id');
+    const done = new Set(rows.map((r) => r.id));
+    const known = new Set(migrations.map((m) => m.id));
+    const applied: number[] = [];
+    for (const m of migrations) {
+      if (done.has(m.id)) continue;
+      await tx.exec(m.sql);
+      await tx.query('INSERT INTO floe_migrations (id, name) VALUES ($1, $2)', [m.id, m.name]);
+      applied.push(m.id);
+    }
+    const all = [...done, ...applied];
+    return {
+      applied,
+      version: all.length === 0 ? 0 : Math.max(...all),
+      unknown: [...done].filter((id) => !known.has(id)).sort((a, b) => a - b),
+    };
+  });
+}

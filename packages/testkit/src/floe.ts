@@ -1,0 +1,203 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify as toYaml } from 'yaml';
+import { loadConfig, type FloeConfigInput } from '@floe/config';
+import { startFloe as startInProcess } from '@floe/cli';
+import { migrate, openDb } from '@floe/meta';
+import { createLogger } from '@floe/telemetry';
+import { createTestDatabase, startTestS3 } from './backends.ts';
+import { freePorts, isReady, waitFor } from './ports.ts';
+
+/**
+ * Starts real Floe for a test, in either mode:
+ * - `embedded`: `floe all` in this process, PGlite and a temp directory;
+ * - `cluster`: five `floe <service>` child processes on a fresh PostgreSQL database and an S3
+ *   server, each with its own config file, so a test can kill -9 and restart one of them.
+ * Ports are ephemeral; everything is torn down by stop().
+ */
+
+export type FloeMode = 'embedded' | 'cluster';
+export const SERVICES = ['querier', 'writer', 'acceptor', 'compactor', 'router'] as const;
+export type Service = (typeof SERVICES)[number];
+
+export interface FloeUnderTest {
+  mode: FloeMode;
+  routerUrl: string;
+  otlpHttpUrl: string;
+  otlpGrpcAddress: string;
+  flightAddress: string;
+  adminApiKey: string;
+  dataDir: string;
+  /** Creates a tenant with its default dataset and returns a fresh API key for it. */
+  bootstrap(tenant: string): Promise<{ tenant: string; dataset: string; api_key: string }>;
+  /** cluster only: SIGKILL one service process. */
+  kill(service: Service): Promise<void>;
+  /** cluster only: start a killed service again and wait until it is ready. */
+  restart(service: Service): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  mode: FloeMode;
+  /** Extra configuration merged over the test defaults. */
+  config?: FloeConfigInput;
+}
+
+const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
+const FLOE_BIN = join(REPO_ROOT, 'packages/cli/bin/floe.js');
+const NODE = join(REPO_ROOT, 'node_modules/.bin/node');
+
+type Tree = Record<string, unknown>;
+const merge = (a: Tree, b: Tree): Tree => {
+  const out: Tree = { ...a };
+  for (const [k, v] of Object.entries(b)) {
+    out[k] = v && typeof v === 'object' && !Array.isArray(v) && out[k] && typeof out[k] === 'object' ? merge(out[k] as Tree, v as Tree) : v;
+  }
+  return out;
+};
+
+const ADMIN_KEY = 'test-admin-key-0123456789';
+
+export async function startFloe(opts: StartOptions): Promise<FloeUnderTest> {
+  return opts.mode === 'embedded' ? startEmbedded(opts) : startCluster(opts);
+}
+
+async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
+  const dir = mkdtempSync(join(tmpdir(), 'floe-emb-'));
+  const base: Tree = {
+    log: { level: process.env.FLOE_TEST_LOG ?? 'warn' },
+    meta: { kind: 'pglite', data_dir: join(dir, 'meta') },
+    storage: { kind: 'fs', root: join(dir, 'data'), cache_dir: join(dir, 'cache') },
+    auth: { admin_api_key: ADMIN_KEY },
+    acceptor: { host: '127.0.0.1', grpc_port: 0, http_port: 0 },
+    router: { host: '127.0.0.1', port: 0 },
+    querier: { host: '127.0.0.1', port: 0, admin_port: 0, temp_dir: join(dir, 'tmp-q') },
+    writer: { host: '127.0.0.1', admin_port: 0, flush_interval: '500ms', poll_interval: '100ms', work_dir: join(dir, 'tmp-w') },
+    compactor: { host: '127.0.0.1', admin_port: 0, work_dir: join(dir, 'tmp-c') },
+  };
+  const config = loadConfig({ env: {}, overrides: merge(base, (opts.config ?? {}) as Tree) });
+  const log = createLogger({ level: config.log.level, name: 'floe-test', fd: 2 });
+  const started = await startInProcess(config, ['all'], log);
+  const port = (name: string, key: string) => started.get(name)!.ports[key]!;
+  return {
+    mode: 'embedded',
+    routerUrl: `http://127.0.0.1:${port('router', 'http')}`,
+    otlpHttpUrl: `http://127.0.0.1:${port('acceptor', 'http')}`,
+    otlpGrpcAddress: `127.0.0.1:${port('acceptor', 'grpc')}`,
+    flightAddress: `127.0.0.1:${port('querier', 'flight')}`,
+    adminApiKey: ADMIN_KEY,
+    dataDir: dir,
+    // PGlite is single-process: tenants are created through the running process's metadata DB.
+    bootstrap: (tenant) => started.bootstrap(tenant),
+    kill: async () => {
+      throw new Error('kill() needs cluster mode');
+    },
+    restart: async () => {
+      throw new Error('restart() needs cluster mode');
+    },
+    async stop() {
+      await started.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
+  const dir = mkdtempSync(join(tmpdir(), 'floe-cl-'));
+  const [database, s3] = await Promise.all([createTestDatabase(), startTestS3()]);
+  const [routerPort, httpPort, grpcPort, flightPort, qAdmin, wAdmin, cAdmin] = await freePorts(7);
+  const base: Tree = {
+    log: { level: process.env.FLOE_TEST_LOG ?? 'warn' },
+    meta: { kind: 'pg', url: database.url, pool_max: 4 },
+    storage: {
+      kind: 's3',
+      s3: { bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, force_path_style: true },
+      cache_dir: join(dir, 'cache'),
+    },
+    auth: { admin_api_key: ADMIN_KEY },
+    acceptor: { host: '127.0.0.1', grpc_port: grpcPort, http_port: httpPort },
+    router: { host: '127.0.0.1', port: routerPort, querier_urls: [`127.0.0.1:${flightPort}`] },
+    querier: { host: '127.0.0.1', port: flightPort, admin_port: qAdmin, temp_dir: join(dir, 'tmp-q') },
+    writer: { host: '127.0.0.1', admin_port: wAdmin, flush_interval: '500ms', poll_interval: '100ms', work_dir: join(dir, 'tmp-w') },
+    compactor: { host: '127.0.0.1', admin_port: cAdmin, work_dir: join(dir, 'tmp-c') },
+  };
+  const tree = merge(base, (opts.config ?? {}) as Tree);
+  loadConfig({ env: {}, overrides: tree }); // fail fast, in the test's own process, on a bad config
+  const configFile = join(dir, 'floe.yaml');
+  writeFileSync(configFile, toYaml(tree));
+
+  // Migrate once up front so five processes do not race on a fresh database.
+  const db = await openDb({ kind: 'pg', url: database.url });
+  await migrate(db);
+  await db.close();
+
+  const readyUrl: Record<Service, string> = {
+    querier: `http://127.0.0.1:${qAdmin}/ready`,
+    writer: `http://127.0.0.1:${wAdmin}/ready`,
+    compactor: `http://127.0.0.1:${cAdmin}/ready`,
+    acceptor: `http://127.0.0.1:${httpPort}/ready`,
+    router: `http://127.0.0.1:${routerPort}/ready`,
+  };
+  const procs = new Map<Service, ChildProcess>();
+  const spawnService = async (service: Service) => {
+    const out = createWriteStream(join(dir, `${service}.log`), { flags: 'a' });
+    const child = spawn(NODE, [FLOE_BIN, service, '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FLOE_CONFIG: '' } });
+    child.stdout!.pipe(out);
+    child.stderr!.pipe(out);
+    procs.set(service, child);
+    await waitFor(`${service} /ready (log: ${join(dir, `${service}.log`)})`, async () => {
+      if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}`);
+      return (await isReady(readyUrl[service])) || undefined;
+    }, 60_000);
+  };
+  const stopService = async (service: Service, signal: NodeJS.Signals) => {
+    const child = procs.get(service);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise<void>((r) => child.once('exit', () => r()));
+    child.kill(signal);
+    await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
+  };
+  try {
+    for (const s of SERVICES) await spawnService(s);
+  } catch (err) {
+    for (const s of SERVICES) await stopService(s, 'SIGKILL');
+    await Promise.all([database.drop(), s3.stop()]);
+    throw err;
+  }
+  return {
+    mode: 'cluster',
+    routerUrl: `http://127.0.0.1:${routerPort}`,
+    otlpHttpUrl: `http://127.0.0.1:${httpPort}`,
+    otlpGrpcAddress: `127.0.0.1:${grpcPort}`,
+    flightAddress: `127.0.0.1:${flightPort}`,
+    adminApiKey: ADMIN_KEY,
+    dataDir: dir,
+    async bootstrap(tenant) {
+      // Through the real CLI, as an operator would.
+      const out = await new Promise<string>((resolvePromise, reject) => {
+        const child = spawn(NODE, [FLOE_BIN, 'admin', 'bootstrap', '--tenant', tenant, '--json', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+        let stdout = '';
+        let stderr = '';
+        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('exit', (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`bootstrap exited ${code}: ${stderr}`))));
+      });
+      return JSON.parse(out) as { tenant: string; dataset: string; api_key: string };
+    },
+    kill: (service) => stopService(service, 'SIGKILL'),
+    restart: (service) => spawnService(service),
+    async stop() {
+      for (const s of [...SERVICES].reverse()) await stopService(s, 'SIGTERM');
+      await Promise.all([database.drop(), s3.stop()]);
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+

@@ -1,0 +1,12 @@
+/**
+ * @floe/testkit: starts real Floe for tests in either mode (embedded: one process, PGlite and a
+ * temp dir; cluster: five processes on PostgreSQL and an S3 server), with ephemeral ports, and
+ * tears everything down afterwards. Nothing of Floe is mocked.
+ */
+export { startFloe, SERVICES } from './floe.ts';
+export type { FloeMode, FloeUnderTest, Service, StartOptions } from './floe.ts';
+export { createTestDatabase, startTestS3, PG_ADMIN_URL } from './backends.ts';
+export type { TestS3 } from './backends.ts';
+export { freePorts, waitFor, isReady } from './ports.ts';
+export { grpcTraceExporter, protoTraceExporter, sendSampleTrace } from './otel.ts';
+export type { Credentials, SentTrace } from './otel.ts';

@@ -1,0 +1,124 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TempoTraceByIDResponseSchema, TempoTraceSchema, fromBinary } from '@floe/proto';
+import { flightDoGet } from '@floe/flight';
+import {
+  grpcTraceExporter,
+  protoTraceExporter,
+  sendSampleTrace,
+  startFloe,
+  waitFor,
+  type FloeMode,
+  type FloeUnderTest,
+} from '../src/index.ts';
+
+/**
+ * The first end-to-end path, in both modes: real OTLP exporters → acceptor → WAL → writer →
+ * Iceberg → querier (Flight) → router's Tempo API, protobuf and JSON.
+ */
+describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode) => {
+  let floe: FloeUnderTest;
+  let key: string;
+  const tenant = 'acme';
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode });
+    key = (await floe.bootstrap(tenant)).api_key;
+  });
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  const auth = () => ({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
+  const getTrace = (path: string, accept = 'application/json') => fetch(`${floe.routerUrl}/tracequery${path}`, { headers: { ...auth(), accept } });
+
+  async function waitForTrace(traceId: string): Promise<Response> {
+    return waitFor(`trace ${traceId}`, async () => {
+      const res = await getTrace(`/api/traces/${traceId}`);
+      return res.status === 200 ? res : undefined;
+    }, 30_000, 200);
+  }
+
+  it.each([
+    ['otlp-grpc', () => grpcTraceExporter(floe.otlpGrpcAddress, { apiKey: key, tenant })],
+    ['otlp-proto', () => protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant })],
+  ])('a trace exported with %s comes back whole', async (_name, makeExporter) => {
+    const sent = await sendSampleTrace(makeExporter(), 'checkout');
+    const res = await waitForTrace(sent.traceId);
+    const body = (await res.json()) as { batches: Array<{ resource: { attributes: Array<{ key: string; value: Record<string, unknown> }> }; scopeSpans: Array<{ scope: { name: string; version: string }; spans: Array<Record<string, unknown>> }> }> };
+    expect(body.batches).toHaveLength(1);
+    const batch = body.batches[0]!;
+    expect(batch.resource.attributes).toEqual(
+      expect.arrayContaining([
+        { key: 'service.name', value: { stringValue: 'checkout' } },
+        { key: 'host.cpus', value: { intValue: '4' } },
+      ]),
+    );
+    expect(batch.scopeSpans[0]!.scope).toMatchObject({ name: 'floe-e2e', version: '1.2.3' });
+    const spans = batch.scopeSpans.flatMap((s) => s.spans);
+    expect(spans.map((s) => s.spanID).sort()).toEqual([...sent.spanIds].sort());
+    const root = spans.find((s) => s.name === 'GET /checkout')!;
+    expect(root.kind).toBe('SPAN_KIND_SERVER');
+    expect(root.parentSpanID).toBeUndefined();
+    expect(root.serviceName).toBe('checkout');
+    expect(Number(root.durationNanos)).toBeGreaterThanOrEqual(0);
+    expect(root.attributes).toEqual(
+      expect.arrayContaining([
+        { key: 'http.method', value: { stringValue: 'GET' } },
+        { key: 'http.status_code', value: { intValue: '500' } },
+        { key: 'ratio', value: { doubleValue: 0.25 } },
+        { key: 'cache.hit', value: { boolValue: false } },
+      ]),
+    );
+    const leaf = spans.find((s) => s.name === 'SELECT carts')!;
+    expect(leaf.parentSpanID).toBe(sent.spanIds[1]);
+    expect(leaf.status).toEqual({ code: 'STATUS_CODE_ERROR', message: 'db failed' });
+    const events = leaf.events as Array<{ name: string; attributes: Array<{ key: string; value: { stringValue?: string } }> }>;
+    expect(events[0]!.name).toBe('exception');
+    expect(events[0]!.attributes.find((a) => a.key === 'exception.message')?.value.stringValue).toBe('connection reset');
+    expect(events[0]!.attributes.some((a) => a.key === 'exception.type')).toBe(true);
+    expect(events[0]!.attributes.some((a) => a.key === 'exception.stacktrace')).toBe(true);
+
+    // Grafana's Tempo data source: v2 with Accept: application/protobuf → TraceByIDResponse.
+    const v2 = await getTrace(`/api/v2/traces/${sent.traceId}`, 'application/protobuf');
+    expect(v2.status).toBe(200);
+    expect(v2.headers.get('content-type')).toContain('application/protobuf');
+    const decoded = fromBinary(TempoTraceByIDResponseSchema, new Uint8Array(await v2.arrayBuffer()));
+    const protoSpans = decoded.trace!.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
+    expect(protoSpans).toHaveLength(3);
+    expect(Buffer.from(protoSpans[0]!.traceId).toString('hex')).toBe(sent.traceId);
+
+    const v1proto = await getTrace(`/api/traces/${sent.traceId}`, 'application/protobuf');
+    expect(fromBinary(TempoTraceSchema, new Uint8Array(await v1proto.arrayBuffer())).resourceSpans).toHaveLength(1);
+
+    const v2json = (await (await getTrace(`/api/v2/traces/${sent.traceId}`)).json()) as { trace: { resourceSpans: unknown[] } };
+    expect(v2json.trace.resourceSpans).toHaveLength(1);
+  });
+
+  it('answers 404 in the envelope for an unknown trace, 400 for a bad id, echo with auth', async () => {
+    const missing = await getTrace('/api/traces/0123456789abcdef0123456789abcdef');
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ status: 'error', errorType: 'not_found', error: 'trace not found' });
+    const bad = await getTrace('/api/traces/not-hex');
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { errorType: string }).errorType).toBe('bad_data');
+    const echo = await getTrace('/api/echo');
+    expect(await echo.text()).toBe('echo');
+    const noAuth = await fetch(`${floe.routerUrl}/tracequery/api/echo`);
+    expect(noAuth.status).toBe(401);
+  });
+
+  it('serves the stored spans over SQL (Flight), pinned to the caller', async () => {
+    const sent = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'sql-check');
+    await waitForTrace(sent.traceId);
+    const meta = { authorization: `Bearer ${key}`, 'x-tenant-id': tenant };
+    const table = await flightDoGet({
+      url: floe.flightAddress,
+      ticket: Buffer.from(`SELECT count(*) AS n FROM acme.default.traces WHERE trace_id = '${sent.traceId}'`),
+      metadata: meta,
+      deadlineMs: 20_000,
+    });
+    expect(Number(table.getChildAt(0)!.get(0))).toBe(3);
+    const pinned = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(`SELECT name FROM sql_traces WHERE trace_id = '${sent.traceId}' ORDER BY name`), metadata: meta, deadlineMs: 20_000 });
+    expect(pinned.toArray().map((r) => r!.name)).toEqual(['GET /checkout', 'SELECT carts', 'compute-cart']);
+  });
+});

@@ -1,0 +1,57 @@
+import { gunzipSync } from 'node:zlib';
+import { FloeError } from '@floe/errors';
+import { decodeOtlpJson, fromBinary, type DescMessage, type MessageShape } from '@floe/proto';
+
+/**
+ * Body decoding shared by every OTLP/HTTP endpoint: content encoding (identity or gzip, inflated
+ * under a hard cap), then content type (protobuf or JSON). Every failure is a client error with a
+ * message that says what to fix; nothing here can throw an unexpected error.
+ */
+
+export type BodyFormat = 'protobuf' | 'json';
+
+export function formatOf(contentType: string | undefined): BodyFormat {
+  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  if (type === 'application/x-protobuf' || type === 'application/protobuf') return 'protobuf';
+  if (type === 'application/json') return 'json';
+  throw new FloeError('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(contentType ?? '')}: use application/x-protobuf or application/json`, {
+    code: 'FLOE_ERR_INGEST_CONTENT_TYPE',
+  });
+}
+
+export function inflate(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
+  const enc = (contentEncoding ?? 'identity').trim().toLowerCase();
+  if (enc === '' || enc === 'identity') return body;
+  if (enc !== 'gzip') {
+    throw new FloeError('unsupported_media_type', `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: use gzip or none`, { code: 'FLOE_ERR_INGEST_ENCODING' });
+  }
+  try {
+    return gunzipSync(body, { maxOutputLength: maxBytes });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
+      throw new FloeError('too_large', `request body inflates beyond ${maxBytes} bytes`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
+    }
+    throw new FloeError('bad_data', `body is not valid gzip: ${(err as Error).message}`, { code: 'FLOE_ERR_INGEST_GZIP' });
+  }
+}
+
+export function decodeMessage<D extends DescMessage>(schema: D, body: Uint8Array, format: BodyFormat): MessageShape<D> {
+  if (format === 'protobuf') {
+    try {
+      return fromBinary(schema, body);
+    } catch (err) {
+      throw new FloeError('bad_data', `body is not a valid ${schema.typeName} protobuf message: ${(err as Error).message}`, { code: 'FLOE_ERR_INGEST_DECODE' });
+    }
+  }
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body);
+  } catch {
+    throw new FloeError('bad_data', 'JSON body is not valid UTF-8', { code: 'FLOE_ERR_INGEST_DECODE' });
+  }
+  try {
+    return decodeOtlpJson(schema, text);
+  } catch (err) {
+    throw new FloeError('bad_data', `body is not a valid OTLP JSON ${schema.typeName}: ${(err as Error).message}`, { code: 'FLOE_ERR_INGEST_DECODE' });
+  }
+}

@@ -1,0 +1,76 @@
+import * as grpc from '@grpc/grpc-js';
+import { authenticate, credentialsFrom, type AuthDeps } from '@floe/auth';
+import { toGrpc } from '@floe/errors';
+import { ExportTraceServiceRequestSchema, ExportTraceServiceResponseSchema, create, toBinary } from '@floe/proto';
+import type { Logger } from '@floe/telemetry';
+import { decodeMessage } from './decode.ts';
+import type { Ingest } from './ingest.ts';
+
+export interface GrpcServerOptions {
+  ingest: Ingest;
+  auth: AuthDeps;
+  log: Logger;
+  maxBodyBytes: number;
+}
+
+/**
+ * The request is received as raw bytes and decoded in the handler (not by grpc-js), so a garbage
+ * body is INVALID_ARGUMENT with a reason instead of grpc-js's generic INTERNAL.
+ */
+const rawUnary = (path: string): grpc.MethodDefinition<Buffer, Uint8Array> => ({
+  path,
+  requestStream: false,
+  responseStream: false,
+  requestSerialize: (b: Buffer) => b,
+  requestDeserialize: (b: Buffer) => b,
+  responseSerialize: (m: Uint8Array) => Buffer.from(m),
+  responseDeserialize: (b: Buffer) => b,
+});
+
+const traceServiceDef = { Export: rawUnary('/opentelemetry.proto.collector.trace.v1.TraceService/Export') };
+
+export async function startGrpcServer(opts: GrpcServerOptions, host: string, port: number): Promise<{ port: number; stop(): Promise<void> }> {
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': opts.maxBodyBytes,
+    'grpc.max_send_message_length': 4 * 1024 * 1024,
+  });
+  const log = opts.log.child({ surface: 'otlp-grpc' });
+  const fail = (cb: grpc.sendUnaryData<Uint8Array>, err: unknown) => {
+    const g = toGrpc(err);
+    if (g.unexpected) log.error({ err }, 'unexpected error');
+    const md = new grpc.Metadata();
+    for (const [k, v] of Object.entries(g.metadata)) md.set(k.toLowerCase(), v);
+    cb({ code: g.code, details: g.details, metadata: md });
+  };
+  server.addService(traceServiceDef, {
+    Export: (call: grpc.ServerUnaryCall<Buffer, Uint8Array>, cb: grpc.sendUnaryData<Uint8Array>) => {
+      const get = (name: string) => {
+        const v = call.metadata.get(name)[0];
+        return typeof v === 'string' ? v : v?.toString();
+      };
+      authenticate(credentialsFrom(get), opts.auth, 'ingest')
+        .then((ctx) => opts.ingest.traces(ctx, decodeMessage(ExportTraceServiceRequestSchema, call.request, 'protobuf')))
+        .then((r) => {
+          const resp = create(ExportTraceServiceResponseSchema, {
+            partialSuccess: r.rejected > 0 ? { rejectedSpans: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,
+          });
+          cb(null, toBinary(ExportTraceServiceResponseSchema, resp));
+        })
+        .catch((err: unknown) => fail(cb, err));
+    },
+  });
+  const bound = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  return {
+    port: bound,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        const t = setTimeout(() => server.forceShutdown(), 5000);
+        server.tryShutdown(() => {
+          clearTimeout(t);
+          resolve();
+        });
+      }),
+  };
+}

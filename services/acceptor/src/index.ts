@@ -1,0 +1,7 @@
+/**
+ * @floe/acceptor: OTLP ingest (gRPC 4317, HTTP 4318). A request is acknowledged only after its
+ * rows are in a durable write-ahead-log segment; the writer turns segments into Iceberg commits.
+ */
+export { start } from './start.ts';
+export type { SharedDeps } from './start.ts';
+export { spansToRows } from './traces-to-rows.ts';

@@ -1,0 +1,75 @@
+import { hostname } from 'node:os';
+import type { FloeConfig } from '@floe/config';
+import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
+import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
+import type { ServiceHandle } from '@floe/runtime';
+import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import { createLogger, type Logger } from '@floe/telemetry';
+import { startGrpcServer } from './grpc-server.ts';
+import { buildHttpServer } from './http-server.ts';
+import { Ingest } from './ingest.ts';
+
+export interface SharedDeps {
+  log?: Logger;
+  db?: Db;
+  store?: ObjectStore;
+}
+
+/**
+ * The acceptor: OTLP over gRPC (4317) and HTTP (4318). Authenticates, decodes, converts to rows
+ * and acknowledges only after the rows are in a durable WAL segment.
+ */
+export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
+  const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'acceptor' });
+  const ownDb = !deps.db;
+  const db = deps.db ?? (await openDbFromConfig(config));
+  const ownStore = !deps.store;
+  const store = deps.store ?? objectStoreFromConfig(config);
+  const instanceId = config.runtime.instance_id || `${hostname()}-${process.pid}`;
+  const wal = new WalAppender(store, { instanceId: `acc-${instanceId}`, maxBatchBytes: config.acceptor.wal_max_segment_bytes, lingerMs: config.acceptor.wal_linger });
+  const verifier = createKeyVerifier(db, { ttlMs: config.auth.key_cache_ttl });
+  const datasetCache = new Map<string, number>();
+  const auth: AuthDeps = {
+    adminApiKey: config.auth.admin_api_key,
+    verifyKey: (secret) => verifier.verify(secret),
+    datasetExists: async (tenant, dataset) => {
+      if (dataset === DEFAULT_DATASET) return true;
+      const k = `${tenant}/${dataset}`;
+      const seen = datasetCache.get(k);
+      if (seen && Date.now() - seen < config.auth.key_cache_ttl) return true;
+      const ok = (await getDataset(db, tenant, dataset)) !== undefined;
+      if (ok) datasetCache.set(k, Date.now());
+      return ok;
+    },
+  };
+  const ingest = new Ingest(wal, log);
+  let ready = false;
+  const http = buildHttpServer({
+    ingest,
+    auth,
+    log,
+    maxBodyBytes: config.acceptor.max_body_bytes,
+    maxDecompressedBytes: config.acceptor.max_decompressed_bytes,
+    isReady: () => ready,
+  });
+  await http.listen({ host: config.acceptor.host, port: config.acceptor.http_port });
+  const httpPort = (http.server.address() as { port: number }).port;
+  const grpcServer = await startGrpcServer({ ingest, auth, log, maxBodyBytes: config.acceptor.max_body_bytes }, config.acceptor.host, config.acceptor.grpc_port);
+  ready = true;
+  log.info({ httpPort, grpcPort: grpcServer.port }, 'acceptor ready');
+
+  return {
+    name: 'acceptor',
+    ports: { http: httpPort, grpc: grpcServer.port },
+    isReady: () => ready,
+    async stop() {
+      ready = false;
+      // Stop taking requests, let in-flight ones finish (their WAL appends complete), then close.
+      await grpcServer.stop();
+      await http.close();
+      await wal.close();
+      if (ownStore) await store.close();
+      if (ownDb) await db.close();
+    },
+  };
+}

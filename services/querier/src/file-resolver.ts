@@ -1,0 +1,86 @@
+import type { SqlCatalog } from '@floe/iceberg';
+import { partitionFieldName, tableDef, type TableName } from '@floe/schema';
+import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
+import type { Logger } from '@floe/telemetry';
+
+/**
+ * Resolves a (tenant, dataset, table) to the local paths of the Parquet files a query must read:
+ * the live files of the current Iceberg snapshot, minus hour partitions outside the time hint,
+ * minus files whose trace-id sidecar filter rules the id out. Files from S3 come through the
+ * local cache; filters and manifests are immutable and cached.
+ */
+export interface FileHints {
+  startNs?: bigint;
+  endNs?: bigint;
+  traceId?: string;
+}
+
+export interface ResolvedFiles {
+  paths: string[];
+  /** Live files before the id filter (for logs and benchmarks). */
+  considered: number;
+  release(): void;
+}
+
+const NS_PER_HOUR = 3_600_000_000_000n;
+const MAX_BLOOMS = 50_000;
+
+export class FileResolver {
+  readonly #catalog: SqlCatalog;
+  readonly #store: ObjectStore;
+  readonly #cache: LocalFileCache;
+  readonly #log: Logger;
+  readonly #blooms = new Map<string, IdBloom | null>();
+
+  constructor(catalog: SqlCatalog, store: ObjectStore, cache: LocalFileCache, log: Logger) {
+    this.#catalog = catalog;
+    this.#store = store;
+    this.#cache = cache;
+    this.#log = log;
+  }
+
+  /** Paths stay valid (not evicted from the cache) until release() is called. */
+  async files(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<ResolvedFiles> {
+    const handle = await this.#catalog.loadTable(`${tenant}.${dataset}`, table);
+    if (!handle) return { paths: [], considered: 0, release: () => {} };
+    const hourField = partitionFieldName(tableDef(table));
+    const minHour = hints.startNs !== undefined ? Number(hints.startNs / NS_PER_HOUR) : undefined;
+    const maxHour = hints.endNs !== undefined ? Number(hints.endNs / NS_PER_HOUR) : undefined;
+    const planned = await this.#catalog.planFiles(handle, {
+      partitionFilter: (p) => {
+        const h = p[hourField];
+        if (typeof h !== 'number') return true;
+        return (minHour === undefined || h >= minHour) && (maxHour === undefined || h <= maxHour);
+      },
+    });
+    let selected = planned;
+    if (hints.traceId && tableDef(table).idColumn) {
+      const keep = await Promise.all(planned.map((f) => this.#mayContain(f.key, hints.traceId!)));
+      selected = planned.filter((_f, i) => keep[i]);
+    }
+    const leases = await Promise.all(selected.map((f) => this.#lease(f.key, f.fileSizeBytes)));
+    return { paths: leases.map((l) => l.path), considered: planned.length, release: () => leases.forEach((l) => l.release()) };
+  }
+
+  async #mayContain(key: string, id: string): Promise<boolean> {
+    let bloom = this.#blooms.get(key);
+    if (bloom === undefined) {
+      try {
+        const bytes = await this.#store.get(idBloomKey(key));
+        bloom = bytes ? IdBloom.decode(bytes) : null;
+      } catch (err) {
+        this.#log.warn({ err, key }, 'unreadable id filter; scanning the file');
+        bloom = null;
+      }
+      if (this.#blooms.size >= MAX_BLOOMS) this.#blooms.delete(this.#blooms.keys().next().value!);
+      this.#blooms.set(key, bloom);
+    }
+    return bloom === null || bloom.mayContain(id);
+  }
+
+  #lease(key: string, size: number): Promise<CacheLease> {
+    const local = this.#store.localPath(key);
+    if (local) return Promise.resolve({ path: local, release: () => {} });
+    return this.#cache.acquire(this.#store, key, size);
+  }
+}

@@ -1,0 +1,84 @@
+import { authenticate, type AuthDeps, type TenantContext } from '@floe/auth';
+import { FloeError } from '@floe/errors';
+import { emptyColumnsDdl, tableDef } from '@floe/schema';
+import type { Logger } from '@floe/telemetry';
+import type { Table } from 'apache-arrow';
+import type { FileResolver, ResolvedFiles } from './file-resolver.ts';
+import { SandboxError, runSandboxedSelect } from './sandbox/index.ts';
+import { mentions, tableRefs } from './table-refs.ts';
+import { parseTicket } from './ticket.ts';
+
+export interface QueryLimits {
+  timeoutMs: number;
+  memoryLimit: string;
+  threads: number;
+  maxRows: number;
+  tempDir: string;
+}
+
+const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'internal'> = {
+  bad_sql: 'bad_data',
+  forbidden: 'forbidden',
+  timeout: 'timeout',
+  internal: 'internal',
+};
+
+/**
+ * One Flight DoGet: authenticate the caller from the gRPC metadata, parse the ticket, resolve
+ * the tables the SQL names to the files their Iceberg snapshots select, and run the SQL in a
+ * locked-down DuckDB made for this query. Every refusal is a FloeError with a clear message.
+ */
+export class QueryHandler {
+  readonly #auth: AuthDeps;
+  readonly #files: FileResolver;
+  readonly #limits: QueryLimits;
+  readonly #log: Logger;
+
+  constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger) {
+    this.#auth = auth;
+    this.#files = files;
+    this.#limits = limits;
+    this.#log = log;
+  }
+
+  authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {
+    return authenticate({ authorization: get('authorization'), tenant: get('x-tenant-id'), dataset: get('x-dataset-id') }, this.#auth, 'query');
+  }
+
+  async run(ctx: TenantContext, ticketBytes: Uint8Array, deadlineMs?: number): Promise<Table> {
+    const ticket = parseTicket(ticketBytes);
+    const started = Date.now();
+    const refs = tableRefs(ticket.sql, ctx).filter((r) => mentions(ticket.sql, r));
+    const resolved: ResolvedFiles[] = [];
+    try {
+      const views = [];
+      for (const ref of refs) {
+        const files = await this.#files.files(ref.tenant, ref.dataset, ref.table, ticket.hints);
+        resolved.push(files);
+        views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(tableDef(ref.table)) });
+      }
+      const timeoutMs = Math.max(1, Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity) - (Date.now() - started));
+      const result = await runSandboxedSelect({
+        views,
+        sql: ticket.sql,
+        params: ticket.params,
+        timeoutMs,
+        memoryLimit: this.#limits.memoryLimit,
+        threads: this.#limits.threads,
+        maxRows: this.#limits.maxRows,
+        tempDir: this.#limits.tempDir,
+      });
+      this.#log.debug({ tenant: ctx.tenant, rows: result.rowCount, ms: Date.now() - started, files: resolved.map((r) => `${r.paths.length}/${r.considered}`) }, 'query');
+      return result.table;
+    } catch (err) {
+      if (err instanceof SandboxError) {
+        const kind = SANDBOX_KIND[err.kind];
+        if (kind === 'internal') this.#log.error({ err }, 'sandbox fault');
+        throw new FloeError(kind, kind === 'internal' ? 'query failed' : kind === 'timeout' ? 'query timed out' : err.message, { cause: err });
+      }
+      throw err;
+    } finally {
+      for (const r of resolved) r.release();
+    }
+  }
+}

@@ -1,0 +1,317 @@
+import {
+  Binary,
+  Bool,
+  DateDay,
+  Field,
+  Float32,
+  Float64,
+  Int16,
+  Int32,
+  Int64,
+  Int8,
+  List,
+  Map_,
+  RecordBatch,
+  Schema,
+  Struct,
+  Table,
+  TimestampMicrosecond,
+  TimestampMillisecond,
+  TimestampNanosecond,
+  TimestampSecond,
+  Uint16,
+  Uint32,
+  Uint64,
+  Uint8,
+  Utf8,
+  makeData,
+  type Data,
+  type DataType,
+} from 'apache-arrow';
+import {
+  DuckDBTypeId,
+  type DuckDBArrayType,
+  type DuckDBBlobValue,
+  type DuckDBDateValue,
+  type DuckDBDecimalValue,
+  type DuckDBListType,
+  type DuckDBListValue,
+  type DuckDBArrayValue,
+  type DuckDBMapType,
+  type DuckDBMapValue,
+  type DuckDBStructType,
+  type DuckDBStructValue,
+  type DuckDBTimestampMillisecondsValue,
+  type DuckDBTimestampNanosecondsValue,
+  type DuckDBTimestampSecondsValue,
+  type DuckDBTimestampValue,
+  type DuckDBType,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+
+/**
+ * DuckDB → Arrow type mapping:
+ *   BOOLEAN→Bool; TINYINT/SMALLINT/INTEGER/BIGINT→Int8/16/32/64; UTINYINT/USMALLINT/UINTEGER/UBIGINT→Uint8/16/32/64;
+ *   FLOAT→Float32; DOUBLE→Float64; DECIMAL→Float64 (lossy beyond 2^53);
+ *   VARCHAR/ENUM/UUID→Utf8; HUGEINT/UHUGEINT→Utf8 (exact decimal text);
+ *   BLOB→Binary; DATE→Date(day);
+ *   TIMESTAMP→Timestamp(µs), TIMESTAMP WITH TIME ZONE→Timestamp(µs, "UTC"),
+ *   TIMESTAMP_S/_MS/_NS→Timestamp(s/ms/ns);
+ *   LIST and ARRAY→List; STRUCT→Struct; MAP(K, V)→Map_<K, V>;
+ *   anything else (TIME, INTERVAL, BIT, UNION, VARIANT, GEOMETRY, NULL…)→Utf8 of DuckDB's string form.
+ */
+export interface ColumnConverter {
+  readonly type: DataType;
+  build(values: readonly DuckDBValue[]): Data;
+}
+
+type NumArrayCtor =
+  | Int8ArrayConstructor
+  | Int16ArrayConstructor
+  | Int32ArrayConstructor
+  | Uint8ArrayConstructor
+  | Uint16ArrayConstructor
+  | Uint32ArrayConstructor
+  | Float32ArrayConstructor
+  | Float64ArrayConstructor;
+
+function validity(values: readonly DuckDBValue[]): { nullBitmap: Uint8Array | undefined; nullCount: number } {
+  let nullCount = 0;
+  for (const v of values) if (v === null) nullCount++;
+  if (nullCount === 0) return { nullBitmap: undefined, nullCount: 0 };
+  const bitmap = new Uint8Array((values.length + 7) >> 3);
+  for (let i = 0; i < values.length; i++) if (values[i] !== null) bitmap[i >> 3]! |= 1 << (i & 7);
+  return { nullBitmap: bitmap, nullCount };
+}
+
+function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => number): ColumnConverter {
+  return {
+    type,
+    build(values) {
+      const data = new Ctor(values.length);
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        if (v !== null) data[i] = get(v);
+      }
+      return makeData({ type, length: values.length, data, ...validity(values) } as never);
+    },
+  };
+}
+
+function bigints(type: DataType, unsigned: boolean, get: (v: DuckDBValue) => bigint): ColumnConverter {
+  return {
+    type,
+    build(values) {
+      const data = unsigned ? new BigUint64Array(values.length) : new BigInt64Array(values.length);
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        if (v !== null) data[i] = get(v);
+      }
+      return makeData({ type, length: values.length, data, ...validity(values) } as never);
+    },
+  };
+}
+
+const bool: ColumnConverter = {
+  type: new Bool(),
+  build(values) {
+    const data = new Uint8Array((values.length + 7) >> 3);
+    for (let i = 0; i < values.length; i++) if (values[i] === true) data[i >> 3]! |= 1 << (i & 7);
+    return makeData({ type: this.type, length: values.length, data, ...validity(values) } as never);
+  },
+};
+
+const encoder = new TextEncoder();
+
+function variableWidth(type: DataType, toBytes: (v: DuckDBValue) => Uint8Array): ColumnConverter {
+  return {
+    type,
+    build(values) {
+      const chunks: Uint8Array[] = [];
+      const valueOffsets = new Int32Array(values.length + 1);
+      let total = 0;
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        if (v !== null) {
+          const bytes = toBytes(v);
+          chunks.push(bytes);
+          total += bytes.length;
+        }
+        valueOffsets[i + 1] = total;
+      }
+      const data = new Uint8Array(total);
+      let at = 0;
+      for (const c of chunks) {
+        data.set(c, at);
+        at += c.length;
+      }
+      return makeData({ type, length: values.length, valueOffsets, data, ...validity(values) } as never);
+    },
+  };
+}
+
+function text(toString: (v: DuckDBValue) => string): ColumnConverter {
+  return variableWidth(new Utf8(), (v) => encoder.encode(toString(v)));
+}
+
+const stringForm = (v: DuckDBValue): string => (typeof v === 'string' ? v : String(v));
+
+function list(child: ColumnConverter, items: (v: DuckDBValue) => readonly DuckDBValue[]): ColumnConverter {
+  const type = new List(new Field('item', child.type, true));
+  return {
+    type,
+    build(values) {
+      const valueOffsets = new Int32Array(values.length + 1);
+      const flat: DuckDBValue[] = [];
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        if (v !== null) for (const item of items(v)) flat.push(item);
+        valueOffsets[i + 1] = flat.length;
+      }
+      return makeData({ type, length: values.length, valueOffsets, child: child.build(flat), ...validity(values) } as never);
+    },
+  };
+}
+
+function struct(names: readonly string[], children: readonly ColumnConverter[]): ColumnConverter {
+  const type = new Struct(names.map((n, i) => new Field(n, children[i]!.type, true)));
+  return {
+    type,
+    build(values) {
+      const columns: DuckDBValue[][] = names.map(() => new Array<DuckDBValue>(values.length));
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        const entries = v === null ? undefined : (v as DuckDBStructValue).entries;
+        names.forEach((n, c) => {
+          columns[c]![i] = entries?.[n] ?? null;
+        });
+      }
+      const childData = children.map((conv, c) => conv.build(columns[c]!));
+      return makeData({ type, length: values.length, children: childData, ...validity(values) } as never);
+    },
+  };
+}
+
+function map(key: ColumnConverter, value: ColumnConverter): ColumnConverter {
+  const entryType = new Struct([new Field('key', key.type, false), new Field('value', value.type, true)]);
+  const type = new Map_(new Field('entries', entryType, false), false);
+  return {
+    type,
+    build(values) {
+      const valueOffsets = new Int32Array(values.length + 1);
+      const keys: DuckDBValue[] = [];
+      const vals: DuckDBValue[] = [];
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        if (v !== null) {
+          for (const e of (v as DuckDBMapValue).entries) {
+            keys.push(e.key);
+            vals.push(e.value);
+          }
+        }
+        valueOffsets[i + 1] = keys.length;
+      }
+      const child = makeData({
+        type: entryType,
+        length: keys.length,
+        nullCount: 0,
+        children: [key.build(keys), value.build(vals)],
+      } as never);
+      return makeData({ type, length: values.length, valueOffsets, child, ...validity(values) } as never);
+    },
+  };
+}
+
+export function converterFor(t: DuckDBType): ColumnConverter {
+  switch (t.typeId) {
+    case DuckDBTypeId.BOOLEAN:
+      return bool;
+    case DuckDBTypeId.TINYINT:
+      return numeric(new Int8(), Int8Array, Number);
+    case DuckDBTypeId.SMALLINT:
+      return numeric(new Int16(), Int16Array, Number);
+    case DuckDBTypeId.INTEGER:
+      return numeric(new Int32(), Int32Array, Number);
+    case DuckDBTypeId.BIGINT:
+      return bigints(new Int64(), false, (v) => v as bigint);
+    case DuckDBTypeId.UTINYINT:
+      return numeric(new Uint8(), Uint8Array, Number);
+    case DuckDBTypeId.USMALLINT:
+      return numeric(new Uint16(), Uint16Array, Number);
+    case DuckDBTypeId.UINTEGER:
+      return numeric(new Uint32(), Uint32Array, Number);
+    case DuckDBTypeId.UBIGINT:
+      return bigints(new Uint64(), true, (v) => v as bigint);
+    case DuckDBTypeId.FLOAT:
+      return numeric(new Float32(), Float32Array, Number);
+    case DuckDBTypeId.DOUBLE:
+      return numeric(new Float64(), Float64Array, Number);
+    case DuckDBTypeId.DECIMAL:
+      return numeric(new Float64(), Float64Array, (v) => (v as DuckDBDecimalValue).toDouble());
+    case DuckDBTypeId.DATE:
+      return numeric(new DateDay(), Int32Array, (v) => (v as DuckDBDateValue).days);
+    case DuckDBTypeId.TIMESTAMP:
+      return bigints(new TimestampMicrosecond(), false, (v) => (v as DuckDBTimestampValue).micros);
+    case DuckDBTypeId.TIMESTAMP_TZ:
+      return bigints(new TimestampMicrosecond('UTC'), false, (v) => (v as DuckDBTimestampValue).micros);
+    case DuckDBTypeId.TIMESTAMP_S:
+      return bigints(new TimestampSecond(), false, (v) => (v as DuckDBTimestampSecondsValue).seconds);
+    case DuckDBTypeId.TIMESTAMP_MS:
+      return bigints(new TimestampMillisecond(), false, (v) => (v as DuckDBTimestampMillisecondsValue).millis);
+    case DuckDBTypeId.TIMESTAMP_NS:
+      return bigints(new TimestampNanosecond(), false, (v) => (v as DuckDBTimestampNanosecondsValue).nanos);
+    case DuckDBTypeId.VARCHAR:
+    case DuckDBTypeId.ENUM:
+      return text(stringForm);
+    case DuckDBTypeId.BLOB:
+      return variableWidth(new Binary(), (v) => (v as DuckDBBlobValue).bytes);
+    case DuckDBTypeId.LIST:
+      return list(converterFor((t as DuckDBListType).valueType), (v) => (v as DuckDBListValue).items);
+    case DuckDBTypeId.ARRAY:
+      return list(converterFor((t as DuckDBArrayType).valueType), (v) => (v as DuckDBArrayValue).items);
+    case DuckDBTypeId.STRUCT: {
+      const st = t as DuckDBStructType;
+      return struct(st.entryNames, st.entryTypes.map(converterFor));
+    }
+    case DuckDBTypeId.MAP: {
+      const mt = t as DuckDBMapType;
+      return map(converterFor(mt.keyType), converterFor(mt.valueType));
+    }
+    default:
+      // UUID, HUGEINT, UHUGEINT (exact decimal text), TIME, INTERVAL, BIT, UNION, VARIANT, …
+      return text(stringForm);
+  }
+}
+
+/** Accumulates DuckDB result columns as Arrow record batches (one per DuckDB chunk). */
+export class ArrowResultBuilder {
+  readonly schema: Schema;
+  private readonly converters: ColumnConverter[];
+  private readonly structType: Struct;
+  private readonly batches: RecordBatch[] = [];
+  private rows = 0;
+
+  constructor(names: readonly string[], types: readonly DuckDBType[]) {
+    this.converters = types.map(converterFor);
+    const fields = names.map((n, i) => new Field(n, this.converters[i]!.type, true));
+    this.schema = new Schema(fields);
+    this.structType = new Struct(fields);
+  }
+
+  get rowCount(): number {
+    return this.rows;
+  }
+
+  /** Adds one chunk given column-major values; every column must have `length` values. */
+  addColumns(columns: readonly (readonly DuckDBValue[])[], length: number): void {
+    if (length === 0) return;
+    const children = this.converters.map((c, i) => c.build(columns[i]!));
+    const data = makeData({ type: this.structType, length, nullCount: 0, children } as never);
+    this.batches.push(new RecordBatch(this.schema, data as never));
+    this.rows += length;
+  }
+
+  toTable(): Table {
+    return new Table(this.schema, this.batches);
+  }
+}

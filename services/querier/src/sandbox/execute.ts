@@ -1,0 +1,131 @@
+import {
+  DuckDBBlobValue,
+  DuckDBTimestampTZValue,
+  type DuckDBConnection,
+  type DuckDBPreparedStatement,
+  type DuckDBValue,
+} from '@duckdb/node-api';
+import type { Table } from 'apache-arrow';
+import { ArrowResultBuilder } from './arrow.ts';
+import { SandboxError } from './errors.ts';
+
+export interface SandboxResult {
+  table: Table;
+  rowCount: number;
+  /** True when the query produced more than `maxRows` rows and only the first `maxRows` are returned. */
+  truncated: boolean;
+}
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * Binds `$1..$n` from plain JS values: null/undefined, boolean, number, bigint, string, Uint8Array
+ * (BLOB), Date (TIMESTAMPTZ) and arrays of those (LIST). Anything else is a bad_sql error.
+ */
+export function bindParams(ps: DuckDBPreparedStatement, params: readonly unknown[]): void {
+  const expected = ps.parameterCount;
+  if (params.length !== expected) {
+    throw new SandboxError('bad_sql', `the query has ${expected} parameter(s) but ${params.length} value(s) were given`);
+  }
+  params.forEach((value, i) => {
+    const index = i + 1;
+    if (value === null || value === undefined) ps.bindNull(index);
+    else if (typeof value === 'boolean') ps.bindBoolean(index, value);
+    else if (typeof value === 'string') ps.bindVarchar(index, value);
+    else if (typeof value === 'bigint') {
+      if (value >= INT64_MIN && value <= INT64_MAX) ps.bindBigInt(index, value);
+      else ps.bindHugeInt(index, value);
+    } else if (typeof value === 'number') {
+      if (Number.isSafeInteger(value)) ps.bindBigInt(index, BigInt(value));
+      else ps.bindDouble(index, value);
+    } else if (value instanceof Uint8Array) ps.bindBlob(index, value);
+    else if (value instanceof Date) ps.bindTimestampTZ(index, new DuckDBTimestampTZValue(BigInt(value.getTime()) * 1000n));
+    else if (Array.isArray(value)) ps.bindList(index, value.map((v) => toDuckValue(v, index)));
+    else throw new SandboxError('bad_sql', `parameter $${index} has an unsupported type`);
+  });
+}
+
+function toDuckValue(v: unknown, index: number): DuckDBValue {
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'boolean' || typeof v === 'string' || typeof v === 'bigint') return v;
+  if (typeof v === 'number') return Number.isSafeInteger(v) ? BigInt(v) : v;
+  if (v instanceof Uint8Array) return new DuckDBBlobValue(v);
+  throw new SandboxError('bad_sql', `parameter $${index} has an unsupported element type`);
+}
+
+export interface ReadOptions {
+  maxRows: number | undefined;
+  /** Checked after every chunk: once the deadline has passed, reading stops with a timeout. */
+  isTimedOut: () => boolean;
+  timeoutMs: number;
+}
+
+/** Runs a prepared SELECT as a stream and converts chunk by chunk, stopping at maxRows. */
+export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions): Promise<SandboxResult> {
+  const result = await ps.stream();
+  const builder = new ArrowResultBuilder(result.deduplicatedColumnNames(), result.columnTypes());
+  const limit = opts.maxRows ?? Number.POSITIVE_INFINITY;
+  let truncated = false;
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (opts.isTimedOut()) throw new SandboxError('timeout', `query exceeded the time limit of ${opts.timeoutMs} ms`);
+    if (chunk === null || chunk.rowCount === 0) break;
+    const room = limit - builder.rowCount;
+    if (room <= 0) {
+      truncated = true;
+      break;
+    }
+    const take = Math.min(room, chunk.rowCount);
+    const columns: DuckDBValue[][] = [];
+    for (let c = 0; c < chunk.columnCount; c++) {
+      const values = chunk.getColumnValues(c);
+      columns.push(take < values.length ? values.slice(0, take) : values);
+    }
+    builder.addColumns(columns, take);
+    if (take < chunk.rowCount) {
+      truncated = true;
+      break;
+    }
+  }
+  const table = builder.toTable();
+  return { table, rowCount: table.numRows, truncated };
+}
+
+/**
+ * Calls `connection.interrupt()` when the deadline passes. `timedOut` stays true afterwards, so any
+ * error raised by the interrupted work is reported as a timeout.
+ */
+export class Deadline {
+  private timer: NodeJS.Timeout | undefined;
+  private fired = false;
+  private conn: DuckDBConnection | undefined;
+  readonly timeoutMs: number;
+
+  constructor(timeoutMs: number) {
+    this.timeoutMs = timeoutMs;
+    this.timer = setTimeout(() => {
+      this.fired = true;
+      this.conn?.interrupt();
+    }, Math.max(1, timeoutMs));
+  }
+
+  /** The connection to interrupt; if the deadline already passed it is interrupted at once. */
+  watch(conn: DuckDBConnection): void {
+    this.conn = conn;
+    if (this.fired) conn.interrupt();
+  }
+
+  get timedOut(): boolean {
+    return this.fired;
+  }
+
+  throwIfPassed(): void {
+    if (this.fired) throw new SandboxError('timeout', `query exceeded the time limit of ${this.timeoutMs} ms`);
+  }
+
+  clear(): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+}

@@ -1,0 +1,116 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { SandboxError, duckdbMessage, makeScrubber, toSandboxError } from './errors.ts';
+import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
+import { gateStatement } from './gate.ts';
+import { planViews, quoteLiteral, type SandboxView } from './views.ts';
+
+export interface SandboxOptions {
+  views: SandboxView[];
+  sql: string;
+  /** Values for `$1..$n`, bound on the prepared statement (never spliced into the text). */
+  params?: unknown[];
+  /** Deadline for the whole call (setup included); the query is interrupted when it passes. */
+  timeoutMs: number;
+  /** DuckDB memory_limit, e.g. '1GB'. Default '1GB'. */
+  memoryLimit?: string;
+  /** DuckDB threads. Default 2. */
+  threads?: number;
+  /** Stop reading after this many rows (result.truncated tells whether more existed). */
+  maxRows?: number;
+  /**
+   * Where the query may spill when it exceeds memoryLimit (a private subdirectory is created and
+   * removed per call, capped by maxTempDirectorySize). Without it, spilling is disabled and an
+   * oversized query fails with a bad_sql "Out of Memory Error".
+   */
+  tempDir?: string;
+  /** Cap on spilled bytes when tempDir is set. Default '4GB'. */
+  maxTempDirectorySize?: string;
+}
+
+const MEMORY_LIMIT = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
+
+/**
+ * Runs one SELECT typed by a user in a DuckDB instance made for this call (reference/storage.md §3):
+ * 1. fresh `:memory:` instance with threads, memory_limit, temp_directory (or no spill), no extension autoload;
+ * 2. views over `read_parquet([exact files], union_by_name = true)`, or typed empty views;
+ * 3. `allowed_paths` = those files, `enable_external_access = false`, `lock_configuration = true`;
+ * 4. the statement gate: one statement, json_serialize_sql AST allow-list, prepared type SELECT;
+ * 5. bind `$n`, stream into Arrow, stop at maxRows; `interrupt()` at the deadline.
+ * The instance is closed in every case.
+ */
+export async function runSandboxedSelect(opts: SandboxOptions): Promise<SandboxResult> {
+  const deadline = new Deadline(opts.timeoutMs);
+  const allFiles = opts.views.flatMap((v) => v.files);
+  const scrub = makeScrubber(opts.tempDir ? [...allFiles, opts.tempDir] : allFiles);
+  const ctx = { scrub, timeoutMs: opts.timeoutMs, get timedOut() { return deadline.timedOut; } };
+  let instance: DuckDBInstance | undefined;
+  let conn: DuckDBConnection | undefined;
+  let spillDir: string | undefined;
+  try {
+    const { parsed, statements } = planViews(opts.views);
+    const memoryLimit = opts.memoryLimit ?? '1GB';
+    if (!MEMORY_LIMIT.test(memoryLimit)) throw new SandboxError('internal', `invalid memoryLimit ${JSON.stringify(memoryLimit)}`);
+    const threads = opts.threads ?? 2;
+    if (!Number.isInteger(threads) || threads < 1) throw new SandboxError('internal', `invalid threads ${threads}`);
+    const config: Record<string, string> = {
+      threads: String(threads),
+      memory_limit: memoryLimit,
+      autoload_known_extensions: 'false',
+      autoinstall_known_extensions: 'false',
+      temp_directory: '',
+    };
+    if (opts.tempDir) {
+      spillDir = await mkdtemp(join(opts.tempDir, 'floe-sql-'));
+      config['temp_directory'] = spillDir;
+      config['max_temp_directory_size'] = opts.maxTempDirectorySize ?? '4GB';
+    }
+    instance = await DuckDBInstance.create(':memory:', config);
+    conn = await instance.connect();
+    deadline.watch(conn);
+
+    // Views first: they bind while files may still be read. Then the lock, in this order.
+    const lock: string[] = [];
+    if (allFiles.length > 0) lock.push(`SET allowed_paths = [${[...new Set(allFiles)].map(quoteLiteral).join(', ')}]`);
+    lock.push('SET enable_external_access = false', 'SET lock_configuration = true');
+    await setupStep(() => runScript(conn!, [...statements, ...lock]), deadline, scrub);
+
+    const prepared = await gateStatement(conn, opts.sql, { astCheck: true, views: parsed });
+    bindParams(prepared, opts.params ?? []);
+    return await readAsArrow(prepared, {
+      maxRows: opts.maxRows,
+      timeoutMs: opts.timeoutMs,
+      isTimedOut: () => deadline.timedOut,
+    });
+  } catch (err) {
+    throw toSandboxError(err, ctx);
+  } finally {
+    deadline.clear();
+    conn?.closeSync();
+    instance?.closeSync();
+    if (spillDir) await rm(spillDir, { recursive: true, force: true }).catch(() => undefined);
+  }
+}
+
+/**
+ * Runs trusted setup statements as one script, after checking that the script parses to exactly
+ * as many statements as were written (so a column-list DDL can't smuggle in another statement).
+ */
+export async function runScript(conn: DuckDBConnection, statements: readonly string[]): Promise<void> {
+  const script = statements.join(';\n');
+  const extracted = await conn.extractStatements(script);
+  if (extracted.count !== statements.length) throw new SandboxError('internal', 'setup SQL has an unexpected statement count');
+  await conn.run(script);
+}
+
+/** Setup failures are Floe's fault (bad DDL, missing file), never the user's: internal, unless the deadline passed. */
+export async function setupStep<T>(step: () => Promise<T>, deadline: Deadline, scrub: (m: string) => string): Promise<T> {
+  try {
+    return await step();
+  } catch (err) {
+    if (err instanceof SandboxError) throw err;
+    if (deadline.timedOut) throw new SandboxError('timeout', `query exceeded the time limit of ${deadline.timeoutMs} ms`, { cause: err });
+    throw new SandboxError('internal', `sandbox setup failed: ${scrub(duckdbMessage(err))}`, { cause: err });
+  }
+}

@@ -1,0 +1,103 @@
+import { mkdir } from 'node:fs/promises';
+import type * as grpc from '@grpc/grpc-js';
+import type { FloeConfig } from '@floe/config';
+import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
+import { FloeError, toGrpc } from '@floe/errors';
+import { startFlightServer } from '@floe/flight';
+import { SqlCatalog } from '@floe/iceberg';
+import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
+import { startAdminServer, type ServiceHandle } from '@floe/runtime';
+import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import { createLogger, type Logger } from '@floe/telemetry';
+import { FileResolver } from './file-resolver.ts';
+import { QueryHandler } from './query-handler.ts';
+
+export interface SharedDeps {
+  log?: Logger;
+  db?: Db;
+  store?: ObjectStore;
+}
+
+/** Iceberg catalog identity shared with the writer (same `catalog_name`, same warehouse). */
+const CATALOG_NAME = 'floe';
+const WAREHOUSE_PREFIX = 'warehouse';
+
+const metadataGetter = (md: grpc.Metadata) => (name: string) => {
+  const v = md.get(name)[0];
+  return v === undefined ? undefined : typeof v === 'string' ? v : v.toString();
+};
+
+/** A FloeError keeps its kind on the wire (gRPC code + message); anything else is INTERNAL. */
+function asGrpcError(err: unknown): Error & { grpcCode: number } {
+  const g = toGrpc(err);
+  return Object.assign(new Error(g.details), { grpcCode: g.code });
+}
+
+/**
+ * The querier: an Arrow Flight server (port 50054) that runs SQL in a locked-down DuckDB over the
+ * Parquet files the Iceberg metadata selects.
+ */
+export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
+  const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'querier' });
+  const ownDb = !deps.db;
+  const db = deps.db ?? (await openDbFromConfig(config));
+  const ownStore = !deps.store;
+  const store = deps.store ?? objectStoreFromConfig(config);
+  const catalog = new SqlCatalog(db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
+  const cache = fileCacheFromConfig(config);
+  const verifier = createKeyVerifier(db, { ttlMs: config.auth.key_cache_ttl });
+  const auth: AuthDeps = {
+    adminApiKey: config.auth.admin_api_key,
+    verifyKey: (s) => verifier.verify(s),
+    datasetExists: async (tenant, dataset) => dataset === DEFAULT_DATASET || (await getDataset(db, tenant, dataset)) !== undefined,
+  };
+  const handler = new QueryHandler(
+    auth,
+    new FileResolver(catalog, store, cache, log),
+    {
+      timeoutMs: config.querier.query_timeout,
+      memoryLimit: config.querier.memory_limit,
+      threads: config.querier.threads,
+      maxRows: config.querier.max_result_rows,
+      tempDir: config.querier.temp_dir,
+    },
+    log,
+  );
+  await mkdir(config.querier.temp_dir, { recursive: true });
+
+  let ready = false;
+  const flight = await startFlightServer({
+    host: config.querier.host,
+    port: config.querier.port,
+    handlers: {
+      async doGet(ticket, metadata, call) {
+        try {
+          const ctx = await handler.authenticate(metadataGetter(metadata));
+          const deadline = call.getDeadline();
+          const deadlineMs = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
+          return await handler.run(ctx, ticket, deadlineMs);
+        } catch (err) {
+          if (!(err instanceof FloeError)) log.error({ err }, 'query failed');
+          throw asGrpcError(err);
+        }
+      },
+    },
+    onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
+  });
+  const admin = await startAdminServer({ host: config.querier.host, port: config.querier.admin_port, isReady: () => ready, name: 'querier' });
+  ready = true;
+  log.info({ flightPort: flight.port, adminPort: admin.port }, 'querier ready');
+  return {
+    name: 'querier',
+    ports: { flight: flight.port, admin: admin.port },
+    isReady: () => ready,
+    async stop() {
+      ready = false;
+      await flight.stop(5000);
+      await admin.close();
+      await cache.close();
+      if (ownStore) await store.close();
+      if (ownDb) await db.close();
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
+import type { CallerCredentials } from './querier-client.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    tenant?: TenantContext;
+  }
+}
+
+const header = (req: FastifyRequest, name: string) => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/**
+ * Resolves the caller's TenantContext once per request (onRequest, before any body is read) for
+ * every route registered inside the scope that uses it.
+ */
+export const authPlugin = fp<{ auth: AuthDeps; scope: string }>(async (app, opts) => {
+  app.addHook('onRequest', async (req) => {
+    req.tenant = await authenticate(credentialsFrom((n) => header(req, n)), opts.auth, opts.scope);
+  });
+});
+
+/** The credentials forwarded to a querier, which authorises the call the same way. */
+export function callerCredentials(req: FastifyRequest): CallerCredentials {
+  return { authorization: header(req, 'authorization') ?? '', tenant: req.tenant!.tenant, dataset: req.tenant!.dataset };
+}
+
+export type { FastifyPluginAsync };

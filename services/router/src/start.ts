@@ -1,0 +1,52 @@
+import type { FloeConfig } from '@floe/config';
+import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
+import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
+import type { ServiceHandle } from '@floe/runtime';
+import { createLogger, type Logger } from '@floe/telemetry';
+import { buildApp } from './app.ts';
+import { createQuerierClient } from './querier-client.ts';
+
+export interface SharedDeps {
+  log?: Logger;
+  db?: Db;
+  /** Querier addresses known to the composition (the in-process querier in `floe all`). */
+  querierUrls?: () => readonly string[];
+}
+
+/** The router: every HTTP query surface on port 3000. */
+export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
+  const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'router' });
+  const ownDb = !deps.db;
+  const db = deps.db ?? (await openDbFromConfig(config));
+  const verifier = createKeyVerifier(db, { ttlMs: config.auth.key_cache_ttl });
+  const auth: AuthDeps = {
+    adminApiKey: config.auth.admin_api_key,
+    verifyKey: (s) => verifier.verify(s),
+    datasetExists: async (tenant, dataset) => dataset === DEFAULT_DATASET || (await getDataset(db, tenant, dataset)) !== undefined,
+  };
+  const configured = config.router.querier_urls;
+  const querierUrls = configured.length > 0 ? () => configured : (deps.querierUrls ?? (() => [`127.0.0.1:${config.querier.port}`]));
+  let ready = false;
+  const app = await buildApp({
+    log,
+    auth,
+    querier: createQuerierClient(querierUrls),
+    queryTimeoutMs: config.router.query_timeout,
+    maxBodyBytes: config.router.max_body_bytes,
+    isReady: () => ready,
+  });
+  await app.listen({ host: config.router.host, port: config.router.port });
+  const port = (app.server.address() as { port: number }).port;
+  ready = true;
+  log.info({ port }, 'router ready');
+  return {
+    name: 'router',
+    ports: { http: port },
+    isReady: () => ready,
+    async stop() {
+      ready = false;
+      await app.close();
+      if (ownDb) await db.close();
+    },
+  };
+}

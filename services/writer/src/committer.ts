@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
+import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
+import { serializeLong } from '@floe/iceberg';
+import { isTableName, partitionFieldName, tableDef, type TableName } from '@floe/schema';
+import { IdBloom, deleteSegments, idBloomKey, listSegments, readSegment, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import type { Logger } from '@floe/telemetry';
+import type { ParquetWriter } from '@floe/storage';
+import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
+import { ensureTable } from './tables.ts';
+
+/**
+ * One commit round: claim the WAL segments present now (oldest first), group their records by
+ * (tenant, dataset, table), write one sorted Parquet file per hour (split by row count), and make
+ * one Iceberg fast-append per table whose snapshot summary names the consumed segments. Segments
+ * already named by a table's retained snapshots are skipped for that table, so a crash between
+ * the commit and the segment delete never appends twice. Segments are deleted only after every
+ * table they feed has committed.
+ */
+export interface RoundStats {
+  segments: number;
+  records: number;
+  rows: number;
+  files: number;
+  commits: number;
+  skippedRecords: number;
+}
+
+interface TableGroup {
+  tenant: string;
+  dataset: string;
+  table: TableName;
+  segments: Set<string>;
+  /** hour → records */
+  hours: Map<number, SegmentRecord[]>;
+}
+
+export interface CommitterOptions {
+  store: ObjectStore;
+  catalog: SqlCatalog;
+  writer: ParquetWriter;
+  log: Logger;
+  maxRowsPerFile: number;
+  maxSegmentsPerRound: number;
+  walPrefix?: string;
+}
+
+const QUARANTINE_PREFIX = 'wal-quarantine/';
+
+export class Committer {
+  readonly #o: CommitterOptions;
+
+  constructor(opts: CommitterOptions) {
+    this.#o = opts;
+  }
+
+  /** Segments waiting in the WAL (the backlog). */
+  async backlog(): Promise<ObjectInfo[]> {
+    return listSegments(this.#o.store, this.#o.walPrefix);
+  }
+
+  async round(segments?: ObjectInfo[]): Promise<RoundStats> {
+    const { store, log } = this.#o;
+    const stats: RoundStats = { segments: 0, records: 0, rows: 0, files: 0, commits: 0, skippedRecords: 0 };
+    const claimed = (segments ?? (await this.backlog())).slice(0, this.#o.maxSegmentsPerRound);
+    if (claimed.length === 0) return stats;
+
+    const groups = new Map<string, TableGroup>();
+    const consumed: string[] = [];
+    for (const seg of claimed) {
+      let records: WalRecord[];
+      try {
+        records = await readSegment(store, seg.key);
+      } catch (err) {
+        // A corrupt segment must not block the log: set it aside for an operator and go on.
+        log.error({ err, segment: seg.key }, 'unreadable WAL segment moved to quarantine');
+        const bytes = await store.get(seg.key);
+        if (bytes) await store.put(QUARANTINE_PREFIX + seg.key.split('/').pop()!, bytes);
+        await store.delete(seg.key);
+        continue;
+      }
+      consumed.push(seg.key);
+      stats.segments++;
+      for (const rec of records) {
+        const h = rec.header;
+        if (!isTableName(h.table)) {
+          log.error({ table: h.table, segment: seg.key }, 'WAL record for an unknown table dropped');
+          continue;
+        }
+        const gk = `${h.tenant}\u0000${h.dataset}\u0000${h.table}`;
+        let g = groups.get(gk);
+        if (!g) groups.set(gk, (g = { tenant: h.tenant, dataset: h.dataset, table: h.table, segments: new Set(), hours: new Map() }));
+        g.segments.add(seg.key);
+        const list = g.hours.get(h.hour) ?? [];
+        list.push({ ...rec, segment: seg.key });
+        g.hours.set(h.hour, list);
+        stats.records++;
+      }
+    }
+
+    for (const g of groups.values()) await this.#commitGroup(g, stats);
+    await deleteSegments(store, consumed);
+    return stats;
+  }
+
+  async #commitGroup(g: TableGroup, stats: RoundStats): Promise<void> {
+    const { catalog, store, writer, log } = this.#o;
+    const def = tableDef(g.table);
+    const handle = await ensureTable(catalog, g.tenant, g.dataset, g.table);
+    const ledger: Ledger = new Map();
+    for (const s of catalog.snapshotSummaries(handle)) decodeLedger(s.summary[LEDGER_KEY], ledger);
+
+    const files: DataFileInput[] = [];
+    const locationKey = store.keyFromUri(handle.metadata.location);
+    const written: string[] = [];
+    try {
+      for (const [hour, records] of g.hours) {
+        const live = records.filter((r) => !ledgerHas(ledger, r.segment));
+        stats.skippedRecords += records.length - live.length;
+        for (const chunk of chunkByRows(live, this.#o.maxRowsPerFile)) {
+          const out = await writer.write(def, chunk.map((r) => r.payload));
+          written.push(out.path);
+          const key = `${locationKey}/data/${partitionFieldName(def)}=${hour}/${randomUUID()}.parquet`;
+          await store.putFile(key, out.path);
+          if (def.idColumn) await store.put(idBloomKey(key), IdBloom.build(out.ids, out.ids.length).encode());
+          const tsId = def.columns.find((c) => c.name === def.partitionSource)!.id;
+          const startId = def.columns.find((c) => c.name === 'start_time_unix_nano')?.id;
+          const lower: Record<number, Uint8Array> = { [tsId]: serializeLong(out.minTimestampUs) };
+          const upper: Record<number, Uint8Array> = { [tsId]: serializeLong(out.maxTimestampUs) };
+          if (startId) {
+            lower[startId] = serializeLong(out.minStartNs);
+            upper[startId] = serializeLong(out.maxStartNs);
+          }
+          files.push({
+            key,
+            fileSizeBytes: out.sizeBytes,
+            recordCount: out.rowCount,
+            partition: { [partitionFieldName(def)]: hour },
+            lowerBounds: lower,
+            upperBounds: upper,
+            sortOrderId: 1,
+          });
+          stats.rows += out.rowCount;
+          stats.files++;
+        }
+      }
+      if (files.length === 0) return;
+      const fresh = [...g.segments].filter((k) => !ledgerHas(ledger, k));
+      await catalog.appendFiles(handle, files, { summary: { [LEDGER_KEY]: encodeLedger(fresh), 'floe.writer': 'wal' } });
+      stats.commits++;
+      log.debug({ tenant: g.tenant, dataset: g.dataset, table: g.table, files: files.length }, 'committed');
+    } finally {
+      await Promise.all(written.map((p) => rm(p, { force: true })));
+    }
+  }
+}
+
+/** A WAL record and the segment it came from (the unit of exactly-once). */
+type SegmentRecord = WalRecord & { segment: string };
+
+function* chunkByRows(records: SegmentRecord[], maxRows: number): Generator<SegmentRecord[]> {
+  let chunk: SegmentRecord[] = [];
+  let rows = 0;
+  for (const r of records) {
+    if (chunk.length > 0 && rows + r.header.rows > maxRows) {
+      yield chunk;
+      chunk = [];
+      rows = 0;
+    }
+    chunk.push(r);
+    rows += r.header.rows;
+  }
+  if (chunk.length > 0) yield chunk;
+}

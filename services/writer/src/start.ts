@@ -1,0 +1,81 @@
+import type { FloeConfig } from '@floe/config';
+import { SqlCatalog } from '@floe/iceberg';
+import { openDbFromConfig, type Db } from '@floe/meta';
+import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
+import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import { createLogger, type Logger } from '@floe/telemetry';
+import { Committer } from './committer.ts';
+import { ParquetWriter } from '@floe/storage';
+import { CATALOG_NAME, WAREHOUSE_PREFIX } from './tables.ts';
+
+export interface SharedDeps {
+  log?: Logger;
+  db?: Db;
+  store?: ObjectStore;
+}
+
+/**
+ * The writer: tails the WAL and commits its rows to Iceberg. Under load it commits every
+ * `writer.flush_interval`; when the log was idle, the first segment is committed at once.
+ */
+export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
+  const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'writer' });
+  const ownDb = !deps.db;
+  const db = deps.db ?? (await openDbFromConfig(config));
+  const ownStore = !deps.store;
+  const store = deps.store ?? objectStoreFromConfig(config);
+  const catalog = new SqlCatalog(db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
+  const writer = new ParquetWriter(config.writer.work_dir);
+  const committer = new Committer({
+    store,
+    catalog,
+    writer,
+    log,
+    maxRowsPerFile: config.writer.max_rows_per_file,
+    maxSegmentsPerRound: config.writer.max_segments_per_round,
+  });
+
+  const abort = new AbortController();
+  let ready = true;
+  let lastRound = 0;
+  let failures = 0;
+  const loop = (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        const backlog = await committer.backlog();
+        if (backlog.length === 0) {
+          await sleep(config.writer.poll_interval, abort.signal);
+          continue;
+        }
+        const wait = lastRound + config.writer.flush_interval - Date.now();
+        if (wait > 0) await sleep(wait, abort.signal);
+        lastRound = Date.now();
+        // A round in progress finishes even when a stop begins: its files are committed or not.
+        const stats = await committer.round(abort.signal.aborted ? backlog : undefined);
+        failures = 0;
+        if (stats.segments > 0) log.debug({ ...stats, backlog: backlog.length }, 'round');
+      } catch (err) {
+        failures++;
+        log.error({ err, failures }, 'commit round failed; retrying');
+        await sleep(Math.min(30_000, config.writer.poll_interval * 2 ** Math.min(failures, 8)), abort.signal);
+      }
+    }
+  })();
+
+  const admin = await startAdminServer({ host: config.writer.host, port: config.writer.admin_port, isReady: () => ready, name: 'writer' });
+  log.info({ adminPort: admin.port }, 'writer ready');
+  return {
+    name: 'writer',
+    ports: { admin: admin.port },
+    isReady: () => ready,
+    async stop() {
+      ready = false;
+      abort.abort();
+      await loop;
+      writer.close();
+      await admin.close();
+      if (ownStore) await store.close();
+      if (ownDb) await db.close();
+    },
+  };
+}
