@@ -45,6 +45,7 @@ export class ParquetWriter {
 
   /** NDJSON rows (one JSON object per line, raw column layout) → one stored-layout file. */
   async write(table: TableDef, payloads: readonly Uint8Array[]): Promise<WrittenFile> {
+    await this.#connection();
     const input = join(this.#dir, `${randomUUID()}.ndjson`);
     await writeFile(input, payloads);
     try {

@@ -27,3 +27,12 @@ export function createLogger(opts: LoggerOptions): Logger {
 export function silentLogger(): Logger {
   return pino({ level: 'silent' });
 }
+
+/**
+ * A child for HTTP frameworks that log every request at info: per-request lines would drown
+ * the service's own log, so the child only passes warnings and errors (unless debugging).
+ */
+export function quietChild(log: Logger, surface: string): Logger {
+  const level = log.levelVal <= 20 ? log.level : 'warn';
+  return log.child({ surface }, { level });
+}

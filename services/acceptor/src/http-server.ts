@@ -2,7 +2,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import { ExportTraceServiceRequestSchema, ExportTraceServiceResponseSchema, create, toBinary, toJson } from '@floe/proto';
-import type { Logger } from '@floe/telemetry';
+import { quietChild, type Logger } from '@floe/telemetry';
 import { decodeMessage, formatOf, inflate, type BodyFormat } from './decode.ts';
 import type { Ingest, IngestResult } from './ingest.ts';
 
@@ -23,7 +23,7 @@ declare module 'fastify' {
 
 /** OTLP/HTTP on 4318: POST /v1/traces (protobuf or JSON, optionally gzip) and GET /ready. */
 export function buildHttpServer(opts: HttpServerOptions) {
-  const app = Fastify({ loggerInstance: opts.log.child({ surface: 'otlp-http' }), bodyLimit: opts.maxBodyBytes, disableRequestLogging: true });
+  const app = Fastify({ loggerInstance: quietChild(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
 
   // Bodies are taken raw for every content type: the handler decides 415 vs decode, so a wrong
   // Content-Type gets the same envelope as every other error.

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import type { AuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
-import type { Logger } from '@floe/telemetry';
+import { quietChild, type Logger } from '@floe/telemetry';
 import { authPlugin } from './auth-plugin.ts';
 import type { QuerierClient } from './querier-client.ts';
 import { traceQueryPlugin } from './tracequery.ts';
@@ -21,7 +21,7 @@ export interface AppOptions {
  * its own prefix and its own auth scope.
  */
 export async function buildApp(opts: AppOptions) {
-  const app = Fastify({ loggerInstance: opts.log.child({ surface: 'router' }), bodyLimit: opts.maxBodyBytes, disableRequestLogging: true });
+  const app = Fastify({ loggerInstance: quietChild(opts.log, 'router'), bodyLimit: opts.maxBodyBytes });
 
   app.setErrorHandler((err: unknown, req, reply) => {
     const e = err instanceof FloeError ? err : fromFastify(err);
