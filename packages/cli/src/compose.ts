@@ -3,11 +3,6 @@ import { bootstrapTenant, openDbFromConfig, migrate, type BootstrapResult, type 
 import { startModules, SERVICE_NAMES, type ModuleDef, type ServiceHandle, type StartedModules } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
-import { start as startAcceptor } from '@floe/acceptor';
-import { start as startCompactor } from '@floe/compactor';
-import { start as startQuerier } from '@floe/querier';
-import { start as startRouter } from '@floe/router';
-import { start as startWriter } from '@floe/writer';
 
 /**
  * The composition of Floe's services. The metadata DB, object store and logger are plumbing
@@ -44,15 +39,24 @@ const MODULES: ModuleDef<Ctx>[] = [
     const store = ctx.store;
     return () => store.close();
   }),
-  { name: 'querier', deps: ['meta', 'store'], start: async (ctx) => remember(ctx, await startQuerier(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store })) },
-  { name: 'acceptor', deps: ['meta', 'store'], start: (ctx) => startAcceptor(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
-  { name: 'writer', deps: ['meta', 'store'], start: (ctx) => startWriter(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
-  { name: 'compactor', deps: ['meta', 'store'], start: (ctx) => startCompactor(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  // Services are imported when started, so a single-service process loads only its own code.
+  {
+    name: 'querier',
+    deps: ['meta', 'store'],
+    start: async (ctx) => remember(ctx, await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store })),
+  },
+  { name: 'acceptor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  { name: 'writer', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  { name: 'compactor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
   {
     name: 'router',
     deps: ['meta'],
-    start: (ctx) =>
-      startRouter(ctx.config, { log: ctx.log, db: ctx.db, querierUrls: ctx.querierPort ? () => [`127.0.0.1:${ctx.querierPort}`] : undefined }),
+    start: async (ctx) =>
+      (await import('@floe/router')).start(ctx.config, {
+        log: ctx.log,
+        db: ctx.db,
+        querierUrls: ctx.querierPort ? () => [`127.0.0.1:${ctx.querierPort}`] : undefined,
+      }),
   },
   { name: 'all', deps: ['querier', 'writer', 'acceptor', 'compactor', 'router'], start: async () => ({ name: 'all', ports: {}, isReady: () => true, stop: async () => {} }) },
 ];
@@ -72,6 +76,8 @@ export const TARGETS = [...SERVICE_NAMES, 'all'] as const;
 export interface StartedFloe extends StartedModules {
   /** Creates a tenant (if missing) and a new API key through this process's metadata DB. */
   bootstrap(tenant: string): Promise<{ tenant: string; dataset: string; api_key: string }>;
+  /** The process's metadata DB (embedded PGlite can only be opened by one process). */
+  readonly db: Db | undefined;
 }
 
 export async function startFloe(config: Readonly<FloeConfig>, targets: readonly string[], log?: Logger): Promise<StartedFloe> {
@@ -90,5 +96,6 @@ export async function startFloe(config: Readonly<FloeConfig>, targets: readonly 
     isReady: started.isReady,
     stop: started.stop,
     bootstrap: async (tenant) => bootstrapSummary(await bootstrapTenant(ctx.db!, tenant)),
+    db: ctx.db,
   };
 }

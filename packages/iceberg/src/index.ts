@@ -81,3 +81,4 @@ export {
   manifestEntrySchema,
 } from './manifest-avro.ts';
 export { readAvroFile, writeAvroFile } from './avro.ts';
+export { publishDataFile, deleteDataFiles } from './floe-data-file.ts';

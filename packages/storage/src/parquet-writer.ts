@@ -64,6 +64,14 @@ export class ParquetWriter {
     return this.#copy(table, `SELECT ${cols} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`);
   }
 
+  /**
+   * Any SELECT that yields the table's stored columns → one file in canonical order (used to
+   * generate benchmark data through the same encoding path).
+   */
+  writeQuery(table: TableDef, select: string): Promise<WrittenFile> {
+    return this.#copy(table, select);
+  }
+
   async #copy(table: TableDef, source: string): Promise<WrittenFile> {
     const conn = await this.#connection();
     const output = join(this.#dir, `${randomUUID()}.parquet`);

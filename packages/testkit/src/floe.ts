@@ -33,6 +33,8 @@ export interface FloeUnderTest {
   dataDir: string;
   /** Creates a tenant with its default dataset and returns a fresh API key for it. */
   bootstrap(tenant: string): Promise<{ tenant: string; dataset: string; api_key: string }>;
+  /** Runs SQL on Floe's metadata DB (catalog rows, keys) for assertions. */
+  metaQuery<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<R[]>;
   /** cluster only: SIGKILL one service process. */
   kill(service: Service): Promise<void>;
   /** cluster only: start a killed service again and wait until it is ready. */
@@ -92,6 +94,7 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     dataDir: dir,
     // PGlite is single-process: tenants are created through the running process's metadata DB.
     bootstrap: (tenant) => started.bootstrap(tenant),
+    metaQuery: async <R,>(sql: string, params?: unknown[]) => (await started.db!.query<R>(sql, params)).rows,
     kill: async () => {
       throw new Error('kill() needs cluster mode');
     },
@@ -190,6 +193,14 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
         child.on('exit', (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`bootstrap exited ${code}: ${stderr}`))));
       });
       return JSON.parse(out) as { tenant: string; dataset: string; api_key: string };
+    },
+    async metaQuery<R>(sql: string, params?: unknown[]) {
+      const conn = await openDb({ kind: 'pg', url: database.url, poolMax: 1 });
+      try {
+        return (await conn.query<R>(sql, params)).rows;
+      } finally {
+        await conn.close();
+      }
     },
     kill: (service) => stopService(service, 'SIGKILL'),
     restart: (service) => spawnService(service),

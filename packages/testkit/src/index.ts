@@ -10,3 +10,4 @@ export type { TestS3 } from './backends.ts';
 export { freePorts, waitFor, isReady } from './ports.ts';
 export { grpcTraceExporter, protoTraceExporter, sendSampleTrace } from './otel.ts';
 export type { Credentials, SentTrace } from './otel.ts';
+export { installFileFetch } from './file-fetch.ts';

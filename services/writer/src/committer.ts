@@ -1,9 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
-import { serializeLong } from '@floe/iceberg';
-import { isTableName, partitionFieldName, tableDef, type TableName } from '@floe/schema';
-import { IdBloom, deleteSegments, idBloomKey, listSegments, readSegment, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { publishDataFile } from '@floe/iceberg';
+import { isTableName, tableDef, type TableName } from '@floe/schema';
+import { deleteSegments, listSegments, readSegment, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
@@ -120,26 +119,7 @@ export class Committer {
         for (const chunk of chunkByRows(live, this.#o.maxRowsPerFile)) {
           const out = await writer.write(def, chunk.map((r) => r.payload));
           written.push(out.path);
-          const key = `${locationKey}/data/${partitionFieldName(def)}=${hour}/${randomUUID()}.parquet`;
-          await store.putFile(key, out.path);
-          if (def.idColumn) await store.put(idBloomKey(key), IdBloom.build(out.ids, out.ids.length).encode());
-          const tsId = def.columns.find((c) => c.name === def.partitionSource)!.id;
-          const startId = def.columns.find((c) => c.name === 'start_time_unix_nano')?.id;
-          const lower: Record<number, Uint8Array> = { [tsId]: serializeLong(out.minTimestampUs) };
-          const upper: Record<number, Uint8Array> = { [tsId]: serializeLong(out.maxTimestampUs) };
-          if (startId) {
-            lower[startId] = serializeLong(out.minStartNs);
-            upper[startId] = serializeLong(out.maxStartNs);
-          }
-          files.push({
-            key,
-            fileSizeBytes: out.sizeBytes,
-            recordCount: out.rowCount,
-            partition: { [partitionFieldName(def)]: hour },
-            lowerBounds: lower,
-            upperBounds: upper,
-            sortOrderId: 1,
-          });
+          files.push(await publishDataFile(store, def, out, locationKey, hour));
           stats.rows += out.rowCount;
           stats.files++;
         }

@@ -45,24 +45,32 @@ const BAD_SQL_CLASSES = new Set([
 ]);
 
 /**
- * Replaces every occurrence of the given absolute paths (and anything under their directories)
- * with `<file>`. Longest first, so a file is replaced before its directory.
+ * Replaces the given absolute paths with `<file>`: each path exactly, then anything that starts with
+ * one of their ancestor directories two or more levels deep (`/data/acme…`, which also catches the
+ * truncated paths DuckDB prints in its `LINE 1: …` excerpts). Longest first.
  */
 export function makeScrubber(paths: readonly string[]): (message: string) => string {
-  const files = [...new Set(paths.filter((p) => p.length > 0))].sort((a, b) => b.length - a.length);
-  const dirs = [...new Set(files.map(dirOf).filter((d) => d.length > 1))].sort((a, b) => b.length - a.length);
-  const dirPatterns = dirs.map((d) => new RegExp(`${escapeRegExp(d)}(?:/[^\\s'"\\]\\),]*)?`, 'g'));
+  const files = [...new Set(paths.filter((p) => p.startsWith('/')))].sort((a, b) => b.length - a.length);
+  const prefixes = new Set<string>();
+  for (const f of files) {
+    const parts = f.split('/');
+    for (let depth = 2; depth < parts.length; depth++) prefixes.add(parts.slice(0, depth + 1).join('/'));
+  }
+  const pattern =
+    prefixes.size === 0
+      ? undefined
+      : new RegExp(`(?:${[...prefixes].sort((a, b) => b.length - a.length).map(escapeRegExp).join('|')})[^\\s'"\\]\\),]*`, 'g');
   return (message) => {
     let out = message;
     for (const f of files) out = out.split(f).join('<file>');
-    for (const re of dirPatterns) out = out.replace(re, '<file>');
-    return out;
+    return pattern ? out.replace(pattern, '<file>') : out;
   };
 }
 
-function dirOf(path: string): string {
-  const i = path.lastIndexOf('/');
-  return i <= 0 ? '' : path.slice(0, i);
+/** First line only: DuckDB's `LINE 1: …` excerpt of a setup statement would show Floe's own SQL. */
+export function firstLine(message: string): string {
+  const i = message.indexOf('\n');
+  return i < 0 ? message : message.slice(0, i);
 }
 
 function escapeRegExp(s: string): string {

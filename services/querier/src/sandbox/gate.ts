@@ -1,5 +1,5 @@
 import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
-import { MSG_FILE_ACCESS, MSG_SINGLE_SELECT, SandboxError, duckdbMessage } from './errors.ts';
+import { MSG_FILE_ACCESS, MSG_SINGLE_SELECT, SandboxError } from './errors.ts';
 import type { ParsedViewName } from './views.ts';
 
 /** Table functions user SQL may call: generators only, nothing that touches files, settings or catalogs. */
@@ -154,12 +154,8 @@ export interface GateOptions {
  * Returns the prepared statement, ready to bind.
  */
 export async function gateStatement(conn: DuckDBConnection, sql: string, opts: GateOptions): Promise<DuckDBPreparedStatement> {
-  let extracted;
-  try {
-    extracted = await conn.extractStatements(sql);
-  } catch (err) {
-    throw new SandboxError('bad_sql', duckdbMessage(err), { cause: err });
-  }
+  // Parser errors (and an interrupt at the deadline) propagate raw; toSandboxError classifies them.
+  const extracted = await conn.extractStatements(sql);
   if (extracted.count === 0) throw new SandboxError('bad_sql', 'no SQL statement given');
   if (extracted.count !== 1) throw new SandboxError('forbidden', MSG_SINGLE_SELECT);
   if (opts.astCheck) await checkWithSerializer(conn, sql, opts.views);

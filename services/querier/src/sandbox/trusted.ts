@@ -2,7 +2,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
 import { gateStatement } from './gate.ts';
-import { runScript, setupStep } from './sandbox.ts';
+import { runScript, setupStep } from './setup.ts';
 import { parseViewName, quoteIdent, validateView, viewSelectSql, type SandboxView } from './views.ts';
 
 export interface TrustedRunnerOptions {
@@ -103,6 +103,7 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
         isTimedOut: () => deadline.timedOut,
       });
     } catch (err) {
+      if (closed && !(err instanceof SandboxError)) throw new SandboxError('internal', 'trusted runner was closed', { cause: err });
       throw toSandboxError(err, ctx);
     } finally {
       deadline.clear();

@@ -1,0 +1,156 @@
+/**
+ * bench/ingest-traces: spans/s acknowledged over OTLP HTTP protobuf, sustained, against a
+ * baseline measured in the same run that receives the same bodies and appends them undecoded to
+ * a file with the same fsync policy. Also reports the WAL backlog over the run (is the writer
+ * keeping up?) and the time from ack to visible in a trace-by-id query.
+ *
+ *   node bench/ingest-traces/run.ts [seconds=60] [concurrency=16] [spansPerRequest=100]
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
+import { percentile, startFloeProcess } from '../lib/floe-process.ts';
+
+const SECONDS = Number(process.argv[2] ?? 60);
+const CONCURRENCY = Number(process.argv[3] ?? 16);
+const SPANS = Number(process.argv[4] ?? 100);
+const MARKER = Buffer.alloc(16, 0xab);
+
+/** A realistic SDK batch: one resource, SPANS spans of MARKER's trace with typed attributes. */
+function template(): Buffer {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const spans = Array.from({ length: SPANS }, (_, i) => ({
+    traceId: MARKER,
+    spanId: randomBytes(8),
+    parentSpanId: i === 0 ? new Uint8Array(0) : randomBytes(8),
+    name: `GET /api/v1/items/${i % 20}`,
+    kind: 2,
+    startTimeUnixNano: now + BigInt(i) * 1000n,
+    endTimeUnixNano: now + BigInt(i) * 1000n + 250_000n,
+    attributes: [
+      { key: 'http.method', value: { value: { case: 'stringValue' as const, value: 'GET' } } },
+      { key: 'http.route', value: { value: { case: 'stringValue' as const, value: `/api/v1/items/${i % 20}` } } },
+      { key: 'http.status_code', value: { value: { case: 'intValue' as const, value: 200n } } },
+      { key: 'user.id', value: { value: { case: 'stringValue' as const, value: `user-${i * 7919}` } } },
+      { key: 'cache.hit', value: { value: { case: 'boolValue' as const, value: i % 3 === 0 } } },
+    ],
+    status: { code: 1, message: '' },
+  }));
+  const req = create(ExportTraceServiceRequestSchema, {
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { value: { case: 'stringValue', value: 'bench-svc' } } }, { key: 'host.name', value: { value: { case: 'stringValue', value: 'bench-host-1' } } }] },
+        scopeSpans: [{ scope: { name: 'bench', version: '1' }, spans }],
+      },
+    ],
+  });
+  return Buffer.from(toBinary(ExportTraceServiceRequestSchema, req));
+}
+
+const TEMPLATE = template();
+const OFFSETS: number[] = [];
+for (let i = TEMPLATE.indexOf(MARKER); i >= 0; i = TEMPLATE.indexOf(MARKER, i + 16)) OFFSETS.push(i);
+
+/** Each request gets a fresh trace id, so no two bodies are identical (resend dedup stays out). */
+function nextBody(): { body: Buffer; traceId: string } {
+  const body = Buffer.from(TEMPLATE);
+  const id = randomBytes(16);
+  for (const o of OFFSETS) id.copy(body, o);
+  return { body, traceId: id.toString('hex') };
+}
+
+async function drive(url: string, headers: Record<string, string>, seconds: number, onTick?: () => void): Promise<{ spans: number; errors: number; seconds: number }> {
+  let spans = 0;
+  let errors = 0;
+  const end = Date.now() + seconds * 1000;
+  const started = Date.now();
+  const tick = onTick ? setInterval(onTick, 5000) : undefined;
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (Date.now() < end) {
+        const { body } = nextBody();
+        try {
+          const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', ...headers } });
+          await res.arrayBuffer();
+          if (res.status === 200) spans += SPANS;
+          else errors++;
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
+  if (tick) clearInterval(tick);
+  return { spans, errors, seconds: (Date.now() - started) / 1000 };
+}
+
+async function baseline(): Promise<{ spans: number; errors: number; seconds: number }> {
+  const file = join(tmpdir(), `floe-bench-baseline-${process.pid}.bin`);
+  const child = spawn(process.execPath, [join(import.meta.dirname, 'baseline-server.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve) => createInterface({ input: child.stdout! }).once('line', (l) => resolve((JSON.parse(l) as { port: number }).port)));
+  const r = await drive(`http://127.0.0.1:${port}/v1/traces`, {}, SECONDS);
+  child.kill('SIGTERM');
+  return r;
+}
+
+async function floeRun() {
+  const floe = await startFloeProcess();
+  const auth = { authorization: `Bearer ${floe.apiKey}`, 'x-tenant-id': floe.tenant };
+  const walDir = join(floe.dir, 'data', 'wal');
+  const backlog: number[] = [];
+  const countSegments = () => {
+    try {
+      backlog.push(readdirSync(walDir).filter((f) => f.endsWith('.wal')).length);
+    } catch {
+      backlog.push(0);
+    }
+  };
+  // Ack → visible: a probe trace every 2 s, polled by id until the router returns it.
+  const latencies: number[] = [];
+  let probing = true;
+  const probes = (async () => {
+    while (probing) {
+      const { body, traceId } = nextBody();
+      const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', ...auth } });
+      const acked = Date.now();
+      if (res.status === 200) {
+        for (;;) {
+          const r = await fetch(`${floe.routerUrl}/tracequery/api/traces/${traceId}`, { headers: auth });
+          await r.arrayBuffer();
+          if (r.status === 200) {
+            latencies.push(Date.now() - acked);
+            break;
+          }
+          if (Date.now() - acked > 60_000) break;
+          await new Promise((x) => setTimeout(x, 50));
+        }
+      }
+      await new Promise((x) => setTimeout(x, 2000));
+    }
+  })();
+  const r = await drive(`${floe.otlpHttpUrl}/v1/traces`, auth, SECONDS, countSegments);
+  countSegments();
+  probing = false;
+  await probes;
+  // Drain: how long until the writer has consumed the backlog left at the end.
+  const drainStart = Date.now();
+  while (backlog.length && readdirSync(walDir).some((f) => f.endsWith('.wal')) && Date.now() - drainStart < 120_000) await new Promise((x) => setTimeout(x, 250));
+  const drainMs = Date.now() - drainStart;
+  await floe.stop();
+  return { ...r, backlog, latencies: latencies.sort((a, b) => a - b), drainMs };
+}
+
+const base = await baseline();
+const floe = await floeRun();
+const baseRate = base.spans / base.seconds;
+const floeRate = floe.spans / floe.seconds;
+console.log(`bench/ingest-traces: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${SPANS} spans/request (${TEMPLATE.length} bytes)`);
+console.log(`  baseline (receive + append + fdatasync, undecoded): ${baseRate.toFixed(0)} spans/s (${base.errors} errors)`);
+console.log(`  floe (OTLP HTTP protobuf → WAL ack):               ${floeRate.toFixed(0)} spans/s (${floe.errors} errors)`);
+console.log(`  ratio floe/baseline: ${(floeRate / baseRate).toFixed(3)} (goal ≥ 0.5)`);
+console.log(`  WAL backlog (segments, every 5 s): ${floe.backlog.join(' ')}; drained ${(floe.drainMs / 1000).toFixed(1)} s after the load stopped`);
+console.log(`  ack → visible in trace-by-id: p50 ${percentile(floe.latencies, 50)} ms, p95 ${percentile(floe.latencies, 95)} ms (${floe.latencies.length} probes)`);
