@@ -7,3 +7,5 @@ export { authenticate, credentialsFrom, DEFAULT_DATASET } from './authenticate.t
 export type { AuthDeps, Credentials, VerifiedKey } from './authenticate.ts';
 export { isValidName } from './tenant-context.ts';
 export type { TenantContext } from './tenant-context.ts';
+export { signTicket, verifyTicketSignature } from './ticket-signature.ts';
+export type { SignedPart } from './ticket-signature.ts';

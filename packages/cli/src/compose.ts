@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { FloeConfig } from '@floe/config';
 import { bootstrapTenant, openDbFromConfig, migrate, type BootstrapResult, type Db } from '@floe/meta';
 import { startModules, SERVICE_NAMES, type ModuleDef, type ServiceHandle, type StartedModules } from '@floe/runtime';
@@ -16,6 +17,8 @@ interface Ctx {
   db?: Db;
   store?: ObjectStore;
   querierPort?: number;
+  /** Signs planner SQL between the in-process router and querier (random per process). */
+  internalKey: string;
 }
 
 const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>): ModuleDef<Ctx> => ({
@@ -43,7 +46,7 @@ const MODULES: ModuleDef<Ctx>[] = [
   {
     name: 'querier',
     deps: ['meta', 'store'],
-    start: async (ctx) => remember(ctx, await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store })),
+    start: async (ctx) => remember(ctx, await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, internalKey: ctx.internalKey })),
   },
   { name: 'acceptor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
   { name: 'writer', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
@@ -56,6 +59,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         log: ctx.log,
         db: ctx.db,
         querierUrls: ctx.querierPort ? () => [`127.0.0.1:${ctx.querierPort}`] : undefined,
+        internalKey: ctx.querierPort ? ctx.internalKey : undefined,
       }),
   },
   { name: 'all', deps: ['querier', 'writer', 'acceptor', 'compactor', 'router'], start: async () => ({ name: 'all', ports: {}, isReady: () => true, stop: async () => {} }) },
@@ -88,7 +92,7 @@ export async function startFloe(config: Readonly<FloeConfig>, targets: readonly 
   if (config.storage.kind === 'fs' && !targets.includes('all') && targets.length < SERVICE_NAMES.length) {
     logger.warn('storage.kind is "fs" while running a subset of services: every process must share the same directory');
   }
-  const ctx: Ctx = { config, log: logger };
+  const ctx: Ctx = { config, log: logger, internalKey: randomBytes(32).toString('base64url') };
   const started = await startModules(MODULES, targets, ctx);
   return {
     ...started,

@@ -63,6 +63,12 @@ export const storageSection = z.strictObject({
 export const authSection = z.strictObject({
   /** Break-glass key with full rights over every tenant. Empty disables it. */
   admin_api_key: z.string().default(''),
+  /**
+   * Shared secret of Floe's own services: the router signs the SQL its planner prints so a
+   * querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. Empty: in
+   * `floe all` a random per-process key is used; split services then sandbox every query.
+   */
+  internal_service_key: z.string().default(''),
   /** How long a verified API key is trusted before it is looked up again. */
   key_cache_ttl: duration('10s'),
 });

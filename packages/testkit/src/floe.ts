@@ -120,7 +120,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
       s3: { bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, force_path_style: true },
       cache_dir: join(dir, 'cache'),
     },
-    auth: { admin_api_key: ADMIN_KEY },
+    auth: { admin_api_key: ADMIN_KEY, internal_service_key: 'test-internal-key' },
     acceptor: { host: '127.0.0.1', grpc_port: grpcPort, http_port: httpPort },
     router: { host: '127.0.0.1', port: routerPort, querier_urls: [`127.0.0.1:${flightPort}`] },
     querier: { host: '127.0.0.1', port: flightPort, admin_port: qAdmin, temp_dir: join(dir, 'tmp-q') },

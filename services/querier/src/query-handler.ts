@@ -1,10 +1,10 @@
-import { authenticate, type AuthDeps, type TenantContext } from '@floe/auth';
+import { authenticate, verifyTicketSignature, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import { emptyColumnsDdl, tableDef } from '@floe/schema';
 import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
 import type { FileResolver, ResolvedFiles } from './file-resolver.ts';
-import { SandboxError, runSandboxedSelect } from './sandbox/index.ts';
+import { SandboxError, createTrustedRunner, runSandboxedSelect, type TrustedRunner } from './sandbox/index.ts';
 import { mentions, tableRefs } from './table-refs.ts';
 import { parseTicket } from './ticket.ts';
 
@@ -33,12 +33,20 @@ export class QueryHandler {
   readonly #files: FileResolver;
   readonly #limits: QueryLimits;
   readonly #log: Logger;
+  readonly #internalKey: string;
+  readonly #trusted: TrustedRunner | undefined;
 
-  constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger) {
+  constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger, internalKey = '') {
     this.#auth = auth;
     this.#files = files;
     this.#limits = limits;
     this.#log = log;
+    this.#internalKey = internalKey;
+    this.#trusted = internalKey ? createTrustedRunner({ threads: limits.threads, memoryLimit: limits.memoryLimit }) : undefined;
+  }
+
+  close(): void {
+    this.#trusted?.close();
   }
 
   authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {
@@ -58,7 +66,14 @@ export class QueryHandler {
         views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(tableDef(ref.table)) });
       }
       const timeoutMs = Math.max(1, Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity) - (Date.now() - started));
-      const result = await runSandboxedSelect({
+      // SQL printed and signed by Floe's planner runs on the warm instance (its views name only
+      // the caller's files); anything a user typed gets a fresh locked-down sandbox.
+      const signed =
+        this.#trusted !== undefined &&
+        refs.every((r) => !r.viewName.includes('.')) &&
+        verifyTicketSignature(this.#internalKey, { tenant: ctx.tenant, dataset: ctx.dataset, sql: ticket.sql, params: ticket.params, hints: ticket.rawHints }, ticket.sig);
+      const run = signed ? (o: Parameters<typeof runSandboxedSelect>[0]) => this.#trusted!.run(o) : runSandboxedSelect;
+      const result = await run({
         views,
         sql: ticket.sql,
         params: ticket.params,

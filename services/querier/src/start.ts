@@ -16,6 +16,8 @@ export interface SharedDeps {
   log?: Logger;
   db?: Db;
   store?: ObjectStore;
+  /** Key shared with an in-process router when auth.internal_service_key is empty. */
+  internalKey?: string;
 }
 
 /** Iceberg catalog identity shared with the writer (same `catalog_name`, same warehouse). */
@@ -62,6 +64,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       tempDir: config.querier.temp_dir,
     },
     log,
+    config.auth.internal_service_key || deps.internalKey || '',
   );
   await mkdir(config.querier.temp_dir, { recursive: true });
 
@@ -94,6 +97,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       await flight.stop(5000);
+      handler.close();
       await admin.close();
       await cache.close();
       if (ownStore) await store.close();

@@ -9,6 +9,10 @@ export interface Ticket {
   sql: string;
   params: Array<string | number | boolean | null>;
   hints: { traceId?: string; startNs?: bigint; endNs?: bigint };
+  /** The hints object as sent (what a signature covers). */
+  rawHints: unknown;
+  /** Signature of Floe's planner (see @floe/auth signTicket), if any. */
+  sig: string | undefined;
 }
 
 const MAX_TICKET_BYTES = 256 * 1024;
@@ -17,14 +21,14 @@ export function parseTicket(bytes: Uint8Array): Ticket {
   if (bytes.length === 0) throw new FloeError('bad_data', 'empty ticket: send SQL text or {"sql": ...}');
   if (bytes.length > MAX_TICKET_BYTES) throw new FloeError('too_large', `ticket larger than ${MAX_TICKET_BYTES} bytes`);
   const text = Buffer.from(bytes).toString('utf8');
-  if (!text.trimStart().startsWith('{')) return { sql: text, params: [], hints: {} };
+  if (!text.trimStart().startsWith('{')) return { sql: text, params: [], hints: {}, rawHints: {}, sig: undefined };
   let raw: unknown;
   try {
     raw = JSON.parse(text);
   } catch {
     throw new FloeError('bad_data', 'ticket looks like JSON but does not parse');
   }
-  const t = raw as { sql?: unknown; params?: unknown; hints?: Record<string, unknown> };
+  const t = raw as { sql?: unknown; params?: unknown; hints?: Record<string, unknown>; sig?: unknown };
   if (typeof t.sql !== 'string' || t.sql.trim() === '') throw new FloeError('bad_data', 'ticket JSON needs a non-empty "sql" string');
   const params = t.params ?? [];
   if (!Array.isArray(params) || !params.every((p) => p === null || ['string', 'number', 'boolean'].includes(typeof p))) {
@@ -37,5 +41,5 @@ export function parseTicket(bytes: Uint8Array): Ticket {
     const v = h[k];
     if (typeof v === 'string' && /^\d{1,20}$/.test(v)) hints[target] = BigInt(v);
   }
-  return { sql: t.sql, params: params as Ticket['params'], hints };
+  return { sql: t.sql, params: params as Ticket['params'], hints, rawHints: t.hints ?? {}, sig: typeof t.sig === 'string' ? t.sig : undefined };
 }

@@ -1,4 +1,5 @@
 import { FloeError, kindFromGrpcCode } from '@floe/errors';
+import { signTicket } from '@floe/auth';
 import { flightDoGet } from '@floe/flight';
 import type { Table } from 'apache-arrow';
 
@@ -24,7 +25,11 @@ export interface QuerierClient {
   query(creds: CallerCredentials, req: QueryRequest, deadlineMs: number): Promise<Table>;
 }
 
-export function createQuerierClient(urls: () => readonly string[]): QuerierClient {
+/**
+ * `internalKey` signs the planner's SQL so the querier may run it on its warm instance instead of
+ * a per-query sandbox (empty: unsigned, always sandboxed).
+ */
+export function createQuerierClient(urls: () => readonly string[], internalKey = ''): QuerierClient {
   let next = 0;
   return {
     async query(creds, req, deadlineMs) {
@@ -34,7 +39,10 @@ export function createQuerierClient(urls: () => readonly string[]): QuerierClien
       const metadata: Record<string, string> = { authorization: creds.authorization, 'x-tenant-id': creds.tenant };
       if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
       try {
-        return await flightDoGet({ url, ticket: Buffer.from(JSON.stringify(req)), metadata, deadlineMs });
+        const params = req.params ?? [];
+        const ticket: Record<string, unknown> = { sql: req.sql, params, hints: req.hints ?? {} };
+        if (internalKey) ticket.sig = signTicket(internalKey, { tenant: creds.tenant, dataset: creds.dataset ?? '', sql: req.sql, params, hints: req.hints ?? {} });
+        return await flightDoGet({ url, ticket: Buffer.from(JSON.stringify(ticket)), metadata, deadlineMs });
       } catch (err) {
         const code = (err as { code?: unknown }).code;
         if (typeof code === 'number') {

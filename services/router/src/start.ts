@@ -11,6 +11,8 @@ export interface SharedDeps {
   db?: Db;
   /** Querier addresses known to the composition (the in-process querier in `floe all`). */
   querierUrls?: () => readonly string[];
+  /** Key shared with in-process queriers when auth.internal_service_key is empty. */
+  internalKey?: string;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -30,7 +32,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const app = await buildApp({
     log,
     auth,
-    querier: createQuerierClient(querierUrls),
+    querier: createQuerierClient(querierUrls, config.auth.internal_service_key || deps.internalKey || ''),
     queryTimeoutMs: config.router.query_timeout,
     maxBodyBytes: config.router.max_body_bytes,
     isReady: () => ready,
