@@ -82,6 +82,11 @@ export interface CreateTableOptions {
 export interface AppendOptions {
   /** Extra snapshot summary entries (e.g. the WAL segments this append consumed). */
   summary?: Record<string, string>;
+  /**
+   * Called with the base of every attempt, the first and each one after a lost swap; throwing
+   * aborts the commit. Lets a writer re-check that no concurrent commit already consumed its input.
+   */
+  validate?: (base: TableHandle) => void;
 }
 
 export interface ReplaceOptions {
@@ -361,6 +366,7 @@ export class SqlCatalog {
     let written: WrittenManifest | undefined;
     let dataFiles: DataFile[] = [];
     const result = await this.#commit(handle, async (base, attempt) => {
+      options.validate?.(base);
       const m = base.metadata;
       if (snapshotById(m, snapshotId)) {
         snapshotId = newSnapshotId();

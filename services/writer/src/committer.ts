@@ -97,12 +97,17 @@ export class Committer {
       }
     }
 
-    for (const g of groups.values()) await this.#commitGroup(g, stats);
-    await deleteSegments(store, consumed);
+    // A segment is deleted only when every table it feeds has committed (or already had) its rows.
+    const keep = new Set<string>();
+    for (const g of groups.values()) {
+      if (!(await this.#commitGroup(g, stats))) for (const k of g.segments) keep.add(k);
+    }
+    await deleteSegments(store, consumed.filter((k) => !keep.has(k)));
     return stats;
   }
 
-  async #commitGroup(g: TableGroup, stats: RoundStats): Promise<void> {
+  /** False when the group must be retried next round (its segments stay in the WAL). */
+  async #commitGroup(g: TableGroup, stats: RoundStats): Promise<boolean> {
     const { catalog, store, writer, log } = this.#o;
     const def = tableDef(g.table);
     const handle = await ensureTable(catalog, g.tenant, g.dataset, g.table);
@@ -124,14 +129,40 @@ export class Committer {
           stats.files++;
         }
       }
-      if (files.length === 0) return;
+      if (files.length === 0) return true;
       const fresh = [...g.segments].filter((k) => !ledgerHas(ledger, k));
-      await catalog.appendFiles(handle, files, { summary: { [LEDGER_KEY]: encodeLedger(fresh), 'floe.writer': 'wal' } });
+      try {
+        await catalog.appendFiles(handle, files, {
+          summary: { [LEDGER_KEY]: encodeLedger(fresh), 'floe.writer': 'wal' },
+          // Re-checked on every attempt: if another writer committed any of these segments
+          // meanwhile, appending would store their rows twice.
+          validate: (base) => {
+            const current: Ledger = new Map();
+            for (const s of catalog.snapshotSummaries(base)) decodeLedger(s.summary[LEDGER_KEY], current);
+            const taken = fresh.filter((k) => ledgerHas(current, k));
+            if (taken.length > 0) throw new SegmentsTakenError(taken.length);
+          },
+        });
+      } catch (err) {
+        if (!(err instanceof SegmentsTakenError)) throw err;
+        // Our files stay unreferenced; the compactor's orphan sweep removes them.
+        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, segments: err.count }, 'segments committed concurrently by another writer; retrying the rest next round');
+        return false;
+      }
       stats.commits++;
       log.debug({ tenant: g.tenant, dataset: g.dataset, table: g.table, files: files.length }, 'committed');
+      return true;
     } finally {
       await Promise.all(written.map((p) => rm(p, { force: true })));
     }
+  }
+}
+
+class SegmentsTakenError extends Error {
+  readonly count: number;
+  constructor(count: number) {
+    super(`${count} WAL segments were already committed`);
+    this.count = count;
   }
 }
 
