@@ -9,7 +9,7 @@ import { startFloe as startInProcess } from '@floe/cli';
 import { migrate, openDb } from '@floe/meta';
 import { createLogger } from '@floe/telemetry';
 import { createTestDatabase, startTestS3 } from './backends.ts';
-import { freePorts, isReady, waitFor } from './ports.ts';
+import { WaitAborted, freePorts, isReady, waitFor } from './ports.ts';
 
 /**
  * Starts real Floe for a test, in either mode:
@@ -152,7 +152,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     child.stderr!.pipe(out);
     procs.set(service, child);
     await waitFor(`${service} /ready (log: ${join(dir, `${service}.log`)})`, async () => {
-      if (child.exitCode !== null) throw new Error(`${service} exited with ${child.exitCode}`);
+      if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`${service} exited (${child.exitCode ?? child.signalCode}); log: ${join(dir, `${service}.log`)}`);
       return (await isReady(readyUrl[service])) || undefined;
     }, 60_000);
   };

@@ -7,7 +7,7 @@ export { startFloe, SERVICES } from './floe.ts';
 export type { FloeMode, FloeUnderTest, Service, StartOptions } from './floe.ts';
 export { createTestDatabase, startTestS3, PG_ADMIN_URL } from './backends.ts';
 export type { TestS3 } from './backends.ts';
-export { freePorts, waitFor, isReady } from './ports.ts';
+export { WaitAborted, freePorts, waitFor, isReady } from './ports.ts';
 export { grpcTraceExporter, protoTraceExporter, sendSampleTrace } from './otel.ts';
 export type { Credentials, SentTrace } from './otel.ts';
 export { installFileFetch } from './file-fetch.ts';

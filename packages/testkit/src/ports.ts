@@ -14,6 +14,9 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/** Thrown from a waitFor callback to stop waiting at once (e.g. the process being waited on died). */
+export class WaitAborted extends Error {}
+
 export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastErr: unknown;
@@ -22,6 +25,7 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
       const v = await fn();
       if (v !== undefined && v !== false) return v;
     } catch (err) {
+      if (err instanceof WaitAborted) throw err;
       lastErr = err;
     }
     await new Promise((r) => setTimeout(r, everyMs));
