@@ -1,14 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { loadConfig, type FloeConfigInput } from '@floe/config';
 import { startFloe as startInProcess } from '@floe/cli';
 import { migrate, openDb } from '@floe/meta';
 import { createLogger } from '@floe/telemetry';
 import { createTestDatabase, startTestS3 } from './backends.ts';
+import { FLOE_BIN, NODE_BIN, runFloeCli } from './cli.ts';
 import { WaitAborted, freePorts, isReady, waitFor } from './ports.ts';
 
 /**
@@ -48,9 +48,7 @@ export interface StartOptions {
   config?: FloeConfigInput;
 }
 
-const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../..');
-const FLOE_BIN = join(REPO_ROOT, 'packages/cli/bin/floe.js');
-const NODE = join(REPO_ROOT, 'node_modules/.bin/node');
+const NODE = NODE_BIN;
 
 type Tree = Record<string, unknown>;
 const merge = (a: Tree, b: Tree): Tree => {
@@ -184,14 +182,9 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     dataDir: dir,
     async bootstrap(tenant) {
       // Through the real CLI, as an operator would.
-      const out = await new Promise<string>((resolvePromise, reject) => {
-        const child = spawn(NODE, [FLOE_BIN, 'admin', 'bootstrap', '--tenant', tenant, '--json', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
-        let stdout = '';
-        let stderr = '';
-        child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-        child.on('exit', (code) => (code === 0 ? resolvePromise(stdout) : reject(new Error(`bootstrap exited ${code}: ${stderr}`))));
-      });
+      const r = await runFloeCli(['admin', 'bootstrap', '--tenant', tenant, '--json', '--config', configFile]);
+      if (r.code !== 0) throw new Error(`bootstrap exited ${r.code}: ${r.stderr}`);
+      const out = r.stdout;
       return JSON.parse(out) as { tenant: string; dataset: string; api_key: string };
     },
     async metaQuery<R>(sql: string, params?: unknown[]) {

@@ -11,3 +11,4 @@ export { WaitAborted, freePorts, waitFor, isReady } from './ports.ts';
 export { grpcTraceExporter, protoTraceExporter, sendSampleTrace } from './otel.ts';
 export type { Credentials, SentTrace } from './otel.ts';
 export { installFileFetch } from './file-fetch.ts';
+export { runFloeCli, FLOE_BIN, NODE_BIN } from './cli.ts';

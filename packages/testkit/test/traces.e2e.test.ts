@@ -4,6 +4,7 @@ import { flightDoGet } from '@floe/flight';
 import {
   grpcTraceExporter,
   protoTraceExporter,
+  runFloeCli,
   sendSampleTrace,
   startFloe,
   waitFor,
@@ -120,5 +121,19 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     expect(Number(table.getChildAt(0)!.get(0))).toBe(3);
     const pinned = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(`SELECT name FROM sql_traces WHERE trace_id = '${sent.traceId}' ORDER BY name`), metadata: meta, deadlineMs: 20_000 });
     expect(pinned.toArray().map((r) => r!.name)).toEqual(['GET /checkout', 'SELECT carts', 'compute-cart']);
+
+    // `floe sql` is the same call from the command line.
+    const cli = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, `SELECT name, kind FROM traces WHERE trace_id = '${sent.traceId}' ORDER BY name`], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(cli.stderr).toBe('');
+    expect(JSON.parse(cli.stdout)).toEqual([
+      { name: 'GET /checkout', kind: 'server' },
+      { name: 'SELECT carts', kind: 'client' },
+      { name: 'compute-cart', kind: 'internal' },
+    ]);
+    const human = await runFloeCli(['sql', '--url', floe.flightAddress, 'SELECT count(*) AS n FROM traces'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(human.stdout).toMatch(/^n\s*\n-+\n\d+\s*\n\(1 row\)/);
+    const refused = await runFloeCli(['sql', '--url', floe.flightAddress, "SELECT * FROM read_csv('/etc/passwd')"], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/not allowed \(gRPC code 7\)/);
   });
 });
