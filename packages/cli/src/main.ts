@@ -32,7 +32,7 @@ for (const target of TARGETS) {
       try {
         const started = await startFloe(config, [target], log);
         log.info({ target, ports: Object.fromEntries(started.handles.map((h) => [h.name, h.ports])) }, 'floe started');
-        onShutdownSignal(log, () => started.stop(), config.runtime.shutdown_timeout + config.runtime.shutdown_delay);
+        onShutdownSignal(log, () => started.stop(config.runtime.shutdown_delay), config.runtime.shutdown_timeout + config.runtime.shutdown_delay);
       } catch (err) {
         log.fatal({ err }, 'start failed');
         log.flush();

@@ -26,3 +26,21 @@ describe('module registry', () => {
     expect(() => resolveOrder([mod('a', ['b']), mod('b', ['a'])], ['a'])).toThrow(/cycle: a → b → a/);
   });
 });
+
+describe('graceful stop', () => {
+  it('reports not-ready for the drain delay before stopping', async () => {
+    let ready = true;
+    let stoppedAt = 0;
+    const def: ModuleDef<null> = {
+      name: 'svc',
+      deps: [],
+      start: async () => ({ name: 'svc', ports: {}, isReady: () => ready, drain: () => void (ready = false), stop: async () => void (stoppedAt = Date.now()) }),
+    };
+    const started = await startModules([def], ['svc'], null);
+    const stopping = started.stop(150);
+    expect(started.isReady()).toBe(false);
+    expect(stoppedAt).toBe(0);
+    await stopping;
+    expect(stoppedAt).toBeGreaterThan(0);
+  });
+});

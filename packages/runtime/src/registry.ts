@@ -33,13 +33,21 @@ export interface StartedModules {
   readonly handles: readonly ServiceHandle[];
   get(name: string): ServiceHandle | undefined;
   isReady(): boolean;
-  stop(): Promise<void>;
+  /**
+   * Graceful stop: every module reports not-ready for `drainMs` (so load balancers move away)
+   * while still serving, then modules stop in reverse start order.
+   */
+  stop(drainMs?: number): Promise<void>;
 }
 
 export async function startModules<Ctx>(defs: readonly ModuleDef<Ctx>[], targets: readonly string[], ctx: Ctx): Promise<StartedModules> {
   const order = resolveOrder(defs, targets);
   const handles: ServiceHandle[] = [];
-  const stopAll = async () => {
+  const stopAll = async (drainMs = 0) => {
+    if (drainMs > 0) {
+      for (const h of handles) h.drain?.();
+      await new Promise((r) => setTimeout(r, drainMs));
+    }
     const errors: unknown[] = [];
     for (const h of [...handles].reverse()) {
       try {

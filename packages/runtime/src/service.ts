@@ -7,6 +7,8 @@ export interface ServiceHandle {
   /** Ports actually bound (useful when the config asked for port 0). */
   readonly ports: Readonly<Record<string, number>>;
   isReady(): boolean;
+  /** Report not-ready from now on (load balancers stop routing) while still serving. */
+  drain?(): void;
   stop(): Promise<void>;
 }
 

@@ -62,6 +62,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     name: 'acceptor',
     ports: { http: httpPort, grpc: grpcServer.port },
     isReady: () => ready,
+    drain: () => {
+      ready = false;
+    },
     async stop() {
       ready = false;
       // Stop taking requests, let in-flight ones finish (their WAL appends complete), then close.

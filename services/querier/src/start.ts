@@ -94,6 +94,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     name: 'querier',
     ports: { flight: flight.port, admin: admin.port },
     isReady: () => ready,
+    drain: () => {
+      ready = false;
+    },
     async stop() {
       ready = false;
       await flight.stop(5000);

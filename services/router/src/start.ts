@@ -45,6 +45,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     name: 'router',
     ports: { http: port },
     isReady: () => ready,
+    drain: () => {
+      ready = false;
+    },
     async stop() {
       ready = false;
       await app.close();

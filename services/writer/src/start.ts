@@ -68,6 +68,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     name: 'writer',
     ports: { admin: admin.port },
     isReady: () => ready,
+    drain: () => {
+      ready = false;
+    },
     async stop() {
       ready = false;
       abort.abort();
