@@ -23,7 +23,7 @@ export async function startFloeProcess(extra: Record<string, unknown> = {}, tena
   const dir = mkdtempSync(join(tmpdir(), 'floe-bench-'));
   const [router, http, grpc, flight, qa, wa, ca] = await freePorts(7);
   const config = {
-    log: { level: 'warn' },
+    log: { level: process.env.FLOE_BENCH_LOG ?? 'warn' },
     meta: { kind: 'pglite', data_dir: join(dir, 'meta') },
     storage: { kind: 'fs', root: join(dir, 'data'), cache_dir: join(dir, 'cache') },
     acceptor: { host: '127.0.0.1', http_port: http, grpc_port: grpc },

@@ -65,6 +65,7 @@ export class QueryHandler {
         resolved.push(files);
         views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(tableDef(ref.table)) });
       }
+      const resolvedAt = Date.now();
       const timeoutMs = Math.max(1, Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity) - (Date.now() - started));
       // SQL printed and signed by Floe's planner runs on the warm instance (its views name only
       // the caller's files); anything a user typed gets a fresh locked-down sandbox.
@@ -83,7 +84,10 @@ export class QueryHandler {
         maxRows: this.#limits.maxRows,
         tempDir: this.#limits.tempDir,
       });
-      this.#log.debug({ tenant: ctx.tenant, rows: result.rowCount, ms: Date.now() - started, files: resolved.map((r) => `${r.paths.length}/${r.considered}`) }, 'query');
+      this.#log.debug(
+        { tenant: ctx.tenant, rows: result.rowCount, resolveMs: resolvedAt - started, ms: Date.now() - started, signed, files: resolved.map((r) => `${r.paths.length}/${r.considered}`) },
+        'query',
+      );
       return result.table;
     } catch (err) {
       if (err instanceof SandboxError) {
