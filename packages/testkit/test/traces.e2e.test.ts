@@ -32,10 +32,13 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
   const auth = () => ({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
   const getTrace = (path: string, accept = 'application/json') => fetch(`${floe.routerUrl}/tracequery${path}`, { headers: { ...auth(), accept } });
 
-  async function waitForTrace(traceId: string): Promise<Response> {
+  /** The exporter sends each span as it ends, so a trace becomes whole once all spans are committed. */
+  async function waitForTrace(traceId: string, spans = 3): Promise<Response> {
     return waitFor(`trace ${traceId}`, async () => {
       const res = await getTrace(`/api/traces/${traceId}`);
-      return res.status === 200 ? res : undefined;
+      if (res.status !== 200) return undefined;
+      const body = (await res.clone().json()) as { batches: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> };
+      return body.batches.flatMap((b) => b.scopeSpans.flatMap((s) => s.spans)).length === spans ? res : undefined;
     }, 30_000, 200);
   }
 

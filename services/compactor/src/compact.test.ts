@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { serializeLong, type PlannedFile, type TableMetadata } from '@floe/iceberg';
+import { tableDef } from '@floe/schema';
+import { planCompaction } from './compact.ts';
+
+const def = tableDef('traces');
+const NOW = 10_000_000;
+const MIN_AGE = 60_000;
+const TARGET = 100;
+
+/** A planned file: `seq` is the sequence number of the snapshot that added it. */
+function file(name: string, size: number, opts: { hour?: number; seq?: number; start?: number; spec?: number } = {}): PlannedFile {
+  return {
+    key: name,
+    uri: `file:///${name}`,
+    fileSizeBytes: size,
+    recordCount: 1,
+    partition: { timestamp_hour: opts.hour ?? 1 },
+    specId: opts.spec ?? 0,
+    sequenceNumber: opts.seq ?? 1,
+    lowerBounds: { 1: serializeLong(BigInt(opts.start ?? 0)) },
+    upperBounds: { 1: serializeLong(BigInt(opts.start ?? 0)) },
+    columnSizes: {},
+    valueCounts: {},
+    nullValueCounts: {},
+  };
+}
+
+/** Table metadata with snapshots 1…n committed at the given times (ms). */
+function metadata(commitTimes: number[]): TableMetadata {
+  return {
+    'default-spec-id': 0,
+    snapshots: commitTimes.map((t, i) => ({ 'snapshot-id': BigInt(i + 1), 'sequence-number': i + 1, 'timestamp-ms': t, 'manifest-list': '', summary: { operation: 'append' } })),
+  } as unknown as TableMetadata;
+}
+
+const old = NOW - 2 * MIN_AGE;
+const young = NOW - MIN_AGE / 2;
+
+describe('planCompaction', () => {
+  it.each([
+    {
+      name: 'packs in time order, next-fit, within the target',
+      files: [file('c', 40, { start: 3 }), file('a', 40, { start: 1 }), file('b', 40, { start: 2 }), file('d', 10, { start: 4 })],
+      times: [old],
+      groups: [['a', 'b'], ['c', 'd']],
+    },
+    {
+      name: 'leaves files at or above the target alone',
+      files: [file('big', 100), file('a', 30, { start: 1 }), file('b', 30, { start: 2 })],
+      times: [old],
+      groups: [['a', 'b']],
+    },
+    {
+      name: 'needs two small files in a partition',
+      files: [file('a', 30, { hour: 1 }), file('b', 30, { hour: 2 }), file('big', 150, { hour: 2 })],
+      times: [old],
+      groups: [],
+    },
+    {
+      name: 'groups each hour separately, oldest hour first',
+      files: [file('b1', 10, { hour: 2 }), file('a1', 10, { hour: 1 }), file('b2', 10, { hour: 2 }), file('a2', 10, { hour: 1 })],
+      times: [old],
+      groups: [['a1', 'a2'], ['b1', 'b2']],
+    },
+    {
+      name: 'skips files committed less than the minimum age ago',
+      files: [file('a', 10, { seq: 1 }), file('b', 10, { seq: 1 }), file('c', 10, { seq: 2 })],
+      times: [old, young],
+      groups: [['a', 'b']],
+    },
+    {
+      name: 'bounds the age of a file whose snapshot expired by the next retained snapshot',
+      files: [file('a', 10, { seq: 1 }), file('b', 10, { seq: 2 })],
+      // snapshots 1 and 2 expired; 3 (young) is the first retained one after them
+      times: [old, old, young],
+      retained: [3],
+      groups: [],
+    },
+    {
+      name: 'drops a trailing group of one',
+      files: [file('a', 60, { start: 1 }), file('b', 30, { start: 2 }), file('c', 90, { start: 3 })],
+      times: [old],
+      groups: [['a', 'b']],
+    },
+    {
+      name: 'ignores files of another partition spec',
+      files: [file('a', 10, { spec: 1 }), file('b', 10, { spec: 1 })],
+      times: [old],
+      groups: [],
+    },
+  ])('$name', ({ files, times, groups, retained }: { files: PlannedFile[]; times: number[]; groups: string[][]; retained?: number[] }) => {
+    const m = metadata(times);
+    if (retained) m.snapshots = m.snapshots.filter((s) => retained.includes(s['sequence-number']));
+    const planned = planCompaction(def, m, files, { targetFileBytes: TARGET, minFileAgeMs: MIN_AGE, nowMs: NOW });
+    expect(planned.map((g) => g.files.map((f) => f.key))).toEqual(groups);
+    for (const g of planned) expect(g.files.reduce((a, f) => a + f.fileSizeBytes, 0)).toBeLessThanOrEqual(TARGET);
+  });
+});

@@ -1,0 +1,124 @@
+import type { SqlCatalog, TableIdentifier } from '@floe/iceberg';
+import { isTableName, tableDef } from '@floe/schema';
+import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
+import type { Logger } from '@floe/telemetry';
+import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, type CompactTableStats } from './compact.ts';
+import { emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
+import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
+
+export interface CompactorOptions {
+  catalog: SqlCatalog;
+  store: ObjectStore;
+  writer: ParquetWriter;
+  cache: LocalFileCache;
+  log: Logger;
+  /** Files below this many bytes are merged toward it (compactor.target_file_size_mb). */
+  targetFileBytes: number;
+  /** Snapshots older than this are expired; the current one always stays (compactor.snapshot_retention). */
+  snapshotRetentionMs: number;
+  minFileAgeMs?: number;
+  orphanMinAgeMs?: number;
+  walPrefix?: string;
+  now?: () => number;
+}
+
+export interface PassStats {
+  /** Floe tables visited. */
+  tables: number;
+  /** Tables where something was compacted, expired or swept. */
+  tablesChanged: number;
+  failedTables: number;
+  compaction: CompactTableStats;
+  expiry: ExpireStats;
+  orphans: { data: number; metadata: number };
+  durationMs: number;
+}
+
+export const hasWork = (s: PassStats): boolean =>
+  s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
+
+/**
+ * One compactor's state across passes. A pass visits every Floe table in the catalog, one after
+ * another: merge small files per hour partition, expire old snapshots and delete what only they
+ * referenced, then sweep objects no retained snapshot references. Each table is independent: a
+ * failure is logged and the pass goes on with the next table.
+ */
+export class Compactor {
+  readonly #o: CompactorOptions;
+  readonly #refs = new ReferenceCache();
+
+  constructor(opts: CompactorOptions) {
+    this.#o = opts;
+  }
+
+  /** Runs one pass. After `signal` fires, the commit in progress finishes and the pass ends. */
+  async pass(signal?: AbortSignal): Promise<PassStats> {
+    const { catalog, store, log } = this.#o;
+    const now = this.#o.now ?? Date.now;
+    const started = now();
+    const stats: PassStats = {
+      tables: 0,
+      tablesChanged: 0,
+      failedTables: 0,
+      compaction: emptyCompactStats(),
+      expiry: emptyExpireStats(),
+      orphans: { data: 0, metadata: 0 },
+      durationMs: 0,
+    };
+    const horizon = await expiryHorizon(store, started, this.#o.snapshotRetentionMs, this.#o.walPrefix);
+    for (const id of await catalog.listTables()) {
+      if (signal?.aborted) break;
+      // Tables of other engines sharing the catalog have no Floe definition to rewrite them with.
+      if (!isTableName(id.name)) continue;
+      stats.tables++;
+      try {
+        if (await this.#table(id, horizon, stats, signal)) stats.tablesChanged++;
+      } catch (err) {
+        stats.failedTables++;
+        log.error({ err, table: `${id.namespace}.${id.name}` }, 'compactor pass failed for a table');
+      }
+    }
+    // Only a complete pass knows which manifests are still reachable.
+    if (!signal?.aborted) this.#refs.endPass();
+    stats.durationMs = now() - started;
+    return stats;
+  }
+
+  async #table(id: TableIdentifier, horizon: number, stats: PassStats, signal?: AbortSignal): Promise<boolean> {
+    const { catalog, store } = this.#o;
+    const now = this.#o.now ?? Date.now;
+    if (!isTableName(id.name)) return false;
+    const def = tableDef(id.name);
+    let handle = await catalog.loadTable(id.namespace, id.name);
+    if (!handle) return false; // dropped since the listing
+
+    const compacted = await compactTable(this.#o, handle, def, { targetFileBytes: this.#o.targetFileBytes, minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS, nowMs: now() }, signal);
+    handle = compacted.handle;
+    addInto(stats.compaction, compacted.stats);
+    if (signal?.aborted) return compacted.stats.groups > 0;
+
+    const expired = await expireTable(this.#o, handle, horizon);
+    addInto(stats.expiry, expired.stats);
+
+    // List first, then read the metadata: an object committed after the listing is absent from
+    // it, and one committed before is in the metadata read after, so nothing live looks orphaned.
+    const locationKey = store.keyFromUri(expired.handle.metadata.location);
+    const listing = await listTableObjects(store, locationKey);
+    const fresh = await catalog.loadTable(id.namespace, id.name);
+    if (!fresh) return true;
+    const refs = await tableReferences(store, fresh.metadataLocation, fresh.metadata, this.#refs);
+    const orphans = findOrphans(listing, refs, now(), this.#o.orphanMinAgeMs ?? ORPHAN_MIN_AGE_MS);
+    if (orphans.data.length + orphans.metadata.length > 0) {
+      await store.deleteMany([...orphans.data, ...orphans.metadata]);
+      stats.orphans.data += orphans.data.length;
+      stats.orphans.metadata += orphans.metadata.length;
+      this.#o.log.debug({ table: `${id.namespace}.${id.name}`, data: orphans.data.length, metadata: orphans.metadata.length }, 'orphans removed');
+    }
+    return compacted.stats.groups + expired.stats.snapshots + orphans.data.length + orphans.metadata.length > 0;
+  }
+}
+
+function addInto<T extends object>(into: T, add: T): void {
+  const a = into as Record<string, number>;
+  for (const [k, v] of Object.entries(add as Record<string, number>)) a[k] = (a[k] ?? 0) + v;
+}

@@ -1,0 +1,19 @@
+/**
+ * @floe/compactor: keeps each table's hours at a few large files. Every pass visits every Floe
+ * table in the Iceberg catalog and (1) merges the small files of each hour partition into files
+ * near `compactor.target_file_size_mb`, rewritten by DuckDB in the canonical sort order, each
+ * group swapped in by one `replace` commit with the same rows; (2) expires snapshots older than
+ * `compactor.snapshot_retention` and deletes the files only they referenced; (3) deletes objects
+ * under the table's location that no retained snapshot references and that are old enough that
+ * no commit can still be on its way to reference them.
+ */
+export { start, CATALOG_NAME, WAREHOUSE_PREFIX } from './start.ts';
+export type { CompactorDeps } from './start.ts';
+export { Compactor, hasWork } from './compactor.ts';
+export type { CompactorOptions, PassStats } from './compactor.ts';
+export { compactTable, planCompaction, COMPACTION_SUMMARY_KEY, MIN_FILE_AGE_MS } from './compact.ts';
+export type { CompactDeps, CompactionGroup, CompactTableResult, CompactTableStats, PlanCompactionOptions } from './compact.ts';
+export { expireTable, expiryHorizon, WAL_CLOCK_SKEW_MS } from './expire.ts';
+export type { ExpireDeps, ExpireStats } from './expire.ts';
+export { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
+export type { OrphanListing, References } from './orphans.ts';

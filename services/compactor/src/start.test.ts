@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { utimes } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '@floe/config';
+import { silentLogger } from '@floe/telemetry';
+import { start } from './start.ts';
+import { appendSpanFile, createTracesTable, openFixture, type Fixture } from './test-support.ts';
+
+const HOUR_MS = 3_600_000;
+
+describe('start', () => {
+  let f: Fixture;
+  let orphanKey: (n: string) => Promise<string>;
+
+  beforeAll(async () => {
+    f = await openFixture('pglite');
+    let handle = await createTracesTable(f.catalog, 'acme', 'default');
+    handle = (await appendSpanFile(f, handle, Math.floor(Date.now() / HOUR_MS) - 3, 5, 1)).handle;
+    const loc = f.store.keyFromUri(handle.metadata.location);
+    // An upload two hours old that no snapshot references: the first pass must remove it.
+    orphanKey = async (n) => {
+      const key = `${loc}/data/timestamp_hour=1/${n}-${randomUUID()}.parquet`;
+      await f.store.put(key, new Uint8Array([1]));
+      const t = new Date(Date.now() - 2 * HOUR_MS);
+      await utimes(f.store.localPath(key)!, t, t);
+      return key;
+    };
+  });
+  afterAll(async () => {
+    await f?.close();
+  });
+
+  const config = (enabled: boolean) =>
+    loadConfig({
+      env: {},
+      overrides: { log: { level: 'silent' }, compactor: { host: '127.0.0.1', admin_port: 0, enabled, interval: '100ms', work_dir: join(f.dir, 'compactor') } },
+    });
+
+  it('runs passes on its interval, answers /ready, and stops', async () => {
+    const orphan = await orphanKey('a');
+    const svc = await start(config(true), { log: silentLogger(), db: f.db, store: f.store });
+    try {
+      expect(svc.name).toBe('compactor');
+      const ready = await fetch(`http://127.0.0.1:${svc.ports.admin}/ready`);
+      expect(ready.status).toBe(200);
+      const deadline = Date.now() + 10_000;
+      while ((await f.store.head(orphan)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(await f.store.head(orphan)).toBeUndefined();
+      // And again on the next interval.
+      const second = await orphanKey('b');
+      while ((await f.store.head(second)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(await f.store.head(second)).toBeUndefined();
+    } finally {
+      await svc.stop();
+    }
+    expect(svc.isReady()).toBe(false);
+    await expect(fetch(`http://127.0.0.1:${svc.ports.admin}/ready`)).rejects.toThrow();
+  });
+
+  it('does no work when disabled but still answers /ready', async () => {
+    const orphan = await orphanKey('c');
+    const svc = await start(config(false), { log: silentLogger(), db: f.db, store: f.store });
+    try {
+      expect((await fetch(`http://127.0.0.1:${svc.ports.admin}/ready`)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 400));
+      expect(await f.store.head(orphan)).toBeDefined();
+    } finally {
+      await svc.stop();
+    }
+  });
+});
