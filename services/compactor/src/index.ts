@@ -7,7 +7,7 @@
  * under the table's location that no retained snapshot references and that are old enough that
  * no commit can still be on its way to reference them.
  */
-export { start, CATALOG_NAME, WAREHOUSE_PREFIX } from './start.ts';
+export { start } from './start.ts';
 export type { CompactorDeps } from './start.ts';
 export { Compactor, hasWork } from './compactor.ts';
 export type { CompactorOptions, PassStats } from './compactor.ts';

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { FloeConfig } from '@floe/config';
-import { SqlCatalog } from '@floe/iceberg';
+import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
@@ -8,8 +8,6 @@ import { createLogger, type Logger } from '@floe/telemetry';
 import { Compactor, hasWork, type PassStats } from './compactor.ts';
 
 /** Same catalog and warehouse as the writer's tables (services/writer/src/tables.ts). */
-export const CATALOG_NAME = 'floe';
-export const WAREHOUSE_PREFIX = 'warehouse';
 
 export interface CompactorDeps {
   log?: Logger;
@@ -29,7 +27,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
-  const catalog = new SqlCatalog(db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
+  const catalog = openFloeCatalog(db, store);
   const writer = new ParquetWriter(join(c.work_dir, 'rewrite'));
   // Inputs are read once and then deleted from the table, so nothing is worth keeping: a zero
   // budget drops each copy as soon as its rewrite releases it. The querier's cache directory is

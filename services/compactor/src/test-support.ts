@@ -6,11 +6,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { publishDataFile, SqlCatalog, type TableHandle } from '@floe/iceberg';
+import { ensureFloeTable, openFloeCatalog, publishDataFile, type SqlCatalog, type TableHandle } from '@floe/iceberg';
 import { migrate, openDb, type Db } from '@floe/meta';
-import { icebergSchema, partitionSpec, sortOrderJson, tableDef } from '@floe/schema';
+import { tableDef } from '@floe/schema';
 import { createObjectStore, LocalFileCache, ParquetWriter, type ObjectStore } from '@floe/storage';
-import { CATALOG_NAME, WAREHOUSE_PREFIX } from './start.ts';
 
 export const PG_ADMIN_URL = process.env.FLOE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -54,7 +53,7 @@ export async function openFixture(kind: 'pglite' | 'pg'): Promise<Fixture> {
   const dir = await mkdtemp(join(tmpdir(), 'floe-compactor-'));
   const opened = await openTestDb(kind);
   const store = createObjectStore({ kind: 'fs', root: join(dir, 'data') });
-  const catalog = new SqlCatalog(opened.db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
+  const catalog = openFloeCatalog(opened.db, store);
   const writer = new ParquetWriter(join(dir, 'work'));
   const cache = new LocalFileCache({ dir: join(dir, 'cache'), maxBytes: 0 });
   return {
@@ -74,16 +73,9 @@ export async function openFixture(kind: 'pglite' | 'pg'): Promise<Fixture> {
   };
 }
 
-/** The traces table as the writer creates it (services/writer/src/tables.ts ensureTable). */
+/** The traces table as the writer creates it. */
 export function createTracesTable(catalog: SqlCatalog, tenant: string, dataset: string): Promise<TableHandle> {
-  const def = tableDef('traces');
-  return catalog.createTable(`${tenant}.${dataset}`, 'traces', {
-    schema: icebergSchema(def) as never,
-    partitionSpec: partitionSpec(def) as never,
-    sortOrder: sortOrderJson(def) as never,
-    properties: { 'floe.schema-version': String(def.version), 'write.format.default': 'parquet', 'write.parquet.compression-codec': 'zstd' },
-    locationKey: `${WAREHOUSE_PREFIX}/${tenant}/${dataset}/traces`,
-  });
+  return ensureFloeTable(catalog, tenant, dataset, 'traces');
 }
 
 const NS_PER_HOUR = 3_600_000_000_000n;

@@ -4,7 +4,7 @@ import type { FloeConfig } from '@floe/config';
 import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
 import { FloeError, toGrpc } from '@floe/errors';
 import { startFlightServer } from '@floe/flight';
-import { SqlCatalog } from '@floe/iceberg';
+import { openFloeCatalog } from '@floe/iceberg';
 import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
 import { startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
@@ -19,10 +19,6 @@ export interface SharedDeps {
   /** Key shared with an in-process router when auth.internal_service_key is empty. */
   internalKey?: string;
 }
-
-/** Iceberg catalog identity shared with the writer (same `catalog_name`, same warehouse). */
-const CATALOG_NAME = 'floe';
-const WAREHOUSE_PREFIX = 'warehouse';
 
 const metadataGetter = (md: grpc.Metadata) => (name: string) => {
   const v = md.get(name)[0];
@@ -45,7 +41,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
-  const catalog = new SqlCatalog(db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
+  const catalog = openFloeCatalog(db, store);
   const cache = fileCacheFromConfig(config);
   const verifier = createKeyVerifier(db, { ttlMs: config.auth.key_cache_ttl });
   const auth: AuthDeps = {

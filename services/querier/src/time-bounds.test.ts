@@ -77,6 +77,11 @@ const cases: Case[] = [
     want: [['traces', b(T0 + 499_999_000n)]],
   },
   {
+    name: 'around the epoch, // truncates toward zero: the lower bound widens by 999 ns',
+    sql: 'SELECT * FROM traces WHERE "timestamp" >= make_timestamptz(0) AND "timestamp" <= make_timestamptz(1)',
+    want: [['traces', b(-999n, 1999n)]],
+  },
+  {
     name: 'mirrored comparisons',
     sql: "SELECT * FROM traces WHERE 1704103200000000000 <= start_time_unix_nano AND TIMESTAMP '2024-01-01 11:00:00' > \"timestamp\"",
     want: [['traces', b(T0, T1 + 999n)]],
@@ -128,6 +133,19 @@ const cases: Case[] = [
       ['traces', b(T0)],
       ['sql_traces', b(undefined, T1 + 999n)],
     ],
+  },
+  {
+    name: 'LEFT JOIN: WHERE conjuncts bound both sides, ON conditions are ignored',
+    sql: 'SELECT * FROM traces t LEFT JOIN sql_traces s ON t.trace_id = s.trace_id AND s.start_time_unix_nano >= 1704103200000000000 WHERE s.start_time_unix_nano <= 1704106800000000000 AND t.start_time_unix_nano >= 1704103200000000000',
+    want: [
+      ['traces', b(T0)],
+      ['sql_traces', b(undefined, T1)],
+    ],
+  },
+  {
+    name: 'EXCEPT with both branches bounded: the hull',
+    sql: 'SELECT trace_id, start_time_unix_nano FROM traces WHERE start_time_unix_nano >= 1704103200000000000 EXCEPT SELECT trace_id, start_time_unix_nano FROM traces WHERE start_time_unix_nano >= 1704106800000000000',
+    want: [['traces', b(T0)]],
   },
   {
     name: 'self-join: a reference without a bound leaves the table unbounded',
@@ -197,6 +215,12 @@ const cases: Case[] = [
     sql: 'SELECT * FROM traces WHERE start_time_unix_nano >= $1 AND start_time_unix_nano <= $2',
     params: [1_704_103_200_000_000, T1],
     want: [['traces', b(1_704_103_200_000_000n, T1)]],
+  },
+  {
+    name: '? placeholder, unary minus on a parameter',
+    sql: 'SELECT * FROM traces WHERE start_time_unix_nano >= ? AND start_time_unix_nano >= -? AND end_time_unix_nano < ?',
+    params: [T0, -T0 + H, T1 + H],
+    want: [['traces', b(T0, T1 + H)]],
   },
   {
     name: 'numeric-string parameter on the ns column; a non-integer number is ignored',
@@ -283,7 +307,8 @@ describe('time bounds are never narrower than the truth', () => {
     anyZone = await createTimeBoundsExtractor({ sessionTimeZoneIsUtc: false });
     inst = await DuckDBInstance.create(':memory:');
     conn = await inst.connect();
-    const values = offsets.map((o, i) => `(${T0 + o}, ${i % 3})`).join(', ');
+    const starts = [...offsets.map((o) => T0 + o), -1001n, -1000n, -999n, -1n, 0n, 1n, 999n, 1000n];
+    const values = starts.map((s, i) => `(${s}, ${i % 3})`).join(', ');
     await conn.run(`CREATE TABLE src AS SELECT make_timestamptz(s // 1000) AS "timestamp", 't' || k AS trace_id, s AS start_time_unix_nano, s + k * 1000 AS end_time_unix_nano, k * 1000 AS duration_nano, 'api' AS service_name FROM (VALUES ${values}) v(s, k)`);
     await conn.run(`ATTACH ':memory:' AS acme`);
     await conn.run(`CREATE SCHEMA acme."default"`);

@@ -6,7 +6,7 @@ import { deleteSegments, listSegments, readSegment, type ObjectInfo, type Object
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
-import { ensureTable } from './tables.ts';
+import { ensureFloeTable as ensureTable } from '@floe/iceberg';
 
 /**
  * One commit round: claim the WAL segments present now (oldest first), group their records by

@@ -1,12 +1,11 @@
 import type { FloeConfig } from '@floe/config';
-import { SqlCatalog } from '@floe/iceberg';
+import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
-import { CATALOG_NAME, WAREHOUSE_PREFIX } from './tables.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -24,7 +23,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
-  const catalog = new SqlCatalog(db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
+  const catalog = openFloeCatalog(db, store);
   const writer = new ParquetWriter(config.writer.work_dir);
   const committer = new Committer({
     store,

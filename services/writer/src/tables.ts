@@ -1,23 +1,7 @@
-import type { SqlCatalog, TableHandle } from '@floe/iceberg';
-import { icebergSchema, partitionSpec, sortOrderJson, tableDef, type TableName } from '@floe/schema';
-
-/** Warehouse layout: `warehouse/<tenant>/<dataset>/<table>/{metadata,data}/…`. */
-export const WAREHOUSE_PREFIX = 'warehouse';
-export const CATALOG_NAME = 'floe';
-
-export const namespaceOf = (tenant: string, dataset: string) => `${tenant}.${dataset}`;
-
-/** Loads a dataset's table, creating it (idempotently, race-safe) on first write. */
-export async function ensureTable(catalog: SqlCatalog, tenant: string, dataset: string, table: TableName): Promise<TableHandle> {
-  const ns = namespaceOf(tenant, dataset);
-  const existing = await catalog.loadTable(ns, table);
-  if (existing) return existing;
-  const def = tableDef(table);
-  return catalog.createTable(ns, table, {
-    schema: icebergSchema(def) as never,
-    partitionSpec: partitionSpec(def) as never,
-    sortOrder: sortOrderJson(def) as never,
-    properties: { 'floe.schema-version': String(def.version), 'write.format.default': 'parquet', 'write.parquet.compression-codec': 'zstd' },
-    locationKey: `${WAREHOUSE_PREFIX}/${tenant}/${dataset}/${table}`,
-  });
-}
+// Kept for callers of @floe/writer; the definitions live in @floe/iceberg (shared by every service).
+export {
+  FLOE_CATALOG_NAME as CATALOG_NAME,
+  FLOE_WAREHOUSE_PREFIX as WAREHOUSE_PREFIX,
+  ensureFloeTable as ensureTable,
+  floeNamespace as namespaceOf,
+} from '@floe/iceberg';
