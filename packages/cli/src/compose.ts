@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { FloeConfig } from '@floe/config';
-import { bootstrapTenant, openDbFromConfig, migrate, type BootstrapResult, type Db } from '@floe/meta';
+import { bootstrapSummary, bootstrapTenant, openDbFromConfig, migrate, type Db } from '@floe/meta';
 import { startModules, SERVICE_NAMES, type ModuleDef, type ServiceHandle, type StartedModules } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import { EmbeddedLock } from './embedded-lock.ts';
 import { createLogger, type Logger } from '@floe/telemetry';
 
 /**
@@ -19,6 +20,8 @@ interface Ctx {
   querierPort?: number;
   /** Signs planner SQL between the in-process router and querier (random per process). */
   internalKey: string;
+  /** Held while this process owns the embedded metadata DB. */
+  lock?: EmbeddedLock;
 }
 
 const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>): ModuleDef<Ctx> => ({
@@ -32,10 +35,20 @@ const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>
 
 const MODULES: ModuleDef<Ctx>[] = [
   plumbing('meta', async (ctx) => {
-    ctx.db = await openDbFromConfig(ctx.config);
-    await migrate(ctx.db);
+    const lock = ctx.config.meta.kind === 'pglite' ? EmbeddedLock.acquire(ctx.config.meta.data_dir) : undefined;
+    ctx.lock = lock;
+    try {
+      ctx.db = await openDbFromConfig(ctx.config);
+      await migrate(ctx.db);
+    } catch (err) {
+      lock?.release();
+      throw err;
+    }
     const db = ctx.db;
-    return () => db.close();
+    return async () => {
+      await db.close();
+      lock?.release();
+    };
   }),
   plumbing('store', async (ctx) => {
     ctx.store = objectStoreFromConfig(ctx.config);
@@ -60,6 +73,10 @@ const MODULES: ModuleDef<Ctx>[] = [
         db: ctx.db,
         querierUrls: ctx.querierPort ? () => [`127.0.0.1:${ctx.querierPort}`] : undefined,
         internalKey: ctx.querierPort ? ctx.internalKey : undefined,
+        localAdminToken: ctx.lock?.token,
+      }).then((handle) => {
+        ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.http}` });
+        return handle;
       }),
   },
   { name: 'all', deps: ['querier', 'writer', 'acceptor', 'compactor', 'router'], start: async () => ({ name: 'all', ports: {}, isReady: () => true, stop: async () => {} }) },
@@ -68,11 +85,6 @@ const MODULES: ModuleDef<Ctx>[] = [
 function remember(ctx: Ctx, handle: ServiceHandle): ServiceHandle {
   ctx.querierPort = handle.ports.flight;
   return handle;
-}
-
-/** What `floe admin bootstrap --json` prints: ids and the key secret (shown once). */
-export function bootstrapSummary(r: BootstrapResult): { tenant: string; dataset: string; api_key: string } {
-  return { tenant: r.tenant.id, dataset: r.dataset.id, api_key: r.api_key.secret };
 }
 
 export const TARGETS = [...SERVICE_NAMES, 'all'] as const;

@@ -1,9 +1,10 @@
 import { Command } from 'commander';
 import { ConfigError, loadConfig } from '@floe/config';
-import { bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
+import { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
 import { onShutdownSignal } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
-import { bootstrapSummary, startFloe, TARGETS } from './compose.ts';
+import { startFloe, TARGETS } from './compose.ts';
+import { EmbeddedLock, readLiveLock } from './embedded-lock.ts';
 import { runSql } from './sql-command.ts';
 
 /** The `floe` command: run services, administer, and query. */
@@ -50,17 +51,37 @@ admin
   .option('-c, --config <file>', 'YAML configuration file', process.env.FLOE_CONFIG)
   .action(async (opts: { tenant: string; json?: boolean; config?: string }) => {
     const config = loadOrExit(opts.config);
-    const db = await openDbFromConfig(config);
-    try {
-      await migrate(db);
-      const out = bootstrapSummary(await bootstrapTenant(db, opts.tenant));
+    const print = (out: { tenant: string; dataset: string; api_key: string }) => {
       if (opts.json) process.stdout.write(`${JSON.stringify(out)}\n`);
       else process.stdout.write(`tenant:  ${out.tenant}\ndataset: ${out.dataset}\napi key: ${out.api_key}\n(the key is shown once; store it now)\n`);
+    };
+    try {
+      // A running embedded instance owns PGlite: ask its router instead of opening the files.
+      const holder = config.meta.kind === 'pglite' ? readLiveLock(config.meta.data_dir) : undefined;
+      if (holder) {
+        if (!holder.routerUrl || !holder.token) throw new Error(`the embedded metadata DB is in use by process ${holder.pid}, which serves no router`);
+        const res = await fetch(`${holder.routerUrl}/api/v1/admin/bootstrap`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${holder.token}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tenant: opts.tenant }),
+        });
+        const body = (await res.json()) as { tenant: string; dataset: string; api_key: string; error?: string };
+        if (res.status !== 201) throw new Error(body.error ?? `router answered ${res.status}`);
+        print(body);
+        return;
+      }
+      const lock = config.meta.kind === 'pglite' ? EmbeddedLock.acquire(config.meta.data_dir) : undefined;
+      const db = await openDbFromConfig(config);
+      try {
+        await migrate(db);
+        print(bootstrapSummary(await bootstrapTenant(db, opts.tenant)));
+      } finally {
+        await db.close();
+        lock?.release();
+      }
     } catch (err) {
       process.stderr.write(`bootstrap failed: ${(err as Error).message}\n`);
       process.exitCode = 1;
-    } finally {
-      await db.close();
     }
   });
 

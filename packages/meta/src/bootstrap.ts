@@ -38,3 +38,8 @@ export async function bootstrapTenant(
     return { tenant, dataset, api_key };
   });
 }
+
+/** The operator-facing form of a bootstrap: ids and the key secret (shown once). */
+export function bootstrapSummary(r: BootstrapResult): { tenant: string; dataset: string; api_key: string } {
+  return { tenant: r.tenant.id, dataset: r.dataset.id, api_key: r.api_key.secret };
+}

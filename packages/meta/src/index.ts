@@ -63,5 +63,5 @@ export type {
   VerifiedApiKey,
 } from './api-keys.ts';
 
-export { BOOTSTRAP_SCOPES, bootstrapTenant } from './bootstrap.ts';
+export { BOOTSTRAP_SCOPES, bootstrapSummary, bootstrapTenant } from './bootstrap.ts';
 export type { BootstrapResult } from './bootstrap.ts';

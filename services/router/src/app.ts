@@ -1,7 +1,9 @@
 import Fastify from 'fastify';
 import type { AuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
+import type { Db } from '@floe/meta';
 import { quietChild, type Logger } from '@floe/telemetry';
+import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import type { QuerierClient } from './querier-client.ts';
 import { traceQueryPlugin } from './tracequery.ts';
@@ -13,6 +15,9 @@ export interface AppOptions {
   queryTimeoutMs: number;
   maxBodyBytes: number;
   isReady: () => boolean;
+  db: Db;
+  /** Keys with instance-admin rights (auth.admin_api_key, the local token of `floe all`). */
+  adminKeys: () => readonly string[];
 }
 
 /**
@@ -42,6 +47,14 @@ export async function buildApp(opts: AppOptions) {
     },
     { prefix: '/tracequery' },
   );
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
+    try {
+      done(null, body === '' ? {} : JSON.parse(body as string));
+    } catch {
+      done(new FloeError('bad_data', 'body is not valid JSON'), undefined);
+    }
+  });
+  await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   return app;
 }
 

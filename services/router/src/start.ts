@@ -13,6 +13,8 @@ export interface SharedDeps {
   querierUrls?: () => readonly string[];
   /** Key shared with in-process queriers when auth.internal_service_key is empty. */
   internalKey?: string;
+  /** Per-start token of `floe all` that `floe admin bootstrap` uses while PGlite is held here. */
+  localAdminToken?: string;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -36,6 +38,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     queryTimeoutMs: config.router.query_timeout,
     maxBodyBytes: config.router.max_body_bytes,
     isReady: () => ready,
+    db,
+    adminKeys: () => [config.auth.admin_api_key, deps.localAdminToken ?? ''],
   });
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;
