@@ -9,3 +9,4 @@ export type { LoadOptions } from './load.ts';
 export { floeConfigSchema, duration, formatDurationMs } from './schema.ts';
 export type { FloeConfig, FloeConfigInput } from './schema.ts';
 export { parseDurationMs } from './duration.ts';
+export { renderConfigDocs } from './docs.ts';

@@ -19,132 +19,105 @@ export const duration = (dflt: string) =>
         return z.NEVER;
       }
       return ms;
-    });
+    })
+    .meta({ format: 'duration' });
 
 const port = (dflt: number) => z.number().int().min(0).max(65535).default(dflt);
 const host = z.string().min(1).default('0.0.0.0');
 const bytes = (dflt: number) => z.number().int().positive().default(dflt);
 
 export const logSection = z.strictObject({
-  level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
-  format: z.enum(['json', 'pretty']).default('json'),
+  level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info').describe('Lowest level written to the log.'),
+  format: z.enum(['json', 'pretty']).default('json').describe('json lines (default) or pretty (for a terminal).'),
 });
 
 export const metaSection = z.strictObject({
-  /** pglite: PostgreSQL in-process (embedded default); pg: a PostgreSQL server. */
-  kind: z.enum(['pglite', 'pg']).default('pglite'),
-  /** PGlite data directory (pglite only). Relative paths resolve against the working directory. */
-  data_dir: z.string().default('./data/meta'),
-  /** PostgreSQL connection URL (pg only). */
-  url: z.string().default(''),
-  pool_max: z.number().int().positive().default(8),
+  kind: z.enum(['pglite', 'pg']).default('pglite').describe('pglite: PostgreSQL in-process (embedded default); pg: a PostgreSQL server.'),
+  data_dir: z.string().default('./data/meta').describe('PGlite data directory (pglite only). Relative paths resolve against the working directory.'),
+  url: z.string().default('').describe('PostgreSQL connection URL (pg only).'),
+  pool_max: z.number().int().positive().default(8).describe('Connections in the PostgreSQL pool (pg only).'),
 });
 
 export const storageSection = z.strictObject({
-  kind: z.enum(['fs', 's3']).default('fs'),
-  /** Local directory holding WAL segments, Parquet files and Iceberg metadata (fs only). */
-  root: z.string().default('./data'),
+  kind: z.enum(['fs', 's3']).default('fs').describe('fs: a local directory (embedded default); s3: an S3-compatible bucket.'),
+  root: z.string().default('./data').describe('Local directory holding WAL segments, Parquet files and Iceberg metadata (fs only).'),
   s3: z
     .strictObject({
-      bucket: z.string().default(''),
-      prefix: z.string().default(''),
-      endpoint: z.string().default(''),
-      region: z.string().default('us-east-1'),
-      access_key_id: z.string().default(''),
-      secret_access_key: z.string().default(''),
-      force_path_style: z.boolean().default(true),
+      bucket: z.string().default('').describe('Bucket name (s3 only).'),
+      prefix: z.string().default('').describe('Key prefix inside the bucket.'),
+      endpoint: z.string().default('').describe('Endpoint URL of an S3-compatible server; empty for AWS.'),
+      region: z.string().default('us-east-1').describe('Region of the bucket.'),
+      access_key_id: z.string().default('').describe('Access key; empty uses the AWS default credential chain.'),
+      secret_access_key: z.string().default('').describe('Secret key; empty uses the AWS default credential chain.'),
+      force_path_style: z.boolean().default(true).describe('Path-style URLs (most S3-compatible servers need them).'),
     })
     .prefault({}),
-  /** Local cache of immutable Parquet files downloaded from S3 for queries. */
-  cache_dir: z.string().default('./data/cache'),
-  cache_max_bytes: bytes(10 * 1024 ** 3),
+  cache_dir: z.string().default('./data/cache').describe('Local cache of immutable Parquet files downloaded from S3 for queries.'),
+  cache_max_bytes: bytes(10 * 1024 ** 3).describe('Byte budget of the query file cache; least recently used files are evicted.'),
 });
 
 export const authSection = z.strictObject({
-  /** Break-glass key with full rights over every tenant. Empty disables it. */
-  admin_api_key: z.string().default(''),
-  /**
-   * Shared secret of Floe's own services: the router signs the SQL its planner prints so a
-   * querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. Empty: in
-   * `floe all` a random per-process key is used; split services then sandbox every query.
-   */
-  internal_service_key: z.string().default(''),
-  /** How long a verified API key is trusted before it is looked up again. */
-  key_cache_ttl: duration('10s'),
+  admin_api_key: z.string().default('').describe('Break-glass key with full rights over every tenant. Empty disables it.'),
+  internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. Empty: in `floe all` a random per-process key is used; split services then sandbox every query.'),
+  key_cache_ttl: duration('10s').describe('How long a verified API key is trusted before it is looked up again.'),
 });
 
 export const acceptorSection = z.strictObject({
-  host,
-  grpc_port: port(4317),
-  http_port: port(4318),
-  /** Largest accepted request body, compressed or not (413 / RESOURCE_EXHAUSTED beyond). */
-  max_body_bytes: bytes(16 * 1024 * 1024),
-  /** Largest body after gzip inflation. */
-  max_decompressed_bytes: bytes(64 * 1024 * 1024),
-  /** Most bytes one WAL segment may hold; bigger groups are split. */
-  wal_max_segment_bytes: bytes(64 * 1024 * 1024),
-  /** Extra wait before a group commit to gather more requests (0: commit as soon as possible). */
-  wal_linger: duration('0s'),
+  host: host.describe('Interface the service listens on (0.0.0.0: all).'),
+  grpc_port: port(4317).describe('OTLP/gRPC port.'),
+  http_port: port(4318).describe('OTLP/HTTP port (also serves /ready).'),
+  max_body_bytes: bytes(16 * 1024 * 1024).describe('Largest accepted request body, compressed or not (413 / RESOURCE_EXHAUSTED beyond).'),
+  max_decompressed_bytes: bytes(64 * 1024 * 1024).describe('Largest body after gzip inflation.'),
+  wal_max_segment_bytes: bytes(64 * 1024 * 1024).describe('Most bytes one WAL segment may hold; bigger groups are split.'),
+  wal_linger: duration('0s').describe('Extra wait before a group commit to gather more requests (0: commit as soon as possible).'),
 });
 
 export const writerSection = z.strictObject({
-  host,
-  admin_port: port(9092),
-  /** How often the WAL is polled for new segments when idle. */
-  poll_interval: duration('250ms'),
-  /** Longest a row waits in the WAL before it is committed to Iceberg. */
-  flush_interval: duration('2s'),
-  /** Rows per Parquet file; larger batches are split. */
-  max_rows_per_file: z.number().int().positive().default(250_000),
-  /** Most WAL segments consumed by one commit round. */
-  max_segments_per_round: z.number().int().positive().default(512),
-  ingest_dedup_window: duration('1h'),
-  table_reconcile_interval: duration('5m'),
-  work_dir: z.string().default('./data/tmp/writer'),
+  host: host.describe('Interface the service listens on (0.0.0.0: all).'),
+  admin_port: port(9092).describe('Admin port (/ready).'),
+  poll_interval: duration('250ms').describe('How often the WAL is polled for new segments when idle.'),
+  flush_interval: duration('2s').describe('Longest a row waits in the WAL before it is committed to Iceberg.'),
+  max_rows_per_file: z.number().int().positive().default(250_000).describe('Rows per Parquet file; larger batches are split.'),
+  max_segments_per_round: z.number().int().positive().default(512).describe('Most WAL segments consumed by one commit round.'),
+  ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is not stored twice (resend dedup; not active yet).'),
+  table_reconcile_interval: duration('5m').describe('How often tables are reconciled with the tenant registry (table provisioning; not active yet).'),
+  work_dir: z.string().default('./data/tmp/writer').describe('Local scratch directory for staging Parquet files.'),
 });
 
 export const querierSection = z.strictObject({
-  host,
-  /** Arrow Flight (and Tempo querier gRPC) port. */
-  port: port(50054),
-  admin_port: port(9094),
-  query_timeout: duration('30s'),
-  memory_limit: z.string().default('2GB'),
-  threads: z.number().int().positive().default(2),
-  max_result_rows: z.number().int().positive().default(1_000_000),
-  temp_dir: z.string().default('./data/tmp/querier'),
+  host: host.describe('Interface the service listens on (0.0.0.0: all).'),
+  port: port(50054).describe('Arrow Flight (and Tempo querier gRPC) port.'),
+  admin_port: port(9094).describe('Admin port (/ready).'),
+  query_timeout: duration('30s').describe('Longest a query may run before it is interrupted (504).'),
+  memory_limit: z.string().default('2GB').describe('DuckDB memory limit per query.'),
+  threads: z.number().int().positive().default(2).describe('DuckDB threads per query.'),
+  max_result_rows: z.number().int().positive().default(1_000_000).describe('Rows returned at most per query; the rest is cut.'),
+  temp_dir: z.string().default('./data/tmp/querier').describe('Where queries may spill beyond memory_limit.'),
 });
 
 export const compactorSection = z.strictObject({
-  host,
-  admin_port: port(9093),
-  enabled: z.boolean().default(true),
-  interval: duration('5m'),
-  target_file_size_mb: z.number().int().positive().default(128),
-  /** Snapshots older than this are expired (the current one is always kept). */
-  snapshot_retention: duration('1h'),
-  work_dir: z.string().default('./data/tmp/compactor'),
+  host: host.describe('Interface the service listens on (0.0.0.0: all).'),
+  admin_port: port(9093).describe('Admin port (/ready).'),
+  enabled: z.boolean().default(true).describe('Run compaction passes (false: the service only answers /ready).'),
+  interval: duration('5m').describe('Time between the starts of two compaction passes.'),
+  target_file_size_mb: z.number().int().positive().default(128).describe('Size compaction aims for per Parquet file.'),
+  snapshot_retention: duration('1h').describe('Snapshots older than this are expired (the current one is always kept).'),
+  work_dir: z.string().default('./data/tmp/compactor').describe('Local scratch directory for rewrites.'),
 });
 
 export const routerSection = z.strictObject({
-  host,
-  port: port(3000),
-  /** Querier Flight addresses (host:port). Empty: the querier of this process or 127.0.0.1:50054. */
-  querier_urls: z.array(z.string()).default([]),
-  /** Deadline the router gives a querier call; fired deadlines answer 504. */
-  query_timeout: duration('30s'),
-  /** Public URL (used for cookies and links later). */
-  public_url: z.string().default('http://localhost:3000'),
-  max_body_bytes: bytes(4 * 1024 * 1024),
+  host: host.describe('Interface the service listens on (0.0.0.0: all).'),
+  port: port(3000).describe('HTTP port of every query API (also serves /ready).'),
+  querier_urls: z.array(z.string()).default([]).describe('Querier Flight addresses (host:port). Empty: the querier of this process or 127.0.0.1:50054.'),
+  query_timeout: duration('30s').describe('Deadline the router gives a querier call; fired deadlines answer 504.'),
+  public_url: z.string().default('http://localhost:3000').describe('Public URL (used for cookies and links later).'),
+  max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
 });
 
 export const runtimeSection = z.strictObject({
-  /** Time /ready reports 503 before servers close on SIGTERM, so load balancers drain. */
-  shutdown_delay: duration('0s'),
-  /** Longest a graceful stop may take before the process exits anyway. */
-  shutdown_timeout: duration('30s'),
-  /** Name of this instance (WAL segment names, logs). Defaults to hostname-pid. */
-  instance_id: z.string().default(''),
+  shutdown_delay: duration('0s').describe('Time /ready reports 503 before servers close on SIGTERM, so load balancers drain.'),
+  shutdown_timeout: duration('30s').describe('Longest a graceful stop may take before the process exits anyway.'),
+  instance_id: z.string().default('').describe('Name of this instance (WAL segment names, logs). Defaults to hostname-pid.'),
 });
 
 export const floeConfigSchema = z.strictObject({
