@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempoTraceByIDResponseSchema, TempoTraceSchema, fromBinary } from '@floe/proto';
-import { flightDoGet } from '@floe/flight';
+import { flightDoGet, flightGetFlightInfo } from '@floe/flight';
 import {
   grpcTraceExporter,
   protoTraceExporter,
@@ -124,6 +124,13 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     expect(Number(table.getChildAt(0)!.get(0))).toBe(3);
     const pinned = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(`SELECT name FROM sql_traces WHERE trace_id = '${sent.traceId}' ORDER BY name`), metadata: meta, deadlineMs: 20_000 });
     expect(pinned.toArray().map((r) => r!.name)).toEqual(['GET /checkout', 'SELECT carts', 'compute-cart']);
+
+    // The usual Flight client flow: GetFlightInfo on a command, then DoGet on its endpoint.
+    const info = await flightGetFlightInfo({ url: floe.flightAddress, descriptor: { type: 2, cmd: Buffer.from('SELECT span_id FROM traces WHERE trace_id = $1'.replace('$1', `'${sent.traceId}'`)) }, metadata: meta, deadlineMs: 20_000 });
+    expect(info.totalRecords).toBe(3n);
+    expect(info.endpoint).toHaveLength(1);
+    const viaInfo = await flightDoGet({ url: floe.flightAddress, ticket: info.endpoint[0]!.ticket!.ticket, metadata: meta, deadlineMs: 20_000 });
+    expect(viaInfo.numRows).toBe(3);
 
     // `floe sql` is the same call from the command line.
     const cli = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, `SELECT name, kind FROM traces WHERE trace_id = '${sent.traceId}' ORDER BY name`], { FLOE_API_KEY: key, FLOE_TENANT: tenant });

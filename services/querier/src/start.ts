@@ -3,7 +3,7 @@ import type * as grpc from '@grpc/grpc-js';
 import type { FloeConfig } from '@floe/config';
 import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
 import { FloeError, toGrpc } from '@floe/errors';
-import { startFlightServer } from '@floe/flight';
+import { ipcSchemaBytes, startFlightServer } from '@floe/flight';
 import { openFloeCatalog } from '@floe/iceberg';
 import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
 import { startAdminServer, type ServiceHandle } from '@floe/runtime';
@@ -77,6 +77,26 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
           return await handler.run(ctx, ticket, deadlineMs);
         } catch (err) {
           if (!(err instanceof FloeError)) log.error({ err }, 'query failed');
+          throw asGrpcError(err);
+        }
+      },
+      // A command descriptor carries the same bytes as a ticket (SQL text or the JSON form). The
+      // answer names one endpoint whose ticket is that command, as Flight clients expect; the
+      // schema and row count come from running it, since DuckDB knows them only then.
+      async getFlightInfo(descriptor, metadata) {
+        try {
+          if (descriptor.cmd.length === 0) throw new FloeError('bad_data', 'GetFlightInfo needs a command descriptor holding SQL');
+          const ctx = await handler.authenticate(metadataGetter(metadata));
+          const table = await handler.run(ctx, descriptor.cmd);
+          return {
+            schema: ipcSchemaBytes(table.schema),
+            flightDescriptor: descriptor,
+            endpoint: [{ ticket: { ticket: descriptor.cmd } }],
+            totalRecords: BigInt(table.numRows),
+            totalBytes: -1n,
+          };
+        } catch (err) {
+          if (!(err instanceof FloeError)) log.error({ err }, 'GetFlightInfo failed');
           throw asGrpcError(err);
         }
       },
