@@ -48,6 +48,16 @@ export const tracesTable: TableDef = {
   columns,
   mapIds,
   partitionSource: 'timestamp',
+  // Service then time keeps per-service and time-window scans pruned by row-group stats. It
+  // scatters a trace's spans over the row groups of its services; clustering spans by trace
+  // instead (measured: a lookup then reads one row group) made service-filtered scans about 3x
+  // slower and needs a per-trace sort key that Iceberg sort orders can't express, so it stays.
   sortOrder: ['service_name', 'start_time_unix_nano'],
+  // DuckDB decodes a row group whole (one page per column chunk), so a trace lookup decodes in
+  // full every row group that holds one of its spans. At 200k spans per hour-file, 16k-row
+  // groups cut the lookup's DuckDB CPU by about a third against DuckDB's default 122,880; smaller
+  // groups gain nothing more (more groups touched, more per-group overhead). Whole-file scans pay
+  // that per-group overhead: a full scan for one id costs 1.4-1.8x, a group-by-service 1.25x.
+  rowGroupSize: 16_384,
   idColumn: 'trace_id',
 };

@@ -33,6 +33,11 @@ export interface TableDef {
   partitionSource: string;
   /** Canonical sort order inside each file. */
   sortOrder: string[];
+  /**
+   * Rows per Parquet row group (default 122,880, DuckDB's own). DuckDB writes each column chunk
+   * as a single page, so a row group is the smallest unit a reader can skip or must decode whole.
+   */
+  rowGroupSize?: number;
   /** The column holding the id looked up by point queries (trace_id), indexed per file. */
   idColumn?: string;
 }

@@ -25,6 +25,9 @@ export interface WrittenFile {
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
+/** DuckDB's own default, for tables that don't set TableDef.rowGroupSize. */
+const DEFAULT_ROW_GROUP_SIZE = 122_880;
+
 export class ParquetWriter {
   readonly #dir: string;
   #instance: DuckDBInstance | undefined;
@@ -79,7 +82,7 @@ export class ParquetWriter {
       const order = table.sortOrder.map(quoteIdent).join(', ');
       await conn.run(
         `COPY (${source} ORDER BY ${order}) ` +
-          `TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880, FIELD_IDS ${parquetFieldIds(table)})`,
+          `TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE}, FIELD_IDS ${parquetFieldIds(table)})`,
       );
       const src = `read_parquet(${literal(output)})`;
       const statsReader = await conn.runAndReadAll(

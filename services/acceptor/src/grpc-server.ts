@@ -1,9 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { authenticate, credentialsFrom, type AuthDeps } from '@floe/auth';
 import { toGrpc } from '@floe/errors';
-import { ExportTraceServiceRequestSchema, ExportTraceServiceResponseSchema, create, toBinary } from '@floe/proto';
+import { ExportTraceServiceResponseSchema, create, toBinary } from '@floe/proto';
 import type { Logger } from '@floe/telemetry';
-import { decodeMessage } from './decode.ts';
 import type { Ingest } from './ingest.ts';
 
 export interface GrpcServerOptions {
@@ -49,7 +48,7 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
         return typeof v === 'string' ? v : v?.toString();
       };
       authenticate(credentialsFrom(get), opts.auth, 'ingest')
-        .then((ctx) => opts.ingest.traces(ctx, decodeMessage(ExportTraceServiceRequestSchema, call.request, 'protobuf')))
+        .then((ctx) => opts.ingest.tracesProtobuf(ctx, call.request))
         .then((r) => {
           const resp = create(ExportTraceServiceResponseSchema, {
             partialSuccess: r.rejected > 0 ? { rejectedSpans: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,

@@ -50,8 +50,11 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const format = formatOf(req.headers['content-type']);
     const raw = bodyBuffer(req.body);
     const body = inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes);
-    const msg = decodeMessage(ExportTraceServiceRequestSchema, body, format);
-    const result = await opts.ingest.traces(req.tenant!, msg);
+    // Protobuf is transcoded from the wire bytes; JSON is decoded, then converted.
+    const result =
+      format === 'protobuf'
+        ? await opts.ingest.tracesProtobuf(req.tenant!, body)
+        : await opts.ingest.traces(req.tenant!, decodeMessage(ExportTraceServiceRequestSchema, body, format));
     return sendExportResponse(reply, format, result);
   });
 

@@ -1,9 +1,10 @@
 import { FloeError } from '@floe/errors';
-import type { ExportTraceServiceRequest } from '@floe/proto';
+import { ExportTraceServiceRequestSchema, type ExportTraceServiceRequest } from '@floe/proto';
 import type { TenantContext } from '@floe/auth';
 import { newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { spansToRows } from './traces-to-rows.ts';
+import { spansToPayloadsFromWire, type ConvertedPayloads, type HourPayload } from './traces-wire.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -25,17 +26,40 @@ export class Ingest {
     this.log = log;
   }
 
+  /** A decoded request (OTLP/JSON bodies). */
   async traces(ctx: TenantContext, req: ExportTraceServiceRequest): Promise<IngestResult> {
     const converted = spansToRows(req);
+    const batches: HourPayload[] = [];
+    for (const b of converted.byHour.values()) batches.push({ hour: b.hour, rows: b.rows, payload: Buffer.from(`${b.lines.join('\n')}\n`) });
+    return this.store(ctx, batches, converted.accepted, converted.rejected, converted.rejectReason);
+  }
+
+  /**
+   * A protobuf body, transcoded straight from the wire bytes (traces-wire.ts): the same records as
+   * `traces(ctx, fromBinary(…))` without building the message. Malformed bytes are `bad_data`.
+   */
+  async tracesProtobuf(ctx: TenantContext, body: Uint8Array): Promise<IngestResult> {
+    let converted: ConvertedPayloads;
+    try {
+      converted = spansToPayloadsFromWire(body);
+    } catch (err) {
+      throw new FloeError('bad_data', `body is not a valid ${ExportTraceServiceRequestSchema.typeName} protobuf message: ${(err as Error).message}`, {
+        code: 'FLOE_ERR_INGEST_DECODE',
+      });
+    }
+    return this.store(ctx, converted.byHour.values(), converted.accepted, converted.rejected, converted.rejectReason);
+  }
+
+  private async store(ctx: TenantContext, batches: Iterable<HourPayload>, accepted: number, rejected: number, rejectReason: string | undefined): Promise<IngestResult> {
     const records: WalRecord[] = [];
-    for (const batch of converted.byHour.values()) {
+    for (const batch of batches) {
       records.push({
         header: { tenant: ctx.tenant, dataset: ctx.dataset, table: 'traces', hour: batch.hour, rows: batch.rows, id: newRecordId() },
-        payload: Buffer.from(`${batch.lines.join('\n')}\n`),
+        payload: batch.payload,
       });
     }
     if (records.length > 0) await this.append(records);
-    return { accepted: converted.accepted, rejected: converted.rejected, rejectReason: converted.rejectReason };
+    return { accepted, rejected, rejectReason };
   }
 
   private async append(records: WalRecord[]): Promise<void> {

@@ -7,6 +7,7 @@ import type { FileResolver, ResolvedFiles } from './file-resolver.ts';
 import { SandboxError, createTrustedRunner, runSandboxedSelect, type TrustedRunner } from './sandbox/index.ts';
 import { mentions, tableRefs } from './table-refs.ts';
 import { parseTicket } from './ticket.ts';
+import { createTimeBoundsExtractor, type TimeBoundsExtractor } from './time-bounds.ts';
 
 export interface QueryLimits {
   timeoutMs: number;
@@ -45,8 +46,23 @@ export class QueryHandler {
     this.#trusted = internalKey ? createTrustedRunner({ threads: limits.threads, memoryLimit: limits.memoryLimit }) : undefined;
   }
 
+  #bounds: Promise<TimeBoundsExtractor> | undefined;
+
   close(): void {
     this.#trusted?.close();
+    void this.#bounds?.then((b) => b.close());
+  }
+
+  /** Hour-partition pruning for SQL without hints: time predicates read from the parsed SQL. */
+  async #timeBounds(sql: string, params: unknown[]) {
+    // DuckDB reads zone-less timestamps in the host's zone, so those bounds are widened by a day.
+    this.#bounds ??= createTimeBoundsExtractor({ sessionTimeZoneIsUtc: false });
+    try {
+      return await (await this.#bounds).extract(sql, params);
+    } catch (err) {
+      this.#log.warn({ err }, 'time bounds extraction failed; scanning every partition');
+      return new Map();
+    }
   }
 
   authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {
@@ -61,7 +77,10 @@ export class QueryHandler {
     try {
       const views = [];
       for (const ref of refs) {
-        const files = await this.#files.files(ref.tenant, ref.dataset, ref.table, ticket.hints);
+        const hinted = ticket.hints.startNs !== undefined || ticket.hints.endNs !== undefined;
+        const bounds = hinted ? undefined : (await this.#timeBounds(ticket.sql, ticket.params)).get(ref.viewName.toLowerCase());
+        const hints = bounds ? { ...ticket.hints, startNs: bounds.minNs, endNs: bounds.maxNs } : ticket.hints;
+        const files = await this.#files.files(ref.tenant, ref.dataset, ref.table, hints);
         resolved.push(files);
         views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(tableDef(ref.table)) });
       }

@@ -1,4 +1,4 @@
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
 import { gateStatement } from './gate.ts';
@@ -27,11 +27,28 @@ export interface TrustedRunner {
   close(): void;
 }
 
+interface Slot {
+  /** The view statements the connection was set up with. */
+  key: string;
+  conn: DuckDBConnection;
+  /** Gated statements by SQL text. */
+  prepared: Map<string, DuckDBPreparedStatement>;
+}
+
+/** Lookups over one hour's file repeat the same views; a few dozen idle connections cover them. */
+const MAX_IDLE_CONNECTIONS = 32;
+const MAX_PREPARED_PER_CONNECTION = 8;
+
 /**
  * For SQL printed by Floe's own planner (which already names only the caller's files): one long-lived
- * in-memory instance with `parquet_metadata_cache = true`, a fresh connection per call whose views are
+ * in-memory instance with `parquet_metadata_cache = true`, a connection per call whose views are
  * TEMP views (private to that connection, so concurrent calls never collide), and the statement gate
  * (one statement, prepared type SELECT) — but no lockdown and no AST allow-list.
+ *
+ * A connection that answered cleanly is kept, with its views and its prepared statements, for the
+ * next call over exactly the same views (same names, same files): creating the views and preparing
+ * the planner's few SQL shapes cost about 2 ms a call, as much as reading a small trace. A call over
+ * other views never sees them; a connection that failed, timed out or stopped early is closed.
  */
 export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRunner {
   const threads = opts.threads ?? 2;
@@ -39,6 +56,26 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
   let instancePromise: Promise<DuckDBInstance> | undefined;
   let closed = false;
   const active = new Set<DuckDBConnection>();
+  /** Idle connections, least recently used first. */
+  const idle: Slot[] = [];
+
+  const discard = (slot: Slot): void => {
+    for (const ps of slot.prepared.values()) ps.destroySync();
+    slot.prepared.clear();
+    slot.conn.closeSync();
+  };
+
+  const takeIdle = (key: string): Slot | undefined => {
+    for (let i = idle.length - 1; i >= 0; i--) {
+      if (idle[i]!.key === key) return idle.splice(i, 1)[0];
+    }
+    return undefined;
+  };
+
+  const putIdle = (slot: Slot): void => {
+    idle.push(slot);
+    while (idle.length > MAX_IDLE_CONNECTIONS) discard(idle.shift()!);
+  };
 
   const createInstance = async (): Promise<DuckDBInstance> => {
     const instance = await DuckDBInstance.create(':memory:', {
@@ -79,7 +116,8 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     const deadline = new Deadline(o.timeoutMs);
     const scrub = makeScrubber(o.views.flatMap((v) => v.files));
     const ctx = { scrub, timeoutMs: o.timeoutMs, get timedOut() { return deadline.timedOut; } };
-    let conn: DuckDBConnection | undefined;
+    let slot: Slot | undefined;
+    let reusable = false;
     try {
       const statements = o.views.map((v) => {
         const p = parseViewName(v.name);
@@ -89,27 +127,48 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
         validateView(v);
         return `CREATE TEMP VIEW ${quoteIdent(p.view)} AS ${viewSelectSql(v)}`;
       });
-      const instance = await setupStep(getInstance, deadline, scrub);
-      if (closed) throw new SandboxError('internal', 'trusted runner is closed');
-      conn = await instance.connect();
-      active.add(conn);
-      deadline.watch(conn);
-      if (statements.length > 0) await setupStep(() => runScript(conn!, statements), deadline, scrub);
-      const prepared = await gateStatement(conn, o.sql, { astCheck: false, views: [] });
+      const key = statements.join(';\n');
+      slot = takeIdle(key);
+      if (!slot) {
+        const instance = await setupStep(getInstance, deadline, scrub);
+        if (closed) throw new SandboxError('internal', 'trusted runner is closed');
+        slot = { key, conn: await instance.connect(), prepared: new Map() };
+        const conn = slot.conn;
+        active.add(conn);
+        deadline.watch(conn);
+        if (statements.length > 0) await setupStep(() => runScript(conn, statements), deadline, scrub);
+      } else {
+        active.add(slot.conn);
+        deadline.watch(slot.conn);
+      }
+      let prepared = slot.prepared.get(o.sql);
+      if (!prepared) {
+        prepared = await gateStatement(slot.conn, o.sql, { astCheck: false, views: [] });
+        if (slot.prepared.size >= MAX_PREPARED_PER_CONNECTION) {
+          const [oldestSql, oldest] = slot.prepared.entries().next().value!;
+          oldest.destroySync();
+          slot.prepared.delete(oldestSql);
+        }
+        slot.prepared.set(o.sql, prepared);
+      }
       bindParams(prepared, o.params ?? []);
-      return await readAsArrow(prepared, {
+      const result = await readAsArrow(prepared, {
         maxRows: o.maxRows,
         timeoutMs: o.timeoutMs,
         isTimedOut: () => deadline.timedOut,
       });
+      // A result cut short leaves its stream open on the connection.
+      reusable = !result.truncated && !deadline.timedOut;
+      return result;
     } catch (err) {
       if (closed && !(err instanceof SandboxError)) throw new SandboxError('internal', 'trusted runner was closed', { cause: err });
       throw toSandboxError(err, ctx);
     } finally {
       deadline.clear();
-      if (conn) {
-        active.delete(conn);
-        conn.closeSync();
+      if (slot) {
+        active.delete(slot.conn);
+        if (reusable && !closed) putIdle(slot);
+        else discard(slot);
       }
     }
   };
@@ -118,6 +177,7 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     if (closed) return;
     closed = true;
     for (const c of active) c.interrupt();
+    for (const slot of idle.splice(0)) discard(slot);
     const p = instancePromise;
     instancePromise = undefined;
     // Close once the calls in flight have let go of their connections.

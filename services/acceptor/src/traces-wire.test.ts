@@ -1,0 +1,811 @@
+import { describe, expect, it } from 'vitest';
+import { AnyValueSchema, ExportTraceServiceRequestSchema, create, fromBinary, toBinary, type MessageInitShape } from '@floe/proto';
+import { spansToRows, type ConvertedSpans } from './traces-to-rows.ts';
+import { STRICTER_THAN_PROTOBUF_ES, spansToPayloadsFromWire, spansToRowsFromWire } from './traces-wire.ts';
+
+/**
+ * spansToRowsFromWire(bytes) must equal spansToRows(fromBinary(bytes)) for every input both
+ * accept, and throw whenever protobuf-es throws. It may also throw where protobuf-es accepts
+ * input that is not valid protobuf, but only with one of STRICTER_THAN_PROTOBUF_ES.
+ */
+
+type Init = MessageInitShape<typeof ExportTraceServiceRequestSchema>;
+type Outcome = { ok: true; v: ConvertedSpans } | { ok: false; err: Error };
+
+const reference = (bytes: Uint8Array): Outcome => run(() => spansToRows(fromBinary(ExportTraceServiceRequestSchema, bytes)));
+const wire = (bytes: Uint8Array): Outcome => run(() => spansToRowsFromWire(bytes));
+
+function run(f: () => ConvertedSpans): Outcome {
+  try {
+    return { ok: true, v: f() };
+  } catch (err) {
+    expect(err).toBeInstanceOf(Error);
+    return { ok: false, err: err as Error };
+  }
+}
+
+function expectEqualRows(got: ConvertedSpans, want: ConvertedSpans): void {
+  expect(got.accepted).toBe(want.accepted);
+  expect(got.rejected).toBe(want.rejected);
+  expect(got.rejectReason).toBe(want.rejectReason);
+  expect([...got.byHour.keys()]).toEqual([...want.byHour.keys()]);
+  for (const [hour, batch] of want.byHour) {
+    const g = got.byHour.get(hour)!;
+    expect(g.hour).toBe(hour);
+    expect(g.rows).toBe(batch.rows);
+    expect(g.lines.length).toBe(batch.lines.length);
+    for (let i = 0; i < batch.lines.length; i++) expect(g.lines[i]).toBe(batch.lines[i]);
+  }
+  expect(got).toEqual(want);
+}
+
+/** spansToPayloadsFromWire: each hour's payload is what Ingest made of the lines. */
+function expectPayloads(bytes: Uint8Array, want: ConvertedSpans): void {
+  const got = spansToPayloadsFromWire(bytes);
+  expect([got.accepted, got.rejected, got.rejectReason]).toEqual([want.accepted, want.rejected, want.rejectReason]);
+  expect([...got.byHour.keys()]).toEqual([...want.byHour.keys()]);
+  for (const [hour, batch] of want.byHour) {
+    const g = got.byHour.get(hour)!;
+    expect([g.hour, g.rows]).toEqual([hour, batch.rows]);
+    expect(Buffer.from(g.payload).equals(Buffer.from(`${batch.lines.join('\n')}\n`))).toBe(true);
+  }
+}
+
+/** Both accept with identical rows (valid input). */
+function expectSame(bytes: Uint8Array): ConvertedSpans {
+  const want = reference(bytes);
+  const got = wire(bytes);
+  if (!want.ok) throw new Error(`test input is not valid protobuf: ${want.err.message}`);
+  if (!got.ok) throw new Error(`spansToRowsFromWire threw on valid input: ${got.err.message}`);
+  expectEqualRows(got.v, want.v);
+  expectPayloads(bytes, want.v);
+  return got.v;
+}
+
+/** Any input: same rows, both throw, or only the wire path throws with a stricter-than error. */
+function expectConsistent(bytes: Uint8Array): 'same' | 'both-throw' | 'stricter' {
+  const want = reference(bytes);
+  const got = wire(bytes);
+  if (want.ok && got.ok) {
+    expectEqualRows(got.v, want.v);
+    expectPayloads(bytes, want.v);
+    return 'same';
+  }
+  if (!got.ok) expect(() => spansToPayloadsFromWire(bytes)).toThrow(got.err.message);
+  if (!want.ok && !got.ok) return 'both-throw';
+  if (want.ok && !got.ok) {
+    expect(STRICTER_THAN_PROTOBUF_ES, `protobuf-es accepts ${Buffer.from(bytes).toString('hex')}`).toContain(got.err.message);
+    return 'stricter';
+  }
+  throw new Error(`spansToRowsFromWire accepted input protobuf-es rejects (${(want as { err: Error }).err.message}): ${Buffer.from(bytes).toString('hex')}`);
+}
+
+const encode = (init: Init) => toBinary(ExportTraceServiceRequestSchema, create(ExportTraceServiceRequestSchema, init));
+
+// ---------------------------------------------------------------------------------------------
+// Deterministic random content
+
+function prng(seed: number) {
+  let s = seed | 0;
+  const next = () => {
+    s = (s + 0x6d2b79f5) | 0;
+    let t = Math.imul(s ^ (s >>> 15), 1 | s);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  const pick = <T,>(a: readonly T[]): T => a[int(a.length)]!;
+  const chance = (p: number) => next() < p;
+  const bytes = (n: number) => Uint8Array.from({ length: n }, () => int(256));
+  const u64 = () => (BigInt(int(2 ** 32)) << 32n) | BigInt(int(2 ** 32));
+  return { next, int, pick, chance, bytes, u64 };
+}
+type Rng = ReturnType<typeof prng>;
+
+const STRINGS = [
+  '',
+  'GET',
+  'http.method',
+  'ünïcödé',
+  '中文字符',
+  'emoji 😀🎉 ok',
+  'quote " backslash \\ slash /',
+  'controls \n\r\t\b\f \u0000 \u0001 \u001f \u007f',
+  'separators \u2028 \u2029',
+  '\ufeffbom first',
+  'x'.repeat(33),
+  'é'.repeat(40),
+  '{"json":"text"}',
+  '</script>',
+];
+const KEYS = [
+  'service.name',
+  'http.method',
+  'http.status_code',
+  'a',
+  'b',
+  '0',
+  '1',
+  '7',
+  '10',
+  '01',
+  '-1',
+  '1.5',
+  '4294967294',
+  '4294967295',
+  '__proto__',
+  'constructor',
+  'toString',
+  'ключ',
+  '',
+  'k"ey',
+  'k\\ey',
+  'k\ney',
+];
+const CHARS = ['a', 'Z', '0', ' ', '"', '\\', '\n', '\u0000', '\u001f', 'é', '中', '😀', '\u2028', '\ufffd', '/', '\t'];
+const INTS = [0n, 1n, -1n, 42n, 2n ** 53n - 1n, 2n ** 53n, -(2n ** 53n) + 1n, -(2n ** 53n), -(2n ** 53n) - 1n, 2n ** 63n - 1n, -(2n ** 63n), 2n ** 32n, -(2n ** 32n), 4294967295n];
+const DOUBLES = [0, -0, 1.5, -2.25, NaN, Infinity, -Infinity, 1e21, 1e-7, 5e-324, Number.MAX_VALUE, 0.1 + 0.2, 123456789012345680000];
+const HOUR = 3_600_000_000_000n;
+const NOW = 1_760_000_000_000_000_000n;
+
+function str(r: Rng): string {
+  if (r.chance(0.6)) return r.pick(STRINGS);
+  let s = '';
+  for (let i = r.int(12); i > 0; i--) {
+    if (r.chance(0.8)) s += r.pick(CHARS);
+    else {
+      const c = r.pick([0x80, 0x800, 0x10000, 0x110000]);
+      const cp = r.int(c);
+      s += String.fromCodePoint(cp >= 0xd800 && cp < 0xe000 ? 0xfffd : cp); // any code point, no lone surrogates
+    }
+  }
+  return s;
+}
+
+function anyValue(r: Rng, depth: number): MessageInitShape<typeof AnyValueSchema> {
+  const kinds = depth > 2 ? 7 : 9;
+  switch (r.int(kinds)) {
+    case 0:
+      return { value: { case: 'stringValue', value: str(r) } };
+    case 1:
+      return { value: { case: 'boolValue', value: r.chance(0.5) } };
+    case 2:
+      return { value: { case: 'intValue', value: r.chance(0.7) ? r.pick(INTS) : BigInt.asIntN(64, r.u64()) } };
+    case 3:
+      return { value: { case: 'doubleValue', value: r.chance(0.7) ? r.pick(DOUBLES) : (r.next() - 0.5) * 10 ** r.int(30) } };
+    case 4:
+      return { value: { case: 'bytesValue', value: r.bytes(r.int(7)) } };
+    case 5:
+      return { value: { case: 'stringValueStrindex', value: r.pick([0, 1, 5, -3, 2147483647]) } };
+    case 6:
+      return {};
+    case 7:
+      return { value: { case: 'arrayValue', value: { values: Array.from({ length: r.int(4) }, () => anyValue(r, depth + 1)) } } };
+    default:
+      return { value: { case: 'kvlistValue', value: { values: attributes(r, depth + 1, 3) } } };
+  }
+}
+
+function attributes(r: Rng, depth = 0, max = 9) {
+  return Array.from({ length: r.int(max) }, () => ({
+    key: r.chance(0.8) ? r.pick(KEYS) : str(r),
+    ...(r.chance(0.9) ? { value: anyValue(r, depth) } : {}),
+    ...(r.chance(0.1) ? { keyStrindex: r.pick([1, -1, 77]) } : {}),
+  }));
+}
+
+const id = (r: Rng, n: number) => (r.chance(0.85) ? r.bytes(n) : r.pick([new Uint8Array(n), new Uint8Array(0), r.bytes(n - 1), r.bytes(n + 1), r.bytes(3)]));
+
+function time(r: Rng): bigint {
+  return r.pick([0n, 1n, NOW + BigInt(r.int(1e9)), 470_000n * HOUR - 1n, 470_000n * HOUR, 470_000n * HOUR + 1n, 2n ** 53n, 2n ** 63n, 2n ** 64n - 1n, r.u64(), NOW - 5n * HOUR]);
+}
+
+function span(r: Rng) {
+  const start = r.chance(0.8) ? NOW + BigInt(r.int(4)) * HOUR + BigInt(r.int(1e9)) : time(r);
+  const end = r.chance(0.7) ? start + BigInt(r.int(1e9)) : r.chance(0.5) ? time(r) : start - 1n;
+  return {
+    traceId: id(r, 16),
+    spanId: id(r, 8),
+    parentSpanId: r.pick([new Uint8Array(0), r.bytes(8), r.bytes(4), r.bytes(9)]),
+    traceState: r.chance(0.3) ? str(r) : '',
+    name: str(r),
+    kind: r.pick([0, 1, 2, 3, 4, 5, 6, 100, -1]),
+    startTimeUnixNano: start,
+    endTimeUnixNano: end < 0n ? 0n : end > 2n ** 64n - 1n ? 2n ** 64n - 1n : end,
+    attributes: attributes(r),
+    droppedAttributesCount: r.chance(0.2) ? r.pick([1, 4294967295, r.int(1000)]) : 0,
+    events: Array.from({ length: r.chance(0.5) ? r.int(4) : 0 }, () => ({
+      timeUnixNano: time(r),
+      name: str(r),
+      attributes: attributes(r, 0, 4),
+      droppedAttributesCount: r.chance(0.3) ? r.int(10) : 0,
+    })),
+    droppedEventsCount: r.chance(0.2) ? r.int(100) : 0,
+    links: Array.from({ length: r.chance(0.4) ? r.int(4) : 0 }, () => ({
+      traceId: r.chance(0.8) ? r.bytes(16) : r.bytes(r.int(20)),
+      spanId: r.chance(0.8) ? r.bytes(8) : r.bytes(r.int(10)),
+      traceState: r.chance(0.3) ? str(r) : '',
+      attributes: attributes(r, 0, 4),
+      droppedAttributesCount: r.chance(0.2) ? r.int(5) : 0,
+      flags: r.chance(0.5) ? r.pick([1, 256, 769, 4294967295]) : 0,
+    })),
+    droppedLinksCount: r.chance(0.2) ? r.int(100) : 0,
+    ...(r.chance(0.7) ? { status: { code: r.pick([0, 1, 2, 3, -1]), message: r.chance(0.5) ? str(r) : '' } } : {}),
+    flags: r.chance(0.5) ? r.pick([1, 256, 257, 768, 4294967295]) : 0,
+  };
+}
+
+function request(r: Rng): Init {
+  return {
+    resourceSpans: Array.from({ length: 1 + r.int(3) }, () => ({
+      ...(r.chance(0.85)
+        ? {
+            resource: {
+              attributes: [
+                ...(r.chance(0.8) ? [{ key: 'service.name', value: r.chance(0.85) ? { value: { case: 'stringValue' as const, value: str(r) } } : anyValue(r, 0) }] : []),
+                ...attributes(r),
+              ],
+              droppedAttributesCount: r.chance(0.2) ? 3 : 0,
+              entityRefs: r.chance(0.2) ? [{ schemaUrl: 'u', type: 'service', idKeys: ['service.name'], descriptionKeys: ['a', 'b'] }] : [],
+            },
+          }
+        : {}),
+      schemaUrl: r.chance(0.3) ? 'https://opentelemetry.io/schemas/1.26.0' : '',
+      scopeSpans: Array.from({ length: r.int(3) + 1 }, () => ({
+        ...(r.chance(0.8) ? { scope: { name: str(r), version: str(r), attributes: r.chance(0.3) ? attributes(r) : [], droppedAttributesCount: r.chance(0.2) ? 2 : 0 } } : {}),
+        spans: Array.from({ length: r.int(6) }, () => span(r)),
+        schemaUrl: r.chance(0.3) ? 'https://example.com/s' : '',
+      })),
+    })),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Wire-level rewriting: reorder fields, inject unknown ones, split and repeat fields.
+
+interface WField {
+  no: number;
+  wt: number;
+  raw?: Uint8Array; // the value bytes of a leaf (varint bytes, fixed bytes, or payload)
+  kids?: WField[]; // the fields of a sub-message
+  pad?: number; // extra (redundant) varint bytes for the tag and length
+}
+
+/** Field numbers that hold sub-messages, per message type. */
+const SUB: Record<string, Record<number, string>> = {
+  Request: { 1: 'ResourceSpans' },
+  ResourceSpans: { 1: 'Resource', 2: 'ScopeSpans' },
+  Resource: { 1: 'KeyValue', 3: 'EntityRef' },
+  EntityRef: {},
+  ScopeSpans: { 1: 'Scope', 2: 'Span' },
+  Scope: { 3: 'KeyValue' },
+  Span: { 9: 'KeyValue', 11: 'Event', 13: 'Link', 15: 'Status' },
+  Event: { 3: 'KeyValue' },
+  Link: { 4: 'KeyValue' },
+  Status: {},
+  KeyValue: { 2: 'AnyValue' },
+  AnyValue: { 5: 'ArrayValue', 6: 'KeyValueList' },
+  ArrayValue: { 1: 'AnyValue' },
+  KeyValueList: { 1: 'KeyValue' },
+};
+const MAX_KNOWN: Record<string, number> = {
+  Request: 1,
+  ResourceSpans: 3,
+  Resource: 3,
+  EntityRef: 4,
+  ScopeSpans: 3,
+  Scope: 4,
+  Span: 16,
+  Event: 4,
+  Link: 6,
+  Status: 3,
+  KeyValue: 3,
+  AnyValue: 8,
+  ArrayValue: 1,
+  KeyValueList: 1,
+};
+
+function readVarint(b: Uint8Array, p: number): [bigint, number] {
+  let v = 0n;
+  for (let shift = 0n; ; shift += 7n) {
+    const c = b[p++]!;
+    v |= BigInt(c & 0x7f) << shift;
+    if (c < 0x80) return [v, p];
+  }
+}
+
+function parseTree(b: Uint8Array, type: string): WField[] {
+  const out: WField[] = [];
+  let p = 0;
+  while (p < b.length) {
+    let t: bigint;
+    [t, p] = readVarint(b, p);
+    const no = Number(t >> 3n);
+    const wt = Number(t & 7n);
+    if (wt === 0) {
+      const s = p;
+      [, p] = readVarint(b, p);
+      out.push({ no, wt, raw: b.subarray(s, p) });
+    } else if (wt === 1 || wt === 5) {
+      const n = wt === 1 ? 8 : 4;
+      out.push({ no, wt, raw: b.subarray(p, p + n) });
+      p += n;
+    } else {
+      let n: bigint;
+      [n, p] = readVarint(b, p);
+      const payload = b.subarray(p, p + Number(n));
+      p += Number(n);
+      const sub = SUB[type]![no];
+      out.push(sub ? { no, wt, kids: parseTree(payload, sub) } : { no, wt, raw: payload });
+    }
+  }
+  return out;
+}
+
+function varint(v: number | bigint, pad = 0): number[] {
+  let n = BigInt(v);
+  const out: number[] = [];
+  do {
+    const c = Number(n & 0x7fn);
+    n >>= 7n;
+    out.push(n > 0n ? c | 0x80 : c);
+  } while (n > 0n);
+  for (let i = 0; i < pad; i++) {
+    out[out.length - 1]! |= 0x80;
+    out.push(0);
+  }
+  return out;
+}
+
+function encodeTree(fields: WField[]): Uint8Array {
+  const parts: number[] = [];
+  for (const f of fields) {
+    const pad = f.pad ?? 0;
+    // a padded tag stays within 5 bytes (protobuf-es rejects longer tags)
+    const tag = f.no * 8 + f.wt;
+    parts.push(...varint(tag, Math.min(pad, 5 - varint(tag).length)));
+    const payload = f.kids ? encodeTree(f.kids) : f.raw!;
+    if (f.wt === 2) parts.push(...varint(payload.length, pad));
+    parts.push(...payload);
+  }
+  return Uint8Array.from(parts);
+}
+
+function unknownField(r: Rng, type: string): WField {
+  const no = r.pick([MAX_KNOWN[type]! + 1, 17, 31, 32, 100, 1000, 2 ** 29 - 1].filter((n) => n > MAX_KNOWN[type]!));
+  switch (r.pick([0, 1, 2, 5])) {
+    case 0:
+      return { no, wt: 0, raw: Uint8Array.from(varint(r.chance(0.5) ? r.int(300) : r.u64())) };
+    case 1:
+      return { no, wt: 1, raw: r.bytes(8) };
+    case 2:
+      return { no, wt: 2, raw: r.bytes(r.int(12)) };
+    default:
+      return { no, wt: 5, raw: r.bytes(4) };
+  }
+}
+
+/** Random protobuf-legal rewrites; their meaning is whatever protobuf-es makes of them. */
+function reshape(r: Rng, fields: WField[], type: string, p: number): WField[] {
+  let out = fields.map((f) => (f.kids ? { ...f, kids: reshape(r, f.kids, SUB[type]![f.no]!, p) } : { ...f }));
+  if (r.chance(p)) {
+    // any order: shuffle (changes the order of repeated fields, and which scalar comes last)
+    for (let i = out.length - 1; i > 0; i--) {
+      const j = r.int(i + 1);
+      [out[i], out[j]] = [out[j]!, out[i]!];
+    }
+  }
+  if (r.chance(p)) for (let n = 1 + r.int(3); n > 0; n--) out.splice(r.int(out.length + 1), 0, unknownField(r, type));
+  if (r.chance(p) && out.length > 0) {
+    // repeat a field (last one wins for scalars, merge or append for messages)
+    const f = out[r.int(out.length)]!;
+    const copy: WField = f.kids ? { ...f, kids: f.kids.slice(0, r.int(f.kids.length + 1)) } : { ...f, raw: f.wt === 2 ? Uint8Array.from(Buffer.from(str(r).replace(/[^\x20-\x7e]/g, ''))) : f.raw };
+    out.splice(r.int(out.length + 1), 0, copy);
+  }
+  if (r.chance(p)) {
+    // split a message field in two occurrences (merged if singular)
+    const i = out.findIndex((f) => f.kids && f.kids.length > 1);
+    if (i >= 0) {
+      const f = out[i]!;
+      const cut = 1 + r.int(f.kids!.length - 1);
+      const between = r.int(Math.min(2, out.length - i - 1) + 1);
+      out = [...out.slice(0, i), { ...f, kids: f.kids!.slice(0, cut) }, ...out.slice(i + 1, i + 1 + between), { ...f, kids: f.kids!.slice(cut) }, ...out.slice(i + 1 + between)];
+    }
+  }
+  if (r.chance(p / 2)) for (const f of out) if (r.chance(0.3)) f.pad = 1 + r.int(3); // non-minimal varints
+  return out;
+}
+
+/** A valid request whose string `marker` is replaced by raw bytes (e.g. invalid UTF-8). */
+function withRawString(init: Init, marker: string, raw: number[]): Uint8Array {
+  const tree = parseTree(encode(init), 'Request');
+  const m = Buffer.from(marker);
+  let found = 0;
+  const visit = (fields: WField[]) => {
+    for (const f of fields) {
+      if (f.kids) visit(f.kids);
+      else if (f.wt === 2 && Buffer.from(f.raw!).equals(m)) {
+        f.raw = Uint8Array.from(raw);
+        found++;
+      }
+    }
+  };
+  visit(tree);
+  expect(found).toBeGreaterThan(0);
+  return encodeTree(tree);
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const T = new Uint8Array(16).fill(0x11);
+const S = new Uint8Array(8).fill(0x22);
+const base = (spans: object[], resource?: object, scope?: object): Init => ({
+  resourceSpans: [{ ...(resource ? { resource } : {}), scopeSpans: [{ ...(scope ? { scope } : {}), spans: spans as never }] }],
+});
+const sv = (value: string) => ({ value: { case: 'stringValue' as const, value } });
+
+describe('spansToRowsFromWire: same rows as spansToRows(fromBinary())', () => {
+  it.each<[string, Init]>([
+    ['an empty request', {}],
+    ['a resource without scope spans', { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: sv('x') }] } }] }],
+    ['a minimal span', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }])],
+    ['no resource, no scope (unknown_service, empty scope)', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, endTimeUnixNano: NOW + 10n }])],
+    [
+      'every AnyValue kind as span and resource attributes',
+      base(
+        [
+          {
+            traceId: T,
+            spanId: S,
+            startTimeUnixNano: NOW,
+            attributes: [
+              { key: 's', value: sv('str "\\\n\u0001 é 😀') },
+              { key: 'b', value: { value: { case: 'boolValue', value: true } } },
+              { key: 'f', value: { value: { case: 'boolValue', value: false } } },
+              ...INTS.map((v, i) => ({ key: `i${i}`, value: { value: { case: 'intValue' as const, value: v } } })),
+              ...DOUBLES.map((v, i) => ({ key: `d${i}`, value: { value: { case: 'doubleValue' as const, value: v } } })),
+              ...[0, 1, 2, 3, 4, 5].map((n) => ({ key: `bytes${n}`, value: { value: { case: 'bytesValue' as const, value: Uint8Array.from({ length: n }, (_, i) => 250 + i) } } })),
+              { key: 'arr', value: { value: { case: 'arrayValue', value: { values: [sv('a'), { value: { case: 'intValue', value: 2n ** 60n } }, {}, { value: { case: 'arrayValue', value: { values: [] } } }] } } } },
+              { key: 'emptyarr', value: { value: { case: 'arrayValue', value: {} } } },
+              { key: 'kv', value: { value: { case: 'kvlistValue', value: { values: [{ key: 'x', value: { value: { case: 'doubleValue', value: NaN } } }, { key: '' }, { key: 'y', keyStrindex: 4 }] } } } },
+              { key: 'emptykv', value: { value: { case: 'kvlistValue', value: {} } } },
+              { key: 'idx', value: { value: { case: 'stringValueStrindex', value: 7 } } },
+              { key: 'idx0', value: { value: { case: 'stringValueStrindex', value: 0 } } },
+              { key: 'none', value: {} },
+              { key: 'novalue' },
+            ],
+          },
+        ],
+        { attributes: [{ key: 'service.name', value: sv('svc') }, { key: 'r.int', value: { value: { case: 'intValue', value: -(2n ** 63n) } } }, { key: 'r.arr', value: { value: { case: 'arrayValue', value: { values: [sv('p')] } } } }] },
+      ),
+    ],
+    [
+      'object-key quirks: array-index keys first, repeated keys keep their first place, __proto__ dropped',
+      base(
+        [
+          {
+            traceId: T,
+            spanId: S,
+            startTimeUnixNano: NOW,
+            attributes: ['b', '10', 'a', '2', '__proto__', '01', '4294967295', '4294967294', 'b', '0', 'constructor', '2'].map((key, i) => ({ key, value: sv(`v${i}`) })),
+          },
+        ],
+        { attributes: ['__proto__', '1', 'x', '1', 'x'].map((key, i) => ({ key, value: { value: { case: 'intValue' as const, value: BigInt(i) } } })) },
+      ),
+    ],
+    [
+      'service.name: the first one decides, even when it is not a string',
+      base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }], { attributes: [{ key: 'service.name', value: { value: { case: 'intValue', value: 1n } } }, { key: 'service.name', value: sv('late') }] }),
+    ],
+    ['service.name without a value', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }], { attributes: [{ key: 'service.name' }, { key: 'service.name', value: sv('late') }] })],
+    [
+      'events and links with attributes, dropped counts, flags',
+      base([
+        {
+          traceId: T,
+          spanId: S,
+          startTimeUnixNano: NOW,
+          endTimeUnixNano: NOW + 1n,
+          events: [
+            { timeUnixNano: 2n ** 64n - 1n, name: 'e"1', attributes: [{ key: 'k', value: { value: { case: 'intValue', value: 5n } } }, { key: 'b', value: { value: { case: 'bytesValue', value: Uint8Array.of(1, 2) } } }], droppedAttributesCount: 3 },
+            { name: '', attributes: [{ key: 'arr', value: { value: { case: 'arrayValue', value: { values: [sv('\n')] } } } }, { key: 'none', value: {} }, { key: '' }, { key: 'i', keyStrindex: -2 }] },
+          ],
+          links: [
+            { traceId: T, spanId: S, traceState: 'a=b', attributes: [{ key: 'd', value: { value: { case: 'doubleValue', value: -Infinity } } }], flags: 0x301, droppedAttributesCount: 9 },
+            { traceId: new Uint8Array(0), spanId: Uint8Array.of(0), attributes: [{ key: 'kv', value: { value: { case: 'kvlistValue', value: { values: [{ key: 'z', value: sv('"') }] } } } }] },
+          ],
+          droppedAttributesCount: 1,
+          droppedEventsCount: 4294967295,
+          droppedLinksCount: 2,
+          flags: 0xffffffff,
+          status: { code: 2, message: 'boom\t"' },
+        },
+      ]),
+    ],
+    [
+      'invalid spans: the first reason is reported, valid ones kept',
+      base([
+        { traceId: new Uint8Array(15), spanId: S, startTimeUnixNano: NOW },
+        { traceId: new Uint8Array(16), spanId: S, startTimeUnixNano: NOW },
+        { traceId: T, spanId: new Uint8Array(8), startTimeUnixNano: NOW },
+        { traceId: T, spanId: new Uint8Array(9).fill(1), startTimeUnixNano: NOW },
+        { traceId: T, spanId: S, parentSpanId: new Uint8Array(7), startTimeUnixNano: NOW },
+        { traceId: T, spanId: S, startTimeUnixNano: 0n },
+        { traceId: T, spanId: S, parentSpanId: S, startTimeUnixNano: NOW, attributes: [{ key: 'ok', value: sv('kept') }] },
+      ]),
+    ],
+    [
+      'end before start, start at hour boundaries and at the 64-bit extremes',
+      base(
+        [1n, HOUR - 1n, HOUR, HOUR + 1n, 470_000n * HOUR - 1n, 470_000n * HOUR, 2n ** 53n - 1n, 2n ** 53n, 2n ** 63n, 2n ** 64n - 1n].map((start, i) => ({
+          traceId: T,
+          spanId: S,
+          startTimeUnixNano: start,
+          endTimeUnixNano: i % 2 ? start - 1n : start + 2n ** 40n > 2n ** 64n - 1n ? 2n ** 64n - 1n : start + 2n ** 40n,
+        })),
+      ),
+    ],
+    ['kinds and status codes out of range', base([0, 1, 2, 3, 4, 5, 6, -1, 2147483647].map((kind) => ({ traceId: T, spanId: S, startTimeUnixNano: NOW, kind, status: { code: kind - 2 } })))],
+    [
+      'several resources and scopes, spans in several hours',
+      {
+        resourceSpans: [0, 1, 2].map((r) => ({
+          resource: { attributes: [{ key: 'service.name', value: sv(`svc${r}`) }, { key: 'r', value: { value: { case: 'intValue', value: BigInt(r) } } }] },
+          scopeSpans: [0, 1].map((s) => ({
+            scope: { name: `scope${s}`, version: `${r}.${s}` },
+            spans: [0, 1, 2].map((i) => ({ traceId: T, spanId: Uint8Array.of(1, 2, 3, 4, 5, 6, r, i + 1), startTimeUnixNano: NOW + BigInt((r * 3 + s + i) % 4) * HOUR })),
+          })),
+        })),
+      },
+    ],
+    ['long strings (copy paths)', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: 'n'.repeat(5000), attributes: [{ key: 'k'.repeat(100), value: sv('\u0001'.repeat(3000) + 'é'.repeat(3000)) }] }])],
+  ])('%s', (_name, init) => {
+    expectSame(encode(init));
+  });
+
+  it('random requests (differential, 400 cases)', () => {
+    const r = prng(1);
+    let spans = 0;
+    for (let i = 0; i < 400; i++) spans += expectSame(encode(request(r))).accepted;
+    expect(spans).toBeGreaterThan(500);
+  });
+
+  it('random requests reshaped on the wire: any field order, unknown fields, repeated and split fields, padded varints', () => {
+    const r = prng(2);
+    for (let i = 0; i < 400; i++) {
+      const tree = reshape(r, parseTree(encode(request(r)), 'Request'), 'Request', r.pick([0.2, 0.5, 1]));
+      expectSame(encodeTree(tree));
+    }
+  });
+
+  it.each<[string, WField[]]>([
+    [
+      'span fields reversed, resource after its scope spans, scope after its spans',
+      (() => {
+        const tree = parseTree(
+          encode(
+            base(
+              [{ traceId: T, spanId: S, parentSpanId: S, traceState: 't', name: 'n', kind: 3, startTimeUnixNano: NOW, endTimeUnixNano: NOW + 5n, attributes: [{ key: 'a', value: sv('1') }], events: [{ name: 'e' }], links: [{ traceId: T }], status: { code: 1, message: 'm' }, flags: 1, droppedLinksCount: 1 }],
+              { attributes: [{ key: 'service.name', value: sv('s') }] },
+              { name: 'sc', version: 'v' },
+            ),
+          ),
+          'Request',
+        );
+        const rs = tree[0]!.kids!;
+        rs.reverse();
+        const ss = rs[0]!.kids!;
+        ss.reverse();
+        ss[0]!.kids!.reverse();
+        return tree;
+      })(),
+    ],
+    [
+      'status and a key-value value split in two occurrences (merged), name repeated (last wins)',
+      (() => {
+        const tree = parseTree(encode(base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: 'first', status: { code: 2, message: 'm' }, attributes: [{ key: 'a', value: { value: { case: 'arrayValue', value: { values: [sv('x'), sv('y')] } } } }] }])), 'Request');
+        const spanFields = tree[0]!.kids![0]!.kids![0]!.kids!;
+        const status = spanFields.find((f) => f.no === 15)!;
+        spanFields.push({ no: 15, wt: 2, kids: [status.kids![1]!] }, { no: 5, wt: 2, raw: Buffer.from('second') });
+        status.kids = [status.kids![0]!];
+        const kv = spanFields.find((f) => f.no === 9)!.kids!;
+        const value = kv.find((f) => f.no === 2)!;
+        const arr = value.kids![0]!.kids!;
+        kv.push({ no: 2, wt: 2, kids: [{ no: 5, wt: 2, kids: [arr[1]!] }] }, { no: 2, wt: 2, kids: [] });
+        value.kids![0]!.kids = [arr[0]!];
+        return tree;
+      })(),
+    ],
+    [
+      'a value that changes case across occurrences',
+      (() => {
+        const tree = parseTree(encode(base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, attributes: [{ key: 'a', value: { value: { case: 'arrayValue', value: { values: [sv('x')] } } } }, { key: 'b', value: sv('s') }] }])), 'Request');
+        const attrs = tree[0]!.kids![0]!.kids![0]!.kids!.filter((f) => f.no === 9);
+        attrs[0]!.kids!.push({ no: 2, wt: 2, kids: [{ no: 3, wt: 0, raw: Uint8Array.of(7) }] });
+        attrs[1]!.kids!.push({ no: 2, wt: 2, kids: [{ no: 6, wt: 2, kids: [] }] });
+        return tree;
+      })(),
+    ],
+    ['the highest field number and field 1000 (reserved) as unknown fields', [{ no: 2 ** 29 - 1, wt: 0, raw: Uint8Array.of(1) }, ...parseTree(encode(request(prng(3))), 'Request'), { no: 1000, wt: 2, raw: Uint8Array.of(1, 2) }]],
+  ])('%s', (_name, tree) => {
+    expectSame(encodeTree(tree));
+  });
+
+  it('nesting depth: throws exactly where protobuf-es stops (100 messages)', () => {
+    const nest = (n: number): object => (n === 0 ? sv('leaf') : { value: { case: 'arrayValue', value: { values: [nest(n - 1)] } } });
+    const nestKv = (n: number): object => (n === 0 ? sv('leaf') : { value: { case: 'kvlistValue', value: { values: [{ key: 'k', value: nestKv(n - 1) }] } } });
+    const results: string[] = [];
+    for (let n = 40; n <= 52; n++) {
+      for (const init of [
+        base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, attributes: [{ key: 'a', value: nest(n) }] }]),
+        base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }], { attributes: [{ key: 'a', value: nest(n) }] }),
+        base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, events: [{ attributes: [{ key: 'a', value: nest(n) }] }] }]),
+        base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, attributes: [{ key: 'a', value: nestKv(Math.floor((n * 2) / 3)) }] }]),
+        base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }], undefined, { attributes: [{ key: 'a', value: nest(n) }] }),
+      ]) {
+        results.push(expectConsistent(encode(init)));
+      }
+    }
+    expect(results).toContain('same');
+    expect(results).toContain('both-throw');
+    expect(results).not.toContain('stricter');
+  });
+
+  it.each<[string, number[]]>([
+    ['a lone continuation byte', [0x61, 0x80]],
+    ['a truncated 2-byte sequence', [0xc3]],
+    ['a bad continuation', [0xc3, 0x28]],
+    ['an overlong encoding', [0xc0, 0xaf]],
+    ['a surrogate', [0xed, 0xa0, 0x80]],
+    ['beyond U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+    ['0xff', [0xff]],
+    ['a truncated 4-byte sequence', [0xf0, 0x9f, 0x98]],
+  ])('invalid UTF-8 (%s) throws in every string field, like fromBinary', (_name, raw) => {
+    const m = 'MARKER';
+    const init = base(
+      [{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: m, traceState: m, attributes: [{ key: m, value: sv(m) }, { key: 'a', value: { value: { case: 'arrayValue', value: { values: [sv(m)] } } } }], events: [{ name: m }], links: [{ traceState: m }], status: { message: m } }],
+      { attributes: [{ key: m, value: sv(m) }], entityRefs: [{ type: m, idKeys: [m] }] },
+      { name: m, version: m, attributes: [{ key: m }] },
+    );
+    // every occurrence at once, and each place alone (the others left valid)
+    const tree = parseTree(encode(init), 'Request');
+    const leaves: WField[] = [];
+    const visit = (fs: WField[]) => fs.forEach((f) => (f.kids ? visit(f.kids) : f.wt === 2 && Buffer.from(f.raw!).toString() === m && leaves.push(f)));
+    visit(tree);
+    expect(leaves.length).toBeGreaterThanOrEqual(15);
+    expect(expectConsistent(withRawString(init, m, raw))).toBe('both-throw');
+    for (const leaf of leaves) {
+      const saved = leaf.raw!;
+      leaf.raw = Uint8Array.from(raw);
+      expect(expectConsistent(encodeTree(tree))).toBe('both-throw');
+      leaf.raw = saved;
+    }
+  });
+
+  it.each<[string, number[]]>([
+    ['a BOM (kept, like protobuf-es)', [0xef, 0xbb, 0xbf, 0x61]],
+    ['4-byte characters', [0xf0, 0x9f, 0x98, 0x80, 0xf4, 0x8f, 0xbf, 0xbf]],
+    ['U+FFFD itself and noncharacters', [0xef, 0xbf, 0xbd, 0xef, 0xbf, 0xbe]],
+    ['NUL and DEL', [0x00, 0x7f]],
+  ])('valid UTF-8 edge: %s', (_name, raw) => {
+    const m = 'MARKER';
+    expectSame(withRawString(base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: m, attributes: [{ key: m, value: sv(m) }], events: [{ name: m, attributes: [{ key: m, value: sv(m) }] }] }]), m, raw));
+  });
+});
+
+describe('spansToRowsFromWire: malformed input throws', () => {
+  const valid = encode(request(prng(4)));
+  const single = encode(
+    base(
+      [{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: 'n', kind: 2, attributes: [{ key: 'a', value: { value: { case: 'doubleValue', value: 1.5 } } }], events: [{ timeUnixNano: NOW, name: 'e' }], status: { code: 1 }, flags: 1 }],
+      { attributes: [{ key: 'service.name', value: sv('s') }] },
+    ),
+  );
+
+  it('a truncation at every byte offset of a one-resource body throws', () => {
+    expect(wire(single).ok).toBe(true);
+    for (let n = 1; n < single.length; n++) {
+      const got = wire(single.subarray(0, n));
+      expect(got.ok, `prefix of ${n} bytes`).toBe(false);
+      expect(reference(single.subarray(0, n)).ok).toBe(false);
+    }
+  });
+
+  it('a truncation at every byte offset of a larger body: throws, or both accept a shorter request', () => {
+    let threw = 0;
+    for (let n = 0; n < valid.length; n++) if (expectConsistent(valid.subarray(0, n)) === 'both-throw') threw++;
+    expect(threw).toBeGreaterThan(valid.length * 0.9);
+  });
+
+  const spanStart = (extra: number[]) => {
+    // Request{ResourceSpans{ScopeSpans{Span{trace_id, span_id, start, …extra}}}}
+    const span = [0x0a, 16, ...T, 0x12, 8, ...S, 0x39, ...Buffer.from(new BigUint64Array([NOW]).buffer), ...extra];
+    const ss = [0x12, ...varint(span.length), ...span];
+    const rs = [0x12, ...varint(ss.length), ...ss];
+    return Uint8Array.from([0x0a, ...varint(rs.length), ...rs]);
+  };
+
+  it('the hand-built span frame is valid', () => {
+    expect(expectSame(spanStart([0x2a, 1, 0x61])).accepted).toBe(1);
+  });
+
+  it.each<[string, Uint8Array, 'both' | 'stricter']>([
+    ['garbage', Uint8Array.of(0xff, 0xff, 0xff, 0x0f, 0x99, 0x01), 'both'],
+    ['three bytes of garbage', Uint8Array.of(0xff, 0xff, 0xff), 'both'],
+    ['a length prefix beyond the end', Uint8Array.of(0x0a, 0x05, 0x12, 0x00), 'both'],
+    ['a huge length prefix', Uint8Array.of(0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f), 'both'],
+    ['a truncated varint', Uint8Array.of(0x0a, 0x80), 'both'],
+    ['a tag alone', Uint8Array.of(0x0a), 'both'],
+    ['field number 0', Uint8Array.of(0x02, 0x00), 'both'],
+    ['wire type 6', Uint8Array.of(0x0e), 'both'],
+    ['wire type 7', Uint8Array.of(0x0f, 0x00), 'both'],
+    ['a tag longer than 5 bytes', Uint8Array.of(0x8a, 0x80, 0x80, 0x80, 0x80, 0x00, 0x00), 'both'],
+    ['a 5-byte tag overflowing 32 bits', Uint8Array.of(0x8a, 0x80, 0x80, 0x80, 0x10, 0x00), 'both'],
+    ['an 11-byte varint in a known field (kind)', spanStart([0x30, ...Array(10).fill(0x80), 0x01]), 'both'],
+    ['an 11-byte varint as a length', Uint8Array.of(0x0a, ...Array(10).fill(0x80), 0x00), 'both'],
+    ['an 11-byte varint in an unknown field', Uint8Array.of(0x10, ...Array(10).fill(0x80), 0x01), 'stricter'],
+    ['an unterminated group (wire type 3)', Uint8Array.of(0x13, 0x08, 0x01), 'both'],
+    ['a well-formed group in an unknown field', Uint8Array.of(0x13, 0x08, 0x01, 0x14), 'stricter'],
+    ['a group in a known field', Uint8Array.of(0x0b, 0x00), 'stricter'],
+    ['a stray end-group (wire type 4)', Uint8Array.of(0x14), 'both'],
+    ['a nested group inside a span', spanStart([0xa3, 0x01, 0xa4, 0x01]), 'stricter'],
+    ['a truncated fixed64 (start time)', Uint8Array.from([0x0a, 7, 0x12, 5, 0x12, 3, 0x39, 1, 2]), 'both'],
+    ['a fixed64 running past its message', spanStart([0x39, 1, 2, 3]).slice(0, -3), 'both'],
+    ['a sub-message whose field runs past its end', Uint8Array.of(0x0a, 0x02, 0x1a, 0x03, 0x61, 0x62, 0x63), 'stricter'],
+    ['a known field with the wrong wire type (name as varint)', spanStart([0x28, 0x01, 0x61]), 'stricter'],
+    ['a known field with the wrong wire type (resource_spans as varint)', Uint8Array.of(0x08, 0x00), 'stricter'],
+    ['invalid UTF-8 in the span name', spanStart([0x2a, 2, 0xc3, 0x28]), 'both'],
+  ])('%s', (_name, bytes, kind) => {
+    const got = wire(bytes);
+    expect(got.ok).toBe(false);
+    expect(expectConsistent(bytes)).toBe(kind === 'both' ? 'both-throw' : 'stricter');
+  });
+
+  it('random corruption of valid bodies never yields rows protobuf-es would not (5000 mutations)', () => {
+    const r = prng(5);
+    const bodies = [valid, single, ...Array.from({ length: 8 }, () => encodeTree(reshape(r, parseTree(encode(request(r)), 'Request'), 'Request', 0.3)))];
+    const seen = { same: 0, 'both-throw': 0, stricter: 0 };
+    for (let i = 0; i < 5000; i++) {
+      const b = Array.from(r.pick(bodies));
+      for (let m = 1 + (r.chance(0.3) ? r.int(4) : 0); m > 0; m--) {
+        const at = r.int(b.length);
+        switch (r.int(6)) {
+          case 0:
+            b[at] = r.int(256);
+            break;
+          case 1:
+            b[at] = r.pick([0x00, 0x7f, 0x80, 0xff, 0x0a, 0x12, 0x13, 0x14]);
+            break;
+          case 2:
+            b.splice(at, 0, ...r.bytes(1 + r.int(3)));
+            break;
+          case 3:
+            b.splice(at, 1 + r.int(3));
+            break;
+          case 4:
+            b[at] = (b[at]! + r.pick([1, -1, 2, -2])) & 0xff; // lengths off by a little
+            break;
+          default:
+            b.length = at;
+        }
+      }
+      seen[expectConsistent(Uint8Array.from(b))]++;
+    }
+    expect(seen.same).toBeGreaterThan(100);
+    expect(seen['both-throw']).toBeGreaterThan(1000);
+  });
+
+  it('does not keep state between calls (a failed call leaves the next one intact)', () => {
+    expect(wire(Uint8Array.of(0x0a, 0x05, 0x12)).ok).toBe(false);
+    expectSame(valid);
+    expectSame(valid);
+  });
+
+  it('accepts Buffers and subarrays at an offset', () => {
+    const padded = new Uint8Array(valid.length + 7);
+    padded.set(valid, 5);
+    const sub = padded.subarray(5, 5 + valid.length);
+    expectEqualRows(spansToRowsFromWire(sub), spansToRows(fromBinary(ExportTraceServiceRequestSchema, valid)));
+    expectEqualRows(spansToRowsFromWire(Buffer.from(valid)), spansToRows(fromBinary(ExportTraceServiceRequestSchema, valid)));
+  });
+});
