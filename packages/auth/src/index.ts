@@ -9,3 +9,4 @@ export { isValidName } from './tenant-context.ts';
 export type { TenantContext } from './tenant-context.ts';
 export { signTicket, verifyTicketSignature } from './ticket-signature.ts';
 export type { SignedPart } from './ticket-signature.ts';
+export { authDepsFromDb } from './from-db.ts';

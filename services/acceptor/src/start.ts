@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
-import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
-import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
+import { authDepsFromDb } from '@floe/auth';
+import { openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
@@ -27,21 +27,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   const instanceId = config.runtime.instance_id || `${hostname()}-${process.pid}`;
   const wal = new WalAppender(store, { instanceId: `acc-${instanceId}`, maxBatchBytes: config.acceptor.wal_max_segment_bytes, lingerMs: config.acceptor.wal_linger });
-  const verifier = createKeyVerifier(db, { ttlMs: config.auth.key_cache_ttl });
-  const datasetCache = new Map<string, number>();
-  const auth: AuthDeps = {
-    adminApiKey: config.auth.admin_api_key,
-    verifyKey: (secret) => verifier.verify(secret),
-    datasetExists: async (tenant, dataset) => {
-      if (dataset === DEFAULT_DATASET) return true;
-      const k = `${tenant}/${dataset}`;
-      const seen = datasetCache.get(k);
-      if (seen && Date.now() - seen < config.auth.key_cache_ttl) return true;
-      const ok = (await getDataset(db, tenant, dataset)) !== undefined;
-      if (ok) datasetCache.set(k, Date.now());
-      return ok;
-    },
-  };
+  const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const ingest = new Ingest(wal, log);
   let ready = false;
   const http = buildHttpServer({

@@ -76,9 +76,11 @@ export class QueryHandler {
     const resolved: ResolvedFiles[] = [];
     try {
       const views = [];
+      // One parse per query, not per table: hints from the planner win over parsing.
+      const hinted = ticket.hints.startNs !== undefined || ticket.hints.endNs !== undefined;
+      const extracted = hinted || refs.length === 0 ? undefined : await this.#timeBounds(ticket.sql, ticket.params);
       for (const ref of refs) {
-        const hinted = ticket.hints.startNs !== undefined || ticket.hints.endNs !== undefined;
-        const bounds = hinted ? undefined : (await this.#timeBounds(ticket.sql, ticket.params)).get(ref.viewName.toLowerCase());
+        const bounds = extracted?.get(ref.viewName.toLowerCase());
         const hints = bounds ? { ...ticket.hints, startNs: bounds.minNs, endNs: bounds.maxNs } : ticket.hints;
         const files = await this.#files.files(ref.tenant, ref.dataset, ref.table, hints);
         resolved.push(files);

@@ -1,11 +1,11 @@
 import { mkdir } from 'node:fs/promises';
 import type * as grpc from '@grpc/grpc-js';
 import type { FloeConfig } from '@floe/config';
-import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
+import { authDepsFromDb } from '@floe/auth';
 import { FloeError, toGrpc } from '@floe/errors';
 import { ipcSchemaBytes, startFlightServer } from '@floe/flight';
 import { openFloeCatalog } from '@floe/iceberg';
-import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
+import { openDbFromConfig, type Db } from '@floe/meta';
 import { startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
@@ -43,12 +43,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store);
   const cache = fileCacheFromConfig(config);
-  const verifier = createKeyVerifier(db, { ttlMs: config.auth.key_cache_ttl });
-  const auth: AuthDeps = {
-    adminApiKey: config.auth.admin_api_key,
-    verifyKey: (s) => verifier.verify(s),
-    datasetExists: async (tenant, dataset) => dataset === DEFAULT_DATASET || (await getDataset(db, tenant, dataset)) !== undefined,
-  };
+  const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const handler = new QueryHandler(
     auth,
     new FileResolver(catalog, store, cache, log),

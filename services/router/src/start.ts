@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
-import { DEFAULT_DATASET, type AuthDeps } from '@floe/auth';
-import { createKeyVerifier, getDataset, openDbFromConfig, type Db } from '@floe/meta';
+import { authDepsFromDb } from '@floe/auth';
+import { openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { buildApp } from './app.ts';
@@ -22,12 +22,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'router' });
   const ownDb = !deps.db;
   const db = deps.db ?? (await openDbFromConfig(config));
-  const verifier = createKeyVerifier(db, { ttlMs: config.auth.key_cache_ttl });
-  const auth: AuthDeps = {
-    adminApiKey: config.auth.admin_api_key,
-    verifyKey: (s) => verifier.verify(s),
-    datasetExists: async (tenant, dataset) => dataset === DEFAULT_DATASET || (await getDataset(db, tenant, dataset)) !== undefined,
-  };
+  const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const configured = config.router.querier_urls;
   const querierUrls = configured.length > 0 ? () => configured : (deps.querierUrls ?? (() => [`127.0.0.1:${config.querier.port}`]));
   let ready = false;
