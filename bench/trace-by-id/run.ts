@@ -82,7 +82,7 @@ const t0 = Date.now();
   const writer = new ParquetWriter(join(dir, 'gen'));
   const files: DataFileInput[] = [];
   for (let h = 0; h < HOURS; h++) {
-    const written = await writer.writeQuery(tracesTable, hourSelect(baseHour + h));
+    const written = await writer.writeQuery(tracesTable, hourSelect(baseHour + h), { idBlocks: true });
     files.push(await publishDataFile(store, tracesTable, written, store.keyFromUri(handle.metadata.location), baseHour + h));
   }
   writer.close();

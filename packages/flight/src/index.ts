@@ -5,3 +5,5 @@ export { decodeFlightData, encodeFlightData, flightDataToIpc, ipcSchemaBytes, sp
 export type { FlightSource, IpcMessage } from './ipc-messages.ts';
 export { startFlightServer } from './server.ts';
 export type { DoGetCall, DoGetStream, ExtraService, FlightHandlers, FlightServerHandle, FlightServerOptions } from './server.ts';
+export { tableRows } from './table-rows.ts';
+export { closeTempoQuerierClients, findTraceById } from './tempo-querier.ts';

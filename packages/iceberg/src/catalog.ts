@@ -19,7 +19,7 @@ import {
 } from './append.ts';
 import { CommitConflictError, IcebergError, InvalidMetadataError, TableNotFoundError } from './errors.ts';
 import { snapshotsToRetain, unreferencedFiles, withoutSnapshots, type ExpireOptions } from './expire.ts';
-import { Lru } from './lru.ts';
+import { Lru } from '@floe/storage';
 import {
   currentSchema,
   currentSnapshot,

@@ -81,5 +81,5 @@ export {
   manifestEntrySchema,
 } from './manifest-avro.ts';
 export { readAvroFile, writeAvroFile } from './avro.ts';
-export { publishDataFile, deleteDataFiles } from './floe-data-file.ts';
+export { dataFileSidecars, deleteDataFiles, publishDataFile } from './floe-data-file.ts';
 export { FLOE_CATALOG_NAME, FLOE_WAREHOUSE_PREFIX, floeNamespace, openFloeCatalog, ensureFloeTable } from './floe-catalog.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Lru } from './lru.ts';
+import { Lru } from '@floe/storage';
 import { metadataFileName, metadataVersion, newSnapshotId, newTableMetadata, parseTableMetadata, serializeTableMetadata, withMetadataLog } from './metadata.ts';
 import type { Schema } from './types.ts';
 

@@ -2,7 +2,7 @@
 // pruning. Manifest lists and manifests are immutable once written, so they are cached by path.
 
 import { InvalidMetadataError } from './errors.ts';
-import { Lru } from './lru.ts';
+import { Lru } from '@floe/storage';
 import { decodeManifest, decodeManifestList, decodePartitionSummaries } from './manifest-avro.ts';
 import { currentSnapshot, schemaById, snapshotById, specById } from './metadata.ts';
 import type { BoundValue } from './bounds.ts';

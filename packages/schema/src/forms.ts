@@ -93,3 +93,48 @@ export function emptyColumnsDdl(table: TableDef): string {
 export function columnNames(table: TableDef): string[] {
   return table.columns.map((c) => c.name);
 }
+
+const isLong = (t: ColumnType) => t === 'long';
+const isLongMap = (t: ColumnType) => typeof t === 'object' && t.map === 'long';
+
+/** The columns a row carries in id blocks: the stored ones the writer does not derive. */
+export function rowJsonColumns(table: TableDef): string[] {
+  return table.columns.filter((c) => !c.derived).map((c) => c.name);
+}
+
+/**
+ * DuckDB expression for one stored row as a JSON array of rowJsonColumns' values (the rows of a
+ * file's id blocks; positional, since keys would double the bytes). 64-bit integers become
+ * strings, since JSON numbers lose them past 2^53.
+ */
+export function rowJsonSql(table: TableDef): string {
+  const values = table.columns
+    .filter((c) => !c.derived)
+    .map((c) => {
+      const col = quoteIdent(c.name);
+      return isLong(c.type) ? `${col}::VARCHAR` : isLongMap(c.type) ? `${col}::MAP(VARCHAR, VARCHAR)` : col;
+    });
+  return `json_array(${values.join(', ')})`;
+}
+
+/**
+ * A row from rowJsonSql's array (named by `columns`, the writer's rowJsonColumns) as an object
+ * with its 64-bit integers back as bigint. Columns the table has and the file lacks are null.
+ */
+export function reviveRowJson<T>(table: TableDef, columns: readonly string[], values: readonly unknown[]): T {
+  const row: Record<string, unknown> = {};
+  for (const c of table.columns) row[c.name] = null;
+  columns.forEach((name, i) => {
+    row[name] = values[i] ?? null;
+  });
+  for (const c of table.columns) {
+    const v = row[c.name];
+    if (v === null || v === undefined) continue;
+    if (isLong(c.type) && typeof v === 'string') row[c.name] = BigInt(v);
+    else if (isLongMap(c.type) && typeof v === 'object') {
+      const m = v as Record<string, unknown>;
+      for (const k of Object.keys(m)) if (typeof m[k] === 'string') m[k] = BigInt(m[k] as string);
+    }
+  }
+  return row as T;
+}

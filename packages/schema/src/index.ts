@@ -20,6 +20,11 @@ export {
   parquetFieldIds,
   emptyColumnsDdl,
   columnNames,
+  rowJsonColumns,
+  rowJsonSql,
+  reviveRowJson,
 } from './forms.ts';
 export { TABLES, tableDef, isTableName } from './tables.ts';
 export type { TableName } from './tables.ts';
+export { rebuildTrace, typedAttributes } from './trace-otlp.ts';
+export type { SpanRow } from './trace-otlp.ts';

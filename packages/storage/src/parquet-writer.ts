@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { parquetFieldIds, quoteIdent, readJsonColumns, selectStoredColumns, type TableDef } from '@floe/schema';
+import { parquetFieldIds, quoteIdent, readJsonColumns, rowJsonColumns, rowJsonSql, selectStoredColumns, type TableDef } from '@floe/schema';
+import { IdBlocksWriter } from './id-blocks.ts';
 
 /**
  * Writes sorted, zstd Parquet files with Iceberg field ids using DuckDB, from either NDJSON row
@@ -21,6 +22,17 @@ export interface WrittenFile {
   maxTimestampUs: bigint;
   /** Distinct values of the table's id column (for the per-file id filter). */
   ids: string[];
+  /** The file's rows grouped by id (id-blocks.ts), when asked for. */
+  idBlocksPath?: string;
+}
+
+export interface WriteOptions {
+  /**
+   * Also write the rows grouped by the table's id column (id-blocks.ts). About as costly again
+   * as the Parquet file itself, so the compactor builds them for the files it keeps, and the
+   * writer's short-lived flush files go without.
+   */
+  idBlocks?: boolean;
 }
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
@@ -47,7 +59,7 @@ export class ParquetWriter {
   }
 
   /** NDJSON rows (one JSON object per line, raw column layout) → one stored-layout file. */
-  async write(table: TableDef, payloads: readonly Uint8Array[]): Promise<WrittenFile> {
+  async write(table: TableDef, payloads: readonly Uint8Array[], opts: WriteOptions = {}): Promise<WrittenFile> {
     await this.#connection();
     const input = join(this.#dir, `${randomUUID()}.ndjson`);
     await writeFile(input, payloads);
@@ -55,6 +67,7 @@ export class ParquetWriter {
       return await this.#copy(
         table,
         `SELECT ${selectStoredColumns(table)} FROM read_json(${literal(input)}, format = 'newline_delimited', columns = ${readJsonColumns(table)}, maximum_object_size = 67108864)`,
+        opts,
       );
     } finally {
       await rm(input, { force: true });
@@ -62,20 +75,20 @@ export class ParquetWriter {
   }
 
   /** Existing stored-layout Parquet files → one file in canonical order (compaction). */
-  async rewrite(table: TableDef, files: readonly string[]): Promise<WrittenFile> {
+  async rewrite(table: TableDef, files: readonly string[], opts: WriteOptions = {}): Promise<WrittenFile> {
     const cols = table.columns.map((c) => quoteIdent(c.name)).join(', ');
-    return this.#copy(table, `SELECT ${cols} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`);
+    return this.#copy(table, `SELECT ${cols} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`, opts);
   }
 
   /**
    * Any SELECT that yields the table's stored columns → one file in canonical order (used to
    * generate benchmark data through the same encoding path).
    */
-  writeQuery(table: TableDef, select: string): Promise<WrittenFile> {
-    return this.#copy(table, select);
+  writeQuery(table: TableDef, select: string, opts: WriteOptions = {}): Promise<WrittenFile> {
+    return this.#copy(table, select, opts);
   }
 
-  async #copy(table: TableDef, source: string): Promise<WrittenFile> {
+  async #copy(table: TableDef, source: string, opts: WriteOptions = {}): Promise<WrittenFile> {
     const conn = await this.#connection();
     const output = join(this.#dir, `${randomUUID()}.parquet`);
     try {
@@ -89,17 +102,50 @@ export class ParquetWriter {
         `SELECT count(*)::BIGINT, min(start_time_unix_nano), max(start_time_unix_nano), epoch_us(min("timestamp")), epoch_us(max("timestamp")) FROM ${src}`,
       );
       const [n, minNs, maxNs, minUs, maxUs] = statsReader.getRows()[0]! as [bigint, bigint, bigint, bigint, bigint];
-      let ids: string[] = [];
-      if (table.idColumn) {
-        const idReader = await conn.runAndReadAll(`SELECT DISTINCT ${quoteIdent(table.idColumn)} FROM ${src}`);
-        ids = idReader.getRows().map((r) => String(r[0]));
-      }
+      const id = table.idColumn;
+      const byId = !id
+        ? { ids: [] }
+        : opts.idBlocks
+          ? await this.#writeIdBlocks(conn, table, id, src, `${output}.blk`)
+          : { ids: (await conn.runAndReadAll(`SELECT DISTINCT ${quoteIdent(id)} FROM ${src}`)).getRows().map((r) => String(r[0])) };
       const { size } = await stat(output);
-      return { path: output, sizeBytes: size, rowCount: Number(n), minStartNs: minNs, maxStartNs: maxNs, minTimestampUs: minUs, maxTimestampUs: maxUs, ids };
+      return { path: output, sizeBytes: size, rowCount: Number(n), minStartNs: minNs, maxStartNs: maxNs, minTimestampUs: minUs, maxTimestampUs: maxUs, ...byId };
     } catch (err) {
       await rm(output, { force: true });
+      await rm(`${output}.blk`, { force: true });
       throw err;
     }
+  }
+
+  /**
+   * The written file's rows again, grouped by id and sorted by it, as id blocks: DuckDB groups
+   * and serialises, JavaScript only frames and compresses one string per id. Also yields the
+   * distinct ids for the file's id filter. The blocks' meta names the row columns.
+   */
+  async #writeIdBlocks(conn: DuckDBConnection, table: TableDef, idColumn: string, src: string, path: string) {
+    const id = quoteIdent(idColumn);
+    const result = await conn.stream(
+      `SELECT ${id}, '[' || string_agg(${rowJsonSql(table)}::VARCHAR, ',') || ']' FROM ${src} WHERE ${id} IS NOT NULL GROUP BY ${id} ORDER BY ${id}`,
+    );
+    const writer = await IdBlocksWriter.create(path);
+    const ids: string[] = [];
+    try {
+      for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
+        const keys = chunk.getColumnValues(0);
+        const payloads = chunk.getColumnValues(1);
+        for (let i = 0; i < keys.length; i++) {
+          const key = String(keys[i]);
+          ids.push(key);
+          await writer.add(key, String(payloads[i]));
+        }
+      }
+      await writer.finish({ columns: rowJsonColumns(table) });
+    } catch (err) {
+      await writer.abort();
+      await rm(path, { force: true });
+      throw err;
+    }
+    return { ids, idBlocksPath: path };
   }
 
   close(): void {
@@ -109,3 +155,6 @@ export class ParquetWriter {
     this.#instance = undefined;
   }
 }
+
+/** Every local file a write produced (to remove once published). */
+export const writtenLocalFiles = (w: WrittenFile): string[] => (w.idBlocksPath ? [w.path, w.idBlocksPath] : [w.path]);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TempoTraceByIDResponseSchema, TempoTraceSchema, fromBinary } from '@floe/proto';
-import { flightDoGet, flightGetFlightInfo } from '@floe/flight';
+import { findTraceById, flightDoGet, flightGetFlightInfo } from '@floe/flight';
 import {
   grpcTraceExporter,
   protoTraceExporter,
@@ -145,5 +145,22 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     const refused = await runFloeCli(['sql', '--url', floe.flightAddress, "SELECT * FROM read_csv('/etc/passwd')"], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/not allowed \(gRPC code 7\)/);
+  });
+
+  it("answers Tempo's FindTraceByID on the querier port, authenticated and inside the caller's tenant", async () => {
+    const sent = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'tempo-rpc');
+    await waitForTrace(sent.traceId);
+    const traceId = Buffer.from(sent.traceId, 'hex');
+    const call = (metadata: Record<string, string>) => findTraceById({ url: floe.flightAddress, traceId, metadata, deadlineMs: 20_000 });
+    const mine = await call({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
+    const spans = mine.trace!.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));
+    expect(spans.map((s) => Buffer.from(s.spanId).toString('hex')).sort()).toEqual([...sent.spanIds].sort());
+    await expect(call({ authorization: 'Bearer floe_nope', 'x-tenant-id': tenant })).rejects.toMatchObject({ code: 16 });
+    await expect(call({ 'x-tenant-id': tenant })).rejects.toMatchObject({ code: 16 });
+    const otherKey = (await floe.bootstrap('tempo-other')).api_key;
+    await expect(call({ authorization: `Bearer ${otherKey}`, 'x-tenant-id': tenant })).rejects.toMatchObject({ code: 7 });
+    const theirs = await call({ authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'tempo-other' });
+    expect(theirs.trace!.resourceSpans).toEqual([]);
+    await expect(call({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'x-floe-start-ns': 'soon' })).rejects.toMatchObject({ code: 3 });
   });
 });

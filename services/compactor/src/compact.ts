@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
 import { partitionFieldName, type TableDef } from '@floe/schema';
-import type { CacheLease, LocalFileCache, ObjectStore, ParquetWriter, WrittenFile } from '@floe/storage';
+import { writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetWriter, type WrittenFile } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
 /**
@@ -190,7 +190,7 @@ async function compactGroup(deps: CompactDeps, handle: TableHandle, def: TableDe
     const leases: CacheLease[] = [];
     try {
       for (const f of group.files) leases.push(await cache.acquire(store, f.key, f.fileSizeBytes));
-      written = await writer.rewrite(def, leases.map((l) => l.path));
+      written = await writer.rewrite(def, leases.map((l) => l.path), { idBlocks: true });
     } finally {
       for (const l of leases) l.release();
     }
@@ -219,6 +219,6 @@ async function compactGroup(deps: CompactDeps, handle: TableHandle, def: TableDe
     log.error({ err, table, hour: group.hour, files: group.files.length }, 'compaction group failed');
     return { kind: 'failed' };
   } finally {
-    if (written) await rm(written.path, { force: true });
+    if (written) await Promise.all(writtenLocalFiles(written).map((f) => rm(f, { force: true })));
   }
 }

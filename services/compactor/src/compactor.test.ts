@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { utimes } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentSnapshot, type PlannedFile, type TableHandle } from '@floe/iceberg';
+import { currentSnapshot, dataFileSidecars, type PlannedFile, type TableHandle } from '@floe/iceberg';
 import { tableDef } from '@floe/schema';
-import { IdBloom, idBloomKey } from '@floe/storage';
+import { IdBlocksIndex, IdBloom, idBlocksKey, idBloomKey, readIdPayload } from '@floe/storage';
 import { silentLogger } from '@floe/telemetry';
 import { COMPACTION_SUMMARY_KEY, compactTable } from './compact.ts';
 import { Compactor } from './compactor.ts';
@@ -87,7 +87,7 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
     const oldOrphan = `${loc}/data/timestamp_hour=${h1}/${randomUUID()}.parquet`;
     const youngOrphan = `${loc}/data/timestamp_hour=${h1}/${randomUUID()}.parquet`;
     const strayManifest = `${loc}/metadata/${randomUUID()}-m0.avro`;
-    for (const k of [oldOrphan, idBloomKey(oldOrphan), strayManifest]) await f.store.put(k, new Uint8Array([1, 2, 3]));
+    for (const k of [oldOrphan, ...dataFileSidecars(oldOrphan), strayManifest]) await f.store.put(k, new Uint8Array([1, 2, 3]));
     const oldMetadata = (await f.store.list(`${loc}/metadata/`)).map((o) => o.key);
     for (const o of await f.store.list(`${loc}/`)) await age(f, o.key, 2 * HOUR_MS);
     await f.store.put(youngOrphan, new Uint8Array([1, 2, 3]));
@@ -142,19 +142,33 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
       const ids2 = await withDuck((q) => q(`SELECT DISTINCT trace_id FROM read_parquet('${f.store.localPath(file.key)}')`));
       expect(ids2.length).toBeGreaterThan(0);
       for (const [id] of ids2) expect(bloom.mayContain(String(id))).toBe(true);
+      // Its id blocks hold every row of every trace, under the trace's id.
+      const blocks = (await IdBlocksIndex.load(f.store, idBlocksKey(file.key)))!;
+      const counts = await withDuck((q) => q(`SELECT trace_id, count(*)::INTEGER, to_json(list(span_id ORDER BY span_id))::VARCHAR FROM read_parquet('${f.store.localPath(file.key)}') GROUP BY 1`));
+      const columns = (blocks.meta as { columns: string[] }).columns;
+      for (const [id, n, spanIds] of counts) {
+        const { payload } = await readIdPayload(f.store, idBlocksKey(file.key), blocks, String(id));
+        const rows = JSON.parse(payload!) as unknown[][];
+        expect(rows).toHaveLength(Number(n));
+        const spanCol = columns.indexOf('span_id');
+        expect(rows.map((r) => r[spanCol]).sort()).toEqual(JSON.parse(String(spanIds)));
+      }
+      expect((await readIdPayload(f.store, idBlocksKey(file.key), blocks, 'f'.repeat(32))).payload).toBeUndefined();
     }
     // Removed files and their id filters went with the expired snapshots.
     for (const k of added) {
       expect(await f.store.head(k)).toBeUndefined();
-      expect(await f.store.head(idBloomKey(k))).toBeUndefined();
+      for (const sidecar of dataFileSidecars(k)) expect(await f.store.head(sidecar)).toBeUndefined();
     }
 
     // The sweep: the old orphan and its filter and the stray manifest are gone, the young one
     // stays; the data area holds exactly the live files, their filters and the young orphan.
-    expect(p2.orphans).toEqual({ data: 2, metadata: expect.any(Number) });
+    expect(p2.orphans).toEqual({ data: 3, metadata: expect.any(Number) });
     expect(await f.store.head(strayManifest)).toBeUndefined();
     const dataKeys = (await f.store.list(`${loc}/data/`)).map((o) => o.key).sort();
-    expect(dataKeys).toEqual([...after.flatMap((p) => [p.key, idBloomKey(p.key)]), youngOrphan].sort());
+    // Merged files carry id blocks; the lone file the writer flushed has only its filter.
+    const sidecars = (key: string) => (key === lone.key ? [idBloomKey(key)] : dataFileSidecars(key));
+    expect(dataKeys).toEqual([...after.flatMap((p) => [p.key, ...sidecars(p.key)]), youngOrphan].sort());
     // Old metadata files outside the log are gone; what is left is current, in the log, or new.
     const logged = new Set([handle.metadataLocation, ...handle.metadata['metadata-log'].map((e) => e['metadata-file'])].map((u) => f.store.keyFromUri(u)));
     const jsonLeft = (await f.store.list(`${loc}/metadata/`)).map((o) => o.key).filter((k) => k.endsWith('.metadata.json'));

@@ -1,5 +1,5 @@
-import { decodeManifest, decodeManifestList, type TableMetadata } from '@floe/iceberg';
-import { idBloomKey, type ObjectInfo, type ObjectStore } from '@floe/storage';
+import { dataFileSidecars, decodeManifest, decodeManifestList, type TableMetadata } from '@floe/iceberg';
+import type { ObjectInfo, ObjectStore } from '@floe/storage';
 
 /**
  * An unreferenced object is deleted only when it is at least this old. A writer or compactor
@@ -83,7 +83,7 @@ export async function tableReferences(store: ObjectStore, metadataLocation: stri
 
 /** Only what Iceberg engines write under metadata/ is swept there (never e.g. a version hint). */
 const SWEPT_METADATA = /(\.avro|\.metadata\.json(\.gz)?)$/;
-const SIDECAR_SUFFIX = idBloomKey('');
+const SIDECAR_SUFFIXES = dataFileSidecars('');
 
 export interface OrphanListing {
   data: ObjectInfo[];
@@ -98,7 +98,7 @@ export async function listTableObjects(store: ObjectStore, locationKey: string):
 
 /**
  * Objects of the listing that no retained snapshot references and that are older than
- * `minAgeMs`. Under data/: Parquet files and id filters whose data file is not referenced (an
+ * `minAgeMs`. Under data/: Parquet files and sidecars (id filters, id blocks) whose data file is not referenced (an
  * object without a modification time is kept). Under metadata/: manifests, manifest lists and
  * metadata files outside the metadata log (lost commit attempts, expiries interrupted before
  * their deletes, versions the log has dropped).
@@ -109,7 +109,8 @@ export function findOrphans(listing: OrphanListing, refs: References, nowMs: num
     .filter((o) => {
       if (!oldEnough(o)) return false;
       if (refs.data.has(o.key)) return false;
-      if (o.key.endsWith(SIDECAR_SUFFIX) && refs.data.has(o.key.slice(0, -SIDECAR_SUFFIX.length))) return false;
+      const suffix = SIDECAR_SUFFIXES.find((sfx) => o.key.endsWith(sfx));
+      if (suffix && refs.data.has(o.key.slice(0, -suffix.length))) return false;
       return true;
     })
     .map((o) => o.key);

@@ -15,6 +15,11 @@ export interface FileHints {
   traceId?: string;
 }
 
+export interface CandidateFile {
+  key: string;
+  fileSizeBytes: number;
+}
+
 export interface ResolvedFiles {
   paths: string[];
   /** Live files before the id filter (for logs and benchmarks). */
@@ -41,8 +46,17 @@ export class FileResolver {
 
   /** Paths stay valid (not evicted from the cache) until release() is called. */
   async files(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<ResolvedFiles> {
+    const { files, considered } = await this.candidates(tenant, dataset, table, hints);
+    return { ...(await this.lease(files)), considered };
+  }
+
+  /**
+   * The live data files of the table's current snapshot that may hold rows for the hints: hour
+   * partitions outside the time hint and files whose id filter rules the id out are dropped.
+   */
+  async candidates(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<{ files: CandidateFile[]; considered: number }> {
     const handle = await this.#catalog.loadTable(`${tenant}.${dataset}`, table);
-    if (!handle) return { paths: [], considered: 0, release: () => {} };
+    if (!handle) return { files: [], considered: 0 };
     const hourField = partitionFieldName(tableDef(table));
     const minHour = hints.startNs !== undefined ? Number(hints.startNs / NS_PER_HOUR) : undefined;
     const maxHour = hints.endNs !== undefined ? Number(hints.endNs / NS_PER_HOUR) : undefined;
@@ -58,8 +72,13 @@ export class FileResolver {
       const keep = await Promise.all(planned.map((f) => this.#mayContain(f.key, hints.traceId!)));
       selected = planned.filter((_f, i) => keep[i]);
     }
-    const leases = await Promise.all(selected.map((f) => this.#lease(f.key, f.fileSizeBytes)));
-    return { paths: leases.map((l) => l.path), considered: planned.length, release: () => leases.forEach((l) => l.release()) };
+    return { files: selected.map((f) => ({ key: f.key, fileSizeBytes: f.fileSizeBytes })), considered: planned.length };
+  }
+
+  /** Local paths of the files (from the cache for S3), valid until release(). */
+  async lease(files: readonly CandidateFile[]): Promise<{ paths: string[]; release(): void }> {
+    const leases = await Promise.all(files.map((f) => this.#lease(f.key, f.fileSizeBytes)));
+    return { paths: leases.map((l) => l.path), release: () => leases.forEach((l) => l.release()) };
   }
 
   async #mayContain(key: string, id: string): Promise<boolean> {

@@ -4,7 +4,7 @@ import { emptyColumnsDdl, tableDef } from '@floe/schema';
 import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
 import type { FileResolver, ResolvedFiles } from './file-resolver.ts';
-import { SandboxError, createTrustedRunner, runSandboxedSelect, type TrustedRunner } from './sandbox/index.ts';
+import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxResult, type SandboxView, type TrustedRunner } from './sandbox/index.ts';
 import { mentions, tableRefs } from './table-refs.ts';
 import { parseTicket } from './ticket.ts';
 import { createTimeBoundsExtractor, type TimeBoundsExtractor } from './time-bounds.ts';
@@ -35,7 +35,8 @@ export class QueryHandler {
   readonly #limits: QueryLimits;
   readonly #log: Logger;
   readonly #internalKey: string;
-  readonly #trusted: TrustedRunner | undefined;
+  /** Runs SQL that Floe printed: signed planner tickets and the querier's own (trace lookups). */
+  readonly #trusted: TrustedRunner;
 
   constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger, internalKey = '') {
     this.#auth = auth;
@@ -43,13 +44,13 @@ export class QueryHandler {
     this.#limits = limits;
     this.#log = log;
     this.#internalKey = internalKey;
-    this.#trusted = internalKey ? createTrustedRunner({ threads: limits.threads, memoryLimit: limits.memoryLimit }) : undefined;
+    this.#trusted = createTrustedRunner({ threads: limits.threads, memoryLimit: limits.memoryLimit });
   }
 
   #bounds: Promise<TimeBoundsExtractor> | undefined;
 
   close(): void {
-    this.#trusted?.close();
+    this.#trusted.close();
     void this.#bounds?.then((b) => b.close());
   }
 
@@ -63,6 +64,20 @@ export class QueryHandler {
       this.#log.warn({ err }, 'time bounds extraction failed; scanning every partition');
       return new Map();
     }
+  }
+
+  /** SQL the querier printed itself, over views it resolved itself, on the warm instance. */
+  runInternal(o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number }): Promise<SandboxResult> {
+    return this.#trusted.run({ ...o, maxRows: this.#limits.maxRows }).catch((err: unknown) => {
+      throw this.#asFloeError(err);
+    });
+  }
+
+  #asFloeError(err: unknown): unknown {
+    if (!(err instanceof SandboxError)) return err;
+    const kind = SANDBOX_KIND[err.kind];
+    if (kind === 'internal') this.#log.error({ err }, 'sandbox fault');
+    return new FloeError(kind, kind === 'internal' ? 'query failed' : kind === 'timeout' ? 'query timed out' : err.message, { cause: err });
   }
 
   authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {
@@ -91,10 +106,10 @@ export class QueryHandler {
       // SQL printed and signed by Floe's planner runs on the warm instance (its views name only
       // the caller's files); anything a user typed gets a fresh locked-down sandbox.
       const signed =
-        this.#trusted !== undefined &&
+        this.#internalKey !== '' &&
         refs.every((r) => !r.viewName.includes('.')) &&
         verifyTicketSignature(this.#internalKey, { tenant: ctx.tenant, dataset: ctx.dataset, sql: ticket.sql, params: ticket.params, hints: ticket.rawHints }, ticket.sig);
-      const run = signed ? (o: Parameters<typeof runSandboxedSelect>[0]) => this.#trusted!.run(o) : runSandboxedSelect;
+      const run = signed ? (o: Parameters<typeof runSandboxedSelect>[0]) => this.#trusted.run(o) : runSandboxedSelect;
       const result = await run({
         views,
         sql: ticket.sql,
@@ -111,12 +126,7 @@ export class QueryHandler {
       );
       return result.table;
     } catch (err) {
-      if (err instanceof SandboxError) {
-        const kind = SANDBOX_KIND[err.kind];
-        if (kind === 'internal') this.#log.error({ err }, 'sandbox fault');
-        throw new FloeError(kind, kind === 'internal' ? 'query failed' : kind === 'timeout' ? 'query timed out' : err.message, { cause: err });
-      }
-      throw err;
+      throw this.#asFloeError(err);
     } finally {
       for (const r of resolved) r.release();
     }

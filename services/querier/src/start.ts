@@ -1,5 +1,4 @@
 import { mkdir } from 'node:fs/promises';
-import type * as grpc from '@grpc/grpc-js';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb } from '@floe/auth';
 import { FloeError, toGrpc } from '@floe/errors';
@@ -10,7 +9,10 @@ import { startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
+import { metadataGetter, remainingMs } from './grpc-call.ts';
 import { QueryHandler } from './query-handler.ts';
+import { tempoQuerierService } from './tempo-service.ts';
+import { TraceLookup } from './trace-lookup.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -20,11 +22,6 @@ export interface SharedDeps {
   internalKey?: string;
 }
 
-const metadataGetter = (md: grpc.Metadata) => (name: string) => {
-  const v = md.get(name)[0];
-  return v === undefined ? undefined : typeof v === 'string' ? v : v.toString();
-};
-
 /** A FloeError keeps its kind on the wire (gRPC code + message); anything else is INTERNAL. */
 function asGrpcError(err: unknown): Error & { grpcCode: number } {
   const g = toGrpc(err);
@@ -33,7 +30,8 @@ function asGrpcError(err: unknown): Error & { grpcCode: number } {
 
 /**
  * The querier: an Arrow Flight server (port 50054) that runs SQL in a locked-down DuckDB over the
- * Parquet files the Iceberg metadata selects.
+ * Parquet files the Iceberg metadata selects, and on the same port Tempo's Querier service for
+ * trace-by-id reads from the files' id blocks.
  */
 export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'querier' });
@@ -44,9 +42,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const catalog = openFloeCatalog(db, store);
   const cache = fileCacheFromConfig(config);
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
+  const resolver = new FileResolver(catalog, store, cache, log);
   const handler = new QueryHandler(
     auth,
-    new FileResolver(catalog, store, cache, log),
+    resolver,
     {
       timeoutMs: config.querier.query_timeout,
       memoryLimit: config.querier.memory_limit,
@@ -58,6 +57,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     config.auth.internal_service_key || deps.internalKey || '',
   );
   await mkdir(config.querier.temp_dir, { recursive: true });
+  const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
 
   let ready = false;
   const flight = await startFlightServer({
@@ -67,9 +67,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       async doGet(ticket, metadata, call) {
         try {
           const ctx = await handler.authenticate(metadataGetter(metadata));
-          const deadline = call.getDeadline();
-          const deadlineMs = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
-          return await handler.run(ctx, ticket, deadlineMs);
+          return await handler.run(ctx, ticket, remainingMs(call));
         } catch (err) {
           if (!(err instanceof FloeError)) log.error({ err }, 'query failed');
           throw asGrpcError(err);
@@ -96,6 +94,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         }
       },
     },
+    extraServices: [tempoQuerierService({ handler, traces, timeoutMs: config.querier.query_timeout, log })],
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
   });
   const admin = await startAdminServer({ host: config.querier.host, port: config.querier.admin_port, isReady: () => ready, name: 'querier' });

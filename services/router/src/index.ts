@@ -5,4 +5,3 @@
 export { start } from './start.ts';
 export type { SharedDeps } from './start.ts';
 export { buildApp } from './app.ts';
-export { rebuildTrace } from './trace-rebuild.ts';

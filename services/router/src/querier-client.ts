@@ -1,6 +1,7 @@
 import { FloeError, kindFromGrpcCode } from '@floe/errors';
 import { signTicket } from '@floe/auth';
-import { flightDoGet } from '@floe/flight';
+import { findTraceById, flightDoGet } from '@floe/flight';
+import type { TempoTraceByIDResponse } from '@floe/proto';
 import type { Table } from 'apache-arrow';
 
 /**
@@ -21,8 +22,18 @@ export interface CallerCredentials {
   dataset: string | undefined;
 }
 
+export interface TraceByIdRequest {
+  /** 32 lower-case hex digits. */
+  traceId: string;
+  /** Unix nanoseconds bounding the hour partitions searched. */
+  startNs?: bigint;
+  endNs?: bigint;
+}
+
 export interface QuerierClient {
   query(creds: CallerCredentials, req: QueryRequest, deadlineMs: number): Promise<Table>;
+  /** Tempo's FindTraceByID on the querier (its id-blocks read path). */
+  traceById(creds: CallerCredentials, req: TraceByIdRequest, deadlineMs: number): Promise<TempoTraceByIDResponse>;
 }
 
 /**
@@ -31,38 +42,50 @@ export interface QuerierClient {
  */
 export function createQuerierClient(urls: () => readonly string[], internalKey = ''): QuerierClient {
   let next = 0;
+  const pick = (): string => {
+    const all = urls();
+    if (all.length === 0) throw new FloeError('unavailable', 'no querier available', { code: 'FLOE_ERR_NO_QUERIER' });
+    return all[next++ % all.length]!;
+  };
+  const callerMetadata = (creds: CallerCredentials): Record<string, string> => {
+    const metadata: Record<string, string> = { authorization: creds.authorization, 'x-tenant-id': creds.tenant };
+    if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
+    return metadata;
+  };
   return {
     async query(creds, req, deadlineMs) {
-      const all = urls();
-      if (all.length === 0) throw new FloeError('unavailable', 'no querier available', { code: 'FLOE_ERR_NO_QUERIER' });
-      const url = all[next++ % all.length]!;
-      const metadata: Record<string, string> = { authorization: creds.authorization, 'x-tenant-id': creds.tenant };
-      if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
+      const url = pick();
       try {
         const params = req.params ?? [];
         const ticket: Record<string, unknown> = { sql: req.sql, params, hints: req.hints ?? {} };
         if (internalKey) ticket.sig = signTicket(internalKey, { tenant: creds.tenant, dataset: creds.dataset ?? '', sql: req.sql, params, hints: req.hints ?? {} });
-        return await flightDoGet({ url, ticket: Buffer.from(JSON.stringify(ticket)), metadata, deadlineMs });
+        return await flightDoGet({ url, ticket: Buffer.from(JSON.stringify(ticket)), metadata: callerMetadata(creds), deadlineMs });
       } catch (err) {
-        const code = (err as { code?: unknown }).code;
-        if (typeof code === 'number') {
-          const kind = kindFromGrpcCode(code);
-          const details = (err as { details?: string }).details ?? 'querier error';
-          if (kind === 'timeout') throw new FloeError('timeout', 'query timed out', { code: 'FLOE_ERR_QUERY_TIMEOUT', cause: err });
-          if (kind === 'unavailable') throw new FloeError('unavailable', 'querier unavailable', { code: 'FLOE_ERR_QUERIER_UNAVAILABLE', cause: err });
-          if (kind !== 'internal') throw new FloeError(kind, details, { cause: err });
-        }
-        throw err;
+        throw fromQuerierError(err);
+      }
+    },
+    async traceById(creds, req, deadlineMs) {
+      const url = pick();
+      const metadata = callerMetadata(creds);
+      if (req.startNs !== undefined) metadata['x-floe-start-ns'] = req.startNs.toString();
+      if (req.endNs !== undefined) metadata['x-floe-end-ns'] = req.endNs.toString();
+      try {
+        return await findTraceById({ url, traceId: Buffer.from(req.traceId, 'hex'), metadata, deadlineMs });
+      } catch (err) {
+        throw fromQuerierError(err);
       }
     },
   };
 }
 
-/** Arrow rows as plain objects: int64 stays bigint, maps become plain objects. */
-export function tableRows<T>(table: Table): T[] {
-  const out: T[] = [];
-  for (const row of table) {
-    if (row) out.push(row.toJSON() as T);
-  }
-  return out;
+/** A querier's gRPC status as the FloeError the router answers with (deadlines are 504). */
+function fromQuerierError(err: unknown): unknown {
+  const code = (err as { code?: unknown }).code;
+  if (typeof code !== 'number') return err;
+  const kind = kindFromGrpcCode(code);
+  const details = (err as { details?: string }).details ?? 'querier error';
+  if (kind === 'timeout') return new FloeError('timeout', 'query timed out', { code: 'FLOE_ERR_QUERY_TIMEOUT', cause: err });
+  if (kind === 'unavailable') return new FloeError('unavailable', 'querier unavailable', { code: 'FLOE_ERR_QUERIER_UNAVAILABLE', cause: err });
+  if (kind !== 'internal') return new FloeError(kind, details, { cause: err });
+  return err;
 }

@@ -9,9 +9,8 @@ import {
   toJson,
   type ResourceSpans,
 } from '@floe/proto';
-import { tableRows, type QuerierClient } from './querier-client.ts';
+import type { QuerierClient } from './querier-client.ts';
 import { callerCredentials } from './auth-plugin.ts';
-import { rebuildTrace, type SpanRow } from './trace-rebuild.ts';
 
 /**
  * Tempo-compatible trace API under /tracequery. Grafana's Tempo data source asks
@@ -37,16 +36,6 @@ function parseSeconds(name: string, raw: unknown): bigint | undefined {
   return BigInt(raw) * 1_000_000_000n;
 }
 
-/**
- * Every stored column the rebuild reads. A lookup decodes whole row groups of each column it
- * selects (bench/trace-by-id), so the two derived ones (`timestamp`, `duration_nano`) stay out;
- * and the spans are put in start order here, since a DuckDB sort of a handful of wide rows costs
- * about a millisecond.
- */
-const TRACE_BY_ID_SQL = 'SELECT * EXCLUDE ("timestamp", duration_nano) FROM traces WHERE trace_id = $1';
-
-const byStart = (a: SpanRow, b: SpanRow) => (a.start_time_unix_nano < b.start_time_unix_nano ? -1 : a.start_time_unix_nano > b.start_time_unix_nano ? 1 : 0);
-
 const wantsProtobuf = (req: FastifyRequest) => (req.headers.accept ?? '').includes('application/protobuf');
 
 export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (app, opts) => {
@@ -57,11 +46,9 @@ export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (ap
     const start = parseSeconds('start', req.query.start);
     const end = parseSeconds('end', req.query.end);
     if (start !== undefined && end !== undefined && end < start) throw badData('invalid range: end is before start');
-    const hints: { trace_id: string; start_ns?: string; end_ns?: string } = { trace_id: traceId };
-    if (start !== undefined) hints.start_ns = start.toString();
-    if (end !== undefined) hints.end_ns = (end + 999_999_999n).toString();
-    const table = await opts.querier.query(callerCredentials(req), { sql: TRACE_BY_ID_SQL, params: [traceId], hints }, opts.queryTimeoutMs);
-    return rebuildTrace(tableRows<SpanRow>(table).sort(byStart));
+    const endNs = end === undefined ? undefined : end + 999_999_999n;
+    const res = await opts.querier.traceById(callerCredentials(req), { traceId, startNs: start, endNs }, opts.queryTimeoutMs);
+    return res.trace?.resourceSpans ?? [];
   };
 
   app.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>('/api/traces/:id', async (req, reply) => {

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
 import { publishDataFile } from '@floe/iceberg';
 import { isTableName, tableDef, type TableName } from '@floe/schema';
-import { deleteSegments, listSegments, readSegment, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, listSegments, readSegment, writtenLocalFiles, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
@@ -123,7 +123,7 @@ export class Committer {
         stats.skippedRecords += records.length - live.length;
         for (const chunk of chunkByRows(live, this.#o.maxRowsPerFile)) {
           const out = await writer.write(def, chunk.map((r) => r.payload));
-          written.push(out.path);
+          written.push(...writtenLocalFiles(out));
           files.push(await publishDataFile(store, def, out, locationKey, hour));
           stats.rows += out.rowCount;
           stats.files++;

@@ -10,9 +10,10 @@ import {
 } from '@floe/proto';
 
 /**
- * Rebuilds OTLP ResourceSpans from stored span rows (one row per span), grouping spans by their
- * resource (service and resource attributes) and instrumentation scope, as an OTLP exporter sent
- * them. The result feeds both the protobuf (tempopb.Trace) and the JSON responses.
+ * Rebuilds OTLP ResourceSpans from rows of the traces table (one row per span), grouping spans by
+ * their resource (service and resource attributes) and instrumentation scope, as an OTLP exporter
+ * sent them. The querier answers Tempo's FindTraceByID with it; the router's JSON and protobuf
+ * responses are both made from its result.
  */
 
 export interface SpanRow {
@@ -117,8 +118,10 @@ export function rebuildTrace(rows: readonly SpanRow[]): ResourceSpans[] {
   const resources = new Map<string, { rs: ResourceSpans; scopes: Map<string, Span[]> }>();
   for (const r of rows) {
     const resourceAttrs = typedAttributes(r.resource_attr_str, r.resource_attr_int, r.resource_attr_double, r.resource_attr_bool);
+    // Rows of one trace may come from id blocks (ints as bigint) and from DuckDB (bigint or
+    // number): one resource must get one key either way.
     const resKey = JSON.stringify([r.service_name, r.resource_attr_str, r.resource_attr_int, r.resource_attr_double, r.resource_attr_bool], (_k, v: unknown) =>
-      typeof v === 'bigint' ? v.toString() : v,
+      typeof v === 'bigint' || typeof v === 'number' ? String(v) : v,
     );
     let entry = resources.get(resKey);
     if (!entry) {

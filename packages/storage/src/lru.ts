@@ -1,4 +1,4 @@
-// A small LRU map bounded by total weight (entry count by default).
+// A small LRU map bounded by total weight (entry count by default), for caches of immutable objects.
 
 export class Lru<K, V> {
   readonly #map = new Map<K, { value: V; weight: number }>();

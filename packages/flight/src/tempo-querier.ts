@@ -1,0 +1,60 @@
+import * as grpc from '@grpc/grpc-js';
+import { create, grpcServiceDefinition, Querier, TempoTraceByIDRequestSchema } from '@floe/proto';
+import type { TempoTraceByIDRequest, TempoTraceByIDResponse } from '@floe/proto';
+import { FlightClientError, type FlightCallOptions } from './client.ts';
+
+/**
+ * Client of Tempo's internal Querier service (tempopb.Querier), which Floe's querier serves on its
+ * Flight port: FindTraceByID answers a trace read straight from the files' id blocks, without a
+ * SQL round (DESIGN.md: the querier "also serves Tempo's internal querier gRPC protocol").
+ * Floe's own request fields travel as metadata: `x-floe-start-ns` / `x-floe-end-ns` bound the
+ * hour partitions searched, as the trace API's start/end do.
+ */
+interface QuerierClient extends grpc.Client {
+  FindTraceByID(
+    request: TempoTraceByIDRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: (err: grpc.ServiceError | null, res?: TempoTraceByIDResponse) => void,
+  ): grpc.ClientUnaryCall;
+}
+
+const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(Querier), 'Querier');
+const clients = new Map<string, QuerierClient>();
+
+function clientFor(url: string): QuerierClient {
+  let client = clients.get(url);
+  if (client === undefined) {
+    const match = /^([a-z+]+):\/\/(.*)$/.exec(url);
+    const scheme = match?.[1];
+    if (scheme !== undefined && !['grpc', 'grpc+tcp', 'grpc+tls'].includes(scheme)) {
+      throw new FlightClientError(grpc.status.INVALID_ARGUMENT, `unsupported querier location scheme: ${scheme}`);
+    }
+    const credentials = scheme === 'grpc+tls' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
+    client = new Client(match?.[2] ?? url, credentials, { 'grpc.max_receive_message_length': -1 }) as unknown as QuerierClient;
+    clients.set(url, client);
+  }
+  return client;
+}
+
+/** Closes every cached Querier channel (for process shutdown and tests). */
+export function closeTempoQuerierClients(): void {
+  for (const client of clients.values()) client.close();
+  clients.clear();
+}
+
+export function findTraceById(options: FlightCallOptions & { traceId: Uint8Array }): Promise<TempoTraceByIDResponse> {
+  if (options.signal?.aborted) return Promise.reject(new FlightClientError(grpc.status.CANCELLED, 'cancelled before the call started'));
+  const metadata = new grpc.Metadata();
+  for (const [key, value] of Object.entries(options.metadata ?? {})) metadata.set(key, value);
+  const callOptions: grpc.CallOptions = options.deadlineMs === undefined ? {} : { deadline: Date.now() + options.deadlineMs };
+  return new Promise((resolve, reject) => {
+    const call = clientFor(options.url).FindTraceByID(create(TempoTraceByIDRequestSchema, { traceID: options.traceId }), metadata, callOptions, (err, res) => {
+      options.signal?.removeEventListener('abort', cancel);
+      if (err) reject(err);
+      else resolve(res!);
+    });
+    const cancel = () => call.cancel();
+    options.signal?.addEventListener('abort', cancel, { once: true });
+  });
+}

@@ -1,0 +1,59 @@
+import type * as grpc from '@grpc/grpc-js';
+import { FloeError, toGrpc } from '@floe/errors';
+import { grpcServiceDefinition, Querier, type TempoTraceByIDRequest, type TempoTraceByIDResponse } from '@floe/proto';
+import type { ExtraService } from '@floe/flight';
+import type { Logger } from '@floe/telemetry';
+import { metadataGetter, remainingMs } from './grpc-call.ts';
+import type { QueryHandler } from './query-handler.ts';
+import type { TraceLookup } from './trace-lookup.ts';
+
+export interface TempoServiceDeps {
+  handler: QueryHandler;
+  traces: TraceLookup;
+  /** querier.query_timeout: the longest a lookup may run, whatever the caller's deadline. */
+  timeoutMs: number;
+  log: Logger;
+}
+
+const NS = /^\d{1,20}$/;
+
+function boundNs(name: string, raw: string | undefined): bigint | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!NS.test(raw)) throw new FloeError('bad_data', `invalid ${name}: expected unix nanoseconds`);
+  return BigInt(raw);
+}
+
+/**
+ * Tempo's Querier service on the querier's Flight port. FindTraceByID authenticates like every
+ * Flight call (bearer key and tenant in the metadata) and reads the trace of the caller's tenant
+ * and dataset only; `x-floe-start-ns` / `x-floe-end-ns` metadata bound the hours searched. The
+ * other Querier methods answer UNIMPLEMENTED (grpc-js's default for a missing handler).
+ */
+export function tempoQuerierService(deps: TempoServiceDeps): ExtraService {
+  const findTraceById = async (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>): Promise<TempoTraceByIDResponse> => {
+    const get = metadataGetter(call.metadata);
+    const ctx = await deps.handler.authenticate(get);
+    const id = call.request.traceID;
+    if (id.length === 0 || id.length > 16) throw new FloeError('bad_data', 'invalid trace id: expected 1 to 16 bytes');
+    const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
+    const startNs = boundNs('x-floe-start-ns', get('x-floe-start-ns'));
+    const endNs = boundNs('x-floe-end-ns', get('x-floe-end-ns'));
+    const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, remainingMs(call) ?? Infinity));
+    return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs });
+  };
+  return {
+    definition: grpcServiceDefinition(Querier),
+    implementation: {
+      FindTraceByID: (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>, callback: grpc.sendUnaryData<TempoTraceByIDResponse>) => {
+        findTraceById(call).then(
+          (res) => callback(null, res),
+          (err: unknown) => {
+            const g = toGrpc(err);
+            if (g.unexpected) deps.log.error({ err }, 'FindTraceByID failed');
+            callback({ code: g.code, details: g.details });
+          },
+        );
+      },
+    },
+  };
+}
