@@ -1,5 +1,6 @@
-import { createKeyVerifier, getDataset, type Db } from '@floe/meta';
+import { createKeyVerifier, effectiveRoles, getDataset, getSession, listUserMemberships, type Db } from '@floe/meta';
 import { DEFAULT_DATASET, type AuthDeps } from './authenticate.ts';
+import type { ManagementAuthDeps } from './principal.ts';
 
 /**
  * The AuthDeps every service builds from the metadata DB: cached key verification and a cached
@@ -19,6 +20,34 @@ export function authDepsFromDb(db: Db, opts: { adminApiKey: string; ttlMs: numbe
       const ok = (await getDataset(db, tenant, dataset)) !== undefined;
       if (ok) seen.set(k, Date.now());
       return ok;
+    },
+  };
+}
+
+/**
+ * ManagementAuthDeps over the metadata DB. Sessions are looked up on every request (no cache), so
+ * sign-out, disabling a user and role changes take effect at once.
+ */
+export function managementAuthDepsFromDb(db: Db, auth: AuthDeps, opts: { isDemoUser?: (email: string) => boolean } = {}): ManagementAuthDeps {
+  return {
+    adminApiKey: auth.adminApiKey,
+    verifyKey: auth.verifyKey,
+    async session(token) {
+      const found = await getSession(db, token);
+      if (!found) return undefined;
+      const { user, session } = found;
+      return {
+        sessionId: session.id,
+        expiresAt: session.expiresAt,
+        user: {
+          id: user.id,
+          email: user.email,
+          displayName: user.displayName,
+          isInstanceAdmin: user.isInstanceAdmin,
+          isDemo: opts.isDemoUser?.(user.email) ?? false,
+        },
+        roles: effectiveRoles(await listUserMemberships(db, user.id)),
+      };
     },
   };
 }

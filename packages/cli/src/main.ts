@@ -5,6 +5,7 @@ import { onShutdownSignal } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
 import { startFloe, TARGETS } from './compose.ts';
 import { EmbeddedLock, readLiveLock } from './embedded-lock.ts';
+import { registerManagementCommands } from './management/commands.ts';
 import { runSql } from './sql-command.ts';
 
 /** The `floe` command: run services, administer, and query. */
@@ -98,5 +99,7 @@ program
   .action(async (query: string, opts: { url: string; apiKey?: string; tenant?: string; dataset?: string; timeout: string; json?: boolean }) => {
     process.exitCode = await runSql(query, opts);
   });
+
+registerManagementCommands(program);
 
 await program.parseAsync(process.argv);

@@ -60,6 +60,7 @@ export const authSection = z.strictObject({
   admin_api_key: z.string().default('').describe('Break-glass key with full rights over every tenant. Empty disables it.'),
   internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. Empty: in `floe all` a random per-process key is used; split services then sandbox every query.'),
   key_cache_ttl: duration('10s').describe('How long a verified API key is trusted before it is looked up again.'),
+  session_ttl: duration('7d').describe('Lifetime of a browser session (floe_session cookie) from sign-in; sign-out, a password change or disabling the user ends it sooner.'),
 });
 
 export const acceptorSection = z.strictObject({
@@ -110,7 +111,7 @@ export const routerSection = z.strictObject({
   port: port(3000).describe('HTTP port of every query API (also serves /ready).'),
   querier_urls: z.array(z.string()).default([]).describe('Querier Flight addresses (host:port). Empty: the querier of this process or 127.0.0.1:50054.'),
   query_timeout: duration('30s').describe('Deadline the router gives a querier call; fired deadlines answer 504.'),
-  public_url: z.string().default('http://localhost:3000').describe('Public URL (used for cookies and links later).'),
+  public_url: z.string().default('http://localhost:3000').describe('Externally visible URL of the router: session cookies are marked Secure when it is https; SSO and source-control callbacks are built from it, never from request headers.'),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
 });
 

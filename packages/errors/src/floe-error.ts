@@ -41,6 +41,7 @@ export function isFloeError(err: unknown): err is FloeError {
 
 export const badData = (message: string, opts?: FloeErrorOptions) => new FloeError('bad_data', message, opts);
 export const notFound = (message: string, opts?: FloeErrorOptions) => new FloeError('not_found', message, opts);
+export const conflict = (message: string, opts?: FloeErrorOptions) => new FloeError('conflict', message, opts);
 export const unauthorized = (message: string, opts?: FloeErrorOptions) => new FloeError('unauthorized', message, opts);
 export const forbidden = (message: string, opts?: FloeErrorOptions) => new FloeError('forbidden', message, opts);
 export const unavailable = (message: string, opts?: FloeErrorOptions) => new FloeError('unavailable', message, opts);

@@ -11,6 +11,7 @@ export {
   isFloeError,
   badData,
   notFound,
+  conflict,
   unauthorized,
   forbidden,
   unavailable,

@@ -310,7 +310,7 @@ export async function revokeApiKey(db: Db, tenantId: string, keyId: string): Pro
   );
   const row = rows[0];
   if (!row) throw new MetaError('not_found', `api key ${keyId} not found in tenant ${tenantId}`);
-  keysChanged(db);
+  await keysChanged(db);
   return toApiKey(row);
 }
 
@@ -333,6 +333,6 @@ export async function updateApiKeyScopes(
   );
   const row = rows[0];
   if (!row) throw new MetaError('not_found', `api key ${keyId} not found in tenant ${tenantId}`);
-  keysChanged(db);
+  await keysChanged(db);
   return toApiKey(row);
 }

@@ -77,6 +77,31 @@ export function afterCommit(db: Db, fn: () => void): void {
   else fn();
 }
 
+// Root handles of PostgreSQL carry a LISTEN connection opened on first use (see listen()).
+const LISTEN = Symbol('floe.meta.db.listen');
+
+export interface NotificationHandlers {
+  /** A NOTIFY on the channel was received. */
+  onNotify(): void;
+  /**
+   * Notifications may have been missed (the listening connection dropped, or it just
+   * reconnected): anything cached on their strength must be dropped.
+   */
+  onReset(): void;
+}
+
+type Listen = (channel: string, handlers: NotificationHandlers) => () => void;
+
+/**
+ * Subscribes to PostgreSQL notifications on `channel` (a fixed identifier, never user input) for
+ * the database behind `db`. Returns undefined for PGlite: one process owns it, so in-process
+ * signalling is all there is. Internal to this package.
+ */
+export function listen(db: Db, channel: string, handlers: NotificationHandlers): (() => void) | undefined {
+  const fn = (rootOf(db) as Db & { [LISTEN]?: Listen })[LISTEN];
+  return fn?.(channel, handlers);
+}
+
 function runHooks(hooks: Array<() => void>): void {
   for (const hook of hooks.splice(0)) hook();
 }
@@ -265,6 +290,13 @@ async function openPg(url: string, poolMax: number | undefined, onError?: (err: 
     },
   };
   Object.defineProperty(root, ROOT, { value: root });
+  const listener = pgListener(url, types, onError);
+  Object.defineProperty(root, LISTEN, { value: listener.listen });
+  const closePool = root.close;
+  root.close = async () => {
+    await listener.close();
+    await closePool();
+  };
 
   try {
     await pool.query('SELECT 1');
@@ -273,6 +305,101 @@ async function openPg(url: string, poolMax: number | undefined, onError?: (err: 
     throw err;
   }
   return root;
+}
+
+/**
+ * One dedicated connection per pool that LISTENs for the channels subscribed to, opened on the
+ * first subscription. When it drops, every subscriber is reset (notifications may be lost) and it
+ * reconnects with backoff from 1 s to 30 s; subscribers are reset again once it is back.
+ * Listening is an accelerator, never a dependency: without it caches expire by their TTL.
+ */
+function pgListener(url: string, types: pg.TypeOverrides, onError?: (err: Error) => void) {
+  const channels = new Map<string, Set<NotificationHandlers>>();
+  let client: pg.Client | undefined;
+  let connecting = false;
+  let closed = false;
+  let backoffMs = 1000;
+  let retry: NodeJS.Timeout | undefined;
+  let connectedBefore = false;
+
+  const everyone = () => [...channels.values()].flatMap((set) => [...set]);
+  const resetAll = () => {
+    for (const h of everyone()) h.onReset();
+  };
+
+  const lost = (c: pg.Client, err?: Error) => {
+    if (client !== c) return;
+    client = undefined;
+    if (err) onError?.(err);
+    c.end().catch(() => undefined);
+    resetAll();
+    schedule();
+  };
+
+  const schedule = () => {
+    if (closed || retry) return;
+    retry = setTimeout(() => {
+      retry = undefined;
+      void connect();
+    }, backoffMs);
+    retry.unref();
+    backoffMs = Math.min(backoffMs * 2, 30_000);
+  };
+
+  const connect = async () => {
+    if (closed || client || connecting) return;
+    connecting = true;
+    const c = new pg.Client({ connectionString: url, types, application_name: 'floe-listen' });
+    c.on('notification', (msg) => {
+      for (const h of channels.get(msg.channel) ?? []) h.onNotify();
+    });
+    c.on('error', (err) => lost(c, err));
+    c.on('end', () => lost(c));
+    try {
+      await c.connect();
+      for (const ch of channels.keys()) await c.query(`LISTEN ${ch}`);
+      if (closed) {
+        await c.end();
+        return;
+      }
+      client = c;
+      backoffMs = 1000;
+      // After an outage, whatever happened before LISTEN took effect again was not heard. (Before
+      // the first connection, caches simply live by their TTL, as without notifications.)
+      if (connectedBefore) resetAll();
+      connectedBefore = true;
+    } catch (err) {
+      onError?.(asError(err));
+      c.end().catch(() => undefined);
+      schedule();
+    } finally {
+      connecting = false;
+    }
+  };
+
+  return {
+    listen(channel: string, handlers: NotificationHandlers): () => void {
+      if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`invalid channel name ${channel}`);
+      let set = channels.get(channel);
+      if (!set) {
+        set = new Set();
+        channels.set(channel, set);
+        client?.query(`LISTEN ${channel}`).catch((err: unknown) => lost(client!, asError(err)));
+      }
+      set.add(handlers);
+      void connect();
+      return () => {
+        set.delete(handlers);
+      };
+    },
+    async close() {
+      closed = true;
+      if (retry) clearTimeout(retry);
+      const c = client;
+      client = undefined;
+      await c?.end().catch(() => undefined);
+    },
+  };
 }
 
 function asError(err: unknown): Error {

@@ -1,6 +1,6 @@
 /**
- * @floe/meta — the metadata database: tenants, datasets, API keys (and, later, users, memberships
- * and sessions), plus the tables of the Iceberg SQL catalog.
+ * @floe/meta — the metadata database: tenants, datasets, API keys, users, memberships and sessions,
+ * plus the tables of the Iceberg SQL catalog.
  *
  * Model: one PostgreSQL-compatible database holds everything that is not telemetry. In the embedded
  * mode it is PGlite (PostgreSQL 18 compiled to WASM, in-process, persisted to a directory); in
@@ -13,8 +13,9 @@
  * functions taking a `Db` — the root handle or a transaction handle from `withTransaction` — and
  * raise `MetaError` with kind conflict / not_found / bad_data for conditions a client caused.
  *
- * API keys are stored as SHA-256 hashes only; `createKeyVerifier` adds the short-TTL cache that
- * ingest needs to verify a key per request.
+ * API keys and session tokens are stored as SHA-256 hashes only (both carry 256 random bits);
+ * `createKeyVerifier` adds the short-TTL cache that ingest needs to verify a key per request. Human
+ * passwords get scrypt with a salt per user.
  */
 
 export { openDb } from './db.ts';
@@ -65,3 +66,25 @@ export type {
 
 export { BOOTSTRAP_SCOPES, bootstrapSummary, bootstrapTenant } from './bootstrap.ts';
 export type { BootstrapResult } from './bootstrap.ts';
+
+export { checkUserPassword, createUser, deleteUser, getUser, getUserByEmail, isValidUserId, listUsers, normaliseEmail, updateUser } from './users.ts';
+export type { CreateUserInput, UpdateUserInput, User } from './users.ts';
+export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword, verifyPassword } from './passwords.ts';
+
+export {
+  MEMBERSHIP_ROLES,
+  OIDC_MAPPING,
+  effectiveRoles,
+  grantMappedMembership,
+  grantMembership,
+  higherRole,
+  isMembershipRole,
+  listTenantMemberships,
+  listUserMemberships,
+  revokeMembership,
+  roleRank,
+} from './memberships.ts';
+export type { Membership, MembershipRole } from './memberships.ts';
+
+export { createSession, getSession, revokeSession, revokeUserSessions } from './sessions.ts';
+export type { Session } from './sessions.ts';

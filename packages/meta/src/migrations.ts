@@ -125,6 +125,22 @@ CREATE TABLE IF NOT EXISTS iceberg_namespace_properties (
 );
 `,
   },
+  {
+    id: 2,
+    name: 'memberships.granted_by is oidc_mapping exactly for mapped rows; sessions by expiry',
+    sql: `
+-- Spec 2 (Resources: Membership): granted_by is a local grantor or 'oidc_mapping'. Rollback before a
+-- downgrade deletes the rows with granted_by 'oidc_mapping', so the two must never disagree.
+UPDATE memberships SET granted_by = 'oidc_mapping' WHERE source = 'mapped';
+UPDATE memberships SET granted_by = NULL WHERE source = 'local' AND granted_by = 'oidc_mapping';
+ALTER TABLE memberships DROP CONSTRAINT IF EXISTS memberships_granted_by;
+ALTER TABLE memberships ADD CONSTRAINT memberships_granted_by
+  CHECK ((source = 'mapped') = (granted_by IS NOT DISTINCT FROM 'oidc_mapping'));
+
+-- createSession purges sessions past expiry.
+CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires_at);
+`,
+  },
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

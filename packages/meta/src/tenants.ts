@@ -140,7 +140,7 @@ export async function updateTenant(db: Db, id: string, patch: UpdateTenantInput)
     [id, patch.displayName ?? null, patch.disabled ?? null, settings],
   );
   if (res.rowCount === 0) throw new MetaError('not_found', `tenant ${id} not found`);
-  if (patch.disabled !== undefined) keysChanged(db);
+  if (patch.disabled !== undefined) await keysChanged(db);
   return mustGet(db, id);
 }
 
@@ -152,5 +152,5 @@ export async function deleteTenant(db: Db, id: string): Promise<void> {
   if (!isValidTenantId(id)) throw new MetaError('not_found', `tenant ${JSON.stringify(id)} not found`);
   const res = await db.query('DELETE FROM tenants WHERE id = $1', [id]);
   if (res.rowCount === 0) throw new MetaError('not_found', `tenant ${id} not found`);
-  keysChanged(db);
+  await keysChanged(db);
 }

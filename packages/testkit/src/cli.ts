@@ -6,14 +6,15 @@ const REPO_ROOT = resolve(fileURLToPath(new URL('.', import.meta.url)), '../../.
 export const FLOE_BIN = join(REPO_ROOT, 'packages/cli/bin/floe.js');
 export const NODE_BIN = join(REPO_ROOT, 'node_modules/.bin/node');
 
-/** Runs the real `floe` command as a child process, as an operator would. */
-export function runFloeCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Runs the real `floe` command as a child process, as an operator would; `input` is its stdin. */
+export function runFloeCli(args: string[], env: Record<string, string> = {}, input?: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolvePromise) => {
-    const child = spawn(NODE_BIN, [FLOE_BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const child = spawn(NODE_BIN, [FLOE_BIN, ...args], { stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    if (input !== undefined) child.stdin!.end(input);
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('exit', (code) => resolvePromise({ code, stdout, stderr }));
   });
 }

@@ -1,8 +1,8 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
-import { isValidName } from '@floe/auth';
 import { FloeError } from '@floe/errors';
-import { bootstrapSummary, bootstrapTenant, isMetaError, type Db } from '@floe/meta';
+import { bootstrapSummary, bootstrapTenant, type Db } from '@floe/meta';
+import { ERROR_RESPONSES, tenantIdSchema } from './management/schemas.ts';
 
 /**
  * Instance administration that must go through the running process: with the embedded
@@ -25,14 +25,26 @@ export const adminPlugin: FastifyPluginAsync<AdminOptions> = async (app, opts) =
     if (!opts.adminKeys().some((k) => k !== '' && timingSafeEqual(digest(k), given))) throw new FloeError('forbidden', 'an instance admin key is required');
   });
 
-  app.post<{ Body: { tenant?: unknown } }>('/bootstrap', async (req, reply) => {
-    const tenant = req.body?.tenant;
-    if (typeof tenant !== 'string' || !isValidName(tenant)) throw new FloeError('bad_data', 'body must be {"tenant": "<id>"} with a valid tenant id');
-    try {
-      return reply.code(201).send(bootstrapSummary(await bootstrapTenant(opts.db, tenant)));
-    } catch (err) {
-      if (isMetaError(err)) throw new FloeError(err.kind, err.message);
-      throw err;
-    }
-  });
+  app.post<{ Body: { tenant: string } }>(
+    '/bootstrap',
+    {
+      schema: {
+        operationId: 'bootstrap_tenant',
+        summary: 'Create a tenant if missing and issue a new tenant-wide key with ingest, query and tenant:manage (admin key or the local token of `floe all`)',
+        tags: ['admin'],
+        security: [{ bearer: [] }],
+        body: { type: 'object', additionalProperties: false, required: ['tenant'], properties: { tenant: tenantIdSchema } },
+        response: {
+          201: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['tenant', 'dataset', 'api_key'],
+            properties: { tenant: { type: 'string' }, dataset: { type: 'string' }, api_key: { type: 'string', description: 'The secret, shown once.' } },
+          },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (req, reply) => reply.code(201).send(bootstrapSummary(await bootstrapTenant(opts.db, req.body.tenant))),
+  );
 };

@@ -1,16 +1,25 @@
 import Fastify from 'fastify';
-import type { AuthDeps } from '@floe/auth';
+import type { AuthDeps, ManagementAuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { quietChild, type Logger } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
+import { asFloeError, validationError } from './http-errors.ts';
+import { managementPlugin } from './management/plugin.ts';
+import type { ProvisionDataset } from './management/options.ts';
+import { SHARED_SCHEMAS } from './management/schemas.ts';
+import { collectRoutes } from './openapi.ts';
 import type { QuerierClient } from './querier-client.ts';
+import { isHttpsUrl } from './session/cookie.ts';
+import { sessionRoutes } from './session/routes.ts';
 import { traceQueryPlugin } from './tracequery.ts';
 
 export interface AppOptions {
   log: Logger;
   auth: AuthDeps;
+  /** Credentials of the management API and sessions (break-glass key, API keys, session cookie). */
+  managementAuth: ManagementAuthDeps;
   querier: QuerierClient;
   queryTimeoutMs: number;
   maxBodyBytes: number;
@@ -18,25 +27,49 @@ export interface AppOptions {
   db: Db;
   /** Keys with instance-admin rights (auth.admin_api_key, the local token of `floe all`). */
   adminKeys: () => readonly string[];
+  /** router.public_url: session cookies are Secure when it is https. */
+  publicUrl: string;
+  /** auth.session_ttl in milliseconds. */
+  sessionTtlMs: number;
+  /** Table provisioning at dataset creation (best effort); absent until the writer offers one. */
+  provisionDataset?: ProvisionDataset;
 }
+
+// Management bodies are small JSON documents; anything bigger is refused before parsing (413).
+const MANAGEMENT_BODY_LIMIT = 64 * 1024;
 
 /**
  * The router's plugin tree, built without listening (tests may inject). Cross-cutting concerns
- * (error envelope, not-found) sit at the root; each API surface is an encapsulated plugin with
- * its own prefix and its own auth scope.
+ * (error envelope, not-found, the route collector of the OpenAPI document) sit at the root; each
+ * API surface is an encapsulated plugin with its own prefix and its own auth scope.
  */
 export async function buildApp(opts: AppOptions) {
-  const app = Fastify({ loggerInstance: quietChild(opts.log, 'router'), bodyLimit: opts.maxBodyBytes });
+  const app = Fastify({
+    loggerInstance: quietChild(opts.log, 'router'),
+    bodyLimit: opts.maxBodyBytes,
+    // Request bodies are checked as written: no type coercion ("true" is not a boolean) and unknown
+    // fields refused rather than silently dropped (fastify's defaults do both).
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    schemaErrorFormatter: validationError,
+  });
 
   app.setErrorHandler((err: unknown, req, reply) => {
-    const e = err instanceof FloeError ? err : fromFastify(err);
-    const out = toHttp(e);
+    const out = toHttp(asFloeError(err));
     if (out.unexpected) req.log.error({ err }, 'unexpected error');
     void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
   });
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send({ status: 'error', errorType: 'not_found', error: 'no such endpoint' });
   });
+  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MANAGEMENT_BODY_LIMIT }, (_req, body, done) => {
+    try {
+      done(null, body === '' ? undefined : JSON.parse(body as string));
+    } catch {
+      done(new FloeError('bad_data', 'body is not valid JSON'), undefined);
+    }
+  });
+  for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  const routes = collectRoutes(app);
 
   app.get('/ready', async (_req, reply) => (opts.isReady() ? reply.code(200).send('ready\n') : reply.code(503).send('not ready\n')));
 
@@ -47,20 +80,14 @@ export async function buildApp(opts: AppOptions) {
     },
     { prefix: '/tracequery' },
   );
-  app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: 64 * 1024 }, (_req, body, done) => {
-    try {
-      done(null, body === '' ? {} : JSON.parse(body as string));
-    } catch {
-      done(new FloeError('bad_data', 'body is not valid JSON'), undefined);
-    }
-  });
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
+  await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, routes });
+  await app.register(sessionRoutes, {
+    prefix: '/ui/session',
+    db: opts.db,
+    auth: opts.managementAuth,
+    ttlMs: opts.sessionTtlMs,
+    cookie: { secure: isHttpsUrl(opts.publicUrl) },
+  });
   return app;
-}
-
-function fromFastify(err: unknown): unknown {
-  const e = err as { statusCode?: number; message?: string; code?: string };
-  if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new FloeError('too_large', 'request body too large');
-  if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new FloeError('bad_data', e.message ?? 'bad request');
-  return err;
 }

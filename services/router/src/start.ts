@@ -1,10 +1,11 @@
 import type { FloeConfig } from '@floe/config';
-import { authDepsFromDb } from '@floe/auth';
+import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createQuerierClient } from './querier-client.ts';
+import type { ProvisionDataset } from './management/options.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -15,6 +16,8 @@ export interface SharedDeps {
   internalKey?: string;
   /** Per-start token of `floe all` that `floe admin bootstrap` uses while PGlite is held here. */
   localAdminToken?: string;
+  /** Provisions a new dataset's tables (best effort) when the composition has a provisioner. */
+  provisionDataset?: ProvisionDataset;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -29,12 +32,16 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const app = await buildApp({
     log,
     auth,
+    managementAuth: managementAuthDepsFromDb(db, auth),
     querier: createQuerierClient(querierUrls, config.auth.internal_service_key || deps.internalKey || ''),
     queryTimeoutMs: config.router.query_timeout,
     maxBodyBytes: config.router.max_body_bytes,
     isReady: () => ready,
     db,
     adminKeys: () => [config.auth.admin_api_key, deps.localAdminToken ?? ''],
+    publicUrl: config.router.public_url,
+    sessionTtlMs: config.auth.session_ttl,
+    provisionDataset: deps.provisionDataset,
   });
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;

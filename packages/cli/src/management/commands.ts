@@ -1,0 +1,196 @@
+import type { Command } from 'commander';
+import { formatTable } from '../sql-command.ts';
+import { ApiError, callApi, seg, type ConnectionOptions } from './client.ts';
+
+/**
+ * `floe tenant|dataset|key|user …`: the management API from a terminal. Each command takes the
+ * router URL (--url, env FLOE_URL) and a key (--api-key, env FLOE_API_KEY): the break-glass
+ * auth.admin_api_key for instance-wide commands, a tenant:manage key for its own tenant. Output is
+ * a table for people; --json prints the router's response as it came.
+ */
+
+interface CommonOptions {
+  url: string;
+  apiKey?: string;
+  json?: boolean;
+}
+
+type Row = Record<string, unknown>;
+
+const withCommon = (cmd: Command) =>
+  cmd
+    .option('--url <url>', 'router URL (env FLOE_URL)', process.env.FLOE_URL ?? 'http://127.0.0.1:3000')
+    .option('--api-key <key>', 'API key or admin key (env FLOE_API_KEY)', process.env.FLOE_API_KEY)
+    .option('--json', 'print the raw JSON response');
+
+const tenantOption = (cmd: Command) => cmd.option('--tenant <id>', 'tenant id (env FLOE_TENANT)', process.env.FLOE_TENANT);
+
+function conn(opts: CommonOptions, tenant?: string): ConnectionOptions {
+  return { url: opts.url, apiKey: opts.apiKey, tenant };
+}
+
+function printRows(rows: Row[], columns: string[]): void {
+  process.stdout.write(`${formatTable(columns, rows)}\n`);
+}
+
+/** Runs one command: prints its output, or the router's error on stderr with exit code 1. */
+function action<A extends unknown[]>(name: string, run: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    try {
+      await run(...args);
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`floe ${name}: ${err.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      const detail = err instanceof ApiError ? `${err.message}${err.status ? ` (HTTP ${err.status} ${err.errorType})` : ''}` : (err as Error).message;
+      process.stderr.write(`floe ${name}: ${detail}\n`);
+      process.exitCode = 1;
+    }
+  };
+}
+
+class UsageError extends Error {}
+
+function requireTenant(tenant: string | undefined): string {
+  if (!tenant) throw new UsageError('--tenant (or FLOE_TENANT) is required');
+  return tenant;
+}
+
+const emit = (opts: CommonOptions, body: unknown, human: () => void) => {
+  if (opts.json) process.stdout.write(`${JSON.stringify(body)}\n`);
+  else human();
+};
+
+const TENANT_COLUMNS = ['id', 'display_name', 'default_dataset', 'disabled', 'created_at'];
+const DATASET_COLUMNS = ['id', 'is_default', 'created_at'];
+const KEY_COLUMNS = ['id', 'name', 'dataset_id', 'scopes', 'created_by', 'last_used_at', 'revoked_at'];
+const USER_COLUMNS = ['id', 'email', 'display_name', 'is_instance_admin', 'disabled', 'has_password'];
+const MEMBERSHIP_COLUMNS = ['user_id', 'email', 'role', 'granted_by', 'created_at'];
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+export function registerManagementCommands(program: Command): void {
+  const tenant = program.command('tenant').description('tenants (instance admin; get works with any key of the tenant)');
+  withCommon(tenant.command('create').description('create a tenant with its default dataset').argument('<id>').option('--display-name <name>'))
+    .action(action('tenant create', async (id: string, opts: CommonOptions & { displayName?: string }) => {
+      const body = await callApi<Row>(conn(opts), 'POST', 'api/v1/tenants', { id, ...(opts.displayName ? { display_name: opts.displayName } : {}) });
+      emit(opts, body, () => printRows([body], TENANT_COLUMNS));
+    }));
+  withCommon(tenant.command('list').description('list the tenants the key can see'))
+    .action(action('tenant list', async (opts: CommonOptions) => {
+      const body = await callApi<{ tenants: Row[] }>(conn(opts), 'GET', 'api/v1/tenants');
+      emit(opts, body, () => printRows(body.tenants, TENANT_COLUMNS));
+    }));
+  withCommon(tenant.command('get').description('show one tenant').argument('<id>'))
+    .action(action('tenant get', async (id: string, opts: CommonOptions) => {
+      const body = await callApi<Row>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}`);
+      emit(opts, body, () => printRows([body], TENANT_COLUMNS));
+    }));
+  withCommon(tenant.command('delete').description('delete a tenant with its datasets, keys and memberships (stored data stays)').argument('<id>'))
+    .action(action('tenant delete', async (id: string, opts: CommonOptions) => {
+      await callApi(conn(opts), 'DELETE', `api/v1/tenants/${seg(id)}`);
+      emit(opts, { deleted: id }, () => process.stdout.write(`tenant ${id} deleted\n`));
+    }));
+
+  const dataset = program.command('dataset').description('datasets of a tenant');
+  withCommon(tenantOption(dataset.command('create').description('create a dataset (tenant admin)').argument('<id>')))
+    .action(action('dataset create', async (id: string, opts: CommonOptions & { tenant?: string }) => {
+      const t = requireTenant(opts.tenant);
+      const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/datasets`, { id });
+      emit(opts, body, () => printRows([body], DATASET_COLUMNS));
+    }));
+  withCommon(tenantOption(dataset.command('list').description('list a tenant’s datasets')))
+    .action(action('dataset list', async (opts: CommonOptions & { tenant?: string }) => {
+      const t = requireTenant(opts.tenant);
+      const body = await callApi<{ datasets: Row[] }>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/datasets`);
+      emit(opts, body, () => printRows(body.datasets, DATASET_COLUMNS));
+    }));
+
+  const key = program.command('key').description('API keys of a tenant');
+  withCommon(
+    tenantOption(
+      key
+        .command('create')
+        .description('create an API key; its secret is printed once')
+        .requiredOption('--scopes <list>', 'comma-separated: ingest, query, tenant:manage')
+        .option('--dataset <id>', 'bind the key to one dataset')
+        .option('--name <name>', 'a label for the key'),
+    ),
+  ).action(action('key create', async (opts: CommonOptions & { tenant?: string; scopes: string; dataset?: string; name?: string }) => {
+    const t = requireTenant(opts.tenant);
+    const scopes = opts.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+    const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/api-keys`, {
+      scopes,
+      ...(opts.dataset ? { dataset_id: opts.dataset } : {}),
+      ...(opts.name ? { name: opts.name } : {}),
+    });
+    emit(opts, body, () => {
+      printRows([body], KEY_COLUMNS);
+      process.stdout.write(`secret: ${String(body.secret)}\n(the secret is shown once; store it now)\n`);
+    });
+  }));
+  withCommon(tenantOption(key.command('list').description('list a tenant’s keys (never secrets)').option('--all', 'include revoked keys')))
+    .action(action('key list', async (opts: CommonOptions & { tenant?: string; all?: boolean }) => {
+      const t = requireTenant(opts.tenant);
+      const body = await callApi<{ api_keys: Row[] }>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/api-keys${opts.all ? '?include_revoked=true' : ''}`);
+      emit(opts, body, () => printRows(body.api_keys, KEY_COLUMNS));
+    }));
+  withCommon(tenantOption(key.command('revoke').description('revoke a key: it stops working at once').argument('<key id>')))
+    .action(action('key revoke', async (keyId: string, opts: CommonOptions & { tenant?: string }) => {
+      const t = requireTenant(opts.tenant);
+      const body = await callApi<Row>(conn(opts, t), 'DELETE', `api/v1/tenants/${seg(t)}/api-keys/${seg(keyId)}`);
+      emit(opts, body, () => printRows([body], KEY_COLUMNS));
+    }));
+
+  const user = program.command('user').description('local users and their roles');
+  withCommon(
+    user
+      .command('create')
+      .description('create a local user (instance admin); passwordless unless a password is given')
+      .argument('<email>')
+      .option('--display-name <name>')
+      .option('--password-stdin', 'read the password from standard input')
+      .option('--instance-admin', 'make the user an instance admin')
+      .option('--disabled', 'create the user disabled'),
+  ).action(action('user create', async (email: string, opts: CommonOptions & { displayName?: string; passwordStdin?: boolean; instanceAdmin?: boolean; disabled?: boolean }) => {
+    const password = opts.passwordStdin ? await readStdin() : undefined;
+    const body = await callApi<Row>(conn(opts), 'POST', 'api/v1/users', {
+      email,
+      ...(opts.displayName ? { display_name: opts.displayName } : {}),
+      ...(password !== undefined ? { password } : {}),
+      ...(opts.instanceAdmin ? { is_instance_admin: true } : {}),
+      ...(opts.disabled ? { disabled: true } : {}),
+    });
+    emit(opts, body, () => printRows([body], USER_COLUMNS));
+  }));
+  withCommon(tenantOption(user.command('list').description('list users (instance admin), or with --tenant the tenant’s memberships')))
+    .action(action('user list', async (opts: CommonOptions & { tenant?: string }) => {
+      if (opts.tenant) {
+        const body = await callApi<{ memberships: Row[] }>(conn(opts, opts.tenant), 'GET', `api/v1/tenants/${seg(opts.tenant)}/memberships`);
+        emit(opts, body, () => printRows(body.memberships, MEMBERSHIP_COLUMNS));
+        return;
+      }
+      const body = await callApi<{ users: Row[] }>(conn(opts), 'GET', 'api/v1/users');
+      emit(opts, body, () => printRows(body.users, USER_COLUMNS));
+    }));
+  withCommon(
+    tenantOption(
+      user
+        .command('grant')
+        .description('grant a user a role in a tenant (tenant admin)')
+        .argument('<user>', 'email address or user id')
+        .requiredOption('--role <role>', 'admin, member or viewer'),
+    ),
+  ).action(action('user grant', async (who: string, opts: CommonOptions & { tenant?: string; role: string }) => {
+    const t = requireTenant(opts.tenant);
+    const ref = who.includes('@') ? { email: who } : { user_id: who };
+    const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/memberships`, { ...ref, role: opts.role });
+    emit(opts, body, () => printRows([body], MEMBERSHIP_COLUMNS));
+  }));
+}

@@ -1,0 +1,90 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { authorizeTenant } from '@floe/auth';
+import { conflict, notFound } from '@floe/errors';
+import { DEFAULT_DATASET_ID, createDataset, getDataset, getTenant, listDatasets, type Dataset, type Tenant } from '@floe/meta';
+import { provisionBestEffort, type ManagementOptions } from './options.ts';
+import { principalOf } from './principal-plugin.ts';
+import { ERROR_RESPONSES, datasetIdSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
+import { datasetWire } from './wire.ts';
+
+type TenantParams = { tenant_id: string };
+type DatasetParams = { tenant_id: string; dataset_id: string };
+
+const TAGS = ['datasets'];
+
+async function mustGetTenant(opts: ManagementOptions, id: string): Promise<Tenant> {
+  const tenant = await getTenant(opts.db, id);
+  if (!tenant) throw notFound(`tenant ${id} not found`);
+  return tenant;
+}
+
+// Spec 2 (Resources: Tenant): the default dataset is always counted among the tenant's datasets,
+// even if its row was removed by hand.
+function withDefault(tenant: Tenant, datasets: Dataset[]): Dataset[] {
+  if (datasets.some((d) => d.isDefault)) return datasets;
+  const synthetic: Dataset = { tenantId: tenant.id, id: DEFAULT_DATASET_ID, isDefault: true, createdAt: tenant.createdAt };
+  return [synthetic, ...datasets.filter((d) => d.id !== DEFAULT_DATASET_ID)];
+}
+
+/** Datasets of a tenant. Creation answers 201 whether or not table provisioning succeeded. */
+export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  app.post<{ Params: TenantParams; Body: { id: string } }>(
+    '/tenants/:tenant_id/datasets',
+    {
+      schema: {
+        operationId: 'create_dataset',
+        summary: 'Create a dataset (tenant admin); its tables are provisioned best effort',
+        tags: TAGS,
+        params: tenantParams,
+        body: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: datasetIdSchema } },
+        response: { 201: ref('Dataset'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const tenantId = req.params.tenant_id;
+      authorizeTenant(principalOf(req), 'dataset.create', tenantId);
+      if (req.body.id === DEFAULT_DATASET_ID) throw conflict(`dataset ${DEFAULT_DATASET_ID} already exists in tenant ${tenantId}`);
+      const dataset = await createDataset(opts.db, { tenantId, id: req.body.id });
+      await provisionBestEffort(opts, req.log, tenantId, dataset.id);
+      return reply.code(201).send(datasetWire(dataset));
+    },
+  );
+
+  app.get<{ Params: TenantParams }>(
+    '/tenants/:tenant_id/datasets',
+    {
+      schema: {
+        operationId: 'list_datasets',
+        summary: 'List a tenant’s datasets, the default one first',
+        tags: TAGS,
+        params: tenantParams,
+        response: { 200: { type: 'object', additionalProperties: false, required: ['datasets'], properties: { datasets: { type: 'array', items: ref('Dataset') } } }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
+      const tenant = await mustGetTenant(opts, req.params.tenant_id);
+      return { datasets: withDefault(tenant, await listDatasets(opts.db, tenant.id)).map(datasetWire) };
+    },
+  );
+
+  app.get<{ Params: DatasetParams }>(
+    '/tenants/:tenant_id/datasets/:dataset_id',
+    {
+      schema: {
+        operationId: 'get_dataset',
+        summary: 'Get a dataset',
+        tags: TAGS,
+        params: { type: 'object', additionalProperties: false, required: ['tenant_id', 'dataset_id'], properties: { tenant_id: tenantIdSchema, dataset_id: datasetIdSchema } },
+        response: { 200: ref('Dataset'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
+      const tenant = await mustGetTenant(opts, req.params.tenant_id);
+      const found = (await getDataset(opts.db, tenant.id, req.params.dataset_id)) ?? withDefault(tenant, []).find((d) => d.id === req.params.dataset_id);
+      if (!found) throw notFound(`dataset ${req.params.dataset_id} not found in tenant ${tenant.id}`);
+      return datasetWire(found);
+    },
+  );
+};

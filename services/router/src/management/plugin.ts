@@ -1,0 +1,18 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { openApiRoute, type CollectedRoute } from '../openapi.ts';
+import { datasetRoutes } from './datasets.ts';
+import { keyRoutes } from './keys.ts';
+import { membershipRoutes } from './memberships.ts';
+import type { ManagementOptions } from './options.ts';
+import { principalPlugin } from './principal-plugin.ts';
+import { tenantRoutes } from './tenants.ts';
+import { userRoutes } from './users.ts';
+import { whoamiRoutes } from './whoami.ts';
+
+/** The management API, mounted at /api/v1: every route resolves its caller first. */
+export const managementPlugin: FastifyPluginAsync<ManagementOptions & { routes: readonly CollectedRoute[] }> = async (app, opts) => {
+  await app.register(principalPlugin, { auth: opts.auth });
+  await app.register(openApiRoute, { routes: opts.routes });
+  const deps: ManagementOptions = { db: opts.db, auth: opts.auth, provisionDataset: opts.provisionDataset };
+  for (const routes of [tenantRoutes, datasetRoutes, userRoutes, membershipRoutes, keyRoutes, whoamiRoutes]) await app.register(routes, deps);
+};

@@ -1,0 +1,130 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { authorizeInstance, authorizeTenant, isInstanceAdmin } from '@floe/auth';
+import { notFound } from '@floe/errors';
+import { createTenant, deleteTenant, getTenant, listTenants, updateTenant, type Tenant } from '@floe/meta';
+import { provisionBestEffort, type ManagementOptions } from './options.ts';
+import { principalOf } from './principal-plugin.ts';
+import { ERROR_RESPONSES, labelSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
+import { tenantWire } from './wire.ts';
+
+interface CreateTenantBody {
+  id: string;
+  display_name?: string;
+  settings?: Record<string, unknown>;
+}
+interface UpdateTenantBody {
+  display_name?: string;
+  disabled?: boolean;
+  settings?: Record<string, unknown>;
+}
+type TenantParams = { tenant_id: string };
+
+const TAGS = ['tenants'];
+
+/** Tenants: created and deleted by instance admins, read by anyone with a role in them. */
+export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  app.get(
+    '/tenants',
+    {
+      schema: {
+        operationId: 'list_tenants',
+        summary: 'List the tenants the caller can see (all for instance admins)',
+        tags: TAGS,
+        response: { 200: { type: 'object', additionalProperties: false, required: ['tenants'], properties: { tenants: { type: 'array', items: ref('Tenant') } } }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      let tenants: Tenant[] = await listTenants(opts.db);
+      if (!isInstanceAdmin(p)) {
+        const visible = p.kind === 'api_key' ? new Set([p.tenantId]) : p.kind === 'user' ? new Set(p.roles.keys()) : new Set<string>();
+        tenants = tenants.filter((t) => visible.has(t.id));
+      }
+      return { tenants: tenants.map(tenantWire) };
+    },
+  );
+
+  app.post<{ Body: CreateTenantBody }>(
+    '/tenants',
+    {
+      schema: {
+        operationId: 'create_tenant',
+        summary: 'Create a tenant with its default dataset (instance admin)',
+        tags: TAGS,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id'],
+          properties: { id: tenantIdSchema, display_name: labelSchema, settings: { type: 'object', additionalProperties: true } },
+        },
+        response: { 201: ref('Tenant'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'tenant.create');
+      const tenant = await createTenant(opts.db, { id: req.body.id, displayName: req.body.display_name, settings: req.body.settings });
+      await provisionBestEffort(opts, req.log, tenant.id, tenant.defaultDatasetId ?? 'default');
+      return reply.code(201).send(tenantWire(tenant));
+    },
+  );
+
+  app.get<{ Params: TenantParams }>(
+    '/tenants/:tenant_id',
+    { schema: { operationId: 'get_tenant', summary: 'Get a tenant', tags: TAGS, params: tenantParams, response: { 200: ref('Tenant'), ...ERROR_RESPONSES } } },
+    async (req) => {
+      authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
+      const tenant = await getTenant(opts.db, req.params.tenant_id);
+      if (!tenant) throw notFound(`tenant ${req.params.tenant_id} not found`);
+      return tenantWire(tenant);
+    },
+  );
+
+  app.patch<{ Params: TenantParams; Body: UpdateTenantBody }>(
+    '/tenants/:tenant_id',
+    {
+      schema: {
+        operationId: 'update_tenant',
+        summary: 'Update a tenant (tenant admin; `disabled` needs an instance admin)',
+        tags: TAGS,
+        params: tenantParams,
+        body: {
+          type: 'object',
+          additionalProperties: false,
+          minProperties: 1,
+          properties: { display_name: labelSchema, disabled: { type: 'boolean' }, settings: { type: 'object', additionalProperties: true } },
+        },
+        response: { 200: ref('Tenant'), ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      const p = principalOf(req);
+      authorizeTenant(p, 'tenant.update', req.params.tenant_id);
+      // A tenant's own admin must not switch its keys off and on: that is the operator's call.
+      if (req.body.disabled !== undefined) authorizeInstance(p, 'tenant.disable');
+      const tenant = await updateTenant(opts.db, req.params.tenant_id, {
+        displayName: req.body.display_name,
+        disabled: req.body.disabled,
+        settings: req.body.settings,
+      });
+      return tenantWire(tenant);
+    },
+  );
+
+  app.delete<{ Params: TenantParams }>(
+    '/tenants/:tenant_id',
+    {
+      schema: {
+        operationId: 'delete_tenant',
+        summary: 'Delete a tenant with its datasets, keys and memberships (instance admin); its stored data is not removed',
+        tags: TAGS,
+        params: tenantParams,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'tenant.delete');
+      await deleteTenant(opts.db, req.params.tenant_id);
+      return reply.code(204).send();
+    },
+  );
+};
