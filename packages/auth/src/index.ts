@@ -16,5 +16,5 @@ export type { SignedPart } from './ticket-signature.ts';
 export { authDepsFromDb, managementAuthDepsFromDb } from './from-db.ts';
 export { principalLabel, resolvePrincipal } from './principal.ts';
 export type { ManagementAuthDeps, ManagementCredentials, Principal, ResolvedSession, SessionUser } from './principal.ts';
-export { assertGrantableScopes, authorizeInstance, authorizeTenant, isInstanceAdmin, mayReadUser, mayRevokeKey, tenantRole } from './permissions.ts';
+export { assertGrantableScopes, authorizeInstance, authorizeTables, authorizeTenant, isInstanceAdmin, mayReadUser, mayRevokeKey, tenantRole } from './permissions.ts';
 export type { InstanceAction, TenantAction } from './permissions.ts';

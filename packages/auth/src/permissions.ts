@@ -23,7 +23,8 @@ export type TenantAction =
   | 'membership.manage'
   | 'api_key.read'
   | 'api_key.create'
-  | 'api_key.manage';
+  | 'api_key.manage'
+  | 'tables.manage';
 
 export type InstanceAction = 'tenant.create' | 'tenant.delete' | 'tenant.disable' | 'user.read' | 'user.manage';
 
@@ -37,6 +38,7 @@ const MIN_ROLE: Record<TenantAction, MembershipRole> = {
   'tenant.update': 'admin',
   'dataset.create': 'admin',
   'membership.manage': 'admin',
+  'tables.manage': 'admin',
 };
 
 /** Scopes only a tenant admin may put on a key. */
@@ -92,4 +94,13 @@ export function mayRevokeKey(p: Principal, tenantId: string, key: { createdBy: s
 /** Whether the principal may read a user record: instance admins any, users themselves. */
 export function mayReadUser(p: Principal, userId: string): boolean {
   return isInstanceAdmin(p) || (p.kind === 'user' && p.user.id === userId);
+}
+
+/**
+ * Throws 403 unless the principal may list or provision the tenant's tables (spec 2, "Who may do
+ * what" 3): any valid key of the tenant, whatever its scopes, and tenant admins.
+ */
+export function authorizeTables(p: Principal, tenantId: string): void {
+  if (p.kind === 'api_key' && p.tenantId === tenantId) return;
+  authorizeTenant(p, 'tables.manage', tenantId);
 }

@@ -66,11 +66,12 @@ const MODULES: ModuleDef<Ctx>[] = [
   { name: 'compactor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
   {
     name: 'router',
-    deps: ['meta'],
+    deps: ['meta', 'store'],
     start: async (ctx) =>
       (await import('@floe/router')).start(ctx.config, {
         log: ctx.log,
         db: ctx.db,
+        store: ctx.store,
         querierUrls: ctx.querierPort ? () => [`127.0.0.1:${ctx.querierPort}`] : undefined,
         internalKey: ctx.querierPort ? ctx.internalKey : undefined,
         localAdminToken: ctx.lock?.token,

@@ -81,7 +81,7 @@ export const writerSection = z.strictObject({
   max_rows_per_file: z.number().int().positive().default(250_000).describe('Rows per Parquet file; larger batches are split.'),
   max_segments_per_round: z.number().int().positive().default(512).describe('Most WAL segments consumed by one commit round.'),
   ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is not stored twice (resend dedup; not active yet).'),
-  table_reconcile_interval: duration('5m').describe('How often tables are reconciled with the tenant registry (table provisioning; not active yet).'),
+  table_reconcile_interval: duration('5m').describe('How often the tables of every dataset are reconciled with the tenant registry (created, evolved); 0s: only at start.'),
   work_dir: z.string().default('./data/tmp/writer').describe('Local scratch directory for staging Parquet files.'),
 });
 
@@ -121,6 +121,20 @@ export const runtimeSection = z.strictObject({
   instance_id: z.string().default('').describe('Name of this instance (WAL segment names, logs). Defaults to hostname-pid.'),
 });
 
+const signalEnabled = (signal: string) => z.boolean().default(true).describe(`Provision the ${signal} tables of every dataset (a tenant's own schema block may narrow it).`);
+
+export const schemaSection = z.strictObject({
+  default_schemas: z
+    .strictObject({
+      traces_enabled: signalEnabled('traces'),
+      logs_enabled: signalEnabled('logs'),
+      metrics_enabled: signalEnabled('metrics and metric_exemplars'),
+      profiles_enabled: signalEnabled('profiles'),
+      custom_schemas: z.array(z.record(z.string(), z.unknown())).default([]).describe('Custom table declarations; never provisioned.'),
+    })
+    .prefault({}),
+});
+
 export const floeConfigSchema = z.strictObject({
   log: logSection.prefault({}),
   runtime: runtimeSection.prefault({}),
@@ -132,6 +146,7 @@ export const floeConfigSchema = z.strictObject({
   querier: querierSection.prefault({}),
   compactor: compactorSection.prefault({}),
   router: routerSection.prefault({}),
+  schema: schemaSection.prefault({}),
 });
 
 export type FloeConfig = z.output<typeof floeConfigSchema>;

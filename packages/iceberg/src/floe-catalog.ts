@@ -19,9 +19,13 @@ export function openFloeCatalog(sql: SqlClient, blobs: BlobStore): SqlCatalog {
 
 /** Loads a dataset's table, creating it (idempotently, race-safe) from its Floe definition. */
 export async function ensureFloeTable(catalog: SqlCatalog, tenant: string, dataset: string, table: TableName): Promise<TableHandle> {
+  const existing = await catalog.loadTable(floeNamespace(tenant, dataset), table);
+  return existing ?? createFloeTable(catalog, tenant, dataset, table);
+}
+
+/** Creates a dataset's table from its Floe definition (race-safe: a concurrent creation wins). */
+export function createFloeTable(catalog: SqlCatalog, tenant: string, dataset: string, table: TableName): Promise<TableHandle> {
   const ns = floeNamespace(tenant, dataset);
-  const existing = await catalog.loadTable(ns, table);
-  if (existing) return existing;
   const def = tableDef(table);
   return catalog.createTable(ns, table, {
     schema: icebergSchema(def) as never,

@@ -82,4 +82,15 @@ export {
 } from './manifest-avro.ts';
 export { readAvroFile, writeAvroFile } from './avro.ts';
 export { dataFileSidecars, deleteDataFiles, publishDataFile } from './floe-data-file.ts';
-export { FLOE_CATALOG_NAME, FLOE_WAREHOUSE_PREFIX, floeNamespace, openFloeCatalog, ensureFloeTable } from './floe-catalog.ts';
+export { FLOE_CATALOG_NAME, FLOE_WAREHOUSE_PREFIX, createFloeTable, ensureFloeTable, floeNamespace, openFloeCatalog } from './floe-catalog.ts';
+export {
+  LEGACY_METRIC_TABLES,
+  SIGNALS,
+  enabledTables,
+  evolveFloeTable,
+  isLegacyAttributeLayout,
+  listTenantTables,
+  provisionDataset,
+  provisioningFailed,
+} from './provision.ts';
+export type { DatasetProvisioning, ListedTable, ProvisionLogger, Signal, TableProvisioning } from './provision.ts';

@@ -392,6 +392,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'create_dataset POST /api/v1/tenants/{tenant_id}/datasets',
           'list_datasets GET /api/v1/tenants/{tenant_id}/datasets',
           'get_dataset GET /api/v1/tenants/{tenant_id}/datasets/{dataset_id}',
+          'list_tables GET /api/v1/tenants/{tenant_id}/tables',
+          'create_tables POST /api/v1/tenants/{tenant_id}/tables/create',
           'list_memberships GET /api/v1/tenants/{tenant_id}/memberships',
           'create_membership POST /api/v1/tenants/{tenant_id}/memberships',
           'delete_membership DELETE /api/v1/tenants/{tenant_id}/memberships/{user_id}',

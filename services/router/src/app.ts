@@ -8,6 +8,7 @@ import { authPlugin } from './auth-plugin.ts';
 import { asFloeError, validationError } from './http-errors.ts';
 import { managementPlugin } from './management/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
+import type { TenantTables } from './management/tenant-tables.ts';
 import { SHARED_SCHEMAS } from './management/schemas.ts';
 import { collectRoutes } from './openapi.ts';
 import type { QuerierClient } from './querier-client.ts';
@@ -33,6 +34,8 @@ export interface AppOptions {
   sessionTtlMs: number;
   /** Table provisioning at dataset creation (best effort); absent until the writer offers one. */
   provisionDataset?: ProvisionDataset;
+  /** A tenant's tables: listing and on-demand provisioning. */
+  tables?: TenantTables;
 }
 
 // Management bodies are small JSON documents; anything bigger is refused before parsing (413).
@@ -81,7 +84,7 @@ export async function buildApp(opts: AppOptions) {
     { prefix: '/tracequery' },
   );
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
-  await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, routes });
+  await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });
   await app.register(sessionRoutes, {
     prefix: '/ui/session',
     db: opts.db,

@@ -1,22 +1,27 @@
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
+import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
+import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { ServiceHandle } from '@floe/runtime';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
+import { createTenantTables, provisionOnCreate } from './management/tenant-tables.ts';
 
 export interface SharedDeps {
   log?: Logger;
   db?: Db;
+  /** Where table metadata is written when the router provisions tables. */
+  store?: ObjectStore;
   /** Querier addresses known to the composition (the in-process querier in `floe all`). */
   querierUrls?: () => readonly string[];
   /** Key shared with in-process queriers when auth.internal_service_key is empty. */
   internalKey?: string;
   /** Per-start token of `floe all` that `floe admin bootstrap` uses while PGlite is held here. */
   localAdminToken?: string;
-  /** Provisions a new dataset's tables (best effort) when the composition has a provisioner. */
+  /** Replaces the router's own provisioning at dataset creation (tests). */
   provisionDataset?: ProvisionDataset;
 }
 
@@ -25,6 +30,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'router' });
   const ownDb = !deps.db;
   const db = deps.db ?? (await openDbFromConfig(config));
+  const ownStore = !deps.store;
+  const store = deps.store ?? objectStoreFromConfig(config);
+  const tables = createTenantTables(openFloeCatalog(db, store), config.schema.default_schemas, log);
+  const provisionDataset = deps.provisionDataset ?? provisionOnCreate(tables, db);
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const configured = config.router.querier_urls;
   const querierUrls = configured.length > 0 ? () => configured : (deps.querierUrls ?? (() => [`127.0.0.1:${config.querier.port}`]));
@@ -41,7 +50,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     adminKeys: () => [config.auth.admin_api_key, deps.localAdminToken ?? ''],
     publicUrl: config.router.public_url,
     sessionTtlMs: config.auth.session_ttl,
-    provisionDataset: deps.provisionDataset,
+    provisionDataset,
+    tables,
   });
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;
@@ -57,6 +67,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       await app.close();
+      if (ownStore) await store.close();
       if (ownDb) await db.close();
     },
   };

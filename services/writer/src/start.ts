@@ -6,6 +6,7 @@ import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
+import { TableReconciler } from './reconcile.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -15,7 +16,8 @@ export interface SharedDeps {
 
 /**
  * The writer: tails the WAL and commits its rows to Iceberg. Under load it commits every
- * `writer.flush_interval`; when the log was idle, the first segment is committed at once.
+ * `writer.flush_interval`; when the log was idle, the first segment is committed at once. Beside
+ * it runs the table reconcile pass (reconcile.ts).
  */
 export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'writer' });
@@ -35,6 +37,19 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   });
 
   const abort = new AbortController();
+  const reconciler = new TableReconciler({ db, catalog, defaults: config.schema.default_schemas, log });
+  // At start, then every writer.table_reconcile_interval (0: start only). Never fatal.
+  const reconcileLoop = (async () => {
+    do {
+      try {
+        await reconciler.pass();
+      } catch (err) {
+        log.warn({ err }, 'table reconcile pass failed; retrying at the next interval');
+      }
+      if (config.writer.table_reconcile_interval <= 0) return;
+      await sleep(config.writer.table_reconcile_interval, abort.signal);
+    } while (!abort.signal.aborted);
+  })();
   let ready = true;
   let lastRound = 0;
   let failures = 0;
@@ -73,7 +88,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       abort.abort();
-      await loop;
+      await Promise.all([loop, reconcileLoop]);
       writer.close();
       await admin.close();
       if (ownStore) await store.close();

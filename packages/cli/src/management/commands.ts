@@ -98,6 +98,24 @@ export function registerManagementCommands(program: Command): void {
       emit(opts, { deleted: id }, () => process.stdout.write(`tenant ${id} deleted\n`));
     }));
 
+  // `floe tenant table list|provision [tenant]`: any key of the tenant may call both.
+  const table = tenant.command('table').description('the tables of a tenant’s datasets');
+  type Listing = { tables: Row[]; datasets: Array<{ dataset: string; tables: Row[] }> };
+  const tableRows = (body: Listing): Row[] =>
+    body.datasets.flatMap((d) => (d.tables.length > 0 ? d.tables : [{ dataset: d.dataset, name: '(none)', full_name: '' }]));
+  withCommon(tenantOption(table.command('list').description('list the tables that exist, by dataset').argument('[tenant]')))
+    .action(action('tenant table list', async (arg: string | undefined, opts: CommonOptions & { tenant?: string }) => {
+      const t = requireTenant(arg ?? opts.tenant);
+      const body = await callApi<Listing>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/tables`);
+      emit(opts, body, () => printRows(tableRows(body), ['dataset', 'name', 'full_name']));
+    }));
+  withCommon(tenantOption(table.command('provision').description('create every enabled table of every dataset now').argument('[tenant]')))
+    .action(action('tenant table provision', async (arg: string | undefined, opts: CommonOptions & { tenant?: string }) => {
+      const t = requireTenant(arg ?? opts.tenant);
+      const body = await callApi<Listing & { provisioned: Row[] }>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/tables/create`);
+      emit(opts, body, () => printRows(body.provisioned, ['dataset', 'table', 'outcome']));
+    }));
+
   const dataset = program.command('dataset').description('datasets of a tenant');
   withCommon(tenantOption(dataset.command('create').description('create a dataset (tenant admin)').argument('<id>')))
     .action(action('dataset create', async (id: string, opts: CommonOptions & { tenant?: string }) => {

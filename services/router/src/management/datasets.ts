@@ -12,7 +12,7 @@ type DatasetParams = { tenant_id: string; dataset_id: string };
 
 const TAGS = ['datasets'];
 
-async function mustGetTenant(opts: ManagementOptions, id: string): Promise<Tenant> {
+export async function mustGetTenant(opts: ManagementOptions, id: string): Promise<Tenant> {
   const tenant = await getTenant(opts.db, id);
   if (!tenant) throw notFound(`tenant ${id} not found`);
   return tenant;
@@ -20,7 +20,7 @@ async function mustGetTenant(opts: ManagementOptions, id: string): Promise<Tenan
 
 // Spec 2 (Resources: Tenant): the default dataset is always counted among the tenant's datasets,
 // even if its row was removed by hand.
-function withDefault(tenant: Tenant, datasets: Dataset[]): Dataset[] {
+export function withDefault(tenant: Tenant, datasets: Dataset[]): Dataset[] {
   if (datasets.some((d) => d.isDefault)) return datasets;
   const synthetic: Dataset = { tenantId: tenant.id, id: DEFAULT_DATASET_ID, isDefault: true, createdAt: tenant.createdAt };
   return [synthetic, ...datasets.filter((d) => d.id !== DEFAULT_DATASET_ID)];

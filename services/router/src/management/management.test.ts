@@ -2,7 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import { migrate, openDb, type Db } from '@floe/meta';
 import { createLogger } from '@floe/telemetry';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { openFloeCatalog } from '@floe/iceberg';
+import { createObjectStore } from '@floe/storage';
 import { buildApp } from '../app.ts';
+import { createTenantTables, provisionOnCreate, type TenantTables } from './tenant-tables.ts';
 import { DOCUMENTED_PREFIXES, type OpenApiDocument } from '../openapi.ts';
 
 /**
@@ -14,7 +20,7 @@ import { DOCUMENTED_PREFIXES, type OpenApiDocument } from '../openapi.ts';
 type App = Awaited<ReturnType<typeof buildApp>>;
 const ADMIN = 'admin-key-for-tests';
 
-async function makeApp(db: Db, extra: { publicUrl?: string; provisionDataset?: (t: string, d: string) => Promise<unknown> } = {}): Promise<App> {
+async function makeApp(db: Db, extra: { publicUrl?: string; provisionDataset?: (t: string, d: string) => Promise<unknown>; tables?: TenantTables } = {}): Promise<App> {
   const auth = authDepsFromDb(db, { adminApiKey: ADMIN, ttlMs: 1000 });
   return buildApp({
     log: createLogger({ level: 'silent' }),
@@ -30,6 +36,7 @@ async function makeApp(db: Db, extra: { publicUrl?: string; provisionDataset?: (
     publicUrl: extra.publicUrl ?? 'http://localhost:3000',
     sessionTtlMs: 3_600_000,
     provisionDataset: extra.provisionDataset,
+    tables: extra.tables,
   });
 }
 
@@ -164,6 +171,30 @@ describe('management API route contracts', () => {
       expect(rows).toEqual([{ id: 'default' }, { id: 'edge' }]);
     } finally {
       await a.close();
+    }
+  });
+
+  it('tables/create answers 500 in the envelope when a table cannot be created; dataset creation still 201', async () => {
+    // A real catalog over a store that cannot write (its root is a regular file).
+    const dir = mkdtempSync(join(tmpdir(), 'floe-broken-store-'));
+    writeFileSync(join(dir, 'root'), 'not a directory');
+    const store = createObjectStore({ kind: 'fs', root: join(dir, 'root') });
+    const tables = createTenantTables(openFloeCatalog(db, store), { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, createLogger({ level: 'silent' }));
+    const a = await makeApp(db, { tables, provisionDataset: provisionOnCreate(tables, db) });
+    try {
+      const admin = { authorization: `Bearer ${ADMIN}` };
+      expect((await a.inject({ method: 'POST', url: '/api/v1/tenants', headers: admin, payload: { id: 'broken' } })).statusCode).toBe(201);
+      expect((await a.inject({ method: 'POST', url: '/api/v1/tenants/broken/datasets', headers: admin, payload: { id: 'edge' } })).statusCode).toBe(201);
+      const made = await a.inject({ method: 'POST', url: '/api/v1/tenants/broken/tables/create', headers: admin });
+      expect(made.statusCode).toBe(500);
+      expect(made.json()).toEqual({ status: 'error', errorType: 'internal', error: expect.stringMatching(/^could not create tables: default\.traces, .*edge\.traces/) });
+      const listed = await a.inject({ method: 'GET', url: '/api/v1/tenants/broken/tables', headers: admin });
+      expect(listed.statusCode).toBe(200);
+      expect(listed.json()).toEqual({ tables: [], datasets: [{ dataset: 'default', tables: [] }, { dataset: 'edge', tables: [] }] });
+    } finally {
+      await a.close();
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,6 +1,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { ManagementAuthDeps } from '@floe/auth';
 import type { Db } from '@floe/meta';
+import type { TenantTables } from './tenant-tables.ts';
 
 /**
  * Provisions the tables of a dataset (spec 2, provisioning rule 1: synchronous, best effort). The
@@ -13,6 +14,8 @@ export interface ManagementOptions {
   db: Db;
   auth: ManagementAuthDeps;
   provisionDataset?: ProvisionDataset;
+  /** Listing and on-demand provisioning of a tenant's tables (absent: those routes answer 503). */
+  tables?: TenantTables;
 }
 
 /** Runs the provisioning hook, if any; never throws. */

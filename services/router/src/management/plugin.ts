@@ -5,6 +5,7 @@ import { keyRoutes } from './keys.ts';
 import { membershipRoutes } from './memberships.ts';
 import type { ManagementOptions } from './options.ts';
 import { principalPlugin } from './principal-plugin.ts';
+import { tableRoutes } from './tables.ts';
 import { tenantRoutes } from './tenants.ts';
 import { userRoutes } from './users.ts';
 import { whoamiRoutes } from './whoami.ts';
@@ -13,6 +14,6 @@ import { whoamiRoutes } from './whoami.ts';
 export const managementPlugin: FastifyPluginAsync<ManagementOptions & { routes: readonly CollectedRoute[] }> = async (app, opts) => {
   await app.register(principalPlugin, { auth: opts.auth });
   await app.register(openApiRoute, { routes: opts.routes });
-  const deps: ManagementOptions = { db: opts.db, auth: opts.auth, provisionDataset: opts.provisionDataset };
-  for (const routes of [tenantRoutes, datasetRoutes, userRoutes, membershipRoutes, keyRoutes, whoamiRoutes]) await app.register(routes, deps);
+  const deps: ManagementOptions = { db: opts.db, auth: opts.auth, provisionDataset: opts.provisionDataset, tables: opts.tables };
+  for (const routes of [tenantRoutes, datasetRoutes, tableRoutes, userRoutes, membershipRoutes, keyRoutes, whoamiRoutes]) await app.register(routes, deps);
 };

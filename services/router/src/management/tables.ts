@@ -1,0 +1,113 @@
+import type { FastifyPluginAsync } from 'fastify';
+import { authorizeTables } from '@floe/auth';
+import { FloeError } from '@floe/errors';
+import { provisioningFailed } from '@floe/iceberg';
+import { listDatasets } from '@floe/meta';
+import { mustGetTenant, withDefault } from './datasets.ts';
+import type { ManagementOptions } from './options.ts';
+import { principalOf } from './principal-plugin.ts';
+import { ERROR_RESPONSES, tenantParams } from './schemas.ts';
+
+type TenantParams = { tenant_id: string };
+const TAGS = ['tables'];
+
+const tableSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'dataset', 'full_name'],
+  properties: {
+    name: { type: 'string', description: 'traces, logs, metrics, metric_exemplars or profiles.' },
+    dataset: { type: 'string' },
+    full_name: { type: 'string', description: '`<tenant>.<dataset>.<table>`, as SQL over Flight names it.' },
+  },
+} as const;
+
+const listingProperties = {
+  tables: { type: 'array', items: tableSchema, description: 'Every table that exists, flat.' },
+  datasets: {
+    type: 'array',
+    description: 'One entry per dataset of the tenant, with the tables it has (empty when nothing is provisioned).',
+    items: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['dataset', 'tables'],
+      properties: { dataset: { type: 'string' }, tables: { type: 'array', items: tableSchema } },
+    },
+  },
+} as const;
+
+const provisionedSchema = {
+  type: 'array',
+  description: 'What this call did, per dataset and table.',
+  items: {
+    type: 'object',
+    additionalProperties: false,
+    required: ['dataset', 'table', 'outcome'],
+    properties: {
+      dataset: { type: 'string' },
+      table: { type: 'string' },
+      outcome: { type: 'string', enum: ['created', 'existing', 'evolved', 'recreated', 'dropped', 'failed'] },
+      error: { type: 'string' },
+    },
+  },
+} as const;
+
+/**
+ * A tenant's tables (spec 2, "Tables listing" and provisioning rules 1–8): list what exists, or
+ * provision every enabled table of every dataset now. Any valid key of the tenant may call both.
+ */
+export const tableRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  const datasetsOf = async (tenantId: string) => {
+    const tenant = await mustGetTenant(opts, tenantId);
+    return { tenant, datasets: withDefault(tenant, await listDatasets(opts.db, tenant.id)).map((d) => d.id) };
+  };
+  const tables = () => {
+    if (!opts.tables) throw new FloeError('unavailable', 'table provisioning is not available on this router');
+    return opts.tables;
+  };
+
+  app.get<{ Params: TenantParams }>(
+    '/tenants/:tenant_id/tables',
+    {
+      schema: {
+        operationId: 'list_tables',
+        summary: 'List the tables that exist, flat and grouped by dataset',
+        tags: TAGS,
+        params: tenantParams,
+        response: { 200: { type: 'object', additionalProperties: false, required: ['tables', 'datasets'], properties: listingProperties }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      authorizeTables(principalOf(req), req.params.tenant_id);
+      const { tenant, datasets } = await datasetsOf(req.params.tenant_id);
+      return tables().list(tenant.id, datasets);
+    },
+  );
+
+  app.post<{ Params: TenantParams }>(
+    '/tenants/:tenant_id/tables/create',
+    {
+      schema: {
+        operationId: 'create_tables',
+        summary: 'Provision every enabled table of every dataset of the tenant now (201, or 500 if any table failed)',
+        tags: TAGS,
+        params: tenantParams,
+        response: {
+          201: { type: 'object', additionalProperties: false, required: ['tables', 'datasets', 'provisioned'], properties: { ...listingProperties, provisioned: provisionedSchema } },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (req, reply) => {
+      authorizeTables(principalOf(req), req.params.tenant_id);
+      const { tenant, datasets } = await datasetsOf(req.params.tenant_id);
+      const results = await tables().provision(tenant, datasets);
+      const provisioned = results.flatMap((r) => r.tables.map((t) => ({ dataset: r.dataset, ...t })));
+      if (results.some(provisioningFailed)) {
+        const failed = provisioned.filter((t) => t.outcome === 'failed').map((t) => `${t.dataset}.${t.table}`);
+        throw new FloeError('internal', `could not create tables: ${failed.join(', ')} (logged; the writer retries)`);
+      }
+      return reply.code(201).send({ ...(await tables().list(tenant.id, datasets)), provisioned });
+    },
+  );
+};

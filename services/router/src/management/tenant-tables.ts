@@ -1,0 +1,35 @@
+import { enabledTables, listTenantTables, provisionDataset, type DatasetProvisioning, type ListedTable, type SqlCatalog } from '@floe/iceberg';
+import type { FloeConfig } from '@floe/config';
+import { getTenant, type Db, type Tenant } from '@floe/meta';
+import type { ProvisionDataset } from './options.ts';
+import type { Logger } from '@floe/telemetry';
+
+/**
+ * The router's view of a tenant's tables: provisioning on demand and at dataset creation (spec 2,
+ * provisioning rules 1 and 8), and the listing. The same provisioning code runs in the writer's
+ * reconcile pass (@floe/iceberg provisionDataset), so both create identical tables.
+ */
+export interface TenantTables {
+  provision(tenant: Tenant, datasets: readonly string[]): Promise<DatasetProvisioning[]>;
+  list(tenantId: string, datasets: readonly string[]): Promise<{ tables: ListedTable[]; datasets: Array<{ dataset: string; tables: ListedTable[] }> }>;
+}
+
+export function createTenantTables(catalog: SqlCatalog, defaults: FloeConfig['schema']['default_schemas'], log: Logger): TenantTables {
+  return {
+    async provision(tenant, datasets) {
+      const tables = enabledTables(defaults, tenant.settings);
+      const out: DatasetProvisioning[] = [];
+      for (const dataset of datasets) out.push(await provisionDataset(catalog, tenant.id, dataset, tables, log));
+      return out;
+    },
+    list: (tenantId, datasets) => listTenantTables(catalog, tenantId, datasets),
+  };
+}
+
+/** Dataset creation's provisioning hook over these tables (rule 1: synchronous, best effort). */
+export function provisionOnCreate(tables: TenantTables, db: Db): ProvisionDataset {
+  return async (tenantId, datasetId) => {
+    const tenant = await getTenant(db, tenantId);
+    if (tenant) await tables.provision(tenant, [datasetId]);
+  };
+}
