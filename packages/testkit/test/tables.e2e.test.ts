@@ -58,12 +58,18 @@ describe.each<FloeMode>(['embedded', 'cluster'])('table provisioning (%s)', (mod
   });
 
   it('tables/create provisions on demand, narrowed by the tenant’s own schema block', async () => {
-    const t = await api('POST', '/api/v1/tenants', floe.adminApiKey, { id: 'narrow', settings: { schema: { traces_enabled: false } } });
+    // Every signal off for this tenant: its datasets exist with nothing provisioned.
+    const off = { traces_enabled: false, logs_enabled: false, metrics_enabled: false, profiles_enabled: false };
+    const t = await api('POST', '/api/v1/tenants', floe.adminApiKey, { id: 'narrow', settings: { schema: off } });
     expect(t.status).toBe(201);
     const key = (await floe.bootstrap('narrow')).api_key;
     await floe.metaQuery(`INSERT INTO datasets (tenant_id, id, is_default) VALUES ('narrow', 'extra', false)`);
     const before = await api('GET', '/api/v1/tenants/narrow/tables', key);
-    expect(before.body.datasets.find((d) => d.dataset === 'extra')).toBeDefined();
+    expect(before.status).toBe(200);
+    expect(before.body).toEqual({ tables: [], datasets: [{ dataset: 'default', tables: [] }, { dataset: 'extra', tables: [] }] });
+    // Every signal but traces on again.
+    const patched = await api('PATCH', '/api/v1/tenants/narrow', floe.adminApiKey, { settings: { schema: { traces_enabled: false } } });
+    expect(patched.status).toBe(200);
     const made = await api<Listing & { provisioned: Array<{ dataset: string; table: string; outcome: string }> }>('POST', '/api/v1/tenants/narrow/tables/create', key);
     expect(made.status).toBe(201);
     const expected = ALL.filter((n) => n !== 'traces');
