@@ -1,4 +1,15 @@
-import { DUCKDB_TYPES, type ColumnDef, type ColumnType, type PrimitiveType, type TableDef } from './types.ts';
+import {
+  DUCKDB_TYPES,
+  isListType,
+  isMapType,
+  isStructType,
+  type ColumnDef,
+  type ColumnType,
+  type ListType,
+  type PrimitiveType,
+  type StructType,
+  type TableDef,
+} from './types.ts';
 
 /** Derived forms of one table definition: Iceberg schema JSON, DuckDB types, Parquet field ids. */
 
@@ -6,12 +17,17 @@ export const PARTITION_FIELD_ID = 1000;
 
 const icebergPrimitive = (t: PrimitiveType): string => t;
 
-export function duckdbType(t: ColumnType): string {
-  return typeof t === 'string' ? DUCKDB_TYPES[t] : `MAP(VARCHAR, ${DUCKDB_TYPES[t.map]})`;
-}
-
 /** Identifiers are quoted even though they come from this allow-list of column names. */
 export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
+
+const duckdbStruct = (s: StructType, prim: (t: PrimitiveType) => string = (t) => DUCKDB_TYPES[t]) =>
+  `STRUCT(${s.struct.map((f) => `${quoteIdent(f.name)} ${prim(f.type)}`).join(', ')})`;
+
+export function duckdbType(t: ColumnType): string {
+  if (typeof t === 'string') return DUCKDB_TYPES[t];
+  if (isMapType(t)) return `MAP(VARCHAR, ${DUCKDB_TYPES[t.map]})`;
+  return `${isStructType(t.list) ? duckdbStruct(t.list) : DUCKDB_TYPES[t.list]}[]`;
+}
 
 export function icebergSchema(table: TableDef, schemaId = 0) {
   return {
@@ -24,6 +40,7 @@ export function icebergSchema(table: TableDef, schemaId = 0) {
 function icebergField(table: TableDef, c: ColumnDef) {
   const base = { id: c.id, name: c.name, required: c.required ?? false, doc: c.doc };
   if (typeof c.type === 'string') return { ...base, type: icebergPrimitive(c.type) };
+  if (isListType(c.type)) return { ...base, type: icebergList(c.type) };
   const ids = table.mapIds[c.name]!;
   return {
     ...base,
@@ -31,8 +48,42 @@ function icebergField(table: TableDef, c: ColumnDef) {
   };
 }
 
+// Elements and struct fields are optional, as DuckDB writes them (OPTIONAL in the Parquet schema).
+function icebergList(t: ListType) {
+  const element = isStructType(t.list)
+    ? { type: 'struct', fields: t.list.struct.map((f) => ({ id: f.id, name: f.name, required: false, type: icebergPrimitive(f.type), ...(f.doc ? { doc: f.doc } : {}) })) }
+    : icebergPrimitive(t.list);
+  return { type: 'list', 'element-id': t.elementId, element, 'element-required': false };
+}
+
+/** Every field id of the table: columns, map keys and values, list elements, struct fields. */
+export function fieldIds(table: TableDef): number[] {
+  const ids: number[] = [];
+  for (const c of table.columns) {
+    ids.push(c.id);
+    if (isMapType(c.type)) {
+      const m = table.mapIds[c.name];
+      if (m) ids.push(m.keyId, m.valueId);
+    } else if (isListType(c.type)) {
+      ids.push(c.type.elementId);
+      if (isStructType(c.type.list)) ids.push(...c.type.list.struct.map((f) => f.id));
+    }
+  }
+  return ids;
+}
+
 export function lastColumnId(table: TableDef): number {
-  return Math.max(...table.columns.map((c) => c.id), ...Object.values(table.mapIds).flatMap((m) => [m.keyId, m.valueId]));
+  return Math.max(...fieldIds(table));
+}
+
+/**
+ * The unix-nanosecond column the partition source (the µs `timestamp`) is derived from: the
+ * row's own time (a span's start, a log record's time, a data point's time).
+ */
+export function timeColumn(table: TableDef): string {
+  const source = table.columns.find((c) => c.name === table.partitionSource);
+  if (!source?.derived) throw new Error(`table ${table.name}: partition source ${table.partitionSource} is not derived from a time column`);
+  return source.derived;
 }
 
 export function partitionSpec(table: TableDef) {
@@ -74,11 +125,21 @@ export function selectStoredColumns(table: TableDef): string {
     .join(', ');
 }
 
-/** `FIELD_IDS {...}` option of DuckDB COPY, so Parquet columns carry the Iceberg field ids. */
+/**
+ * `FIELD_IDS {...}` option of DuckDB COPY, so Parquet columns carry the Iceberg field ids. DuckDB
+ * names a map's children `key` and `value`, a list's child `element`, a struct's children by field.
+ */
 export function parquetFieldIds(table: TableDef): string {
   return `{${table.columns
     .map((c) => {
       if (typeof c.type === 'string') return `${quoteIdent(c.name)}: ${c.id}`;
+      if (isListType(c.type)) {
+        const el = c.type.list;
+        const element = isStructType(el)
+          ? `{__duckdb_field_id: ${c.type.elementId}, ${el.struct.map((f) => `${quoteIdent(f.name)}: ${f.id}`).join(', ')}}`
+          : String(c.type.elementId);
+        return `${quoteIdent(c.name)}: {__duckdb_field_id: ${c.id}, element: ${element}}`;
+      }
       const ids = table.mapIds[c.name]!;
       return `${quoteIdent(c.name)}: {__duckdb_field_id: ${c.id}, key: ${ids.keyId}, value: ${ids.valueId}}`;
     })
@@ -95,7 +156,17 @@ export function columnNames(table: TableDef): string[] {
 }
 
 const isLong = (t: ColumnType) => t === 'long';
-const isLongMap = (t: ColumnType) => typeof t === 'object' && t.map === 'long';
+const isLongMap = (t: ColumnType) => isMapType(t) && t.map === 'long';
+const hasLong = (t: ColumnType) =>
+  isLong(t) || isLongMap(t) || (isListType(t) && (isStructType(t.list) ? t.list.struct.some((f) => f.type === 'long') : t.list === 'long'));
+/** The same type with every 64-bit integer as VARCHAR (JSON numbers lose them past 2^53). */
+const jsonSafeDuckdbType = (t: ColumnType): string => {
+  const prim = (p: PrimitiveType) => (p === 'long' ? 'VARCHAR' : DUCKDB_TYPES[p]);
+  if (typeof t === 'string') return prim(t);
+  if (isMapType(t)) return `MAP(VARCHAR, ${prim(t.map)})`;
+  return `${isStructType(t.list) ? duckdbStruct(t.list, prim) : prim(t.list)}[]`;
+};
+const toBigInt = (v: unknown) => (typeof v === 'string' ? BigInt(v) : v);
 
 /** The columns a row carries in id blocks: the stored ones the writer does not derive. */
 export function rowJsonColumns(table: TableDef): string[] {
@@ -112,7 +183,7 @@ export function rowJsonSql(table: TableDef): string {
     .filter((c) => !c.derived)
     .map((c) => {
       const col = quoteIdent(c.name);
-      return isLong(c.type) ? `${col}::VARCHAR` : isLongMap(c.type) ? `${col}::MAP(VARCHAR, VARCHAR)` : col;
+      return hasLong(c.type) ? `${col}::${jsonSafeDuckdbType(c.type)}` : col;
     });
   return `json_array(${values.join(', ')})`;
 }
@@ -134,6 +205,13 @@ export function reviveRowJson<T>(table: TableDef, columns: readonly string[], va
     else if (isLongMap(c.type) && typeof v === 'object') {
       const m = v as Record<string, unknown>;
       for (const k of Object.keys(m)) if (typeof m[k] === 'string') m[k] = BigInt(m[k] as string);
+    } else if (isListType(c.type) && Array.isArray(v)) {
+      const el = c.type.list;
+      if (el === 'long') row[c.name] = v.map(toBigInt);
+      else if (isStructType(el)) {
+        const longs = el.struct.filter((f) => f.type === 'long').map((f) => f.name);
+        for (const item of v as Array<Record<string, unknown> | null>) if (item) for (const k of longs) item[k] = toBigInt(item[k]);
+      }
     }
   }
   return row as T;

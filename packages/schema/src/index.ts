@@ -4,14 +4,20 @@
  * permanent: columns are only ever added (nullable), so older tables evolve forward.
  */
 export { tracesTable } from './traces.ts';
-export { DUCKDB_TYPES } from './types.ts';
-export type { ColumnDef, ColumnType, PrimitiveType, TableDef, MapFieldIds } from './types.ts';
+export { logsTable } from './logs.ts';
+export { metricsTable } from './metrics.ts';
+export { metricExemplarsTable } from './exemplars.ts';
+export { profilesTable } from './profiles.ts';
+export { DUCKDB_TYPES, isListType, isMapType, isStructType } from './types.ts';
+export type { ColumnDef, ColumnType, PrimitiveType, TableDef, MapFieldIds, MapType, ListType, StructType, StructField } from './types.ts';
 export {
   PARTITION_FIELD_ID,
   duckdbType,
   quoteIdent,
   icebergSchema,
   lastColumnId,
+  fieldIds,
+  timeColumn,
   partitionSpec,
   partitionFieldName,
   sortOrderJson,

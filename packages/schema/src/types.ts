@@ -1,10 +1,40 @@
 /**
  * Column types Floe tables use, named after their Iceberg primitive. Each maps to one DuckDB
  * type (how the writer casts NDJSON rows and how an empty table is typed) and one Iceberg JSON
- * type (the catalog schema). Maps always have string keys.
+ * type (the catalog schema). Maps always have string keys. Lists hold a primitive or a struct of
+ * primitives (e.g. a summary's quantiles); their element (and a struct element's fields) carry
+ * their own Iceberg field ids, written in the column type so they are as permanent as the
+ * column's own id.
  */
 export type PrimitiveType = 'string' | 'long' | 'int' | 'double' | 'boolean' | 'timestamptz';
-export type ColumnType = PrimitiveType | { map: PrimitiveType };
+
+export interface StructField {
+  name: string;
+  /** Iceberg field id, unique within the table like every other id. */
+  id: number;
+  type: PrimitiveType;
+  doc?: string;
+}
+
+export interface StructType {
+  struct: StructField[];
+}
+
+export interface ListType {
+  list: PrimitiveType | StructType;
+  /** Iceberg field id of the list element. */
+  elementId: number;
+}
+
+export interface MapType {
+  map: PrimitiveType;
+}
+
+export type ColumnType = PrimitiveType | MapType | ListType;
+
+export const isMapType = (t: ColumnType): t is MapType => typeof t === 'object' && 'map' in t;
+export const isListType = (t: ColumnType): t is ListType => typeof t === 'object' && 'list' in t;
+export const isStructType = (t: PrimitiveType | StructType): t is StructType => typeof t === 'object';
 
 export interface ColumnDef {
   name: string;
@@ -29,9 +59,12 @@ export interface TableDef {
   columns: ColumnDef[];
   /** Field ids used by map key/value children, by map column name. */
   mapIds: Record<string, MapFieldIds>;
-  /** The source column of the hour() partition (a µs timestamptz: Iceberg v2's hour needs it). */
+  /**
+   * The source column of the hour() partition (a µs timestamptz: Iceberg v2's hour needs it),
+   * derived from the table's unix-nanosecond time column (see timeColumn in forms.ts).
+   */
   partitionSource: string;
-  /** Canonical sort order inside each file. */
+  /** Canonical sort order inside each file (primitive columns only: Iceberg sorts by identity). */
   sortOrder: string[];
   /**
    * Rows per Parquet row group (default 122,880, DuckDB's own). DuckDB writes each column chunk

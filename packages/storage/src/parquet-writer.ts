@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { parquetFieldIds, quoteIdent, readJsonColumns, rowJsonColumns, rowJsonSql, selectStoredColumns, type TableDef } from '@floe/schema';
+import { parquetFieldIds, quoteIdent, readJsonColumns, rowJsonColumns, rowJsonSql, selectStoredColumns, timeColumn, type TableDef } from '@floe/schema';
 import { IdBlocksWriter } from './id-blocks.ts';
 
 /**
@@ -16,6 +16,7 @@ export interface WrittenFile {
   path: string;
   sizeBytes: number;
   rowCount: number;
+  /** Bounds of the table's unix-nanosecond time column (timeColumn: a span's start, a log record's time…). */
   minStartNs: bigint;
   maxStartNs: bigint;
   minTimestampUs: bigint;
@@ -98,9 +99,9 @@ export class ParquetWriter {
           `TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE}, FIELD_IDS ${parquetFieldIds(table)})`,
       );
       const src = `read_parquet(${literal(output)})`;
-      const statsReader = await conn.runAndReadAll(
-        `SELECT count(*)::BIGINT, min(start_time_unix_nano), max(start_time_unix_nano), epoch_us(min("timestamp")), epoch_us(max("timestamp")) FROM ${src}`,
-      );
+      const ns = quoteIdent(timeColumn(table));
+      const ts = quoteIdent(table.partitionSource);
+      const statsReader = await conn.runAndReadAll(`SELECT count(*)::BIGINT, min(${ns}), max(${ns}), epoch_us(min(${ts})), epoch_us(max(${ts})) FROM ${src}`);
       const [n, minNs, maxNs, minUs, maxUs] = statsReader.getRows()[0]! as [bigint, bigint, bigint, bigint, bigint];
       const id = table.idColumn;
       const byId = !id

@@ -63,3 +63,78 @@ export const stringAttribute = (attrs: readonly KeyValue[], key: string): string
   const kv = attrs.find((a) => a.key === key);
   return kv?.value?.value.case === 'stringValue' ? kv.value.value.value : undefined;
 };
+
+/** The resource's service.name, as every table's service_name column holds it. */
+export const serviceName = (resourceAttrs: readonly KeyValue[]): string => stringAttribute(resourceAttrs, 'service.name') ?? 'unknown_service';
+
+/** The OTLP kind of a value, as the logs table's body_type names it. */
+export function anyValueKind(v: AnyValue | undefined): 'string' | 'bool' | 'int' | 'double' | 'bytes' | 'array' | 'kvlist' | 'empty' {
+  switch (v?.value.case) {
+    case 'stringValue':
+      return 'string';
+    case 'boolValue':
+      return 'bool';
+    case 'intValue':
+      return 'int';
+    case 'doubleValue':
+      return 'double';
+    case 'bytesValue':
+      return 'bytes';
+    case 'arrayValue':
+      return 'array';
+    case 'kvlistValue':
+      return 'kvlist';
+    default:
+      return 'empty';
+  }
+}
+
+/**
+ * A value as plain text, the way the OpenTelemetry Collector's `pcommon.Value.AsString` (and so
+ * Loki's OTLP ingest) renders a log body: strings verbatim, numbers and booleans as their JSON
+ * text, bytes as base64, arrays and key-value lists as plain JSON (`["a",1]`, `{"k":"v"}`, not the
+ * OTLP JSON encoding), an empty value as ''.
+ */
+export function anyValueAsString(v: AnyValue | undefined): string {
+  const c = v?.value;
+  if (!c || c.case === undefined) return '';
+  switch (c.case) {
+    case 'stringValue':
+      return c.value;
+    case 'bytesValue':
+      return Buffer.from(c.value).toString('base64');
+    case 'doubleValue':
+      // JavaScript's number-to-string is the ES6 rule AsString follows; NaN and ±Infinity too.
+      return String(c.value);
+    default:
+      return plainJson(v);
+  }
+}
+
+/**
+ * Plain JSON of a value: integers exact (digits of the int64, also beyond 2^53), NaN and
+ * ±Infinity as strings (JSON has no such numbers), bytes as base64 strings, empty as null; key
+ * order and duplicate keys of a key-value list as sent.
+ */
+export function plainJson(v: AnyValue | undefined): string {
+  const c = v?.value;
+  if (!c) return 'null';
+  switch (c.case) {
+    case 'stringValue':
+      return JSON.stringify(c.value);
+    case 'boolValue':
+      return c.value ? 'true' : 'false';
+    case 'intValue':
+      return c.value.toString();
+    case 'doubleValue':
+      return Number.isFinite(c.value) ? JSON.stringify(c.value) : JSON.stringify(String(c.value));
+    case 'bytesValue':
+      return JSON.stringify(Buffer.from(c.value).toString('base64'));
+    case 'arrayValue':
+      return `[${c.value.values.map(plainJson).join(',')}]`;
+    case 'kvlistValue':
+      return `{${c.value.values.map((kv) => `${JSON.stringify(kv.key)}:${plainJson(kv.value)}`).join(',')}}`;
+    default:
+      return 'null';
+  }
+}

@@ -1,9 +1,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { authenticate, credentialsFrom, type AuthDeps } from '@floe/auth';
 import { toGrpc } from '@floe/errors';
-import { ExportTraceServiceResponseSchema, create, toBinary } from '@floe/proto';
 import type { Logger } from '@floe/telemetry';
 import type { Ingest } from './ingest.ts';
+import { SIGNALS, type OtlpSignal } from './signals.ts';
 
 export interface GrpcServerOptions {
   ingest: Ingest;
@@ -26,8 +26,6 @@ const rawUnary = (path: string): grpc.MethodDefinition<Buffer, Uint8Array> => ({
   responseDeserialize: (b: Buffer) => b,
 });
 
-const traceServiceDef = { Export: rawUnary('/opentelemetry.proto.collector.trace.v1.TraceService/Export') };
-
 export async function startGrpcServer(opts: GrpcServerOptions, host: string, port: number): Promise<{ port: number; stop(): Promise<void> }> {
   const server = new grpc.Server({
     'grpc.max_receive_message_length': opts.maxBodyBytes,
@@ -41,23 +39,18 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
     for (const [k, v] of Object.entries(g.metadata)) md.set(k.toLowerCase(), v);
     cb({ code: g.code, details: g.details, metadata: md });
   };
-  server.addService(traceServiceDef, {
-    Export: (call: grpc.ServerUnaryCall<Buffer, Uint8Array>, cb: grpc.sendUnaryData<Uint8Array>) => {
-      const get = (name: string) => {
-        const v = call.metadata.get(name)[0];
-        return typeof v === 'string' ? v : v?.toString();
-      };
-      authenticate(credentialsFrom(get), opts.auth, 'ingest')
-        .then((ctx) => opts.ingest.tracesProtobuf(ctx, call.request))
-        .then((r) => {
-          const resp = create(ExportTraceServiceResponseSchema, {
-            partialSuccess: r.rejected > 0 ? { rejectedSpans: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,
-          });
-          cb(null, toBinary(ExportTraceServiceResponseSchema, resp));
-        })
-        .catch((err: unknown) => fail(cb, err));
-    },
-  });
+  const exportHandler = (signal: OtlpSignal) => (call: grpc.ServerUnaryCall<Buffer, Uint8Array>, cb: grpc.sendUnaryData<Uint8Array>) => {
+    const get = (name: string) => {
+      const v = call.metadata.get(name)[0];
+      return typeof v === 'string' ? v : v?.toString();
+    };
+    authenticate(credentialsFrom(get), opts.auth, 'ingest')
+      .then((ctx) => signal.ingest(opts.ingest, ctx, call.request, 'protobuf'))
+      .then((r) => cb(null, signal.response(r, 'protobuf') as Uint8Array))
+      .catch((err: unknown) => fail(cb, err));
+  };
+  // TraceService/Export, LogsService/Export: one service definition each.
+  for (const signal of SIGNALS) server.addService({ Export: rawUnary(signal.grpcMethod) }, { Export: exportHandler(signal) });
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );

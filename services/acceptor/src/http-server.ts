@@ -1,10 +1,10 @@
-import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
-import { ExportTraceServiceRequestSchema, ExportTraceServiceResponseSchema, create, toBinary, toJson } from '@floe/proto';
 import { quietChild, type Logger } from '@floe/telemetry';
-import { decodeMessage, formatOf, inflate, type BodyFormat } from './decode.ts';
-import type { Ingest, IngestResult } from './ingest.ts';
+import { formatOf, inflate } from './decode.ts';
+import type { Ingest } from './ingest.ts';
+import { SIGNALS } from './signals.ts';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -21,7 +21,7 @@ declare module 'fastify' {
   }
 }
 
-/** OTLP/HTTP on 4318: POST /v1/traces (protobuf or JSON, optionally gzip) and GET /ready. */
+/** OTLP/HTTP on 4318: POST /v1/traces and /v1/logs (protobuf or JSON, optionally gzip) and GET /ready. */
 export function buildHttpServer(opts: HttpServerOptions) {
   const app = Fastify({ loggerInstance: quietChild(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
 
@@ -46,17 +46,17 @@ export function buildHttpServer(opts: HttpServerOptions) {
     req.tenant = await authenticate(credentialsFrom((n) => header(req, n)), opts.auth, 'ingest');
   };
 
-  app.post('/v1/traces', { onRequest: authHook }, async (req, reply) => {
-    const format = formatOf(req.headers['content-type']);
-    const raw = bodyBuffer(req.body);
-    const body = inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes);
-    // Protobuf is transcoded from the wire bytes; JSON is decoded, then converted.
-    const result =
-      format === 'protobuf'
-        ? await opts.ingest.tracesProtobuf(req.tenant!, body)
-        : await opts.ingest.traces(req.tenant!, decodeMessage(ExportTraceServiceRequestSchema, body, format));
-    return sendExportResponse(reply, format, result);
-  });
+  for (const signal of SIGNALS) {
+    app.post(signal.httpPath, { onRequest: authHook }, async (req, reply) => {
+      const format = formatOf(req.headers['content-type']);
+      const raw = bodyBuffer(req.body);
+      const body = inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes);
+      const result = await signal.ingest(opts.ingest, req.tenant!, body, format);
+      const resp = signal.response(result, format);
+      if (format === 'json') return reply.code(200).type('application/json').send(resp);
+      return reply.code(200).type('application/x-protobuf').send(Buffer.from(resp as Uint8Array));
+    });
+  }
 
   return app;
 }
@@ -70,14 +70,6 @@ function bodyBuffer(body: unknown): Buffer {
   if (Buffer.isBuffer(body)) return body;
   // No body at all (e.g. Content-Length: 0): an empty export request, valid protobuf.
   return Buffer.alloc(0);
-}
-
-function sendExportResponse(reply: FastifyReply, format: BodyFormat, result: IngestResult) {
-  const resp = create(ExportTraceServiceResponseSchema, {
-    partialSuccess: result.rejected > 0 ? { rejectedSpans: BigInt(result.rejected), errorMessage: result.rejectReason ?? '' } : undefined,
-  });
-  if (format === 'json') return reply.code(200).type('application/json').send(toJson(ExportTraceServiceResponseSchema, resp));
-  return reply.code(200).type('application/x-protobuf').send(Buffer.from(toBinary(ExportTraceServiceResponseSchema, resp)));
 }
 
 /** Fastify's own errors (body too large, malformed headers) mapped onto Floe's kinds. */

@@ -1,7 +1,9 @@
 /**
- * @floe/acceptor: OTLP ingest (gRPC 4317, HTTP 4318). A request is acknowledged only after its
- * rows are in a durable write-ahead-log segment; the writer turns segments into Iceberg commits.
+ * @floe/acceptor: OTLP ingest (gRPC 4317, HTTP 4318) of traces and logs. A request is
+ * acknowledged only after its rows are in a durable write-ahead-log segment; the writer turns
+ * segments into Iceberg commits.
  */
 export { start } from './start.ts';
 export type { SharedDeps } from './start.ts';
 export { spansToRows } from './traces-to-rows.ts';
+export { logsToRows } from './logs-to-rows.ts';

@@ -1,5 +1,6 @@
 import { KeyValueSchema, toJson, type ExportTraceServiceRequest, type KeyValue, type Span } from '@floe/proto';
-import { splitAttributes, stringAttribute } from './attributes.ts';
+import { serviceName, splitAttributes } from './attributes.ts';
+import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows, type HourBatch } from './rows.ts';
 
 /**
  * Converts an OTLP trace export into rows of the traces table, encoded as NDJSON lines and
@@ -7,54 +8,39 @@ import { splitAttributes, stringAttribute } from './attributes.ts';
  * WAL record's payload to its per-hour batch without parsing it.
  */
 
-export interface HourBatch {
-  hour: number;
-  rows: number;
-  lines: string[];
-}
-
-export interface ConvertedSpans {
-  byHour: Map<number, HourBatch>;
-  accepted: number;
-  rejected: number;
-  /** The first reason a span was rejected (OTLP partial_success.error_message). */
-  rejectReason: string | undefined;
-}
+export type { HourBatch };
+export type ConvertedSpans = ConvertedRows;
 
 const KINDS = ['unspecified', 'internal', 'server', 'client', 'producer', 'consumer'];
 const STATUS = ['unset', 'ok', 'error'];
-const NS_PER_HOUR = 3_600_000_000_000n;
 
-const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
-const isZero = (b: Uint8Array) => b.every((x) => x === 0);
 const attrsJson = (attrs: readonly KeyValue[]) => attrs.map((kv) => toJson(KeyValueSchema, kv));
+
+export const SPAN_TIME_RANGE = 'span has a time beyond the int64 range of unix nanoseconds';
 
 function invalidReason(span: Span): string | undefined {
   if (span.traceId.length !== 16 || isZero(span.traceId)) return 'span has an invalid trace_id (must be 16 non-zero bytes)';
   if (span.spanId.length !== 8 || isZero(span.spanId)) return 'span has an invalid span_id (must be 8 non-zero bytes)';
   if (span.parentSpanId.length !== 0 && span.parentSpanId.length !== 8) return 'span has an invalid parent_span_id (must be empty or 8 bytes)';
   if (span.startTimeUnixNano <= 0n) return 'span has no start_time_unix_nano';
+  // Stored as Iceberg longs: one such row would fail its whole commit, for every tenant.
+  if (span.startTimeUnixNano > MAX_INT64 || span.endTimeUnixNano > MAX_INT64) return SPAN_TIME_RANGE;
   return undefined;
 }
 
 export function spansToRows(req: ExportTraceServiceRequest): ConvertedSpans {
-  const byHour = new Map<number, HourBatch>();
-  let accepted = 0;
-  let rejected = 0;
-  let rejectReason: string | undefined;
-
+  const out = new RowCollector();
   for (const rs of req.resourceSpans) {
     const resourceAttrs = rs.resource?.attributes ?? [];
     const res = splitAttributes(resourceAttrs);
-    const serviceName = stringAttribute(resourceAttrs, 'service.name') ?? 'unknown_service';
+    const service = serviceName(resourceAttrs);
     for (const ss of rs.scopeSpans) {
       const scopeName = ss.scope?.name ?? '';
       const scopeVersion = ss.scope?.version ?? '';
       for (const span of ss.spans) {
         const reason = invalidReason(span);
         if (reason) {
-          rejected++;
-          rejectReason ??= reason;
+          out.reject(reason);
           continue;
         }
         const attrs = splitAttributes(span.attributes);
@@ -75,7 +61,7 @@ export function spansToRows(req: ExportTraceServiceRequest): ConvertedSpans {
           duration_nano: (end - span.startTimeUnixNano).toString(),
           status_code: STATUS[span.status?.code ?? 0] ?? 'unset',
           status_message: span.status?.message ?? '',
-          service_name: serviceName,
+          service_name: service,
           scope_name: scopeName,
           scope_version: scopeVersion,
           flags: span.flags,
@@ -110,14 +96,9 @@ export function spansToRows(req: ExportTraceServiceRequest): ConvertedSpans {
             : null,
           dropped_counts: dropped,
         };
-        const hour = Number(span.startTimeUnixNano / NS_PER_HOUR);
-        let batch = byHour.get(hour);
-        if (!batch) byHour.set(hour, (batch = { hour, rows: 0, lines: [] }));
-        batch.lines.push(JSON.stringify(row));
-        batch.rows++;
-        accepted++;
+        out.add(span.startTimeUnixNano, row);
       }
     }
   }
-  return { byHour, accepted, rejected, rejectReason };
+  return out.result();
 }

@@ -449,6 +449,15 @@ describe('spansToRowsFromWire: same rows as spansToRows(fromBinary())', () => {
     ['an empty request', {}],
     ['a resource without scope spans', { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: sv('x') }] } }] }],
     ['a minimal span', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }])],
+    [
+      'times at and beyond the int64 range (rejected: one such row would fail the whole commit)',
+      base([
+        { traceId: T, spanId: S, startTimeUnixNano: 2n ** 63n - 1n, endTimeUnixNano: 2n ** 63n - 1n },
+        { traceId: T, spanId: S, startTimeUnixNano: 2n ** 63n },
+        { traceId: T, spanId: S, startTimeUnixNano: NOW, endTimeUnixNano: 2n ** 64n - 1n },
+        { traceId: T, spanId: S, startTimeUnixNano: 2n ** 64n - 1n, endTimeUnixNano: 2n ** 64n - 1n },
+      ]),
+    ],
     ['no resource, no scope (unknown_service, empty scope)', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, endTimeUnixNano: NOW + 10n }])],
     [
       'every AnyValue kind as span and resource attributes',
@@ -561,6 +570,16 @@ describe('spansToRowsFromWire: same rows as spansToRows(fromBinary())', () => {
     ['long strings (copy paths)', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: 'n'.repeat(5000), attributes: [{ key: 'k'.repeat(100), value: sv('\u0001'.repeat(3000) + 'é'.repeat(3000)) }] }])],
   ])('%s', (_name, init) => {
     expectSame(encode(init));
+  });
+
+  it('rejects spans timed beyond the int64 range, on both paths, and keeps the rest', () => {
+    const init = base([
+      { traceId: T, spanId: S, startTimeUnixNano: 2n ** 63n - 1n },
+      { traceId: T, spanId: S, startTimeUnixNano: 2n ** 63n },
+      { traceId: T, spanId: S, startTimeUnixNano: NOW, endTimeUnixNano: 2n ** 63n },
+    ]);
+    const got = expectSame(toBinary(ExportTraceServiceRequestSchema, create(ExportTraceServiceRequestSchema, init)));
+    expect([got.accepted, got.rejected, got.rejectReason]).toEqual([1, 2, 'span has a time beyond the int64 range of unix nanoseconds']);
   });
 
   it('random requests (differential, 400 cases)', () => {

@@ -43,7 +43,7 @@
 import { isUtf8 } from 'node:buffer';
 import { KeyValueSchema, fromBinary, toJson } from '@floe/proto';
 import { anyValueText } from './attributes.ts';
-import type { ConvertedSpans, HourBatch } from './traces-to-rows.ts';
+import { SPAN_TIME_RANGE, type ConvertedSpans, type HourBatch } from './traces-to-rows.ts';
 
 const ERR_OVERRUN = 'a field runs past the end of its enclosing message';
 const ERR_WIRE_TYPE = 'a known field has the wrong wire type';
@@ -1305,6 +1305,7 @@ const R_TRACE_ID = 'span has an invalid trace_id (must be 16 non-zero bytes)';
 const R_SPAN_ID = 'span has an invalid span_id (must be 8 non-zero bytes)';
 const R_PARENT = 'span has an invalid parent_span_id (must be empty or 8 bytes)';
 const R_START = 'span has no start_time_unix_nano';
+const R_RANGE = SPAN_TIME_RANGE;
 
 function allZero(s: number, e: number): boolean {
   for (let i = s; i < e; i++) if (buf[i] !== 0) return false;
@@ -1443,7 +1444,9 @@ function span(end: number): void {
           ? R_PARENT
           : stLo === 0 && stHi === 0
             ? R_START
-            : undefined;
+            : stHi >= 0x80000000 || enHi >= 0x80000000
+              ? R_RANGE
+              : undefined;
   if (reason !== undefined) {
     rejected++;
     rejectReason ??= reason;

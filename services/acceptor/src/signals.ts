@@ -1,0 +1,56 @@
+import type { TenantContext } from '@floe/auth';
+import {
+  ExportLogsServiceRequestSchema,
+  ExportLogsServiceResponseSchema,
+  ExportTraceServiceResponseSchema,
+  ExportTraceServiceRequestSchema,
+  create,
+  toBinary,
+  toJson,
+  type JsonValue,
+} from '@floe/proto';
+import { decodeMessage, type BodyFormat } from './decode.ts';
+import type { Ingest, IngestResult } from './ingest.ts';
+
+/**
+ * The OTLP signals the acceptor takes, each once for both transports: its OTLP/HTTP path, its
+ * gRPC method, how a body becomes rows (ingest) and its export response, whose partial success
+ * reports the items rejected (OTLP: `rejected_<items>` and the first reason).
+ */
+export interface OtlpSignal {
+  name: string;
+  httpPath: string;
+  grpcMethod: string;
+  ingest(ingest: Ingest, ctx: TenantContext, body: Uint8Array, format: BodyFormat): Promise<IngestResult>;
+  response(result: IngestResult, format: BodyFormat): Uint8Array | JsonValue;
+}
+
+export const tracesSignal: OtlpSignal = {
+  name: 'traces',
+  httpPath: '/v1/traces',
+  grpcMethod: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
+  // Protobuf is transcoded from the wire bytes; JSON is decoded, then converted.
+  ingest: (ingest, ctx, body, format) =>
+    format === 'protobuf' ? ingest.tracesProtobuf(ctx, body) : ingest.traces(ctx, decodeMessage(ExportTraceServiceRequestSchema, body, format)),
+  response(r, format) {
+    const resp = create(ExportTraceServiceResponseSchema, {
+      partialSuccess: r.rejected > 0 ? { rejectedSpans: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,
+    });
+    return format === 'json' ? toJson(ExportTraceServiceResponseSchema, resp) : toBinary(ExportTraceServiceResponseSchema, resp);
+  },
+};
+
+export const logsSignal: OtlpSignal = {
+  name: 'logs',
+  httpPath: '/v1/logs',
+  grpcMethod: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
+  ingest: (ingest, ctx, body, format) => ingest.logs(ctx, decodeMessage(ExportLogsServiceRequestSchema, body, format)),
+  response(r, format) {
+    const resp = create(ExportLogsServiceResponseSchema, {
+      partialSuccess: r.rejected > 0 ? { rejectedLogRecords: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,
+    });
+    return format === 'json' ? toJson(ExportLogsServiceResponseSchema, resp) : toBinary(ExportLogsServiceResponseSchema, resp);
+  },
+};
+
+export const SIGNALS: readonly OtlpSignal[] = [tracesSignal, logsSignal];
