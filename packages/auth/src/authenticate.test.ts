@@ -38,6 +38,17 @@ describe('authenticate', () => {
     expect(await kindOf(authenticate(creds, deps))).toBe(expected);
   });
 
+  it('takes Basic base64(<tenant>:<key>) with the tenant as the user, X-Tenant-ID winning', async () => {
+    const basic = (s: string) => `Basic ${Buffer.from(s).toString('base64')}`;
+    expect(await authenticate({ authorization: basic('acme:k-acme'), tenant: undefined, dataset: undefined }, deps)).toMatchObject({ tenant: 'acme', principal: 'a1' });
+    expect(await kindOf(authenticate({ authorization: basic('acme:k-acme'), tenant: 'other', dataset: undefined }, deps))).toBe('forbidden');
+    expect(await kindOf(authenticate({ authorization: basic('other:k-acme'), tenant: undefined, dataset: undefined }, deps))).toBe('forbidden');
+    expect(await kindOf(authenticate({ authorization: basic('acme:nope'), tenant: undefined, dataset: undefined }, deps))).toBe('unauthorized');
+    for (const bad of [basic('acme'), basic(':k-acme'), basic('acme:'), 'Basic !!!']) {
+      expect(await kindOf(authenticate({ authorization: bad, tenant: undefined, dataset: undefined }, deps))).toBe('unauthorized');
+    }
+  });
+
   it('resolves the dataset: header, else the key binding, else default', async () => {
     expect((await authenticate({ authorization: 'Bearer k-acme', tenant: 'acme', dataset: undefined }, deps)).dataset).toBe('default');
     expect((await authenticate({ authorization: 'Bearer k-acme-prod', tenant: 'acme', dataset: undefined }, deps)).dataset).toBe('prod');

@@ -29,17 +29,17 @@ const sha = (s: string) => createHash('sha256').update(s).digest();
 const sameSecret = (a: string, b: string) => timingSafeEqual(sha(a), sha(b));
 
 /**
- * Resolves the caller's tenant and dataset from `Authorization: Bearer`, `X-Tenant-ID` and the
- * optional `X-Dataset-ID`. Missing or unknown key → 401; a key bound to another tenant or dataset
+ * Resolves the caller's tenant and dataset from `Authorization: Bearer <key>` (or `Basic
+ * base64(<tenant>:<key>)`), `X-Tenant-ID` and the optional `X-Dataset-ID`. Missing or unknown key → 401; a key bound to another tenant or dataset
  * → 403; a malformed tenant/dataset name → 400.
  */
 export async function authenticate(creds: Credentials, deps: AuthDeps, requiredScope?: string): Promise<TenantContext> {
   const header = creds.authorization?.trim();
   if (!header) throw new FloeError('unauthorized', 'missing Authorization header (expected "Bearer <api key>")', { code: 'FLOE_ERR_AUTH_MISSING' });
-  const m = /^Bearer\s+(\S+)$/i.exec(header);
-  if (!m) throw new FloeError('unauthorized', 'malformed Authorization header (expected "Bearer <api key>")', { code: 'FLOE_ERR_AUTH_MALFORMED' });
-  const secret = m[1]!;
-  const tenant = creds.tenant?.trim();
+  const { secret, user } = parseAuthorization(header);
+  // Basic auth names the tenant as the user (as Mimir and Loki gateways do): senders that cannot
+  // set X-Tenant-ID, such as Prometheus's remote_write basic_auth, still reach their tenant.
+  const tenant = creds.tenant?.trim() || user;
   if (!tenant) throw new FloeError('unauthorized', 'missing X-Tenant-ID header', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
   if (!isValidName(tenant)) throw new FloeError('bad_data', 'invalid X-Tenant-ID', { code: 'FLOE_ERR_AUTH_BAD_TENANT' });
   const datasetHeader = creds.dataset?.trim() || undefined;
@@ -66,6 +66,20 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
     throw new FloeError('forbidden', `dataset ${dataset} does not exist for tenant ${tenant}`, { code: 'FLOE_ERR_AUTH_NO_DATASET' });
   }
   return { tenant, dataset, principal: key.keyId, scopes: key.scopes, isAdmin: false };
+}
+
+const MALFORMED = 'malformed Authorization header (expected "Bearer <api key>" or "Basic base64(<tenant>:<api key>)")';
+
+function parseAuthorization(header: string): { secret: string; user: string | undefined } {
+  const bearer = /^Bearer\s+(\S+)$/i.exec(header);
+  if (bearer) return { secret: bearer[1]!, user: undefined };
+  const basic = /^Basic\s+([A-Za-z0-9+/]+=*)$/i.exec(header);
+  if (basic) {
+    const decoded = Buffer.from(basic[1]!, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    if (colon > 0 && colon < decoded.length - 1) return { secret: decoded.slice(colon + 1), user: decoded.slice(0, colon) };
+  }
+  throw new FloeError('unauthorized', MALFORMED, { code: 'FLOE_ERR_AUTH_MALFORMED' });
 }
 
 /** Reads the three credential headers from a plain header bag (HTTP headers or gRPC metadata). */

@@ -71,6 +71,8 @@ export const acceptorSection = z.strictObject({
   max_decompressed_bytes: bytes(64 * 1024 * 1024).describe('Largest body after gzip inflation.'),
   wal_max_segment_bytes: bytes(64 * 1024 * 1024).describe('Most bytes one WAL segment may hold; bigger groups are split.'),
   wal_linger: duration('0s').describe('Extra wait before a group commit to gather more requests (0: commit as soon as possible).'),
+  retry_dedup_window: duration('15m').describe('An acceptor also remembers, in its own memory, the requests it made durable for this long, so a client\'s retry of an acknowledged batch is not stored twice even while the shared store (writer.ingest_dedup_window) is unreachable.'),
+  quota_cache_ttl: duration('30s').describe('How long a tenant\'s stored-bytes total is reused before the storage quota is checked against the catalog again.'),
 });
 
 export const writerSection = z.strictObject({
@@ -80,7 +82,7 @@ export const writerSection = z.strictObject({
   flush_interval: duration('2s').describe('Longest a row waits in the WAL before it is committed to Iceberg.'),
   max_rows_per_file: z.number().int().positive().default(250_000).describe('Rows per Parquet file; larger batches are split.'),
   max_segments_per_round: z.number().int().positive().default(512).describe('Most WAL segments consumed by one commit round.'),
-  ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is not stored twice (resend dedup; not active yet).'),
+  ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is acknowledged and not stored twice, whichever acceptor it reaches (shared through limits.store).'),
   table_reconcile_interval: duration('5m').describe('How often the tables of every dataset are reconciled with the tenant registry (created, evolved); 0s: only at start.'),
   work_dir: z.string().default('./data/tmp/writer').describe('Local scratch directory for staging Parquet files.'),
 });
@@ -135,6 +137,22 @@ export const schemaSection = z.strictObject({
     .prefault({}),
 });
 
+const rate = (what: string) => z.number().nonnegative().default(0).describe(`${what} (0: unlimited). A tenant's settings.limits may override it.`);
+const burst = (what: string) => z.number().nonnegative().default(0).describe(`${what} (0: one second of the rate). A tenant's settings.limits may override it.`);
+
+export const limitsSection = z.strictObject({
+  store: z.enum(['memory', 'redis']).default('memory').describe('Where token buckets and resend fingerprints live: this process (memory) or Redis, shared by every acceptor and router of a cluster.'),
+  redis_url: z.string().default('redis://127.0.0.1:6379').describe('Redis for limits.store: redis.'),
+  key_prefix: z.string().default('floe:').describe('Prefix of every Redis key Floe writes.'),
+  ingest_requests_per_sec: rate('Ingest requests per second per tenant'),
+  ingest_requests_burst: burst('Ingest requests a tenant may send at once'),
+  ingest_bytes_per_sec: rate('Ingest body bytes per second per tenant'),
+  ingest_bytes_burst: burst('Ingest body bytes a tenant may send at once'),
+  max_query_requests_per_sec: rate('Query API requests per second per tenant (the router\'s query budget)'),
+  max_query_requests_burst: burst('Query API requests a tenant may send at once'),
+  max_storage_bytes: z.number().int().nonnegative().default(0).describe('Stored data (Parquet bytes of the current snapshots) a tenant may hold before ingest answers quota_exceeded (0: unlimited). A tenant\'s settings.limits may override it.'),
+});
+
 export const floeConfigSchema = z.strictObject({
   log: logSection.prefault({}),
   runtime: runtimeSection.prefault({}),
@@ -147,6 +165,7 @@ export const floeConfigSchema = z.strictObject({
   compactor: compactorSection.prefault({}),
   router: routerSection.prefault({}),
   schema: schemaSection.prefault({}),
+  limits: limitsSection.prefault({}),
 });
 
 export type FloeConfig = z.output<typeof floeConfigSchema>;

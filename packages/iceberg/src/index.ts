@@ -94,3 +94,4 @@ export {
   provisioningFailed,
 } from './provision.ts';
 export type { DatasetProvisioning, ListedTable, ProvisionLogger, Signal, TableProvisioning } from './provision.ts';
+export { tenantStoredBytes } from './usage.ts';

@@ -122,3 +122,16 @@ describe('table provisioning', () => {
     expect(enabledTables({ ...all, traces_enabled: false }, { schema: { traces_enabled: true } })).not.toContain('traces');
   });
 });
+
+describe('stored bytes per tenant', () => {
+  it('sums the current snapshots of the tenant’s tables, not another tenant’s', async () => {
+    const { tenantStoredBytes } = await import('./usage.ts');
+    const before = await tenantStoredBytes(catalog, 'acme');
+    const h = (await catalog.loadTable('acme.prod', 'traces'))!;
+    const file = { key: 'warehouse/acme/prod/traces/data/timestamp_hour=1/x.parquet', fileSizeBytes: 12345, recordCount: 3, partition: { timestamp_hour: 1 }, lowerBounds: {}, upperBounds: {} };
+    await catalog.appendFiles(h, [file as never]);
+    expect(await tenantStoredBytes(catalog, 'acme')).toBe(before + 12345);
+    expect(await tenantStoredBytes(catalog, 'acm')).toBe(0);
+    expect(await tenantStoredBytes(catalog, 'nobody')).toBe(0);
+  });
+});

@@ -32,6 +32,16 @@ describe('FsObjectStore', () => {
     expect(store.uri('tables/t1/data/part-0.parquet').startsWith('file:///')).toBe(true);
   });
 
+  it('puts again after its directories were removed behind its back (remembered directories are re-made)', async () => {
+    await store.put('a/b/one', enc('1'));
+    await rm(path.join(root, 'a'), { recursive: true, force: true });
+    await store.put('a/b/two', enc('2'));
+    expect(await readFile(path.join(root, 'a', 'b', 'two'), 'utf8')).toBe('2');
+    await rm(root, { recursive: true, force: true });
+    await store.put('a/b/three', enc('3'));
+    expect(await readFile(path.join(root, 'a', 'b', 'three'), 'utf8')).toBe('3');
+  });
+
   it('leaves no temp files behind after put, putIfAbsent and putFile', async () => {
     await store.put('a/1', enc('1'));
     await store.putIfAbsent('a/2', enc('2'));

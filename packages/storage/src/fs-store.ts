@@ -59,6 +59,12 @@ export class FsObjectStore implements ObjectStore {
   readonly #tmpDir: string;
   /** Directories created by an in-flight put whose entry in the parent is not yet fsynced. */
   readonly #pendingDirs = new Map<string, Promise<void>>();
+  /**
+   * Directories this store made sure of (created or found, entries fsynced): later puts skip
+   * their mkdir calls. A directory removed behind the store's back shows as ENOENT on rename,
+   * which forgets it and tries once more.
+   */
+  readonly #knownDirs = new Set<string>();
   #sweep: Promise<void> | undefined;
 
   constructor(root: string) {
@@ -88,8 +94,7 @@ export class FsObjectStore implements ObjectStore {
     const dest = this.localPath(key);
     const tmp = await this.#writeTemp(body);
     try {
-      await this.#ensureDir(path.dirname(dest));
-      await rename(tmp, dest);
+      await this.#renameInto(tmp, dest);
     } catch (err) {
       await unlink(tmp).catch(() => {});
       throw err;
@@ -240,8 +245,7 @@ export class FsObjectStore implements ObjectStore {
       } finally {
         await fh.close();
       }
-      await this.#ensureDir(path.dirname(dest));
-      await rename(tmp, dest);
+      await this.#renameInto(tmp, dest);
     } catch (err) {
       await unlink(tmp).catch(() => {});
       throw err;
@@ -260,15 +264,26 @@ export class FsObjectStore implements ObjectStore {
   async #ensureTmpDir(): Promise<void> {
     // The root is created durably here (not as a side effect of the temp dir) so that objects put
     // directly under it are durable even when the root did not exist before.
+    if (this.#knownDirs.has(this.#tmpDir)) return;
     await this.#ensureDir(this.root);
     await mkdir(this.#tmpDir, { recursive: true });
+    this.#knownDirs.add(this.#tmpDir);
     this.#sweep ??= this.#sweepStaleTemps();
   }
 
   async #writeTemp(body: Uint8Array): Promise<string> {
     await this.#ensureTmpDir();
     const tmp = this.#tmpName();
-    const fh = await open(tmp, 'wx');
+    let fh;
+    try {
+      fh = await open(tmp, 'wx');
+    } catch (err) {
+      // The temp directory was removed behind the store's back: make it again, once.
+      if (errorCode(err) !== 'ENOENT' || !this.#knownDirs.delete(this.#tmpDir)) throw err;
+      this.#knownDirs.delete(this.root);
+      await this.#ensureTmpDir();
+      fh = await open(tmp, 'wx');
+    }
     try {
       await fh.writeFile(body);
       await fh.sync();
@@ -304,6 +319,25 @@ export class FsObjectStore implements ObjectStore {
    * returns, and a directory some concurrent call is still making durable is waited for.
    */
   async #ensureDir(dir: string): Promise<void> {
+    if (this.#knownDirs.has(dir)) return;
+    await this.#makeDir(dir);
+    this.#knownDirs.add(dir);
+  }
+
+  /** rename(tmp, dest) into a directory made sure of, again once if the directory vanished. */
+  async #renameInto(tmp: string, dest: string): Promise<void> {
+    const dir = path.dirname(dest);
+    await this.#ensureDir(dir);
+    try {
+      await rename(tmp, dest);
+    } catch (err) {
+      if (errorCode(err) !== 'ENOENT' || !this.#knownDirs.delete(dir)) throw err;
+      await this.#ensureDir(dir);
+      await rename(tmp, dest);
+    }
+  }
+
+  async #makeDir(dir: string): Promise<void> {
     const first = await mkdir(dir, { recursive: true });
     if (first === undefined) {
       for (let p = dir; p.length >= this.root.length; p = path.dirname(p)) {

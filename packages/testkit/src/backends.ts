@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { Redis } from 'ioredis';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 
-/** Real backing services for cluster-mode tests: a fresh PostgreSQL database and an S3 server. */
+/** Real backing services for cluster-mode tests: a fresh PostgreSQL database, an S3 server, a Redis key prefix. */
 
 export const PG_ADMIN_URL = process.env.FLOE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
@@ -26,6 +27,30 @@ export async function createTestDatabase(): Promise<{ url: string; drop(): Promi
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
+    },
+  };
+}
+
+export const REDIS_URL = process.env.FLOE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A key prefix of its own on the machine's Redis; drop() deletes every key under it. */
+export function createTestRedisPrefix(): { url: string; prefix: string; drop(): Promise<void> } {
+  const prefix = `floe-test-${randomBytes(6).toString('hex')}:`;
+  return {
+    url: REDIS_URL,
+    prefix,
+    async drop() {
+      const r = new Redis(REDIS_URL);
+      try {
+        let cursor = '0';
+        do {
+          const [next, keys] = await r.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+          if (keys.length > 0) await r.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      } finally {
+        await r.quit();
+      }
     },
   };
 }

@@ -7,7 +7,7 @@ import { loadConfig, type FloeConfigInput } from '@floe/config';
 import { startFloe as startInProcess } from '@floe/cli';
 import { migrate, openDb } from '@floe/meta';
 import { createLogger } from '@floe/telemetry';
-import { createTestDatabase, startTestS3 } from './backends.ts';
+import { createTestDatabase, createTestRedisPrefix, startTestS3 } from './backends.ts';
 import { FLOE_BIN, NODE_BIN, runFloeCli } from './cli.ts';
 import { WaitAborted, freePorts, isReady, waitFor } from './ports.ts';
 
@@ -39,6 +39,8 @@ export interface FloeUnderTest {
   kill(service: Service): Promise<void>;
   /** cluster only: start a killed service again and wait until it is ready. */
   restart(service: Service): Promise<void>;
+  /** cluster only: one more acceptor process on its own ports, sharing the cluster's stores. */
+  startExtraAcceptor(): Promise<{ otlpHttpUrl: string; otlpGrpcAddress: string; stop(): Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -99,6 +101,9 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     restart: async () => {
       throw new Error('restart() needs cluster mode');
     },
+    startExtraAcceptor: async () => {
+      throw new Error('startExtraAcceptor() needs cluster mode');
+    },
     async stop() {
       await started.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -109,6 +114,7 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
 async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), 'floe-cl-'));
   const [database, s3] = await Promise.all([createTestDatabase(), startTestS3()]);
+  const redis = createTestRedisPrefix();
   const [routerPort, httpPort, grpcPort, flightPort, qAdmin, wAdmin, cAdmin] = await freePorts(7);
   const base: Tree = {
     log: { level: process.env.FLOE_TEST_LOG ?? 'warn' },
@@ -119,6 +125,8 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
       cache_dir: join(dir, 'cache'),
     },
     auth: { admin_api_key: ADMIN_KEY, internal_service_key: 'test-internal-key' },
+    // Limits and resend dedup shared by every acceptor and router, as in production.
+    limits: { store: 'redis', redis_url: redis.url, key_prefix: redis.prefix },
     acceptor: { host: '127.0.0.1', grpc_port: grpcPort, http_port: httpPort },
     router: { host: '127.0.0.1', port: routerPort, querier_urls: [`127.0.0.1:${flightPort}`] },
     querier: { host: '127.0.0.1', port: flightPort, admin_port: qAdmin, temp_dir: join(dir, 'tmp-q') },
@@ -143,6 +151,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     router: `http://127.0.0.1:${routerPort}/ready`,
   };
   const procs = new Map<Service, ChildProcess>();
+  const extra: ChildProcess[] = [];
   const spawnService = async (service: Service) => {
     const out = createWriteStream(join(dir, `${service}.log`), { flags: 'a' });
     const child = spawn(NODE, [FLOE_BIN, service, '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FLOE_CONFIG: '' } });
@@ -169,7 +178,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     for (const s of SERVICES) await spawnService(s);
   } catch (err) {
     for (const s of SERVICES) await stopService(s, 'SIGKILL');
-    await Promise.all([database.drop(), s3.stop()]);
+    await Promise.all([database.drop(), s3.stop(), redis.drop()]);
     throw err;
   }
   return {
@@ -197,9 +206,33 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     },
     kill: (service) => stopService(service, 'SIGKILL'),
     restart: (service) => spawnService(service),
+    async startExtraAcceptor() {
+      const [http, grpc] = await freePorts(2);
+      const out = createWriteStream(join(dir, `acceptor-${http}.log`), { flags: 'a' });
+      const env = { ...process.env, FLOE_CONFIG: '', FLOE__ACCEPTOR__HTTP_PORT: String(http), FLOE__ACCEPTOR__GRPC_PORT: String(grpc) };
+      const child = spawn(NODE, [FLOE_BIN, 'acceptor', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env });
+      child.stdout!.pipe(out);
+      child.stderr!.pipe(out);
+      extra.push(child);
+      await waitFor(`extra acceptor /ready`, async () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`extra acceptor exited (${child.exitCode ?? child.signalCode})`);
+        return (await isReady(`http://127.0.0.1:${http}/ready`)) || undefined;
+      }, 60_000);
+      return {
+        otlpHttpUrl: `http://127.0.0.1:${http}`,
+        otlpGrpcAddress: `127.0.0.1:${grpc}`,
+        stop: async () => {
+          if (child.exitCode !== null || child.signalCode !== null) return;
+          const exited = new Promise<void>((r) => child.once('exit', () => r()));
+          child.kill('SIGTERM');
+          await exited;
+        },
+      };
+    },
     async stop() {
+      for (const child of extra) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const s of [...SERVICES].reverse()) await stopService(s, 'SIGTERM');
-      await Promise.all([database.drop(), s3.stop()]);
+      await Promise.all([database.drop(), s3.stop(), redis.drop()]);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -11,7 +11,9 @@ export interface TypedAttributes {
   bool: Record<string, boolean>;
 }
 
-export const emptyTyped = (): TypedAttributes => ({ str: {}, int: {}, double: {}, bool: {} });
+// Prototype-free maps: an attribute may be called `__proto__` (or `constructor`) like any other.
+const map = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
+export const emptyTyped = (): TypedAttributes => ({ str: map(), int: map(), double: map(), bool: map() });
 
 /** JSON cannot carry NaN/Infinity or int64 beyond 2^53: those go as strings DuckDB casts back. */
 const int64 = (v: bigint): number | string => (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString());

@@ -2,11 +2,14 @@ import * as grpc from '@grpc/grpc-js';
 import { authenticate, credentialsFrom, type AuthDeps } from '@floe/auth';
 import { toGrpc } from '@floe/errors';
 import type { Logger } from '@floe/telemetry';
+import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS, type OtlpSignal } from './signals.ts';
 
 export interface GrpcServerOptions {
   ingest: Ingest;
+  /** Per-tenant rate limits, storage quota and resend dedup (absent: none). */
+  admission?: Admission;
   auth: AuthDeps;
   log: Logger;
   maxBodyBytes: number;
@@ -45,7 +48,11 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
       return typeof v === 'string' ? v : v?.toString();
     };
     authenticate(credentialsFrom(get), opts.auth, 'ingest')
-      .then((ctx) => signal.ingest(opts.ingest, ctx, call.request, 'protobuf'))
+      .then((ctx) => {
+        const store = () => signal.ingest(opts.ingest, ctx, call.request, 'protobuf');
+        const identity = { signal: signal.name, contentType: 'protobuf', contentEncoding: '', body: call.request };
+        return opts.admission ? opts.admission.run(ctx, identity, store, () => ({ accepted: 0, rejected: 0, rejectReason: undefined })) : store();
+      })
       .then((r) => cb(null, signal.response(r, 'protobuf') as Uint8Array))
       .catch((err: unknown) => fail(cb, err));
   };

@@ -3,11 +3,17 @@ import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from
 import { FloeError, toHttp } from '@floe/errors';
 import { quietChild, type Logger } from '@floe/telemetry';
 import { formatOf, inflate } from './decode.ts';
+import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS } from './signals.ts';
+import { checkRemoteWriteEncoding, remoteWriteVersion } from './remote-write.ts';
+import { RemoteWriteIngest } from './remote-write-ingest.ts';
+import { snappyUncompress } from './snappy.ts';
 
 export interface HttpServerOptions {
   ingest: Ingest;
+  /** Per-tenant rate limits, storage quota and resend dedup (absent: none). */
+  admission?: Admission;
   auth: AuthDeps;
   log: Logger;
   maxBodyBytes: number;
@@ -21,7 +27,10 @@ declare module 'fastify' {
   }
 }
 
-/** OTLP/HTTP on 4318: POST /v1/traces and /v1/logs (protobuf or JSON, optionally gzip) and GET /ready. */
+/**
+ * OTLP/HTTP on 4318: POST /v1/traces, /v1/logs, … (every signal of signals.ts; protobuf or JSON,
+ * optionally gzip), Prometheus remote write at POST /api/v1/write, and GET /ready.
+ */
 export function buildHttpServer(opts: HttpServerOptions) {
   const app = Fastify({ loggerInstance: quietChild(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
 
@@ -50,16 +59,36 @@ export function buildHttpServer(opts: HttpServerOptions) {
     app.post(signal.httpPath, { onRequest: authHook }, async (req, reply) => {
       const format = formatOf(req.headers['content-type']);
       const raw = bodyBuffer(req.body);
-      const body = inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes);
-      const result = await signal.ingest(opts.ingest, req.tenant!, body, format);
+      const store = () => signal.ingest(opts.ingest, req.tenant!, inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes), format);
+      const identity = { signal: signal.name, contentType: format, contentEncoding: header(req, 'content-encoding') ?? '', body: raw };
+      const result = opts.admission ? await opts.admission.run(req.tenant!, identity, store, () => NOTHING_REJECTED) : await store();
       const resp = signal.response(result, format);
       if (format === 'json') return reply.code(200).type('application/json').send(resp);
       return reply.code(200).type('application/x-protobuf').send(Buffer.from(resp as Uint8Array));
     });
   }
 
+  // Prometheus remote write 1.0 / 2.0 (spec 1, Ingest; reference §6): snappy block bodies,
+  // 204 on success, v2's written counts as headers (also on a 400 for unconvertible series).
+  const remoteWrite = new RemoteWriteIngest(opts.ingest, opts.log);
+  app.post('/api/v1/write', { onRequest: authHook }, async (req, reply) => {
+    const version = remoteWriteVersion(header(req, 'content-type'));
+    checkRemoteWriteEncoding(header(req, 'content-encoding'));
+    const raw = bodyBuffer(req.body);
+    const store = () => remoteWrite.write(req.tenant!, snappyUncompress(raw, opts.maxDecompressedBytes), version);
+    const identity = { signal: 'remote_write', contentType: `v${version}`, contentEncoding: 'snappy', body: raw };
+    // A resend of a durable request is acknowledged without counts (senders then assume all written).
+    const outcome = opts.admission ? await opts.admission.run(req.tenant!, identity, store, () => undefined) : await store();
+    if (!outcome) return reply.code(204).send();
+    if (version === 2) void reply.headers(outcome.headers);
+    if (outcome.error) throw outcome.error;
+    return reply.code(204).send();
+  });
+
   return app;
 }
+
+const NOTHING_REJECTED = { accepted: 0, rejected: 0, rejectReason: undefined };
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];

@@ -7,3 +7,4 @@ export { start } from './start.ts';
 export type { SharedDeps } from './start.ts';
 export { spansToRows } from './traces-to-rows.ts';
 export { logsToRows } from './logs-to-rows.ts';
+export { profilesToRows } from './profiles-to-rows.ts';

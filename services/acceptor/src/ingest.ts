@@ -5,6 +5,10 @@ import type { TenantContext } from '@floe/auth';
 import { newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { logsToRows } from './logs-to-rows.ts';
+import type { ExportMetricsServiceRequest } from '@floe/proto';
+import { metricsToRows, type ConvertedMetrics } from './metrics-to-rows.ts';
+import type { ExportProfilesServiceRequest } from '@floe/proto';
+import { profilesToRows } from './profiles-to-rows.ts';
 import type { ConvertedRows } from './rows.ts';
 import { spansToRows } from './traces-to-rows.ts';
 import { spansToPayloadsFromWire, type ConvertedPayloads, type HourPayload } from './traces-wire.ts';
@@ -55,6 +59,37 @@ export class Ingest {
   /** A decoded logs export (protobuf or JSON). */
   async logs(ctx: TenantContext, req: ExportLogsServiceRequest): Promise<IngestResult> {
     return this.storeRows(ctx, 'logs', logsToRows(req));
+  }
+
+  /** A decoded profiles export (protobuf or JSON). Accepted requests are logged at debug level only (spec 1, Ingest rule 6). */
+  async profiles(ctx: TenantContext, req: ExportProfilesServiceRequest): Promise<IngestResult> {
+    const result = await this.storeRows(ctx, 'profiles', profilesToRows(req));
+    this.log.debug({ tenant: ctx.tenant, dataset: ctx.dataset, profiles: result.accepted, rejected: result.rejected }, 'profiles accepted');
+    return result;
+  }
+
+  /** A decoded metrics export (protobuf or JSON): data points and their exemplars. */
+  async metrics(ctx: TenantContext, req: ExportMetricsServiceRequest): Promise<IngestResult> {
+    return this.storeMetrics(ctx, metricsToRows(req));
+  }
+
+  /**
+   * Metric rows and their exemplars (OTLP or Prometheus remote write): the records of both
+   * tables go in one append, so a request is stored whole or not at all. Counts are data points.
+   */
+  async storeMetrics(ctx: TenantContext, converted: ConvertedMetrics): Promise<IngestResult> {
+    const records: WalRecord[] = [];
+    for (const [table, rows] of [['metrics', converted.points], ['metric_exemplars', converted.exemplars]] as const) {
+      for (const b of rows.byHour.values()) {
+        records.push({
+          header: { tenant: ctx.tenant, dataset: ctx.dataset, table, hour: b.hour, rows: b.rows, id: newRecordId() },
+          payload: Buffer.from(`${b.lines.join('\n')}\n`),
+        });
+      }
+    }
+    if (records.length > 0) await this.append(records);
+    const { accepted, rejected, rejectReason } = converted.points;
+    return { accepted, rejected, rejectReason };
   }
 
   private storeRows(ctx: TenantContext, table: TableName, converted: ConvertedRows): Promise<IngestResult> {

@@ -11,6 +11,8 @@ import {
 } from '@floe/proto';
 import { decodeMessage, type BodyFormat } from './decode.ts';
 import type { Ingest, IngestResult } from './ingest.ts';
+import { profilesSignal } from './profiles-signal.ts';
+import { metricsSignal } from './metrics-signal.ts';
 
 /**
  * The OTLP signals the acceptor takes, each once for both transports: its OTLP/HTTP path, its
@@ -53,4 +55,4 @@ export const logsSignal: OtlpSignal = {
   },
 };
 
-export const SIGNALS: readonly OtlpSignal[] = [tracesSignal, logsSignal];
+export const SIGNALS: readonly OtlpSignal[] = [tracesSignal, logsSignal, profilesSignal, metricsSignal];

@@ -1,10 +1,13 @@
 import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb } from '@floe/auth';
+import { openFloeCatalog } from '@floe/iceberg';
+import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
+import { Admission } from './admission.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { buildHttpServer } from './http-server.ts';
 import { Ingest } from './ingest.ts';
@@ -16,8 +19,9 @@ export interface SharedDeps {
 }
 
 /**
- * The acceptor: OTLP over gRPC (4317) and HTTP (4318). Authenticates, decodes, converts to rows
- * and acknowledges only after the rows are in a durable WAL segment.
+ * The acceptor: OTLP over gRPC (4317) and HTTP (4318), Prometheus remote write (4318).
+ * Authenticates, applies the tenant's limits (admission.ts), decodes, converts to rows and
+ * acknowledges only after the rows are in a durable WAL segment.
  */
 export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'acceptor' });
@@ -29,9 +33,12 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const wal = new WalAppender(store, { instanceId: `acc-${instanceId}`, maxBatchBytes: config.acceptor.wal_max_segment_bytes, lingerMs: config.acceptor.wal_linger });
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const ingest = new Ingest(wal, log);
+  const limitStores = limitStoresFromConfig(config);
+  const admission = new Admission({ db, catalog: openFloeCatalog(db, store), buckets: limitStores.buckets, dedup: limitStores.dedup, config, log });
   let ready = false;
   const http = buildHttpServer({
     ingest,
+    admission,
     auth,
     log,
     maxBodyBytes: config.acceptor.max_body_bytes,
@@ -40,7 +47,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   });
   await http.listen({ host: config.acceptor.host, port: config.acceptor.http_port });
   const httpPort = (http.server.address() as { port: number }).port;
-  const grpcServer = await startGrpcServer({ ingest, auth, log, maxBodyBytes: config.acceptor.max_body_bytes }, config.acceptor.host, config.acceptor.grpc_port);
+  const grpcServer = await startGrpcServer({ ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes }, config.acceptor.host, config.acceptor.grpc_port);
   ready = true;
   log.info({ httpPort, grpcPort: grpcServer.port }, 'acceptor ready');
 
@@ -57,6 +64,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       await grpcServer.stop();
       await http.close();
       await wal.close();
+      await limitStores.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();
     },

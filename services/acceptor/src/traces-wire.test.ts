@@ -450,6 +450,13 @@ describe('spansToRowsFromWire: same rows as spansToRows(fromBinary())', () => {
     ['a resource without scope spans', { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: sv('x') }] } }] }],
     ['a minimal span', base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }])],
     [
+      'attribute keys that name Object.prototype members',
+      base(
+        [{ traceId: T, spanId: S, startTimeUnixNano: NOW, attributes: [{ key: '__proto__', value: sv('p') }, { key: 'constructor', value: { value: { case: 'intValue', value: 7n } } }, { key: 'toString', value: sv('t') }] }],
+        { attributes: [{ key: '__proto__', value: { value: { case: 'boolValue', value: true } } }] },
+      ),
+    ],
+    [
       'times at and beyond the int64 range (rejected: one such row would fail the whole commit)',
       base([
         { traceId: T, spanId: S, startTimeUnixNano: 2n ** 63n - 1n, endTimeUnixNano: 2n ** 63n - 1n },
@@ -489,7 +496,7 @@ describe('spansToRowsFromWire: same rows as spansToRows(fromBinary())', () => {
       ),
     ],
     [
-      'object-key quirks: array-index keys first, repeated keys keep their first place, __proto__ dropped',
+      'object-key quirks: array-index keys first, repeated keys keep their first place, __proto__ kept',
       base(
         [
           {

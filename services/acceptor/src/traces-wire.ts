@@ -807,8 +807,6 @@ function sameConst(s: number, c: Uint8Array): boolean {
   return true;
 }
 
-const PROTO_KEY = ascii('__proto__');
-
 /** Records the key-value just read by keyValue() from [s, e) (splitAttributes' loop body). */
 function addAttr(s: number, e: number): void {
   if (vCase === V_NONE) return;
@@ -823,7 +821,7 @@ function addAttr(s: number, e: number): void {
     }
     if (n > 0) {
       const c = buf[kS]!;
-      if ((c >= 0x30 && c <= 0x39) || (n === 9 && c === 0x5f && sameConst(kS, PROTO_KEY))) eOdd |= 1 << m;
+      if (c >= 0x30 && c <= 0x39) eOdd |= 1 << m;
     }
   }
   if (eN === eCap) growEntries();
@@ -956,7 +954,6 @@ function emitMapSlow(w: Out, m: number): void {
   for (let i = 0; i < eN; i++) {
     if (MAP_OF[eCase[i]!] !== m) continue;
     const k = input.toString('utf8', eKS[i], eKE[i]);
-    if (k === '__proto__') continue;
     const j = at.get(k);
     if (j === undefined) {
       at.set(k, keys.length);

@@ -5,6 +5,7 @@ import type { Db } from '@floe/meta';
 import { quietChild, type Logger } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
+import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, validationError } from './http-errors.ts';
 import { managementPlugin } from './management/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
@@ -22,6 +23,8 @@ export interface AppOptions {
   /** Credentials of the management API and sessions (break-glass key, API keys, session cookie). */
   managementAuth: ManagementAuthDeps;
   querier: QuerierClient;
+  /** The per-tenant query budget of the query APIs (absent: unlimited). */
+  queryBudget?: QueryBudget;
   queryTimeoutMs: number;
   maxBodyBytes: number;
   isReady: () => boolean;
@@ -79,6 +82,7 @@ export async function buildApp(opts: AppOptions) {
   await app.register(
     async (scope) => {
       await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
+      await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
       await scope.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs });
     },
     { prefix: '/tracequery' },

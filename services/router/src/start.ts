@@ -1,6 +1,7 @@
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import { openFloeCatalog } from '@floe/iceberg';
+import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { ServiceHandle } from '@floe/runtime';
@@ -9,6 +10,7 @@ import { buildApp } from './app.ts';
 import { createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import { createTenantTables, provisionOnCreate } from './management/tenant-tables.ts';
+import { createQueryBudget } from './query-budget.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -34,6 +36,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   const tables = createTenantTables(openFloeCatalog(db, store), config.schema.default_schemas, log);
   const provisionDataset = deps.provisionDataset ?? provisionOnCreate(tables, db);
+  const limitStores = limitStoresFromConfig(config);
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const configured = config.router.querier_urls;
   const querierUrls = configured.length > 0 ? () => configured : (deps.querierUrls ?? (() => [`127.0.0.1:${config.querier.port}`]));
@@ -42,6 +45,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     log,
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth),
+    queryBudget: createQueryBudget(limitStores.buckets, db, config.limits),
     querier: createQuerierClient(querierUrls, config.auth.internal_service_key || deps.internalKey || ''),
     queryTimeoutMs: config.router.query_timeout,
     maxBodyBytes: config.router.max_body_bytes,
@@ -67,6 +71,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       await app.close();
+      await limitStores.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();
     },

@@ -1,0 +1,27 @@
+import { FloeError } from '@floe/errors';
+import type { BucketLimit, TakeResult } from './token-bucket.ts';
+
+/**
+ * The 429 of a token bucket (spec 1, Errors 3 and 4): body field retryAfterMs, and headers
+ * Retry-After (whole seconds, rounded up, at least 1), X-RateLimit-Limit (the per-second budget of
+ * the dimension that refused) and X-RateLimit-Burst, from the bucket's state.
+ */
+export function rateLimited(what: string, limit: BucketLimit, taken: TakeResult): FloeError {
+  const retryAfterMs = Math.max(1, taken.retryAfterMs);
+  return new FloeError('rate_limited', `${what}: rate limit exceeded, retry in ${Math.ceil(retryAfterMs / 1000)} s`, {
+    code: 'FLOE_ERR_RATE_LIMITED',
+    retryAfterMs,
+    headers: {
+      'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
+      'X-RateLimit-Limit': String(limit.ratePerSec),
+      'X-RateLimit-Burst': String(limit.burst),
+    },
+  });
+}
+
+/** Over the storage quota: retrying does not help, so no Retry-After (spec 1, Errors 5). */
+export function quotaExceeded(tenant: string, storedBytes: number, maxBytes: number): FloeError {
+  return new FloeError('rate_limited', `quota_exceeded: tenant ${tenant} stores ${storedBytes} bytes, its quota is ${maxBytes} bytes; delete data, shorten retention or raise limits.max_storage_bytes`, {
+    code: 'FLOE_ERR_QUOTA_EXCEEDED',
+  });
+}

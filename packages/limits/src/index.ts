@@ -1,0 +1,15 @@
+/**
+ * @floe/limits: per-tenant token buckets (ingest requests and bytes, query requests), storage
+ * quotas and resend dedup, in memory (embedded) or in Redis (cluster: one budget per tenant
+ * across every process).
+ */
+export { MemoryTokenBuckets, refillAndTake } from './token-bucket.ts';
+export type { BucketLimit, TakeResult, TokenBuckets } from './token-bucket.ts';
+export { RedisTokenBuckets } from './redis-buckets.ts';
+export { MemoryDedup, RedisDedup } from './dedup.ts';
+export type { DedupStore } from './dedup.ts';
+export { tenantLimits } from './tenant-limits.ts';
+export type { TenantLimits } from './tenant-limits.ts';
+export { limitStoresFromConfig } from './from-config.ts';
+export type { LimitStores } from './from-config.ts';
+export { quotaExceeded, rateLimited } from './errors.ts';

@@ -1,0 +1,126 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryDedup, RedisDedup } from './dedup.ts';
+import { RedisTokenBuckets } from './redis-buckets.ts';
+import { tenantLimits } from './tenant-limits.ts';
+import { MemoryTokenBuckets, refillAndTake } from './token-bucket.ts';
+
+const REDIS_URL = process.env.FLOE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const prefix = `floe-test-${randomBytes(6).toString('hex')}:`;
+const clients: Redis[] = [];
+const client = () => {
+  const r = new Redis(REDIS_URL);
+  clients.push(r);
+  return r;
+};
+
+afterAll(async () => {
+  const r = client();
+  const keys = await r.keys(`${prefix}*`);
+  if (keys.length > 0) await r.del(...keys);
+  await Promise.all(clients.map((c) => c.quit()));
+});
+
+describe('token bucket arithmetic', () => {
+  const limit = { ratePerSec: 10, burst: 20 };
+  it('starts full, refuses past the burst with the wait until the cost is there, refills over time', () => {
+    let s = refillAndTake(undefined, 0, 15, limit);
+    expect(s.result).toEqual({ allowed: true, retryAfterMs: 0, remaining: 5 });
+    s = refillAndTake(s.state, 0, 8, limit);
+    expect(s.result).toEqual({ allowed: false, retryAfterMs: 300, remaining: 5 });
+    s = refillAndTake(s.state, 300, 8, limit);
+    expect(s.result.allowed).toBe(true);
+    expect(s.result.remaining).toBeCloseTo(0);
+    // Never more than the burst, however long the pause.
+    s = refillAndTake(s.state, 3_600_000, 1, limit);
+    expect(s.result.remaining).toBe(19);
+  });
+
+  it('a cost above the burst passes a full bucket instead of never', () => {
+    expect(refillAndTake(undefined, 0, 1000, limit).result).toEqual({ allowed: true, retryAfterMs: 0, remaining: 0 });
+  });
+
+  it('memory buckets keep one bucket per key', async () => {
+    let now = 0;
+    const b = new MemoryTokenBuckets(() => now);
+    expect((await b.take('a', 20, limit)).allowed).toBe(true);
+    expect((await b.take('a', 1, limit)).allowed).toBe(false);
+    expect((await b.take('b', 20, limit)).allowed).toBe(true);
+    now = 100;
+    expect(await b.take('a', 1, limit)).toEqual({ allowed: true, retryAfterMs: 0, remaining: 0 });
+  });
+});
+
+describe('token buckets in Redis', () => {
+  it('two processes spend one budget per key', async () => {
+    const a = new RedisTokenBuckets(client(), prefix);
+    const b = new RedisTokenBuckets(client(), prefix);
+    const limit = { ratePerSec: 0.001, burst: 5 }; // no noticeable refill during the test
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b).take('tenant-x:ingest', 1, limit)));
+    expect(results.filter((r) => r.allowed)).toHaveLength(5);
+    const refused = results.find((r) => !r.allowed)!;
+    expect(refused.retryAfterMs).toBeGreaterThan(900_000);
+    // Another key has its own budget.
+    expect((await a.take('tenant-y:ingest', 5, limit)).allowed).toBe(true);
+  });
+
+  it('refills by the Redis clock', async () => {
+    const a = new RedisTokenBuckets(client(), prefix);
+    const limit = { ratePerSec: 100, burst: 2 };
+    expect((await a.take('refill', 2, limit)).allowed).toBe(true);
+    const refused = await a.take('refill', 2, limit);
+    expect(refused.allowed).toBe(false);
+    expect(refused.retryAfterMs).toBeGreaterThan(0);
+    expect(refused.retryAfterMs).toBeLessThanOrEqual(20);
+    await new Promise((r) => setTimeout(r, 40));
+    expect((await a.take('refill', 2, limit)).allowed).toBe(true);
+  });
+});
+
+describe('resend dedup', () => {
+  it.each([
+    ['memory', () => new MemoryDedup()],
+    ['redis (shared by two processes)', () => new RedisDedup(client(), prefix)],
+  ] as const)('%s: remembered for the window only', async (_name, make) => {
+    const first = make();
+    const second = _name.startsWith('redis') ? make() : first;
+    expect(await second.seen('fp-1')).toBe(false);
+    await first.remember('fp-1', 150);
+    expect(await second.seen('fp-1')).toBe(true);
+    expect(await second.seen('fp-2')).toBe(false);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await second.seen('fp-1')).toBe(false);
+  });
+
+  it('memory dedup is bounded', async () => {
+    const d = new MemoryDedup(3);
+    for (const k of ['a', 'b', 'c', 'd']) await d.remember(k, 60_000);
+    expect(await d.seen('a')).toBe(false);
+    expect(await d.seen('d')).toBe(true);
+  });
+});
+
+describe('tenant limits', () => {
+  const defaults = {
+    ingest_requests_per_sec: 100,
+    ingest_requests_burst: 0,
+    ingest_bytes_per_sec: 0,
+    ingest_bytes_burst: 0,
+    max_query_requests_per_sec: 5,
+    max_query_requests_burst: 10,
+    max_storage_bytes: 0,
+  };
+  it('defaults, 0 as unlimited, burst defaulting to the rate, per-tenant overrides', () => {
+    expect(tenantLimits(defaults)).toEqual({
+      ingestRequests: { ratePerSec: 100, burst: 100 },
+      ingestBytes: undefined,
+      queryRequests: { ratePerSec: 5, burst: 10 },
+      maxStorageBytes: undefined,
+    });
+    const own = tenantLimits(defaults, { limits: { ingest_requests_per_sec: 0, max_storage_bytes: 1000, ingest_bytes_per_sec: 'x' } });
+    expect(own.ingestRequests).toBeUndefined();
+    expect(own.maxStorageBytes).toBe(1000);
+    expect(own.ingestBytes).toBeUndefined();
+  });
+});

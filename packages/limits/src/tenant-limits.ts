@@ -1,0 +1,56 @@
+import type { FloeConfig } from '@floe/config';
+import type { BucketLimit } from './token-bucket.ts';
+
+/**
+ * A tenant's limits: the instance defaults (`limits.*`), each overridable per tenant by the same
+ * key under the tenant's `settings.limits`. A rate of 0 means unlimited; a burst of 0 means one
+ * second's worth of the rate.
+ */
+export interface TenantLimits {
+  ingestRequests: BucketLimit | undefined;
+  ingestBytes: BucketLimit | undefined;
+  queryRequests: BucketLimit | undefined;
+  /** Bytes of stored data the tenant may hold; undefined: unlimited. */
+  maxStorageBytes: number | undefined;
+}
+
+type LimitKeys = Pick<
+  FloeConfig['limits'],
+  | 'ingest_requests_per_sec'
+  | 'ingest_requests_burst'
+  | 'ingest_bytes_per_sec'
+  | 'ingest_bytes_burst'
+  | 'max_query_requests_per_sec'
+  | 'max_query_requests_burst'
+  | 'max_storage_bytes'
+>;
+
+const KEYS: ReadonlyArray<keyof LimitKeys> = [
+  'ingest_requests_per_sec',
+  'ingest_requests_burst',
+  'ingest_bytes_per_sec',
+  'ingest_bytes_burst',
+  'max_query_requests_per_sec',
+  'max_query_requests_burst',
+  'max_storage_bytes',
+];
+
+function bucket(rate: number, burst: number): BucketLimit | undefined {
+  if (!(rate > 0)) return undefined;
+  return { ratePerSec: rate, burst: burst > 0 ? burst : rate };
+}
+
+export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Record<string, unknown>> = {}): TenantLimits {
+  const own = tenantSettings.limits && typeof tenantSettings.limits === 'object' ? (tenantSettings.limits as Record<string, unknown>) : {};
+  const v = {} as Record<keyof LimitKeys, number>;
+  for (const k of KEYS) {
+    const o = own[k];
+    v[k] = typeof o === 'number' && Number.isFinite(o) && o >= 0 ? o : defaults[k];
+  }
+  return {
+    ingestRequests: bucket(v.ingest_requests_per_sec, v.ingest_requests_burst),
+    ingestBytes: bucket(v.ingest_bytes_per_sec, v.ingest_bytes_burst),
+    queryRequests: bucket(v.max_query_requests_per_sec, v.max_query_requests_burst),
+    maxStorageBytes: v.max_storage_bytes > 0 ? v.max_storage_bytes : undefined,
+  };
+}

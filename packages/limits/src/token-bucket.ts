@@ -1,0 +1,54 @@
+/**
+ * Token buckets, one per (tenant, dimension): a bucket holds at most `burst` tokens and refills at
+ * `ratePerSec`. A request takes `cost` tokens or is refused with the time until it could pass.
+ * A cost above the burst is taken as the burst, so one large request passes a full bucket instead
+ * of being refused forever.
+ */
+export interface BucketLimit {
+  ratePerSec: number;
+  burst: number;
+}
+
+export interface TakeResult {
+  allowed: boolean;
+  /** Milliseconds until `cost` tokens will be there (0 when allowed). */
+  retryAfterMs: number;
+  /** Tokens left after this take (or before it, when refused). */
+  remaining: number;
+}
+
+export interface TokenBuckets {
+  take(key: string, cost: number, limit: BucketLimit): Promise<TakeResult>;
+  close(): Promise<void>;
+}
+
+/** Shared arithmetic of both stores: refill from `last` to `now`, then take `cost` if there. */
+export function refillAndTake(state: { tokens: number; last: number } | undefined, now: number, cost: number, limit: BucketLimit): { state: { tokens: number; last: number }; result: TakeResult } {
+  const need = Math.min(cost, limit.burst);
+  const elapsed = state ? Math.max(0, now - state.last) : 0;
+  const tokens = state ? Math.min(limit.burst, state.tokens + (elapsed * limit.ratePerSec) / 1000) : limit.burst;
+  if (tokens >= need) return { state: { tokens: tokens - need, last: now }, result: { allowed: true, retryAfterMs: 0, remaining: tokens - need } };
+  return { state: { tokens, last: now }, result: { allowed: false, retryAfterMs: Math.ceil(((need - tokens) * 1000) / limit.ratePerSec), remaining: tokens } };
+}
+
+/** One process's buckets (the embedded mode, or a single acceptor). */
+export class MemoryTokenBuckets implements TokenBuckets {
+  readonly #buckets = new Map<string, { tokens: number; last: number }>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = () => performance.timeOrigin + performance.now()) {
+    this.#now = now;
+  }
+
+  async take(key: string, cost: number, limit: BucketLimit): Promise<TakeResult> {
+    const { state, result } = refillAndTake(this.#buckets.get(key), this.#now(), cost, limit);
+    this.#buckets.set(key, state);
+    // A full bucket needs no memory: drop it (bounded by the keys active within one refill time).
+    if (state.tokens >= limit.burst) this.#buckets.delete(key);
+    return result;
+  }
+
+  async close(): Promise<void> {
+    this.#buckets.clear();
+  }
+}

@@ -1,0 +1,124 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { accessSync, constants, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify as toYaml } from 'yaml';
+import { WaitAborted, freePorts, isReady, waitFor } from './ports.ts';
+
+/**
+ * A real Prometheus (the Debian package `prometheus`) for end-to-end tests: started on loopback
+ * with a generated config (it scrapes itself, optionally remote-writes to Floe), its TSDB in a
+ * temp directory, stopped and removed by stop(). A missing binary is an error that names the
+ * package: these tests must fail, not skip, on a machine without it.
+ *
+ * Remote write authenticates with basic_auth: the tenant as the user, the API key as the password
+ * (Floe's `Basic base64(<tenant>:<key>)`). Debian's Prometheus 2.42 never sends the remote_write
+ * `headers` of its config (its patch 91-Disable_opentelemetry drops the round tripper that adds
+ * them: configured, listed by /api/v1/status/config, not sent), so X-Tenant-ID cannot be relied on.
+ */
+
+export const PROMETHEUS_BIN = process.env.FLOE_TEST_PROMETHEUS_BIN ?? '/usr/bin/prometheus';
+
+export interface PrometheusOptions {
+  scrapeInterval?: string;
+  /** Remote write to this URL as this tenant with this key. */
+  remoteWrite?: { url: string; apiKey: string; tenant: string; metadataInterval?: string };
+}
+
+export interface PrometheusUnderTest {
+  url: string;
+  /** GET {url}/api/v1/<path>?<params>: the `data` of a success envelope (throws otherwise). */
+  api<T = unknown>(path: string, params?: Record<string, string>): Promise<T>;
+  /** Prometheus's own log so far (for failure messages). */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+export function requirePrometheus(): string {
+  try {
+    accessSync(PROMETHEUS_BIN, constants.X_OK);
+  } catch {
+    throw new Error(
+      `no Prometheus binary at ${PROMETHEUS_BIN}: install the Debian package "prometheus" (apt-get install -y prometheus; .ci/run does this), or point FLOE_TEST_PROMETHEUS_BIN at one`,
+    );
+  }
+  return PROMETHEUS_BIN;
+}
+
+export async function startPrometheus(opts: PrometheusOptions = {}): Promise<PrometheusUnderTest> {
+  const bin = requirePrometheus();
+  const dir = mkdtempSync(join(tmpdir(), 'floe-prom-'));
+  const [port] = await freePorts(1);
+  const url = `http://127.0.0.1:${port}`;
+  const config: Record<string, unknown> = {
+    global: { scrape_interval: opts.scrapeInterval ?? '1s', evaluation_interval: '1s' },
+    scrape_configs: [{ job_name: 'prometheus', static_configs: [{ targets: [`127.0.0.1:${port}`] }] }],
+  };
+  if (opts.remoteWrite) {
+    const rw = opts.remoteWrite;
+    config.remote_write = [
+      {
+        url: rw.url,
+        basic_auth: { username: rw.tenant, password: rw.apiKey },
+        queue_config: { batch_send_deadline: '500ms', min_backoff: '100ms', max_backoff: '1s' },
+        metadata_config: { send: true, send_interval: rw.metadataInterval ?? '2s' },
+      },
+    ];
+  }
+  const configFile = join(dir, 'prometheus.yml');
+  writeFileSync(configFile, toYaml(config));
+  const logFile = join(dir, 'prometheus.log');
+  const out = createWriteStream(logFile);
+  const child: ChildProcess = spawn(
+    bin,
+    [`--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=info'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout!.pipe(out);
+  child.stderr!.pipe(out);
+  const log = () => {
+    let text = '';
+    try {
+      text = readFileSync(logFile, 'utf8');
+    } catch {
+      // not written yet
+    }
+    return text;
+  };
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    }
+    out.end();
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitFor(
+      'Prometheus /-/ready',
+      async () => {
+        if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`prometheus exited (${child.exitCode ?? child.signalCode}): ${log().slice(-2000)}`);
+        return (await isReady(`${url}/-/ready`)) || undefined;
+      },
+      60_000,
+      200,
+    );
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return {
+    url,
+    log,
+    stop,
+    async api<T>(path: string, params: Record<string, string> = {}): Promise<T> {
+      const res = await fetch(`${url}/api/v1/${path}?${new URLSearchParams(params).toString()}`);
+      const body = (await res.json()) as { status: string; data: T; error?: string };
+      if (body.status !== 'success') throw new Error(`Prometheus /api/v1/${path}: ${res.status} ${body.error ?? ''}`);
+      return body.data;
+    },
+  };
+}

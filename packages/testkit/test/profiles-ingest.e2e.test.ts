@@ -1,0 +1,355 @@
+import { gzipSync } from 'node:zlib';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ExportProfilesServiceRequestSchema,
+  ExportProfilesServiceResponseSchema,
+  create,
+  fromBinary,
+  toBinary,
+  toJson,
+  type JsonValue,
+  type MessageInitShape,
+} from '@floe/proto';
+import { flightDoGet } from '@floe/flight';
+import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
+
+/**
+ * OTLP profiles end to end, in both modes: a hand-built ExportProfilesServiceRequest whose
+ * dictionary is shared by two profiles (CPU and heap) — shared stacks, several functions, an
+ * inlined location, an unsymbolized location known only by its mapping, a linked span, attributes
+ * of every type — sent over HTTP protobuf, HTTP JSON (gzip) and gRPC → acceptor → WAL → writer →
+ * `<tenant>.<dataset>.profiles` → SQL over Flight: stacks read as function names, types and
+ * values as sent, and the CPU profile's trace_id/span_id join the traces table. Then malformed
+ * dictionary indexes (partial success) and bad bodies (400 / INVALID_ARGUMENT).
+ */
+
+type Init = MessageInitShape<typeof ExportProfilesServiceRequestSchema>;
+type ProfileInit = NonNullable<NonNullable<NonNullable<Init['resourceProfiles']>[number]['scopeProfiles']>[number]['profiles']>[number];
+
+const STRINGS = [
+  '',
+  'cpu',
+  'nanoseconds',
+  'alloc_space',
+  'bytes',
+  'space',
+  'main',
+  'handleCheckout',
+  'computeTotal',
+  'hash',
+  'memmove',
+  '/usr/lib/x86_64-linux-gnu/libc.so.6',
+  'thread.name',
+  'thread.id',
+  'load',
+  'sampled',
+  'checkout.go',
+] as const;
+const S = Object.fromEntries(STRINGS.map((s, i) => [s, i])) as Record<(typeof STRINGS)[number], number>;
+const str = (value: string) => ({ value: { case: 'stringValue' as const, value } });
+
+const PROFILE_ID_HEX = '0f0e0d0c0b0a09080706050403020100';
+
+/** The CPU profile's stacks as stored: leaf first, the inlined hash before its caller. */
+const CPU_STACKS = [
+  ['memmove', 'hash', 'computeTotal', 'handleCheckout', 'main'],
+  ['hash', 'computeTotal', 'handleCheckout', 'main'],
+  ['/usr/lib/x86_64-linux-gnu/libc.so.6', 'handleCheckout', 'main'],
+];
+
+function profileRequest(service: string, link: { traceId: string; spanId: string }, nowNs: bigint, badProfile = false): Init {
+  const profiles: ProfileInit[] = [
+    {
+      sampleType: { typeStrindex: S.cpu, unitStrindex: S.nanoseconds },
+      periodType: { typeStrindex: S.cpu, unitStrindex: S.nanoseconds },
+      period: 10_000_000n,
+      timeUnixNano: nowNs,
+      durationNano: 10_000_000_000n,
+      profileId: Buffer.from(PROFILE_ID_HEX, 'hex'),
+      attributeIndices: [1, 2, 3, 4],
+      samples: [
+        { stackIndex: 1, values: [30_000_000n], linkIndex: 1, attributeIndices: [1] },
+        { stackIndex: 2, values: [20_000_000n], linkIndex: 1 },
+        { stackIndex: 1, values: [10_000_000n], linkIndex: 1 }, // the first stack again
+        { stackIndex: 3, values: [5_000_000n], timestampsUnixNano: [nowNs + 1000n] },
+      ],
+    },
+    {
+      sampleType: { typeStrindex: S.alloc_space, unitStrindex: S.bytes },
+      periodType: { typeStrindex: S.space, unitStrindex: S.bytes },
+      period: 524_288n,
+      timeUnixNano: nowNs,
+      durationNano: 10_000_000_000n,
+      samples: [
+        { stackIndex: 2, values: [4096n] },
+        { stackIndex: 4, values: [1024n] },
+      ],
+    },
+  ];
+  if (badProfile) profiles.push({ sampleType: { typeStrindex: S.cpu, unitStrindex: S.nanoseconds }, timeUnixNano: nowNs, samples: [{ stackIndex: 42, values: [1n] }] });
+  return {
+    dictionary: {
+      stringTable: [...STRINGS],
+      functionTable: [
+        {},
+        { nameStrindex: S.main, filenameStrindex: S['checkout.go'] },
+        { nameStrindex: S.handleCheckout, filenameStrindex: S['checkout.go'] },
+        { nameStrindex: S.computeTotal, filenameStrindex: S['checkout.go'] },
+        { nameStrindex: S.hash },
+        { nameStrindex: S.memmove },
+      ],
+      mappingTable: [{}, { filenameStrindex: S['/usr/lib/x86_64-linux-gnu/libc.so.6'], memoryStart: 0x7f00_0000_0000n, memoryLimit: 0x7f00_0020_0000n }],
+      locationTable: [
+        {},
+        { lines: [{ functionIndex: 1, line: 12n }] }, // 1: main
+        { lines: [{ functionIndex: 2, line: 40n }] }, // 2: handleCheckout
+        { lines: [{ functionIndex: 4, line: 7n }, { functionIndex: 3, line: 88n }] }, // 3: hash inlined into computeTotal
+        { lines: [{ functionIndex: 5 }] }, // 4: memmove
+        { mappingIndex: 1, address: 0x7f00_0001_2345n }, // 5: unsymbolized, in libc
+      ],
+      stackTable: [
+        {},
+        { locationIndices: [4, 3, 2, 1] }, // 1: memmove ← hash ← computeTotal ← handleCheckout ← main
+        { locationIndices: [3, 2, 1] }, // 2: its leaf location holds two frames (hash inlined into computeTotal)
+        { locationIndices: [5, 2, 1] }, // 3: an unsymbolized libc frame
+        { locationIndices: [2, 1] }, // 4: used by the heap profile only
+      ],
+      linkTable: [{}, { traceId: Buffer.from(link.traceId, 'hex'), spanId: Buffer.from(link.spanId, 'hex') }],
+      attributeTable: [
+        {},
+        { keyStrindex: S['thread.name'], value: str('worker-1') },
+        { keyStrindex: S['thread.id'], value: { value: { case: 'intValue', value: 42n } } },
+        { keyStrindex: S.load, value: { value: { case: 'doubleValue', value: 0.75 } } },
+        { keyStrindex: S.sampled, value: { value: { case: 'boolValue', value: true } } },
+      ],
+    },
+    resourceProfiles: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: str(service) }, { key: 'host.cpus', value: { value: { case: 'intValue', value: 8n } } }] },
+        scopeProfiles: [{ scope: { name: 'floe-e2e-profiler', version: '0.9.0' }, profiles }],
+      },
+    ],
+  };
+}
+
+/** OTLP/JSON as exporters write it: proto3 JSON with trace, span and profile ids in hex. */
+function otlpJson(init: Init): string {
+  const hexIds = (v: JsonValue): JsonValue => {
+    if (Array.isArray(v)) return v.map(hexIds);
+    if (v === null || typeof v !== 'object') return v;
+    return Object.fromEntries(
+      Object.entries(v).map(([k, x]) => [k, ['traceId', 'spanId', 'profileId'].includes(k) && typeof x === 'string' ? Buffer.from(x, 'base64').toString('hex') : hexIds(x)]),
+    );
+  };
+  return JSON.stringify(hexIds(toJson(ExportProfilesServiceRequestSchema, create(ExportProfilesServiceRequestSchema, init))));
+}
+
+const protobuf = (init: Init) => toBinary(ExportProfilesServiceRequestSchema, create(ExportProfilesServiceRequestSchema, init));
+
+describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s)', (mode) => {
+  let floe: FloeUnderTest;
+  let key: string;
+  let trace: SentTrace;
+  const tenant = 'acme';
+  const traceService = 'profiled-checkout';
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode });
+    key = (await floe.bootstrap(tenant)).api_key;
+    trace = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), traceService);
+  });
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  const meta = () => ({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
+  const sql = async (text: string) => {
+    const table = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(text), metadata: meta(), deadlineMs: 20_000 });
+    return table.toArray().map((r) => plain(r) as Record<string, unknown>);
+  };
+  const quote = (s: string) => `'${s.replaceAll("'", "''")}'`;
+  const waitForRows = (what: string, query: string, count: number) =>
+    waitFor(
+      what,
+      async () => {
+        const rows = await sql(query);
+        return rows.length === count ? rows : undefined;
+      },
+      30_000,
+      200,
+    );
+
+  const post = (body: Uint8Array | string, headers: Record<string, string> = {}) =>
+    fetch(`${floe.otlpHttpUrl}/v1development/profiles`, {
+      method: 'POST',
+      body,
+      headers: { ...meta(), 'content-type': 'application/x-protobuf', ...headers },
+    });
+
+  const grpcExport = (body: Uint8Array, md: Record<string, string> = meta()) => {
+    const client = new grpc.Client(floe.otlpGrpcAddress, grpc.credentials.createInsecure());
+    return new Promise<{ code: number; details: string; response?: Buffer }>((resolve) => {
+      const m = new grpc.Metadata();
+      for (const [k, v] of Object.entries(md)) m.set(k, v);
+      client.makeUnaryRequest(
+        '/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export',
+        (b: Buffer) => b,
+        (b: Buffer) => b,
+        Buffer.from(body),
+        m,
+        (err, response) => resolve(err ? { code: err.code, details: err.details } : { code: 0, details: '', response }),
+      );
+    }).finally(() => client.close());
+  };
+
+  /** Sends `init` over one transport; resolves to the export response's partial success (undefined: none). */
+  const send: Record<string, (init: Init) => Promise<{ rejectedProfiles: bigint; errorMessage: string } | undefined>> = {
+    'http-protobuf': async (init) => {
+      const res = await post(protobuf(init));
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toContain('application/x-protobuf');
+      return fromBinary(ExportProfilesServiceResponseSchema, new Uint8Array(await res.arrayBuffer())).partialSuccess;
+    },
+    'http-json-gzip': async (init) => {
+      const res = await post(gzipSync(otlpJson(init)), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      expect(res.status).toBe(200);
+      const json = (await res.json()) as { partialSuccess?: { rejectedProfiles?: string; errorMessage?: string } };
+      return json.partialSuccess ? { rejectedProfiles: BigInt(json.partialSuccess.rejectedProfiles ?? 0), errorMessage: json.partialSuccess.errorMessage ?? '' } : undefined;
+    },
+    grpc: async (init) => {
+      const r = await grpcExport(protobuf(init));
+      expect(r).toMatchObject({ code: 0 });
+      return fromBinary(ExportProfilesServiceResponseSchema, r.response!).partialSuccess;
+    },
+  };
+
+  it.each(Object.keys(send))('profiles sent over %s read back over SQL: function names, types, values; the linked span joins traces', async (transport) => {
+    const service = `profiles-${transport}`;
+    const nowNs = BigInt(Date.now()) * 1_000_000n;
+    const linked = { traceId: trace.traceId, spanId: trace.spanIds[1]! }; // compute-cart
+    expect(await send[transport]!(profileRequest(service, linked, nowNs))).toBeUndefined();
+
+    const rows = await waitForRows(
+      `2 profile rows of ${service}`,
+      `SELECT * EXCLUDE ("timestamp"), epoch_us("timestamp") AS timestamp_us FROM profiles WHERE service_name = ${quote(service)} ORDER BY sample_type DESC`,
+      2,
+    );
+    const [cpu, heap] = rows as [Record<string, unknown>, Record<string, unknown>];
+    expect(cpu).toMatchObject({
+      service_name: service,
+      time_unix_nano: nowNs,
+      timestamp_us: nowNs / 1000n,
+      profile_id: PROFILE_ID_HEX,
+      profile_type: 'process_cpu:cpu:nanoseconds:cpu:nanoseconds',
+      sample_type: 'cpu',
+      sample_unit: 'nanoseconds',
+      period_type: 'cpu',
+      period_unit: 'nanoseconds',
+      period: 10_000_000n,
+      duration_nano: 10_000_000_000n,
+      trace_id: trace.traceId,
+      span_id: trace.spanIds[1],
+      total_value: 65_000_000n,
+      scope_name: 'floe-e2e-profiler',
+      scope_version: '0.9.0',
+      profile_attr_str: { 'thread.name': 'worker-1' },
+      profile_attr_int: { 'thread.id': 42n },
+      profile_attr_double: { load: 0.75 },
+      profile_attr_bool: { sampled: true },
+      resource_attr_str: { 'service.name': service },
+      resource_attr_int: { 'host.cpus': 8n },
+    });
+    expect(JSON.parse(cpu.stacktraces_json as string)).toEqual(CPU_STACKS);
+    const link = { trace_id: trace.traceId, span_id: trace.spanIds[1] };
+    expect(JSON.parse(cpu.samples_json as string)).toEqual([
+      { stack: 0, value: 30_000_000, values: [30_000_000], attributes: { 'thread.name': 'worker-1' }, ...link },
+      { stack: 1, value: 20_000_000, values: [20_000_000], ...link },
+      { stack: 0, value: 10_000_000, values: [10_000_000], ...link },
+      { stack: 2, value: 5_000_000, values: [5_000_000], timestamps: [String(nowNs + 1000n)] },
+    ]);
+
+    expect(heap).toMatchObject({
+      profile_type: 'memory:alloc_space:bytes:space:bytes',
+      sample_type: 'alloc_space',
+      sample_unit: 'bytes',
+      period: 524_288n,
+      total_value: 5120n,
+      trace_id: null,
+      span_id: null,
+      profile_id: null,
+    });
+    expect(JSON.parse(heap.stacktraces_json as string)).toEqual([CPU_STACKS[1], ['handleCheckout', 'main']]);
+    expect(JSON.parse(heap.samples_json as string)).toEqual([
+      { stack: 0, value: 4096, values: [4096] },
+      { stack: 1, value: 1024, values: [1024] },
+    ]);
+
+    // The frames are plain text to SQL too: each stack's leaf, per stack.
+    const leaves = await sql(
+      `SELECT json_extract_string(stacktraces_json, '$[0][0]') AS leaf, json_extract_string(stacktraces_json, '$[2][0]') AS unsymbolized, json_array_length(stacktraces_json) AS stacks FROM profiles WHERE service_name = ${quote(service)} AND sample_type = 'cpu'`,
+    );
+    expect(leaves).toEqual([{ leaf: 'memmove', unsymbolized: '/usr/lib/x86_64-linux-gnu/libc.so.6', stacks: 3n }]);
+
+    // The profile's linked span joins the traces table (the trace went in over OTLP/HTTP protobuf).
+    const joined = await waitForRows(
+      `the profile of ${service} joined to its span`,
+      `SELECT p.sample_type, t.name AS span_name, t.service_name AS span_service, p.total_value FROM profiles p JOIN traces t ON p.trace_id = t.trace_id AND p.span_id = t.span_id WHERE p.service_name = ${quote(service)}`,
+      1,
+    );
+    expect(joined).toEqual([{ sample_type: 'cpu', span_name: 'compute-cart', span_service: traceService, total_value: 65_000_000n }]);
+    const byTrace = await sql(`SELECT count(*) AS n FROM traces t JOIN profiles p ON p.trace_id = t.trace_id WHERE p.service_name = ${quote(service)}`);
+    expect(byTrace).toEqual([{ n: 3n }]); // the trace's three spans, all joined through the trace id
+  });
+
+  it.each(Object.keys(send))('%s: a profile with an out-of-range dictionary index is rejected as partial success; the others land', async (transport) => {
+    const service = `profiles-partial-${transport}`;
+    const partial = await send[transport]!(profileRequest(service, { traceId: trace.traceId, spanId: trace.spanIds[0]! }, BigInt(Date.now()) * 1_000_000n, true));
+    expect(partial).toEqual(expect.objectContaining({ rejectedProfiles: 1n, errorMessage: 'profile references stack_index 42, out of range of the stack_table (5 entries)' }));
+    const rows = await waitForRows(`2 profile rows of ${service}`, `SELECT sample_type, total_value FROM profiles WHERE service_name = ${quote(service)} ORDER BY sample_type`, 2);
+    expect(rows).toEqual([
+      { sample_type: 'alloc_space', total_value: 5120n },
+      { sample_type: 'cpu', total_value: 65_000_000n },
+    ]);
+  });
+
+  describe('bad input', () => {
+    it.each([
+      ['garbage protobuf', Buffer.from([0xff, 0xff, 0xff, 0x0f, 0x99, 0x01]), {}, 400, 'bad_data', /not a valid .*ExportProfilesServiceRequest protobuf/],
+      ['invalid JSON', '{"resourceProfiles": [', { 'content-type': 'application/json' }, 400, 'bad_data', /not a valid OTLP JSON/],
+      ['JSON of the wrong shape', '{"dictionary": {"stringTable": 5}}', { 'content-type': 'application/json' }, 400, 'bad_data', /not a valid OTLP JSON/],
+      ['broken gzip', Buffer.from('definitely not gzip'), { 'content-encoding': 'gzip' }, 400, 'bad_data', /not valid gzip/],
+      ['wrong content type', 'hello', { 'content-type': 'text/plain' }, 415, 'unsupported_media_type', /Content-Type/],
+      ['missing key', Buffer.alloc(0), { authorization: '' }, 401, 'unauthorized', /Authorization/],
+    ] as const)('POST /v1development/profiles with %s → %i %s', async (_name, body, headers, status, kind, message) => {
+      const res = await post(body, headers as Record<string, string>);
+      expect(res.status).toBe(status);
+      const json = (await res.json()) as { status: string; errorType: string; error: string };
+      expect(json).toMatchObject({ status: 'error', errorType: kind });
+      expect(json.error).toMatch(message);
+    });
+
+    it('an empty request is acknowledged', async () => {
+      const res = await post(Buffer.alloc(0));
+      expect(res.status).toBe(200);
+    });
+
+    it('gRPC ProfilesService/Export: garbage is INVALID_ARGUMENT, no key UNAUTHENTICATED', async () => {
+      const garbage = await grpcExport(Buffer.from([0xff, 0xff, 0xff]));
+      expect(garbage.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(garbage.details).toMatch(/ExportProfilesServiceRequest/);
+      expect((await grpcExport(new Uint8Array(0), { 'x-tenant-id': tenant })).code).toBe(grpc.status.UNAUTHENTICATED);
+    });
+  });
+});
+
+/** Arrow rows and maps as plain objects (maps and structs have toJSON; 64-bit integers stay bigint). */
+function plain(v: unknown): unknown {
+  if (v === null || typeof v !== 'object') return v;
+  if (v instanceof Uint8Array) return v;
+  if (Array.isArray(v)) return v.map(plain);
+  const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
+  if (json === null || typeof json !== 'object') return json;
+  if (Array.isArray(json)) return json.map(plain);
+  return Object.fromEntries(Object.entries(json as Record<string, unknown>).map(([k, x]) => [k, plain(x)]));
+}

@@ -1,0 +1,127 @@
+import { createHash } from 'node:crypto';
+import type { TenantContext } from '@floe/auth';
+import type { FloeConfig } from '@floe/config';
+import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
+import { MemoryDedup, quotaExceeded, rateLimited, tenantLimits, type DedupStore, type TenantLimits, type TokenBuckets } from '@floe/limits';
+import { getTenant, type Db } from '@floe/meta';
+import type { Logger } from '@floe/telemetry';
+
+export interface AdmissionDeps {
+  db: Db;
+  catalog: SqlCatalog;
+  buckets: TokenBuckets;
+  /** Shared by every acceptor (Redis in a cluster). */
+  dedup: DedupStore;
+  config: Readonly<FloeConfig>;
+  log: Logger;
+}
+
+/** What identifies a byte-identical resend: who sent it where, and the exact bytes. */
+export interface RequestIdentity {
+  /** `traces`, `logs`, …, `remote_write`. */
+  signal: string;
+  contentType: string;
+  contentEncoding: string;
+  body: Uint8Array;
+}
+
+const TENANT_CACHE_MS = 10_000;
+
+/**
+ * The acceptor's per-tenant gate, in front of decoding (spec 1, Errors 4–5; Ingest rule 5):
+ * - the ingest token buckets (requests and body bytes per second): 429 / RESOURCE_EXHAUSTED with
+ *   Retry-After and X-RateLimit-* headers;
+ * - the storage quota (limits.max_storage_bytes): 429 whose text contains quota_exceeded, no
+ *   Retry-After; the stored total is re-read from the catalog every acceptor.quota_cache_ttl;
+ * - resend dedup: a request whose fingerprint was made durable within writer.ingest_dedup_window
+ *   (shared store) or acceptor.retry_dedup_window (this acceptor's memory) is acknowledged without
+ *   being stored again.
+ */
+export class Admission {
+  readonly #o: AdmissionDeps;
+  readonly #local = new MemoryDedup(200_000);
+  readonly #tenants = new Map<string, { at: number; limits: TenantLimits }>();
+  readonly #stored = new Map<string, { at: number; bytes: Promise<number> }>();
+
+  constructor(deps: AdmissionDeps) {
+    this.#o = deps;
+  }
+
+  async #limits(tenant: string): Promise<TenantLimits> {
+    const hit = this.#tenants.get(tenant);
+    if (hit && Date.now() - hit.at < TENANT_CACHE_MS) return hit.limits;
+    const row = await getTenant(this.#o.db, tenant);
+    const limits = tenantLimits(this.#o.config.limits, row?.settings ?? {});
+    this.#tenants.set(tenant, { at: Date.now(), limits });
+    return limits;
+  }
+
+  #storedBytes(tenant: string): Promise<number> {
+    const hit = this.#stored.get(tenant);
+    if (hit && Date.now() - hit.at < this.#o.config.acceptor.quota_cache_ttl) return hit.bytes;
+    const bytes = tenantStoredBytes(this.#o.catalog, tenant);
+    this.#stored.set(tenant, { at: Date.now(), bytes });
+    bytes.catch(() => this.#stored.delete(tenant));
+    return bytes;
+  }
+
+  /** Throws the 429 FloeError when the tenant is over a rate limit or its storage quota. */
+  async admit(ctx: TenantContext, bodyBytes: number): Promise<void> {
+    const limits = await this.#limits(ctx.tenant);
+    if (limits.ingestRequests) {
+      const taken = await this.#o.buckets.take(`${ctx.tenant}:ingest_requests`, 1, limits.ingestRequests);
+      if (!taken.allowed) throw rateLimited(`tenant ${ctx.tenant} ingest requests`, limits.ingestRequests, taken);
+    }
+    if (limits.ingestBytes) {
+      const taken = await this.#o.buckets.take(`${ctx.tenant}:ingest_bytes`, bodyBytes, limits.ingestBytes);
+      if (!taken.allowed) throw rateLimited(`tenant ${ctx.tenant} ingest bytes`, limits.ingestBytes, taken);
+    }
+    if (limits.maxStorageBytes !== undefined) {
+      const stored = await this.#storedBytes(ctx.tenant);
+      if (stored >= limits.maxStorageBytes) throw quotaExceeded(ctx.tenant, stored, limits.maxStorageBytes);
+    }
+  }
+
+  /**
+   * The whole gate around one request: admit (or throw the 429), acknowledge a byte-identical
+   * resend with `onResend()` without storing it, otherwise `store()` and remember the request once
+   * that store is durable (it resolved).
+   */
+  async run<R>(ctx: TenantContext, req: RequestIdentity, store: () => Promise<R>, onResend: () => R): Promise<R> {
+    await this.admit(ctx, req.body.byteLength);
+    const fp = this.fingerprint(ctx, req);
+    if (await this.isResend(fp)) return onResend();
+    const out = await store();
+    await this.remember(fp);
+    return out;
+  }
+
+  fingerprint(ctx: TenantContext, req: RequestIdentity): string {
+    const h = createHash('sha256');
+    h.update(`${ctx.tenant}\u0000${ctx.dataset}\u0000${req.signal}\u0000${req.contentType}\u0000${req.contentEncoding}\u0000`);
+    h.update(req.body);
+    return h.digest('base64url');
+  }
+
+  /** Whether this exact request was already made durable within a dedup window. */
+  async isResend(fingerprint: string): Promise<boolean> {
+    if (await this.#local.seen(fingerprint)) return true;
+    try {
+      return await this.#o.dedup.seen(fingerprint);
+    } catch (err) {
+      // The shared store is an optimisation: without it a resend is stored again, never lost.
+      this.#o.log.warn({ err }, 'dedup store unreachable; storing the request');
+      return false;
+    }
+  }
+
+  /** Called after the request's WAL append is durable. */
+  async remember(fingerprint: string): Promise<void> {
+    await this.#local.remember(fingerprint, this.#o.config.acceptor.retry_dedup_window);
+    try {
+      await this.#o.dedup.remember(fingerprint, this.#o.config.writer.ingest_dedup_window);
+    } catch (err) {
+      this.#o.log.warn({ err }, 'dedup store unreachable; a resend to another acceptor may be stored twice');
+    }
+  }
+}

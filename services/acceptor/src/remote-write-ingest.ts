@@ -1,0 +1,62 @@
+import type { TenantContext } from '@floe/auth';
+import { FloeError } from '@floe/errors';
+import type { Logger } from '@floe/telemetry';
+import type { Ingest } from './ingest.ts';
+import {
+  RemoteWriteMetadata,
+  decodeRemoteWriteV1,
+  decodeRemoteWriteV2,
+  remoteWriteV1ToRows,
+  remoteWriteV2ToRows,
+  type ConvertedRemoteWrite,
+  type RemoteWriteVersion,
+} from './remote-write.ts';
+
+export interface RemoteWriteOutcome {
+  /** v2's written-count headers (reference §6.1); they count what was stored, also on a 400. */
+  headers: Record<string, string>;
+  /** The conversion error to answer with (400), after the convertible rest was stored. */
+  error: FloeError | undefined;
+}
+
+/**
+ * POST /api/v1/write after auth and snappy: decode the protocol's message, convert
+ * (remote-write.ts), append the metrics and metric_exemplars records in one WAL append, and say
+ * what to answer. Histograms OpenTelemetry cannot represent are dropped with a warning (spec 1,
+ * Ingest rule 3); series that cannot be converted make the answer 400 without holding back the
+ * rest, as Prometheus's own receiver does. A failed append is 503 (Ingest).
+ */
+export class RemoteWriteIngest {
+  readonly #ingest: Ingest;
+  readonly #log: Logger;
+  readonly #metadata = new RemoteWriteMetadata();
+
+  constructor(ingest: Ingest, log: Logger) {
+    this.#ingest = ingest;
+    this.#log = log.child({ surface: 'remote-write' });
+  }
+
+  async write(ctx: TenantContext, body: Uint8Array, version: RemoteWriteVersion): Promise<RemoteWriteOutcome> {
+    const converted: ConvertedRemoteWrite =
+      version === 1 ? remoteWriteV1ToRows(decodeRemoteWriteV1(body), this.#metadata, `${ctx.tenant}/${ctx.dataset}`) : remoteWriteV2ToRows(decodeRemoteWriteV2(body));
+    if (converted.dropped > 0) {
+      this.#log.warn(
+        { tenant: ctx.tenant, dataset: ctx.dataset, dropped: converted.dropped, first: converted.firstDropped },
+        'remote write: dropped native histograms or exemplars that OpenTelemetry metrics cannot represent',
+      );
+    }
+    await this.#ingest.storeMetrics(ctx, converted);
+    const headers = {
+      'x-prometheus-remote-write-samples-written': String(converted.samplesWritten),
+      'x-prometheus-remote-write-histograms-written': String(converted.histogramsWritten),
+      'x-prometheus-remote-write-exemplars-written': String(converted.exemplarsWritten),
+    };
+    const error =
+      converted.errors > 0
+        ? new FloeError('bad_data', `${converted.errors} samples, histograms or exemplars could not be converted (the rest was stored); first: ${converted.firstError}`, {
+            code: 'FLOE_ERR_REMOTE_WRITE_CONVERT',
+          })
+        : undefined;
+    return { headers, error };
+  }
+}

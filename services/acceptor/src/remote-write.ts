@@ -1,0 +1,606 @@
+import { FloeError } from '@floe/errors';
+import {
+  PromWriteRequestSchema,
+  RwV2RequestSchema,
+  fromBinary,
+  type PromHistogram,
+  type PromWriteRequest,
+  type RwV2Histogram,
+  type RwV2Request,
+} from '@floe/proto';
+import { emptyTyped, type TypedAttributes } from './attributes.ts';
+import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
+import { MAX_INT64, RowCollector } from './rows.ts';
+import { canonicalAttributes, seriesId, seriesPrefix } from './series-id.ts';
+
+/**
+ * Prometheus remote write (protocol 1.0 and 2.0, reference/api-contracts.md §6) converted to
+ * OpenTelemetry metrics in the `metrics` and `metric_exemplars` tables (spec 1, Ingest rules
+ * 2-3). The conversion keeps every Prometheus series recoverable exactly, because PromQL over
+ * remote-written data has to agree with Prometheus (issue 6):
+ *
+ * - Rows carry `scope_name` = REMOTE_WRITE_SCOPE. That marks them as Prometheus series: their
+ *   `metric_name` is the `__name__` label as sent, and `point_attr_str` holds every other label
+ *   verbatim (job and instance included; labels with an empty value are dropped, as Prometheus
+ *   treats them as absent). So the Prometheus series is `{__name__=metric_name} ∪ point_attr_str`,
+ *   with none of the OTLP→Prometheus name translation (suffixes, dots) that OTLP metrics need.
+ * - The resource follows OpenTelemetry's Prometheus compatibility rules for the target:
+ *   `service.name` = job, `service.instance.id` = instance (so `service_name` is the job), both
+ *   the label values unchanged; translating them back gives the same job and instance labels.
+ * - Plain samples are `gauge`, or a `sum` (monotonic, cumulative) when the metric is a counter:
+ *   its metadata says COUNTER (v1: the request's metadata, or metadata an earlier request of the
+ *   same tenant and dataset sent, since Prometheus sends v1 metadata in requests of their own;
+ *   v2: the series' own metadata), or the parts of a classic histogram or summary (`_bucket`,
+ *   `_count`, `_sum` of a HISTOGRAM or SUMMARY family). Without metadata a `_total` name, or a
+ *   `_bucket` series with an `le` label, is a counter. The family's Prometheus type, when known,
+ *   is kept as the scope attribute `prometheus.type`, its HELP and UNIT as description and unit.
+ * - Native histograms become `exponential_histogram` rows: schema → scale (Prometheus bucket
+ *   index i covers (base^(i-1), base^i], OTLP's index k covers (base^k, base^(k+1)], so k = i - 1),
+ *   spans and deltas (integer histograms) or absolute counts (float histograms) → offset and dense
+ *   bucket counts, zero bucket as is, reset hint GAUGE → temporality `unspecified` (otherwise
+ *   `cumulative`). Custom-bucket histograms (schema -53), and float histograms whose counts are
+ *   not whole numbers, have no OpenTelemetry form: they are dropped with a warning and the rest
+ *   of the request is stored. So are exemplars without a usable timestamp (Prometheus's own
+ *   receiver never fails a request over an exemplar either).
+ * - The staleness marker (the NaN with bits 0x7ff0000000000002; in a native histogram's sum) is
+ *   stored with `flags` = 1, OTLP's no-recorded-value, and the value NaN.
+ * - v2 start timestamps (per sample or histogram; the older per-series created_timestamp, field
+ *   6, for senders up to Prometheus 3.8) → `start_unix_nano`.
+ * - Exemplars → `metric_exemplars`: their labels verbatim as `filtered_attr_str`, and a
+ *   `trace_id` / `span_id` label holding a valid hex id also fills the column of that name.
+ *
+ * A series that cannot be stored (no `__name__`, empty or repeated label names, a sample time
+ * outside the int64 nanosecond range, broken histogram buckets) is a conversion error: the rest
+ * of the request is stored and the request answered 400, as Prometheus's own receiver does.
+ */
+
+export const REMOTE_WRITE_SCOPE = 'floe.prometheus.remote_write';
+
+export type RemoteWriteVersion = 1 | 2;
+
+const V1_PROTO = 'prometheus.WriteRequest';
+const V2_PROTO = 'io.prometheus.write.v2.Request';
+
+/** The protocol version a Content-Type names (reference §6.1); anything else is 415. */
+export function remoteWriteVersion(contentType: string | undefined): RemoteWriteVersion {
+  // Prometheus's receiver reads a request without Content-Type as protocol 1.0.
+  if (contentType === undefined || contentType.trim() === '') return 1;
+  const [type, ...params] = contentType.split(';');
+  if (type!.trim().toLowerCase() !== 'application/x-protobuf') {
+    throw new FloeError('unsupported_media_type', `unsupported Content-Type ${JSON.stringify(contentType)}: remote write takes application/x-protobuf`, {
+      code: 'FLOE_ERR_INGEST_CONTENT_TYPE',
+    });
+  }
+  let proto = V1_PROTO;
+  for (const p of params) {
+    const eq = p.indexOf('=');
+    if (eq < 0) continue;
+    if (p.slice(0, eq).trim().toLowerCase() === 'proto') proto = p.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+  }
+  if (proto === V1_PROTO) return 1;
+  if (proto === V2_PROTO) return 2;
+  throw new FloeError('unsupported_media_type', `unsupported remote write proto ${JSON.stringify(proto)}: use ${V1_PROTO} or ${V2_PROTO}`, {
+    code: 'FLOE_ERR_INGEST_CONTENT_TYPE',
+  });
+}
+
+/** Remote write bodies are snappy block-compressed; no Content-Encoding means the same. */
+export function checkRemoteWriteEncoding(contentEncoding: string | undefined): void {
+  const enc = (contentEncoding ?? '').trim().toLowerCase();
+  if (enc !== '' && enc !== 'snappy') {
+    throw new FloeError('unsupported_media_type', `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: remote write bodies are snappy-compressed`, {
+      code: 'FLOE_ERR_INGEST_ENCODING',
+    });
+  }
+}
+
+const decodeError = (typeName: string, why: string) =>
+  new FloeError('bad_data', `body is not a valid ${typeName} protobuf message: ${why}`, { code: 'FLOE_ERR_INGEST_DECODE' });
+
+export function decodeRemoteWriteV1(body: Uint8Array): PromWriteRequest {
+  try {
+    return fromBinary(PromWriteRequestSchema, body);
+  } catch (err) {
+    throw decodeError(V1_PROTO, (err as Error).message);
+  }
+}
+
+export function decodeRemoteWriteV2(body: Uint8Array): RwV2Request {
+  let req: RwV2Request;
+  try {
+    req = fromBinary(RwV2RequestSchema, body);
+  } catch (err) {
+    throw decodeError(V2_PROTO, (err as Error).message);
+  }
+  // Structural rules of the 2.0 spec: every reference must resolve, or nothing is trustworthy.
+  const n = req.symbols.length;
+  if (n > 0 && req.symbols[0] !== '') throw decodeError(V2_PROTO, 'symbols[0] must be the empty string');
+  const check = (refs: readonly number[], what: string) => {
+    if (refs.length % 2 !== 0) throw decodeError(V2_PROTO, `${what} has an odd number of label references`);
+    for (const r of refs) if (r >= n) throw decodeError(V2_PROTO, `${what} references symbol ${r} of ${n}`);
+  };
+  for (const ts of req.timeseries) {
+    check(ts.labelsRefs, 'a series');
+    for (const e of ts.exemplars) check(e.labelsRefs, 'an exemplar');
+    const m = ts.metadata;
+    if (m && (m.helpRef >= n || m.unitRef >= n)) throw decodeError(V2_PROTO, `series metadata references a symbol beyond ${n}`);
+  }
+  return req;
+}
+
+// ── metadata ────────────────────────────────────────────────────────────────────────────────
+
+/** Prometheus metric types, indexed by the wire enum (v1 MetricMetadata.MetricType = v2 Metadata.MetricType). */
+const PROM_TYPES = ['unknown', 'counter', 'gauge', 'histogram', 'gaugehistogram', 'summary', 'info', 'stateset'] as const;
+export type PromType = (typeof PROM_TYPES)[number];
+const promType = (wire: number): PromType => PROM_TYPES[wire] ?? 'unknown';
+
+export interface PromMetadata {
+  type: PromType;
+  help: string;
+  unit: string;
+}
+
+/**
+ * Family metadata seen in earlier v1 requests, per tenant and dataset: Prometheus sends v1
+ * metadata in requests of their own (every `metadata_config.send_interval`), so a sample's
+ * family type is often known only from an earlier request. Bounded; the oldest entries go first.
+ * Best effort by nature (per process, empty after a restart), which only affects how a series
+ * is typed, never its name, labels or values.
+ */
+export class RemoteWriteMetadata {
+  readonly #entries = new Map<string, PromMetadata>();
+  readonly #max: number;
+
+  constructor(maxEntries = 100_000) {
+    this.#max = maxEntries;
+  }
+
+  get(scope: string, family: string): PromMetadata | undefined {
+    return this.#entries.get(`${scope}\u0000${family}`);
+  }
+
+  set(scope: string, family: string, meta: PromMetadata): void {
+    const key = `${scope}\u0000${family}`;
+    this.#entries.delete(key);
+    this.#entries.set(key, meta);
+    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+}
+
+const FAMILY_SUFFIXES = ['_total', '_bucket', '_count', '_sum', '_created', '_gcount', '_gsum', '_info'];
+
+/** The family a series name belongs to, in `lookup`: the name itself, or without a known suffix. */
+function familyMetadata(name: string, lookup: (family: string) => PromMetadata | undefined): PromMetadata | undefined {
+  const exact = lookup(name);
+  if (exact) return exact;
+  for (const s of FAMILY_SUFFIXES) if (name.endsWith(s)) return lookup(name.slice(0, -s.length));
+  return undefined;
+}
+
+interface SampleKind {
+  type: 'gauge' | 'sum';
+  temporality: string | null;
+  isMonotonic: boolean | null;
+}
+
+const GAUGE: SampleKind = { type: 'gauge', temporality: null, isMonotonic: null };
+const COUNTER: SampleKind = { type: 'sum', temporality: 'cumulative', isMonotonic: true };
+
+/** How a series of plain samples is typed (the module comment has the rules). */
+export function sampleKind(name: string, labels: Readonly<Record<string, string>>, meta: PromMetadata | undefined): SampleKind {
+  const part = name.endsWith('_bucket') || name.endsWith('_count') || name.endsWith('_sum');
+  switch (meta?.type) {
+    case 'counter':
+      return COUNTER;
+    case 'histogram':
+    case 'summary':
+      return part ? COUNTER : GAUGE;
+    case 'gauge':
+    case 'gaugehistogram':
+    case 'info':
+    case 'stateset':
+      return GAUGE;
+    default:
+      return name.endsWith('_total') || (name.endsWith('_bucket') && 'le' in labels) ? COUNTER : GAUGE;
+  }
+}
+
+// ── conversion ──────────────────────────────────────────────────────────────────────────────
+
+export interface ConvertedRemoteWrite extends ConvertedMetrics {
+  /** Float samples, native histograms and exemplars stored (v2's X-Prometheus-Remote-Write-*-Written). */
+  samplesWritten: number;
+  histogramsWritten: number;
+  exemplarsWritten: number;
+  /** Samples, histograms and exemplars that could not be converted: the request is answered 400. */
+  errors: number;
+  firstError: string | undefined;
+  /** Native histograms OpenTelemetry cannot represent, and exemplars without a usable time: dropped with a warning, not an error. */
+  dropped: number;
+  firstDropped: string | undefined;
+}
+
+type NativeHistogram = PromHistogram | RwV2Histogram;
+
+/** One series of either protocol, labels resolved. */
+interface SeriesIn {
+  labels: ReadonlyArray<readonly [string, string]>;
+  samples: ReadonlyArray<{ value: number; timestamp: bigint; startTimestamp?: bigint }>;
+  histograms: readonly NativeHistogram[];
+  exemplars: ReadonlyArray<{ labels: ReadonlyArray<readonly [string, string]>; value: number; timestamp: bigint }>;
+  meta: PromMetadata | undefined;
+  /** v2's per-series created_timestamp (ms), 0n when unset. */
+  created: bigint;
+}
+
+const NS_PER_MS = 1_000_000n;
+const MAX_MS = MAX_INT64 / NS_PER_MS;
+
+/** Prometheus's staleness marker is the NaN 0x7ff0000000000002; V8 may have set its quiet bit. */
+const f64 = new Float64Array(1);
+const u64 = new BigUint64Array(f64.buffer);
+export function isStaleNaN(v: number): boolean {
+  if (!Number.isNaN(v)) return false;
+  f64[0] = v;
+  return (u64[0]! & 0x7ff7_ffff_ffff_ffffn) === 0x7ff0_0000_0000_0002n;
+}
+
+/** Densest bucket layout one native histogram may expand to (spans may leave gaps; this bounds them). */
+const MAX_DENSE_BUCKETS = 1 << 16;
+
+class Converter {
+  readonly points = new RowCollector();
+  readonly exemplars = new RowCollector();
+  samplesWritten = 0;
+  histogramsWritten = 0;
+  exemplarsWritten = 0;
+  errors = 0;
+  firstError: string | undefined;
+  dropped = 0;
+  firstDropped: string | undefined;
+
+  error(n: number, reason: string): void {
+    this.errors += n;
+    this.firstError ??= reason;
+  }
+
+  drop(reason: string): void {
+    this.dropped++;
+    this.firstDropped ??= reason;
+  }
+
+  series(s: SeriesIn): void {
+    let name = '';
+    // No prototype: `__proto__` is a valid Prometheus label name and must stay a plain key.
+    const labels: Record<string, string> = Object.create(null) as Record<string, string>;
+    let bad: string | undefined;
+    const seen = new Set<string>();
+    for (const [k, v] of s.labels) {
+      if (k === '') bad ??= 'series has a label with an empty name';
+      else if (seen.has(k)) bad ??= `series has the label ${JSON.stringify(k)} more than once`;
+      seen.add(k);
+      if (k === '__name__') name = v;
+      else if (v !== '') labels[k] = v;
+    }
+    if (!bad && name === '') bad = 'series has no __name__ label';
+    const items = s.samples.length + s.histograms.length + s.exemplars.length;
+    if (bad) {
+      this.error(items, `${bad} (${describe(s.labels)})`);
+      return;
+    }
+
+    const resource = emptyTyped();
+    if (labels.job !== undefined) resource.str['service.name'] = labels.job;
+    if (labels.instance !== undefined) resource.str['service.instance.id'] = labels.instance;
+    const point: TypedAttributes = { str: labels, int: {}, double: {}, bool: {} };
+    const sid = seriesId(seriesPrefix(name, canonicalAttributes(resource), REMOTE_WRITE_SCOPE, ''), point);
+    const scopeAttrs: Record<string, string> = s.meta && s.meta.type !== 'unknown' ? { 'prometheus.type': s.meta.type } : {};
+    const base = {
+      metric_name: name,
+      description: s.meta?.help ?? '',
+      unit: s.meta?.unit ?? '',
+      series_id: sid,
+      service_name: labels.job ?? 'unknown_service',
+      scope_name: REMOTE_WRITE_SCOPE,
+      scope_version: '',
+      point_attr_str: labels,
+      point_attr_int: {},
+      point_attr_double: {},
+      point_attr_bool: {},
+      resource_attr_str: resource.str,
+      resource_attr_int: {},
+      resource_attr_double: {},
+      resource_attr_bool: {},
+      scope_attr_str: scopeAttrs,
+      scope_attr_int: {},
+      scope_attr_double: {},
+      scope_attr_bool: {},
+    };
+
+    let seriesType: string = 'gauge';
+    if (s.samples.length > 0) {
+      const kind = sampleKind(name, labels, s.meta);
+      seriesType = kind.type;
+      for (const sample of s.samples) {
+        const reason = timeInvalid(sample.timestamp) ?? startInvalid(sample.startTimestamp ?? 0n);
+        if (reason) {
+          this.error(1, `${reason} (${describe(s.labels)})`);
+          continue;
+        }
+        const start = startNs(sample.startTimestamp ?? 0n, s.created);
+        const stale = isStaleNaN(sample.value);
+        const time = sample.timestamp * NS_PER_MS;
+        this.points.add(time, {
+          ...base,
+          metric_type: kind.type,
+          temporality: kind.temporality,
+          is_monotonic: kind.isMonotonic,
+          start_unix_nano: start,
+          time_unix_nano: time.toString(),
+          value: jsonFloat(sample.value),
+          value_int: null,
+          flags: stale ? FLAG_NO_RECORDED_VALUE : 0,
+        });
+        this.samplesWritten++;
+      }
+    }
+    if (s.histograms.length > 0) {
+      seriesType = 'exponential_histogram';
+      const gauge = s.meta?.type === 'gaugehistogram';
+      for (const h of s.histograms) {
+        const hstart = 'startTimestamp' in h ? h.startTimestamp : 0n;
+        const reason = timeInvalid(h.timestamp) ?? startInvalid(hstart);
+        if (reason) {
+          this.error(1, `${reason} (${describe(s.labels)})`);
+          continue;
+        }
+        const converted = nativeHistogram(h);
+        if ('drop' in converted) {
+          this.drop(`${converted.drop} (${describe(s.labels)})`);
+          continue;
+        }
+        if ('error' in converted) {
+          this.error(1, `${converted.error} (${describe(s.labels)})`);
+          continue;
+        }
+        const time = h.timestamp * NS_PER_MS;
+        this.points.add(time, {
+          ...base,
+          metric_type: 'exponential_histogram',
+          temporality: gauge || h.resetHint === 3 /* GAUGE */ ? 'unspecified' : 'cumulative',
+          is_monotonic: null,
+          start_unix_nano: startNs(hstart, s.created),
+          time_unix_nano: time.toString(),
+          ...converted.columns,
+          flags: isStaleNaN(h.sum) ? FLAG_NO_RECORDED_VALUE : 0,
+        });
+        this.histogramsWritten++;
+      }
+    }
+    for (const e of s.exemplars) {
+      if (timeInvalid(e.timestamp)) {
+        // As in Prometheus's receiver, a bad exemplar never fails its request: dropped, logged.
+        this.drop(`exemplar without a timestamp in the int64 range of unix nanoseconds (${describe(s.labels)})`);
+        continue;
+      }
+      const filtered: Record<string, string> = Object.create(null) as Record<string, string>;
+      for (const [k, v] of e.labels) filtered[k] = v;
+      const time = e.timestamp * NS_PER_MS;
+      this.exemplars.add(time, {
+        metric_name: name,
+        metric_type: seriesType,
+        series_id: sid,
+        service_name: base.service_name,
+        time_unix_nano: time.toString(),
+        value: jsonFloat(e.value),
+        value_int: null,
+        trace_id: hexLabel(filtered.trace_id, 32),
+        span_id: hexLabel(filtered.span_id, 16),
+        filtered_attr_str: filtered,
+        filtered_attr_int: {},
+        filtered_attr_double: {},
+        filtered_attr_bool: {},
+        point_attr_str: labels,
+        point_attr_int: {},
+        point_attr_double: {},
+        point_attr_bool: {},
+        resource_attr_str: resource.str,
+        resource_attr_int: {},
+        resource_attr_double: {},
+        resource_attr_bool: {},
+      });
+      this.exemplarsWritten++;
+    }
+  }
+
+  result(): ConvertedRemoteWrite {
+    return {
+      points: this.points.result(),
+      exemplars: this.exemplars.result(),
+      samplesWritten: this.samplesWritten,
+      histogramsWritten: this.histogramsWritten,
+      exemplarsWritten: this.exemplarsWritten,
+      errors: this.errors,
+      firstError: this.firstError,
+      dropped: this.dropped,
+      firstDropped: this.firstDropped,
+    };
+  }
+}
+
+/** The series as Prometheus prints it, for error messages (shortened). */
+function describe(labels: ReadonlyArray<readonly [string, string]>): string {
+  const name = labels.find(([k]) => k === '__name__')?.[1] ?? '';
+  const rest = labels.filter(([k]) => k !== '__name__').map(([k, v]) => `${k}=${JSON.stringify(v)}`);
+  const text = `${name}{${rest.join(', ')}}`;
+  return text.length > 200 ? `${text.slice(0, 197)}...` : text;
+}
+
+const HEX = /^[0-9a-fA-F]+$/;
+const hexLabel = (v: string | undefined, len: number): string | null =>
+  v !== undefined && v.length === len && HEX.test(v) && !/^0+$/.test(v) ? v.toLowerCase() : null;
+
+function timeInvalid(ms: bigint): string | undefined {
+  if (ms <= 0n) return 'sample has no timestamp after the unix epoch';
+  if (ms > MAX_MS) return 'sample has a timestamp beyond the int64 range of unix nanoseconds';
+  return undefined;
+}
+
+function startInvalid(ms: bigint): string | undefined {
+  return ms < 0n || ms > MAX_MS ? 'sample has a start timestamp outside the int64 range of unix nanoseconds' : undefined;
+}
+
+/** A sample's start (its own, else the series' created timestamp) in ns as text, or null. */
+function startNs(sampleStart: bigint, created: bigint): string | null {
+  const ms = sampleStart > 0n ? sampleStart : created > 0n && created <= MAX_MS ? created : 0n;
+  return ms > 0n ? (ms * NS_PER_MS).toString() : null;
+}
+
+type HistogramOutcome = { columns: Record<string, unknown> } | { drop: string } | { error: string };
+
+/** A whole, non-negative count that fits int64, from a float histogram's double. */
+function floatCount(v: number): bigint | 'fraction' | 'invalid' {
+  if (!Number.isFinite(v) || v < 0) return 'invalid';
+  if (!Number.isInteger(v)) return 'fraction';
+  if (v >= 2 ** 63) return 'invalid';
+  return BigInt(v);
+}
+
+/**
+ * One side's buckets → OTLP offset and dense counts. Prometheus: the first span's offset is the
+ * absolute index of its first bucket, each later span's offset the gap after the previous span;
+ * integer histograms send each count as the delta to the previous bucket's.
+ */
+function buckets(spans: ReadonlyArray<{ offset: number; length: number }>, deltas: readonly bigint[], counts: readonly number[], isFloat: boolean): { offset: number; counts: bigint[] } | { drop: string } | { error: string } {
+  const values: bigint[] = [];
+  if (isFloat) {
+    for (const c of counts) {
+      const v = floatCount(c);
+      if (v === 'fraction') return { drop: 'float native histogram with fractional bucket counts cannot be stored as an OpenTelemetry exponential histogram' };
+      if (v === 'invalid') return { error: 'native histogram has a negative, non-finite or too large bucket count' };
+      values.push(v);
+    }
+  } else {
+    let acc = 0n;
+    for (const d of deltas) {
+      acc += d;
+      if (acc < 0n || acc > MAX_INT64) return { error: 'native histogram bucket deltas give a negative or too large count' };
+      values.push(acc);
+    }
+  }
+  let spanTotal = 0;
+  for (const s of spans) spanTotal += s.length;
+  if (spanTotal !== values.length) return { error: `native histogram spans cover ${spanTotal} buckets but ${values.length} counts were sent` };
+  if (values.length === 0) return { offset: 0, counts: [] };
+  const dense: bigint[] = [];
+  let v = 0;
+  for (let i = 0; i < spans.length; i++) {
+    const span = spans[i]!;
+    const gap = i > 0 ? span.offset : 0;
+    if (gap < 0) return { error: 'native histogram span has a negative gap' };
+    if (dense.length + gap + span.length > MAX_DENSE_BUCKETS) return { error: `native histogram spans more than ${MAX_DENSE_BUCKETS} buckets` };
+    for (let g = 0; g < gap; g++) dense.push(0n);
+    for (let l = 0; l < span.length; l++) dense.push(values[v++]!);
+  }
+  const first = spans[0]!.offset;
+  // Prometheus index i is OTLP index i - 1 (reference §6.5).
+  return { offset: first - 1, counts: dense };
+}
+
+function nativeHistogram(h: NativeHistogram): HistogramOutcome {
+  if (h.schema === -53) return { drop: 'custom-bucket native histogram (schema -53) cannot be stored as an OpenTelemetry exponential histogram' };
+  if (h.schema < -4 || h.schema > 8) return { error: `native histogram has an unsupported schema ${h.schema} (exponential schemas are -4 to 8)` };
+  const isFloat = h.count.case === 'countFloat';
+  let count: bigint;
+  let zero: bigint;
+  if (isFloat) {
+    const c = floatCount(h.count.value as number);
+    const zc = h.zeroCount.case === 'zeroCountFloat' ? floatCount(h.zeroCount.value) : h.zeroCount.case === 'zeroCountInt' ? h.zeroCount.value : 0n;
+    if (c === 'fraction' || zc === 'fraction') return { drop: 'float native histogram with a fractional count cannot be stored as an OpenTelemetry exponential histogram' };
+    if (c === 'invalid' || zc === 'invalid') return { error: 'native histogram has a negative, non-finite or too large count' };
+    count = c;
+    zero = zc;
+  } else {
+    count = h.count.case === 'countInt' ? h.count.value : 0n;
+    zero = h.zeroCount.case === 'zeroCountInt' ? h.zeroCount.value : h.zeroCount.case === 'zeroCountFloat' ? BigInt(Math.trunc(h.zeroCount.value)) : 0n;
+  }
+  if (count > MAX_INT64 || zero > MAX_INT64 || zero < 0n) return { error: 'native histogram has a count beyond the int64 range' };
+  const pos = buckets(h.positiveSpans, h.positiveDeltas, h.positiveCounts, isFloat);
+  if (!('counts' in pos)) return pos;
+  const neg = buckets(h.negativeSpans, h.negativeDeltas, h.negativeCounts, isFloat);
+  if (!('counts' in neg)) return neg;
+  return {
+    columns: {
+      count: jsonInt64(count),
+      sum: jsonFloat(h.sum),
+      min: null,
+      max: null,
+      exp_scale: h.schema,
+      exp_zero_count: jsonInt64(zero),
+      exp_zero_threshold: jsonFloat(h.zeroThreshold),
+      exp_positive_offset: pos.offset,
+      exp_positive_bucket_counts: pos.counts.map(jsonInt64),
+      exp_negative_offset: neg.offset,
+      exp_negative_bucket_counts: neg.counts.map(jsonInt64),
+    },
+  };
+}
+
+/**
+ * A protocol 1.0 request → rows. Its metadata types the request's own series, and is remembered
+ * in `cache` (when given, under `scope`: tenant and dataset) for later requests.
+ */
+export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMetadata, scope = ''): ConvertedRemoteWrite {
+  const local = new Map<string, PromMetadata>();
+  for (const m of req.metadata) {
+    if (m.metricFamilyName === '') continue;
+    const meta: PromMetadata = { type: promType(m.type), help: m.help, unit: m.unit };
+    local.set(m.metricFamilyName, meta);
+    cache?.set(scope, m.metricFamilyName, meta);
+  }
+  const lookup = (family: string) => local.get(family) ?? cache?.get(scope, family);
+  const out = new Converter();
+  for (const ts of req.timeseries) {
+    const labels = ts.labels.map((l) => [l.name, l.value] as const);
+    const name = labels.find(([k]) => k === '__name__')?.[1] ?? '';
+    out.series({
+      labels,
+      samples: ts.samples,
+      histograms: ts.histograms,
+      exemplars: ts.exemplars.map((e) => ({ labels: e.labels.map((l) => [l.name, l.value] as const), value: e.value, timestamp: e.timestamp })),
+      meta: name ? familyMetadata(name, lookup) : undefined,
+      created: 0n,
+    });
+  }
+  return out.result();
+}
+
+/** A protocol 2.0 request (references already checked by decodeRemoteWriteV2) → rows. */
+export function remoteWriteV2ToRows(req: RwV2Request): ConvertedRemoteWrite {
+  const sym = req.symbols;
+  const pairs = (refs: readonly number[]) => {
+    const out: Array<readonly [string, string]> = [];
+    for (let i = 0; i + 1 < refs.length; i += 2) out.push([sym[refs[i]!] ?? '', sym[refs[i + 1]!] ?? ''] as const);
+    return out;
+  };
+  const out = new Converter();
+  for (const ts of req.timeseries) {
+    const m = ts.metadata;
+    const meta: PromMetadata | undefined =
+      m && (m.type !== 0 || m.helpRef !== 0 || m.unitRef !== 0) ? { type: promType(m.type), help: sym[m.helpRef] ?? '', unit: sym[m.unitRef] ?? '' } : undefined;
+    out.series({
+      labels: pairs(ts.labelsRefs),
+      samples: ts.samples,
+      histograms: ts.histograms,
+      exemplars: ts.exemplars.map((e) => ({ labels: pairs(e.labelsRefs), value: e.value, timestamp: e.timestamp })),
+      meta,
+      created: ts.createdTimestamp,
+    });
+  }
+  return out.result();
+}

@@ -1,0 +1,44 @@
+import fp from 'fastify-plugin';
+import type { FloeConfig } from '@floe/config';
+import { rateLimited, tenantLimits, type TenantLimits, type TokenBuckets } from '@floe/limits';
+import { getTenant, type Db } from '@floe/meta';
+
+export interface QueryBudget {
+  /** Throws the 429 FloeError when the tenant's query budget is spent. */
+  take(tenant: string): Promise<void>;
+}
+
+const TENANT_CACHE_MS = 10_000;
+
+/**
+ * The router's per-tenant query budget (limits.max_query_requests_per_sec, overridable in a
+ * tenant's settings.limits): one token per query API request, from a bucket shared by every
+ * router of a cluster when limits.store is redis (spec 1, Errors 3).
+ */
+export function createQueryBudget(buckets: TokenBuckets, db: Db, defaults: FloeConfig['limits']): QueryBudget {
+  const cache = new Map<string, { at: number; limits: TenantLimits }>();
+  const limitsOf = async (tenant: string) => {
+    const hit = cache.get(tenant);
+    if (hit && Date.now() - hit.at < TENANT_CACHE_MS) return hit.limits;
+    const limits = tenantLimits(defaults, (await getTenant(db, tenant))?.settings ?? {});
+    cache.set(tenant, { at: Date.now(), limits });
+    return limits;
+  };
+  return {
+    async take(tenant) {
+      const limit = (await limitsOf(tenant)).queryRequests;
+      if (!limit) return;
+      const taken = await buckets.take(`${tenant}:query_requests`, 1, limit);
+      if (!taken.allowed) throw rateLimited(`tenant ${tenant} queries`, limit, taken);
+    },
+  };
+}
+
+/** Charges every request of the scope (after authentication) to its tenant's query budget. */
+export const queryBudgetPlugin = fp<{ budget: QueryBudget | undefined }>(async (app, opts) => {
+  const budget = opts.budget;
+  if (!budget) return;
+  app.addHook('preHandler', async (req) => {
+    if (req.tenant) await budget.take(req.tenant.tenant);
+  });
+});
