@@ -151,14 +151,17 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     const key = await tenantWith('shared-budget', { ingest_requests_per_sec: 0.01, ingest_requests_burst: 3 });
     const extra = await floe.startExtraAcceptor();
     try {
-      const urls = [floe.otlpHttpUrl, extra.otlpHttpUrl, floe.otlpHttpUrl, extra.otlpHttpUrl];
-      const statuses: number[] = [];
-      for (const url of urls) {
-        const res = await post(url, key, 'shared-budget', spanBody().body);
-        await res.arrayBuffer();
-        statuses.push(res.status);
+      const urls = [floe.otlpHttpUrl, extra.otlpHttpUrl, floe.otlpHttpUrl, extra.otlpHttpUrl, floe.otlpHttpUrl];
+      const answers: Response[] = [];
+      for (const url of urls) answers.push(await post(url, key, 'shared-budget', spanBody().body));
+      expect(answers.map((r) => r.status)).toEqual([200, 200, 200, 429, 429]);
+      // Both acceptors refuse with the bucket's headers.
+      for (const refused of answers.slice(3)) {
+        expect(refused.headers.get('x-ratelimit-limit')).toBe('0.01');
+        expect(refused.headers.get('x-ratelimit-burst')).toBe('3');
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(((await refused.json()) as { errorType: string }).errorType).toBe('rate_limited');
       }
-      expect(statuses).toEqual([200, 200, 200, 429]);
     } finally {
       await extra.stop();
     }

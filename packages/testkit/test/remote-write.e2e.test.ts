@@ -467,11 +467,13 @@ describe('remote write with the WAL unavailable', () => {
   });
 
   it('is 503 unavailable (retryable), and 204 again once the store is back', async () => {
-    const body = compress(
-      toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: [{ labels: [{ name: '__name__', value: 'wal_test' }], samples: [{ value: 1, timestamp: BigInt(Date.now()) }] }] })),
-    );
+    // A new sample each time: a byte-identical resend of a durable request would be acknowledged
+    // without being stored (resend dedup), whatever the store's state.
+    let n = 0;
+    const body = () =>
+      compress(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: [{ labels: [{ name: '__name__', value: 'wal_test' }], samples: [{ value: ++n, timestamp: BigInt(Date.now() + n) }] }] })));
     const post = () =>
-      fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy' } });
+      fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: body(), headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy' } });
     expect((await post()).status).toBe(204);
     // The object store's root (WAL segments live under it) turns into a file: every write fails.
     const root = join(floe.dataDir, 'data');
