@@ -27,8 +27,12 @@ describe('deployment files', () => {
       const cfg = loadConfig({ file: configFile, env });
       expect(cfg.meta.kind).toBe('pg');
       expect(cfg.storage.kind).toBe('s3');
+      expect(cfg.limits.store).toBe('redis');
       expect(svc.healthcheck!.test.join(' ')).toContain(`:${readyPort(cfg, name)}/ready`);
     }
+    // The Redis the shared config names runs beside them.
+    expect(new URL(loadConfig({ file: configFile, env: {} }).limits.redis_url).hostname).toBe('redis');
+    expect(Object.keys(compose.services)).toContain('redis');
   });
 
   it('Kubernetes deployments run valid targets and probe /ready on the configured port', () => {
