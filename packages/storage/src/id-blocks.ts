@@ -1,6 +1,7 @@
+import { closeSync, openSync, readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 import { promisify } from 'node:util';
-import { zstdCompress, zstdDecompress } from 'node:zlib';
+import { zstdCompress, zstdDecompress, zstdDecompressSync } from 'node:zlib';
 import type { ObjectStore } from './object-store.ts';
 
 /**
@@ -199,11 +200,36 @@ export interface IdPayloadRead {
   bytesRead: number;
 }
 
+/**
+ * Blocks up to this size are read and decompressed on the calling thread: a point lookup's whole
+ * work is then a few tens of microseconds, where each trip through libuv's thread pool (open,
+ * read, close, inflate) costs more than that under load.
+ */
+const INLINE_BLOCK_BYTES = 1024 * 1024;
+
+function readLocal(path: string, offset: number, length: number): Uint8Array {
+  const fd = openSync(path, 'r');
+  try {
+    const out = Buffer.allocUnsafe(length);
+    let got = 0;
+    while (got < length) {
+      const n = readSync(fd, out, got, length - got, offset + got);
+      if (n === 0) break;
+      got += n;
+    }
+    return out.subarray(0, got);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** One range read and one decompression: the payload stored for `id` in the object `key`. */
 export async function readIdPayload(store: ObjectStore, key: string, index: IdBlocksIndex, id: string): Promise<IdPayloadRead> {
   const where = index.locate(id);
   if (!where) return { payload: undefined, bytesRead: 0 };
-  const frame = await store.getRange(key, where.offset, where.length);
-  const text = (await decompress(frame)).toString('utf8');
+  const inline = where.length <= INLINE_BLOCK_BYTES;
+  const local = inline ? store.localPath(key) : undefined;
+  const frame = local ? readLocal(local, where.offset, where.length) : await store.getRange(key, where.offset, where.length);
+  const text = (inline ? zstdDecompressSync(frame) : await decompress(frame)).toString('utf8');
   return { payload: findIdPayload(text, id), bytesRead: frame.length };
 }
