@@ -135,6 +135,15 @@ export const schemaSection = z.strictObject({
       custom_schemas: z.array(z.record(z.string(), z.unknown())).default([]).describe('Custom table declarations; never provisioned.'),
     })
     .prefault({}),
+  // Spec 2, provisioning rule 7: applied only when a table is created (the table records them);
+  // tables that exist keep their columns, and the label keeps living in the attribute maps too.
+  materialized_labels: z
+    .array(z.string().min(1))
+    .default([])
+    .refine((keys) => new Set(keys).size === keys.length, { message: 'keys must be unique' })
+    .describe(
+      'Attribute keys promoted to nullable text columns label_<key> (lower-cased, characters outside [a-z0-9_] as _, a name already taken gets _2, _3…) in tables created from now on; the value is the record\'s own attribute, else the resource\'s.',
+    ),
 });
 
 const rate = (what: string) => z.number().nonnegative().default(0).describe(`${what} (0: unlimited). A tenant's settings.limits may override it.`);

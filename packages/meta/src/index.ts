@@ -1,6 +1,6 @@
 /**
  * @floe/meta — the metadata database: tenants, datasets, API keys, users, memberships and sessions,
- * plus the tables of the Iceberg SQL catalog.
+ * attribute type pins and mismatch counts, plus the tables of the Iceberg SQL catalog.
  *
  * Model: one PostgreSQL-compatible database holds everything that is not telemetry. In the embedded
  * mode it is PGlite (PostgreSQL 18 compiled to WASM, in-process, persisted to a directory); in
@@ -88,3 +88,12 @@ export type { Membership, MembershipRole } from './memberships.ts';
 
 export { createSession, getSession, revokeSession, revokeUserSessions } from './sessions.ts';
 export type { Session } from './sessions.ts';
+
+export {
+  ATTRIBUTE_VALUE_TYPES,
+  listAttributeTypeMismatches,
+  listAttributeTypePins,
+  pinAttributeTypes,
+  recordAttributeTypeMismatches,
+} from './attribute-types.ts';
+export type { AttributeMismatchReason, AttributeTypeMismatch, AttributeTypePin, AttributeValueType, PinOutcome } from './attribute-types.ts';

@@ -6,6 +6,8 @@ import type { TestDatabase } from './test-databases.ts';
 
 const EXPECTED_TABLES = [
   'api_keys',
+  'attribute_type_mismatches',
+  'attribute_type_pins',
   'datasets',
   'floe_migrations',
   'iceberg_namespace_properties',

@@ -141,6 +141,38 @@ ALTER TABLE memberships ADD CONSTRAINT memberships_granted_by
 CREATE INDEX IF NOT EXISTS sessions_expires ON sessions (expires_at);
 `,
   },
+  {
+    id: 3,
+    name: 'attribute type pins and type mismatch counts per dataset',
+    sql: `
+-- Issue 4 (attributes): a key's first-seen value type is pinned per dataset, across tables and
+-- attribute scopes; the query layers read the pin to pick the typed map of a key.
+CREATE TABLE IF NOT EXISTS attribute_type_pins (
+  tenant_id      text NOT NULL,
+  dataset_id     text NOT NULL,
+  attr_key       text NOT NULL,
+  attr_type      text NOT NULL CONSTRAINT attribute_type_pins_type CHECK (attr_type IN ('str', 'int', 'double', 'bool')),
+  first_seen_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, dataset_id, attr_key),
+  FOREIGN KEY (tenant_id, dataset_id) REFERENCES datasets (tenant_id, id) ON DELETE CASCADE
+);
+
+-- Values stored with another type than their key's pin (they are kept, in their own typed map):
+-- off_type when the pin was there before, pin_conflict when the same batch or a concurrent
+-- writer brought the key's first values in two types and the other type won.
+CREATE TABLE IF NOT EXISTS attribute_type_mismatches (
+  tenant_id     text NOT NULL,
+  dataset_id    text NOT NULL,
+  table_name    text NOT NULL,
+  attr_key      text NOT NULL,
+  reason        text NOT NULL CONSTRAINT attribute_type_mismatches_reason CHECK (reason IN ('off_type', 'pin_conflict')),
+  count         bigint NOT NULL DEFAULT 0,
+  last_seen_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, dataset_id, table_name, attr_key, reason),
+  FOREIGN KEY (tenant_id, dataset_id) REFERENCES datasets (tenant_id, id) ON DELETE CASCADE
+);
+`,
+  },
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

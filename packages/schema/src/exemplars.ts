@@ -55,6 +55,8 @@ export const metricExemplarsTable: TableDef = {
   columns,
   mapIds,
   partitionSource: 'timestamp',
+  // Materialized labels: the exemplar's own attributes, then its series' data point attributes, then the resource's.
+  labelScopes: ['filtered', 'point', 'resource'],
   // /query_exemplars selects series by metric name and matchers over a time range, as the
   // metrics table is read: the same order.
   sortOrder: ['metric_name', 'series_id', 'time_unix_nano'],

@@ -17,6 +17,9 @@ export const PARTITION_FIELD_ID = 1000;
 
 const icebergPrimitive = (t: PrimitiveType): string => t;
 
+/** A column the acceptor sends (in the WAL's NDJSON rows), not one the writer computes. */
+const isRaw = (c: ColumnDef) => !c.derived && !c.expr;
+
 /** Identifiers are quoted even though they come from this allow-list of column names. */
 export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
@@ -110,17 +113,37 @@ export function sortOrderJson(table: TableDef) {
 /** `columns={...}` argument of DuckDB read_json for the columns the acceptor sends. */
 export function readJsonColumns(table: TableDef): string {
   return `{${table.columns
-    .filter((c) => !c.derived)
+    .filter(isRaw)
     .map((c) => `${quoteIdent(c.name)}: '${duckdbType(c.type)}'`)
     .join(', ')}}`;
 }
 
-/** The SELECT list that turns raw rows into the stored layout (derived columns computed). */
+/** The SELECT list that turns raw rows into the stored layout (derived and expr columns computed). */
 export function selectStoredColumns(table: TableDef): string {
   return table.columns
     .map((c) => {
       if (c.derived && c.type === 'timestamptz') return `make_timestamptz(${quoteIdent(c.derived)} // 1000) AS ${quoteIdent(c.name)}`;
+      if (c.expr) return `${c.expr} AS ${quoteIdent(c.name)}`;
       return quoteIdent(c.name);
+    })
+    .join(', ');
+}
+
+/**
+ * The SELECT list that rewrites stored files into the stored layout (compaction), given the
+ * columns the input files have (together). Columns are copied. A column with an expression (a
+ * label) is computed from the maps where the inputs hold no value for it: a file written without
+ * the column (union_by_name reads NULL there) gets it filled, and where a written label is NULL
+ * the expression over the same maps is NULL too, so nothing written changes. Any other column
+ * the inputs all lack (added to the table after they were written) is NULL.
+ */
+export function selectRewriteColumns(table: TableDef, present: ReadonlySet<string>): string {
+  return table.columns
+    .map((c) => {
+      const name = quoteIdent(c.name);
+      if (c.expr) return present.has(c.name) ? `COALESCE(${name}, ${c.expr}) AS ${name}` : `${c.expr} AS ${name}`;
+      if (present.has(c.name)) return name;
+      return `CAST(NULL AS ${duckdbType(c.type)}) AS ${name}`;
     })
     .join(', ');
 }
@@ -168,9 +191,9 @@ const jsonSafeDuckdbType = (t: ColumnType): string => {
 };
 const toBigInt = (v: unknown) => (typeof v === 'string' ? BigInt(v) : v);
 
-/** The columns a row carries in id blocks: the stored ones the writer does not derive. */
+/** The columns a row carries in id blocks: the stored ones the writer does not derive or compute. */
 export function rowJsonColumns(table: TableDef): string[] {
-  return table.columns.filter((c) => !c.derived).map((c) => c.name);
+  return table.columns.filter(isRaw).map((c) => c.name);
 }
 
 /**
@@ -180,7 +203,7 @@ export function rowJsonColumns(table: TableDef): string[] {
  */
 export function rowJsonSql(table: TableDef): string {
   const values = table.columns
-    .filter((c) => !c.derived)
+    .filter(isRaw)
     .map((c) => {
       const col = quoteIdent(c.name);
       return hasLong(c.type) ? `${col}::${jsonSafeDuckdbType(c.type)}` : col;
@@ -215,4 +238,32 @@ export function reviveRowJson<T>(table: TableDef, columns: readonly string[], va
     }
   }
   return row as T;
+}
+
+/** The attribute value types of the typed maps, as type pins name them. */
+export type AttributeType = 'str' | 'int' | 'double' | 'bool';
+export const ATTRIBUTE_TYPES: readonly AttributeType[] = ['str', 'int', 'double', 'bool'];
+const ATTRIBUTE_TYPE_OF: Partial<Record<PrimitiveType, AttributeType>> = { string: 'str', long: 'int', double: 'double', boolean: 'bool' };
+
+/** The table's typed attribute maps (`<scope>_attr_<type>`) with the type of their values. */
+export function attributeMaps(table: TableDef): Array<{ column: string; type: AttributeType }> {
+  const out: Array<{ column: string; type: AttributeType }> = [];
+  for (const c of table.columns) {
+    if (!isMapType(c.type) || !/_attr_(str|int|double|bool)$/.test(c.name)) continue;
+    const type = ATTRIBUTE_TYPE_OF[c.type.map];
+    if (type) out.push({ column: c.name, type });
+  }
+  return out;
+}
+
+/**
+ * DuckDB query over `source` (a relation of the stored layout, e.g. a written file) counting, per
+ * attribute key and value type, the values of every typed map of every scope: rows
+ * (key VARCHAR, type VARCHAR, n BIGINT). The writer checks them against the dataset's type pins.
+ */
+export function attributeTypesSql(table: TableDef, source: string): string {
+  const maps = attributeMaps(table);
+  if (maps.length === 0) return `SELECT CAST(NULL AS VARCHAR) AS "key", CAST(NULL AS VARCHAR) AS "type", CAST(0 AS BIGINT) AS n WHERE false`;
+  const branches = maps.map((m) => `SELECT unnest(map_keys(${quoteIdent(m.column)})) AS "key", '${m.type}' AS "type" FROM ${source}`);
+  return `SELECT "key", "type", CAST(count(*) AS BIGINT) AS n FROM (${branches.join(' UNION ALL ')}) GROUP BY "key", "type"`;
 }

@@ -1,7 +1,9 @@
 /**
  * @floe/schema: one definition per table, from which the Iceberg schema, partition spec and sort
  * order, the DuckDB types the writer casts to, and the Parquet field ids all derive. Field ids are
- * permanent: columns are only ever added (nullable), so older tables evolve forward.
+ * permanent: columns are only ever added (nullable), so older tables evolve forward. A table
+ * instance may add materialized label columns it recorded at creation (withMaterializedLabels):
+ * the same forms then cover them.
  */
 export { tracesTable } from './traces.ts';
 export { logsTable } from './logs.ts';
@@ -23,13 +25,20 @@ export {
   sortOrderJson,
   readJsonColumns,
   selectStoredColumns,
+  selectRewriteColumns,
   parquetFieldIds,
   emptyColumnsDdl,
   columnNames,
   rowJsonColumns,
   rowJsonSql,
   reviveRowJson,
+  ATTRIBUTE_TYPES,
+  attributeMaps,
+  attributeTypesSql,
 } from './forms.ts';
+export type { AttributeType } from './forms.ts';
+export { LABEL_FIELD_ID_BASE, labelColumn, labelExpr, materializedLabels, planMaterializedLabels, sanitizeLabelKey, withMaterializedLabels } from './labels.ts';
+export type { MaterializedLabel } from './labels.ts';
 export { TABLES, tableDef, isTableName } from './tables.ts';
 export type { TableName } from './tables.ts';
 export { rebuildTrace, typedAttributes } from './trace-otlp.ts';

@@ -71,6 +71,8 @@ export const logsTable: TableDef = {
   columns,
   mapIds,
   partitionSource: 'timestamp',
+  // Materialized labels: the log record's attributes, then the resource's.
+  labelScopes: ['log', 'resource'],
   // A LogQL query always names a stream (service_name) and usually a level, then reads a time
   // window: service, then severity, then time keeps each (service, level) run in time order, so
   // row-group min/max stats prune on all three.

@@ -108,6 +108,8 @@ export const metricsTable: TableDef = {
   columns,
   mapIds,
   partitionSource: 'timestamp',
+  // Materialized labels: the data point's attributes, then the resource's.
+  labelScopes: ['point', 'resource'],
   // PromQL selects by metric name, then reads whole series over a time range: name, series,
   // time puts each series' points together and in order, so a selector prunes by name and a
   // range function reads each series as one sorted run.

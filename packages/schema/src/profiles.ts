@@ -67,6 +67,8 @@ export const profilesTable: TableDef = {
   columns,
   mapIds,
   partitionSource: 'timestamp',
+  // Materialized labels: the profile's attributes, then the resource's.
+  labelScopes: ['profile', 'resource'],
   // Every profile query names one profile type, almost always a service, and a time range
   // (render, SelectSeries, SelectMergeStacktraces): type, service, time prunes on all three.
   sortOrder: ['profile_type', 'service_name', 'time_unix_nano'],

@@ -44,6 +44,13 @@ export interface ColumnDef {
   required?: boolean;
   /** Filled by the writer from another column rather than sent by the acceptor. */
   derived?: string;
+  /**
+   * Computed by the writer with this DuckDB expression over the row's raw columns (never sent
+   * by the acceptor, never in read_json's columns): a materialized label (labels.ts).
+   */
+  expr?: string;
+  /** The attribute key a materialized label column holds (set together with expr). */
+  attributeKey?: string;
   doc: string;
 }
 
@@ -73,6 +80,12 @@ export interface TableDef {
   rowGroupSize?: number;
   /** The column holding the id looked up by point queries (trace_id), indexed per file. */
   idColumn?: string;
+  /**
+   * Where a materialized label takes its value, in precedence order: attribute scopes whose typed
+   * maps `<scope>_attr_{str,int,double,bool}` the table has (the record's own scope first, then
+   * its resource). A table without it gets no materialized labels.
+   */
+  labelScopes?: readonly string[];
 }
 
 export const DUCKDB_TYPES: Record<PrimitiveType, string> = {

@@ -2,7 +2,19 @@ import { randomUUID } from 'node:crypto';
 import { mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { parquetFieldIds, quoteIdent, readJsonColumns, rowJsonColumns, rowJsonSql, selectStoredColumns, timeColumn, type TableDef } from '@floe/schema';
+import {
+  attributeTypesSql,
+  parquetFieldIds,
+  quoteIdent,
+  readJsonColumns,
+  rowJsonColumns,
+  rowJsonSql,
+  selectRewriteColumns,
+  selectStoredColumns,
+  timeColumn,
+  type AttributeType,
+  type TableDef,
+} from '@floe/schema';
 import { IdBlocksWriter } from './id-blocks.ts';
 
 /**
@@ -25,6 +37,15 @@ export interface WrittenFile {
   ids: string[];
   /** The file's rows grouped by id (id-blocks.ts), when asked for. */
   idBlocksPath?: string;
+  /** Values per attribute key and type over every typed map of the file, when asked for. */
+  attributeTypes?: AttributeTypeCount[];
+}
+
+/** How many values of one type one attribute key has in a file (all scopes together). */
+export interface AttributeTypeCount {
+  key: string;
+  type: AttributeType;
+  count: number;
 }
 
 export interface WriteOptions {
@@ -34,6 +55,11 @@ export interface WriteOptions {
    * writer's short-lived flush files go without.
    */
   idBlocks?: boolean;
+  /**
+   * Also count the values per attribute key and type (WrittenFile.attributeTypes): one more
+   * query over the written file, reading only its map columns. The writer checks type pins with it.
+   */
+  attributeTypes?: boolean;
 }
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
@@ -75,10 +101,19 @@ export class ParquetWriter {
     }
   }
 
-  /** Existing stored-layout Parquet files → one file in canonical order (compaction). */
+  /**
+   * Existing stored-layout Parquet files → one file in canonical order (compaction). Columns are
+   * copied by name (selectRewriteColumns): a label column is filled from the maps where an input
+   * was written without it, and a column the inputs all lack (added to the table after they were
+   * written) is NULL, so a rewrite never fails on a column the table has and its files don't.
+   */
   async rewrite(table: TableDef, files: readonly string[], opts: WriteOptions = {}): Promise<WrittenFile> {
-    const cols = table.columns.map((c) => quoteIdent(c.name)).join(', ');
-    return this.#copy(table, `SELECT ${cols} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`, opts);
+    const conn = await this.#connection();
+    const source = `read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`;
+    // Reads only the footers.
+    const described = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`);
+    const present = new Set(described.getRowObjectsJson().map((r) => String(r.column_name)));
+    return this.#copy(table, `SELECT ${selectRewriteColumns(table, present)} FROM ${source}`, opts);
   }
 
   /**
@@ -109,13 +144,29 @@ export class ParquetWriter {
         : opts.idBlocks
           ? await this.#writeIdBlocks(conn, table, id, src, `${output}.blk`)
           : { ids: (await conn.runAndReadAll(`SELECT DISTINCT ${quoteIdent(id)} FROM ${src}`)).getRows().map((r) => String(r[0])) };
+      const attributeTypes = opts.attributeTypes ? await this.#attributeTypes(conn, table, src) : undefined;
       const { size } = await stat(output);
-      return { path: output, sizeBytes: size, rowCount: Number(n), minStartNs: minNs, maxStartNs: maxNs, minTimestampUs: minUs, maxTimestampUs: maxUs, ...byId };
+      return {
+        path: output,
+        sizeBytes: size,
+        rowCount: Number(n),
+        minStartNs: minNs,
+        maxStartNs: maxNs,
+        minTimestampUs: minUs,
+        maxTimestampUs: maxUs,
+        ...byId,
+        ...(attributeTypes ? { attributeTypes } : {}),
+      };
     } catch (err) {
       await rm(output, { force: true });
       await rm(`${output}.blk`, { force: true });
       throw err;
     }
+  }
+
+  async #attributeTypes(conn: DuckDBConnection, table: TableDef, src: string): Promise<AttributeTypeCount[]> {
+    const rows = (await conn.runAndReadAll(attributeTypesSql(table, src))).getRows();
+    return rows.map(([key, type, n]) => ({ key: String(key), type: type as AttributeType, count: Number(n) }));
   }
 
   /**

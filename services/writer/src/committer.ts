@@ -1,12 +1,13 @@
 import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
-import { publishDataFile } from '@floe/iceberg';
-import { isTableName, tableDef, type TableName } from '@floe/schema';
-import { deleteSegments, listSegments, readSegment, writtenLocalFiles, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { floeTableDef, publishDataFile } from '@floe/iceberg';
+import { isTableName, type TableName } from '@floe/schema';
+import { deleteSegments, listSegments, readSegment, writtenLocalFiles, type AttributeTypeCount, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
 import { ensureFloeTable as ensureTable } from '@floe/iceberg';
+import type { AttributeTypePins } from './attribute-types.ts';
 
 /**
  * One commit round: claim the WAL segments present now (oldest first), group their records by
@@ -15,6 +16,11 @@ import { ensureFloeTable as ensureTable } from '@floe/iceberg';
  * already named by a table's retained snapshots are skipped for that table, so a crash between
  * the commit and the segment delete never appends twice. Segments are deleted only after every
  * table they feed has committed.
+ *
+ * Files are written with the table's own definition (floeTableDef): the signal's columns plus the
+ * materialized labels the table recorded at creation, computed in the same DuckDB SELECT. Once a
+ * group is committed, its attribute value types are checked against the dataset's type pins
+ * (attribute-types.ts).
  */
 export interface RoundStats {
   segments: number;
@@ -42,6 +48,8 @@ export interface CommitterOptions {
   maxRowsPerFile: number;
   maxSegmentsPerRound: number;
   walPrefix?: string;
+  /** Attribute type pins to check each committed group against (none: not checked). */
+  pins?: AttributeTypePins;
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
@@ -108,22 +116,25 @@ export class Committer {
 
   /** False when the group must be retried next round (its segments stay in the WAL). */
   async #commitGroup(g: TableGroup, stats: RoundStats): Promise<boolean> {
-    const { catalog, store, writer, log } = this.#o;
-    const def = tableDef(g.table);
+    const { catalog, store, writer, log, pins } = this.#o;
     const handle = await ensureTable(catalog, g.tenant, g.dataset, g.table);
+    // The table's own columns: labels it recorded at creation, not today's configuration.
+    const def = floeTableDef(handle);
     const ledger: Ledger = new Map();
     for (const s of catalog.snapshotSummaries(handle)) decodeLedger(s.summary[LEDGER_KEY], ledger);
 
     const files: DataFileInput[] = [];
     const locationKey = store.keyFromUri(handle.metadata.location);
     const written: string[] = [];
+    const attributeTypes: AttributeTypeCount[] = [];
     try {
       for (const [hour, records] of g.hours) {
         const live = records.filter((r) => !ledgerHas(ledger, r.segment));
         stats.skippedRecords += records.length - live.length;
         for (const chunk of chunkByRows(live, this.#o.maxRowsPerFile)) {
-          const out = await writer.write(def, chunk.map((r) => r.payload));
+          const out = await writer.write(def, chunk.map((r) => r.payload), { attributeTypes: pins !== undefined });
           written.push(...writtenLocalFiles(out));
+          if (out.attributeTypes) attributeTypes.push(...out.attributeTypes);
           files.push(await publishDataFile(store, def, out, locationKey, hour));
           stats.rows += out.rowCount;
           stats.files++;
@@ -151,6 +162,8 @@ export class Committer {
       }
       stats.commits++;
       log.debug({ tenant: g.tenant, dataset: g.dataset, table: g.table, files: files.length }, 'committed');
+      // After the commit, so a group retried next round is never counted twice.
+      if (pins) await pins.check(g.tenant, g.dataset, g.table, attributeTypes);
       return true;
     } finally {
       await Promise.all(written.map((p) => rm(p, { force: true })));

@@ -4,6 +4,7 @@ import { openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
+import { AttributeTypePins } from './attribute-types.ts';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
 import { TableReconciler } from './reconcile.ts';
@@ -25,7 +26,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
-  const catalog = openFloeCatalog(db, store);
+  // Tables the writer creates (on ingest, in the reconcile pass) get the configured labels.
+  const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
   const writer = new ParquetWriter(config.writer.work_dir);
   const committer = new Committer({
     store,
@@ -34,6 +36,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     log,
     maxRowsPerFile: config.writer.max_rows_per_file,
     maxSegmentsPerRound: config.writer.max_segments_per_round,
+    pins: new AttributeTypePins({ db, log }),
   });
 
   const abort = new AbortController();
