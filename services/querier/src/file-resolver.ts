@@ -1,5 +1,5 @@
-import type { SqlCatalog } from '@floe/iceberg';
-import { partitionFieldName, tableDef, type TableName } from '@floe/schema';
+import { floeTableDef, type SqlCatalog } from '@floe/iceberg';
+import { partitionFieldName, tableDef, type TableDef, type TableName } from '@floe/schema';
 import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
@@ -22,6 +22,8 @@ export interface CandidateFile {
 
 export interface ResolvedFiles {
   paths: string[];
+  /** The table's own definition (with its materialized label columns), for typing an empty view. */
+  def: TableDef;
   /** Live files before the id filter (for logs and benchmarks). */
   considered: number;
   release(): void;
@@ -46,17 +48,17 @@ export class FileResolver {
 
   /** Paths stay valid (not evicted from the cache) until release() is called. */
   async files(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<ResolvedFiles> {
-    const { files, considered } = await this.candidates(tenant, dataset, table, hints);
-    return { ...(await this.lease(files)), considered };
+    const { files, considered, def } = await this.candidates(tenant, dataset, table, hints);
+    return { ...(await this.lease(files)), considered, def };
   }
 
   /**
    * The live data files of the table's current snapshot that may hold rows for the hints: hour
    * partitions outside the time hint and files whose id filter rules the id out are dropped.
    */
-  async candidates(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<{ files: CandidateFile[]; considered: number }> {
+  async candidates(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<{ files: CandidateFile[]; considered: number; def: TableDef }> {
     const handle = await this.#catalog.loadTable(`${tenant}.${dataset}`, table);
-    if (!handle) return { files: [], considered: 0 };
+    if (!handle) return { files: [], considered: 0, def: tableDef(table) };
     const hourField = partitionFieldName(tableDef(table));
     const minHour = hints.startNs !== undefined ? Number(hints.startNs / NS_PER_HOUR) : undefined;
     const maxHour = hints.endNs !== undefined ? Number(hints.endNs / NS_PER_HOUR) : undefined;
@@ -72,7 +74,7 @@ export class FileResolver {
       const keep = await Promise.all(planned.map((f) => this.#mayContain(f.key, hints.traceId!)));
       selected = planned.filter((_f, i) => keep[i]);
     }
-    return { files: selected.map((f) => ({ key: f.key, fileSizeBytes: f.fileSizeBytes })), considered: planned.length };
+    return { files: selected.map((f) => ({ key: f.key, fileSizeBytes: f.fileSizeBytes })), considered: planned.length, def: floeTableDef(handle) };
   }
 
   /** Local paths of the files (from the cache for S3), valid until release(). */

@@ -99,7 +99,7 @@ export class QueryHandler {
         const hints = bounds ? { ...ticket.hints, startNs: bounds.minNs, endNs: bounds.maxNs } : ticket.hints;
         const files = await this.#files.files(ref.tenant, ref.dataset, ref.table, hints);
         resolved.push(files);
-        views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(tableDef(ref.table)) });
+        views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(files.def) });
       }
       const resolvedAt = Date.now();
       const timeoutMs = Math.max(1, Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity) - (Date.now() - started));
