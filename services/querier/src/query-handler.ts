@@ -1,6 +1,6 @@
 import { authenticate, verifyTicketSignature, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
-import { emptyColumnsDdl, tableDef } from '@floe/schema';
+import { emptyColumnsDdl } from '@floe/schema';
 import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
 import type { FileResolver, ResolvedFiles } from './file-resolver.ts';

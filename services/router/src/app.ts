@@ -7,6 +7,7 @@ import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, validationError } from './http-errors.ts';
+import { logQueryPlugin } from './logquery/plugin.ts';
 import { managementPlugin } from './management/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import type { TenantTables } from './management/tenant-tables.ts';
@@ -86,6 +87,14 @@ export async function buildApp(opts: AppOptions) {
       await scope.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs });
     },
     { prefix: '/tracequery' },
+  );
+  await app.register(
+    async (scope) => {
+      await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
+      await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
+      await scope.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs });
+    },
+    { prefix: '/logquery' },
   );
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });

@@ -1,0 +1,71 @@
+/**
+ * @floe/query: Floe's query languages, in four stages that never do I/O (STYLE habit 4).
+ *
+ * 1. parse: LogQL text → a typed AST with source positions, through the official
+ *    `@grafana/lezer-logql` grammar (logql/parse.ts). Dotted label names are masked before
+ *    parsing and read back by position. Syntax errors are FloeError bad_data whose message says
+ *    `parse error at line L, col C: <reason>` and whose `position` carries the same.
+ * 2. lower: AST → Query IR (logql/lower.ts). Constructs that parse but cannot run yet are
+ *    FloeError not_implemented (501) with their position.
+ * 3. plan + print: IR → DuckDB SQL over the caller's `logs` view (sql/), with every value a `$n`
+ *    parameter, identifiers quoted and checked against the table definition the caller passes
+ *    (@floe/schema's logsTable: a same-layer package this one does not import), and label
+ *    resolution exactly as spec 1 "Log label resolution" states it (sql/log-labels.ts).
+ *
+ * The Query IR (ir/) is storage-neutral: labels by name, times as unix-nanosecond bigints, ranges
+ * half-open. The querier runs the SQL; this package never talks to DuckDB or Parquet.
+ */
+export type {
+  BinaryExpr,
+  BinaryOp,
+  CompareOp,
+  Expr,
+  Grouping,
+  LabelExtraction,
+  LabelFilterExpr,
+  LabelMatcher,
+  LabelReplace,
+  LineFilter,
+  LineFilterOp,
+  LogExpr,
+  MatchOp,
+  MetricExpr,
+  NumberLiteral,
+  ParserKind,
+  RangeAggregation,
+  RangeOp,
+  Selector,
+  Span,
+  Stage,
+  Unwrap,
+  VectorAggregation,
+  VectorLiteral,
+  VectorMatching,
+  VectorOp,
+} from './logql/ast.ts';
+export { isLogExpr } from './logql/ast.ts';
+export { parseLogQL, MAX_QUERY_LENGTH } from './logql/parse.ts';
+export { lowerLogQuery, lowerStreamSelector } from './logql/lower.ts';
+export type { LogQueryOptions } from './logql/lower.ts';
+export { parseDuration } from './logql/durations.ts';
+export type {
+  Direction,
+  LabelMatch,
+  LabelMatchOp,
+  LabelNames,
+  LabelPredicate,
+  LabelValues,
+  LinePredicate,
+  LogIR,
+  LogSelect,
+  LogTable,
+  NumericOp,
+  RowFilter,
+  SeriesSelect,
+  TimeRange,
+} from './ir/logs.ts';
+export { planLogSelect, planLabelNames, planLabelValues, planSeries, LOG_COLUMNS } from './sql/logs.ts';
+export type { LogSelectOptions, PlannedQuery } from './sql/logs.ts';
+export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap, resolveLogLabel } from './sql/log-labels.ts';
+export type { LabelTarget } from './sql/log-labels.ts';
+export type { PlannerTable, PrintedSql, SqlParam } from './sql/printer.ts';

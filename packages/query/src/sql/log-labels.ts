@@ -1,0 +1,149 @@
+import type { LabelMatch, LabelPredicate, LinePredicate, NumericOp, RowFilter, TimeRange } from '../ir/logs.ts';
+import type { PlannerTable, SqlBuilder } from './printer.ts';
+
+/**
+ * Label resolution for the logs table, exactly as spec 1 "Log label resolution" lays it out:
+ *
+ * | label                                      | resolves to                      |
+ * |--------------------------------------------|----------------------------------|
+ * | service_name, service, job, service.name    | column service_name              |
+ * | level, severity, detected_level             | column severity_text             |
+ * | trace_id, span_id                           | the columns of the same name     |
+ * | a materialized label                        | its column (ColumnDef.attributeKey) |
+ * | any other label, dotted or not              | the typed attribute maps, by exact key |
+ *
+ * An attribute label is looked up per key in the record's own maps first, then the resource's,
+ * then the scope's (the same precedence as the structured metadata of each returned entry, so a
+ * value shown there can always be filtered on); within a scope the string, int, double and bool
+ * maps are tried in turn (a key's type is pinned at first sight, so at most one holds it).
+ * Values compare as text: ints as decimals, doubles as DuckDB prints them, bools as true/false.
+ *
+ * Prometheus semantics throughout: an absent label has the value "", so `!=`, `!~` and matchers
+ * that accept "" also match rows without the label.
+ */
+
+export const LABEL_COLUMNS: Readonly<Record<string, string>> = {
+  service_name: 'service_name',
+  service: 'service_name',
+  job: 'service_name',
+  'service.name': 'service_name',
+  level: 'severity_text',
+  severity: 'severity_text',
+  detected_level: 'severity_text',
+  trace_id: 'trace_id',
+  span_id: 'span_id',
+};
+
+/** The labels that make up a stream's identity (spec 1, label resolution rule 6), and their columns. */
+export const STREAM_LABELS: ReadonlyArray<{ label: string; column: string }> = [
+  { label: 'service_name', column: 'service_name' },
+  { label: 'level', column: 'severity_text' },
+];
+
+/** Attribute scopes in lookup precedence order (highest first), and the typed maps of each. */
+export const ATTRIBUTE_SCOPES = ['log', 'resource', 'scope'] as const;
+export const ATTRIBUTE_TYPES = ['str', 'int', 'double', 'bool'] as const;
+export const attributeMap = (scope: (typeof ATTRIBUTE_SCOPES)[number], type: (typeof ATTRIBUTE_TYPES)[number]) => `${scope}_attr_${type}`;
+
+export type LabelTarget = { kind: 'column'; column: string } | { kind: 'attribute'; key: string };
+
+export function resolveLogLabel(label: string, table: PlannerTable): LabelTarget {
+  const column = LABEL_COLUMNS[label];
+  if (column) return { kind: 'column', column };
+  const materialized = table.labelColumn ? table.labelColumn(label) : table.columns.find((c) => c.attributeKey === label)?.name;
+  if (materialized) return { kind: 'column', column: materialized };
+  return { kind: 'attribute', key: label };
+}
+
+/** The label's value as text, '' when the row does not carry it (never NULL). */
+export function labelText(b: SqlBuilder, target: LabelTarget): string {
+  if (target.kind === 'column') return `coalesce(${b.column(target.column)}, '')`;
+  const key = b.param(target.key);
+  const parts: string[] = [];
+  for (const scope of ATTRIBUTE_SCOPES) {
+    for (const type of ATTRIBUTE_TYPES) {
+      const map = `${b.column(attributeMap(scope, type))}[${key}]`;
+      parts.push(type === 'str' ? map : `CAST(${map} AS VARCHAR)`);
+    }
+  }
+  return `coalesce(${parts.join(', ')}, '')`;
+}
+
+/** The label's value as a DOUBLE, NULL when absent or not a number (such rows never compare true). */
+export function labelNumber(b: SqlBuilder, target: LabelTarget): string {
+  if (target.kind === 'column') return `TRY_CAST(${b.column(target.column)} AS DOUBLE)`;
+  const key = b.param(target.key);
+  const parts: string[] = [];
+  for (const scope of ATTRIBUTE_SCOPES) {
+    parts.push(`CAST(${b.column(attributeMap(scope, 'int'))}[${key}] AS DOUBLE)`);
+    parts.push(`${b.column(attributeMap(scope, 'double'))}[${key}]`);
+    parts.push(`TRY_CAST(${b.column(attributeMap(scope, 'str'))}[${key}] AS DOUBLE)`);
+  }
+  return `coalesce(${parts.join(', ')})`;
+}
+
+/**
+ * One matcher. Column equality keeps the bare column (`"service_name" = $1`) so DuckDB can use
+ * Parquet min/max statistics; regexes are `regexp_full_match`, anchored like Loki's.
+ */
+export function matchSql(b: SqlBuilder, m: LabelMatch): string {
+  const target = resolveLogLabel(m.label, b.table);
+  if (target.kind === 'column' && m.value !== '' && (m.op === '=' || m.op === '!=')) {
+    const col = b.column(target.column);
+    return m.op === '=' ? `${col} = ${b.param(m.value)}` : `${col} IS DISTINCT FROM ${b.param(m.value)}`;
+  }
+  const text = labelText(b, target);
+  switch (m.op) {
+    case '=':
+      return `${text} = ${b.param(m.value)}`;
+    case '!=':
+      return `${text} <> ${b.param(m.value)}`;
+    case '=~':
+      return `regexp_full_match(${text}, ${b.param(m.value)})`;
+    case '!~':
+      return `NOT regexp_full_match(${text}, ${b.param(m.value)})`;
+  }
+}
+
+const NUMERIC_SQL: Record<NumericOp, string> = { '>': '>', '>=': '>=', '<': '<', '<=': '<=', '==': '=', '!=': '<>' };
+
+export function predicateSql(b: SqlBuilder, p: LabelPredicate): string {
+  switch (p.kind) {
+    case 'match':
+      return matchSql(b, p.match);
+    case 'compare':
+      return `${labelNumber(b, resolveLogLabel(p.label, b.table))} ${NUMERIC_SQL[p.op]} ${b.param(p.value)}`;
+    case 'and':
+    case 'or':
+      return `(${predicateSql(b, p.left)} ${p.kind.toUpperCase()} ${predicateSql(b, p.right)})`;
+    case 'const':
+      return p.value ? 'TRUE' : 'FALSE';
+  }
+}
+
+/** Line filters test the body: `contains` is a literal substring test (no LIKE wildcards), regexes unanchored. */
+export function lineSql(b: SqlBuilder, p: LinePredicate): string {
+  const body = b.column('body');
+  const any = (f: (v: string) => string) => (p.values.length === 1 ? f(p.values[0]!) : `(${p.values.map(f).join(' OR ')})`);
+  switch (p.op) {
+    case 'contains':
+      return any((v) => `contains(${body}, ${b.param(v)})`);
+    case 'not_contains':
+      return `NOT ${any((v) => `contains(coalesce(${body}, ''), ${b.param(v)})`)}`;
+    case 'match':
+      return any((v) => `regexp_matches(${body}, ${b.param(v)})`);
+    case 'not_match':
+      return `NOT ${any((v) => `regexp_matches(coalesce(${body}, ''), ${b.param(v)})`)}`;
+  }
+}
+
+export function filterSql(b: SqlBuilder, f: RowFilter): string {
+  return f.kind === 'line' ? lineSql(b, f.line) : predicateSql(b, f.predicate);
+}
+
+/** Time-range pushdown: the record time column against [start, end). */
+export function rangeSql(b: SqlBuilder, range: TimeRange): string[] {
+  const t = b.column('time_unix_nano');
+  return [`${t} >= ${b.bigint(range.startNs)}`, `${t} < ${b.bigint(range.endNs)}`];
+}
+

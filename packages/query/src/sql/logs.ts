@@ -1,0 +1,137 @@
+import { FloeError } from '@floe/errors';
+import type { LabelMatch, LabelNames, LabelValues, LogSelect, SeriesSelect } from '../ir/logs.ts';
+import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, STREAM_LABELS, attributeMap, filterSql, labelText, matchSql, rangeSql, resolveLogLabel } from './log-labels.ts';
+import { SqlBuilder, intLiteral, literal, quoteIdent, type PlannerTable, type PrintedSql } from './printer.ts';
+
+/**
+ * Log IR → DuckDB SQL over the `logs` view, which the querier binds to the caller's own
+ * `<tenant>.<dataset>.logs` files: the printer names that one unqualified table and nothing else,
+ * so a printed plan can never reach another tenant's data (there is no tenant column to forget).
+ *
+ * Passes, in order: time-range pushdown (record time against [start, end), plus the same bounds
+ * as `hints` so the querier opens only those hour partitions), label-matcher pushdown (column
+ * matchers stay bare so Parquet statistics prune row groups), filters in pipeline order, and
+ * projection pruning (the attribute maps are read only when structured metadata is wanted).
+ */
+
+export interface PlannedQuery extends PrintedSql {
+  /** Partition-pruning hints for the querier (unix ns as decimal text); they never change the result. */
+  hints: { start_ns: string; end_ns: string };
+}
+
+/** Output columns of a planned log select. */
+export const LOG_COLUMNS = {
+  time: 'ts',
+  line: 'line',
+  traceId: 'trace_id',
+  spanId: 'span_id',
+} as const;
+
+export interface LogSelectOptions {
+  /** Read trace_id, span_id and every attribute map (the entries' structured metadata). */
+  metadata: boolean;
+}
+
+const hintsOf = (range: { startNs: bigint; endNs: bigint }) => ({ start_ns: range.startNs.toString(), end_ns: (range.endNs > range.startNs ? range.endNs - 1n : range.endNs).toString() });
+
+/** Time range first, then stream matchers, then `extra` (printed last, so placeholders number in that order). */
+function where(b: SqlBuilder, range: LogSelect['range'], streams: LabelMatch[], extra: () => string[] = () => []): string {
+  const time = rangeSql(b, range);
+  const matchers = streams.map((m) => matchSql(b, m));
+  return [...time, ...matchers, ...extra()].join('\n  AND ');
+}
+
+function checkTable(ir: { table: string }, table: PlannerTable) {
+  if (ir.table !== table.name) throw new FloeError('internal', `log plan for table ${JSON.stringify(ir.table)} against ${table.name}`);
+}
+
+/**
+ * `SELECT ts, line, <stream labels>[, trace_id, span_id, <12 attribute maps>] … ORDER BY time
+ * LIMIT n`: the newest (backward) or oldest (forward) `limit` lines over all streams, as Loki's
+ * limit works.
+ */
+export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelectOptions): PlannedQuery {
+  checkTable(ir, table);
+  const b = new SqlBuilder(table);
+  const columns = [
+    `${b.column('time_unix_nano')} AS ${quoted(LOG_COLUMNS.time)}`,
+    `${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}`,
+    ...STREAM_LABELS.map((s) => `${b.column(s.column)} AS ${quoted(s.label)}`),
+  ];
+  if (opts.metadata) {
+    columns.push(b.column('trace_id'), b.column('span_id'));
+    for (const scope of ATTRIBUTE_SCOPES) for (const type of ATTRIBUTE_TYPES) columns.push(b.column(attributeMap(scope, type)));
+  }
+  const conditions = where(b, ir.range, ir.streams, () => ir.filters.map((f) => `(${filterSql(b, f)})`));
+  const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
+  const sql = [
+    `SELECT ${columns.join(', ')}`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${conditions}`,
+    `ORDER BY ${b.column('time_unix_nano')} ${order}`,
+    `LIMIT ${intLiteral(ir.limit)}`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.range) };
+}
+
+/**
+ * Label names present in the window: the stream labels (service_name; level where a severity is
+ * set) and every resource attribute key (Loki's index labels come from resource attributes; a
+ * record's own attributes are structured metadata, as in Loki). Alias spellings of the column
+ * labels are left out: they name the same data as service_name and level.
+ */
+export function planLabelNames(ir: LabelNames, table: PlannerTable): PlannedQuery {
+  checkTable(ir, table);
+  const b = new SqlBuilder(table);
+  const lists = [
+    ...STREAM_LABELS.map((s) => `CASE WHEN coalesce(${b.column(s.column)}, '') <> '' THEN [${literal(s.label)}] ELSE []::VARCHAR[] END`),
+    ...ATTRIBUTE_TYPES.map((t) => `map_keys(${b.column(attributeMap('resource', t))})`),
+  ];
+  const streamNames = new Set(STREAM_LABELS.map((s) => s.label));
+  const aliases = Object.keys(LABEL_COLUMNS).filter((l) => !streamNames.has(l));
+  const sql = [
+    `SELECT DISTINCT "name" FROM (`,
+    `  SELECT unnest(list_concat(${lists.join(', ')})) AS "name"`,
+    `  FROM ${b.tableName()}`,
+    `  WHERE ${where(b, ir.range, ir.streams)}`,
+    `) WHERE "name" <> '' AND "name" NOT IN (${aliases.map(literal).join(', ')})`,
+    `ORDER BY "name"`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.range) };
+}
+
+/** Distinct non-empty values of one label, resolved like every other use of the label. */
+export function planLabelValues(ir: LabelValues, table: PlannerTable): PlannedQuery {
+  checkTable(ir, table);
+  const b = new SqlBuilder(table);
+  const target = resolveLogLabel(ir.label, table);
+  const value = target.kind === 'column' ? b.column(target.column) : labelText(b, target);
+  const sql = [
+    `SELECT DISTINCT ${value} AS "value"`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${where(b, ir.range, ir.streams, () => [`${value} <> ''`])}`,
+    `ORDER BY "value"`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.range) };
+}
+
+/** Distinct stream identities (service_name, level) of the rows matching any selector. */
+export function planSeries(ir: SeriesSelect, table: PlannerTable): PlannedQuery {
+  checkTable(ir, table);
+  if (ir.selectors.length === 0) throw new FloeError('bad_data', 'at least one match[] selector is required');
+  const b = new SqlBuilder(table);
+  const time = rangeSql(b, ir.range);
+  const alternatives = ir.selectors.map((sel) => (sel.length === 0 ? 'TRUE' : `(${sel.map((m) => matchSql(b, m)).join(' AND ')})`));
+  const any = alternatives.length === 1 ? alternatives[0]! : `(${alternatives.join(' OR ')})`;
+  const columns = STREAM_LABELS.map((s) => `coalesce(${b.column(s.column)}, '') AS ${quoted(s.label)}`);
+  const sql = [
+    `SELECT DISTINCT ${columns.join(', ')}`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${[...time, any].join('\n  AND ')}`,
+    `ORDER BY ${STREAM_LABELS.map((s) => quoted(s.label)).join(', ')}`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.range) };
+}
+
+/** Output aliases are the planner's own fixed names. */
+const quoted = quoteIdent;

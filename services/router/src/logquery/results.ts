@@ -1,0 +1,97 @@
+import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LOG_COLUMNS, STREAM_LABELS, attributeMap } from '@floe/query';
+
+/**
+ * Querier rows → the JSON shapes of Loki's API (reference/api-contracts.md §1.2). A stream is
+ * identified by service_name and level (spec 1, label resolution rule 6); an empty label is left
+ * out, as Prometheus and Loki do. Each entry's structured metadata (spec 1, "Log entry structured
+ * metadata") is trace_id, span_id and the record's, resource's and scope's attributes flattened to
+ * strings, the record's value winning over the resource's and the resource's over the scope's.
+ */
+
+export type Row = Record<string, unknown>;
+export type StreamValue = [string, string] | [string, string, { structuredMetadata?: Record<string, string> }];
+
+export interface Stream {
+  stream: Record<string, string>;
+  values: StreamValue[];
+}
+
+/** The rows of an Arrow table (anything iterable of row objects) as plain objects (map values stay as they come). */
+export function rowsOf(table: Iterable<unknown>): Row[] {
+  const out: Row[] = [];
+  for (const r of table) {
+    const json = typeof (r as { toJSON?: unknown }).toJSON === 'function' ? (r as { toJSON(): unknown }).toJSON() : r;
+    out.push(json as Row);
+  }
+  return out;
+}
+
+export function streamLabels(row: Row): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const { label } of STREAM_LABELS) {
+    const v = row[label];
+    if (typeof v === 'string' && v !== '') labels[label] = v;
+  }
+  return labels;
+}
+
+/**
+ * Rows (already in the requested direction and cut at the limit) grouped into streams; each
+ * stream keeps its entries in row order. Streams are ordered by their labels.
+ */
+export function toStreams(rows: Row[], categorize: boolean): Stream[] {
+  const byKey = new Map<string, Stream>();
+  for (const row of rows) {
+    const labels = streamLabels(row);
+    const key = JSON.stringify(STREAM_LABELS.map(({ label }) => labels[label] ?? ''));
+    let s = byKey.get(key);
+    if (!s) byKey.set(key, (s = { stream: labels, values: [] }));
+    const ts = String(row[LOG_COLUMNS.time]);
+    const line = typeof row[LOG_COLUMNS.line] === 'string' ? (row[LOG_COLUMNS.line] as string) : '';
+    if (!categorize) {
+      s.values.push([ts, line]);
+    } else {
+      const metadata = structuredMetadata(row);
+      s.values.push([ts, line, Object.keys(metadata).length === 0 ? {} : { structuredMetadata: metadata }]);
+    }
+  }
+  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
+}
+
+/** Flattened attributes plus trace_id / span_id, keys sorted. */
+export function structuredMetadata(row: Row): Record<string, string> {
+  const out: Record<string, string> = {};
+  // Lowest precedence first, so a later scope overwrites: scope, then resource, then the record.
+  for (const scope of [...ATTRIBUTE_SCOPES].reverse()) {
+    for (const type of ATTRIBUTE_TYPES) {
+      for (const [k, v] of mapEntries(row[attributeMap(scope, type)])) out[k] = attributeText(v);
+    }
+  }
+  for (const id of [LOG_COLUMNS.traceId, LOG_COLUMNS.spanId]) {
+    const v = row[id];
+    if (typeof v === 'string' && v !== '') out[id] = v;
+  }
+  return Object.fromEntries(Object.keys(out).sort().map((k) => [k, out[k]!]));
+}
+
+/** Entries of an Arrow map value (a MapRow, which has toJSON), a Map or a plain object. */
+function mapEntries(v: unknown): Array<[string, unknown]> {
+  if (v === null || v === undefined) return [];
+  if (v instanceof Map) return [...v.entries()] as Array<[string, unknown]>;
+  const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
+  if (json === null || typeof json !== 'object') return [];
+  return Object.entries(json as Record<string, unknown>);
+}
+
+/**
+ * An attribute value as text, the way the planner's label resolution prints it in SQL (DuckDB's
+ * CAST … AS VARCHAR), so a value shown here can be filtered on as shown: integers as decimals,
+ * integral doubles with one decimal (3.0), booleans as true/false.
+ */
+export function attributeText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e15 ? v.toFixed(1) : String(v);
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return v === null || v === undefined ? '' : String(v);
+}
