@@ -6,13 +6,11 @@
  *
  *   node bench/ingest-traces/run.ts [seconds=60] [concurrency=16] [spansPerRequest=100]
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
+import { startAppendBaseline } from '../lib/append-baseline.ts';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
 
 const SECONDS = Number(process.argv[2] ?? 60);
@@ -89,11 +87,9 @@ async function drive(url: string, headers: Record<string, string>, seconds: numb
 }
 
 async function baseline(): Promise<{ spans: number; errors: number; seconds: number }> {
-  const file = join(tmpdir(), `floe-bench-baseline-${process.pid}.bin`);
-  const child = spawn(process.execPath, [join(import.meta.dirname, 'baseline-server.ts'), file], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve) => createInterface({ input: child.stdout! }).once('line', (l) => resolve((JSON.parse(l) as { port: number }).port)));
-  const r = await drive(`http://127.0.0.1:${port}/v1/traces`, {}, SECONDS);
-  child.kill('SIGTERM');
+  const server = await startAppendBaseline();
+  const r = await drive(`${server.url}/v1/traces`, {}, SECONDS);
+  await server.stop();
   return r;
 }
 
@@ -141,6 +137,7 @@ async function floeRun() {
   while (backlog.length && readdirSync(walDir).some((f) => f.endsWith('.wal')) && Date.now() - drainStart < 120_000) await new Promise((x) => setTimeout(x, 250));
   const drainMs = Date.now() - drainStart;
   await floe.stop();
+  floe.remove();
   return { ...r, backlog, latencies: latencies.sort((a, b) => a - b), drainMs };
 }
 

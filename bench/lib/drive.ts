@@ -1,0 +1,86 @@
+import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
+
+/**
+ * A closed-loop load generator: `concurrency` workers, each sending its next request as soon as
+ * the previous one is answered, until `seconds` have passed or its stream ends. Counts the items
+ * of answers the target acknowledged (2xx) and every other answer or network failure as an error
+ * (not retried: the next body of the stream follows).
+ */
+export interface DriveOptions {
+  url: string;
+  headers: Record<string, string>;
+  seconds: number;
+  concurrency: number;
+  /** The next body of worker `w`'s stream and how many items it carries (undefined: the stream ended). */
+  next: (worker: number) => { body: Uint8Array; items: number } | undefined;
+  /** Called every `tickMs` (default 5 s) while the load runs. */
+  onTick?: () => void;
+  tickMs?: number;
+}
+
+export interface DriveResult {
+  items: number;
+  requests: number;
+  bytes: number;
+  errors: number;
+  /** Status → count of non-2xx answers ('network' for failures). */
+  errorKinds: Record<string, number>;
+  firstError: string | undefined;
+  seconds: number;
+}
+
+export async function drive(opts: DriveOptions): Promise<DriveResult> {
+  const r: DriveResult = { items: 0, requests: 0, bytes: 0, errors: 0, errorKinds: {}, firstError: undefined, seconds: 0 };
+  const started = Date.now();
+  const end = started + opts.seconds * 1000;
+  const tick = opts.onTick ? setInterval(opts.onTick, opts.tickMs ?? 5000) : undefined;
+  const fail = (kind: string, text: string) => {
+    r.errors++;
+    r.errorKinds[kind] = (r.errorKinds[kind] ?? 0) + 1;
+    r.firstError ??= text.slice(0, 300);
+  };
+  await Promise.all(
+    Array.from({ length: opts.concurrency }, async (_, w) => {
+      while (Date.now() < end) {
+        const req = opts.next(w);
+        if (!req) break;
+        try {
+          const res = await fetch(opts.url, { method: 'POST', body: req.body, headers: opts.headers });
+          const answer = await res.arrayBuffer();
+          r.requests++;
+          if (res.status >= 200 && res.status < 300) {
+            r.items += req.items;
+            r.bytes += req.body.byteLength;
+          } else fail(String(res.status), `${res.status} ${Buffer.from(answer).toString('utf8')}`);
+        } catch (err) {
+          fail('network', String(err));
+        }
+      }
+    }),
+  );
+  if (tick) clearInterval(tick);
+  r.seconds = (Date.now() - started) / 1000;
+  return r;
+}
+
+export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+/** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
+export function cpuSeconds(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds of this (load generator) process so far. */
+export const ownCpuSeconds = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1e6;
+};
+
+export const loadAverage = () => loadavg().map((x) => x.toFixed(2)).join(' ');
