@@ -44,11 +44,16 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': -1,
 };
 
-// The router calls per request: one channel per target, reused.
-const clients = new Map<string, FlightClient>();
+// The router calls per request: one client (channel) per service and target, reused.
+const clients = new Map<string, grpc.Client>();
 
-function clientFor(url: string): FlightClient {
-  let client = clients.get(url);
+/**
+ * The cached client of `Ctor` for a Flight location (`host:port`, `grpc://`, `grpc+tcp://` or
+ * `grpc+tls://`); shared by the Flight service and Tempo's Querier service on the same port.
+ */
+export function cachedClient<C extends grpc.Client>(Ctor: grpc.ServiceClientConstructor, name: string, url: string): C {
+  const cacheKey = `${name} ${url}`;
+  let client = clients.get(cacheKey);
   if (client === undefined) {
     const match = /^([a-z+]+):\/\/(.*)$/.exec(url);
     const scheme = match?.[1];
@@ -57,11 +62,13 @@ function clientFor(url: string): FlightClient {
       throw new FlightClientError(grpc.status.INVALID_ARGUMENT, `unsupported Flight location scheme: ${scheme}`);
     }
     const credentials = scheme === 'grpc+tls' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
-    client = new Client(target, credentials, CHANNEL_OPTIONS) as unknown as FlightClient;
-    clients.set(url, client);
+    client = new Ctor(target, credentials, CHANNEL_OPTIONS);
+    clients.set(cacheKey, client);
   }
-  return client;
+  return client as C;
 }
+
+const clientFor = (url: string): FlightClient => cachedClient<FlightClient>(Client, 'flight', url);
 
 /** Closes every cached channel (for process shutdown and tests). */
 export function closeFlightClients(): void {

@@ -6,4 +6,4 @@ export type { FlightSource, IpcMessage } from './ipc-messages.ts';
 export { startFlightServer } from './server.ts';
 export type { DoGetCall, DoGetStream, ExtraService, FlightHandlers, FlightServerHandle, FlightServerOptions } from './server.ts';
 export { tableRows } from './table-rows.ts';
-export { closeTempoQuerierClients, findTraceById } from './tempo-querier.ts';
+export { findTraceById } from './tempo-querier.ts';

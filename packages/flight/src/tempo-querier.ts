@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { create, grpcServiceDefinition, Querier, TempoTraceByIDRequestSchema } from '@floe/proto';
 import type { TempoTraceByIDRequest, TempoTraceByIDResponse } from '@floe/proto';
-import { FlightClientError, type FlightCallOptions } from './client.ts';
+import { FlightClientError, cachedClient, type FlightCallOptions } from './client.ts';
 
 /**
  * Client of Tempo's internal Querier service (tempopb.Querier), which Floe's querier serves on its
@@ -20,28 +20,7 @@ interface QuerierClient extends grpc.Client {
 }
 
 const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(Querier), 'Querier');
-const clients = new Map<string, QuerierClient>();
-
-function clientFor(url: string): QuerierClient {
-  let client = clients.get(url);
-  if (client === undefined) {
-    const match = /^([a-z+]+):\/\/(.*)$/.exec(url);
-    const scheme = match?.[1];
-    if (scheme !== undefined && !['grpc', 'grpc+tcp', 'grpc+tls'].includes(scheme)) {
-      throw new FlightClientError(grpc.status.INVALID_ARGUMENT, `unsupported querier location scheme: ${scheme}`);
-    }
-    const credentials = scheme === 'grpc+tls' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
-    client = new Client(match?.[2] ?? url, credentials, { 'grpc.max_receive_message_length': -1 }) as unknown as QuerierClient;
-    clients.set(url, client);
-  }
-  return client;
-}
-
-/** Closes every cached Querier channel (for process shutdown and tests). */
-export function closeTempoQuerierClients(): void {
-  for (const client of clients.values()) client.close();
-  clients.clear();
-}
+const clientFor = (url: string): QuerierClient => cachedClient<QuerierClient>(Client, 'tempo-querier', url);
 
 export function findTraceById(options: FlightCallOptions & { traceId: Uint8Array }): Promise<TempoTraceByIDResponse> {
   if (options.signal?.aborted) return Promise.reject(new FlightClientError(grpc.status.CANCELLED, 'cancelled before the call started'));

@@ -8,7 +8,7 @@ export type { BucketLimit, TakeResult, TokenBuckets } from './token-bucket.ts';
 export { RedisTokenBuckets } from './redis-buckets.ts';
 export { MemoryDedup, RedisDedup } from './dedup.ts';
 export type { DedupStore } from './dedup.ts';
-export { tenantLimits } from './tenant-limits.ts';
+export { cachedTenantLimits, tenantLimits } from './tenant-limits.ts';
 export type { TenantLimits } from './tenant-limits.ts';
 export { limitStoresFromConfig } from './from-config.ts';
 export type { LimitStores } from './from-config.ts';

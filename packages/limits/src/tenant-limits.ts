@@ -54,3 +54,20 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
     maxStorageBytes: v.max_storage_bytes > 0 ? v.max_storage_bytes : undefined,
   };
 }
+
+const TENANT_CACHE_MS = 10_000;
+
+/**
+ * A tenant's limits by id, from its settings (`readSettings`, e.g. the metadata DB), cached for
+ * 10 s per tenant: a changed limit takes effect within that time on every process.
+ */
+export function cachedTenantLimits(defaults: LimitKeys, readSettings: (tenant: string) => Promise<Readonly<Record<string, unknown>> | undefined>): (tenant: string) => Promise<TenantLimits> {
+  const cache = new Map<string, { at: number; limits: TenantLimits }>();
+  return async (tenant) => {
+    const hit = cache.get(tenant);
+    if (hit && Date.now() - hit.at < TENANT_CACHE_MS) return hit.limits;
+    const limits = tenantLimits(defaults, (await readSettings(tenant)) ?? {});
+    cache.set(tenant, { at: Date.now(), limits });
+    return limits;
+  };
+}

@@ -170,27 +170,39 @@ export class ParquetWriter {
   }
 
   /**
-   * The written file's rows again, grouped by id and sorted by it, as id blocks: DuckDB groups
-   * and serialises, JavaScript only frames and compresses one string per id. Also yields the
+   * The written file's rows again, grouped by id and sorted by it, as id blocks: DuckDB sorts and
+   * serialises, JavaScript joins each id's rows and frames and compresses them. Also yields the
    * distinct ids for the file's id filter. The blocks' meta names the row columns.
    */
   async #writeIdBlocks(conn: DuckDBConnection, table: TableDef, idColumn: string, src: string, path: string) {
     const id = quoteIdent(idColumn);
-    const result = await conn.stream(
-      `SELECT ${id}, '[' || string_agg(${rowJsonSql(table)}::VARCHAR, ',') || ']' FROM ${src} WHERE ${id} IS NOT NULL GROUP BY ${id} ORDER BY ${id}`,
-    );
+    // Rows sorted by id, grouped here: DuckDB's sort spills to its temp directory, where a
+    // GROUP BY … string_agg held every group of an hour in memory (out of memory near 1M spans).
+    const result = await conn.stream(`SELECT ${id}, ${rowJsonSql(table)}::VARCHAR FROM ${src} WHERE ${id} IS NOT NULL ORDER BY ${id}`);
     const writer = await IdBlocksWriter.create(path);
     const ids: string[] = [];
+    let current: string | undefined;
+    let rows: string[] = [];
+    const flush = async () => {
+      if (current === undefined) return;
+      ids.push(current);
+      await writer.add(current, `[${rows.join(',')}]`);
+    };
     try {
       for (let chunk = await result.fetchChunk(); chunk && chunk.rowCount > 0; chunk = await result.fetchChunk()) {
         const keys = chunk.getColumnValues(0);
-        const payloads = chunk.getColumnValues(1);
+        const values = chunk.getColumnValues(1);
         for (let i = 0; i < keys.length; i++) {
           const key = String(keys[i]);
-          ids.push(key);
-          await writer.add(key, String(payloads[i]));
+          if (key !== current) {
+            await flush();
+            current = key;
+            rows = [];
+          }
+          rows.push(String(values[i]));
         }
       }
+      await flush();
       await writer.finish({ columns: rowJsonColumns(table) });
     } catch (err) {
       await writer.abort();

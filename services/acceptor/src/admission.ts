@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TenantContext } from '@floe/auth';
 import type { FloeConfig } from '@floe/config';
 import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
-import { MemoryDedup, quotaExceeded, rateLimited, tenantLimits, type DedupStore, type TenantLimits, type TokenBuckets } from '@floe/limits';
+import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type DedupStore, type TenantLimits, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
 import type { Logger } from '@floe/telemetry';
 
@@ -25,8 +25,6 @@ export interface RequestIdentity {
   body: Uint8Array;
 }
 
-const TENANT_CACHE_MS = 10_000;
-
 /**
  * The acceptor's per-tenant gate, in front of decoding (spec 1, Errors 4–5; Ingest rule 5):
  * - the ingest token buckets (requests and body bytes per second): 429 / RESOURCE_EXHAUSTED with
@@ -40,20 +38,12 @@ const TENANT_CACHE_MS = 10_000;
 export class Admission {
   readonly #o: AdmissionDeps;
   readonly #local = new MemoryDedup(200_000);
-  readonly #tenants = new Map<string, { at: number; limits: TenantLimits }>();
+  readonly #limits: (tenant: string) => Promise<TenantLimits>;
   readonly #stored = new Map<string, { at: number; bytes: Promise<number> }>();
 
   constructor(deps: AdmissionDeps) {
     this.#o = deps;
-  }
-
-  async #limits(tenant: string): Promise<TenantLimits> {
-    const hit = this.#tenants.get(tenant);
-    if (hit && Date.now() - hit.at < TENANT_CACHE_MS) return hit.limits;
-    const row = await getTenant(this.#o.db, tenant);
-    const limits = tenantLimits(this.#o.config.limits, row?.settings ?? {});
-    this.#tenants.set(tenant, { at: Date.now(), limits });
-    return limits;
+    this.#limits = cachedTenantLimits(deps.config.limits, async (t) => (await getTenant(deps.db, t))?.settings);
   }
 
   #storedBytes(tenant: string): Promise<number> {

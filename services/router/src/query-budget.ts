@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FloeConfig } from '@floe/config';
-import { rateLimited, tenantLimits, type TenantLimits, type TokenBuckets } from '@floe/limits';
+import { cachedTenantLimits, rateLimited, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
 
 export interface QueryBudget {
@@ -8,22 +8,13 @@ export interface QueryBudget {
   take(tenant: string): Promise<void>;
 }
 
-const TENANT_CACHE_MS = 10_000;
-
 /**
  * The router's per-tenant query budget (limits.max_query_requests_per_sec, overridable in a
  * tenant's settings.limits): one token per query API request, from a bucket shared by every
  * router of a cluster when limits.store is redis (spec 1, Errors 3).
  */
 export function createQueryBudget(buckets: TokenBuckets, db: Db, defaults: FloeConfig['limits']): QueryBudget {
-  const cache = new Map<string, { at: number; limits: TenantLimits }>();
-  const limitsOf = async (tenant: string) => {
-    const hit = cache.get(tenant);
-    if (hit && Date.now() - hit.at < TENANT_CACHE_MS) return hit.limits;
-    const limits = tenantLimits(defaults, (await getTenant(db, tenant))?.settings ?? {});
-    cache.set(tenant, { at: Date.now(), limits });
-    return limits;
-  };
+  const limitsOf = cachedTenantLimits(defaults, async (t) => (await getTenant(db, t))?.settings);
   return {
     async take(tenant) {
       const limit = (await limitsOf(tenant)).queryRequests;
