@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
 import { startAppendBaseline } from '../lib/append-baseline.ts';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
+import { cpuSeconds } from '../lib/drive.ts';
 
 const SECONDS = Number(process.argv[2] ?? 60);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
@@ -128,7 +129,9 @@ async function floeRun() {
       await new Promise((x) => setTimeout(x, 2000));
     }
   })();
+  const cpu0 = cpuSeconds(floe.pid);
   const r = await drive(`${floe.otlpHttpUrl}/v1/traces`, auth, SECONDS, countSegments);
+  const cpu = cpuSeconds(floe.pid) - cpu0;
   countSegments();
   probing = false;
   await probes;
@@ -138,7 +141,7 @@ async function floeRun() {
   const drainMs = Date.now() - drainStart;
   await floe.stop();
   floe.remove();
-  return { ...r, backlog, latencies: latencies.sort((a, b) => a - b), drainMs };
+  return { ...r, cpu, backlog, latencies: latencies.sort((a, b) => a - b), drainMs };
 }
 
 const base = await baseline();
@@ -148,6 +151,7 @@ const floeRate = floe.spans / floe.seconds;
 console.log(`bench/ingest-traces: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${SPANS} spans/request (${TEMPLATE.length} bytes)`);
 console.log(`  baseline (receive + append + fdatasync, undecoded): ${baseRate.toFixed(0)} spans/s (${base.errors} errors)`);
 console.log(`  floe (OTLP HTTP protobuf → WAL ack):               ${floeRate.toFixed(0)} spans/s (${floe.errors} errors)`);
+console.log(`    Floe process CPU ${(floe.cpu / floe.seconds).toFixed(2)} cores, ${((floe.cpu * 1e6) / floe.spans).toFixed(1)} µs per span`);
 console.log(`  ratio floe/baseline: ${(floeRate / baseRate).toFixed(3)} (goal ≥ 0.5)`);
 console.log(`  WAL backlog (segments, every 5 s): ${floe.backlog.join(' ')}; drained ${(floe.drainMs / 1000).toFixed(1)} s after the load stopped`);
 console.log(`  ack → visible in trace-by-id: p50 ${percentile(floe.latencies, 50)} ms, p95 ${percentile(floe.latencies, 95)} ms (${floe.latencies.length} probes)`);

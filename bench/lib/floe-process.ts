@@ -54,6 +54,8 @@ export async function startFloeProcess(extra: Record<string, unknown> = {}, tena
   const log = createWriteStream(join(dir, 'floe.log'));
   const prof = process.env.FLOE_BENCH_CPU_PROF;
   const nodeArgs = prof ? ['--cpu-prof', `--cpu-prof-dir=${resolve(prof)}`] : [];
+  // FLOE_BENCH_NODE_ARGS: extra V8/Node flags for the Floe process (e.g. heap settings to compare).
+  if (process.env.FLOE_BENCH_NODE_ARGS) nodeArgs.push(...process.env.FLOE_BENCH_NODE_ARGS.split(' ').filter(Boolean));
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, FLOE, 'all', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);

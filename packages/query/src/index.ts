@@ -69,3 +69,25 @@ export type { LogSelectOptions, PlannedQuery } from './sql/logs.ts';
 export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap, resolveLogLabel } from './sql/log-labels.ts';
 export type { LabelTarget } from './sql/log-labels.ts';
 export type { PlannerTable, PrintedSql, SqlParam } from './sql/printer.ts';
+export type {
+  AggregateNode,
+  AggregateOp,
+  BinaryNode,
+  LabelReplaceNode,
+  LogSample,
+  MetricNode,
+  MetricQuery,
+  PartialKind,
+  RangeFn,
+  RangeNode,
+  SampleWindows,
+  StepGrid,
+} from './ir/log-metrics.ts';
+export { MAX_STEPS, MAX_SUB_BUCKETS, SAMPLE_COLUMNS, gridSteps, partialOf, sampleWindows } from './ir/log-metrics.ts';
+export { lowerMetricQuery, volumeQuery, SERIES_IDENTITY } from './logql/lower-metric.ts';
+export { evaluateMetricQuery, compareLabels, labelsKey, quantile, expandTemplate } from './logql/evaluate.ts';
+export type { LeafData, MetricResult, SampleRow, Series } from './logql/evaluate.ts';
+export { planLogSample, detectedLevelSql, seriesLabelSql } from './sql/log-metrics.ts';
+export type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from './ir/log-discovery.ts';
+export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, logFieldType } from './sql/log-discovery.ts';
+export type { FieldType } from './sql/log-discovery.ts';

@@ -323,7 +323,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     ['bad escape', '{service_name="web"} |= "\\d"', 400, 'bad_data', /^parse error at line 1, col 26: invalid escape sequence "\\\\d"/],
     ['bad regex', '{service_name=~"(web"}', 400, 'bad_data', /^parse error at line 1, col 16: invalid regular expression/],
     ['empty-compatible selector', '{service_name=~".*"}', 400, 'bad_data', /at least one regexp or equality matcher/],
-    ['metric query', 'sum by (level) (count_over_time({service_name="web"}[1m]))', 501, 'not_implemented', /metric queries .* not supported yet \(line 1, col 1\)/],
+    ['unsupported metric construct', 'sum without (level) (count_over_time({service_name="web"}[1m]))', 501, 'not_implemented', /sum without \(…\) with a non-empty label list is not supported yet \(line 1, col 5\)/],
     ['ip filter', '{service_name="web"} |= ip("10.0.0.1")', 501, 'not_implemented', /ip\(\) line filter is not supported yet \(line 1, col 22\)/],
     ['duration filter', '{service_name="web"} | latency > 10ms', 501, 'not_implemented', /duration comparison/],
   ])('%s → %i %s', async (_name, query, status, errorType, message) => {
@@ -344,7 +344,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
       ['/loki/api/v1/query_range', 400, 'bad_data', /missing query parameter/],
       [`/loki/api/v1/series?${qs({ 'match[]': 'rate({a="b"}[1m])' })}`, 400, 'bad_data', /expecting a log stream selector/],
       [`/loki/api/v1/tail?${qs({ query: '{service_name="web"}' })}`, 501, 'not_implemented', /\/tail is not implemented yet/],
-      ['/api/v1/index/stats', 501, 'not_implemented', /not implemented/],
+      ['/api/v1/patterns', 501, 'not_implemented', /\/patterns is not implemented yet/],
+      ['/api/v1/index/stats', 400, 'bad_data', /missing query parameter/],
     ];
     for (const [path, status, errorType, message] of cases) {
       const r = await getJson<{ status: string; errorType: string; error: string }>(path);

@@ -35,6 +35,9 @@ function metadata(commitTimes: number[]): TableMetadata {
 }
 
 const old = NOW - 2 * MIN_AGE;
+// NOW falls in hour 2 (7,200,000–10,800,000 ms), which is open; hours 0 and 1 are closed.
+const OPEN = 2;
+const CLOSED = 0;
 const young = NOW - MIN_AGE / 2;
 
 describe('planCompaction', () => {
@@ -82,6 +85,37 @@ describe('planCompaction', () => {
       files: [file('a', 60, { start: 1 }), file('b', 30, { start: 2 }), file('c', 90, { start: 3 })],
       times: [old],
       groups: [['a', 'b']],
+    },
+    {
+      name: 'open hour: a big merged file is left alone while the new files are small beside it',
+      files: [file('merged', 60, { hour: OPEN, start: 1 }), file('f1', 10, { hour: OPEN, start: 2 }), file('f2', 10, { hour: OPEN, start: 3 }), file('f3', 10, { hour: OPEN, start: 4 })],
+      times: [old],
+      groups: [['f1', 'f2', 'f3']],
+    },
+    {
+      name: 'open hour: merged again once the new files add up to its size',
+      files: [file('merged', 30, { hour: OPEN, start: 1 }), file('f1', 10, { hour: OPEN, start: 2 }), file('f2', 10, { hour: OPEN, start: 3 }), file('f3', 10, { hour: OPEN, start: 4 })],
+      times: [old],
+      groups: [['merged', 'f1', 'f2', 'f3']],
+    },
+    {
+      name: 'open hour: an outsized file in the middle splits the group into the stretches before and after it',
+      files: [
+        file('a', 5, { hour: OPEN, start: 1 }),
+        file('b', 5, { hour: OPEN, start: 2 }),
+        file('big', 50, { hour: OPEN, start: 3 }),
+        file('c', 5, { hour: OPEN, start: 4 }),
+        file('d', 5, { hour: OPEN, start: 5 }),
+        file('e', 5, { hour: OPEN, start: 6 }),
+      ],
+      times: [old],
+      groups: [['a', 'b'], ['c', 'd', 'e']],
+    },
+    {
+      name: 'closed hour: everything below the target is merged, whatever the sizes',
+      files: [file('merged', 60, { hour: CLOSED, start: 1 }), file('f1', 10, { hour: CLOSED, start: 2 }), file('f2', 10, { hour: CLOSED, start: 3 })],
+      times: [old],
+      groups: [['merged', 'f1', 'f2']],
     },
     {
       name: 'ignores files of another partition spec',

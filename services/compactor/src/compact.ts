@@ -16,6 +16,24 @@ export const MIN_FILE_AGE_MS = 60_000;
 
 export const COMPACTION_SUMMARY_KEY = 'floe.compaction';
 
+/**
+ * An hour partition counts as still being written until this long after its end (the writer's
+ * last flushes, clients that send late). While an hour is open its files are merged size-tiered
+ * (`splitTiers`); once it is closed everything below the target is merged one last time.
+ */
+export const OPEN_HOUR_GRACE_MS = 10 * 60_000;
+
+/**
+ * In an open hour, a group is rewritten with its largest file only when the others add up to at
+ * least this fraction of it. Without the rule every pass re-merged the hour's big file with the
+ * few flush files that had arrived since (2.2–3.1x the hour's rows rewritten, bench/RESULTS.md);
+ * with it, a row is rewritten about log2(hour size / flush size) times at most, as in a
+ * size-tiered LSM tree.
+ */
+export const SIZE_RATIO = 1;
+
+const MS_PER_HOUR = 3_600_000;
+
 export interface CompactionGroup {
   /** Value of the hour partition (hours since the epoch). */
   hour: number;
@@ -34,7 +52,8 @@ export interface PlanCompactionOptions {
  * total size stays within the target. Packing is next-fit over files sorted by their lowest
  * timestamp rather than best-fit by size, so each output file covers a contiguous stretch of the
  * hour and the time bounds of an hour's files barely overlap: the planner can then still prune
- * within an hour. A group of one would be rewritten for nothing and is dropped.
+ * within an hour. A group of one would be rewritten for nothing and is dropped. In an hour that
+ * is still open, groups are then split size-tiered (`splitTiers`).
  */
 export function planCompaction(def: TableDef, metadata: TableMetadata, files: readonly PlannedFile[], opts: PlanCompactionOptions): CompactionGroup[] {
   const field = partitionFieldName(def);
@@ -68,8 +87,9 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
     });
     let current: PlannedFile[] = [];
     let bytes = 0;
+    const open = (hour + 1) * MS_PER_HOUR + OPEN_HOUR_GRACE_MS > opts.nowMs;
     const flush = () => {
-      if (current.length >= 2) groups.push({ hour, files: current });
+      for (const files of open ? splitTiers(current) : [current]) if (files.length >= 2) groups.push({ hour, files });
       current = [];
       bytes = 0;
     };
@@ -81,6 +101,25 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
     flush();
   }
   return groups;
+}
+
+/**
+ * A time-ordered group without its outsized files: when the largest file is bigger than
+ * SIZE_RATIO times the rest together, it stays as it is and the files before and after it are
+ * considered on their own (each side stays contiguous in time). Groups of fewer than two files
+ * come back as they are; the caller drops them.
+ */
+export function splitTiers(files: readonly PlannedFile[]): PlannedFile[][] {
+  if (files.length < 2) return [[...files]];
+  let largest = 0;
+  let total = 0;
+  for (let i = 0; i < files.length; i++) {
+    total += files[i]!.fileSizeBytes;
+    if (files[i]!.fileSizeBytes > files[largest]!.fileSizeBytes) largest = i;
+  }
+  const size = files[largest]!.fileSizeBytes;
+  if (size <= SIZE_RATIO * (total - size)) return [[...files]];
+  return [...splitTiers(files.slice(0, largest)), ...splitTiers(files.slice(largest + 1))];
 }
 
 /**

@@ -58,9 +58,10 @@ function requireLogExpr(expr: Expr, source: string): LogExpr {
   throw unsupported(source, expr.span.from, 'metric queries (count_over_time, rate, sum by, vector, …)');
 }
 
-const toMatch = (m: LabelMatcher): LabelMatch => ({ label: m.label, op: m.op, value: m.value });
+export const toMatch = (m: LabelMatcher): LabelMatch => ({ label: m.label, op: m.op, value: m.value });
 
-function lowerPipeline(stages: Stage[], source: string): RowFilter[] {
+/** The pipeline's filters in order (parser and formatter stages pass rows through). */
+export function lowerPipeline(stages: Stage[], source: string): RowFilter[] {
   const out: RowFilter[] = [];
   let lineRewritten = false;
   for (const stage of stages) {
@@ -91,7 +92,7 @@ function lowerPipeline(stages: Stage[], source: string): RowFilter[] {
   return out;
 }
 
-function lowerLabelFilter(e: LabelFilterExpr, source: string): LabelPredicate {
+export function lowerLabelFilter(e: LabelFilterExpr, source: string): LabelPredicate {
   switch (e.kind) {
     case 'and':
     case 'or':

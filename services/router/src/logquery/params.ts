@@ -99,6 +99,13 @@ export function parseLimit(raw: string | undefined): number {
   return n;
 }
 
+/** A positive integer parameter (limit, line_limit, …); `fallback` when absent. */
+export function parseCount(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) <= 0 || !Number.isSafeInteger(Number(raw))) throw bad(`invalid ${name} ${JSON.stringify(raw.slice(0, 32))}: expected a positive integer`);
+  return Number(raw);
+}
+
 /**
  * `start` / `end` / `since` of range and label requests: end defaults to now, start to end minus
  * `since` or minus `lookbackNs`. The result is half-open [start, end).

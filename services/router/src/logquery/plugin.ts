@@ -1,27 +1,43 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import {
+  isLogExpr,
+  logFieldType,
   lowerLogQuery,
+  lowerMetricQuery,
   lowerStreamSelector,
   parseLogQL,
+  planDetectedFieldValues,
+  planDetectedFields,
+  planDetectedLabels,
+  planIndexStats,
   planLabelNames,
   planLabelValues,
   planLogSelect,
   planSeries,
+  volumeQuery,
+  type Expr,
+  type LabelMatch,
   type PlannedQuery,
+  type RowFilter,
   type TimeRange,
 } from '@floe/query';
 import { logsTable } from '@floe/schema';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
-import { HOUR_NS, RequestParams, nowNs, parseDirection, parseDurationParam, parseLimit, parseRange, parseTime, requireQuery } from './params.ts';
-import { rowsOf, toStreams, type Row } from './results.ts';
+import { defaultStepNs, runMetricQuery, toInstant, toMatrix } from './metrics.ts';
+import { HOUR_NS, MAX_LIMIT, RequestParams, nowNs, parseCount, parseDirection, parseDurationParam, parseLimit, parseRange, parseTime, requireQuery } from './params.ts';
+import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 
 /**
  * The Loki-compatible log query API (spec 1, "Log query API"; reference/api-contracts.md §1),
  * served under both `/api/v1` and `/loki/api/v1` of the /logquery mount, since Grafana's Loki
  * data source appends `/loki/api/v1/...` to its URL. Each request goes parse → lower → plan
- * (@floe/query) → one SQL call to a querier with the request's deadline → Loki's JSON.
+ * (@floe/query) → SQL calls to a querier with the request's deadline → Loki's JSON. A log query
+ * is one call (streams); a metric query is one call per range aggregation, evaluated by
+ * @floe/query's pure evaluator into a matrix (query_range) or a vector / scalar (query).
+ * index/volume(_range) are metric queries too (bytes grouped by labels); index/stats and the
+ * detected_* endpoints answer unenveloped, as Loki does. tail and patterns are 501.
  *
  * Auth and the per-tenant query budget come from the enclosing scope (app.ts), as for /tracequery.
  */
@@ -35,9 +51,18 @@ export const LOKI_PREFIXES = ['/api/v1', '/loki/api/v1'] as const;
 /** Request header that asks for the categorized (three-element) `values` encoding. */
 export const ENCODING_FLAGS_HEADER = 'x-loki-response-encoding-flags';
 const CATEGORIZE_LABELS = 'categorize-labels';
+const NS = 1_000_000_000n;
 
 /** Endpoints of Loki's API that Floe does not serve yet: 501 in the error envelope, not a 404. */
-const NOT_YET = ['tail', 'detected_fields', 'detected_field/:name/values', 'detected_labels', 'index/stats', 'index/volume', 'index/volume_range', 'patterns'] as const;
+const NOT_YET = ['tail', 'patterns'] as const;
+
+/** detected_fields: lines sampled (`line_limit`), fields returned (`limit`, alias `field_limit`: spec 1, Limits). */
+const DETECTED_LINE_LIMIT = 1000;
+const DETECTED_FIELD_LIMIT = 100;
+/** detected_field/{name}/values: values returned (the data source asks for 1000). */
+const DETECTED_VALUES_LIMIT = 1000;
+/** index/volume: series returned (Loki's default). */
+const VOLUME_LIMIT = 100;
 
 type Req = FastifyRequest<{ Params: Record<string, string> }>;
 
@@ -60,16 +85,65 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
   };
 
   /** A log query over `range`, shaped as a `streams` result. */
-  const streamsQuery = async (req: FastifyRequest, reply: FastifyReply, query: string, range: TimeRange, p: RequestParams) => {
+  const streamsQuery = async (req: FastifyRequest, reply: FastifyReply, expr: Expr, query: string, range: TimeRange, p: RequestParams) => {
     const direction = parseDirection(p.get('direction'));
     const limit = parseLimit(p.get('limit'));
-    const expr = parseLogQL(query);
     const ir = lowerLogQuery(expr, query, { range, direction, limit });
     const withMetadata = categorize(req);
     const rows = await run(req, planLogSelect(ir, logsTable, { metadata: withMetadata }));
     const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, withMetadata), stats: {} };
     if (withMetadata) data.encodingFlags = [CATEGORIZE_LABELS];
     return reply.type('application/json').send({ status: 'success', data });
+  };
+
+  const success = (reply: FastifyReply, data: unknown) => reply.type('application/json').send({ status: 'success', data });
+
+  /**
+   * The stream matchers and filters a discovery endpoint reads: a log query's own, or those of a
+   * metric query's first range aggregation.
+   */
+  const selection = (query: string): { streams: LabelMatch[]; filters: RowFilter[] } => {
+    const expr = parseLogQL(query);
+    if (isLogExpr(expr)) {
+      const ir = lowerLogQuery(expr, query, { range: { startNs: 0n, endNs: 0n }, direction: 'backward', limit: 1 });
+      return { streams: ir.streams, filters: ir.filters };
+    }
+    const leaf = lowerMetricQuery(expr, query).leaves[0];
+    if (!leaf) throw new FloeError('bad_data', 'the query selects no log lines', { code: 'FLOE_ERR_LOGQL_PARAM' });
+    return { streams: leaf.sample.streams, filters: leaf.sample.filters };
+  };
+
+  /** Loki's index/volume and index/volume_range: bytes per label set (aggregateBy=series) or per label name (aggregateBy=labels). */
+  const volume = async (req: FastifyRequest, reply: FastifyReply, ranged: boolean) => {
+    const p = params(req);
+    const query = requireQuery(p);
+    const range = parseRange(p, nowNs(), HOUR_NS);
+    const limit = parseCount('limit', p.get('limit'), VOLUME_LIMIT);
+    const streams = lowerStreamSelector(parseLogQL(query), query);
+    const target = p.get('targetLabels')?.split(',').map((l) => l.trim()).filter((l) => l !== '');
+    const labels = target && target.length > 0 ? target : [...new Set(streams.map((m) => m.label))];
+    const aggregateBy = p.get('aggregateBy') ?? 'series';
+    if (aggregateBy !== 'series' && aggregateBy !== 'labels') throw new FloeError('bad_data', `invalid aggregateBy ${JSON.stringify(aggregateBy.slice(0, 32))}: expected series or labels`, { code: 'FLOE_ERR_LOGQL_PARAM' });
+    const step = ranged ? (p.get('step') === undefined ? defaultStepNs(range.startNs, range.endNs) : parseDurationParam('step', p.get('step')!)) : 0n;
+    if (ranged && step <= 0n) throw new FloeError('bad_data', 'invalid step: must be positive', { code: 'FLOE_ERR_LOGQL_PARAM' });
+    // Instant: one window (start, end]; range: step-wide windows ending at start, start + step, … <= end.
+    const grid = ranged ? { startNs: range.startNs, endNs: range.endNs, stepNs: step } : { startNs: range.endNs, endNs: range.endNs, stepNs: NS };
+    const rangeNs = ranged ? step : range.endNs > range.startNs ? range.endNs - range.startNs : 1n;
+    const runPlan = (plan: PlannedQuery) => run(req, plan);
+    const series: MatrixSeries[] = [];
+    if (aggregateBy === 'series') {
+      series.push(...toMatrix(await runMetricQuery(runPlan, volumeQuery(streams, labels, rangeNs), grid), grid));
+    } else {
+      for (const label of labels) {
+        const present: RowFilter = { kind: 'labels', predicate: { kind: 'match', match: { label, op: '!=', value: '' } } };
+        for (const s of toMatrix(await runMetricQuery(runPlan, volumeQuery(streams, [], rangeNs, [present]), grid), grid)) series.push({ metric: { [label]: '' }, values: s.values });
+      }
+    }
+    const total = (s: MatrixSeries) => s.values.reduce((a, [, v]) => a + Number(v), 0);
+    const top = series.sort((a, b) => total(b) - total(a)).slice(0, limit);
+    if (ranged) return success(reply, { resultType: 'matrix', result: top, stats: {} });
+    const result: VectorSample[] = top.map((s) => ({ metric: s.metric, value: [secondsOf(range.endNs), s.values[s.values.length - 1]![1]] }));
+    return success(reply, { resultType: 'vector', result, stats: {} });
   };
 
   const routes = (scope: FastifyInstance) => {
@@ -82,17 +156,89 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const p = params(req);
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
-      const step = p.get('step');
-      if (step !== undefined && parseDurationParam('step', step) <= 0n) throw new FloeError('bad_data', 'invalid step: must be positive');
-      return streamsQuery(req, reply, query, range, p);
+      const rawStep = p.get('step');
+      const step = rawStep === undefined ? undefined : parseDurationParam('step', rawStep);
+      if (step !== undefined && step <= 0n) throw new FloeError('bad_data', 'invalid step: must be positive', { code: 'FLOE_ERR_LOGQL_PARAM' });
+      const expr = parseLogQL(query);
+      if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, range, p);
+      // A metric query: values at start, start + step, … <= end (spec 1, "Metric queries").
+      const grid = { startNs: range.startNs, endNs: range.endNs, stepNs: step ?? defaultStepNs(range.startNs, range.endNs) };
+      const result = await runMetricQuery((plan) => run(req, plan), lowerMetricQuery(expr, query), grid);
+      return success(reply, { resultType: 'matrix', result: toMatrix(result, grid), stats: {} });
     });
 
-    // Instant: the most recent lines over the hour ending at `time` (spec 1, Limits).
+    // Instant: a metric query is evaluated at `time` (Grafana's health check is vector(1)+vector(1));
+    // a log query gives the most recent lines over the hour ending at `time` (spec 1, Limits).
     both('/query', async (req, reply) => {
       const p = params(req);
       const query = requireQuery(p);
       const time = parseTime('time', p.get('time'), nowNs());
-      return streamsQuery(req, reply, query, { startNs: time - HOUR_NS, endNs: time + 1n }, p);
+      const expr = parseLogQL(query);
+      if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, { startNs: time - HOUR_NS, endNs: time + 1n }, p);
+      const grid = { startNs: time, endNs: time, stepNs: NS };
+      const result = await runMetricQuery((plan) => run(req, plan), lowerMetricQuery(expr, query), grid);
+      return success(reply, { ...toInstant(result, time), stats: {} });
+    });
+
+    both('/index/stats', async (req, reply) => {
+      const p = params(req);
+      const query = requireQuery(p);
+      const range = parseRange(p, nowNs(), HOUR_NS);
+      const streams = lowerStreamSelector(parseLogQL(query), query);
+      const [row] = await run(req, planIndexStats({ kind: 'index_stats', table: 'logs', range, streams }, logsTable));
+      const n = (k: string) => Number(row?.[k] ?? 0);
+      // Not enveloped, as Loki answers it.
+      return reply.type('application/json').send({ streams: n('streams'), chunks: n('chunks'), entries: n('entries'), bytes: n('bytes') });
+    });
+
+    both('/index/volume', async (req, reply) => volume(req, reply, false));
+    both('/index/volume_range', async (req, reply) => volume(req, reply, true));
+
+    both('/detected_fields', async (req, reply) => {
+      const p = params(req);
+      const query = requireQuery(p);
+      const range = parseRange(p, nowNs(), HOUR_NS);
+      const limit = parseCount('limit', p.get('limit') ?? p.get('field_limit'), DETECTED_FIELD_LIMIT);
+      const sampleLimit = Math.min(parseCount('line_limit', p.get('line_limit'), DETECTED_LINE_LIMIT), MAX_LIMIT);
+      const rows = await run(req, planDetectedFields({ kind: 'detected_fields', table: 'logs', range, ...selection(query), sampleLimit }, logsTable));
+      const byName = new Map<string, Row[]>();
+      for (const r of rows) {
+        const name = String(r.name);
+        const list = byName.get(name);
+        if (list) list.push(r);
+        else byName.set(name, [r]);
+      }
+      const fields = [...byName]
+        .slice(0, limit)
+        .map(([label, rs]) => ({
+          label,
+          type: logFieldType(rs.map((r) => ({ kind: String(r.kind), all_int: r.all_int === true, all_float: r.all_float === true, all_bool: r.all_bool === true }))),
+          cardinality: Math.max(...rs.map((r) => Number(r.cardinality))),
+          // Structured metadata, not parsed from the line (Loki lists no parser for those).
+          parsers: null,
+        }));
+      return reply.type('application/json').send({ fields, limit });
+    });
+
+    both('/detected_field/:name/values', async (req, reply) => {
+      const p = params(req);
+      const query = requireQuery(p);
+      const range = parseRange(p, nowNs(), HOUR_NS);
+      const field = req.params.name ?? '';
+      if (field === '') throw new FloeError('bad_data', 'missing field name', { code: 'FLOE_ERR_LOGQL_PARAM' });
+      const limit = Math.min(parseCount('limit', p.get('limit'), DETECTED_VALUES_LIMIT), MAX_LIMIT);
+      const sampleLimit = Math.min(parseCount('line_limit', p.get('line_limit'), DETECTED_LINE_LIMIT), MAX_LIMIT);
+      const rows = await run(req, planDetectedFieldValues({ kind: 'detected_field_values', table: 'logs', range, ...selection(query), field, sampleLimit, limit }, logsTable));
+      return reply.type('application/json').send({ values: rows.map((r) => String(r.value)), limit });
+    });
+
+    both('/detected_labels', async (req, reply) => {
+      const p = params(req);
+      const range = parseRange(p, nowNs(), HOUR_NS);
+      const q = p.get('query');
+      const streams = q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
+      const rows = await run(req, planDetectedLabels({ kind: 'detected_labels', table: 'logs', range, streams }, logsTable));
+      return reply.type('application/json').send({ detectedLabels: rows.map((r) => ({ label: String(r.name), cardinality: Number(r.cardinality) })) });
     });
 
     both('/labels', async (req, reply) => {

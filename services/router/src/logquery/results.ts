@@ -95,3 +95,41 @@ export function attributeText(v: unknown): string {
   if (typeof v === 'boolean') return v ? 'true' : 'false';
   return v === null || v === undefined ? '' : String(v);
 }
+
+/** A matrix series of Loki's API: `values` are `[unix seconds, "value"]`, oldest first. */
+export interface MatrixSeries {
+  metric: Record<string, string>;
+  values: Array<[number, string]>;
+}
+
+/** An instant-vector sample: `value` is `[unix seconds, "value"]`. */
+export interface VectorSample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+/** Unix nanoseconds as the float seconds Loki and Prometheus put in sample pairs (millisecond precision). */
+export const secondsOf = (ns: bigint): number => Number(ns / 1_000_000n) / 1000;
+
+/**
+ * A sample value as Prometheus prints it (Go's FormatFloat(v, 'f', -1, 64)): shortest
+ * round-tripping decimal, never an exponent; NaN, +Inf, -Inf spelled out.
+ */
+export function formatSampleValue(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  const s = String(v);
+  if (!/e/i.test(s)) return s;
+  const [mantissa, exp] = s.split(/e/i) as [string, string];
+  const e = Number(exp);
+  const negative = mantissa.startsWith('-');
+  const digits = mantissa.replace('-', '').replace('.', '');
+  const pointAt = mantissa.replace('-', '').indexOf('.') < 0 ? mantissa.replace('-', '').length : mantissa.replace('-', '').indexOf('.');
+  const at = pointAt + e;
+  let out: string;
+  if (at <= 0) out = `0.${'0'.repeat(-at)}${digits}`;
+  else if (at >= digits.length) out = digits + '0'.repeat(at - digits.length);
+  else out = `${digits.slice(0, at)}.${digits.slice(at)}`;
+  return negative ? `-${out}` : out;
+}

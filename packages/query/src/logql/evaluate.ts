@@ -1,0 +1,620 @@
+import { FloeError } from '@floe/errors';
+import {
+  SAMPLE_COLUMNS as C,
+  type AggregateNode,
+  type BinaryNode,
+  type LabelReplaceNode,
+  type MetricNode,
+  type MetricQuery,
+  type RangeNode,
+  type SampleWindows,
+} from '../ir/log-metrics.ts';
+import { toJsRegexSource } from './strings.ts';
+
+/**
+ * Evaluation of a LogQL metric query over the partial aggregates its leaves' SQL returned
+ * (ir/log-metrics.ts explains the split). Pure: no I/O, no clock; the router runs the SQL and
+ * hands the rows in. A series is a label set and its points by step index k (time start + k·step);
+ * a step without a value has no point. What happens here:
+ *
+ * - range functions: each window's sub-buckets are merged (sums, counts, min/max, Chan's merge of
+ *   count/mean/M2 for stddev/stdvar, earliest/latest for first/last, value lists for quantiles)
+ *   and finished (rate and bytes_rate divide by the window length in seconds);
+ * - vector aggregations per step: sum, avg, min, max, count, stddev and stdvar (population), over
+ *   the `by` labels (none: one group; `without ()`: every label set its own group); topk/bottomk
+ *   keep the k highest/lowest series of each group at each step; sort/sort_desc order series by
+ *   the value at each series' latest step;
+ * - binary operators with Prometheus's rules: scalar/vector arithmetic keeps operand order;
+ *   vector/vector operands match one-to-one per step on all labels, on (…) or ignoring (…), the
+ *   result keeps the left labels (only the `on` labels with on, without the `ignoring` ones with
+ *   ignoring); unmatched series are dropped; comparisons filter (keeping the left value, or the
+ *   vector's value against a scalar) or with `bool` give 1/0; and / or / unless match the same
+ *   way and carry values through. A many-to-one match is bad_data, or not_implemented when
+ *   group_left / group_right asked for it (spec 1: accepted, never enabled);
+ * - label_replace: the regex is anchored to the whole source value (`.` matches newlines, as in
+ *   Prometheus), `$1`, `${1}`, `$name`, `${name}` expand, `$$` is a dollar; no match leaves the
+ *   series unchanged; an empty result deletes the label.
+ */
+
+export type SampleRow = Record<string, unknown>;
+
+export interface Series {
+  labels: Record<string, string>;
+  /** Value by step index. */
+  points: Map<number, number>;
+}
+
+export type MetricResult = { kind: 'scalar'; value: number } | { kind: 'matrix'; series: Series[] };
+
+/** One leaf's windows and the rows its SQL returned. */
+export interface LeafData {
+  windows: SampleWindows;
+  rows: SampleRow[];
+}
+
+type Value = { kind: 'scalar'; value: number } | { kind: 'matrix'; series: Series[]; ordered: boolean };
+
+/**
+ * Evaluates the query over `steps` evaluation times. `leaves[i]` holds the data of
+ * `query.leaves[i]`. Series come out ordered by their labels, unless the outermost operation is
+ * sort / sort_desc.
+ */
+export function evaluateMetricQuery(query: MetricQuery, steps: number, leaves: ReadonlyArray<LeafData>): MetricResult {
+  if (leaves.length !== query.leaves.length) throw new FloeError('internal', `metric query has ${query.leaves.length} leaves, got data for ${leaves.length}`);
+  const v = new Evaluator(steps, leaves).eval(query.root);
+  if (v.kind === 'scalar') return v;
+  const series = v.series.filter((s) => s.points.size > 0);
+  if (!v.ordered) series.sort((a, b) => compareLabels(a.labels, b.labels));
+  return { kind: 'matrix', series };
+}
+
+/** A label set's identity: its entries sorted by name. */
+export function labelsKey(labels: Record<string, string>): string {
+  return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
+}
+
+/** Prometheus's label-set order: label by label (sorted by name), name then value. */
+export function compareLabels(a: Record<string, string>, b: Record<string, string>): number {
+  const ak = Object.keys(a).sort();
+  const bk = Object.keys(b).sort();
+  for (let i = 0; i < Math.min(ak.length, bk.length); i++) {
+    if (ak[i] !== bk[i]) return ak[i]! < bk[i]! ? -1 : 1;
+    const av = a[ak[i]!]!;
+    const bv = b[bk[i]!]!;
+    if (av !== bv) return av < bv ? -1 : 1;
+  }
+  return ak.length - bk.length;
+}
+
+const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : v === null || v === undefined ? NaN : Number(v));
+const big = (v: unknown): bigint => (typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v))));
+
+/** A list value from the querier (a JS array, or an Arrow vector). */
+function numbers(v: unknown): number[] {
+  if (v === null || v === undefined) return [];
+  if (Array.isArray(v)) return v.map(num);
+  const it = v as { toArray?: () => ArrayLike<unknown> } & Iterable<unknown>;
+  if (typeof it.toArray === 'function') return Array.from(it.toArray(), num);
+  if (typeof (it as Iterable<unknown>)[Symbol.iterator] === 'function') return Array.from(it, num);
+  return [];
+}
+
+/** Prometheus's quantile: linear interpolation between the closest ranks. */
+export function quantile(phi: number, values: number[]): number {
+  if (values.length === 0 || Number.isNaN(phi)) return NaN;
+  if (phi < 0) return -Infinity;
+  if (phi > 1) return Infinity;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = phi * (sorted.length - 1);
+  const lo = Math.max(0, Math.floor(rank));
+  const hi = Math.min(sorted.length - 1, lo + 1);
+  const w = rank - Math.floor(rank);
+  return sorted[lo]! * (1 - w) + sorted[hi]! * w;
+}
+
+interface Acc {
+  n: number;
+  b: number;
+  s: number;
+  c: number;
+  mn: number;
+  mx: number;
+  mean: number;
+  m2: number;
+  ft: bigint | undefined;
+  fv: number;
+  lt: bigint | undefined;
+  lv: number;
+  vals: number[];
+}
+
+const newAcc = (): Acc => ({ n: 0, b: 0, s: 0, c: 0, mn: Infinity, mx: -Infinity, mean: 0, m2: 0, ft: undefined, fv: NaN, lt: undefined, lv: NaN, vals: [] });
+
+function merge(node: RangeNode, acc: Acc, row: SampleRow): void {
+  switch (node.sample.partial) {
+    case 'count':
+      acc.n += num(row[C.count]);
+      break;
+    case 'bytes':
+      acc.b += num(row[C.bytes]);
+      break;
+    case 'sum':
+      acc.s += num(row[C.sum]);
+      break;
+    case 'avg':
+      acc.s += num(row[C.sum]);
+      acc.c += num(row[C.valueCount]);
+      break;
+    case 'min':
+      acc.mn = Math.min(acc.mn, num(row[C.min]));
+      break;
+    case 'max':
+      acc.mx = Math.max(acc.mx, num(row[C.max]));
+      break;
+    case 'moments': {
+      // Chan et al.: merge (count, mean, M2) of two disjoint sets.
+      const c2 = num(row[C.valueCount]);
+      if (c2 === 0) break;
+      const mean2 = num(row[C.mean]);
+      const m22 = num(row[C.m2]);
+      const c = acc.c + c2;
+      const delta = mean2 - acc.mean;
+      acc.m2 = acc.m2 + m22 + (delta * delta * acc.c * c2) / c;
+      acc.mean = acc.mean + (delta * c2) / c;
+      acc.c = c;
+      break;
+    }
+    case 'first': {
+      const t = big(row[C.firstTime]);
+      if (acc.ft === undefined || t < acc.ft) {
+        acc.ft = t;
+        acc.fv = num(row[C.firstValue]);
+      }
+      break;
+    }
+    case 'last': {
+      const t = big(row[C.lastTime]);
+      if (acc.lt === undefined || t > acc.lt) {
+        acc.lt = t;
+        acc.lv = num(row[C.lastValue]);
+      }
+      break;
+    }
+    case 'values':
+      for (const x of numbers(row[C.values])) acc.vals.push(x);
+      break;
+  }
+}
+
+function finish(node: RangeNode, acc: Acc, seconds: number): number {
+  switch (node.fn) {
+    case 'count_over_time':
+      return acc.n;
+    case 'rate':
+      return (node.sample.partial === 'sum' ? acc.s : acc.n) / seconds;
+    case 'bytes_over_time':
+      return acc.b;
+    case 'bytes_rate':
+      return acc.b / seconds;
+    case 'sum_over_time':
+      return acc.s;
+    case 'avg_over_time':
+      return acc.s / acc.c;
+    case 'min_over_time':
+      return acc.mn;
+    case 'max_over_time':
+      return acc.mx;
+    case 'stddev_over_time':
+      return Math.sqrt(acc.m2 / acc.c);
+    case 'stdvar_over_time':
+      return acc.m2 / acc.c;
+    case 'first_over_time':
+      return acc.fv;
+    case 'last_over_time':
+      return acc.lv;
+    case 'quantile_over_time':
+      return quantile(node.param ?? NaN, acc.vals);
+  }
+}
+
+const ARITHMETIC: Record<string, (a: number, b: number) => number> = {
+  '+': (a, b) => a + b,
+  '-': (a, b) => a - b,
+  '*': (a, b) => a * b,
+  '/': (a, b) => a / b,
+  '%': (a, b) => a % b,
+  '^': (a, b) => a ** b,
+};
+const COMPARISON: Record<string, (a: number, b: number) => boolean> = {
+  '==': (a, b) => a === b,
+  '!=': (a, b) => a !== b,
+  '>': (a, b) => a > b,
+  '>=': (a, b) => a >= b,
+  '<': (a, b) => a < b,
+  '<=': (a, b) => a <= b,
+};
+
+const pick = (labels: Record<string, string>, names: readonly string[]) => {
+  const out: Record<string, string> = {};
+  for (const n of names) if (labels[n] !== undefined) out[n] = labels[n]!;
+  return out;
+};
+const omit = (labels: Record<string, string>, names: readonly string[]) => {
+  const out = { ...labels };
+  for (const n of names) delete out[n];
+  return out;
+};
+
+/** Series by label set, points of equal label sets merged. */
+class SeriesSet {
+  readonly #byKey = new Map<string, Series>();
+
+  add(labels: Record<string, string>, k: number, v: number): void {
+    const key = labelsKey(labels);
+    let s = this.#byKey.get(key);
+    if (!s) this.#byKey.set(key, (s = { labels, points: new Map() }));
+    s.points.set(k, v);
+  }
+
+  list(): Series[] {
+    return [...this.#byKey.values()];
+  }
+}
+
+class Evaluator {
+  readonly #steps: number;
+  readonly #leaves: ReadonlyArray<LeafData>;
+
+  constructor(steps: number, leaves: ReadonlyArray<LeafData>) {
+    this.#steps = steps;
+    this.#leaves = leaves;
+  }
+
+  eval(node: MetricNode): Value {
+    switch (node.kind) {
+      case 'scalar':
+        return { kind: 'scalar', value: node.value };
+      case 'vector': {
+        const points = new Map<number, number>();
+        for (let k = 0; k < this.#steps; k++) points.set(k, node.value);
+        return { kind: 'matrix', series: [{ labels: {}, points }], ordered: false };
+      }
+      case 'range':
+        return { kind: 'matrix', series: this.range(node), ordered: false };
+      case 'aggregate':
+        return this.aggregate(node);
+      case 'binary':
+        return this.binary(node);
+      case 'label_replace':
+        return this.labelReplace(node);
+    }
+  }
+
+  vector(node: MetricNode, what: string): Series[] {
+    const v = this.eval(node);
+    if (v.kind === 'scalar') throw new FloeError('bad_data', `${what} expects a vector, got a scalar`, { code: 'FLOE_ERR_LOGQL_PARSE' });
+    return v.series;
+  }
+
+  range(node: RangeNode): Series[] {
+    const data = this.#leaves[node.id];
+    if (!data) throw new FloeError('internal', `no data for metric leaf ${node.id}`);
+    const w = data.windows;
+    const series = new Map<string, { labels: Record<string, string>; accs: Map<number, Acc> }>();
+    const names = node.sample.groupBy;
+    for (const row of data.rows) {
+      const labels: Record<string, string> = {};
+      names.forEach((name, i) => {
+        const v = row[C.label(i)];
+        if (typeof v === 'string' && v !== '') labels[name] = v;
+      });
+      const key = labelsKey(labels);
+      let s = series.get(key);
+      if (!s) series.set(key, (s = { labels, accs: new Map() }));
+      const j = num(row[C.bucket]);
+      // Window k holds sub-buckets [k·perStep, k·perStep + perWindow − 1].
+      const kmin = w.perStep === 0 ? 0 : Math.max(0, Math.ceil((j - w.perWindow + 1) / w.perStep));
+      const kmax = w.perStep === 0 ? (j < w.perWindow ? 0 : -1) : Math.min(this.#steps - 1, Math.floor(j / w.perStep));
+      for (let k = kmin; k <= kmax; k++) {
+        let acc = s.accs.get(k);
+        if (!acc) s.accs.set(k, (acc = newAcc()));
+        merge(node, acc, row);
+      }
+    }
+    // A series whose rows fall in no window (range shorter than step) has no points and is left out.
+    return [...series.values()]
+      .filter(({ accs }) => accs.size > 0)
+      .map(({ labels, accs }) => {
+        const points = new Map<number, number>();
+        for (const k of [...accs.keys()].sort((a, b) => a - b)) points.set(k, finish(node, accs.get(k)!, w.windowSeconds));
+        return { labels, points };
+      });
+  }
+
+  aggregate(node: AggregateNode): Value {
+    const input = this.vector(node.expr, node.op);
+    switch (node.op) {
+      case 'sort':
+      case 'sort_desc': {
+        const latest = (s: Series) => {
+          let k = -1;
+          for (const x of s.points.keys()) k = Math.max(k, x);
+          return k < 0 ? NaN : s.points.get(k)!;
+        };
+        const dir = node.op === 'sort' ? 1 : -1;
+        const sorted = [...input].sort((a, b) => {
+          const x = latest(a);
+          const y = latest(b);
+          if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
+          return x === y ? compareLabels(a.labels, b.labels) : (x - y) * dir;
+        });
+        return { kind: 'matrix', series: sorted, ordered: true };
+      }
+      case 'topk':
+      case 'bottomk':
+        return { kind: 'matrix', series: this.select(node, input), ordered: false };
+      default:
+        return { kind: 'matrix', series: this.combine(node, input), ordered: false };
+    }
+  }
+
+  /** sum, avg, min, max, count, stddev, stdvar of each group at each step. */
+  combine(node: AggregateNode, input: Series[]): Series[] {
+    const groups = new Map<string, { labels: Record<string, string>; values: Map<number, number[]> }>();
+    for (const s of input) {
+      const labels = node.by === undefined ? s.labels : pick(s.labels, node.by);
+      const key = labelsKey(labels);
+      let g = groups.get(key);
+      if (!g) groups.set(key, (g = { labels, values: new Map() }));
+      for (const [k, v] of s.points) {
+        const list = g.values.get(k);
+        if (list) list.push(v);
+        else g.values.set(k, [v]);
+      }
+    }
+    const out: Series[] = [];
+    for (const g of groups.values()) {
+      const points = new Map<number, number>();
+      for (const k of [...g.values.keys()].sort((a, b) => a - b)) points.set(k, reduce(node.op, g.values.get(k)!));
+      out.push({ labels: g.labels, points });
+    }
+    return out;
+  }
+
+  /** topk / bottomk: the k highest / lowest series of each group, step by step. */
+  select(node: AggregateNode, input: Series[]): Series[] {
+    const k = Math.floor(node.param ?? 0);
+    if (k < 1) return [];
+    const groups = new Map<string, Series[]>();
+    for (const s of input) {
+      const key = node.by === undefined ? '' : labelsKey(pick(s.labels, node.by));
+      const g = groups.get(key);
+      if (g) g.push(s);
+      else groups.set(key, [s]);
+    }
+    const kept = new Map<Series, Map<number, number>>();
+    const sign = node.op === 'topk' ? -1 : 1;
+    for (const members of groups.values()) {
+      const steps = new Set<number>();
+      for (const s of members) for (const x of s.points.keys()) steps.add(x);
+      for (const step of steps) {
+        const present = members.filter((s) => s.points.has(step));
+        present.sort((a, b) => {
+          const x = a.points.get(step)!;
+          const y = b.points.get(step)!;
+          if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
+          return x === y ? compareLabels(a.labels, b.labels) : sign * (x - y);
+        });
+        for (const s of present.slice(0, k)) {
+          let m = kept.get(s);
+          if (!m) kept.set(s, (m = new Map()));
+          m.set(step, s.points.get(step)!);
+        }
+      }
+    }
+    return [...kept].map(([s, points]) => ({ labels: s.labels, points: new Map([...points].sort(([a], [b]) => a - b)) }));
+  }
+
+  binary(node: BinaryNode): Value {
+    const l = this.eval(node.left);
+    const r = this.eval(node.right);
+    const arith = ARITHMETIC[node.op];
+    const cmp = COMPARISON[node.op];
+    if (l.kind === 'scalar' && r.kind === 'scalar') {
+      if (arith) return { kind: 'scalar', value: arith(l.value, r.value) };
+      if (cmp) return { kind: 'scalar', value: cmp(l.value, r.value) ? 1 : 0 };
+      throw new FloeError('bad_data', `set operator ${node.op} not allowed in binary scalar expression`, { code: 'FLOE_ERR_LOGQL_PARSE' });
+    }
+    if (l.kind === 'scalar' || r.kind === 'scalar') {
+      const vec = (l.kind === 'matrix' ? l : r) as Extract<Value, { kind: 'matrix' }>;
+      const scalar = l.kind === 'scalar' ? l.value : (r as { value: number }).value;
+      const scalarLeft = l.kind === 'scalar';
+      const out: Series[] = [];
+      for (const s of vec.series) {
+        const points = new Map<number, number>();
+        for (const [k, v] of s.points) {
+          const [a, b] = scalarLeft ? [scalar, v] : [v, scalar];
+          if (arith) points.set(k, arith(a, b));
+          else if (cmp) {
+            const hit = cmp(a, b);
+            if (node.bool) points.set(k, hit ? 1 : 0);
+            else if (hit) points.set(k, v);
+          }
+        }
+        out.push({ labels: s.labels, points });
+      }
+      return { kind: 'matrix', series: out, ordered: false };
+    }
+    const left = l.series;
+    const right = (r as Extract<Value, { kind: 'matrix' }>).series;
+    const m = node.matching;
+    const signature = (labels: Record<string, string>) => labelsKey(m === undefined ? labels : m.on ? pick(labels, m.labels) : omit(labels, m.labels));
+    const out = new SeriesSet();
+
+    if (node.op === 'and' || node.op === 'unless' || node.op === 'or') {
+      const sigsAt = (series: Series[]) => {
+        const at = new Map<number, Set<string>>();
+        for (const s of series) {
+          const sig = signature(s.labels);
+          for (const k of s.points.keys()) {
+            let set = at.get(k);
+            if (!set) at.set(k, (set = new Set()));
+            set.add(sig);
+          }
+        }
+        return at;
+      };
+      if (node.op === 'or') {
+        const leftAt = sigsAt(left);
+        for (const s of left) for (const [k, v] of s.points) out.add(s.labels, k, v);
+        for (const s of right) {
+          const sig = signature(s.labels);
+          for (const [k, v] of s.points) if (!leftAt.get(k)?.has(sig)) out.add(s.labels, k, v);
+        }
+      } else {
+        const rightAt = sigsAt(right);
+        const want = node.op === 'and';
+        for (const s of left) {
+          const sig = signature(s.labels);
+          for (const [k, v] of s.points) if ((rightAt.get(k)?.has(sig) ?? false) === want) out.add(s.labels, k, v);
+        }
+      }
+      return { kind: 'matrix', series: out.list(), ordered: false };
+    }
+
+    const rightBySig = new Map<string, Series[]>();
+    for (const s of right) {
+      const sig = signature(s.labels);
+      const list = rightBySig.get(sig);
+      if (list) list.push(s);
+      else rightBySig.set(sig, [s]);
+    }
+    const usedBy = new Map<string, Series>();
+    const many = (side: 'left' | 'right', sig: string) =>
+      m?.group
+        ? new FloeError('not_implemented', `many-to-one vector matching (group_${m.group}) is not supported: several ${side}-hand series match ${sig}`, { code: 'FLOE_ERR_LOGQL_UNSUPPORTED' })
+        : new FloeError('bad_data', `multiple matches for labels ${sig} on the ${side}-hand side: many-to-one matching must be explicit (and is not supported)`, { code: 'FLOE_ERR_LOGQL_EXEC' });
+    for (const s of left) {
+      const sig = signature(s.labels);
+      const candidates = rightBySig.get(sig);
+      if (!candidates) continue;
+      const labels = m === undefined ? s.labels : m.on ? pick(s.labels, m.labels) : omit(s.labels, m.labels);
+      for (const [k, lv] of s.points) {
+        let match: Series | undefined;
+        for (const c of candidates) {
+          if (!c.points.has(k)) continue;
+          if (match) throw many('right', sig);
+          match = c;
+        }
+        if (!match) continue;
+        const slot = `${k}\u0000${sig}`;
+        const prev = usedBy.get(slot);
+        if (prev && prev !== s) throw many('left', sig);
+        usedBy.set(slot, s);
+        const rv = match.points.get(k)!;
+        if (arith) out.add(labels, k, arith(lv, rv));
+        else if (cmp) {
+          const hit = cmp(lv, rv);
+          if (node.bool) out.add(labels, k, hit ? 1 : 0);
+          else if (hit) out.add(labels, k, lv);
+        }
+      }
+    }
+    return { kind: 'matrix', series: out.list(), ordered: false };
+  }
+
+  labelReplace(node: LabelReplaceNode): Value {
+    const input = this.vector(node.expr, 'label_replace');
+    let re: RegExp;
+    try {
+      re = new RegExp(`^(?:${toJsRegexSource(node.regex)})$`, 's');
+    } catch {
+      throw new FloeError('bad_data', `invalid regular expression in label_replace(): ${JSON.stringify(node.regex)}`, { code: 'FLOE_ERR_LOGQL_PARSE' });
+    }
+    const seen = new Set<string>();
+    const out: Series[] = [];
+    for (const s of input) {
+      const m = re.exec(s.labels[node.src] ?? '');
+      let labels = s.labels;
+      if (m) {
+        const value = expandTemplate(node.replacement, m);
+        labels = { ...s.labels };
+        if (value === '') delete labels[node.dst];
+        else labels[node.dst] = value;
+      }
+      const key = labelsKey(labels);
+      if (seen.has(key)) throw new FloeError('bad_data', 'label_replace: vector cannot contain metrics with the same labelset', { code: 'FLOE_ERR_LOGQL_EXEC' });
+      seen.add(key);
+      out.push({ labels, points: s.points });
+    }
+    return { kind: 'matrix', series: out, ordered: false };
+  }
+}
+
+function reduce(op: AggregateNode['op'], values: number[]): number {
+  switch (op) {
+    case 'sum':
+      return values.reduce((a, b) => a + b, 0);
+    case 'avg':
+      return values.reduce((a, b) => a + b, 0) / values.length;
+    case 'min':
+      return values.reduce((a, b) => (Number.isNaN(a) || b < a ? b : a));
+    case 'max':
+      return values.reduce((a, b) => (Number.isNaN(a) || b > a ? b : a));
+    case 'count':
+      return values.length;
+    case 'stddev':
+    case 'stdvar': {
+      const mean = values.reduce((a, b) => a + b, 0) / values.length;
+      const variance = values.reduce((a, b) => a + (b - mean) ** 2, 0) / values.length;
+      return op === 'stddev' ? Math.sqrt(variance) : variance;
+    }
+    default:
+      throw new FloeError('internal', `not a combining aggregation: ${op}`);
+  }
+}
+
+/**
+ * Go's Regexp.Expand: `$name` / `${name}` name a group by number or name (the longest run of
+ * letters, digits and underscores); an unknown or unmatched group is empty; `$$` is a dollar; a
+ * `$` not followed by a name is kept as is.
+ */
+export function expandTemplate(template: string, m: RegExpExecArray): string {
+  let out = '';
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i]!;
+    if (c !== '$') {
+      out += c;
+      continue;
+    }
+    if (template[i + 1] === '$') {
+      out += '$';
+      i++;
+      continue;
+    }
+    let name: string | undefined;
+    let end = i + 1;
+    if (template[i + 1] === '{') {
+      const close = template.indexOf('}', i + 2);
+      const inner = close < 0 ? '' : template.slice(i + 2, close);
+      if (/^[A-Za-z0-9_]+$/.test(inner)) {
+        name = inner;
+        end = close + 1;
+      }
+    } else {
+      const run = /^[A-Za-z0-9_]+/.exec(template.slice(i + 1));
+      if (run) {
+        name = run[0];
+        end = i + 1 + run[0].length;
+      }
+    }
+    if (name === undefined) {
+      out += '$';
+      continue;
+    }
+    if (/^\d+$/.test(name)) out += m[Number(name)] ?? '';
+    else out += m.groups?.[name] ?? '';
+    i = end - 1;
+  }
+  return out;
+}

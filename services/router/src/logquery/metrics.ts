@@ -1,0 +1,69 @@
+import {
+  evaluateMetricQuery,
+  gridSteps,
+  planLogSample,
+  sampleWindows,
+  type MetricQuery,
+  type MetricResult,
+  type PlannedQuery,
+  type StepGrid,
+} from '@floe/query';
+import { logsTable } from '@floe/schema';
+import { NS_PER_SECOND } from './params.ts';
+import { formatSampleValue, secondsOf, type MatrixSeries, type Row, type VectorSample } from './results.ts';
+
+/**
+ * Runs a lowered LogQL metric query: one SQL call per leaf (in parallel, each with the request's
+ * deadline through `run`), then @floe/query's pure evaluator, then Loki's matrix / vector / scalar
+ * shapes (reference/api-contracts.md §1.2).
+ */
+
+export type RunPlan = (plan: PlannedQuery) => Promise<Row[]>;
+
+export async function runMetricQuery(run: RunPlan, query: MetricQuery, grid: StepGrid): Promise<MetricResult> {
+  const steps = gridSteps(grid);
+  const leaves = await Promise.all(
+    query.leaves.map(async (leaf) => {
+      const windows = sampleWindows(grid, leaf.rangeNs, leaf.offsetNs);
+      return { windows, rows: await run(planLogSample(leaf.sample, windows, logsTable)) };
+    }),
+  );
+  return evaluateMetricQuery(query, steps, leaves);
+}
+
+/**
+ * Loki's default step when a range query names none: the range over 250 points, whole seconds,
+ * at least one second.
+ */
+export function defaultStepNs(startNs: bigint, endNs: bigint): bigint {
+  const seconds = (endNs - startNs) / NS_PER_SECOND / 250n;
+  return (seconds < 1n ? 1n : seconds) * NS_PER_SECOND;
+}
+
+const timeOf = (grid: StepGrid, k: number) => grid.startNs + BigInt(k) * grid.stepNs;
+
+/** A range query's `matrix` result; a scalar becomes one series without labels at every step. */
+export function toMatrix(result: MetricResult, grid: StepGrid): MatrixSeries[] {
+  if (result.kind === 'scalar') {
+    const steps = gridSteps(grid);
+    const values: Array<[number, string]> = [];
+    for (let k = 0; k < steps; k++) values.push([secondsOf(timeOf(grid, k)), formatSampleValue(result.value)]);
+    return [{ metric: {}, values }];
+  }
+  return result.series.map((s) => ({
+    metric: s.labels,
+    values: [...s.points].sort(([a], [b]) => a - b).map(([k, v]) => [secondsOf(timeOf(grid, k)), formatSampleValue(v)] as [number, string]),
+  }));
+}
+
+/** An instant query's `data`: a `vector` of the samples at `timeNs`, or a `scalar`. */
+export function toInstant(result: MetricResult, timeNs: bigint): { resultType: 'vector'; result: VectorSample[] } | { resultType: 'scalar'; result: [number, string] } {
+  const t = secondsOf(timeNs);
+  if (result.kind === 'scalar') return { resultType: 'scalar', result: [t, formatSampleValue(result.value)] };
+  const samples: VectorSample[] = [];
+  for (const s of result.series) {
+    const v = s.points.get(0);
+    if (v !== undefined) samples.push({ metric: s.labels, value: [t, formatSampleValue(v)] });
+  }
+  return { resultType: 'vector', result: samples };
+}
