@@ -85,6 +85,12 @@ export const writerSection = z.strictObject({
   ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is acknowledged and not stored twice, whichever acceptor it reaches (shared through limits.store).'),
   table_reconcile_interval: duration('5m').describe('How often the tables of every dataset are reconciled with the tenant registry (created, evolved); 0s: only at start.'),
   work_dir: z.string().default('./data/tmp/writer').describe('Local scratch directory for staging Parquet files.'),
+  encode_threads: z
+    .number()
+    .int()
+    .positive()
+    .default(1)
+    .describe('DuckDB threads that turn WAL rows into sorted Parquet. One thread spends the least CPU per row (two cost 40–70% more on a 2-core host); raise it when flushes, not CPU, are the limit.'),
 });
 
 export const querierSection = z.strictObject({
@@ -106,6 +112,7 @@ export const compactorSection = z.strictObject({
   target_file_size_mb: z.number().int().positive().default(128).describe('Size compaction aims for per Parquet file.'),
   snapshot_retention: duration('1h').describe('Snapshots older than this are expired (the current one is always kept).'),
   work_dir: z.string().default('./data/tmp/compactor').describe('Local scratch directory for rewrites.'),
+  threads: z.number().int().positive().default(2).describe('DuckDB threads of a rewrite.'),
 });
 
 export const routerSection = z.strictObject({
@@ -115,6 +122,9 @@ export const routerSection = z.strictObject({
   query_timeout: duration('30s').describe('Deadline the router gives a querier call; fired deadlines answer 504.'),
   public_url: z.string().default('http://localhost:3000').describe('Externally visible URL of the router: session cookies are marked Secure when it is https; SSO and source-control callbacks are built from it, never from request headers.'),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
+  query_demand_flush_interval: duration('30s').describe(
+    'How often the counts of attribute keys that queries filter on without a column of their own (query demand, advice for schema.materialized_labels) are added to the metadata DB. 0s: not counted.',
+  ),
 });
 
 export const runtimeSection = z.strictObject({

@@ -97,3 +97,6 @@ export {
   recordAttributeTypeMismatches,
 } from './attribute-types.ts';
 export type { AttributeMismatchReason, AttributeTypeMismatch, AttributeTypePin, AttributeValueType, PinOutcome } from './attribute-types.ts';
+
+export { listAttributeQueryDemand, recordAttributeQueryDemand } from './query-demand.ts';
+export type { AttributeQueryDemand } from './query-demand.ts';

@@ -6,6 +6,7 @@ import type { TestDatabase } from './test-databases.ts';
 
 const EXPECTED_TABLES = [
   'api_keys',
+  'attribute_query_demand',
   'attribute_type_mismatches',
   'attribute_type_pins',
   'datasets',

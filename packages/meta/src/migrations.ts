@@ -173,6 +173,24 @@ CREATE TABLE IF NOT EXISTS attribute_type_mismatches (
 );
 `,
   },
+  {
+    id: 4,
+    name: 'query demand per attribute key',
+    sql: `
+-- Spec 1 (Log query API): labels used in query filters that are not dedicated columns are counted
+-- as query demand, advice for which attributes deserve a materialized label column.
+CREATE TABLE IF NOT EXISTS attribute_query_demand (
+  tenant_id     text NOT NULL,
+  dataset_id    text NOT NULL,
+  table_name    text NOT NULL,
+  attr_key      text NOT NULL,
+  count         bigint NOT NULL DEFAULT 0,
+  last_seen_at  timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (tenant_id, dataset_id, table_name, attr_key),
+  FOREIGN KEY (tenant_id, dataset_id) REFERENCES datasets (tenant_id, id) ON DELETE CASCADE
+);
+`,
+  },
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

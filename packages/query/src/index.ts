@@ -69,6 +69,7 @@ export type { LogSelectOptions, PlannedQuery } from './sql/logs.ts';
 export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap, resolveLogLabel } from './sql/log-labels.ts';
 export type { LabelTarget } from './sql/log-labels.ts';
 export type { PlannerTable, PrintedSql, SqlParam } from './sql/printer.ts';
+export { filterDemand } from './sql/query-demand.ts';
 export type {
   AggregateNode,
   AggregateOp,
@@ -88,6 +89,35 @@ export { lowerMetricQuery, volumeQuery, SERIES_IDENTITY } from './logql/lower-me
 export { evaluateMetricQuery, compareLabels, labelsKey, quantile, expandTemplate } from './logql/evaluate.ts';
 export type { LeafData, MetricResult, SampleRow, Series } from './logql/evaluate.ts';
 export { planLogSample, detectedLevelSql, seriesLabelSql } from './sql/log-metrics.ts';
+// PromQL (issue 6): parse → evaluate over fetched series (promql/), metric reads planned as SQL (sql/metrics.ts).
+export type {
+  Expr as PromExpr,
+  VectorSelector as PromVectorSelector,
+  LabelMatcher as PromLabelMatcher,
+  AtModifier as PromAtModifier,
+  ValueType as PromValueType,
+} from './promql/ast.ts';
+export { parsePromQL, parsePromDuration, typeOf as promTypeOf, MAX_PROMQL_LENGTH } from './promql/parse.ts';
+export { evalInstant, evalRange, selectorWindows, quantile as promQuantile, bucketQuantile } from './promql/eval.ts';
+export type { EvalOptions, InstantResult, RangeResult, RawSeries, SeriesPoints, SeriesSource, SelectorWindow } from './promql/eval.ts';
+export { formatFloat as formatPromFloat, labelsKey as promLabelsKey, compareLabels as comparePromLabels, makeLabels as makePromLabels, type Labels as PromLabels } from './promql/labels.ts';
+export { formatPromQL } from './promql/format.ts';
+export {
+  buildPromSeries,
+  matchLabels,
+  otelLabelName,
+  otelPromName,
+  promFamily,
+  seriesLabelSets,
+  storedNamesFor,
+  type CatalogEntry,
+  type PointRow,
+  type PromFamily,
+  type PromType,
+  type SeriesRow,
+} from './promql/series.ts';
+export type { MetricCatalog, MetricExemplars, MetricIR, MetricPoints, MetricSeriesList, MetricWindow } from './ir/metrics.ts';
+export { planMetricCatalog, planMetricExemplars, planMetricPoints, planMetricSeries, REMOTE_WRITE_SCOPE } from './sql/metrics.ts';
 export type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from './ir/log-discovery.ts';
 export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, logFieldType } from './sql/log-discovery.ts';
 export type { FieldType } from './sql/log-discovery.ts';

@@ -69,17 +69,20 @@ const DEFAULT_ROW_GROUP_SIZE = 122_880;
 
 export class ParquetWriter {
   readonly #dir: string;
+  readonly #threads: number;
   #instance: DuckDBInstance | undefined;
   #conn: DuckDBConnection | undefined;
 
-  constructor(workDir: string) {
+  /** `threads`: DuckDB's worker threads for the sort and the encoding. */
+  constructor(workDir: string, opts: { threads?: number } = {}) {
     this.#dir = workDir;
+    this.#threads = opts.threads ?? 2;
   }
 
   async #connection(): Promise<DuckDBConnection> {
     if (!this.#conn) {
       await mkdir(this.#dir, { recursive: true });
-      this.#instance = await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '2GB', temp_directory: join(this.#dir, 'duckdb-tmp') });
+      this.#instance = await DuckDBInstance.create(':memory:', { threads: String(this.#threads), memory_limit: '2GB', temp_directory: join(this.#dir, 'duckdb-tmp') });
       this.#conn = await this.#instance.connect();
     }
     return this.#conn;

@@ -23,6 +23,10 @@ export interface PrometheusOptions {
   scrapeInterval?: string;
   /** Remote write to this URL as this tenant with this key. */
   remoteWrite?: { url: string; apiKey: string; tenant: string; metadataInterval?: string };
+  /** Accept remote write on /api/v1/write (--web.enable-remote-write-receiver). */
+  remoteWriteReceiver?: boolean;
+  /** Scrape itself (default true); off keeps its TSDB to what the test writes. */
+  scrapeSelf?: boolean;
 }
 
 export interface PrometheusUnderTest {
@@ -52,7 +56,7 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
   const url = `http://127.0.0.1:${port}`;
   const config: Record<string, unknown> = {
     global: { scrape_interval: opts.scrapeInterval ?? '1s', evaluation_interval: '1s' },
-    scrape_configs: [{ job_name: 'prometheus', static_configs: [{ targets: [`127.0.0.1:${port}`] }] }],
+    scrape_configs: opts.scrapeSelf === false ? [] : [{ job_name: 'prometheus', static_configs: [{ targets: [`127.0.0.1:${port}`] }] }],
   };
   if (opts.remoteWrite) {
     const rw = opts.remoteWrite;
@@ -71,7 +75,13 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
   const out = createWriteStream(logFile);
   const child: ChildProcess = spawn(
     bin,
-    [`--config.file=${configFile}`, `--storage.tsdb.path=${join(dir, 'tsdb')}`, `--web.listen-address=127.0.0.1:${port}`, '--log.level=info'],
+    [
+      `--config.file=${configFile}`,
+      `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=info',
+      ...(opts.remoteWriteReceiver ? ['--web.enable-remote-write-receiver'] : []),
+    ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
   child.stdout!.pipe(out);

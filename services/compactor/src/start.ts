@@ -28,7 +28,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store);
-  const writer = new ParquetWriter(join(c.work_dir, 'rewrite'));
+  const writer = new ParquetWriter(join(c.work_dir, 'rewrite'), { threads: c.threads });
   // Inputs are read once and then deleted from the table, so nothing is worth keeping: a zero
   // budget drops each copy as soon as its rewrite releases it. The querier's cache directory is
   // not shared, because two caches on one directory would evict each other's files.

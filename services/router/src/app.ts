@@ -9,11 +9,13 @@ import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, validationError } from './http-errors.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
 import { managementPlugin } from './management/plugin.ts';
+import { metricQueryPlugin } from './metricquery/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import type { TenantTables } from './management/tenant-tables.ts';
 import { SHARED_SCHEMAS } from './management/schemas.ts';
 import { collectRoutes } from './openapi.ts';
 import type { QuerierClient } from './querier-client.ts';
+import type { QueryDemand } from './query-demand.ts';
 import { isHttpsUrl } from './session/cookie.ts';
 import { sessionRoutes } from './session/routes.ts';
 import { traceQueryPlugin } from './tracequery.ts';
@@ -26,6 +28,8 @@ export interface AppOptions {
   querier: QuerierClient;
   /** The per-tenant query budget of the query APIs (absent: unlimited). */
   queryBudget?: QueryBudget;
+  /** Query demand counting of the query APIs (absent: not counted). */
+  queryDemand?: QueryDemand;
   queryTimeoutMs: number;
   maxBodyBytes: number;
   isReady: () => boolean;
@@ -92,9 +96,17 @@ export async function buildApp(opts: AppOptions) {
     async (scope) => {
       await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
       await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
-      await scope.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs });
+      await scope.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand });
     },
     { prefix: '/logquery' },
+  );
+  await app.register(
+    async (scope) => {
+      await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
+      await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
+      await scope.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs });
+    },
+    { prefix: '/metricquery' },
   );
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });

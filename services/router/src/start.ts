@@ -11,6 +11,7 @@ import { createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import { createTenantTables, provisionOnCreate } from './management/tenant-tables.ts';
 import { createQueryBudget } from './query-budget.ts';
+import { createQueryDemand } from './query-demand.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -41,12 +42,14 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const configured = config.router.querier_urls;
   const querierUrls = configured.length > 0 ? () => configured : (deps.querierUrls ?? (() => [`127.0.0.1:${config.querier.port}`]));
   let ready = false;
+  const queryDemand = createQueryDemand(db, log, config.router.query_demand_flush_interval);
   const app = await buildApp({
     log,
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth),
     queryBudget: createQueryBudget(limitStores.buckets, db, config.limits),
     querier: createQuerierClient(querierUrls, config.auth.internal_service_key || deps.internalKey || ''),
+    queryDemand,
     queryTimeoutMs: config.router.query_timeout,
     maxBodyBytes: config.router.max_body_bytes,
     isReady: () => ready,
@@ -71,6 +74,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       await app.close();
+      await queryDemand.close();
       await limitStores.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();

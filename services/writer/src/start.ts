@@ -28,7 +28,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   // Tables the writer creates (on ingest, in the reconcile pass) get the configured labels.
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
-  const writer = new ParquetWriter(config.writer.work_dir);
+  const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads });
   const committer = new Committer({
     store,
     catalog,

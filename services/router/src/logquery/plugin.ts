@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import {
+  filterDemand,
   isLogExpr,
   logFieldType,
   lowerLogQuery,
@@ -25,6 +26,7 @@ import {
 import { logsTable } from '@floe/schema';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
+import type { QueryDemand } from '../query-demand.ts';
 import { defaultStepNs, runMetricQuery, toInstant, toMatrix } from './metrics.ts';
 import { HOUR_NS, MAX_LIMIT, RequestParams, nowNs, parseCount, parseDirection, parseDurationParam, parseLimit, parseRange, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
@@ -44,6 +46,8 @@ import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorS
 export interface LogQueryOptions {
   querier: QuerierClient;
   queryTimeoutMs: number;
+  /** Where the attribute keys that queries filter on are counted (absent: not counted). */
+  demand?: QueryDemand;
 }
 
 export const LOKI_PREFIXES = ['/api/v1', '/loki/api/v1'] as const;
@@ -84,11 +88,17 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     return rowsOf(table);
   };
 
+  /** Counts the query's filter keys that have no column (spec 1: query demand). */
+  const noteDemand = (req: FastifyRequest, parts: Parameters<typeof filterDemand>[0]) => {
+    if (opts.demand) opts.demand.note(req.tenant!.tenant, req.tenant!.dataset, 'logs', filterDemand(parts, logsTable));
+  };
+
   /** A log query over `range`, shaped as a `streams` result. */
   const streamsQuery = async (req: FastifyRequest, reply: FastifyReply, expr: Expr, query: string, range: TimeRange, p: RequestParams) => {
     const direction = parseDirection(p.get('direction'));
     const limit = parseLimit(p.get('limit'));
     const ir = lowerLogQuery(expr, query, { range, direction, limit });
+    noteDemand(req, [ir]);
     const withMetadata = categorize(req);
     const rows = await run(req, planLogSelect(ir, logsTable, { metadata: withMetadata }));
     const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, withMetadata), stats: {} };
@@ -163,7 +173,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, range, p);
       // A metric query: values at start, start + step, … <= end (spec 1, "Metric queries").
       const grid = { startNs: range.startNs, endNs: range.endNs, stepNs: step ?? defaultStepNs(range.startNs, range.endNs) };
-      const result = await runMetricQuery((plan) => run(req, plan), lowerMetricQuery(expr, query), grid);
+      const metric = lowerMetricQuery(expr, query);
+      noteDemand(req, metric.leaves.map((l) => l.sample));
+      const result = await runMetricQuery((plan) => run(req, plan), metric, grid);
       return success(reply, { resultType: 'matrix', result: toMatrix(result, grid), stats: {} });
     });
 
@@ -176,7 +188,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const expr = parseLogQL(query);
       if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, { startNs: time - HOUR_NS, endNs: time + 1n }, p);
       const grid = { startNs: time, endNs: time, stepNs: NS };
-      const result = await runMetricQuery((plan) => run(req, plan), lowerMetricQuery(expr, query), grid);
+      const metric = lowerMetricQuery(expr, query);
+      noteDemand(req, metric.leaves.map((l) => l.sample));
+      const result = await runMetricQuery((plan) => run(req, plan), metric, grid);
       return success(reply, { ...toInstant(result, time), stats: {} });
     });
 

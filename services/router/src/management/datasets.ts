@@ -1,7 +1,17 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { authorizeTenant } from '@floe/auth';
 import { conflict, notFound } from '@floe/errors';
-import { DEFAULT_DATASET_ID, createDataset, getDataset, getTenant, listDatasets, type Dataset, type Tenant } from '@floe/meta';
+import {
+  DEFAULT_DATASET_ID,
+  createDataset,
+  getDataset,
+  getTenant,
+  listAttributeQueryDemand,
+  listAttributeTypeMismatches,
+  listDatasets,
+  type Dataset,
+  type Tenant,
+} from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, datasetIdSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
@@ -11,6 +21,7 @@ type TenantParams = { tenant_id: string };
 type DatasetParams = { tenant_id: string; dataset_id: string };
 
 const TAGS = ['datasets'];
+const datasetParams = { type: 'object', additionalProperties: false, required: ['tenant_id', 'dataset_id'], properties: { tenant_id: tenantIdSchema, dataset_id: datasetIdSchema } } as const;
 
 export async function mustGetTenant(opts: ManagementOptions, id: string): Promise<Tenant> {
   const tenant = await getTenant(opts.db, id);
@@ -75,16 +86,79 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
         operationId: 'get_dataset',
         summary: 'Get a dataset',
         tags: TAGS,
-        params: { type: 'object', additionalProperties: false, required: ['tenant_id', 'dataset_id'], properties: { tenant_id: tenantIdSchema, dataset_id: datasetIdSchema } },
+        params: datasetParams,
         response: { 200: ref('Dataset'), ...ERROR_RESPONSES },
       },
     },
     async (req) => {
       authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
-      const tenant = await mustGetTenant(opts, req.params.tenant_id);
-      const found = (await getDataset(opts.db, tenant.id, req.params.dataset_id)) ?? withDefault(tenant, []).find((d) => d.id === req.params.dataset_id);
-      if (!found) throw notFound(`dataset ${req.params.dataset_id} not found in tenant ${tenant.id}`);
-      return datasetWire(found);
+      return datasetWire(await mustGetDataset(opts, req.params.tenant_id, req.params.dataset_id));
+    },
+  );
+
+  // Advisory statistics of a dataset's attributes: which keys queries filter on without a column
+  // (candidates for schema.materialized_labels) and which keys carry values of more than one type.
+  app.get<{ Params: DatasetParams }>(
+    '/tenants/:tenant_id/datasets/:dataset_id/attribute-stats',
+    {
+      schema: {
+        operationId: 'get_attribute_stats',
+        summary: 'Attribute statistics of a dataset: query demand per key, type mismatches per key',
+        tags: TAGS,
+        params: datasetParams,
+        response: {
+          200: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['query_demand', 'type_mismatches'],
+            properties: {
+              query_demand: {
+                type: 'array',
+                description: 'Attribute keys that queries filtered on without a column of their own, most asked-for first',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['table', 'key', 'count', 'last_seen_at'],
+                  properties: { table: { type: 'string' }, key: { type: 'string' }, count: { type: 'integer' }, last_seen_at: { type: 'string', format: 'date-time' } },
+                },
+              },
+              type_mismatches: {
+                type: 'array',
+                description: 'Values stored with another type than their key\u2019s pinned type (off_type) or that lost the pin to a concurrent first value (pin_conflict)',
+                items: {
+                  type: 'object',
+                  additionalProperties: false,
+                  required: ['table', 'key', 'reason', 'count', 'last_seen_at'],
+                  properties: {
+                    table: { type: 'string' },
+                    key: { type: 'string' },
+                    reason: { type: 'string', enum: ['off_type', 'pin_conflict'] },
+                    count: { type: 'integer' },
+                    last_seen_at: { type: 'string', format: 'date-time' },
+                  },
+                },
+              },
+            },
+          },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (req) => {
+      authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
+      const dataset = await mustGetDataset(opts, req.params.tenant_id, req.params.dataset_id);
+      const [demand, mismatches] = await Promise.all([listAttributeQueryDemand(opts.db, dataset.tenantId, dataset.id), listAttributeTypeMismatches(opts.db, dataset.tenantId, dataset.id)]);
+      return {
+        query_demand: demand.map((d) => ({ table: d.table, key: d.key, count: d.count, last_seen_at: d.lastSeenAt.toISOString() })),
+        type_mismatches: mismatches.map((m) => ({ table: m.table, key: m.key, reason: m.reason, count: m.count, last_seen_at: m.lastSeenAt.toISOString() })),
+      };
     },
   );
 };
+
+async function mustGetDataset(opts: ManagementOptions, tenantId: string, datasetId: string): Promise<Dataset> {
+  const tenant = await mustGetTenant(opts, tenantId);
+  const found = (await getDataset(opts.db, tenant.id, datasetId)) ?? withDefault(tenant, []).find((d) => d.id === datasetId);
+  if (!found) throw notFound(`dataset ${datasetId} not found in tenant ${tenant.id}`);
+  return found;
+}

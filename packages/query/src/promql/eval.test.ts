@@ -1,0 +1,111 @@
+import { describe, expect, it } from 'vitest';
+import type { VectorSelector } from './ast.ts';
+import { evalInstant, evalRange, bucketQuantile, quantile, selectorWindows, type RawSeries } from './eval.ts';
+import { makeLabels } from './labels.ts';
+import { parsePromQL } from './parse.ts';
+import { matchLabels } from './series.ts';
+
+const L = (o: Record<string, string>) => makeLabels(Object.entries(o));
+const series = (labels: Record<string, string>, points: Array<[number, number]>, stale: number[] = []): RawSeries => ({
+  labels: L(labels),
+  t: points.map(([t]) => t * 1000),
+  v: points.map(([, v]) => v),
+  stale: points.map(([t]) => stale.includes(t)),
+});
+
+// Counter: 0,10,20,5 (reset),15 every 15s from 1s; gauge with a staleness marker at 61s.
+const DATA: RawSeries[] = [
+  series({ __name__: 'c_total', job: 'a', i: '1' }, [[1, 0], [16, 10], [31, 20], [46, 5], [61, 15]]),
+  series({ __name__: 'c_total', job: 'a', i: '2' }, [[2, 100], [17, 110], [32, 120], [47, 130], [62, 140]]),
+  series({ __name__: 'g', job: 'a' }, [[1, 3], [31, 5], [61, NaN]], [61]),
+  series({ __name__: 'h_bucket', le: '1' }, [[10, 2]]),
+  series({ __name__: 'h_bucket', le: '5' }, [[10, 6]]),
+  series({ __name__: 'h_bucket', le: '+Inf' }, [[10, 8]]),
+];
+const source = (sel: VectorSelector) => DATA.filter((s) => matchLabels(s.labels, sel.matchers));
+const opts = (t: number) => ({ startMs: t, endMs: t, lookbackMs: 300_000, defaultSubqueryStepMs: 60_000 });
+
+function instant(q: string, t: number) {
+  const r = evalInstant(parsePromQL(q), t * 1000, source, opts(t * 1000));
+  if (r.resultType === 'vector') return r.result.map((s) => ({ ...Object.fromEntries(Object.entries(s.labels)), v: s.v })).sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)));
+  if (r.resultType === 'scalar') return r.result[1];
+  return r;
+}
+
+describe('evaluator', () => {
+  it('instant selection: newest sample within the lookback; a staleness marker ends the series', () => {
+    expect(instant('g', 50)).toEqual([{ __name__: 'g', job: 'a', v: 5 }]);
+    expect(instant('g', 70)).toEqual([]);
+    // Left-open lookback: a sample exactly 5m old is gone.
+    expect(instant('c_total{i="1"}', 360)).toEqual([{ __name__: 'c_total', i: '1', job: 'a', v: 15 }]);
+    expect(instant('c_total{i="1"}', 1 + 300 + 60)).toEqual([]);
+  });
+
+  it('rate and increase: counter reset corrected, extrapolated to the window edges', () => {
+    // Window (5, 65]: samples 16..61 = 10,20,5,15 → increase 5 + 20 (reset) = 25 over 45s sampled.
+    // avg spacing 15s, threshold 16.5s: start gap 11s < 16.5 → extrapolate 11; end gap 4s → 4. 25 * 60/45.
+    const [r] = instant('increase(c_total{i="1"}[1m])', 65) as Array<{ v: number }>;
+    expect(r!.v).toBeCloseTo((25 * 60) / 45, 12);
+    const [rate] = instant('rate(c_total{i="1"}[1m])', 65) as Array<{ v: number }>;
+    expect(rate!.v).toBeCloseTo((25 * 60) / 45 / 60, 12);
+    expect(instant('resets(c_total[2m])', 65)).toEqual([
+      { i: '1', job: 'a', v: 1 },
+      { i: '2', job: 'a', v: 0 },
+    ]);
+    // irate: last two samples 5 → 15 over 15s.
+    expect((instant('irate(c_total{i="1"}[1m])', 65) as Array<{ v: number }>)[0]!.v).toBeCloseTo(10 / 15, 12);
+  });
+
+  it('aggregations, binary matching and set operators', () => {
+    expect(instant('sum by (job) (c_total)', 62)).toEqual([{ job: 'a', v: 155 }]);
+    expect(instant('count(c_total)', 62)).toEqual([{ v: 2 }]);
+    expect(instant('topk(1, c_total)', 62)).toEqual([{ __name__: 'c_total', i: '2', job: 'a', v: 140 }]);
+    expect(instant('quantile(0.5, c_total)', 62)).toEqual([{ v: 77.5 }]);
+    expect(instant('c_total / on(job) group_left g', 50)).toEqual([
+      { i: '1', job: 'a', v: 1 },
+      { i: '2', job: 'a', v: 26 },
+    ]);
+    expect(instant('c_total > 100', 50)).toEqual([{ __name__: 'c_total', i: '2', job: 'a', v: 130 }]);
+    expect(instant('c_total > bool 100', 50)).toEqual([
+      { i: '1', job: 'a', v: 0 },
+      { i: '2', job: 'a', v: 1 },
+    ]);
+    expect(instant('c_total unless on(i) c_total{i="1"}', 50)).toEqual([{ __name__: 'c_total', i: '2', job: 'a', v: 130 }]);
+    expect(() => instant('c_total + on(job) g', 50)).toThrow(/many-to-one matching must be explicit/);
+  });
+
+  it('histogram_quantile over classic buckets', () => {
+    // rank 0.5*8 = 4 falls in (1, 5] holding 4 of the 6: 1 + 4 * (4-2)/4 = 3.
+    expect(instant('histogram_quantile(0.5, h_bucket)', 10)).toEqual([{ v: 3 }]);
+    expect(bucketQuantile(0.99, [{ upper: 1, count: 2 }, { upper: Infinity, count: 8 }])).toBe(1);
+    expect(quantile(0.25, [4, 1, 3, 2])).toBe(1.75);
+  });
+
+  it('functions: absent, label_replace, clamp, scalar, time', () => {
+    expect(instant('absent(nope{job="x"})', 10)).toEqual([{ job: 'x', v: 1 }]);
+    expect(instant('label_replace(g, "dst", "$1-z", "job", "(.*)")', 10)).toEqual([{ __name__: 'g', dst: 'a-z', job: 'a', v: 3 }]);
+    expect(instant('clamp_max(c_total, 50)', 62)).toEqual([
+      { i: '1', job: 'a', v: 15 },
+      { i: '2', job: 'a', v: 50 },
+    ]);
+    expect(instant('scalar(g) * 2', 10)).toBe(6);
+    expect(instant('time()', 10)).toBe(10);
+    expect(instant('timestamp(g)', 40)).toEqual([{ job: 'a', v: 31 }]);
+  });
+
+  it('subqueries evaluate at multiples of their step', () => {
+    // max over (0, 60] at 20s steps of g: 3 (t=20), 5 (t=40, 60).
+    expect(instant('max_over_time(g[60s:20s])', 60)).toEqual([{ job: 'a', v: 5 }]);
+    expect(instant('count_over_time(g[60s:20s])', 60)).toEqual([{ job: 'a', v: 3 }]);
+  });
+
+  it('range queries step through the window and know the fetch windows', () => {
+    const r = evalRange(parsePromQL('g'), 0, 90_000, 30_000, source, { startMs: 0, endMs: 90_000, lookbackMs: 300_000, defaultSubqueryStepMs: 60_000 });
+    expect(r.result).toEqual([{ labels: L({ __name__: 'g', job: 'a' }), t: [30_000, 60_000], v: [3, 5] }]);
+    const w = selectorWindows(parsePromQL('rate(x[5m] offset 1m) + y'), { startMs: 1_000_000, endMs: 2_000_000, lookbackMs: 300_000, defaultSubqueryStepMs: 60_000 });
+    expect(w.map((x) => [x.minMs, x.maxMs])).toEqual([
+      [1_000_000 - 360_000, 2_000_000 - 60_000],
+      [700_000, 2_000_000],
+    ]);
+  });
+});

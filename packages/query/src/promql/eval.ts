@@ -1,0 +1,1075 @@
+import { FloeError } from '@floe/errors';
+import type { Aggregate, AtModifier, Binary, Call, Expr, MatrixSelector, Subquery, VectorMatching, VectorSelector } from './ast.ts';
+import { isComparison, isSetOp } from './ast.ts';
+import { KEEPS_METRIC_NAME } from './functions.ts';
+import { LABEL_NAME_RE, METRIC_NAME, compareLabels, copyLabels, dropMetricName, formatFloat, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from './labels.ts';
+import { anchoredRegex, typeOf } from './parse.ts';
+
+/**
+ * The PromQL evaluator: Prometheus 3 semantics over series the caller fetched, with no I/O.
+ *
+ * Input is, per vector selector of the query, the raw series it selects (`SeriesSource`): label
+ * sets with their samples in time order, staleness markers included. Evaluation is step by step
+ * as in Prometheus's engine: an instant vector selector takes each series' newest sample in
+ * (t - lookback, t] unless that sample is a staleness marker; a range selector takes the samples
+ * in (t - range, t] (left-open windows, Prometheus 3), staleness markers left out; offset and @
+ * move t; a subquery evaluates its expression at the multiples of its step inside its window.
+ * Functions, aggregations and binary operators follow Prometheus's documentation and engine
+ * behaviour (value order of operations, which results keep `__name__`, the matching errors).
+ *
+ * Times are integer milliseconds. Errors that Prometheus reports at execution are FloeError
+ * `execution` (HTTP 422).
+ */
+
+export interface RawSeries {
+  labels: Labels;
+  /** Sample times, ms, ascending. */
+  t: number[];
+  v: number[];
+  /** Per sample: a staleness marker (OTLP flag no-recorded-value). Absent: none. */
+  stale?: boolean[];
+}
+
+/** The series a selector selects (already filtered by its matchers), over at least the window `selectorWindows` asked for. */
+export type SeriesSource = (selector: VectorSelector) => readonly RawSeries[];
+
+export interface EvalOptions {
+  /** Query start and end (ms): `@ start()` / `@ end()`; equal for an instant query. */
+  startMs: number;
+  endMs: number;
+  /** Lookback delta of instant selectors, ms (Prometheus default 5m). */
+  lookbackMs: number;
+  /** Step of subqueries written without one (Prometheus: the global evaluation interval). */
+  defaultSubqueryStepMs: number;
+}
+
+export interface Sample {
+  labels: Labels;
+  v: number;
+}
+
+export interface SeriesPoints {
+  labels: Labels;
+  t: number[];
+  v: number[];
+}
+
+interface Matrix {
+  series: SeriesPoints[];
+  /** The window the series were cut to: (start, end]. */
+  start: number;
+  end: number;
+}
+
+type Value =
+  | { kind: 'scalar'; v: number }
+  | { kind: 'string'; s: string }
+  | { kind: 'vector'; samples: Sample[] }
+  | { kind: 'matrix'; m: Matrix };
+
+export type InstantResult =
+  | { resultType: 'scalar'; result: [number, number] }
+  | { resultType: 'string'; result: [number, string] }
+  | { resultType: 'vector'; result: Array<{ labels: Labels; t: number; v: number }> }
+  | { resultType: 'matrix'; result: SeriesPoints[] };
+
+export interface RangeResult {
+  resultType: 'matrix';
+  result: SeriesPoints[];
+}
+
+export const MAX_POINTS_PER_SERIES = 11_000;
+
+const execError = (message: string) => new FloeError('execution', message, { code: 'FLOE_ERR_PROMQL_EXECUTION' });
+
+// ── fetch planning ────────────────────────────────────────────────────────────────────────────
+
+export interface SelectorWindow {
+  selector: VectorSelector;
+  /** Samples needed: (minMs, maxMs]. */
+  minMs: number;
+  maxMs: number;
+}
+
+/**
+ * For each vector selector of `expr`, the sample window a query over evaluation times
+ * [startMs, endMs] reads: through offsets, @, ranges, subqueries and the lookback delta.
+ */
+export function selectorWindows(expr: Expr, opts: EvalOptions): SelectorWindow[] {
+  const out: SelectorWindow[] = [];
+  const atTime = (at: AtModifier | undefined, lo: number, hi: number): [number, number] => {
+    if (!at) return [lo, hi];
+    const t = at.kind === 'time' ? at.ms : at.kind === 'start' ? opts.startMs : opts.endMs;
+    return [t, t];
+  };
+  const walk = (e: Expr, lo: number, hi: number, range: number | undefined): void => {
+    switch (e.type) {
+      case 'selector': {
+        const [a, b] = atTime(e.at, lo, hi);
+        const back = range ?? opts.lookbackMs;
+        out.push({ selector: e, minMs: a - e.offsetMs - back, maxMs: b - e.offsetMs });
+        return;
+      }
+      case 'matrix':
+        walk(e.selector, lo, hi, e.rangeMs);
+        return;
+      case 'subquery': {
+        const [a, b] = atTime(e.at, lo, hi);
+        walk(e.expr, a - e.offsetMs - e.rangeMs, b - e.offsetMs, undefined);
+        return;
+      }
+      case 'paren':
+      case 'unary':
+        walk(e.expr, lo, hi, undefined);
+        return;
+      case 'call':
+        for (const a of e.args) walk(a, lo, hi, undefined);
+        return;
+      case 'aggregate':
+        if (e.param) walk(e.param, lo, hi, undefined);
+        walk(e.expr, lo, hi, undefined);
+        return;
+      case 'binary':
+        walk(e.lhs, lo, hi, undefined);
+        walk(e.rhs, lo, hi, undefined);
+        return;
+      default:
+        return;
+    }
+  };
+  walk(expr, opts.startMs, opts.endMs, undefined);
+  return out;
+}
+
+// ── helpers ───────────────────────────────────────────────────────────────────────────────────
+
+/** First index whose time is > x. */
+function upperBound(t: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = t.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (t[mid]! <= x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+function kahanInc(inc: number, sum: number, c: number): [number, number] {
+  const t = sum + inc;
+  if (Number.isFinite(t)) {
+    c += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
+  }
+  return [t, c];
+}
+
+function kahanSum(values: readonly number[]): number {
+  let sum = 0;
+  let c = 0;
+  for (const v of values) [sum, c] = kahanInc(v, sum, c);
+  return Number.isFinite(sum) ? sum + c : sum;
+}
+
+/** Prometheus's φ-quantile with linear interpolation between the closest ranks. */
+export function quantile(q: number, values: number[]): number {
+  if (values.length === 0 || Number.isNaN(q)) return NaN;
+  if (q < 0) return -Infinity;
+  if (q > 1) return Infinity;
+  const sorted = [...values].sort((a, b) => (Number.isNaN(a) ? -1 : Number.isNaN(b) ? 1 : a - b));
+  const n = sorted.length;
+  const rank = q * (n - 1);
+  const lower = Math.max(0, Math.floor(rank));
+  const upper = Math.min(n - 1, lower + 1);
+  const weight = rank - Math.floor(rank);
+  return sorted[lower]! * (1 - weight) + sorted[upper]! * weight;
+}
+
+interface Bucket {
+  upper: number;
+  count: number;
+}
+
+/** Quantile over classic cumulative buckets (histogram_quantile). */
+export function bucketQuantile(q: number, input: Bucket[]): number {
+  if (Number.isNaN(q)) return NaN;
+  if (q < 0) return -Infinity;
+  if (q > 1) return Infinity;
+  const sorted = [...input].sort((a, b) => a.upper - b.upper);
+  if (sorted.length === 0 || sorted[sorted.length - 1]!.upper !== Infinity) return NaN;
+  // Buckets with the same bound are merged; counts are forced monotonic.
+  const buckets: Bucket[] = [];
+  for (const b of sorted) {
+    const last = buckets[buckets.length - 1];
+    if (last && last.upper === b.upper) last.count += b.count;
+    else buckets.push({ ...b });
+  }
+  let max = -Infinity;
+  for (const b of buckets) {
+    if (b.count > max) max = b.count;
+    else b.count = max;
+  }
+  if (buckets.length < 2) return NaN;
+  const observations = buckets[buckets.length - 1]!.count;
+  if (observations === 0 || Number.isNaN(observations)) return NaN;
+  let rank = q * observations;
+  let b = buckets.findIndex((x) => x.count >= rank);
+  if (b < 0) b = buckets.length;
+  if (b === buckets.length - 1) return buckets[buckets.length - 2]!.upper;
+  if (b === buckets.length) return NaN;
+  if (b === 0 && buckets[0]!.upper <= 0) return buckets[0]!.upper;
+  let start = 0;
+  const end = buckets[b]!.upper;
+  let count = buckets[b]!.count;
+  if (b > 0) {
+    start = buckets[b - 1]!.upper;
+    count -= buckets[b - 1]!.count;
+    rank -= buckets[b - 1]!.count;
+  }
+  return start + (end - start) * (rank / count);
+}
+
+function linearRegression(t: readonly number[], v: readonly number[], interceptTime: number): [number, number] {
+  let n = 0;
+  let sumX = 0, cX = 0, sumY = 0, cY = 0, sumXY = 0, cXY = 0, sumX2 = 0, cX2 = 0;
+  const initY = v[0]!;
+  let constY = true;
+  for (let i = 0; i < t.length; i++) {
+    if (constY && i > 0 && v[i] !== initY) constY = false;
+    n += 1;
+    const x = (t[i]! - interceptTime) / 1000;
+    [sumX, cX] = kahanInc(x, sumX, cX);
+    [sumY, cY] = kahanInc(v[i]!, sumY, cY);
+    [sumXY, cXY] = kahanInc(x * v[i]!, sumXY, cXY);
+    [sumX2, cX2] = kahanInc(x * x, sumX2, cX2);
+  }
+  if (constY) {
+    if (!Number.isFinite(initY)) return [NaN, NaN];
+    return [0, initY];
+  }
+  sumX += cX;
+  sumY += cY;
+  sumXY += cXY;
+  sumX2 += cX2;
+  const covXY = sumXY - (sumX * sumY) / n;
+  const varX = sumX2 - (sumX * sumX) / n;
+  const slope = covXY / varX;
+  const intercept = sumY / n - (slope * sumX) / n;
+  return [slope, intercept];
+}
+
+/** rate / increase / delta: the change over the window, extrapolated towards its edges. */
+function extrapolatedDelta(t: readonly number[], v: readonly number[], rangeStart: number, rangeEnd: number, isCounter: boolean, isRate: boolean): number | undefined {
+  const n = t.length;
+  if (n < 2) return undefined;
+  let result = v[n - 1]! - v[0]!;
+  if (isCounter) {
+    let last = v[0]!;
+    for (let i = 1; i < n; i++) {
+      if (v[i]! < last) result += last;
+      last = v[i]!;
+    }
+  }
+  let durationToStart = (t[0]! - rangeStart) / 1000;
+  const durationToEnd = (rangeEnd - t[n - 1]!) / 1000;
+  const sampled = (t[n - 1]! - t[0]!) / 1000;
+  const averageBetween = sampled / (n - 1);
+  if (isCounter && result > 0 && v[0]! >= 0) {
+    const durationToZero = sampled * (v[0]! / result);
+    if (durationToZero < durationToStart) durationToStart = durationToZero;
+  }
+  const threshold = averageBetween * 1.1;
+  let interval = sampled;
+  interval += durationToStart < threshold ? durationToStart : averageBetween / 2;
+  interval += durationToEnd < threshold ? durationToEnd : averageBetween / 2;
+  result = result * (interval / sampled);
+  if (isRate) result = result / ((rangeEnd - rangeStart) / 1000);
+  return result;
+}
+
+function goPow(a: number, b: number): number {
+  if (a === 1 || b === 0) return 1;
+  if (a === -1 && !Number.isFinite(b) && !Number.isNaN(b)) return 1;
+  return Math.pow(a, b);
+}
+
+function arith(op: string, a: number, b: number): number {
+  switch (op) {
+    case '+':
+      return a + b;
+    case '-':
+      return a - b;
+    case '*':
+      return a * b;
+    case '/':
+      return a / b;
+    case '%':
+      return a % b;
+    case '^':
+      return goPow(a, b);
+    case 'atan2':
+      return Math.atan2(a, b);
+    default:
+      throw new FloeError('internal', `not an arithmetic operator: ${op}`);
+  }
+}
+
+function compare(op: string, a: number, b: number): boolean {
+  switch (op) {
+    case '==':
+      return a === b;
+    case '!=':
+      return a !== b;
+    case '>':
+      return a > b;
+    case '<':
+      return a < b;
+    case '>=':
+      return a >= b;
+    case '<=':
+      return a <= b;
+    default:
+      throw new FloeError('internal', `not a comparison operator: ${op}`);
+  }
+}
+
+function checkUnique(samples: Sample[]): void {
+  const seen = new Set<string>();
+  for (const s of samples) {
+    const k = labelsKey(s.labels);
+    if (seen.has(k)) throw execError('vector cannot contain metrics with the same labelset');
+    seen.add(k);
+  }
+}
+
+const DAY_FNS: Record<string, (d: Date) => number> = {
+  day_of_month: (d) => d.getUTCDate(),
+  day_of_week: (d) => d.getUTCDay(),
+  day_of_year: (d) => Math.floor((Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86_400_000) + 1,
+  days_in_month: (d) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate(),
+  hour: (d) => d.getUTCHours(),
+  minute: (d) => d.getUTCMinutes(),
+  month: (d) => d.getUTCMonth() + 1,
+  year: (d) => d.getUTCFullYear(),
+};
+
+const MATH_FNS: Record<string, (v: number) => number> = {
+  abs: Math.abs,
+  ceil: Math.ceil,
+  floor: Math.floor,
+  exp: Math.exp,
+  ln: Math.log,
+  log2: Math.log2,
+  log10: Math.log10,
+  sqrt: Math.sqrt,
+  sgn: (v) => (v > 0 ? 1 : v < 0 ? -1 : v),
+  sin: Math.sin,
+  cos: Math.cos,
+  tan: Math.tan,
+  asin: Math.asin,
+  acos: Math.acos,
+  atan: Math.atan,
+  sinh: Math.sinh,
+  cosh: Math.cosh,
+  tanh: Math.tanh,
+  asinh: Math.asinh,
+  acosh: Math.acosh,
+  atanh: Math.atanh,
+  deg: (v) => (v * 180) / Math.PI,
+  rad: (v) => (v * Math.PI) / 180,
+};
+
+/** Functions of one window of samples (range vector → instant vector). */
+const OVER_TIME: Record<string, (t: readonly number[], v: readonly number[], m: Matrix) => number | undefined> = {
+  sum_over_time: (_t, v) => kahanSum(v),
+  avg_over_time: (_t, v) => mean(v),
+  min_over_time: (_t, v) => {
+    let min = v[0]!;
+    for (const x of v) if (x < min || Number.isNaN(min)) min = x;
+    return min;
+  },
+  max_over_time: (_t, v) => {
+    let max = v[0]!;
+    for (const x of v) if (x > max || Number.isNaN(max)) max = x;
+    return max;
+  },
+  count_over_time: (_t, v) => v.length,
+  last_over_time: (_t, v) => v[v.length - 1],
+  present_over_time: () => 1,
+  stdvar_over_time: (_t, v) => variance(v),
+  stddev_over_time: (_t, v) => Math.sqrt(variance(v)),
+  changes: (_t, v) => {
+    let n = 0;
+    for (let i = 1; i < v.length; i++) if (v[i] !== v[i - 1] && !(Number.isNaN(v[i]!) && Number.isNaN(v[i - 1]!))) n++;
+    return n;
+  },
+  resets: (_t, v) => {
+    let n = 0;
+    for (let i = 1; i < v.length; i++) if (v[i]! < v[i - 1]!) n++;
+    return n;
+  },
+  rate: (t, v, m) => extrapolatedDelta(t, v, m.start, m.end, true, true),
+  increase: (t, v, m) => extrapolatedDelta(t, v, m.start, m.end, true, false),
+  delta: (t, v, m) => extrapolatedDelta(t, v, m.start, m.end, false, false),
+  irate: (t, v) => instantDelta(t, v, true),
+  idelta: (t, v) => instantDelta(t, v, false),
+  deriv: (t, v) => (t.length < 2 ? undefined : linearRegression(t, v, t[0]!)[0]),
+};
+
+/** Kahan-summed mean; an incremental mean when the sum overflows (as Prometheus 3 does). */
+function mean(v: readonly number[]): number {
+  let sum = 0;
+  let c = 0;
+  for (const x of v) [sum, c] = kahanInc(x, sum, c);
+  if (Number.isFinite(sum)) return (sum + c) / v.length;
+  let m = 0;
+  for (let i = 0; i < v.length; i++) m += v[i]! / (i + 1) - m / (i + 1);
+  return m;
+}
+
+function variance(v: readonly number[]): number {
+  let count = 0;
+  let mean = 0, cMean = 0, aux = 0, cAux = 0;
+  for (const x of v) {
+    count++;
+    const delta = x - (mean + cMean);
+    [mean, cMean] = kahanInc(delta / count, mean, cMean);
+    [aux, cAux] = kahanInc(delta * (x - (mean + cMean)), aux, cAux);
+  }
+  return (aux + cAux) / count;
+}
+
+function instantDelta(t: readonly number[], v: readonly number[], isRate: boolean): number | undefined {
+  const n = t.length;
+  if (n < 2) return undefined;
+  const last = v[n - 1]!;
+  const prev = v[n - 2]!;
+  let result = isRate && last < prev ? last : last - prev;
+  const interval = t[n - 1]! - t[n - 2]!;
+  if (interval === 0) return undefined;
+  if (isRate) result /= interval / 1000;
+  return result;
+}
+
+/** Go regexp.Expand-style template expansion of label_replace's replacement. */
+function expandTemplate(template: string, m: RegExpExecArray): string {
+  let out = '';
+  for (let i = 0; i < template.length; i++) {
+    const c = template[i]!;
+    if (c !== '$' || i === template.length - 1) {
+      out += c;
+      continue;
+    }
+    if (template[i + 1] === '$') {
+      out += '$';
+      i++;
+      continue;
+    }
+    let name: string;
+    if (template[i + 1] === '{') {
+      const close = template.indexOf('}', i + 2);
+      if (close < 0) {
+        out += c;
+        continue;
+      }
+      name = template.slice(i + 2, close);
+      if (!/^[A-Za-z0-9_]+$/.test(name)) {
+        out += c;
+        continue;
+      }
+      i = close;
+    } else {
+      const mm = /^[A-Za-z0-9_]+/.exec(template.slice(i + 1));
+      if (!mm) {
+        out += c;
+        continue;
+      }
+      name = mm[0];
+      i += name.length;
+    }
+    if (/^\d+$/.test(name)) out += m[Number(name)] ?? '';
+    else out += m.groups?.[name] ?? '';
+  }
+  return out;
+}
+
+// ── the evaluator ─────────────────────────────────────────────────────────────────────────────
+
+class Evaluator {
+  readonly #source: SeriesSource;
+  readonly #opts: EvalOptions;
+  readonly #series = new Map<VectorSelector, readonly RawSeries[]>();
+  readonly #fresh = new WeakMap<RawSeries, { t: number[]; v: number[] }>();
+
+  constructor(source: SeriesSource, opts: EvalOptions) {
+    this.#source = source;
+    this.#opts = opts;
+  }
+
+  seriesOf(sel: VectorSelector): readonly RawSeries[] {
+    let s = this.#series.get(sel);
+    if (!s) this.#series.set(sel, (s = this.#source(sel)));
+    return s;
+  }
+
+  /** A series without its staleness markers (what range selectors see). */
+  fresh(s: RawSeries): { t: number[]; v: number[] } {
+    if (!s.stale || !s.stale.includes(true)) return s;
+    let f = this.#fresh.get(s);
+    if (!f) {
+      f = { t: [], v: [] };
+      for (let i = 0; i < s.t.length; i++) {
+        if (!s.stale[i]) {
+          f.t.push(s.t[i]!);
+          f.v.push(s.v[i]!);
+        }
+      }
+      this.#fresh.set(s, f);
+    }
+    return f;
+  }
+
+  refTime(at: AtModifier | undefined, ts: number, offsetMs: number): number {
+    const base = !at ? ts : at.kind === 'time' ? at.ms : at.kind === 'start' ? this.#opts.startMs : this.#opts.endMs;
+    return base - offsetMs;
+  }
+
+  eval(e: Expr, ts: number): Value {
+    switch (e.type) {
+      case 'number':
+        return { kind: 'scalar', v: e.value };
+      case 'string':
+        return { kind: 'string', s: e.value };
+      case 'paren':
+        return this.eval(e.expr, ts);
+      case 'unary': {
+        const v = this.eval(e.expr, ts);
+        if (e.op === '+') return v;
+        if (v.kind === 'scalar') return { kind: 'scalar', v: -v.v };
+        if (v.kind === 'vector') return { kind: 'vector', samples: v.samples.map((s) => ({ labels: dropMetricName(s.labels), v: -s.v })) };
+        throw execError('unary minus needs a scalar or an instant vector');
+      }
+      case 'selector':
+        return { kind: 'vector', samples: this.instant(e, ts) };
+      case 'matrix':
+        return { kind: 'matrix', m: this.range(e, ts) };
+      case 'subquery':
+        return { kind: 'matrix', m: this.subquery(e, ts) };
+      case 'call':
+        return this.call(e, ts);
+      case 'aggregate':
+        return { kind: 'vector', samples: this.aggregate(e, ts) };
+      case 'binary':
+        return this.binary(e, ts);
+    }
+  }
+
+  instant(sel: VectorSelector, ts: number): Sample[] {
+    const ref = this.refTime(sel.at, ts, sel.offsetMs);
+    const out: Sample[] = [];
+    for (const s of this.seriesOf(sel)) {
+      const i = upperBound(s.t, ref) - 1;
+      if (i < 0 || s.t[i]! <= ref - this.#opts.lookbackMs || s.stale?.[i]) continue;
+      out.push({ labels: s.labels, v: s.v[i]! });
+    }
+    return out;
+  }
+
+  /** Like instant, with each sample's own time (timestamp()). */
+  instantTimes(sel: VectorSelector, ts: number): Array<Sample & { t: number }> {
+    const ref = this.refTime(sel.at, ts, sel.offsetMs);
+    const out: Array<Sample & { t: number }> = [];
+    for (const s of this.seriesOf(sel)) {
+      const i = upperBound(s.t, ref) - 1;
+      if (i < 0 || s.t[i]! <= ref - this.#opts.lookbackMs || s.stale?.[i]) continue;
+      out.push({ labels: s.labels, v: s.v[i]!, t: s.t[i]! });
+    }
+    return out;
+  }
+
+  range(m: MatrixSelector, ts: number): Matrix {
+    const sel = m.selector;
+    const end = this.refTime(sel.at, ts, sel.offsetMs);
+    const start = end - m.rangeMs;
+    const series: SeriesPoints[] = [];
+    for (const raw of this.seriesOf(sel)) {
+      const f = this.fresh(raw);
+      const i0 = upperBound(f.t, start);
+      const i1 = upperBound(f.t, end);
+      if (i1 > i0) series.push({ labels: raw.labels, t: f.t.slice(i0, i1), v: f.v.slice(i0, i1) });
+    }
+    return { series, start, end };
+  }
+
+  subquery(sq: Subquery, ts: number): Matrix {
+    const end = this.refTime(sq.at, ts, sq.offsetMs);
+    const start = end - sq.rangeMs;
+    const step = sq.stepMs ?? this.#opts.defaultSubqueryStepMs;
+    let t = Math.floor(start / step) * step;
+    if (t <= start) t += step;
+    const byKey = new Map<string, SeriesPoints>();
+    for (; t <= end; t += step) {
+      const v = this.eval(sq.expr, t);
+      const samples = v.kind === 'vector' ? v.samples : v.kind === 'scalar' ? [{ labels: makeLabels(), v: v.v }] : [];
+      for (const s of samples) {
+        const k = labelsKey(s.labels);
+        let p = byKey.get(k);
+        if (!p) byKey.set(k, (p = { labels: s.labels, t: [], v: [] }));
+        p.t.push(t);
+        p.v.push(s.v);
+      }
+    }
+    return { series: [...byKey.values()], start, end };
+  }
+
+  scalarArg(e: Expr, ts: number): number {
+    const v = this.eval(e, ts);
+    if (v.kind !== 'scalar') throw execError('expected a scalar argument');
+    return v.v;
+  }
+
+  vectorArg(e: Expr, ts: number): Sample[] {
+    const v = this.eval(e, ts);
+    if (v.kind !== 'vector') throw execError('expected an instant vector argument');
+    return v.samples;
+  }
+
+  stringArg(e: Expr, ts: number): string {
+    const v = this.eval(e, ts);
+    if (v.kind !== 'string') throw execError('expected a string argument');
+    return v.s;
+  }
+
+  matrixArg(e: Expr, ts: number): Matrix {
+    const v = this.eval(e, ts);
+    if (v.kind !== 'matrix') throw execError('expected a range vector argument');
+    return v.m;
+  }
+
+  call(c: Call, ts: number): Value {
+    const f = c.func;
+    const keep = KEEPS_METRIC_NAME.has(f);
+    const name = (l: Labels) => (keep ? l : dropMetricName(l));
+    const vec = (samples: Sample[]): Value => ({ kind: 'vector', samples });
+    const mathFn = MATH_FNS[f];
+    if (mathFn) return vec(this.vectorArg(c.args[0]!, ts).map((s) => ({ labels: name(s.labels), v: mathFn(s.v) })));
+    const overTime = OVER_TIME[f];
+    if (overTime) {
+      const m = this.matrixArg(c.args[0]!, ts);
+      const out: Sample[] = [];
+      for (const s of m.series) {
+        const v = overTime(s.t, s.v, m);
+        if (v !== undefined) out.push({ labels: name(s.labels), v });
+      }
+      checkUnique(out);
+      return vec(out);
+    }
+    const dayFn = DAY_FNS[f];
+    if (dayFn) {
+      const input = c.args.length === 0 ? [{ labels: makeLabels(), v: ts / 1000 }] : this.vectorArg(c.args[0]!, ts);
+      return vec(
+        input.map((s) => ({ labels: dropMetricName(s.labels), v: Number.isNaN(s.v) ? NaN : dayFn(new Date(Math.trunc(s.v) * 1000)) })),
+      );
+    }
+    switch (f) {
+      case 'quantile_over_time': {
+        const q = this.scalarArg(c.args[0]!, ts);
+        const m = this.matrixArg(c.args[1]!, ts);
+        return vec(m.series.map((s) => ({ labels: name(s.labels), v: quantile(q, s.v) })));
+      }
+      case 'predict_linear': {
+        const m = this.matrixArg(c.args[0]!, ts);
+        const d = this.scalarArg(c.args[1]!, ts);
+        const out: Sample[] = [];
+        for (const s of m.series) {
+          if (s.t.length < 2) continue;
+          const [slope, intercept] = linearRegression(s.t, s.v, ts);
+          out.push({ labels: name(s.labels), v: intercept + slope * d });
+        }
+        return vec(out);
+      }
+      case 'absent':
+      case 'absent_over_time': {
+        const arg = c.args[0]!;
+        const present = f === 'absent' ? this.vectorArg(arg, ts).length > 0 : this.matrixArg(arg, ts).series.length > 0;
+        if (present) return vec([]);
+        return vec([{ labels: absentLabels(arg), v: 1 }]);
+      }
+      case 'histogram_quantile': {
+        const q = this.scalarArg(c.args[0]!, ts);
+        const groups = new Map<string, { labels: Labels; buckets: Bucket[] }>();
+        for (const s of this.vectorArg(c.args[1]!, ts)) {
+          const le = s.labels.le;
+          if (le === undefined) continue;
+          const upper = parseLe(le);
+          if (upper === undefined) continue;
+          const labels = omitLabels(s.labels, ['le', METRIC_NAME]);
+          const k = labelsKey(labels);
+          let g = groups.get(k);
+          if (!g) groups.set(k, (g = { labels, buckets: [] }));
+          g.buckets.push({ upper, count: s.v });
+        }
+        return vec([...groups.values()].map((g) => ({ labels: g.labels, v: bucketQuantile(q, g.buckets) })));
+      }
+      case 'clamp': {
+        const v = this.vectorArg(c.args[0]!, ts);
+        const min = this.scalarArg(c.args[1]!, ts);
+        const max = this.scalarArg(c.args[2]!, ts);
+        if (max < min) return vec([]);
+        return vec(v.map((s) => ({ labels: name(s.labels), v: Math.max(min, Math.min(max, s.v)) })));
+      }
+      case 'clamp_min': {
+        const v = this.vectorArg(c.args[0]!, ts);
+        const min = this.scalarArg(c.args[1]!, ts);
+        return vec(v.map((s) => ({ labels: name(s.labels), v: Math.max(min, s.v) })));
+      }
+      case 'clamp_max': {
+        const v = this.vectorArg(c.args[0]!, ts);
+        const max = this.scalarArg(c.args[1]!, ts);
+        return vec(v.map((s) => ({ labels: name(s.labels), v: Math.min(max, s.v) })));
+      }
+      case 'round': {
+        const v = this.vectorArg(c.args[0]!, ts);
+        const to = c.args[1] ? this.scalarArg(c.args[1], ts) : 1;
+        const inv = 1 / to;
+        return vec(v.map((s) => ({ labels: name(s.labels), v: Math.floor(s.v * inv + 0.5) / inv })));
+      }
+      case 'label_replace': {
+        const v = this.vectorArg(c.args[0]!, ts);
+        const [dst, repl, src, re] = c.args.slice(1).map((a) => this.stringArg(a, ts)) as [string, string, string, string];
+        let regex: RegExp;
+        try {
+          regex = anchoredRegex(re);
+        } catch {
+          throw execError(`invalid regular expression in label_replace(): ${re}`);
+        }
+        if (!LABEL_NAME_RE.test(dst)) throw execError(`invalid destination label name in label_replace(): ${dst}`);
+        const out = v.map((s) => {
+          const m = regex.exec(s.labels[src] ?? '');
+          if (!m) return s;
+          const value = expandTemplate(repl, m);
+          const labels = copyLabels(s.labels);
+          if (value === '') delete labels[dst];
+          else labels[dst] = value;
+          return { labels, v: s.v };
+        });
+        checkUnique(out);
+        return vec(out);
+      }
+      case 'label_join': {
+        const v = this.vectorArg(c.args[0]!, ts);
+        const [dst, sep, ...srcs] = c.args.slice(1).map((a) => this.stringArg(a, ts)) as [string, string, ...string[]];
+        if (!LABEL_NAME_RE.test(dst)) throw execError(`invalid destination label name in label_join(): ${dst}`);
+        const out = v.map((s) => {
+          const value = srcs.map((l) => s.labels[l] ?? '').join(sep);
+          const labels = copyLabels(s.labels);
+          if (value === '') delete labels[dst];
+          else labels[dst] = value;
+          return { labels, v: s.v };
+        });
+        checkUnique(out);
+        return vec(out);
+      }
+      case 'scalar': {
+        const v = this.vectorArg(c.args[0]!, ts);
+        return { kind: 'scalar', v: v.length === 1 ? v[0]!.v : NaN };
+      }
+      case 'vector':
+        return vec([{ labels: makeLabels(), v: this.scalarArg(c.args[0]!, ts) }]);
+      case 'time':
+        return { kind: 'scalar', v: ts / 1000 };
+      case 'pi':
+        return { kind: 'scalar', v: Math.PI };
+      case 'timestamp': {
+        let arg = c.args[0]!;
+        while (arg.type === 'paren') arg = arg.expr;
+        if (arg.type === 'selector') return vec(this.instantTimes(arg, ts).map((s) => ({ labels: dropMetricName(s.labels), v: s.t / 1000 })));
+        return vec(this.vectorArg(arg, ts).map((s) => ({ labels: dropMetricName(s.labels), v: ts / 1000 })));
+      }
+      case 'sort':
+      case 'sort_desc': {
+        const v = [...this.vectorArg(c.args[0]!, ts)];
+        const dir = f === 'sort' ? 1 : -1;
+        v.sort((a, b) => (Number.isNaN(a.v) ? (Number.isNaN(b.v) ? 0 : 1) : Number.isNaN(b.v) ? -1 : dir * (a.v - b.v)));
+        return vec(v);
+      }
+      default:
+        throw new FloeError('not_implemented', `function ${f} is not supported`, { code: 'FLOE_ERR_PROMQL_UNSUPPORTED' });
+    }
+  }
+
+  aggregate(a: Aggregate, ts: number): Sample[] {
+    const input = this.vectorArg(a.expr, ts);
+    const groupLabels = (l: Labels): Labels => {
+      if (!a.grouping) return makeLabels();
+      return a.grouping.without ? omitLabels(l, [...a.grouping.labels, METRIC_NAME]) : pickLabels(l, a.grouping.labels);
+    };
+    const groups = new Map<string, { labels: Labels; samples: Sample[] }>();
+    let countLabel: string | undefined;
+    if (a.op === 'count_values') {
+      countLabel = this.stringArg(a.param!, ts);
+      if (!LABEL_NAME_RE.test(countLabel)) throw execError(`invalid label name ${JSON.stringify(countLabel)}`);
+    }
+    for (const s of input) {
+      let labels = groupLabels(s.labels);
+      if (countLabel !== undefined) {
+        labels = copyLabels(labels);
+        labels[countLabel] = formatFloat(s.v);
+      }
+      const k = labelsKey(labels);
+      let g = groups.get(k);
+      if (!g) groups.set(k, (g = { labels, samples: [] }));
+      g.samples.push(s);
+    }
+    const out: Sample[] = [];
+    switch (a.op) {
+      case 'topk':
+      case 'bottomk': {
+        const kf = this.scalarArg(a.param!, ts);
+        if (Number.isNaN(kf)) throw execError(`Parameter value is NaN for ${a.op}`);
+        const k = Math.trunc(kf);
+        if (k < 1) return [];
+        const top = a.op === 'topk';
+        for (const g of groups.values()) {
+          const sorted = [...g.samples].sort((x, y) => {
+            if (Number.isNaN(x.v)) return Number.isNaN(y.v) ? 0 : 1;
+            if (Number.isNaN(y.v)) return -1;
+            return top ? y.v - x.v : x.v - y.v;
+          });
+          out.push(...sorted.slice(0, k));
+        }
+        return out;
+      }
+      case 'quantile': {
+        const q = this.scalarArg(a.param!, ts);
+        for (const g of groups.values()) out.push({ labels: g.labels, v: quantile(q, g.samples.map((s) => s.v)) });
+        return out;
+      }
+      case 'limitk':
+      case 'limit_ratio':
+        throw new FloeError('not_implemented', `${a.op} is experimental in Prometheus and not supported`, { code: 'FLOE_ERR_PROMQL_UNSUPPORTED' });
+      default:
+        break;
+    }
+    for (const g of groups.values()) {
+      const vals = g.samples.map((s) => s.v);
+      let v: number;
+      switch (a.op) {
+        case 'sum':
+          v = kahanSum(vals);
+          break;
+        case 'avg':
+          v = mean(vals);
+          break;
+        case 'min':
+          v = vals[0]!;
+          for (const x of vals) if (x < v || Number.isNaN(v)) v = x;
+          break;
+        case 'max':
+          v = vals[0]!;
+          for (const x of vals) if (x > v || Number.isNaN(v)) v = x;
+          break;
+        case 'count':
+        case 'count_values':
+          v = vals.length;
+          break;
+        case 'group':
+          v = 1;
+          break;
+        case 'stddev':
+        case 'stdvar': {
+          let count = 0;
+          let mean = 0;
+          let acc = 0;
+          for (const x of vals) {
+            count++;
+            const delta = x - mean;
+            mean += delta / count;
+            acc += delta * (x - mean);
+          }
+          v = a.op === 'stdvar' ? acc / count : Math.sqrt(acc / count);
+          break;
+        }
+        default:
+          throw new FloeError('internal', `aggregation ${a.op}`);
+      }
+      out.push({ labels: g.labels, v });
+    }
+    return out;
+  }
+
+  binary(b: Binary, ts: number): Value {
+    const l = this.eval(b.lhs, ts);
+    const r = this.eval(b.rhs, ts);
+    if (l.kind === 'scalar' && r.kind === 'scalar') {
+      if (isComparison(b.op)) return { kind: 'scalar', v: compare(b.op, l.v, r.v) ? 1 : 0 };
+      return { kind: 'scalar', v: arith(b.op, l.v, r.v) };
+    }
+    if (l.kind === 'vector' && r.kind === 'vector') return { kind: 'vector', samples: this.vectorBinary(b, l.samples, r.samples) };
+    const swap = l.kind === 'scalar';
+    const vecSamples = (swap ? r : l) as { kind: 'vector'; samples: Sample[] };
+    const scalar = ((swap ? l : r) as { kind: 'scalar'; v: number }).v;
+    const out: Sample[] = [];
+    const cmp = isComparison(b.op);
+    for (const s of vecSamples.samples) {
+      const lv = swap ? scalar : s.v;
+      const rv = swap ? s.v : scalar;
+      if (cmp) {
+        const keep = compare(b.op, lv, rv);
+        if (b.bool) out.push({ labels: dropMetricName(s.labels), v: keep ? 1 : 0 });
+        else if (keep) out.push({ labels: s.labels, v: s.v });
+      } else {
+        out.push({ labels: dropMetricName(s.labels), v: arith(b.op, lv, rv) });
+      }
+    }
+    return { kind: 'vector', samples: out };
+  }
+
+  vectorBinary(b: Binary, lhs: Sample[], rhs: Sample[]): Sample[] {
+    const m: VectorMatching = b.matching ?? { card: 'one-to-one', on: false, labels: [], include: [] };
+    const sig = (l: Labels) => labelsKey(m.on ? pickLabels(l, m.labels) : omitLabels(l, [...m.labels, METRIC_NAME]));
+    if (isSetOp(b.op)) {
+      if (b.op === 'and') {
+        const right = new Set(rhs.map((s) => sig(s.labels)));
+        return lhs.filter((s) => right.has(sig(s.labels)));
+      }
+      if (b.op === 'unless') {
+        const right = new Set(rhs.map((s) => sig(s.labels)));
+        return lhs.filter((s) => !right.has(sig(s.labels)));
+      }
+      const left = new Set(lhs.map((s) => sig(s.labels)));
+      return [...lhs, ...rhs.filter((s) => !left.has(sig(s.labels)))];
+    }
+    const oneToMany = m.card === 'one-to-many';
+    const many = oneToMany ? rhs : lhs;
+    const one = oneToMany ? lhs : rhs;
+    const oneBySig = new Map<string, Sample>();
+    for (const s of one) {
+      const k = sig(s.labels);
+      if (oneBySig.has(k)) {
+        const side = oneToMany ? 'left' : 'right';
+        throw execError(
+          `found duplicate series for the match group ${k.replaceAll('\u0000', '=').replaceAll('\u0001', ',')} on the ${side} hand-side of the operation; many-to-many matching not allowed: matching labels must be unique on one side`,
+        );
+      }
+      oneBySig.set(k, s);
+    }
+    const cmp = isComparison(b.op);
+    const dropName = !cmp || b.bool;
+    const matched = new Set<string>();
+    const outKeys = new Set<string>();
+    const out: Sample[] = [];
+    for (const s of many) {
+      const k = sig(s.labels);
+      const o = oneBySig.get(k);
+      if (!o) continue;
+      const lv = oneToMany ? o.v : s.v;
+      const rv = oneToMany ? s.v : o.v;
+      let value: number;
+      if (cmp) {
+        const keep = compare(b.op, lv, rv);
+        if (b.bool) value = keep ? 1 : 0;
+        else if (!keep) continue;
+        else value = lv;
+      } else {
+        value = arith(b.op, lv, rv);
+      }
+      let labels = dropName ? dropMetricName(s.labels) : copyLabels(s.labels);
+      if (m.card === 'one-to-one') {
+        if (matched.has(k)) throw execError('multiple matches for labels: many-to-one matching must be explicit (group_left/group_right)');
+        matched.add(k);
+        labels = m.on ? pickLabels(labels, m.labels) : omitLabels(labels, m.labels);
+      } else {
+        labels = copyLabels(labels);
+        for (const inc of m.include) {
+          const v = o.labels[inc];
+          if (v !== undefined && v !== '') labels[inc] = v;
+          else delete labels[inc];
+        }
+        const ok = labelsKey(labels);
+        if (outKeys.has(ok)) throw execError('multiple matches for labels: grouping labels must ensure unique matches');
+        outKeys.add(ok);
+      }
+      out.push({ labels, v: value });
+    }
+    return out;
+  }
+}
+
+function parseLe(le: string): number | undefined {
+  const t = le.trim();
+  if (t === '+Inf' || t === 'Inf' || t === '+inf' || t === 'inf') return Infinity;
+  if (t === '-Inf' || t === '-inf') return -Infinity;
+  const n = Number(t);
+  return t === '' || Number.isNaN(n) ? (t.toLowerCase() === 'nan' ? NaN : undefined) : n;
+}
+
+function absentLabels(arg: Expr): Labels {
+  const sel = arg.type === 'selector' ? arg : arg.type === 'matrix' ? arg.selector : undefined;
+  const out = makeLabels();
+  if (!sel) return out;
+  const conflicting = new Set<string>();
+  for (const m of sel.matchers) {
+    if (m.name === METRIC_NAME || m.op !== '=') continue;
+    if (m.name in out) conflicting.add(m.name);
+    else if (m.value !== '') out[m.name] = m.value;
+  }
+  for (const c of conflicting) delete out[c];
+  return out;
+}
+
+// ── entry points ──────────────────────────────────────────────────────────────────────────────
+
+/** Result order: sort / sort_desc keep theirs, anything else is ordered by labels (as a selector's). */
+function ordered(expr: Expr, samples: Sample[]): Sample[] {
+  let top = expr;
+  while (top.type === 'paren') top = top.expr;
+  if (top.type === 'call' && (top.func === 'sort' || top.func === 'sort_desc')) return samples;
+  if (top.type === 'aggregate' && (top.op === 'topk' || top.op === 'bottomk')) return samples;
+  return [...samples].sort((a, b) => compareLabels(a.labels, b.labels));
+}
+
+/** An instant query at `timeMs` (opts.startMs = opts.endMs = timeMs). */
+export function evalInstant(expr: Expr, timeMs: number, source: SeriesSource, opts: EvalOptions): InstantResult {
+  const ev = new Evaluator(source, opts);
+  const v = ev.eval(expr, timeMs);
+  switch (v.kind) {
+    case 'scalar':
+      return { resultType: 'scalar', result: [timeMs, v.v] };
+    case 'string':
+      return { resultType: 'string', result: [timeMs, v.s] };
+    case 'vector':
+      checkUnique(v.samples);
+      return { resultType: 'vector', result: ordered(expr, v.samples).map((s) => ({ labels: s.labels, t: timeMs, v: s.v })) };
+    case 'matrix':
+      return { resultType: 'matrix', result: [...v.m.series].sort((a, b) => compareLabels(a.labels, b.labels)) };
+  }
+}
+
+/** A range query: evaluation at start, start + step, …, ≤ end. */
+export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions): RangeResult {
+  const type = typeOf(expr);
+  if (type !== 'scalar' && type !== 'vector') {
+    throw new FloeError('bad_data', `invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`, {
+      code: 'FLOE_ERR_PROMQL_PARAM',
+    });
+  }
+  if (stepMs <= 0) throw new FloeError('bad_data', 'zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_PROMQL_PARAM' });
+  if ((endMs - startMs) / stepMs > MAX_POINTS_PER_SERIES) {
+    throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
+  }
+  const ev = new Evaluator(source, opts);
+  const byKey = new Map<string, SeriesPoints>();
+  for (let t = startMs; t <= endMs; t += stepMs) {
+    const v = ev.eval(expr, t);
+    const samples = v.kind === 'scalar' ? [{ labels: makeLabels(), v: v.v }] : v.kind === 'vector' ? v.samples : [];
+    if (v.kind === 'vector') checkUnique(samples);
+    for (const s of samples) {
+      const k = labelsKey(s.labels);
+      let p = byKey.get(k);
+      if (!p) byKey.set(k, (p = { labels: s.labels, t: [], v: [] }));
+      p.t.push(t);
+      p.v.push(s.v);
+    }
+  }
+  return { resultType: 'matrix', result: [...byKey.values()].sort((a, b) => compareLabels(a.labels, b.labels)) };
+}

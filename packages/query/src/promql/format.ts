@@ -1,0 +1,74 @@
+import type { AtModifier, Expr, LabelMatcher } from './ast.ts';
+import { formatFloat } from './labels.ts';
+
+/**
+ * format_query: a parsed expression printed back in Prometheus's canonical one-line spelling
+ * (spaces around binary operators, `by (…)` before the aggregated expression, durations in
+ * their largest units, strings double-quoted).
+ */
+export function formatPromQL(e: Expr): string {
+  switch (e.type) {
+    case 'number':
+      return Number.isNaN(e.value) ? 'NaN' : e.value === Infinity ? 'Inf' : e.value === -Infinity ? '-Inf' : formatFloat(e.value);
+    case 'string':
+      return JSON.stringify(e.value);
+    case 'selector': {
+      const rest = e.matchers.filter((m) => !(e.name !== undefined && m.name === '__name__' && m.op === '='));
+      const body = rest.length > 0 || e.name === undefined ? `{${rest.map(matcher).join(', ')}}` : '';
+      return `${e.name ?? ''}${body}${modifiers(e.offsetMs, e.at)}`;
+    }
+    case 'matrix': {
+      const s = e.selector;
+      const rest = s.matchers.filter((m) => !(s.name !== undefined && m.name === '__name__' && m.op === '='));
+      const body = rest.length > 0 || s.name === undefined ? `{${rest.map(matcher).join(', ')}}` : '';
+      return `${s.name ?? ''}${body}[${duration(e.rangeMs)}]${modifiers(s.offsetMs, s.at)}`;
+    }
+    case 'subquery':
+      return `${formatPromQL(e.expr)}[${duration(e.rangeMs)}:${e.stepMs === undefined ? '' : duration(e.stepMs)}]${modifiers(e.offsetMs, e.at)}`;
+    case 'call':
+      return `${e.func}(${e.args.map(formatPromQL).join(', ')})`;
+    case 'aggregate': {
+      const g = e.grouping ? ` ${e.grouping.without ? 'without' : 'by'} (${e.grouping.labels.join(', ')}) ` : '';
+      const args = e.param ? `${formatPromQL(e.param)}, ${formatPromQL(e.expr)}` : formatPromQL(e.expr);
+      return `${e.op}${g}(${args})`;
+    }
+    case 'binary': {
+      let mod = e.bool ? ' bool' : '';
+      const m = e.matching;
+      if (m && (m.labels.length > 0 || m.on)) mod += ` ${m.on ? 'on' : 'ignoring'} (${m.labels.join(', ')})`;
+      if (m && m.card === 'many-to-one') mod += ` group_left (${m.include.join(', ')})`;
+      if (m && m.card === 'one-to-many') mod += ` group_right (${m.include.join(', ')})`;
+      return `${formatPromQL(e.lhs)} ${e.op}${mod} ${formatPromQL(e.rhs)}`;
+    }
+    case 'unary':
+      return `${e.op}${formatPromQL(e.expr)}`;
+    case 'paren':
+      return `(${formatPromQL(e.expr)})`;
+  }
+}
+
+function matcher(m: LabelMatcher): string {
+  const name = /^[a-zA-Z_][a-zA-Z0-9_]*$/.test(m.name) ? m.name : JSON.stringify(m.name);
+  return `${name}${m.op}${JSON.stringify(m.value)}`;
+}
+
+function modifiers(offsetMs: number, at: AtModifier | undefined): string {
+  let out = '';
+  if (at) out += at.kind === 'time' ? ` @ ${formatFloat(at.ms / 1000)}` : ` @ ${at.kind}()`;
+  if (offsetMs !== 0) out += ` offset ${offsetMs < 0 ? '-' : ''}${duration(Math.abs(offsetMs))}`;
+  return out;
+}
+
+export function duration(ms: number): string {
+  if (ms === 0) return '0s';
+  const units: Array<[string, number]> = [['y', 31_536_000_000], ['w', 604_800_000], ['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
+  let out = '';
+  let rest = ms;
+  for (const [u, n] of units) {
+    if (rest >= n) {
+      out += `${Math.floor(rest / n)}${u}`;
+      rest %= n;
+    }
+  }
+  return out;
+}

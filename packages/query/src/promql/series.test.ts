@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { buildPromSeries, otelLabelName, otelPromName, promFamily, seriesLabelSets, storedNamesFor, type SeriesRow } from './series.ts';
+
+describe('OpenTelemetry metrics as Prometheus series', () => {
+  it('translates names as Prometheus’s OTLP receiver does', () => {
+    expect(otelPromName('http.server.duration', 's', 'histogram', false)).toBe('http_server_duration_seconds');
+    expect(otelPromName('e2e.requests', '{request}', 'sum', true)).toBe('e2e_requests_total');
+    expect(otelPromName('net.io', 'By/s', 'sum', true)).toBe('net_io_bytes_per_second_total');
+    expect(otelPromName('cpu.utilization', '1', 'gauge', false)).toBe('cpu_utilization_ratio');
+    expect(otelPromName('latency_seconds', 's', 'gauge', false)).toBe('latency_seconds');
+    expect(otelPromName('queue.total.depth', '', 'sum', true)).toBe('queue_depth_total');
+    expect(otelLabelName('k8s.pod.name')).toBe('k8s_pod_name');
+    expect(otelLabelName('1st')).toBe('key_1st');
+    expect(promFamily({ metricName: 'x', metricType: 'summary', unit: 'ms', description: '', isMonotonic: false, temporality: '', rw: false }).names).toEqual([
+      'x_milliseconds',
+      'x_milliseconds_count',
+      'x_milliseconds_sum',
+    ]);
+  });
+
+  const hist: SeriesRow = {
+    series_id: 's1', metric_name: 'lat', metric_type: 'histogram', unit: 's', is_monotonic: false, rw: false,
+    point_attr_str: { 'http.route': '/a' }, point_attr_int: { code: 200n }, resource_attr_str: { 'service.name': 'api', 'service.namespace': 'shop', 'service.instance.id': 'pod-1' },
+    explicit_bounds: [0.1, 1],
+  };
+
+  it('expands a histogram into cumulative _bucket series, _count and _sum, with job and instance', () => {
+    const series = buildPromSeries([hist], [{ series_id: 's1', t: 1000, value: null, flags: 0n, count: 6n, sum: 4.5, explicit_bounds: [0.1, 1], bucket_counts: [1n, 2n, 3n] }]);
+    const byName = Object.fromEntries(series.map((s) => [`${s.labels.__name__}${s.labels.le ? `{${s.labels.le}}` : ''}`, s.v[0]]));
+    expect(byName).toEqual({ 'lat_seconds_bucket{0.1}': 1, 'lat_seconds_bucket{1}': 3, 'lat_seconds_bucket{+Inf}': 6, lat_seconds_count: 6, lat_seconds_sum: 4.5 });
+    expect({ ...series[0]!.labels }).toEqual({ __name__: 'lat_seconds_bucket', le: '0.1', http_route: '/a', code: '200', job: 'shop/api', instance: 'pod-1' });
+    expect(seriesLabelSets(hist).map((l) => l.le ?? l.__name__)).toEqual(['0.1', '1', '+Inf', 'lat_seconds_count', 'lat_seconds_sum']);
+  });
+
+  it('downsamples exponential histograms to le bounds from the scale', () => {
+    const row: SeriesRow = { ...hist, metric_type: 'exponential_histogram', explicit_bounds: null };
+    // scale 0: base 2; positive offset 0 covers (1,2], (2,4]; one negative bucket (offset 1) covers [-4,-2).
+    const series = buildPromSeries([row], [
+      { series_id: 's1', t: 1000, value: null, flags: 0n, count: 7n, sum: 5, exp_scale: 0, exp_zero_count: 1n, exp_zero_threshold: 0, exp_positive_offset: 0, exp_positive_bucket_counts: [2n, 3n], exp_negative_offset: 1, exp_negative_bucket_counts: [1n] },
+    ]);
+    const buckets = series.filter((s) => s.labels.__name__ === 'lat_seconds_bucket').map((s) => [s.labels.le, s.v[0]]);
+    expect(buckets).toEqual([['-2', 1], ['0', 2], ['2', 4], ['4', 7], ['+Inf', 7]]);
+  });
+
+  it('keeps remote-written series verbatim and marks staleness', () => {
+    const rw: SeriesRow = { series_id: 'r', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, point_attr_str: { job: 'j', 'weird.label': 'x' } };
+    const [s] = buildPromSeries([rw], [
+      { series_id: 'r', t: 1, value: 1, flags: 0 },
+      { series_id: 'r', t: 2, value: NaN, flags: 1 },
+    ]);
+    expect({ ...s!.labels }).toEqual({ __name__: 'up', job: 'j', 'weird.label': 'x' });
+    expect(s!.stale).toEqual([false, true]);
+    const catalog = [{ metricName: 'lat', metricType: 'histogram', unit: 's', description: '', isMonotonic: false, temporality: '', rw: false }];
+    expect(storedNamesFor(catalog, [[{ name: '__name__', op: '=', value: 'lat_seconds_bucket' }]])).toEqual(['lat']);
+    expect(storedNamesFor(catalog, [[{ name: '__name__', op: '=~', value: 'lat' }]])).toEqual([]);
+  });
+});

@@ -1,0 +1,390 @@
+import type { LabelMatcher } from './ast.ts';
+import type { RawSeries } from './eval.ts';
+import { METRIC_NAME, formatFloat, makeLabels, type Labels } from './labels.ts';
+import { anchoredRegex } from './parse.ts';
+
+/**
+ * Stored metrics as Prometheus series (issue 6, deliverable 3; spec 1 Ingest rules 2-4), pure.
+ *
+ * - Remote-written rows (scope `floe.prometheus.remote_write`) are Prometheus series already:
+ *   `{__name__ = metric_name} ∪ point_attr_str`, verbatim.
+ * - OpenTelemetry metrics are translated as Prometheus's OTLP receiver does with its default
+ *   (underscore escaping, with suffixes): the name's runs of characters other than letters,
+ *   digits and `:` become single `_`; the unit becomes a suffix (`s` → `_seconds`, `By/s` →
+ *   `_bytes_per_second`, `{…}` annotations dropped, `1` → `_ratio` on gauges) unless the name
+ *   already has that word; monotonic sums end in `_total`. Label names: invalid characters → `_`,
+ *   a leading digit gets `key_`; keys that collide are joined with `;` (by original key order).
+ *   `job` is `service.namespace/service.name` (or service.name), `instance` is
+ *   `service.instance.id`.
+ * - gauge → gauge, sum → counter (monotonic) or gauge, histogram → `_bucket{le}` (cumulative, +Inf
+ *   = count), `_count`, `_sum`; summary → `{quantile}` series plus `_sum` and `_count`;
+ *   exponential histogram → classic `_bucket` series whose `le` bounds come from the scale
+ *   (negative buckets, zero bucket, positive buckets, cumulated in that order), `_count`, `_sum`.
+ * - A point flagged no-recorded-value (bit 0) is a staleness marker on every series it makes.
+ */
+
+export interface CatalogEntry {
+  metricName: string;
+  metricType: string;
+  unit: string;
+  description: string;
+  isMonotonic: boolean;
+  temporality: string;
+  /** Remote-written (a Prometheus series already). */
+  rw: boolean;
+}
+
+export type PromType = 'counter' | 'gauge' | 'histogram' | 'summary' | 'unknown';
+
+export interface PromFamily {
+  /** The family name (without _bucket/_sum/_count). */
+  family: string;
+  type: PromType;
+  /** Every `__name__` the stored metric produces. */
+  names: string[];
+}
+
+const UNIT_WORDS: Record<string, string> = {
+  d: 'days', h: 'hours', min: 'minutes', s: 'seconds', ms: 'milliseconds', us: 'microseconds', ns: 'nanoseconds',
+  By: 'bytes', KiBy: 'kibibytes', MiBy: 'mebibytes', GiBy: 'gibibytes', TiBy: 'tebibytes',
+  KBy: 'kilobytes', MBy: 'megabytes', GBy: 'gigabytes', TBy: 'terabytes',
+  m: 'meters', V: 'volts', A: 'amperes', J: 'joules', W: 'watts', g: 'grams', Cel: 'celsius', Hz: 'hertz', '%': 'percent',
+};
+const PER_UNIT_WORDS: Record<string, string> = { s: 'second', m: 'minute', h: 'hour', d: 'day', w: 'week', mo: 'month', y: 'year' };
+
+const tokens = (s: string) => s.split(/[^a-zA-Z0-9:]+/).filter((t) => t !== '');
+
+/** The Prometheus name of an OpenTelemetry metric (base name of histograms and summaries). */
+export function otelPromName(name: string, unit: string, metricType: string, isMonotonic: boolean): string {
+  const parts = tokens(name);
+  const cleanUnit = unit.replace(/\{[^}]*\}/g, '').trim();
+  if (cleanUnit !== '' && cleanUnit !== '1') {
+    const [main = '', per = ''] = cleanUnit.split('/', 2);
+    const mainWord = UNIT_WORDS[main] ?? tokens(main).join('_');
+    if (mainWord !== '' && !parts.includes(mainWord)) parts.push(...tokens(mainWord));
+    if (per !== '') {
+      const perWord = PER_UNIT_WORDS[per] ?? tokens(per).join('_');
+      if (perWord !== '' && !parts.includes(perWord)) parts.push('per', ...tokens(perWord));
+    }
+  }
+  if (metricType === 'sum' && isMonotonic) {
+    const i = parts.indexOf('total');
+    if (i >= 0) parts.splice(i, 1);
+    parts.push('total');
+  }
+  if (metricType === 'gauge' && cleanUnit === '1' && !parts.includes('ratio')) parts.push('ratio');
+  let out = parts.join('_');
+  if (/^[0-9]/.test(out)) out = `_${out}`;
+  return out;
+}
+
+/** A Prometheus label name for an attribute key. */
+export function otelLabelName(key: string): string {
+  let out = key.replace(/[^a-zA-Z0-9_]/g, '_');
+  if (/^[0-9]/.test(out)) out = `key_${out}`;
+  return out;
+}
+
+export function promFamily(e: CatalogEntry): PromFamily {
+  if (e.rw) {
+    const type: PromType = e.metricType === 'sum' ? 'counter' : e.metricType === 'gauge' ? 'gauge' : e.metricType === 'exponential_histogram' ? 'histogram' : 'unknown';
+    if (e.metricType === 'exponential_histogram') return { family: e.metricName, type, names: [`${e.metricName}_bucket`, `${e.metricName}_count`, `${e.metricName}_sum`] };
+    return { family: e.metricName, type, names: [e.metricName] };
+  }
+  const base = otelPromName(e.metricName, e.unit, e.metricType, e.isMonotonic);
+  switch (e.metricType) {
+    case 'histogram':
+    case 'exponential_histogram':
+      return { family: base, type: 'histogram', names: [`${base}_bucket`, `${base}_count`, `${base}_sum`] };
+    case 'summary':
+      return { family: base, type: 'summary', names: [base, `${base}_count`, `${base}_sum`] };
+    case 'sum':
+      return { family: base, type: e.isMonotonic ? 'counter' : 'gauge', names: [base] };
+    default:
+      return { family: base, type: 'gauge', names: [base] };
+  }
+}
+
+const regexCache = new Map<string, RegExp>();
+function regex(pattern: string): RegExp {
+  let r = regexCache.get(pattern);
+  if (!r) {
+    r = anchoredRegex(pattern);
+    if (regexCache.size > 1000) regexCache.clear();
+    regexCache.set(pattern, r);
+  }
+  return r;
+}
+
+export function matchValue(m: LabelMatcher, value: string): boolean {
+  switch (m.op) {
+    case '=':
+      return value === m.value;
+    case '!=':
+      return value !== m.value;
+    case '=~':
+      return regex(m.value).test(value);
+    case '!~':
+      return !regex(m.value).test(value);
+  }
+}
+
+/** Prometheus matcher semantics: an absent label is the empty string. */
+export function matchLabels(labels: Labels, matchers: readonly LabelMatcher[]): boolean {
+  return matchers.every((m) => matchValue(m, labels[m.name] ?? ''));
+}
+
+/** Stored metric names of the catalog whose Prometheus names the selectors' name matchers accept. */
+export function storedNamesFor(catalog: readonly CatalogEntry[], selectors: ReadonlyArray<readonly LabelMatcher[]>): string[] {
+  const out = new Set<string>();
+  for (const e of catalog) {
+    const { names } = promFamily(e);
+    for (const matchers of selectors) {
+      const nameMatchers = matchers.filter((m) => m.name === METRIC_NAME);
+      if (names.some((n) => nameMatchers.every((m) => matchValue(m, n)))) {
+        out.add(e.metricName);
+        break;
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+// ── rows ──────────────────────────────────────────────────────────────────────────────────────
+
+/** A row of planMetricSeries, values as they come (Arrow maps and lists are read generically). */
+export interface SeriesRow {
+  series_id: string;
+  metric_name: string;
+  metric_type: string;
+  unit: string;
+  is_monotonic: boolean;
+  rw: boolean;
+  point_attr_str?: unknown;
+  point_attr_int?: unknown;
+  point_attr_double?: unknown;
+  point_attr_bool?: unknown;
+  resource_attr_str?: unknown;
+  explicit_bounds?: unknown;
+  quantiles?: unknown;
+  exp_scale?: unknown;
+  exp_zero_threshold?: unknown;
+  exp_positive_offset?: unknown;
+  exp_positive_bucket_counts?: unknown;
+  exp_negative_offset?: unknown;
+  exp_negative_bucket_counts?: unknown;
+}
+
+/** A row of planMetricPoints. */
+export interface PointRow {
+  series_id: string;
+  t: number;
+  value: unknown;
+  flags: unknown;
+  count?: unknown;
+  sum?: unknown;
+  explicit_bounds?: unknown;
+  bucket_counts?: unknown;
+  quantiles?: unknown;
+  exp_scale?: unknown;
+  exp_zero_count?: unknown;
+  exp_zero_threshold?: unknown;
+  exp_positive_offset?: unknown;
+  exp_positive_bucket_counts?: unknown;
+  exp_negative_offset?: unknown;
+  exp_negative_bucket_counts?: unknown;
+}
+
+/** Entries of a map value: an Arrow MapRow (toJSON), a Map or a plain object. */
+export function mapEntries(v: unknown): Array<[string, unknown]> {
+  if (v === null || v === undefined) return [];
+  if (v instanceof Map) return [...v.entries()] as Array<[string, unknown]>;
+  const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
+  if (json === null || typeof json !== 'object') return [];
+  if (Array.isArray(json)) return json.filter((x): x is [string, unknown] => Array.isArray(x) && x.length === 2).map(([k, val]) => [String(k), val]);
+  return Object.entries(json as Record<string, unknown>);
+}
+
+/** A list value (Arrow Vector, typed array or array) as numbers. */
+export function numberList(v: unknown): number[] {
+  if (v === null || v === undefined) return [];
+  const arr = typeof (v as { toArray?: unknown }).toArray === 'function' ? (v as { toArray(): ArrayLike<unknown> }).toArray() : (v as ArrayLike<unknown>);
+  return Array.from(arr as ArrayLike<unknown>, (x) => Number(x));
+}
+
+function structList(v: unknown): Array<Record<string, unknown>> {
+  if (v === null || v === undefined) return [];
+  const arr = typeof (v as { toArray?: unknown }).toArray === 'function' ? (v as { toArray(): ArrayLike<unknown> }).toArray() : (v as ArrayLike<unknown>);
+  return Array.from(arr as ArrayLike<unknown>, (x) => {
+    const j = x !== null && typeof (x as { toJSON?: unknown }).toJSON === 'function' ? (x as { toJSON(): unknown }).toJSON() : x;
+    return (j ?? {}) as Record<string, unknown>;
+  });
+}
+
+const num = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v));
+
+export function attributeText(v: unknown): string {
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return formatFloat(v);
+  if (typeof v === 'bigint') return v.toString();
+  if (typeof v === 'boolean') return v ? 'true' : 'false';
+  return v === null || v === undefined ? '' : String(v);
+}
+
+/** The Prometheus labels of a stored series (without `__name__`). */
+export function baseLabels(row: SeriesRow): Labels {
+  if (row.rw) return makeLabels(mapEntries(row.point_attr_str).map(([k, v]) => [k, attributeText(v)] as const));
+  const byName = new Map<string, Array<[string, string]>>();
+  for (const col of ['point_attr_str', 'point_attr_int', 'point_attr_double', 'point_attr_bool'] as const) {
+    for (const [k, v] of mapEntries(row[col])) {
+      const name = otelLabelName(k);
+      let list = byName.get(name);
+      if (!list) byName.set(name, (list = []));
+      list.push([k, attributeText(v)]);
+    }
+  }
+  const labels = makeLabels();
+  for (const [name, list] of byName) {
+    list.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const value = list.map(([, v]) => v).filter((v) => v !== '').join(';');
+    if (value !== '') labels[name] = value;
+  }
+  const resource = new Map(mapEntries(row.resource_attr_str).map(([k, v]) => [k, attributeText(v)]));
+  const service = resource.get('service.name');
+  const namespace = resource.get('service.namespace');
+  if (service) labels.job = namespace ? `${namespace}/${service}` : service;
+  const instance = resource.get('service.instance.id');
+  if (instance) labels.instance = instance;
+  return labels;
+}
+
+interface Bound {
+  le: string;
+  cumulative: number;
+}
+
+/** Classic buckets of a histogram point: explicit bounds, or downsampled exponential buckets. */
+function classicBuckets(metricType: string, p: PointRow | SeriesRow, counts: number[] | undefined): Bound[] {
+  const out: Bound[] = [];
+  if (metricType === 'histogram') {
+    const bounds = numberList(p.explicit_bounds);
+    let cum = 0;
+    bounds.forEach((b, i) => {
+      cum += counts?.[i] ?? 0;
+      out.push({ le: formatFloat(b), cumulative: cum });
+    });
+    return out;
+  }
+  const scale = num(p.exp_scale);
+  if (Number.isNaN(scale)) return out;
+  const factor = Math.pow(2, -scale);
+  const bound = (k: number) => Math.pow(2, k * factor);
+  const pp = p as PointRow;
+  const neg = numberList(p.exp_negative_bucket_counts);
+  const negOffset = num(p.exp_negative_offset) || 0;
+  const pos = numberList(p.exp_positive_bucket_counts);
+  const posOffset = num(p.exp_positive_offset) || 0;
+  const zeroCount = num(pp.exp_zero_count) || 0;
+  const threshold = num(p.exp_zero_threshold) || 0;
+  let cum = 0;
+  for (let i = neg.length - 1; i >= 0; i--) {
+    cum += counts ? neg[i]! : 0;
+    out.push({ le: formatFloat(-bound(negOffset + i)), cumulative: cum });
+  }
+  if (neg.length > 0 || zeroCount > 0 || threshold > 0) {
+    cum += counts ? zeroCount : 0;
+    out.push({ le: formatFloat(threshold), cumulative: cum });
+  }
+  for (let i = 0; i < pos.length; i++) {
+    cum += counts ? pos[i]! : 0;
+    out.push({ le: formatFloat(bound(posOffset + i + 1)), cumulative: cum });
+  }
+  // Equal bounds (rounding at extreme scales) keep the later, larger count.
+  const dedup = new Map<string, Bound>();
+  for (const b of out) dedup.set(b.le, b);
+  return [...dedup.values()];
+}
+
+/** Label sets of a stored series, without points (for /series, /labels, /label/…/values). */
+export function seriesLabelSets(row: SeriesRow): Labels[] {
+  const base = baseLabels(row);
+  const fam = promFamily({ metricName: row.metric_name, metricType: row.metric_type, unit: row.unit, description: '', isMonotonic: row.is_monotonic, temporality: '', rw: row.rw });
+  const named = (name: string, extra: Record<string, string> = {}) => Object.assign(makeLabels(), base, extra, { [METRIC_NAME]: name });
+  switch (fam.type === 'histogram' || fam.type === 'summary' ? row.metric_type : 'plain') {
+    case 'histogram':
+    case 'exponential_histogram': {
+      const bounds = classicBuckets(row.metric_type, row, undefined).map((b) => b.le);
+      return [...[...bounds, '+Inf'].map((le) => named(`${fam.family}_bucket`, { le })), named(`${fam.family}_count`), named(`${fam.family}_sum`)];
+    }
+    case 'summary':
+      return [
+        ...structList(row.quantiles).map((q) => named(fam.family, { quantile: formatFloat(num(q.quantile)) })),
+        named(`${fam.family}_count`),
+        named(`${fam.family}_sum`),
+      ];
+    default:
+      return [named(fam.names[0]!)];
+  }
+}
+
+/**
+ * Points of the given stored series as Prometheus series (one stored histogram or summary makes
+ * many). `rows` are ordered by series and time.
+ */
+export function buildPromSeries(seriesRows: readonly SeriesRow[], points: Iterable<PointRow>): RawSeries[] {
+  const meta = new Map<string, { row: SeriesRow; base: Labels; family: PromFamily }>();
+  for (const r of seriesRows) {
+    meta.set(r.series_id, {
+      row: r,
+      base: baseLabels(r),
+      family: promFamily({ metricName: r.metric_name, metricType: r.metric_type, unit: r.unit, description: '', isMonotonic: r.is_monotonic, temporality: '', rw: r.rw }),
+    });
+  }
+  const out = new Map<string, RawSeries>();
+  const push = (seriesId: string, suffixKey: string, makeLabelsFn: () => Labels, t: number, v: number, stale: boolean) => {
+    const k = `${seriesId}\u0000${suffixKey}`;
+    let s = out.get(k);
+    if (!s) out.set(k, (s = { labels: makeLabelsFn(), t: [], v: [], stale: [] }));
+    // Two points at one millisecond: the later row wins, as a Prometheus append would refuse it.
+    if (s.t.length > 0 && s.t[s.t.length - 1] === t) {
+      s.v[s.v.length - 1] = v;
+      s.stale![s.stale!.length - 1] = stale;
+      return;
+    }
+    s.t.push(t);
+    s.v.push(v);
+    s.stale!.push(stale);
+  };
+  for (const p of points) {
+    const m = meta.get(p.series_id);
+    if (!m) continue;
+    const stale = (Number(p.flags ?? 0) & 1) === 1;
+    const t = Number(p.t);
+    const { row, base, family } = m;
+    const named = (name: string, extra?: Record<string, string>) => () => Object.assign(makeLabels(), base, extra ?? {}, { [METRIC_NAME]: name });
+    const type = row.rw ? (row.metric_type === 'exponential_histogram' ? 'exponential_histogram' : 'plain') : row.metric_type;
+    switch (type) {
+      case 'histogram':
+      case 'exponential_histogram': {
+        const counts = type === 'histogram' ? numberList(p.bucket_counts) : [];
+        for (const b of classicBuckets(type, p, counts)) push(p.series_id, `b${b.le}`, named(`${family.family}_bucket`, { le: b.le }), t, stale ? NaN : b.cumulative, stale);
+        push(p.series_id, 'b+Inf', named(`${family.family}_bucket`, { le: '+Inf' }), t, stale ? NaN : num(p.count), stale);
+        push(p.series_id, 'count', named(`${family.family}_count`), t, stale ? NaN : num(p.count), stale);
+        if (p.sum !== null && p.sum !== undefined) push(p.series_id, 'sum', named(`${family.family}_sum`), t, stale ? NaN : num(p.sum), stale);
+        break;
+      }
+      case 'summary': {
+        for (const q of structList(p.quantiles)) {
+          const label = formatFloat(num(q.quantile));
+          push(p.series_id, `q${label}`, named(family.family, { quantile: label }), t, stale ? NaN : num(q.value), stale);
+        }
+        push(p.series_id, 'count', named(`${family.family}_count`), t, stale ? NaN : num(p.count), stale);
+        if (p.sum !== null && p.sum !== undefined) push(p.series_id, 'sum', named(`${family.family}_sum`), t, stale ? NaN : num(p.sum), stale);
+        break;
+      }
+      default:
+        push(p.series_id, '', named(family.names[0]!), t, num(p.value), stale);
+    }
+  }
+  return [...out.values()];
+}

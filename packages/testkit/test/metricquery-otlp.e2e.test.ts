@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protoMetricExporter, sendSampleMetrics, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+
+/**
+ * The metric query API over OpenTelemetry metrics (issue 6, deliverable 3): every instrument kind
+ * sent with the OpenTelemetry JS SDK (testkit's sendSampleMetrics) is queryable under its
+ * Prometheus name (unit and `_total` suffixes, dots to underscores), histograms as `_bucket{le}` /
+ * `_count` / `_sum` (exponential ones downsampled to classic buckets), job from service.name; and
+ * the API around queries: labels, label values, series, metadata, buildinfo without `features`,
+ * format_query, Prometheus's error envelope (400 with position, 422), auth.
+ */
+
+type Vector = Array<{ metric: Record<string, string>; value: [number, string] }>;
+
+describe('metric query API over OTLP metrics', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+  const tenant = 'promotel';
+  const service = 'otel-svc';
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'embedded' });
+    key = (await floe.bootstrap(tenant)).api_key;
+    await sendSampleMetrics(protoMetricExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), service);
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  const api = async (path: string, params: Record<string, string | string[]> = {}, method: 'GET' | 'POST' = 'POST', auth = true) => {
+    const body = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) for (const x of Array.isArray(v) ? v : [v]) body.append(k, x);
+    const headers: Record<string, string> = auth ? { authorization: `Bearer ${key}`, 'x-tenant-id': tenant } : {};
+    const url = `${floe.routerUrl}/metricquery/api/v1/${path}`;
+    const res =
+      method === 'POST'
+        ? await fetch(url, { method, body: body.toString(), headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' } })
+        : await fetch(`${url}?${body.toString()}`, { headers });
+    return { status: res.status, body: (await res.json()) as { status: string; data: unknown; errorType?: string; error?: string } };
+  };
+  const instant = async (query: string): Promise<Vector> => {
+    const r = await api('query', { query, time: (Date.now() / 1000).toFixed(3) });
+    expect(r.body.status, JSON.stringify(r.body)).toBe('success');
+    return (r.body.data as { result: Vector }).result;
+  };
+  const value = async (query: string) => {
+    const r = await instant(query);
+    expect(r, query).toHaveLength(1);
+    return Number(r[0]!.value[1]);
+  };
+
+  it('serves every OTLP kind under its Prometheus name', async () => {
+    await waitFor('the OTLP metrics', async () => ((await instant('e2e_items_total')).length > 0 ? true : undefined), 60_000, 500);
+    const items = await instant('e2e_items_total');
+    expect(items[0]!.metric).toEqual({ __name__: 'e2e_items_total', job: service, route: '/checkout' });
+    expect(Number(items[0]!.value[1])).toBe(5);
+    // Counter with typed attributes: values as Prometheus's translator prints them.
+    expect(await value('e2e_requests_total{route="/checkout", code="200", ok="true", ratio="0.25"}')).toBe(7.5);
+    expect(await value('e2e_requests_total{route="/cart"}')).toBe(1);
+    // Non-monotonic sum: a gauge without _total; gauge units become suffixes.
+    expect(await value('e2e_queue_depth')).toBe(-3);
+    expect(await value('e2e_temperature_celsius{room="lab"}')).toBe(-12.25);
+    expect(await value('e2e_connections{pool="main"}')).toBe(42);
+    // Explicit-bucket histogram: cumulative _bucket series, _count, _sum.
+    const buckets = await instant('e2e_latency_seconds_bucket{route="/checkout"}');
+    expect(Object.fromEntries(buckets.map((b) => [b.metric.le, Number(b.value[1])]))).toEqual({ '0.1': 1, '1': 2, '10': 3, '+Inf': 4 });
+    expect(await value('e2e_latency_seconds_count')).toBe(4);
+    expect(await value('e2e_latency_seconds_sum')).toBeCloseTo(55.55, 9);
+    expect(await value('histogram_quantile(0.5, e2e_latency_seconds_bucket)')).toBeCloseTo(1, 9);
+    // Exponential histograms, downsampled to classic buckets by le from the scale.
+    expect(await value('e2e_payload_size_bytes_count')).toBe(5);
+    expect(await value('e2e_payload_size_bytes_sum')).toBe(2027);
+    const exp = await instant('e2e_payload_size_bytes_bucket');
+    const les = exp.map((b) => ({ le: b.metric.le === '+Inf' ? Infinity : Number(b.metric.le), n: Number(b.value[1]) })).sort((a, b) => a.le - b.le);
+    expect(les[les.length - 1]).toEqual({ le: Infinity, n: 5 });
+    expect(les.find((b) => b.le === 0)?.n).toBe(1);
+    // Counts are cumulative and everything ≤ 1024 is inside the last finite bucket.
+    for (let i = 1; i < les.length; i++) expect(les[i]!.n).toBeGreaterThanOrEqual(les[i - 1]!.n);
+    expect(les[les.length - 2]!.n).toBe(5);
+    expect(les.filter((b) => b.le >= 1024 && b.le !== Infinity).length).toBeGreaterThan(0);
+    // Negative buckets (a gauge aggregated as an exponential histogram).
+    expect(await value('e2e_balance_count')).toBe(4);
+    const balance = await instant('e2e_balance_bucket');
+    expect(balance.some((b) => Number(b.metric.le) < 0)).toBe(true);
+  });
+
+  it('labels, label values, series and metadata under Prometheus names', async () => {
+    const names = await api('label/__name__/values', {}, 'GET');
+    expect(names.body.data).toEqual(expect.arrayContaining(['e2e_items_total', 'e2e_latency_seconds_bucket', 'e2e_latency_seconds_count', 'e2e_queue_depth', 'e2e_temperature_celsius']));
+    const labels = await api('labels', { 'match[]': 'e2e_latency_seconds_bucket' });
+    expect(labels.body.data).toEqual(['__name__', 'job', 'le', 'route']);
+    const rooms = await api('label/room/values', { 'match[]': '{__name__=~"e2e_.*"}' }, 'GET');
+    expect(rooms.body.data).toEqual(['lab']);
+    const series = await api('series', { 'match[]': ['e2e_items_total', 'e2e_connections'] });
+    expect(series.body.data).toEqual(
+      expect.arrayContaining([
+        { __name__: 'e2e_items_total', job: service, route: '/checkout' },
+        { __name__: 'e2e_connections', job: service, pool: 'main' },
+      ]),
+    );
+    expect(await api('series', {})).toMatchObject({ status: 400, body: { status: 'error', errorType: 'bad_data' } });
+    const meta = await api('metadata', {}, 'GET');
+    const data = meta.body.data as Record<string, Array<{ type: string; help: string }>>;
+    expect(data.e2e_requests_total).toEqual([{ type: 'counter', help: 'requests served', unit: '' }]);
+    expect(data.e2e_latency_seconds![0]!.type).toBe('histogram');
+  });
+
+  it('answers Grafana’s connection test, buildinfo without features, format_query, and errors in the envelope', async () => {
+    const one = await api('query', { query: '1+1', time: '1700000000' });
+    expect(one.body).toEqual({ status: 'success', data: { resultType: 'scalar', result: [1700000000, '2'] } });
+    const info = await api('status/buildinfo', {}, 'GET');
+    expect(info.status).toBe(200);
+    expect(info.body.data).not.toHaveProperty('features');
+    expect((info.body.data as { version: string }).version).toMatch(/^\d+\.\d+\.\d+/);
+    const fmt = await api('format_query', { query: 'sum(rate(x{a="b"}[5m]))by(a)' });
+    expect(fmt.body.data).toBe('sum by (a) (rate(x{a="b"}[5m]))');
+    const bad = await api('query', { query: 'sum(rate(x[5m])' });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ status: 'error', errorType: 'bad_data' });
+    expect(bad.body.error).toMatch(/^parse error at line 1, col \d+:/);
+    const exec = await api('query', { query: 'e2e_requests_total + on(job) e2e_requests_total' });
+    expect(exec.status).toBe(422);
+    expect(exec.body).toMatchObject({ status: 'error', errorType: 'execution' });
+    const range = await api('query_range', { query: 'e2e_items_total', start: String(Date.now() / 1000 - 600), end: String(Date.now() / 1000), step: '30' }, 'GET');
+    expect(range.body.status).toBe('success');
+    expect((range.body.data as { resultType: string }).resultType).toBe('matrix');
+    expect((await api('query_range', { query: 'x', start: '10', end: '20', step: '0' })).status).toBe(400);
+    expect((await api('query', { query: 'up' }, 'GET', false)).status).toBe(401);
+  });
+});

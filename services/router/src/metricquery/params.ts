@@ -1,0 +1,87 @@
+import { FloeError } from '@floe/errors';
+import { parsePromDuration } from '@floe/query';
+
+/**
+ * Request parameters of the Prometheus-compatible API (reference/api-contracts.md §2): query
+ * string plus, on POST, a form body; times as unix seconds (fractions allowed) or RFC3339;
+ * durations as Prometheus durations or float seconds. Every refusal is bad_data naming the
+ * parameter, in Prometheus's words where it has them.
+ */
+
+const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROMQL_PARAM' });
+
+export class PromParams {
+  readonly #all: URLSearchParams;
+
+  constructor(url: string, body?: unknown) {
+    const q = url.indexOf('?');
+    this.#all = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+    if (body instanceof URLSearchParams) for (const [k, v] of body) this.#all.append(k, v);
+  }
+
+  get(name: string): string | undefined {
+    const v = this.#all.get(name);
+    return v === null || v === '' ? undefined : v;
+  }
+
+  getAll(name: string): string[] {
+    return this.#all.getAll(name).filter((v) => v !== '');
+  }
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** Prometheus's "min time" / "max time" stand-ins (clients send them for "everything"). */
+const MIN_TIME_MS = -9_223_372_036_854;
+const MAX_TIME_MS = 9_223_372_036_854;
+
+/** A time parameter as unix milliseconds (Prometheus's resolution). */
+export function parsePromTime(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  if (/^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(raw)) {
+    const s = Number(raw);
+    const ms = Math.round(s * 1000);
+    if (!Number.isFinite(ms)) throw bad(`invalid parameter "${name}": cannot parse "${raw.slice(0, 64)}" to a valid timestamp`);
+    return Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, ms));
+  }
+  const m = RFC3339.exec(raw);
+  if (m) {
+    const [, y, mo, d, h, mi, s, frac, zone] = m;
+    let ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s)) + Math.floor(Number(`0.${frac ?? '0'}`) * 1000);
+    if (zone !== 'Z' && zone !== 'z') ms -= (zone!.startsWith('-') ? -1 : 1) * (Number(zone!.slice(1, 3)) * 60 + Number(zone!.slice(4, 6))) * 60_000;
+    if (Number.isFinite(ms)) return ms;
+  }
+  throw bad(`invalid parameter "${name}": cannot parse "${raw.slice(0, 64)}" to a valid timestamp`);
+}
+
+/** A duration parameter (step, lookback_delta, timeout) in milliseconds. */
+export function parsePromDurationParam(name: string, raw: string): number {
+  if (/^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(raw)) {
+    const ms = Math.round(Number(raw) * 1000);
+    if (Number.isFinite(ms)) return ms;
+  }
+  const d = parsePromDuration(raw);
+  if (d !== undefined) return d;
+  throw bad(`invalid parameter "${name}": cannot parse "${raw.slice(0, 64)}" to a valid duration`);
+}
+
+export function requireParam(p: PromParams, name: string): string {
+  const v = p.get(name);
+  if (v === undefined) throw bad(`invalid parameter "${name}": parameter is required`);
+  return v;
+}
+
+/** start / end of label and series requests: end defaults to now, start to an hour before (spec 1, Limits). */
+export function labelWindow(p: PromParams, nowMs: number): { startMs: number; endMs: number } {
+  const endMs = parsePromTime('end', p.get('end'), nowMs);
+  const startMs = parsePromTime('start', p.get('start'), endMs - 3_600_000);
+  if (endMs < startMs) throw bad('invalid parameter "end": end timestamp must not be before start time');
+  return { startMs, endMs };
+}
+
+export function parsePromLimit(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw)) throw bad(`invalid parameter "limit": cannot parse "${raw.slice(0, 32)}" to a valid limit`);
+  const n = Number(raw);
+  return n === 0 ? undefined : n;
+}

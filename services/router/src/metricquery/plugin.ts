@@ -1,0 +1,284 @@
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { FloeError } from '@floe/errors';
+import {
+  evalInstant,
+  evalRange,
+  formatPromFloat,
+  formatPromQL,
+  matchLabels,
+  parsePromQL,
+  promFamily,
+  selectorWindows,
+  seriesLabelSets,
+  promLabelsKey,
+  type EvalOptions,
+  type PromExpr,
+  type PromLabelMatcher,
+  type PromLabels,
+  type PromVectorSelector,
+  type SeriesRow,
+} from '@floe/query';
+import type { QuerierClient } from '../querier-client.ts';
+import { MetricReader, mapLabels } from './results.ts';
+import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
+
+/**
+ * The Prometheus-compatible metric query API (issue 6; spec 1 "Metric query API";
+ * reference/api-contracts.md §2), under `/api/v1` of the /metricquery mount: query and
+ * query_range (GET and form POST, as Grafana sends them), labels, label values, series,
+ * metadata, query_exemplars, format_query and status/buildinfo (without `features`, so Grafana
+ * does not take Floe for Mimir). Each query: parse (@floe/query) → the selectors' fetch windows →
+ * at most three SQL reads on a querier → Prometheus evaluation in process → Prometheus's JSON.
+ *
+ * Errors use the shared envelope through the app's error handler: 400 bad_data (with the parse
+ * position), 422 execution, 504 timeout; the enclosing scope adds auth and the query budget (429).
+ */
+export interface MetricQueryOptions {
+  querier: QuerierClient;
+  queryTimeoutMs: number;
+  /** Lookback delta of instant selectors (Prometheus's --query.lookback-delta), default 5m. */
+  lookbackDeltaMs?: number;
+  /** Step of subqueries written without one (Prometheus: global evaluation_interval), default 60s. */
+  defaultSubqueryStepMs?: number;
+}
+
+const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
+
+type Req = FastifyRequest<{ Params: Record<string, string> }>;
+
+const success = (reply: FastifyReply, data: unknown, warnings: string[] = []) =>
+  reply.type('application/json').send(warnings.length > 0 ? { status: 'success', data, warnings } : { status: 'success', data });
+
+const seconds = (ms: number) => ms / 1000;
+
+/** A label set as JSON, names sorted as Prometheus prints them. */
+const metric = (l: PromLabels) => Object.fromEntries(Object.keys(l).sort().map((k) => [k, l[k]!]));
+
+/** Every vector selector of an expression. */
+function selectorsOf(e: PromExpr, out: PromVectorSelector[] = []): PromVectorSelector[] {
+  switch (e.type) {
+    case 'selector':
+      out.push(e);
+      break;
+    case 'matrix':
+      out.push(e.selector);
+      break;
+    case 'subquery':
+    case 'paren':
+    case 'unary':
+      selectorsOf(e.expr, out);
+      break;
+    case 'call':
+      for (const a of e.args) selectorsOf(a, out);
+      break;
+    case 'aggregate':
+      if (e.param) selectorsOf(e.param, out);
+      selectorsOf(e.expr, out);
+      break;
+    case 'binary':
+      selectorsOf(e.lhs, out);
+      selectorsOf(e.rhs, out);
+      break;
+    default:
+      break;
+  }
+  return out;
+}
+
+function parseSelector(text: string): PromLabelMatcher[] {
+  const e = parsePromQL(text);
+  if (e.type !== 'selector') throw new FloeError('bad_data', `invalid parameter "match[]": ${JSON.stringify(text.slice(0, 64))} is not a series selector`, { code: 'FLOE_ERR_PROMQL_PARAM' });
+  return e.matchers;
+}
+
+export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (app, opts) => {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 * 1024 }, (_req, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+  const lookbackDefault = opts.lookbackDeltaMs ?? 300_000;
+  const subStep = opts.defaultSubqueryStepMs ?? 60_000;
+
+  const params = (req: FastifyRequest) => new PromParams(req.url, req.body);
+  const timeoutOf = (p: PromParams) => {
+    const t = p.get('timeout');
+    return t === undefined ? opts.queryTimeoutMs : Math.min(opts.queryTimeoutMs, parsePromDurationParam('timeout', t));
+  };
+  const lookbackOf = (p: PromParams) => {
+    const l = p.get('lookback_delta');
+    return l === undefined ? lookbackDefault : parsePromDurationParam('lookback_delta', l);
+  };
+
+  const routes = (scope: FastifyInstance) => {
+    const both = (path: string, handler: (req: Req, reply: FastifyReply) => Promise<unknown>) => {
+      scope.get(path, handler);
+      scope.post(path, handler);
+    };
+
+    both('/query', async (req, reply) => {
+      const p = params(req);
+      const expr = parsePromQL(requireParam(p, 'query'));
+      const time = parsePromTime('time', p.get('time'), Date.now());
+      const reader = new MetricReader(opts.querier, req, timeoutOf(p));
+      const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
+      const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
+      reader.remainingMs();
+      const r = evalInstant(expr, time, source, evalOpts);
+      switch (r.resultType) {
+        case 'scalar':
+          return success(reply, { resultType: 'scalar', result: [seconds(r.result[0]), formatPromFloat(r.result[1])] });
+        case 'string':
+          return success(reply, { resultType: 'string', result: [seconds(r.result[0]), r.result[1]] });
+        case 'vector':
+          return success(reply, { resultType: 'vector', result: r.result.map((s) => ({ metric: metric(s.labels), value: [seconds(s.t), formatPromFloat(s.v)] })) });
+        case 'matrix':
+          return success(reply, {
+            resultType: 'matrix',
+            result: r.result.map((s) => ({ metric: metric(s.labels), values: s.t.map((t, i) => [seconds(t), formatPromFloat(s.v[i]!)]) })),
+          });
+      }
+    });
+
+    both('/query_range', async (req, reply) => {
+      const p = params(req);
+      const query = requireParam(p, 'query');
+      const start = parsePromTime('start', requireParam(p, 'start'), 0);
+      const end = parsePromTime('end', requireParam(p, 'end'), 0);
+      if (end < start) throw new FloeError('bad_data', 'invalid parameter "end": end timestamp must not be before start time', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      const step = parsePromDurationParam('step', requireParam(p, 'step'));
+      if (step <= 0) throw new FloeError('bad_data', 'invalid parameter "step": zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      if ((end - start) / step > 11_000) throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      const expr = parsePromQL(query);
+      const reader = new MetricReader(opts.querier, req, timeoutOf(p));
+      const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
+      // The range-query type rule is checked before any read.
+      evalRange(expr, start, start - 1, step, () => [], evalOpts);
+      const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
+      reader.remainingMs();
+      const r = evalRange(expr, start, end, step, source, evalOpts);
+      return success(reply, {
+        resultType: 'matrix',
+        result: r.result.map((s) => ({ metric: metric(s.labels), values: s.t.map((t, i) => [seconds(t), formatPromFloat(s.v[i]!)]) })),
+      });
+    });
+
+    /** Label sets of the series in the window that match any of `match[]` (all series without one). */
+    const labelSets = async (req: FastifyRequest, p: PromParams, requireMatch: boolean): Promise<PromLabels[]> => {
+      const matches = p.getAll('match[]').map(parseSelector);
+      if (requireMatch && matches.length === 0) throw new FloeError('bad_data', 'no match[] parameter provided', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      const { startMs, endMs } = labelWindow(p, Date.now());
+      const reader = new MetricReader(opts.querier, req, opts.queryTimeoutMs);
+      const { names } = await reader.namesFor(startMs, endMs, matches);
+      const rows: SeriesRow[] = await reader.series(startMs, endMs, names);
+      const out = new Map<string, PromLabels>();
+      for (const row of rows) {
+        for (const labels of seriesLabelSets(row)) {
+          if (matches.length > 0 && !matches.some((m) => matchLabels(labels, m))) continue;
+          out.set(promLabelsKey(labels), labels);
+        }
+      }
+      return [...out.values()];
+    };
+
+    both('/labels', async (req, reply) => {
+      const p = params(req);
+      const limit = parsePromLimit(p.get('limit'));
+      const names = new Set<string>();
+      for (const l of await labelSets(req, p, false)) for (const k of Object.keys(l)) names.add(k);
+      const sorted = [...names].sort();
+      return success(reply, limit === undefined ? sorted : sorted.slice(0, limit));
+    });
+
+    both('/label/:name/values', async (req, reply) => {
+      const p = params(req);
+      let name = req.params.name ?? '';
+      // UTF-8 escaping of label names in the path (U__ prefix: `_` doubled, others `_<hex>_`).
+      if (name.startsWith('U__')) name = name.slice(3).replace(/__|_([0-9a-fA-F]+)_/g, (m, hex: string | undefined) => (hex ? String.fromCodePoint(Number.parseInt(hex, 16)) : '_'));
+      const limit = parsePromLimit(p.get('limit'));
+      const values = new Set<string>();
+      if (name === '__name__' && p.getAll('match[]').length === 0) {
+        const { startMs, endMs } = labelWindow(p, Date.now());
+        const reader = new MetricReader(opts.querier, req, opts.queryTimeoutMs);
+        for (const e of await reader.catalog(startMs, endMs)) for (const n of promFamily(e).names) values.add(n);
+      } else {
+        for (const l of await labelSets(req, p, false)) if (l[name] !== undefined) values.add(l[name]!);
+      }
+      const sorted = [...values].sort();
+      return success(reply, limit === undefined ? sorted : sorted.slice(0, limit));
+    });
+
+    both('/series', async (req, reply) => {
+      const p = params(req);
+      const limit = parsePromLimit(p.get('limit'));
+      const sets = (await labelSets(req, p, true)).map((l) => ({ ...l }));
+      return success(reply, limit === undefined ? sets : sets.slice(0, limit));
+    });
+
+    both('/metadata', async (req, reply) => {
+      const p = params(req);
+      const limit = parsePromLimit(p.get('limit'));
+      const only = p.get('metric');
+      const { startMs, endMs } = labelWindow(p, Date.now());
+      const reader = new MetricReader(opts.querier, req, opts.queryTimeoutMs);
+      const out: Record<string, Array<{ type: string; help: string; unit: string }>> = {};
+      for (const e of await reader.catalog(startMs, endMs)) {
+        const fam = promFamily(e);
+        if (only !== undefined && fam.family !== only) continue;
+        const list = (out[fam.family] ??= []);
+        const entry = { type: fam.type, help: e.description, unit: e.rw ? e.unit : '' };
+        if (!list.some((x) => x.type === entry.type && x.help === entry.help && x.unit === entry.unit)) list.push(entry);
+      }
+      const keys = Object.keys(out).sort();
+      const data = Object.fromEntries((limit === undefined ? keys : keys.slice(0, limit)).map((k) => [k, out[k]!]));
+      return success(reply, data);
+    });
+
+    both('/query_exemplars', async (req, reply) => {
+      const p = params(req);
+      const expr = parsePromQL(requireParam(p, 'query'));
+      const now = Date.now();
+      const endMs = parsePromTime('end', p.get('end'), now);
+      const startMs = parsePromTime('start', p.get('start'), endMs - 3_600_000);
+      const selectors = selectorsOf(expr).map((s) => s.matchers);
+      const reader = new MetricReader(opts.querier, req, timeoutOf(p));
+      const { names } = await reader.namesFor(startMs, endMs, selectors);
+      const rows = await reader.exemplars(startMs, endMs, names);
+      const seriesRows = await reader.series(startMs, endMs, names);
+      const bySeries = new Map(seriesRows.map((r) => [r.series_id, r]));
+      const groups = new Map<string, { seriesLabels: Record<string, string>; exemplars: Array<{ labels: Record<string, string>; value: string; timestamp: number }> }>();
+      for (const r of rows) {
+        const row = bySeries.get(String(r.series_id));
+        if (!row) continue;
+        // The series an exemplar belongs to: the stored series' first Prometheus label set, without le.
+        const candidates = seriesLabelSets(row).map((l) => {
+          const c = { ...l };
+          delete c.le;
+          return c;
+        });
+        const labels = candidates.find((l) => selectors.some((m) => matchLabels(l as PromLabels, m.filter((x) => x.name !== 'le'))));
+        if (!labels) continue;
+        const key = JSON.stringify(Object.entries(labels).sort());
+        let g = groups.get(key);
+        if (!g) groups.set(key, (g = { seriesLabels: labels, exemplars: [] }));
+        const exLabels = mapLabels(r.filtered_attr_str);
+        if (typeof r.trace_id === 'string' && r.trace_id !== '' && exLabels.trace_id === undefined) exLabels.trace_id = r.trace_id;
+        if (typeof r.span_id === 'string' && r.span_id !== '' && exLabels.span_id === undefined) exLabels.span_id = r.span_id;
+        g.exemplars.push({ labels: exLabels, value: formatPromFloat(Number(r.value)), timestamp: seconds(Number(r.t)) });
+      }
+      return success(reply, [...groups.values()]);
+    });
+
+    both('/format_query', async (req, reply) => {
+      const p = params(req);
+      return success(reply, formatPromQL(parsePromQL(requireParam(p, 'query'))));
+    });
+
+    both('/parse_query', async (req, reply) => {
+      const p = params(req);
+      return success(reply, parsePromQL(requireParam(p, 'query')));
+    });
+
+    scope.get('/status/buildinfo', async (_req, reply) => success(reply, BUILD_INFO));
+  };
+
+  await app.register(async (scope) => routes(scope), { prefix: '/api/v1' });
+};
