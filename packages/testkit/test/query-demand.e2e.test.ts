@@ -8,7 +8,7 @@ import { protoLogExporter, startFloe, waitFor, type FloeUnderTest } from '../src
  * Query demand (spec 1, Log query API) end to end: attribute keys that LogQL queries filter on
  * without a column of their own are counted per dataset and flushed to the metadata DB, where the
  * management API's attribute statistics show them, most asked-for first; column-backed labels
- * and aliases are not counted, and one tenant's queries never show in another's statistics.
+ * (materialized labels too) and aliases are not counted, and one tenant's queries never show in another's statistics.
  */
 interface Stats {
   query_demand: Array<{ table: string; key: string; count: number; last_seen_at: string }>;
@@ -30,7 +30,7 @@ describe('query demand', () => {
   };
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded', config: { router: { query_demand_flush_interval: '100ms' } } });
+    floe = await startFloe({ mode: 'embedded', config: { router: { query_demand_flush_interval: '100ms' }, schema: { materialized_labels: ['team'] } } });
     key = (await floe.bootstrap('acme')).api_key;
     otherKey = (await floe.bootstrap('globex')).api_key;
     const provider = new LoggerProvider({
@@ -39,12 +39,19 @@ describe('query demand', () => {
     });
     provider.getLogger('demand').emit({ severityNumber: SeverityNumber.ERROR, severityText: 'ERROR', body: 'boom', attributes: { 'http.status_code': 500 } });
     await provider.shutdown();
+    // Until the table holds the line, its label columns may not be known yet (a selector on a
+    // column-backed label asks for none and counts nothing).
+    await waitFor('the line to be queryable', async () => {
+      const res = await logquery('{service_name="api"}');
+      const body = (await res.json()) as { data?: { result?: unknown[] } };
+      return res.status === 200 && body.data?.result?.length === 1 ? true : undefined;
+    }, 30_000, 100);
   });
   afterAll(async () => {
     await floe?.stop();
   });
 
-  it('counts attribute filters of log and metric queries, not columns, aliases or line filters', async () => {
+  it('counts attribute filters of log and metric queries, not columns, materialized labels, aliases or line filters', async () => {
     const queries: Array<[string, string]> = [
       ['{k8s.pod.name="api-1"} | http.status_code >= 500', 'query_range'],
       ['{service_name="api", k8s.pod.name=~"api-.*"} |= "boom"', 'query_range'],
@@ -56,12 +63,11 @@ describe('query demand', () => {
     expect((await logquery('{k8s.pod.name=', 'query_range')).status).toBe(400);
     const body = await waitFor('the counts to be flushed', async () => {
       const r = await stats('acme');
-      return r.status === 200 && r.body.query_demand.length === 3 && r.body.query_demand[0]!.count === 2 ? r.body : undefined;
+      return r.status === 200 && r.body.query_demand.length === 2 && r.body.query_demand[0]!.count === 2 ? r.body : undefined;
     }, 20_000, 100);
     expect(body.query_demand.map(({ table, key: k, count }) => [table, k, count])).toEqual([
       ['logs', 'k8s.pod.name', 2],
       ['logs', 'http.status_code', 1],
-      ['logs', 'team', 1],
     ]);
     expect(Number.isNaN(Date.parse(body.query_demand[0]!.last_seen_at))).toBe(false);
     expect(body.type_mismatches).toEqual([]);

@@ -173,6 +173,39 @@ describe('remote write 1.0 → metrics rows', () => {
     expect(JSON.parse(other.points.byHour.get(490_000)!.lines[0]!)).toMatchObject({ metric_type: 'gauge' });
   });
 
+  it('a series seen before (its row head cached) converts to the same rows; its metadata and labels are part of what is cached', () => {
+    const req = (name: string, meta?: PromMetricMetadata_MetricType): V1 => ({
+      timeseries: [
+        {
+          labels: labels({ __name__: name, job: 'cache', instance: 'i:1', path: 'a"b\\c\u0000d' }),
+          samples: [
+            { value: 7, timestamp: MS },
+            { value: STALE_PLACEHOLDER, timestamp: MS + 1n },
+          ],
+        },
+      ],
+      ...(meta !== undefined ? { metadata: [{ type: meta, metricFamilyName: name, help: 'h', unit: '' }] } : {}),
+    });
+    const first = v1(req('cache_probe_total_x'));
+    const again = v1(req('cache_probe_total_x'));
+    expect(again.rows).toEqual(first.rows);
+    expect(again.out).toMatchObject({ samplesWritten: 2, errors: 0 });
+    expect(first.rows.map((r) => [r.metric_type, r.value, r.flags, r.time_unix_nano])).toEqual([
+      ['gauge', 7, 0, NS(MS)],
+      ['gauge', 'NaN', 1, NS(MS + 1n)],
+    ]);
+    // The same labels with COUNTER metadata are another cache entry: a cumulative monotonic sum.
+    const typed = v1(req('cache_probe_total_x', PromMetricMetadata_MetricType.COUNTER));
+    expect(typed.rows.map((r) => [r.metric_type, r.temporality, r.is_monotonic, r.description])).toEqual([
+      ['sum', 'cumulative', true, 'h'],
+      ['sum', 'cumulative', true, 'h'],
+    ]);
+    expect(typed.rows[0]!.series_id).toBe(first.rows[0]!.series_id);
+    // A label value that would collide with another split of the same characters stays its own series.
+    const other = v1({ timeseries: [{ labels: labels({ __name__: 'cache_probe_total_x', job: 'cache', instance: 'i:1', path: 'a"b\\c', d: '' }), samples: [{ value: 1, timestamp: MS }] }] });
+    expect(other.rows[0]!.series_id).not.toBe(first.rows[0]!.series_id);
+  });
+
   it('the staleness marker is flags=1 with value NaN; a plain NaN is a value', () => {
     const bits = new DataView(new ArrayBuffer(8));
     bits.setBigUint64(0, 0x7ff0_0000_0000_0002n);

@@ -10,6 +10,7 @@ import {
 } from '@floe/proto';
 import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
+import { Lru } from '@floe/storage';
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { canonicalAttributes, seriesId, seriesPrefix } from './series-id.ts';
 
@@ -253,6 +254,22 @@ export function isStaleNaN(v: number): boolean {
 /** Densest bucket layout one native histogram may expand to (spans may leave gaps; this bounds them). */
 const MAX_DENSE_BUCKETS = 1 << 16;
 
+/**
+ * Row text of recently seen series of plain samples, up to the per-sample fields (start, time,
+ * value, flags): a remote-write sender repeats the same series in every request, and building
+ * the row (labels, resource, series id: a SHA-256 of the canonical labels) was most of the CPU a
+ * sample cost. Keyed by everything the text depends on: the labels as sent, in order, and the
+ * metadata; bounded by size (16M characters of row text), least recently used out first.
+ */
+const SERIES_HEADS = new Lru<string, string>(16 * 1024 * 1024, (head) => head.length);
+
+/** An unambiguous key of a series' labels (length-prefixed, so no separator can be forged) and metadata. */
+function seriesKey(s: SeriesIn): string {
+  let key = s.meta ? `${s.meta.type}|${s.meta.help.length}:${s.meta.help}|${s.meta.unit.length}:${s.meta.unit}|` : '-|';
+  for (const [k, v] of s.labels) key += `${k.length}:${k}${v.length}:${v}`;
+  return key;
+}
+
 class Converter {
   readonly points = new RowCollector();
   readonly exemplars = new RowCollector();
@@ -275,6 +292,38 @@ class Converter {
   }
 
   series(s: SeriesIn): void {
+    // The common case, a series of plain samples: its constant part comes from the cache.
+    if (s.histograms.length === 0 && s.exemplars.length === 0 && s.samples.length > 0) {
+      const key = seriesKey(s);
+      const head = SERIES_HEADS.get(key);
+      if (head !== undefined) {
+        this.samples(s, head);
+        return;
+      }
+      this.seriesSlow(s, key);
+      return;
+    }
+    this.seriesSlow(s, undefined);
+  }
+
+  /** Plain samples of a series whose row text up to its per-sample fields is `head`. */
+  private samples(s: SeriesIn, head: string): void {
+    for (const sample of s.samples) {
+      const reason = timeInvalid(sample.timestamp) ?? startInvalid(sample.startTimestamp ?? 0n);
+      if (reason) {
+        this.error(1, `${reason} (${describe(s.labels)})`);
+        continue;
+      }
+      const start = startNs(sample.startTimestamp ?? 0n, s.created);
+      const time = sample.timestamp * NS_PER_MS;
+      const flags = isStaleNaN(sample.value) ? FLAG_NO_RECORDED_VALUE : 0;
+      this.points.addJson(time, `${head},"start_unix_nano":${start === null ? 'null' : `"${start}"`},"time_unix_nano":"${time}","value":${JSON.stringify(jsonFloat(sample.value))},"value_int":null,"flags":${flags}}`);
+      this.samplesWritten++;
+    }
+  }
+
+  /** `cacheAs`: the series' SERIES_HEADS key, when its row head may be cached. */
+  private seriesSlow(s: SeriesIn, cacheAs: string | undefined): void {
     let name = '';
     // No prototype: `__proto__` is a valid Prometheus label name and must stay a plain key.
     const labels: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -323,7 +372,12 @@ class Converter {
     };
 
     let seriesType: string = 'gauge';
-    if (s.samples.length > 0) {
+    if (s.samples.length > 0 && cacheAs !== undefined) {
+      const kind = sampleKind(name, labels, s.meta);
+      const head = JSON.stringify({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }).slice(0, -1);
+      SERIES_HEADS.set(cacheAs, head);
+      this.samples(s, head);
+    } else if (s.samples.length > 0) {
       const kind = sampleKind(name, labels, s.meta);
       seriesType = kind.type;
       for (const sample of s.samples) {

@@ -34,10 +34,15 @@ export class RowCollector {
 
   /** A row whose partition time is `timeNs` (unix nanoseconds). */
   add(timeNs: bigint, row: object): void {
+    this.addJson(timeNs, JSON.stringify(row));
+  }
+
+  /** A row already serialised as one line of JSON (no newline), whose partition time is `timeNs`. */
+  addJson(timeNs: bigint, json: string): void {
     const hour = Number(timeNs / NS_PER_HOUR);
     let batch = this.byHour.get(hour);
     if (!batch) this.byHour.set(hour, (batch = { hour, rows: 0, lines: [] }));
-    batch.lines.push(JSON.stringify(row));
+    batch.lines.push(json);
     batch.rows++;
     this.accepted++;
   }

@@ -27,7 +27,8 @@ import { toJsRegexSource } from './strings.ts';
  * - binary operators with Prometheus's rules: scalar/vector arithmetic keeps operand order;
  *   vector/vector operands match one-to-one per step on all labels, on (…) or ignoring (…), the
  *   result keeps the left labels (only the `on` labels with on, without the `ignoring` ones with
- *   ignoring); unmatched series are dropped; comparisons filter (keeping the left value, or the
+ *   ignoring; whole under group_left, the right series' whole under group_right); unmatched
+ *   series are dropped; comparisons filter (keeping the left value, or the
  *   vector's value against a scalar) or with `bool` give 1/0; and / or / unless match the same
  *   way and carry values through. A many-to-one match is bad_data, or not_implemented when
  *   group_left / group_right asked for it (spec 1: accepted, never enabled);
@@ -498,7 +499,7 @@ class Evaluator {
       const sig = signature(s.labels);
       const candidates = rightBySig.get(sig);
       if (!candidates) continue;
-      const labels = m === undefined ? s.labels : m.on ? pick(s.labels, m.labels) : omit(s.labels, m.labels);
+      const matched = m === undefined ? s.labels : m.on ? pick(s.labels, m.labels) : omit(s.labels, m.labels);
       for (const [k, lv] of s.points) {
         let match: Series | undefined;
         for (const c of candidates) {
@@ -512,6 +513,9 @@ class Evaluator {
         if (prev && prev !== s) throw many('left', sig);
         usedBy.set(slot, s);
         const rv = match.points.get(k)!;
+        // Prometheus's result labels: one-to-one keeps the matching labels (on) or drops the
+        // ignored ones; under group_left / group_right the "many" side's labels stay whole.
+        const labels = m?.group === 'left' ? s.labels : m?.group === 'right' ? match.labels : matched;
         if (arith) out.add(labels, k, arith(lv, rv));
         else if (cmp) {
           const hit = cmp(lv, rv);

@@ -84,7 +84,8 @@ export function labelNumber(b: SqlBuilder, target: LabelTarget): string {
 
 /**
  * One matcher. Column equality keeps the bare column (`"service_name" = $1`) so DuckDB can use
- * Parquet min/max statistics; regexes are `regexp_full_match`, anchored like Loki's.
+ * Parquet min/max statistics; regexes are `regexp_full_match`, anchored like Loki's, except the
+ * shapes regexShortcut recognises, which cost a fraction of a regex per row.
  */
 export function matchSql(b: SqlBuilder, m: LabelMatch): string {
   const target = resolveLogLabel(m.label, b.table);
@@ -99,10 +100,32 @@ export function matchSql(b: SqlBuilder, m: LabelMatch): string {
     case '!=':
       return `${text} <> ${b.param(m.value)}`;
     case '=~':
-      return `regexp_full_match(${text}, ${b.param(m.value)})`;
-    case '!~':
-      return `NOT regexp_full_match(${text}, ${b.param(m.value)})`;
+    case '!~': {
+      const short = regexShortcut(m.value);
+      const hit = short ? shortcutSql(b, text, short) : `regexp_full_match(${text}, ${b.param(m.value)})`;
+      return m.op === '=~' ? hit : `NOT ${hit}`;
+    }
   }
+}
+
+/**
+ * The two match-everything regexes, which have a far cheaper exact equivalent than a regex per
+ * row (a label regex is matched against the whole value, and RE2's `.` does not match a
+ * newline): `.*` is any value without a newline, `.+` any non-empty one. `{service_name=~".+"}`
+ * is how Grafana and users spell "every stream". Only these fixed spellings are rewritten, so the
+ * printed SQL never depends on what else a user's regex says (src/sql/security.test.ts).
+ */
+export type RegexShortcut = { kind: 'any_line'; nonEmpty: boolean };
+
+export function regexShortcut(re: string): RegexShortcut | undefined {
+  if (re === '.*') return { kind: 'any_line', nonEmpty: false };
+  if (re === '.+') return { kind: 'any_line', nonEmpty: true };
+  return undefined;
+}
+
+function shortcutSql(b: SqlBuilder, text: string, s: RegexShortcut): string {
+  const noNewline = `NOT contains(${text}, ${b.param('\n')})`;
+  return s.nonEmpty ? `(${text} <> '' AND ${noNewline})` : noNewline;
 }
 
 const NUMERIC_SQL: Record<NumericOp, string> = { '>': '>', '>=': '>=', '<': '<', '<=': '<=', '==': '=', '!=': '<>' };

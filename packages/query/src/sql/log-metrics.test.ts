@@ -245,6 +245,14 @@ describe('binary operators', () => {
     const grouped = many.replace('ignoring (level)', 'ignoring (level) group_left');
     await expect(run(grouped)).rejects.toMatchObject({ kind: 'not_implemented' });
   });
+
+  it('group_left / group_right on a one-to-one match keep the whole labels of that side, as Prometheus does', async () => {
+    const errors = 'sum by (service_name, level) (count_over_time({level="ERROR"}[1m]))';
+    // checkout: ERROR 1 then 1, all 4 (10s, 20s, 30s, 60s) then 2 (70s, 90s).
+    expect(await matrix(`${errors} / on (service_name) ${bySvc()}`)).toEqual([[checkout, [[60, 0.25], [120, 0.5]]]]);
+    expect(await matrix(`${errors} / on (service_name) group_left ${bySvc()}`)).toEqual([[{ service_name: 'checkout', level: 'ERROR' }, [[60, 0.25], [120, 0.5]]]]);
+    expect(await matrix(`${bySvc()} / on (service_name) group_right ${errors}`)).toEqual([[{ service_name: 'checkout', level: 'ERROR' }, [[60, 4], [120, 2]]]]);
+  });
 });
 
 describe('label_replace', () => {

@@ -93,9 +93,14 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
 }
 
 /**
- * Calls `connection.interrupt()` when the deadline passes. `timedOut` stays true afterwards, so any
- * error raised by the interrupted work is reported as a timeout.
+ * Calls `connection.interrupt()` when the deadline passes, and again every INTERRUPT_REPEAT_MS
+ * until the call is cleared: DuckDB resets a connection's interrupt flag when a query starts
+ * executing, so an interrupt that lands between prepare and execution (which a loaded machine
+ * makes likely) would otherwise be lost and the query run to its end. `timedOut` stays true
+ * afterwards, so any error raised by the interrupted work is reported as a timeout.
  */
+export const INTERRUPT_REPEAT_MS = 50;
+
 export class Deadline {
   private timer: NodeJS.Timeout | undefined;
   private fired = false;
@@ -107,6 +112,7 @@ export class Deadline {
     this.timer = setTimeout(() => {
       this.fired = true;
       this.conn?.interrupt();
+      this.timer = setInterval(() => this.conn?.interrupt(), INTERRUPT_REPEAT_MS);
     }, Math.max(1, timeoutMs));
   }
 
@@ -125,6 +131,7 @@ export class Deadline {
   }
 
   clear(): void {
+    // clearTimeout also clears an interval (Node shares one timer type for both).
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
   }

@@ -6,9 +6,9 @@ import {
   type MetricQuery,
   type MetricResult,
   type PlannedQuery,
+  type PlannerTable,
   type StepGrid,
 } from '@floe/query';
-import { logsTable } from '@floe/schema';
 import { NS_PER_SECOND } from './params.ts';
 import { formatSampleValue, secondsOf, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 
@@ -20,12 +20,13 @@ import { formatSampleValue, secondsOf, type MatrixSeries, type Row, type VectorS
 
 export type RunPlan = (plan: PlannedQuery) => Promise<Row[]>;
 
-export async function runMetricQuery(run: RunPlan, query: MetricQuery, grid: StepGrid): Promise<MetricResult> {
+/** `table`: the caller's logs table as the planner sees it (its materialized label columns included). */
+export async function runMetricQuery(run: RunPlan, table: PlannerTable, query: MetricQuery, grid: StepGrid): Promise<MetricResult> {
   const steps = gridSteps(grid);
   const leaves = await Promise.all(
     query.leaves.map(async (leaf) => {
       const windows = sampleWindows(grid, leaf.rangeNs, leaf.offsetNs);
-      return { windows, rows: await run(planLogSample(leaf.sample, windows, logsTable)) };
+      return { windows, rows: await run(planLogSample(leaf.sample, windows, table)) };
     }),
   );
   return evaluateMetricQuery(query, steps, leaves);

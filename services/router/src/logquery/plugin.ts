@@ -20,6 +20,7 @@ import {
   type Expr,
   type LabelMatch,
   type PlannedQuery,
+  type PlannerTable,
   type RowFilter,
   type TimeRange,
 } from '@floe/query';
@@ -30,6 +31,7 @@ import type { QueryDemand } from '../query-demand.ts';
 import { defaultStepNs, runMetricQuery, toInstant, toMatrix } from './metrics.ts';
 import { HOUR_NS, MAX_LIMIT, RequestParams, nowNs, parseCount, parseDirection, parseDurationParam, parseLimit, parseRange, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
+import { createLogTableCache, mayUseLabelColumn } from './table.ts';
 
 /**
  * The Loki-compatible log query API (spec 1, "Log query API"; reference/api-contracts.md §1),
@@ -88,9 +90,24 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     return rowsOf(table);
   };
 
+  /**
+   * The caller's logs table as the planner sees it: logsTable plus the materialized label columns
+   * the table recorded at creation (table.ts asks the querier for its view's columns, cached).
+   */
+  const tables = createLogTableCache();
+  const tableOf = async (req: FastifyRequest, ...irs: unknown[]): Promise<PlannerTable> => {
+    // Only a label that no fixed column backs can resolve to a materialized label column.
+    if (!irs.some(mayUseLabelColumn)) return logsTable;
+    return tables.get(req.tenant!.tenant, req.tenant!.dataset, async () => {
+      const empty = await opts.querier.query(callerCredentials(req), { sql: 'SELECT * FROM "logs" LIMIT 0', params: [], hints: { start_ns: '0', end_ns: '0' } }, opts.queryTimeoutMs);
+      return empty.schema.fields.map((f) => f.name);
+    });
+  };
+  const planFor = async <I,>(req: FastifyRequest, plan: (ir: I, table: PlannerTable) => PlannedQuery, ir: I): Promise<PlannedQuery> => plan(ir, await tableOf(req, ir));
+
   /** Counts the query's filter keys that have no column (spec 1: query demand). */
-  const noteDemand = (req: FastifyRequest, parts: Parameters<typeof filterDemand>[0]) => {
-    if (opts.demand) opts.demand.note(req.tenant!.tenant, req.tenant!.dataset, 'logs', filterDemand(parts, logsTable));
+  const noteDemand = (req: FastifyRequest, parts: Parameters<typeof filterDemand>[0], table: PlannerTable) => {
+    if (opts.demand) opts.demand.note(req.tenant!.tenant, req.tenant!.dataset, 'logs', filterDemand(parts, table));
   };
 
   /** A log query over `range`, shaped as a `streams` result. */
@@ -98,9 +115,10 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const direction = parseDirection(p.get('direction'));
     const limit = parseLimit(p.get('limit'));
     const ir = lowerLogQuery(expr, query, { range, direction, limit });
-    noteDemand(req, [ir]);
+    const table = await tableOf(req, ir);
+    noteDemand(req, [ir], table);
     const withMetadata = categorize(req);
-    const rows = await run(req, planLogSelect(ir, logsTable, { metadata: withMetadata }));
+    const rows = await run(req, planLogSelect(ir, table, { metadata: withMetadata }));
     const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, withMetadata), stats: {} };
     if (withMetadata) data.encodingFlags = [CATEGORIZE_LABELS];
     return reply.type('application/json').send({ status: 'success', data });
@@ -142,11 +160,11 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const runPlan = (plan: PlannedQuery) => run(req, plan);
     const series: MatrixSeries[] = [];
     if (aggregateBy === 'series') {
-      series.push(...toMatrix(await runMetricQuery(runPlan, volumeQuery(streams, labels, rangeNs), grid), grid));
+      series.push(...toMatrix(await runMetricQuery(runPlan, await tableOf(req, streams, labels), volumeQuery(streams, labels, rangeNs), grid), grid));
     } else {
       for (const label of labels) {
         const present: RowFilter = { kind: 'labels', predicate: { kind: 'match', match: { label, op: '!=', value: '' } } };
-        for (const s of toMatrix(await runMetricQuery(runPlan, volumeQuery(streams, [], rangeNs, [present]), grid), grid)) series.push({ metric: { [label]: '' }, values: s.values });
+        for (const s of toMatrix(await runMetricQuery(runPlan, await tableOf(req, streams, [present]), volumeQuery(streams, [], rangeNs, [present]), grid), grid)) series.push({ metric: { [label]: '' }, values: s.values });
       }
     }
     const total = (s: MatrixSeries) => s.values.reduce((a, [, v]) => a + Number(v), 0);
@@ -174,8 +192,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       // A metric query: values at start, start + step, … <= end (spec 1, "Metric queries").
       const grid = { startNs: range.startNs, endNs: range.endNs, stepNs: step ?? defaultStepNs(range.startNs, range.endNs) };
       const metric = lowerMetricQuery(expr, query);
-      noteDemand(req, metric.leaves.map((l) => l.sample));
-      const result = await runMetricQuery((plan) => run(req, plan), metric, grid);
+      const table = await tableOf(req, metric);
+      noteDemand(req, metric.leaves.map((l) => l.sample), table);
+      const result = await runMetricQuery((plan) => run(req, plan), table, metric, grid);
       return success(reply, { resultType: 'matrix', result: toMatrix(result, grid), stats: {} });
     });
 
@@ -189,8 +208,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, { startNs: time - HOUR_NS, endNs: time + 1n }, p);
       const grid = { startNs: time, endNs: time, stepNs: NS };
       const metric = lowerMetricQuery(expr, query);
-      noteDemand(req, metric.leaves.map((l) => l.sample));
-      const result = await runMetricQuery((plan) => run(req, plan), metric, grid);
+      const table = await tableOf(req, metric);
+      noteDemand(req, metric.leaves.map((l) => l.sample), table);
+      const result = await runMetricQuery((plan) => run(req, plan), table, metric, grid);
       return success(reply, { ...toInstant(result, time), stats: {} });
     });
 
@@ -199,7 +219,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
       const streams = lowerStreamSelector(parseLogQL(query), query);
-      const [row] = await run(req, planIndexStats({ kind: 'index_stats', table: 'logs', range, streams }, logsTable));
+      const [row] = await run(req, await planFor(req, planIndexStats, { kind: 'index_stats', table: 'logs', range, streams }));
       const n = (k: string) => Number(row?.[k] ?? 0);
       // Not enveloped, as Loki answers it.
       return reply.type('application/json').send({ streams: n('streams'), chunks: n('chunks'), entries: n('entries'), bytes: n('bytes') });
@@ -214,7 +234,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const range = parseRange(p, nowNs(), HOUR_NS);
       const limit = parseCount('limit', p.get('limit') ?? p.get('field_limit'), DETECTED_FIELD_LIMIT);
       const sampleLimit = Math.min(parseCount('line_limit', p.get('line_limit'), DETECTED_LINE_LIMIT), MAX_LIMIT);
-      const rows = await run(req, planDetectedFields({ kind: 'detected_fields', table: 'logs', range, ...selection(query), sampleLimit }, logsTable));
+      const rows = await run(req, await planFor(req, planDetectedFields, { kind: 'detected_fields', table: 'logs', range, ...selection(query), sampleLimit }));
       const byName = new Map<string, Row[]>();
       for (const r of rows) {
         const name = String(r.name);
@@ -242,7 +262,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       if (field === '') throw new FloeError('bad_data', 'missing field name', { code: 'FLOE_ERR_LOGQL_PARAM' });
       const limit = Math.min(parseCount('limit', p.get('limit'), DETECTED_VALUES_LIMIT), MAX_LIMIT);
       const sampleLimit = Math.min(parseCount('line_limit', p.get('line_limit'), DETECTED_LINE_LIMIT), MAX_LIMIT);
-      const rows = await run(req, planDetectedFieldValues({ kind: 'detected_field_values', table: 'logs', range, ...selection(query), field, sampleLimit, limit }, logsTable));
+      const rows = await run(req, await planFor(req, planDetectedFieldValues, { kind: 'detected_field_values', table: 'logs', range, ...selection(query), field, sampleLimit, limit }));
       return reply.type('application/json').send({ values: rows.map((r) => String(r.value)), limit });
     });
 
@@ -251,7 +271,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const range = parseRange(p, nowNs(), HOUR_NS);
       const q = p.get('query');
       const streams = q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
-      const rows = await run(req, planDetectedLabels({ kind: 'detected_labels', table: 'logs', range, streams }, logsTable));
+      const rows = await run(req, await planFor(req, planDetectedLabels, { kind: 'detected_labels', table: 'logs', range, streams }));
       return reply.type('application/json').send({ detectedLabels: rows.map((r) => ({ label: String(r.name), cardinality: Number(r.cardinality) })) });
     });
 
@@ -260,7 +280,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const range = parseRange(p, nowNs(), HOUR_NS);
       const q = p.get('query');
       const streams = q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
-      const rows = await run(req, planLabelNames({ kind: 'label_names', table: 'logs', range, streams }, logsTable));
+      const rows = await run(req, await planFor(req, planLabelNames, { kind: 'label_names', table: 'logs', range, streams }));
       return reply.type('application/json').send({ status: 'success', data: rows.map((r) => String(r.name)) });
     });
 
@@ -271,7 +291,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       if (label === '') throw new FloeError('bad_data', 'missing label name');
       const q = p.get('query');
       const streams = q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
-      const rows = await run(req, planLabelValues({ kind: 'label_values', table: 'logs', range, label, streams }, logsTable));
+      const rows = await run(req, await planFor(req, planLabelValues, { kind: 'label_values', table: 'logs', range, label, streams }));
       return reply.type('application/json').send({ status: 'success', data: rows.map((r) => String(r.value)) });
     });
 
@@ -286,7 +306,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
         matches.push(single);
       }
       const selectors = matches.map((m) => lowerStreamSelector(parseLogQL(m), m));
-      const rows = await run(req, planSeries({ kind: 'series', table: 'logs', range, selectors }, logsTable));
+      const rows = await run(req, await planFor(req, planSeries, { kind: 'series', table: 'logs', range, selectors }));
       const data = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => typeof v === 'string' && v !== '')));
       return reply.type('application/json').send({ status: 'success', data });
     });
