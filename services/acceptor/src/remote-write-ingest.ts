@@ -4,9 +4,8 @@ import type { Logger } from '@floe/telemetry';
 import type { Ingest } from './ingest.ts';
 import {
   RemoteWriteMetadata,
-  decodeRemoteWriteV1,
   decodeRemoteWriteV2,
-  remoteWriteV1ToRows,
+  remoteWriteV1BodyToRows,
   remoteWriteV2ToRows,
   type ConvertedRemoteWrite,
   type RemoteWriteVersion,
@@ -38,7 +37,7 @@ export class RemoteWriteIngest {
 
   async write(ctx: TenantContext, body: Uint8Array, version: RemoteWriteVersion): Promise<RemoteWriteOutcome> {
     const converted: ConvertedRemoteWrite =
-      version === 1 ? remoteWriteV1ToRows(decodeRemoteWriteV1(body), this.#metadata, `${ctx.tenant}/${ctx.dataset}`) : remoteWriteV2ToRows(decodeRemoteWriteV2(body));
+      version === 1 ? remoteWriteV1BodyToRows(body, this.#metadata, `${ctx.tenant}/${ctx.dataset}`) : remoteWriteV2ToRows(decodeRemoteWriteV2(body));
     if (converted.dropped > 0) {
       this.#log.warn(
         { tenant: ctx.tenant, dataset: ctx.dataset, dropped: converted.dropped, first: converted.firstDropped },

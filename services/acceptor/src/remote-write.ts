@@ -11,6 +11,7 @@ import {
 import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
 import { Lru } from '@floe/storage';
+import { readPlainWriteRequest, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { canonicalAttributes, seriesId, seriesPrefix } from './series-id.ts';
 
@@ -610,8 +611,48 @@ function nativeHistogram(h: NativeHistogram): HistogramOutcome {
  * in `cache` (when given, under `scope`: tenant and dataset) for later requests.
  */
 export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMetadata, scope = ''): ConvertedRemoteWrite {
+  return v1ToRows(
+    req.metadata,
+    req.timeseries.map((ts) => ({
+      labels: ts.labels.map((l) => [l.name, l.value] as const),
+      samples: ts.samples,
+      histograms: ts.histograms,
+      exemplars: ts.exemplars.map((e) => ({ labels: e.labels.map((l) => [l.name, l.value] as const), value: e.value, timestamp: e.timestamp })),
+    })),
+    cache,
+    scope,
+  );
+}
+
+/**
+ * A protocol 1.0 body → rows: plain-sample requests straight from the wire
+ * (remote-write-wire.ts), anything else (exemplars, native histograms, bytes the wire reader
+ * refuses) through protobuf-es, whose decoding and errors are the reference.
+ */
+export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMetadata, scope = ''): ConvertedRemoteWrite {
+  let plain: WireWriteRequest | undefined;
+  try {
+    plain = readPlainWriteRequest(body);
+  } catch {
+    plain = undefined;
+  }
+  if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope);
+  return v1ToRows(
+    plain.metadata,
+    plain.timeseries.map((ts) => ({ labels: ts.labels, samples: ts.samples, histograms: [], exemplars: [] })),
+    cache,
+    scope,
+  );
+}
+
+function v1ToRows(
+  metadata: ReadonlyArray<{ type: number; metricFamilyName: string; help: string; unit: string }>,
+  timeseries: Iterable<Omit<SeriesIn, 'meta' | 'created'>>,
+  cache: RemoteWriteMetadata | undefined,
+  scope: string,
+): ConvertedRemoteWrite {
   const local = new Map<string, PromMetadata>();
-  for (const m of req.metadata) {
+  for (const m of metadata) {
     if (m.metricFamilyName === '') continue;
     const meta: PromMetadata = { type: promType(m.type), help: m.help, unit: m.unit };
     local.set(m.metricFamilyName, meta);
@@ -619,17 +660,10 @@ export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMe
   }
   const lookup = (family: string) => local.get(family) ?? cache?.get(scope, family);
   const out = new Converter();
-  for (const ts of req.timeseries) {
-    const labels = ts.labels.map((l) => [l.name, l.value] as const);
-    const name = labels.find(([k]) => k === '__name__')?.[1] ?? '';
-    out.series({
-      labels,
-      samples: ts.samples,
-      histograms: ts.histograms,
-      exemplars: ts.exemplars.map((e) => ({ labels: e.labels.map((l) => [l.name, l.value] as const), value: e.value, timestamp: e.timestamp })),
-      meta: name ? familyMetadata(name, lookup) : undefined,
-      created: 0n,
-    });
+  for (const ts of timeseries) {
+    let name = '';
+    for (const [k, v] of ts.labels) if (k === '__name__') name = v;
+    out.series({ ...ts, meta: name ? familyMetadata(name, lookup) : undefined, created: 0n });
   }
   return out.result();
 }

@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary, type MessageInitShape } from '@floe/proto';
+import { decodeRemoteWriteV1, remoteWriteV1BodyToRows, remoteWriteV1ToRows, RemoteWriteMetadata } from './remote-write.ts';
+import { readPlainWriteRequest } from './remote-write-wire.ts';
+
+type V1 = MessageInitShape<typeof PromWriteRequestSchema>;
+const MS = 1_795_000_000_123n;
+const enc = (init: V1) => toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, init));
+const lines = (c: ReturnType<typeof remoteWriteV1ToRows>) => [...c.points.byHour.values()].flatMap((b) => b.lines.map((l) => JSON.parse(l) as unknown));
+
+/** Both paths on the same bytes: rows, exemplar rows and counts must be equal. */
+function bothPaths(body: Uint8Array) {
+  const wire = remoteWriteV1BodyToRows(body, new RemoteWriteMetadata(), 't/d');
+  const reference = remoteWriteV1ToRows(decodeRemoteWriteV1(body), new RemoteWriteMetadata(), 't/d');
+  return { wire, reference };
+}
+
+const REQUEST: V1 = {
+  timeseries: [
+    {
+      labels: [
+        { name: '__name__', value: 'http_requests_total' },
+        { name: 'job', value: 'api' },
+        { name: 'path', value: '/ünï/"q"\\' },
+      ],
+      samples: [
+        { value: 1.5, timestamp: MS },
+        { value: Number.NaN, timestamp: MS + 1n },
+        { value: -0, timestamp: MS + 2n },
+        { value: Number.POSITIVE_INFINITY, timestamp: MS + 3n },
+      ],
+    },
+    { labels: [{ name: '__name__', value: 'queue_depth' }, { name: 'instance', value: 'h:1' }], samples: [{ value: 42, timestamp: MS }] },
+    // Conversion errors travel the same way: no name, a negative time, a repeated label.
+    { labels: [{ name: 'job', value: 'x' }], samples: [{ value: 1, timestamp: MS }] },
+    { labels: [{ name: '__name__', value: 'neg' }], samples: [{ value: 1, timestamp: -5n }] },
+    { labels: [{ name: '__name__', value: 'dup' }, { name: 'a', value: '1' }, { name: 'a', value: '2' }], samples: [{ value: 1, timestamp: MS }] },
+  ],
+  metadata: [{ type: PromMetricMetadata_MetricType.COUNTER, metricFamilyName: 'http_requests', help: 'Requests.', unit: '' }],
+};
+
+describe('remote write 1.0 from the wire', () => {
+  it('reads series, samples and metadata as protobuf-es does', () => {
+    const body = enc(REQUEST);
+    const wire = readPlainWriteRequest(body)!;
+    const ref = decodeRemoteWriteV1(body);
+    expect(wire.timeseries.map((t) => ({ labels: t.labels.map(([name, value]) => ({ name, value })), samples: t.samples }))).toEqual(
+      ref.timeseries.map((t) => ({ labels: t.labels.map(({ name, value }) => ({ name, value })), samples: t.samples.map(({ value, timestamp }) => ({ value, timestamp })) })),
+    );
+    expect(wire.metadata).toEqual(ref.metadata.map(({ type, metricFamilyName, help, unit }) => ({ type, metricFamilyName, help, unit })));
+    expect(Object.is(wire.timeseries[0]!.samples[2]!.value, -0)).toBe(true);
+    expect(wire.timeseries[3]!.samples[0]!.timestamp).toBe(-5n);
+  });
+
+  it('gives the same rows, counts and errors as the protobuf-es path', () => {
+    const { wire, reference } = bothPaths(enc(REQUEST));
+    expect(lines(wire)).toEqual(lines(reference));
+    expect({ ...wire, points: undefined, exemplars: undefined }).toEqual({ ...reference, points: undefined, exemplars: undefined });
+    expect(wire).toMatchObject({ samplesWritten: 5, errors: 3 });
+  });
+
+  it('skips unknown fields, and leaves exemplars and native histograms to protobuf-es', () => {
+    // Field 15 (varint) and 16 (bytes) appended to the request: unknown, skipped.
+    const unknown = Buffer.concat([Buffer.from(enc(REQUEST)), Buffer.from([0x78, 0x05, 0x82, 0x01, 0x02, 0x61, 0x62])]);
+    expect(readPlainWriteRequest(unknown)!.timeseries).toHaveLength(5);
+    expect(lines(bothPaths(unknown).wire)).toEqual(lines(bothPaths(unknown).reference));
+    const withExemplar = enc({
+      timeseries: [{ labels: [{ name: '__name__', value: 'x' }], samples: [{ value: 1, timestamp: MS }], exemplars: [{ labels: [{ name: 'trace_id', value: 'ab' }], value: 2, timestamp: MS }] }],
+    });
+    expect(readPlainWriteRequest(withExemplar)).toBeUndefined();
+    const { wire, reference } = bothPaths(withExemplar);
+    expect(lines(wire)).toEqual(lines(reference));
+    expect(wire.exemplarsWritten).toBe(1);
+  });
+
+  it('bytes the wire reader refuses go to protobuf-es, whose answer (rows or bad_data) stands', () => {
+    const body = enc(REQUEST);
+    const outcome = (f: () => unknown) => {
+      try {
+        const r = f() as ReturnType<typeof remoteWriteV1ToRows>;
+        return { rows: lines(r) };
+      } catch (err) {
+        return { error: (err as Error).message };
+      }
+    };
+    for (const broken of [body.subarray(0, body.length - 3), Buffer.from([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), Buffer.from([0x0b, 0x00])]) {
+      expect(() => readPlainWriteRequest(broken)).toThrow();
+      expect(outcome(() => remoteWriteV1BodyToRows(broken))).toEqual(outcome(() => remoteWriteV1ToRows(decodeRemoteWriteV1(broken))));
+    }
+    expect(() => remoteWriteV1BodyToRows(body.subarray(0, body.length - 3))).toThrow(/not a valid prometheus\.WriteRequest protobuf message/);
+  });
+});
