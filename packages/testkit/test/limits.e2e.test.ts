@@ -66,6 +66,23 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     expect(res.status).toBe(200);
   });
 
+  it('the log and metric query APIs draw on the same budget, and refuse in their envelope', async () => {
+    const key = await tenantWith('budget-apis', { max_query_requests_per_sec: 0.2, max_query_requests_burst: 2 });
+    const get = (path: string) => fetch(`${floe.routerUrl}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'budget-apis' } });
+    const first = await get('/logquery/loki/api/v1/labels');
+    expect(first.status).toBe(200);
+    await first.arrayBuffer();
+    const second = await get('/metricquery/api/v1/status/buildinfo');
+    expect(second.status).toBe(200);
+    await second.arrayBuffer();
+    for (const path of ['/logquery/loki/api/v1/query?query=vector(1)', '/metricquery/api/v1/query?query=1%2B1']) {
+      const res = await get(path);
+      expect(res.status).toBe(429);
+      expect(await res.json()).toMatchObject({ status: 'error', errorType: 'rate_limited' });
+      expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    }
+  });
+
   it('an unauthenticated request is 401, not charged to anyone', async () => {
     const res = await fetch(`${floe.routerUrl}/tracequery/api/echo`);
     expect(res.status).toBe(401);
