@@ -89,8 +89,10 @@ export const writerSection = z.strictObject({
     .number()
     .int()
     .positive()
-    .default(1)
-    .describe('DuckDB threads that turn WAL rows into sorted Parquet. One thread spends the least CPU per row (two cost 40–70% more on a 2-core host); raise it when flushes, not CPU, are the limit.'),
+    .default(2)
+    .describe(
+      'DuckDB threads that turn WAL rows into sorted Parquet. One thread spends about 30% less CPU per row, but at a saturating ingest load on 2 cores its flushes fell behind (bench/RESULTS.md); two keep the WAL backlog bounded.',
+    ),
 });
 
 export const querierSection = z.strictObject({
@@ -122,6 +124,12 @@ export const routerSection = z.strictObject({
   query_timeout: duration('30s').describe('Deadline the router gives a querier call; fired deadlines answer 504.'),
   public_url: z.string().default('http://localhost:3000').describe('Externally visible URL of the router: session cookies are marked Secure when it is https; SSO and source-control callbacks are built from it, never from request headers.'),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
+  max_query_samples: z
+    .number()
+    .int()
+    .positive()
+    .default(50_000_000)
+    .describe('Most points one PromQL query may read (Prometheus --query.max-samples); more is 422 "query processing would load too many samples".'),
   query_demand_flush_interval: duration('30s').describe(
     'How often the counts of attribute keys that queries filter on without a column of their own (query demand, advice for schema.materialized_labels) are added to the metadata DB. 0s: not counted.',
   ),

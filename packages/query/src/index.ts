@@ -103,21 +103,28 @@ export type { EvalOptions, InstantResult, RangeResult, RawSeries, SeriesPoints, 
 export { formatFloat as formatPromFloat, labelsKey as promLabelsKey, compareLabels as comparePromLabels, makeLabels as makePromLabels, type Labels as PromLabels } from './promql/labels.ts';
 export { formatPromQL } from './promql/format.ts';
 export {
+  buildPlainSeries,
   buildPromSeries,
+  buildTargetInfo,
+  TARGET_INFO,
   matchLabels,
+  matchValue,
   otelLabelName,
   otelPromName,
   promFamily,
+  selectorDemand,
   seriesLabelSets,
   storedNamesFor,
   type CatalogEntry,
   type PointRow,
+  type SeriesPointsRow,
+  type TargetInfoRow,
   type PromFamily,
   type PromType,
   type SeriesRow,
 } from './promql/series.ts';
-export type { MetricCatalog, MetricExemplars, MetricIR, MetricPoints, MetricSeriesList, MetricWindow } from './ir/metrics.ts';
-export { planMetricCatalog, planMetricExemplars, planMetricPoints, planMetricSeries, REMOTE_WRITE_SCOPE } from './sql/metrics.ts';
+export type { MetricCatalog, MetricExemplars, MetricIR, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from './ir/metrics.ts';
+export { planMetricCatalog, planMetricExemplars, planMetricPoints, planMetricSeries, planMetricSeriesPoints, planMetricTargetInfo, REMOTE_WRITE_SCOPE } from './sql/metrics.ts';
 export type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from './ir/log-discovery.ts';
 export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, logFieldType } from './sql/log-discovery.ts';
 export type { FieldType } from './sql/log-discovery.ts';

@@ -19,7 +19,7 @@ describe('metric query API over OTLP metrics', () => {
   const service = 'otel-svc';
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded' });
+    floe = await startFloe({ mode: 'embedded', config: { router: { query_demand_flush_interval: '100ms' } } });
     key = (await floe.bootstrap(tenant)).api_key;
     await sendSampleMetrics(protoMetricExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), service);
   }, 120_000);
@@ -82,6 +82,45 @@ describe('metric query API over OTLP metrics', () => {
     expect(await value('e2e_balance_count')).toBe(4);
     const balance = await instant('e2e_balance_bucket');
     expect(balance.some((b) => Number(b.metric.le) < 0)).toBe(true);
+  });
+
+  it('serves target_info from the resource attributes, job from service.name', async () => {
+    await waitFor('the OTLP metrics', async () => ((await instant('e2e_items_total')).length > 0 ? true : undefined), 60_000, 500);
+    const info = await instant('target_info');
+    expect(info).toHaveLength(1);
+    // Resource attributes of every type as labels (dots to underscores); service.name is the job.
+    expect(info[0]!.metric).toMatchObject({ __name__: 'target_info', job: service, deployment_environment: 'e2e', host_cpus: '4', sample_ratio: '0.5', feature_on: 'true' });
+    expect(info[0]!.metric).not.toHaveProperty('service_name');
+    expect(info[0]!.value[1]).toBe('1');
+    // Joined to a metric as Prometheus users do.
+    const joined = await instant('e2e_items_total * on (job) group_left (deployment_environment) target_info');
+    expect(joined[0]!.metric).toMatchObject({ job: service, deployment_environment: 'e2e', route: '/checkout' });
+    expect(Number(joined[0]!.value[1])).toBe(5);
+    const names = await api('label/__name__/values', {}, 'GET');
+    expect(names.body.data).toContain('target_info');
+  });
+
+  it('counts the label names of query selectors without a column as query demand (table metrics)', async () => {
+    await instant('e2e_requests_total{route="/cart", code!="500", job="otel-svc"}');
+    await api('series', { 'match[]': 'e2e_items_total{route=~"/c.*"}' });
+    type Stats = { query_demand: Array<{ table: string; key: string; count: number }> };
+    const stats = await waitFor(
+      'query demand flushed',
+      async () => {
+        const res = await fetch(`${floe.routerUrl}/api/v1/tenants/${tenant}/datasets/default/attribute-stats`, { headers: { authorization: `Bearer ${floe.adminApiKey}` } });
+        if (res.status !== 200) return undefined;
+        const body = (await res.json()) as Stats;
+        const route = body.query_demand.find((d) => d.table === 'metrics' && d.key === 'route');
+        return route && route.count >= 2 ? body : undefined;
+      },
+      30_000,
+      200,
+    );
+    const keys = stats.query_demand.filter((d) => d.table === 'metrics').map((d) => d.key);
+    expect(keys).toEqual(expect.arrayContaining(['code', 'route']));
+    // __name__ and job have columns (metric_name, service_name): never counted.
+    expect(keys).not.toContain('__name__');
+    expect(keys).not.toContain('job');
   });
 
   it('labels, label values, series and metadata under Prometheus names', async () => {

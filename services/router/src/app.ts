@@ -31,6 +31,8 @@ export interface AppOptions {
   /** Query demand counting of the query APIs (absent: not counted). */
   queryDemand?: QueryDemand;
   queryTimeoutMs: number;
+  /** router.max_query_samples: most points one PromQL query may read. */
+  maxQuerySamples?: number;
   maxBodyBytes: number;
   isReady: () => boolean;
   db: Db;
@@ -104,7 +106,7 @@ export async function buildApp(opts: AppOptions) {
     async (scope) => {
       await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
       await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
-      await scope.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs });
+      await scope.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples });
     },
     { prefix: '/metricquery' },
   );

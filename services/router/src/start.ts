@@ -51,6 +51,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     querier: createQuerierClient(querierUrls, config.auth.internal_service_key || deps.internalKey || ''),
     queryDemand,
     queryTimeoutMs: config.router.query_timeout,
+    maxQuerySamples: config.router.max_query_samples,
     maxBodyBytes: config.router.max_body_bytes,
     isReady: () => ready,
     db,

@@ -18,12 +18,34 @@ export interface MetricCatalog {
   window: MetricWindow;
 }
 
+/** A Prometheus label matcher as the reads push it down (Prometheus semantics: absent = ""). */
+export interface MetricLabelMatch {
+  label: string;
+  op: '=' | '!=' | '=~' | '!~';
+  value: string;
+}
+
+/**
+ * What one PromQL selector reads: its stored metric names, and its label matchers, which the
+ * planner applies to remote-written rows only (their labels are `point_attr_str` verbatim, job
+ * also `service_name`); OpenTelemetry rows are read whole, their labels only exist after name
+ * translation. The filter is a pre-filter: the evaluator still matches every translated series.
+ */
+export interface MetricSelect {
+  metricNames: string[];
+  matchers: MetricLabelMatch[];
+}
+
 /** One row per stored series of the named stored metrics: its labels and bucket layout. */
 export interface MetricSeriesList {
   kind: 'metric_series';
   window: MetricWindow;
   /** Stored metric names (`metric_name` as ingested, not Prometheus names). Empty: nothing. */
   metricNames: string[];
+  /** When given, rows must match one of them (the names above still apply). */
+  selects?: MetricSelect[];
+  /** Only these metric types (default: all). */
+  metricTypes?: string[];
 }
 
 /** Every data point of the named stored metrics in the window, by series and time. */
@@ -33,6 +55,32 @@ export interface MetricPoints {
   metricNames: string[];
   /** Read the histogram and summary columns too (only when such a metric is selected). */
   distributions: boolean;
+  selects?: MetricSelect[];
+  metricTypes?: string[];
+}
+
+/**
+ * One row per stored series of plain (gauge and sum) metrics with its labels and its points in
+ * time order: times (ms), values, and the times of staleness markers. One row per series keeps
+ * the transfer free of a series key per point and the row count to the series count.
+ */
+export interface MetricSeriesPoints {
+  kind: 'metric_series_points';
+  window: MetricWindow;
+  selects: MetricSelect[];
+  metricTypes: string[];
+  /** Read the OpenTelemetry label maps (int, double, bool attributes; resource attributes). */
+  otelLabels: boolean;
+}
+
+/**
+ * The resources of OpenTelemetry metrics in the window (remote-written rows have none of their
+ * own): one row per distinct resource, its attribute maps and the distinct times (ms) at which it
+ * has points, for Prometheus's `target_info` series.
+ */
+export interface MetricTargetInfo {
+  kind: 'metric_target_info';
+  window: MetricWindow;
 }
 
 /** Exemplars of the named stored metrics in the window. */
@@ -42,4 +90,4 @@ export interface MetricExemplars {
   metricNames: string[];
 }
 
-export type MetricIR = MetricCatalog | MetricSeriesList | MetricPoints | MetricExemplars;
+export type MetricIR = MetricCatalog | MetricSeriesList | MetricPoints | MetricSeriesPoints | MetricTargetInfo | MetricExemplars;

@@ -109,3 +109,33 @@ describe('evaluator', () => {
     ]);
   });
 });
+
+describe('incremental range evaluation', () => {
+  // The same counter as typed arrays (as the reader hands them over).
+  const typed: RawSeries[] = [{ labels: L({ __name__: 'k_total', i: '2' }), t: Float64Array.from([2, 17, 32, 47, 62], (s) => s * 1000), v: Float64Array.from([100, 110, 120, 130, 140]) }];
+  const src = (sel: VectorSelector) => typed.filter((s) => matchLabels(s.labels, sel.matchers));
+  const o = { startMs: 50_000, endMs: 80_000, lookbackMs: 300_000, defaultSubqueryStepMs: 15_000 };
+
+  it('slides range windows forward: rate over typed arrays, hand-computed', () => {
+    // At 50s the window (20s, 50s] holds 32s (120) and 47s (130): +10 over 15s, extrapolated by
+    // 12s to the start (< 1.1 × 15s) and 3s to the end: 10 × 30/15 = 20 over 30s = 2/3 per second.
+    // At 65s: 47s and 62s, the same shape. At 80s only 62s is left: no value.
+    const r = evalRange(parsePromQL('rate(k_total[30s])'), 50_000, 80_000, 15_000, src, o);
+    expect(r.result).toHaveLength(1);
+    expect(r.result[0]!.t).toEqual([50_000, 65_000]);
+    expect(r.result[0]!.v.map((x) => Math.round(x * 1e12) / 1e12)).toEqual([0.666666666667, 0.666666666667]);
+  });
+
+  it('gives every step of a range query the answer of an instant query at that time (windows moving back and forth)', () => {
+    for (const q of ['rate(k_total[30s])', 'max_over_time(rate(k_total[20s])[40s:5s])', 'k_total - (k_total offset 15s)', 'sum_over_time(k_total[45s]) + count_over_time(k_total[1m])']) {
+      const expr = parsePromQL(q);
+      const range = evalRange(expr, 20_000, 95_000, 5_000, src, { ...o, startMs: 20_000, endMs: 95_000 });
+      const byStep = new Map((range.result[0]?.t ?? []).map((t, i) => [t, range.result[0]!.v[i]]));
+      for (let t = 20_000; t <= 95_000; t += 5_000) {
+        const one = evalInstant(expr, t, src, { ...o, startMs: t, endMs: t });
+        const v = one.resultType === 'vector' ? one.result[0]?.v : undefined;
+        expect(byStep.get(t), `${q} at ${t}`).toBe(v);
+      }
+    }
+  });
+});

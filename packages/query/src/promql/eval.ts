@@ -21,13 +21,16 @@ import { anchoredRegex, typeOf } from './parse.ts';
  * `execution` (HTTP 422).
  */
 
+/** Sample times or values: plain arrays or typed arrays (Float64Array straight from Arrow). */
+export type Floats = ArrayLike<number>;
+
 export interface RawSeries {
   labels: Labels;
   /** Sample times, ms, ascending. */
-  t: number[];
-  v: number[];
-  /** Per sample: a staleness marker (OTLP flag no-recorded-value). Absent: none. */
-  stale?: boolean[];
+  t: Floats;
+  v: Floats;
+  /** Per sample: a staleness marker (OTLP flag no-recorded-value), true or 1. Absent: none. */
+  stale?: ArrayLike<boolean | number>;
 }
 
 /** The series a selector selects (already filtered by its matchers), over at least the window `selectorWindows` asked for. */
@@ -54,8 +57,21 @@ export interface SeriesPoints {
   v: number[];
 }
 
+/** A series of a range vector: the samples lo ≤ i < hi of t / v (windows share their series' arrays). */
+interface WindowSeries {
+  labels: Labels;
+  /** The labels without __name__, when known (range selectors compute them once per series). */
+  nameless?: Labels;
+  t: Floats;
+  v: Floats;
+  lo: number;
+  hi: number;
+}
+
 interface Matrix {
-  series: SeriesPoints[];
+  series: WindowSeries[];
+  /** Distinct label sets even without __name__ (then functions need not check). */
+  distinctNameless?: boolean;
   /** The window the series were cut to: (start, end]. */
   start: number;
   end: number;
@@ -143,9 +159,8 @@ export function selectorWindows(expr: Expr, opts: EvalOptions): SelectorWindow[]
 
 // ── helpers ───────────────────────────────────────────────────────────────────────────────────
 
-/** First index whose time is > x. */
-function upperBound(t: readonly number[], x: number): number {
-  let lo = 0;
+/** First index whose time is > x (from `lo` on). */
+function upperBound(t: Floats, x: number, lo = 0): number {
   let hi = t.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
@@ -163,12 +178,20 @@ function kahanInc(inc: number, sum: number, c: number): [number, number] {
   return [t, c];
 }
 
-function kahanSum(values: readonly number[]): number {
+function kahanSum(values: Floats, lo = 0, hi = values.length): number {
   let sum = 0;
   let c = 0;
-  for (const v of values) [sum, c] = kahanInc(v, sum, c);
+  for (let i = lo; i < hi; i++) {
+    const inc = values[i]!;
+    const t = sum + inc;
+    if (Number.isFinite(t)) c += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
+    sum = t;
+  }
   return Number.isFinite(sum) ? sum + c : sum;
 }
+
+/** The window's values as an array (for the less common window functions). */
+const windowValues = (v: Floats, lo: number, hi: number): number[] => Array.prototype.slice.call(v, lo, hi) as number[];
 
 /** Prometheus's φ-quantile with linear interpolation between the closest ranks. */
 export function quantile(q: number, values: number[]): number {
@@ -228,7 +251,7 @@ export function bucketQuantile(q: number, input: Bucket[]): number {
   return start + (end - start) * (rank / count);
 }
 
-function linearRegression(t: readonly number[], v: readonly number[], interceptTime: number): [number, number] {
+function linearRegression(t: Floats, v: Floats, interceptTime: number): [number, number] {
   let n = 0;
   let sumX = 0, cX = 0, sumY = 0, cY = 0, sumXY = 0, cXY = 0, sumX2 = 0, cX2 = 0;
   const initY = v[0]!;
@@ -257,24 +280,26 @@ function linearRegression(t: readonly number[], v: readonly number[], interceptT
   return [slope, intercept];
 }
 
-/** rate / increase / delta: the change over the window, extrapolated towards its edges. */
-function extrapolatedDelta(t: readonly number[], v: readonly number[], rangeStart: number, rangeEnd: number, isCounter: boolean, isRate: boolean): number | undefined {
-  const n = t.length;
+/** rate / increase / delta: the change over the window (samples lo ≤ i < hi), extrapolated towards its edges. */
+function extrapolatedDelta(t: Floats, v: Floats, lo: number, hi: number, rangeStart: number, rangeEnd: number, isCounter: boolean, isRate: boolean): number | undefined {
+  const n = hi - lo;
   if (n < 2) return undefined;
-  let result = v[n - 1]! - v[0]!;
+  const first = v[lo]!;
+  let result = v[hi - 1]! - first;
   if (isCounter) {
-    let last = v[0]!;
-    for (let i = 1; i < n; i++) {
-      if (v[i]! < last) result += last;
-      last = v[i]!;
+    let last = first;
+    for (let i = lo + 1; i < hi; i++) {
+      const x = v[i]!;
+      if (x < last) result += last;
+      last = x;
     }
   }
-  let durationToStart = (t[0]! - rangeStart) / 1000;
-  const durationToEnd = (rangeEnd - t[n - 1]!) / 1000;
-  const sampled = (t[n - 1]! - t[0]!) / 1000;
+  let durationToStart = (t[lo]! - rangeStart) / 1000;
+  const durationToEnd = (rangeEnd - t[hi - 1]!) / 1000;
+  const sampled = (t[hi - 1]! - t[lo]!) / 1000;
   const averageBetween = sampled / (n - 1);
-  if (isCounter && result > 0 && v[0]! >= 0) {
-    const durationToZero = sampled * (v[0]! / result);
+  if (isCounter && result > 0 && first >= 0) {
+    const durationToZero = sampled * (first / result);
     if (durationToZero < durationToStart) durationToStart = durationToZero;
   }
   const threshold = averageBetween * 1.1;
@@ -378,51 +403,51 @@ const MATH_FNS: Record<string, (v: number) => number> = {
   rad: (v) => (v * Math.PI) / 180,
 };
 
-/** Functions of one window of samples (range vector → instant vector). */
-const OVER_TIME: Record<string, (t: readonly number[], v: readonly number[], m: Matrix) => number | undefined> = {
-  sum_over_time: (_t, v) => kahanSum(v),
-  avg_over_time: (_t, v) => mean(v),
-  min_over_time: (_t, v) => {
-    let min = v[0]!;
-    for (const x of v) if (x < min || Number.isNaN(min)) min = x;
+/** Functions of one window of samples lo ≤ i < hi (range vector → instant vector); windows are never empty. */
+const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: number, m: Matrix) => number | undefined> = {
+  sum_over_time: (_t, v, lo, hi) => kahanSum(v, lo, hi),
+  avg_over_time: (_t, v, lo, hi) => mean(v, lo, hi),
+  min_over_time: (_t, v, lo, hi) => {
+    let min = v[lo]!;
+    for (let i = lo; i < hi; i++) if (v[i]! < min || Number.isNaN(min)) min = v[i]!;
     return min;
   },
-  max_over_time: (_t, v) => {
-    let max = v[0]!;
-    for (const x of v) if (x > max || Number.isNaN(max)) max = x;
+  max_over_time: (_t, v, lo, hi) => {
+    let max = v[lo]!;
+    for (let i = lo; i < hi; i++) if (v[i]! > max || Number.isNaN(max)) max = v[i]!;
     return max;
   },
-  count_over_time: (_t, v) => v.length,
-  last_over_time: (_t, v) => v[v.length - 1],
+  count_over_time: (_t, _v, lo, hi) => hi - lo,
+  last_over_time: (_t, v, _lo, hi) => v[hi - 1],
   present_over_time: () => 1,
-  stdvar_over_time: (_t, v) => variance(v),
-  stddev_over_time: (_t, v) => Math.sqrt(variance(v)),
-  changes: (_t, v) => {
+  stdvar_over_time: (_t, v, lo, hi) => variance(windowValues(v, lo, hi)),
+  stddev_over_time: (_t, v, lo, hi) => Math.sqrt(variance(windowValues(v, lo, hi))),
+  changes: (_t, v, lo, hi) => {
     let n = 0;
-    for (let i = 1; i < v.length; i++) if (v[i] !== v[i - 1] && !(Number.isNaN(v[i]!) && Number.isNaN(v[i - 1]!))) n++;
+    for (let i = lo + 1; i < hi; i++) if (v[i] !== v[i - 1] && !(Number.isNaN(v[i]!) && Number.isNaN(v[i - 1]!))) n++;
     return n;
   },
-  resets: (_t, v) => {
+  resets: (_t, v, lo, hi) => {
     let n = 0;
-    for (let i = 1; i < v.length; i++) if (v[i]! < v[i - 1]!) n++;
+    for (let i = lo + 1; i < hi; i++) if (v[i]! < v[i - 1]!) n++;
     return n;
   },
-  rate: (t, v, m) => extrapolatedDelta(t, v, m.start, m.end, true, true),
-  increase: (t, v, m) => extrapolatedDelta(t, v, m.start, m.end, true, false),
-  delta: (t, v, m) => extrapolatedDelta(t, v, m.start, m.end, false, false),
-  irate: (t, v) => instantDelta(t, v, true),
-  idelta: (t, v) => instantDelta(t, v, false),
-  deriv: (t, v) => (t.length < 2 ? undefined : linearRegression(t, v, t[0]!)[0]),
+  rate: (t, v, lo, hi, m) => extrapolatedDelta(t, v, lo, hi, m.start, m.end, true, true),
+  increase: (t, v, lo, hi, m) => extrapolatedDelta(t, v, lo, hi, m.start, m.end, true, false),
+  delta: (t, v, lo, hi, m) => extrapolatedDelta(t, v, lo, hi, m.start, m.end, false, false),
+  irate: (t, v, lo, hi) => instantDelta(t, v, lo, hi, true),
+  idelta: (t, v, lo, hi) => instantDelta(t, v, lo, hi, false),
+  deriv: (t, v, lo, hi) => (hi - lo < 2 ? undefined : linearRegression(windowValues(t, lo, hi), windowValues(v, lo, hi), t[lo]!)[0]),
 };
 
 /** Kahan-summed mean; an incremental mean when the sum overflows (as Prometheus 3 does). */
-function mean(v: readonly number[]): number {
+function mean(v: Floats, lo = 0, hi = v.length): number {
   let sum = 0;
   let c = 0;
-  for (const x of v) [sum, c] = kahanInc(x, sum, c);
-  if (Number.isFinite(sum)) return (sum + c) / v.length;
+  for (let i = lo; i < hi; i++) [sum, c] = kahanInc(v[i]!, sum, c);
+  if (Number.isFinite(sum)) return (sum + c) / (hi - lo);
   let m = 0;
-  for (let i = 0; i < v.length; i++) m += v[i]! / (i + 1) - m / (i + 1);
+  for (let i = lo; i < hi; i++) m += v[i]! / (i - lo + 1) - m / (i - lo + 1);
   return m;
 }
 
@@ -438,13 +463,12 @@ function variance(v: readonly number[]): number {
   return (aux + cAux) / count;
 }
 
-function instantDelta(t: readonly number[], v: readonly number[], isRate: boolean): number | undefined {
-  const n = t.length;
-  if (n < 2) return undefined;
-  const last = v[n - 1]!;
-  const prev = v[n - 2]!;
+function instantDelta(t: Floats, v: Floats, lo: number, hi: number, isRate: boolean): number | undefined {
+  if (hi - lo < 2) return undefined;
+  const last = v[hi - 1]!;
+  const prev = v[hi - 2]!;
   let result = isRate && last < prev ? last : last - prev;
-  const interval = t[n - 1]! - t[n - 2]!;
+  const interval = t[hi - 1]! - t[hi - 2]!;
   if (interval === 0) return undefined;
   if (isRate) result /= interval / 1000;
   return result;
@@ -498,7 +522,16 @@ class Evaluator {
   readonly #source: SeriesSource;
   readonly #opts: EvalOptions;
   readonly #series = new Map<VectorSelector, readonly RawSeries[]>();
-  readonly #fresh = new WeakMap<RawSeries, { t: number[]; v: number[] }>();
+  readonly #fresh = new WeakMap<RawSeries, { t: Floats; v: Floats }>();
+  /** Sliding windows of range selectors: per series, the window of the last step (lo, hi). */
+  readonly #windows = new Map<
+    MatrixSelector,
+    { end: number; lo: Int32Array; hi: Int32Array; fresh: Array<{ t: Floats; v: Floats }>; nameless: Labels[]; distinctNameless: boolean }
+  >();
+  /** Instant selectors: per series, the index after the newest sample ≤ the last reference time. */
+  readonly #cursors = new Map<VectorSelector, { ref: number; at: Int32Array }>();
+  /** Grouping labels per aggregation and input label set (the same series at every step). */
+  readonly #groupings = new Map<Aggregate, WeakMap<Labels, { labels: Labels; key: string }>>();
 
   constructor(source: SeriesSource, opts: EvalOptions) {
     this.#source = source;
@@ -512,20 +545,50 @@ class Evaluator {
   }
 
   /** A series without its staleness markers (what range selectors see). */
-  fresh(s: RawSeries): { t: number[]; v: number[] } {
-    if (!s.stale || !s.stale.includes(true)) return s;
+  fresh(s: RawSeries): { t: Floats; v: Floats } {
+    const stale = s.stale;
+    if (!stale) return s;
     let f = this.#fresh.get(s);
     if (!f) {
-      f = { t: [], v: [] };
-      for (let i = 0; i < s.t.length; i++) {
-        if (!s.stale[i]) {
-          f.t.push(s.t[i]!);
-          f.v.push(s.v[i]!);
+      let n = 0;
+      for (let i = 0; i < s.t.length; i++) if (!stale[i]) n++;
+      if (n === s.t.length) f = s;
+      else {
+        const t = new Float64Array(n);
+        const v = new Float64Array(n);
+        for (let i = 0, j = 0; i < s.t.length; i++) {
+          if (stale[i]) continue;
+          t[j] = s.t[i]!;
+          v[j++] = s.v[i]!;
         }
+        f = { t, v };
       }
       this.#fresh.set(s, f);
     }
     return f;
+  }
+
+  /** Per series of the selector, the index after its newest sample at or before `ref` (advanced, not searched, when time moves forward). */
+  positions(sel: VectorSelector, ref: number): Int32Array {
+    const series = this.seriesOf(sel);
+    let c = this.#cursors.get(sel);
+    if (!c) {
+      c = { ref, at: new Int32Array(series.length) };
+      for (let k = 0; k < series.length; k++) c.at[k] = upperBound(series[k]!.t, ref);
+      this.#cursors.set(sel, c);
+      return c.at;
+    }
+    if (ref === c.ref) return c.at;
+    const forward = ref > c.ref;
+    for (let k = 0; k < series.length; k++) {
+      const t = series[k]!.t;
+      let i = c.at[k]!;
+      if (forward) while (i < t.length && t[i]! <= ref) i++;
+      else i = upperBound(t, ref);
+      c.at[k] = i;
+    }
+    c.ref = ref;
+    return c.at;
   }
 
   refTime(at: AtModifier | undefined, ts: number, offsetMs: number): number {
@@ -566,9 +629,13 @@ class Evaluator {
   instant(sel: VectorSelector, ts: number): Sample[] {
     const ref = this.refTime(sel.at, ts, sel.offsetMs);
     const out: Sample[] = [];
-    for (const s of this.seriesOf(sel)) {
-      const i = upperBound(s.t, ref) - 1;
-      if (i < 0 || s.t[i]! <= ref - this.#opts.lookbackMs || s.stale?.[i]) continue;
+    const series = this.seriesOf(sel);
+    const at = this.positions(sel, ref);
+    const oldest = ref - this.#opts.lookbackMs;
+    for (let k = 0; k < series.length; k++) {
+      const s = series[k]!;
+      const i = at[k]! - 1;
+      if (i < 0 || s.t[i]! <= oldest || s.stale?.[i]) continue;
       out.push({ labels: s.labels, v: s.v[i]! });
     }
     return out;
@@ -578,26 +645,53 @@ class Evaluator {
   instantTimes(sel: VectorSelector, ts: number): Array<Sample & { t: number }> {
     const ref = this.refTime(sel.at, ts, sel.offsetMs);
     const out: Array<Sample & { t: number }> = [];
-    for (const s of this.seriesOf(sel)) {
-      const i = upperBound(s.t, ref) - 1;
+    const series = this.seriesOf(sel);
+    const at = this.positions(sel, ref);
+    for (let k = 0; k < series.length; k++) {
+      const s = series[k]!;
+      const i = at[k]! - 1;
       if (i < 0 || s.t[i]! <= ref - this.#opts.lookbackMs || s.stale?.[i]) continue;
       out.push({ labels: s.labels, v: s.v[i]!, t: s.t[i]! });
     }
     return out;
   }
 
+  /** The samples in (end − range, end] of every series: sliding windows, advanced from the previous step's when time moves forward. */
   range(m: MatrixSelector, ts: number): Matrix {
     const sel = m.selector;
     const end = this.refTime(sel.at, ts, sel.offsetMs);
     const start = end - m.rangeMs;
-    const series: SeriesPoints[] = [];
-    for (const raw of this.seriesOf(sel)) {
-      const f = this.fresh(raw);
-      const i0 = upperBound(f.t, start);
-      const i1 = upperBound(f.t, end);
-      if (i1 > i0) series.push({ labels: raw.labels, t: f.t.slice(i0, i1), v: f.v.slice(i0, i1) });
+    const raws = this.seriesOf(sel);
+    let w = this.#windows.get(m);
+    if (!w) {
+      const nameless = raws.map((r) => dropMetricName(r.labels));
+      const distinctNameless = new Set(nameless.map(labelsKey)).size === nameless.length;
+      w = { end: -Infinity, lo: new Int32Array(raws.length), hi: new Int32Array(raws.length), fresh: raws.map((r) => this.fresh(r)), nameless, distinctNameless };
+      this.#windows.set(m, w);
     }
-    return { series, start, end };
+    const forward = end >= w.end;
+    const series: WindowSeries[] = [];
+    for (let k = 0; k < raws.length; k++) {
+      const f = w.fresh[k]!;
+      const t = f.t;
+      let lo: number;
+      let hi: number;
+      if (forward) {
+        lo = w.lo[k]!;
+        hi = w.hi[k]!;
+        while (lo < t.length && t[lo]! <= start) lo++;
+        if (hi < lo) hi = lo;
+        while (hi < t.length && t[hi]! <= end) hi++;
+      } else {
+        lo = upperBound(t, start);
+        hi = upperBound(t, end, lo);
+      }
+      w.lo[k] = lo;
+      w.hi[k] = hi;
+      if (hi > lo) series.push({ labels: raws[k]!.labels, nameless: w.nameless[k], t, v: f.v, lo, hi });
+    }
+    w.end = end;
+    return { series, start, end, distinctNameless: w.distinctNameless };
   }
 
   subquery(sq: Subquery, ts: number): Matrix {
@@ -618,7 +712,7 @@ class Evaluator {
         p.v.push(s.v);
       }
     }
-    return { series: [...byKey.values()], start, end };
+    return { series: [...byKey.values()].map((p) => ({ labels: p.labels, t: p.t, v: p.v, lo: 0, hi: p.t.length })), start, end };
   }
 
   scalarArg(e: Expr, ts: number): number {
@@ -657,10 +751,10 @@ class Evaluator {
       const m = this.matrixArg(c.args[0]!, ts);
       const out: Sample[] = [];
       for (const s of m.series) {
-        const v = overTime(s.t, s.v, m);
-        if (v !== undefined) out.push({ labels: name(s.labels), v });
+        const v = overTime(s.t, s.v, s.lo, s.hi, m);
+        if (v !== undefined) out.push({ labels: keep ? s.labels : (s.nameless ?? dropMetricName(s.labels)), v });
       }
-      checkUnique(out);
+      if (!keep && !m.distinctNameless) checkUnique(out);
       return vec(out);
     }
     const dayFn = DAY_FNS[f];
@@ -674,15 +768,15 @@ class Evaluator {
       case 'quantile_over_time': {
         const q = this.scalarArg(c.args[0]!, ts);
         const m = this.matrixArg(c.args[1]!, ts);
-        return vec(m.series.map((s) => ({ labels: name(s.labels), v: quantile(q, s.v) })));
+        return vec(m.series.map((s) => ({ labels: name(s.labels), v: quantile(q, windowValues(s.v, s.lo, s.hi)) })));
       }
       case 'predict_linear': {
         const m = this.matrixArg(c.args[0]!, ts);
         const d = this.scalarArg(c.args[1]!, ts);
         const out: Sample[] = [];
         for (const s of m.series) {
-          if (s.t.length < 2) continue;
-          const [slope, intercept] = linearRegression(s.t, s.v, ts);
+          if (s.hi - s.lo < 2) continue;
+          const [slope, intercept] = linearRegression(windowValues(s.t, s.lo, s.hi), windowValues(s.v, s.lo, s.hi), ts);
           out.push({ labels: name(s.labels), v: intercept + slope * d });
         }
         return vec(out);
@@ -799,9 +893,17 @@ class Evaluator {
 
   aggregate(a: Aggregate, ts: number): Sample[] {
     const input = this.vectorArg(a.expr, ts);
-    const groupLabels = (l: Labels): Labels => {
-      if (!a.grouping) return makeLabels();
-      return a.grouping.without ? omitLabels(l, [...a.grouping.labels, METRIC_NAME]) : pickLabels(l, a.grouping.labels);
+    let cache = this.#groupings.get(a);
+    if (!cache) this.#groupings.set(a, (cache = new WeakMap()));
+    const without = a.grouping?.without ? [...a.grouping.labels, METRIC_NAME] : undefined;
+    const groupOf = (l: Labels): { labels: Labels; key: string } => {
+      let g = cache.get(l);
+      if (!g) {
+        const labels = !a.grouping ? makeLabels() : without ? omitLabels(l, without) : pickLabels(l, a.grouping.labels);
+        g = { labels, key: labelsKey(labels) };
+        cache.set(l, g);
+      }
+      return g;
     };
     const groups = new Map<string, { labels: Labels; samples: Sample[] }>();
     let countLabel: string | undefined;
@@ -810,12 +912,14 @@ class Evaluator {
       if (!LABEL_NAME_RE.test(countLabel)) throw execError(`invalid label name ${JSON.stringify(countLabel)}`);
     }
     for (const s of input) {
-      let labels = groupLabels(s.labels);
+      const group = groupOf(s.labels);
+      let labels = group.labels;
+      let k = group.key;
       if (countLabel !== undefined) {
         labels = copyLabels(labels);
         labels[countLabel] = formatFloat(s.v);
+        k = labelsKey(labels);
       }
-      const k = labelsKey(labels);
       let g = groups.get(k);
       if (!g) groups.set(k, (g = { labels, samples: [] }));
       g.samples.push(s);
@@ -851,12 +955,21 @@ class Evaluator {
         break;
     }
     for (const g of groups.values()) {
+      if (a.op === 'sum') {
+        let sum = 0;
+        let c = 0;
+        for (const s of g.samples) {
+          const inc = s.v;
+          const t = sum + inc;
+          if (Number.isFinite(t)) c += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
+          sum = t;
+        }
+        out.push({ labels: g.labels, v: Number.isFinite(sum) ? sum + c : sum });
+        continue;
+      }
       const vals = g.samples.map((s) => s.v);
       let v: number;
       switch (a.op) {
-        case 'sum':
-          v = kahanSum(vals);
-          break;
         case 'avg':
           v = mean(vals);
           break;
@@ -1041,7 +1154,10 @@ export function evalInstant(expr: Expr, timeMs: number, source: SeriesSource, op
       checkUnique(v.samples);
       return { resultType: 'vector', result: ordered(expr, v.samples).map((s) => ({ labels: s.labels, t: timeMs, v: s.v })) };
     case 'matrix':
-      return { resultType: 'matrix', result: [...v.m.series].sort((a, b) => compareLabels(a.labels, b.labels)) };
+      return {
+        resultType: 'matrix',
+        result: v.m.series.map((s) => ({ labels: s.labels, t: windowValues(s.t, s.lo, s.hi), v: windowValues(s.v, s.lo, s.hi) })).sort((a, b) => compareLabels(a.labels, b.labels)),
+      };
   }
 }
 

@@ -16,18 +16,33 @@ export function copyLabels(l: Labels): Labels {
   return Object.assign(Object.create(null) as Labels, l);
 }
 
+/*
+ * Label sets are never changed once made (every change copies), so their key and their copy
+ * without __name__ are remembered per object: a range query meets the same series' labels at
+ * every step.
+ */
+const keys = new WeakMap<Labels, string>();
+const withoutName = new WeakMap<Labels, Labels>();
+
 /** A canonical, collision-free key of a label set (names sorted). */
 export function labelsKey(l: Labels): string {
+  let out = keys.get(l);
+  if (out !== undefined) return out;
   const names = Object.keys(l).sort();
-  let out = '';
+  out = '';
   for (const n of names) out += `${n}\u0000${l[n]}\u0001`;
+  keys.set(l, out);
   return out;
 }
 
 export function dropMetricName(l: Labels): Labels {
   if (!(METRIC_NAME in l)) return l;
-  const out = copyLabels(l);
-  delete out[METRIC_NAME];
+  let out = withoutName.get(l);
+  if (!out) {
+    out = copyLabels(l);
+    delete out[METRIC_NAME];
+    withoutName.set(l, out);
+  }
   return out;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { buildPromSeries, otelLabelName, otelPromName, promFamily, seriesLabelSets, storedNamesFor, type SeriesRow } from './series.ts';
+import { buildPlainSeries, buildPromSeries, buildTargetInfo, otelLabelName, otelPromName, promFamily, selectorDemand, seriesLabelSets, storedNamesFor, type SeriesRow } from './series.ts';
 
 describe('OpenTelemetry metrics as Prometheus series', () => {
   it('translates names as Prometheus’s OTLP receiver does', () => {
@@ -53,5 +53,58 @@ describe('OpenTelemetry metrics as Prometheus series', () => {
     const catalog = [{ metricName: 'lat', metricType: 'histogram', unit: 's', description: '', isMonotonic: false, temporality: '', rw: false }];
     expect(storedNamesFor(catalog, [[{ name: '__name__', op: '=', value: 'lat_seconds_bucket' }]])).toEqual(['lat']);
     expect(storedNamesFor(catalog, [[{ name: '__name__', op: '=~', value: 'lat' }]])).toEqual([]);
+  });
+});
+
+describe('plain series, target_info, delta temporality and query demand', () => {
+  it('reads plain series from point text: sorted by time, special values, later duplicate kept, staleness markers', () => {
+    const [s] = buildPlainSeries([
+      { series_id: 'r', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, point_attr_str: { job: 'j' }, tv: '3000 2.5,1000 nan,2000 inf,2000 -inf,4000 1e+300', stale_t: '1000' },
+    ]);
+    expect({ ...s!.labels }).toEqual({ __name__: 'up', job: 'j' });
+    expect(Array.from(s!.t)).toEqual([1000, 2000, 3000, 4000]);
+    expect(Array.from(s!.v)).toEqual([NaN, -Infinity, 2.5, 1e300]);
+    expect(Array.from(s!.stale!)).toEqual([1, 0, 0, 0]);
+    expect(buildPlainSeries([{ series_id: 'e', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, tv: null, stale_t: null }])).toEqual([]);
+  });
+
+  it('makes target_info from resource attributes, job and instance from the service attributes', () => {
+    const series = buildTargetInfo([
+      {
+        resource_attr_str: { 'service.name': 'api', 'service.namespace': 'shop', 'service.instance.id': 'pod-1', 'host.name': 'h1', 'host-name': 'h2' },
+        resource_attr_int: { 'process.pid': 42n },
+        times: '2000,1000',
+      },
+      // Only identifying attributes: no target_info.
+      { resource_attr_str: { 'service.name': 'web' }, times: '1000' },
+      // Neither job nor instance: none either.
+      { resource_attr_str: { 'host.name': 'h3' }, times: '1000' },
+    ]);
+    expect(series).toHaveLength(1);
+    // host.name and host-name both translate to host_name: joined with ';' in key order.
+    expect({ ...series[0]!.labels }).toEqual({ __name__: 'target_info', job: 'shop/api', instance: 'pod-1', host_name: 'h2;h1', process_pid: '42' });
+    expect(Array.from(series[0]!.t)).toEqual([1000, 2000]);
+    expect(Array.from(series[0]!.v)).toEqual([1, 1]);
+  });
+
+  it('types delta sums and histograms as unknown (served as stored increments)', () => {
+    const e = { metricName: 'req', metricType: 'sum', unit: '', description: '', isMonotonic: true, temporality: 'delta', rw: false };
+    expect(promFamily(e)).toEqual({ family: 'req_total', type: 'unknown', names: ['req_total'] });
+    expect(promFamily({ ...e, temporality: 'cumulative' }).type).toBe('counter');
+    expect(promFamily({ ...e, metricType: 'histogram', unit: 's' }).type).toBe('unknown');
+  });
+
+  it('counts as query demand the matcher names without a column', () => {
+    expect(
+      selectorDemand([
+        [
+          { name: '__name__', op: '=', value: 'x' },
+          { name: 'job', op: '=', value: 'a' },
+          { name: 'method', op: '=~', value: 'GET|POST' },
+          { name: 'le', op: '=', value: '0.5' },
+        ],
+        [{ name: 'instance', op: '!=', value: '' }, { name: 'method', op: '!=', value: 'PUT' }],
+      ]),
+    ).toEqual(['instance', 'method']);
   });
 });

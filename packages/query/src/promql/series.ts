@@ -92,14 +92,18 @@ export function promFamily(e: CatalogEntry): PromFamily {
     return { family: e.metricName, type, names: [e.metricName] };
   }
   const base = otelPromName(e.metricName, e.unit, e.metricType, e.isMonotonic);
+  // Delta temporality: served as stored, each point the change over its own interval (as
+  // Prometheus 3's native delta ingestion keeps them), so neither a counter nor a cumulative
+  // histogram: metadata says `unknown`; sum_over_time(x[d]) is the increase over d.
+  const delta = e.temporality === 'delta';
   switch (e.metricType) {
     case 'histogram':
     case 'exponential_histogram':
-      return { family: base, type: 'histogram', names: [`${base}_bucket`, `${base}_count`, `${base}_sum`] };
+      return { family: base, type: delta ? 'unknown' : 'histogram', names: [`${base}_bucket`, `${base}_count`, `${base}_sum`] };
     case 'summary':
       return { family: base, type: 'summary', names: [base, `${base}_count`, `${base}_sum`] };
     case 'sum':
-      return { family: base, type: e.isMonotonic ? 'counter' : 'gauge', names: [base] };
+      return { family: base, type: delta ? 'unknown' : e.isMonotonic ? 'counter' : 'gauge', names: [base] };
     default:
       return { family: base, type: 'gauge', names: [base] };
   }
@@ -148,6 +152,86 @@ export function storedNamesFor(catalog: readonly CatalogEntry[], selectors: Read
     }
   }
   return [...out].sort();
+}
+
+/**
+ * Labels a PromQL query filters on that have no dedicated column (spec 1: query demand): every
+ * matcher name of the selectors but `__name__` (metric_name), `job` (service_name: remote write
+ * and OpenTelemetry both fill it from the job's service), and `le` / `quantile` (the bucket
+ * bounds and quantile columns of histograms and summaries). Once per query, sorted.
+ */
+export function selectorDemand(selectors: ReadonlyArray<readonly LabelMatcher[]>): string[] {
+  const keys = new Set<string>();
+  for (const matchers of selectors) for (const m of matchers) if (!COLUMN_LABELS.has(m.name)) keys.add(m.name);
+  return [...keys].sort();
+}
+const COLUMN_LABELS = new Set([METRIC_NAME, 'job', 'le', 'quantile']);
+
+// ── target_info ──
+
+export const TARGET_INFO = 'target_info';
+const IDENTIFYING = new Set(['service.name', 'service.namespace', 'service.instance.id']);
+
+/** A row of planMetricTargetInfo. */
+export interface TargetInfoRow {
+  resource_attr_str?: unknown;
+  resource_attr_int?: unknown;
+  resource_attr_double?: unknown;
+  resource_attr_bool?: unknown;
+  /** "ms,ms,…": the distinct times of the resource's points. */
+  times: unknown;
+}
+
+/**
+ * Prometheus's `target_info` series of OpenTelemetry resources, as its OTLP receiver makes them:
+ * value 1, labels the resource attributes other than service.name / service.namespace /
+ * service.instance.id (names translated as other labels; colliding keys joined with `;`), plus
+ * job and instance from those; none for a resource with only identifying attributes or with
+ * neither job nor instance. The receiver writes one sample per export at its newest point time;
+ * Floe does not keep export boundaries, so a sample stands at every time the resource has points
+ * (what periodic exports, one point time each, make).
+ */
+export function buildTargetInfo(rows: Iterable<TargetInfoRow>): RawSeries[] {
+  const out = new Map<string, { labels: Labels; times: Set<number> }>();
+  for (const r of rows) {
+    const byName = new Map<string, Array<[string, string]>>();
+    const resource = new Map<string, string>();
+    let others = 0;
+    for (const col of ['resource_attr_str', 'resource_attr_int', 'resource_attr_double', 'resource_attr_bool'] as const) {
+      for (const [k, v] of mapEntries(r[col])) {
+        const text = attributeText(v);
+        resource.set(k, text);
+        if (IDENTIFYING.has(k)) continue;
+        others++;
+        const name = otelLabelName(k);
+        let list = byName.get(name);
+        if (!list) byName.set(name, (list = []));
+        list.push([k, text]);
+      }
+    }
+    if (others === 0) continue;
+    const labels = makeLabels();
+    for (const [name, list] of byName) {
+      list.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      const value = list.map(([, v]) => v).filter((v) => v !== '').join(';');
+      if (value !== '') labels[name] = value;
+    }
+    const service = resource.get('service.name');
+    const namespace = resource.get('service.namespace');
+    if (service) labels.job = namespace ? `${namespace}/${service}` : service;
+    const instance = resource.get('service.instance.id');
+    if (instance) labels.instance = instance;
+    if (labels.job === undefined && labels.instance === undefined) continue;
+    labels[METRIC_NAME] = TARGET_INFO;
+    const key = Object.keys(labels).sort().map((k) => `${k}\u0000${labels[k]}`).join('\u0001');
+    let e = out.get(key);
+    if (!e) out.set(key, (e = { labels, times: new Set() }));
+    if (typeof r.times === 'string' && r.times !== '') for (const t of r.times.split(',')) e.times.add(Number(t));
+  }
+  return [...out.values()].map((e) => {
+    const t = Float64Array.from(e.times).sort();
+    return { labels: e.labels, t, v: new Float64Array(t.length).fill(1) };
+  });
 }
 
 // ── rows ──────────────────────────────────────────────────────────────────────────────────────
@@ -340,7 +424,7 @@ export function buildPromSeries(seriesRows: readonly SeriesRow[], points: Iterab
       family: promFamily({ metricName: r.metric_name, metricType: r.metric_type, unit: r.unit, description: '', isMonotonic: r.is_monotonic, temporality: '', rw: r.rw }),
     });
   }
-  const out = new Map<string, RawSeries>();
+  const out = new Map<string, { labels: Labels; t: number[]; v: number[]; stale: boolean[] }>();
   const push = (seriesId: string, suffixKey: string, makeLabelsFn: () => Labels, t: number, v: number, stale: boolean) => {
     const k = `${seriesId}\u0000${suffixKey}`;
     let s = out.get(k);
@@ -386,5 +470,101 @@ export function buildPromSeries(seriesRows: readonly SeriesRow[], points: Iterab
         push(p.series_id, '', named(family.names[0]!), t, num(p.value), stale);
     }
   }
-  return [...out.values()];
+  return [...out.values()].map((s) => (s.stale.includes(true) ? s : { labels: s.labels, t: s.t, v: s.v }));
+}
+
+/** A row of planMetricSeriesPoints: a plain series' labels and its points (comma-separated text or lists). */
+export interface SeriesPointsRow extends SeriesRow {
+  /** "ms value,ms value,…" in any order. */
+  tv: unknown;
+  /** "ms,ms,…": times of staleness markers, or null. */
+  stale_t: unknown;
+}
+
+const textNumber = (part: string): number => {
+  const x = Number(part);
+  if (!Number.isNaN(x)) return x;
+  return part === 'inf' || part === '+inf' ? Infinity : part === '-inf' ? -Infinity : NaN;
+};
+
+/** "ms value,ms value,…" (DuckDB's text of integers and doubles) as times and values sorted by time. */
+export function parsePointText(text: string): { t: Float64Array; v: Float64Array } {
+  if (text === '') return { t: new Float64Array(0), v: new Float64Array(0) };
+  let n = 1;
+  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 44) n++;
+  let t = new Float64Array(n);
+  let v = new Float64Array(n);
+  let start = 0;
+  let sorted = true;
+  for (let k = 0; k < n; k++) {
+    let end = text.indexOf(',', start);
+    if (end < 0) end = text.length;
+    const space = text.indexOf(' ', start);
+    t[k] = Number(text.slice(start, space));
+    v[k] = textNumber(text.slice(space + 1, end));
+    if (k > 0 && t[k]! < t[k - 1]!) sorted = false;
+    start = end + 1;
+  }
+  if (!sorted) {
+    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => t[a]! - t[b]! || a - b);
+    t = Float64Array.from(order, (i) => t[i]!);
+    v = Float64Array.from(order, (i) => v[i]!);
+  }
+  return { t, v };
+}
+
+/** Comma-separated numbers as DuckDB prints doubles and integers (`nan`, `inf`, `-inf` included). */
+export function parseFloatList(text: string): Float64Array {
+  if (text === '') return new Float64Array(0);
+  const parts = text.split(',');
+  return Float64Array.from(parts, textNumber);
+}
+
+/** A list value as a Float64Array: comma-separated text, or a list (zero-copy for an Arrow Float64 vector without nulls). */
+export function floatList(v: unknown): Float64Array {
+  if (v === null || v === undefined) return new Float64Array(0);
+  if (typeof v === 'string') return parseFloatList(v);
+  if (v instanceof Float64Array) return v;
+  const arr = typeof (v as { toArray?: unknown }).toArray === 'function' ? (v as { toArray(): ArrayLike<unknown> }).toArray() : (v as ArrayLike<unknown>);
+  if (arr instanceof Float64Array) return arr;
+  return Float64Array.from(arr as ArrayLike<number>, (x) => Number(x));
+}
+
+/**
+ * Plain stored series (gauges and sums: one Prometheus series each) with their points as typed
+ * arrays, from planMetricSeriesPoints rows. Two points at one millisecond keep the later one.
+ */
+export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
+  const out: RawSeries[] = [];
+  for (const r of rows) {
+    if (typeof r.tv !== 'string' || r.tv === '') continue;
+    let { t, v } = parsePointText(r.tv);
+    let dup = false;
+    for (let i = 1; i < t.length; i++) if (t[i] === t[i - 1]) dup = true;
+    const staleT = floatList(r.stale_t).sort();
+    let stale: Uint8Array | undefined;
+    if (staleT.length > 0) {
+      stale = new Uint8Array(t.length);
+      for (let i = 0, j = 0; i < t.length && j < staleT.length; i++) {
+        while (j < staleT.length && staleT[j]! < t[i]!) j++;
+        if (staleT[j] === t[i]) stale[i] = 1;
+      }
+    }
+    if (dup) {
+      const keep: number[] = [];
+      for (let i = 0; i < t.length; i++) {
+        if (i + 1 < t.length && t[i + 1] === t[i]) continue;
+        keep.push(i);
+      }
+      const t2 = Float64Array.from(keep, (i) => t[i]!);
+      const v2 = Float64Array.from(keep, (i) => v[i]!);
+      if (stale) stale = Uint8Array.from(keep, (i) => stale![i]!);
+      t = t2;
+      v = v2;
+    }
+    const family = promFamily({ metricName: r.metric_name, metricType: r.metric_type, unit: r.unit, description: '', isMonotonic: r.is_monotonic, temporality: '', rw: r.rw });
+    const labels = Object.assign(makeLabels(), baseLabels(r), { [METRIC_NAME]: family.names[0]! });
+    out.push(stale ? { labels, t, v, stale } : { labels, t, v });
+  }
+  return out;
 }

@@ -1,5 +1,5 @@
 import { FloeError } from '@floe/errors';
-import type { MetricCatalog, MetricExemplars, MetricPoints, MetricSeriesList, MetricWindow } from '../ir/metrics.ts';
+import type { MetricCatalog, MetricExemplars, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from '../ir/metrics.ts';
 import { SqlBuilder, literal, type PlannerTable } from './printer.ts';
 import type { PlannedQuery } from './logs.ts';
 
@@ -14,7 +14,13 @@ import type { PlannedQuery } from './logs.ts';
  * the querier opens only those hour partitions), metric-name pushdown (`metric_name IN (…)`, the
  * table's first sort key, so row groups of other metrics are skipped by their statistics), and
  * projection pruning (the label maps are read once per series by the series query, never per
- * point; distribution columns only when a histogram or summary is selected).
+ * point; distribution columns only when a histogram or summary is selected), and label-matcher
+ * pushdown on remote-written rows (`MetricSelect`): `=`, `!=`, `=~`, `!~` on their labels
+ * (`point_attr_str[$key]`, absent = '', as Prometheus; `job = "x"` on the `service_name` column,
+ * which remote write fills from job), regexes as RE2 full matches with `.` matching newlines (the
+ * Prometheus 3 flags; literal alternations `a|b` become `IN`), so only the matching series of those
+ * metrics are read. OpenTelemetry rows are never filtered by labels here: their Prometheus labels
+ * exist only after translation (promql/series.ts), which the evaluator matches exactly anyway.
  */
 
 /** The scope_name that marks remote-written rows (services/acceptor/src/remote-write.ts). */
@@ -31,6 +37,63 @@ function windowSql(b: SqlBuilder, w: MetricWindow): string {
 function namesSql(b: SqlBuilder, names: readonly string[]): string {
   if (names.length === 0) return 'FALSE';
   return `${b.column('metric_name')} IN (${names.map((n) => `CAST(${b.param(n)} AS VARCHAR)`).join(', ')})`;
+}
+
+/** A regex Prometheus anchors, as literal alternatives when it is only that (`a|b|c`). */
+function literalAlternatives(pattern: string): string[] | undefined {
+  if (!/^[A-Za-z0-9_\-:/ ,@=]*(\|[A-Za-z0-9_\-:/ ,@=]*)*$/.test(pattern)) return undefined;
+  return pattern.split('|');
+}
+
+/** One matcher on remote-written rows, or undefined when it filters nothing. */
+function matcherSql(b: SqlBuilder, m: MetricLabelMatch): string | undefined {
+  if (m.label === '__name__') return undefined;
+  // Remote write sets service_name = job (services/acceptor/src/remote-write.ts).
+  if (m.op === '=' && m.label === 'job' && m.value !== '') return `${b.column('service_name')} = ${b.param(m.value)}`;
+  if ((m.op === '=~' || m.op === '!~') && m.value === '.*') return m.op === '=~' ? undefined : 'FALSE';
+  const text = `coalesce(${b.column('point_attr_str')}[${b.param(m.label)}], '')`;
+  switch (m.op) {
+    case '=':
+      return `${text} = ${b.param(m.value)}`;
+    case '!=':
+      return `${text} <> ${b.param(m.value)}`;
+    case '=~':
+    case '!~': {
+      const not = m.op === '!~' ? 'NOT ' : '';
+      if (m.value === '.+') return `${not}(${text} <> '')`;
+      const alts = literalAlternatives(m.value);
+      if (alts) return `${not}(${text} IN (${alts.map((a) => b.param(a)).join(', ')}))`;
+      return `${not}regexp_full_match(${text}, ${b.param(`(?s:${m.value})`)})`;
+    }
+  }
+}
+
+/** Rows of any of the selects: their names, and their matchers on remote-written rows. */
+function selectsSql(b: SqlBuilder, selects: readonly MetricSelect[]): string {
+  const parts: string[] = [];
+  for (const sel of selects) {
+    if (sel.metricNames.length === 0) continue;
+    const conds = sel.matchers.map((m) => matcherSql(b, m)).filter((x): x is string => x !== undefined);
+    const names = namesSql(b, sel.metricNames);
+    if (conds.length === 0) parts.push(names);
+    else parts.push(`(${names} AND (coalesce(${b.column('scope_name')}, '') <> ${b.param(REMOTE_WRITE_SCOPE)} OR (${conds.join(' AND ')})))`);
+  }
+  if (parts.length === 0) return 'FALSE';
+  return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
+}
+
+function typesSql(b: SqlBuilder, types: readonly string[] | undefined): string {
+  if (types === undefined) return 'TRUE';
+  if (types.length === 0) return 'FALSE';
+  return `${b.column('metric_type')} IN (${types.map((t) => b.param(t)).join(', ')})`;
+}
+
+/** Name, label and type filters of a series or points read. */
+function rowFilterSql(b: SqlBuilder, ir: { metricNames: string[]; selects?: MetricSelect[]; metricTypes?: string[] }): string {
+  const names = namesSql(b, ir.metricNames);
+  const selects = ir.selects ? ` AND ${selectsSql(b, ir.selects)}` : '';
+  const types = ir.metricTypes ? ` AND ${typesSql(b, ir.metricTypes)}` : '';
+  return `${names}${selects}${types}`;
 }
 
 function checkTable(table: PlannerTable, want: string) {
@@ -71,7 +134,7 @@ export function planMetricSeries(ir: MetricSeriesList, table: PlannerTable): Pla
     `  ${['explicit_bounds', 'quantiles', 'exp_scale', 'exp_zero_threshold', 'exp_positive_offset', 'exp_positive_bucket_counts', 'exp_negative_offset', 'exp_negative_bucket_counts'].map(latest).join(', ')},`,
     `  max(${t}) AS "last_ns"`,
     `FROM ${b.tableName()}`,
-    `WHERE ${windowSql(b, ir.window)} AND ${namesSql(b, ir.metricNames)}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${rowFilterSql(b, ir)}`,
     `GROUP BY ${b.column('series_id')}`,
     `ORDER BY 1`,
   ].join('\n');
@@ -96,7 +159,55 @@ export function planMetricPoints(ir: MetricPoints, table: PlannerTable): Planned
       ),
     );
   }
-  const sql = [`SELECT ${columns.join(', ')}`, `FROM ${b.tableName()}`, `WHERE ${windowSql(b, ir.window)} AND ${namesSql(b, ir.metricNames)}`, `ORDER BY 1, ${t}`].join('\n');
+  const sql = [`SELECT ${columns.join(', ')}`, `FROM ${b.tableName()}`, `WHERE ${windowSql(b, ir.window)} AND ${rowFilterSql(b, ir)}`, `ORDER BY 1, ${t}`].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.window) };
+}
+
+/**
+ * Plain (gauge, sum) series with their points: one row per series, labels read once, points as
+ * text `tv` = "ms value,ms value,…" (in no particular order: an ordered aggregate costs DuckDB a
+ * sort, so the reader sorts the few series that need it) and `stale_t` = "ms,ms,…", the times of
+ * staleness markers, or NULL. Text, because the querier hands each list item to JavaScript one
+ * by one while a string is one value; DuckDB prints doubles in their shortest round-trip form
+ * (`nan`, `inf`, `-inf` for the special values), so parsing gives back the same bits.
+ */
+export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTable): PlannedQuery {
+  checkTable(table, 'metrics');
+  const b = new SqlBuilder(table);
+  const rw = b.param(REMOTE_WRITE_SCOPE);
+  const t = b.column('time_unix_nano');
+  const ms = `CAST(${t} // 1000000 AS VARCHAR)`;
+  const maps = ir.otelLabels
+    ? [...LABEL_MAPS, 'resource_attr_str'].map((c) => `any_value(${b.column(c)}) AS ${literalIdent(c)}`)
+    : [`any_value(${b.column('point_attr_str')}) AS "point_attr_str"`];
+  const sql = [
+    `SELECT ${b.column('series_id')} AS "series_id", any_value(${b.column('metric_name')}) AS "metric_name", any_value(${b.column('metric_type')}) AS "metric_type",`,
+    `  any_value(coalesce(${b.column('unit')}, '')) AS "unit", bool_or(coalesce(${b.column('is_monotonic')}, FALSE)) AS "is_monotonic",`,
+    `  any_value(coalesce(${b.column('scope_name')}, '') = ${rw}) AS "rw", ${maps.join(', ')},`,
+    `  string_agg(${ms} || ' ' || CAST(coalesce(${b.column('value')}, CAST('NaN' AS DOUBLE)) AS VARCHAR), ',') AS "tv",`,
+    `  string_agg(${ms}, ',') FILTER (WHERE coalesce(${b.column('flags')}, 0) & 1 = 1) AS "stale_t"`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${selectsSql(b, ir.selects)} AND ${typesSql(b, ir.metricTypes)}`,
+    `GROUP BY ${b.column('series_id')}`,
+    `ORDER BY 1`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.window) };
+}
+
+const RESOURCE_MAPS = ['resource_attr_str', 'resource_attr_int', 'resource_attr_double', 'resource_attr_bool'] as const;
+
+/** OpenTelemetry resources of the window with the distinct times of their points ("ms,ms,…" as `times`). */
+export function planMetricTargetInfo(ir: MetricTargetInfo, table: PlannerTable): PlannedQuery {
+  checkTable(table, 'metrics');
+  const b = new SqlBuilder(table);
+  const rw = b.param(REMOTE_WRITE_SCOPE);
+  const sql = [
+    `SELECT ${RESOURCE_MAPS.map((c) => `any_value(${b.column(c)}) AS ${literalIdent(c)}`).join(', ')},`,
+    `  string_agg(DISTINCT CAST(${b.column('time_unix_nano')} // 1000000 AS VARCHAR), ',') AS "times"`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${windowSql(b, ir.window)} AND coalesce(${b.column('scope_name')}, '') <> ${rw}`,
+    `GROUP BY ${RESOURCE_MAPS.map((c) => `CAST(${b.column(c)} AS VARCHAR)`).join(', ')}`,
+  ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.window) };
 }
 

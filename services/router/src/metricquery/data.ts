@@ -1,10 +1,17 @@
 import {
+  buildPlainSeries,
   buildPromSeries,
+  buildTargetInfo,
+  matchValue,
+  planMetricTargetInfo,
+  TARGET_INFO,
+  type TargetInfoRow,
   matchLabels,
   planMetricCatalog,
   planMetricExemplars,
   planMetricPoints,
   planMetricSeries,
+  planMetricSeriesPoints,
   promFamily,
   storedNamesFor,
   type CatalogEntry,
@@ -15,6 +22,8 @@ import {
   type RawSeries,
   type SelectorWindow,
   type SeriesRow,
+  type SeriesPointsRow,
+  type MetricSelect,
 } from '@floe/query';
 import { metricExemplarsTable, metricsTable } from '@floe/schema';
 import type { FastifyRequest } from 'fastify';
@@ -40,15 +49,29 @@ export function rowsOf(table: Iterable<unknown>): Row[] {
 
 const msToNs = (ms: number) => BigInt(Math.trunc(ms)) * 1_000_000n;
 
+/** Stored types read as one Prometheus series per stored series, points as lists. */
+const PLAIN_TYPES = ['gauge', 'sum'];
+/** Stored types that make several Prometheus series per point (buckets, quantiles, _sum, _count). */
+const DISTRIBUTION_TYPES = ['histogram', 'exponential_histogram', 'summary'];
+
+/** Prometheus's default --query.max-samples. */
+export const DEFAULT_MAX_SAMPLES = 50_000_000;
+
+export const tooManySamples = () =>
+  new FloeError('execution', 'query processing would load too many samples into memory in query execution', { code: 'FLOE_ERR_PROMQL_TOO_MANY_SAMPLES' });
+
 export class MetricReader {
   readonly #querier: QuerierClient;
   readonly #req: FastifyRequest;
   readonly #deadline: number;
 
-  constructor(querier: QuerierClient, req: FastifyRequest, timeoutMs: number) {
+  readonly #maxSamples: number;
+
+  constructor(querier: QuerierClient, req: FastifyRequest, timeoutMs: number, maxSamples = DEFAULT_MAX_SAMPLES) {
     this.#querier = querier;
     this.#req = req;
     this.#deadline = Date.now() + timeoutMs;
+    this.#maxSamples = maxSamples;
   }
 
   remainingMs(): number {
@@ -83,30 +106,67 @@ export class MetricReader {
 
   /**
    * The Prometheus series every selector of a query reads, over the union of their windows:
-   * returns the per-selector source the evaluator calls.
+   * returns the per-selector source the evaluator calls. Each selector's stored metric names
+   * and label matchers are pushed down (remote-written rows are filtered by label in SQL); plain
+   * metrics come as one row per series with its points as lists, histograms and summaries as
+   * rows per point. More than `maxSamples` points in all is Prometheus's 422.
    */
   async selectorSource(windows: readonly SelectorWindow[]): Promise<(sel: PromVectorSelector) => RawSeries[]> {
     if (windows.length === 0) return () => [];
     const lo = Math.min(...windows.map((w) => w.minMs));
     const hi = Math.max(...windows.map((w) => w.maxMs));
     const catalog = await this.catalog(lo, hi);
-    const names = storedNamesFor(
-      catalog,
-      windows.map((w) => w.selector.matchers),
-    );
-    if (names.length === 0) return () => [];
-    const wanted = new Set(names);
-    const distributions = catalog.some((e) => wanted.has(e.metricName) && (e.metricType === 'histogram' || e.metricType === 'summary' || e.metricType === 'exponential_histogram'));
+    const byType = (types: string[]): MetricSelect[] =>
+      windows.map((w) => {
+        const names = storedNamesFor(
+          catalog.filter((e) => types.includes(e.metricType)),
+          [w.selector.matchers],
+        );
+        return { metricNames: names, matchers: w.selector.matchers.map((m) => ({ label: m.name, op: m.op, value: m.value })) };
+      });
+    const plain = byType(PLAIN_TYPES).filter((s) => s.metricNames.length > 0);
+    const dist = byType(DISTRIBUTION_TYPES).filter((s) => s.metricNames.length > 0);
+    const wantsTargetInfo =
+      catalog.some((e) => !e.rw) && windows.some((w) => w.selector.matchers.every((m) => m.name !== '__name__' || matchValue(m, TARGET_INFO)));
+    if (plain.length === 0 && dist.length === 0 && !wantsTargetInfo) return () => [];
     const window = { startNs: msToNs(lo), endNs: msToNs(hi) };
-    const seriesRows = await this.series(lo, hi, names);
-    const points = await this.run(planMetricPoints({ kind: 'metric_points', window, metricNames: names, distributions }, metricsTable));
-    const all = buildPromSeries(seriesRows, points as unknown as PointRow[]);
+    const plainNames = new Set(plain.flatMap((s) => s.metricNames));
+    const otelLabels = catalog.some((e) => !e.rw && plainNames.has(e.metricName) && PLAIN_TYPES.includes(e.metricType));
+    const readPlain = async (): Promise<RawSeries[]> => {
+      if (plain.length === 0) return [];
+      const rows = await this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: plain, metricTypes: PLAIN_TYPES, otelLabels }, metricsTable));
+      const series = buildPlainSeries(rows as unknown as SeriesPointsRow[]);
+      let n = 0;
+      for (const r of series) n += r.t.length;
+      if (n > this.#maxSamples) throw tooManySamples();
+      return series;
+    };
+    const readDistributions = async (): Promise<RawSeries[]> => {
+      if (dist.length === 0) return [];
+      const names = [...new Set(dist.flatMap((s) => s.metricNames))].sort();
+      const seriesRows = (await this.run(
+        planMetricSeries({ kind: 'metric_series', window, metricNames: names, selects: dist, metricTypes: DISTRIBUTION_TYPES }, metricsTable),
+      )) as unknown as SeriesRow[];
+      if (seriesRows.length === 0) return [];
+      const points = await this.run(planMetricPoints({ kind: 'metric_points', window, metricNames: names, distributions: true, selects: dist, metricTypes: DISTRIBUTION_TYPES }, metricsTable));
+      if (points.length > this.#maxSamples) throw tooManySamples();
+      return buildPromSeries(seriesRows, points as unknown as PointRow[]);
+    };
+    const readTargetInfo = async (): Promise<RawSeries[]> => (wantsTargetInfo ? this.targetInfo(lo, hi) : []);
+    const [a, b, c] = await Promise.all([readPlain(), readDistributions(), readTargetInfo()]);
+    const all = b.length === 0 && c.length === 0 ? a : [...a, ...b, ...c];
     const cache = new Map<PromVectorSelector, RawSeries[]>();
     return (sel) => {
       let hit = cache.get(sel);
       if (!hit) cache.set(sel, (hit = all.filter((s) => matchLabels(s.labels, sel.matchers))));
       return hit;
     };
+  }
+
+  /** `target_info` series of the OpenTelemetry resources with points in (startMs, endMs]. */
+  async targetInfo(startMs: number, endMs: number): Promise<RawSeries[]> {
+    const rows = await this.run(planMetricTargetInfo({ kind: 'metric_target_info', window: { startNs: msToNs(startMs), endNs: msToNs(endMs) } }, metricsTable));
+    return buildTargetInfo(rows as unknown as TargetInfoRow[]);
   }
 
   /** Stored metric names whose Prometheus names any of the selectors (or, with none, anything) can match. */

@@ -6,9 +6,12 @@ import {
   formatPromFloat,
   formatPromQL,
   matchLabels,
+  matchValue,
   parsePromQL,
+  TARGET_INFO,
   promFamily,
   selectorWindows,
+  selectorDemand,
   seriesLabelSets,
   promLabelsKey,
   type EvalOptions,
@@ -19,6 +22,7 @@ import {
   type SeriesRow,
 } from '@floe/query';
 import type { QuerierClient } from '../querier-client.ts';
+import type { QueryDemand } from '../query-demand.ts';
 import { MetricReader, mapLabels } from './results.ts';
 import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 
@@ -40,6 +44,10 @@ export interface MetricQueryOptions {
   lookbackDeltaMs?: number;
   /** Step of subqueries written without one (Prometheus: global evaluation_interval), default 60s. */
   defaultSubqueryStepMs?: number;
+  /** Points a query may read (Prometheus's --query.max-samples), default 50,000,000; more is 422. */
+  maxSamples?: number;
+  /** Counts the label names queries filter on that have no column (spec 1: query demand). */
+  demand?: QueryDemand;
 }
 
 const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
@@ -99,6 +107,11 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   const subStep = opts.defaultSubqueryStepMs ?? 60_000;
 
   const params = (req: FastifyRequest) => new PromParams(req.url, req.body);
+  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples);
+  /** Query demand: the selectors' label names without a column, table `metrics`. */
+  const noteDemand = (req: FastifyRequest, selectors: ReadonlyArray<readonly PromLabelMatcher[]>) => {
+    if (opts.demand && req.tenant) opts.demand.note(req.tenant.tenant, req.tenant.dataset, 'metrics', selectorDemand(selectors));
+  };
   const timeoutOf = (p: PromParams) => {
     const t = p.get('timeout');
     return t === undefined ? opts.queryTimeoutMs : Math.min(opts.queryTimeoutMs, parsePromDurationParam('timeout', t));
@@ -117,8 +130,9 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     both('/query', async (req, reply) => {
       const p = params(req);
       const expr = parsePromQL(requireParam(p, 'query'));
+      noteDemand(req, selectorsOf(expr).map((s) => s.matchers));
       const time = parsePromTime('time', p.get('time'), Date.now());
-      const reader = new MetricReader(opts.querier, req, timeoutOf(p));
+      const reader = openReader(req, timeoutOf(p));
       const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
       reader.remainingMs();
@@ -148,7 +162,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       if (step <= 0) throw new FloeError('bad_data', 'invalid parameter "step": zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_PROMQL_PARAM' });
       if ((end - start) / step > 11_000) throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
       const expr = parsePromQL(query);
-      const reader = new MetricReader(opts.querier, req, timeoutOf(p));
+      noteDemand(req, selectorsOf(expr).map((s) => s.matchers));
+      const reader = openReader(req, timeoutOf(p));
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
       // The range-query type rule is checked before any read.
       evalRange(expr, start, start - 1, step, () => [], evalOpts);
@@ -165,11 +180,20 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     const labelSets = async (req: FastifyRequest, p: PromParams, requireMatch: boolean): Promise<PromLabels[]> => {
       const matches = p.getAll('match[]').map(parseSelector);
       if (requireMatch && matches.length === 0) throw new FloeError('bad_data', 'no match[] parameter provided', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      noteDemand(req, matches);
       const { startMs, endMs } = labelWindow(p, Date.now());
-      const reader = new MetricReader(opts.querier, req, opts.queryTimeoutMs);
-      const { names } = await reader.namesFor(startMs, endMs, matches);
+      const reader = openReader(req, opts.queryTimeoutMs);
+      const { catalog, names } = await reader.namesFor(startMs, endMs, matches);
       const rows: SeriesRow[] = await reader.series(startMs, endMs, names);
       const out = new Map<string, PromLabels>();
+      const wantsTargetInfo =
+        catalog.some((e) => !e.rw) && (matches.length === 0 || matches.some((m) => m.every((x) => x.name !== '__name__' || matchValue(x, TARGET_INFO))));
+      if (wantsTargetInfo) {
+        for (const s of await reader.targetInfo(startMs, endMs)) {
+          if (matches.length > 0 && !matches.some((m) => matchLabels(s.labels, m))) continue;
+          out.set(promLabelsKey(s.labels), s.labels);
+        }
+      }
       for (const row of rows) {
         for (const labels of seriesLabelSets(row)) {
           if (matches.length > 0 && !matches.some((m) => matchLabels(labels, m))) continue;
@@ -197,8 +221,10 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const values = new Set<string>();
       if (name === '__name__' && p.getAll('match[]').length === 0) {
         const { startMs, endMs } = labelWindow(p, Date.now());
-        const reader = new MetricReader(opts.querier, req, opts.queryTimeoutMs);
-        for (const e of await reader.catalog(startMs, endMs)) for (const n of promFamily(e).names) values.add(n);
+        const reader = openReader(req, opts.queryTimeoutMs);
+        const catalog = await reader.catalog(startMs, endMs);
+        for (const e of catalog) for (const n of promFamily(e).names) values.add(n);
+        if (catalog.some((e) => !e.rw) && (await reader.targetInfo(startMs, endMs)).length > 0) values.add(TARGET_INFO);
       } else {
         for (const l of await labelSets(req, p, false)) if (l[name] !== undefined) values.add(l[name]!);
       }
@@ -218,7 +244,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const limit = parsePromLimit(p.get('limit'));
       const only = p.get('metric');
       const { startMs, endMs } = labelWindow(p, Date.now());
-      const reader = new MetricReader(opts.querier, req, opts.queryTimeoutMs);
+      const reader = openReader(req, opts.queryTimeoutMs);
       const out: Record<string, Array<{ type: string; help: string; unit: string }>> = {};
       for (const e of await reader.catalog(startMs, endMs)) {
         const fam = promFamily(e);
@@ -239,7 +265,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const endMs = parsePromTime('end', p.get('end'), now);
       const startMs = parsePromTime('start', p.get('start'), endMs - 3_600_000);
       const selectors = selectorsOf(expr).map((s) => s.matchers);
-      const reader = new MetricReader(opts.querier, req, timeoutOf(p));
+      noteDemand(req, selectors);
+      const reader = openReader(req, timeoutOf(p));
       const { names } = await reader.namesFor(startMs, endMs, selectors);
       const rows = await reader.exemplars(startMs, endMs, names);
       const seriesRows = await reader.series(startMs, endMs, names);
