@@ -287,6 +287,9 @@ function promqlCorpus(atMs: number): string[] {
   q.push(
     'rate(http_requests_total[5m] offset 5m)',
     'node_temperature offset 90s',
+    'http_requests_total - http_requests_total offset 1m',
+    '-node_temperature offset 90s',
+    'node_temperature * 2 + node_temperature @ end()',
     'delta(node_temperature[5m] offset 2m)',
     `node_temperature @ ${(atMs / 1000).toFixed(3)}`,
     `rate(http_requests_total[5m] @ ${(atMs / 1000).toFixed(3)})`,

@@ -51,6 +51,21 @@ describe('parsePromQL', () => {
     expect(e.args[0]!.at).toEqual({ kind: 'start' });
   });
 
+  it('binds a trailing offset or @ to the operand it follows, as Prometheus does', () => {
+    const e = parsePromQL('k_total - k_total offset 15s');
+    if (e.type !== 'binary' || e.lhs.type !== 'selector' || e.rhs.type !== 'selector') throw new Error('binary of selectors');
+    expect([e.lhs.offsetMs, e.rhs.offsetMs]).toEqual([0, 15_000]);
+    const at = parsePromQL('a * b + c @ 100');
+    if (at.type !== 'binary' || at.rhs.type !== 'selector' || at.lhs.type !== 'binary') throw new Error('binary');
+    expect(at.rhs.at).toEqual({ kind: 'time', ms: 100_000 });
+    expect(at.lhs.rhs.type === 'selector' && at.lhs.rhs.at).toBe(undefined);
+    const neg = parsePromQL('-x offset 1m');
+    if (neg.type !== 'unary' || neg.expr.type !== 'selector') throw new Error('unary');
+    expect(neg.expr.offsetMs).toBe(60_000);
+    // A parenthesised expression takes no modifier.
+    expect(err('(a - b) offset 1m').message).toMatch(/must follow a vector selector/);
+  });
+
   it('refuses syntax errors with a position', () => {
     const e = err('sum(rate(x[5m])');
     expect(e.kind).toBe('bad_data');

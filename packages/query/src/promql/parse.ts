@@ -264,8 +264,16 @@ class Lowering {
     return this.duration(lit && lit.name !== 'OffsetDurationExpr' ? lit : n);
   }
 
-  /** Applies offset / @ to the selector or subquery they follow; Prometheus allows them nowhere else. */
+  /**
+   * Applies offset / @ to the selector or subquery they follow; Prometheus allows them nowhere
+   * else. The lezer grammar binds a trailing modifier looser than a binary or unary operator
+   * (`a - b offset 1m` parses as an OffsetExpr over the whole BinaryExpr), where Prometheus's own
+   * parser binds it to the operand it follows: so it goes to the rightmost operand (a
+   * parenthesised expression stops the descent and stays an error, as in Prometheus).
+   */
   modify(target: Expr, at: number, mod: { offsetMs?: number; at?: AtModifier }): void {
+    if (target.type === 'binary') return this.modify(target.rhs, at, mod);
+    if (target.type === 'unary') return this.modify(target.expr, at, mod);
     const t = target.type === 'matrix' ? target.selector : target;
     if (t.type !== 'selector' && t.type !== 'subquery') throw this.error(at, 'offset and @ modifiers must follow a vector selector, range vector selector or subquery');
     if (mod.offsetMs !== undefined) {
