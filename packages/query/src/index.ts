@@ -86,7 +86,8 @@ export type {
 } from './ir/log-metrics.ts';
 export { MAX_STEPS, MAX_SUB_BUCKETS, SAMPLE_COLUMNS, gridSteps, partialOf, sampleWindows } from './ir/log-metrics.ts';
 export { lowerMetricQuery, volumeQuery, SERIES_IDENTITY } from './logql/lower-metric.ts';
-export { evaluateMetricQuery, compareLabels, labelsKey, quantile, expandTemplate } from './logql/evaluate.ts';
+export { evaluateMetricQuery, compareLabels, labelsKey, quantile } from './logql/evaluate.ts';
+export { expandTemplate } from './regex-template.ts';
 export type { LeafData, MetricResult, SampleRow, Series } from './logql/evaluate.ts';
 export { planLogSample, detectedLevelSql, seriesLabelSql } from './sql/log-metrics.ts';
 // PromQL (issue 6): parse → evaluate over fetched series (promql/), metric reads planned as SQL (sql/metrics.ts).

@@ -4,6 +4,7 @@ import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
 import { LABEL_NAME_RE, METRIC_NAME, compareLabels, copyLabels, dropMetricName, formatFloat, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from './labels.ts';
 import { anchoredRegex, typeOf } from './parse.ts';
+import { expandTemplate } from '../regex-template.ts';
 
 /**
  * The PromQL evaluator: Prometheus 3 semantics over series the caller fetched, with no I/O.
@@ -474,47 +475,6 @@ function instantDelta(t: Floats, v: Floats, lo: number, hi: number, isRate: bool
   return result;
 }
 
-/** Go regexp.Expand-style template expansion of label_replace's replacement. */
-function expandTemplate(template: string, m: RegExpExecArray): string {
-  let out = '';
-  for (let i = 0; i < template.length; i++) {
-    const c = template[i]!;
-    if (c !== '$' || i === template.length - 1) {
-      out += c;
-      continue;
-    }
-    if (template[i + 1] === '$') {
-      out += '$';
-      i++;
-      continue;
-    }
-    let name: string;
-    if (template[i + 1] === '{') {
-      const close = template.indexOf('}', i + 2);
-      if (close < 0) {
-        out += c;
-        continue;
-      }
-      name = template.slice(i + 2, close);
-      if (!/^[A-Za-z0-9_]+$/.test(name)) {
-        out += c;
-        continue;
-      }
-      i = close;
-    } else {
-      const mm = /^[A-Za-z0-9_]+/.exec(template.slice(i + 1));
-      if (!mm) {
-        out += c;
-        continue;
-      }
-      name = mm[0];
-      i += name.length;
-    }
-    if (/^\d+$/.test(name)) out += m[Number(name)] ?? '';
-    else out += m.groups?.[name] ?? '';
-  }
-  return out;
-}
 
 // ── the evaluator ─────────────────────────────────────────────────────────────────────────────
 

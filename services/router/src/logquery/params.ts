@@ -1,5 +1,6 @@
 import { FloeError } from '@floe/errors';
 import { parseDuration, type Direction, type TimeRange } from '@floe/query';
+import { RequestParams } from '../request-params.ts';
 
 /**
  * Request parameters of the Loki-compatible API (reference/api-contracts.md §1.1), read the way
@@ -16,25 +17,7 @@ export const MAX_LIMIT = 5000;
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_LOGQL_PARAM' });
 
-/** Parameters from the query string and, for POST, a form body (later values do not override). */
-export class RequestParams {
-  readonly #all: URLSearchParams;
-
-  constructor(url: string, body?: unknown) {
-    const q = url.indexOf('?');
-    this.#all = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
-    if (body instanceof URLSearchParams) for (const [k, v] of body) this.#all.append(k, v);
-  }
-
-  get(name: string): string | undefined {
-    const v = this.#all.get(name);
-    return v === null || v === '' ? undefined : v;
-  }
-
-  getAll(name: string): string[] {
-    return this.#all.getAll(name).filter((v) => v !== '');
-  }
-}
+export { RequestParams };
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
 

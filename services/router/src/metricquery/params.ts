@@ -1,5 +1,6 @@
 import { FloeError } from '@floe/errors';
 import { parsePromDuration } from '@floe/query';
+import { RequestParams as PromParams } from '../request-params.ts';
 
 /**
  * Request parameters of the Prometheus-compatible API (reference/api-contracts.md §2): query
@@ -10,24 +11,8 @@ import { parsePromDuration } from '@floe/query';
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROMQL_PARAM' });
 
-export class PromParams {
-  readonly #all: URLSearchParams;
-
-  constructor(url: string, body?: unknown) {
-    const q = url.indexOf('?');
-    this.#all = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
-    if (body instanceof URLSearchParams) for (const [k, v] of body) this.#all.append(k, v);
-  }
-
-  get(name: string): string | undefined {
-    const v = this.#all.get(name);
-    return v === null || v === '' ? undefined : v;
-  }
-
-  getAll(name: string): string[] {
-    return this.#all.getAll(name).filter((v) => v !== '');
-  }
-}
+/** Prometheus's request parameters: the query string, then on POST the form body. */
+export { PromParams };
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
 
