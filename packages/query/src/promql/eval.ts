@@ -5,6 +5,7 @@ import { KEEPS_METRIC_NAME } from './functions.ts';
 import { LABEL_NAME_RE, METRIC_NAME, compareLabels, copyLabels, dropMetricName, formatFloat, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from './labels.ts';
 import { anchoredRegex, typeOf } from './parse.ts';
 import { expandTemplate } from '../regex-template.ts';
+import { evalSteps } from './steps.ts';
 
 /**
  * The PromQL evaluator: Prometheus 3 semantics over series the caller fetched, with no I/O.
@@ -318,7 +319,7 @@ function goPow(a: number, b: number): number {
   return Math.pow(a, b);
 }
 
-function arith(op: string, a: number, b: number): number {
+export function arith(op: string, a: number, b: number): number {
   switch (op) {
     case '+':
       return a + b;
@@ -339,7 +340,7 @@ function arith(op: string, a: number, b: number): number {
   }
 }
 
-function compare(op: string, a: number, b: number): boolean {
+export function compare(op: string, a: number, b: number): boolean {
   switch (op) {
     case '==':
       return a === b;
@@ -405,7 +406,7 @@ const MATH_FNS: Record<string, (v: number) => number> = {
 };
 
 /** Functions of one window of samples lo ≤ i < hi (range vector → instant vector); windows are never empty. */
-const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: number, m: Matrix) => number | undefined> = {
+export const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: number, m: { start: number; end: number }) => number | undefined> = {
   sum_over_time: (_t, v, lo, hi) => kahanSum(v, lo, hi),
   avg_over_time: (_t, v, lo, hi) => mean(v, lo, hi),
   min_over_time: (_t, v, lo, hi) => {
@@ -1068,7 +1069,7 @@ class Evaluator {
   }
 }
 
-function parseLe(le: string): number | undefined {
+export function parseLe(le: string): number | undefined {
   const t = le.trim();
   if (t === '+Inf' || t === 'Inf' || t === '+inf' || t === 'inf') return Infinity;
   if (t === '-Inf' || t === '-inf') return -Infinity;
@@ -1121,8 +1122,8 @@ export function evalInstant(expr: Expr, timeMs: number, source: SeriesSource, op
   }
 }
 
-/** A range query: evaluation at start, start + step, …, ≤ end. */
-export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions): RangeResult {
+/** A range query: evaluation at start, start + step, …, ≤ end (`stepwise`: never series at a time, for tests). */
+export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions, stepwise = false): RangeResult {
   const type = typeOf(expr);
   if (type !== 'scalar' && type !== 'vector') {
     throw new FloeError('bad_data', `invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`, {
@@ -1134,6 +1135,14 @@ export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: nu
     throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
   }
   const ev = new Evaluator(source, opts);
+  // The common shapes series at a time (steps.ts); the same answers, or undefined.
+  if (!stepwise && startMs <= endMs) {
+    const times: number[] = [];
+    for (let t = startMs; t <= endMs; t += stepMs) times.push(t);
+    const cx = { steps: Float64Array.from(times), lookbackMs: opts.lookbackMs, seriesOf: (s: VectorSelector) => ev.seriesOf(s), fresh: (s: RawSeries) => ev.fresh(s), refTime: (a: AtModifier | undefined, ts: number, o: number) => ev.refTime(a, ts, o) };
+    const fast = evalSteps(expr, cx);
+    if (fast) return { resultType: 'matrix', result: fast };
+  }
   const byKey = new Map<string, SeriesPoints>();
   for (let t = startMs; t <= endMs; t += stepMs) {
     const v = ev.eval(expr, t);

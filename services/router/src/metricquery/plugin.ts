@@ -24,6 +24,7 @@ import {
 import type { QuerierClient } from '../querier-client.ts';
 import type { QueryDemand } from '../query-demand.ts';
 import { MetricReader, mapLabels } from './results.ts';
+import { CatalogCache } from './data.ts';
 import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 
 /**
@@ -107,7 +108,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   const subStep = opts.defaultSubqueryStepMs ?? 60_000;
 
   const params = (req: FastifyRequest) => new PromParams(req.url, req.body);
-  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples);
+  const catalogs = new CatalogCache();
+  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples, catalogs);
   /** Query demand: the selectors' label names without a column, table `metrics`. */
   const noteDemand = (req: FastifyRequest, selectors: ReadonlyArray<readonly PromLabelMatcher[]>) => {
     if (opts.demand && req.tenant) opts.demand.note(req.tenant.tenant, req.tenant.dataset, 'metrics', selectorDemand(selectors));
