@@ -50,7 +50,10 @@ export type PartialKind = 'count' | 'bytes' | 'sum' | 'avg' | 'min' | 'max' | 'm
 export const SAMPLE_COLUMNS = {
   /** Sub-bucket index j >= 0: the row lies in (origin + j·width, origin + (j+1)·width]. */
   bucket: 'j',
-  /** The i-th series label of `groupBy` is column `l<i>` ('' when the row does not carry it). */
+  /**
+   * The i-th series label of `groupBy` is column `l<i>` ('' or NULL when the row does not carry
+   * it). Several rows may share one (labels, bucket): their partials are merged like sub-buckets.
+   */
   label: (i: number) => `l${i}`,
   count: 'n',
   bytes: 'b',

@@ -44,3 +44,41 @@ describe('regex shortcuts', () => {
     }
   });
 });
+
+/**
+ * On a column the shortcuts (and `!= ""`) are printed on the bare column, NULL standing for the
+ * absent label: each must still select exactly what the coalesced full match selects, NULL rows
+ * included.
+ */
+describe('regex shortcuts and empty-value matchers on a column', () => {
+  let cdb: LogsDb;
+  beforeAll(async () => {
+    cdb = await openLogsDb([...VALUES, 'null'].map((v, i) => ({ t: i + 1, service: v, severity: 'INFO', body: `row ${i}` })));
+    await cdb.run({ sql: `UPDATE logs SET service_name = NULL WHERE body = $1`, params: [`row ${VALUES.length}`] });
+  });
+  afterAll(() => cdb.close());
+
+  const columnRows = async (q: string) => {
+    const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range: { startNs: 0n, endNs: 1000n }, direction: 'forward', limit: 1000 }), LOGS, { metadata: false });
+    return { sql: plan.sql, lines: (await cdb.run(plan)).map((r) => String(r.line)) };
+  };
+  const columnTruth = async (cond: string, value: string) =>
+    (await cdb.run({ sql: `SELECT body AS line FROM logs WHERE ${cond} ORDER BY time_unix_nano`, params: [value] })).map((r) => String(r.line));
+
+  it.each(['.+', '.*'])('service_name =~ / !~ %j', async (re) => {
+    for (const [op, negate] of [['=~', false], ['!~', true]] as const) {
+      const q = `{level="INFO", service_name${op}${JSON.stringify(re)}}`;
+      const got = await columnRows(q);
+      expect({ q, lines: got.lines }).toEqual({ q, lines: await columnTruth(`${negate ? 'NOT ' : ''}regexp_full_match(coalesce(service_name, ''), $1)`, re) });
+      expect(got.sql).not.toContain('regexp_full_match');
+      expect(got.sql).not.toContain('coalesce("service_name"');
+    }
+  });
+
+  it('service_name != "" and = ""', async () => {
+    for (const op of ['!=', '='] as const) {
+      const q = `{level="INFO", service_name${op}""}`;
+      expect({ q, lines: (await columnRows(q)).lines }).toEqual({ q, lines: await columnTruth(`coalesce(service_name, '') ${op === '=' ? '=' : '<>'} $1`, '') });
+    }
+  });
+});

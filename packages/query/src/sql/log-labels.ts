@@ -89,9 +89,16 @@ export function labelNumber(b: SqlBuilder, target: LabelTarget): string {
  */
 export function matchSql(b: SqlBuilder, m: LabelMatch): string {
   const target = resolveLogLabel(m.label, b.table);
-  if (target.kind === 'column' && m.value !== '' && (m.op === '=' || m.op === '!=')) {
+  if (target.kind === 'column') {
     const col = b.column(target.column);
-    return m.op === '=' ? `${col} = ${b.param(m.value)}` : `${col} IS DISTINCT FROM ${b.param(m.value)}`;
+    if (m.value !== '' && (m.op === '=' || m.op === '!=')) {
+      return m.op === '=' ? `${col} = ${b.param(m.value)}` : `${col} IS DISTINCT FROM ${b.param(m.value)}`;
+    }
+    // `!= ""` holds for exactly the non-NULL, non-empty values: the bare column keeps the test a
+    // filter DuckDB's Parquet scan applies itself (a coalesce around the column costs ~4x the scan).
+    if (m.value === '' && m.op === '!=') return `${col} <> ${b.param(m.value)}`;
+    const short = m.op === '=~' || m.op === '!~' ? regexShortcut(m.value) : undefined;
+    if (short) return columnShortcutSql(b, col, short, m.op === '!~');
   }
   const text = labelText(b, target);
   switch (m.op) {
@@ -126,6 +133,21 @@ export function regexShortcut(re: string): RegexShortcut | undefined {
 function shortcutSql(b: SqlBuilder, text: string, s: RegexShortcut): string {
   const noNewline = `NOT contains(${text}, ${b.param('\n')})`;
   return s.nonEmpty ? `(${text} <> '' AND ${noNewline})` : noNewline;
+}
+
+/**
+ * The same tests on a column, written on the bare column (NULL is the absent label, i.e. ''), so
+ * that DuckDB pushes them into the Parquet scan. Each is exact under SQL's three-valued logic as
+ * a WHERE condition (NULL rejects the row) and never yields NULL where the row must pass:
+ *   =~ ".+"  col <> '' AND NOT contains(col, nl)       (NULL: rejected, as '' is)
+ *   =~ ".*"  col IS NULL OR NOT contains(col, nl)      ('' and NULL pass)
+ *   !~ ".+"  col IS NULL OR col = '' OR contains(col, nl)
+ *   !~ ".*"  col IS NOT NULL AND contains(col, nl)
+ */
+function columnShortcutSql(b: SqlBuilder, col: string, s: RegexShortcut, negated: boolean): string {
+  const nl = b.param('\n');
+  if (!negated) return s.nonEmpty ? `(${col} <> '' AND NOT contains(${col}, ${nl}))` : `(${col} IS NULL OR NOT contains(${col}, ${nl}))`;
+  return s.nonEmpty ? `(${col} IS NULL OR ${col} = '' OR contains(${col}, ${nl}))` : `(${col} IS NOT NULL AND contains(${col}, ${nl}))`;
 }
 
 const NUMERIC_SQL: Record<NumericOp, string> = { '>': '>', '>=': '>=', '<': '<', '<=': '<=', '==': '=', '!=': '<>' };

@@ -166,6 +166,14 @@ describe('vector aggregations', () => {
     ]);
   });
 
+  it('detected_level alone: rows whose severity differs but derives the same level are one series', async () => {
+    // (0s, 60s]: checkout ERROR at 30s and the web line with only severity number 17 at 45s; (60s, 120s]: ERROR at 90s.
+    expect(await matrix('sum by (detected_level) (count_over_time({service_name=~".+"}[1m]))')).toContainEqual([{ detected_level: 'error' }, [[60, 2], [120, 1]]]);
+    // Bytes and a non-additive function over the same derived label: 30 + 5 bytes, then 9.
+    expect(await matrix('sum by (detected_level) (bytes_over_time({service_name=~".+"}[1m]))')).toContainEqual([{ detected_level: 'error' }, [[60, 35], [120, 9]]]);
+    expect(await matrix('max by (detected_level) (count_over_time({service_name=~".+"}[1m]) by (detected_level))')).toContainEqual([{ detected_level: 'error' }, [[60, 2], [120, 1]]]);
+  });
+
   it('avg, min, max, count, stddev and stdvar across series (population)', async () => {
     const inner = 'sum by (service_name) (count_over_time({service_name=~".+"}[1m]))'; // checkout 4,2; billing 1,1; web 1,1
     expect(await matrix(`avg(${inner})`)).toEqual([[{}, [[60, 2], [120, 4 / 3]]]]);
