@@ -3,7 +3,7 @@ import { TraceFlags, context, trace, type HrTime } from '@opentelemetry/api';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protoLogExporter, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * The LogQL golden suite (issue 5 acceptance): a fixed log dataset
@@ -104,7 +104,7 @@ function normalize(body: unknown, c: GoldenCase): unknown {
   return out;
 }
 
-describe('LogQL golden suite (embedded)', () => {
+describe.each<FloeMode>(['embedded', 'cluster'])('LogQL golden suite (%s)', (mode) => {
   let floe: FloeUnderTest;
   let key: string;
   const tenant = 'golden';
@@ -129,7 +129,7 @@ describe('LogQL golden suite (embedded)', () => {
   }
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded', config: { schema: { materialized_labels: DATASET.materializedLabels } } });
+    floe = await startFloe({ mode, config: { schema: { materialized_labels: DATASET.materializedLabels } } });
     key = (await floe.bootstrap(tenant)).api_key;
     await ingest(floe, { apiKey: key, tenant });
     const all = CASES.find((c) => c.name === 'limit: the newest lines over all streams')!;
