@@ -31,7 +31,7 @@ import { FsObjectStore, objectStoreFromConfig } from '@floe/storage';
 import { drive, fmt, loadAverage } from '../lib/drive.ts';
 import { startFloeProcess, type FloeProcess } from '../lib/floe-process.ts';
 import { MarkedTemplate, logsBody, spansBody } from '../lib/otlp-gen.ts';
-import { duBytes, startPrometheusReceiver, tsdbBlocks } from '../lib/prometheus-process.ts';
+import { duBytes, promMetric, startPrometheusReceiver, tsdbBlocks } from '../lib/prometheus-process.ts';
 import { REMOTE_WRITE_HEADERS, RemoteWriteStream, scrapeOffsetMs, type SeriesDef } from '../lib/remote-write-stream.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
 
@@ -218,7 +218,7 @@ async function prometheusRun() {
   const prom = await startPrometheusReceiver(['--web.enable-admin-api']);
   try {
     const r = await drive({ url: `${prom.url}/api/v1/write`, headers: REMOTE_WRITE_HEADERS, seconds: 3600, concurrency: CONCURRENCY, next: (w) => stream.next(w) });
-    const appended = await prom.metric('prometheus_tsdb_head_samples_appended_total');
+    const appended = await promMetric(prom, 'prometheus_tsdb_head_samples_appended_total');
     // Head compaction: the first 2 h become a block once the head spans more than 3 h.
     const waitStart = Date.now();
     while (tsdbBlocks(prom.tsdb).length === 0 && Date.now() - waitStart < 180_000) await sleep(1000);
@@ -231,7 +231,6 @@ async function prometheusRun() {
     return { ...r, appended, blocks, dirs, snapBlocks, waitedMs: Date.now() - waitStart, version: info.data.version };
   } finally {
     await prom.stop();
-    prom.remove();
   }
 }
 

@@ -14,7 +14,7 @@
  * Set FLOE_BENCH_CPU_PROF=<dir> to write a CPU profile of the Floe process.
  */
 import { startAppendBaseline } from '../lib/append-baseline.ts';
-import { cpuSeconds, drive, fmt, loadAverage, ownCpuSeconds, type DriveResult } from '../lib/drive.ts';
+import { errorSummary as errs, fmt, loadAverage, measuredDrive, type MeasuredDrive as Side } from '../lib/drive.ts';
 import { floeSqlScalar, startFloeProcess } from '../lib/floe-process.ts';
 import { MarkedTemplate, logsBody } from '../lib/otlp-gen.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
@@ -32,22 +32,11 @@ const next = () => {
 };
 const PROTOBUF = { 'content-type': 'application/x-protobuf' };
 
-interface Side extends DriveResult {
-  cpu: number;
-  genCpu: number;
-  load: string;
-}
-
 async function baseline(): Promise<Side> {
   const server = await startAppendBaseline();
-  const cpu0 = cpuSeconds(server.pid);
-  const gen0 = ownCpuSeconds();
-  const r = await drive({ url: `${server.url}/v1/logs`, headers: PROTOBUF, seconds: SECONDS, concurrency: CONCURRENCY, next });
-  const cpu = cpuSeconds(server.pid) - cpu0;
-  const genCpu = ownCpuSeconds() - gen0;
-  const load = loadAverage();
+  const r = await measuredDrive(server.pid, { url: `${server.url}/v1/logs`, headers: PROTOBUF, seconds: SECONDS, concurrency: CONCURRENCY, next });
   await server.stop();
-  return { ...r, cpu, genCpu, load };
+  return r;
 }
 
 async function floeRun(): Promise<Side & { backlog: number[]; drainMs: number; left: number; rows: bigint }> {
@@ -55,16 +44,11 @@ async function floeRun(): Promise<Side & { backlog: number[]; drainMs: number; l
   try {
     const headers = { ...PROTOBUF, authorization: `Bearer ${floe.apiKey}`, 'x-tenant-id': floe.tenant };
     const wal = new WalBacklog(floe.dir);
-    const cpu0 = cpuSeconds(floe.pid);
-    const gen0 = ownCpuSeconds();
-    const r = await drive({ url: `${floe.otlpHttpUrl}/v1/logs`, headers, seconds: SECONDS, concurrency: CONCURRENCY, next, onTick: () => wal.sample() });
-    const cpu = cpuSeconds(floe.pid) - cpu0;
-    const genCpu = ownCpuSeconds() - gen0;
-    const load = loadAverage();
+    const r = await measuredDrive(floe.pid, { url: `${floe.otlpHttpUrl}/v1/logs`, headers, seconds: SECONDS, concurrency: CONCURRENCY, next, onTick: () => wal.sample() });
     wal.sample();
     const drain = await wal.drained();
     const rows = BigInt((await floeSqlScalar(floe, 'SELECT count(*) FROM logs')) as bigint | number);
-    return { ...r, cpu, genCpu, load, backlog: wal.samples, drainMs: drain.ms, left: drain.left, rows };
+    return { ...r, backlog: wal.samples, drainMs: drain.ms, left: drain.left, rows };
   } finally {
     await floe.stop();
     if (!process.env.FLOE_BENCH_KEEP) floe.remove();
@@ -76,7 +60,6 @@ const base = await baseline();
 const floe = await floeRun();
 const baseRate = base.items / base.seconds;
 const floeRate = floe.items / floe.seconds;
-const errs = (r: DriveResult) => `${r.errors} errors${r.errors ? ` ${JSON.stringify(r.errorKinds)}, first: ${r.firstError}` : ''}`;
 console.log(`bench/ingest-logs: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${RECORDS} log records/request (${fmt(AVG_BYTES)} bytes on average)`);
 console.log(`  load average before: ${loadBefore}`);
 console.log(`  baseline (receive + append + fdatasync, undecoded): ${fmt(baseRate)} records/s (${errs(base)})`);

@@ -17,9 +17,9 @@
  * Prometheus remote-write queue does. One metadata request (TYPE/HELP) goes first, uncounted.
  * Set FLOE_BENCH_CPU_PROF=<dir> to write a CPU profile of the Floe process.
  */
-import { cpuSeconds, drive, fmt, loadAverage, ownCpuSeconds, type DriveResult } from '../lib/drive.ts';
+import { errorSummary as errs, fmt, loadAverage, measuredDrive, type MeasuredDrive as Side } from '../lib/drive.ts';
 import { floeSqlScalar, startFloeProcess } from '../lib/floe-process.ts';
-import { startPrometheusReceiver } from '../lib/prometheus-process.ts';
+import { promMetric, startPrometheusReceiver } from '../lib/prometheus-process.ts';
 import { REMOTE_WRITE_HEADERS, RemoteWriteStream, metadataRequest } from '../lib/remote-write-stream.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
 
@@ -32,30 +32,18 @@ const T0 = Math.floor(Date.now() / 1000) * 1000 - 30 * 60_000;
 
 const newStream = () => new RemoteWriteStream({ series: SERIES, shards: CONCURRENCY, perRequest: PER_REQUEST, t0Ms: T0, intervalMs: INTERVAL_MS });
 
-interface Side extends DriveResult {
-  cpu: number;
-  genCpu: number;
-  load: string;
-}
-
 async function prometheusRun(): Promise<Side & { appended: number; version: string }> {
   const stream = newStream();
   const prom = await startPrometheusReceiver();
   try {
     const meta = await fetch(`${prom.url}/api/v1/write`, { method: 'POST', body: metadataRequest(), headers: REMOTE_WRITE_HEADERS });
     if (meta.status !== 204) throw new Error(`Prometheus answered the metadata request with ${meta.status}: ${await meta.text()}`);
-    const cpu0 = cpuSeconds(prom.pid);
-    const gen0 = ownCpuSeconds();
-    const r = await drive({ url: `${prom.url}/api/v1/write`, headers: REMOTE_WRITE_HEADERS, seconds: SECONDS, concurrency: CONCURRENCY, next: (w) => stream.next(w) });
-    const cpu = cpuSeconds(prom.pid) - cpu0;
-    const genCpu = ownCpuSeconds() - gen0;
-    const load = loadAverage();
-    const appended = await prom.metric('prometheus_tsdb_head_samples_appended_total');
+    const r = await measuredDrive(prom.pid, { url: `${prom.url}/api/v1/write`, headers: REMOTE_WRITE_HEADERS, seconds: SECONDS, concurrency: CONCURRENCY, next: (w) => stream.next(w) });
+    const appended = await promMetric(prom, 'prometheus_tsdb_head_samples_appended_total');
     const info = (await (await fetch(`${prom.url}/api/v1/status/buildinfo`)).json()) as { data: { version: string } };
-    return { ...r, cpu, genCpu, load, appended, version: info.data.version };
+    return { ...r, appended, version: info.data.version };
   } finally {
     await prom.stop();
-    prom.remove();
   }
 }
 
@@ -68,16 +56,11 @@ async function floeRun(): Promise<Side & { backlog: number[]; drainMs: number; l
     const meta = await fetch(url, { method: 'POST', body: metadataRequest(), headers });
     if (meta.status !== 204) throw new Error(`Floe answered the metadata request with ${meta.status}: ${await meta.text()}`);
     const wal = new WalBacklog(floe.dir);
-    const cpu0 = cpuSeconds(floe.pid);
-    const gen0 = ownCpuSeconds();
-    const r = await drive({ url, headers, seconds: SECONDS, concurrency: CONCURRENCY, next: (w) => stream.next(w), onTick: () => wal.sample() });
-    const cpu = cpuSeconds(floe.pid) - cpu0;
-    const genCpu = ownCpuSeconds() - gen0;
-    const load = loadAverage();
+    const r = await measuredDrive(floe.pid, { url, headers, seconds: SECONDS, concurrency: CONCURRENCY, next: (w) => stream.next(w), onTick: () => wal.sample() });
     wal.sample();
     const drain = await wal.drained();
     const rows = BigInt((await floeSqlScalar(floe, 'SELECT count(*) FROM metrics')) as bigint | number);
-    return { ...r, cpu, genCpu, load, backlog: wal.samples, drainMs: drain.ms, left: drain.left, rows };
+    return { ...r, backlog: wal.samples, drainMs: drain.ms, left: drain.left, rows };
   } finally {
     await floe.stop();
     if (!process.env.FLOE_BENCH_KEEP) floe.remove();
@@ -90,7 +73,6 @@ const prom = await prometheusRun();
 const floe = await floeRun();
 const promRate = prom.items / prom.seconds;
 const floeRate = floe.items / floe.seconds;
-const errs = (r: DriveResult) => `${r.errors} errors${r.errors ? ` ${JSON.stringify(r.errorKinds)}, first: ${r.firstError}` : ''}`;
 const cpu = (r: Side) =>
   `receiver CPU ${fmt(r.cpu / r.seconds, 2)} cores (${fmt((r.cpu * 1e6) / r.items, 1)} µs per sample), load generator ${fmt(r.genCpu / r.seconds, 2)} cores, load avg after ${r.load}`;
 console.log(

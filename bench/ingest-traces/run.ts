@@ -7,17 +7,16 @@
  *   node bench/ingest-traces/run.ts [seconds=60] [concurrency=16] [spansPerRequest=100]
  */
 import { randomBytes } from 'node:crypto';
-import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
 import { startAppendBaseline } from '../lib/append-baseline.ts';
+import { drive, measuredDrive, type DriveOptions } from '../lib/drive.ts';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
-import { cpuSeconds } from '../lib/drive.ts';
+import { MARKER, MarkedTemplate } from '../lib/otlp-gen.ts';
+import { WalBacklog } from '../lib/wal-backlog.ts';
 
 const SECONDS = Number(process.argv[2] ?? 60);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
 const SPANS = Number(process.argv[4] ?? 100);
-const MARKER = Buffer.alloc(16, 0xab);
 
 /** A realistic SDK batch: one resource, SPANS spans of MARKER's trace with typed attributes. */
 function template(): Buffer {
@@ -50,46 +49,27 @@ function template(): Buffer {
   return Buffer.from(toBinary(ExportTraceServiceRequestSchema, req));
 }
 
-const TEMPLATE = template();
-const OFFSETS: number[] = [];
-for (let i = TEMPLATE.indexOf(MARKER); i >= 0; i = TEMPLATE.indexOf(MARKER, i + 16)) OFFSETS.push(i);
+const TEMPLATE = new MarkedTemplate(template(), SPANS);
+const PROTOBUF = { 'content-type': 'application/x-protobuf' };
 
-/** Each request gets a fresh trace id, so no two bodies are identical (resend dedup stays out). */
+/** A fresh body (its own trace id, so resend dedup stays out) and that id, for the visibility probes. */
 function nextBody(): { body: Buffer; traceId: string } {
-  const body = Buffer.from(TEMPLATE);
-  const id = randomBytes(16);
-  for (const o of OFFSETS) id.copy(body, o);
-  return { body, traceId: id.toString('hex') };
+  const body = TEMPLATE.next();
+  const at = TEMPLATE.offsets[0]!;
+  return { body, traceId: body.subarray(at, at + 16).toString('hex') };
 }
+const load = (url: string, headers: Record<string, string>, onTick?: () => void): DriveOptions => ({
+  url,
+  headers: { ...PROTOBUF, ...headers },
+  seconds: SECONDS,
+  concurrency: CONCURRENCY,
+  next: () => ({ body: TEMPLATE.next(), items: SPANS }),
+  ...(onTick ? { onTick } : {}),
+});
 
-async function drive(url: string, headers: Record<string, string>, seconds: number, onTick?: () => void): Promise<{ spans: number; errors: number; seconds: number }> {
-  let spans = 0;
-  let errors = 0;
-  const end = Date.now() + seconds * 1000;
-  const started = Date.now();
-  const tick = onTick ? setInterval(onTick, 5000) : undefined;
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (Date.now() < end) {
-        const { body } = nextBody();
-        try {
-          const res = await fetch(url, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', ...headers } });
-          await res.arrayBuffer();
-          if (res.status === 200) spans += SPANS;
-          else errors++;
-        } catch {
-          errors++;
-        }
-      }
-    }),
-  );
-  if (tick) clearInterval(tick);
-  return { spans, errors, seconds: (Date.now() - started) / 1000 };
-}
-
-async function baseline(): Promise<{ spans: number; errors: number; seconds: number }> {
+async function baseline() {
   const server = await startAppendBaseline();
-  const r = await drive(`${server.url}/v1/traces`, {}, SECONDS);
+  const r = await drive(load(`${server.url}/v1/traces`, {}));
   await server.stop();
   return r;
 }
@@ -97,22 +77,14 @@ async function baseline(): Promise<{ spans: number; errors: number; seconds: num
 async function floeRun() {
   const floe = await startFloeProcess();
   const auth = { authorization: `Bearer ${floe.apiKey}`, 'x-tenant-id': floe.tenant };
-  const walDir = join(floe.dir, 'data', 'wal');
-  const backlog: number[] = [];
-  const countSegments = () => {
-    try {
-      backlog.push(readdirSync(walDir).filter((f) => f.endsWith('.wal')).length);
-    } catch {
-      backlog.push(0);
-    }
-  };
+  const wal = new WalBacklog(floe.dir);
   // Ack → visible: a probe trace every 2 s, polled by id until the router returns it.
   const latencies: number[] = [];
   let probing = true;
   const probes = (async () => {
     while (probing) {
       const { body, traceId } = nextBody();
-      const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { 'content-type': 'application/x-protobuf', ...auth } });
+      const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { ...PROTOBUF, ...auth } });
       const acked = Date.now();
       if (res.status === 200) {
         for (;;) {
@@ -129,29 +101,25 @@ async function floeRun() {
       await new Promise((x) => setTimeout(x, 2000));
     }
   })();
-  const cpu0 = cpuSeconds(floe.pid);
-  const r = await drive(`${floe.otlpHttpUrl}/v1/traces`, auth, SECONDS, countSegments);
-  const cpu = cpuSeconds(floe.pid) - cpu0;
-  countSegments();
+  const r = await measuredDrive(floe.pid, load(`${floe.otlpHttpUrl}/v1/traces`, auth, () => wal.sample()));
+  wal.sample();
   probing = false;
   await probes;
   // Drain: how long until the writer has consumed the backlog left at the end.
-  const drainStart = Date.now();
-  while (backlog.length && readdirSync(walDir).some((f) => f.endsWith('.wal')) && Date.now() - drainStart < 120_000) await new Promise((x) => setTimeout(x, 250));
-  const drainMs = Date.now() - drainStart;
+  const drain = await wal.drained();
   await floe.stop();
   floe.remove();
-  return { ...r, cpu, backlog, latencies: latencies.sort((a, b) => a - b), drainMs };
+  return { ...r, backlog: wal.samples, latencies: latencies.sort((a, b) => a - b), drainMs: drain.ms };
 }
 
 const base = await baseline();
 const floe = await floeRun();
-const baseRate = base.spans / base.seconds;
-const floeRate = floe.spans / floe.seconds;
-console.log(`bench/ingest-traces: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${SPANS} spans/request (${TEMPLATE.length} bytes)`);
+const baseRate = base.items / base.seconds;
+const floeRate = floe.items / floe.seconds;
+console.log(`bench/ingest-traces: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${SPANS} spans/request (${TEMPLATE.body.length} bytes)`);
 console.log(`  baseline (receive + append + fdatasync, undecoded): ${baseRate.toFixed(0)} spans/s (${base.errors} errors)`);
 console.log(`  floe (OTLP HTTP protobuf → WAL ack):               ${floeRate.toFixed(0)} spans/s (${floe.errors} errors)`);
-console.log(`    Floe process CPU ${(floe.cpu / floe.seconds).toFixed(2)} cores, ${((floe.cpu * 1e6) / floe.spans).toFixed(1)} µs per span`);
+console.log(`    Floe process CPU ${(floe.cpu / floe.seconds).toFixed(2)} cores, ${((floe.cpu * 1e6) / floe.items).toFixed(1)} µs per span`);
 console.log(`  ratio floe/baseline: ${(floeRate / baseRate).toFixed(3)} (goal ≥ 0.5)`);
 console.log(`  WAL backlog (segments, every 5 s): ${floe.backlog.join(' ')}; drained ${(floe.drainMs / 1000).toFixed(1)} s after the load stopped`);
 console.log(`  ack → visible in trace-by-id: p50 ${percentile(floe.latencies, 50)} ms, p95 ${percentile(floe.latencies, 95)} ms (${floe.latencies.length} probes)`);

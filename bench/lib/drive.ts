@@ -64,6 +64,24 @@ export async function drive(opts: DriveOptions): Promise<DriveResult> {
   return r;
 }
 
+/** A run of drive() with what it cost: CPU seconds of the receiver and of this load generator, the load average after. */
+export interface MeasuredDrive extends DriveResult {
+  cpu: number;
+  genCpu: number;
+  load: string;
+}
+
+/** drive() against the receiver with process id `pid`, measuring what it cost (MeasuredDrive). */
+export async function measuredDrive(pid: number, opts: DriveOptions): Promise<MeasuredDrive> {
+  const cpu0 = cpuSeconds(pid);
+  const gen0 = ownCpuSeconds();
+  const r = await drive(opts);
+  return { ...r, cpu: cpuSeconds(pid) - cpu0, genCpu: ownCpuSeconds() - gen0, load: loadAverage() };
+}
+
+/** `N errors` of a run, with their kinds and the first one when there are any. */
+export const errorSummary = (r: DriveResult) => `${r.errors} errors${r.errors ? ` ${JSON.stringify(r.errorKinds)}, first: ${r.firstError}` : ''}`;
+
 export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */

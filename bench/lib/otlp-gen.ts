@@ -4,7 +4,7 @@ import { ExportLogsServiceRequestSchema, ExportTraceServiceRequestSchema, create
 /**
  * Realistic OTLP request bodies for benchmarks: what an application's SDK batch processor
  * exports (one resource, one scope, a batch of records or spans). Every body carries a 16-byte
- * MARKER wherever a trace id goes, so a request can be made unique cheaply (`withTraceId`)
+ * MARKER wherever a trace id goes, so a request can be made unique cheaply (MarkedTemplate)
  * without re-encoding: no two bodies of a run are byte-identical, and Floe's resend dedup stays out.
  */
 export const MARKER = Buffer.alloc(16, 0xab);
@@ -134,7 +134,7 @@ export function spansBody(spans: number, service: number, seq = 0, nowNs = BigIn
 }
 
 /** Where MARKER sits in a body. */
-export function markerOffsets(body: Buffer): number[] {
+function markerOffsets(body: Buffer): number[] {
   const out: number[] = [];
   for (let i = body.indexOf(MARKER); i >= 0; i = body.indexOf(MARKER, i + 16)) out.push(i);
   return out;

@@ -1,80 +1,23 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
-import { WaitAborted, freePorts, isReady, requirePrometheus, waitFor } from '@floe/testkit';
+import { startPrometheus, type PrometheusUnderTest } from '@floe/testkit';
 
 /**
- * A real Prometheus (Debian package `prometheus`) as a remote-write receiver for benchmarks:
- * `--web.enable-remote-write-receiver` on loopback, no scrape targets (so nothing but the
- * benchmark's samples lands in its TSDB), its TSDB in a temp directory.
+ * A real Prometheus (Debian package `prometheus`, testkit's startPrometheus) as a remote-write
+ * receiver for benchmarks: --web.enable-remote-write-receiver on loopback, no scrape targets (so
+ * nothing but the benchmark's samples lands in its TSDB), its TSDB in a temp directory that
+ * stop() removes.
  */
-export interface PrometheusProcess {
-  url: string;
-  /** The TSDB directory. */
-  tsdb: string;
-  pid: number;
-  /** Value of one of its own metrics (summed over label sets), from /metrics. */
-  metric(name: string): Promise<number>;
-  stop(): Promise<void>;
-  /** Deletes the temp directory (after stop()). */
-  remove(): void;
-}
+export const startPrometheusReceiver = (flags: string[] = []): Promise<PrometheusUnderTest> => startPrometheus({ remoteWriteReceiver: true, scrapeSelf: false, flags });
 
-export async function startPrometheusReceiver(flags: string[] = []): Promise<PrometheusProcess> {
-  const bin = requirePrometheus();
-  const dir = mkdtempSync(join(tmpdir(), 'floe-bench-prom-'));
-  const [port] = await freePorts(1);
-  const url = `http://127.0.0.1:${port}`;
-  const configFile = join(dir, 'prometheus.yml');
-  writeFileSync(configFile, stringify({ global: { scrape_interval: '15s' }, scrape_configs: [] }));
-  const tsdb = join(dir, 'tsdb');
-  const logFile = join(dir, 'prometheus.log');
-  const out = createWriteStream(logFile);
-  const child: ChildProcess = spawn(
-    bin,
-    [`--config.file=${configFile}`, `--storage.tsdb.path=${tsdb}`, `--web.listen-address=127.0.0.1:${port}`, '--web.enable-remote-write-receiver', '--log.level=warn', ...flags],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 30_000);
-      await exited;
-      clearTimeout(t);
-    }
-    out.end();
-  };
-  await waitFor(
-    'Prometheus /-/ready',
-    async () => {
-      if (child.exitCode !== null) throw new WaitAborted(`prometheus exited: ${readFileSync(logFile, 'utf8').slice(-2000)}`);
-      return (await isReady(`${url}/-/ready`)) || undefined;
-    },
-    60_000,
-    200,
-  );
-  return {
-    url,
-    tsdb,
-    pid: child.pid!,
-    async metric(name: string) {
-      const text = await (await fetch(`${url}/metrics`)).text();
-      let sum = 0;
-      for (const line of text.split('\n')) {
-        if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
-      }
-      return sum;
-    },
-    stop,
-    remove() {
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
+/** Value of one of Prometheus's own metrics (summed over label sets), from its /metrics. */
+export async function promMetric(prom: PrometheusUnderTest, name: string): Promise<number> {
+  const text = await (await fetch(`${prom.url}/metrics`)).text();
+  let sum = 0;
+  for (const line of text.split('\n')) {
+    if (line.startsWith(`${name} `) || line.startsWith(`${name}{`)) sum += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return sum;
 }
 
 /** Bytes of every file under `path` (0 when it does not exist). */

@@ -22,6 +22,7 @@
  */
 import { compress } from 'snappyjs';
 import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary } from '@floe/proto';
+import { comparePromAnswers, type PromApiBody } from '@floe/testkit';
 import { fmt, loadAverage } from '../lib/drive.ts';
 import { floeSqlScalar, startFloeProcess } from '../lib/floe-process.ts';
 import { startPrometheusReceiver } from '../lib/prometheus-process.ts';
@@ -201,39 +202,16 @@ function params(q: BenchQuery): { path: string; params: Record<string, string> }
   return { path: 'query_range', params: { query: q.query, start: s(end - q.rangeMs), end: s(end), step: String(q.stepS) } };
 }
 
-type Json = { status: string; data?: { resultType: string; result: unknown }; error?: string };
-const close = (a: number, b: number) => (Number.isNaN(a) && Number.isNaN(b)) || a === b || Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)) || Math.abs(a - b) <= 1e-12;
-const num = (v: string) => (v === '+Inf' ? Infinity : v === '-Inf' ? -Infinity : Number(v));
-const key = (m: Record<string, string>) => JSON.stringify(Object.entries(m).sort(([a], [b]) => (a < b ? -1 : 1)));
-
-/** Why two answers differ, or undefined. */
-function differ(p: Json, f: Json): string | undefined {
-  if (p.status !== 'success' || f.status !== 'success') return `status ${f.status} (${f.error}) vs ${p.status} (${p.error})`;
-  const pr = p.data!.result as Array<{ metric: Record<string, string>; value?: [number, string]; values?: Array<[number, string]> }>;
-  const fr = f.data!.result as typeof pr;
-  if (pr.length !== fr.length) return `${fr.length} series vs ${pr.length}`;
-  const fm = new Map(fr.map((x) => [key(x.metric), x]));
-  for (const x of pr) {
-    const o = fm.get(key(x.metric));
-    if (!o) return `series ${key(x.metric)} missing`;
-    const pv = x.values ?? [x.value!];
-    const fv = o.values ?? [o.value!];
-    if (pv.length !== fv.length) return `${key(x.metric)}: ${fv.length} points vs ${pv.length}`;
-    for (let i = 0; i < pv.length; i++) if (pv[i]![0] !== fv[i]![0] || !close(num(pv[i]![1]), num(fv[i]![1]))) return `${key(x.metric)} at ${pv[i]![0]}: ${fv[i]![1]} vs ${pv[i]![1]}`;
-  }
-  return undefined;
-}
-
 const median = (xs: number[]) => {
   const a = [...xs].sort((x, y) => x - y);
   const m = a.length >> 1;
   return a.length % 2 ? a[m]! : (a[m - 1]! + a[m]!) / 2;
 };
 
-async function timed(url: string, init: RequestInit): Promise<{ ms: number; body: Json; points: number }> {
+async function timed(url: string, init: RequestInit): Promise<{ ms: number; body: PromApiBody; points: number }> {
   const t0 = performance.now();
   const res = await fetch(url, init);
-  const body = (await res.json()) as Json;
+  const body = (await res.json()) as PromApiBody;
   const ms = performance.now() - t0;
   const r = body.data?.result as Array<{ values?: unknown[] }> | undefined;
   const points = Array.isArray(r) ? r.reduce((n, x) => n + (x.values?.length ?? 1), 0) : 0;
@@ -257,7 +235,6 @@ console.log(`  load average before: ${loadBefore}`);
 const prom = await startPrometheusReceiver(['--query.max-samples=500000000', '--query.timeout=10m']);
 const floe = await startFloeProcess({ router: { query_timeout: '10m' }, querier: { query_timeout: '10m' } }).catch(async (err: unknown) => {
   await prom.stop();
-  prom.remove();
   throw err;
 });
 try {
@@ -303,7 +280,8 @@ try {
       pt.push(a.ms);
       ft.push(b.ms);
       points = a.points;
-      why ??= differ(a.body, b.body);
+      // Two refusals would agree; here the query set must be answered.
+      why ??= a.body.status === 'success' ? comparePromAnswers(q.query, a.body, b.body) : `Prometheus refused: ${a.body.error}`;
     }
     rows.push({ q, prom: median(pt), floe: median(ft), points, why });
     console.log(
@@ -317,7 +295,6 @@ try {
   console.log(`  load average after: ${loadAverage()}`);
 } finally {
   await prom.stop();
-  prom.remove();
   await floe.stop();
   if (!process.env.FLOE_BENCH_KEEP) floe.remove();
 }

@@ -15,17 +15,13 @@
  * line scans the same rows rewritten with DuckDB's default row groups, so the speed-up can be read
  * against that faster baseline too.
  */
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { loadConfig } from '@floe/config';
-import { SqlCatalog, publishDataFile, type DataFileInput } from '@floe/iceberg';
-import { migrate, openDbFromConfig } from '@floe/meta';
 import { tracesTable } from '@floe/schema';
-import { ParquetWriter, objectStoreFromConfig } from '@floe/storage';
-import { CATALOG_NAME, WAREHOUSE_PREFIX, ensureTable } from '@floe/writer';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
+import { embeddedStores, generateHourlyTable } from '../lib/hourly-table.ts';
 
 const TOTAL = Number(process.argv[2] ?? 5_000_000);
 const HOURS = Number(process.argv[3] ?? 24);
@@ -71,29 +67,12 @@ function hourSelect(hour: number): string {
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'floe-bench-tbi-'));
-const config = loadConfig({ env: {}, overrides: { meta: { data_dir: join(dir, 'meta') }, storage: { root: join(dir, 'data') } } });
 const t0 = Date.now();
-{
-  const db = await openDbFromConfig(config);
-  await migrate(db);
-  const store = objectStoreFromConfig(config);
-  const catalog = new SqlCatalog(db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
-  const handle = await ensureTable(catalog, 'bench', 'default', 'traces');
-  const writer = new ParquetWriter(join(dir, 'gen'));
-  const files: DataFileInput[] = [];
-  for (let h = 0; h < HOURS; h++) {
-    const written = await writer.writeQuery(tracesTable, hourSelect(baseHour + h), { idBlocks: true });
-    files.push(await publishDataFile(store, tracesTable, written, store.keyFromUri(handle.metadata.location), baseHour + h));
-  }
-  writer.close();
-  await catalog.appendFiles(handle, files, { summary: { 'floe.bench': 'trace-by-id' } });
-  await db.close();
-  await store.close();
-}
+await generateHourlyTable({ dir, table: 'traces', hours: Array.from({ length: HOURS }, (_, h) => baseHour + h), hourSelect, write: { idBlocks: true }, bench: 'trace-by-id' });
 const genSeconds = (Date.now() - t0) / 1000;
 
 // The tenant's key: bootstrap with the data dir closed, then hand the directories to `floe all`.
-const floe = await startFloeProcess({ meta: { kind: 'pglite', data_dir: join(dir, 'meta') }, storage: { kind: 'fs', root: join(dir, 'data'), cache_dir: join(dir, 'cache') }, compactor: { enabled: false } }, 'bench');
+const floe = await startFloeProcess({ ...embeddedStores(dir), compactor: { enabled: false } }, 'bench');
 const auth = { authorization: `Bearer ${floe.apiKey}`, 'x-tenant-id': 'bench' };
 
 const ids = Array.from({ length: LOOKUPS }, (_, k) => {
@@ -164,3 +143,5 @@ console.log(`  floe router GET /tracequery/api/traces/{id}: p50 ${p50(floeMs).to
 console.log(`  DuckDB full scan of the same files (warm):   p50 ${p50(duckMs).toFixed(2)} ms, p95 ${percentile(duckMs, 95).toFixed(2)} ms`);
 console.log(`  speed-up (p50 scan / p50 floe): ${(p50(duckMs) / p50(floeMs)).toFixed(1)}x (goal ≥ 20x)`);
 console.log(`  reference: same scan over the same rows in 122,880-row groups: p50 ${p50(refMs).toFixed(2)} ms, p95 ${percentile(refMs, 95).toFixed(2)} ms (${(p50(refMs) / p50(floeMs)).toFixed(1)}x)`);
+floe.remove();
+rmSync(dir, { recursive: true, force: true });

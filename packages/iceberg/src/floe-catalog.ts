@@ -38,9 +38,9 @@ export function openFloeCatalog(sql: SqlClient, blobs: BlobStore, opts: FloeCata
 }
 
 /** Loads a dataset's table, creating it (idempotently, race-safe) from its Floe definition. */
-export async function ensureFloeTable(catalog: SqlCatalog, tenant: string, dataset: string, table: TableName, opts: FloeCatalogOptions = {}): Promise<TableHandle> {
+export async function ensureFloeTable(catalog: SqlCatalog, tenant: string, dataset: string, table: TableName): Promise<TableHandle> {
   const existing = await catalog.loadTable(floeNamespace(tenant, dataset), table);
-  return existing ?? createFloeTable(catalog, tenant, dataset, table, opts);
+  return existing ?? createFloeTable(catalog, tenant, dataset, table);
 }
 
 /**

@@ -84,13 +84,7 @@ export { readAvroFile, writeAvroFile } from './avro.ts';
 export { dataFileSidecars, deleteDataFiles, publishDataFile } from './floe-data-file.ts';
 export { FLOE_CATALOG_NAME, FLOE_WAREHOUSE_PREFIX, FloeCatalog, createFloeTable, ensureFloeTable, floeNamespace, openFloeCatalog } from './floe-catalog.ts';
 export type { FloeCatalogOptions } from './floe-catalog.ts';
-export {
-  MATERIALIZED_LABELS_PROPERTY,
-  floeTableDef,
-  materializedLabelsProperties,
-  recordedMaterializedLabels,
-  withRecordedLabels,
-} from './materialized-labels.ts';
+export { floeTableDef } from './materialized-labels.ts';
 export {
   LEGACY_METRIC_TABLES,
   SIGNALS,

@@ -11,7 +11,6 @@ import type { Db } from './db.ts';
 import { isValidDatasetId, isValidTenantId } from './ids.ts';
 
 export type AttributeValueType = 'str' | 'int' | 'double' | 'bool';
-export const ATTRIBUTE_VALUE_TYPES: readonly AttributeValueType[] = ['str', 'int', 'double', 'bool'];
 
 export type AttributeMismatchReason = 'off_type' | 'pin_conflict';
 

@@ -89,13 +89,7 @@ export type { Membership, MembershipRole } from './memberships.ts';
 export { createSession, getSession, revokeSession, revokeUserSessions } from './sessions.ts';
 export type { Session } from './sessions.ts';
 
-export {
-  ATTRIBUTE_VALUE_TYPES,
-  listAttributeTypeMismatches,
-  listAttributeTypePins,
-  pinAttributeTypes,
-  recordAttributeTypeMismatches,
-} from './attribute-types.ts';
+export { listAttributeTypeMismatches, listAttributeTypePins, pinAttributeTypes, recordAttributeTypeMismatches } from './attribute-types.ts';
 export type { AttributeMismatchReason, AttributeTypeMismatch, AttributeTypePin, AttributeValueType, PinOutcome } from './attribute-types.ts';
 
 export { listAttributeQueryDemand, recordAttributeQueryDemand } from './query-demand.ts';

@@ -86,22 +86,20 @@ export type {
 } from './ir/log-metrics.ts';
 export { MAX_STEPS, MAX_SUB_BUCKETS, SAMPLE_COLUMNS, gridSteps, partialOf, sampleWindows } from './ir/log-metrics.ts';
 export { lowerMetricQuery, volumeQuery, SERIES_IDENTITY } from './logql/lower-metric.ts';
-export { evaluateMetricQuery, compareLabels, labelsKey, quantile } from './logql/evaluate.ts';
-export { expandTemplate } from './regex-template.ts';
+export { evaluateMetricQuery } from './logql/evaluate.ts';
 export type { LeafData, MetricResult, SampleRow, Series } from './logql/evaluate.ts';
-export { planLogSample, detectedLevelSql, seriesLabelSql } from './sql/log-metrics.ts';
+export { planLogSample } from './sql/log-metrics.ts';
 // PromQL (issue 6): parse → evaluate over fetched series (promql/), metric reads planned as SQL (sql/metrics.ts).
 export type {
   Expr as PromExpr,
   VectorSelector as PromVectorSelector,
   LabelMatcher as PromLabelMatcher,
-  AtModifier as PromAtModifier,
-  ValueType as PromValueType,
 } from './promql/ast.ts';
-export { parsePromQL, parsePromDuration, typeOf as promTypeOf, MAX_PROMQL_LENGTH } from './promql/parse.ts';
-export { evalInstant, evalRange, selectorWindows, quantile as promQuantile, bucketQuantile } from './promql/eval.ts';
+export { parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
+export { checkRangeQueryType, evalInstant, evalRange, selectorWindows, MAX_POINTS_PER_SERIES } from './promql/eval.ts';
 export type { EvalOptions, InstantResult, RangeResult, RawSeries, SeriesPoints, SeriesSource, SelectorWindow } from './promql/eval.ts';
-export { formatFloat as formatPromFloat, labelsKey as promLabelsKey, compareLabels as comparePromLabels, makeLabels as makePromLabels, type Labels as PromLabels } from './promql/labels.ts';
+export { formatFloat as formatPromFloat } from './promql/labels.ts';
+export { labelsKey as promLabelsKey, type Labels as PromLabels } from './labels.ts';
 export { formatPromQL } from './promql/format.ts';
 export {
   buildPlainSeries,
@@ -109,10 +107,8 @@ export {
   buildTargetInfo,
   TARGET_INFO,
   matchLabels,
-  matchValue,
-  otelLabelName,
-  otelPromName,
   promFamily,
+  selectsTargetInfo,
   selectorDemand,
   seriesLabelSets,
   storedNamesFor,

@@ -242,7 +242,6 @@ export function reviveRowJson<T>(table: TableDef, columns: readonly string[], va
 
 /** The attribute value types of the typed maps, as type pins name them. */
 export type AttributeType = 'str' | 'int' | 'double' | 'bool';
-export const ATTRIBUTE_TYPES: readonly AttributeType[] = ['str', 'int', 'double', 'bool'];
 const ATTRIBUTE_TYPE_OF: Partial<Record<PrimitiveType, AttributeType>> = { string: 'str', long: 'int', double: 'double', boolean: 'bool' };
 
 /** The table's typed attribute maps (`<scope>_attr_<type>`) with the type of their values. */

@@ -32,12 +32,11 @@ export {
   rowJsonColumns,
   rowJsonSql,
   reviveRowJson,
-  ATTRIBUTE_TYPES,
   attributeMaps,
   attributeTypesSql,
 } from './forms.ts';
 export type { AttributeType } from './forms.ts';
-export { LABEL_FIELD_ID_BASE, labelColumn, labelExpr, materializedLabels, planMaterializedLabels, sanitizeLabelKey, withMaterializedLabels } from './labels.ts';
+export { LABEL_FIELD_ID_BASE, labelExpr, planMaterializedLabels, sanitizeLabelKey, withMaterializedLabels } from './labels.ts';
 export type { MaterializedLabel } from './labels.ts';
 export { TABLES, tableDef, isTableName } from './tables.ts';
 export type { TableName } from './tables.ts';

@@ -7,11 +7,9 @@ import {
   emptyColumnsDdl,
   fieldIds,
   icebergSchema,
-  labelColumn,
   labelExpr,
   lastColumnId,
   logsTable,
-  materializedLabels,
   parquetFieldIds,
   planMaterializedLabels,
   readJsonColumns,
@@ -75,15 +73,13 @@ describe('a table definition with materialized labels', () => {
   const labels = planMaterializedLabels(logsTable, ['k8s.pod.name', 'K8S_POD_NAME', "it's"]);
   const def = withMaterializedLabels(logsTable, labels);
 
-  it('adds nullable string columns after the signal columns, recoverable as labels', () => {
+  it('adds nullable string columns after the signal columns', () => {
     expect(def.columns.slice(0, logsTable.columns.length)).toEqual(logsTable.columns);
-    expect(def.columns.slice(logsTable.columns.length).map((c) => [c.name, c.id, c.type, c.required ?? false])).toEqual([
-      ['label_k8s_pod_name', 10_001, 'string', false],
-      ['label_k8s_pod_name_2', 10_002, 'string', false],
-      ['label_it_s', 10_003, 'string', false],
+    expect(def.columns.slice(logsTable.columns.length).map((c) => [c.name, c.id, c.type, c.required ?? false, c.attributeKey])).toEqual([
+      ['label_k8s_pod_name', 10_001, 'string', false, 'k8s.pod.name'],
+      ['label_k8s_pod_name_2', 10_002, 'string', false, 'K8S_POD_NAME'],
+      ['label_it_s', 10_003, 'string', false, "it's"],
     ]);
-    expect(materializedLabels(def)).toEqual(labels);
-    expect(materializedLabels(logsTable)).toEqual([]);
     expect(withMaterializedLabels(logsTable, [])).toBe(logsTable);
     const ids = fieldIds(def);
     expect(new Set(ids).size).toBe(ids.length);
@@ -131,17 +127,6 @@ describe('a table definition with materialized labels', () => {
     expect(lacking).toContain(`, ${labelExpr(logsTable, "it's")} AS "label_it_s"`);
     present.delete('event_name');
     expect(selectRewriteColumns(logsTable, present)).toContain('CAST(NULL AS VARCHAR) AS "event_name"');
-  });
-
-  it('tells the query layers which column a label name resolves to; colliding keys resolve to none', () => {
-    const three = withMaterializedLabels(logsTable, planMaterializedLabels(logsTable, ['k8s.pod.name', 'K8S_POD_NAME', 'user.id']));
-    expect(labelColumn(three, 'user.id')).toBe('label_user_id');
-    expect(labelColumn(three, 'user_id')).toBe('label_user_id'); // the underscore spelling, once materialized
-    expect(labelColumn(three, 'k8s.pod.name')).toBeUndefined();
-    expect(labelColumn(three, 'K8S_POD_NAME')).toBeUndefined();
-    expect(labelColumn(three, 'k8s_pod_name')).toBeUndefined();
-    expect(labelColumn(three, 'other')).toBeUndefined();
-    expect(labelColumn(logsTable, 'user.id')).toBeUndefined();
   });
 
   it('is rejected when a label column would collide with a table column', () => {

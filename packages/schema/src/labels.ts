@@ -111,25 +111,3 @@ export function withMaterializedLabels(def: TableDef, labels: readonly Materiali
   });
   return { ...def, columns: [...def.columns, ...extra] };
 }
-
-/** The materialized labels of a table instance's definition (its expr columns), in column order. */
-export function materializedLabels(def: TableDef): MaterializedLabel[] {
-  return def.columns.filter((c) => c.attributeKey !== undefined).map((c) => ({ key: c.attributeKey!, column: c.name, id: c.id }));
-}
-
-/**
- * The label column a query may use for the label `name` (spec 1, "Log label resolution" rules
- * 4-5): the column materializing the attribute key `name`, or, for the underscore spelling, the
- * one whose key sanitises to `name`. Keys whose sanitised names collide (the later one got `_2`)
- * resolve to no column: queries against either use attribute-map extraction.
- */
-export function labelColumn(def: TableDef, name: string): string | undefined {
-  const labels = materializedLabels(def);
-  const bySanitised = new Map<string, MaterializedLabel[]>();
-  for (const l of labels) {
-    const s = sanitizeLabelKey(l.key);
-    bySanitised.set(s, [...(bySanitised.get(s) ?? []), l]);
-  }
-  const usable = labels.filter((l) => bySanitised.get(sanitizeLabelKey(l.key))!.length === 1);
-  return (usable.find((l) => l.key === name) ?? usable.find((l) => sanitizeLabelKey(l.key) === name))?.column;
-}

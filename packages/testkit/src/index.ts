@@ -15,4 +15,7 @@ export type { SentMetrics, Temporality } from './otel-metrics.ts';
 export { PROMETHEUS_BIN, requirePrometheus, startPrometheus } from './prometheus.ts';
 export type { PrometheusOptions, PrometheusUnderTest } from './prometheus.ts';
 export { installFileFetch } from './file-fetch.ts';
+export { plain } from './plain.ts';
+export { comparePromAnswers } from './promql-compare.ts';
+export type { PromApiBody } from './promql-compare.ts';
 export { runFloeCli, FLOE_BIN, NODE_BIN } from './cli.ts';

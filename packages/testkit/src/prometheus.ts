@@ -27,10 +27,15 @@ export interface PrometheusOptions {
   remoteWriteReceiver?: boolean;
   /** Scrape itself (default true); off keeps its TSDB to what the test writes. */
   scrapeSelf?: boolean;
+  /** More command-line flags (e.g. --query.max-samples=…, --web.enable-admin-api). */
+  flags?: string[];
 }
 
 export interface PrometheusUnderTest {
   url: string;
+  /** Its TSDB directory (removed by stop()). */
+  tsdb: string;
+  pid: number;
   /** GET {url}/api/v1/<path>?<params>: the `data` of a success envelope (throws otherwise). */
   api<T = unknown>(path: string, params?: Record<string, string>): Promise<T>;
   /** Prometheus's own log so far (for failure messages). */
@@ -71,16 +76,18 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
   }
   const configFile = join(dir, 'prometheus.yml');
   writeFileSync(configFile, toYaml(config));
+  const tsdb = join(dir, 'tsdb');
   const logFile = join(dir, 'prometheus.log');
   const out = createWriteStream(logFile);
   const child: ChildProcess = spawn(
     bin,
     [
       `--config.file=${configFile}`,
-      `--storage.tsdb.path=${join(dir, 'tsdb')}`,
+      `--storage.tsdb.path=${tsdb}`,
       `--web.listen-address=127.0.0.1:${port}`,
       '--log.level=info',
       ...(opts.remoteWriteReceiver ? ['--web.enable-remote-write-receiver'] : []),
+      ...(opts.flags ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -122,6 +129,8 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
   }
   return {
     url,
+    tsdb,
+    pid: child.pid!,
     log,
     stop,
     async api<T>(path: string, params: Record<string, string> = {}): Promise<T> {

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FloeConfigInput } from '@floe/config';
 import { flightDoGet } from '@floe/flight';
 import { migrate, openDb, type Db } from '@floe/meta';
-import { createTestDatabase, startTestS3, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { createTestDatabase, startTestS3, plain, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Issue 4 end to end, in both modes: materialized labels and attribute type pins.
@@ -211,14 +211,3 @@ describe.each<FloeMode>(['embedded', 'cluster'])('attributes end to end (%s)', (
     ]);
   });
 });
-
-/** Arrow rows and maps as plain objects (maps and structs have toJSON; 64-bit integers stay bigint). */
-function plain(v: unknown): unknown {
-  if (v === null || typeof v !== 'object') return v;
-  if (v instanceof Uint8Array) return v;
-  if (Array.isArray(v)) return v.map(plain);
-  const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
-  if (json === null || typeof json !== 'object') return json;
-  if (Array.isArray(json)) return json.map(plain);
-  return Object.fromEntries(Object.entries(json as Record<string, unknown>).map(([k, x]) => [k, plain(x)]));
-}

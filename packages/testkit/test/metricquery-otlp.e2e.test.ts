@@ -162,7 +162,11 @@ describe('metric query API over OTLP metrics', () => {
     expect(exec.body).toMatchObject({ status: 'error', errorType: 'execution' });
     const range = await api('query_range', { query: 'e2e_items_total', start: String(Date.now() / 1000 - 600), end: String(Date.now() / 1000), step: '30' }, 'GET');
     expect(range.body.status).toBe('success');
-    expect((range.body.data as { resultType: string }).resultType).toBe('matrix');
+    const matrix = range.body.data as { resultType: string; result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> };
+    expect(matrix.resultType).toBe('matrix');
+    expect(matrix.result.map((s) => s.metric)).toEqual([{ __name__: 'e2e_items_total', job: service, route: '/checkout' }]);
+    expect(matrix.result[0]!.values.length).toBeGreaterThan(0);
+    expect(new Set(matrix.result[0]!.values.map(([, v]) => v))).toEqual(new Set(['5']));
     expect((await api('query_range', { query: 'x', start: '10', end: '20', step: '0' })).status).toBe(400);
     expect((await api('query', { query: 'up' }, 'GET', false)).status).toBe(401);
   });

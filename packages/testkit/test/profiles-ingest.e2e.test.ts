@@ -12,7 +12,7 @@ import {
   type MessageInitShape,
 } from '@floe/proto';
 import { flightDoGet } from '@floe/flight';
-import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
+import { protoTraceExporter, sendSampleTrace, plain, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
 
 /**
  * OTLP profiles end to end, in both modes: a hand-built ExportProfilesServiceRequest whose
@@ -342,14 +342,3 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
     });
   });
 });
-
-/** Arrow rows and maps as plain objects (maps and structs have toJSON; 64-bit integers stay bigint). */
-function plain(v: unknown): unknown {
-  if (v === null || typeof v !== 'object') return v;
-  if (v instanceof Uint8Array) return v;
-  if (Array.isArray(v)) return v.map(plain);
-  const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
-  if (json === null || typeof json !== 'object') return json;
-  if (Array.isArray(json)) return json.map(plain);
-  return Object.fromEntries(Object.entries(json as Record<string, unknown>).map(([k, x]) => [k, plain(x)]));
-}

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary } from '@floe/proto';
-import { startFloe, startPrometheus, waitFor, type FloeUnderTest, type PrometheusUnderTest } from '../src/index.ts';
+import { comparePromAnswers, startFloe, startPrometheus, waitFor, type FloeUnderTest, type PromApiBody, type PrometheusUnderTest } from '../src/index.ts';
 
 /**
  * PromQL differential test (issue 6): one seeded dataset (counters with resets, gauges, a classic
@@ -22,8 +22,6 @@ const DISAGREEMENTS_FILE = join(HERE, 'promql-disagreements.md');
 const tenant = 'promdiff';
 
 // ── dataset ──
-
-/** The seeded dataset of the PromQL differential test (promql-differential.e2e.test.ts). */
 
 /** mulberry32: a small seeded PRNG, so the dataset is the same on every run. */
 function rng(seed: number) {
@@ -310,65 +308,9 @@ function promqlCorpus(atMs: number): string[] {
 
 // ── comparison ──
 
-/** How the PromQL differential test compares a Prometheus answer with Floe's. */
-
-type Json = { status: string; data?: { resultType: string; result: unknown }; errorType?: string; error?: string };
 interface Answer {
   http: number;
-  body: Json;
-}
-
-const parseValue = (v: string) => (v === '+Inf' ? Infinity : v === '-Inf' ? -Infinity : Number(v));
-const close = (a: number, b: number) =>
-  (Number.isNaN(a) && Number.isNaN(b)) || a === b || Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b)) || Math.abs(a - b) <= 1e-12;
-const key = (m: Record<string, string>) => JSON.stringify(Object.entries(m).sort(([a], [b]) => (a < b ? -1 : 1)));
-
-/** Why two answers differ, or undefined when they agree. */
-function compareAnswers(query: string, prom: Answer, floe: Answer): string | undefined {
-  if (prom.body.status !== 'success' || floe.body.status !== 'success') {
-    if (prom.body.status !== 'success' && floe.body.status !== 'success') return undefined;
-    return prom.body.status !== 'success' ? `Prometheus refused (${prom.body.error}), Floe answered` : `Floe refused (${floe.http} ${floe.body.error}), Prometheus answered`;
-  }
-  const p = prom.body.data!;
-  const f = floe.body.data!;
-  if (p.resultType !== f.resultType) return `result type ${f.resultType}, Prometheus ${p.resultType}`;
-  if (p.resultType === 'scalar' || p.resultType === 'string') {
-    const [pt, pv] = p.result as [number, string];
-    const [ft, fv] = f.result as [number, string];
-    if (pt !== ft) return `time ${ft} vs ${pt}`;
-    return p.resultType === 'scalar' ? (close(parseValue(pv), parseValue(fv)) ? undefined : `value ${fv} vs ${pv}`) : pv === fv ? undefined : `string ${fv} vs ${pv}`;
-  }
-  if (p.resultType === 'vector') {
-    const pr = p.result as Array<{ metric: Record<string, string>; value: [number, string] }>;
-    const fr = f.result as Array<{ metric: Record<string, string>; value: [number, string] }>;
-    if (/^sort(_desc)?\(/.test(query)) {
-      const order = (r: typeof pr) => r.map((s) => key(s.metric)).join('|');
-      if (order(pr) !== order(fr)) return 'sort order differs';
-    }
-    const fm = new Map(fr.map((s) => [key(s.metric), s]));
-    if (pr.length !== fr.length) return `${fr.length} series, Prometheus ${pr.length}`;
-    for (const s of pr) {
-      const o = fm.get(key(s.metric));
-      if (!o) return `series ${key(s.metric)} missing`;
-      if (o.value[0] !== s.value[0]) return `time of ${key(s.metric)}: ${o.value[0]} vs ${s.value[0]}`;
-      if (!close(parseValue(o.value[1]), parseValue(s.value[1]))) return `value of ${key(s.metric)}: ${o.value[1]} vs ${s.value[1]}`;
-    }
-    return undefined;
-  }
-  const pr = p.result as Array<{ metric: Record<string, string>; values: Array<[number, string]> }>;
-  const fr = f.result as Array<{ metric: Record<string, string>; values: Array<[number, string]> }>;
-  if (pr.length !== fr.length) return `${fr.length} series, Prometheus ${pr.length}`;
-  const fm = new Map(fr.map((s) => [key(s.metric), s]));
-  for (const s of pr) {
-    const o = fm.get(key(s.metric));
-    if (!o) return `series ${key(s.metric)} missing`;
-    if (o.values.length !== s.values.length) return `${key(s.metric)}: ${o.values.length} points vs ${s.values.length}`;
-    for (let i = 0; i < s.values.length; i++) {
-      if (o.values[i]![0] !== s.values[i]![0]) return `${key(s.metric)}: time ${o.values[i]![0]} vs ${s.values[i]![0]}`;
-      if (!close(parseValue(o.values[i]![1]), parseValue(s.values[i]![1]))) return `${key(s.metric)} at ${s.values[i]![0]}: ${o.values[i]![1]} vs ${s.values[i]![1]}`;
-    }
-  }
-  return undefined;
+  body: PromApiBody;
 }
 
 describe('PromQL agrees with Prometheus', () => {
@@ -412,11 +354,11 @@ describe('PromQL agrees with Prometheus', () => {
       body: new URLSearchParams(params).toString(),
       headers: { authorization: `Bearer ${apiKey}`, 'x-tenant-id': tenant, 'content-type': 'application/x-www-form-urlencoded' },
     });
-    return { http: res.status, body: (await res.json()) as Json };
+    return { http: res.status, body: (await res.json()) as PromApiBody };
   }
   async function promApi(path: string, params: Record<string, string>): Promise<Answer> {
     const res = await fetch(`${prom.url}/api/v1/${path}?${new URLSearchParams(params).toString()}`);
-    return { http: res.status, body: (await res.json()) as Json };
+    return { http: res.status, body: (await res.json()) as PromApiBody };
   }
 
   it('answers at least 97% of the corpus as Prometheus does, none with a 500, every disagreement listed', async () => {
@@ -443,7 +385,7 @@ describe('PromQL agrees with Prometheus', () => {
       const result = p.body.data?.result;
       if (p.body.status === 'success' && (!Array.isArray(result) || result.length > 0)) nonEmpty++;
       if (f.http >= 500) crashes.push(`${r.kind} ${r.query}: ${f.http} ${JSON.stringify(f.body)}`);
-      const why = compareAnswers(r.query, p, f);
+      const why = comparePromAnswers(r.query, p.body, f.body);
       if (why) disagreements.push({ query: r.query, kind: r.kind, reason: why });
     }
     const ratio = 1 - disagreements.length / runs.length;

@@ -13,7 +13,7 @@ import {
   type MessageInitShape,
 } from '@floe/proto';
 import { flightDoGet } from '@floe/flight';
-import { startFloe, startPrometheus, waitFor, type FloeMode, type FloeUnderTest, type PrometheusUnderTest } from '../src/index.ts';
+import { plain, startFloe, startPrometheus, waitFor, type FloeMode, type FloeUnderTest, type PrometheusUnderTest } from '../src/index.ts';
 
 /**
  * Prometheus remote write end to end, in both modes: a real Prometheus (Debian package
@@ -493,14 +493,3 @@ describe('remote write with the WAL unavailable', () => {
 });
 
 const labelKey = (l: Record<string, string>) => JSON.stringify(Object.entries(l).sort(([a], [b]) => (a < b ? -1 : 1)));
-
-/** Arrow rows and maps as plain objects (maps and structs have toJSON; 64-bit integers stay bigint). */
-function plain(v: unknown): unknown {
-  if (v === null || typeof v !== 'object') return v;
-  if (v instanceof Uint8Array) return v;
-  if (Array.isArray(v)) return v.map(plain);
-  const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
-  if (json === null || typeof json !== 'object') return json;
-  if (Array.isArray(json)) return json.map(plain);
-  return Object.fromEntries(Object.entries(json as Record<string, unknown>).map(([k, x]) => [k, plain(x)]));
-}

@@ -41,7 +41,7 @@ class Reader {
     this.view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
 
-  /** A varint of at most 32 significant bits (tags, lengths, enums): a number. */
+  /** A varint's low 32 bits, unsigned (tags, lengths; `| 0` for an int32), as protobuf-es reads one. */
   u32(): number {
     let result = 0;
     let shift = 0;
@@ -101,7 +101,7 @@ class Reader {
   skip(wt: number, limit: number): void {
     switch (wt) {
       case 0:
-        this.i64();
+        this.u32();
         return;
       case 1:
         if (this.pos + 8 > limit) throw new Error('premature end');
@@ -203,7 +203,7 @@ function meta(r: Reader, end: number): WireMetadata {
     const tag = r.u32();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1 && wt === WT_VARINT) m.type = Number(BigInt.asIntN(32, r.i64()));
+    if (field === 1 && wt === WT_VARINT) m.type = r.u32() | 0; // an int32 enum, as protobuf-es reads it
     else if (field === 2 && wt === WT_LEN) m.metricFamilyName = r.str(end);
     else if (field === 4 && wt === WT_LEN) m.help = r.str(end);
     else if (field === 5 && wt === WT_LEN) m.unit = r.str(end);

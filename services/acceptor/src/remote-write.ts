@@ -373,36 +373,12 @@ class Converter {
     };
 
     let seriesType: string = 'gauge';
-    if (s.samples.length > 0 && cacheAs !== undefined) {
-      const kind = sampleKind(name, labels, s.meta);
-      const head = JSON.stringify({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }).slice(0, -1);
-      SERIES_HEADS.set(cacheAs, head);
-      this.samples(s, head);
-    } else if (s.samples.length > 0) {
+    if (s.samples.length > 0) {
       const kind = sampleKind(name, labels, s.meta);
       seriesType = kind.type;
-      for (const sample of s.samples) {
-        const reason = timeInvalid(sample.timestamp) ?? startInvalid(sample.startTimestamp ?? 0n);
-        if (reason) {
-          this.error(1, `${reason} (${describe(s.labels)})`);
-          continue;
-        }
-        const start = startNs(sample.startTimestamp ?? 0n, s.created);
-        const stale = isStaleNaN(sample.value);
-        const time = sample.timestamp * NS_PER_MS;
-        this.points.add(time, {
-          ...base,
-          metric_type: kind.type,
-          temporality: kind.temporality,
-          is_monotonic: kind.isMonotonic,
-          start_unix_nano: start,
-          time_unix_nano: time.toString(),
-          value: jsonFloat(sample.value),
-          value_int: null,
-          flags: stale ? FLAG_NO_RECORDED_VALUE : 0,
-        });
-        this.samplesWritten++;
-      }
+      const head = JSON.stringify({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }).slice(0, -1);
+      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs, head);
+      this.samples(s, head);
     }
     if (s.histograms.length > 0) {
       seriesType = 'exponential_histogram';

@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { CommitConflictError, deleteDataFiles, publishDataFile, withRecordedLabels, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
+import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
 import { partitionFieldName, type TableDef } from '@floe/schema';
 import { writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetWriter, type WrittenFile } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
@@ -183,12 +183,12 @@ export interface CompactTableResult {
  * Merges the small files of every hour partition of one table: each group is rewritten by DuckDB
  * into one file in the canonical sort order (zstd, Iceberg field ids), uploaded with its id
  * filter, and swapped in by its own `replace` commit, so a conflict or failure costs that group
- * only. `signal` ends the table after the group in progress. `def` is the signal's definition; the
- * rewrite uses the table's own (plus the materialized label columns it recorded at creation), so
- * label columns and their field ids survive compaction.
+ * only. `signal` ends the table after the group in progress. The rewrite uses the table's own
+ * definition (floeTableDef: the signal's plus the materialized label columns it recorded at
+ * creation), so label columns and their field ids survive compaction.
  */
-export async function compactTable(deps: CompactDeps, handle: TableHandle, signalDef: TableDef, opts: PlanCompactionOptions, signal?: AbortSignal): Promise<CompactTableResult> {
-  const def = withRecordedLabels(signalDef, handle);
+export async function compactTable(deps: CompactDeps, handle: TableHandle, opts: PlanCompactionOptions, signal?: AbortSignal): Promise<CompactTableResult> {
+  const def = floeTableDef(handle);
   const stats = emptyCompactStats();
   const files = await deps.catalog.planFiles(handle);
   const groups = planCompaction(def, handle.metadata, files, opts);

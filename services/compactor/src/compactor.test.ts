@@ -204,7 +204,7 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
     await f.catalog.replaceFiles(handle, { remove: [keys[0]!], add: [], operation: 'delete' });
     const listed = (await f.store.list(`${loc}/data/`)).map((o) => o.key);
 
-    const res = await compactTable({ ...f, log }, stale, def, { targetFileBytes: TARGET, minFileAgeMs: 0, nowMs: Date.now() + 1000 });
+    const res = await compactTable({ ...f, log }, stale, { targetFileBytes: TARGET, minFileAgeMs: 0, nowMs: Date.now() + 1000 });
     expect(res.stats).toMatchObject({ groups: 0, conflicts: 1, failures: 0 });
     expect((await f.store.list(`${loc}/data/`)).map((o) => o.key)).toEqual(listed);
     const live = await f.catalog.planFiles((await f.catalog.loadTable('acme.conflict', 'traces'))!);

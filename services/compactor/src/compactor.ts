@@ -1,5 +1,5 @@
 import type { SqlCatalog, TableIdentifier } from '@floe/iceberg';
-import { isTableName, tableDef } from '@floe/schema';
+import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, type CompactTableStats } from './compact.ts';
@@ -88,11 +88,10 @@ export class Compactor {
     const { catalog, store } = this.#o;
     const now = this.#o.now ?? Date.now;
     if (!isTableName(id.name)) return false;
-    const def = tableDef(id.name);
     let handle = await catalog.loadTable(id.namespace, id.name);
     if (!handle) return false; // dropped since the listing
 
-    const compacted = await compactTable(this.#o, handle, def, { targetFileBytes: this.#o.targetFileBytes, minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS, nowMs: now() }, signal);
+    const compacted = await compactTable(this.#o, handle, { targetFileBytes: this.#o.targetFileBytes, minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS, nowMs: now() }, signal);
     handle = compacted.handle;
     addInto(stats.compaction, compacted.stats);
     if (signal?.aborted) return compacted.stats.groups > 0;

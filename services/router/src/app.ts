@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import type { AuthDeps, ManagementAuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
@@ -30,6 +30,8 @@ export interface AppOptions {
   queryBudget?: QueryBudget;
   /** Query demand counting of the query APIs (absent: not counted). */
   queryDemand?: QueryDemand;
+  /** A dataset's logs table columns from the catalog (materialized labels); see logquery/plugin.ts. */
+  logColumns?: (tenant: string, dataset: string) => Promise<readonly string[]>;
   queryTimeoutMs: number;
   /** router.max_query_samples: most points one PromQL query may read. */
   maxQuerySamples?: number;
@@ -86,29 +88,20 @@ export async function buildApp(opts: AppOptions) {
 
   app.get('/ready', async (_req, reply) => (opts.isReady() ? reply.code(200).send('ready\n') : reply.code(503).send('not ready\n')));
 
-  await app.register(
-    async (scope) => {
-      await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
-      await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
-      await scope.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs });
-    },
-    { prefix: '/tracequery' },
-  );
-  await app.register(
-    async (scope) => {
-      await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
-      await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
-      await scope.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand });
-    },
-    { prefix: '/logquery' },
-  );
-  await app.register(
-    async (scope) => {
-      await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
-      await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
-      await scope.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples });
-    },
-    { prefix: '/metricquery' },
+  // Every query API: the caller's tenant (query scope) and the per-tenant query budget, then its routes.
+  const queryApi = (prefix: string, api: (scope: FastifyInstance) => PromiseLike<unknown>) =>
+    app.register(
+      async (scope) => {
+        await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
+        await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
+        await api(scope);
+      },
+      { prefix },
+    );
+  await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
+  await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, logColumns: opts.logColumns }));
+  await queryApi('/metricquery', (s) =>
+    s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples }),
   );
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });

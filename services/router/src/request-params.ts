@@ -1,3 +1,5 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+
 // Query API parameters, shared by the Loki- and Prometheus-compatible APIs.
 
 /** Parameters from the query string and, for POST, a form body (later values do not override). */
@@ -18,4 +20,19 @@ export class RequestParams {
   getAll(name: string): string[] {
     return this.#all.getAll(name).filter((v) => v !== '');
   }
+}
+
+/** Both APIs take POST with a form body on their query endpoints (Grafana uses GET): the body becomes parameters. */
+export function acceptFormBodies(app: FastifyInstance, bodyLimit: number): void {
+  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit }, (_req, body, done) => {
+    done(null, new URLSearchParams(body as string));
+  });
+}
+
+export type ParamsRequest = FastifyRequest<{ Params: Record<string, string> }>;
+
+/** The same handler for GET and POST of a path. */
+export function getAndPost(scope: FastifyInstance, path: string, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>): void {
+  scope.get(path, handler);
+  scope.post(path, handler);
 }

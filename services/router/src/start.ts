@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
-import { openFloeCatalog } from '@floe/iceberg';
+import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
 import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
@@ -35,7 +35,13 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
-  const tables = createTenantTables(openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels }), config.schema.default_schemas, log);
+  const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
+  const tables = createTenantTables(catalog, config.schema.default_schemas, log);
+  // The logs table's columns as its metadata records them (parsed metadata is cached by location).
+  const logColumns = async (tenant: string, dataset: string) => {
+    const handle = await catalog.loadTable(floeNamespace(tenant, dataset), 'logs');
+    return handle ? floeTableDef(handle).columns.map((c) => c.name) : [];
+  };
   const provisionDataset = deps.provisionDataset ?? provisionOnCreate(tables, db);
   const limitStores = limitStoresFromConfig(config);
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
@@ -50,6 +56,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     queryBudget: createQueryBudget(limitStores.buckets, db, config.limits),
     querier: createQuerierClient(querierUrls, config.auth.internal_service_key || deps.internalKey || ''),
     queryDemand,
+    logColumns,
     queryTimeoutMs: config.router.query_timeout,
     maxQuerySamples: config.router.max_query_samples,
     maxBodyBytes: config.router.max_body_bytes,

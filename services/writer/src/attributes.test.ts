@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createFloeTable, floeTableDef, openFloeCatalog, withRecordedLabels, type FloeCatalog, type TableHandle } from '@floe/iceberg';
+import { createFloeTable, floeTableDef, openFloeCatalog, type FloeCatalog, type TableHandle } from '@floe/iceberg';
 import { createDataset, createTenant, listAttributeTypeMismatches, listAttributeTypePins, migrate, openDb, type Db } from '@floe/meta';
 import { icebergSchema, logsTable } from '@floe/schema';
 import { ParquetWriter, WalAppender, createObjectStore, newRecordId, type ObjectStore } from '@floe/storage';
@@ -145,7 +145,7 @@ describe('attributes through the writer', () => {
       expect(paths.length).toBe(2);
       // A file of the same table written without the label columns (e.g. by a writer from before the feature).
       const bare = await writer.write(logsTable, [Buffer.from(JSON.stringify({ time_unix_nano: t(8), service_name: 'shop', body: 'bare', log_attr_str: { 'k8s.pod.name': 'pod-bare' } }) + '\n')]);
-      const def = withRecordedLabels(logsTable, handle); // what compact.ts rewrites with
+      const def = floeTableDef(handle); // what compact.ts rewrites with
       const out = await writer.rewrite(def, [...paths, bare.path]);
       try {
         expect(out.rowCount).toBe(5);

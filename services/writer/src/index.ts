@@ -5,6 +5,4 @@
 export { start } from './start.ts';
 export type { SharedDeps } from './start.ts';
 export { Committer } from './committer.ts';
-export { AttributeTypePins } from './attribute-types.ts';
-export type { AttributeTypeCheck, AttributeTypePinsOptions } from './attribute-types.ts';
 export { CATALOG_NAME, WAREHOUSE_PREFIX, ensureTable, namespaceOf } from './tables.ts';

@@ -11,6 +11,8 @@ import {
 } from '../ir/log-metrics.ts';
 import { toJsRegexSource } from './strings.ts';
 import { expandTemplate } from '../regex-template.ts';
+import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
+import { quantile } from '../quantile.ts';
 
 /**
  * Evaluation of a LogQL metric query over the partial aggregates its leaves' SQL returned
@@ -41,7 +43,8 @@ import { expandTemplate } from '../regex-template.ts';
 export type SampleRow = Record<string, unknown>;
 
 export interface Series {
-  labels: Record<string, string>;
+  /** Without a prototype (../labels.ts): a label named like an Object method is an ordinary label. */
+  labels: Labels;
   /** Value by step index. */
   points: Map<number, number>;
 }
@@ -70,25 +73,9 @@ export function evaluateMetricQuery(query: MetricQuery, steps: number, leaves: R
   return { kind: 'matrix', series };
 }
 
-/** A label set's identity: its entries sorted by name. */
-export function labelsKey(labels: Record<string, string>): string {
-  return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
-}
-
-/** Prometheus's label-set order: label by label (sorted by name), name then value. */
-export function compareLabels(a: Record<string, string>, b: Record<string, string>): number {
-  const ak = Object.keys(a).sort();
-  const bk = Object.keys(b).sort();
-  for (let i = 0; i < Math.min(ak.length, bk.length); i++) {
-    if (ak[i] !== bk[i]) return ak[i]! < bk[i]! ? -1 : 1;
-    const av = a[ak[i]!]!;
-    const bv = b[bk[i]!]!;
-    if (av !== bv) return av < bv ? -1 : 1;
-  }
-  return ak.length - bk.length;
-}
-
 const num = (v: unknown): number => (typeof v === 'number' ? v : typeof v === 'bigint' ? Number(v) : v === null || v === undefined ? NaN : Number(v));
+/** A label value from the querier: a string, else absent (''). */
+const text = (v: unknown): string => (typeof v === 'string' ? v : '');
 const big = (v: unknown): bigint => (typeof v === 'bigint' ? v : BigInt(Math.trunc(num(v))));
 
 /** A list value from the querier (a JS array, or an Arrow vector). */
@@ -99,19 +86,6 @@ function numbers(v: unknown): number[] {
   if (typeof it.toArray === 'function') return Array.from(it.toArray(), num);
   if (typeof (it as Iterable<unknown>)[Symbol.iterator] === 'function') return Array.from(it, num);
   return [];
-}
-
-/** Prometheus's quantile: linear interpolation between the closest ranks. */
-export function quantile(phi: number, values: number[]): number {
-  if (values.length === 0 || Number.isNaN(phi)) return NaN;
-  if (phi < 0) return -Infinity;
-  if (phi > 1) return Infinity;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = phi * (sorted.length - 1);
-  const lo = Math.max(0, Math.floor(rank));
-  const hi = Math.min(sorted.length - 1, lo + 1);
-  const w = rank - Math.floor(rank);
-  return sorted[lo]! * (1 - w) + sorted[hi]! * w;
 }
 
 interface Acc {
@@ -236,22 +210,17 @@ const COMPARISON: Record<string, (a: number, b: number) => boolean> = {
   '<=': (a, b) => a <= b,
 };
 
-const pick = (labels: Record<string, string>, names: readonly string[]) => {
-  const out: Record<string, string> = {};
-  for (const n of names) if (labels[n] !== undefined) out[n] = labels[n]!;
-  return out;
-};
-const omit = (labels: Record<string, string>, names: readonly string[]) => {
-  const out = { ...labels };
-  for (const n of names) delete out[n];
-  return out;
-};
+/** Series a and b by their values x and y: ascending (dir 1) or descending (-1), NaN last, ties by labels. */
+function byValue(x: number, y: number, a: Series, b: Series, dir: number): number {
+  if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
+  return x === y ? compareLabels(a.labels, b.labels) : (x - y) * dir;
+}
 
 /** Series by label set, points of equal label sets merged. */
 class SeriesSet {
   readonly #byKey = new Map<string, Series>();
 
-  add(labels: Record<string, string>, k: number, v: number): void {
+  add(labels: Labels, k: number, v: number): void {
     const key = labelsKey(labels);
     let s = this.#byKey.get(key);
     if (!s) this.#byKey.set(key, (s = { labels, points: new Map() }));
@@ -279,7 +248,7 @@ class Evaluator {
       case 'vector': {
         const points = new Map<number, number>();
         for (let k = 0; k < this.#steps; k++) points.set(k, node.value);
-        return { kind: 'matrix', series: [{ labels: {}, points }], ordered: false };
+        return { kind: 'matrix', series: [{ labels: makeLabels(), points }], ordered: false };
       }
       case 'range':
         return { kind: 'matrix', series: this.range(node), ordered: false };
@@ -302,14 +271,10 @@ class Evaluator {
     const data = this.#leaves[node.id];
     if (!data) throw new FloeError('internal', `no data for metric leaf ${node.id}`);
     const w = data.windows;
-    const series = new Map<string, { labels: Record<string, string>; accs: Map<number, Acc> }>();
+    const series = new Map<string, { labels: Labels; accs: Map<number, Acc> }>();
     const names = node.sample.groupBy;
     for (const row of data.rows) {
-      const labels: Record<string, string> = {};
-      names.forEach((name, i) => {
-        const v = row[C.label(i)];
-        if (typeof v === 'string' && v !== '') labels[name] = v;
-      });
+      const labels = makeLabels(names.map((name, i) => [name, text(row[C.label(i)])] as const));
       const key = labelsKey(labels);
       let s = series.get(key);
       if (!s) series.set(key, (s = { labels, accs: new Map() }));
@@ -344,12 +309,7 @@ class Evaluator {
           return k < 0 ? NaN : s.points.get(k)!;
         };
         const dir = node.op === 'sort' ? 1 : -1;
-        const sorted = [...input].sort((a, b) => {
-          const x = latest(a);
-          const y = latest(b);
-          if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
-          return x === y ? compareLabels(a.labels, b.labels) : (x - y) * dir;
-        });
+        const sorted = [...input].sort((a, b) => byValue(latest(a), latest(b), a, b, dir));
         return { kind: 'matrix', series: sorted, ordered: true };
       }
       case 'topk':
@@ -362,9 +322,9 @@ class Evaluator {
 
   /** sum, avg, min, max, count, stddev, stdvar of each group at each step. */
   combine(node: AggregateNode, input: Series[]): Series[] {
-    const groups = new Map<string, { labels: Record<string, string>; values: Map<number, number[]> }>();
+    const groups = new Map<string, { labels: Labels; values: Map<number, number[]> }>();
     for (const s of input) {
-      const labels = node.by === undefined ? s.labels : pick(s.labels, node.by);
+      const labels = node.by === undefined ? s.labels : pickLabels(s.labels, node.by);
       const key = labelsKey(labels);
       let g = groups.get(key);
       if (!g) groups.set(key, (g = { labels, values: new Map() }));
@@ -389,24 +349,19 @@ class Evaluator {
     if (k < 1) return [];
     const groups = new Map<string, Series[]>();
     for (const s of input) {
-      const key = node.by === undefined ? '' : labelsKey(pick(s.labels, node.by));
+      const key = node.by === undefined ? '' : labelsKey(pickLabels(s.labels, node.by));
       const g = groups.get(key);
       if (g) g.push(s);
       else groups.set(key, [s]);
     }
     const kept = new Map<Series, Map<number, number>>();
-    const sign = node.op === 'topk' ? -1 : 1;
+    const dir = node.op === 'topk' ? -1 : 1;
     for (const members of groups.values()) {
       const steps = new Set<number>();
       for (const s of members) for (const x of s.points.keys()) steps.add(x);
       for (const step of steps) {
         const present = members.filter((s) => s.points.has(step));
-        present.sort((a, b) => {
-          const x = a.points.get(step)!;
-          const y = b.points.get(step)!;
-          if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
-          return x === y ? compareLabels(a.labels, b.labels) : sign * (x - y);
-        });
+        present.sort((a, b) => byValue(a.points.get(step)!, b.points.get(step)!, a, b, dir));
         for (const s of present.slice(0, k)) {
           let m = kept.get(s);
           if (!m) kept.set(s, (m = new Map()));
@@ -450,7 +405,8 @@ class Evaluator {
     const left = l.series;
     const right = (r as Extract<Value, { kind: 'matrix' }>).series;
     const m = node.matching;
-    const signature = (labels: Record<string, string>) => labelsKey(m === undefined ? labels : m.on ? pick(labels, m.labels) : omit(labels, m.labels));
+    const matching = (labels: Labels) => (m === undefined ? labels : m.on ? pickLabels(labels, m.labels) : omitLabels(labels, m.labels));
+    const signature = (labels: Labels) => labelsKey(matching(labels));
     const out = new SeriesSet();
 
     if (node.op === 'and' || node.op === 'unless' || node.op === 'or') {
@@ -497,10 +453,10 @@ class Evaluator {
         ? new FloeError('not_implemented', `many-to-one vector matching (group_${m.group}) is not supported: several ${side}-hand series match ${sig}`, { code: 'FLOE_ERR_LOGQL_UNSUPPORTED' })
         : new FloeError('bad_data', `multiple matches for labels ${sig} on the ${side}-hand side: many-to-one matching must be explicit (and is not supported)`, { code: 'FLOE_ERR_LOGQL_EXEC' });
     for (const s of left) {
-      const sig = signature(s.labels);
+      const matched = matching(s.labels);
+      const sig = labelsKey(matched);
       const candidates = rightBySig.get(sig);
       if (!candidates) continue;
-      const matched = m === undefined ? s.labels : m.on ? pick(s.labels, m.labels) : omit(s.labels, m.labels);
       for (const [k, lv] of s.points) {
         let match: Series | undefined;
         for (const c of candidates) {
@@ -543,7 +499,7 @@ class Evaluator {
       let labels = s.labels;
       if (m) {
         const value = expandTemplate(node.replacement, m);
-        labels = { ...s.labels };
+        labels = copyLabels(s.labels);
         if (value === '') delete labels[node.dst];
         else labels[node.dst] = value;
       }

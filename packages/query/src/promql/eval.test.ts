@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { VectorSelector } from './ast.ts';
-import { evalInstant, evalRange, bucketQuantile, quantile, selectorWindows, type RawSeries } from './eval.ts';
-import { makeLabels } from './labels.ts';
+import { evalInstant, evalRange, bucketQuantile, selectorWindows, type RawSeries } from './eval.ts';
+import { quantile } from '../quantile.ts';
+import { makeLabels } from '../labels.ts';
 import { parsePromQL } from './parse.ts';
 import { matchLabels } from './series.ts';
 

@@ -2,9 +2,11 @@ import { FloeError } from '@floe/errors';
 import type { Aggregate, AtModifier, Binary, Call, Expr, MatrixSelector, Subquery, VectorMatching, VectorSelector } from './ast.ts';
 import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
-import { LABEL_NAME_RE, METRIC_NAME, compareLabels, copyLabels, dropMetricName, formatFloat, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from './labels.ts';
+import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
+import { LABEL_NAME_RE, METRIC_NAME, dropMetricName, formatFloat } from './labels.ts';
 import { anchoredRegex, typeOf } from './parse.ts';
 import { expandTemplate } from '../regex-template.ts';
+import { quantile } from '../quantile.ts';
 import { evalSteps } from './steps.ts';
 
 /**
@@ -117,7 +119,7 @@ export function selectorWindows(expr: Expr, opts: EvalOptions): SelectorWindow[]
   const out: SelectorWindow[] = [];
   const atTime = (at: AtModifier | undefined, lo: number, hi: number): [number, number] => {
     if (!at) return [lo, hi];
-    const t = at.kind === 'time' ? at.ms : at.kind === 'start' ? opts.startMs : opts.endMs;
+    const t = pinnedTime(at, opts);
     return [t, t];
   };
   const walk = (e: Expr, lo: number, hi: number, range: number | undefined): void => {
@@ -161,6 +163,9 @@ export function selectorWindows(expr: Expr, opts: EvalOptions): SelectorWindow[]
 
 // ── helpers ───────────────────────────────────────────────────────────────────────────────────
 
+/** The evaluation time an `@` modifier pins: its time, or the query's start or end. */
+const pinnedTime = (at: AtModifier, opts: EvalOptions): number => (at.kind === 'time' ? at.ms : at.kind === 'start' ? opts.startMs : opts.endMs);
+
 /** First index whose time is > x (from `lo` on). */
 function upperBound(t: Floats, x: number, lo = 0): number {
   let hi = t.length;
@@ -194,20 +199,6 @@ function kahanSum(values: Floats, lo = 0, hi = values.length): number {
 
 /** The window's values as an array (for the less common window functions). */
 const windowValues = (v: Floats, lo: number, hi: number): number[] => Array.prototype.slice.call(v, lo, hi) as number[];
-
-/** Prometheus's φ-quantile with linear interpolation between the closest ranks. */
-export function quantile(q: number, values: number[]): number {
-  if (values.length === 0 || Number.isNaN(q)) return NaN;
-  if (q < 0) return -Infinity;
-  if (q > 1) return Infinity;
-  const sorted = [...values].sort((a, b) => (Number.isNaN(a) ? -1 : Number.isNaN(b) ? 1 : a - b));
-  const n = sorted.length;
-  const rank = q * (n - 1);
-  const lower = Math.max(0, Math.floor(rank));
-  const upper = Math.min(n - 1, lower + 1);
-  const weight = rank - Math.floor(rank);
-  return sorted[lower]! * (1 - weight) + sorted[upper]! * weight;
-}
 
 interface Bucket {
   upper: number;
@@ -357,6 +348,14 @@ export function compare(op: string, a: number, b: number): boolean {
     default:
       throw new FloeError('internal', `not a comparison operator: ${op}`);
   }
+}
+
+/** The sample with label `name` set to `value`, or without it when `value` is empty. */
+function withLabel(s: Sample, name: string, value: string): Sample {
+  const labels = copyLabels(s.labels);
+  if (value === '') delete labels[name];
+  else labels[name] = value;
+  return { labels, v: s.v };
 }
 
 function checkUnique(samples: Sample[]): void {
@@ -553,8 +552,7 @@ class Evaluator {
   }
 
   refTime(at: AtModifier | undefined, ts: number, offsetMs: number): number {
-    const base = !at ? ts : at.kind === 'time' ? at.ms : at.kind === 'start' ? this.#opts.startMs : this.#opts.endMs;
-    return base - offsetMs;
+    return (at ? pinnedTime(at, this.#opts) : ts) - offsetMs;
   }
 
   eval(e: Expr, ts: number): Value {
@@ -800,12 +798,7 @@ class Evaluator {
         if (!LABEL_NAME_RE.test(dst)) throw execError(`invalid destination label name in label_replace(): ${dst}`);
         const out = v.map((s) => {
           const m = regex.exec(s.labels[src] ?? '');
-          if (!m) return s;
-          const value = expandTemplate(repl, m);
-          const labels = copyLabels(s.labels);
-          if (value === '') delete labels[dst];
-          else labels[dst] = value;
-          return { labels, v: s.v };
+          return m ? withLabel(s, dst, expandTemplate(repl, m)) : s;
         });
         checkUnique(out);
         return vec(out);
@@ -814,13 +807,7 @@ class Evaluator {
         const v = this.vectorArg(c.args[0]!, ts);
         const [dst, sep, ...srcs] = c.args.slice(1).map((a) => this.stringArg(a, ts)) as [string, string, ...string[]];
         if (!LABEL_NAME_RE.test(dst)) throw execError(`invalid destination label name in label_join(): ${dst}`);
-        const out = v.map((s) => {
-          const value = srcs.map((l) => s.labels[l] ?? '').join(sep);
-          const labels = copyLabels(s.labels);
-          if (value === '') delete labels[dst];
-          else labels[dst] = value;
-          return { labels, v: s.v };
-        });
+        const out = v.map((s) => withLabel(s, dst, srcs.map((l) => s.labels[l] ?? '').join(sep)));
         checkUnique(out);
         return vec(out);
       }
@@ -916,21 +903,12 @@ class Evaluator {
         break;
     }
     for (const g of groups.values()) {
-      if (a.op === 'sum') {
-        let sum = 0;
-        let c = 0;
-        for (const s of g.samples) {
-          const inc = s.v;
-          const t = sum + inc;
-          if (Number.isFinite(t)) c += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
-          sum = t;
-        }
-        out.push({ labels: g.labels, v: Number.isFinite(sum) ? sum + c : sum });
-        continue;
-      }
       const vals = g.samples.map((s) => s.v);
       let v: number;
       switch (a.op) {
+        case 'sum':
+          v = kahanSum(vals);
+          break;
         case 'avg':
           v = mean(vals);
           break;
@@ -1123,13 +1101,18 @@ export function evalInstant(expr: Expr, timeMs: number, source: SeriesSource, op
 }
 
 /** A range query: evaluation at start, start + step, …, ≤ end (`stepwise`: never series at a time, for tests). */
-export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions, stepwise = false): RangeResult {
+/** Prometheus's rule that a range query's expression is a scalar or an instant vector (checkable before any read). */
+export function checkRangeQueryType(expr: Expr): void {
   const type = typeOf(expr);
   if (type !== 'scalar' && type !== 'vector') {
     throw new FloeError('bad_data', `invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`, {
       code: 'FLOE_ERR_PROMQL_PARAM',
     });
   }
+}
+
+export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions, stepwise = false): RangeResult {
+  checkRangeQueryType(expr);
   if (stepMs <= 0) throw new FloeError('bad_data', 'zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_PROMQL_PARAM' });
   if ((endMs - startMs) / stepMs > MAX_POINTS_PER_SERIES) {
     throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });

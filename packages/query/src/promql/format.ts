@@ -1,5 +1,5 @@
-import type { AtModifier, Expr, LabelMatcher } from './ast.ts';
-import { formatFloat } from './labels.ts';
+import type { AtModifier, Expr, LabelMatcher, VectorSelector } from './ast.ts';
+import { LABEL_NAME_RE, METRIC_NAME, formatFloat } from './labels.ts';
 
 /**
  * format_query: a parsed expression printed back in Prometheus's canonical one-line spelling
@@ -12,17 +12,10 @@ export function formatPromQL(e: Expr): string {
       return Number.isNaN(e.value) ? 'NaN' : e.value === Infinity ? 'Inf' : e.value === -Infinity ? '-Inf' : formatFloat(e.value);
     case 'string':
       return JSON.stringify(e.value);
-    case 'selector': {
-      const rest = e.matchers.filter((m) => !(e.name !== undefined && m.name === '__name__' && m.op === '='));
-      const body = rest.length > 0 || e.name === undefined ? `{${rest.map(matcher).join(', ')}}` : '';
-      return `${e.name ?? ''}${body}${modifiers(e.offsetMs, e.at)}`;
-    }
-    case 'matrix': {
-      const s = e.selector;
-      const rest = s.matchers.filter((m) => !(s.name !== undefined && m.name === '__name__' && m.op === '='));
-      const body = rest.length > 0 || s.name === undefined ? `{${rest.map(matcher).join(', ')}}` : '';
-      return `${s.name ?? ''}${body}[${duration(e.rangeMs)}]${modifiers(s.offsetMs, s.at)}`;
-    }
+    case 'selector':
+      return `${selector(e)}${modifiers(e.offsetMs, e.at)}`;
+    case 'matrix':
+      return `${selector(e.selector)}[${duration(e.rangeMs)}]${modifiers(e.selector.offsetMs, e.selector.at)}`;
     case 'subquery':
       return `${formatPromQL(e.expr)}[${duration(e.rangeMs)}:${e.stepMs === undefined ? '' : duration(e.stepMs)}]${modifiers(e.offsetMs, e.at)}`;
     case 'call':
@@ -47,8 +40,15 @@ export function formatPromQL(e: Expr): string {
   }
 }
 
+/** The metric name and the matchers other than the name's own. */
+function selector(s: VectorSelector): string {
+  const rest = s.matchers.filter((m) => !(s.name !== undefined && m.name === METRIC_NAME && m.op === '='));
+  const body = rest.length > 0 || s.name === undefined ? `{${rest.map(matcher).join(', ')}}` : '';
+  return `${s.name ?? ''}${body}`;
+}
+
 function matcher(m: LabelMatcher): string {
-  const name = /^[a-zA-Z_][a-zA-Z0-9_]*$/.test(m.name) ? m.name : JSON.stringify(m.name);
+  const name = LABEL_NAME_RE.test(m.name) ? m.name : JSON.stringify(m.name);
   return `${name}${m.op}${JSON.stringify(m.value)}`;
 }
 
@@ -59,7 +59,7 @@ function modifiers(offsetMs: number, at: AtModifier | undefined): string {
   return out;
 }
 
-export function duration(ms: number): string {
+function duration(ms: number): string {
   if (ms === 0) return '0s';
   const units: Array<[string, number]> = [['y', 31_536_000_000], ['w', 604_800_000], ['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
   let out = '';

@@ -14,6 +14,7 @@ import type {
 } from './ast.ts';
 import { isComparison, isSetOp } from './ast.ts';
 import { FUNCTIONS } from './functions.ts';
+import { positionOf } from '../logql/errors.ts';
 
 /**
  * PromQL text → Floe's typed AST, through Prometheus's own grammar (`@prometheus-io/lezer-promql`,
@@ -26,14 +27,9 @@ import { FUNCTIONS } from './functions.ts';
 
 type Node = ReturnType<typeof parser.parse>['topNode'];
 
-export const MAX_PROMQL_LENGTH = 64 * 1024;
+const MAX_PROMQL_LENGTH = 64 * 1024;
 
-export function positionOf(src: string, offset: number): { line: number; column: number; offset: number } {
-  const lines = src.slice(0, Math.max(0, Math.min(offset, src.length))).split('\n');
-  return { line: lines.length, column: lines[lines.length - 1]!.length + 1, offset };
-}
-
-export function promSyntaxError(src: string, offset: number, reason: string): FloeError {
+function promSyntaxError(src: string, offset: number, reason: string): FloeError {
   const position = positionOf(src, offset);
   return new FloeError('bad_data', `parse error at line ${position.line}, col ${position.column}: ${reason}`, { code: 'FLOE_ERR_PROMQL_PARSE', position });
 }
@@ -109,7 +105,7 @@ function parseNumber(text: string): number | undefined {
 }
 
 /** Go's string literal rules: "…" and '…' with escapes, `…` raw. */
-export function unquoteString(text: string): string | undefined {
+function unquoteString(text: string): string | undefined {
   const q = text[0];
   if (text.length < 2 || text[text.length - 1] !== q) return undefined;
   const body = text.slice(1, -1);
@@ -436,7 +432,7 @@ class Lowering {
 
 const typeName = (t: ValueType) => (t === 'vector' ? 'instant vector' : t === 'matrix' ? 'range vector' : t);
 
-export function childExprs(e: Expr): Expr[] {
+function childExprs(e: Expr): Expr[] {
   switch (e.type) {
     case 'paren':
     case 'unary':
@@ -454,6 +450,13 @@ export function childExprs(e: Expr): Expr[] {
     default:
       return [];
   }
+}
+
+/** Every vector selector of an expression, range selectors' included, in source order. */
+export function vectorSelectors(e: Expr, out: VectorSelector[] = []): VectorSelector[] {
+  if (e.type === 'selector') out.push(e);
+  else for (const c of childExprs(e)) vectorSelectors(c, out);
+  return out;
 }
 
 /** The value type an expression evaluates to. */

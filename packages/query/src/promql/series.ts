@@ -1,6 +1,7 @@
 import type { LabelMatcher } from './ast.ts';
 import type { RawSeries } from './eval.ts';
-import { METRIC_NAME, formatFloat, makeLabels, type Labels } from './labels.ts';
+import { labelsKey, makeLabels, type Labels } from '../labels.ts';
+import { METRIC_NAME, formatFloat } from './labels.ts';
 import { anchoredRegex } from './parse.ts';
 
 /**
@@ -138,14 +139,18 @@ export function matchLabels(labels: Labels, matchers: readonly LabelMatcher[]): 
   return matchers.every((m) => matchValue(m, labels[m.name] ?? ''));
 }
 
+/** Prometheus names per catalog entry: the router reuses a catalog across queries (and selectors). */
+const familyNames = new WeakMap<CatalogEntry, string[]>();
+
 /** Stored metric names of the catalog whose Prometheus names the selectors' name matchers accept. */
 export function storedNamesFor(catalog: readonly CatalogEntry[], selectors: ReadonlyArray<readonly LabelMatcher[]>): string[] {
   const out = new Set<string>();
+  const nameMatchers = selectors.map((matchers) => matchers.filter((m) => m.name === METRIC_NAME));
   for (const e of catalog) {
-    const { names } = promFamily(e);
-    for (const matchers of selectors) {
-      const nameMatchers = matchers.filter((m) => m.name === METRIC_NAME);
-      if (names.some((n) => nameMatchers.every((m) => matchValue(m, n)))) {
+    let names = familyNames.get(e);
+    if (!names) familyNames.set(e, (names = promFamily(e).names));
+    for (const matchers of nameMatchers) {
+      if (names.some((n) => matchers.every((m) => matchValue(m, n)))) {
         out.add(e.metricName);
         break;
       }
@@ -172,6 +177,11 @@ const COLUMN_LABELS = new Set([METRIC_NAME, 'job', 'le', 'quantile']);
 export const TARGET_INFO = 'target_info';
 const IDENTIFYING = new Set(['service.name', 'service.namespace', 'service.instance.id']);
 
+/** Whether a selector's name matchers accept `target_info` (so its resources must be read). */
+export function selectsTargetInfo(matchers: readonly LabelMatcher[]): boolean {
+  return matchers.every((m) => m.name !== METRIC_NAME || matchValue(m, TARGET_INFO));
+}
+
 /** A row of planMetricTargetInfo. */
 export interface TargetInfoRow {
   resource_attr_str?: unknown;
@@ -194,36 +204,20 @@ export interface TargetInfoRow {
 export function buildTargetInfo(rows: Iterable<TargetInfoRow>): RawSeries[] {
   const out = new Map<string, { labels: Labels; times: Set<number> }>();
   for (const r of rows) {
-    const byName = new Map<string, Array<[string, string]>>();
     const resource = new Map<string, string>();
-    let others = 0;
+    const others: Array<[string, string]> = [];
     for (const col of ['resource_attr_str', 'resource_attr_int', 'resource_attr_double', 'resource_attr_bool'] as const) {
       for (const [k, v] of mapEntries(r[col])) {
         const text = attributeText(v);
         resource.set(k, text);
-        if (IDENTIFYING.has(k)) continue;
-        others++;
-        const name = otelLabelName(k);
-        let list = byName.get(name);
-        if (!list) byName.set(name, (list = []));
-        list.push([k, text]);
+        if (!IDENTIFYING.has(k)) others.push([k, text]);
       }
     }
-    if (others === 0) continue;
-    const labels = makeLabels();
-    for (const [name, list] of byName) {
-      list.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      const value = list.map(([, v]) => v).filter((v) => v !== '').join(';');
-      if (value !== '') labels[name] = value;
-    }
-    const service = resource.get('service.name');
-    const namespace = resource.get('service.namespace');
-    if (service) labels.job = namespace ? `${namespace}/${service}` : service;
-    const instance = resource.get('service.instance.id');
-    if (instance) labels.instance = instance;
+    if (others.length === 0) continue;
+    const labels = otelLabels(others, resource);
     if (labels.job === undefined && labels.instance === undefined) continue;
     labels[METRIC_NAME] = TARGET_INFO;
-    const key = Object.keys(labels).sort().map((k) => `${k}\u0000${labels[k]}`).join('\u0001');
+    const key = labelsKey(labels);
     let e = out.get(key);
     if (!e) out.set(key, (e = { labels, times: new Set() }));
     if (typeof r.times === 'string' && r.times !== '') for (const t of r.times.split(',')) e.times.add(Number(t));
@@ -280,7 +274,7 @@ export interface PointRow {
 }
 
 /** Entries of a map value: an Arrow MapRow (toJSON), a Map or a plain object. */
-export function mapEntries(v: unknown): Array<[string, unknown]> {
+function mapEntries(v: unknown): Array<[string, unknown]> {
   if (v === null || v === undefined) return [];
   if (v instanceof Map) return [...v.entries()] as Array<[string, unknown]>;
   const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
@@ -290,7 +284,7 @@ export function mapEntries(v: unknown): Array<[string, unknown]> {
 }
 
 /** A list value (Arrow Vector, typed array or array) as numbers. */
-export function numberList(v: unknown): number[] {
+function numberList(v: unknown): number[] {
   if (v === null || v === undefined) return [];
   const arr = typeof (v as { toArray?: unknown }).toArray === 'function' ? (v as { toArray(): ArrayLike<unknown> }).toArray() : (v as ArrayLike<unknown>);
   return Array.from(arr as ArrayLike<unknown>, (x) => Number(x));
@@ -307,7 +301,7 @@ function structList(v: unknown): Array<Record<string, unknown>> {
 
 const num = (v: unknown): number => (v === null || v === undefined ? NaN : Number(v));
 
-export function attributeText(v: unknown): string {
+function attributeText(v: unknown): string {
   if (typeof v === 'string') return v;
   if (typeof v === 'number') return formatFloat(v);
   if (typeof v === 'bigint') return v.toString();
@@ -315,17 +309,18 @@ export function attributeText(v: unknown): string {
   return v === null || v === undefined ? '' : String(v);
 }
 
-/** The Prometheus labels of a stored series (without `__name__`). */
-export function baseLabels(row: SeriesRow): Labels {
-  if (row.rw) return makeLabels(mapEntries(row.point_attr_str).map(([k, v]) => [k, attributeText(v)] as const));
+/**
+ * Prometheus labels of OpenTelemetry attributes (key, value as text): names translated, the
+ * non-empty values of keys that translate to one name joined with `;` in key order; then `job`
+ * and `instance` from the resource's service attributes.
+ */
+function otelLabels(attributes: Iterable<[string, string]>, resource: ReadonlyMap<string, string>): Labels {
   const byName = new Map<string, Array<[string, string]>>();
-  for (const col of ['point_attr_str', 'point_attr_int', 'point_attr_double', 'point_attr_bool'] as const) {
-    for (const [k, v] of mapEntries(row[col])) {
-      const name = otelLabelName(k);
-      let list = byName.get(name);
-      if (!list) byName.set(name, (list = []));
-      list.push([k, attributeText(v)]);
-    }
+  for (const [k, text] of attributes) {
+    const name = otelLabelName(k);
+    let list = byName.get(name);
+    if (!list) byName.set(name, (list = []));
+    list.push([k, text]);
   }
   const labels = makeLabels();
   for (const [name, list] of byName) {
@@ -333,7 +328,6 @@ export function baseLabels(row: SeriesRow): Labels {
     const value = list.map(([, v]) => v).filter((v) => v !== '').join(';');
     if (value !== '') labels[name] = value;
   }
-  const resource = new Map(mapEntries(row.resource_attr_str).map(([k, v]) => [k, attributeText(v)]));
   const service = resource.get('service.name');
   const namespace = resource.get('service.namespace');
   if (service) labels.job = namespace ? `${namespace}/${service}` : service;
@@ -341,6 +335,19 @@ export function baseLabels(row: SeriesRow): Labels {
   if (instance) labels.instance = instance;
   return labels;
 }
+
+/** The Prometheus labels of a stored series (without `__name__`). */
+function baseLabels(row: SeriesRow): Labels {
+  const text = (col: 'point_attr_str' | 'point_attr_int' | 'point_attr_double' | 'point_attr_bool' | 'resource_attr_str') =>
+    mapEntries(row[col]).map(([k, v]): [string, string] => [k, attributeText(v)]);
+  if (row.rw) return makeLabels(text('point_attr_str'));
+  const attributes = (['point_attr_str', 'point_attr_int', 'point_attr_double', 'point_attr_bool'] as const).flatMap(text);
+  return otelLabels(attributes, new Map(text('resource_attr_str')));
+}
+
+/** The family of a stored series (its catalog entry's, from the series row). */
+const rowFamily = (r: SeriesRow): PromFamily =>
+  promFamily({ metricName: r.metric_name, metricType: r.metric_type, unit: r.unit, description: '', isMonotonic: r.is_monotonic, temporality: '', rw: r.rw });
 
 interface Bound {
   le: string;
@@ -392,7 +399,7 @@ function classicBuckets(metricType: string, p: PointRow | SeriesRow, counts: num
 /** Label sets of a stored series, without points (for /series, /labels, /label/…/values). */
 export function seriesLabelSets(row: SeriesRow): Labels[] {
   const base = baseLabels(row);
-  const fam = promFamily({ metricName: row.metric_name, metricType: row.metric_type, unit: row.unit, description: '', isMonotonic: row.is_monotonic, temporality: '', rw: row.rw });
+  const fam = rowFamily(row);
   const named = (name: string, extra: Record<string, string> = {}) => Object.assign(makeLabels(), base, extra, { [METRIC_NAME]: name });
   switch (fam.type === 'histogram' || fam.type === 'summary' ? row.metric_type : 'plain') {
     case 'histogram':
@@ -421,7 +428,7 @@ export function buildPromSeries(seriesRows: readonly SeriesRow[], points: Iterab
     meta.set(r.series_id, {
       row: r,
       base: baseLabels(r),
-      family: promFamily({ metricName: r.metric_name, metricType: r.metric_type, unit: r.unit, description: '', isMonotonic: r.is_monotonic, temporality: '', rw: r.rw }),
+      family: rowFamily(r),
     });
   }
   const out = new Map<string, { labels: Labels; t: number[]; v: number[]; stale: boolean[] }>();
@@ -488,7 +495,7 @@ const textNumber = (part: string): number => {
 };
 
 /** "ms value,ms value,…" (DuckDB's text of integers and doubles) as times and values sorted by time. */
-export function parsePointText(text: string): { t: Float64Array; v: Float64Array } {
+function parsePointText(text: string): { t: Float64Array; v: Float64Array } {
   if (text === '') return { t: new Float64Array(0), v: new Float64Array(0) };
   let n = 1;
   for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 44) n++;
@@ -514,14 +521,14 @@ export function parsePointText(text: string): { t: Float64Array; v: Float64Array
 }
 
 /** Comma-separated numbers as DuckDB prints doubles and integers (`nan`, `inf`, `-inf` included). */
-export function parseFloatList(text: string): Float64Array {
+function parseFloatList(text: string): Float64Array {
   if (text === '') return new Float64Array(0);
   const parts = text.split(',');
   return Float64Array.from(parts, textNumber);
 }
 
 /** A list value as a Float64Array: comma-separated text, or a list (zero-copy for an Arrow Float64 vector without nulls). */
-export function floatList(v: unknown): Float64Array {
+function floatList(v: unknown): Float64Array {
   if (v === null || v === undefined) return new Float64Array(0);
   if (typeof v === 'string') return parseFloatList(v);
   if (v instanceof Float64Array) return v;
@@ -562,8 +569,7 @@ export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
       t = t2;
       v = v2;
     }
-    const family = promFamily({ metricName: r.metric_name, metricType: r.metric_type, unit: r.unit, description: '', isMonotonic: r.is_monotonic, temporality: '', rw: r.rw });
-    const labels = Object.assign(makeLabels(), baseLabels(r), { [METRIC_NAME]: family.names[0]! });
+    const labels = Object.assign(makeLabels(), baseLabels(r), { [METRIC_NAME]: rowFamily(r).names[0]! });
     out.push(stale ? { labels, t, v, stale } : { labels, t, v });
   }
   return out;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { VectorSelector } from './ast.ts';
 import { evalRange, type RawSeries } from './eval.ts';
-import { makeLabels } from './labels.ts';
+import { makeLabels } from '../labels.ts';
 import { parsePromQL } from './parse.ts';
 import { matchLabels } from './series.ts';
 import { evalSteps } from './steps.ts';
@@ -150,6 +150,12 @@ describe('series-at-a-time evaluation (steps.ts)', () => {
     expect(evalSteps(parsePromQL('sum by (job) (rate(req_total[5m]))'), cx([600_000, 615_000]))).toHaveLength(3);
     expect(evalSteps(parsePromQL('topk(2, mem)'), cx([600_000]))).toBeUndefined();
     // Label sets equal without __name__ at the same step: left to the step-by-step evaluator's error.
-    expect(evalSteps(parsePromQL('rate({__name__=~"req_total|lat_bucket", le=""}[5m])'), cx([600_000]))).toBeDefined();
+    const twins: RawSeries[] = ['a', 'b'].map((name) => ({ labels: makeLabels(Object.entries({ __name__: name, x: '1' })), t: [0, 60_000, 120_000], v: [1, 2, 3] }));
+    const twinCx = { ...cx([120_000]), seriesOf: (sel: VectorSelector) => twins.filter((s) => matchLabels(s.labels, sel.matchers)) };
+    const twinQuery = parsePromQL('sum(rate({__name__=~"a|b"}[5m]))');
+    expect(evalSteps(twinQuery, twinCx)).toBeUndefined();
+    expect(() => evalRange(twinQuery, 120_000, 120_000, 15_000, (sel) => twinCx.seriesOf(sel), { startMs: 120_000, endMs: 120_000, lookbackMs: 300_000, defaultSubqueryStepMs: 60_000 })).toThrow(
+      /same labelset/,
+    );
   });
 });

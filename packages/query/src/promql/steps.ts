@@ -1,7 +1,8 @@
 import type { Aggregate, AtModifier, Binary, Call, Expr, VectorMatching, VectorSelector } from './ast.ts';
 import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
-import { METRIC_NAME, compareLabels, copyLabels, dropMetricName, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from './labels.ts';
+import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
+import { METRIC_NAME, dropMetricName } from './labels.ts';
 import { OVER_TIME, arith, bucketQuantile, compare, parseLe, type Floats, type RawSeries, type SeriesPoints } from './eval.ts';
 
 /**
@@ -47,6 +48,10 @@ function numberOf(e: Expr): number | undefined {
   return e.type === 'number' ? e.value : undefined;
 }
 
+/**
+ * A selector's reference time at every step. They never decrease (the steps ascend, offset is
+ * fixed, @ pins them), so the per-series cursors below only ever move forward.
+ */
 function refTimes(cx: StepContext, at: AtModifier | undefined, offsetMs: number): Float64Array {
   const out = new Float64Array(cx.steps.length);
   for (let j = 0; j < out.length; j++) out[j] = cx.refTime(at, cx.steps[j]!, offsetMs);
@@ -87,7 +92,6 @@ function instantNode(sel: VectorSelector, cx: StepContext): StepNode {
         let any = false;
         for (let j = 0; j < n; j++) {
           const ref = refs[j]!;
-          if (i > 0 && t[i - 1]! > ref) i = upper(t, ref);
           while (i < t.length && t[i]! <= ref) i++;
           const k = i - 1;
           if (k < 0 || t[k]! <= ref - cx.lookbackMs || stale?.[k]) continue;
@@ -99,17 +103,6 @@ function instantNode(sel: VectorSelector, cx: StepContext): StepNode {
       }
     },
   };
-}
-
-function upper(t: Floats, x: number): number {
-  let lo = 0;
-  let hi = t.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (t[mid]! <= x) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
 }
 
 function callNode(c: Call, cx: StepContext): StepNode | undefined {
@@ -146,13 +139,8 @@ function callNode(c: Call, cx: StepContext): StepNode | undefined {
           for (let j = 0; j < n; j++) {
             const end = ends[j]!;
             const start = end - range;
-            if (lo > 0 && t[lo - 1]! > start) {
-              lo = upper(t, start);
-              hi = lo;
-            }
             while (lo < t.length && t[lo]! <= start) lo++;
             if (hi < lo) hi = lo;
-            if (hi > lo && t[hi - 1]! > end) hi = upper(t, end);
             while (hi < t.length && t[hi]! <= end) hi++;
             if (hi <= lo) continue;
             win.start = start;
@@ -255,18 +243,9 @@ function aggregateNode(a: Aggregate, cx: StepContext): StepNode | undefined {
         const B = g.b;
         switch (op) {
           case 'sum':
-            for (let j = 0; j < n; j++) {
-              if (!ok[j]) continue;
-              const inc = v[j]!;
-              const sum = A[j]!;
-              const t = sum + inc;
-              if (Number.isFinite(t)) B[j]! += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
-              A[j] = t;
-              count[j]!++;
-            }
-            break;
           case 'avg': {
-            const M = g.m!;
+            // Kahan sum in A (compensation in B); avg also keeps the incremental mean for an overflowing sum.
+            const M = g.m;
             for (let j = 0; j < n; j++) {
               if (!ok[j]) continue;
               const inc = v[j]!;
@@ -275,7 +254,7 @@ function aggregateNode(a: Aggregate, cx: StepContext): StepNode | undefined {
               if (Number.isFinite(t)) B[j]! += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
               A[j] = t;
               const c = ++count[j]!;
-              M[j] = M[j]! + (inc / c - M[j]! / c);
+              if (M) M[j] = M[j]! + (inc / c - M[j]! / c);
             }
             break;
           }

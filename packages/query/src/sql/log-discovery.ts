@@ -1,8 +1,7 @@
-import { FloeError } from '@floe/errors';
 import type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from '../ir/log-discovery.ts';
 import type { TimeRange } from '../ir/logs.ts';
-import { ATTRIBUTE_TYPES, attributeMap, filterSql, labelText, matchSql, rangeSql, resolveLogLabel } from './log-labels.ts';
-import type { PlannedQuery } from './logs.ts';
+import { ATTRIBUTE_TYPES, attributeMap, labelText, resolveLogLabel, selectionSql } from './log-labels.ts';
+import { checkTable, hintsOf, type PlannedQuery } from './logs.ts';
 import { SqlBuilder, intLiteral, literal, type PlannerTable } from './printer.ts';
 
 /**
@@ -13,15 +12,7 @@ import { SqlBuilder, intLiteral, literal, type PlannerTable } from './printer.ts
 
 const HOUR_NS = 3_600_000_000_000;
 
-const hintsOf = (range: TimeRange) => ({ start_ns: range.startNs.toString(), end_ns: (range.endNs > range.startNs ? range.endNs - 1n : range.endNs).toString() });
-
-function checkTable(ir: { table: string }, table: PlannerTable) {
-  if (ir.table !== table.name) throw new FloeError('internal', `log plan for table ${JSON.stringify(ir.table)} against ${table.name}`);
-}
-
-function conditions(b: SqlBuilder, ir: { range: TimeRange; streams: IndexStats['streams']; filters?: DetectedFields['filters'] }): string {
-  return [...rangeSql(b, ir.range), ...ir.streams.map((m) => matchSql(b, m)), ...(ir.filters ?? []).map((f) => `(${filterSql(b, f)})`)].join('\n    AND ');
-}
+const conditions = (b: SqlBuilder, ir: { range: TimeRange; streams: IndexStats['streams']; filters?: DetectedFields['filters'] }) => selectionSql(b, ir.range, ir.streams, ir.filters).join('\n    AND ');
 
 /** One row: streams, chunks, entries, bytes (BIGINT, 0 when nothing matches). */
 export function planIndexStats(ir: IndexStats, table: PlannerTable): PlannedQuery {

@@ -22,7 +22,8 @@ import type { PlannerTable, SqlBuilder } from './printer.ts';
  * that accept "" also match rows without the label.
  */
 
-export const LABEL_COLUMNS: Readonly<Record<string, string>> = {
+/** Without a prototype, so that a label named like an Object method (`valueOf`) is an attribute. */
+export const LABEL_COLUMNS: Readonly<Record<string, string>> = Object.assign(Object.create(null) as Record<string, string>, {
   service_name: 'service_name',
   service: 'service_name',
   job: 'service_name',
@@ -32,7 +33,7 @@ export const LABEL_COLUMNS: Readonly<Record<string, string>> = {
   detected_level: 'severity_text',
   trace_id: 'trace_id',
   span_id: 'span_id',
-};
+});
 
 /** The labels that make up a stream's identity (spec 1, label resolution rule 6), and their columns. */
 export const STREAM_LABELS: ReadonlyArray<{ label: string; column: string }> = [
@@ -184,6 +185,14 @@ export function lineSql(b: SqlBuilder, p: LinePredicate): string {
 
 export function filterSql(b: SqlBuilder, f: RowFilter): string {
   return f.kind === 'line' ? lineSql(b, f.line) : predicateSql(b, f.predicate);
+}
+
+/**
+ * The conditions of a selection of log rows: time range, then stream matchers, then filters in
+ * pipeline order (placeholders number in that order).
+ */
+export function selectionSql(b: SqlBuilder, range: TimeRange, streams: readonly LabelMatch[], filters: readonly RowFilter[] = []): string[] {
+  return [...rangeSql(b, range), ...streams.map((m) => matchSql(b, m)), ...filters.map((f) => `(${filterSql(b, f)})`)];
 }
 
 /** Time-range pushdown: the record time column against [start, end). */

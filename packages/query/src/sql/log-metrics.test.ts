@@ -149,6 +149,8 @@ describe('vector aggregations', () => {
       [{ level: 'WARN' }, [[60, 1], [120, 1]]],
     ]);
     expect(await matrix('sum by (nope) (count_over_time({service_name="checkout"}[1m]))')).toEqual([[{}, [[60, 4], [120, 2]]]]);
+    // A label named like an Object method is a label like any other, absent here.
+    expect(await matrix('sum by (valueOf) (count_over_time({service_name="checkout"}[1m]))')).toEqual([[{}, [[60, 4], [120, 2]]]]);
     expect(await matrix('sum by (user) (count_over_time({service_name="checkout"}[1m]))')).toEqual([
       [{ user: 'ann' }, [[60, 3], [120, 1]]],
       [{ user: 'bob' }, [[60, 1], [120, 1]]],

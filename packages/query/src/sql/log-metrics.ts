@@ -1,7 +1,7 @@
 import { FloeError } from '@floe/errors';
 import { SAMPLE_COLUMNS, type LogSample, type SampleWindows } from '../ir/log-metrics.ts';
-import { filterSql, labelNumber, labelText, matchSql, rangeSql, resolveLogLabel } from './log-labels.ts';
-import type { PlannedQuery } from './logs.ts';
+import { labelNumber, labelText, resolveLogLabel, selectionSql } from './log-labels.ts';
+import { checkTable, hintsOf, type PlannedQuery } from './logs.ts';
 import { SqlBuilder, literal, quoteIdent, type PlannerTable } from './printer.ts';
 
 /**
@@ -31,13 +31,9 @@ const q = quoteIdent;
 /**
  * Loki's detected_level of a row: from the OTLP severity number when it is set (1–4 trace, 5–8
  * debug, 9–12 info, 13–16 warn, 17–20 error, 21–24 fatal), else from the severity text's usual
- * spellings, else "unknown".
+ * spellings, else "unknown". Over the given severity number and text expressions (planner-printed,
+ * never user input).
  */
-export function detectedLevelSql(b: SqlBuilder): string {
-  return detectedLevelOf(b.column('severity_number'), b.column('severity_text'));
-}
-
-/** detectedLevelSql over the given severity number and text expressions (planner-printed, never user input). */
 function detectedLevelOf(num: string, severityText: string): string {
   const text = `lower(coalesce(${severityText}, ''))`;
   const byNumber: Array<[number, number, string]> = [
@@ -62,12 +58,6 @@ function detectedLevelOf(num: string, severityText: string): string {
     ...byText.map(([spellings, level]) => `WHEN ${text} IN (${spellings.map(literal).join(', ')}) THEN ${literal(level)}`),
   ];
   return `CASE ${cases.join(' ')} ELSE 'unknown' END`;
-}
-
-/** A series label's value as text ('' when absent); detected_level is derived, every other label resolved as usual. */
-export function seriesLabelSql(b: SqlBuilder, label: string): string {
-  if (label === 'detected_level') return detectedLevelSql(b);
-  return labelText(b, resolveLogLabel(label, b.table));
 }
 
 /** A series label as the sample SQL groups it: a column bare (NULL when absent), anything else as text. */
@@ -107,7 +97,7 @@ function partialsSql(sample: LogSample): Array<[string, string]> {
 const NEEDS_TIME = new Set<LogSample['partial']>(['first', 'last']);
 
 export function planLogSample(sample: LogSample, windows: SampleWindows, table: PlannerTable): PlannedQuery {
-  if (sample.table !== table.name) throw new FloeError('internal', `log sample for table ${JSON.stringify(sample.table)} against ${table.name}`);
+  checkTable(sample, table);
   if (windows.widthNs <= 0n) throw new FloeError('internal', 'sub-bucket width must be positive');
   const b = new SqlBuilder(table);
   const time = b.column('time_unix_nano');
@@ -138,11 +128,7 @@ export function planLogSample(sample: LogSample, windows: SampleWindows, table: 
   if (sample.partial === 'bytes') inner.push(`strlen(${b.column('body')}) AS ${q('len')}`);
   const value = sample.unwrap === undefined ? undefined : labelNumber(b, resolveLogLabel(sample.unwrap, table));
   if (value !== undefined) inner.push(`${value} AS ${q('v')}`);
-  const conditions = [
-    ...rangeSql(b, windows.scan),
-    ...sample.streams.map((m) => matchSql(b, m)),
-    ...sample.filters.map((f) => `(${filterSql(b, f)})`),
-  ];
+  const conditions = selectionSql(b, windows.scan, sample.streams, sample.filters);
   if (value !== undefined) conditions.push(`${value} IS NOT NULL`);
   const partials = partialsSql(sample);
   const keys = [...grouped, ...derivedKeys, q(C.bucket)];
@@ -161,6 +147,5 @@ export function planLogSample(sample: LogSample, windows: SampleWindows, table: 
     const out = sample.groupBy.map((label, i) => (label === 'detected_level' ? `${level} AS ${q(C.label(i))}` : q(C.label(i))));
     sql = [`SELECT ${[...out, q(C.bucket), ...names].join(', ')}`, `FROM (`, sql, `)`].join('\n');
   }
-  const end = windows.scan.endNs > windows.scan.startNs ? windows.scan.endNs - 1n : windows.scan.endNs;
-  return { sql, params: b.params, hints: { start_ns: windows.scan.startNs.toString(), end_ns: end.toString() } };
+  return { sql, params: b.params, hints: hintsOf(windows.scan) };
 }

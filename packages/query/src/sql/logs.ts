@@ -1,6 +1,6 @@
 import { FloeError } from '@floe/errors';
-import type { LabelMatch, LabelNames, LabelValues, LogSelect, SeriesSelect } from '../ir/logs.ts';
-import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, STREAM_LABELS, attributeMap, filterSql, labelText, matchSql, rangeSql, resolveLogLabel } from './log-labels.ts';
+import type { LabelNames, LabelValues, LogSelect, SeriesSelect, TimeRange } from '../ir/logs.ts';
+import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, STREAM_LABELS, attributeMap, labelText, matchSql, rangeSql, resolveLogLabel, selectionSql } from './log-labels.ts';
 import { SqlBuilder, intLiteral, literal, quoteIdent, type PlannerTable, type PrintedSql } from './printer.ts';
 
 /**
@@ -32,16 +32,10 @@ export interface LogSelectOptions {
   metadata: boolean;
 }
 
-const hintsOf = (range: { startNs: bigint; endNs: bigint }) => ({ start_ns: range.startNs.toString(), end_ns: (range.endNs > range.startNs ? range.endNs - 1n : range.endNs).toString() });
+/** The hints of a scan of [start, end): the querier's bounds are inclusive. */
+export const hintsOf = (range: TimeRange) => ({ start_ns: range.startNs.toString(), end_ns: (range.endNs > range.startNs ? range.endNs - 1n : range.endNs).toString() });
 
-/** Time range first, then stream matchers, then `extra` (printed last, so placeholders number in that order). */
-function where(b: SqlBuilder, range: LogSelect['range'], streams: LabelMatch[], extra: () => string[] = () => []): string {
-  const time = rangeSql(b, range);
-  const matchers = streams.map((m) => matchSql(b, m));
-  return [...time, ...matchers, ...extra()].join('\n  AND ');
-}
-
-function checkTable(ir: { table: string }, table: PlannerTable) {
+export function checkTable(ir: { table: string }, table: PlannerTable) {
   if (ir.table !== table.name) throw new FloeError('internal', `log plan for table ${JSON.stringify(ir.table)} against ${table.name}`);
 }
 
@@ -62,7 +56,7 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
     columns.push(b.column('trace_id'), b.column('span_id'));
     for (const scope of ATTRIBUTE_SCOPES) for (const type of ATTRIBUTE_TYPES) columns.push(b.column(attributeMap(scope, type)));
   }
-  const conditions = where(b, ir.range, ir.streams, () => ir.filters.map((f) => `(${filterSql(b, f)})`));
+  const conditions = selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ');
   const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
   const sql = [
     `SELECT ${columns.join(', ')}`,
@@ -93,7 +87,7 @@ export function planLabelNames(ir: LabelNames, table: PlannerTable): PlannedQuer
     `SELECT DISTINCT "name" FROM (`,
     `  SELECT unnest(list_concat(${lists.join(', ')})) AS "name"`,
     `  FROM ${b.tableName()}`,
-    `  WHERE ${where(b, ir.range, ir.streams)}`,
+    `  WHERE ${selectionSql(b, ir.range, ir.streams).join('\n  AND ')}`,
     `) WHERE "name" <> '' AND "name" NOT IN (${aliases.map(literal).join(', ')})`,
     `ORDER BY "name"`,
   ].join('\n');
@@ -109,7 +103,7 @@ export function planLabelValues(ir: LabelValues, table: PlannerTable): PlannedQu
   const sql = [
     `SELECT DISTINCT ${value} AS "value"`,
     `FROM ${b.tableName()}`,
-    `WHERE ${where(b, ir.range, ir.streams, () => [`${value} <> ''`])}`,
+    `WHERE ${[...selectionSql(b, ir.range, ir.streams), `${value} <> ''`].join('\n  AND ')}`,
     `ORDER BY "value"`,
   ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.range) };

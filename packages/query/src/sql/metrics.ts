@@ -1,6 +1,6 @@
 import { FloeError } from '@floe/errors';
 import type { MetricCatalog, MetricExemplars, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from '../ir/metrics.ts';
-import { SqlBuilder, literal, type PlannerTable } from './printer.ts';
+import { SqlBuilder, quoteIdent, type PlannerTable } from './printer.ts';
 import type { PlannedQuery } from './logs.ts';
 
 /**
@@ -119,20 +119,25 @@ export function planMetricCatalog(ir: MetricCatalog, table: PlannerTable): Plann
 
 const LABEL_MAPS = ['point_attr_str', 'point_attr_int', 'point_attr_double', 'point_attr_bool'] as const;
 
+/** The identity columns of a row per series (promql/series.ts SeriesRow), grouped by series_id. */
+function seriesIdentitySql(b: SqlBuilder): string {
+  return [
+    `${b.column('series_id')} AS "series_id", any_value(${b.column('metric_name')}) AS "metric_name", any_value(${b.column('metric_type')}) AS "metric_type",`,
+    `  any_value(coalesce(${b.column('unit')}, '')) AS "unit", bool_or(coalesce(${b.column('is_monotonic')}, FALSE)) AS "is_monotonic",`,
+    `  any_value(coalesce(${b.column('scope_name')}, '') = ${b.param(REMOTE_WRITE_SCOPE)}) AS "rw"`,
+  ].join('\n');
+}
+
 /** One row per series: identity, labels (point attribute maps, string resource attributes) and the newest bucket layout. */
 export function planMetricSeries(ir: MetricSeriesList, table: PlannerTable): PlannedQuery {
   checkTable(table, 'metrics');
   const b = new SqlBuilder(table);
-  const rw = b.param(REMOTE_WRITE_SCOPE);
   const t = b.column('time_unix_nano');
-  const latest = (c: string) => `arg_max(${b.column(c)}, ${t}) AS ${literalIdent(c)}`;
+  const latest = (c: string) => `arg_max(${b.column(c)}, ${t}) AS ${quoteIdent(c)}`;
   const sql = [
-    `SELECT ${b.column('series_id')} AS "series_id", any_value(${b.column('metric_name')}) AS "metric_name", any_value(${b.column('metric_type')}) AS "metric_type",`,
-    `  any_value(coalesce(${b.column('unit')}, '')) AS "unit", bool_or(coalesce(${b.column('is_monotonic')}, FALSE)) AS "is_monotonic",`,
-    `  any_value(coalesce(${b.column('scope_name')}, '') = ${rw}) AS "rw",`,
-    `  ${[...LABEL_MAPS, 'resource_attr_str'].map((c) => `any_value(${b.column(c)}) AS ${literalIdent(c)}`).join(', ')},`,
-    `  ${['explicit_bounds', 'quantiles', 'exp_scale', 'exp_zero_threshold', 'exp_positive_offset', 'exp_positive_bucket_counts', 'exp_negative_offset', 'exp_negative_bucket_counts'].map(latest).join(', ')},`,
-    `  max(${t}) AS "last_ns"`,
+    `SELECT ${seriesIdentitySql(b)},`,
+    `  ${[...LABEL_MAPS, 'resource_attr_str'].map((c) => `any_value(${b.column(c)}) AS ${quoteIdent(c)}`).join(', ')},`,
+    `  ${['explicit_bounds', 'quantiles', 'exp_scale', 'exp_zero_threshold', 'exp_positive_offset', 'exp_positive_bucket_counts', 'exp_negative_offset', 'exp_negative_bucket_counts'].map(latest).join(', ')}`,
     `FROM ${b.tableName()}`,
     `WHERE ${windowSql(b, ir.window)} AND ${rowFilterSql(b, ir)}`,
     `GROUP BY ${b.column('series_id')}`,
@@ -155,7 +160,7 @@ export function planMetricPoints(ir: MetricPoints, table: PlannerTable): Planned
   if (ir.distributions) {
     columns.push(
       ...['count', 'sum', 'explicit_bounds', 'bucket_counts', 'quantiles', 'exp_scale', 'exp_zero_count', 'exp_zero_threshold', 'exp_positive_offset', 'exp_positive_bucket_counts', 'exp_negative_offset', 'exp_negative_bucket_counts'].map(
-        (c) => `${b.column(c)} AS ${literalIdent(c)}`,
+        (c) => `${b.column(c)} AS ${quoteIdent(c)}`,
       ),
     );
   }
@@ -174,16 +179,14 @@ export function planMetricPoints(ir: MetricPoints, table: PlannerTable): Planned
 export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTable): PlannedQuery {
   checkTable(table, 'metrics');
   const b = new SqlBuilder(table);
-  const rw = b.param(REMOTE_WRITE_SCOPE);
+  const identity = seriesIdentitySql(b);
   const t = b.column('time_unix_nano');
   const ms = `CAST(${t} // 1000000 AS VARCHAR)`;
   const maps = ir.otelLabels
-    ? [...LABEL_MAPS, 'resource_attr_str'].map((c) => `any_value(${b.column(c)}) AS ${literalIdent(c)}`)
+    ? [...LABEL_MAPS, 'resource_attr_str'].map((c) => `any_value(${b.column(c)}) AS ${quoteIdent(c)}`)
     : [`any_value(${b.column('point_attr_str')}) AS "point_attr_str"`];
   const sql = [
-    `SELECT ${b.column('series_id')} AS "series_id", any_value(${b.column('metric_name')}) AS "metric_name", any_value(${b.column('metric_type')}) AS "metric_type",`,
-    `  any_value(coalesce(${b.column('unit')}, '')) AS "unit", bool_or(coalesce(${b.column('is_monotonic')}, FALSE)) AS "is_monotonic",`,
-    `  any_value(coalesce(${b.column('scope_name')}, '') = ${rw}) AS "rw", ${maps.join(', ')},`,
+    `SELECT ${identity}, ${maps.join(', ')},`,
     `  string_agg(${ms} || ' ' || CAST(coalesce(${b.column('value')}, CAST('NaN' AS DOUBLE)) AS VARCHAR), ',') AS "tv",`,
     `  string_agg(${ms}, ',') FILTER (WHERE coalesce(${b.column('flags')}, 0) & 1 = 1) AS "stale_t"`,
     `FROM ${b.tableName()}`,
@@ -202,7 +205,7 @@ export function planMetricTargetInfo(ir: MetricTargetInfo, table: PlannerTable):
   const b = new SqlBuilder(table);
   const rw = b.param(REMOTE_WRITE_SCOPE);
   const sql = [
-    `SELECT ${RESOURCE_MAPS.map((c) => `any_value(${b.column(c)}) AS ${literalIdent(c)}`).join(', ')},`,
+    `SELECT ${RESOURCE_MAPS.map((c) => `any_value(${b.column(c)}) AS ${quoteIdent(c)}`).join(', ')},`,
     `  string_agg(DISTINCT CAST(${b.column('time_unix_nano')} // 1000000 AS VARCHAR), ',') AS "times"`,
     `FROM ${b.tableName()}`,
     `WHERE ${windowSql(b, ir.window)} AND coalesce(${b.column('scope_name')}, '') <> ${rw}`,
@@ -223,10 +226,4 @@ export function planMetricExemplars(ir: MetricExemplars, table: PlannerTable): P
     `ORDER BY 1, 3`,
   ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.window) };
-}
-
-/** Output aliases: the planner's own fixed names, never user text. */
-function literalIdent(name: string): string {
-  literal(name);
-  return `"${name}"`;
 }

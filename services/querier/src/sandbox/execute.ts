@@ -92,6 +92,8 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
   return { table, rowCount: table.numRows, truncated };
 }
 
+const INTERRUPT_REPEAT_MS = 50;
+
 /**
  * Calls `connection.interrupt()` when the deadline passes, and again every INTERRUPT_REPEAT_MS
  * until the call is cleared: DuckDB resets a connection's interrupt flag when a query starts
@@ -99,8 +101,6 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
  * makes likely) would otherwise be lost and the query run to its end. `timedOut` stays true
  * afterwards, so any error raised by the interrupted work is reported as a timeout.
  */
-export const INTERRUPT_REPEAT_MS = 50;
-
 export class Deadline {
   private timer: NodeJS.Timeout | undefined;
   private fired = false;

@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { defaultStepNs, toInstant, toMatrix } from './metrics.ts';
-import { formatSampleValue, secondsOf } from './results.ts';
+import { secondsOf } from './results.ts';
 
 const S = 1_000_000_000n;
 
 describe('metric results in Loki shapes', () => {
   it('sample values print as Prometheus does: shortest decimal, no exponent, NaN and ±Inf spelled out', () => {
-    expect([2, 0.05, 4 / 60, -3.5, 0, 1e21, 1.5e-7, -2e22, NaN, Infinity, -Infinity].map(formatSampleValue)).toEqual([
+    const printed = (value: number) => toInstant({ kind: 'scalar', value }, 0n).result[1];
+    expect([2, 0.05, 4 / 60, -3.5, 0, 1e21, 1.5e-7, -2e22, NaN, Infinity, -Infinity].map(printed)).toEqual([
       '2',
       '0.05',
       '0.06666666666666667',

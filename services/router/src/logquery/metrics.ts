@@ -1,5 +1,6 @@
 import {
   evaluateMetricQuery,
+  formatPromFloat as formatSampleValue,
   gridSteps,
   planLogSample,
   sampleWindows,
@@ -10,7 +11,7 @@ import {
   type StepGrid,
 } from '@floe/query';
 import { NS_PER_SECOND } from './params.ts';
-import { formatSampleValue, secondsOf, type MatrixSeries, type Row, type VectorSample } from './results.ts';
+import { secondsOf, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 
 /**
  * Runs a lowered LogQL metric query: one SQL call per leaf (in parallel, each with the request's

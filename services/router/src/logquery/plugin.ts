@@ -22,6 +22,7 @@ import {
   type PlannedQuery,
   type PlannerTable,
   type RowFilter,
+  type StepGrid,
   type TimeRange,
 } from '@floe/query';
 import { logsTable } from '@floe/schema';
@@ -32,6 +33,7 @@ import { defaultStepNs, runMetricQuery, toInstant, toMatrix } from './metrics.ts
 import { HOUR_NS, MAX_LIMIT, RequestParams, nowNs, parseCount, parseDirection, parseDurationParam, parseLimit, parseRange, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 import { createLogTableCache, mayUseLabelColumn } from './table.ts';
+import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 
 /**
  * The Loki-compatible log query API (spec 1, "Log query API"; reference/api-contracts.md §1),
@@ -50,6 +52,11 @@ export interface LogQueryOptions {
   queryTimeoutMs: number;
   /** Where the attribute keys that queries filter on are counted (absent: not counted). */
   demand?: QueryDemand;
+  /**
+   * The columns of a dataset's logs table as the catalog records them (its materialized label
+   * columns included), or none when it does not exist yet; absent: plan against logsTable.
+   */
+  logColumns?: (tenant: string, dataset: string) => Promise<readonly string[]>;
 }
 
 export const LOKI_PREFIXES = ['/api/v1', '/loki/api/v1'] as const;
@@ -70,8 +77,6 @@ const DETECTED_VALUES_LIMIT = 1000;
 /** index/volume: series returned (Loki's default). */
 const VOLUME_LIMIT = 100;
 
-type Req = FastifyRequest<{ Params: Record<string, string> }>;
-
 const categorize = (req: FastifyRequest) => {
   const raw = req.headers[ENCODING_FLAGS_HEADER];
   const flags = (Array.isArray(raw) ? raw.join(',') : (raw ?? '')).split(',').map((f) => f.trim().toLowerCase());
@@ -79,10 +84,7 @@ const categorize = (req: FastifyRequest) => {
 };
 
 export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, opts) => {
-  // Loki accepts POST with a form body on its query endpoints; Grafana uses GET.
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 256 * 1024 }, (_req, body, done) => {
-    done(null, new URLSearchParams(body as string));
-  });
+  acceptFormBodies(app, 256 * 1024);
 
   const params = (req: FastifyRequest) => new RequestParams(req.url, req.body);
   const run = async (req: FastifyRequest, plan: PlannedQuery): Promise<Row[]> => {
@@ -98,10 +100,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
   const tableOf = async (req: FastifyRequest, ...irs: unknown[]): Promise<PlannerTable> => {
     // Only a label that no fixed column backs can resolve to a materialized label column.
     if (!irs.some(mayUseLabelColumn)) return logsTable;
-    return tables.get(req.tenant!.tenant, req.tenant!.dataset, async () => {
-      const empty = await opts.querier.query(callerCredentials(req), { sql: 'SELECT * FROM "logs" LIMIT 0', params: [], hints: { start_ns: '0', end_ns: '0' } }, opts.queryTimeoutMs);
-      return empty.schema.fields.map((f) => f.name);
-    });
+    if (!opts.logColumns) return logsTable;
+    const { tenant, dataset } = req.tenant!;
+    return tables.get(tenant, dataset, () => opts.logColumns!(tenant, dataset));
   };
   const planFor = async <I,>(req: FastifyRequest, plan: (ir: I, table: PlannerTable) => PlannedQuery, ir: I): Promise<PlannedQuery> => plan(ir, await tableOf(req, ir));
 
@@ -109,6 +110,8 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
   const noteDemand = (req: FastifyRequest, parts: Parameters<typeof filterDemand>[0], table: PlannerTable) => {
     if (opts.demand) opts.demand.note(req.tenant!.tenant, req.tenant!.dataset, 'logs', filterDemand(parts, table));
   };
+
+  const success = (reply: FastifyReply, data: unknown) => reply.type('application/json').send({ status: 'success', data });
 
   /** A log query over `range`, shaped as a `streams` result. */
   const streamsQuery = async (req: FastifyRequest, reply: FastifyReply, expr: Expr, query: string, range: TimeRange, p: RequestParams) => {
@@ -121,10 +124,22 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const rows = await run(req, planLogSelect(ir, table, { metadata: withMetadata }));
     const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, withMetadata), stats: {} };
     if (withMetadata) data.encodingFlags = [CATEGORIZE_LABELS];
-    return reply.type('application/json').send({ status: 'success', data });
+    return success(reply, data);
   };
 
-  const success = (reply: FastifyReply, data: unknown) => reply.type('application/json').send({ status: 'success', data });
+  /** A metric query evaluated over the step grid. */
+  const metricQuery = async (req: FastifyRequest, expr: Expr, query: string, grid: StepGrid) => {
+    const metric = lowerMetricQuery(expr, query);
+    const table = await tableOf(req, metric);
+    noteDemand(req, metric.leaves.map((l) => l.sample), table);
+    return runMetricQuery((plan) => run(req, plan), table, metric, grid);
+  };
+
+  /** The stream matchers of an optional `query` selector (none: every stream). */
+  const optionalStreams = (p: RequestParams): LabelMatch[] => {
+    const q = p.get('query');
+    return q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
+  };
 
   /**
    * The stream matchers and filters a discovery endpoint reads: a log query's own, or those of a
@@ -175,10 +190,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
   };
 
   const routes = (scope: FastifyInstance) => {
-    const both = (path: string, handler: (req: Req, reply: FastifyReply) => Promise<unknown>) => {
-      scope.get(path, handler);
-      scope.post(path, handler);
-    };
+    const both = (path: string, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>) => getAndPost(scope, path, handler);
 
     both('/query_range', async (req, reply) => {
       const p = params(req);
@@ -191,10 +203,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, range, p);
       // A metric query: values at start, start + step, … <= end (spec 1, "Metric queries").
       const grid = { startNs: range.startNs, endNs: range.endNs, stepNs: step ?? defaultStepNs(range.startNs, range.endNs) };
-      const metric = lowerMetricQuery(expr, query);
-      const table = await tableOf(req, metric);
-      noteDemand(req, metric.leaves.map((l) => l.sample), table);
-      const result = await runMetricQuery((plan) => run(req, plan), table, metric, grid);
+      const result = await metricQuery(req, expr, query, grid);
       return success(reply, { resultType: 'matrix', result: toMatrix(result, grid), stats: {} });
     });
 
@@ -207,10 +216,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const expr = parseLogQL(query);
       if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, { startNs: time - HOUR_NS, endNs: time + 1n }, p);
       const grid = { startNs: time, endNs: time, stepNs: NS };
-      const metric = lowerMetricQuery(expr, query);
-      const table = await tableOf(req, metric);
-      noteDemand(req, metric.leaves.map((l) => l.sample), table);
-      const result = await runMetricQuery((plan) => run(req, plan), table, metric, grid);
+      const result = await metricQuery(req, expr, query, grid);
       return success(reply, { ...toInstant(result, time), stats: {} });
     });
 
@@ -269,8 +275,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     both('/detected_labels', async (req, reply) => {
       const p = params(req);
       const range = parseRange(p, nowNs(), HOUR_NS);
-      const q = p.get('query');
-      const streams = q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
+      const streams = optionalStreams(p);
       const rows = await run(req, await planFor(req, planDetectedLabels, { kind: 'detected_labels', table: 'logs', range, streams }));
       return reply.type('application/json').send({ detectedLabels: rows.map((r) => ({ label: String(r.name), cardinality: Number(r.cardinality) })) });
     });
@@ -278,10 +283,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     both('/labels', async (req, reply) => {
       const p = params(req);
       const range = parseRange(p, nowNs(), HOUR_NS);
-      const q = p.get('query');
-      const streams = q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
+      const streams = optionalStreams(p);
       const rows = await run(req, await planFor(req, planLabelNames, { kind: 'label_names', table: 'logs', range, streams }));
-      return reply.type('application/json').send({ status: 'success', data: rows.map((r) => String(r.name)) });
+      return success(reply, rows.map((r) => String(r.name)));
     });
 
     both('/label/:name/values', async (req, reply) => {
@@ -289,10 +293,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const range = parseRange(p, nowNs(), HOUR_NS);
       const label = req.params.name ?? '';
       if (label === '') throw new FloeError('bad_data', 'missing label name');
-      const q = p.get('query');
-      const streams = q === undefined ? [] : lowerStreamSelector(parseLogQL(q), q);
+      const streams = optionalStreams(p);
       const rows = await run(req, await planFor(req, planLabelValues, { kind: 'label_values', table: 'logs', range, label, streams }));
-      return reply.type('application/json').send({ status: 'success', data: rows.map((r) => String(r.value)) });
+      return success(reply, rows.map((r) => String(r.value)));
     });
 
     both('/series', async (req, reply) => {
@@ -308,7 +311,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const selectors = matches.map((m) => lowerStreamSelector(parseLogQL(m), m));
       const rows = await run(req, await planFor(req, planSeries, { kind: 'series', table: 'logs', range, selectors }));
       const data = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => typeof v === 'string' && v !== '')));
-      return reply.type('application/json').send({ status: 'success', data });
+      return success(reply, data);
     });
 
     for (const path of NOT_YET) {

@@ -60,7 +60,8 @@ export function toStreams(rows: Row[], categorize: boolean): Stream[] {
 
 /** Flattened attributes plus trace_id / span_id, keys sorted. */
 export function structuredMetadata(row: Row): Record<string, string> {
-  const out: Record<string, string> = {};
+  // Without a prototype: an attribute key `__proto__` is a key like any other.
+  const out = Object.create(null) as Record<string, string>;
   // Lowest precedence first, so a later scope overwrites: scope, then resource, then the record.
   for (const scope of [...ATTRIBUTE_SCOPES].reverse()) {
     for (const type of ATTRIBUTE_TYPES) {
@@ -110,26 +111,3 @@ export interface VectorSample {
 
 /** Unix nanoseconds as the float seconds Loki and Prometheus put in sample pairs (millisecond precision). */
 export const secondsOf = (ns: bigint): number => Number(ns / 1_000_000n) / 1000;
-
-/**
- * A sample value as Prometheus prints it (Go's FormatFloat(v, 'f', -1, 64)): shortest
- * round-tripping decimal, never an exponent; NaN, +Inf, -Inf spelled out.
- */
-export function formatSampleValue(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (v === Infinity) return '+Inf';
-  if (v === -Infinity) return '-Inf';
-  const s = String(v);
-  if (!/e/i.test(s)) return s;
-  const [mantissa, exp] = s.split(/e/i) as [string, string];
-  const e = Number(exp);
-  const negative = mantissa.startsWith('-');
-  const digits = mantissa.replace('-', '').replace('.', '');
-  const pointAt = mantissa.replace('-', '').indexOf('.') < 0 ? mantissa.replace('-', '').length : mantissa.replace('-', '').indexOf('.');
-  const at = pointAt + e;
-  let out: string;
-  if (at <= 0) out = `0.${'0'.repeat(-at)}${digits}`;
-  else if (at >= digits.length) out = digits + '0'.repeat(at - digits.length);
-  else out = `${digits.slice(0, at)}.${digits.slice(at)}`;
-  return negative ? `-${out}` : out;
-}

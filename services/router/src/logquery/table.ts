@@ -4,10 +4,9 @@ import { logsTable, sanitizeLabelKey } from '@floe/schema';
 /**
  * The logs table a request plans against: @floe/schema's logsTable plus the materialized label
  * columns (`label_<key>`) that the caller's own table recorded at its creation (spec 1, "Log label
- * resolution" rules 4-5). Tables differ per tenant and dataset, so the router asks the querier for
- * the columns of the caller's `logs` view: `SELECT * FROM logs LIMIT 0` with an empty time hint
- * opens no data file, and the querier types the empty view from the table's own definition, label
- * columns included. Answers are cached per (tenant, dataset): a table's label columns are fixed at
+ * resolution" rules 4-5). Tables differ per tenant and dataset, so the router reads the columns
+ * of the caller's logs table from the Iceberg catalog (the table's own definition, label columns
+ * included; no querier round trip). Answers are cached per (tenant, dataset): a table's label columns are fixed at
  * creation, so a table that has some keeps them; a table without any (or not created yet) is asked
  * again after a few seconds, so labels apply soon after the table is created.
  */

@@ -2,9 +2,8 @@ import {
   buildPlainSeries,
   buildPromSeries,
   buildTargetInfo,
-  matchValue,
   planMetricTargetInfo,
-  TARGET_INFO,
+  selectsTargetInfo,
   type TargetInfoRow,
   matchLabels,
   planMetricCatalog,
@@ -12,7 +11,6 @@ import {
   planMetricPoints,
   planMetricSeries,
   planMetricSeriesPoints,
-  promFamily,
   storedNamesFor,
   type CatalogEntry,
   type PlannedQuery,
@@ -30,6 +28,7 @@ import type { FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
+import { rowsOf, type Row } from '../logquery/results.ts';
 
 /**
  * The router's reads of stored metrics for PromQL: the name catalog of the window, the series of
@@ -38,14 +37,6 @@ import type { QuerierClient } from '../querier-client.ts';
  * deadline; everything after the SQL (Prometheus names, label matching, evaluation) is
  * @floe/query's pure code.
  */
-
-export type Row = Record<string, unknown>;
-
-export function rowsOf(table: Iterable<unknown>): Row[] {
-  const out: Row[] = [];
-  for (const r of table) out.push((typeof (r as { toJSON?: unknown }).toJSON === 'function' ? (r as { toJSON(): unknown }).toJSON() : r) as Row);
-  return out;
-}
 
 const msToNs = (ms: number) => BigInt(Math.trunc(ms)) * 1_000_000n;
 
@@ -57,7 +48,7 @@ const DISTRIBUTION_TYPES = ['histogram', 'exponential_histogram', 'summary'];
 /** Prometheus's default --query.max-samples. */
 export const DEFAULT_MAX_SAMPLES = 50_000_000;
 
-export const tooManySamples = () =>
+const tooManySamples = () =>
   new FloeError('execution', 'query processing would load too many samples into memory in query execution', { code: 'FLOE_ERR_PROMQL_TOO_MANY_SAMPLES' });
 
 /** How long query evaluation reuses a (tenant, dataset)'s metric-name catalog. */
@@ -178,7 +169,7 @@ export class MetricReader {
     const plain = byType(PLAIN_TYPES).filter((s) => s.metricNames.length > 0);
     const dist = byType(DISTRIBUTION_TYPES).filter((s) => s.metricNames.length > 0);
     const wantsTargetInfo =
-      catalog.some((e) => !e.rw) && windows.some((w) => w.selector.matchers.every((m) => m.name !== '__name__' || matchValue(m, TARGET_INFO)));
+      catalog.some((e) => !e.rw) && windows.some((w) => selectsTargetInfo(w.selector.matchers));
     if (plain.length === 0 && dist.length === 0 && !wantsTargetInfo) return () => [];
     const window = { startNs: msToNs(lo), endNs: msToNs(hi) };
     const plainNames = new Set(plain.flatMap((s) => s.metricNames));
@@ -232,5 +223,3 @@ export class MetricReader {
     return this.run(planMetricExemplars({ kind: 'metric_exemplars', window: { startNs: msToNs(startMs), endNs: msToNs(endMs) }, metricNames }, metricExemplarsTable));
   }
 }
-
-export { promFamily };

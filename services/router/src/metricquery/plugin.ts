@@ -1,30 +1,32 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import {
+  checkRangeQueryType,
   evalInstant,
   evalRange,
+  MAX_POINTS_PER_SERIES,
   formatPromFloat,
   formatPromQL,
   matchLabels,
-  matchValue,
   parsePromQL,
+  promSelectors,
   TARGET_INFO,
   promFamily,
+  selectsTargetInfo,
   selectorWindows,
   selectorDemand,
   seriesLabelSets,
   promLabelsKey,
   type EvalOptions,
-  type PromExpr,
   type PromLabelMatcher,
   type PromLabels,
-  type PromVectorSelector,
   type SeriesRow,
 } from '@floe/query';
 import type { QuerierClient } from '../querier-client.ts';
+import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import type { QueryDemand } from '../query-demand.ts';
-import { MetricReader, mapLabels } from './results.ts';
-import { CatalogCache } from './data.ts';
+import { mapLabels } from './results.ts';
+import { CatalogCache, MetricReader } from './data.ts';
 import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 
 /**
@@ -53,8 +55,6 @@ export interface MetricQueryOptions {
 
 const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
 
-type Req = FastifyRequest<{ Params: Record<string, string> }>;
-
 const success = (reply: FastifyReply, data: unknown, warnings: string[] = []) =>
   reply.type('application/json').send(warnings.length > 0 ? { status: 'success', data, warnings } : { status: 'success', data });
 
@@ -63,37 +63,6 @@ const seconds = (ms: number) => ms / 1000;
 /** A label set as JSON, names sorted as Prometheus prints them. */
 const metric = (l: PromLabels) => Object.fromEntries(Object.keys(l).sort().map((k) => [k, l[k]!]));
 
-/** Every vector selector of an expression. */
-function selectorsOf(e: PromExpr, out: PromVectorSelector[] = []): PromVectorSelector[] {
-  switch (e.type) {
-    case 'selector':
-      out.push(e);
-      break;
-    case 'matrix':
-      out.push(e.selector);
-      break;
-    case 'subquery':
-    case 'paren':
-    case 'unary':
-      selectorsOf(e.expr, out);
-      break;
-    case 'call':
-      for (const a of e.args) selectorsOf(a, out);
-      break;
-    case 'aggregate':
-      if (e.param) selectorsOf(e.param, out);
-      selectorsOf(e.expr, out);
-      break;
-    case 'binary':
-      selectorsOf(e.lhs, out);
-      selectorsOf(e.rhs, out);
-      break;
-    default:
-      break;
-  }
-  return out;
-}
-
 function parseSelector(text: string): PromLabelMatcher[] {
   const e = parsePromQL(text);
   if (e.type !== 'selector') throw new FloeError('bad_data', `invalid parameter "match[]": ${JSON.stringify(text.slice(0, 64))} is not a series selector`, { code: 'FLOE_ERR_PROMQL_PARAM' });
@@ -101,9 +70,7 @@ function parseSelector(text: string): PromLabelMatcher[] {
 }
 
 export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (app, opts) => {
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 1024 * 1024 }, (_req, body, done) => {
-    done(null, new URLSearchParams(body as string));
-  });
+  acceptFormBodies(app, 1024 * 1024);
   const lookbackDefault = opts.lookbackDeltaMs ?? 300_000;
   const subStep = opts.defaultSubqueryStepMs ?? 60_000;
 
@@ -124,15 +91,12 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   };
 
   const routes = (scope: FastifyInstance) => {
-    const both = (path: string, handler: (req: Req, reply: FastifyReply) => Promise<unknown>) => {
-      scope.get(path, handler);
-      scope.post(path, handler);
-    };
+    const both = (path: string, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>) => getAndPost(scope, path, handler);
 
     both('/query', async (req, reply) => {
       const p = params(req);
       const expr = parsePromQL(requireParam(p, 'query'));
-      noteDemand(req, selectorsOf(expr).map((s) => s.matchers));
+      noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const time = parsePromTime('time', p.get('time'), Date.now());
       const reader = openReader(req, timeoutOf(p));
       const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
@@ -162,13 +126,12 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       if (end < start) throw new FloeError('bad_data', 'invalid parameter "end": end timestamp must not be before start time', { code: 'FLOE_ERR_PROMQL_PARAM' });
       const step = parsePromDurationParam('step', requireParam(p, 'step'));
       if (step <= 0) throw new FloeError('bad_data', 'invalid parameter "step": zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_PROMQL_PARAM' });
-      if ((end - start) / step > 11_000) throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      if ((end - start) / step > MAX_POINTS_PER_SERIES) throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
       const expr = parsePromQL(query);
-      noteDemand(req, selectorsOf(expr).map((s) => s.matchers));
+      noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const reader = openReader(req, timeoutOf(p));
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
-      // The range-query type rule is checked before any read.
-      evalRange(expr, start, start - 1, step, () => [], evalOpts);
+      checkRangeQueryType(expr);
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
       reader.remainingMs();
       const r = evalRange(expr, start, end, step, source, evalOpts);
@@ -189,7 +152,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const rows: SeriesRow[] = await reader.series(startMs, endMs, names);
       const out = new Map<string, PromLabels>();
       const wantsTargetInfo =
-        catalog.some((e) => !e.rw) && (matches.length === 0 || matches.some((m) => m.every((x) => x.name !== '__name__' || matchValue(x, TARGET_INFO))));
+        catalog.some((e) => !e.rw) && (matches.length === 0 || matches.some(selectsTargetInfo));
       if (wantsTargetInfo) {
         for (const s of await reader.targetInfo(startMs, endMs)) {
           if (matches.length > 0 && !matches.some((m) => matchLabels(s.labels, m))) continue;
@@ -263,29 +226,35 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     both('/query_exemplars', async (req, reply) => {
       const p = params(req);
       const expr = parsePromQL(requireParam(p, 'query'));
-      const now = Date.now();
-      const endMs = parsePromTime('end', p.get('end'), now);
-      const startMs = parsePromTime('start', p.get('start'), endMs - 3_600_000);
-      const selectors = selectorsOf(expr).map((s) => s.matchers);
+      const { startMs, endMs } = labelWindow(p, Date.now());
+      const selectors = promSelectors(expr).map((s) => s.matchers);
       noteDemand(req, selectors);
       const reader = openReader(req, timeoutOf(p));
       const { names } = await reader.namesFor(startMs, endMs, selectors);
-      const rows = await reader.exemplars(startMs, endMs, names);
-      const seriesRows = await reader.series(startMs, endMs, names);
+      const [rows, seriesRows] = await Promise.all([reader.exemplars(startMs, endMs, names), reader.series(startMs, endMs, names)]);
       const bySeries = new Map(seriesRows.map((r) => [r.series_id, r]));
+      const withoutLe = selectors.map((m) => m.filter((x) => x.name !== 'le'));
+      // The series an exemplar belongs to: the first Prometheus label set (without le) of its stored series a selector matches; once per stored series.
+      const seriesLabels = new Map<string, Record<string, string> | undefined>();
+      const seriesOf = (id: string) => {
+        if (seriesLabels.has(id)) return seriesLabels.get(id);
+        const row = bySeries.get(id);
+        const candidates = row
+          ? seriesLabelSets(row).map((l) => {
+              const c = { ...l };
+              delete c.le;
+              return c;
+            })
+          : [];
+        const found = candidates.find((l) => withoutLe.some((m) => matchLabels(l as PromLabels, m)));
+        seriesLabels.set(id, found);
+        return found;
+      };
       const groups = new Map<string, { seriesLabels: Record<string, string>; exemplars: Array<{ labels: Record<string, string>; value: string; timestamp: number }> }>();
       for (const r of rows) {
-        const row = bySeries.get(String(r.series_id));
-        if (!row) continue;
-        // The series an exemplar belongs to: the stored series' first Prometheus label set, without le.
-        const candidates = seriesLabelSets(row).map((l) => {
-          const c = { ...l };
-          delete c.le;
-          return c;
-        });
-        const labels = candidates.find((l) => selectors.some((m) => matchLabels(l as PromLabels, m.filter((x) => x.name !== 'le'))));
+        const labels = seriesOf(String(r.series_id));
         if (!labels) continue;
-        const key = JSON.stringify(Object.entries(labels).sort());
+        const key = promLabelsKey(labels);
         let g = groups.get(key);
         if (!g) groups.set(key, (g = { seriesLabels: labels, exemplars: [] }));
         const exLabels = mapLabels(r.filtered_attr_str);

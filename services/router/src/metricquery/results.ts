@@ -1,8 +1,3 @@
-import { MetricReader, rowsOf } from './data.ts';
-
-/** Helpers shaping querier values for Prometheus's JSON. */
-export { MetricReader, rowsOf };
-
 /** A string map value (Arrow MapRow, Map or object) as a plain label object. */
 export function mapLabels(v: unknown): Record<string, string> {
   const out: Record<string, string> = {};
