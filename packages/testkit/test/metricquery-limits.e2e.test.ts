@@ -6,9 +6,12 @@ import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 /**
  * router.max_query_samples (Prometheus's --query.max-samples): a PromQL query that would read more
  * points than the limit is refused with Prometheus's 422 execution error in the shared envelope;
- * one within the limit answers. Ten points of one remote-written series, a limit of five.
+ * one within the limit answers. Ten points of one remote-written series, a limit of five. The
+ * series also carries an exemplar, which /query_exemplars returns under the series' labels.
  */
-describe('PromQL sample limit', () => {
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+
+describe('PromQL sample limit and exemplars', () => {
   let floe: FloeUnderTest;
   let key: string;
   const nowMs = Date.now() - 60_000;
@@ -19,7 +22,13 @@ describe('PromQL sample limit', () => {
     const body = toBinary(
       PromWriteRequestSchema,
       create(PromWriteRequestSchema, {
-        timeseries: [{ labels: [{ name: '__name__', value: 'queue_depth' }, { name: 'job', value: 'q' }], samples: Array.from({ length: 10 }, (_, i) => ({ value: i, timestamp: BigInt(nowMs - (9 - i) * 1000) })) }],
+        timeseries: [
+          {
+            labels: [{ name: '__name__', value: 'queue_depth' }, { name: 'job', value: 'q' }],
+            samples: Array.from({ length: 10 }, (_, i) => ({ value: i, timestamp: BigInt(nowMs - (9 - i) * 1000) })),
+            exemplars: [{ labels: [{ name: 'trace_id', value: TRACE_ID }, { name: 'user', value: 'ann' }], value: 7.5, timestamp: BigInt(nowMs - 2000) }],
+          },
+        ],
       }),
     );
     const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, {
@@ -47,5 +56,24 @@ describe('PromQL sample limit', () => {
     const res = await query('count_over_time(queue_depth[1m])');
     expect(res.status).toBe(422);
     expect(await res.json()).toEqual({ status: 'error', errorType: 'execution', error: 'query processing would load too many samples into memory in query execution' });
+  });
+
+  it('query_exemplars returns the exemplar under its series, and nothing for a selector that matches no series', async () => {
+    const exemplars = (q: string) =>
+      fetch(`${floe.routerUrl}/metricquery/api/v1/query_exemplars?${new URLSearchParams({ query: q, start: String(nowMs / 1000 - 60), end: String(nowMs / 1000 + 1) })}`, {
+        headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' },
+      });
+    const body = await waitFor('the exemplar to be queryable', async () => {
+      const res = await exemplars('queue_depth{job="q"}');
+      const b = (await res.json()) as { status: string; data: unknown[] };
+      return res.status === 200 && b.data.length > 0 ? b : undefined;
+    }, 30_000, 200);
+    expect(body).toEqual({
+      status: 'success',
+      data: [{ seriesLabels: { __name__: 'queue_depth', job: 'q' }, exemplars: [{ labels: { trace_id: TRACE_ID, user: 'ann' }, value: '7.5', timestamp: (nowMs - 2000) / 1000 }] }],
+    });
+    const none = await exemplars('queue_depth{job="other"}');
+    expect(none.status).toBe(200);
+    expect(await none.json()).toEqual({ status: 'success', data: [] });
   });
 });
