@@ -57,15 +57,18 @@ describe('OpenTelemetry metrics as Prometheus series', () => {
 });
 
 describe('plain series, target_info, delta temporality and query demand', () => {
-  it('reads plain series from point text: sorted by time, special values, later duplicate kept, staleness markers', () => {
+  it('reads plain series from point lists: sorted by time, special values, later duplicate kept, staleness markers', () => {
     const [s] = buildPlainSeries([
-      { series_id: 'r', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, point_attr_str: { job: 'j' }, tv: '3000 2.5,1000 nan,2000 inf,2000 -inf,4000 1e+300', stale_t: '1000' },
+      {
+        series_id: 'r', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, point_attr_str: { job: 'j' },
+        t: Float64Array.of(3000, 1000, 2000, 2000, 4000), v: Float64Array.of(2.5, NaN, Infinity, -Infinity, 1e300), stale_t: [1000],
+      },
     ]);
     expect({ ...s!.labels }).toEqual({ __name__: 'up', job: 'j' });
     expect(Array.from(s!.t)).toEqual([1000, 2000, 3000, 4000]);
     expect(Array.from(s!.v)).toEqual([NaN, -Infinity, 2.5, 1e300]);
     expect(Array.from(s!.stale!)).toEqual([1, 0, 0, 0]);
-    expect(buildPlainSeries([{ series_id: 'e', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, tv: null, stale_t: null }])).toEqual([]);
+    expect(buildPlainSeries([{ series_id: 'e', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, t: null, v: null, stale_t: null }])).toEqual([]);
   });
 
   it('makes target_info from resource attributes, job and instance from the service attributes', () => {

@@ -480,11 +480,13 @@ export function buildPromSeries(seriesRows: readonly SeriesRow[], points: Iterab
   return [...out.values()].map((s) => (s.stale.includes(true) ? s : { labels: s.labels, t: s.t, v: s.v }));
 }
 
-/** A row of planMetricSeriesPoints: a plain series' labels and its points (comma-separated text or lists). */
+/** A row of planMetricSeriesPoints: a plain series' labels and its points as lists in matching order. */
 export interface SeriesPointsRow extends SeriesRow {
-  /** "ms value,ms value,…" in any order. */
-  tv: unknown;
-  /** "ms,ms,…": times of staleness markers, or null. */
+  /** Times (integer milliseconds), in any order. */
+  t: unknown;
+  /** Values, in the order of `t`. */
+  v: unknown;
+  /** Times of staleness markers, or null. */
   stale_t: unknown;
 }
 
@@ -494,30 +496,13 @@ const textNumber = (part: string): number => {
   return part === 'inf' || part === '+inf' ? Infinity : part === '-inf' ? -Infinity : NaN;
 };
 
-/** "ms value,ms value,…" (DuckDB's text of integers and doubles) as times and values sorted by time. */
-function parsePointText(text: string): { t: Float64Array; v: Float64Array } {
-  if (text === '') return { t: new Float64Array(0), v: new Float64Array(0) };
-  let n = 1;
-  for (let i = 0; i < text.length; i++) if (text.charCodeAt(i) === 44) n++;
-  let t = new Float64Array(n);
-  let v = new Float64Array(n);
-  let start = 0;
+/** Times and values sorted by time (stable: of equal times the later one stays later). */
+function sortedByTime(t: Float64Array, v: Float64Array): { t: Float64Array; v: Float64Array } {
   let sorted = true;
-  for (let k = 0; k < n; k++) {
-    let end = text.indexOf(',', start);
-    if (end < 0) end = text.length;
-    const space = text.indexOf(' ', start);
-    t[k] = Number(text.slice(start, space));
-    v[k] = textNumber(text.slice(space + 1, end));
-    if (k > 0 && t[k]! < t[k - 1]!) sorted = false;
-    start = end + 1;
-  }
-  if (!sorted) {
-    const order = Array.from({ length: n }, (_, i) => i).sort((a, b) => t[a]! - t[b]! || a - b);
-    t = Float64Array.from(order, (i) => t[i]!);
-    v = Float64Array.from(order, (i) => v[i]!);
-  }
-  return { t, v };
+  for (let i = 1; i < t.length && sorted; i++) if (t[i]! < t[i - 1]!) sorted = false;
+  if (sorted) return { t, v };
+  const order = Array.from({ length: t.length }, (_, i) => i).sort((a, b) => t[a]! - t[b]! || a - b);
+  return { t: Float64Array.from(order, (i) => t[i]!), v: Float64Array.from(order, (i) => v[i]!) };
 }
 
 /** Comma-separated numbers as DuckDB prints doubles and integers (`nan`, `inf`, `-inf` included). */
@@ -544,8 +529,11 @@ function floatList(v: unknown): Float64Array {
 export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
   const out: RawSeries[] = [];
   for (const r of rows) {
-    if (typeof r.tv !== 'string' || r.tv === '') continue;
-    let { t, v } = parsePointText(r.tv);
+    const times = floatList(r.t);
+    if (times.length === 0) continue;
+    const values = floatList(r.v);
+    if (values.length !== times.length) throw new Error(`series ${String(r.series_id)}: ${times.length} times but ${values.length} values`);
+    let { t, v } = sortedByTime(times, values);
     let dup = false;
     for (let i = 1; i < t.length; i++) if (t[i] === t[i - 1]) dup = true;
     const staleT = floatList(r.stale_t).sort();

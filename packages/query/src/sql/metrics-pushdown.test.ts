@@ -52,9 +52,9 @@ describe('label matcher pushdown', () => {
     expect(plan.sql).toContain(`coalesce("scope_name", '') <> ${p('floe.prometheus.remote_write')} OR (`);
     expect(plan.sql).toMatch(/OR "metric_name" IN \(CAST\(\$\d+ AS VARCHAR\)\)\)/);
     expect(plan.sql).toContain(`"metric_type" IN (${p('gauge')}, ${p('sum')})`);
-    // Only the string label map for remote-written metrics; points as one text per series.
+    // Only the string label map for remote-written metrics; points as lists per series.
     expect(plan.sql).not.toContain('point_attr_int');
-    expect(plan.sql).toContain('string_agg(');
+    expect(plan.sql).toContain('AS "t", list(');
     expect(plan.sql.match(/\$\d+/g)!.every((x) => Number(x.slice(1)) <= plan.params.length)).toBe(true);
   });
 

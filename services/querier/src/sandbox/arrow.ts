@@ -32,6 +32,9 @@ import {
   DuckDBTypeId,
   type DuckDBArrayType,
   type DuckDBBlobValue,
+  type DuckDBDataChunk,
+  type DuckDBListVector,
+  type DuckDBVector,
   type DuckDBDateValue,
   type DuckDBDecimalValue,
   type DuckDBListType,
@@ -63,6 +66,18 @@ import {
 export interface ColumnConverter {
   readonly type: DataType;
   build(values: readonly DuckDBValue[]): Data;
+  /**
+   * Builds from DuckDB's vector without a JS value per row, where that is much cheaper than
+   * build(values): lists of numbers (PromQL's per-series points), whose values would otherwise
+   * come as one list object per row and one JS array per list.
+   */
+  buildVector?(vector: DuckDBVector, length: number): Data;
+}
+
+/** A converter that can also copy items of a DuckDB vector straight into its Arrow buffer. */
+interface GatheringConverter extends ColumnConverter {
+  /** Items [starts[e], starts[e] + lengths[e]) of `vector` for each entry e, concatenated (`total` items). */
+  gather(vector: DuckDBVector, starts: Int32Array, lengths: Int32Array, total: number): Data;
 }
 
 type NumArrayCtor =
@@ -84,7 +99,7 @@ function validity(values: readonly DuckDBValue[]): { nullBitmap: Uint8Array | un
   return { nullBitmap: bitmap, nullCount };
 }
 
-function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => number): ColumnConverter {
+function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => number): GatheringConverter {
   return {
     type,
     build(values) {
@@ -94,6 +109,25 @@ function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => nu
         if (v !== null) data[i] = get(v);
       }
       return makeData({ type, length: values.length, data, ...validity(values) } as never);
+    },
+    gather(vector, starts, lengths, total) {
+      const data = new Ctor(total);
+      let nullBitmap: Uint8Array | undefined;
+      let nullCount = 0;
+      let at = 0;
+      for (let e = 0; e < starts.length; e++) {
+        for (let k = starts[e]!, end = k + lengths[e]!; k < end; k++, at++) {
+          const v = vector.getItem(k);
+          if (v !== null) {
+            data[at] = get(v);
+            continue;
+          }
+          nullBitmap ??= new Uint8Array((total + 7) >> 3).fill(0xff);
+          nullBitmap[at >> 3]! &= ~(1 << (at & 7));
+          nullCount++;
+        }
+      }
+      return makeData({ type, length: total, data, nullBitmap, nullCount } as never);
     },
   };
 }
@@ -156,10 +190,38 @@ function text(toString: (v: DuckDBValue) => string): ColumnConverter {
 
 const stringForm = (v: DuckDBValue): string => (typeof v === 'string' ? v : String(v));
 
-function list(child: ColumnConverter, items: (v: DuckDBValue) => readonly DuckDBValue[]): ColumnConverter {
+const gathers = (c: ColumnConverter): c is GatheringConverter => typeof (c as Partial<GatheringConverter>).gather === 'function';
+
+function list(child: ColumnConverter, items: (v: DuckDBValue) => readonly DuckDBValue[], fromVector = false): ColumnConverter {
   const type = new List(new Field('item', child.type, true));
+  const buildVector =
+    fromVector && gathers(child)
+      ? (vector: DuckDBVector, length: number): Data => {
+          const lists = vector as DuckDBListVector;
+          const valueOffsets = new Int32Array(length + 1);
+          const starts = new Int32Array(length);
+          const lengths = new Int32Array(length);
+          let nullBitmap: Uint8Array | undefined;
+          let nullCount = 0;
+          for (let i = 0; i < length; i++) {
+            // A NULL list has no entry to read (its offset and length are undefined).
+            if (lists.getItemVector(i) === null) {
+              nullBitmap ??= new Uint8Array((length + 7) >> 3).fill(0xff);
+              nullBitmap[i >> 3]! &= ~(1 << (i & 7));
+              nullCount++;
+            } else {
+              starts[i] = lists.getEntryOffset(i);
+              lengths[i] = lists.getEntryLength(i);
+            }
+            valueOffsets[i + 1] = valueOffsets[i]! + lengths[i]!;
+          }
+          const childData = child.gather(lists.childVector, starts, lengths, valueOffsets[length]!);
+          return makeData({ type, length, valueOffsets, child: childData, nullBitmap, nullCount } as never);
+        }
+      : undefined;
   return {
     type,
+    buildVector,
     build(values) {
       const valueOffsets = new Int32Array(values.length + 1);
       const flat: DuckDBValue[] = [];
@@ -266,7 +328,7 @@ export function converterFor(t: DuckDBType): ColumnConverter {
     case DuckDBTypeId.BLOB:
       return variableWidth(new Binary(), (v) => (v as DuckDBBlobValue).bytes);
     case DuckDBTypeId.LIST:
-      return list(converterFor((t as DuckDBListType).valueType), (v) => (v as DuckDBListValue).items);
+      return list(converterFor((t as DuckDBListType).valueType), (v) => (v as DuckDBListValue).items, true);
     case DuckDBTypeId.ARRAY:
       return list(converterFor((t as DuckDBArrayType).valueType), (v) => (v as DuckDBArrayValue).items);
     case DuckDBTypeId.STRUCT: {
@@ -302,10 +364,14 @@ export class ArrowResultBuilder {
     return this.rows;
   }
 
-  /** Adds one chunk given column-major values; every column must have `length` values. */
-  addColumns(columns: readonly (readonly DuckDBValue[])[], length: number): void {
+  /** Adds the first `length` rows of a DuckDB chunk. */
+  addChunk(chunk: DuckDBDataChunk, length: number): void {
     if (length === 0) return;
-    const children = this.converters.map((c, i) => c.build(columns[i]!));
+    const children = this.converters.map((c, i) => {
+      if (c.buildVector) return c.buildVector(chunk.getColumnVector(i), length);
+      const values = chunk.getColumnValues(i);
+      return c.build(length < values.length ? values.slice(0, length) : values);
+    });
     const data = makeData({ type: this.structType, length, nullCount: 0, children } as never);
     this.batches.push(new RecordBatch(this.schema, data as never));
     this.rows += length;

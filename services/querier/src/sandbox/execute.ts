@@ -77,12 +77,7 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
       break;
     }
     const take = Math.min(room, chunk.rowCount);
-    const columns: DuckDBValue[][] = [];
-    for (let c = 0; c < chunk.columnCount; c++) {
-      const values = chunk.getColumnValues(c);
-      columns.push(take < values.length ? values.slice(0, take) : values);
-    }
-    builder.addColumns(columns, take);
+    builder.addChunk(chunk, take);
     if (take < chunk.rowCount) {
       truncated = true;
       break;

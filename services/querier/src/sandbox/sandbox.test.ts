@@ -304,6 +304,28 @@ describe('runSandboxedSelect answers', () => {
     expect(row['nul']).toBe(null);
   });
 
+  it('lists of numbers over several chunks: NULL lists, empty lists, NULL items, aggregates, a cut mid-chunk', async () => {
+    // Row i: NULL when i % 7 = 3, empty when i % 7 = 5, else [i, NULL, i / 2] (DOUBLE) and i copies of i (list()).
+    const sql = `SELECT i, CASE WHEN i % 7 = 3 THEN NULL WHEN i % 7 = 5 THEN []::DOUBLE[] ELSE [i::DOUBLE, NULL, i / 2] END AS l
+      FROM range(5000) t(i) ORDER BY i`;
+    const r = await run(sql, { maxRows: 4100 });
+    expect(r.rowCount).toBe(4100);
+    expect(r.truncated).toBe(true);
+    expect(r.table.batches.length).toBeGreaterThan(1);
+    expect(String(r.table.schema.fields[1]!.type)).toBe('List<Float64>');
+    const ls = column(r.table, 'l');
+    for (const i of [0, 3, 5, 2047, 2048, 2050, 4099]) {
+      const want = i % 7 === 3 ? null : i % 7 === 5 ? [] : [i, null, i / 2];
+      const got = ls[i] === null ? null : [...(ls[i] as Iterable<unknown>)];
+      expect(got, `row ${i}`).toEqual(want);
+    }
+    const agg = await run(`SELECT g, list(x::DOUBLE) AS xs FROM (SELECT i % 3 AS g, i AS x FROM range(30000) t(i)) GROUP BY g ORDER BY g`);
+    const xs = column(agg.table, 'xs').map((l) => [...(l as Iterable<number>)].sort((a, b) => a - b));
+    expect(xs.map((l) => l.length)).toEqual([10000, 10000, 10000]);
+    expect(xs[2]!.slice(0, 3)).toEqual([2, 5, 8]);
+    expect(xs[0]!.reduce((a, b) => a + b, 0)).toBe(3 * (9999 * 10000) / 2);
+  });
+
   it('spills to a private temp directory under the lock and removes it afterwards', async () => {
     const tempDir = join(root, 'spill');
     await mkdir(tempDir, { recursive: true });
