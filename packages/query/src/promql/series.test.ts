@@ -71,6 +71,30 @@ describe('plain series, target_info, delta temporality and query demand', () => 
     expect(buildPlainSeries([{ series_id: 'e', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, t: null, v: null, stale_t: null }])).toEqual([]);
   });
 
+  it('orders points given as many ascending runs (as an unordered aggregate over sorted files gives them) like a stable sort', () => {
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    for (let round = 0; round < 50; round++) {
+      // 1 to 30 runs, each ascending, with times shared between runs (duplicates across runs).
+      const points: Array<[number, number]> = [];
+      const runs = 1 + rand(30);
+      // Even rounds: runs over disjoint hours in shuffled order (one series read from several files).
+      const hours = Array.from({ length: runs }, (_, r) => r).sort(() => rand(3) - 1);
+      for (let r = 0; r < runs; r++) {
+        let t = round % 2 === 0 ? hours[r]! * 3_600_000 : rand(50) * 1000;
+        for (let k = rand(40); k > 0; k--) points.push([(t += 1000 * rand(3)), points.length]);
+      }
+      if (points.length === 0) continue;
+      const [s] = buildPlainSeries([
+        { series_id: 'x', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, t: Float64Array.from(points, (p) => p[0]), v: Float64Array.from(points, (p) => p[1]), stale_t: null },
+      ]);
+      // Reference: a stable sort by time, then of equal times the later (in input order) kept.
+      const want = [...points].sort((a, b) => a[0] - b[0]).filter((p, i, all) => i + 1 === all.length || all[i + 1]![0] !== p[0]);
+      expect(Array.from(s!.t), `round ${round}`).toEqual(want.map((p) => p[0]));
+      expect(Array.from(s!.v), `round ${round}`).toEqual(want.map((p) => p[1]));
+    }
+  });
+
   it('makes target_info from resource attributes, job and instance from the service attributes', () => {
     const series = buildTargetInfo([
       {

@@ -496,13 +496,125 @@ const textNumber = (part: string): number => {
   return part === 'inf' || part === '+inf' ? Infinity : part === '-inf' ? -Infinity : NaN;
 };
 
-/** Times and values sorted by time (stable: of equal times the later one stays later). */
-function sortedByTime(t: Float64Array, v: Float64Array): { t: Float64Array; v: Float64Array } {
-  let sorted = true;
-  for (let i = 1; i < t.length && sorted; i++) if (t[i]! < t[i - 1]!) sorted = false;
-  if (sorted) return { t, v };
-  const order = Array.from({ length: t.length }, (_, i) => i).sort((a, b) => t[a]! - t[b]! || a - b);
-  return { t: Float64Array.from(order, (i) => t[i]!), v: Float64Array.from(order, (i) => v[i]!) };
+/**
+ * Ascending runs (boundaries `runs`, ending with t.length) that cover disjoint time ranges, as
+ * those of one series from different files and row groups do, put in order into `outT`/`outV`
+ * by moving whole runs; false (nothing written) when two runs overlap or touch, which a merge
+ * must handle.
+ */
+function joinDisjointRuns(t: Float64Array, v: Float64Array, runs: readonly number[], outT: Float64Array, outV: Float64Array): boolean {
+  const order = Array.from({ length: runs.length - 1 }, (_, r) => r).sort((a, b) => t[runs[a]!]! - t[runs[b]!]!);
+  for (let k = 1; k < order.length; k++) {
+    if (t[runs[order[k]!]!]! <= t[runs[order[k - 1]! + 1]! - 1]!) return false;
+  }
+  let at = 0;
+  for (const r of order) {
+    outT.set(t.subarray(runs[r]!, runs[r + 1]!), at);
+    outV.set(v.subarray(runs[r]!, runs[r + 1]!), at);
+    at += runs[r + 1]! - runs[r]!;
+  }
+  return true;
+}
+
+/**
+ * The first index in [from, to) whose time is not below `x` (`orEqual`: above `x`), given that
+ * t[from] is: an exponential search from `from`, so a block of b points costs log b steps.
+ */
+function gallop(t: Float64Array, from: number, to: number, x: number, orEqual: boolean): number {
+  const before = (y: number) => (orEqual ? y <= x : y < x);
+  let lo = from;
+  let step = 1;
+  let hi = from + 1;
+  while (hi < to && before(t[hi]!)) {
+    lo = hi;
+    step *= 2;
+    hi = from + step;
+  }
+  if (hi > to) hi = to;
+  // t[lo] is before x; hi is `to` or not before x.
+  while (lo + 1 < hi) {
+    const m = (lo + hi) >>> 1;
+    if (before(t[m]!)) lo = m;
+    else hi = m;
+  }
+  return hi;
+}
+
+/**
+ * Merges the ascending runs [lo, mid) and [mid, hi) of src into dst, the left one first on ties,
+ * moving whole blocks: a series' runs interleave in blocks of a file's or row group's points.
+ */
+function mergeRuns(srcT: Float64Array, srcV: Float64Array, lo: number, mid: number, hi: number, dstT: Float64Array, dstV: Float64Array): void {
+  let i = lo;
+  let j = mid;
+  let k = lo;
+  const move = (from: number, to: number) => {
+    dstT.set(srcT.subarray(from, to), k);
+    dstV.set(srcV.subarray(from, to), k);
+    k += to - from;
+  };
+  while (i < mid && j < hi) {
+    if (srcT[j]! < srcT[i]!) {
+      const end = gallop(srcT, j, hi, srcT[i]!, false);
+      move(j, end);
+      j = end;
+    } else {
+      const end = gallop(srcT, i, mid, srcT[j]!, true);
+      move(i, end);
+      i = end;
+    }
+  }
+  if (i < mid) move(i, mid);
+  else if (j < hi) move(j, hi);
+}
+
+/** Scratch buffers for sorting, reused from series to series (allocating them per series cost more than the sort). */
+let scratchT = new Float64Array(0);
+let scratchV = new Float64Array(0);
+
+/**
+ * Sorts times and values by time in place, stably (of equal times the later one stays later).
+ * The lists come from an unordered aggregate over files sorted by series and time, so they are a
+ * few ascending runs (one per file or row group, interleaved by the scan's threads): runs over
+ * disjoint ranges are moved whole, others merged bottom-up, block by block.
+ */
+function sortByTime(t: Float64Array, v: Float64Array): void {
+  const n = t.length;
+  let runs = [0];
+  for (let i = 1; i < n; i++) if (t[i]! < t[i - 1]!) runs.push(i);
+  if (runs.length === 1) return;
+  runs.push(n);
+  if (scratchT.length < n) {
+    scratchT = new Float64Array(Math.max(n, 2 * scratchT.length));
+    scratchV = new Float64Array(scratchT.length);
+  }
+  let srcT: Float64Array = t;
+  let srcV: Float64Array = v;
+  let dstT: Float64Array = scratchT.subarray(0, n);
+  let dstV: Float64Array = scratchV.subarray(0, n);
+  if (joinDisjointRuns(t, v, runs, dstT, dstV)) {
+    t.set(dstT);
+    v.set(dstV);
+    return;
+  }
+  while (runs.length > 2) {
+    const next = [0];
+    for (let r = 0; r + 1 < runs.length; r += 2) {
+      const hi = r + 2 < runs.length ? runs[r + 2]! : runs[r + 1]!;
+      mergeRuns(srcT, srcV, runs[r]!, runs[r + 1]!, hi, dstT, dstV);
+      next.push(hi);
+    }
+    runs = next;
+    const [t2, v2] = [srcT, srcV];
+    srcT = dstT;
+    srcV = dstV;
+    dstT = t2;
+    dstV = v2;
+  }
+  if (srcT !== t) {
+    t.set(srcT);
+    v.set(srcV);
+  }
 }
 
 /** Comma-separated numbers as DuckDB prints doubles and integers (`nan`, `inf`, `-inf` included). */
@@ -533,7 +645,10 @@ export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
     if (times.length === 0) continue;
     const values = floatList(r.v);
     if (values.length !== times.length) throw new Error(`series ${String(r.series_id)}: ${times.length} times but ${values.length} values`);
-    let { t, v } = sortedByTime(times, values);
+    // The lists are this call's own (the querier's answer is read once), so they are sorted in place.
+    sortByTime(times, values);
+    let t = times;
+    let v = values;
     let dup = false;
     for (let i = 1; i < t.length; i++) if (t[i] === t[i - 1]) dup = true;
     const staleT = floatList(r.stale_t).sort();
