@@ -4,6 +4,7 @@ import type { RecordBatch, Schema, Table } from 'apache-arrow';
 import { create, FlightInfoSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
 import type { FlightData, FlightDescriptor, FlightInfo, FlightSchemaResult, FlightTicket, MessageInitShape } from '@floe/proto';
 import { deliberateGrpcCode, grpcStatusFromError } from './errors.ts';
+import { serializeFlightData } from './flight-data-wire.ts';
 import { encodeFlightData, ipcSchemaBytes } from './ipc-messages.ts';
 
 export interface DoGetStream {
@@ -134,7 +135,8 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
     };
   }
 
-  server.addService(grpcServiceDefinition(FlightService), implementation);
+  const definition = grpcServiceDefinition(FlightService);
+  server.addService({ ...definition, DoGet: { ...definition.DoGet!, responseSerialize: serializeFlightData as (value: unknown) => Buffer } }, implementation);
   for (const extra of options.extraServices ?? []) server.addService(extra.definition, extra.implementation);
 
   const port = await new Promise<number>((resolve, reject) => {
