@@ -184,8 +184,35 @@ function variableWidth(type: DataType, toBytes: (v: DuckDBValue) => Uint8Array):
   };
 }
 
+/**
+ * Utf8 columns: every string encoded straight into one growing buffer (encodeInto), not into a
+ * new array each that is then copied: result sets of labels are mostly many short strings.
+ */
 function text(toString: (v: DuckDBValue) => string): ColumnConverter {
-  return variableWidth(new Utf8(), (v) => encoder.encode(toString(v)));
+  const type = new Utf8();
+  return {
+    type,
+    build(values) {
+      const valueOffsets = new Int32Array(values.length + 1);
+      let data = new Uint8Array(Math.max(64, values.length * 16));
+      let at = 0;
+      for (let i = 0; i < values.length; i++) {
+        const v = values[i]!;
+        if (v !== null) {
+          const str = toString(v);
+          // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+          if (at + str.length * 3 > data.length) {
+            const grown = new Uint8Array(Math.max(data.length * 2, at + str.length * 3));
+            grown.set(data.subarray(0, at));
+            data = grown;
+          }
+          at += encoder.encodeInto(str, data.subarray(at)).written;
+        }
+        valueOffsets[i + 1] = at;
+      }
+      return makeData({ type, length: values.length, valueOffsets, data: data.subarray(0, at), ...validity(values) } as never);
+    },
+  };
 }
 
 const stringForm = (v: DuckDBValue): string => (typeof v === 'string' ? v : String(v));
