@@ -100,12 +100,12 @@ describe('plain series, target_info, delta temporality and query demand', () => 
       {
         resource_attr_str: { 'service.name': 'api', 'service.namespace': 'shop', 'service.instance.id': 'pod-1', 'host.name': 'h1', 'host-name': 'h2' },
         resource_attr_int: { 'process.pid': 42n },
-        times: '2000,1000',
+        times: [2000, 1000],
       },
       // Only identifying attributes: no target_info.
-      { resource_attr_str: { 'service.name': 'web' }, times: '1000' },
+      { resource_attr_str: { 'service.name': 'web' }, times: [1000] },
       // Neither job nor instance: none either.
-      { resource_attr_str: { 'host.name': 'h3' }, times: '1000' },
+      { resource_attr_str: { 'host.name': 'h3' }, times: [1000] },
     ]);
     expect(series).toHaveLength(1);
     // host.name and host-name both translate to host_name: joined with ';' in key order.

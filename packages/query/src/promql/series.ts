@@ -188,7 +188,7 @@ export interface TargetInfoRow {
   resource_attr_int?: unknown;
   resource_attr_double?: unknown;
   resource_attr_bool?: unknown;
-  /** "ms,ms,…": the distinct times of the resource's points. */
+  /** The distinct times (integer milliseconds) of the resource's points, in any order. */
   times: unknown;
 }
 
@@ -220,7 +220,7 @@ export function buildTargetInfo(rows: Iterable<TargetInfoRow>): RawSeries[] {
     const key = labelsKey(labels);
     let e = out.get(key);
     if (!e) out.set(key, (e = { labels, times: new Set() }));
-    if (typeof r.times === 'string' && r.times !== '') for (const t of r.times.split(',')) e.times.add(Number(t));
+    for (const t of floatList(r.times)) e.times.add(t);
   }
   return [...out.values()].map((e) => {
     const t = Float64Array.from(e.times).sort();
@@ -490,32 +490,6 @@ export interface SeriesPointsRow extends SeriesRow {
   stale_t: unknown;
 }
 
-const textNumber = (part: string): number => {
-  const x = Number(part);
-  if (!Number.isNaN(x)) return x;
-  return part === 'inf' || part === '+inf' ? Infinity : part === '-inf' ? -Infinity : NaN;
-};
-
-/**
- * Ascending runs (boundaries `runs`, ending with t.length) that cover disjoint time ranges, as
- * those of one series from different files and row groups do, put in order into `outT`/`outV`
- * by moving whole runs; false (nothing written) when two runs overlap or touch, which a merge
- * must handle.
- */
-function joinDisjointRuns(t: Float64Array, v: Float64Array, runs: readonly number[], outT: Float64Array, outV: Float64Array): boolean {
-  const order = Array.from({ length: runs.length - 1 }, (_, r) => r).sort((a, b) => t[runs[a]!]! - t[runs[b]!]!);
-  for (let k = 1; k < order.length; k++) {
-    if (t[runs[order[k]!]!]! <= t[runs[order[k - 1]! + 1]! - 1]!) return false;
-  }
-  let at = 0;
-  for (const r of order) {
-    outT.set(t.subarray(runs[r]!, runs[r + 1]!), at);
-    outV.set(v.subarray(runs[r]!, runs[r + 1]!), at);
-    at += runs[r + 1]! - runs[r]!;
-  }
-  return true;
-}
-
 /**
  * The first index in [from, to) whose time is not below `x` (`orEqual`: above `x`), given that
  * t[from] is: an exponential search from `from`, so a block of b points costs log b steps.
@@ -575,8 +549,8 @@ let scratchV = new Float64Array(0);
 /**
  * Sorts times and values by time in place, stably (of equal times the later one stays later).
  * The lists come from an unordered aggregate over files sorted by series and time, so they are a
- * few ascending runs (one per file or row group, interleaved by the scan's threads): runs over
- * disjoint ranges are moved whole, others merged bottom-up, block by block.
+ * few ascending runs (one per file or row group, interleaved by the scan's threads), merged
+ * bottom-up block by block (runs over disjoint ranges move whole).
  */
 function sortByTime(t: Float64Array, v: Float64Array): void {
   const n = t.length;
@@ -592,11 +566,6 @@ function sortByTime(t: Float64Array, v: Float64Array): void {
   let srcV: Float64Array = v;
   let dstT: Float64Array = scratchT.subarray(0, n);
   let dstV: Float64Array = scratchV.subarray(0, n);
-  if (joinDisjointRuns(t, v, runs, dstT, dstV)) {
-    t.set(dstT);
-    v.set(dstV);
-    return;
-  }
   while (runs.length > 2) {
     const next = [0];
     for (let r = 0; r + 1 < runs.length; r += 2) {
@@ -617,17 +586,9 @@ function sortByTime(t: Float64Array, v: Float64Array): void {
   }
 }
 
-/** Comma-separated numbers as DuckDB prints doubles and integers (`nan`, `inf`, `-inf` included). */
-function parseFloatList(text: string): Float64Array {
-  if (text === '') return new Float64Array(0);
-  const parts = text.split(',');
-  return Float64Array.from(parts, textNumber);
-}
-
-/** A list value as a Float64Array: comma-separated text, or a list (zero-copy for an Arrow Float64 vector without nulls). */
+/** A list value as a Float64Array (zero-copy for an Arrow Float64 vector without nulls); NULL is empty. */
 function floatList(v: unknown): Float64Array {
   if (v === null || v === undefined) return new Float64Array(0);
-  if (typeof v === 'string') return parseFloatList(v);
   if (v instanceof Float64Array) return v;
   const arr = typeof (v as { toArray?: unknown }).toArray === 'function' ? (v as { toArray(): ArrayLike<unknown> }).toArray() : (v as ArrayLike<unknown>);
   if (arr instanceof Float64Array) return arr;

@@ -206,7 +206,7 @@ export function planMetricTargetInfo(ir: MetricTargetInfo, table: PlannerTable):
   const rw = b.param(REMOTE_WRITE_SCOPE);
   const sql = [
     `SELECT ${RESOURCE_MAPS.map((c) => `any_value(${b.column(c)}) AS ${quoteIdent(c)}`).join(', ')},`,
-    `  string_agg(DISTINCT CAST(${b.column('time_unix_nano')} // 1000000 AS VARCHAR), ',') AS "times"`,
+    `  list(DISTINCT CAST(${b.column('time_unix_nano')} // 1000000 AS DOUBLE)) AS "times"`,
     `FROM ${b.tableName()}`,
     `WHERE ${windowSql(b, ir.window)} AND coalesce(${b.column('scope_name')}, '') <> ${rw}`,
     `GROUP BY ${RESOURCE_MAPS.map((c) => `CAST(${b.column(c)} AS VARCHAR)`).join(', ')}`,
