@@ -1,10 +1,9 @@
 import { join } from 'node:path';
 import { loadConfig } from '@floe/config';
-import { SqlCatalog, publishDataFile, type DataFileInput } from '@floe/iceberg';
+import { ensureFloeTable, floeTableDef, openFloeCatalog, publishDataFile, type DataFileInput } from '@floe/iceberg';
 import { migrate, openDbFromConfig } from '@floe/meta';
-import { tableDef, type TableName } from '@floe/schema';
+import type { TableName } from '@floe/schema';
 import { ParquetWriter, objectStoreFromConfig, type WriteOptions } from '@floe/storage';
-import { CATALOG_NAME, WAREHOUSE_PREFIX, ensureTable } from '@floe/writer';
 
 /**
  * Benchmark data written straight into a table's stored layout, without ingest: each hour's
@@ -28,14 +27,16 @@ export async function generateHourlyTable(opts: {
   const db = await openDbFromConfig(config);
   await migrate(db);
   const store = objectStoreFromConfig(config);
-  const catalog = new SqlCatalog(db, store, { catalogName: CATALOG_NAME, warehouseKeyPrefix: WAREHOUSE_PREFIX });
-  const table = tableDef(opts.table);
-  const handle = await ensureTable(catalog, 'bench', 'default', opts.table);
+  const catalog = openFloeCatalog(db, store);
+  const handle = await ensureFloeTable(catalog, 'bench', 'default', opts.table);
+  // The table's own definition (its recorded label columns too), as the writer writes it.
+  const table = floeTableDef(handle);
+  const tableKey = store.keyFromUri(handle.metadata.location);
   const writer = new ParquetWriter(join(opts.dir, 'gen'));
   const files: DataFileInput[] = [];
   for (const hour of opts.hours) {
     const written = await writer.writeQuery(table, opts.hourSelect(hour), opts.write);
-    files.push(await publishDataFile(store, table, written, store.keyFromUri(handle.metadata.location), hour));
+    files.push(await publishDataFile(store, table, written, tableKey, hour));
   }
   writer.close();
   await catalog.appendFiles(handle, files, { summary: { 'floe.bench': opts.bench } });

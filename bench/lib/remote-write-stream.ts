@@ -1,5 +1,8 @@
 import { compress, uncompress } from 'snappyjs';
-import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, fromBinary, toBinary } from '@floe/proto';
+import { PromMetricMetadata_MetricType, PromWriteRequestSchema, fromBinary } from '@floe/proto';
+import { remoteWriteMetadataBody, type MetricFamily } from '@floe/testkit';
+
+export { REMOTE_WRITE_HEADERS } from '@floe/testkit';
 
 /**
  * A Prometheus remote-write 1.0 stream as a Prometheus server's remote-write queue sends it, for
@@ -48,7 +51,7 @@ const STATUS_SHARE = [0.8, 0.1, 0.07, 0.02, 0.01];
 const METHOD_SHARE = [0.7, 0.2, 0.07, 0.03];
 
 /** Deterministic pseudo-random in [0, 1) from an integer. */
-const rnd = (n: number) => {
+export const rnd = (n: number) => {
   let x = (n ^ 0x9e3779b9) >>> 0;
   x = Math.imul(x ^ (x >>> 16), 0x85ebca6b) >>> 0;
   x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) >>> 0;
@@ -97,27 +100,18 @@ export function seriesCatalog(count: number, intervalMs: number): SeriesDef[] {
 /** Scrape offset of an instance inside the interval (targets are not scraped in lockstep). */
 export const scrapeOffsetMs = (instance: number, intervalMs: number) => Math.floor(rnd(instance * 7919) * intervalMs);
 
-/** One metadata-only request (TYPE / HELP of each metric family), as the queue sends every minute. */
-export function metadataRequest(): Buffer {
-  const families: Array<[string, PromMetricMetadata_MetricType, string]> = [
-    ['http_requests_total', PromMetricMetadata_MetricType.COUNTER, 'Requests served.'],
-    ['http_request_duration_seconds_sum', PromMetricMetadata_MetricType.COUNTER, 'Total time serving requests.'],
-    ['http_request_duration_seconds_count', PromMetricMetadata_MetricType.COUNTER, 'Requests timed.'],
-    ['http_inflight_requests', PromMetricMetadata_MetricType.GAUGE, 'Requests in flight.'],
-    ['process_resident_memory_bytes', PromMetricMetadata_MetricType.GAUGE, 'Resident memory size in bytes.'],
-    ['process_cpu_seconds_total', PromMetricMetadata_MetricType.COUNTER, 'Total user and system CPU time spent in seconds.'],
-    ['go_goroutines', PromMetricMetadata_MetricType.GAUGE, 'Number of goroutines that currently exist.'],
-  ];
-  const req = create(PromWriteRequestSchema, { metadata: families.map(([metricFamilyName, type, help]) => ({ metricFamilyName, type, help, unit: '' })) });
-  return Buffer.from(compress(toBinary(PromWriteRequestSchema, req)));
-}
+const FAMILIES: MetricFamily[] = [
+  ['http_requests_total', PromMetricMetadata_MetricType.COUNTER, 'Requests served.'],
+  ['http_request_duration_seconds_sum', PromMetricMetadata_MetricType.COUNTER, 'Total time serving requests.'],
+  ['http_request_duration_seconds_count', PromMetricMetadata_MetricType.COUNTER, 'Requests timed.'],
+  ['http_inflight_requests', PromMetricMetadata_MetricType.GAUGE, 'Requests in flight.'],
+  ['process_resident_memory_bytes', PromMetricMetadata_MetricType.GAUGE, 'Resident memory size in bytes.'],
+  ['process_cpu_seconds_total', PromMetricMetadata_MetricType.COUNTER, 'Total user and system CPU time spent in seconds.'],
+  ['go_goroutines', PromMetricMetadata_MetricType.GAUGE, 'Number of goroutines that currently exist.'],
+];
 
-export const REMOTE_WRITE_HEADERS = {
-  'content-type': 'application/x-protobuf',
-  'content-encoding': 'snappy',
-  'x-prometheus-remote-write-version': '0.1.0',
-  'user-agent': 'Prometheus/2.42.0',
-};
+/** One metadata-only request (TYPE / HELP of each metric family), as the queue sends every minute. */
+export const metadataRequest = (): Buffer => remoteWriteMetadataBody(FAMILIES);
 
 // ---------------------------------------------------------------------------------------------
 // Hand-encoded WriteRequest templates with known offsets of each sample's value and timestamp.

@@ -15,16 +15,17 @@
  *   2. {service_name="svc-3"}                                  limit 1000, backward  (streams)
  *   3. sum by (level) (rate({service_name=~".+"}[1m]))                      step 1m  (matrix)
  * The baseline is a warm, long-lived DuckDB (2 threads, like Floe's querier) running the SQL one
- * would write by hand for the same answer; its result is checked against Floe's. The sides
+ * would write by hand for the same answer; its whole answer is checked against Floe's (every
+ * series' labels, step times and values; every line of the streams answer). The sides
  * alternate query by query and round by round, so load from other processes hits both alike;
  * medians are printed with the load average before and after.
  */
-import { loadavg } from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DuckDBInstance } from '@duckdb/node-api';
-import { startFloeProcess } from '../lib/floe-process.ts';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { loadAverage } from '../lib/drive.ts';
+import { median, startFloeProcess, type FloeProcess } from '../lib/floe-process.ts';
 import { embeddedStores, generateHourlyTable } from '../lib/hourly-table.ts';
 
 const TOTAL = Number(process.argv[2] ?? 10_000_000);
@@ -35,7 +36,6 @@ const baseHour = Math.floor(Date.now() / 3_600_000) - HOURS - 1;
 const NS_HOUR = 3_600_000_000_000n;
 const startNs = BigInt(baseHour) * NS_HOUR;
 const endNs = startNs + BigInt(HOURS) * NS_HOUR;
-const load = () => loadavg().map((x) => x.toFixed(2)).join(' ');
 
 /** One hour of log lines in the stored layout (time spread evenly over the hour). */
 function hourSelect(hour: number): string {
@@ -72,112 +72,150 @@ function hourSelect(hour: number): string {
   FROM range(${perHour}) t(i)`;
 }
 
-const dir = mkdtempSync(join(tmpdir(), 'floe-bench-logql-'));
-const t0 = Date.now();
-await generateHourlyTable({ dir, table: 'logs', hours: Array.from({ length: HOURS }, (_, h) => baseHour + h), hourSelect, bench: 'logql' });
-const genSeconds = (Date.now() - t0) / 1000;
-
-const floe = await startFloeProcess({ ...embeddedStores(dir), compactor: { enabled: false } }, 'bench');
-const headers = { authorization: `Bearer ${floe.apiKey}`, 'x-tenant-id': 'bench' };
-const duck = await (await DuckDBInstance.create(':memory:', { threads: '2' })).connect();
-const allFiles = (await duck.runAndReadAll(`SELECT file FROM glob('${join(dir, 'data', 'warehouse')}/**/*.parquet')`)).getRows().map((r) => String(r[0]));
-const src = `read_parquet([${allFiles.map((f) => `'${f}'`).join(', ')}])`;
-const rows = Number((await duck.runAndReadAll(`SELECT count(*) FROM ${src}`)).getRows()[0]![0]);
+/**
+ * An answer as entries keyed by series (or stream) labels and time: a matrix point's value, or a
+ * log line's text. Both sides are turned into this, so they are compared whole.
+ */
+type Answer = Map<string, number | string>;
+const entryKey = (labels: Record<string, string>, t: number | string) => `${JSON.stringify(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : 1)))} @ ${t}`;
 
 interface Case {
   name: string;
   params: Record<string, string>;
   sql: string;
-  /** A checksum of each side's answer, compared once. */
-  floeSum(body: unknown): number;
-  duckSum(rows: unknown[][]): number;
+  floeAnswer(body: unknown): Answer;
+  duckAnswer(rows: unknown[][]): Answer;
 }
-type Matrix = { data: { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> } };
-type Streams = { data: { result: Array<{ values: Array<[string, string]> }> } };
-const matrixSum = (b: unknown) => (b as Matrix).data.result.reduce((a, s) => a + s.values.reduce((x, [, v]) => x + Number(v), 0), 0);
+type Matrix = { data: { resultType: string; result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> } };
+type Streams = { data: { resultType: string; result: Array<{ stream: Record<string, string>; values: Array<[string, string]> }> } };
+function matrixAnswer(b: unknown): Answer {
+  const { data } = b as Matrix;
+  if (data.resultType !== 'matrix') throw new Error(`expected a matrix, got ${data.resultType}`);
+  return new Map(data.result.flatMap((s) => s.values.map(([t, v]) => [entryKey(s.metric, t), Number(v)] as const)));
+}
+/** The step time (Loki's seconds) of the SQL's bucket index j: windows (t - step, t] for t = start + j·step. */
+const stepTime = (j: unknown, stepNs: bigint) => Number((startNs + BigInt(j as bigint | number) * stepNs) / 1_000_000_000n);
+
+/** Where two answers differ (at most a few entries), or undefined when they are the same. */
+function diff(floe: Answer, duck: Answer): string | undefined {
+  const out: string[] = [];
+  if (floe.size !== duck.size) out.push(`${floe.size} entries, DuckDB ${duck.size}`);
+  for (const [k, want] of duck) {
+    const got = floe.get(k);
+    const same = typeof want === 'number' && typeof got === 'number' ? Math.abs(got - want) <= 1e-9 * Math.max(1, Math.abs(want)) : got === want;
+    if (!same) out.push(got === undefined ? `${k} missing (DuckDB ${want})` : `${k}: ${got}, DuckDB ${want}`);
+    if (out.length >= 5) break;
+  }
+  for (const k of floe.keys()) {
+    if (out.length >= 5) break;
+    if (!duck.has(k)) out.push(`${k} not in DuckDB's answer`);
+  }
+  return out.length ? out.join('; ') : undefined;
+}
+
 const s5 = 300_000_000_000n;
 const s1 = 60_000_000_000n;
-const CASES: Case[] = [
-  {
-    name: 'count_over_time({service_name="svc-3"} |= "timeout" [5m]), step 5m',
-    params: { query: 'count_over_time({service_name="svc-3"} |= "timeout" [5m])', start: startNs.toString(), end: endNs.toString(), step: '5m' },
-    // Windows (t - 5m, t] for t = start, start + 5m, … end: bucket j = (time - (start - 5m) - 1) // 5m.
-    sql: `SELECT service_name, severity_text, (time_unix_nano - ${startNs - s5} - 1) // ${s5} AS j, count(*) AS n
-      FROM ${src} WHERE time_unix_nano > ${startNs - s5} AND time_unix_nano <= ${endNs} AND service_name = 'svc-3' AND contains(body, 'timeout')
-      GROUP BY ALL`,
-    floeSum: matrixSum,
-    duckSum: (r) => r.reduce((a, x) => a + Number(x[3]), 0),
-  },
-  {
-    name: '{service_name="svc-3"} limit 1000 (newest first)',
-    params: { query: '{service_name="svc-3"}', start: startNs.toString(), end: endNs.toString(), limit: '1000' },
-    sql: `SELECT time_unix_nano, body, service_name, severity_text FROM ${src}
-      WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3'
-      ORDER BY time_unix_nano DESC LIMIT 1000`,
-    floeSum: (b) => (b as Streams).data.result.reduce((a, s) => a + s.values.reduce((x, [ts]) => x + Number(BigInt(ts) % 1_000_000_007n), 0), 0),
-    duckSum: (r) => r.reduce((a, x) => a + Number(BigInt(x[0] as bigint) % 1_000_000_007n), 0),
-  },
-  {
-    name: 'sum by (level) (rate({service_name=~".+"}[1m])), step 1m',
-    params: { query: 'sum by (level) (rate({service_name=~".+"}[1m]))', start: startNs.toString(), end: endNs.toString(), step: '60' },
-    sql: `SELECT severity_text, (time_unix_nano - ${startNs - s1} - 1) // ${s1} AS j, count(*) / 60.0 AS rate
-      FROM ${src} WHERE time_unix_nano > ${startNs - s1} AND time_unix_nano <= ${endNs} AND service_name <> ''
-      GROUP BY ALL`,
-    floeSum: matrixSum,
-    duckSum: (r) => r.reduce((a, x) => a + Number(x[2]), 0),
-  },
-];
 
-const runFloe = async (c: Case) => {
-  const t = performance.now();
-  const res = await fetch(`${floe.routerUrl}/logquery/loki/api/v1/query_range?${new URLSearchParams(c.params)}`, { headers });
-  const body = (await res.json()) as unknown;
-  const ms = performance.now() - t;
-  if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
-  return { ms, body };
-};
-const runDuck = async (c: Case) => {
-  const t = performance.now();
-  const r = (await duck.runAndReadAll(c.sql)).getRows();
-  return { ms: performance.now() - t, rows: r as unknown[][] };
-};
+const dir = mkdtempSync(join(tmpdir(), 'floe-bench-logql-'));
+let floe: FloeProcess | undefined;
+let duck: DuckDBConnection | undefined;
+try {
+  const t0 = Date.now();
+  await generateHourlyTable({ dir, table: 'logs', hours: Array.from({ length: HOURS }, (_, h) => baseHour + h), hourSelect, bench: 'logql' });
+  const genSeconds = (Date.now() - t0) / 1000;
 
-const loadBefore = load();
-// Warm both sides once and check that they agree.
-for (const c of CASES) {
-  const f = await runFloe(c);
-  const d = await runDuck(c);
-  const a = c.floeSum(f.body);
-  const b = c.duckSum(d.rows);
-  if (Math.abs(a - b) > 1e-6 * Math.max(1, Math.abs(b))) throw new Error(`${c.name}: Floe's answer (${a}) differs from DuckDB's (${b})`);
-}
-const times = CASES.map(() => ({ floe: [] as number[], duck: [] as number[] }));
-for (let round = 0; round < ROUNDS; round++) {
-  for (const [i, c] of CASES.entries()) {
-    if (round % 2 === 0) {
-      times[i]!.floe.push((await runFloe(c)).ms);
-      times[i]!.duck.push((await runDuck(c)).ms);
-    } else {
-      times[i]!.duck.push((await runDuck(c)).ms);
-      times[i]!.floe.push((await runFloe(c)).ms);
+  floe = await startFloeProcess({ ...embeddedStores(dir), compactor: { enabled: false } }, 'bench');
+  const f = floe;
+  const headers = { authorization: `Bearer ${f.apiKey}`, 'x-tenant-id': 'bench' };
+  duck = await (await DuckDBInstance.create(':memory:', { threads: '2' })).connect();
+  const d = duck;
+  const allFiles = (await d.runAndReadAll(`SELECT file FROM glob('${join(dir, 'data', 'warehouse')}/**/*.parquet')`)).getRows().map((r) => String(r[0]));
+  const src = `read_parquet([${allFiles.map((file) => `'${file}'`).join(', ')}])`;
+  const rows = Number((await d.runAndReadAll(`SELECT count(*) FROM ${src}`)).getRows()[0]![0]);
+
+  const CASES: Case[] = [
+    {
+      name: 'count_over_time({service_name="svc-3"} |= "timeout" [5m]), step 5m',
+      params: { query: 'count_over_time({service_name="svc-3"} |= "timeout" [5m])', start: startNs.toString(), end: endNs.toString(), step: '5m' },
+      // Windows (t - 5m, t] for t = start, start + 5m, … end: bucket j = (time - (start - 5m) - 1) // 5m.
+      sql: `SELECT service_name, severity_text, (time_unix_nano - ${startNs - s5} - 1) // ${s5} AS j, count(*) AS n
+        FROM ${src} WHERE time_unix_nano > ${startNs - s5} AND time_unix_nano <= ${endNs} AND service_name = 'svc-3' AND contains(body, 'timeout')
+        GROUP BY ALL`,
+      floeAnswer: matrixAnswer,
+      duckAnswer: (r) => new Map(r.map((x) => [entryKey({ service_name: String(x[0]), level: String(x[1]) }, stepTime(x[2], s5)), Number(x[3])])),
+    },
+    {
+      name: '{service_name="svc-3"} limit 1000 (newest first)',
+      params: { query: '{service_name="svc-3"}', start: startNs.toString(), end: endNs.toString(), limit: '1000' },
+      sql: `SELECT time_unix_nano, body, service_name, severity_text FROM ${src}
+        WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3'
+        ORDER BY time_unix_nano DESC LIMIT 1000`,
+      floeAnswer: (b) => {
+        const { data } = b as Streams;
+        if (data.resultType !== 'streams') throw new Error(`expected streams, got ${data.resultType}`);
+        return new Map(data.result.flatMap((s) => s.values.map(([ts, line]) => [entryKey(s.stream, ts), line] as const)));
+      },
+      duckAnswer: (r) => new Map(r.map((x) => [entryKey({ service_name: String(x[2]), level: String(x[3]) }, String(x[0])), String(x[1])])),
+    },
+    {
+      name: 'sum by (level) (rate({service_name=~".+"}[1m])), step 1m',
+      params: { query: 'sum by (level) (rate({service_name=~".+"}[1m]))', start: startNs.toString(), end: endNs.toString(), step: '60' },
+      sql: `SELECT severity_text, (time_unix_nano - ${startNs - s1} - 1) // ${s1} AS j, count(*) / 60.0 AS rate
+        FROM ${src} WHERE time_unix_nano > ${startNs - s1} AND time_unix_nano <= ${endNs} AND service_name <> ''
+        GROUP BY ALL`,
+      floeAnswer: matrixAnswer,
+      duckAnswer: (r) => new Map(r.map((x) => [entryKey({ level: String(x[0]) }, stepTime(x[1], s1)), Number(x[2])])),
+    },
+  ];
+
+  const runFloe = async (c: Case) => {
+    const t = performance.now();
+    const res = await fetch(`${f.routerUrl}/logquery/loki/api/v1/query_range?${new URLSearchParams(c.params)}`, { headers });
+    const body = (await res.json()) as unknown;
+    const ms = performance.now() - t;
+    if (res.status !== 200) throw new Error(`${c.name}: HTTP ${res.status} ${JSON.stringify(body).slice(0, 300)}`);
+    return { ms, body };
+  };
+  const runDuck = async (c: Case) => {
+    const t = performance.now();
+    const r = (await d.runAndReadAll(c.sql)).getRows();
+    return { ms: performance.now() - t, rows: r as unknown[][] };
+  };
+
+  const loadBefore = loadAverage();
+  // Warm both sides once and check that they give the same answer, entry by entry.
+  for (const c of CASES) {
+    const fa = c.floeAnswer((await runFloe(c)).body);
+    const da = c.duckAnswer((await runDuck(c)).rows);
+    if (da.size === 0) throw new Error(`${c.name}: DuckDB's answer is empty, nothing to compare`);
+    const why = diff(fa, da);
+    if (why) throw new Error(`${c.name}: Floe's answer differs from DuckDB's: ${why}`);
+  }
+  const times = CASES.map(() => ({ floe: [] as number[], duck: [] as number[] }));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const [i, c] of CASES.entries()) {
+      if (round % 2 === 0) {
+        times[i]!.floe.push((await runFloe(c)).ms);
+        times[i]!.duck.push((await runDuck(c)).ms);
+      } else {
+        times[i]!.duck.push((await runDuck(c)).ms);
+        times[i]!.floe.push((await runFloe(c)).ms);
+      }
     }
   }
-}
-const loadAfter = load();
-await floe.stop();
-duck.closeSync();
+  const loadAfter = loadAverage();
 
-const median = (xs: number[]) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
-};
-console.log(`bench/logql: ${rows.toLocaleString('en')} log lines over ${HOURS} hourly partitions (${allFiles.length} files, generated in ${genSeconds.toFixed(1)} s), ${ROUNDS} rounds, medians`);
-console.log(`  load average before: ${loadBefore}; after: ${loadAfter} (2 cores, shared with other work)`);
-for (const [i, c] of CASES.entries()) {
-  const f = median(times[i]!.floe);
-  const d = median(times[i]!.duck);
-  console.log(`  ${c.name}`);
-  console.log(`    floe router: ${f.toFixed(1)} ms   DuckDB SQL: ${d.toFixed(1)} ms   ratio floe/duckdb: ${(f / d).toFixed(2)}x (goal ≤ 1.3x)`);
+  console.log(`bench/logql: ${rows.toLocaleString('en')} log lines over ${HOURS} hourly partitions (${allFiles.length} files, generated in ${genSeconds.toFixed(1)} s), ${ROUNDS} rounds, medians`);
+  console.log(`  load average before: ${loadBefore}; after: ${loadAfter} (2 cores, shared with other work)`);
+  for (const [i, c] of CASES.entries()) {
+    const fm = median(times[i]!.floe);
+    const dm = median(times[i]!.duck);
+    console.log(`  ${c.name}`);
+    console.log(`    floe router: ${fm.toFixed(1)} ms   DuckDB SQL: ${dm.toFixed(1)} ms   ratio floe/duckdb: ${(fm / dm).toFixed(2)}x (goal ≤ 1.3x)`);
+  }
+} finally {
+  duck?.closeSync();
+  await floe?.stop();
+  floe?.remove();
+  rmSync(dir, { recursive: true, force: true });
 }
-floe.remove();
-rmSync(dir, { recursive: true, force: true });

@@ -22,10 +22,11 @@
  */
 import { compress } from 'snappyjs';
 import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary } from '@floe/proto';
-import { comparePromAnswers, type PromApiBody } from '@floe/testkit';
+import { REMOTE_WRITE_HEADERS, comparePromAnswers, remoteWriteMetadataBody, type PromApiBody } from '@floe/testkit';
 import { fmt, loadAverage } from '../lib/drive.ts';
-import { floeSqlScalar, startFloeProcess } from '../lib/floe-process.ts';
+import { floeSqlScalar, median, startFloeProcess } from '../lib/floe-process.ts';
 import { startPrometheusReceiver } from '../lib/prometheus-process.ts';
+import { JOBS, rnd } from '../lib/remote-write-stream.ts';
 
 const INSTANCES = Number(process.argv[2] ?? 500);
 const SCRAPE_MS = Number(process.argv[3] ?? 120) * 1000;
@@ -34,18 +35,9 @@ const REPEATS = Number(process.argv[5] ?? 5);
 const END_MS = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
 const START_MS = END_MS - HOURS * 3_600_000 - 15 * 60_000;
 const SLICE_MS = 30 * 60_000;
-const JOBS = ['api-gateway', 'checkout', 'search', 'auth'];
 const METHODS = ['GET', 'POST', 'PUT', 'DELETE'];
 const STATUSES = ['200', '201', '404', '500', '503'];
 const BOUNDS = ['0.005', '0.01', '0.025', '0.05', '0.1', '0.25', '0.5', '1', '+Inf'];
-
-/** Deterministic pseudo-random in [0, 1) from an integer. */
-const rnd = (n: number) => {
-  let x = (n ^ 0x9e3779b9) >>> 0;
-  x = Math.imul(x ^ (x >>> 16), 0x85ebca6b) >>> 0;
-  x = Math.imul(x ^ (x >>> 13), 0xc2b2ae35) >>> 0;
-  return ((x ^ (x >>> 16)) >>> 0) / 2 ** 32;
-};
 
 interface SeriesDef {
   labels: Array<{ name: string; value: string }>;
@@ -136,27 +128,19 @@ function bodies(series: SeriesDef[]): { bodies: Buffer[][]; samples: number } {
   return { bodies: out, samples };
 }
 
-const HEADERS = { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' };
 const metadataBody = () =>
-  Buffer.from(
-    compress(
-      toBinary(
-        PromWriteRequestSchema,
-        create(PromWriteRequestSchema, {
-          metadata: [
-            { type: PromMetricMetadata_MetricType.COUNTER, metricFamilyName: 'http_requests_total', help: 'Requests.' },
-            { type: PromMetricMetadata_MetricType.HISTOGRAM, metricFamilyName: 'request_duration_seconds', help: 'Latency.' },
-            { type: PromMetricMetadata_MetricType.GAUGE, metricFamilyName: 'process_resident_memory_bytes', help: 'Memory.' },
-          ],
-        }),
-      ),
-    ),
-  );
+  remoteWriteMetadataBody([
+    ['http_requests_total', PromMetricMetadata_MetricType.COUNTER, 'Requests.'],
+    ['request_duration_seconds', PromMetricMetadata_MetricType.HISTOGRAM, 'Latency.'],
+    ['process_resident_memory_bytes', PromMetricMetadata_MetricType.GAUGE, 'Memory.'],
+  ]);
+/** Requests in flight while loading either system, the same for both so the load rates compare. */
+const LOAD_CONCURRENCY = 4;
 
 /** Slice after slice (a series' samples must arrive in time order), the bodies of a slice concurrently. */
-async function send(url: string, slices: Buffer[][], headers: Record<string, string>, concurrency = 4): Promise<number> {
+async function send(url: string, slices: Buffer[][], headers: Record<string, string>): Promise<number> {
   const t0 = performance.now();
-  for (const all of slices) await sendSlice(url, all, headers, concurrency);
+  for (const all of slices) await sendSlice(url, all, headers, LOAD_CONCURRENCY);
   return (performance.now() - t0) / 1000;
 }
 
@@ -202,12 +186,6 @@ function params(q: BenchQuery): { path: string; params: Record<string, string> }
   return { path: 'query_range', params: { query: q.query, start: s(end - q.rangeMs), end: s(end), step: String(q.stepS) } };
 }
 
-const median = (xs: number[]) => {
-  const a = [...xs].sort((x, y) => x - y);
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m]! : (a[m - 1]! + a[m]!) / 2;
-};
-
 async function timed(url: string, init: RequestInit): Promise<{ ms: number; body: PromApiBody; points: number }> {
   const t0 = performance.now();
   const res = await fetch(url, init);
@@ -239,12 +217,16 @@ const floe = await startFloeProcess({ router: { query_timeout: '10m' }, querier:
 });
 try {
   const promVersion = ((await (await fetch(`${prom.url}/api/v1/status/buildinfo`)).json()) as { data: { version: string } }).data.version;
-  const floeHeaders = { ...HEADERS, authorization: `Basic ${Buffer.from(`${floe.tenant}:${floe.apiKey}`).toString('base64')}` };
-  await fetch(`${prom.url}/api/v1/write`, { method: 'POST', body: metadataBody(), headers: HEADERS });
-  await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: metadataBody(), headers: floeHeaders });
-  const promLoad = await send(`${prom.url}/api/v1/write`, data.bodies, HEADERS);
-  console.log(`  loaded Prometheus ${promVersion} in ${promLoad.toFixed(1)} s (${fmt(data.samples / promLoad)} samples/s)`);
-  const floeLoad = await send(`${floe.otlpHttpUrl}/api/v1/write`, data.bodies, floeHeaders, 2);
+  const floeHeaders = { ...REMOTE_WRITE_HEADERS, authorization: `Basic ${Buffer.from(`${floe.tenant}:${floe.apiKey}`).toString('base64')}` };
+  // Floe types the histogram's _sum and _count as counters only through this metadata: a refused
+  // request would change what is stored without failing the load.
+  for (const [url, headers] of [[`${prom.url}/api/v1/write`, REMOTE_WRITE_HEADERS], [`${floe.otlpHttpUrl}/api/v1/write`, floeHeaders]] as const) {
+    const res = await fetch(url, { method: 'POST', body: metadataBody(), headers });
+    if (res.status !== 204 && res.status !== 200) throw new Error(`metadata to ${url}: ${res.status} ${await res.text()}`);
+  }
+  const promLoad = await send(`${prom.url}/api/v1/write`, data.bodies, REMOTE_WRITE_HEADERS);
+  console.log(`  loaded Prometheus ${promVersion} in ${promLoad.toFixed(1)} s (${fmt(data.samples / promLoad)} samples/s, ${LOAD_CONCURRENCY} requests in flight)`);
+  const floeLoad = await send(`${floe.otlpHttpUrl}/api/v1/write`, data.bodies, floeHeaders);
   const visibleT0 = performance.now();
   for (;;) {
     const n = Number(await floeSqlScalar(floe, 'SELECT count(*) FROM metrics'));
@@ -252,7 +234,7 @@ try {
     if (performance.now() - visibleT0 > 900_000) throw new Error(`only ${n} of ${data.samples} samples visible in Floe after 15 min`);
     await new Promise((r) => setTimeout(r, 2000));
   }
-  console.log(`  loaded Floe in ${floeLoad.toFixed(1)} s acknowledged (${fmt(data.samples / floeLoad)} samples/s), every sample queryable ${((performance.now() - visibleT0) / 1000).toFixed(1)} s later`);
+  console.log(`  loaded Floe in ${floeLoad.toFixed(1)} s acknowledged (${fmt(data.samples / floeLoad)} samples/s, ${LOAD_CONCURRENCY} requests in flight), every sample queryable ${((performance.now() - visibleT0) / 1000).toFixed(1)} s later`);
   const floeInit = (body: string): RequestInit => ({
     method: 'POST',
     body,

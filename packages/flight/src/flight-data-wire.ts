@@ -1,54 +1,41 @@
-import { toBinary, FlightDataSchema, type FlightData } from '@floe/proto';
+import { BinaryWriter, FlightDataSchema, WireType, toBinary, type FlightData } from '@floe/proto';
 
 /**
- * FlightData on the wire, written by hand for the one message that carries result bodies: the
- * generic protobuf encoder copies a body twice (into its chunk list, then into the joined
- * output), which for a PromQL day of points is hundreds of megabytes; here each body is copied
- * once, into the message buffer grpc-js sends. Field numbers are Flight.proto's:
+ * FlightData on the wire, written by hand for the one message that carries result bodies. The
+ * generic protobuf encoder copies a body twice (into its growing buffer, then out of it in
+ * finish()), which for a PromQL day of points is hundreds of megabytes; this serializer copies
+ * each field once, into the message it returns. That is not the only copy on the way out: the
+ * Arrow IPC writer has already concatenated the batch's buffers into the body
+ * (ipc-messages.ts), and grpc-js copies the whole message once more into its length-prefixed
+ * frame (serializeMessage in its server-interceptors). Field numbers are Flight.proto's:
  * data_header = 2, app_metadata = 3, data_body = 1000, all length-delimited; empty fields are
  * left out, as proto3 does. A message with a flight_descriptor (field 1, never sent in DoGet
  * responses) goes through the generic encoder.
  */
-
-const HEADER_TAG = [0x12];
-const APP_METADATA_TAG = [0x1a];
-/** (1000 << 3) | 2 = 8002 as a varint. */
-const BODY_TAG = [0xc2, 0x3e];
-
-const varintLength = (n: number): number => {
-  let bytes = 1;
-  while (n >= 0x80) {
-    n = Math.floor(n / 0x80);
-    bytes++;
-  }
-  return bytes;
-};
-
-function writeVarint(out: Buffer, at: number, n: number): number {
-  while (n >= 0x80) {
-    out[at++] = (n % 0x80) | 0x80;
-    n = Math.floor(n / 0x80);
-  }
-  out[at++] = n;
-  return at;
-}
-
 export function serializeFlightData(message: FlightData): Buffer {
   if (message.flightDescriptor !== undefined) {
     const bytes = toBinary(FlightDataSchema, message);
     return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   }
-  const fields: Array<[number[], Uint8Array]> = [];
-  if (message.dataHeader.byteLength > 0) fields.push([HEADER_TAG, message.dataHeader]);
-  if (message.appMetadata.byteLength > 0) fields.push([APP_METADATA_TAG, message.appMetadata]);
-  if (message.dataBody.byteLength > 0) fields.push([BODY_TAG, message.dataBody]);
+  const fields: Array<[number, Uint8Array]> = [
+    [2, message.dataHeader],
+    [3, message.appMetadata],
+    [1000, message.dataBody],
+  ];
+  // Only the tags and lengths go through BinaryWriter; the bytes themselves are copied below.
+  const parts: Array<[Uint8Array, Uint8Array]> = [];
   let size = 0;
-  for (const [tag, bytes] of fields) size += tag.length + varintLength(bytes.byteLength) + bytes.byteLength;
+  for (const [field, bytes] of fields) {
+    if (bytes.byteLength === 0) continue;
+    const prefix = new BinaryWriter().tag(field, WireType.LengthDelimited).uint32(bytes.byteLength).finish();
+    parts.push([prefix, bytes]);
+    size += prefix.byteLength + bytes.byteLength;
+  }
   const out = Buffer.allocUnsafe(size);
   let at = 0;
-  for (const [tag, bytes] of fields) {
-    for (const b of tag) out[at++] = b;
-    at = writeVarint(out, at, bytes.byteLength);
+  for (const [prefix, bytes] of parts) {
+    out.set(prefix, at);
+    at += prefix.byteLength;
     out.set(bytes, at);
     at += bytes.byteLength;
   }

@@ -10,7 +10,6 @@ import {
   getApiKey,
   getTenant,
   listApiKeys,
-  migrate,
   parseApiKeySecret,
   revokeApiKey,
   updateApiKeyScopes,
@@ -18,7 +17,7 @@ import {
   verifyApiKey,
 } from './index.ts';
 import type { Db } from './index.ts';
-import { BACKENDS, createTestDatabase } from './test-databases.ts';
+import { BACKENDS, createMigratedTestDatabase } from './test-databases.ts';
 import type { TestDatabase } from './test-databases.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -28,9 +27,8 @@ describe.each(BACKENDS)('api keys on %s', (kind) => {
   let db: Db;
 
   beforeAll(async () => {
-    t = await createTestDatabase(kind);
+    t = await createMigratedTestDatabase(kind);
     db = t.db;
-    await migrate(db);
     await createTenant(db, { id: 'acme' });
     await createTenant(db, { id: 'other' });
     await createDataset(db, { tenantId: 'acme', id: 'prod' });

@@ -5,12 +5,11 @@ import {
   deleteTenant,
   listAttributeTypeMismatches,
   listAttributeTypePins,
-  migrate,
   pinAttributeTypes,
   recordAttributeTypeMismatches,
 } from './index.ts';
 import type { Db } from './index.ts';
-import { BACKENDS, createTestDatabase } from './test-databases.ts';
+import { BACKENDS, createMigratedTestDatabase } from './test-databases.ts';
 import type { TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('attribute type pins and mismatches on %s', (kind) => {
@@ -18,9 +17,8 @@ describe.each(BACKENDS)('attribute type pins and mismatches on %s', (kind) => {
   let db: Db;
 
   beforeAll(async () => {
-    t = await createTestDatabase(kind);
+    t = await createMigratedTestDatabase(kind);
     db = t.db;
-    await migrate(db);
     await createTenant(db, { id: 'acme', displayName: 'Acme' });
     await createDataset(db, { tenantId: 'acme', id: 'prod' });
     await createTenant(db, { id: 'gone', displayName: 'Gone' });

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, openDb } from './index.ts';
+import { openDb } from './index.ts';
 import type { Db } from './index.ts';
-import { BACKENDS, createTestDatabase } from './test-databases.ts';
+import { BACKENDS, createMigratedTestDatabase } from './test-databases.ts';
 import type { TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('Db adapter on %s', (kind) => {
@@ -9,9 +9,8 @@ describe.each(BACKENDS)('Db adapter on %s', (kind) => {
   let db: Db;
 
   beforeAll(async () => {
-    t = await createTestDatabase(kind);
+    t = await createMigratedTestDatabase(kind);
     db = t.db;
-    await migrate(db);
     await db.exec(`
       CREATE TABLE probe (id int PRIMARY KEY, v int8, label text);
       CREATE TABLE probe_tx (id int PRIMARY KEY);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKey, createKeyVerifier, createTenant, migrate, revokeApiKey, updateApiKeyScopes, updateTenant } from './index.ts';
+import { createApiKey, createKeyVerifier, createTenant, revokeApiKey, updateApiKeyScopes, updateTenant } from './index.ts';
 import type { Db } from './index.ts';
-import { createTestDatabase } from './test-databases.ts';
+import { createMigratedTestDatabase } from './test-databases.ts';
 import type { TestDatabase } from './test-databases.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -26,9 +26,8 @@ describe('key changes reach verifiers of other processes (pg)', () => {
   let other: Db;
 
   beforeAll(async () => {
-    t = await createTestDatabase('pg');
+    t = await createMigratedTestDatabase('pg');
     writer = t.db;
-    await migrate(writer);
     other = await t.open();
     await createTenant(writer, { id: 'acme' });
   });

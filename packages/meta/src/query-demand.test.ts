@@ -1,16 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createDataset, createTenant, deleteTenant, listAttributeQueryDemand, migrate, recordAttributeQueryDemand } from './index.ts';
+import { createDataset, createTenant, deleteTenant, listAttributeQueryDemand, recordAttributeQueryDemand } from './index.ts';
 import type { Db } from './index.ts';
-import { BACKENDS, createTestDatabase, type TestDatabase } from './test-databases.ts';
+import { BACKENDS, createMigratedTestDatabase, type TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('attribute query demand on %s', (kind) => {
   let t: TestDatabase;
   let db: Db;
 
   beforeAll(async () => {
-    t = await createTestDatabase(kind);
+    t = await createMigratedTestDatabase(kind);
     db = t.db;
-    await migrate(db);
     await createTenant(db, { id: 'acme', displayName: 'Acme' });
     await createDataset(db, { tenantId: 'acme', id: 'prod' });
     await createTenant(db, { id: 'other', displayName: 'Other' });
@@ -38,6 +37,8 @@ describe.each(BACKENDS)('attribute query demand on %s', (kind) => {
   it('skips datasets that do not exist (deleted while counts were pending) and goes with the tenant', async () => {
     await recordAttributeQueryDemand(db, 'acme', 'nope', 'logs', new Map([['k', 1]]));
     expect(await listAttributeQueryDemand(db, 'acme', 'nope')).toEqual([]);
+    await recordAttributeQueryDemand(db, 'other', 'default', 'logs', new Map([['gone.key', 1]]));
+    expect((await listAttributeQueryDemand(db, 'other', 'default')).map((d) => d.key)).toContain('gone.key');
     await deleteTenant(db, 'other');
     expect(await listAttributeQueryDemand(db, 'other', 'default')).toEqual([]);
   });

@@ -12,11 +12,10 @@ import {
   listApiKeys,
   listDatasets,
   listTenants,
-  migrate,
   updateTenant,
 } from './index.ts';
 import type { Db } from './index.ts';
-import { BACKENDS, createTestDatabase } from './test-databases.ts';
+import { BACKENDS, createMigratedTestDatabase } from './test-databases.ts';
 import type { TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
@@ -24,9 +23,8 @@ describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
   let db: Db;
 
   beforeAll(async () => {
-    t = await createTestDatabase(kind);
+    t = await createMigratedTestDatabase(kind);
     db = t.db;
-    await migrate(db);
   });
   afterAll(async () => {
     await t?.drop();

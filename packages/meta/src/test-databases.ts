@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { openDb } from './db.ts';
+import { migrate } from './migrations.ts';
 import type { Db, DbConfig } from './db.ts';
 
 export const BACKENDS = ['pglite', 'pg'] as const;
@@ -108,4 +109,16 @@ export async function createTestDatabase(kind: Backend): Promise<TestDatabase> {
       await cleanup();
     },
   };
+}
+
+/** A fresh database with every migration applied, for tests of what lives in the schema. */
+export async function createMigratedTestDatabase(kind: Backend): Promise<TestDatabase> {
+  const t = await createTestDatabase(kind);
+  try {
+    await migrate(t.db);
+  } catch (err) {
+    await t.drop();
+    throw err;
+  }
+  return t;
 }

@@ -14,14 +14,13 @@ import {
   listTenantMemberships,
   listUserMemberships,
   listUsers,
-  migrate,
   revokeMembership,
   revokeSession,
   updateUser,
   verifyPassword,
 } from './index.ts';
 import type { Db } from './index.ts';
-import { BACKENDS, createTestDatabase } from './test-databases.ts';
+import { BACKENDS, createMigratedTestDatabase } from './test-databases.ts';
 import type { TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('users, memberships and sessions on %s', (kind) => {
@@ -29,9 +28,8 @@ describe.each(BACKENDS)('users, memberships and sessions on %s', (kind) => {
   let db: Db;
 
   beforeAll(async () => {
-    t = await createTestDatabase(kind);
+    t = await createMigratedTestDatabase(kind);
     db = t.db;
-    await migrate(db);
     await createTenant(db, { id: 'acme' });
     await createTenant(db, { id: 'other' });
   });

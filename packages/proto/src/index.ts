@@ -26,6 +26,8 @@ export type {
   MessageShape,
 } from '@bufbuild/protobuf';
 export type { GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
+// The wire layer, for the few hot paths that walk or write protobuf bytes without messages.
+export { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 
 export { grpcServiceDefinition } from './grpc.ts';
 export { decodeOtlpJson, hexIdsToBase64 } from './otlp-json.ts';

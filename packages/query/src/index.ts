@@ -48,6 +48,7 @@ export { parseLogQL, MAX_QUERY_LENGTH } from './logql/parse.ts';
 export { lowerLogQuery, lowerStreamSelector } from './logql/lower.ts';
 export type { LogQueryOptions } from './logql/lower.ts';
 export { parseDuration } from './logql/durations.ts';
+export { anchoredRe2, re2RegExp, re2Source, type Re2Options } from './re2.ts';
 export type {
   Direction,
   LabelMatch,
@@ -66,8 +67,7 @@ export type {
 } from './ir/logs.ts';
 export { planLogSelect, planLabelNames, planLabelValues, planSeries, LOG_COLUMNS } from './sql/logs.ts';
 export type { LogSelectOptions, PlannedQuery } from './sql/logs.ts';
-export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap, resolveLogLabel } from './sql/log-labels.ts';
-export type { LabelTarget } from './sql/log-labels.ts';
+export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap } from './sql/log-labels.ts';
 export type { PlannerTable, PrintedSql, SqlParam } from './sql/printer.ts';
 export { filterDemand } from './sql/query-demand.ts';
 export type {
@@ -78,16 +78,15 @@ export type {
   LogSample,
   MetricNode,
   MetricQuery,
-  PartialKind,
   RangeFn,
   RangeNode,
   SampleWindows,
   StepGrid,
 } from './ir/log-metrics.ts';
-export { MAX_STEPS, MAX_SUB_BUCKETS, SAMPLE_COLUMNS, gridSteps, partialOf, sampleWindows } from './ir/log-metrics.ts';
-export { lowerMetricQuery, volumeQuery, SERIES_IDENTITY } from './logql/lower-metric.ts';
+export { gridSteps, sampleWindows } from './ir/log-metrics.ts';
+export { lowerMetricQuery, volumeQuery } from './logql/lower-metric.ts';
 export { evaluateMetricQuery } from './logql/evaluate.ts';
-export type { LeafData, MetricResult, SampleRow, Series } from './logql/evaluate.ts';
+export type { MetricResult } from './logql/evaluate.ts';
 export { planLogSample } from './sql/log-metrics.ts';
 // PromQL (issue 6): parse → evaluate over fetched series (promql/), metric reads planned as SQL (sql/metrics.ts).
 export type {
@@ -96,16 +95,17 @@ export type {
   LabelMatcher as PromLabelMatcher,
 } from './promql/ast.ts';
 export { parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
-export { checkRangeQueryType, evalInstant, evalRange, selectorWindows, MAX_POINTS_PER_SERIES } from './promql/eval.ts';
+export { checkRangeQueryType, checkRangeSteps, evalInstant, evalRange, selectorWindows } from './promql/eval.ts';
 export type { EvalOptions, InstantResult, RangeResult, RawSeries, SeriesPoints, SeriesSource, SelectorWindow } from './promql/eval.ts';
 export { formatFloat as formatPromFloat } from './promql/labels.ts';
-export { labelsKey as promLabelsKey, type Labels as PromLabels } from './labels.ts';
+export { labelsKey as promLabelsKey, makeLabels as makePromLabels, omitLabels as omitPromLabels, type Labels as PromLabels } from './labels.ts';
 export { formatPromQL } from './promql/format.ts';
 export {
   buildPlainSeries,
   buildPromSeries,
   buildTargetInfo,
   TARGET_INFO,
+  mapEntries,
   matchLabels,
   promFamily,
   selectsTargetInfo,
@@ -123,5 +123,5 @@ export {
 export type { MetricCatalog, MetricExemplars, MetricIR, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from './ir/metrics.ts';
 export { planMetricCatalog, planMetricExemplars, planMetricPoints, planMetricSeries, planMetricSeriesPoints, planMetricTargetInfo, REMOTE_WRITE_SCOPE } from './sql/metrics.ts';
 export type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from './ir/log-discovery.ts';
-export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, logFieldType } from './sql/log-discovery.ts';
+export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, detectedFieldsOf } from './sql/log-discovery.ts';
 export type { FieldType } from './sql/log-discovery.ts';

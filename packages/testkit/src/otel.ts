@@ -1,5 +1,5 @@
 import { Metadata } from '@grpc/grpc-js';
-import { SeverityNumber, SpanKind, SpanStatusCode, TraceFlags, context, trace, type HrTime } from '@opentelemetry/api';
+import { SeverityNumber, SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type HrTime } from '@opentelemetry/api';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
 import { OTLPLogExporter as ProtoLogExporter } from '@opentelemetry/exporter-logs-otlp-proto';
@@ -90,6 +90,48 @@ export function jsonLogExporter(baseUrl: string, creds: Credentials, compression
   return new JsonLogExporter({ url: `${baseUrl}/v1/logs`, headers: httpHeaders(creds), compression: compression as Compression });
 }
 
+/** Nanoseconds since the epoch as the API's HrTime ([seconds, nanoseconds]): a number of ns loses precision. */
+export const hrTimeOfNs = (ns: bigint): HrTime => [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
+
+/** A log record to emit at a fixed time. */
+export interface TimedLogRecord {
+  timeUnixNano: bigint;
+  severityNumber: SeverityNumber;
+  /** Left out when empty, as an SDK user who sets none would. */
+  severityText?: string;
+  body: string;
+  attributes?: Attributes;
+  /** The (sampled) span the record is emitted in. */
+  span?: { traceId: string; spanId: string };
+}
+
+/**
+ * Emits `records`, in order, through the real logs SDK and `exporter`, under one resource and one
+ * instrumentation scope, each at its own time; waits until they are exported (the exporter is
+ * shut down with its provider: pass a fresh one per call).
+ */
+export async function emitLogRecords(
+  exporter: LogRecordExporter,
+  resource: Attributes,
+  scope: { name: string; version: string; attributes?: Attributes },
+  records: readonly TimedLogRecord[],
+): Promise<void> {
+  const provider = new LoggerProvider({ resource: resourceFromAttributes(resource), processors: [new SimpleLogRecordProcessor({ exporter })] });
+  const logger = scope.attributes ? provider.getLogger(scope.name, scope.version, { attributes: scope.attributes }) : provider.getLogger(scope.name, scope.version);
+  for (const r of records) {
+    logger.emit({
+      timestamp: hrTimeOfNs(r.timeUnixNano),
+      severityNumber: r.severityNumber,
+      ...(r.severityText ? { severityText: r.severityText } : {}),
+      body: r.body,
+      ...(r.attributes ? { attributes: r.attributes } : {}),
+      ...(r.span ? { context: trace.setSpanContext(context.active(), { ...r.span, traceFlags: TraceFlags.SAMPLED }) } : {}),
+    });
+  }
+  await provider.forceFlush();
+  await provider.shutdown();
+}
+
 /** One log record as the sample sent it, with the value each stored column should hold. */
 export interface SentLogRecord {
   timeUnixNano: bigint;
@@ -128,11 +170,7 @@ export async function sendSampleLogs(exporter: LogRecordExporter, service: strin
   const traceId = '4bf92f3577b34da6a3ce929d0e0e4736';
   const spanId = '00f067aa0ba902b7';
   const inSpan = trace.setSpanContext(context.active(), { traceId, spanId, traceFlags: TraceFlags.SAMPLED });
-  const hr = (i: number): HrTime => {
-    const ns = BigInt(startMs) * 1_000_000n + BigInt(i) * 1_000_000n + 123_456n;
-    return [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
-  };
-  const ns = (t: HrTime) => BigInt(t[0]) * 1_000_000_000n + BigInt(t[1]);
+  const nsOf = (i: number) => BigInt(startMs) * 1_000_000n + BigInt(i) * 1_000_000n + 123_456n;
   const none = { str: {}, int: {}, double: {}, bool: {} };
   const records: SentLogRecord[] = [];
   const cases: Array<{ body: unknown; text: string; type: string; sev: SeverityNumber; sevText: string; event?: string; span?: boolean; attrs?: Record<string, unknown>; expect?: SentLogRecord['attributes'] }> = [
@@ -169,9 +207,9 @@ export async function sendSampleLogs(exporter: LogRecordExporter, service: strin
     { body: undefined, text: '', type: 'empty', sev: SeverityNumber.UNSPECIFIED, sevText: '', event: 'checkout.completed', attrs: { 'cart.size': 2 }, expect: { ...none, int: { 'cart.size': 2n } } },
   ];
   cases.forEach((c, i) => {
-    const t = hr(i);
+    const t = nsOf(i);
     logger.emit({
-      timestamp: t,
+      timestamp: hrTimeOfNs(t),
       severityNumber: c.sev,
       ...(c.sevText ? { severityText: c.sevText } : {}),
       ...(c.body !== undefined ? { body: c.body } : {}),
@@ -180,7 +218,7 @@ export async function sendSampleLogs(exporter: LogRecordExporter, service: strin
       ...(c.span ? { context: inSpan } : {}),
     });
     records.push({
-      timeUnixNano: ns(t),
+      timeUnixNano: t,
       severityNumber: c.sev,
       severityText: c.sevText,
       body: c.text,

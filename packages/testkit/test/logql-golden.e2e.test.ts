@@ -1,9 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { TraceFlags, context, trace, type HrTime } from '@opentelemetry/api';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { emitLogRecords, protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * The LogQL golden suite (issue 5 acceptance): a fixed log dataset
@@ -63,22 +60,17 @@ const CASES = fixture('queries.json') as GoldenCase[];
 async function ingest(floe: FloeUnderTest, auth: { apiKey: string; tenant: string }): Promise<void> {
   const base = BigInt(DATASET.baseUnixSeconds) * 1_000_000_000n;
   for (const [name, attributes] of Object.entries(DATASET.resources)) {
-    const provider = new LoggerProvider({ resource: resourceFromAttributes(attributes), processors: [new SimpleLogRecordProcessor({ exporter: protoLogExporter(floe.otlpHttpUrl, auth) })] });
-    const logger = provider.getLogger(DATASET.scope.name, DATASET.scope.version, { attributes: DATASET.scope.attributes } as never);
-    for (const r of DATASET.records.filter((x) => x.resource === name)) {
-      const ns = base + BigInt(r.ms) * 1_000_000n;
-      const hr: HrTime = [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
-      logger.emit({
-        timestamp: hr,
+    const records = DATASET.records
+      .filter((x) => x.resource === name)
+      .map((r) => ({
+        timeUnixNano: base + BigInt(r.ms) * 1_000_000n,
         severityNumber: r.sev,
-        ...(r.sevText ? { severityText: r.sevText } : {}),
+        severityText: r.sevText,
         body: r.body,
-        ...(r.attrs ? { attributes: r.attrs } : {}),
-        ...(r.trace ? { context: trace.setSpanContext(context.active(), { traceId: DATASET.traces[r.trace.trace]!, spanId: r.trace.spanId, traceFlags: TraceFlags.SAMPLED }) } : {}),
-      });
-    }
-    await provider.forceFlush();
-    await provider.shutdown();
+        attributes: r.attrs,
+        span: r.trace ? { traceId: DATASET.traces[r.trace.trace]!, spanId: r.trace.spanId } : undefined,
+      }));
+    await emitLogRecords(protoLogExporter(floe.otlpHttpUrl, auth), attributes, DATASET.scope, records);
   }
 }
 

@@ -1,8 +1,6 @@
-import { SeverityNumber, type HrTime } from '@opentelemetry/api';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, SimpleLogRecordProcessor } from '@opentelemetry/sdk-logs';
+import { SeverityNumber } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { emitLogRecords, protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * LogQL metric queries and the log-volume / discovery endpoints end to end, in both modes: log
@@ -60,15 +58,8 @@ function baseMs(): number {
 
 async function emit(url: string, auth: { apiKey: string; tenant: string }, services: Service[], base: number): Promise<void> {
   for (const svc of services) {
-    const provider = new LoggerProvider({ resource: resourceFromAttributes(svc.resource), processors: [new SimpleLogRecordProcessor({ exporter: protoLogExporter(url, auth) })] });
-    const logger = provider.getLogger('floe-e2e-logquery-metrics', '1.0.0');
-    for (const r of svc.records) {
-      const ns = BigInt(base + r.at * 1000) * 1_000_000n + 123n;
-      const hr: HrTime = [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
-      logger.emit({ timestamp: hr, severityNumber: r.sev, ...(r.sevText ? { severityText: r.sevText } : {}), body: r.body, ...(r.attrs ? { attributes: r.attrs } : {}) });
-    }
-    await provider.forceFlush();
-    await provider.shutdown();
+    const records = svc.records.map((r) => ({ timeUnixNano: BigInt(base + r.at * 1000) * 1_000_000n + 123n, severityNumber: r.sev, severityText: r.sevText, body: r.body, attributes: r.attrs }));
+    await emitLogRecords(protoLogExporter(url, auth), svc.resource, { name: 'floe-e2e-logquery-metrics', version: '1.0.0' }, records);
   }
 }
 
@@ -109,9 +100,16 @@ describe.each<FloeMode>(['embedded', 'cluster'])('LogQL metric queries end to en
     await emit(floe.otlpHttpUrl, { apiKey: key, tenant }, SERVICES, base);
     // Another tenant's line in the same windows: never counted below.
     await emit(floe.otlpHttpUrl, { apiKey: otherKey, tenant: 'globex' }, [{ resource: { 'service.name': 'checkout' }, records: [{ at: 15, sev: SeverityNumber.ERROR, sevText: 'ERROR', body: 'intruder' }] }], base);
+    const countAll = (headers?: Record<string, string>) =>
+      getJson<Envelope<{ result: Array<{ value: [number, string] }> }>>(`/loki/api/v1/query?${qs({ query: 'sum(count_over_time({service_name=~".+"}[5m]))', time: ns(180) })}`, headers);
     await waitFor('all log lines to be countable', async () => {
-      const r = await getJson<Envelope<{ result: Array<{ value: [number, string] }> }>>(`/loki/api/v1/query?${qs({ query: 'sum(count_over_time({service_name=~".+"}[5m]))', time: ns(180) })}`);
+      const r = await countAll();
       return r.status === 200 && r.body.data.result[0]?.value[1] === '7' ? true : undefined;
+    }, 60_000, 250);
+    // Until the intruder is stored, the answers below would be right without isolation doing anything.
+    await waitFor("the other tenant's line to be countable", async () => {
+      const r = await countAll({ authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'globex' });
+      return r.status === 200 && r.body.data.result[0]?.value[1] === '1' ? true : undefined;
     }, 60_000, 250);
   });
   afterAll(async () => {

@@ -1,8 +1,7 @@
-import { SeverityNumber, TraceFlags, context, trace, type HrTime } from '@opentelemetry/api';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { LoggerProvider, SimpleLogRecordProcessor, type LogRecordExporter } from '@opentelemetry/sdk-logs';
+import { SeverityNumber } from '@opentelemetry/api';
+import type { LogRecordExporter } from '@opentelemetry/sdk-logs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { emitLogRecords, protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * The Loki-compatible log query API end to end, in both modes: known log records (three services,
@@ -65,23 +64,12 @@ async function emit(exporter: () => LogRecordExporter, services: Service[], star
   const times = new Map<string, bigint>();
   let i = 0;
   for (const svc of services) {
-    const provider = new LoggerProvider({ resource: resourceFromAttributes(svc.resource), processors: [new SimpleLogRecordProcessor({ exporter: exporter() })] });
-    const logger = provider.getLogger('floe-e2e-logquery', '1.0.0', { attributes: { 'scope.kind': 'e2e' } });
-    for (const r of svc.records) {
-      const ns = BigInt(startMs) * 1_000_000n + BigInt(i++) * 1_000_000n + 123n;
-      const hr: HrTime = [Number(ns / 1_000_000_000n), Number(ns % 1_000_000_000n)];
-      logger.emit({
-        timestamp: hr,
-        severityNumber: r.sev,
-        ...(r.sevText ? { severityText: r.sevText } : {}),
-        body: r.body,
-        ...(r.attrs ? { attributes: r.attrs } : {}),
-        ...(r.span ? { context: trace.setSpanContext(context.active(), { ...r.span, traceFlags: TraceFlags.SAMPLED }) } : {}),
-      });
-      times.set(r.id, ns);
-    }
-    await provider.forceFlush();
-    await provider.shutdown();
+    const records = svc.records.map((r) => {
+      const timeUnixNano = BigInt(startMs) * 1_000_000n + BigInt(i++) * 1_000_000n + 123n;
+      times.set(r.id, timeUnixNano);
+      return { timeUnixNano, severityNumber: r.sev, severityText: r.sevText, body: r.body, attributes: r.attrs, span: r.span };
+    });
+    await emitLogRecords(exporter(), svc.resource, { name: 'floe-e2e-logquery', version: '1.0.0', attributes: { 'scope.kind': 'e2e' } }, records);
   }
   return times;
 }

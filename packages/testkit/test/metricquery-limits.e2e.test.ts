@@ -1,7 +1,7 @@
 import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PromWriteRequestSchema, create, toBinary } from '@floe/proto';
-import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { REMOTE_WRITE_HEADERS, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * router.max_query_samples (Prometheus's --query.max-samples): a PromQL query that would read more
@@ -34,7 +34,7 @@ describe('PromQL sample limit and exemplars', () => {
     const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, {
       method: 'POST',
       body: compress(body),
-      headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' },
+      headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' },
     });
     expect(res.status).toBe(204);
   });

@@ -4,7 +4,19 @@ import { fileURLToPath } from 'node:url';
 import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary } from '@floe/proto';
-import { comparePromAnswers, startFloe, startPrometheus, waitFor, type FloeUnderTest, type PromApiBody, type PrometheusUnderTest } from '../src/index.ts';
+import {
+  REMOTE_WRITE_HEADERS,
+  STALE_PLACEHOLDER,
+  comparePromAnswers,
+  promMetadata,
+  startFloe,
+  startPrometheus,
+  waitFor,
+  withStaleMarkers,
+  type FloeUnderTest,
+  type PromApiBody,
+  type PrometheusUnderTest,
+} from '../src/index.ts';
 
 /**
  * PromQL differential test (issue 6): one seeded dataset (counters with resets, gauges, a classic
@@ -34,8 +46,6 @@ function rng(seed: number) {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
-
-const STALE_PLACEHOLDER = 1.2345678901234567e-300;
 
 interface Series {
   labels: Record<string, string>;
@@ -141,13 +151,13 @@ function writeBody(series: Series[]): Buffer {
   const bytes = toBinary(
     PromWriteRequestSchema,
     create(PromWriteRequestSchema, {
-      metadata: [
-        { type: PromMetricMetadata_MetricType.COUNTER, metricFamilyName: 'http_requests_total', help: 'Requests.' },
-        { type: PromMetricMetadata_MetricType.GAUGE, metricFamilyName: 'node_temperature', help: 'Temperature.' },
-        { type: PromMetricMetadata_MetricType.GAUGE, metricFamilyName: 'batch_jobs_running', help: 'Jobs.' },
-        { type: PromMetricMetadata_MetricType.GAUGE, metricFamilyName: 'up', help: 'Up.' },
-        { type: PromMetricMetadata_MetricType.HISTOGRAM, metricFamilyName: 'request_duration_seconds', help: 'Latency.' },
-      ],
+      metadata: promMetadata([
+        ['http_requests_total', PromMetricMetadata_MetricType.COUNTER, 'Requests.'],
+        ['node_temperature', PromMetricMetadata_MetricType.GAUGE, 'Temperature.'],
+        ['batch_jobs_running', PromMetricMetadata_MetricType.GAUGE, 'Jobs.'],
+        ['up', PromMetricMetadata_MetricType.GAUGE, 'Up.'],
+        ['request_duration_seconds', PromMetricMetadata_MetricType.HISTOGRAM, 'Latency.'],
+      ]),
       timeseries: series.map((s) => ({
         labels: Object.entries(s.labels)
           .sort(([a], [b]) => (a < b ? -1 : 1))
@@ -156,11 +166,7 @@ function writeBody(series: Series[]): Buffer {
       })),
     }),
   );
-  const out = Buffer.from(bytes);
-  const needle = Buffer.alloc(8);
-  needle.writeDoubleLE(STALE_PLACEHOLDER);
-  for (let i = out.indexOf(needle); i >= 0; i = out.indexOf(needle, i + 8)) Buffer.from('020000000000f07f', 'hex').copy(out, i);
-  return out;
+  return withStaleMarkers(bytes);
 }
 
 // ── corpus ──
@@ -325,10 +331,9 @@ describe('PromQL agrees with Prometheus', () => {
     [floe, prom] = await Promise.all([startFloe({ mode: 'embedded' }), startPrometheus({ remoteWriteReceiver: true, scrapeSelf: false })]);
     apiKey = (await floe.bootstrap(tenant)).api_key;
     const body = compress(writeBody(data));
-    const headers = { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0' };
-    const toProm = await fetch(`${prom.url}/api/v1/write`, { method: 'POST', body, headers });
+    const toProm = await fetch(`${prom.url}/api/v1/write`, { method: 'POST', body, headers: REMOTE_WRITE_HEADERS });
     expect(toProm.status, await toProm.text()).toBe(204);
-    const toFloe = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { ...headers, authorization: `Bearer ${apiKey}`, 'x-tenant-id': tenant } });
+    const toFloe = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${apiKey}`, 'x-tenant-id': tenant } });
     expect(toFloe.status, await toFloe.text()).toBe(204);
     // Every sample visible in Floe (through the API under test) before comparing.
     const total = data.reduce((n, s) => n + s.samples.filter((x) => x.v !== STALE_PLACEHOLDER).length, 0);
@@ -399,4 +404,27 @@ describe('PromQL agrees with Prometheus', () => {
     const unlisted = [...new Set(disagreements.map((d) => d.query))].filter((q) => !listed.includes('`' + q + '`'));
     expect(unlisted, 'disagreements missing from promql-disagreements.md').toEqual([]);
   }, 600_000);
+
+  it('refuses bad range parameters as Prometheus does, the step checked before the query', async () => {
+    const start = ((endMs - 3_600_000) / 1000).toFixed(3);
+    const end = (endMs / 1000).toFixed(3);
+    const cases: Array<Record<string, string>> = [
+      { query: 'up', start, end, step: '0' },
+      // Both the step and the query are bad: Prometheus names the step.
+      { query: 'sum(', start, end, step: '-5' },
+      { query: 'sum(', start, end, step: '0.0001' },
+      { query: 'up', start: end, end: start, step: '60' },
+      { query: 'http_requests_total[5m]', start, end, step: '60' },
+      { query: 'sum(', start, end, step: '60' },
+    ];
+    for (const params of cases) {
+      const [p, f] = await Promise.all([promApi('query_range', params), floeApi('query_range', params)]);
+      const what = JSON.stringify(params);
+      expect(p.http, what).toBe(400);
+      expect({ http: f.http, errorType: f.body.errorType }, what).toEqual({ http: 400, errorType: p.body.errorType });
+      // Which check refused it: the step, the points limit, the time order, the type, or the parse.
+      const topic = (e = '') => (/step|resolution/.test(e) ? 'step' : /end timestamp/.test(e) ? 'end' : /expression type/.test(e) ? 'type' : 'parse');
+      expect(topic(f.body.error), `${what}: ${f.body.error} vs ${p.body.error}`).toBe(topic(p.body.error));
+    }
+  });
 });

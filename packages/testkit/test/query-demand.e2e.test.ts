@@ -56,18 +56,24 @@ describe('query demand', () => {
       ['{k8s.pod.name="api-1"} | http.status_code >= 500', 'query_range'],
       ['{service_name="api", k8s.pod.name=~"api-.*"} |= "boom"', 'query_range'],
       ['sum by (level) (count_over_time({job="api"} | team="core" [5m]))', 'query'],
+      ['sum(count_over_time({service_name="api"} | http.status_code >= 500 [5m]))', 'query'],
       ['{service="api", level="ERROR"} != "x"', 'query'],
     ];
     for (const [q, path] of queries) expect((await logquery(q, path)).status).toBe(200);
     // A malformed query counts nothing.
     expect((await logquery('{k8s.pod.name=', 'query_range')).status).toBe(400);
+    // Counts are noted before a query answers and a flush writes a dataset's keys in one
+    // statement, in order: once this last query's key is in, so is everything counted before it.
+    expect((await logquery('{flush.sentinel="x"}', 'query_range')).status).toBe(200);
     const body = await waitFor('the counts to be flushed', async () => {
       const r = await stats('acme');
-      return r.status === 200 && r.body.query_demand.length === 2 && r.body.query_demand[0]!.count === 2 ? r.body : undefined;
+      return r.status === 200 && r.body.query_demand.some((d) => d.key === 'flush.sentinel') ? r.body : undefined;
     }, 20_000, 100);
+    // Most asked-for first, ties by key.
     expect(body.query_demand.map(({ table, key: k, count }) => [table, k, count])).toEqual([
+      ['logs', 'http.status_code', 2],
       ['logs', 'k8s.pod.name', 2],
-      ['logs', 'http.status_code', 1],
+      ['logs', 'flush.sentinel', 1],
     ]);
     expect(Number.isNaN(Date.parse(body.query_demand[0]!.last_seen_at))).toBe(false);
     expect(body.type_mismatches).toEqual([]);

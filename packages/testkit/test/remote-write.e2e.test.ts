@@ -13,7 +13,7 @@ import {
   type MessageInitShape,
 } from '@floe/proto';
 import { flightDoGet } from '@floe/flight';
-import { plain, startFloe, startPrometheus, waitFor, type FloeMode, type FloeUnderTest, type PrometheusUnderTest } from '../src/index.ts';
+import { REMOTE_WRITE_HEADERS, STALE_PLACEHOLDER, plain, startFloe, startPrometheus, waitFor, withStaleMarkers, type FloeMode, type FloeUnderTest, type PrometheusUnderTest } from '../src/index.ts';
 
 /**
  * Prometheus remote write end to end, in both modes: a real Prometheus (Debian package
@@ -29,16 +29,6 @@ import { plain, startFloe, startPrometheus, waitFor, type FloeMode, type FloeUnd
 type Row = Record<string, unknown>;
 const REMOTE_WRITE_SCOPE = 'floe.prometheus.remote_write';
 const V2_CT = 'application/x-protobuf;proto=io.prometheus.write.v2.Request';
-
-/** Prometheus's staleness NaN patched into a placeholder's bytes on the wire (JS cannot be trusted to keep NaN payloads). */
-const STALE_PLACEHOLDER = 1.2345678901234567e-300;
-function withStaleMarkers(bytes: Uint8Array): Buffer {
-  const out = Buffer.from(bytes);
-  const needle = Buffer.alloc(8);
-  needle.writeDoubleLE(STALE_PLACEHOLDER);
-  for (let i = out.indexOf(needle); i >= 0; i = out.indexOf(needle, i + 8)) Buffer.from('020000000000f07f', 'hex').copy(out, i);
-  return out;
-}
 
 function symbolTable() {
   const symbols = [''];
@@ -75,7 +65,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('remote write end to end (%s)',
     fetch(`${floe.otlpHttpUrl}/api/v1/write`, {
       method: 'POST',
       body,
-      headers: { ...meta(), 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-write-version': '0.1.0', ...headers },
+      headers: { ...meta(), ...REMOTE_WRITE_HEADERS, ...headers },
     });
 
   it('a real Prometheus remote-writing its own series: the samples it reports are the rows Floe stores', async () => {
@@ -473,7 +463,7 @@ describe('remote write with the WAL unavailable', () => {
     const body = () =>
       compress(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: [{ labels: [{ name: '__name__', value: 'wal_test' }], samples: [{ value: ++n, timestamp: BigInt(Date.now() + n) }] }] })));
     const post = () =>
-      fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: body(), headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy' } });
+      fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: body(), headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' } });
     expect((await post()).status).toBe(204);
     // The object store's root (WAL segments live under it) turns into a file: every write fails.
     const root = join(floe.dataDir, 'data');

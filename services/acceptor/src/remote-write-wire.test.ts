@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { FloeError, toHttp } from '@floe/errors';
 import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary, type MessageInitShape } from '@floe/proto';
 import { decodeRemoteWriteV1, remoteWriteV1BodyToRows, remoteWriteV1ToRows, RemoteWriteMetadata } from './remote-write.ts';
-import { readPlainWriteRequest } from './remote-write-wire.ts';
+import { readPlainWriteRequest, WireDecodeError } from './remote-write-wire.ts';
 
 type V1 = MessageInitShape<typeof PromWriteRequestSchema>;
 const MS = 1_795_000_000_123n;
@@ -88,5 +89,90 @@ describe('remote write 1.0 from the wire', () => {
       expect(outcome(() => remoteWriteV1BodyToRows(broken))).toEqual(outcome(() => remoteWriteV1ToRows(decodeRemoteWriteV1(broken))));
     }
     expect(() => remoteWriteV1BodyToRows(body.subarray(0, body.length - 3))).toThrow(/not a valid prometheus\.WriteRequest protobuf message/);
+  });
+
+  it('reads non-ASCII text, a genuine U+FFFD included, as protobuf-es does', () => {
+    const body = enc({
+      timeseries: [
+        {
+          labels: [
+            { name: '__name__', value: 'up' },
+            { name: 'replacement', value: 'a\uFFFDb' },
+            { name: 'bom', value: '\uFEFFlead' },
+            { name: 'emoji', value: 'hot 🔥' },
+            { name: 'ünï', value: 'çødé' },
+          ],
+          samples: [{ value: 1, timestamp: MS }],
+        },
+      ],
+      metadata: [{ type: PromMetricMetadata_MetricType.GAUGE, metricFamilyName: 'up', help: 'Up \uFFFD ✓', unit: 'ø' }],
+    });
+    expect(readPlainWriteRequest(body)!.timeseries[0]!.labels).toEqual(decodeRemoteWriteV1(body).timeseries[0]!.labels.map((l) => [l.name, l.value]));
+    const { wire, reference } = bothPaths(body);
+    expect(lines(wire)).toEqual(lines(reference));
+    expect(wire.samplesWritten).toBe(1);
+  });
+
+  it('tags: a padded varint up to 5 bytes is a tag, a longer one is refused, as protobuf-es does', () => {
+    const series = Buffer.from(enc({ timeseries: [{ labels: [{ name: '__name__', value: 'up' }], samples: [{ value: 1, timestamp: MS }] }] })).subarray(1);
+    const fiveBytes = Buffer.concat([Buffer.from([0x8a, 0x80, 0x80, 0x80, 0x00]), series]);
+    const sixBytes = Buffer.concat([Buffer.from([0x8a, 0x80, 0x80, 0x80, 0x80, 0x00]), series]);
+    expect(lines(bothPaths(fiveBytes).wire)).toEqual(lines(bothPaths(fiveBytes).reference));
+    expect(bothPaths(fiveBytes).wire.samplesWritten).toBe(1);
+    expect(() => readPlainWriteRequest(sixBytes)).toThrow(WireDecodeError);
+    expect(() => decodeRemoteWriteV1(sixBytes)).toThrow(/not a valid prometheus\.WriteRequest/);
+    expect(() => remoteWriteV1BodyToRows(sixBytes)).toThrow(/not a valid prometheus\.WriteRequest/);
+  });
+
+  // Proto3 strings must be valid UTF-8: protobuf-es refuses them, so the wire path must not store
+  // them with U+FFFD in their place. The request is answered 400, as any undecodable body is.
+  it.each([
+    ['a label name', { name: 'label name' }],
+    ['a label value', { name: 'label value' }],
+    ['HELP', { name: 'HELP' }],
+    ['a family name', { name: 'family name' }],
+  ])('invalid UTF-8 in %s: 400 bad_data on both paths, never mangled rows', (where) => {
+    const marker = '\u0001\u0002';
+    const init: V1 = {
+      timeseries: [
+        {
+          labels: [
+            { name: '__name__', value: 'up' },
+            { name: where === 'a label name' ? `job${marker}` : 'job', value: where === 'a label value' ? `api${marker}` : 'api' },
+          ],
+          samples: [{ value: 1, timestamp: MS }],
+        },
+      ],
+      metadata: [{ type: PromMetricMetadata_MetricType.GAUGE, metricFamilyName: where === 'a family name' ? `up${marker}` : 'up', help: where === 'HELP' ? `Up${marker}.` : 'Up.', unit: '' }],
+    };
+    const valid = Buffer.from(enc(init));
+    const bodies = [
+      [0xff, 0xfe], // never valid in UTF-8
+      [0xc0, 0x80], // an overlong NUL
+      [0xed, 0xa0], // the start of an encoded surrogate (with the next byte, ED A0 xx)
+    ].map((bad) => {
+      const body = Buffer.from(valid);
+      const at = body.indexOf(Buffer.from(marker));
+      expect(at).toBeGreaterThan(0);
+      body.set(bad, at);
+      return body;
+    });
+    for (const body of bodies) {
+      expect(() => readPlainWriteRequest(body)).toThrow(WireDecodeError);
+      const failure = (f: () => unknown) => {
+        try {
+          f();
+        } catch (err) {
+          return err;
+        }
+        throw new Error('expected the body to be refused');
+      };
+      const wire = failure(() => remoteWriteV1BodyToRows(body, new RemoteWriteMetadata(), 't/d'));
+      const reference = failure(() => remoteWriteV1ToRows(decodeRemoteWriteV1(body)));
+      expect(wire).toBeInstanceOf(FloeError);
+      expect(wire).toMatchObject({ kind: 'bad_data', message: expect.stringMatching(/^body is not a valid prometheus\.WriteRequest protobuf message/) });
+      expect((wire as Error).message).toBe((reference as Error).message);
+      expect(toHttp(wire).status).toBe(400);
+    }
   });
 });

@@ -9,8 +9,8 @@ import {
   toBinary,
   type MessageInitShape,
 } from '@floe/proto';
+import { REMOTE_WRITE_SCOPE } from '@floe/query';
 import {
-  REMOTE_WRITE_SCOPE,
   RemoteWriteMetadata,
   decodeRemoteWriteV1,
   decodeRemoteWriteV2,

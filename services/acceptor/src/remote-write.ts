@@ -11,9 +11,10 @@ import {
 import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
 import { Lru } from '@floe/storage';
-import { readPlainWriteRequest, type WireWriteRequest } from './remote-write-wire.ts';
+import { readPlainWriteRequest, WireDecodeError, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { canonicalAttributes, seriesId, seriesPrefix } from './series-id.ts';
+import { REMOTE_WRITE_SCOPE } from '@floe/query';
 
 /**
  * Prometheus remote write (protocol 1.0 and 2.0, reference/api-contracts.md §6) converted to
@@ -56,7 +57,6 @@ import { canonicalAttributes, seriesId, seriesPrefix } from './series-id.ts';
  * of the request is stored and the request answered 400, as Prometheus's own receiver does.
  */
 
-export const REMOTE_WRITE_SCOPE = 'floe.prometheus.remote_write';
 
 export type RemoteWriteVersion = 1 | 2;
 
@@ -260,9 +260,15 @@ const MAX_DENSE_BUCKETS = 1 << 16;
  * value, flags): a remote-write sender repeats the same series in every request, and building
  * the row (labels, resource, series id: a SHA-256 of the canonical labels) was most of the CPU a
  * sample cost. Keyed by everything the text depends on: the labels as sent, in order, and the
- * metadata; bounded by size (16M characters of row text), least recently used out first.
+ * metadata; bounded by size (16M characters of key plus row text: a key holds the labels and
+ * any HELP and UNIT text, as large as the head itself), least recently used out first.
  */
-const SERIES_HEADS = new Lru<string, string>(16 * 1024 * 1024, (head) => head.length);
+interface CachedHead {
+  head: string;
+  /** Characters of key and head together: the Lru weighs values only. */
+  chars: number;
+}
+const SERIES_HEADS = new Lru<string, CachedHead>(16 * 1024 * 1024, (c) => c.chars);
 
 /** An unambiguous key of a series' labels (length-prefixed, so no separator can be forged) and metadata. */
 function seriesKey(s: SeriesIn): string {
@@ -296,9 +302,9 @@ class Converter {
     // The common case, a series of plain samples: its constant part comes from the cache.
     if (s.histograms.length === 0 && s.exemplars.length === 0 && s.samples.length > 0) {
       const key = seriesKey(s);
-      const head = SERIES_HEADS.get(key);
-      if (head !== undefined) {
-        this.samples(s, head);
+      const cached = SERIES_HEADS.get(key);
+      if (cached !== undefined) {
+        this.samples(s, cached.head);
         return;
       }
       this.seriesSlow(s, key);
@@ -377,7 +383,7 @@ class Converter {
       const kind = sampleKind(name, labels, s.meta);
       seriesType = kind.type;
       const head = JSON.stringify({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }).slice(0, -1);
-      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs, head);
+      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs, { head, chars: cacheAs.length + head.length });
       this.samples(s, head);
     }
     if (s.histograms.length > 0) {
@@ -582,22 +588,28 @@ function nativeHistogram(h: NativeHistogram): HistogramOutcome {
   };
 }
 
+/** Shared by the wire path's series, which never have histograms or exemplars. */
+const NONE: readonly never[] = [];
+
 /**
  * A protocol 1.0 request → rows. Its metadata types the request's own series, and is remembered
  * in `cache` (when given, under `scope`: tenant and dataset) for later requests.
  */
 export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMetadata, scope = ''): ConvertedRemoteWrite {
-  return v1ToRows(
-    req.metadata,
-    req.timeseries.map((ts) => ({
-      labels: ts.labels.map((l) => [l.name, l.value] as const),
+  const metaOf = v1Metadata(req.metadata, cache, scope);
+  const out = new Converter();
+  for (const ts of req.timeseries) {
+    const labels = ts.labels.map((l) => [l.name, l.value] as const);
+    out.series({
+      labels,
       samples: ts.samples,
       histograms: ts.histograms,
       exemplars: ts.exemplars.map((e) => ({ labels: e.labels.map((l) => [l.name, l.value] as const), value: e.value, timestamp: e.timestamp })),
-    })),
-    cache,
-    scope,
-  );
+      meta: metaOf(labels),
+      created: 0n,
+    });
+  }
+  return out.result();
 }
 
 /**
@@ -609,24 +621,29 @@ export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMet
   let plain: WireWriteRequest | undefined;
   try {
     plain = readPlainWriteRequest(body);
-  } catch {
+  } catch (err) {
+    // Only bad bytes go to the reference decoder (which answers them); a fault here must surface.
+    if (!(err instanceof WireDecodeError)) throw err;
     plain = undefined;
   }
   if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope);
-  return v1ToRows(
-    plain.metadata,
-    plain.timeseries.map((ts) => ({ labels: ts.labels, samples: ts.samples, histograms: [], exemplars: [] })),
-    cache,
-    scope,
-  );
+  const metaOf = v1Metadata(plain.metadata, cache, scope);
+  const out = new Converter();
+  for (const ts of plain.timeseries) {
+    out.series({ labels: ts.labels, samples: ts.samples, histograms: NONE, exemplars: NONE, meta: metaOf(ts.labels), created: 0n });
+  }
+  return out.result();
 }
 
-function v1ToRows(
+/**
+ * A v1 request's metadata, remembered in `cache` under `scope`, as a lookup of a series' family
+ * metadata (the request's own first, then what earlier requests sent).
+ */
+function v1Metadata(
   metadata: ReadonlyArray<{ type: number; metricFamilyName: string; help: string; unit: string }>,
-  timeseries: Iterable<Omit<SeriesIn, 'meta' | 'created'>>,
   cache: RemoteWriteMetadata | undefined,
   scope: string,
-): ConvertedRemoteWrite {
+): (labels: ReadonlyArray<readonly [string, string]>) => PromMetadata | undefined {
   const local = new Map<string, PromMetadata>();
   for (const m of metadata) {
     if (m.metricFamilyName === '') continue;
@@ -635,13 +652,11 @@ function v1ToRows(
     cache?.set(scope, m.metricFamilyName, meta);
   }
   const lookup = (family: string) => local.get(family) ?? cache?.get(scope, family);
-  const out = new Converter();
-  for (const ts of timeseries) {
+  return (labels) => {
     let name = '';
-    for (const [k, v] of ts.labels) if (k === '__name__') name = v;
-    out.series({ ...ts, meta: name ? familyMetadata(name, lookup) : undefined, created: 0n });
-  }
-  return out.result();
+    for (const [k, v] of labels) if (k === '__name__') name = v;
+    return name ? familyMetadata(name, lookup) : undefined;
+  };
 }
 
 /** A protocol 2.0 request (references already checked by decodeRemoteWriteV2) → rows. */

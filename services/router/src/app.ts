@@ -8,6 +8,7 @@ import { authPlugin } from './auth-plugin.ts';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, validationError } from './http-errors.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
+import type { LogColumn } from './logquery/table.ts';
 import { managementPlugin } from './management/plugin.ts';
 import { metricQueryPlugin } from './metricquery/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
@@ -31,7 +32,7 @@ export interface AppOptions {
   /** Query demand counting of the query APIs (absent: not counted). */
   queryDemand?: QueryDemand;
   /** A dataset's logs table columns from the catalog (materialized labels); see logquery/plugin.ts. */
-  logColumns?: (tenant: string, dataset: string) => Promise<readonly string[]>;
+  logColumns?: (tenant: string, dataset: string) => Promise<readonly LogColumn[]>;
   queryTimeoutMs: number;
   /** router.max_query_samples: most points one PromQL query may read. */
   maxQuerySamples?: number;

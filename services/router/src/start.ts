@@ -37,10 +37,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
   const tables = createTenantTables(catalog, config.schema.default_schemas, log);
-  // The logs table's columns as its metadata records them (parsed metadata is cached by location).
+  // The logs table's columns as its metadata records them, label columns with their attribute
+  // keys (parsed metadata is cached by location).
   const logColumns = async (tenant: string, dataset: string) => {
     const handle = await catalog.loadTable(floeNamespace(tenant, dataset), 'logs');
-    return handle ? floeTableDef(handle).columns.map((c) => c.name) : [];
+    return handle ? floeTableDef(handle).columns : [];
   };
   const provisionDataset = deps.provisionDataset ?? provisionOnCreate(tables, db);
   const limitStores = limitStoresFromConfig(config);

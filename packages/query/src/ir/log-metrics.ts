@@ -20,7 +20,7 @@ import type { LabelMatch, LogTable, RowFilter, TimeRange } from './logs.ts';
  * a whole number of sub-buckets and the result is exact, for step = range (one sub-bucket per
  * window, date_bin on the step) and otherwise. Only when that would make more than
  * MAX_SUB_BUCKETS sub-buckets is g the step and the range rounded up to a whole number of steps:
- * an approximation, flagged `exact: false`. A window without rows has no point.
+ * an approximation (windowSeconds is then the rounded range). A window without rows has no point.
  */
 
 /** Range functions Floe runs (absent_over_time and rate_counter are not_implemented). */
@@ -162,9 +162,9 @@ export interface StepGrid {
 }
 
 /** Loki's limit: a range query has at most this many points per series. */
-export const MAX_STEPS = 11_000;
+const MAX_STEPS = 11_000;
 /** Above this many sub-buckets per series the windows fall back to whole steps (an approximation). */
-export const MAX_SUB_BUCKETS = 100_000;
+const MAX_SUB_BUCKETS = 100_000;
 
 export function gridSteps(grid: StepGrid): number {
   if (grid.stepNs <= 0n) throw new FloeError('bad_data', 'zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_LOGQL_PARAM' });
@@ -183,14 +183,11 @@ export interface SampleWindows {
   widthNs: bigint;
   /** Rows read: [originNs + 1, last window end + 1), half-open like every IR range. */
   scan: TimeRange;
-  /** Number of evaluation times. */
-  steps: number;
   /** Window k is sub-buckets [k·perStep, k·perStep + perWindow − 1]. */
   perStep: number;
   perWindow: number;
   /** The window length the rates divide by, in seconds. */
   windowSeconds: number;
-  exact: boolean;
 }
 
 const gcd = (a: bigint, b: bigint): bigint => {
@@ -203,23 +200,19 @@ export function sampleWindows(grid: StepGrid, rangeNs: bigint, offsetNs: bigint)
   if (rangeNs <= 0n) throw new FloeError('bad_data', 'the range of a range aggregation must be positive', { code: 'FLOE_ERR_LOGQL_PARAM' });
   let width = steps === 1 ? rangeNs : gcd(grid.stepNs, rangeNs);
   let range = rangeNs;
-  let exact = true;
   const lastEnd = grid.startNs + BigInt(steps - 1) * grid.stepNs - offsetNs;
   if ((lastEnd - (grid.startNs - offsetNs - range)) / width > BigInt(MAX_SUB_BUCKETS)) {
     width = grid.stepNs;
     range = ((rangeNs + grid.stepNs - 1n) / grid.stepNs) * grid.stepNs;
-    exact = range === rangeNs;
   }
   const originNs = grid.startNs - offsetNs - range;
   return {
     originNs,
     widthNs: width,
     scan: { startNs: originNs + 1n, endNs: lastEnd + 1n },
-    steps,
     perStep: steps === 1 ? 0 : Number(grid.stepNs / width),
     perWindow: Number(range / width),
     windowSeconds: Number(range) / 1e9,
-    exact,
   };
 }
 

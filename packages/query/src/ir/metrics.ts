@@ -26,10 +26,22 @@ export interface MetricLabelMatch {
 }
 
 /**
+ * Prometheus labels that a histogram's or summary's series take from the row's columns, never
+ * from its attributes: the name (`_bucket`, `_count`, `_sum` added), the bucket bound `le` and
+ * the `quantile`. A remote-written native histogram has them only once it is read
+ * (promql/series.ts), so a filter on its stored attributes must leave them out.
+ */
+export const DERIVED_LABELS: ReadonlySet<string> = new Set(['__name__', 'le', 'quantile']);
+
+/** Stored types whose remote-written rows keep every Prometheus label but the name as an attribute. */
+export const VERBATIM_LABEL_TYPES: ReadonlySet<string> = new Set(['gauge', 'sum']);
+
+/**
  * What one PromQL selector reads: its stored metric names, and its label matchers, which the
  * planner applies to remote-written rows only (their labels are `point_attr_str` verbatim, job
- * also `service_name`); OpenTelemetry rows are read whole, their labels only exist after name
- * translation. The filter is a pre-filter: the evaluator still matches every translated series.
+ * also `service_name`), and on a read that may include histograms or summaries only those on
+ * labels outside DERIVED_LABELS; OpenTelemetry rows are read whole, their labels only exist after
+ * name translation. The filter is a pre-filter: the evaluator still matches every translated series.
  */
 export interface MetricSelect {
   metricNames: string[];

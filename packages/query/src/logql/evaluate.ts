@@ -6,13 +6,16 @@ import {
   type LabelReplaceNode,
   type MetricNode,
   type MetricQuery,
+  type PartialKind,
   type RangeNode,
   type SampleWindows,
 } from '../ir/log-metrics.ts';
-import { toJsRegexSource } from './strings.ts';
+import { anchoredRe2 } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
 import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { quantile } from '../quantile.ts';
+import { isComparison, isSetOp } from '../promql/ast.ts';
+import { arith as arithOp, compare as compareOp } from '../promql/eval.ts';
 
 /**
  * Evaluation of a LogQL metric query over the partial aggregates its leaves' SQL returned
@@ -22,7 +25,10 @@ import { quantile } from '../quantile.ts';
  *
  * - range functions: each window's sub-buckets are merged (sums, counts, min/max, Chan's merge of
  *   count/mean/M2 for stddev/stdvar, earliest/latest for first/last, value lists for quantiles)
- *   and finished (rate and bytes_rate divide by the window length in seconds);
+ *   and finished (rate and bytes_rate divide by the window length in seconds). Windows slide
+ *   over each series' sub-buckets, so the work grows with sub-buckets plus windows, not their
+ *   product; quantiles, which gather every value of each window, have a budget
+ *   (MAX_QUANTILE_VALUES, 422 above it);
  * - vector aggregations per step: sum, avg, min, max, count, stddev and stdvar (population), over
  *   the `by` labels (none: one group; `without ()`: every label set its own group); topk/bottomk
  *   keep the k highest/lowest series of each group at each step; sort/sort_desc order series by
@@ -64,9 +70,9 @@ type Value = { kind: 'scalar'; value: number } | { kind: 'matrix'; series: Serie
  * `query.leaves[i]`. Series come out ordered by their labels, unless the outermost operation is
  * sort / sort_desc.
  */
-export function evaluateMetricQuery(query: MetricQuery, steps: number, leaves: ReadonlyArray<LeafData>): MetricResult {
+export function evaluateMetricQuery(query: MetricQuery, steps: number, leaves: ReadonlyArray<LeafData>, maxQuantileValues = MAX_QUANTILE_VALUES): MetricResult {
   if (leaves.length !== query.leaves.length) throw new FloeError('internal', `metric query has ${query.leaves.length} leaves, got data for ${leaves.length}`);
-  const v = new Evaluator(steps, leaves).eval(query.root);
+  const v = new Evaluator(steps, leaves, maxQuantileValues).eval(query.root);
   if (v.kind === 'scalar') return v;
   const series = v.series.filter((s) => s.points.size > 0);
   if (!v.ordered) series.sort((a, b) => compareLabels(a.labels, b.labels));
@@ -88,6 +94,7 @@ function numbers(v: unknown): number[] {
   return [];
 }
 
+/** Partials merged so far: one sub-bucket's, or a run of sub-buckets'. Only the fields of the leaf's PartialKind are used. */
 interface Acc {
   n: number;
   b: number;
@@ -106,61 +113,185 @@ interface Acc {
 
 const newAcc = (): Acc => ({ n: 0, b: 0, s: 0, c: 0, mn: Infinity, mx: -Infinity, mean: 0, m2: 0, ft: undefined, fv: NaN, lt: undefined, lv: NaN, vals: [] });
 
-function merge(node: RangeNode, acc: Acc, row: SampleRow): void {
-  switch (node.sample.partial) {
+/** The partials of one row the SQL returned. */
+function accOfRow(kind: PartialKind, row: SampleRow): Acc {
+  const acc = newAcc();
+  switch (kind) {
     case 'count':
-      acc.n += num(row[C.count]);
+      acc.n = num(row[C.count]);
       break;
     case 'bytes':
-      acc.b += num(row[C.bytes]);
+      acc.b = num(row[C.bytes]);
       break;
     case 'sum':
-      acc.s += num(row[C.sum]);
+      acc.s = num(row[C.sum]);
       break;
     case 'avg':
-      acc.s += num(row[C.sum]);
-      acc.c += num(row[C.valueCount]);
+      acc.s = num(row[C.sum]);
+      acc.c = num(row[C.valueCount]);
       break;
     case 'min':
-      acc.mn = Math.min(acc.mn, num(row[C.min]));
+      acc.mn = num(row[C.min]);
       break;
     case 'max':
-      acc.mx = Math.max(acc.mx, num(row[C.max]));
+      acc.mx = num(row[C.max]);
+      break;
+    case 'moments':
+      acc.c = num(row[C.valueCount]);
+      acc.mean = num(row[C.mean]);
+      acc.m2 = num(row[C.m2]);
+      break;
+    case 'first':
+      acc.ft = big(row[C.firstTime]);
+      acc.fv = num(row[C.firstValue]);
+      break;
+    case 'last':
+      acc.lt = big(row[C.lastTime]);
+      acc.lv = num(row[C.lastValue]);
+      break;
+    case 'values':
+      acc.vals = numbers(row[C.values]);
+      break;
+  }
+  return acc;
+}
+
+/** Merges the partials of `from` into `into` (disjoint sets of rows). */
+function mergeInto(kind: PartialKind, into: Acc, from: Acc): void {
+  switch (kind) {
+    case 'count':
+      into.n += from.n;
+      break;
+    case 'bytes':
+      into.b += from.b;
+      break;
+    case 'sum':
+      into.s += from.s;
+      break;
+    case 'avg':
+      into.s += from.s;
+      into.c += from.c;
+      break;
+    case 'min':
+      into.mn = Math.min(into.mn, from.mn);
+      break;
+    case 'max':
+      into.mx = Math.max(into.mx, from.mx);
       break;
     case 'moments': {
       // Chan et al.: merge (count, mean, M2) of two disjoint sets.
-      const c2 = num(row[C.valueCount]);
+      const c2 = from.c;
       if (c2 === 0) break;
-      const mean2 = num(row[C.mean]);
-      const m22 = num(row[C.m2]);
-      const c = acc.c + c2;
-      const delta = mean2 - acc.mean;
-      acc.m2 = acc.m2 + m22 + (delta * delta * acc.c * c2) / c;
-      acc.mean = acc.mean + (delta * c2) / c;
-      acc.c = c;
+      const c = into.c + c2;
+      const delta = from.mean - into.mean;
+      into.m2 = into.m2 + from.m2 + (delta * delta * into.c * c2) / c;
+      into.mean = into.mean + (delta * c2) / c;
+      into.c = c;
       break;
     }
-    case 'first': {
-      const t = big(row[C.firstTime]);
-      if (acc.ft === undefined || t < acc.ft) {
-        acc.ft = t;
-        acc.fv = num(row[C.firstValue]);
+    case 'first':
+      if (from.ft !== undefined && (into.ft === undefined || from.ft < into.ft)) {
+        into.ft = from.ft;
+        into.fv = from.fv;
       }
       break;
-    }
-    case 'last': {
-      const t = big(row[C.lastTime]);
-      if (acc.lt === undefined || t > acc.lt) {
-        acc.lt = t;
-        acc.lv = num(row[C.lastValue]);
+    case 'last':
+      if (from.lt !== undefined && (into.lt === undefined || from.lt > into.lt)) {
+        into.lt = from.lt;
+        into.lv = from.lv;
       }
       break;
-    }
     case 'values':
-      for (const x of numbers(row[C.values])) acc.vals.push(x);
+      for (const x of from.vals) into.vals.push(x);
       break;
   }
 }
+
+const merged = (kind: PartialKind, a: Acc, b: Acc): Acc => {
+  const out = { ...a };
+  mergeInto(kind, out, b);
+  return out;
+};
+
+/**
+ * The merged partials of a window sliding forward over sub-buckets, at O(1) amortized cost per
+ * sub-bucket entering or leaving (a queue as two stacks: the front one holds, for each entry,
+ * the merge of it and every newer front entry). A merge of all sub-buckets per window would cost
+ * sub-buckets × windows: a day's range at a 1s step is ~10⁹ merges. Merges only add, never
+ * subtract, so a large value leaving the window cannot cancel the small ones that remain.
+ */
+class SlidingAcc {
+  readonly #kind: PartialKind;
+  /** Oldest last. */
+  readonly #front: Acc[] = [];
+  /** Oldest first. */
+  #back: Acc[] = [];
+  #backTotal: Acc | undefined;
+
+  constructor(kind: PartialKind) {
+    this.#kind = kind;
+  }
+
+  push(acc: Acc): void {
+    this.#back.push(acc);
+    this.#backTotal = this.#backTotal ? merged(this.#kind, this.#backTotal, acc) : acc;
+  }
+
+  /** Drops the oldest sub-bucket. */
+  shift(): void {
+    if (this.#front.length === 0) {
+      let total: Acc | undefined;
+      for (let i = this.#back.length - 1; i >= 0; i--) {
+        total = total ? merged(this.#kind, this.#back[i]!, total) : this.#back[i]!;
+        this.#front.push(total);
+      }
+      this.#back = [];
+      this.#backTotal = undefined;
+    }
+    this.#front.pop();
+  }
+
+  /** The merge of every sub-bucket in the window (not to be modified). */
+  total(): Acc | undefined {
+    const f = this.#front[this.#front.length - 1];
+    const b = this.#backTotal;
+    return f && b ? merged(this.#kind, f, b) : (f ?? b);
+  }
+}
+
+/**
+ * Calls `visit(k, a, b)` for each window k with at least one of the sub-buckets `js` (ascending):
+ * js[a], …, js[b − 1] are its sub-buckets. Windows come in increasing k, so a and b never
+ * decrease; windows without a sub-bucket are skipped, not stepped through.
+ */
+function forEachWindow(js: readonly number[], w: SampleWindows, steps: number, visit: (k: number, a: number, b: number) => void): void {
+  const p = w.perStep;
+  const width = w.perWindow;
+  // Window k is sub-buckets [k·p, k·p + width − 1]; with p = 0 (one evaluation time) there is one.
+  const last = p === 0 ? 0 : steps - 1;
+  const firstCovering = (j: number) => (p === 0 ? (j < width ? 0 : last + 1) : Math.max(0, Math.ceil((j - width + 1) / p)));
+  let a = 0;
+  let b = 0;
+  let k = js.length > 0 ? firstCovering(js[0]!) : last + 1;
+  while (k <= last) {
+    const lo = k * p;
+    const hi = lo + width - 1;
+    while (b < js.length && js[b]! <= hi) b++;
+    while (a < b && js[a]! < lo) a++;
+    if (a < b) {
+      visit(k, a, b);
+      k++;
+    } else if (b < js.length) k = Math.max(k + 1, firstCovering(js[b]!));
+    else break;
+  }
+}
+
+/**
+ * Above this many values gathered into quantile_over_time's windows (each value once per window
+ * holding it, for the whole query) the query is refused (422): the router would spend seconds
+ * on it. About a second of work.
+ */
+const MAX_QUANTILE_VALUES = 5_000_000;
 
 function finish(node: RangeNode, acc: Acc, seconds: number): number {
   switch (node.fn) {
@@ -193,23 +324,6 @@ function finish(node: RangeNode, acc: Acc, seconds: number): number {
   }
 }
 
-const ARITHMETIC: Record<string, (a: number, b: number) => number> = {
-  '+': (a, b) => a + b,
-  '-': (a, b) => a - b,
-  '*': (a, b) => a * b,
-  '/': (a, b) => a / b,
-  '%': (a, b) => a % b,
-  '^': (a, b) => a ** b,
-};
-const COMPARISON: Record<string, (a: number, b: number) => boolean> = {
-  '==': (a, b) => a === b,
-  '!=': (a, b) => a !== b,
-  '>': (a, b) => a > b,
-  '>=': (a, b) => a >= b,
-  '<': (a, b) => a < b,
-  '<=': (a, b) => a <= b,
-};
-
 /** Series a and b by their values x and y: ascending (dir 1) or descending (-1), NaN last, ties by labels. */
 function byValue(x: number, y: number, a: Series, b: Series, dir: number): number {
   if (Number.isNaN(x) || Number.isNaN(y)) return Number.isNaN(x) ? (Number.isNaN(y) ? 0 : 1) : -1;
@@ -235,10 +349,14 @@ class SeriesSet {
 class Evaluator {
   readonly #steps: number;
   readonly #leaves: ReadonlyArray<LeafData>;
+  readonly #maxQuantileValues: number;
+  /** Values gathered into quantile windows so far, across the query's leaves. */
+  #quantileValues = 0;
 
-  constructor(steps: number, leaves: ReadonlyArray<LeafData>) {
+  constructor(steps: number, leaves: ReadonlyArray<LeafData>, maxQuantileValues: number) {
     this.#steps = steps;
     this.#leaves = leaves;
+    this.#maxQuantileValues = maxQuantileValues;
   }
 
   eval(node: MetricNode): Value {
@@ -270,32 +388,63 @@ class Evaluator {
   range(node: RangeNode): Series[] {
     const data = this.#leaves[node.id];
     if (!data) throw new FloeError('internal', `no data for metric leaf ${node.id}`);
-    const w = data.windows;
-    const series = new Map<string, { labels: Labels; accs: Map<number, Acc> }>();
+    const kind = node.sample.partial;
     const names = node.sample.groupBy;
+    // Per series, the partials by sub-bucket; several rows of one (series, sub-bucket) merge.
+    const series = new Map<string, { labels: Labels; buckets: Map<number, Acc> }>();
     for (const row of data.rows) {
       const labels = makeLabels(names.map((name, i) => [name, text(row[C.label(i)])] as const));
       const key = labelsKey(labels);
       let s = series.get(key);
-      if (!s) series.set(key, (s = { labels, accs: new Map() }));
+      if (!s) series.set(key, (s = { labels, buckets: new Map() }));
       const j = num(row[C.bucket]);
-      // Window k holds sub-buckets [k·perStep, k·perStep + perWindow − 1].
-      const kmin = w.perStep === 0 ? 0 : Math.max(0, Math.ceil((j - w.perWindow + 1) / w.perStep));
-      const kmax = w.perStep === 0 ? (j < w.perWindow ? 0 : -1) : Math.min(this.#steps - 1, Math.floor(j / w.perStep));
-      for (let k = kmin; k <= kmax; k++) {
-        let acc = s.accs.get(k);
-        if (!acc) s.accs.set(k, (acc = newAcc()));
-        merge(node, acc, row);
+      const acc = accOfRow(kind, row);
+      const prev = s.buckets.get(j);
+      if (prev) mergeInto(kind, prev, acc);
+      else s.buckets.set(j, acc);
+    }
+    const seconds = data.windows.windowSeconds;
+    const sorted = [...series.values()].map(({ labels, buckets }) => {
+      const js = [...buckets.keys()].sort((a, b) => a - b);
+      return { labels, js, accs: js.map((j) => buckets.get(j)!) };
+    });
+    if (kind === 'values') {
+      // An order statistic does not slide cheaply: each window gathers its values, within a
+      // budget checked first, from the counts alone.
+      for (const { js, accs } of sorted) {
+        const before = [0];
+        for (const acc of accs) before.push(before[before.length - 1]! + acc.vals.length);
+        forEachWindow(js, data.windows, this.#steps, (_k, a, b) => (this.#quantileValues += before[b]! - before[a]!));
+      }
+      if (this.#quantileValues > this.#maxQuantileValues) {
+        throw new FloeError('execution', `quantile_over_time would gather more than ${this.#maxQuantileValues.toLocaleString('en-US')} values across its windows: use a larger step, a shorter range or fewer series`, {
+          code: 'FLOE_ERR_LOGQL_TOO_MANY_SAMPLES',
+        });
       }
     }
-    // A series whose rows fall in no window (range shorter than step) has no points and is left out.
-    return [...series.values()]
-      .filter(({ accs }) => accs.size > 0)
-      .map(({ labels, accs }) => {
-        const points = new Map<number, number>();
-        for (const k of [...accs.keys()].sort((a, b) => a - b)) points.set(k, finish(node, accs.get(k)!, w.windowSeconds));
-        return { labels, points };
-      });
+    const out: Series[] = [];
+    for (const { labels, js, accs } of sorted) {
+      const points = new Map<number, number>();
+      if (kind === 'values') {
+        forEachWindow(js, data.windows, this.#steps, (k, a, b) => {
+          const vals: number[] = [];
+          for (let i = a; i < b; i++) for (const x of accs[i]!.vals) vals.push(x);
+          points.set(k, finish(node, { ...newAcc(), vals }, seconds));
+        });
+      } else {
+        const window = new SlidingAcc(kind);
+        let entered = 0;
+        let left = 0;
+        forEachWindow(js, data.windows, this.#steps, (k, a, b) => {
+          for (; entered < b; entered++) window.push(accs[entered]!);
+          for (; left < a; left++) window.shift();
+          points.set(k, finish(node, window.total()!, seconds));
+        });
+      }
+      // A series whose rows fall in no window (range shorter than step) has no points and is left out.
+      if (points.size > 0) out.push({ labels, points });
+    }
+    return out;
   }
 
   aggregate(node: AggregateNode): Value {
@@ -303,13 +452,14 @@ class Evaluator {
     switch (node.op) {
       case 'sort':
       case 'sort_desc': {
-        const latest = (s: Series) => {
+        const latest = new Map<Series, number>();
+        for (const s of input) {
           let k = -1;
           for (const x of s.points.keys()) k = Math.max(k, x);
-          return k < 0 ? NaN : s.points.get(k)!;
-        };
+          latest.set(s, k < 0 ? NaN : s.points.get(k)!);
+        }
         const dir = node.op === 'sort' ? 1 : -1;
-        const sorted = [...input].sort((a, b) => byValue(latest(a), latest(b), a, b, dir));
+        const sorted = [...input].sort((a, b) => byValue(latest.get(a)!, latest.get(b)!, a, b, dir));
         return { kind: 'matrix', series: sorted, ordered: true };
       }
       case 'topk':
@@ -375,8 +525,10 @@ class Evaluator {
   binary(node: BinaryNode): Value {
     const l = this.eval(node.left);
     const r = this.eval(node.right);
-    const arith = ARITHMETIC[node.op];
-    const cmp = COMPARISON[node.op];
+    // PromQL's operators (Go's float semantics, e.g. math.Pow for `^`), as Loki uses them.
+    const op = node.op;
+    const cmp = isComparison(op) ? (a: number, b: number) => compareOp(op, a, b) : undefined;
+    const arith = !cmp && !isSetOp(op) ? (a: number, b: number) => arithOp(op, a, b) : undefined;
     if (l.kind === 'scalar' && r.kind === 'scalar') {
       if (arith) return { kind: 'scalar', value: arith(l.value, r.value) };
       if (cmp) return { kind: 'scalar', value: cmp(l.value, r.value) ? 1 : 0 };
@@ -486,12 +638,8 @@ class Evaluator {
 
   labelReplace(node: LabelReplaceNode): Value {
     const input = this.vector(node.expr, 'label_replace');
-    let re: RegExp;
-    try {
-      re = new RegExp(`^(?:${toJsRegexSource(node.regex)})$`, 's');
-    } catch {
-      throw new FloeError('bad_data', `invalid regular expression in label_replace(): ${JSON.stringify(node.regex)}`, { code: 'FLOE_ERR_LOGQL_PARSE' });
-    }
+    // parse.ts already refused a regex RE2 would refuse.
+    const re = anchoredRe2(node.regex);
     const seen = new Set<string>();
     const out: Series[] = [];
     for (const s of input) {

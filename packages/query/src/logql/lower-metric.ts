@@ -4,6 +4,7 @@ import { partialOf } from '../ir/log-metrics.ts';
 import type { LabelMatch, RowFilter } from '../ir/logs.ts';
 import type { Expr, MetricExpr, RangeAggregation, VectorAggregation } from './ast.ts';
 import { positionOf, unsupported } from './errors.ts';
+import { isComparison, isSetOp } from '../promql/ast.ts';
 import { lowerLabelFilter, lowerPipeline, toMatch } from './lower.ts';
 
 /**
@@ -29,11 +30,10 @@ import { lowerLabelFilter, lowerPipeline, toMatch } from './lower.ts';
  */
 
 /** The stream identity of bare range aggregations (spec 1, label resolution rule 6). */
-export const SERIES_IDENTITY: readonly string[] = ['service_name', 'level'];
+const SERIES_IDENTITY: readonly string[] = ['service_name', 'level'];
 
 const UNWRAP_FNS = new Set<RangeFn>(['sum_over_time', 'avg_over_time', 'min_over_time', 'max_over_time', 'stddev_over_time', 'stdvar_over_time', 'first_over_time', 'last_over_time', 'quantile_over_time']);
 const ADDITIVE_FNS = new Set<RangeFn>(['count_over_time', 'rate', 'bytes_over_time', 'bytes_rate', 'sum_over_time']);
-const COMPARISONS = new Set(['==', '!=', '>', '>=', '<', '<=']);
 /** A label name label_replace may write: Prometheus's rule, plus dots (Floe's attribute labels). */
 const LABEL_NAME = /^[A-Za-z_][A-Za-z0-9_.]*$/;
 
@@ -154,10 +154,10 @@ class MetricLowerer {
   }
 
   binary(e: Extract<MetricExpr, { kind: 'binary' }>, ctx: Context): BinaryNode {
-    const comparison = COMPARISONS.has(e.op);
+    const comparison = isComparison(e.op);
     if (e.bool && !comparison) throw bad(this.#src, e.span.from, `bool modifier can only be used on comparison operators, not ${e.op}`);
     if (e.op === 'or' && (e.left.kind === 'vector' || e.right.kind === 'vector')) throw unsupported(this.#src, e.span.from, 'the `or vector(…)` fallback');
-    const isSet = e.op === 'and' || e.op === 'or' || e.op === 'unless';
+    const isSet = isSetOp(e.op);
     const scalar = (x: Expr) => x.kind === 'number';
     if (isSet && (scalar(e.left) || scalar(e.right))) throw bad(this.#src, e.span.from, `set operator ${e.op} not allowed in binary scalar expression`);
     if (comparison && !e.bool && scalar(e.left) && scalar(e.right)) throw bad(this.#src, e.span.from, 'comparisons between scalars must use BOOL modifier');

@@ -1,3 +1,4 @@
+import { re2RegExp, re2Source } from '../re2.ts';
 import { syntaxError } from './errors.ts';
 
 /**
@@ -72,19 +73,12 @@ function noNul(src: string, offset: number, s: string): string {
 }
 
 /**
- * A JavaScript rendering of an RE2 pattern, close enough to check syntax and emptiness: named
- * groups `(?P<n>`, flag groups `(?i)`, `\A` / `\z`, POSIX classes and `\Q…\E` are rewritten.
- * The real matching happens in DuckDB, which uses RE2 itself.
+ * JavaScript RegExp source with the RE2 pattern's meaning (re2.ts: meant for the `u` flag). Filters
+ * themselves run in DuckDB, which uses RE2; this serves the checks made before, such as whether a
+ * matcher accepts an absent label.
  */
 export function toJsRegexSource(pattern: string): string {
-  return pattern
-    .replace(/\\Q(.*?)(?:\\E|$)/gs, (_m, lit: string) => lit.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
-    .replace(/\(\?P</g, '(?<')
-    .replace(/\(\?[imsU]+\)/g, '')
-    .replace(/\(\?[imsU]*-?[imsU]*:/g, '(?:')
-    .replace(/\\A/g, '^')
-    .replace(/\\z/g, '$')
-    .replace(/\[:\^?[a-z]+:\]/g, 'a-z');
+  return re2Source(pattern);
 }
 
 /**
@@ -92,27 +86,9 @@ export function toJsRegexSource(pattern: string): string {
  * string: unbalanced groups and classes, dangling quantifiers, lookaround, backreferences.
  */
 export function checkRegex(src: string, offset: number, pattern: string): void {
-  let inClass = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]!;
-    if (c === '\\') {
-      const n = pattern[i + 1];
-      if (!inClass && n !== undefined && /[1-9]/.test(n)) throw syntaxError(src, offset, `invalid regular expression ${JSON.stringify(pattern)}: backreferences are not supported (RE2 syntax)`);
-      i++;
-    } else if (inClass) {
-      if (c === ']') inClass = false;
-    } else if (c === '[') {
-      inClass = true;
-      if (pattern[i + 1] === '^') i++;
-      if (pattern[i + 1] === ']') i++;
-    } else if (c === '(' && pattern[i + 1] === '?' && /^(?:=|!|<=|<!)/.test(pattern.slice(i + 2))) {
-      throw syntaxError(src, offset, `invalid regular expression ${JSON.stringify(pattern)}: lookahead and lookbehind are not supported (RE2 syntax)`);
-    }
-  }
   try {
-    new RegExp(toJsRegexSource(pattern));
+    re2RegExp(pattern);
   } catch (err) {
-    const reason = (err as Error).message.replace(/^Invalid regular expression: \/.*\/[a-z]*: /s, '');
-    throw syntaxError(src, offset, `invalid regular expression ${JSON.stringify(pattern)}: ${reason}`);
+    throw syntaxError(src, offset, `invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}`);
   }
 }

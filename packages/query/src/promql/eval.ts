@@ -4,7 +4,8 @@ import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
 import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { LABEL_NAME_RE, METRIC_NAME, dropMetricName, formatFloat } from './labels.ts';
-import { anchoredRegex, typeOf } from './parse.ts';
+import { typeOf } from './parse.ts';
+import { anchoredRe2 } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
 import { quantile } from '../quantile.ts';
 import { evalSteps } from './steps.ts';
@@ -197,8 +198,16 @@ function kahanSum(values: Floats, lo = 0, hi = values.length): number {
   return Number.isFinite(sum) ? sum + c : sum;
 }
 
-/** The window's values as an array (for the less common window functions). */
-const windowValues = (v: Floats, lo: number, hi: number): number[] => Array.prototype.slice.call(v, lo, hi) as number[];
+/**
+ * A copy of a window's values as an array, for what must own them (quantile sorts its input; a
+ * matrix result outlives the evaluation). A loop, not Array.prototype.slice.call, which reads a
+ * typed array element by element through the generic path.
+ */
+function windowValues(v: Floats, lo: number, hi: number): number[] {
+  const out: number[] = [];
+  for (let i = lo; i < hi; i++) out.push(v[i]!);
+  return out;
+}
 
 interface Bucket {
   upper: number;
@@ -244,13 +253,14 @@ export function bucketQuantile(q: number, input: Bucket[]): number {
   return start + (end - start) * (rank / count);
 }
 
-function linearRegression(t: Floats, v: Floats, interceptTime: number): [number, number] {
+/** Least squares over the samples lo ≤ i < hi, x in seconds from interceptTime: [slope, intercept]. */
+function linearRegression(t: Floats, v: Floats, lo: number, hi: number, interceptTime: number): [number, number] {
   let n = 0;
   let sumX = 0, cX = 0, sumY = 0, cY = 0, sumXY = 0, cXY = 0, sumX2 = 0, cX2 = 0;
-  const initY = v[0]!;
+  const initY = v[lo]!;
   let constY = true;
-  for (let i = 0; i < t.length; i++) {
-    if (constY && i > 0 && v[i] !== initY) constY = false;
+  for (let i = lo; i < hi; i++) {
+    if (constY && i > lo && v[i] !== initY) constY = false;
     n += 1;
     const x = (t[i]! - interceptTime) / 1000;
     [sumX, cX] = kahanInc(x, sumX, cX);
@@ -421,8 +431,8 @@ export const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: nu
   count_over_time: (_t, _v, lo, hi) => hi - lo,
   last_over_time: (_t, v, _lo, hi) => v[hi - 1],
   present_over_time: () => 1,
-  stdvar_over_time: (_t, v, lo, hi) => variance(windowValues(v, lo, hi)),
-  stddev_over_time: (_t, v, lo, hi) => Math.sqrt(variance(windowValues(v, lo, hi))),
+  stdvar_over_time: (_t, v, lo, hi) => variance(v, lo, hi),
+  stddev_over_time: (_t, v, lo, hi) => Math.sqrt(variance(v, lo, hi)),
   changes: (_t, v, lo, hi) => {
     let n = 0;
     for (let i = lo + 1; i < hi; i++) if (v[i] !== v[i - 1] && !(Number.isNaN(v[i]!) && Number.isNaN(v[i - 1]!))) n++;
@@ -438,7 +448,7 @@ export const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: nu
   delta: (t, v, lo, hi, m) => extrapolatedDelta(t, v, lo, hi, m.start, m.end, false, false),
   irate: (t, v, lo, hi) => instantDelta(t, v, lo, hi, true),
   idelta: (t, v, lo, hi) => instantDelta(t, v, lo, hi, false),
-  deriv: (t, v, lo, hi) => (hi - lo < 2 ? undefined : linearRegression(windowValues(t, lo, hi), windowValues(v, lo, hi), t[lo]!)[0]),
+  deriv: (t, v, lo, hi) => (hi - lo < 2 ? undefined : linearRegression(t, v, lo, hi, t[lo]!)[0]),
 };
 
 /** Kahan-summed mean; an incremental mean when the sum overflows (as Prometheus 3 does). */
@@ -452,10 +462,11 @@ function mean(v: Floats, lo = 0, hi = v.length): number {
   return m;
 }
 
-function variance(v: readonly number[]): number {
+function variance(v: Floats, lo: number, hi: number): number {
   let count = 0;
   let mean = 0, cMean = 0, aux = 0, cAux = 0;
-  for (const x of v) {
+  for (let i = lo; i < hi; i++) {
+    const x = v[i]!;
     count++;
     const delta = x - (mean + cMean);
     [mean, cMean] = kahanInc(delta / count, mean, cMean);
@@ -585,9 +596,12 @@ class Evaluator {
     }
   }
 
-  instant(sel: VectorSelector, ts: number): Sample[] {
+  /** Each series' newest sample in (ref − lookback, ref]; `withTimes` adds the sample's own time (for timestamp()). */
+  instant(sel: VectorSelector, ts: number): Sample[];
+  instant(sel: VectorSelector, ts: number, withTimes: true): Array<Sample & { t: number }>;
+  instant(sel: VectorSelector, ts: number, withTimes = false): Sample[] {
     const ref = this.refTime(sel.at, ts, sel.offsetMs);
-    const out: Sample[] = [];
+    const out: Array<Sample & { t?: number }> = [];
     const series = this.seriesOf(sel);
     const at = this.positions(sel, ref);
     const oldest = ref - this.#opts.lookbackMs;
@@ -595,22 +609,8 @@ class Evaluator {
       const s = series[k]!;
       const i = at[k]! - 1;
       if (i < 0 || s.t[i]! <= oldest || s.stale?.[i]) continue;
-      out.push({ labels: s.labels, v: s.v[i]! });
-    }
-    return out;
-  }
-
-  /** Like instant, with each sample's own time (timestamp()). */
-  instantTimes(sel: VectorSelector, ts: number): Array<Sample & { t: number }> {
-    const ref = this.refTime(sel.at, ts, sel.offsetMs);
-    const out: Array<Sample & { t: number }> = [];
-    const series = this.seriesOf(sel);
-    const at = this.positions(sel, ref);
-    for (let k = 0; k < series.length; k++) {
-      const s = series[k]!;
-      const i = at[k]! - 1;
-      if (i < 0 || s.t[i]! <= ref - this.#opts.lookbackMs || s.stale?.[i]) continue;
-      out.push({ labels: s.labels, v: s.v[i]!, t: s.t[i]! });
+      // Only timestamp() asks for times: other samples keep the two-field shape.
+      out.push(withTimes ? { labels: s.labels, v: s.v[i]!, t: s.t[i]! } : { labels: s.labels, v: s.v[i]! });
     }
     return out;
   }
@@ -660,17 +660,7 @@ class Evaluator {
     let t = Math.floor(start / step) * step;
     if (t <= start) t += step;
     const byKey = new Map<string, SeriesPoints>();
-    for (; t <= end; t += step) {
-      const v = this.eval(sq.expr, t);
-      const samples = v.kind === 'vector' ? v.samples : v.kind === 'scalar' ? [{ labels: makeLabels(), v: v.v }] : [];
-      for (const s of samples) {
-        const k = labelsKey(s.labels);
-        let p = byKey.get(k);
-        if (!p) byKey.set(k, (p = { labels: s.labels, t: [], v: [] }));
-        p.t.push(t);
-        p.v.push(s.v);
-      }
-    }
+    for (; t <= end; t += step) collectStep(byKey, t, stepSamples(this.eval(sq.expr, t)));
     return { series: [...byKey.values()].map((p) => ({ labels: p.labels, t: p.t, v: p.v, lo: 0, hi: p.t.length })), start, end };
   }
 
@@ -735,7 +725,7 @@ class Evaluator {
         const out: Sample[] = [];
         for (const s of m.series) {
           if (s.hi - s.lo < 2) continue;
-          const [slope, intercept] = linearRegression(windowValues(s.t, s.lo, s.hi), windowValues(s.v, s.lo, s.hi), ts);
+          const [slope, intercept] = linearRegression(s.t, s.v, s.lo, s.hi, ts);
           out.push({ labels: name(s.labels), v: intercept + slope * d });
         }
         return vec(out);
@@ -791,7 +781,7 @@ class Evaluator {
         const [dst, repl, src, re] = c.args.slice(1).map((a) => this.stringArg(a, ts)) as [string, string, string, string];
         let regex: RegExp;
         try {
-          regex = anchoredRegex(re);
+          regex = anchoredRe2(re);
         } catch {
           throw execError(`invalid regular expression in label_replace(): ${re}`);
         }
@@ -824,7 +814,7 @@ class Evaluator {
       case 'timestamp': {
         let arg = c.args[0]!;
         while (arg.type === 'paren') arg = arg.expr;
-        if (arg.type === 'selector') return vec(this.instantTimes(arg, ts).map((s) => ({ labels: dropMetricName(s.labels), v: s.t / 1000 })));
+        if (arg.type === 'selector') return vec(this.instant(arg, ts, true).map((s) => ({ labels: dropMetricName(s.labels), v: s.t / 1000 })));
         return vec(this.vectorArg(arg, ts).map((s) => ({ labels: dropMetricName(s.labels), v: ts / 1000 })));
       }
       case 'sort':
@@ -1100,23 +1090,41 @@ export function evalInstant(expr: Expr, timeMs: number, source: SeriesSource, op
   }
 }
 
-/** A range query: evaluation at start, start + step, …, ≤ end (`stepwise`: never series at a time, for tests). */
-/** Prometheus's rule that a range query's expression is a scalar or an instant vector (checkable before any read). */
-export function checkRangeQueryType(expr: Expr): void {
-  const type = typeOf(expr);
-  if (type !== 'scalar' && type !== 'vector') {
-    throw new FloeError('bad_data', `invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`, {
-      code: 'FLOE_ERR_PROMQL_PARAM',
-    });
+/** A step's value as samples: a scalar is one sample without labels; a string or matrix none. */
+function stepSamples(v: Value): Sample[] {
+  return v.kind === 'vector' ? v.samples : v.kind === 'scalar' ? [{ labels: makeLabels(), v: v.v }] : [];
+}
+
+/** Appends a step's samples to their series, keyed by label set (steps come in time order). */
+function collectStep(byKey: Map<string, SeriesPoints>, t: number, samples: readonly Sample[]): void {
+  for (const s of samples) {
+    const k = labelsKey(s.labels);
+    let p = byKey.get(k);
+    if (!p) byKey.set(k, (p = { labels: s.labels, t: [], v: [] }));
+    p.t.push(t);
+    p.v.push(s.v);
   }
 }
 
+const badRange = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROMQL_PARAM' });
+
+/** Prometheus's checks of a range query's steps, in its words (it makes them before parsing the query): a positive step, at most MAX_POINTS_PER_SERIES steps. */
+export function checkRangeSteps(startMs: number, endMs: number, stepMs: number): void {
+  if (!(stepMs > 0)) throw badRange('invalid parameter "step": zero or negative query resolution step widths are not accepted. Try a positive integer');
+  if ((endMs - startMs) / stepMs > MAX_POINTS_PER_SERIES) throw badRange('exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)');
+}
+
+/** A range query's expression must be a scalar or an instant vector. */
+export function checkRangeQueryType(expr: Expr): void {
+  const type = typeOf(expr);
+  if (type !== 'scalar' && type !== 'vector') throw badRange(`invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`);
+}
+
+/** A range query: evaluation at start, start + step, …, ≤ end (`stepwise`: never series at a time, for tests). */
 export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions, stepwise = false): RangeResult {
+  // Again here, as a caller may not have checked: a zero step would never end.
+  checkRangeSteps(startMs, endMs, stepMs);
   checkRangeQueryType(expr);
-  if (stepMs <= 0) throw new FloeError('bad_data', 'zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_PROMQL_PARAM' });
-  if ((endMs - startMs) / stepMs > MAX_POINTS_PER_SERIES) {
-    throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
-  }
   const ev = new Evaluator(source, opts);
   // The common shapes series at a time (steps.ts); the same answers, or undefined.
   if (!stepwise && startMs <= endMs) {
@@ -1129,15 +1137,8 @@ export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: nu
   const byKey = new Map<string, SeriesPoints>();
   for (let t = startMs; t <= endMs; t += stepMs) {
     const v = ev.eval(expr, t);
-    const samples = v.kind === 'scalar' ? [{ labels: makeLabels(), v: v.v }] : v.kind === 'vector' ? v.samples : [];
-    if (v.kind === 'vector') checkUnique(samples);
-    for (const s of samples) {
-      const k = labelsKey(s.labels);
-      let p = byKey.get(k);
-      if (!p) byKey.set(k, (p = { labels: s.labels, t: [], v: [] }));
-      p.t.push(t);
-      p.v.push(s.v);
-    }
+    if (v.kind === 'vector') checkUnique(v.samples);
+    collectStep(byKey, t, stepSamples(v));
   }
   return { resultType: 'matrix', result: [...byKey.values()].sort((a, b) => compareLabels(a.labels, b.labels)) };
 }

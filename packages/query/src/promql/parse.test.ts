@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FloeError } from '@floe/errors';
-import { parsePromQL, typeOf } from './parse.ts';
+import { parsePromDuration, parsePromQL, typeOf } from './parse.ts';
 import { formatPromQL } from './format.ts';
 
 const err = (q: string): FloeError => {
@@ -82,5 +82,47 @@ describe('parsePromQL', () => {
     expect(err('x and 1').message).toMatch(/set operator/);
     expect(err('nosuchfn(x)').kind).toBe('bad_data');
     expect(err('x{a=~"("}').message).toMatch(/invalid regular expression/);
+  });
+
+  const matcherValue = (q: string, label: string) => {
+    const e = parsePromQL(q);
+    if (e.type !== 'selector') throw new Error('selector');
+    return e.matchers.find((m) => m.name === label)?.value;
+  };
+
+  it('reads strings as Go does: \\x and octal escapes are UTF-8 bytes', () => {
+    expect(matcherValue('x{a="caf\\xc3\\xa9"}', 'a')).toBe('café');
+    expect(matcherValue('x{a="caf\\303\\251"}', 'a')).toBe('café');
+    expect(matcherValue("x{a='\\u00e9\\U0001F600\\t'}", 'a')).toBe('é😀\t');
+    expect(matcherValue('x{a=`raw\\n`}', 'a')).toBe('raw\\n');
+  });
+
+  it('refuses NUL and bad escapes in strings, under the PromQL error code', () => {
+    for (const q of ['x{a="\\x00"}', 'x{a="\\000"}', 'x{a="\\u0000"}', 'x{a="\\q"}', 'x{a="\\xZZ"}']) {
+      const e = err(q);
+      expect(e.kind, q).toBe('bad_data');
+      expect(e.code, q).toBe('FLOE_ERR_PROMQL_PARSE');
+      expect(e.message, q).toMatch(/^parse error at line 1, col \d+: /);
+    }
+    expect(err('x{a="\\x00"}').message).toMatch(/NUL/);
+  });
+
+  it('accepts RE2 regexes Prometheus accepts', () => {
+    expect(matcherValue('foo{a=~"(?i)bar"}', 'a')).toBe('(?i)bar');
+    expect(matcherValue('foo{a=~"\\\\Q.\\\\E[[:alpha:]]"}', 'a')).toBe('\\Q.\\E[[:alpha:]]');
+    expect(err('foo{a=~"a(?=b)"}').message).toMatch(/invalid regular expression/);
+    // (?i) does not make an empty-matching selector selective.
+    expect(err('{a=~"(?i).*"}').message).toMatch(/non-empty matcher/);
+  });
+
+  it('reads durations with units in order, each once, or as seconds', () => {
+    expect(parsePromDuration('1h30m')).toBe(5_400_000);
+    expect(parsePromDuration('250ms')).toBe(250);
+    expect(parsePromDuration('1.5')).toBe(1500);
+    expect(parsePromDuration('1e3')).toBe(1_000_000);
+    for (const bad of ['1s1h', '1m1m', '', '1e400', '99999999999999999y']) {
+      expect(parsePromDuration(bad), bad).toBeUndefined();
+    }
+    for (const q of ['rate(x[1s1h])', 'rate(x[1m1m])']) expect(err(q).kind, q).toBe('bad_data');
   });
 });

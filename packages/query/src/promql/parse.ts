@@ -1,5 +1,5 @@
 import { parser } from '@prometheus-io/lezer-promql';
-import { FloeError } from '@floe/errors';
+import { FloeError, isFloeError } from '@floe/errors';
 import type {
   AggregateOp,
   AtModifier,
@@ -15,6 +15,9 @@ import type {
 import { isComparison, isSetOp } from './ast.ts';
 import { FUNCTIONS } from './functions.ts';
 import { positionOf } from '../logql/errors.ts';
+import { parseDuration } from '../logql/durations.ts';
+import { unquote } from '../logql/strings.ts';
+import { anchoredRe2 } from '../re2.ts';
 
 /**
  * PromQL text → Floe's typed AST, through Prometheus's own grammar (`@prometheus-io/lezer-promql`,
@@ -29,14 +32,17 @@ type Node = ReturnType<typeof parser.parse>['topNode'];
 
 const MAX_PROMQL_LENGTH = 64 * 1024;
 
+const PARSE_ERROR_CODE = 'FLOE_ERR_PROMQL_PARSE';
+
+// logql/errors.ts syntaxError words the message the same way but fixes LogQL's error code.
 function promSyntaxError(src: string, offset: number, reason: string): FloeError {
   const position = positionOf(src, offset);
-  return new FloeError('bad_data', `parse error at line ${position.line}, col ${position.column}: ${reason}`, { code: 'FLOE_ERR_PROMQL_PARSE', position });
+  return new FloeError('bad_data', `parse error at line ${position.line}, col ${position.column}: ${reason}`, { code: PARSE_ERROR_CODE, position });
 }
 
 export function parsePromQL(query: string): Expr {
   if (query.trim() === '') throw promSyntaxError(query, 0, 'no expression found in input');
-  if (query.length > MAX_PROMQL_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_PROMQL_LENGTH} characters`, { code: 'FLOE_ERR_PROMQL_PARSE' });
+  if (query.length > MAX_PROMQL_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_PROMQL_LENGTH} characters`, { code: PARSE_ERROR_CODE });
   const tree = parser.parse(query);
   const top = tree.topNode;
   let error: Node | undefined;
@@ -75,15 +81,17 @@ const MATCH: Record<string, MatchOp> = { EqlSingle: '=', Neq: '!=', EqlRegex: '=
 const AGGREGATES: ReadonlySet<string> = new Set(['sum', 'avg', 'min', 'max', 'count', 'group', 'stddev', 'stdvar', 'topk', 'bottomk', 'quantile', 'count_values', 'limitk', 'limit_ratio']);
 const WITH_PARAM: ReadonlySet<string> = new Set(['topk', 'bottomk', 'quantile', 'count_values', 'limitk', 'limit_ratio']);
 
-const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000, w: 604_800_000, y: 31_536_000_000 };
-
-/** A Prometheus duration (`5m`, `1h30m`, `250ms`) or, as Prometheus 3 allows, a number of seconds, in ms. */
+/**
+ * A Prometheus duration (`5m`, `1h30m`, `250ms`, units in order and each at most once) or, as
+ * Prometheus 3 and its API allow, a number of seconds; in ms, undefined when it is neither or does
+ * not fit a safe integer.
+ */
 export function parsePromDuration(text: string): number | undefined {
-  if (/^\d+(?:\.\d+)?$/.test(text)) return Math.round(Number(text) * 1000);
-  if (!/^(?:\d+(?:ms|s|m|h|d|w|y))+$/.test(text)) return undefined;
-  let ms = 0;
-  for (const part of text.matchAll(/(\d+)(ms|s|m|h|d|w|y)/g)) ms += Number(part[1]) * DURATION_UNITS[part[2]!]!;
-  return ms;
+  if (/^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(text)) {
+    const ms = Math.round(Number(text) * 1000);
+    return Number.isSafeInteger(ms) ? ms : undefined;
+  }
+  return parseDuration(text);
 }
 
 /** A PromQL number literal: decimal, hex, exponent, Inf/NaN, or a duration read as seconds. */
@@ -102,47 +110,6 @@ function parseNumber(text: string): number | undefined {
   if (/^(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/.test(lower)) return sign * Number(lower);
   const d = parsePromDuration(body);
   return d === undefined ? undefined : (sign * d) / 1000;
-}
-
-/** Go's string literal rules: "…" and '…' with escapes, `…` raw. */
-function unquoteString(text: string): string | undefined {
-  const q = text[0];
-  if (text.length < 2 || text[text.length - 1] !== q) return undefined;
-  const body = text.slice(1, -1);
-  if (q === '`') return body;
-  let out = '';
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i]!;
-    if (c !== '\\') {
-      out += c;
-      continue;
-    }
-    const e = body[++i];
-    const simple: Record<string, string> = { a: '\x07', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t', v: '\v', '\\': '\\', "'": "'", '"': '"' };
-    if (e !== undefined && e in simple) {
-      out += simple[e];
-    } else if (e === 'x' || e === 'u' || e === 'U') {
-      const n = e === 'x' ? 2 : e === 'u' ? 4 : 8;
-      const hex = body.slice(i + 1, i + 1 + n);
-      if (!new RegExp(`^[0-9a-fA-F]{${n}}$`).test(hex)) return undefined;
-      out += e === 'x' ? String.fromCharCode(Number.parseInt(hex, 16)) : String.fromCodePoint(Number.parseInt(hex, 16));
-      i += n;
-    } else if (e !== undefined && /[0-7]/.test(e)) {
-      const oct = body.slice(i, i + 3);
-      if (!/^[0-7]{3}$/.test(oct)) return undefined;
-      out += String.fromCharCode(Number.parseInt(oct, 8));
-      i += 2;
-    } else {
-      return undefined;
-    }
-  }
-  return out;
-}
-
-/** A Go RE2 pattern as a fully anchored JavaScript RegExp (Prometheus anchors label regexes and lets `.` match newlines). */
-export function anchoredRegex(pattern: string): RegExp {
-  const js = pattern.replaceAll('(?P<', '(?<');
-  return new RegExp(`^(?:${js})$`, 's');
 }
 
 class Lowering {
@@ -238,9 +205,13 @@ class Lowering {
   }
 
   string(n: Node): string {
-    const v = unquoteString(this.text(n));
-    if (v === undefined) throw this.error(n.from, `invalid string literal ${this.text(n).slice(0, 32)}`);
-    return v;
+    try {
+      return unquote(this.#src, n.from, this.text(n));
+    } catch (err) {
+      // unquote reports under LogQL's code; its text and position hold for PromQL as they are.
+      if (isFloeError(err)) throw new FloeError(err.kind, err.message, { code: PARSE_ERROR_CODE, position: err.position });
+      throw err;
+    }
   }
 
   duration(n: Node): number {
@@ -303,7 +274,7 @@ class Lowering {
           const value = this.string(c.getChild('StringLiteral')!);
           if (op === '=~' || op === '!~') {
             try {
-              anchoredRegex(value);
+              anchoredRe2(value);
             } catch (err) {
               throw this.error(c.from, `invalid regular expression ${JSON.stringify(value)}: ${(err as Error).message}`);
             }
@@ -314,7 +285,7 @@ class Lowering {
       }
     }
     const matchesEmpty = (m: LabelMatcher) =>
-      m.op === '=' ? m.value === '' : m.op === '!=' ? m.value !== '' : m.op === '=~' ? anchoredRegex(m.value).test('') : !anchoredRegex(m.value).test('');
+      m.op === '=' ? m.value === '' : m.op === '!=' ? m.value !== '' : m.op === '=~' ? anchoredRe2(m.value).test('') : !anchoredRe2(m.value).test('');
     if (matchers.every(matchesEmpty)) throw this.error(n.from, 'vector selector must contain at least one non-empty matcher');
     return { type: 'selector', name, matchers, offsetMs: 0, at: undefined, from: n.from, to: n.to };
   }

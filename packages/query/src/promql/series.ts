@@ -2,7 +2,8 @@ import type { LabelMatcher } from './ast.ts';
 import type { RawSeries } from './eval.ts';
 import { labelsKey, makeLabels, type Labels } from '../labels.ts';
 import { METRIC_NAME, formatFloat } from './labels.ts';
-import { anchoredRegex } from './parse.ts';
+import { anchoredRe2 } from '../re2.ts';
+import { DERIVED_LABELS } from '../ir/metrics.ts';
 
 /**
  * Stored metrics as Prometheus series (issue 6, deliverable 3; spec 1 Ingest rules 2-4), pure.
@@ -114,7 +115,7 @@ const regexCache = new Map<string, RegExp>();
 function regex(pattern: string): RegExp {
   let r = regexCache.get(pattern);
   if (!r) {
-    r = anchoredRegex(pattern);
+    r = anchoredRe2(pattern);
     if (regexCache.size > 1000) regexCache.clear();
     regexCache.set(pattern, r);
   }
@@ -170,7 +171,7 @@ export function selectorDemand(selectors: ReadonlyArray<readonly LabelMatcher[]>
   for (const matchers of selectors) for (const m of matchers) if (!COLUMN_LABELS.has(m.name)) keys.add(m.name);
   return [...keys].sort();
 }
-const COLUMN_LABELS = new Set([METRIC_NAME, 'job', 'le', 'quantile']);
+const COLUMN_LABELS: ReadonlySet<string> = new Set([...DERIVED_LABELS, 'job']);
 
 // ── target_info ──
 
@@ -274,7 +275,7 @@ export interface PointRow {
 }
 
 /** Entries of a map value: an Arrow MapRow (toJSON), a Map or a plain object. */
-function mapEntries(v: unknown): Array<[string, unknown]> {
+export function mapEntries(v: unknown): Array<[string, unknown]> {
   if (v === null || v === undefined) return [];
   if (v instanceof Map) return [...v.entries()] as Array<[string, unknown]>;
   const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, logFieldType } from './log-discovery.ts';
+import { detectedFieldsOf, planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, logFieldType } from './log-discovery.ts';
 import type { LabelMatch } from '../ir/logs.ts';
 import { LOGS, openLogsDb, type LogRow, type LogsDb } from './test-db.ts';
 
@@ -34,15 +34,12 @@ describe('index/stats', () => {
 });
 
 describe('detected_fields', () => {
-  const fields = async (sampleLimit = 100, filters: Parameters<typeof planDetectedFields>[0]['filters'] = []) => {
+  const fields = async (sampleLimit = 100, filters: Parameters<typeof planDetectedFields>[0]['filters'] = [], limit = 100) => {
     const rows = await db.run(planDetectedFields({ kind: 'detected_fields', table: 'logs', range, streams: checkout, filters, sampleLimit }, LOGS));
-    const byName = new Map<string, Array<(typeof rows)[number]>>();
-    for (const r of rows) byName.set(String(r.name), [...(byName.get(String(r.name)) ?? []), r]);
-    return [...byName].map(([name, rs]) => [
-      name,
-      logFieldType(rs.map((r) => ({ kind: String(r.kind), all_int: r.all_int === true, all_float: r.all_float === true, all_bool: r.all_bool === true }))),
-      Math.max(...rs.map((r) => Number(r.cardinality))),
-    ]);
+    return detectedFieldsOf(rows, limit).map((f) => {
+      expect(f.parsers).toBeNull();
+      return [f.label, f.type, f.cardinality];
+    });
   };
 
   it('infers each record attribute type (string values read as numbers or booleans) with its distinct count', async () => {
@@ -55,6 +52,13 @@ describe('detected_fields', () => {
       ['retry', 'boolean', 1],
       ['trace_id', 'string', 1],
       ['user', 'string', 2],
+    ]);
+  });
+
+  it('returns the first `limit` fields by name', async () => {
+    expect(await fields(100, [], 2)).toEqual([
+      ['code', 'int', 2],
+      ['flag', 'boolean', 2],
     ]);
   });
 

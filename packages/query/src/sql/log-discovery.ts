@@ -95,6 +95,32 @@ export function logFieldType(rows: ReadonlyArray<{ kind: string; all_int: boolea
   return 'string';
 }
 
+/** One entry of Loki's detected_fields answer. */
+export interface DetectedField {
+  label: string;
+  type: FieldType;
+  cardinality: number;
+  /** Always null: the fields are structured metadata, not parsed from the line (Loki lists no parser for those). */
+  parsers: null;
+}
+
+/** The first `limit` fields of planDetectedFields' rows (ordered by name), each with one type and its distinct count. */
+export function detectedFieldsOf(rows: ReadonlyArray<Record<string, unknown>>, limit: number): DetectedField[] {
+  const byName = new Map<string, Array<Record<string, unknown>>>();
+  for (const r of rows) {
+    const name = String(r.name);
+    const list = byName.get(name);
+    if (list) list.push(r);
+    else byName.set(name, [r]);
+  }
+  return [...byName].slice(0, limit).map(([label, rs]) => ({
+    label,
+    type: logFieldType(rs.map((r) => ({ kind: String(r.kind), all_int: r.all_int === true, all_float: r.all_float === true, all_bool: r.all_bool === true }))),
+    cardinality: Math.max(...rs.map((r) => Number(r.cardinality))),
+    parsers: null,
+  }));
+}
+
 /** Distinct non-empty values ("value") of one field over the newest sampleLimit matching lines. */
 export function planDetectedFieldValues(ir: DetectedFieldValues, table: PlannerTable): PlannedQuery {
   checkTable(ir, table);

@@ -9,7 +9,7 @@ import type { PlannerTable, SqlBuilder } from './printer.ts';
  * | service_name, service, job, service.name    | column service_name              |
  * | level, severity, detected_level             | column severity_text             |
  * | trace_id, span_id                           | the columns of the same name     |
- * | a materialized label                        | its column (ColumnDef.attributeKey) |
+ * | a materialized label, or its `_` spelling   | its column (ColumnDef.attributeKey) |
  * | any other label, dotted or not              | the typed attribute maps, by exact key |
  *
  * An attribute label is looked up per key in the record's own maps first, then the resource's,
@@ -51,9 +51,33 @@ export type LabelTarget = { kind: 'column'; column: string } | { kind: 'attribut
 export function resolveLogLabel(label: string, table: PlannerTable): LabelTarget {
   const column = LABEL_COLUMNS[label];
   if (column) return { kind: 'column', column };
-  const materialized = table.labelColumn ? table.labelColumn(label) : table.columns.find((c) => c.attributeKey === label)?.name;
+  const materialized = table.labelColumn ? table.labelColumn(label) : materializedColumn(table, label);
   if (materialized) return { kind: 'column', column: materialized };
   return { kind: 'attribute', key: label };
+}
+
+/** Loki's label name for an attribute key: every character outside [A-Za-z0-9_] as `_` (`k8s.pod.name` → `k8s_pod_name`). */
+const underscoreSpelling = (key: string) => key.replace(/[^A-Za-z0-9_]/gu, '_');
+
+/**
+ * The materialized label column of a label name (rule 5), from the columns' own attribute keys
+ * (a column's name is sanitised, lower-cased and maybe suffixed, so it cannot tell keys apart):
+ * the column whose key is the name exactly, else the one column whose key's underscore spelling
+ * the name is, so Grafana's `k8s_pod_name` finds `k8s.pod.name`. When two keys share a spelling
+ * (`k8s.pod.name`, `k8s_pod.name`) that spelling names neither and stays an attribute key.
+ */
+function materializedColumn(table: PlannerTable, label: string): string | undefined {
+  let spelled: string | undefined;
+  let spellings = 0;
+  for (const c of table.columns) {
+    if (c.attributeKey === undefined) continue;
+    if (c.attributeKey === label) return c.name;
+    if (underscoreSpelling(c.attributeKey) === label) {
+      spelled = c.name;
+      spellings++;
+    }
+  }
+  return spellings === 1 ? spelled : undefined;
 }
 
 /** The label's value as text, '' when the row does not carry it (never NULL). */

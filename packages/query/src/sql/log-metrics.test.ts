@@ -40,6 +40,11 @@ afterAll(() => db.close());
 
 const GRID: StepGrid = { startNs: 60n * BigInt(S), endNs: 120n * BigInt(S), stepNs: 60n * BigInt(S) };
 
+/**
+ * Runs the query and evaluates it twice: with the rows as DuckDB returned them and with each
+ * leaf's rows reversed. The querier's row order is unspecified (a GROUP BY without ORDER BY), so
+ * both must give the same result.
+ */
 async function run(q: string, grid: StepGrid = GRID): Promise<MetricResult> {
   const query = lowerMetricQuery(parseLogQL(q), q);
   const leaves = await Promise.all(
@@ -49,7 +54,10 @@ async function run(q: string, grid: StepGrid = GRID): Promise<MetricResult> {
     }),
   );
   const steps = Number((grid.endNs - grid.startNs) / grid.stepNs) + 1;
-  return evaluateMetricQuery(query, steps, leaves);
+  const result = evaluateMetricQuery(query, steps, leaves);
+  const reversed = evaluateMetricQuery(query, steps, leaves.map((l) => ({ ...l, rows: [...l.rows].reverse() })));
+  expect(reversed).toEqual(result);
+  return result;
 }
 
 /** A matrix as [labels, [[seconds, value], …]] with the default grid's times. */
@@ -113,7 +121,74 @@ describe('range functions over step-aligned windows', () => {
     const grid = { ...GRID, stepNs: 30n * BigInt(S) };
     // (0,60]: 10,20,30,60; (30,90]: 60,70,90; (60,120]: 70,90.
     expect(await matrix('sum(count_over_time({service_name="checkout"}[1m]))', grid)).toEqual([[{}, [[60, 4], [90, 3], [120, 2]]]]);
-    expect(sampleWindows(grid, 60n * BigInt(S), 0n)).toMatchObject({ widthNs: 30n * BigInt(S), perStep: 1, perWindow: 2, exact: true });
+    expect(sampleWindows(grid, 60n * BigInt(S), 0n)).toMatchObject({ widthNs: 30n * BigInt(S), perStep: 1, perWindow: 2 });
+  });
+
+  it('step shorter than the range: every unwrap function merges the sub-buckets of each window', async () => {
+    // 20s sub-buckets (0,20] (20,40] … ; each window is two of them. checkout's latencies:
+    // (0,20]: 100@10s, 200@20s; (20,40]: 1000@30s; (40,60]: 60@60s; (60,80]: 300@70s; (80,100]: 50@90s.
+    // Windows: (0,40] {100,200,1000}; (20,60] {1000,60}; (40,80] {60,300}; (60,100] {300,50}; (80,120] {50}.
+    const grid = { startNs: 40n * BigInt(S), endNs: 120n * BigInt(S), stepNs: 20n * BigInt(S) };
+    expect(sampleWindows(grid, 40n * BigInt(S), 0n)).toMatchObject({ widthNs: 20n * BigInt(S), perStep: 1, perWindow: 2 });
+    const u = async (fn: string, param = '') => {
+      const series = await matrix(`${fn}(${param}{service_name="checkout"} | unwrap latency [40s]) by (service_name)`, grid);
+      expect(series.map(([labels]) => labels)).toEqual([checkout]);
+      return series[0]![1];
+    };
+    const at = (values: number[]) => values.map((v, k) => [40 + 20 * k, v]);
+    expect(await u('sum_over_time')).toEqual(at([1300, 1060, 360, 350, 50]));
+    expect(await u('avg_over_time')).toEqual(at([1300 / 3, 530, 180, 175, 50]));
+    expect(await u('min_over_time')).toEqual(at([100, 60, 60, 50, 50]));
+    expect(await u('max_over_time')).toEqual(at([1000, 1000, 300, 300, 50]));
+    expect(await u('first_over_time')).toEqual(at([100, 1000, 60, 300, 50]));
+    expect(await u('last_over_time')).toEqual(at([1000, 60, 300, 50, 50]));
+    expect(await u('quantile_over_time', '0.5, ')).toEqual(at([200, 530, 180, 175, 50]));
+    // Population variance: (0,40] mean 1300/3, squared deviations (1000² + 700² + 1700²)/9 over 3 values;
+    // (20,60] ±470; (40,80] ±120; (60,100] ±125; one value: 0.
+    const variances = [4_380_000 / 27, 470 * 470, 120 * 120, 125 * 125, 0];
+    const sv = await u('stdvar_over_time');
+    const sd = await u('stddev_over_time');
+    variances.forEach((v, k) => {
+      expect(sv[k]![0]).toBe(40 + 20 * k);
+      expect(sv[k]![1]).toBeCloseTo(v, 6);
+      expect(sd[k]![1]).toBeCloseTo(Math.sqrt(v), 9);
+    });
+    // The additive ones over the same windows: lines (10,20 | 30 | 60 | 70 | 90 | none) and their bytes.
+    expect(await matrix('sum(count_over_time({service_name="checkout"}[40s]))', grid)).toEqual([[{}, at([3, 2, 2, 2, 1])]]);
+    expect(await matrix('sum(bytes_over_time({service_name="checkout"}[40s]))', grid)).toEqual([[{}, at([60, 36, 13, 16, 9])]]);
+    expect(await matrix('sum(rate({service_name="checkout"} | unwrap latency [40s]))', grid)).toEqual([[{}, at([1300 / 40, 1060 / 40, 360 / 40, 350 / 40, 50 / 40])]]);
+  });
+
+  it('several rows of one series and sub-bucket merge like sub-buckets, whatever their order', () => {
+    // What the querier returns when a label is NULL in some rows and '' in others (both absent).
+    const windows = sampleWindows(GRID, 60n * BigInt(S), 0n);
+    const rows = [
+      { l0: null, j: 0, fv: 1, ft: 5n, lv: 1, lt: 5n, mn: 1, mx: 1 },
+      { l0: '', j: 0, fv: 2, ft: 3n, lv: 2, lt: 3n, mn: 2, mx: 2 },
+      { l0: '', j: 1, fv: 4, ft: 70n, lv: 4, lt: 80n, mn: 4, mx: 4 },
+    ];
+    for (const order of [rows, [...rows].reverse()]) {
+      const at = (name: string) => {
+        const q = `${name}({service_name="a"} | unwrap x [1m]) by (pod)`;
+        const r = evaluateMetricQuery(lowerMetricQuery(parseLogQL(q), q), 2, [{ windows, rows: order }]);
+        return r.kind === 'matrix' ? r.series.map((s) => [s.labels, [...s.points]]) : r;
+      };
+      expect(at('first_over_time')).toEqual([[{}, [[0, 2], [1, 4]]]]);
+      expect(at('last_over_time')).toEqual([[{}, [[0, 1], [1, 4]]]]);
+      expect(at('min_over_time')).toEqual([[{}, [[0, 1], [1, 4]]]]);
+      expect(at('max_over_time')).toEqual([[{}, [[0, 2], [1, 4]]]]);
+    }
+  });
+
+  it('quantile_over_time refuses (422) a query that would gather too many values, before gathering them', async () => {
+    const grid = { startNs: 40n * BigInt(S), endNs: 120n * BigInt(S), stepNs: 20n * BigInt(S) };
+    const q = 'quantile_over_time(0.5, {service_name="checkout"} | unwrap latency [40s]) by (service_name)';
+    const query = lowerMetricQuery(parseLogQL(q), q);
+    const windows = sampleWindows(grid, 40n * BigInt(S), 0n);
+    const rows = await db.run(planLogSample(query.leaves[0]!.sample, windows, LOGS));
+    // The windows hold 3 + 2 + 2 + 2 + 1 = 10 values.
+    expect(evaluateMetricQuery(query, 5, [{ windows, rows }], 10).kind).toBe('matrix');
+    expect(() => evaluateMetricQuery(query, 5, [{ windows, rows }], 9)).toThrow(expect.objectContaining({ kind: 'execution', message: expect.stringMatching(/more than 9 values/) }));
   });
 
   it('step longer than the range: rows between windows count nowhere', async () => {
@@ -133,9 +208,9 @@ describe('range functions over step-aligned windows', () => {
     expect(await matrix('sum(count_over_time({service_name="checkout"}[30s]))', at)).toEqual([[{}, [[60, 1]]]]);
   });
 
-  it('too many sub-buckets fall back to whole steps, flagged inexact', () => {
+  it('too many sub-buckets fall back to whole steps, the range rounded up to one', () => {
     const grid = { startNs: 0n, endNs: 10_999n * 10n * BigInt(S), stepNs: 10n * BigInt(S) };
-    expect(sampleWindows(grid, 7n * BigInt(S), 0n)).toMatchObject({ widthNs: 10n * BigInt(S), perWindow: 1, perStep: 1, exact: false, windowSeconds: 10 });
+    expect(sampleWindows(grid, 7n * BigInt(S), 0n)).toMatchObject({ widthNs: 10n * BigInt(S), perWindow: 1, perStep: 1, windowSeconds: 10 });
     expect(() => sampleWindows({ ...grid, endNs: 11_000n * 10n * BigInt(S) }, BigInt(S), 0n)).toThrow(/maximum resolution of 11,000 points/);
   });
 });
@@ -201,6 +276,16 @@ describe('vector aggregations', () => {
     expect((await matrix(`sort_desc(${inner})`)).map(([l]) => l.service_name)).toEqual(['checkout', 'billing', 'web']);
     expect((await matrix(`sort(${inner})`)).map(([l]) => l.service_name)).toEqual(['billing', 'web', 'checkout']);
   });
+
+  it('sort and sort_desc order by the latest step, not the first', async () => {
+    // checkout's latency sums: ERROR 1000 then 50, INFO 360 then 300: the order flips at 120s.
+    const sums = 'sum by (level) (sum_over_time({service_name="checkout"} | unwrap latency [1m]))';
+    expect(await matrix(`sort(${sums})`)).toEqual([
+      [{ level: 'ERROR' }, [[60, 1000], [120, 50]]],
+      [{ level: 'INFO' }, [[60, 360], [120, 300]]],
+    ]);
+    expect((await matrix(`sort_desc(${sums})`)).map(([l]) => l.level)).toEqual(['INFO', 'ERROR']);
+  });
 });
 
 describe('binary operators', () => {
@@ -216,6 +301,15 @@ describe('binary operators', () => {
     expect(await matrix(`${bySvc('{service_name="checkout"}')} / 4`)).toEqual([[checkout, [[60, 1], [120, 0.5]]]]);
     expect(await matrix(`8 / ${bySvc('{service_name="checkout"}')}`)).toEqual([[checkout, [[60, 2], [120, 4]]]]);
     expect(await matrix(`${bySvc('{service_name="checkout"}')} % 3 ^ 1`)).toEqual([[checkout, [[60, 1], [120, 2]]]]);
+  });
+
+  it('^ is a power, right-associative, with Go\'s special cases as in Loki', async () => {
+    expect(await matrix(`${bySvc('{service_name="checkout"}')} ^ 3`)).toEqual([[checkout, [[60, 64], [120, 8]]]]);
+    expect(await matrix(`2 ^ ${bySvc('{service_name="checkout"}')}`)).toEqual([[checkout, [[60, 16], [120, 4]]]]);
+    expect(await run('2 ^ 3 ^ 2')).toEqual({ kind: 'scalar', value: 512 });
+    // math.Pow(1, NaN) and math.Pow(-1, ±Inf) are 1, where JavaScript's ** gives NaN.
+    expect(await run('1 ^ (0 / 0)')).toEqual({ kind: 'scalar', value: 1 });
+    expect(await run('(0 - 1) ^ (1 / 0)')).toEqual({ kind: 'scalar', value: 1 });
   });
 
   it('vector arithmetic matches on labels per step; on (…) and ignoring (…)', async () => {
@@ -281,6 +375,22 @@ describe('label_replace', () => {
     // Anchored: "eb" does not match "web".
     expect((await matrix(`label_replace(${inner}, "svc", "x", "service_name", "eb")`)).map(([l]) => l.svc)).toEqual([undefined, undefined, undefined]);
     expect((await matrix(`label_replace(${inner}, "service_name", "", "service_name", "web")`)).map(([l]) => l)).toEqual([{}, { service_name: 'billing' }, checkout]);
+  });
+
+  it('RE2 flags apply: (?i) folds case', async () => {
+    expect((await matrix(`label_replace(${inner}, "svc", "$1", "service_name", "(?i)(WEB|CHECK)(?-i:out)?")`)).map(([l]) => l)).toEqual([
+      { service_name: 'billing' },
+      { service_name: 'checkout', svc: 'check' },
+      { service_name: 'web', svc: 'web' },
+    ]);
+    // Inside (?-i:…) case matters again: OUT does not match checkout's "out".
+    expect((await matrix(`label_replace(${inner}, "svc", "x", "service_name", "(?i)check(?-i:OUT)")`)).map(([l]) => l.svc)).toEqual([undefined, undefined, undefined]);
+  });
+
+  it('two series that end up with the same labels are an error', async () => {
+    await expect(run(`label_replace(${inner}, "service_name", "all", "service_name", ".*")`)).rejects.toMatchObject({ kind: 'bad_data', message: expect.stringMatching(/same labelset/) });
+    // Only the series the regex matches change: one rename without a collision is fine.
+    expect((await matrix(`label_replace(${inner}, "service_name", "all", "service_name", "web")`)).map(([l]) => l.service_name)).toEqual(['all', 'billing', 'checkout']);
   });
 });
 

@@ -188,14 +188,36 @@ describe('printed SQL', () => {
     const table = { ...LOGS, columns: [...LOGS.columns, { name: 'label_k8s_pod_name', attributeKey: 'k8s.pod.name' }] };
     const q = '{k8s.pod.name="web-1"} | k8s_pod_name!="x"';
     const ir = lowerLogQuery(parseLogQL(q), q, { range, direction: 'backward', limit: 1 });
-    const exact = planLogSelect(ir, table, { metadata: false });
-    expect(exact.sql).toContain('AND "label_k8s_pod_name" = $3\n');
-    // Without the schema's resolver the underscore spelling stays an attribute key...
-    expect(exact.sql).toContain('<> $5)');
-    expect(exact.params).toEqual(['0', '1000000', 'web-1', 'k8s_pod_name', 'x']);
-    // ...with it (as @floe/schema's labelColumn resolves it), it is the column too.
-    const withResolver = planLogSelect(ir, { ...table, labelColumn: (l) => (l === 'k8s.pod.name' || l === 'k8s_pod_name' ? 'label_k8s_pod_name' : undefined) }, { metadata: false });
-    expect(withResolver.sql).toContain('AND ("label_k8s_pod_name" IS DISTINCT FROM $4)\n');
+    const plan = planLogSelect(ir, table, { metadata: false });
+    // The exact key, and its underscore spelling (Grafana's), both read the column.
+    expect(plan.sql).toContain('AND "label_k8s_pod_name" = $3\n');
+    expect(plan.sql).toContain('AND ("label_k8s_pod_name" IS DISTINCT FROM $4)\n');
+    expect(plan.params).toEqual(['0', '1000000', 'web-1', 'x']);
+    // A resolver the caller passes decides instead: here, no column for the underscore spelling.
+    const own = planLogSelect(ir, { ...table, labelColumn: (l) => (l === 'k8s.pod.name' ? 'label_k8s_pod_name' : undefined) }, { metadata: false });
+    expect(own.params).toEqual(['0', '1000000', 'web-1', 'k8s_pod_name', 'x']);
+  });
+
+  it('keys that sanitise to one column name each keep their own column; their shared underscore spelling reads the maps', () => {
+    // As planMaterializedLabels names them: the later key got the `_2` column.
+    const table = {
+      ...LOGS,
+      columns: [...LOGS.columns, { name: 'label_k8s_pod_name', attributeKey: 'k8s_pod.name' }, { name: 'label_k8s_pod_name_2', attributeKey: 'k8s.pod.name' }, { name: 'label_cloud_region', attributeKey: 'Cloud.Region' }],
+    };
+    const where = (label: string) => {
+      const q = `{service_name="a"} | ${label}="v"`;
+      const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction: 'backward', limit: 1 }), table, { metadata: false });
+      const column = /AND \("(label_[a-z0-9_]+)" = \$\d+\)/.exec(plan.sql)?.[1];
+      return column ?? (plan.params.includes(label) ? 'maps' : 'neither');
+    };
+    expect(where('k8s.pod.name')).toBe('label_k8s_pod_name_2');
+    expect(where('k8s_pod.name')).toBe('label_k8s_pod_name');
+    expect(where('k8s_pod_name')).toBe('maps');
+    // Keys keep their case: the column is lower-cased, the key it holds is not.
+    expect(where('Cloud.Region')).toBe('label_cloud_region');
+    expect(where('Cloud_Region')).toBe('label_cloud_region');
+    expect(where('cloud.region')).toBe('maps');
+    expect(where('cloud_region')).toBe('maps');
   });
 
   it('a selector with a line filter and a label filter: values only as parameters, time first', () => {

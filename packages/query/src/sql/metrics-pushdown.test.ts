@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { planMetricSeries, planMetricSeriesPoints, planMetricTargetInfo } from './metrics.ts';
+import { REMOTE_WRITE_SCOPE, planMetricPoints, planMetricSeries, planMetricSeriesPoints, planMetricTargetInfo } from './metrics.ts';
 import type { PlannerTable } from './printer.ts';
+import type { MetricSelect } from '../ir/metrics.ts';
+import { buildPlainSeries, buildPromSeries, matchLabels, type PointRow, type SeriesPointsRow, type SeriesRow } from '../promql/series.ts';
+import type { LabelMatcher } from '../promql/ast.ts';
+import { METRICS as METRICS_DB, openMetricsDb, type MetricRow } from './test-db.ts';
 
 const cols = (names: string[]): PlannerTable['columns'] => names.map((name) => ({ name }));
 const METRICS: PlannerTable = {
@@ -59,12 +63,81 @@ describe('label matcher pushdown', () => {
   });
 
   it('applies the same filter to series reads, and plans target_info over OpenTelemetry rows only', () => {
-    const series = planMetricSeries({ kind: 'metric_series', window, metricNames: ['lat'], selects: [{ metricNames: ['lat'], matchers: [{ label: 'le', op: '=', value: '0.5' }] }], metricTypes: ['histogram'] }, METRICS);
+    const series = planMetricSeries({ kind: 'metric_series', window, metricNames: ['lat'], selects: [{ metricNames: ['lat'], matchers: [{ label: 'env', op: '=', value: 'prod' }] }], metricTypes: ['histogram'] }, METRICS);
     expect(series.sql).toContain(`coalesce("point_attr_str"[$`);
-    expect(series.params).toEqual(expect.arrayContaining(['le', '0.5', 'histogram']));
+    expect(series.params).toEqual(expect.arrayContaining(['env', 'prod', 'histogram']));
     const ti = planMetricTargetInfo({ kind: 'metric_target_info', window }, METRICS);
     expect(ti.sql).toContain(`coalesce("scope_name", '') <> $1`);
     expect(ti.sql).toContain('GROUP BY CAST("resource_attr_str" AS VARCHAR)');
     expect(ti.params[0]).toBe('floe.prometheus.remote_write');
+  });
+
+  it('leaves labels derived from histogram and summary columns to the evaluator, and pushes them on gauges and sums', () => {
+    const derived = [
+      { label: 'le', op: '=' as const, value: '+Inf' },
+      { label: 'quantile', op: '=' as const, value: '0.99' },
+    ];
+    const selects = [{ metricNames: ['lat'], matchers: [...derived, { label: 'env', op: '=' as const, value: 'prod' }] }];
+    for (const plan of [
+      planMetricSeries({ kind: 'metric_series', window, metricNames: ['lat'], selects, metricTypes: ['histogram', 'exponential_histogram', 'summary'] }, METRICS_DB),
+      planMetricPoints({ kind: 'metric_points', window, metricNames: ['lat'], distributions: true, selects, metricTypes: ['exponential_histogram'] }, METRICS_DB),
+      planMetricSeries({ kind: 'metric_series', window, metricNames: ['lat'], selects }, METRICS_DB),
+    ]) {
+      expect(plan.params).toEqual(expect.arrayContaining(['env', 'prod']));
+      expect(plan.params).not.toContain('le');
+      expect(plan.params).not.toContain('quantile');
+    }
+    // Remote-written classic buckets and summary quantiles are plain series that store le / quantile.
+    const plain = planMetricSeriesPoints({ kind: 'metric_series_points', window, selects, metricTypes: ['gauge', 'sum'], otelLabels: false }, METRICS_DB);
+    expect(plain.params).toEqual(expect.arrayContaining(['le', '+Inf', 'quantile', '0.99']));
+  });
+});
+
+describe('label matcher pushdown on DuckDB', () => {
+  // Inside `window`, (1 s, 2 s].
+  const at = 1_500_000_000n;
+  const rw = { scope: REMOTE_WRITE_SCOPE, service: 'api' };
+  const rows: MetricRow[] = [
+    // A remote-written native histogram: its `le` comes from the exponential buckets at read time.
+    {
+      ...rw, timeNs: at, name: 'rw_hist', type: 'exponential_histogram', seriesId: 'h1', count: 7, sum: 12,
+      exp: { scale: 0, zeroCount: 1, zeroThreshold: 0, positiveOffset: 0, positive: [2, 4] }, point: { str: { job: 'api', instance: 'a' } },
+    },
+    // Remote-written classic buckets: plain sums that store `le`.
+    { ...rw, timeNs: at, name: 'rw_classic_bucket', type: 'sum', isMonotonic: true, seriesId: 'c1', value: 5, point: { str: { job: 'api', le: '+Inf' } } },
+    { ...rw, timeNs: at, name: 'rw_classic_bucket', type: 'sum', isMonotonic: true, seriesId: 'c2', value: 3, point: { str: { job: 'api', le: '1' } } },
+  ];
+  const matchers = (name: string, le: string): LabelMatcher[] => [
+    { name: '__name__', op: '=', value: name },
+    { name: 'le', op: '=', value: le },
+  ];
+  const select = (stored: string, m: LabelMatcher[]): MetricSelect => ({ metricNames: [stored], matchers: m.map((x) => ({ label: x.name, op: x.op, value: x.value })) });
+
+  it('keeps the series of rw_hist_bucket{le="+Inf"}, which a filter on stored attributes would lose', async () => {
+    const db = await openMetricsDb(rows);
+    try {
+      const m = matchers('rw_hist_bucket', '+Inf');
+      const ir = { window, metricNames: ['rw_hist'], selects: [select('rw_hist', m)], metricTypes: ['histogram', 'exponential_histogram', 'summary'] };
+      const seriesRows = (await db.run(planMetricSeries({ kind: 'metric_series', ...ir }, METRICS_DB))) as unknown as SeriesRow[];
+      const points = (await db.run(planMetricPoints({ kind: 'metric_points', ...ir, distributions: true }, METRICS_DB))) as unknown as PointRow[];
+      const series = buildPromSeries(seriesRows, points).filter((x) => matchLabels(x.labels, m));
+      expect(series.map((x) => ({ ...x.labels }))).toEqual([{ __name__: 'rw_hist_bucket', job: 'api', instance: 'a', le: '+Inf' }]);
+      expect(Array.from(series[0]!.v)).toEqual([7]);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('filters remote-written classic buckets by their stored le in SQL', async () => {
+    const db = await openMetricsDb(rows);
+    try {
+      const m = matchers('rw_classic_bucket', '+Inf');
+      const plan = planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: [select('rw_classic_bucket', m)], metricTypes: ['gauge', 'sum'], otelLabels: false }, METRICS_DB);
+      const read = (await db.run(plan)) as unknown as SeriesPointsRow[];
+      expect(read.map((r) => r.series_id)).toEqual(['c1']);
+      expect(buildPlainSeries(read).map((x) => ({ ...x.labels }))).toEqual([{ __name__: 'rw_classic_bucket', job: 'api', le: '+Inf' }]);
+    } finally {
+      db.close();
+    }
   });
 });

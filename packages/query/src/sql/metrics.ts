@@ -1,4 +1,5 @@
 import { FloeError } from '@floe/errors';
+import { DERIVED_LABELS, VERBATIM_LABEL_TYPES } from '../ir/metrics.ts';
 import type { MetricCatalog, MetricExemplars, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from '../ir/metrics.ts';
 import { SqlBuilder, quoteIdent, type PlannerTable } from './printer.ts';
 import type { PlannedQuery } from './logs.ts';
@@ -16,7 +17,8 @@ import type { PlannedQuery } from './logs.ts';
  * projection pruning (the label maps are read once per series by the series query, never per
  * point; distribution columns only when a histogram or summary is selected), and label-matcher
  * pushdown on remote-written rows (`MetricSelect`): `=`, `!=`, `=~`, `!~` on their labels
- * (`point_attr_str[$key]`, absent = '', as Prometheus; `job = "x"` on the `service_name` column,
+ * (`point_attr_str[$key]`, absent = '', as Prometheus; `le` and `quantile` only on gauge and sum
+ * reads, see selectsSql; `job = "x"` on the `service_name` column,
  * which remote write fills from job), regexes as RE2 full matches with `.` matching newlines (the
  * Prometheus 3 flags; literal alternations `a|b` become `IN`), so only the matching series of those
  * metrics are read. OpenTelemetry rows are never filtered by labels here: their Prometheus labels
@@ -68,12 +70,19 @@ function matcherSql(b: SqlBuilder, m: MetricLabelMatch): string | undefined {
   }
 }
 
-/** Rows of any of the selects: their names, and their matchers on remote-written rows. */
-function selectsSql(b: SqlBuilder, selects: readonly MetricSelect[]): string {
+/**
+ * Rows of any of the selects: their names, and their matchers on remote-written rows. When the
+ * read may hold histograms or summaries (metricTypes not all gauge or sum), matchers on labels
+ * those derive from columns (`le`, `quantile`) stay with the evaluator: a native histogram's
+ * `le` is no attribute, and `rw_hist_bucket{le="+Inf"}` would lose its series.
+ */
+function selectsSql(b: SqlBuilder, selects: readonly MetricSelect[], metricTypes: readonly string[] | undefined): string {
+  const verbatim = metricTypes !== undefined && metricTypes.every((t) => VERBATIM_LABEL_TYPES.has(t));
   const parts: string[] = [];
   for (const sel of selects) {
     if (sel.metricNames.length === 0) continue;
-    const conds = sel.matchers.map((m) => matcherSql(b, m)).filter((x): x is string => x !== undefined);
+    const pushed = verbatim ? sel.matchers : sel.matchers.filter((m) => !DERIVED_LABELS.has(m.label));
+    const conds = pushed.map((m) => matcherSql(b, m)).filter((x): x is string => x !== undefined);
     const names = namesSql(b, sel.metricNames);
     if (conds.length === 0) parts.push(names);
     else parts.push(`(${names} AND (coalesce(${b.column('scope_name')}, '') <> ${b.param(REMOTE_WRITE_SCOPE)} OR (${conds.join(' AND ')})))`);
@@ -91,7 +100,7 @@ function typesSql(b: SqlBuilder, types: readonly string[] | undefined): string {
 /** Name, label and type filters of a series or points read. */
 function rowFilterSql(b: SqlBuilder, ir: { metricNames: string[]; selects?: MetricSelect[]; metricTypes?: string[] }): string {
   const names = namesSql(b, ir.metricNames);
-  const selects = ir.selects ? ` AND ${selectsSql(b, ir.selects)}` : '';
+  const selects = ir.selects ? ` AND ${selectsSql(b, ir.selects, ir.metricTypes)}` : '';
   const types = ir.metricTypes ? ` AND ${typesSql(b, ir.metricTypes)}` : '';
   return `${names}${selects}${types}`;
 }
@@ -190,7 +199,7 @@ export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTab
     `  list(${ms}) AS "t", list(coalesce(${b.column('value')}, CAST('NaN' AS DOUBLE))) AS "v",`,
     `  list(${ms}) FILTER (WHERE coalesce(${b.column('flags')}, 0) & 1 = 1) AS "stale_t"`,
     `FROM ${b.tableName()}`,
-    `WHERE ${windowSql(b, ir.window)} AND ${selectsSql(b, ir.selects)} AND ${typesSql(b, ir.metricTypes)}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${selectsSql(b, ir.selects, ir.metricTypes)} AND ${typesSql(b, ir.metricTypes)}`,
     `GROUP BY ${b.column('series_id')}`,
     `ORDER BY 1`,
   ].join('\n');

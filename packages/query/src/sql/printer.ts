@@ -19,9 +19,9 @@ export interface PlannerTable {
   name: string;
   columns: ReadonlyArray<{ name: string; attributeKey?: string }>;
   /**
-   * The materialized label column for a label name, when the table has one (@floe/schema's
-   * labelColumn: the exact key, or its underscore spelling when that is unambiguous). Absent: a
-   * column whose attributeKey is exactly the label.
+   * The materialized label column for a label name, when the table has one. Absent: the column
+   * whose attributeKey is the label, or whose key's underscore spelling it is when only one key
+   * has that spelling (sql/log-labels.ts).
    */
   labelColumn?: (label: string) => string | undefined;
 }

@@ -2,11 +2,11 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { PlannerTable, PrintedSql } from './printer.ts';
 
 /**
- * Test support only (never exported from the package): an in-memory DuckDB holding a `logs`
- * table, so tests can run printed plans the way the querier does (same parameter binding as
- * services/querier's bindParams) and check rows, not just text.
+ * Test support only (never exported from the package): an in-memory DuckDB holding a `logs` or a
+ * `metrics` table, so tests can run printed plans the way the querier does (same parameter
+ * binding as services/querier's bindParams) and check rows, not just text.
  *
- * The columns mirror packages/schema/src/logs.ts, which this layer-1 package may not import (the
+ * The columns mirror packages/schema/src/logs.ts and metrics.ts, which this layer-1 package may not import (the
  * router passes the real definition; packages/testkit/test/logquery.e2e.test.ts runs the same
  * plans against tables the writer created from it).
  */
@@ -71,6 +71,19 @@ export interface LogsDb {
   close(): void;
 }
 
+async function runPrinted(c: DuckDBConnection, q: PrintedSql): Promise<Array<Record<string, unknown>>> {
+  const ps = await c.prepare(q.sql);
+  q.params.forEach((v, i) => {
+    if (v === null) ps.bindNull(i + 1);
+    else if (typeof v === 'string') ps.bindVarchar(i + 1, v);
+    else if (typeof v === 'boolean') ps.bindBoolean(i + 1, v);
+    else if (Number.isSafeInteger(v)) ps.bindBigInt(i + 1, BigInt(v));
+    else ps.bindDouble(i + 1, v);
+  });
+  const reader = await ps.runAndReadAll();
+  return reader.getRowObjectsJS() as Array<Record<string, unknown>>;
+}
+
 export async function openLogsDb(rows: LogRow[]): Promise<LogsDb> {
   const db = await DuckDBInstance.create(':memory:');
   const c: DuckDBConnection = await db.connect();
@@ -94,21 +107,126 @@ export async function openLogsDb(rows: LogRow[]): Promise<LogsDb> {
     await c.run(`INSERT INTO logs (${Object.keys(cols).map((k) => `"${k}"`).join(', ')}) VALUES (${Object.values(cols).join(', ')})`);
   }
   return {
-    async run(q) {
-      const ps = await c.prepare(q.sql);
-      q.params.forEach((v, i) => {
-        if (v === null) ps.bindNull(i + 1);
-        else if (typeof v === 'string') ps.bindVarchar(i + 1, v);
-        else if (typeof v === 'boolean') ps.bindBoolean(i + 1, v);
-        else if (Number.isSafeInteger(v)) ps.bindBigInt(i + 1, BigInt(v));
-        else ps.bindDouble(i + 1, v);
-      });
-      const reader = await ps.runAndReadAll();
-      return reader.getRowObjectsJS() as Array<Record<string, unknown>>;
-    },
+    run: (q) => runPrinted(c, q),
     async rowCount() {
       const r = await c.runAndReadAll('SELECT count(*)::INTEGER AS n FROM logs');
       return (r.getRowObjectsJS()[0] as { n: number }).n;
+    },
+    close() {
+      c.closeSync();
+      db.closeSync();
+    },
+  };
+}
+
+const METRICS_COLUMNS: Array<[string, string]> = [
+  ['time_unix_nano', 'BIGINT'],
+  ['metric_name', 'VARCHAR'],
+  ['metric_type', 'VARCHAR'],
+  ['description', 'VARCHAR'],
+  ['unit', 'VARCHAR'],
+  ['temporality', 'VARCHAR'],
+  ['is_monotonic', 'BOOLEAN'],
+  ['series_id', 'VARCHAR'],
+  ['service_name', 'VARCHAR'],
+  ['scope_name', 'VARCHAR'],
+  ['value', 'DOUBLE'],
+  ['count', 'BIGINT'],
+  ['sum', 'DOUBLE'],
+  ['explicit_bounds', 'DOUBLE[]'],
+  ['bucket_counts', 'BIGINT[]'],
+  ['exp_scale', 'INTEGER'],
+  ['exp_zero_count', 'BIGINT'],
+  ['exp_zero_threshold', 'DOUBLE'],
+  ['exp_positive_offset', 'INTEGER'],
+  ['exp_positive_bucket_counts', 'BIGINT[]'],
+  ['exp_negative_offset', 'INTEGER'],
+  ['exp_negative_bucket_counts', 'BIGINT[]'],
+  ['quantiles', 'STRUCT(quantile DOUBLE, value DOUBLE)[]'],
+  ['flags', 'BIGINT'],
+  ...(['point', 'resource'] as const).flatMap((scope) => [
+    [`${scope}_attr_str`, MAP('VARCHAR')] as [string, string],
+    [`${scope}_attr_int`, MAP('BIGINT')] as [string, string],
+    [`${scope}_attr_double`, MAP('DOUBLE')] as [string, string],
+    [`${scope}_attr_bool`, MAP('BOOLEAN')] as [string, string],
+  ]),
+];
+
+/** The metrics table as the planner sees it. */
+export const METRICS: PlannerTable = { name: 'metrics', columns: METRICS_COLUMNS.map(([name]) => ({ name })) };
+
+/** One stored data point; a column left out is NULL (attribute maps empty). */
+export interface MetricRow {
+  timeNs: bigint;
+  name: string;
+  type: 'gauge' | 'sum' | 'histogram' | 'exponential_histogram' | 'summary';
+  seriesId: string;
+  /** scope_name, e.g. REMOTE_WRITE_SCOPE for remote-written rows. */
+  scope?: string;
+  service?: string;
+  isMonotonic?: boolean;
+  value?: number;
+  count?: number;
+  sum?: number;
+  explicitBounds?: number[];
+  bucketCounts?: number[];
+  exp?: { scale: number; zeroCount: number; zeroThreshold: number; positiveOffset: number; positive: number[] };
+  quantiles?: Array<{ quantile: number; value: number }>;
+  point?: Attrs;
+  resource?: Attrs;
+}
+
+export interface MetricsDb {
+  /** Rows as @floe/query's series builders read them: attribute maps as Map. */
+  run(q: PrintedSql): Promise<Array<Record<string, unknown>>>;
+  close(): void;
+}
+
+const num = (v: number | undefined) => (v === undefined ? 'NULL' : String(v));
+const list = (v: number[] | undefined, type: string) => (v === undefined ? 'NULL' : `[${v.map(String).join(', ')}]::${type}[]`);
+
+export async function openMetricsDb(rows: MetricRow[]): Promise<MetricsDb> {
+  const db = await DuckDBInstance.create(':memory:');
+  const c: DuckDBConnection = await db.connect();
+  await c.run(`CREATE TABLE metrics (${METRICS_COLUMNS.map(([n, t]) => `"${n}" ${t}`).join(', ')})`);
+  for (const r of rows) {
+    const cols: Record<string, string> = {
+      time_unix_nano: r.timeNs.toString(),
+      metric_name: lit(r.name),
+      metric_type: lit(r.type),
+      series_id: lit(r.seriesId),
+      scope_name: r.scope === undefined ? 'NULL' : lit(r.scope),
+      service_name: r.service === undefined ? 'NULL' : lit(r.service),
+      is_monotonic: r.isMonotonic === undefined ? 'NULL' : String(r.isMonotonic),
+      value: num(r.value),
+      count: num(r.count),
+      sum: num(r.sum),
+      explicit_bounds: list(r.explicitBounds, 'DOUBLE'),
+      bucket_counts: list(r.bucketCounts, 'BIGINT'),
+      exp_scale: num(r.exp?.scale),
+      exp_zero_count: num(r.exp?.zeroCount),
+      exp_zero_threshold: num(r.exp?.zeroThreshold),
+      exp_positive_offset: num(r.exp?.positiveOffset),
+      exp_positive_bucket_counts: list(r.exp?.positive, 'BIGINT'),
+      quantiles: r.quantiles === undefined ? 'NULL' : `[${r.quantiles.map((q) => `{'quantile': ${q.quantile}, 'value': ${q.value}}`).join(', ')}]`,
+    };
+    for (const scope of ['point', 'resource'] as const) {
+      const a = r[scope];
+      cols[`${scope}_attr_str`] = map(a?.str, 'VARCHAR');
+      cols[`${scope}_attr_int`] = map(a?.int, 'BIGINT');
+      cols[`${scope}_attr_double`] = map(a?.double, 'DOUBLE');
+      cols[`${scope}_attr_bool`] = map(a?.bool, 'BOOLEAN');
+    }
+    await c.run(`INSERT INTO metrics (${Object.keys(cols).map((k) => `"${k}"`).join(', ')}) VALUES (${Object.values(cols).join(', ')})`);
+  }
+  return {
+    async run(q) {
+      // DuckDB's JS values give a MAP as a list of {key, value}; the router's Arrow rows give maps.
+      return (await runPrinted(c, q)).map((row) =>
+        Object.fromEntries(
+          Object.entries(row).map(([k, v]) => [k, /_attr_/.test(k) && Array.isArray(v) ? new Map((v as Array<{ key: string; value: unknown }>).map((e) => [e.key, e.value])) : v]),
+        ),
+      );
     },
     close() {
       c.closeSync();

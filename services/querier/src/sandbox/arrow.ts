@@ -51,6 +51,7 @@ import {
   type DuckDBType,
   type DuckDBValue,
 } from '@duckdb/node-api';
+import { SandboxError } from './errors.ts';
 
 /**
  * DuckDB → Arrow type mapping:
@@ -99,7 +100,33 @@ function validity(values: readonly DuckDBValue[]): { nullBitmap: Uint8Array | un
   return { nullBitmap: bitmap, nullCount };
 }
 
-function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => number): GatheringConverter {
+/**
+ * The items of a fixed-width DuckDB vector as its own typed array, when it has no NULL at all;
+ * undefined otherwise (then items are read one by one). node-api keeps both fields private; the
+ * shape is checked here and pinned by arrow.test.ts, so a node-api change costs speed, not
+ * correctness.
+ */
+export function denseItems(vector: DuckDBVector, Ctor: NumArrayCtor): ArrayLike<number> | undefined {
+  const { items, validity } = vector as unknown as { items?: unknown; validity?: unknown };
+  if (!(items instanceof Ctor) || items.length !== vector.itemCount) return undefined;
+  // node-api leaves the mask out (null) when DuckDB has none: every item is valid.
+  if (typeof validity !== 'object' || validity === null || !('data' in validity) || validity.data !== null) return undefined;
+  return items;
+}
+
+/**
+ * Whether each row of a list vector is valid, read from the vector's NULL mask (private in
+ * node-api, hence checked) rather than through getItemVector, which copies the row's items just
+ * to say it is not NULL. Pinned by arrow.test.ts; undefined if node-api changed its shape.
+ */
+export function listValidity(lists: DuckDBListVector): { itemValid(row: number): boolean } | undefined {
+  const validity = (lists as unknown as { validity?: unknown }).validity;
+  if (typeof validity !== 'object' || validity === null || !('itemValid' in validity) || typeof validity.itemValid !== 'function') return undefined;
+  return validity as { itemValid(row: number): boolean };
+}
+
+/** `raw`: the JS value of an item is its stored number (so a NULL-free run can be copied whole). */
+function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => number, raw = false): GatheringConverter {
   return {
     type,
     build(values) {
@@ -112,6 +139,17 @@ function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => nu
     },
     gather(vector, starts, lengths, total) {
       const data = new Ctor(total);
+      const dense = raw ? denseItems(vector, Ctor) : undefined;
+      if (dense) {
+        let at = 0;
+        for (let e = 0; e < starts.length; e++) {
+          const start = starts[e]!;
+          const n = lengths[e]!;
+          data.set((dense as typeof data).subarray(start, start + n), at);
+          at += n;
+        }
+        return makeData({ type, length: total, data, nullCount: 0 } as never);
+      }
       let nullBitmap: Uint8Array | undefined;
       let nullCount = 0;
       let at = 0;
@@ -184,9 +222,13 @@ function variableWidth(type: DataType, toBytes: (v: DuckDBValue) => Uint8Array):
   };
 }
 
+/** Arrow's Utf8 offsets are int32: one batch's text must stay below 2 GiB. */
+const MAX_TEXT_BYTES = 0x7fff_ffff;
+
 /**
  * Utf8 columns: every string encoded straight into one growing buffer (encodeInto), not into a
  * new array each that is then copied: result sets of labels are mostly many short strings.
+ * encodeInto measured faster than Buffer#write for short strings, on par for long ones.
  */
 function text(toString: (v: DuckDBValue) => string): ColumnConverter {
   const type = new Utf8();
@@ -200,17 +242,26 @@ function text(toString: (v: DuckDBValue) => string): ColumnConverter {
         const v = values[i]!;
         if (v !== null) {
           const str = toString(v);
-          // A UTF-16 code unit takes at most 3 bytes of UTF-8.
+          // A UTF-16 code unit takes at most 3 bytes of UTF-8. Only when that bound does not fit
+          // is the string measured, so a long value reserves its size, not three times it.
           if (at + str.length * 3 > data.length) {
-            const grown = new Uint8Array(Math.max(data.length * 2, at + str.length * 3));
-            grown.set(data.subarray(0, at));
-            data = grown;
+            const need = Buffer.byteLength(str, 'utf8');
+            if (at + need > MAX_TEXT_BYTES) {
+              throw new SandboxError('bad_sql', `result column text exceeds ${MAX_TEXT_BYTES} bytes in one batch of ${values.length} rows: select fewer or shorter values`);
+            }
+            if (at + need > data.length) {
+              const grown = new Uint8Array(Math.min(MAX_TEXT_BYTES, Math.max(data.length * 2, at + need)));
+              grown.set(data.subarray(0, at));
+              data = grown;
+            }
           }
           at += encoder.encodeInto(str, data.subarray(at)).written;
         }
         valueOffsets[i + 1] = at;
       }
-      return makeData({ type, length: values.length, valueOffsets, data: data.subarray(0, at), ...validity(values) } as never);
+      // The batch keeps its buffer alive: past half the text again in slack, keep an exact copy.
+      const bytes = data.length - at > Math.max(64 * 1024, at / 2) ? data.slice(0, at) : data.subarray(0, at);
+      return makeData({ type, length: values.length, valueOffsets, data: bytes, ...validity(values) } as never);
     },
   };
 }
@@ -225,6 +276,7 @@ function list(child: ColumnConverter, items: (v: DuckDBValue) => readonly DuckDB
     fromVector && gathers(child)
       ? (vector: DuckDBVector, length: number): Data => {
           const lists = vector as DuckDBListVector;
+          const mask = listValidity(lists);
           const valueOffsets = new Int32Array(length + 1);
           const starts = new Int32Array(length);
           const lengths = new Int32Array(length);
@@ -232,7 +284,7 @@ function list(child: ColumnConverter, items: (v: DuckDBValue) => readonly DuckDB
           let nullCount = 0;
           for (let i = 0; i < length; i++) {
             // A NULL list has no entry to read (its offset and length are undefined).
-            if (lists.getItemVector(i) === null) {
+            if (mask ? !mask.itemValid(i) : lists.getItemVector(i) === null) {
               nullBitmap ??= new Uint8Array((length + 7) >> 3).fill(0xff);
               nullBitmap[i >> 3]! &= ~(1 << (i & 7));
               nullCount++;
@@ -316,25 +368,25 @@ export function converterFor(t: DuckDBType): ColumnConverter {
     case DuckDBTypeId.BOOLEAN:
       return bool;
     case DuckDBTypeId.TINYINT:
-      return numeric(new Int8(), Int8Array, Number);
+      return numeric(new Int8(), Int8Array, Number, true);
     case DuckDBTypeId.SMALLINT:
-      return numeric(new Int16(), Int16Array, Number);
+      return numeric(new Int16(), Int16Array, Number, true);
     case DuckDBTypeId.INTEGER:
-      return numeric(new Int32(), Int32Array, Number);
+      return numeric(new Int32(), Int32Array, Number, true);
     case DuckDBTypeId.BIGINT:
       return bigints(new Int64(), false, (v) => v as bigint);
     case DuckDBTypeId.UTINYINT:
-      return numeric(new Uint8(), Uint8Array, Number);
+      return numeric(new Uint8(), Uint8Array, Number, true);
     case DuckDBTypeId.USMALLINT:
-      return numeric(new Uint16(), Uint16Array, Number);
+      return numeric(new Uint16(), Uint16Array, Number, true);
     case DuckDBTypeId.UINTEGER:
-      return numeric(new Uint32(), Uint32Array, Number);
+      return numeric(new Uint32(), Uint32Array, Number, true);
     case DuckDBTypeId.UBIGINT:
       return bigints(new Uint64(), true, (v) => v as bigint);
     case DuckDBTypeId.FLOAT:
-      return numeric(new Float32(), Float32Array, Number);
+      return numeric(new Float32(), Float32Array, Number, true);
     case DuckDBTypeId.DOUBLE:
-      return numeric(new Float64(), Float64Array, Number);
+      return numeric(new Float64(), Float64Array, Number, true);
     case DuckDBTypeId.DECIMAL:
       return numeric(new Float64(), Float64Array, (v) => (v as DuckDBDecimalValue).toDouble());
     case DuckDBTypeId.DATE:
@@ -395,9 +447,12 @@ export class ArrowResultBuilder {
   addChunk(chunk: DuckDBDataChunk, length: number): void {
     if (length === 0) return;
     const children = this.converters.map((c, i) => {
-      if (c.buildVector) return c.buildVector(chunk.getColumnVector(i), length);
-      const values = chunk.getColumnValues(i);
-      return c.build(length < values.length ? values.slice(0, length) : values);
+      const vector = chunk.getColumnVector(i);
+      if (c.buildVector) return c.buildVector(vector, length);
+      // Only the rows kept: a chunk cut at maxRows is not converted whole.
+      const values: DuckDBValue[] = [];
+      for (let r = 0; r < length; r++) values.push(vector.getItem(r));
+      return c.build(values);
     });
     const data = makeData({ type: this.structType, length, nullCount: 0, children } as never);
     this.batches.push(new RecordBatch(this.schema, data as never));

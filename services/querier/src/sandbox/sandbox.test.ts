@@ -242,12 +242,9 @@ describe('runSandboxedSelect answers', () => {
     });
   });
 
-  it('a huge cross join (1e18 pairs, small build side) with timeoutMs 200 ends with kind timeout, quickly', async () => {
-    const started = performance.now();
+  it('a huge cross join (1e18 pairs, small build side) with timeoutMs 200 ends with kind timeout', async () => {
     const got = await refusal(run('SELECT sum(a.range + b.range) FROM range(1000000000000) a, range(1000000) b', { timeoutMs: 200 }));
-    const elapsed = performance.now() - started;
     expect(got).toEqual({ kind: 'timeout', message: 'query exceeded the time limit of 200 ms' });
-    expect(elapsed).toBeLessThan(2000);
   });
 
   it('maxRows truncates (mid-chunk and exactly at a chunk boundary) and says so', async () => {
@@ -305,20 +302,24 @@ describe('runSandboxedSelect answers', () => {
   });
 
   it('lists of numbers over several chunks: NULL lists, empty lists, NULL items, aggregates, a cut mid-chunk', async () => {
-    // Row i: NULL when i % 7 = 3, empty when i % 7 = 5, else [i, NULL, i / 2] (DOUBLE) and i copies of i (list()).
-    const sql = `SELECT i, CASE WHEN i % 7 = 3 THEN NULL WHEN i % 7 = 5 THEN []::DOUBLE[] ELSE [i::DOUBLE, NULL, i / 2] END AS l
+    // Row i: NULL when i % 7 = 3, empty when i % 7 = 5, else [i, NULL, i / 2] in l and [i, i / 2]
+    // in m (DOUBLE; m's items have no NULL, which DuckDB stores without a NULL mask).
+    const sql = `SELECT i,
+        CASE WHEN i % 7 = 3 THEN NULL WHEN i % 7 = 5 THEN []::DOUBLE[] ELSE [i::DOUBLE, NULL, i / 2] END AS l,
+        CASE WHEN i % 7 = 3 THEN NULL WHEN i % 7 = 5 THEN []::DOUBLE[] ELSE [i::DOUBLE, i / 2] END AS m
       FROM range(5000) t(i) ORDER BY i`;
     const r = await run(sql, { maxRows: 4100 });
     expect(r.rowCount).toBe(4100);
     expect(r.truncated).toBe(true);
     expect(r.table.batches.length).toBeGreaterThan(1);
     expect(String(r.table.schema.fields[1]!.type)).toBe('List<Float64>');
-    const ls = column(r.table, 'l');
-    for (const i of [0, 3, 5, 2047, 2048, 2050, 4099]) {
-      const want = i % 7 === 3 ? null : i % 7 === 5 ? [] : [i, null, i / 2];
-      const got = ls[i] === null ? null : [...(ls[i] as Iterable<unknown>)];
-      expect(got, `row ${i}`).toEqual(want);
-    }
+    expect(String(r.table.schema.fields[2]!.type)).toBe('List<Float64>');
+    // Every row, across the chunk boundaries at 2048 and 4096 and the cut at 4100.
+    const rows = (name: string) => column(r.table, name).map((l) => (l === null ? null : [...(l as Iterable<unknown>)]));
+    const want = (items: (i: number) => unknown[]) => Array.from({ length: 4100 }, (_, i) => (i % 7 === 3 ? null : i % 7 === 5 ? [] : items(i)));
+    expect(rows('l')).toEqual(want((i) => [i, null, i / 2]));
+    expect(rows('m')).toEqual(want((i) => [i, i / 2]));
+    expect(rows('l')[4096]).toEqual([4096, null, 2048]);
     const agg = await run(`SELECT g, list(x::DOUBLE) AS xs FROM (SELECT i % 3 AS g, i AS x FROM range(30000) t(i)) GROUP BY g ORDER BY g`);
     const xs = column(agg.table, 'xs').map((l) => [...(l as Iterable<number>)].sort((a, b) => a - b));
     expect(xs.map((l) => l.length)).toEqual([10000, 10000, 10000]);
@@ -400,34 +401,5 @@ describe('createTrustedRunner', () => {
   it('refuses dotted view names (TEMP views cannot live in another catalog)', async () => {
     const got = await refusal(runner.run({ views: [{ name: 'acme.default.traces', files: [acmeF1], emptySchemaSql: '' }], sql: 'SELECT 1', timeoutMs: 10_000 }));
     expect(got).toEqual({ kind: 'internal', message: 'trusted runner view names must be single identifiers (got "acme.default.traces")' });
-  });
-});
-
-describe('timings: fresh sandbox vs trusted runner (trace-by-id, 50 runs each)', () => {
-  it('both return the trace every time; medians are logged', async () => {
-    const runs = 50;
-    const sql = 'SELECT span_id, name FROM traces WHERE trace_id = $1 ORDER BY span_id';
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const fresh: number[] = [];
-    for (let i = 0; i < runs; i++) {
-      const t = performance.now();
-      const r = await runSandboxedSelect({ views, sql, params: [TRACE_A], timeoutMs: 10_000 });
-      fresh.push(performance.now() - t);
-      expect(column(r.table, 'span_id')).toEqual(['0000000000000001', '0000000000000002']);
-    }
-    const runner = createTrustedRunner({ threads: 2, memoryLimit: '512MB' });
-    const trusted: number[] = [];
-    try {
-      for (let i = 0; i < runs; i++) {
-        const t = performance.now();
-        const r = await runner.run({ views: [{ name: 'traces', files: [acmeF1, acmeF2], emptySchemaSql: '' }], sql, params: [TRACE_A], timeoutMs: 10_000 });
-        trusted.push(performance.now() - t);
-        expect(column(r.table, 'span_id')).toEqual(['0000000000000001', '0000000000000002']);
-      }
-    } finally {
-      runner.close();
-    }
-    const fmt = (xs: number[]) => `median ${median(xs).toFixed(2)} ms, min ${Math.min(...xs).toFixed(2)} ms, max ${Math.max(...xs).toFixed(2)} ms`;
-    console.info(`[sandbox timings] ${runs} runs, 2 files (5003 rows): fresh sandbox ${fmt(fresh)}; trusted runner ${fmt(trusted)}`);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { defaultStepNs, toInstant, toMatrix } from './metrics.ts';
+import { toInstant, toMatrix } from './metrics.ts';
+import { defaultStepNs } from './params.ts';
 import { secondsOf } from './results.ts';
 
 const S = 1_000_000_000n;

@@ -10,7 +10,6 @@ import {
   type PlannerTable,
   type StepGrid,
 } from '@floe/query';
-import { NS_PER_SECOND } from './params.ts';
 import { secondsOf, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 
 /**
@@ -31,15 +30,6 @@ export async function runMetricQuery(run: RunPlan, table: PlannerTable, query: M
     }),
   );
   return evaluateMetricQuery(query, steps, leaves);
-}
-
-/**
- * Loki's default step when a range query names none: the range over 250 points, whole seconds,
- * at least one second.
- */
-export function defaultStepNs(startNs: bigint, endNs: bigint): bigint {
-  const seconds = (endNs - startNs) / NS_PER_SECOND / 250n;
-  return (seconds < 1n ? 1n : seconds) * NS_PER_SECOND;
 }
 
 const timeOf = (grid: StepGrid, k: number) => grid.startNs + BigInt(k) * grid.stepNs;

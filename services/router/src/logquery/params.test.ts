@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { HOUR_NS, RequestParams, parseDirection, parseDurationParam, parseLimit, parseRange, parseTime } from './params.ts';
+import { HOUR_NS, NS_PER_SECOND, RequestParams, parseDirection, parseDurationParam, parseLimit, parseRange, parseStep, parseTime } from './params.ts';
 
 describe('parseTime (Loki rules: ≤10 characters are seconds, longer are nanoseconds)', () => {
   it.each<[string, bigint]>([
@@ -73,5 +73,20 @@ describe('parseRange', () => {
     expect(p.getAll('match[]')).toEqual(['{a="b"}', '{c="d"}']);
     expect(p.get('start')).toBe('5');
     expect(p.get('end')).toBeUndefined();
+  });
+});
+
+describe('parseStep', () => {
+  const range = { startNs: 0n, endNs: HOUR_NS };
+  it('a given step, else Loki\'s default (the range over 250 points, whole seconds)', () => {
+    expect(parseStep('30s', range)).toBe(30n * NS_PER_SECOND);
+    expect(parseStep('0.5', range)).toBe(NS_PER_SECOND / 2n);
+    expect(parseStep(undefined, range)).toBe(14n * NS_PER_SECOND);
+  });
+
+  it('refuses a zero or unreadable step as bad_data', () => {
+    expect(() => parseStep('0', range)).toThrow(expect.objectContaining({ kind: 'bad_data', message: 'invalid step: must be positive' }));
+    expect(() => parseStep('0s', range)).toThrow(/invalid step: must be positive/);
+    expect(() => parseStep('soon', range)).toThrow(/invalid step: cannot parse "soon"/);
   });
 });

@@ -101,6 +101,23 @@ export function parseRange(p: RequestParams, now: bigint, lookbackNs: bigint): T
   return { startNs, endNs };
 }
 
+/**
+ * Loki's default step when a range query names none: the range over 250 points, whole seconds,
+ * at least one second.
+ */
+export function defaultStepNs(startNs: bigint, endNs: bigint): bigint {
+  const seconds = (endNs - startNs) / NS_PER_SECOND / 250n;
+  return (seconds < 1n ? 1n : seconds) * NS_PER_SECOND;
+}
+
+/** The `step` of a range request in nanoseconds: positive, or Loki's default for `range` when absent. */
+export function parseStep(raw: string | undefined, range: TimeRange): bigint {
+  if (raw === undefined) return defaultStepNs(range.startNs, range.endNs);
+  const step = parseDurationParam('step', raw);
+  if (step <= 0n) throw bad('invalid step: must be positive');
+  return step;
+}
+
 export function requireQuery(p: RequestParams, name = 'query'): string {
   const q = p.get(name);
   if (q === undefined) throw bad(`missing ${name} parameter`);

@@ -1,9 +1,9 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import {
+  detectedFieldsOf,
   filterDemand,
   isLogExpr,
-  logFieldType,
   lowerLogQuery,
   lowerMetricQuery,
   lowerStreamSelector,
@@ -29,10 +29,10 @@ import { logsTable } from '@floe/schema';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import type { QueryDemand } from '../query-demand.ts';
-import { defaultStepNs, runMetricQuery, toInstant, toMatrix } from './metrics.ts';
-import { HOUR_NS, MAX_LIMIT, RequestParams, nowNs, parseCount, parseDirection, parseDurationParam, parseLimit, parseRange, parseTime, requireQuery } from './params.ts';
+import { runMetricQuery, toInstant, toMatrix } from './metrics.ts';
+import { HOUR_NS, MAX_LIMIT, NS_PER_SECOND, RequestParams, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
-import { createLogTableCache, mayUseLabelColumn } from './table.ts';
+import { createLogTableCache, mayUseLabelColumn, type LogColumn } from './table.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 
 /**
@@ -54,9 +54,10 @@ export interface LogQueryOptions {
   demand?: QueryDemand;
   /**
    * The columns of a dataset's logs table as the catalog records them (its materialized label
-   * columns included), or none when it does not exist yet; absent: plan against logsTable.
+   * columns included, with their attribute keys), or none when it does not exist yet; absent:
+   * plan against logsTable.
    */
-  logColumns?: (tenant: string, dataset: string) => Promise<readonly string[]>;
+  logColumns?: (tenant: string, dataset: string) => Promise<readonly LogColumn[]>;
 }
 
 export const LOKI_PREFIXES = ['/api/v1', '/loki/api/v1'] as const;
@@ -64,7 +65,6 @@ export const LOKI_PREFIXES = ['/api/v1', '/loki/api/v1'] as const;
 /** Request header that asks for the categorized (three-element) `values` encoding. */
 export const ENCODING_FLAGS_HEADER = 'x-loki-response-encoding-flags';
 const CATEGORIZE_LABELS = 'categorize-labels';
-const NS = 1_000_000_000n;
 
 /** Endpoints of Loki's API that Floe does not serve yet: 501 in the error envelope, not a 404. */
 const NOT_YET = ['tail', 'patterns'] as const;
@@ -76,6 +76,8 @@ const DETECTED_FIELD_LIMIT = 100;
 const DETECTED_VALUES_LIMIT = 1000;
 /** index/volume: series returned (Loki's default). */
 const VOLUME_LIMIT = 100;
+/** index/volume by label name: querier calls in flight at once for one request. */
+const VOLUME_PARALLEL = 8;
 
 const categorize = (req: FastifyRequest) => {
   const raw = req.headers[ENCODING_FLAGS_HEADER];
@@ -167,20 +169,30 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const labels = target && target.length > 0 ? target : [...new Set(streams.map((m) => m.label))];
     const aggregateBy = p.get('aggregateBy') ?? 'series';
     if (aggregateBy !== 'series' && aggregateBy !== 'labels') throw new FloeError('bad_data', `invalid aggregateBy ${JSON.stringify(aggregateBy.slice(0, 32))}: expected series or labels`, { code: 'FLOE_ERR_LOGQL_PARAM' });
-    const step = ranged ? (p.get('step') === undefined ? defaultStepNs(range.startNs, range.endNs) : parseDurationParam('step', p.get('step')!)) : 0n;
-    if (ranged && step <= 0n) throw new FloeError('bad_data', 'invalid step: must be positive', { code: 'FLOE_ERR_LOGQL_PARAM' });
+    const step = ranged ? parseStep(p.get('step'), range) : 0n;
     // Instant: one window (start, end]; range: step-wide windows ending at start, start + step, … <= end.
-    const grid = ranged ? { startNs: range.startNs, endNs: range.endNs, stepNs: step } : { startNs: range.endNs, endNs: range.endNs, stepNs: NS };
+    const grid = ranged ? { startNs: range.startNs, endNs: range.endNs, stepNs: step } : { startNs: range.endNs, endNs: range.endNs, stepNs: NS_PER_SECOND };
     const rangeNs = ranged ? step : range.endNs > range.startNs ? range.endNs - range.startNs : 1n;
     const runPlan = (plan: PlannedQuery) => run(req, plan);
+    const table = await tableOf(req, streams, labels);
     const series: MatrixSeries[] = [];
     if (aggregateBy === 'series') {
-      series.push(...toMatrix(await runMetricQuery(runPlan, await tableOf(req, streams, labels), volumeQuery(streams, labels, rangeNs), grid), grid));
+      series.push(...toMatrix(await runMetricQuery(runPlan, table, volumeQuery(streams, labels, rangeNs), grid), grid));
     } else {
-      for (const label of labels) {
-        const present: RowFilter = { kind: 'labels', predicate: { kind: 'match', match: { label, op: '!=', value: '' } } };
-        for (const s of toMatrix(await runMetricQuery(runPlan, await tableOf(req, streams, [present]), volumeQuery(streams, [], rangeNs, [present]), grid), grid)) series.push({ metric: { [label]: '' }, values: s.values });
-      }
+      // One query per label (the bytes of the lines that carry it), a few at a time.
+      const perLabel: MatrixSeries[][] = [];
+      let next = 0;
+      const lane = async () => {
+        while (next < labels.length) {
+          const i = next++;
+          const label = labels[i]!;
+          const present: RowFilter = { kind: 'labels', predicate: { kind: 'match', match: { label, op: '!=', value: '' } } };
+          const result = await runMetricQuery(runPlan, table, volumeQuery(streams, [], rangeNs, [present]), grid);
+          perLabel[i] = toMatrix(result, grid).map((s) => ({ metric: { [label]: '' }, values: s.values }));
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(VOLUME_PARALLEL, labels.length) }, lane));
+      series.push(...perLabel.flat());
     }
     const total = (s: MatrixSeries) => s.values.reduce((a, [, v]) => a + Number(v), 0);
     const top = series.sort((a, b) => total(b) - total(a)).slice(0, limit);
@@ -196,13 +208,11 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const p = params(req);
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
-      const rawStep = p.get('step');
-      const step = rawStep === undefined ? undefined : parseDurationParam('step', rawStep);
-      if (step !== undefined && step <= 0n) throw new FloeError('bad_data', 'invalid step: must be positive', { code: 'FLOE_ERR_LOGQL_PARAM' });
+      const step = parseStep(p.get('step'), range);
       const expr = parseLogQL(query);
       if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, range, p);
       // A metric query: values at start, start + step, … <= end (spec 1, "Metric queries").
-      const grid = { startNs: range.startNs, endNs: range.endNs, stepNs: step ?? defaultStepNs(range.startNs, range.endNs) };
+      const grid = { startNs: range.startNs, endNs: range.endNs, stepNs: step };
       const result = await metricQuery(req, expr, query, grid);
       return success(reply, { resultType: 'matrix', result: toMatrix(result, grid), stats: {} });
     });
@@ -215,7 +225,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const time = parseTime('time', p.get('time'), nowNs());
       const expr = parseLogQL(query);
       if (isLogExpr(expr)) return streamsQuery(req, reply, expr, query, { startNs: time - HOUR_NS, endNs: time + 1n }, p);
-      const grid = { startNs: time, endNs: time, stepNs: NS };
+      const grid = { startNs: time, endNs: time, stepNs: NS_PER_SECOND };
       const result = await metricQuery(req, expr, query, grid);
       return success(reply, { ...toInstant(result, time), stats: {} });
     });
@@ -241,23 +251,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const limit = parseCount('limit', p.get('limit') ?? p.get('field_limit'), DETECTED_FIELD_LIMIT);
       const sampleLimit = Math.min(parseCount('line_limit', p.get('line_limit'), DETECTED_LINE_LIMIT), MAX_LIMIT);
       const rows = await run(req, await planFor(req, planDetectedFields, { kind: 'detected_fields', table: 'logs', range, ...selection(query), sampleLimit }));
-      const byName = new Map<string, Row[]>();
-      for (const r of rows) {
-        const name = String(r.name);
-        const list = byName.get(name);
-        if (list) list.push(r);
-        else byName.set(name, [r]);
-      }
-      const fields = [...byName]
-        .slice(0, limit)
-        .map(([label, rs]) => ({
-          label,
-          type: logFieldType(rs.map((r) => ({ kind: String(r.kind), all_int: r.all_int === true, all_float: r.all_float === true, all_bool: r.all_bool === true }))),
-          cardinality: Math.max(...rs.map((r) => Number(r.cardinality))),
-          // Structured metadata, not parsed from the line (Loki lists no parser for those).
-          parsers: null,
-        }));
-      return reply.type('application/json').send({ fields, limit });
+      return reply.type('application/json').send({ fields: detectedFieldsOf(rows, limit), limit });
     });
 
     both('/detected_field/:name/values', async (req, reply) => {

@@ -1,37 +1,54 @@
 import { describe, expect, it } from 'vitest';
-import { lowerLogQuery, lowerMetricQuery, parseLogQL, planLogSelect } from '@floe/query';
+import { lowerLogQuery, lowerMetricQuery, parseLogQL, planLogSelect, type PlannerTable } from '@floe/query';
 import { logsTable } from '@floe/schema';
-import { LABELS_TTL_MS, NO_LABELS_TTL_MS, createLogTableCache, mayUseLabelColumn, plannerTableFromColumns } from './table.ts';
+import { LABELS_TTL_MS, NO_LABELS_TTL_MS, createLogTableCache, mayUseLabelColumn, plannerTableFromColumns, type LogColumn } from './table.ts';
 
-const BASE = logsTable.columns.map((c) => c.name);
+/** A logs table's definition columns, as floeTableDef gives them: the fixed ones, then label columns with their keys. */
+const BASE: LogColumn[] = logsTable.columns;
+const label = (column: string, attributeKey: string): LogColumn => ({ name: column, attributeKey });
+const columnOf = (t: PlannerTable, labelName: string) => {
+  const q = `{service_name="a"} | ${labelName}="v"`;
+  const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range: { startNs: 0n, endNs: 10n }, direction: 'backward', limit: 10 }), t, { metadata: false });
+  return /AND \("(label_[a-z0-9_]+)" = \$\d+\)/.exec(plan.sql)?.[1];
+};
 
 describe('plannerTableFromColumns', () => {
-  it('a view without label columns plans against logsTable itself', () => {
+  it('a table without label columns plans against logsTable itself', () => {
     expect(plannerTableFromColumns(BASE)).toBe(logsTable);
   });
 
   it('resolves the exact key and its underscore spelling to the label column', () => {
-    const t = plannerTableFromColumns([...BASE, 'label_cloud_region', 'label_shard']);
-    expect(t.labelColumn!('cloud.region')).toBe('label_cloud_region');
-    expect(t.labelColumn!('cloud_region')).toBe('label_cloud_region');
-    expect(t.labelColumn!('shard')).toBe('label_shard');
-    expect(t.labelColumn!('k8s.pod.name')).toBeUndefined();
-    // Spellings the column cannot vouch for fall back to the attribute maps.
-    expect(t.labelColumn!('Cloud.Region')).toBeUndefined();
-    expect(t.labelColumn!('cloud-region')).toBeUndefined();
+    const t = plannerTableFromColumns([...BASE, label('label_cloud_region', 'cloud.region'), label('label_shard', 'shard')]);
+    expect(columnOf(t, 'cloud.region')).toBe('label_cloud_region');
+    expect(columnOf(t, 'cloud_region')).toBe('label_cloud_region');
+    expect(columnOf(t, 'shard')).toBe('label_shard');
+    expect(columnOf(t, 'k8s.pod.name')).toBeUndefined();
+    // Other spellings read the attribute maps by exact key.
+    expect(columnOf(t, 'Cloud.Region')).toBeUndefined();
   });
 
-  it('colliding keys (a `_2` column) resolve to no column', () => {
-    const t = plannerTableFromColumns([...BASE, 'label_x_y', 'label_x_y_2', 'label_a_1']);
-    expect(t.labelColumn!('x.y')).toBeUndefined();
-    expect(t.labelColumn!('x_y')).toBeUndefined();
-    expect(t.labelColumn!('x_y_2')).toBeUndefined();
+  it('a key with capitals resolves by the key it holds, not by its lower-cased column name', () => {
+    const t = plannerTableFromColumns([...BASE, label('label_http_route', 'HTTP.Route'), label('label_env', 'Env')]);
+    expect(columnOf(t, 'HTTP.Route')).toBe('label_http_route');
+    expect(columnOf(t, 'HTTP_Route')).toBe('label_http_route');
+    expect(columnOf(t, 'Env')).toBe('label_env');
+    expect(columnOf(t, 'http_route')).toBeUndefined();
+    expect(columnOf(t, 'env')).toBeUndefined();
+  });
+
+  it('keys that collide on a column name (the later got `_2`) each resolve to their own column', () => {
+    const t = plannerTableFromColumns([...BASE, label('label_k8s_pod_name', 'k8s_pod.name'), label('label_k8s_pod_name_2', 'k8s.pod.name'), label('label_a_1', 'a_1')]);
+    expect(columnOf(t, 'k8s.pod.name')).toBe('label_k8s_pod_name_2');
+    expect(columnOf(t, 'k8s_pod.name')).toBe('label_k8s_pod_name');
+    // Their shared underscore spelling names neither key.
+    expect(columnOf(t, 'k8s_pod_name')).toBeUndefined();
+    expect(columnOf(t, 'k8s_pod_name_2')).toBeUndefined();
     // A key that merely ends in a number is its own label.
-    expect(t.labelColumn!('a_1')).toBe('label_a_1');
+    expect(columnOf(t, 'a_1')).toBe('label_a_1');
   });
 
-  it('the printed plan reads the label column', () => {
-    const t = plannerTableFromColumns([...BASE, 'label_cloud_region']);
+  it('the printed plan reads the label column, the value as a parameter', () => {
+    const t = plannerTableFromColumns([...BASE, label('label_cloud_region', 'cloud.region')]);
     const q = '{cloud_region="eu-west"}';
     const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range: { startNs: 0n, endNs: 10n }, direction: 'backward', limit: 10 }), t, { metadata: false });
     expect(plan.sql).toContain('"label_cloud_region" = $');
@@ -44,7 +61,7 @@ describe('createLogTableCache', () => {
     let clock = 0;
     const cache = createLogTableCache(() => clock);
     let calls = 0;
-    let columns: string[] = BASE;
+    let columns: LogColumn[] = BASE;
     const ask = async () => {
       calls++;
       return columns;
@@ -53,9 +70,9 @@ describe('createLogTableCache', () => {
     expect(await cache.get('t', 'd', ask)).toBe(logsTable);
     expect(calls).toBe(1);
     clock += NO_LABELS_TTL_MS;
-    columns = [...BASE, 'label_shard'];
+    columns = [...BASE, label('label_shard', 'shard')];
     const labelled = await cache.get('t', 'd', ask);
-    expect(labelled.labelColumn!('shard')).toBe('label_shard');
+    expect(columnOf(labelled, 'shard')).toBe('label_shard');
     expect(calls).toBe(2);
     clock += LABELS_TTL_MS - 1;
     expect(await cache.get('t', 'd', ask)).toBe(labelled);

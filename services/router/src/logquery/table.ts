@@ -1,14 +1,15 @@
 import { LABEL_COLUMNS, type PlannerTable } from '@floe/query';
-import { logsTable, sanitizeLabelKey } from '@floe/schema';
+import { logsTable } from '@floe/schema';
 
 /**
  * The logs table a request plans against: @floe/schema's logsTable plus the materialized label
  * columns (`label_<key>`) that the caller's own table recorded at its creation (spec 1, "Log label
  * resolution" rules 4-5). Tables differ per tenant and dataset, so the router reads the columns
  * of the caller's logs table from the Iceberg catalog (the table's own definition, label columns
- * included; no querier round trip). Answers are cached per (tenant, dataset): a table's label columns are fixed at
- * creation, so a table that has some keeps them; a table without any (or not created yet) is asked
- * again after a few seconds, so labels apply soon after the table is created.
+ * with the attribute key each holds; no querier round trip). Answers are cached per (tenant,
+ * dataset): a table's label columns are fixed at creation, so a table that has some keeps them; a
+ * table without any (or not created yet) is asked again after a few seconds, so labels apply soon
+ * after the table is created.
  */
 
 /** Keys of IR objects that name one label, and keys that hold a list of label names. */
@@ -44,39 +45,23 @@ function walk(node: unknown): boolean {
 export const LABELS_TTL_MS = 5 * 60_000;
 export const NO_LABELS_TTL_MS = 2_000;
 
-const BASE_COLUMNS = new Set(logsTable.columns.map((c) => c.name));
+/** A column of a logs table's definition; a materialized label carries its attribute key. */
+export type LogColumn = PlannerTable['columns'][number];
 
 /**
- * The planner table for the columns a logs view has. A label name resolves to a label column
- * `label_<sanitised name>` (the exact key, or its underscore spelling) only when that is
- * unambiguous from the columns alone: a name with characters a key's sanitised form cannot tell
- * apart (upper case, `-`, …) and a column involved in a `_2` suffix collision resolve to no column,
- * so the label falls back to attribute-map extraction, which reads the same data for the exact key
- * (a materialized attribute stays in its map too).
+ * The planner table for a logs table's columns: logsTable plus its materialized label columns,
+ * each with the attribute key it holds, from which the planner resolves label names (the exact
+ * key, or its underscore spelling when only one key has it: @floe/query's sql/log-labels.ts).
  */
-export function plannerTableFromColumns(names: readonly string[]): PlannerTable {
-  const labels = new Set(names.filter((n) => !BASE_COLUMNS.has(n) && n.startsWith('label_')));
-  if (labels.size === 0) return logsTable;
-  const labelColumn = (label: string): string | undefined => {
-    if (!/^[a-z0-9_.]+$/u.test(label)) return undefined;
-    const column = `label_${sanitizeLabelKey(label)}`;
-    if (!labels.has(column)) return undefined;
-    // Two keys that sanitise alike: the later got `_2` (`_3`…); queries on either use the maps.
-    if (labels.has(`${column}_2`)) return undefined;
-    const suffixed = /^(.+)_\d+$/u.exec(column);
-    if (suffixed && labels.has(suffixed[1]!)) return undefined;
-    return column;
-  };
-  return {
-    name: logsTable.name,
-    columns: [...logsTable.columns, ...[...labels].map((name) => ({ name }))],
-    labelColumn,
-  };
+export function plannerTableFromColumns(columns: readonly LogColumn[]): PlannerTable {
+  const labels = columns.filter((c) => c.attributeKey !== undefined);
+  if (labels.length === 0) return logsTable;
+  return { name: logsTable.name, columns: [...logsTable.columns, ...labels] };
 }
 
 export interface LogTableCache {
-  /** The planner table of (tenant, dataset); `columns` lists its logs view's columns when asked. */
-  get(tenant: string, dataset: string, columns: () => Promise<readonly string[]>): Promise<PlannerTable>;
+  /** The planner table of (tenant, dataset); `columns` lists its logs table's columns when asked. */
+  get(tenant: string, dataset: string, columns: () => Promise<readonly LogColumn[]>): Promise<PlannerTable>;
 }
 
 export function createLogTableCache(now: () => number = Date.now): LogTableCache {

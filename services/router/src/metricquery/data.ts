@@ -149,7 +149,8 @@ export class MetricReader {
   /**
    * The Prometheus series every selector of a query reads, over the union of their windows:
    * returns the per-selector source the evaluator calls. Each selector's stored metric names
-   * and label matchers are pushed down (remote-written rows are filtered by label in SQL); plain
+   * and label matchers are pushed down (remote-written rows are filtered by label in SQL, but for
+   * histograms and summaries not on the labels they derive, sql/metrics.ts selectsSql); plain
    * metrics come as one row per series with its points as lists, histograms and summaries as
    * rows per point. More than `maxSamples` points in all is Prometheus's 422.
    */
@@ -186,23 +187,20 @@ export class MetricReader {
     const readDistributions = async (): Promise<RawSeries[]> => {
       if (dist.length === 0) return [];
       const names = [...new Set(dist.flatMap((s) => s.metricNames))].sort();
-      const seriesRows = (await this.run(
-        planMetricSeries({ kind: 'metric_series', window, metricNames: names, selects: dist, metricTypes: DISTRIBUTION_TYPES }, metricsTable),
-      )) as unknown as SeriesRow[];
-      if (seriesRows.length === 0) return [];
-      const points = await this.run(planMetricPoints({ kind: 'metric_points', window, metricNames: names, distributions: true, selects: dist, metricTypes: DISTRIBUTION_TYPES }, metricsTable));
+      const read = { window, metricNames: names, selects: dist, metricTypes: DISTRIBUTION_TYPES };
+      // The same filters on both reads: the points need nothing from the series rows, so neither waits.
+      const [seriesRows, points] = await Promise.all([
+        this.run(planMetricSeries({ kind: 'metric_series', ...read }, metricsTable)),
+        this.run(planMetricPoints({ kind: 'metric_points', ...read, distributions: true }, metricsTable)),
+      ]);
       if (points.length > this.#maxSamples) throw tooManySamples();
-      return buildPromSeries(seriesRows, points as unknown as PointRow[]);
+      return buildPromSeries(seriesRows as unknown as SeriesRow[], points as unknown as PointRow[]);
     };
     const readTargetInfo = async (): Promise<RawSeries[]> => (wantsTargetInfo ? this.targetInfo(lo, hi) : []);
     const [a, b, c] = await Promise.all([readPlain(), readDistributions(), readTargetInfo()]);
     const all = b.length === 0 && c.length === 0 ? a : [...a, ...b, ...c];
-    const cache = new Map<PromVectorSelector, RawSeries[]>();
-    return (sel) => {
-      let hit = cache.get(sel);
-      if (!hit) cache.set(sel, (hit = all.filter((s) => matchLabels(s.labels, sel.matchers))));
-      return hit;
-    };
+    // No cache here: the evaluator asks once per selector (Evaluator.seriesOf keeps the answer).
+    return (sel) => all.filter((s) => matchLabels(s.labels, sel.matchers));
   }
 
   /** `target_info` series of the OpenTelemetry resources with points in (startMs, endMs]. */

@@ -41,10 +41,6 @@ export function parsePromTime(name: string, raw: string | undefined, fallback: n
 
 /** A duration parameter (step, lookback_delta, timeout) in milliseconds. */
 export function parsePromDurationParam(name: string, raw: string): number {
-  if (/^(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(raw)) {
-    const ms = Math.round(Number(raw) * 1000);
-    if (Number.isFinite(ms)) return ms;
-  }
   const d = parsePromDuration(raw);
   if (d !== undefined) return d;
   throw bad(`invalid parameter "${name}": cannot parse "${raw.slice(0, 64)}" to a valid duration`);

@@ -2,9 +2,9 @@ import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest 
 import { FloeError } from '@floe/errors';
 import {
   checkRangeQueryType,
+  checkRangeSteps,
   evalInstant,
   evalRange,
-  MAX_POINTS_PER_SERIES,
   formatPromFloat,
   formatPromQL,
   matchLabels,
@@ -17,10 +17,11 @@ import {
   selectorDemand,
   seriesLabelSets,
   promLabelsKey,
+  omitPromLabels,
   type EvalOptions,
   type PromLabelMatcher,
   type PromLabels,
-  type SeriesRow,
+  type SeriesPoints,
 } from '@floe/query';
 import type { QuerierClient } from '../querier-client.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
@@ -62,6 +63,12 @@ const seconds = (ms: number) => ms / 1000;
 
 /** A label set as JSON, names sorted as Prometheus prints them. */
 const metric = (l: PromLabels) => Object.fromEntries(Object.keys(l).sort().map((k) => [k, l[k]!]));
+
+/** A matrix result as Prometheus's JSON. */
+const matrix = (series: readonly SeriesPoints[]) => ({
+  resultType: 'matrix',
+  result: series.map((s) => ({ metric: metric(s.labels), values: s.t.map((t, i) => [seconds(t), formatPromFloat(s.v[i]!)]) })),
+});
 
 function parseSelector(text: string): PromLabelMatcher[] {
   const e = parsePromQL(text);
@@ -111,10 +118,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
         case 'vector':
           return success(reply, { resultType: 'vector', result: r.result.map((s) => ({ metric: metric(s.labels), value: [seconds(s.t), formatPromFloat(s.v)] })) });
         case 'matrix':
-          return success(reply, {
-            resultType: 'matrix',
-            result: r.result.map((s) => ({ metric: metric(s.labels), values: s.t.map((t, i) => [seconds(t), formatPromFloat(s.v[i]!)]) })),
-          });
+          return success(reply, matrix(r.result));
       }
     });
 
@@ -125,20 +129,16 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const end = parsePromTime('end', requireParam(p, 'end'), 0);
       if (end < start) throw new FloeError('bad_data', 'invalid parameter "end": end timestamp must not be before start time', { code: 'FLOE_ERR_PROMQL_PARAM' });
       const step = parsePromDurationParam('step', requireParam(p, 'step'));
-      if (step <= 0) throw new FloeError('bad_data', 'invalid parameter "step": zero or negative query resolution step widths are not accepted. Try a positive integer', { code: 'FLOE_ERR_PROMQL_PARAM' });
-      if ((end - start) / step > MAX_POINTS_PER_SERIES) throw new FloeError('bad_data', 'exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      // In Prometheus's order (steps before the query), and before any read.
+      checkRangeSteps(start, end, step);
       const expr = parsePromQL(query);
+      checkRangeQueryType(expr);
       noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const reader = openReader(req, timeoutOf(p));
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
-      checkRangeQueryType(expr);
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
       reader.remainingMs();
-      const r = evalRange(expr, start, end, step, source, evalOpts);
-      return success(reply, {
-        resultType: 'matrix',
-        result: r.result.map((s) => ({ metric: metric(s.labels), values: s.t.map((t, i) => [seconds(t), formatPromFloat(s.v[i]!)]) })),
-      });
+      return success(reply, matrix(evalRange(expr, start, end, step, source, evalOpts).result));
     });
 
     /** Label sets of the series in the window that match any of `match[]` (all series without one). */
@@ -149,15 +149,13 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const { startMs, endMs } = labelWindow(p, Date.now());
       const reader = openReader(req, opts.queryTimeoutMs);
       const { catalog, names } = await reader.namesFor(startMs, endMs, matches);
-      const rows: SeriesRow[] = await reader.series(startMs, endMs, names);
-      const out = new Map<string, PromLabels>();
       const wantsTargetInfo =
         catalog.some((e) => !e.rw) && (matches.length === 0 || matches.some(selectsTargetInfo));
-      if (wantsTargetInfo) {
-        for (const s of await reader.targetInfo(startMs, endMs)) {
-          if (matches.length > 0 && !matches.some((m) => matchLabels(s.labels, m))) continue;
-          out.set(promLabelsKey(s.labels), s.labels);
-        }
+      const [rows, targetInfo] = await Promise.all([reader.series(startMs, endMs, names), wantsTargetInfo ? reader.targetInfo(startMs, endMs) : []]);
+      const out = new Map<string, PromLabels>();
+      for (const s of targetInfo) {
+        if (matches.length > 0 && !matches.some((m) => matchLabels(s.labels, m))) continue;
+        out.set(promLabelsKey(s.labels), s.labels);
       }
       for (const row of rows) {
         for (const labels of seriesLabelSets(row)) {
@@ -235,22 +233,16 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const bySeries = new Map(seriesRows.map((r) => [r.series_id, r]));
       const withoutLe = selectors.map((m) => m.filter((x) => x.name !== 'le'));
       // The series an exemplar belongs to: the first Prometheus label set (without le) of its stored series a selector matches; once per stored series.
-      const seriesLabels = new Map<string, Record<string, string> | undefined>();
+      const seriesLabels = new Map<string, PromLabels | undefined>();
       const seriesOf = (id: string) => {
         if (seriesLabels.has(id)) return seriesLabels.get(id);
         const row = bySeries.get(id);
-        const candidates = row
-          ? seriesLabelSets(row).map((l) => {
-              const c = { ...l };
-              delete c.le;
-              return c;
-            })
-          : [];
-        const found = candidates.find((l) => withoutLe.some((m) => matchLabels(l as PromLabels, m)));
+        const candidates = row ? seriesLabelSets(row).map((l) => omitPromLabels(l, ['le'])) : [];
+        const found = candidates.find((l) => withoutLe.some((m) => matchLabels(l, m)));
         seriesLabels.set(id, found);
         return found;
       };
-      const groups = new Map<string, { seriesLabels: Record<string, string>; exemplars: Array<{ labels: Record<string, string>; value: string; timestamp: number }> }>();
+      const groups = new Map<string, { seriesLabels: PromLabels; exemplars: Array<{ labels: PromLabels; value: string; timestamp: number }> }>();
       for (const r of rows) {
         const labels = seriesOf(String(r.series_id));
         if (!labels) continue;
