@@ -288,7 +288,7 @@ export async function listApiKeys(db: Db, tenantId: string, opts: { activeOnly?:
   if (!isValidTenantId(tenantId)) return [];
   const active = opts.activeOnly ? ' AND revoked_at IS NULL' : '';
   const { rows } = await db.query<KeyRow>(
-    `SELECT ${COLUMNS} FROM api_keys WHERE tenant_id = $1${active} ORDER BY created_at, id`,
+    `SELECT ${COLUMNS} FROM api_keys WHERE tenant_id = $1${active} ORDER BY created_at, seq`,
     [tenantId],
   );
   return rows.map(toApiKey);

@@ -191,6 +191,15 @@ CREATE TABLE IF NOT EXISTS attribute_query_demand (
 );
 `,
   },
+  {
+    id: 5,
+    name: 'api keys in creation order',
+    sql: `
+-- created_at ties (PGlite's clock moves in milliseconds; one transaction's rows share now()), so
+-- listing "oldest first" needs an order of its own.
+ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
+`,
+  },
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

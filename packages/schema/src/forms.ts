@@ -17,8 +17,11 @@ export const PARTITION_FIELD_ID = 1000;
 
 const icebergPrimitive = (t: PrimitiveType): string => t;
 
-/** A column the acceptor sends (in the WAL's NDJSON rows), not one the writer computes. */
+/** A column the acceptor sends (in WAL payloads), not one the writer computes. */
 const isRaw = (c: ColumnDef) => !c.derived && !c.expr;
+
+/** The columns WAL payloads carry, in table order (read_json's columns, a column batch's schema). */
+export const rawColumns = (table: TableDef): ColumnDef[] => table.columns.filter(isRaw);
 
 /** Identifiers are quoted even though they come from this allow-list of column names. */
 export const quoteIdent = (name: string) => `"${name.replaceAll('"', '""')}"`;

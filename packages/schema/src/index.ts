@@ -15,6 +15,7 @@ export type { ColumnDef, ColumnType, PrimitiveType, TableDef, MapFieldIds, MapTy
 export {
   PARTITION_FIELD_ID,
   duckdbType,
+  rawColumns,
   quoteIdent,
   icebergSchema,
   lastColumnId,

@@ -1,6 +1,6 @@
 /**
  * Column types Floe tables use, named after their Iceberg primitive. Each maps to one DuckDB
- * type (how the writer casts NDJSON rows and how an empty table is typed) and one Iceberg JSON
+ * type (how the writer casts WAL rows and how an empty table is typed) and one Iceberg JSON
  * type (the catalog schema). Maps always have string keys. Lists hold a primitive or a struct of
  * primitives (e.g. a summary's quantiles); their element (and a struct element's fields) carry
  * their own Iceberg field ids, written in the column type so they are as permanent as the

@@ -25,7 +25,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { errorCode, InvalidKeyError, ObjectNotFoundError } from './errors.ts';
 import { compareKeys, isReservedKey, validateKey, validatePrefix } from './keys.ts';
 import { checkRange } from './object-store.ts';
-import type { ObjectInfo, ObjectStore } from './object-store.ts';
+import type { ObjectBody, ObjectInfo, ObjectStore } from './object-store.ts';
+import { writeParts } from './write-parts.ts';
 
 const TMP_DIR = '.floe-tmp';
 const STALE_TMP_MS = 60 * 60 * 1000;
@@ -90,7 +91,7 @@ export class FsObjectStore implements ObjectStore {
     return validateKey(rel.split(path.sep).join('/'));
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, body: ObjectBody): Promise<void> {
     const dest = this.localPath(key);
     const tmp = await this.#writeTemp(body);
     try {
@@ -271,7 +272,7 @@ export class FsObjectStore implements ObjectStore {
     this.#sweep ??= this.#sweepStaleTemps();
   }
 
-  async #writeTemp(body: Uint8Array): Promise<string> {
+  async #writeTemp(body: ObjectBody): Promise<string> {
     await this.#ensureTmpDir();
     const tmp = this.#tmpName();
     let fh;
@@ -285,7 +286,8 @@ export class FsObjectStore implements ObjectStore {
       fh = await open(tmp, 'wx');
     }
     try {
-      await fh.writeFile(body);
+      if (body instanceof Uint8Array) await fh.writeFile(body);
+      else await writeParts(fh, body);
       await fh.sync();
     } catch (err) {
       await fh.close().catch(() => {});
@@ -305,7 +307,8 @@ export class FsObjectStore implements ObjectStore {
       throw err;
     }
     try {
-      await fh.writeFile(body);
+      if (body instanceof Uint8Array) await fh.writeFile(body);
+      else await writeParts(fh, body);
       await fh.sync();
     } finally {
       await fh.close();

@@ -18,6 +18,7 @@
 
 export type {
   FsObjectStoreConfig,
+  ObjectBody,
   ObjectInfo,
   ObjectStore,
   ObjectStoreConfig,
@@ -40,7 +41,7 @@ export { LocalFileCache } from './file-cache.ts';
 export type { CacheLease, LocalFileCacheOptions, LocalFileCacheStats } from './file-cache.ts';
 
 export type { WalRecord, WalRecordHeader } from './wal-format.ts';
-export { decodeSegment, encodeRecord, encodeSegment, WAL_VERSION } from './wal-format.ts';
+export { decodeSegment, frameRecord, WAL_VERSION } from './wal-format.ts';
 export { WalAppender } from './wal-appender.ts';
 export type { WalAppenderOptions, WalAppendResult } from './wal-appender.ts';
 export {
@@ -60,3 +61,7 @@ export { IdBloom, idBloomKey } from './id-bloom.ts';
 export { IdBlocksIndex, IdBlocksWriter, findIdPayload, idBlocksKey, readIdPayload } from './id-blocks.ts';
 export type { IdPayloadRead } from './id-blocks.ts';
 export { Lru } from './lru.ts';
+export { ColumnBatchBuilder, Leaf, REUSE_BYTES, batchSchema, isColumnBatch, readColumnBatch } from './column-batch.ts';
+export type { BatchColumn, BatchSchema, BatchSchemaInfo, ColumnBatchView } from './column-batch.ts';
+export { writeColumnBatchParquet } from './column-batch-parquet.ts';
+export { columnBatchRows } from './column-batch-rows.ts';

@@ -8,10 +8,20 @@ export interface ObjectInfo {
   lastModified?: Date;
 }
 
+/** An object's bytes, whole or as parts written one after the other (the WAL's frames, uncopied). */
+export type ObjectBody = Uint8Array | readonly Uint8Array[];
+
+/** A body's parts as one array (one copy; for stores that need a single buffer). */
+export function joinBody(body: ObjectBody): Uint8Array {
+  if (body instanceof Uint8Array) return body;
+  if (body.length === 1) return body[0]!;
+  return Buffer.concat(body as Uint8Array[]);
+}
+
 export interface ObjectStore {
   readonly kind: 'fs' | 's3';
   /** Writes the whole object; durable (fsync'd, or acknowledged by S3) when the promise resolves. */
-  put(key: string, body: Uint8Array): Promise<void>;
+  put(key: string, body: ObjectBody): Promise<void>;
   /** Like put, but only if no object has that key; resolves false (and writes nothing) otherwise. */
   putIfAbsent(key: string, body: Uint8Array): Promise<boolean>;
   /** The object's bytes, or undefined when it does not exist. */

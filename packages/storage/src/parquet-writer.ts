@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import {
   attributeTypesSql,
+  duckdbType,
+  rawColumns,
   parquetFieldIds,
   quoteIdent,
   readJsonColumns,
@@ -16,11 +18,13 @@ import {
   type TableDef,
 } from '@floe/schema';
 import { IdBlocksWriter } from './id-blocks.ts';
+import { isColumnBatch, readColumnBatch, type BatchSchemaInfo, type ColumnBatchView } from './column-batch.ts';
+import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 
 /**
- * Writes sorted, zstd Parquet files with Iceberg field ids using DuckDB, from either NDJSON row
- * payloads (as the acceptor wrote them to the WAL: rows go in through read_json, no per-row
- * JavaScript) or existing Parquet files (compaction). The sort and the encoding run in native
+ * Writes sorted, zstd Parquet files with Iceberg field ids using DuckDB, from either WAL record
+ * payloads (column batches or NDJSON, as the acceptor wrote them; no per-row JavaScript) or
+ * existing Parquet files (compaction). The sort and the encoding run in native
  * code (reference/storage.md §1). Each written file reports the statistics its Iceberg manifest
  * entry and its id filter need.
  */
@@ -88,19 +92,54 @@ export class ParquetWriter {
     return this.#conn;
   }
 
-  /** NDJSON rows (one JSON object per line, raw column layout) → one stored-layout file. */
-  async write(table: TableDef, payloads: readonly Uint8Array[], opts: WriteOptions = {}): Promise<WrittenFile> {
+  /**
+   * WAL record payloads (column batches, as bytes or already read, or the older NDJSON rows: one JSON object per line,
+   * raw column layout) → one stored-layout file. Column batches of one schema become one
+   * uncompressed Parquet file (column-batch-parquet.ts), NDJSON one file for read_json; DuckDB
+   * reads them all as raw columns (a column a batch schema lacks is NULL) and sorts and encodes
+   * the union. Throws on a malformed payload.
+   */
+  async write(table: TableDef, payloads: readonly (Uint8Array | ColumnBatchView)[], opts: WriteOptions = {}): Promise<WrittenFile> {
     await this.#connection();
-    const input = join(this.#dir, `${randomUUID()}.ndjson`);
-    await writeFile(input, payloads);
+    const json: Uint8Array[] = [];
+    const bySchema = new Map<BatchSchemaInfo, ColumnBatchView[]>();
+    for (const p of payloads) {
+      if (p instanceof Uint8Array && !isColumnBatch(p)) {
+        json.push(p);
+        continue;
+      }
+      // Payloads may come already read (the committer checks every batch before it writes).
+      const view = p instanceof Uint8Array ? readColumnBatch(p) : p;
+      const list = bySchema.get(view.schema);
+      if (list) list.push(view);
+      else bySchema.set(view.schema, [view]);
+    }
+    const inputs: string[] = [];
     try {
-      return await this.#copy(
-        table,
-        `SELECT ${selectStoredColumns(table)} FROM read_json(${literal(input)}, format = 'newline_delimited', columns = ${readJsonColumns(table)}, maximum_object_size = 67108864)`,
-        opts,
-      );
+      const sources: string[] = [];
+      const raw = rawColumns(table);
+      if (json.length > 0) {
+        const input = join(this.#dir, `${randomUUID()}.ndjson`);
+        inputs.push(input);
+        await writeFile(input, json);
+        sources.push(`SELECT * FROM read_json(${literal(input)}, format = 'newline_delimited', columns = ${readJsonColumns(table)}, maximum_object_size = 67108864)`);
+      }
+      if (bySchema.size > 0) {
+        const files: string[] = [];
+        const present = new Set<string>();
+        for (const [schema, batches] of bySchema) {
+          const input = join(this.#dir, `${randomUUID()}.batch.parquet`);
+          inputs.push(input);
+          await writeColumnBatchParquet(input, batches);
+          files.push(input);
+          for (const name of schema.names) present.add(name);
+        }
+        const cols = raw.map((c) => `CAST(${present.has(c.name) ? quoteIdent(c.name) : 'NULL'} AS ${duckdbType(c.type)}) AS ${quoteIdent(c.name)}`);
+        sources.push(`SELECT ${cols.join(', ')} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`);
+      }
+      return await this.#copy(table, `SELECT ${selectStoredColumns(table)} FROM (${sources.join(' UNION ALL ')})`, opts);
     } finally {
-      await rm(input, { force: true });
+      await Promise.all(inputs.map((f) => rm(f, { force: true })));
     }
   }
 

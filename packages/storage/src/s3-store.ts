@@ -28,8 +28,8 @@ import {
 import type { S3ClientConfig } from '@aws-sdk/client-s3';
 import { InvalidKeyError, ObjectNotFoundError } from './errors.ts';
 import { compareKeys, isReservedKey, validateKey, validatePrefix } from './keys.ts';
-import { checkRange } from './object-store.ts';
-import type { ObjectInfo, ObjectStore, S3ObjectStoreConfig } from './object-store.ts';
+import { checkRange, joinBody } from './object-store.ts';
+import type { ObjectBody, ObjectInfo, ObjectStore, S3ObjectStoreConfig } from './object-store.ts';
 
 const DELETE_BATCH = 1000; // DeleteObjects limit
 const MAX_SINGLE_PUT_BYTES = 5 * 1024 ** 3; // PutObject limit
@@ -115,7 +115,8 @@ export class S3ObjectStore implements ObjectStore {
     return validateKey(uri.slice(base.length));
   }
 
-  async put(key: string, body: Uint8Array): Promise<void> {
+  async put(key: string, parts: ObjectBody): Promise<void> {
+    const body = joinBody(parts);
     await this.#client.send(
       new PutObjectCommand({ Bucket: this.bucket, Key: this.#fullKey(key), Body: body, ContentLength: body.byteLength }),
     );

@@ -17,7 +17,7 @@
 import { WalAppendError, WalClosedError } from './errors.ts';
 import { validatePrefix } from './keys.ts';
 import type { ObjectStore } from './object-store.ts';
-import { encodeRecord, encodeSegment } from './wal-format.ts';
+import { frameRecord, segmentHeader } from './wal-format.ts';
 import type { WalRecord } from './wal-format.ts';
 import { DEFAULT_WAL_PREFIX, formatSegmentKey, validateInstanceId } from './wal-segments.ts';
 
@@ -38,7 +38,8 @@ export interface WalAppendResult {
 }
 
 interface PendingAppend {
-  frames: Uint8Array[];
+  /** Each record's frame parts (frameRecord). */
+  frames: Uint8Array[][];
   bytes: number;
   resolve: (result: WalAppendResult) => void;
   reject: (err: unknown) => void;
@@ -82,17 +83,17 @@ export class WalAppender {
   /** Resolves with the segment key once the records are durable; all records land in that one segment. */
   append(records: WalRecord[]): Promise<WalAppendResult> {
     if (this.#closed) return Promise.reject(new WalClosedError());
-    let frames: Uint8Array[];
+    let frames: Uint8Array[][];
     try {
       if (!Array.isArray(records) || records.length === 0) {
         throw new TypeError('WalAppender.append: at least one record is required');
       }
-      frames = records.map(encodeRecord);
+      frames = records.map(frameRecord);
     } catch (err) {
       return Promise.reject(err);
     }
     let bytes = 0;
-    for (const f of frames) bytes += f.byteLength;
+    for (const f of frames) for (const p of f) bytes += p.byteLength;
     return new Promise<WalAppendResult>((resolve, reject) => {
       this.#queue.push({ frames, bytes, resolve, reject });
       this.#schedule();
@@ -175,9 +176,14 @@ export class WalAppender {
   async #writeSegment(batch: PendingAppend[]): Promise<void> {
     const key = this.#nextKey();
     try {
-      const frames: Uint8Array[] = [];
-      for (const pending of batch) frames.push(...pending.frames);
-      await this.#store.put(key, encodeSegment(frames));
+      // The parts are written as they are: the payloads are not copied into one segment buffer.
+      const parts: Uint8Array[] = [];
+      let records = 0;
+      for (const pending of batch) {
+        for (const frame of pending.frames) parts.push(...frame);
+        records += pending.frames.length;
+      }
+      await this.#store.put(key, [segmentHeader(records), ...parts]);
     } catch (err) {
       // Nothing in this segment is acknowledged. The object may still exist (a PUT that timed out
       // after S3 stored it); it is then complete and valid, since puts are atomic, and its records

@@ -74,21 +74,39 @@ export function validateRecordHeader(value: unknown): WalRecordHeader {
   };
 }
 
-/** One record's framed bytes (length-prefixed header and payload, then the CRC). */
-export function encodeRecord(record: WalRecord): Uint8Array {
+/**
+ * One record's frame as three parts: header length, header and payload length; the payload itself
+ * (not copied: the caller must not change it until the segment is written); the CRC.
+ */
+export function frameRecord(record: WalRecord): Uint8Array[] {
   const header = validateRecordHeader(record.header);
   if (!(record.payload instanceof Uint8Array)) throw new TypeError('WAL record payload must be a Uint8Array');
   const headerBytes = encoder.encode(JSON.stringify(header));
   const payload = record.payload;
-  const frame = new Uint8Array(4 + headerBytes.byteLength + 4 + payload.byteLength + 4);
-  const view = new DataView(frame.buffer);
-  let o = 0;
-  view.setUint32(o, headerBytes.byteLength, true);
-  frame.set(headerBytes, (o += 4));
-  view.setUint32((o += headerBytes.byteLength), payload.byteLength, true);
-  frame.set(payload, (o += 4));
-  view.setUint32(o + payload.byteLength, crc32(payload, crc32(headerBytes)), true);
-  return frame;
+  const head = new Uint8Array(4 + headerBytes.byteLength + 4);
+  const view = new DataView(head.buffer);
+  view.setUint32(0, headerBytes.byteLength, true);
+  head.set(headerBytes, 4);
+  view.setUint32(4 + headerBytes.byteLength, payload.byteLength, true);
+  const crc = new Uint8Array(4);
+  new DataView(crc.buffer).setUint32(0, crc32(payload, crc32(headerBytes)), true);
+  return [head, payload, crc];
+}
+
+/** One record's framed bytes (length-prefixed header and payload, then the CRC) in one array. */
+export function encodeRecord(record: WalRecord): Uint8Array {
+  return Buffer.concat(frameRecord(record));
+}
+
+/** The segment header of a segment of `count` records. */
+export function segmentHeader(count: number): Uint8Array {
+  const out = new Uint8Array(SEGMENT_HEADER_BYTES);
+  const view = new DataView(out.buffer);
+  out.set(WAL_MAGIC, 0);
+  view.setUint16(4, WAL_VERSION, true);
+  view.setUint16(6, 0, true);
+  view.setUint32(8, count, true);
+  return out;
 }
 
 /** A whole segment from already framed records (see encodeRecord). */
@@ -96,11 +114,7 @@ export function encodeSegment(frames: readonly Uint8Array[]): Uint8Array {
   let size = SEGMENT_HEADER_BYTES;
   for (const f of frames) size += f.byteLength;
   const out = new Uint8Array(size);
-  const view = new DataView(out.buffer);
-  out.set(WAL_MAGIC, 0);
-  view.setUint16(4, WAL_VERSION, true);
-  view.setUint16(6, 0, true);
-  view.setUint32(8, frames.length, true);
+  out.set(segmentHeader(frames.length), 0);
   let o = SEGMENT_HEADER_BYTES;
   for (const f of frames) {
     out.set(f, o);

@@ -1,17 +1,18 @@
 import { FloeError } from '@floe/errors';
-import { ExportTraceServiceRequestSchema, type ExportLogsServiceRequest, type ExportTraceServiceRequest } from '@floe/proto';
-import type { TableName } from '@floe/schema';
+import { ExportLogsServiceRequestSchema, ExportTraceServiceRequestSchema, type ExportLogsServiceRequest, type ExportTraceServiceRequest } from '@floe/proto';
+import { tableDef, type TableName } from '@floe/schema';
 import type { TenantContext } from '@floe/auth';
-import { newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
+import { ColumnBatchBuilder, newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { logsToRows } from './logs-to-rows.ts';
+import { logsToPayloadsFromWire } from './logs-wire.ts';
 import type { ExportMetricsServiceRequest } from '@floe/proto';
 import { metricsToRows, type ConvertedMetrics } from './metrics-to-rows.ts';
 import type { ExportProfilesServiceRequest } from '@floe/proto';
 import { profilesToRows } from './profiles-to-rows.ts';
-import type { ConvertedRows } from './rows.ts';
+import type { ConvertedRows, HourPayload } from './rows.ts';
 import { spansToRows } from './traces-to-rows.ts';
-import { spansToPayloadsFromWire, type ConvertedPayloads, type HourPayload } from './traces-wire.ts';
+import { spansToPayloadsFromWire, type ConvertedPayloads } from './traces-wire.ts';
 
 export interface IngestResult {
   accepted: number;
@@ -25,6 +26,30 @@ export interface IngestResult {
  * Resolves only once that segment is durable; a failed append is `unavailable` (503 /
  * UNAVAILABLE), which clients retry.
  */
+/** Builders reused across requests (conversion is synchronous, so one per table suffices). */
+const BUILDERS = new Map<TableName, ColumnBatchBuilder>();
+
+/**
+ * Each hour's rows as WAL record payloads: row objects as one column batch, NDJSON lines (a
+ * `{ json: true }` collector) as they are.
+ */
+function hourPayloads(table: TableName, converted: ConvertedRows): HourPayload[] {
+  const out: HourPayload[] = [];
+  for (const b of converted.byHour.values()) {
+    if (b.items.length > 0) {
+      const batch = BUILDERS.get(table) ?? ColumnBatchBuilder.forTable(tableDef(table));
+      BUILDERS.delete(table);
+      for (const row of b.items) batch.addRow(row);
+      out.push({ hour: b.hour, rows: b.items.length, payload: batch.finish() });
+      batch.clear();
+      // One builder per table is kept for the next request, unless a huge one grew it.
+      if (batch.reusable) BUILDERS.set(table, batch);
+    }
+    if (b.lines.length > 0) out.push({ hour: b.hour, rows: b.lines.length, payload: Buffer.from(`${b.lines.join('\n')}\n`) });
+  }
+  return out;
+}
+
 export class Ingest {
   private readonly wal: WalAppender;
   private readonly log: Logger;
@@ -61,6 +86,23 @@ export class Ingest {
     return this.storeRows(ctx, 'logs', logsToRows(req));
   }
 
+  /**
+   * A protobuf logs export, transcoded straight from the wire bytes (logs-wire.ts): the same
+   * records as `logs(ctx, fromBinary(…))` without building the message. Malformed bytes are
+   * `bad_data`.
+   */
+  async logsProtobuf(ctx: TenantContext, body: Uint8Array): Promise<IngestResult> {
+    let converted: ConvertedPayloads;
+    try {
+      converted = logsToPayloadsFromWire(body);
+    } catch (err) {
+      throw new FloeError('bad_data', `body is not a valid ${ExportLogsServiceRequestSchema.typeName} protobuf message: ${(err as Error).message}`, {
+        code: 'FLOE_ERR_INGEST_DECODE',
+      });
+    }
+    return this.store(ctx, 'logs', converted.byHour.values(), converted);
+  }
+
   /** A decoded profiles export (protobuf or JSON). Accepted requests are logged at debug level only (spec 1, Ingest rule 6). */
   async profiles(ctx: TenantContext, req: ExportProfilesServiceRequest): Promise<IngestResult> {
     const result = await this.storeRows(ctx, 'profiles', profilesToRows(req));
@@ -80,11 +122,8 @@ export class Ingest {
   async storeMetrics(ctx: TenantContext, converted: ConvertedMetrics): Promise<IngestResult> {
     const records: WalRecord[] = [];
     for (const [table, rows] of [['metrics', converted.points], ['metric_exemplars', converted.exemplars]] as const) {
-      for (const b of rows.byHour.values()) {
-        records.push({
-          header: { tenant: ctx.tenant, dataset: ctx.dataset, table, hour: b.hour, rows: b.rows, id: newRecordId() },
-          payload: Buffer.from(`${b.lines.join('\n')}\n`),
-        });
+      for (const b of hourPayloads(table, rows)) {
+        records.push({ header: { tenant: ctx.tenant, dataset: ctx.dataset, table, hour: b.hour, rows: b.rows, id: newRecordId() }, payload: b.payload });
       }
     }
     if (records.length > 0) await this.append(records);
@@ -93,9 +132,7 @@ export class Ingest {
   }
 
   private storeRows(ctx: TenantContext, table: TableName, converted: ConvertedRows): Promise<IngestResult> {
-    const batches: HourPayload[] = [];
-    for (const b of converted.byHour.values()) batches.push({ hour: b.hour, rows: b.rows, payload: Buffer.from(`${b.lines.join('\n')}\n`) });
-    return this.store(ctx, table, batches, converted);
+    return this.store(ctx, table, hourPayloads(table, converted), converted);
   }
 
   private async store(ctx: TenantContext, table: TableName, batches: Iterable<HourPayload>, counts: IngestResult): Promise<IngestResult> {

@@ -11,6 +11,7 @@ import {
 } from '@floe/proto';
 import { decodeMessage } from './decode.ts';
 import { logsToRows } from './logs-to-rows.ts';
+import { batchRows } from './rows.ts';
 
 type Init = MessageInitShape<typeof ExportLogsServiceRequestSchema>;
 
@@ -70,7 +71,7 @@ function request(records: RecordInit[], resource = true): Init {
 
 const convert = (init: Init) => {
   const out = logsToRows(create(ExportLogsServiceRequestSchema, init), RECEIVED);
-  const rows = [...out.byHour.values()].flatMap((b) => b.lines.map((l): Record<string, unknown> => ({ hour: b.hour, ...(JSON.parse(l) as Record<string, unknown>) })));
+  const rows = [...out.byHour.values()].flatMap((b) => batchRows(b).map((r): Record<string, unknown> => ({ hour: b.hour, ...r })));
   return { out, rows };
 };
 
@@ -225,6 +226,6 @@ describe('logsToRows', () => {
     const fromJsonBody = logsToRows(decodeMessage(ExportLogsServiceRequestSchema, Buffer.from(JSON.stringify(json)), 'json'), RECEIVED);
     const fromProto = logsToRows(decodeMessage(ExportLogsServiceRequestSchema, toBinary(ExportLogsServiceRequestSchema, msg), 'protobuf'), RECEIVED);
     expect(fromJsonBody).toEqual(fromProto);
-    expect(JSON.parse([...fromProto.byHour.values()][0]!.lines[0]!)).toMatchObject({ trace_id: '0102030405060708090a0b0c0d0e0f10', body: '{"n":5}', body_type: 'kvlist' });
+    expect(batchRows([...fromProto.byHour.values()][0]!)[0]).toMatchObject({ trace_id: '0102030405060708090a0b0c0d0e0f10', body: '{"n":5}', body_type: 'kvlist' });
   });
 });

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AggregationTemporality, ExportMetricsServiceRequestSchema, create, type MessageInitShape } from '@floe/proto';
 import { decodeMessage } from './decode.ts';
 import { metricsToRows } from './metrics-to-rows.ts';
+import { batchRows } from './rows.ts';
 
 type Init = MessageInitShape<typeof ExportMetricsServiceRequestSchema>;
 type MetricInit = NonNullable<NonNullable<NonNullable<Init['resourceMetrics']>[number]['scopeMetrics']>[number]['metrics']>[number];
@@ -61,7 +62,7 @@ function request(metrics: MetricInit[], opts: { resource?: boolean; scope?: stri
 type Row = Record<string, unknown>;
 const convert = (init: Init) => {
   const out = metricsToRows(create(ExportMetricsServiceRequestSchema, init));
-  const flat = (c: typeof out.points) => [...c.byHour.values()].flatMap((b) => b.lines.map((l): Row => ({ hour: b.hour, ...(JSON.parse(l) as Row) })));
+  const flat = (c: typeof out.points) => [...c.byHour.values()].flatMap((b) => batchRows(b).map((r): Row => ({ hour: b.hour, ...(r as Row) })));
   return { out, rows: flat(out.points), exemplars: flat(out.exemplars) };
 };
 
@@ -467,8 +468,8 @@ describe('metricsToRows', () => {
         create(ExportMetricsServiceRequestSchema, {
           resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'fixed', data: { case: 'gauge', value: { dataPoints: [{ timeUnixNano: T, attributes: [attr('k', str('v'))] }] } } }] }] }],
         }),
-      ).points.byHour.get(490_000)!.lines[0],
-    ).toContain('"series_id":"44d110a6a3647258"');
+      ).points.byHour.get(490_000)!.items[0],
+    ).toMatchObject({ series_id: '44d110a6a3647258' });
   });
 
   it('rows are grouped by the hour of their own time; exemplars by theirs', () => {
@@ -521,9 +522,9 @@ describe('metricsToRows', () => {
       ],
     });
     const out = metricsToRows(decodeMessage(ExportMetricsServiceRequestSchema, Buffer.from(body), 'json'));
-    const row = JSON.parse(out.points.byHour.get(490_000)!.lines[0]!) as Row;
+    const row = batchRows(out.points.byHour.get(490_000)!)[0] as Row;
     expect(row).toMatchObject({ metric_type: 'sum', temporality: 'cumulative', is_monotonic: true, value: 12, value_int: 12, service_name: 'unknown_service', start_unix_nano: START.toString() });
-    const ex = JSON.parse(out.exemplars.byHour.get(490_000)!.lines[0]!) as Row;
+    const ex = batchRows(out.exemplars.byHour.get(490_000)!)[0] as Row;
     expect(ex).toMatchObject({ trace_id: '0102030405060708090a0b0c0d0e0f10', span_id: 'a0a1a2a3a4a5a6a7', value: 1.5 });
   });
 });

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import { ExportProfilesServiceRequestSchema, ExportProfilesServiceResponseSchema, create, fromBinary, toBinary, toJson, type JsonValue, type MessageInitShape } from '@floe/proto';
-import { WalAppender, createObjectStore, listSegments, readSegment, type ObjectStore } from '@floe/storage';
+import { WalAppender, columnBatchRows, createObjectStore, listSegments, readSegment, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { Ingest } from './ingest.ts';
 import { profilesSignal } from './profiles-signal.ts';
@@ -111,7 +111,7 @@ describe('profiles signal', () => {
 
     const records = await walRecords();
     expect(records.map((r) => r.header)).toMatchObject([{ tenant: 'acme', dataset: 'default', table: 'profiles', rows: 1 }]);
-    const row = JSON.parse(Buffer.from(records[0]!.payload).toString('utf8').trim()) as Record<string, unknown>;
+    const [row] = await columnBatchRows([records[0]!.payload]);
     expect(row).toMatchObject({ service_name: 'svc', trace_id: TRACE_HEX, span_id: SPAN_HEX, total_value: 100, stacktraces_json: '[["work","main"]]' });
 
     const lines = await logLines();

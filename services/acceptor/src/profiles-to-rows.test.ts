@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ExportProfilesServiceRequestSchema, create, toBinary, type ExportProfilesServiceRequest, type MessageInitShape, type Profile, type ProfilesDictionary } from '@floe/proto';
 import { decodeMessage } from './decode.ts';
 import { profileTypeId, profilesToRows } from './profiles-to-rows.ts';
-import type { ConvertedRows } from './rows.ts';
+import { batchRows, type ConvertedRows } from './rows.ts';
 
 /** Init shapes only (not messages), so they can be spread and partially overridden. */
 type Init = Exclude<MessageInitShape<typeof ExportProfilesServiceRequestSchema>, ExportProfilesServiceRequest>;
@@ -133,7 +133,7 @@ const request = (profiles: ProfileInit[], extra: Partial<Init> = {}): Init => ({
 });
 
 function rowsOf(r: ConvertedRows): Array<Record<string, unknown>> {
-  return [...r.byHour.values()].flatMap((b) => b.lines.map((l) => JSON.parse(l) as Record<string, unknown>));
+  return [...r.byHour.values()].flatMap((b) => batchRows(b));
 }
 
 const convert = (init: Init) => profilesToRows(create(ExportProfilesServiceRequestSchema, init), RECEIVED);

@@ -3,11 +3,12 @@ import { FloeError, toHttp } from '@floe/errors';
 import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary, type MessageInitShape } from '@floe/proto';
 import { decodeRemoteWriteV1, remoteWriteV1BodyToRows, remoteWriteV1ToRows, RemoteWriteMetadata } from './remote-write.ts';
 import { readPlainWriteRequest, WireDecodeError } from './remote-write-wire.ts';
+import { batchRows } from './rows.ts';
 
 type V1 = MessageInitShape<typeof PromWriteRequestSchema>;
 const MS = 1_795_000_000_123n;
 const enc = (init: V1) => toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, init));
-const lines = (c: ReturnType<typeof remoteWriteV1ToRows>) => [...c.points.byHour.values()].flatMap((b) => b.lines.map((l) => JSON.parse(l) as unknown));
+const lines = (c: ReturnType<typeof remoteWriteV1ToRows>) => [...c.points.byHour.values()].flatMap((b) => batchRows(b) as unknown[]);
 
 /** Both paths on the same bytes: rows, exemplar rows and counts must be equal. */
 function bothPaths(body: Uint8Array) {

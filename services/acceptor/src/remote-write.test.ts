@@ -20,6 +20,7 @@ import {
   remoteWriteVersion,
   type ConvertedRemoteWrite,
 } from './remote-write.ts';
+import { batchRows } from './rows.ts';
 
 type V1 = MessageInitShape<typeof PromWriteRequestSchema>;
 type V2 = MessageInitShape<typeof RwV2RequestSchema>;
@@ -40,7 +41,7 @@ function withStaleMarkers(bytes: Uint8Array): Uint8Array {
   return out;
 }
 
-const flat = (c: ConvertedRemoteWrite['points']) => [...c.byHour.values()].flatMap((b) => b.lines.map((l) => JSON.parse(l) as Row));
+const flat = (c: ConvertedRemoteWrite['points']) => [...c.byHour.values()].flatMap((b) => batchRows(b) as Row[]);
 const v1 = (init: V1, cache?: RemoteWriteMetadata) => {
   const out = remoteWriteV1ToRows(decodeRemoteWriteV1(withStaleMarkers(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, init)))), cache, 'acme/default');
   return { out, rows: flat(out.points), exemplars: flat(out.exemplars) };
@@ -170,7 +171,7 @@ describe('remote write 1.0 → metrics rows', () => {
     expect(rows[0]).toMatchObject({ metric_type: 'sum', is_monotonic: true, description: 'Done.', service_name: 'unknown_service', resource_attr_str: {} });
     // Another tenant's cache entry does not leak.
     const other = remoteWriteV1ToRows(create(PromWriteRequestSchema, { timeseries: [{ labels: labels({ __name__: 'jobs_done' }), samples: [{ value: 3, timestamp: MS }] }] }), cache, 'globex/default');
-    expect(JSON.parse(other.points.byHour.get(490_000)!.lines[0]!)).toMatchObject({ metric_type: 'gauge' });
+    expect(batchRows(other.points.byHour.get(490_000)!)[0]).toMatchObject({ metric_type: 'gauge' });
   });
 
   it('a series seen before (its row head cached) converts to the same rows; its metadata and labels are part of what is cached', () => {

@@ -278,7 +278,8 @@ function seriesKey(s: SeriesIn): string {
 }
 
 class Converter {
-  readonly points = new RowCollector();
+  // Plain samples are written as NDJSON from cached row heads (samples()).
+  readonly points = new RowCollector({ json: true });
   readonly exemplars = new RowCollector();
   samplesWritten = 0;
   histogramsWritten = 0;

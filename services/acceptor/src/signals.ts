@@ -46,7 +46,9 @@ export const logsSignal: OtlpSignal = {
   name: 'logs',
   httpPath: '/v1/logs',
   grpcMethod: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
-  ingest: (ingest, ctx, body, format) => ingest.logs(ctx, decodeMessage(ExportLogsServiceRequestSchema, body, format)),
+  // Protobuf is transcoded from the wire bytes; JSON is decoded, then converted.
+  ingest: (ingest, ctx, body, format) =>
+    format === 'protobuf' ? ingest.logsProtobuf(ctx, body) : ingest.logs(ctx, decodeMessage(ExportLogsServiceRequestSchema, body, format)),
   response(r, format) {
     const resp = create(ExportLogsServiceResponseSchema, {
       partialSuccess: r.rejected > 0 ? { rejectedLogRecords: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,

@@ -3,9 +3,9 @@ import { serviceName, splitAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows, type HourBatch } from './rows.ts';
 
 /**
- * Converts an OTLP trace export into rows of the traces table, encoded as NDJSON lines and
- * grouped by the hour of each span's start (the table's partition), so the writer can append a
- * WAL record's payload to its per-hour batch without parsing it.
+ * Converts a decoded OTLP trace export (OTLP/JSON bodies) into row objects of the traces table,
+ * grouped by the hour of each span's start (the table's partition). It is also the reference the
+ * protobuf transcoder (traces-wire.ts) is tested against.
  */
 
 export type { HourBatch };

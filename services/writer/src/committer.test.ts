@@ -5,7 +5,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlCatalog } from '@floe/iceberg';
 import { migrate, openDb, type Db } from '@floe/meta';
-import { ParquetWriter, WalAppender, createObjectStore, listSegments, newRecordId, type ObjectStore } from '@floe/storage';
+import { ColumnBatchBuilder, ParquetWriter, WalAppender, createObjectStore, listSegments, newRecordId, type ObjectStore } from '@floe/storage';
+import { tracesTable } from '@floe/schema';
 import { silentLogger } from '@floe/telemetry';
 import { Committer } from './committer.ts';
 import { CATALOG_NAME, WAREHOUSE_PREFIX } from './tables.ts';
@@ -93,6 +94,28 @@ describe('Committer', () => {
     expect(stats.rows).toBe(1);
     expect(await listSegments(store)).toHaveLength(0);
     expect((await store.list('wal-quarantine/')).length).toBe(1);
+    await wal.close();
+  });
+
+  it('a malformed column batch is set aside; the rest of its segment and table is committed', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-4' });
+    const batch = (ids: number[], hour: number) => {
+      const b = ColumnBatchBuilder.forTable(tracesTable);
+      for (const i of ids) b.addRow(JSON.parse(row(i, hour)) as Record<string, unknown>);
+      return b.finish();
+    };
+    const bad = batch([31], 490_004);
+    new DataView(bad.buffer).setUint32(4, 5, true); // claims 5 rows: its leaves hold 1
+    const header = (rows: number) => ({ tenant: 'acme', dataset: 'default', table: 'traces', hour: 490_004, rows, id: newRecordId() });
+    await wal.append([
+      { header: header(2), payload: batch([30, 32], 490_004) },
+      { header: header(5), payload: bad },
+    ]);
+    const stats = await committer().round();
+    expect(stats).toMatchObject({ rows: 2, skippedRecords: 1, commits: 1 });
+    expect(await listSegments(store)).toHaveLength(0);
+    expect((await store.list('wal-quarantine/')).filter((o) => o.key.endsWith('.batch'))).toHaveLength(1);
+    expect((await storedIds('acme')).filter((n) => n >= 30)).toEqual([30, 32]);
     await wal.close();
   });
 });

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, listSegments, readSegment, writtenLocalFiles, type AttributeTypeCount, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, isColumnBatch, listSegments, readColumnBatch, readSegment, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
@@ -94,12 +94,26 @@ export class Committer {
           log.error({ table: h.table, segment: seg.key }, 'WAL record for an unknown table dropped');
           continue;
         }
+        // A column batch DuckDB could not read would fail every write of its table: set it aside.
+        // The batch is read here once, and the write takes what was read.
+        let batch: ColumnBatchView | undefined;
+        if (isColumnBatch(rec.payload)) {
+          try {
+            batch = readColumnBatch(rec.payload);
+          } catch (err) {
+            const key = `${QUARANTINE_PREFIX}${seg.key.split('/').pop()}-${h.id}.batch`;
+            log.error({ err, segment: seg.key, record: h.id, tenant: h.tenant, table: h.table, quarantined: key }, 'malformed WAL record moved to quarantine');
+            await store.put(key, rec.payload);
+            stats.skippedRecords++;
+            continue;
+          }
+        }
         const gk = `${h.tenant}\u0000${h.dataset}\u0000${h.table}`;
         let g = groups.get(gk);
         if (!g) groups.set(gk, (g = { tenant: h.tenant, dataset: h.dataset, table: h.table, segments: new Set(), hours: new Map() }));
         g.segments.add(seg.key);
         const list = g.hours.get(h.hour) ?? [];
-        list.push({ ...rec, segment: seg.key });
+        list.push({ ...rec, segment: seg.key, data: batch ?? rec.payload });
         g.hours.set(h.hour, list);
         stats.records++;
       }
@@ -132,7 +146,7 @@ export class Committer {
         const live = records.filter((r) => !ledgerHas(ledger, r.segment));
         stats.skippedRecords += records.length - live.length;
         for (const chunk of chunkByRows(live, this.#o.maxRowsPerFile)) {
-          const out = await writer.write(def, chunk.map((r) => r.payload), { attributeTypes: pins !== undefined });
+          const out = await writer.write(def, chunk.map((r) => r.data), { attributeTypes: pins !== undefined });
           written.push(...writtenLocalFiles(out));
           if (out.attributeTypes) attributeTypes.push(...out.attributeTypes);
           files.push(await publishDataFile(store, def, out, locationKey, hour));
@@ -179,8 +193,8 @@ class SegmentsTakenError extends Error {
   }
 }
 
-/** A WAL record and the segment it came from (the unit of exactly-once). */
-type SegmentRecord = WalRecord & { segment: string };
+/** A WAL record, the segment it came from (the unit of exactly-once) and its rows as the writer takes them. */
+type SegmentRecord = WalRecord & { segment: string; data: Uint8Array | ColumnBatchView };
 
 function* chunkByRows(records: SegmentRecord[], maxRows: number): Generator<SegmentRecord[]> {
   let chunk: SegmentRecord[] = [];

@@ -1,0 +1,208 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { metricsTable, readJsonColumns, tracesTable, type TableDef } from '@floe/schema';
+import { ColumnBatchBuilder, batchSchema, readColumnBatch } from './column-batch.ts';
+import { ParquetWriter } from './parquet-writer.ts';
+import { encodeLevelRuns, writeColumnBatchParquet } from './column-batch-parquet.ts';
+
+let dir: string;
+let instance: DuckDBInstance;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'floe-column-batch-'));
+  instance = await DuckDBInstance.create(':memory:');
+});
+afterAll(async () => {
+  instance.closeSync();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const rawNames = (t: TableDef) => t.columns.filter((c) => !c.derived && !c.expr).map((c) => c.name);
+
+/** What DuckDB reads back: every raw column as JSON text, row by row, in insertion order. */
+async function readBack(table: TableDef, source: string): Promise<string[]> {
+  const conn = await instance.connect();
+  try {
+    const cols = rawNames(table).map((n) => `"${n}"`);
+    const r = await conn.runAndReadAll(`SELECT to_json(struct_pack(${cols.map((c) => `${c} := ${c}`).join(', ')}))::VARCHAR FROM ${source}`);
+    return r.getRows().map((row) => String(row[0]));
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/** Rows → batches of `perBatch` rows → one Parquet file, read back; and the same rows as NDJSON through read_json. */
+async function roundTrip(table: TableDef, rows: Record<string, unknown>[], perBatch: number) {
+  const batches = [];
+  for (let i = 0; i < rows.length; i += perBatch) {
+    const b = ColumnBatchBuilder.forTable(table);
+    for (const r of rows.slice(i, i + perBatch)) b.addRow(r);
+    batches.push(readColumnBatch(b.finish()));
+  }
+  const parquet = join(dir, `${table.name}-${perBatch}.parquet`);
+  const n = await writeColumnBatchParquet(parquet, batches);
+  expect(n).toBe(rows.length);
+  const ndjson = join(dir, `${table.name}-${perBatch}.ndjson`);
+  await writeFile(ndjson, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  const viaJson = await readBack(table, `read_json('${ndjson}', format = 'newline_delimited', columns = ${readJsonColumns(table)})`);
+  const viaBatch = await readBack(table, `read_parquet('${parquet}')`);
+  return { viaJson, viaBatch };
+}
+
+const span = (i: number): Record<string, unknown> => ({
+  trace_id: (i % 7).toString(16).padStart(32, '0'),
+  span_id: i.toString(16).padStart(16, '0'),
+  parent_span_id: i % 3 === 0 ? '' : 'ab'.repeat(8),
+  trace_state: i % 5 === 0 ? 'k=v' : '',
+  name: `GET /item/${i} ünïcødé ${'x'.repeat(i % 40)} \u{1F600}`,
+  kind: 'server',
+  start_time_unix_nano: String(1_700_000_000_000_000_000n + BigInt(i)),
+  end_time_unix_nano: String(1_700_000_000_000_000_500n + BigInt(i)),
+  duration_nano: '500',
+  status_code: i % 4 === 0 ? 'error' : 'unset',
+  status_message: '',
+  service_name: `svc-${i % 3}`,
+  scope_name: 'scope',
+  scope_version: i % 2 ? '1.0' : null,
+  flags: i % 2 ? 256 : 0,
+  span_attr_str: i % 6 === 0 ? {} : { 'http.method': 'GET', 'url.path': `/x/${i}`, '': 'empty key', quote: 'a"b\\c\n' },
+  span_attr_int: i % 5 === 0 ? {} : { 'http.status_code': 200 + (i % 3), big: '9007199254740993', neg: -(2 ** 40) - i },
+  span_attr_double: { ratio: i / 7, nan: 'NaN', inf: 'Infinity', ninf: '-Infinity' },
+  span_attr_bool: i % 9 === 0 ? {} : { ok: i % 2 === 0, other: true },
+  resource_attr_str: { 'service.name': `svc-${i % 3}` },
+  resource_attr_int: {},
+  resource_attr_double: {},
+  resource_attr_bool: {},
+  events_json: i % 4 === 1 ? JSON.stringify([{ timeUnixNano: '1', name: 'e', attributes: [] }]) : null,
+  links_json: null,
+  dropped_counts: i % 11 === 0 ? '{"attributes":1,"events":0,"links":0}' : null,
+});
+
+const point = (i: number): Record<string, unknown> => ({
+  metric_name: `m_${i % 4}`,
+  metric_type: ['gauge', 'sum', 'histogram', 'summary'][i % 4],
+  description: i % 2 ? 'help' : null,
+  unit: '',
+  temporality: i % 4 === 1 ? 'cumulative' : null,
+  is_monotonic: i % 4 === 1 ? i % 8 === 1 : null,
+  series_id: (i % 10).toString(16).padStart(16, '0'),
+  service_name: 'svc',
+  scope_name: '',
+  scope_version: '',
+  start_unix_nano: i % 3 ? null : '1700000000000000000',
+  time_unix_nano: String(1_700_000_000_000_000_000n + BigInt(i) * 1_000_000_000n),
+  value: i % 4 < 2 ? i * 1.5 : null,
+  value_int: i % 4 === 0 ? String(i) : null,
+  count: i % 4 >= 2 ? String(i * 10) : null,
+  sum: i % 4 >= 2 ? i * 2.25 : null,
+  min: null,
+  max: i % 4 === 2 ? 99.5 : null,
+  explicit_bounds: i % 4 === 2 ? (i % 8 === 2 ? [] : [0.1, 1, 10]) : null,
+  bucket_counts: i % 4 === 2 ? (i % 8 === 2 ? ['5'] : ['1', '2', '3', String(i)]) : null,
+  exp_scale: i % 13 === 0 ? -3 : null,
+  exp_zero_count: null,
+  exp_zero_threshold: null,
+  exp_positive_offset: i % 13 === 0 ? -2147483648 : null,
+  exp_positive_bucket_counts: i % 13 === 0 ? ['1', null, '3'] : null,
+  exp_negative_offset: null,
+  exp_negative_bucket_counts: i % 13 === 0 ? [] : null,
+  quantiles: i % 4 === 3 ? [{ quantile: 0.5, value: i }, { quantile: 0.99, value: null }, null] : null,
+  flags: i % 17 === 0 ? 1 : 0,
+  point_attr_str: { job: 'api', instance: `host-${i % 5}:9090` },
+  point_attr_int: {},
+  point_attr_double: {},
+  point_attr_bool: i % 2 ? { b: false } : {},
+  resource_attr_str: {},
+  resource_attr_int: {},
+  resource_attr_double: {},
+  resource_attr_bool: {},
+  scope_attr_str: {},
+  scope_attr_int: {},
+  scope_attr_double: {},
+  scope_attr_bool: {},
+});
+
+describe('column batches', () => {
+  it('read back by DuckDB as the same rows read_json makes of their NDJSON (traces)', async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => span(i));
+    for (const perBatch of [1, 7, 300]) {
+      const { viaJson, viaBatch } = await roundTrip(tracesTable, rows, perBatch);
+      expect(viaBatch).toEqual(viaJson);
+    }
+  });
+
+  it('read back by DuckDB as the same rows read_json makes of their NDJSON (metrics: lists, structs, ints, booleans)', async () => {
+    const rows = Array.from({ length: 200 }, (_, i) => point(i));
+    for (const perBatch of [3, 200]) {
+      const { viaJson, viaBatch } = await roundTrip(metricsTable, rows, perBatch);
+      expect(viaBatch).toEqual(viaJson);
+    }
+  });
+
+  it('spans many row groups when batches are many', async () => {
+    const rows = Array.from({ length: 70_000 }, (_, i) => ({ ...span(i), span_attr_str: {}, name: 'n' }));
+    const { viaJson, viaBatch } = await roundTrip(tracesTable, rows, 1000);
+    expect(viaBatch.length).toBe(70_000);
+    expect(viaBatch).toEqual(viaJson);
+  });
+
+  it('encodes levels as RLE runs and bit-packed groups', () => {
+    // 10 ones: one RLE run (header 10<<1, value 1).
+    expect([...encodeLevelRuns(new Uint8Array(10).fill(1), 10, 1, 1)]).toEqual([20, 1]);
+    // 0,1,0,1,0: one bit-packed group of 8 (header 1<<1|1), bits LSB first.
+    expect([...encodeLevelRuns(Uint8Array.of(0, 1, 0, 1, 0), 5, 1, 1)]).toEqual([3, 0b01010]);
+    // width 2: 8 levels 0..3 repeating pack into two bytes, then a run of 9 threes.
+    expect([...encodeLevelRuns(Uint8Array.of(0, 1, 2, 3, 0, 1, 2, 3, ...new Array(9).fill(3)), 17, 2, 3)]).toEqual([3, 0b11100100, 0b11100100, 18, 3]);
+    expect(() => encodeLevelRuns(Uint8Array.of(2), 1, 1, 1)).toThrow(/above its maximum/);
+  });
+
+  it('refuses malformed payloads', () => {
+    const b = ColumnBatchBuilder.forTable(tracesTable);
+    b.addRow(span(1));
+    const payload = b.finish();
+    expect(() => readColumnBatch(payload.subarray(0, payload.length - 1))).toThrow(/runs past/);
+    expect(() => readColumnBatch(Uint8Array.of(0x7b, 0x7d))).toThrow(/not a column batch/);
+    const longer = new Uint8Array(payload.length + 1);
+    longer.set(payload);
+    expect(() => readColumnBatch(longer)).toThrow(/after its last leaf/);
+    // A level above its maximum, a row count that disagrees, values that do not frame: each refused.
+    const view = readColumnBatch(payload);
+    const badLevel = payload.slice();
+    badLevel[view.leaves[0]!.defs.byteOffset - payload.byteOffset] = 7;
+    expect(() => readColumnBatch(badLevel)).toThrow(/leaf trace_id: definition level 7 above 1/);
+    const badRows = payload.slice();
+    new DataView(badRows.buffer).setUint32(4, 2, true);
+    expect(() => readColumnBatch(badRows)).toThrow(/1 rows, the batch has 2/);
+    const badString = payload.slice();
+    new DataView(badString.buffer).setUint32(view.leaves[0]!.values.byteOffset - payload.byteOffset, 9999, true);
+    expect(() => readColumnBatch(badString)).toThrow(/values (end inside|do not frame)/);
+  });
+
+  it('ParquetWriter takes NDJSON and column batches of different schemas in one write', async () => {
+    const rows = Array.from({ length: 30 }, (_, i) => span(i));
+    // A batch from an acceptor that does not send links_json (an older or newer schema).
+    const partial = new ColumnBatchBuilder(batchSchema(tracesTable).filter(([name]) => name !== 'links_json'));
+    for (const r of rows.slice(10, 20)) partial.addRow(r);
+    const withLinks = rows.map((r, i) => (i >= 10 && i < 20 ? r : { ...r, links_json: '[{"traceId":"x"}]' }));
+    const full = ColumnBatchBuilder.forTable(tracesTable);
+    for (const r of withLinks.slice(0, 10)) full.addRow(r);
+    const ndjson = new TextEncoder().encode(withLinks.slice(20).map((r) => JSON.stringify(r)).join('\n') + '\n');
+
+    const writer = new ParquetWriter(join(dir, 'writer'));
+    try {
+      const out = await writer.write(tracesTable, [full.finish(), partial.finish(), ndjson]);
+      expect(out.rowCount).toBe(30);
+      const got = await readBack(tracesTable, `read_parquet('${out.path}') ORDER BY span_id`);
+      const ndjsonAll = join(dir, 'mixed.ndjson');
+      await writeFile(ndjsonAll, withLinks.map((r, i) => JSON.stringify(i >= 10 && i < 20 ? { ...r, links_json: null } : r)).join('\n') + '\n');
+      const want = await readBack(tracesTable, `read_json('${ndjsonAll}', format = 'newline_delimited', columns = ${readJsonColumns(tracesTable)}) ORDER BY span_id`);
+      expect(got).toEqual(want);
+      expect(got.filter((r) => r.includes('"links_json":null')).length).toBe(10);
+    } finally {
+      writer.close();
+    }
+  });
+});

@@ -1,0 +1,672 @@
+import { isListType, isMapType, isStructType, rawColumns, type ColumnType, type TableDef } from '@floe/schema';
+
+/**
+ * Column batches: how the acceptor hands rows to the writer (a WAL record's payload). Each raw
+ * column of the table (the columns the acceptor sends; the writer derives the rest) is one or
+ * more Parquet leaf columns, each held as its levels (one byte per level) and its values in
+ * Parquet's PLAIN encoding (booleans one byte each). The writer concatenates the leaves of many
+ * records into the pages of one uncompressed Parquet file (column-batch-parquet.ts) that DuckDB
+ * reads as it reads any Parquet: rows never pass through JSON text, the acceptor writes bytes it
+ * mostly copies from the request, and the writer copies values without looking at them.
+ *
+ * Payload layout (integers u32 little-endian):
+ *   "FCB1" | rows | schemaLen | schema (UTF-8 JSON of the BatchSchema) | leafCount |
+ *   leafCount × (levelCount, valueBytes) |
+ *   per leaf: definition levels (levelCount bytes), repetition levels (levelCount bytes, only
+ *   for leaves inside a map or list), values (valueBytes)
+ * The schema travels in every payload so a writer reads records from an acceptor of another
+ * version (other columns) correctly: records are grouped by schema text, and DuckDB unions the
+ * groups by column name.
+ *
+ * Parquet nesting, all nodes OPTIONAL except map keys (REQUIRED) and the repeated groups:
+ *   primitive           max def 1
+ *   map<string, T>      key_value repeated (rep 1): key max def 2, value max def 3
+ *   list<T>             list repeated (rep 1): element max def 3
+ *   list<struct{...}>   list repeated (rep 1): element group def 3, each field max def 4
+ * Levels per row: NULL at def 0, empty map or list at def 1, then one level per entry with rep 0
+ * for the first entry of a row and 1 for the rest.
+ */
+
+export type LeafType = 'string' | 'long' | 'int' | 'double' | 'boolean';
+
+const COLUMN_BATCH_MAGIC = Uint8Array.of(0x46, 0x43, 0x42, 0x31); // "FCB1"
+
+/** True when a WAL payload is a column batch (otherwise it is the older NDJSON rows). */
+export const isColumnBatch = (payload: Uint8Array): boolean =>
+  payload.length >= 4 && payload[0] === 0x46 && payload[1] === 0x43 && payload[2] === 0x42 && payload[3] === 0x31;
+
+/** Most bytes a cleared builder (or scratch leaf) may hold on to and still be reused. */
+export const REUSE_BYTES = 4 * 1024 * 1024;
+
+const HEX = Uint8Array.from('0123456789abcdef', (c) => c.charCodeAt(0));
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder('utf-8', { fatal: true });
+
+/** One Parquet leaf column of a batch: its levels and its PLAIN values, growing as rows are added. */
+export class Leaf {
+  readonly type: LeafType;
+  readonly maxDef: number;
+  readonly maxRep: number;
+  /** Definition levels, then repetition levels (when maxRep > 0), one per level entry. */
+  defs = new Uint8Array(64);
+  reps: Uint8Array;
+  /** Level entries (Parquet's num_values for the page). */
+  n = 0;
+  vals = new Uint8Array(256);
+  #dv = new DataView(this.vals.buffer);
+  /** Bytes of vals in use (booleans: one byte per value until the page packs them into bits). */
+  vp = 0;
+
+  constructor(type: LeafType, maxDef: number, maxRep: number) {
+    this.type = type;
+    this.maxDef = maxDef;
+    this.maxRep = maxRep;
+    this.reps = new Uint8Array(maxRep > 0 ? 64 : 0);
+  }
+
+  /** Room for `total` levels (defs and reps always grow together). */
+  #levelRoom(total: number): void {
+    if (total <= this.defs.length) return;
+    const size = Math.max(this.defs.length * 2, total);
+    const d = new Uint8Array(size);
+    d.set(this.defs.subarray(0, this.n));
+    this.defs = d;
+    if (this.maxRep > 0) {
+      const r = new Uint8Array(size);
+      r.set(this.reps.subarray(0, this.n));
+      this.reps = r;
+    }
+  }
+
+  #level(def: number, rep: number): void {
+    if (this.n === this.defs.length) this.#levelRoom(this.n + 1);
+    this.defs[this.n] = def;
+    if (this.maxRep > 0) this.reps[this.n] = rep;
+    this.n++;
+  }
+
+  /** Room for n more value bytes. */
+  room(n: number): void {
+    if (this.vp + n <= this.vals.length) return;
+    const v = new Uint8Array(Math.max(this.vals.length * 2, this.vp + n));
+    v.set(this.vals.subarray(0, this.vp));
+    this.vals = v;
+    this.#dv = new DataView(v.buffer);
+  }
+
+  /** No value: NULL (or empty) at definition level `def`. */
+  nil(def: number, rep = 0): void {
+    this.#level(def, rep);
+  }
+
+  /** A string given as valid UTF-8 bytes src[s, e). */
+  utf8(src: Uint8Array, s: number, e: number, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    const n = e - s;
+    this.room(4 + n);
+    const v = this.vals;
+    let p = this.vp;
+    if (n <= 48) {
+      // Most values are a few bytes: a byte loop beats making a subarray for set() (40–80 ns).
+      v[p++] = n;
+      v[p++] = 0;
+      v[p++] = 0;
+      v[p++] = 0;
+      for (let i = s; i < e; i++) v[p++] = src[i]!;
+      this.vp = p;
+      return;
+    }
+    this.#dv.setUint32(p, n, true);
+    v.set(src.subarray(s, e), p + 4);
+    this.vp = p + 4 + n;
+  }
+
+  string(str: string, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    const len = str.length;
+    this.room(4 + 3 * len);
+    const v = this.vals;
+    let p = this.vp + 4;
+    let i = 0;
+    // ASCII by hand (most values): TextEncoder's call costs more than these strings.
+    for (; i < len; i++) {
+      const c = str.charCodeAt(i);
+      if (c >= 0x80) break;
+      v[p++] = c;
+    }
+    if (i < len) p += utf8.encodeInto(str.slice(i), v.subarray(p)).written;
+    this.#dv.setUint32(this.vp, p - this.vp - 4, true);
+    this.vp = p;
+  }
+
+  /** Lower-case hex of the bytes src[s, e). */
+  hex(src: Uint8Array, s: number, e: number, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    const n = 2 * (e - s);
+    this.room(4 + n);
+    this.#dv.setUint32(this.vp, n, true);
+    const v = this.vals;
+    let p = this.vp + 4;
+    for (let i = s; i < e; i++) {
+      const x = src[i]!;
+      v[p++] = HEX[x >> 4]!;
+      v[p++] = HEX[x & 15]!;
+    }
+    this.vp = p;
+  }
+
+  /** A 64-bit integer as its two 32-bit halves (bit patterns). */
+  i64(lo: number, hi: number, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    this.room(8);
+    this.#dv.setInt32(this.vp, lo, true);
+    this.#dv.setInt32(this.vp + 4, hi, true);
+    this.vp += 8;
+  }
+
+  bigint(v: bigint, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    this.room(8);
+    this.#dv.setBigInt64(this.vp, v, true);
+    this.vp += 8;
+  }
+
+  /** A 64-bit integer given as a safe-integer number. */
+  long(v: number, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    this.room(8);
+    const lo = v % 4294967296;
+    const hi = (v - lo) / 4294967296;
+    // lo has v's sign; make it the unsigned low half with hi borrowing.
+    this.#dv.setInt32(this.vp, lo | 0, true);
+    this.#dv.setInt32(this.vp + 4, lo < 0 ? (hi - 1) | 0 : hi | 0, true);
+    this.vp += 8;
+  }
+
+  i32(v: number, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    this.room(4);
+    this.#dv.setInt32(this.vp, v, true);
+    this.vp += 4;
+  }
+
+  f64(v: number, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    this.room(8);
+    this.#dv.setFloat64(this.vp, v, true);
+    this.vp += 8;
+  }
+
+  bool(v: boolean, rep = 0): void {
+    this.#level(this.maxDef, rep);
+    this.room(1);
+    this.vals[this.vp++] = v ? 1 : 0;
+  }
+
+  /** Appends every level and value of `other` (same type and nesting): a repeated fragment. */
+  append(other: Leaf): void {
+    const m = other.n;
+    this.#levelRoom(this.n + m);
+    const n = this.n;
+    const vn = other.vp;
+    this.room(vn);
+    // Fragments are a few bytes: a loop beats making subarray views for set().
+    if (m <= 16 && vn <= 64) {
+      const d = this.defs;
+      const od = other.defs;
+      for (let i = 0; i < m; i++) d[n + i] = od[i]!;
+      if (this.maxRep > 0) {
+        const r = this.reps;
+        const or = other.reps;
+        for (let i = 0; i < m; i++) r[n + i] = or[i]!;
+      }
+      const v = this.vals;
+      const ov = other.vals;
+      const vp = this.vp;
+      for (let i = 0; i < vn; i++) v[vp + i] = ov[i]!;
+    } else {
+      this.defs.set(other.defs.subarray(0, m), n);
+      if (this.maxRep > 0) this.reps.set(other.reps.subarray(0, m), n);
+      this.vals.set(other.vals.subarray(0, vn), this.vp);
+    }
+    this.n = n + m;
+    this.vp += vn;
+  }
+
+  /**
+   * Repeats what was written since this leaf held `n0` levels and `vp0` value bytes until it is
+   * there `count` times (the same rows' constant columns): a few memmoves for any count.
+   */
+  repeat(n0: number, vp0: number, count: number): void {
+    if (count <= 1) return;
+    const levels = this.n - n0;
+    const n = n0 + levels * count;
+    this.#levelRoom(n);
+    repeatBytes(this.defs, n0, levels, count);
+    if (this.maxRep > 0) repeatBytes(this.reps, n0, levels, count);
+    this.n = n;
+    const bytes = this.vp - vp0;
+    if (bytes === 0) return;
+    this.room(bytes * (count - 1));
+    repeatBytes(this.vals, vp0, bytes, count);
+    this.vp = vp0 + bytes * count;
+  }
+
+  /** Bytes this leaf holds on to (to drop builders a huge request grew). */
+  get capacity(): number {
+    return this.vals.length + this.defs.length + this.reps.length;
+  }
+
+  clear(): void {
+    this.n = 0;
+    this.vp = 0;
+  }
+}
+
+/** Repeats a[start, start + len) until it is there `count` times, by doubling copies. */
+function repeatBytes(a: Uint8Array, start: number, len: number, count: number): void {
+  const total = len * count;
+  for (let have = len; have < total; ) {
+    const k = Math.min(have, total - have);
+    a.copyWithin(start + have, start, start + k);
+    have += k;
+  }
+}
+
+/** A raw column as the batch schema names it (types without Iceberg ids). */
+export type BatchColumnType =
+  | LeafType
+  | { map: LeafType }
+  | { list: LeafType }
+  | { list: { struct: [name: string, type: LeafType][] } };
+
+export type BatchSchema = [name: string, type: BatchColumnType][];
+
+function leafType(t: string): LeafType {
+  if (t === 'string' || t === 'long' || t === 'int' || t === 'double' || t === 'boolean') return t;
+  throw new TypeError(`column batches do not carry ${t} columns`);
+}
+
+function batchType(t: ColumnType): BatchColumnType {
+  if (typeof t === 'string') return leafType(t);
+  if (isMapType(t)) return { map: leafType(t.map) };
+  if (isListType(t)) return isStructType(t.list) ? { list: { struct: t.list.struct.map((f) => [f.name, leafType(f.type)]) } } : { list: leafType(t.list) };
+  throw new TypeError('unknown column type');
+}
+
+/** The columns a table's batches carry: its raw columns (not derived, not computed labels). */
+export function batchSchema(table: TableDef): BatchSchema {
+  return rawColumns(table).map((c) => [c.name, batchType(c.type)]);
+}
+
+/** One raw column of a batch and its leaves (one for primitives and lists, two for maps). */
+export type BatchColumn =
+  | { name: string; kind: 'primitive'; type: LeafType; leaf: Leaf }
+  | { name: string; kind: 'map'; type: LeafType; key: Leaf; value: Leaf }
+  | { name: string; kind: 'list'; type: LeafType; element: Leaf }
+  | { name: string; kind: 'structList'; fields: { name: string; type: LeafType; leaf: Leaf }[] };
+
+export function batchColumns(schema: BatchSchema): BatchColumn[] {
+  return schema.map(([name, t]): BatchColumn => {
+    if (typeof t === 'string') return { name, kind: 'primitive', type: t, leaf: new Leaf(t, 1, 0) };
+    if ('map' in t) return { name, kind: 'map', type: t.map, key: new Leaf('string', 2, 1), value: new Leaf(t.map, 3, 1) };
+    if (typeof t.list === 'string') return { name, kind: 'list', type: t.list, element: new Leaf(t.list, 3, 1) };
+    return { name, kind: 'structList', fields: t.list.struct.map(([f, ft]) => ({ name: f, type: ft, leaf: new Leaf(ft, 4, 1) })) };
+  });
+}
+
+export function columnLeaves(c: BatchColumn): Leaf[] {
+  switch (c.kind) {
+    case 'primitive':
+      return [c.leaf];
+    case 'map':
+      return [c.key, c.value];
+    case 'list':
+      return [c.element];
+    case 'structList':
+      return c.fields.map((f) => f.leaf);
+  }
+}
+
+/**
+ * Rows of one table in column form. Fast producers (the trace transcoder) write each column's
+ * leaves directly, exactly one row's levels per column per row, then call endRow(); the others
+ * call addRow() with the row object they would have serialised as JSON.
+ */
+export class ColumnBatchBuilder {
+  readonly schema: BatchSchema;
+  readonly columns: BatchColumn[];
+  readonly #byName = new Map<string, BatchColumn>();
+  readonly #leaves: Leaf[];
+  readonly #writers: RowWriter[];
+  readonly #schemaText: Uint8Array;
+  rows = 0;
+
+  constructor(schema: BatchSchema) {
+    this.schema = schema;
+    this.columns = batchColumns(schema);
+    for (const c of this.columns) this.#byName.set(c.name, c);
+    this.#leaves = this.columns.flatMap(columnLeaves);
+    this.#writers = this.columns.map(columnWriter);
+    this.#schemaText = utf8.encode(JSON.stringify(schema));
+  }
+
+  static forTable(table: TableDef): ColumnBatchBuilder {
+    return new ColumnBatchBuilder(batchSchema(table));
+  }
+
+  column(name: string): BatchColumn {
+    const c = this.#byName.get(name);
+    if (!c) throw new TypeError(`column batch has no column ${name}`);
+    return c;
+  }
+
+  endRow(): void {
+    this.rows++;
+  }
+
+  /** A row as an object of raw column values, typed as the NDJSON rows were (see addValue). */
+  addRow(row: Readonly<Record<string, unknown>>): void {
+    const w = this.#writers;
+    for (let i = 0; i < w.length; i++) w[i]!(row);
+    this.rows++;
+  }
+
+  clear(): void {
+    for (const l of this.#leaves) l.clear();
+    this.rows = 0;
+  }
+
+  /**
+   * Whether the builder is worth keeping for the next request once cleared: not when a huge
+   * request grew its leaves past REUSE_BYTES, which it would otherwise pin for good.
+   */
+  get reusable(): boolean {
+    let n = 0;
+    for (const l of this.#leaves) n += l.capacity;
+    return n <= REUSE_BYTES;
+  }
+
+  /** The WAL record payload of the rows added so far. */
+  finish(): Uint8Array {
+    const leaves = this.#leaves;
+    const schema = this.#schemaText;
+    let size = 16 + schema.length + 8 * leaves.length;
+    for (const l of leaves) size += l.n * (l.maxRep > 0 ? 2 : 1) + l.vp;
+    const out = new Uint8Array(size);
+    const dv = new DataView(out.buffer);
+    out.set(COLUMN_BATCH_MAGIC, 0);
+    dv.setUint32(4, this.rows, true);
+    dv.setUint32(8, schema.length, true);
+    out.set(schema, 12);
+    let p = 12 + schema.length;
+    dv.setUint32(p, leaves.length, true);
+    p += 4;
+    for (const l of leaves) {
+      dv.setUint32(p, l.n, true);
+      dv.setUint32(p + 4, l.vp, true);
+      p += 8;
+    }
+    for (const l of leaves) {
+      out.set(l.defs.subarray(0, l.n), p);
+      p += l.n;
+      if (l.maxRep > 0) {
+        out.set(l.reps.subarray(0, l.n), p);
+        p += l.n;
+      }
+      out.set(l.vals.subarray(0, l.vp), p);
+      p += l.vp;
+    }
+    return out;
+  }
+}
+
+/**
+ * addRow's values are as the row objects of the converters hold them (the JSON they used to be serialised
+ * as): longs as numbers, bigints or decimal strings; doubles as numbers or "NaN"/"Infinity"/
+ * "-Infinity"; strings as strings (anything else as its JSON text); maps as plain objects;
+ * lists as arrays; NULL as null or undefined.
+ */
+type ValueWriter = (v: unknown, rep: number) => void;
+
+/** Writes one non-NULL value into `leaf`, specialised by its type (addRow's inner loop). */
+function valueWriter(leaf: Leaf): ValueWriter {
+  switch (leaf.type) {
+    case 'string':
+      return (v, rep) => leaf.string(typeof v === 'string' ? v : JSON.stringify(v), rep);
+    case 'long':
+      return (v, rep) => {
+        if (typeof v === 'number' && Number.isSafeInteger(v)) leaf.long(v, rep);
+        else if (typeof v === 'string' && v.length <= 15 && /^-?[0-9]+$/.test(v)) leaf.long(Number(v), rep);
+        else leaf.bigint(BigInt.asIntN(64, toBigInt(v)), rep);
+      };
+    case 'int':
+      return (v, rep) => leaf.i32(Number(v), rep);
+    case 'double':
+      return (v, rep) => leaf.f64(typeof v === 'number' ? v : Number(v), rep);
+    case 'boolean':
+      return (v, rep) => leaf.bool(v === true || v === 'true', rep);
+  }
+}
+
+type RowWriter = (row: Readonly<Record<string, unknown>>) => void;
+
+/** Writes one row's value of column `c` (all its leaves' levels for the row). */
+function columnWriter(c: BatchColumn): RowWriter {
+  const name = c.name;
+  switch (c.kind) {
+    case 'primitive': {
+      const { leaf } = c;
+      const put = valueWriter(leaf);
+      return (row) => {
+        const v = row[name];
+        if (v === null || v === undefined) leaf.nil(0);
+        else put(v, 0);
+      };
+    }
+    case 'map': {
+      const { key, value } = c;
+      const put = valueWriter(value);
+      return (row) => {
+        const v = row[name];
+        if (v === null || v === undefined) {
+          key.nil(0);
+          value.nil(0);
+          return;
+        }
+        let rep = 0;
+        for (const k in v as object) {
+          if (!Object.hasOwn(v as object, k)) continue;
+          const x = (v as Record<string, unknown>)[k];
+          key.string(k, rep);
+          if (x === null || x === undefined) value.nil(2, rep);
+          else put(x, rep);
+          rep = 1;
+        }
+        if (rep === 0) {
+          key.nil(1);
+          value.nil(1);
+        }
+      };
+    }
+    case 'list': {
+      const { element } = c;
+      const put = valueWriter(element);
+      return (row) => {
+        const v = row[name];
+        if (v === null || v === undefined) return element.nil(0);
+        const a = v as readonly unknown[];
+        if (a.length === 0) return element.nil(1);
+        for (let i = 0; i < a.length; i++) {
+          const x = a[i];
+          if (x === null || x === undefined) element.nil(2, i === 0 ? 0 : 1);
+          else put(x, i === 0 ? 0 : 1);
+        }
+      };
+    }
+    case 'structList': {
+      const fields = c.fields.map((f) => ({ name: f.name, leaf: f.leaf, put: valueWriter(f.leaf) }));
+      return (row) => {
+        const v = row[name];
+        if (v === null || v === undefined) {
+          for (const f of fields) f.leaf.nil(0);
+          return;
+        }
+        const a = v as readonly (Record<string, unknown> | null | undefined)[];
+        if (a.length === 0) {
+          for (const f of fields) f.leaf.nil(1);
+          return;
+        }
+        for (let i = 0; i < a.length; i++) {
+          const rep = i === 0 ? 0 : 1;
+          const e = a[i];
+          for (const f of fields) {
+            const x = e === null || e === undefined ? e : e[f.name];
+            if (e === null || e === undefined) f.leaf.nil(2, rep);
+            else if (x === null || x === undefined) f.leaf.nil(3, rep);
+            else f.put(x, rep);
+          }
+        }
+      };
+    }
+  }
+}
+
+function toBigInt(v: unknown): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isInteger(v)) return BigInt(v);
+  if (typeof v === 'string' && /^-?[0-9]+$/.test(v)) return BigInt(v);
+  throw new TypeError(`not a 64-bit integer: ${String(v)}`);
+}
+
+/** One leaf of a column batch payload: views into the payload. */
+export interface LeafView {
+  levels: number;
+  defs: Uint8Array;
+  /** Present for leaves inside a map or list. */
+  reps: Uint8Array | undefined;
+  values: Uint8Array;
+}
+
+/** A column batch payload's parts (the writer's view; validated, throws on a malformed payload). */
+export interface ColumnBatchView {
+  rows: number;
+  schema: BatchSchemaInfo;
+  leaves: LeafView[];
+}
+
+/** A leaf's place in a batch: its value type and the nesting its levels encode. */
+export interface LeafShape {
+  type: LeafType;
+  maxDef: number;
+  maxRep: number;
+}
+
+/** What a schema text says, parsed once per distinct text (a writer meets few). */
+export interface BatchSchemaInfo {
+  text: string;
+  schema: BatchSchema;
+  /** Raw column names, in order. */
+  names: string[];
+  /** Its columns (their leaves are templates: never written to). */
+  columns: readonly BatchColumn[];
+  /** Every leaf in payload order. */
+  leaves: LeafShape[];
+  /** Each leaf's name for messages: the column's, `.key`/`.value` in maps, `.field` in struct lists. */
+  leafNames: string[];
+}
+
+const schemaInfos = new Map<string, BatchSchemaInfo>();
+
+export function batchSchemaInfo(text: string): BatchSchemaInfo {
+  let info = schemaInfos.get(text);
+  if (!info) {
+    let schema: BatchSchema;
+    try {
+      schema = JSON.parse(text) as BatchSchema;
+    } catch {
+      throw new TypeError('column batch schema is not JSON');
+    }
+    const columns = batchColumns(schema);
+    const leaves = columns.flatMap(columnLeaves).map((l) => ({ type: l.type, maxDef: l.maxDef, maxRep: l.maxRep }));
+    const leafNames = columns.flatMap((c) =>
+      c.kind === 'map' ? [`${c.name}.key`, `${c.name}.value`] : c.kind === 'structList' ? c.fields.map((f) => `${c.name}.${f.name}`) : [c.name],
+    );
+    info = { text, schema, names: schema.map(([name]) => name), columns, leaves, leafNames };
+    if (schemaInfos.size >= 64) schemaInfos.clear();
+    schemaInfos.set(text, info);
+  }
+  return info;
+}
+
+export function readColumnBatch(payload: Uint8Array): ColumnBatchView {
+  if (!isColumnBatch(payload) || payload.length < 16) throw new TypeError('not a column batch');
+  const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const rows = dv.getUint32(4, true);
+  const schemaLen = dv.getUint32(8, true);
+  let p = 12 + schemaLen;
+  if (p + 4 > payload.length) throw new TypeError('column batch schema runs past the payload');
+  const schema = batchSchemaInfo(utf8Decoder.decode(payload.subarray(12, p)));
+  const shape = schema.leaves;
+  const count = dv.getUint32(p, true);
+  p += 4;
+  if (count !== shape.length) throw new TypeError(`column batch has ${count} leaves, its schema ${shape.length}`);
+  if (p + 8 * count > payload.length) throw new TypeError('column batch leaf table runs past the payload');
+  let at = p + 8 * count;
+  const leaves: LeafView[] = [];
+  for (let i = 0; i < count; i++) {
+    const levels = dv.getUint32(p + 8 * i, true);
+    const valueBytes = dv.getUint32(p + 8 * i + 4, true);
+    const hasReps = shape[i]!.maxRep > 0;
+    const end = at + levels * (hasReps ? 2 : 1) + valueBytes;
+    if (end > payload.length) throw new TypeError('column batch leaf runs past the payload');
+    const defs = payload.subarray(at, at + levels);
+    at += levels;
+    const reps = hasReps ? payload.subarray(at, at + levels) : undefined;
+    if (hasReps) at += levels;
+    const leaf = { levels, defs, reps, values: payload.subarray(at, end) };
+    checkLeaf(shape[i]!, leaf, rows, schema.leafNames[i]!);
+    leaves.push(leaf);
+    at = end;
+  }
+  if (at !== payload.length) throw new TypeError('column batch has bytes after its last leaf');
+  return { rows, schema, leaves };
+}
+
+const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
+
+/**
+ * A leaf the writer can hand to DuckDB: levels within their maxima, one row start per row, and
+ * PLAIN values that frame exactly as many values as the levels say are present. A record that
+ * fails this would fail every write of its table (the WAL would stop for it), so the writer
+ * checks before it writes and sets such a record aside (committer.ts). UTF-8 is the acceptor's
+ * check (every string it writes was validated or built by it).
+ */
+function checkLeaf(shape: LeafShape, leaf: LeafView, rows: number, name: string): void {
+  const { defs, reps, levels, values } = leaf;
+  let present = 0;
+  let starts = 0;
+  for (let k = 0; k < levels; k++) {
+    const d = defs[k]!;
+    if (d > shape.maxDef) throw new TypeError(`column batch leaf ${name}: definition level ${d} above ${shape.maxDef}`);
+    if (d === shape.maxDef) present++;
+    if (reps) {
+      const r = reps[k]!;
+      if (r > shape.maxRep || (k === 0 && r !== 0)) throw new TypeError(`column batch leaf ${name}: bad repetition level ${r} at ${k}`);
+      if (r === 0) starts++;
+    } else starts++;
+  }
+  if (starts !== rows) throw new TypeError(`column batch leaf ${name}: ${starts} rows, the batch has ${rows}`);
+  const width = PLAIN_WIDTH[shape.type];
+  if (width !== undefined) {
+    if (values.length !== present * width) throw new TypeError(`column batch leaf ${name}: ${values.length} value bytes for ${present} values`);
+    return;
+  }
+  const dv = new DataView(values.buffer, values.byteOffset, values.byteLength);
+  let p = 0;
+  for (let k = 0; k < present; k++) {
+    if (p + 4 > values.length) throw new TypeError(`column batch leaf ${name}: values end inside value ${k}`);
+    p += 4 + dv.getUint32(p, true);
+  }
+  if (p !== values.length) throw new TypeError(`column batch leaf ${name}: values do not frame ${present} strings`);
+}

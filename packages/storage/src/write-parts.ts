@@ -1,0 +1,28 @@
+import type { FileHandle } from 'node:fs/promises';
+
+/** Most iovecs one writev takes (Linux IOV_MAX). */
+const IOV_MAX = 1024;
+
+/**
+ * Writes the parts one after the other at the handle's position, with writev, IOV_MAX at a
+ * time. writev may write less than asked (a signal, a full disk just freed): what is left is
+ * written with write until it is all there, so no caller sees a short write.
+ */
+export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): Promise<void> {
+  for (let i = 0; i < parts.length; i += IOV_MAX) {
+    const slice = parts.slice(i, i + IOV_MAX);
+    let want = 0;
+    for (const p of slice) want += p.byteLength;
+    let done = (await fh.writev(slice)).bytesWritten;
+    if (done === want) continue;
+    for (const p of slice) {
+      if (done >= p.byteLength) {
+        done -= p.byteLength;
+        continue;
+      }
+      let rest = p.subarray(done);
+      done = 0;
+      while (rest.byteLength > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
+    }
+  }
+}
