@@ -398,6 +398,25 @@ describe('createTrustedRunner', () => {
     expect(later.message).toMatch(/^Catalog Error: Table with name traces does not exist!/);
   });
 
+  it('close() with calls connecting, setting up and running lets each end cleanly before the instance goes', async () => {
+    // Calls at every stage when close() lands: the instance must outlive them all (closing it under
+    // a connect on DuckDB's threads is a use-after-free that kills the process, not an error).
+    for (let round = 0; round < 5; round++) {
+      const r = createTrustedRunner({ threads: 2, memoryLimit: '256MB' });
+      await r.run({ views: [], sql: 'SELECT 1', timeoutMs: 10_000 }); // the instance exists
+      const calls = Array.from({ length: 6 }, (_, i) =>
+        r.run({ views: [{ name: 'traces', files: [acmeF1, acmeF2], emptySchemaSql: '' }], sql: `SELECT count(*) + ${i} AS n FROM traces`, timeoutMs: 10_000 }),
+      );
+      await new Promise((res) => setTimeout(res, round));
+      r.close();
+      for (const [i, outcome] of (await Promise.allSettled(calls)).entries()) {
+        if (outcome.status === 'fulfilled') expect(column(outcome.value.table, 'n')).toEqual([5003n + BigInt(i)]);
+        else expect(outcome.reason).toMatchObject({ kind: 'internal' });
+      }
+      expect(await refusal(r.run({ views: [], sql: 'SELECT 1', timeoutMs: 10_000 }))).toEqual({ kind: 'internal', message: 'trusted runner is closed' });
+    }
+  });
+
   it('refuses dotted view names (TEMP views cannot live in another catalog)', async () => {
     const got = await refusal(runner.run({ views: [{ name: 'acme.default.traces', files: [acmeF1], emptySchemaSql: '' }], sql: 'SELECT 1', timeoutMs: 10_000 }));
     expect(got).toEqual({ kind: 'internal', message: 'trusted runner view names must be single identifiers (got "acme.default.traces")' });

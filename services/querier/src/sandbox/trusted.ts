@@ -56,6 +56,8 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
   let instancePromise: Promise<DuckDBInstance> | undefined;
   let closed = false;
   const active = new Set<DuckDBConnection>();
+  /** Calls between entry and exit: one may be connecting, with no connection in `active` yet. */
+  let inFlight = 0;
   /** Idle connections, least recently used first. */
   const idle: Slot[] = [];
 
@@ -113,6 +115,7 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
 
   const run = async (o: TrustedRunOptions): Promise<SandboxResult> => {
     if (closed) throw new SandboxError('internal', 'trusted runner is closed');
+    inFlight++;
     const deadline = new Deadline(o.timeoutMs);
     const scrub = makeScrubber(o.views.flatMap((v) => v.files));
     const ctx = { scrub, timeoutMs: o.timeoutMs, get timedOut() { return deadline.timedOut; } };
@@ -170,6 +173,7 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
         if (reusable && !closed) putIdle(slot);
         else discard(slot);
       }
+      inFlight--;
     }
   };
 
@@ -180,9 +184,10 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     for (const slot of idle.splice(0)) discard(slot);
     const p = instancePromise;
     instancePromise = undefined;
-    // Close once the calls in flight have let go of their connections.
+    // Close once the calls in flight have let go of their connections: closing the instance under
+    // a connect or a query still running on DuckDB's threads is a use-after-free, not an error.
     void p?.then(async (instance) => {
-      while (active.size > 0) await new Promise((r) => setTimeout(r, 5));
+      while (inFlight > 0) await new Promise((r) => setTimeout(r, 5));
       instance.closeSync();
     }).catch(() => undefined);
   };

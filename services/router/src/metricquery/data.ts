@@ -96,6 +96,7 @@ export class MetricReader {
 
   readonly #maxSamples: number;
   readonly #catalogs: CatalogCache | undefined;
+  #reads = 0;
 
   constructor(querier: QuerierClient, req: FastifyRequest, timeoutMs: number, maxSamples = DEFAULT_MAX_SAMPLES, catalogs?: CatalogCache) {
     this.#querier = querier;
@@ -122,7 +123,17 @@ export class MetricReader {
     return left;
   }
 
+  /**
+   * After the reads, before evaluation: a timeout if the reads used up the deadline. A query that
+   * read nothing (Grafana's `1+1` connection test) has no deadline to miss here; its evaluation is
+   * bounded by the step limit, not by data.
+   */
+  checkDeadlineAfterReads(): void {
+    if (this.#reads > 0) this.remainingMs();
+  }
+
   async run(plan: PlannedQuery): Promise<Row[]> {
+    this.#reads++;
     const table = await this.#querier.query(callerCredentials(this.#req), { sql: plan.sql, params: plan.params, hints: plan.hints }, this.remainingMs());
     return rowsOf(table);
   }
