@@ -17,6 +17,7 @@ import {
   type AttributeType,
   type TableDef,
 } from '@floe/schema';
+import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-counts.ts';
 import { IdBlocksWriter } from './id-blocks.ts';
 import { isColumnBatch, readColumnBatch, type BatchSchemaInfo, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
@@ -45,12 +46,6 @@ export interface WrittenFile {
   attributeTypes?: AttributeTypeCount[];
 }
 
-/** How many values of one type one attribute key has in a file (all scopes together). */
-export interface AttributeTypeCount {
-  key: string;
-  type: AttributeType;
-  count: number;
-}
 
 export interface WriteOptions {
   /**
@@ -60,8 +55,9 @@ export interface WriteOptions {
    */
   idBlocks?: boolean;
   /**
-   * Also count the values per attribute key and type (WrittenFile.attributeTypes): one more
-   * query over the written file, reading only its map columns. The writer checks type pins with it.
+   * Also count the values per attribute key and type (WrittenFile.attributeTypes), from the column
+   * batches' key leaves, or where there are none (NDJSON payloads, a rewrite) with one more
+   * query over the written file's map columns. The writer checks type pins with it.
    */
   attributeTypes?: boolean;
 }
@@ -137,7 +133,10 @@ export class ParquetWriter {
         const cols = raw.map((c) => `CAST(${present.has(c.name) ? quoteIdent(c.name) : 'NULL'} AS ${duckdbType(c.type)}) AS ${quoteIdent(c.name)}`);
         sources.push(`SELECT ${cols.join(', ')} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`);
       }
-      return await this.#copy(table, `SELECT ${selectStoredColumns(table)} FROM (${sources.join(' UNION ALL ')})`, opts);
+      // Counted from the batches unless NDJSON rows must be counted too (then by the query).
+      const counts = opts.attributeTypes && json.length === 0 ? attributeKeyCounts(table, [...bySchema.values()].flat()) : undefined;
+      const out = await this.#copy(table, `SELECT ${selectStoredColumns(table)} FROM (${sources.join(' UNION ALL ')})`, counts ? { ...opts, attributeTypes: false } : opts);
+      return counts ? { ...out, attributeTypes: counts } : out;
     } finally {
       await Promise.all(inputs.map((f) => rm(f, { force: true })));
     }
