@@ -4,9 +4,17 @@
 // (one put: temp file + fsync + rename + directory fsync on fs, one acknowledged PUT on S3). The
 // acceptor acks a client only after that, so an acknowledged request survives a crash.
 //
-// Group commit: while a segment write is in flight, further append() calls queue. When it
-// finishes, everything queued is written as the next segment(s) — split at call boundaries so no
-// segment exceeds maxBatchBytes unless a single call does. The first append after an idle period is
+// Group commit: appends made in the same tick go into one segment write. Up to
+// maxWritesInFlight segment writes run at once; while that many are in flight, further append()
+// calls queue, and when one finishes everything queued is written as the next segment(s) — split
+// at call boundaries so no segment exceeds maxBatchBytes unless a single call does. Overlapping
+// writes matter on a local disk: a segment costs two fsyncs (file, then directory after the
+// rename), about 12 ms under the ingest benchmark's load, and concurrent fsyncs share the file
+// system's journal commits; with one write at a time a request waited on average one and a half
+// of them. Measured (bench/ingest-traces, 15 s runs alternated): 4 in flight acknowledged about
+// 15% more spans per second than 1, and 8 no more than 3. The writer lists the whole WAL every
+// round and its ledger names segments exactly, so segments that become visible out of key order
+// are consumed like any others. The first append after an idle period is
 // written after `lingerMs` (default 0: on the next microtask, which still gathers all appends made
 // in the same tick). Under load the number of segments therefore follows the store's write
 // latency, not the request rate.
@@ -30,6 +38,8 @@ export interface WalAppenderOptions {
   maxBatchBytes?: number;
   /** How long the first append after idle waits for company (default 0). */
   lingerMs?: number;
+  /** Segment writes that may be in flight at once (default 4; 1 writes one group at a time). */
+  maxWritesInFlight?: number;
 }
 
 export interface WalAppendResult {
@@ -45,6 +55,8 @@ interface PendingAppend {
   reject: (err: unknown) => void;
 }
 
+const DEFAULT_WRITES_IN_FLIGHT = 4;
+
 export class WalAppender {
   readonly prefix: string;
   readonly instanceId: string;
@@ -52,7 +64,8 @@ export class WalAppender {
   readonly #maxBatchBytes: number;
   readonly #lingerMs: number;
   #queue: PendingAppend[] = [];
-  #writing: Promise<void> | undefined;
+  readonly #maxInFlight: number;
+  #inFlight = 0;
   #scheduled = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
@@ -67,6 +80,10 @@ export class WalAppender {
     this.instanceId = validateInstanceId(opts.instanceId);
     this.#maxBatchBytes = opts.maxBatchBytes ?? 8 * 1024 * 1024;
     this.#lingerMs = opts.lingerMs ?? 0;
+    this.#maxInFlight = opts.maxWritesInFlight ?? DEFAULT_WRITES_IN_FLIGHT;
+    if (!Number.isSafeInteger(this.#maxInFlight) || this.#maxInFlight < 1) {
+      throw new RangeError(`WalAppender: maxWritesInFlight must be a positive integer, got ${opts.maxWritesInFlight}`);
+    }
     if (!Number.isSafeInteger(this.#maxBatchBytes) || this.#maxBatchBytes <= 0) {
       throw new RangeError(`WalAppender: maxBatchBytes must be a positive integer, got ${opts.maxBatchBytes}`);
     }
@@ -109,12 +126,12 @@ export class WalAppender {
       this.#scheduled = false;
       this.#flush();
     }
-    if (this.#queue.length === 0 && this.#writing === undefined && !this.#scheduled) return;
+    if (this.#queue.length === 0 && this.#inFlight === 0 && !this.#scheduled) return;
     await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
   }
 
   #schedule(): void {
-    if (this.#writing !== undefined || this.#scheduled) return; // the running write drains the queue
+    if (this.#inFlight >= this.#maxInFlight || this.#scheduled) return; // a running write drains the queue
     this.#scheduled = true;
     if (this.#lingerMs > 0 && !this.#closed) {
       this.#timer = setTimeout(() => {
@@ -131,14 +148,15 @@ export class WalAppender {
   }
 
   #flush(): void {
-    if (this.#writing !== undefined) return;
+    if (this.#inFlight >= this.#maxInFlight) return;
     if (this.#queue.length === 0) {
-      for (const resolve of this.#idleWaiters.splice(0)) resolve();
+      if (this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
       return;
     }
     const batches = this.#takeBatches();
-    this.#writing = Promise.all(batches.map((batch) => this.#writeSegment(batch))).then(() => {
-      this.#writing = undefined;
+    this.#inFlight++;
+    void Promise.all(batches.map((batch) => this.#writeSegment(batch))).then(() => {
+      this.#inFlight--;
       // Whatever queued during the write goes next, without lingering: it has already waited.
       this.#flush();
     });
