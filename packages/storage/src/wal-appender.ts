@@ -5,19 +5,21 @@
 // acceptor acks a client only after that, so an acknowledged request survives a crash.
 //
 // Group commit: appends made in the same tick go into one segment write. Up to
-// maxWritesInFlight segment writes run at once; while that many are in flight, further append()
-// calls queue, and when one finishes everything queued is written as the next segment(s) — split
-// at call boundaries so no segment exceeds maxBatchBytes unless a single call does. Overlapping
-// writes matter on a local disk: a segment costs two fsyncs (file, then directory after the
-// rename), about 12 ms under the ingest benchmark's load, and concurrent fsyncs share the file
-// system's journal commits; with one write at a time a request waited on average one and a half
-// of them. Measured (bench/ingest-traces, 15 s runs alternated): 4 in flight acknowledged about
-// 15% more spans per second than 1, and 8 no more than 3. The writer lists the whole WAL every
-// round and its ledger names segments exactly, so segments that become visible out of key order
-// are consumed like any others. The first append after an idle period is
-// written after `lingerMs` (default 0: on the next microtask, which still gathers all appends made
-// in the same tick). Under load the number of segments therefore follows the store's write
-// latency, not the request rate.
+// maxWritesInFlight segment writes run at once (default 1); while that many are in flight,
+// further append() calls queue, and when one finishes everything queued is written as the next
+// segment(s) — split at call boundaries so no segment exceeds maxBatchBytes unless a single call
+// does. The first append after an idle period is written after `lingerMs` (default 0: on the next
+// microtask, which still gathers all appends made in the same tick). Under load the number of
+// segments therefore follows the store's write latency, not the request rate.
+//
+// Why one at a time by default (bench/ingest-traces, 2026-11-24): a segment costs two fsyncs on a
+// local disk (file, then directory after the rename), about 12 ms under load, and with one write
+// at a time a request waits on average one and a half of them. Four in flight acknowledged about
+// 15% more spans per second, but made groups of one or two requests: ten times as many segments,
+// more than the writer consumes (its per-segment listing, reading and deleting), so the backlog
+// grew all run and ack → visible went from ~4 s to ~12 s. Overlapping writes need the writer to
+// take many small segments cheaply first. Segments that become visible out of key order are safe:
+// the writer lists the whole WAL every round and its ledger names segments exactly.
 //
 // A failed segment write rejects every append() waiting on that segment with WalAppendError
 // (callers answer 503) and nothing of it is acknowledged; later appends start a fresh segment.
@@ -38,7 +40,7 @@ export interface WalAppenderOptions {
   maxBatchBytes?: number;
   /** How long the first append after idle waits for company (default 0). */
   lingerMs?: number;
-  /** Segment writes that may be in flight at once (default 4; 1 writes one group at a time). */
+  /** Segment writes that may be in flight at once (default 1: see the header). */
   maxWritesInFlight?: number;
 }
 
@@ -55,7 +57,7 @@ interface PendingAppend {
   reject: (err: unknown) => void;
 }
 
-const DEFAULT_WRITES_IN_FLIGHT = 4;
+const DEFAULT_WRITES_IN_FLIGHT = 1;
 
 export class WalAppender {
   readonly prefix: string;
