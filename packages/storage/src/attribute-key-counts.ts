@@ -8,24 +8,28 @@ export interface AttributeTypeCount {
   count: number;
 }
 
+/** One key's count, and the key that followed it last time in its leaf (the likely next one). */
 interface Tally {
+  key: string;
   bytes: Uint8Array;
-  type: AttributeType;
   count: number;
+  next: Tally | undefined;
 }
 
 /**
  * The keys of every typed attribute map of the batches, counted per key and type: what
- * attributeTypesSql counts over a written file, taken from the batches' key leaves instead
- * (a DuckDB pass over the file's map columns cost about 1.2 CPU-µs a span). Keys are counted as
- * bytes, grouped by an FNV-1a hash checked byte by byte, and decoded once each at the end.
+ * attributeTypesSql counts over a written file, taken from the batches' key leaves instead (a
+ * DuckDB pass over the file's map columns cost about 1.2 CPU-µs a span). This runs on the main
+ * thread, so keys are not decoded one by one (Buffer#toString per key cost ~2 µs a span): rows of
+ * a leaf mostly repeat the same keys in the same order, so each key is first compared, byte by
+ * byte, with the one that followed the previous key last time, and looked up only on a miss.
  */
 export function attributeKeyCounts(table: TableDef, batches: readonly ColumnBatchView[]): AttributeTypeCount[] {
   const typeOf = new Map(attributeMaps(table).map((m) => [m.column, m.type]));
-  const byHash = new Map<number, Tally[]>();
-  const leavesCache = new Map<ColumnBatchView['schema'], { leaf: number; type: AttributeType }[]>();
+  const counts = new Map<AttributeType, Map<string, Tally>>();
+  const keyLeavesOf = new Map<ColumnBatchView['schema'], { leaf: number; type: AttributeType }[]>();
   for (const batch of batches) {
-    let keyLeaves = leavesCache.get(batch.schema);
+    let keyLeaves = keyLeavesOf.get(batch.schema);
     if (!keyLeaves) {
       keyLeaves = [];
       let leaf = 0;
@@ -34,45 +38,41 @@ export function attributeKeyCounts(table: TableDef, batches: readonly ColumnBatc
         if (type) keyLeaves.push({ leaf, type }); // a map's key leaf comes first
         leaf += columnLeaves(c).length;
       }
-      leavesCache.set(batch.schema, keyLeaves);
+      keyLeavesOf.set(batch.schema, keyLeaves);
     }
-    for (const { leaf, type } of keyLeaves) countKeys(batch.leaves[leaf]!.values, type, byHash);
+    for (const { leaf, type } of keyLeaves) {
+      let byKey = counts.get(type);
+      if (!byKey) counts.set(type, (byKey = new Map()));
+      countKeys(batch.leaves[leaf]!.values, byKey);
+    }
   }
-  const decoder = new TextDecoder();
   const out: AttributeTypeCount[] = [];
-  for (const list of byHash.values()) for (const t of list) out.push({ key: decoder.decode(t.bytes), type: t.type, count: t.count });
+  for (const [type, byKey] of counts) for (const t of byKey.values()) out.push({ key: t.key, type, count: t.count });
   return out;
 }
 
-const TYPE_SEED: Record<AttributeType, number> = { str: 1, int: 2, double: 3, bool: 4 };
-
-/** PLAIN strings (a 4-byte little-endian length, then the bytes) of one key leaf. */
-function countKeys(values: Uint8Array, type: AttributeType, byHash: Map<number, Tally[]>): void {
-  const view = new DataView(values.buffer, values.byteOffset, values.byteLength);
-  for (let p = 0; p < values.length; ) {
+/** PLAIN strings (a 4-byte little-endian length, then the UTF-8 bytes) of one key leaf. */
+function countKeys(values: Uint8Array, byKey: Map<string, Tally>): void {
+  const buf = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
+  let prev: Tally | undefined;
+  for (let p = 0; p < buf.length; ) {
     const start = p + 4;
-    const end = start + view.getUint32(p, true);
-    p = end;
-    let h = 0x811c9dc5 ^ TYPE_SEED[type];
-    for (let i = start; i < end; i++) h = Math.imul(h ^ values[i]!, 0x01000193);
-    let list = byHash.get(h);
-    if (!list) byHash.set(h, (list = []));
-    let found: Tally | undefined;
-    for (const t of list) {
-      if (t.type !== type || t.bytes.length !== end - start) continue;
-      let same = true;
-      for (let i = 0; i < t.bytes.length; i++) {
-        if (t.bytes[i] !== values[start + i]) {
-          same = false;
-          break;
-        }
-      }
-      if (same) {
-        found = t;
-        break;
-      }
+    const n = buf.readUInt32LE(p);
+    p = start + n;
+    let t = prev?.next;
+    if (!t || !sameBytes(t.bytes, buf, start, n)) {
+      const key = buf.toString('utf8', start, p);
+      t = byKey.get(key);
+      if (!t) byKey.set(key, (t = { key, bytes: buf.slice(start, p), count: 0, next: undefined }));
+      if (prev) prev.next = t;
     }
-    if (found) found.count++;
-    else list.push({ bytes: values.slice(start, end), type, count: 1 });
+    t.count++;
+    prev = t;
   }
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array, start: number, n: number): boolean {
+  if (a.length !== n) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[start + i]) return false;
+  return true;
 }

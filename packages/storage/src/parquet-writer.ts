@@ -46,7 +46,6 @@ export interface WrittenFile {
   attributeTypes?: AttributeTypeCount[];
 }
 
-
 export interface WriteOptions {
   /**
    * Also write the rows grouped by the table's id column (id-blocks.ts). About as costly again

@@ -4,22 +4,14 @@
 // (one put: temp file + fsync + rename + directory fsync on fs, one acknowledged PUT on S3). The
 // acceptor acks a client only after that, so an acknowledged request survives a crash.
 //
-// Group commit: appends made in the same tick go into one segment write. Up to
-// maxWritesInFlight segment writes run at once (default 1); while that many are in flight,
-// further append() calls queue, and when one finishes everything queued is written as the next
-// segment(s) — split at call boundaries so no segment exceeds maxBatchBytes unless a single call
-// does. The first append after an idle period is written after `lingerMs` (default 0: on the next
-// microtask, which still gathers all appends made in the same tick). Under load the number of
-// segments therefore follows the store's write latency, not the request rate.
-//
-// Why one at a time by default (bench/ingest-traces, 2026-11-24): a segment costs two fsyncs on a
-// local disk (file, then directory after the rename), about 12 ms under load, and with one write
-// at a time a request waits on average one and a half of them. Four in flight acknowledged about
-// 15% more spans per second, but made groups of one or two requests: ten times as many segments,
-// more than the writer consumes (its per-segment listing, reading and deleting), so the backlog
-// grew all run and ack → visible went from ~4 s to ~12 s. Overlapping writes need the writer to
-// take many small segments cheaply first. Segments that become visible out of key order are safe:
-// the writer lists the whole WAL every round and its ledger names segments exactly.
+// Group commit: while a segment write is in flight, further append() calls queue. When it
+// finishes, everything queued is written as the next segment(s) — split at call boundaries so no
+// segment exceeds maxBatchBytes unless a single call does. The first append after an idle period is
+// written after `lingerMs` (default 0: on the next microtask, which still gathers all appends made
+// in the same tick). Under load the number of segments therefore follows the store's write
+// latency, not the request rate. (Overlapping segment writes were measured on 2026-11-24: 15%
+// more requests acknowledged, but ten times the segments, more than the writer consumed; see
+// bench/RESULTS.md, ingest-traces.)
 //
 // A failed segment write rejects every append() waiting on that segment with WalAppendError
 // (callers answer 503) and nothing of it is acknowledged; later appends start a fresh segment.
@@ -40,8 +32,6 @@ export interface WalAppenderOptions {
   maxBatchBytes?: number;
   /** How long the first append after idle waits for company (default 0). */
   lingerMs?: number;
-  /** Segment writes that may be in flight at once (default 1: see the header). */
-  maxWritesInFlight?: number;
 }
 
 export interface WalAppendResult {
@@ -57,8 +47,6 @@ interface PendingAppend {
   reject: (err: unknown) => void;
 }
 
-const DEFAULT_WRITES_IN_FLIGHT = 1;
-
 export class WalAppender {
   readonly prefix: string;
   readonly instanceId: string;
@@ -66,8 +54,7 @@ export class WalAppender {
   readonly #maxBatchBytes: number;
   readonly #lingerMs: number;
   #queue: PendingAppend[] = [];
-  readonly #maxInFlight: number;
-  #inFlight = 0;
+  #writing: Promise<void> | undefined;
   #scheduled = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #closed = false;
@@ -82,10 +69,6 @@ export class WalAppender {
     this.instanceId = validateInstanceId(opts.instanceId);
     this.#maxBatchBytes = opts.maxBatchBytes ?? 8 * 1024 * 1024;
     this.#lingerMs = opts.lingerMs ?? 0;
-    this.#maxInFlight = opts.maxWritesInFlight ?? DEFAULT_WRITES_IN_FLIGHT;
-    if (!Number.isSafeInteger(this.#maxInFlight) || this.#maxInFlight < 1) {
-      throw new RangeError(`WalAppender: maxWritesInFlight must be a positive integer, got ${opts.maxWritesInFlight}`);
-    }
     if (!Number.isSafeInteger(this.#maxBatchBytes) || this.#maxBatchBytes <= 0) {
       throw new RangeError(`WalAppender: maxBatchBytes must be a positive integer, got ${opts.maxBatchBytes}`);
     }
@@ -128,12 +111,12 @@ export class WalAppender {
       this.#scheduled = false;
       this.#flush();
     }
-    if (this.#queue.length === 0 && this.#inFlight === 0 && !this.#scheduled) return;
+    if (this.#queue.length === 0 && this.#writing === undefined && !this.#scheduled) return;
     await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
   }
 
   #schedule(): void {
-    if (this.#inFlight >= this.#maxInFlight || this.#scheduled) return; // a running write drains the queue
+    if (this.#writing !== undefined || this.#scheduled) return; // the running write drains the queue
     this.#scheduled = true;
     if (this.#lingerMs > 0 && !this.#closed) {
       this.#timer = setTimeout(() => {
@@ -150,15 +133,14 @@ export class WalAppender {
   }
 
   #flush(): void {
-    if (this.#inFlight >= this.#maxInFlight) return;
+    if (this.#writing !== undefined) return;
     if (this.#queue.length === 0) {
-      if (this.#inFlight === 0) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+      for (const resolve of this.#idleWaiters.splice(0)) resolve();
       return;
     }
     const batches = this.#takeBatches();
-    this.#inFlight++;
-    void Promise.all(batches.map((batch) => this.#writeSegment(batch))).then(() => {
-      this.#inFlight--;
+    this.#writing = Promise.all(batches.map((batch) => this.#writeSegment(batch))).then(() => {
+      this.#writing = undefined;
       // Whatever queued during the write goes next, without lingering: it has already waited.
       this.#flush();
     });

@@ -1,7 +1,7 @@
 import { crc32 } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { WalCorruptionError } from './errors.ts';
-import { decodeSegment, encodeRecord, encodeSegment } from './wal-format.ts';
+import { decodeSegment, frameRecord, segmentHeader } from './wal-format.ts';
 import type { WalRecord } from './wal-format.ts';
 
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -10,9 +10,11 @@ function record(id: string, payload: Uint8Array, extra: Partial<WalRecord['heade
   return { header: { tenant: 'acme', dataset: 'default', table: 'logs', hour: 480_000, rows: 3, id, ...extra }, payload };
 }
 
-function segmentOf(records: WalRecord[]): Uint8Array {
-  return encodeSegment(records.map(encodeRecord));
-}
+/** Parts in one array of its own (offset 0, not a pooled Buffer's slice). */
+const concat = (parts: Uint8Array[]): Uint8Array => new Uint8Array(Buffer.concat(parts));
+/** A whole segment, as the appender writes it in parts, in one array. */
+const segmentOfFrames = (frames: Uint8Array[]): Uint8Array => concat([segmentHeader(frames.length), ...frames]);
+const segmentOf = (records: WalRecord[]): Uint8Array => segmentOfFrames(records.map((r) => concat(frameRecord(r))));
 
 describe('WAL segment format', () => {
   const records = [
@@ -46,7 +48,7 @@ describe('WAL segment format', () => {
   });
 
   it('accepts an empty segment', () => {
-    expect(decodeSegment(encodeSegment([]), 'empty')).toEqual([]);
+    expect(decodeSegment(segmentOfFrames([]), 'empty')).toEqual([]);
   });
 
   it('detects truncation at every possible length', () => {
@@ -84,7 +86,7 @@ describe('WAL segment format', () => {
     view.setUint32(4 + header.byteLength, payload.byteLength, true);
     frame.set(payload, 8 + header.byteLength);
     view.setUint32(8 + header.byteLength + payload.byteLength, crc32(payload, crc32(header)), true);
-    expect(() => decodeSegment(encodeSegment([frame]), 'w')).toThrow(/invalid header .*rows must be a non-negative integer/);
+    expect(() => decodeSegment(segmentOfFrames([frame]), 'w')).toThrow(/invalid header .*rows must be a non-negative integer/);
   });
 
   it.each([
@@ -94,7 +96,7 @@ describe('WAL segment format', () => {
     ['a missing id', { id: undefined }, /id/],
   ])('refuses to encode a header with %s', (_, patch, message) => {
     const bad = { header: { ...record('r', enc('x')).header, ...patch }, payload: enc('x') } as WalRecord;
-    expect(() => encodeRecord(bad)).toThrow(message);
+    expect(() => frameRecord(bad)).toThrow(message);
   });
 
   it('writes only the known header fields', () => {

@@ -93,11 +93,6 @@ export function frameRecord(record: WalRecord): Uint8Array[] {
   return [head, payload, crc];
 }
 
-/** One record's framed bytes (length-prefixed header and payload, then the CRC) in one array. */
-export function encodeRecord(record: WalRecord): Uint8Array {
-  return Buffer.concat(frameRecord(record));
-}
-
 /** The segment header of a segment of `count` records. */
 export function segmentHeader(count: number): Uint8Array {
   const out = new Uint8Array(SEGMENT_HEADER_BYTES);
@@ -106,20 +101,6 @@ export function segmentHeader(count: number): Uint8Array {
   view.setUint16(4, WAL_VERSION, true);
   view.setUint16(6, 0, true);
   view.setUint32(8, count, true);
-  return out;
-}
-
-/** A whole segment from already framed records (see encodeRecord). */
-export function encodeSegment(frames: readonly Uint8Array[]): Uint8Array {
-  let size = SEGMENT_HEADER_BYTES;
-  for (const f of frames) size += f.byteLength;
-  const out = new Uint8Array(size);
-  out.set(segmentHeader(frames.length), 0);
-  let o = SEGMENT_HEADER_BYTES;
-  for (const f of frames) {
-    out.set(f, o);
-    o += f.byteLength;
-  }
   return out;
 }
 

@@ -20,12 +20,6 @@ export interface IngestResult {
   rejectReason: string | undefined;
 }
 
-/**
- * The part of ingest shared by gRPC and HTTP and by every signal: rows → one WAL record per
- * (table, hour), all in one append so a request lands in a single segment (all or nothing).
- * Resolves only once that segment is durable; a failed append is `unavailable` (503 /
- * UNAVAILABLE), which clients retry.
- */
 /** Builders reused across requests (conversion is synchronous, so one per table suffices). */
 const BUILDERS = new Map<TableName, ColumnBatchBuilder>();
 
@@ -50,6 +44,12 @@ function hourPayloads(table: TableName, converted: ConvertedRows): HourPayload[]
   return out;
 }
 
+/**
+ * The part of ingest shared by gRPC and HTTP and by every signal: rows → one WAL record per
+ * (table, hour), all in one append so a request lands in a single segment (all or nothing).
+ * Resolves only once that segment is durable; a failed append is `unavailable` (503 /
+ * UNAVAILABLE), which clients retry.
+ */
 export class Ingest {
   private readonly wal: WalAppender;
   private readonly log: Logger;

@@ -795,27 +795,20 @@ function checkAnyValue(end: number, depth: number): void {
   }
 }
 
-function checkArrayValue(end: number, depth: number): void {
+/** ArrayValue and KeyValueList: one repeated message in field 1, each checked by `each`. */
+function checkRepeated(end: number, depth: number, each: (end: number, depth: number) => void): void {
   if (depth > MAX_DEPTH) tooDeep();
   while (pos < end) {
     const t = tag(end);
     if (t === 0x0a) {
       const e = lenDelim(end);
-      checkAnyValue(e, depth + 1);
+      each(e, depth + 1);
     } else skip(t, end, 0b10);
   }
 }
 
-function checkKeyValueList(end: number, depth: number): void {
-  if (depth > MAX_DEPTH) tooDeep();
-  while (pos < end) {
-    const t = tag(end);
-    if (t === 0x0a) {
-      const e = lenDelim(end);
-      checkKeyValue(e, depth + 1);
-    } else skip(t, end, 0b10);
-  }
-}
+const checkArrayValue = (end: number, depth: number): void => checkRepeated(end, depth, checkAnyValue);
+const checkKeyValueList = (end: number, depth: number): void => checkRepeated(end, depth, checkKeyValue);
 
 function checkKeyValue(end: number, depth: number): void {
   if (depth > MAX_DEPTH) tooDeep();

@@ -5,16 +5,17 @@ import { spansToRows } from './traces-to-rows.ts';
 import { spansToPayloadsFromWire } from './traces-wire.ts';
 import {
   COMMON_SHAPE,
-  corrupt,
+  INVALID_UTF8,
+  VALID_UTF8_EDGES,
   DOUBLES,
   HOUR,
   INTS,
   NOW,
-  anyValue,
   attributes,
   differential,
+  randomResource,
+  randomScope,
   encodeTree,
-  expectEqualPayloads,
   prng,
   referenceOf,
   str,
@@ -38,7 +39,7 @@ type Init = MessageInitShape<typeof ExportTraceServiceRequestSchema>;
 /** The general path: protobuf-es, spansToRows, then each hour's row objects through addRow (as Ingest does). */
 const referencePayloads = (bytes: Uint8Array): Reference => referenceOf(tracesTable, spansToRows(fromBinary(ExportTraceServiceRequestSchema, bytes)));
 
-const { reference, wire, expectSame, expectConsistent } = differential('spansToPayloadsFromWire', referencePayloads, spansToPayloadsFromWire);
+const { wire, expectSame, expectConsistent, expectEveryPrefixThrows, prefixesThatThrow, corruptions, expectNoStateKept, expectBuffersAndOffsets } = differential('spansToPayloadsFromWire', referencePayloads, spansToPayloadsFromWire);
 
 const encode = (init: Init) => toBinary(ExportTraceServiceRequestSchema, create(ExportTraceServiceRequestSchema, init));
 
@@ -89,21 +90,10 @@ function span(r: Rng) {
 function request(r: Rng): Init {
   return {
     resourceSpans: Array.from({ length: 1 + r.int(3) }, () => ({
-      ...(r.chance(0.85)
-        ? {
-            resource: {
-              attributes: [
-                ...(r.chance(0.8) ? [{ key: 'service.name', value: r.chance(0.85) ? { value: { case: 'stringValue' as const, value: str(r) } } : anyValue(r, 0) }] : []),
-                ...attributes(r),
-              ],
-              droppedAttributesCount: r.chance(0.2) ? 3 : 0,
-              entityRefs: r.chance(0.2) ? [{ schemaUrl: 'u', type: 'service', idKeys: ['service.name'], descriptionKeys: ['a', 'b'] }] : [],
-            },
-          }
-        : {}),
+      ...(r.chance(0.85) ? { resource: randomResource(r) } : {}),
       schemaUrl: r.chance(0.3) ? 'https://opentelemetry.io/schemas/1.26.0' : '',
       scopeSpans: Array.from({ length: r.int(3) + 1 }, () => ({
-        ...(r.chance(0.8) ? { scope: { name: str(r), version: str(r), attributes: r.chance(0.3) ? attributes(r) : [], droppedAttributesCount: r.chance(0.2) ? 2 : 0 } } : {}),
+        ...(r.chance(0.8) ? { scope: randomScope(r, 0.3) } : {}),
         spans: Array.from({ length: r.int(6) }, () => span(r)),
         schemaUrl: r.chance(0.3) ? 'https://example.com/s' : '',
       })),
@@ -129,7 +119,7 @@ const SHAPE: MessageShape = {
   maxKnown: { ...COMMON_SHAPE.maxKnown, Request: 1, ResourceSpans: 3, ScopeSpans: 3, Span: 16, Event: 4, Link: 6, Status: 3 },
 };
 
-const { parseTree, reshape, withRawString } = wireTrees(SHAPE, encode);
+const { parseTree, reshape, withRawString, withRawStringAtEachPlace } = wireTrees(SHAPE, encode);
 
 // ---------------------------------------------------------------------------------------------
 
@@ -393,16 +383,7 @@ describe('spansToPayloadsFromWire: the payloads of spansToRows(fromBinary())', (
     expect(results).not.toContain('stricter');
   });
 
-  it.each<[string, number[]]>([
-    ['a lone continuation byte', [0x61, 0x80]],
-    ['a truncated 2-byte sequence', [0xc3]],
-    ['a bad continuation', [0xc3, 0x28]],
-    ['an overlong encoding', [0xc0, 0xaf]],
-    ['a surrogate', [0xed, 0xa0, 0x80]],
-    ['beyond U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
-    ['0xff', [0xff]],
-    ['a truncated 4-byte sequence', [0xf0, 0x9f, 0x98]],
-  ])('invalid UTF-8 (%s) throws in every string field, like fromBinary', (_name, raw) => {
+  it.each(INVALID_UTF8)('invalid UTF-8 (%s) throws in every string field, like fromBinary', (_name, raw) => {
     const m = 'MARKER';
     const init = base(
       [{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: m, traceState: m, attributes: [{ key: m, value: sv(m) }, { key: 'a', value: { value: { case: 'arrayValue', value: { values: [sv(m)] } } } }], events: [{ name: m }], links: [{ traceState: m }], status: { message: m } }],
@@ -410,26 +391,12 @@ describe('spansToPayloadsFromWire: the payloads of spansToRows(fromBinary())', (
       { name: m, version: m, attributes: [{ key: m }] },
     );
     // every occurrence at once, and each place alone (the others left valid)
-    const tree = parseTree(encode(init), 'Request');
-    const leaves: WField[] = [];
-    const visit = (fs: WField[]) => fs.forEach((f) => (f.kids ? visit(f.kids) : f.wt === 2 && Buffer.from(f.raw!).toString() === m && leaves.push(f)));
-    visit(tree);
-    expect(leaves.length).toBeGreaterThanOrEqual(15);
-    expect(expectConsistent(withRawString(init, m, raw))).toBe('both-throw');
-    for (const leaf of leaves) {
-      const saved = leaf.raw!;
-      leaf.raw = Uint8Array.from(raw);
-      expect(expectConsistent(encodeTree(tree))).toBe('both-throw');
-      leaf.raw = saved;
-    }
+    const each = withRawStringAtEachPlace(init, m, raw);
+    expect(each.length).toBeGreaterThanOrEqual(15);
+    for (const body of [withRawString(init, m, raw), ...each]) expect(expectConsistent(body)).toBe('both-throw');
   });
 
-  it.each<[string, number[]]>([
-    ['a BOM (kept, like protobuf-es)', [0xef, 0xbb, 0xbf, 0x61]],
-    ['4-byte characters', [0xf0, 0x9f, 0x98, 0x80, 0xf4, 0x8f, 0xbf, 0xbf]],
-    ['U+FFFD itself and noncharacters', [0xef, 0xbf, 0xbd, 0xef, 0xbf, 0xbe]],
-    ['NUL and DEL', [0x00, 0x7f]],
-  ])('valid UTF-8 edge: %s', (_name, raw) => {
+  it.each(VALID_UTF8_EDGES)('valid UTF-8 edge: %s', (_name, raw) => {
     const m = 'MARKER';
     expectSame(withRawString(base([{ traceId: T, spanId: S, startTimeUnixNano: NOW, name: m, attributes: [{ key: m, value: sv(m) }], events: [{ name: m, attributes: [{ key: m, value: sv(m) }] }] }]), m, raw));
   });
@@ -445,18 +412,11 @@ describe('spansToPayloadsFromWire: malformed input throws', () => {
   );
 
   it('a truncation at every byte offset of a one-resource body throws', () => {
-    expect(wire(single).ok).toBe(true);
-    for (let n = 1; n < single.length; n++) {
-      const got = wire(single.subarray(0, n));
-      expect(got.ok, `prefix of ${n} bytes`).toBe(false);
-      expect(reference(single.subarray(0, n)).ok).toBe(false);
-    }
+    expectEveryPrefixThrows(single);
   });
 
   it('a truncation at every byte offset of a larger body: throws, or both accept a shorter request', () => {
-    let threw = 0;
-    for (let n = 0; n < valid.length; n++) if (expectConsistent(valid.subarray(0, n)) === 'both-throw') threw++;
-    expect(threw).toBeGreaterThan(valid.length * 0.9);
+    expect(prefixesThatThrow(valid)).toBeGreaterThan(valid.length * 0.9);
   });
 
   const spanStart = (extra: number[]) => {
@@ -506,23 +466,13 @@ describe('spansToPayloadsFromWire: malformed input throws', () => {
   it('random corruption of valid bodies never yields rows protobuf-es would not (5000 mutations)', () => {
     const r = prng(5);
     const bodies = [valid, single, ...Array.from({ length: 8 }, () => encodeTree(reshape(r, parseTree(encode(request(r)), 'Request'), 'Request', 0.3)))];
-    const seen = { same: 0, 'both-throw': 0, stricter: 0 };
-    for (let i = 0; i < 5000; i++) {
-      seen[expectConsistent(corrupt(r, r.pick(bodies)))]++;
-    }
+    const seen = corruptions(r, bodies, 5000);
     expect(seen.same).toBeGreaterThan(100);
     expect(seen['both-throw']).toBeGreaterThan(1000);
   });
 
   it('does not keep state between calls (a failed call leaves the next one intact)', () => {
-    expect(wire(Uint8Array.of(0x0a, 0x05, 0x12)).ok).toBe(false);
-    expectSame(valid);
-    expectSame(valid);
-    // rows already written to the reused batches when the request fails
-    const tail = Uint8Array.from([...valid, 0x0a, 0x05, 0x12]);
-    expect(wire(tail).ok).toBe(false);
-    expectSame(single);
-    expectSame(valid);
+    expectNoStateKept(valid, single);
   });
 
   it('reused batches: many hours, then a huge request (its batches are dropped afterwards), then small ones', () => {
@@ -538,10 +488,6 @@ describe('spansToPayloadsFromWire: malformed input throws', () => {
   });
 
   it('accepts Buffers and subarrays at an offset', () => {
-    const padded = new Uint8Array(valid.length + 7);
-    padded.set(valid, 5);
-    const sub = padded.subarray(5, 5 + valid.length);
-    expectEqualPayloads(spansToPayloadsFromWire(sub), referencePayloads(valid));
-    expectEqualPayloads(spansToPayloadsFromWire(Buffer.from(valid)), referencePayloads(valid));
+    expectBuffersAndOffsets(valid);
   });
 });

@@ -126,7 +126,49 @@ export function differential(name: string, referencePayloads: (bytes: Uint8Array
     throw new Error(`${name} accepted input protobuf-es rejects (${(want as { err: Error }).err.message}): ${Buffer.from(bytes).toString('hex')}`);
   }
 
-  return { reference, wire, expectSame, expectConsistent };
+  /** Every proper prefix of a valid one-resource body throws in both paths. */
+  function expectEveryPrefixThrows(body: Uint8Array): void {
+    expect(wire(body).ok).toBe(true);
+    for (let n = 1; n < body.length; n++) {
+      expect(wire(body.subarray(0, n)).ok, `prefix of ${n} bytes`).toBe(false);
+      expect(reference(body.subarray(0, n)).ok).toBe(false);
+    }
+  }
+
+  /** Every prefix of a larger body is consistent (a cut between messages is a shorter request); how many throw. */
+  function prefixesThatThrow(body: Uint8Array): number {
+    let threw = 0;
+    for (let n = 0; n < body.length; n++) if (expectConsistent(body.subarray(0, n)) === 'both-throw') threw++;
+    return threw;
+  }
+
+  /** `n` random corruptions of the bodies, each checked for consistency; the outcomes counted. */
+  function corruptions(r: Rng, bodies: readonly Uint8Array[], n: number): Record<'same' | 'both-throw' | 'stricter', number> {
+    const seen = { same: 0, 'both-throw': 0, stricter: 0 };
+    for (let i = 0; i < n; i++) seen[expectConsistent(corrupt(r, r.pick(bodies)))]++;
+    return seen;
+  }
+
+  /** A failed call, even one that had written rows to the reused batches, leaves the next calls intact. */
+  function expectNoStateKept(valid: Uint8Array, single: Uint8Array): void {
+    expect(wire(Uint8Array.of(0x0a, 0x05, 0x12)).ok).toBe(false);
+    expectSame(valid);
+    expectSame(valid);
+    const tail = Uint8Array.from([...valid, 0x0a, 0x05, 0x12]);
+    expect(wire(tail).ok).toBe(false);
+    expectSame(single);
+    expectSame(valid);
+  }
+
+  /** The body as a Buffer and as a subarray at an offset gives the same payloads. */
+  function expectBuffersAndOffsets(valid: Uint8Array): void {
+    const padded = new Uint8Array(valid.length + 7);
+    padded.set(valid, 5);
+    expectEqualPayloads(transcode(padded.subarray(5, 5 + valid.length)), referencePayloads(valid));
+    expectEqualPayloads(transcode(Buffer.from(valid)), referencePayloads(valid));
+  }
+
+  return { reference, wire, expectSame, expectConsistent, expectEveryPrefixThrows, prefixesThatThrow, corruptions, expectNoStateKept, expectBuffersAndOffsets };
 }
 
 /**
@@ -271,6 +313,43 @@ export function attributes(r: Rng, depth = 0, max = 9) {
     ...(r.chance(0.1) ? { keyStrindex: r.pick([1, -1, 77]) } : {}),
   }));
 }
+
+/** A random resource (service.name mostly a string, entity refs) as either signal's requests carry it. */
+export function randomResource(r: Rng) {
+  return {
+    attributes: [
+      ...(r.chance(0.8) ? [{ key: 'service.name', value: r.chance(0.85) ? { value: { case: 'stringValue' as const, value: str(r) } } : anyValue(r, 0) }] : []),
+      ...attributes(r),
+    ],
+    droppedAttributesCount: r.chance(0.2) ? 3 : 0,
+    entityRefs: r.chance(0.2) ? [{ schemaUrl: 'u', type: 'service', idKeys: ['service.name'], descriptionKeys: ['a', 'b'] }] : [],
+  };
+}
+
+/** A random instrumentation scope, with attributes at the given chance. */
+export function randomScope(r: Rng, attributesChance: number) {
+  return { name: str(r), version: str(r), attributes: r.chance(attributesChance) ? attributes(r) : [], droppedAttributesCount: r.chance(0.2) ? 2 : 0 };
+}
+
+/** Byte sequences that are not UTF-8: protobuf-es refuses them in any string field. */
+export const INVALID_UTF8: [string, number[]][] = [
+  ['a lone continuation byte', [0x61, 0x80]],
+  ['a truncated 2-byte sequence', [0xc3]],
+  ['a bad continuation', [0xc3, 0x28]],
+  ['an overlong encoding', [0xc0, 0xaf]],
+  ['a surrogate', [0xed, 0xa0, 0x80]],
+  ['beyond U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+  ['0xff', [0xff]],
+  ['a truncated 4-byte sequence', [0xf0, 0x9f, 0x98]],
+];
+
+/** Valid UTF-8 at its edges: kept as it is. */
+export const VALID_UTF8_EDGES: [string, number[]][] = [
+  ['a BOM (kept, like protobuf-es)', [0xef, 0xbb, 0xbf, 0x61]],
+  ['4-byte characters', [0xf0, 0x9f, 0x98, 0x80, 0xf4, 0x8f, 0xbf, 0xbf]],
+  ['U+FFFD itself and noncharacters', [0xef, 0xbf, 0xbd, 0xef, 0xbf, 0xbe]],
+  ['NUL and DEL', [0x00, 0x7f]],
+];
 
 // ---------------------------------------------------------------------------------------------
 // Wire-level rewriting: reorder fields, inject unknown ones, split and repeat fields.
@@ -420,24 +499,39 @@ export function wireTrees<Init>(shape: MessageShape, encode: (init: Init) => Uin
     return out;
   }
 
-  /** A valid request whose string `marker` is replaced by raw bytes (e.g. invalid UTF-8). */
-  function withRawString(init: Init, marker: string, raw: number[]): Uint8Array {
-    const tree = parseTree(encode(init), 'Request');
+  /** The length-delimited leaves of a request's tree that hold exactly `marker`. */
+  function markerPlaces(tree: WField[], marker: string): WField[] {
     const m = Buffer.from(marker);
-    let found = 0;
+    const places: WField[] = [];
     const visit = (fields: WField[]) => {
       for (const f of fields) {
         if (f.kids) visit(f.kids);
-        else if (f.wt === 2 && Buffer.from(f.raw!).equals(m)) {
-          f.raw = Uint8Array.from(raw);
-          found++;
-        }
+        else if (f.wt === 2 && Buffer.from(f.raw!).equals(m)) places.push(f);
       }
     };
     visit(tree);
-    expect(found).toBeGreaterThan(0);
+    expect(places.length).toBeGreaterThan(0);
+    return places;
+  }
+
+  /** A valid request whose string `marker` is replaced by raw bytes (e.g. invalid UTF-8) everywhere. */
+  function withRawString(init: Init, marker: string, raw: number[]): Uint8Array {
+    const tree = parseTree(encode(init), 'Request');
+    for (const f of markerPlaces(tree, marker)) f.raw = Uint8Array.from(raw);
     return encodeTree(tree);
   }
 
-  return { parseTree, reshape, withRawString };
+  /** The request with `marker` replaced by raw bytes at one place at a time (the others left as they are), one body a place. */
+  function withRawStringAtEachPlace(init: Init, marker: string, raw: number[]): Uint8Array[] {
+    const tree = parseTree(encode(init), 'Request');
+    return markerPlaces(tree, marker).map((f) => {
+      const saved = f.raw!;
+      f.raw = Uint8Array.from(raw);
+      const body = encodeTree(tree);
+      f.raw = saved;
+      return body;
+    });
+  }
+
+  return { parseTree, reshape, withRawString, withRawStringAtEachPlace };
 }

@@ -399,15 +399,24 @@ describe('createTrustedRunner', () => {
   });
 
   it('close() with calls connecting, setting up and running lets each end cleanly before the instance goes', async () => {
-    // Calls at every stage when close() lands: the instance must outlive them all (closing it under
-    // a connect on DuckDB's threads is a use-after-free that kills the process, not an error).
-    for (let round = 0; round < 5; round++) {
+    // close() lands after 0 to 19 microtasks (calls still awaiting the instance, or inside
+    // instance.connect() on DuckDB's threads), after the poll phase, or after 1–3 ms (views being
+    // created, queries running). Closing the instance under a connect is a use-after-free: before
+    // the fix this test killed its worker process ("Worker exited unexpectedly").
+    const waits: Array<() => Promise<unknown>> = [
+      ...Array.from({ length: 20 }, (_, k) => async () => {
+        for (let i = 0; i < k; i++) await Promise.resolve();
+      }),
+      () => new Promise((res) => setImmediate(res)),
+      ...[1, 2, 3].map((ms) => () => new Promise((res) => setTimeout(res, ms))),
+    ];
+    for (const wait of waits) {
       const r = createTrustedRunner({ threads: 2, memoryLimit: '256MB' });
       await r.run({ views: [], sql: 'SELECT 1', timeoutMs: 10_000 }); // the instance exists
       const calls = Array.from({ length: 6 }, (_, i) =>
         r.run({ views: [{ name: 'traces', files: [acmeF1, acmeF2], emptySchemaSql: '' }], sql: `SELECT count(*) + ${i} AS n FROM traces`, timeoutMs: 10_000 }),
       );
-      await new Promise((res) => setTimeout(res, round));
+      await wait();
       r.close();
       for (const [i, outcome] of (await Promise.allSettled(calls)).entries()) {
         if (outcome.status === 'fulfilled') expect(column(outcome.value.table, 'n')).toEqual([5003n + BigInt(i)]);

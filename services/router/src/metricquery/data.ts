@@ -96,7 +96,6 @@ export class MetricReader {
 
   readonly #maxSamples: number;
   readonly #catalogs: CatalogCache | undefined;
-  #reads = 0;
 
   constructor(querier: QuerierClient, req: FastifyRequest, timeoutMs: number, maxSamples = DEFAULT_MAX_SAMPLES, catalogs?: CatalogCache) {
     this.#querier = querier;
@@ -123,17 +122,7 @@ export class MetricReader {
     return left;
   }
 
-  /**
-   * After the reads, before evaluation: a timeout if the reads used up the deadline. A query that
-   * read nothing (Grafana's `1+1` connection test) has no deadline to miss here; its evaluation is
-   * bounded by the step limit, not by data.
-   */
-  checkDeadlineAfterReads(): void {
-    if (this.#reads > 0) this.remainingMs();
-  }
-
   async run(plan: PlannedQuery): Promise<Row[]> {
-    this.#reads++;
     const table = await this.#querier.query(callerCredentials(this.#req), { sql: plan.sql, params: plan.params, hints: plan.hints }, this.remainingMs());
     return rowsOf(table);
   }
@@ -209,6 +198,9 @@ export class MetricReader {
     };
     const readTargetInfo = async (): Promise<RawSeries[]> => (wantsTargetInfo ? this.targetInfo(lo, hi) : []);
     const [a, b, c] = await Promise.all([readPlain(), readDistributions(), readTargetInfo()]);
+    // Series that came after the deadline are not evaluated. (A query that selects nothing, such
+    // as Grafana's `1+1` connection test, read nothing and has no deadline to miss.)
+    this.remainingMs();
     const all = b.length === 0 && c.length === 0 ? a : [...a, ...b, ...c];
     // No cache here: the evaluator asks once per selector (Evaluator.seriesOf keeps the answer).
     return (sel) => all.filter((s) => matchLabels(s.labels, sel.matchers));

@@ -108,7 +108,6 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const reader = openReader(req, timeoutOf(p));
       const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      reader.checkDeadlineAfterReads();
       const r = evalInstant(expr, time, source, evalOpts);
       switch (r.resultType) {
         case 'scalar':
@@ -137,7 +136,6 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const reader = openReader(req, timeoutOf(p));
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      reader.checkDeadlineAfterReads();
       return success(reply, matrix(evalRange(expr, start, end, step, source, evalOpts).result));
     });
 
