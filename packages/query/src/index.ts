@@ -96,6 +96,7 @@ export type {
 } from './promql/ast.ts';
 export { parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
 export { checkRangeQueryType, checkRangeSteps, evalInstant, evalRange, selectorWindows } from './promql/eval.ts';
+export { Annotations as PromAnnotations } from './promql/annotations.ts';
 export type { EvalOptions, InstantResult, RangeResult, RawSeries, SeriesPoints, SeriesSource, SelectorWindow } from './promql/eval.ts';
 export { formatFloat as formatPromFloat } from './promql/labels.ts';
 export { labelsKey as promLabelsKey, makeLabels as makePromLabels, omitLabels as omitPromLabels, type Labels as PromLabels } from './labels.ts';

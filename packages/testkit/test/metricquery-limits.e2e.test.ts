@@ -58,6 +58,29 @@ describe('PromQL sample limit and exemplars', () => {
     expect(await res.json()).toEqual({ status: 'error', errorType: 'execution', error: 'query processing would load too many samples into memory in query execution' });
   });
 
+  it("answers with Prometheus's infos and warnings: rate over a gauge's name, a quantile outside [0, 1]", async () => {
+    const body = await waitFor('the points to be queryable', async () => {
+      const res = await query('rate(queue_depth[3s]) or quantile_over_time(1.5, queue_depth[3s])');
+      const b = (await res.json()) as { status: string; data: { result: unknown[] }; warnings?: string[]; infos?: string[] };
+      return res.status === 200 && b.data.result.length > 0 ? b : undefined;
+    }, 30_000, 200);
+    expect(body.infos).toEqual(['PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "queue_depth" (1:6)']);
+    expect(body.warnings).toEqual(['PromQL warning: quantile value should be between 0 and 1, got 1.5 (1:45)']);
+    // A range query reports them too; a query without any has neither key.
+    const range = await fetch(`${floe.routerUrl}/metricquery/api/v1/query_range`, {
+      method: 'POST',
+      body: new URLSearchParams({ query: 'rate(queue_depth[3s])', start: String(nowMs / 1000 - 2), end: String(nowMs / 1000), step: '1' }),
+      headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    const rangeBody = (await range.json()) as { infos?: string[]; warnings?: string[] };
+    expect(range.status).toBe(200);
+    expect(rangeBody.infos).toEqual(['PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "queue_depth" (1:6)']);
+    expect(rangeBody.warnings).toBeUndefined();
+    // (The selector reads 2 s: a bare one's 5 m lookback would pass the test's 5-sample limit.)
+    const plain = (await (await query('last_over_time(queue_depth[2s])')).json()) as Record<string, unknown>;
+    expect(Object.keys(plain).sort()).toEqual(['data', 'status']);
+  });
+
   it('query_exemplars returns the exemplar under its series, and nothing for a selector that matches no series', async () => {
     const exemplars = (q: string) =>
       fetch(`${floe.routerUrl}/metricquery/api/v1/query_exemplars?${new URLSearchParams({ query: q, start: String(nowMs / 1000 - 60), end: String(nowMs / 1000 + 1) })}`, {

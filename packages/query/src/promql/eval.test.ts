@@ -5,6 +5,8 @@ import { quantile } from '../quantile.ts';
 import { makeLabels } from '../labels.ts';
 import { parsePromQL } from './parse.ts';
 import { matchLabels } from './series.ts';
+import { Annotations } from './annotations.ts';
+import { labelsHash } from './series-hash.ts';
 
 const L = (o: Record<string, string>) => makeLabels(Object.entries(o));
 const series = (labels: Record<string, string>, points: Array<[number, number]>, stale: number[] = []): RawSeries => ({
@@ -108,6 +110,63 @@ describe('evaluator', () => {
       [1_000_000 - 360_000, 2_000_000 - 60_000],
       [700_000, 2_000_000],
     ]);
+  });
+});
+
+describe('limitk and limit_ratio (Prometheus 3 experimental aggregations)', () => {
+  // Twenty series of one name in label order (the order a selector gives them in), each with a sample every 15 s.
+  const many: RawSeries[] = Array.from({ length: 20 }, (_, i) =>
+    series({ __name__: 'm', grp: String(i % 2), id: String(i).padStart(2, '0') }, Array.from({ length: 10 }, (_, j): [number, number] => [1 + j * 15, i * 100 + j])),
+  );
+  const src = (sel: VectorSelector) => many.filter((s) => matchLabels(s.labels, sel.matchers));
+  const ids = (q: string, t = 100) => {
+    const r = evalInstant(parsePromQL(q), t * 1000, src, opts(t * 1000));
+    if (r.resultType !== 'vector') throw new Error(r.resultType);
+    return r.result.map((s) => s.labels.id!).sort();
+  };
+
+  it('limitk keeps the first k series of each group in input order; k below 1 keeps none', () => {
+    expect(ids('limitk(3, m)')).toEqual(['00', '01', '02']);
+    expect(ids('limitk by (grp) (2, m)')).toEqual(['00', '01', '02', '03']);
+    expect(ids('limitk(2.9, m)')).toEqual(['00', '01']);
+    expect(ids('limitk(0, m)')).toEqual([]);
+    expect(ids('limitk(100, m)')).toHaveLength(20);
+    // Samples keep their labels, __name__ included.
+    const r = evalInstant(parsePromQL('limitk(1, m)'), 100_000, src, opts(100_000));
+    expect(r.resultType === 'vector' && r.result[0]!.labels).toEqual(makeLabels(Object.entries({ __name__: 'm', grp: '0', id: '00' })));
+    expect(() => ids('limitk(NaN, m)')).toThrow(/NaN/);
+  });
+
+  it('limit_ratio picks by label hash: r and -(1 - r) split the series, the same ones at every step', () => {
+    const keep = ids('limit_ratio(0.3, m)');
+    const rest = ids('limit_ratio(-0.7, m)');
+    expect(keep.length).toBeGreaterThan(0);
+    expect(rest.length).toBeGreaterThan(0);
+    expect([...keep, ...rest].sort()).toEqual(many.map((s) => s.labels.id).sort());
+    expect(ids('limit_ratio(0.3, m)', 130)).toEqual(keep);
+    // A larger ratio keeps a superset.
+    expect(ids('limit_ratio(0.6, m)')).toEqual(expect.arrayContaining(keep));
+    expect(ids('limit_ratio(0, m)')).toEqual([]);
+    const range = evalRange(parsePromQL('limit_ratio(0.3, m)'), 50_000, 140_000, 15_000, src, opts(50_000));
+    expect(range.result.map((s) => s.labels.id).sort()).toEqual(keep);
+    for (const s of range.result) expect(s.t).toHaveLength(7);
+  });
+
+  it('limit_ratio caps a ratio beyond ±1 with a warning; NaN is an execution error', () => {
+    const annotations = new Annotations();
+    const r = evalInstant(parsePromQL('limit_ratio(2, m)'), 100_000, src, { ...opts(100_000), annotations });
+    expect(r.resultType === 'vector' && r.result).toHaveLength(20);
+    expect(annotations.asStrings('limit_ratio(2, m)').warnings).toEqual(['PromQL warning: ratio value should be between -1 and 1, got 2, capping to 1 (1:13)']);
+    expect(ids('limit_ratio(-5, m)')).toHaveLength(20);
+    expect(() => ids('limit_ratio(NaN, m)')).toThrow('Ratio value is NaN');
+  });
+
+  it("hashes label sets as Prometheus's release builds do (xxHash64 of length-prefixed names and values)", () => {
+    // xxHash64 of no bytes, the published test vector.
+    expect(labelsHash(makeLabels())).toBe(0xef46db3751d8e999n);
+    // Names in order, whatever order the object has them in.
+    expect(labelsHash(makeLabels([['b', '2'], ['a', '1']]))).toBe(labelsHash(makeLabels([['a', '1'], ['b', '2']])));
+    expect(labelsHash(makeLabels([['a', '12']]))).not.toBe(labelsHash(makeLabels([['a1', '2']])));
   });
 });
 

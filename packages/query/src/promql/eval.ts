@@ -9,6 +9,8 @@ import { anchoredRe2 } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
 import { quantile } from '../quantile.ts';
 import { evalSteps } from './steps.ts';
+import type { Annotations } from './annotations.ts';
+import { ratioKeeps } from './series-hash.ts';
 
 /**
  * The PromQL evaluator: Prometheus 3 semantics over series the caller fetched, with no I/O.
@@ -49,6 +51,8 @@ export interface EvalOptions {
   lookbackMs: number;
   /** Step of subqueries written without one (Prometheus: the global evaluation interval). */
   defaultSubqueryStepMs: number;
+  /** Collects the warnings and infos of the evaluation (Prometheus's annotations), when given. */
+  annotations?: Annotations;
 }
 
 export interface Sample {
@@ -214,8 +218,24 @@ interface Bucket {
   count: number;
 }
 
-/** Quantile over classic cumulative buckets (histogram_quantile). */
-export function bucketQuantile(q: number, input: Bucket[]): number {
+/** Prometheus's tolerance for bucket counts that differ only by floating-point error. */
+const SMALL_DELTA = 1e-12;
+
+/** Prometheus's almost.Equal: a and b within `epsilon` of each other, relatively (absolutely near 0). */
+function almostEqual(a: number, b: number, epsilon: number): boolean {
+  if (a === b || (Number.isNaN(a) && Number.isNaN(b))) return true;
+  const absSum = Math.abs(a) + Math.abs(b);
+  const diff = Math.abs(a - b);
+  const MIN_NORMAL = 2.2250738585072014e-308;
+  if (a === 0 || b === 0 || absSum < MIN_NORMAL) return diff < epsilon * MIN_NORMAL;
+  return diff / Math.min(absSum, Number.MAX_VALUE) < epsilon;
+}
+
+/**
+ * Quantile over classic cumulative buckets (histogram_quantile). `onForced` is called when a
+ * bucket's count had to be raised to its predecessor's by more than rounding error.
+ */
+export function bucketQuantile(q: number, input: Bucket[], onForced?: () => void): number {
   if (Number.isNaN(q)) return NaN;
   if (q < 0) return -Infinity;
   if (q > 1) return Infinity;
@@ -229,10 +249,15 @@ export function bucketQuantile(q: number, input: Bucket[]): number {
     else buckets.push({ ...b });
   }
   let max = -Infinity;
+  let forced = false;
   for (const b of buckets) {
     if (b.count > max) max = b.count;
-    else b.count = max;
+    else {
+      if (b.count < max && !almostEqual(max, b.count, SMALL_DELTA)) forced = true;
+      b.count = max;
+    }
   }
+  if (forced) onForced?.();
   if (buckets.length < 2) return NaN;
   const observations = buckets[buckets.length - 1]!.count;
   if (observations === 0 || Number.isNaN(observations)) return NaN;
@@ -509,6 +534,10 @@ class Evaluator {
     this.#opts = opts;
   }
 
+  get annotations(): Annotations | undefined {
+    return this.#opts.annotations;
+  }
+
   seriesOf(sel: VectorSelector): readonly RawSeries[] {
     let s = this.#series.get(sel);
     if (!s) this.#series.set(sel, (s = this.#source(sel)));
@@ -699,9 +728,12 @@ class Evaluator {
     if (overTime) {
       const m = this.matrixArg(c.args[0]!, ts);
       const out: Sample[] = [];
+      const counterCheck = COUNTER_FUNCTIONS.has(f) ? this.annotations : undefined;
       for (const s of m.series) {
         const v = overTime(s.t, s.v, s.lo, s.hi, m);
-        if (v !== undefined) out.push({ labels: keep ? s.labels : (s.nameless ?? dropMetricName(s.labels)), v });
+        if (v === undefined) continue;
+        out.push({ labels: keep ? s.labels : (s.nameless ?? dropMetricName(s.labels)), v });
+        if (counterCheck) checkCounterName(counterCheck, s.labels, c.args[0]!);
       }
       if (!keep && !m.distinctNameless) checkUnique(out);
       return vec(out);
@@ -717,6 +749,7 @@ class Evaluator {
       case 'quantile_over_time': {
         const q = this.scalarArg(c.args[0]!, ts);
         const m = this.matrixArg(c.args[1]!, ts);
+        if (m.series.length > 0 && !(q >= 0 && q <= 1)) this.annotations?.invalidQuantile(q, c.args[0]!);
         return vec(m.series.map((s) => ({ labels: name(s.labels), v: quantile(q, windowValues(s.v, s.lo, s.hi)) })));
       }
       case 'predict_linear': {
@@ -739,19 +772,24 @@ class Evaluator {
       }
       case 'histogram_quantile': {
         const q = this.scalarArg(c.args[0]!, ts);
+        const notes = this.annotations;
+        if (!(q >= 0 && q <= 1)) notes?.invalidQuantile(q, c.args[0]!);
         const groups = new Map<string, { labels: Labels; buckets: Bucket[] }>();
         for (const s of this.vectorArg(c.args[1]!, ts)) {
           const le = s.labels.le;
-          if (le === undefined) continue;
-          const upper = parseLe(le);
-          if (upper === undefined) continue;
+          const upper = le === undefined ? undefined : parseLe(le);
+          if (upper === undefined) {
+            notes?.badBucketLabel(s.labels[METRIC_NAME] ?? '', le ?? '', c.args[1]!);
+            continue;
+          }
           const labels = omitLabels(s.labels, ['le', METRIC_NAME]);
           const k = labelsKey(labels);
           let g = groups.get(k);
           if (!g) groups.set(k, (g = { labels, buckets: [] }));
           g.buckets.push({ upper, count: s.v });
         }
-        return vec([...groups.values()].map((g) => ({ labels: g.labels, v: bucketQuantile(q, g.buckets) })));
+        const forced = notes && (() => notes.forcedMonotonicity('', c.args[1]!));
+        return vec([...groups.values()].map((g) => ({ labels: g.labels, v: bucketQuantile(q, g.buckets, forced) })));
       }
       case 'clamp': {
         const v = this.vectorArg(c.args[0]!, ts);
@@ -865,11 +903,17 @@ class Evaluator {
     const out: Sample[] = [];
     switch (a.op) {
       case 'topk':
-      case 'bottomk': {
+      case 'bottomk':
+      case 'limitk': {
         const kf = this.scalarArg(a.param!, ts);
         if (Number.isNaN(kf)) throw execError(`Parameter value is NaN for ${a.op}`);
         const k = Math.trunc(kf);
         if (k < 1) return [];
+        // limitk: the first k of each group, in input order (Prometheus's; the order selectors give series in).
+        if (a.op === 'limitk') {
+          for (const g of groups.values()) out.push(...g.samples.slice(0, k));
+          return out;
+        }
         const top = a.op === 'topk';
         for (const g of groups.values()) {
           const sorted = [...g.samples].sort((x, y) => {
@@ -883,12 +927,20 @@ class Evaluator {
       }
       case 'quantile': {
         const q = this.scalarArg(a.param!, ts);
+        if (groups.size > 0 && !(q >= 0 && q <= 1)) this.annotations?.invalidQuantile(q, a.param!);
         for (const g of groups.values()) out.push({ labels: g.labels, v: quantile(q, g.samples.map((s) => s.v)) });
         return out;
       }
-      case 'limitk':
-      case 'limit_ratio':
-        throw new FloeError('not_implemented', `${a.op} is experimental in Prometheus and not supported`, { code: 'FLOE_ERR_PROMQL_UNSUPPORTED' });
+      case 'limit_ratio': {
+        const p = this.scalarArg(a.param!, ts);
+        if (Number.isNaN(p)) throw execError('Ratio value is NaN');
+        if (p === 0) return [];
+        const r = Math.max(-1, Math.min(1, p));
+        if (r !== p) this.annotations?.invalidRatio(p, r, a.param!);
+        // The same series at every step: the choice depends on the labels alone (series-hash.ts).
+        for (const g of groups.values()) for (const s of g.samples) if (ratioKeeps(r, s.labels)) out.push(s);
+        return out;
+      }
       default:
         break;
     }
@@ -1037,6 +1089,16 @@ class Evaluator {
   }
 }
 
+/** Functions over counters, whose input Prometheus checks for a counter's name. */
+export const COUNTER_FUNCTIONS: ReadonlySet<string> = new Set(['rate', 'increase']);
+
+/** Notes rate or increase over a named series without a counter's suffix (Prometheus's PossibleNonCounterInfo). */
+export function checkCounterName(notes: Annotations, labels: Labels, arg: Expr): void {
+  const name = labels[METRIC_NAME];
+  if (name === undefined || name === '' || /_(total|sum|count|bucket)$/.test(name)) return;
+  notes.possibleNonCounter(name, arg);
+}
+
 export function parseLe(le: string): number | undefined {
   const t = le.trim();
   if (t === '+Inf' || t === 'Inf' || t === '+inf' || t === 'inf') return Infinity;
@@ -1130,7 +1192,7 @@ export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: nu
   if (!stepwise && startMs <= endMs) {
     const times: number[] = [];
     for (let t = startMs; t <= endMs; t += stepMs) times.push(t);
-    const cx = { steps: Float64Array.from(times), lookbackMs: opts.lookbackMs, seriesOf: (s: VectorSelector) => ev.seriesOf(s), fresh: (s: RawSeries) => ev.fresh(s), refTime: (a: AtModifier | undefined, ts: number, o: number) => ev.refTime(a, ts, o) };
+    const cx = { steps: Float64Array.from(times), lookbackMs: opts.lookbackMs, annotations: opts.annotations, seriesOf: (s: VectorSelector) => ev.seriesOf(s), fresh: (s: RawSeries) => ev.fresh(s), refTime: (a: AtModifier | undefined, ts: number, o: number) => ev.refTime(a, ts, o) };
     const fast = evalSteps(expr, cx);
     if (fast) return { resultType: 'matrix', result: fast };
   }

@@ -3,7 +3,8 @@ import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
 import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { METRIC_NAME, dropMetricName } from './labels.ts';
-import { OVER_TIME, arith, bucketQuantile, compare, parseLe, type Floats, type RawSeries, type SeriesPoints } from './eval.ts';
+import { COUNTER_FUNCTIONS, OVER_TIME, arith, bucketQuantile, checkCounterName, compare, parseLe, type Floats, type RawSeries, type SeriesPoints } from './eval.ts';
+import type { Annotations } from './annotations.ts';
 
 /**
  * Series-at-a-time evaluation of range queries for the common shapes: instant selectors,
@@ -30,6 +31,8 @@ export interface StepContext {
   seriesOf(sel: VectorSelector): readonly RawSeries[];
   fresh(s: RawSeries): { t: Floats; v: Floats };
   refTime(at: AtModifier | undefined, ts: number, offsetMs: number): number;
+  /** Collects the evaluation's warnings and infos, when given. */
+  annotations?: Annotations | undefined;
 }
 
 /** One output series over all steps; `v` and `ok` may be reused by the producer after the call returns. */
@@ -113,6 +116,7 @@ function callNode(c: Call, cx: StepContext): StepNode | undefined {
     const sel = arg.selector;
     const range = arg.rangeMs;
     const keep = KEEPS_METRIC_NAME.has(c.func);
+    const counterCheck = COUNTER_FUNCTIONS.has(c.func) ? cx.annotations : undefined;
     return {
       ordered: true,
       run(emit) {
@@ -151,7 +155,9 @@ function callNode(c: Call, cx: StepContext): StepNode | undefined {
             ok[j] = 1;
             any = true;
           }
-          if (any) emit(keep ? raws[k]!.labels : nameless![k]!, out, ok);
+          if (!any) continue;
+          if (counterCheck) checkCounterName(counterCheck, raws[k]!.labels, arg);
+          emit(keep ? raws[k]!.labels : nameless![k]!, out, ok);
         }
       },
     };
@@ -160,16 +166,22 @@ function callNode(c: Call, cx: StepContext): StepNode | undefined {
     const q = numberOf(c.args[0]!);
     const inner = c.args[1] && compile(c.args[1], cx);
     if (q === undefined || !inner) return undefined;
+    const notes = cx.annotations;
+    const bucketsArg = c.args[1]!;
+    const forced = notes && (() => notes.forcedMonotonicity('', bucketsArg));
     return {
       ordered: false,
       run(emit) {
         const n = cx.steps.length;
+        if (!(q >= 0 && q <= 1)) notes?.invalidQuantile(q, c.args[0]!);
         const groups = new Map<string, { labels: Labels; buckets: Array<{ upper: number; v: Float64Array; ok: Uint8Array }> }>();
         inner.run((labels, v, ok) => {
           const le = labels.le;
-          if (le === undefined) return;
-          const up = parseLe(le);
-          if (up === undefined) return;
+          const up = le === undefined ? undefined : parseLe(le);
+          if (up === undefined) {
+            notes?.badBucketLabel(labels[METRIC_NAME] ?? '', le ?? '', bucketsArg);
+            return;
+          }
           const gl = omitLabels(labels, ['le', METRIC_NAME]);
           const key = labelsKey(gl);
           let g = groups.get(key);
@@ -190,7 +202,7 @@ function callNode(c: Call, cx: StepContext): StepNode | undefined {
             const present: Array<{ upper: number; count: number }> = [];
             for (const b of g.buckets) if (b.ok[j]) present.push({ upper: b.upper, count: b.v[j]! });
             if (present.length === 0) continue;
-            out[j] = bucketQuantile(q, present);
+            out[j] = bucketQuantile(q, present, forced);
             ok[j] = 1;
           }
           emit(g.labels, out, ok);

@@ -18,6 +18,7 @@ import {
   seriesLabelSets,
   promLabelsKey,
   omitPromLabels,
+  PromAnnotations,
   type EvalOptions,
   type PromLabelMatcher,
   type PromLabels,
@@ -56,8 +57,14 @@ export interface MetricQueryOptions {
 
 const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
 
-const success = (reply: FastifyReply, data: unknown, warnings: string[] = []) =>
-  reply.type('application/json').send(warnings.length > 0 ? { status: 'success', data, warnings } : { status: 'success', data });
+/** Prometheus's success envelope; `warnings` and `infos` only when there are some, as Prometheus omits them. */
+const success = (reply: FastifyReply, data: unknown, notes?: { warnings: string[]; infos: string[] }) =>
+  reply.type('application/json').send({
+    status: 'success',
+    data,
+    ...(notes && notes.warnings.length > 0 ? { warnings: notes.warnings } : {}),
+    ...(notes && notes.infos.length > 0 ? { infos: notes.infos } : {}),
+  });
 
 const seconds = (ms: number) => ms / 1000;
 
@@ -102,22 +109,25 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
 
     both('/query', async (req, reply) => {
       const p = params(req);
-      const expr = parsePromQL(requireParam(p, 'query'));
+      const query = requireParam(p, 'query');
+      const expr = parsePromQL(query);
       noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const time = parsePromTime('time', p.get('time'), Date.now());
       const reader = openReader(req, timeoutOf(p));
-      const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
+      const annotations = new PromAnnotations();
+      const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
       const r = evalInstant(expr, time, source, evalOpts);
+      const notes = annotations.asStrings(query);
       switch (r.resultType) {
         case 'scalar':
-          return success(reply, { resultType: 'scalar', result: [seconds(r.result[0]), formatPromFloat(r.result[1])] });
+          return success(reply, { resultType: 'scalar', result: [seconds(r.result[0]), formatPromFloat(r.result[1])] }, notes);
         case 'string':
-          return success(reply, { resultType: 'string', result: [seconds(r.result[0]), r.result[1]] });
+          return success(reply, { resultType: 'string', result: [seconds(r.result[0]), r.result[1]] }, notes);
         case 'vector':
-          return success(reply, { resultType: 'vector', result: r.result.map((s) => ({ metric: metric(s.labels), value: [seconds(s.t), formatPromFloat(s.v)] })) });
+          return success(reply, { resultType: 'vector', result: r.result.map((s) => ({ metric: metric(s.labels), value: [seconds(s.t), formatPromFloat(s.v)] })) }, notes);
         case 'matrix':
-          return success(reply, matrix(r.result));
+          return success(reply, matrix(r.result), notes);
       }
     });
 
@@ -134,9 +144,11 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       checkRangeQueryType(expr);
       noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const reader = openReader(req, timeoutOf(p));
-      const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep };
+      const annotations = new PromAnnotations();
+      const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      return success(reply, matrix(evalRange(expr, start, end, step, source, evalOpts).result));
+      const result = evalRange(expr, start, end, step, source, evalOpts).result;
+      return success(reply, matrix(result), annotations.asStrings(query));
     });
 
     /** Label sets of the series in the window that match any of `match[]` (all series without one). */

@@ -1,0 +1,104 @@
+import type { Span } from './ast.ts';
+import { positionOf } from '../logql/errors.ts';
+
+/**
+ * Query annotations as Prometheus 3 returns them beside a result: warnings (the answer may be
+ * wrong: a quantile outside [0, 1], a bucket without a usable `le`) and infos (the answer may
+ * not be what was meant: rate over a name that is not a counter's, buckets forced monotonic).
+ * The texts are Prometheus's, since Grafana shows them as they are and users search for them;
+ * each ends with the position of the expression it is about, `(line:column)`.
+ *
+ * Prometheus keeps one annotation per text (without its position); so does this.
+ */
+export class Annotations {
+  readonly #warnings = new Map<string, number>();
+  readonly #infos = new Map<string, number>();
+
+  get size(): number {
+    return this.#warnings.size + this.#infos.size;
+  }
+
+  /** The quantile parameter of quantile, quantile_over_time or histogram_quantile is outside [0, 1] or NaN. */
+  invalidQuantile(q: number, at: Span): void {
+    add(this.#warnings, `PromQL warning: quantile value should be between 0 and 1, got ${formatG(q)}`, at);
+  }
+
+  /** limit_ratio's ratio is outside [-1, 1] (it is capped to `to`). */
+  invalidRatio(r: number, to: number, at: Span): void {
+    add(this.#warnings, `PromQL warning: ratio value should be between -1 and 1, got ${formatG(r)}, capping to ${formatG(to)}`, at);
+  }
+
+  /** histogram_quantile met a sample whose `le` is missing or not a number; `le` is '' when missing. */
+  badBucketLabel(metricName: string, le: string, at: Span): void {
+    add(this.#warnings, `PromQL warning: bucket label "le" is missing or has a malformed value of ${goQuote(le)}${forMetric(metricName)}`, at);
+  }
+
+  /** rate or increase over a series whose name has none of a counter's suffixes. */
+  possibleNonCounter(metricName: string, at: Span): void {
+    add(this.#infos, `PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: ${goQuote(metricName)}`, at);
+  }
+
+  /** histogram_quantile had to raise a bucket count to its predecessor's. */
+  forcedMonotonicity(metricName: string, at: Span): void {
+    add(
+      this.#infos,
+      `PromQL info: input to histogram_quantile needed to be fixed for monotonicity (see https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile)${forMetric(metricName)}`,
+      at,
+    );
+  }
+
+  /**
+   * The API's `warnings` and `infos`: positions resolved against the query text, sorted (the
+   * order is Prometheus's map order, i.e. none), at most `max` of each, then a count of the rest
+   * in Prometheus's words.
+   */
+  asStrings(query: string, max = 10): { warnings: string[]; infos: string[] } {
+    const render = (m: Map<string, number>, kind: string): string[] => {
+      const all = [...m].map(([text, offset]) => {
+        const p = positionOf(query, offset);
+        return `${text} (${p.line}:${p.column})`;
+      });
+      all.sort();
+      if (all.length <= max) return all;
+      return [...all.slice(0, max), `${all.length - max} more ${kind} annotations omitted`];
+    };
+    return { warnings: render(this.#warnings, 'warning'), infos: render(this.#infos, 'info') };
+  }
+}
+
+function add(into: Map<string, number>, text: string, at: Span): void {
+  if (!into.has(text)) into.set(text, at.from);
+}
+
+const forMetric = (name: string) => (name === '' ? '' : ` for metric name ${goQuote(name)}`);
+
+/** A number as Go's `%g` prints it (shortest digits; exponent form below 1e-4 and from 1e6). */
+export function formatG(x: number): string {
+  if (Number.isNaN(x)) return 'NaN';
+  if (x === Infinity) return '+Inf';
+  if (x === -Infinity) return '-Inf';
+  if (x === 0) return Object.is(x, -0) ? '-0' : '0';
+  const [mantissa, exp] = x.toExponential().split('e') as [string, string];
+  const e = Number(exp);
+  if (e < -4 || e >= 6) return `${mantissa}e${e < 0 ? '-' : '+'}${String(Math.abs(e)).padStart(2, '0')}`;
+  return String(x);
+}
+
+const GO_ESCAPES: Record<string, string> = { '\u0007': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '"': '\\"', '\\': '\\\\' };
+
+/** A string as Go's `%q` prints it, for the texts above: printable characters as they are, the rest escaped. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const escaped = GO_ESCAPES[ch];
+    if (escaped) out += escaped;
+    else {
+      const cp = ch.codePointAt(0)!;
+      if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
+      else if (cp >= 0x80 && cp < 0xa0) out += `\\u${cp.toString(16).padStart(4, '0')}`;
+      else if (cp >= 0xd800 && cp < 0xe000) out += '\\ufffd'; // a lone surrogate: Go would see invalid UTF-8
+      else out += ch;
+    }
+  }
+  return `${out}"`;
+}
