@@ -113,6 +113,55 @@ describe('evaluator', () => {
   });
 });
 
+describe('Prometheus 3 experimental functions over time', () => {
+  // Values 4, 1, 7, 1, 7, 3 at 10, 20, …, 60 s.
+  const S = series({ __name__: 'x', a: '1' }, [[10, 4], [20, 1], [30, 7], [40, 1], [50, 7], [60, 3]]);
+  const src = (sel: VectorSelector) => [S].filter((s) => matchLabels(s.labels, sel.matchers));
+  const at60 = (q: string) => {
+    const r = evalInstant(parsePromQL(q), 60_000, src, opts(60_000));
+    if (r.resultType !== 'vector') throw new Error(r.resultType);
+    return r.result.map((s) => ({ ...s.labels, v: s.v }));
+  };
+
+  it('first, ts_of_first/last, and the time of the last extreme (min and max repeat)', () => {
+    expect(at60('first_over_time(x[1m])')).toEqual([{ __name__: 'x', a: '1', v: 4 }]);
+    expect(at60('ts_of_first_over_time(x[1m])')).toEqual([{ a: '1', v: 10 }]);
+    expect(at60('ts_of_last_over_time(x[1m])')).toEqual([{ a: '1', v: 60 }]);
+    expect(at60('ts_of_min_over_time(x[1m])')).toEqual([{ a: '1', v: 40 }]);
+    expect(at60('ts_of_max_over_time(x[1m])')).toEqual([{ a: '1', v: 50 }]);
+    // The window (25, 60] starts at the 7 of 30 s.
+    expect(at60('first_over_time(x[35s])')[0]!.v).toBe(7);
+  });
+
+  it('mad_over_time: the median of the distances from the median', () => {
+    // Sorted 1 1 3 4 7 7: median 3.5; distances 0.5 2.5 2.5 0.5 3.5 3.5 → sorted 0.5 0.5 2.5 2.5 3.5 3.5: median 2.5.
+    expect(at60('mad_over_time(x[1m])')).toEqual([{ a: '1', v: 2.5 }]);
+  });
+
+  it("double_exponential_smoothing: Holt's smoothing, factors checked as Prometheus does", () => {
+    // s1 = 4, b = -3; then for 1, 7, 1, 7, 3 with sf = tf = 0.5.
+    let s0 = 0, s1 = 4, b = -3;
+    [1, 7, 1, 7, 3].forEach((x, i) => {
+      if (i > 0) b = 0.5 * (s1 - s0) + 0.5 * b;
+      [s0, s1] = [s1, 0.5 * x + 0.5 * (s1 + b)];
+    });
+    expect(at60('double_exponential_smoothing(x[1m], 0.5, 0.5)')).toEqual([{ a: '1', v: s1 }]);
+    expect(() => at60('double_exponential_smoothing(x[1m], 1, 0.5)')).toThrow('invalid smoothing factor. Expected: 0 < sf < 1, got: 1.000000');
+    expect(() => at60('double_exponential_smoothing(x[1m], 0.5, 0)')).toThrow('invalid trend factor. Expected: 0 < tf < 1, got: 0.000000');
+    // Nothing selected: nothing to check.
+    expect(at60('double_exponential_smoothing(nothing[1m], 5, 5)')).toEqual([]);
+  });
+
+  it('range queries series at a time give the step-by-step answers', () => {
+    for (const q of ['ts_of_max_over_time(x[30s])', 'mad_over_time(x[40s])', 'first_over_time(x[20s])']) {
+      const fast = evalRange(parsePromQL(q), 20_000, 60_000, 5_000, src, opts(20_000));
+      const slow = evalRange(parsePromQL(q), 20_000, 60_000, 5_000, src, opts(20_000), true);
+      expect(fast, q).toEqual(slow);
+      expect(fast.result[0]!.t.length, q).toBeGreaterThan(5);
+    }
+  });
+});
+
 describe('limitk and limit_ratio (Prometheus 3 experimental aggregations)', () => {
   // Twenty series of one name in label order (the order a selector gives them in), each with a sample every 15 s.
   const many: RawSeries[] = Array.from({ length: 20 }, (_, i) =>

@@ -474,7 +474,57 @@ export const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: nu
   irate: (t, v, lo, hi) => instantDelta(t, v, lo, hi, true),
   idelta: (t, v, lo, hi) => instantDelta(t, v, lo, hi, false),
   deriv: (t, v, lo, hi) => (hi - lo < 2 ? undefined : linearRegression(t, v, lo, hi, t[lo]!)[0]),
+  mad_over_time: (_t, v, lo, hi) => {
+    const values = windowValues(v, lo, hi);
+    const median = quantile(0.5, values);
+    return quantile(0.5, values.map((x) => Math.abs(x - median)));
+  },
+  first_over_time: (_t, v, lo) => v[lo],
+  ts_of_first_over_time: (t, _v, lo) => t[lo]! / 1000,
+  ts_of_last_over_time: (t, _v, _lo, hi) => t[hi - 1]! / 1000,
+  // The last sample that reaches the extreme (>=, <=), where min/max_over_time keep the first value.
+  ts_of_min_over_time: (t, v, lo, hi) => {
+    let min = v[lo]!;
+    let at = t[lo]!;
+    for (let i = lo; i < hi; i++) {
+      if (v[i]! <= min || Number.isNaN(min)) {
+        min = v[i]!;
+        at = t[i]!;
+      }
+    }
+    return at / 1000;
+  },
+  ts_of_max_over_time: (t, v, lo, hi) => {
+    let max = v[lo]!;
+    let at = t[lo]!;
+    for (let i = lo; i < hi; i++) {
+      if (v[i]! >= max || Number.isNaN(max)) {
+        max = v[i]!;
+        at = t[i]!;
+      }
+    }
+    return at / 1000;
+  },
 };
+
+/** Go's `%f`: six decimals (Prometheus prints double_exponential_smoothing's factors so). */
+const goFixed = (x: number) => (Number.isFinite(x) ? x.toFixed(6) : Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf');
+
+/** Holt's linear smoothing of the window's samples (Prometheus's double_exponential_smoothing); undefined below two samples. */
+function doubleExponentialSmoothing(v: Floats, lo: number, hi: number, sf: number, tf: number): number | undefined {
+  if (hi - lo < 2) return undefined;
+  let s0 = 0;
+  let s1 = v[lo]!;
+  let trend = v[lo + 1]! - v[lo]!;
+  for (let i = lo + 1; i < hi; i++) {
+    const x = sf * v[i]!;
+    if (i > lo + 1) trend = tf * (s1 - s0) + (1 - tf) * trend;
+    const y = (1 - sf) * (s1 + trend);
+    s0 = s1;
+    s1 = x + y;
+  }
+  return s1;
+}
 
 /** Kahan-summed mean; an incremental mean when the sum overflows (as Prometheus 3 does). */
 function mean(v: Floats, lo = 0, hi = v.length): number {
@@ -751,6 +801,21 @@ class Evaluator {
         const m = this.matrixArg(c.args[1]!, ts);
         if (m.series.length > 0 && !(q >= 0 && q <= 1)) this.annotations?.invalidQuantile(q, c.args[0]!);
         return vec(m.series.map((s) => ({ labels: name(s.labels), v: quantile(q, windowValues(s.v, s.lo, s.hi)) })));
+      }
+      case 'double_exponential_smoothing': {
+        const m = this.matrixArg(c.args[0]!, ts);
+        const sf = this.scalarArg(c.args[1]!, ts);
+        const tf = this.scalarArg(c.args[2]!, ts);
+        if (m.series.length === 0) return vec([]);
+        // As Prometheus compares them (a NaN factor passes and makes every result NaN).
+        if (sf <= 0 || sf >= 1) throw execError(`invalid smoothing factor. Expected: 0 < sf < 1, got: ${goFixed(sf)}`);
+        if (tf <= 0 || tf >= 1) throw execError(`invalid trend factor. Expected: 0 < tf < 1, got: ${goFixed(tf)}`);
+        const out: Sample[] = [];
+        for (const s of m.series) {
+          const r = doubleExponentialSmoothing(s.v, s.lo, s.hi, sf, tf);
+          if (r !== undefined) out.push({ labels: name(s.labels), v: r });
+        }
+        return vec(out);
       }
       case 'predict_linear': {
         const m = this.matrixArg(c.args[0]!, ts);

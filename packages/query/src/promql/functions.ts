@@ -30,7 +30,10 @@ export const FUNCTIONS: ReadonlyMap<string, FunctionSignature> = new Map<string,
     'avg_over_time', 'min_over_time', 'max_over_time', 'sum_over_time', 'count_over_time', 'last_over_time',
     'present_over_time', 'stddev_over_time', 'stdvar_over_time', 'changes', 'resets', 'rate', 'irate', 'increase',
     'delta', 'idelta', 'deriv',
+    // Prometheus 3's experimental functions (behind --enable-feature=promql-experimental-functions there).
+    'mad_over_time', 'first_over_time', 'ts_of_first_over_time', 'ts_of_last_over_time', 'ts_of_min_over_time', 'ts_of_max_over_time',
   ].map(overTime),
+  ['double_exponential_smoothing', { args: [m, s, s], returns: v }],
   ...['day_of_month', 'day_of_week', 'day_of_year', 'days_in_month', 'hour', 'minute', 'month', 'year'].map(dateFn),
   ['absent', { args: [v], returns: v }],
   ['absent_over_time', { args: [m], returns: v }],
@@ -53,4 +56,4 @@ export const FUNCTIONS: ReadonlyMap<string, FunctionSignature> = new Map<string,
 ]);
 
 /** Functions whose output keeps the input's metric name (every other one drops `__name__`). */
-export const KEEPS_METRIC_NAME: ReadonlySet<string> = new Set(['last_over_time', 'sort', 'sort_desc', 'label_replace', 'label_join']);
+export const KEEPS_METRIC_NAME: ReadonlySet<string> = new Set(['last_over_time', 'first_over_time', 'sort', 'sort_desc', 'label_replace', 'label_join']);
