@@ -103,6 +103,7 @@ export { labelsKey as promLabelsKey, makeLabels as makePromLabels, omitLabels as
 export { formatPromQL } from './promql/format.ts';
 export {
   buildPlainSeries,
+  plainSeriesLabels,
   buildPromSeries,
   buildTargetInfo,
   TARGET_INFO,
@@ -121,8 +122,18 @@ export {
   type PromType,
   type SeriesRow,
 } from './promql/series.ts';
-export type { MetricCatalog, MetricExemplars, MetricIR, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from './ir/metrics.ts';
-export { planMetricCatalog, planMetricExemplars, planMetricPoints, planMetricSeries, planMetricSeriesPoints, planMetricTargetInfo, REMOTE_WRITE_SCOPE } from './sql/metrics.ts';
+export type { MetricCatalog, MetricExemplars, MetricIR, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesIds, MetricSeriesLabels, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from './ir/metrics.ts';
+export {
+  planMetricCatalog,
+  planMetricExemplars,
+  planMetricPoints,
+  planMetricSeries,
+  planMetricSeriesIds,
+  planMetricSeriesLabels,
+  planMetricSeriesPoints,
+  planMetricTargetInfo,
+  REMOTE_WRITE_SCOPE,
+} from './sql/metrics.ts';
 export type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from './ir/log-discovery.ts';
 export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, detectedFieldsOf } from './sql/log-discovery.ts';
 export type { FieldType } from './sql/log-discovery.ts';

@@ -83,6 +83,33 @@ export interface MetricSeriesPoints {
   metricTypes: string[];
   /** Read the OpenTelemetry label maps (int, double, bool attributes; resource attributes). */
   otelLabels: boolean;
+  /** Only these series (their ids); the selects' names and matchers still apply. */
+  seriesIds?: string[];
+  /** false: only `series_id` and the point lists, no identity or labels (default true). */
+  labels?: boolean;
+}
+
+/** The distinct series of the named stored metrics of the given types in the window. */
+export interface MetricSeriesIds {
+  kind: 'metric_series_ids';
+  window: MetricWindow;
+  metricNames: string[];
+  metricTypes: string[];
+}
+
+/**
+ * One row per series of the named stored metrics in the window: its identity and label maps (no
+ * points), optionally only of the given series. Labels are the same on every point of a series,
+ * so any window where it has a point gives them.
+ */
+export interface MetricSeriesLabels {
+  kind: 'metric_series_labels';
+  window: MetricWindow;
+  metricNames: string[];
+  metricTypes: string[];
+  /** Read the OpenTelemetry label maps (int, double, bool attributes; resource attributes). */
+  otelLabels: boolean;
+  seriesIds?: string[];
 }
 
 /**
@@ -102,4 +129,4 @@ export interface MetricExemplars {
   metricNames: string[];
 }
 
-export type MetricIR = MetricCatalog | MetricSeriesList | MetricPoints | MetricSeriesPoints | MetricTargetInfo | MetricExemplars;
+export type MetricIR = MetricCatalog | MetricSeriesList | MetricPoints | MetricSeriesPoints | MetricSeriesIds | MetricSeriesLabels | MetricTargetInfo | MetricExemplars;

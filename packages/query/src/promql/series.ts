@@ -600,6 +600,11 @@ function floatList(v: unknown): Float64Array {
  * Plain stored series (gauges and sums: one Prometheus series each) with their points as typed
  * arrays, from planMetricSeriesPoints rows. Two points at one millisecond keep the later one.
  */
+/** The Prometheus labels of a plain (gauge or sum) stored series, from its identity and label maps. */
+export function plainSeriesLabels(r: SeriesRow): Labels {
+  return Object.assign(makeLabels(), baseLabels(r), { [METRIC_NAME]: rowFamily(r).names[0]! });
+}
+
 export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
   const out: RawSeries[] = [];
   for (const r of rows) {
@@ -634,7 +639,7 @@ export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
       t = t2;
       v = v2;
     }
-    const labels = Object.assign(makeLabels(), baseLabels(r), { [METRIC_NAME]: rowFamily(r).names[0]! });
+    const labels = plainSeriesLabels(r);
     out.push(stale ? { labels, t, v, stale } : { labels, t, v });
   }
   return out;

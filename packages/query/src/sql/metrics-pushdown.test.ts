@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REMOTE_WRITE_SCOPE, planMetricPoints, planMetricSeries, planMetricSeriesPoints, planMetricTargetInfo } from './metrics.ts';
+import { REMOTE_WRITE_SCOPE, planMetricPoints, planMetricSeries, planMetricSeriesIds, planMetricSeriesLabels, planMetricSeriesPoints, planMetricTargetInfo } from './metrics.ts';
 import type { PlannerTable } from './printer.ts';
 import type { MetricSelect } from '../ir/metrics.ts';
 import { buildPlainSeries, buildPromSeries, matchLabels, type PointRow, type SeriesPointsRow, type SeriesRow } from '../promql/series.ts';
@@ -136,6 +136,50 @@ describe('label matcher pushdown on DuckDB', () => {
       const read = (await db.run(plan)) as unknown as SeriesPointsRow[];
       expect(read.map((r) => r.series_id)).toEqual(['c1']);
       expect(buildPlainSeries(read).map((x) => ({ ...x.labels }))).toEqual([{ __name__: 'rw_classic_bucket', job: 'api', le: '+Inf' }]);
+    } finally {
+      db.close();
+    }
+  });
+});
+
+describe('plain series read series first (ids, labels, then points of the picked ones)', () => {
+  const EVIL_ID = "z' OR 1=1 --";
+  const rw = { scope: REMOTE_WRITE_SCOPE, service: 'api', name: 'mem', type: 'gauge' as const };
+  // s1 and s2 report to the end of the window; s3 stopped in its first half.
+  const rows: MetricRow[] = [
+    { ...rw, timeNs: 1_100_000_000n, seriesId: 's1', value: 1, point: { str: { instance: 'a' } } },
+    { ...rw, timeNs: 1_900_000_000n, seriesId: 's1', value: 2, point: { str: { instance: 'a' } } },
+    { ...rw, timeNs: 1_950_000_000n, seriesId: 's2', value: 3, point: { str: { instance: 'b' } } },
+    { ...rw, timeNs: 1_200_000_000n, seriesId: 's3', value: 4, point: { str: { instance: 'c' } } },
+    { ...rw, timeNs: 1_300_000_000n, seriesId: 's3', value: 5, point: { str: { instance: 'c' } } },
+  ];
+  const late = { startNs: 1_500_000_000n, endNs: 2_000_000_000n };
+  const base = { metricNames: ['mem'], metricTypes: ['gauge', 'sum'] };
+
+  it('lists the ids, reads labels where asked, and points without labels of the given series only', async () => {
+    const db = await openMetricsDb(rows);
+    try {
+      const ids = await db.run(planMetricSeriesIds({ kind: 'metric_series_ids', window, ...base }, METRICS_DB));
+      expect(ids.map((r) => r.series_id).sort()).toEqual(['s1', 's2', 's3']);
+      // The late window holds labels of the series still reporting; s3's come from the whole window by id.
+      const recent = await db.run(planMetricSeriesLabels({ kind: 'metric_series_labels', window: late, ...base, otelLabels: false }, METRICS_DB));
+      expect(recent.map((r) => r.series_id).sort()).toEqual(['s1', 's2']);
+      const byId = planMetricSeriesLabels({ kind: 'metric_series_labels', window, ...base, otelLabels: false, seriesIds: ['s3', EVIL_ID] }, METRICS_DB);
+      expect(byId.sql).not.toContain(EVIL_ID);
+      const s3 = (await db.run(byId)) as unknown as SeriesRow[];
+      expect(s3.map((r) => [r.series_id, r.metric_name, r.rw])).toEqual([['s3', 'mem', true]]);
+      const lists = planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: [{ metricNames: ['mem'], matchers: [] }], ...base, otelLabels: false, labels: false, seriesIds: ['s1', 's3'] }, METRICS_DB);
+      expect(lists.sql.match(/\$\d+/g)!.every((x) => Number(x.slice(1)) <= lists.params.length)).toBe(true);
+      const points = (await db.run(lists)).sort((a, b) => String(a.series_id).localeCompare(String(b.series_id)));
+      expect(points.map((r) => Object.keys(r).sort())).toEqual([['series_id', 'stale_t', 't', 'v'], ['series_id', 'stale_t', 't', 'v']]);
+      // Merged with the labels, they build the series a single read with labels builds.
+      const merged = points.map((p) => ({ ...(p.series_id === 's3' ? s3[0]! : (recent.find((r) => r.series_id === p.series_id) as unknown as SeriesRow)), t: p.t, v: p.v, stale_t: p.stale_t }));
+      const whole = (await db.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: [{ metricNames: ['mem'], matchers: [] }], ...base, otelLabels: false }, METRICS_DB))) as unknown as SeriesPointsRow[];
+      const expected = buildPlainSeries(whole.filter((r) => r.series_id !== 's2'));
+      const got = buildPlainSeries(merged as SeriesPointsRow[]);
+      const plainOf = (s: typeof got) => s.map((x) => ({ labels: { ...x.labels }, t: Array.from(x.t), v: Array.from(x.v) })).sort((a, b) => a.labels.instance!.localeCompare(b.labels.instance!));
+      expect(plainOf(got)).toEqual(plainOf(expected));
+      expect(plainOf(got).map((x) => x.labels.instance)).toEqual(['a', 'c']);
     } finally {
       db.close();
     }

@@ -1,6 +1,18 @@
 import { FloeError } from '@floe/errors';
 import { DERIVED_LABELS, VERBATIM_LABEL_TYPES } from '../ir/metrics.ts';
-import type { MetricCatalog, MetricExemplars, MetricLabelMatch, MetricPoints, MetricSelect, MetricSeriesList, MetricSeriesPoints, MetricTargetInfo, MetricWindow } from '../ir/metrics.ts';
+import type {
+  MetricCatalog,
+  MetricExemplars,
+  MetricLabelMatch,
+  MetricPoints,
+  MetricSelect,
+  MetricSeriesIds,
+  MetricSeriesLabels,
+  MetricSeriesList,
+  MetricSeriesPoints,
+  MetricTargetInfo,
+  MetricWindow,
+} from '../ir/metrics.ts';
 import { SqlBuilder, quoteIdent, type PlannerTable } from './printer.ts';
 import type { PlannedQuery } from './logs.ts';
 
@@ -91,6 +103,12 @@ function selectsSql(b: SqlBuilder, selects: readonly MetricSelect[], metricTypes
   return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
 }
 
+/** `series_id IN (…)`, each id a parameter. */
+function idsSql(b: SqlBuilder, ids: readonly string[]): string {
+  if (ids.length === 0) return 'FALSE';
+  return `${b.column('series_id')} IN (${ids.map((id) => b.param(id)).join(', ')})`;
+}
+
 function typesSql(b: SqlBuilder, types: readonly string[] | undefined): string {
   if (types === undefined) return 'TRUE';
   if (types.length === 0) return 'FALSE';
@@ -137,6 +155,11 @@ function seriesIdentitySql(b: SqlBuilder): string {
   ].join('\n');
 }
 
+/** A series' label maps: the string point attributes, or with `otel` every point attribute map and the string resource attributes. */
+function labelMapsSql(b: SqlBuilder, otel: boolean): string {
+  return (otel ? [...LABEL_MAPS, 'resource_attr_str'] : ['point_attr_str']).map((c) => `any_value(${b.column(c)}) AS ${quoteIdent(c)}`).join(', ');
+}
+
 /** One row per series: identity, labels (point attribute maps, string resource attributes) and the newest bucket layout. */
 export function planMetricSeries(ir: MetricSeriesList, table: PlannerTable): PlannedQuery {
   checkTable(table, 'metrics');
@@ -177,6 +200,33 @@ export function planMetricPoints(ir: MetricPoints, table: PlannerTable): Planned
   return { sql, params: b.params, hints: hintsOf(ir.window) };
 }
 
+/** `SELECT DISTINCT series_id` of the named metrics of the given types in the window. */
+export function planMetricSeriesIds(ir: MetricSeriesIds, table: PlannerTable): PlannedQuery {
+  checkTable(table, 'metrics');
+  const b = new SqlBuilder(table);
+  const sql = [
+    `SELECT DISTINCT ${b.column('series_id')} AS "series_id"`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${namesSql(b, ir.metricNames)} AND ${typesSql(b, ir.metricTypes)}`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.window) };
+}
+
+/** One row per series: identity and label maps, no points (promql/series.ts SeriesRow). */
+export function planMetricSeriesLabels(ir: MetricSeriesLabels, table: PlannerTable): PlannedQuery {
+  checkTable(table, 'metrics');
+  const b = new SqlBuilder(table);
+  const head = `${seriesIdentitySql(b)}, ${labelMapsSql(b, ir.otelLabels)}`;
+  const ids = ir.seriesIds ? ` AND ${idsSql(b, ir.seriesIds)}` : '';
+  const sql = [
+    `SELECT ${head}`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${namesSql(b, ir.metricNames)} AND ${typesSql(b, ir.metricTypes)}${ids}`,
+    `GROUP BY ${b.column('series_id')}`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.window) };
+}
+
 /**
  * Plain (gauge, sum) series with their points: one row per series, labels read once, points as
  * two DOUBLE lists `t` (integer milliseconds) and `v` in matching order (no particular order: an
@@ -188,18 +238,17 @@ export function planMetricPoints(ir: MetricPoints, table: PlannerTable): Planned
 export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTable): PlannedQuery {
   checkTable(table, 'metrics');
   const b = new SqlBuilder(table);
-  const identity = seriesIdentitySql(b);
+  // (Parameters are numbered as they are made: the identity's only when it is printed.)
+  const head = ir.labels === false ? `${b.column('series_id')} AS "series_id"` : `${seriesIdentitySql(b)}, ${labelMapsSql(b, ir.otelLabels)}`;
   const t = b.column('time_unix_nano');
   const ms = `CAST(${t} // 1000000 AS DOUBLE)`;
-  const maps = ir.otelLabels
-    ? [...LABEL_MAPS, 'resource_attr_str'].map((c) => `any_value(${b.column(c)}) AS ${quoteIdent(c)}`)
-    : [`any_value(${b.column('point_attr_str')}) AS "point_attr_str"`];
+  const ids = ir.seriesIds ? ` AND ${idsSql(b, ir.seriesIds)}` : '';
   const sql = [
-    `SELECT ${identity}, ${maps.join(', ')},`,
+    `SELECT ${head},`,
     `  list(${ms}) AS "t", list(coalesce(${b.column('value')}, CAST('NaN' AS DOUBLE))) AS "v",`,
     `  list(${ms}) FILTER (WHERE coalesce(${b.column('flags')}, 0) & 1 = 1) AS "stale_t"`,
     `FROM ${b.tableName()}`,
-    `WHERE ${windowSql(b, ir.window)} AND ${selectsSql(b, ir.selects, ir.metricTypes)} AND ${typesSql(b, ir.metricTypes)}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${selectsSql(b, ir.selects, ir.metricTypes)} AND ${typesSql(b, ir.metricTypes)}${ids}`,
     `GROUP BY ${b.column('series_id')}`,
     `ORDER BY 1`,
   ].join('\n');

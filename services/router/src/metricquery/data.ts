@@ -10,22 +10,28 @@ import {
   planMetricExemplars,
   planMetricPoints,
   planMetricSeries,
+  planMetricSeriesIds,
+  planMetricSeriesLabels,
   planMetricSeriesPoints,
+  plainSeriesLabels,
   storedNamesFor,
   type CatalogEntry,
   type PlannedQuery,
   type PointRow,
   type PromLabelMatcher,
+  type PromLabels,
   type PromVectorSelector,
   type RawSeries,
   type SelectorWindow,
   type SeriesRow,
   type SeriesPointsRow,
   type MetricSelect,
+  type MetricWindow,
 } from '@floe/query';
 import { metricExemplarsTable, metricsTable } from '@floe/schema';
 import type { FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
+import { Lru } from '@floe/storage';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
@@ -33,9 +39,8 @@ import { rowsOf, type Row } from '../logquery/results.ts';
 /**
  * The router's reads of stored metrics for PromQL: the name catalog of the window, the series of
  * the stored metrics a query's selectors can match (labels read once per series), their points,
- * and exemplars. Three querier calls per query at most, each under what is left of the request's
- * deadline; everything after the SQL (Prometheus names, label matching, evaluation) is
- * @floe/query's pure code.
+ * and exemplars. Each querier call runs under what is left of the request's deadline; everything
+ * after the SQL (Prometheus names, label matching, evaluation) is @floe/query's pure code.
  */
 
 const msToNs = (ms: number) => BigInt(Math.trunc(ms)) * 1_000_000n;
@@ -44,6 +49,13 @@ const msToNs = (ms: number) => BigInt(Math.trunc(ms)) * 1_000_000n;
 const PLAIN_TYPES = ['gauge', 'sum'];
 /** Stored types that make several Prometheus series per point (buckets, quantiles, _sum, _count). */
 const DISTRIBUTION_TYPES = ['histogram', 'exponential_histogram', 'summary'];
+
+/** Plain series over longer windows are read series first (MetricReader #plainSeries). */
+const SERIES_FIRST_WINDOW_NS = 3n * 3_600_000_000_000n;
+/** Where series-first reads look for labels first: the window's last hour. */
+const LABEL_WINDOW_NS = 3_600_000_000_000n;
+/** Series picked by id in SQL at most; a read of more filters by name, and the rest is dropped here. */
+const MAX_ID_PARAMS = 2_000;
 
 /** Prometheus's default --query.max-samples. */
 export const DEFAULT_MAX_SAMPLES = 50_000_000;
@@ -89,6 +101,37 @@ export class CatalogCache {
   }
 }
 
+/**
+ * Identity and label maps of plain series by (tenant, dataset, series id), for series-first reads:
+ * a series id is a hash of its name, resource, scope and labels, so what it names never changes.
+ * Bounded by entries, least recently used out first.
+ */
+export class SeriesLabelCache {
+  readonly #rows: Lru<string, Row>;
+  /** Scopes whose labels have been read at least once. */
+  readonly #known = new Lru<string, true>(10_000);
+
+  constructor(maxSeries = 200_000) {
+    this.#rows = new Lru(maxSeries);
+  }
+
+  get(key: string): Row | undefined {
+    return this.#rows.get(key);
+  }
+
+  set(key: string, row: Row): void {
+    this.#rows.set(key, row);
+  }
+
+  knows(scope: string): boolean {
+    return this.#known.get(scope) !== undefined;
+  }
+
+  markKnown(scope: string): void {
+    this.#known.set(scope, true);
+  }
+}
+
 export class MetricReader {
   readonly #querier: QuerierClient;
   readonly #req: FastifyRequest;
@@ -96,18 +139,25 @@ export class MetricReader {
 
   readonly #maxSamples: number;
   readonly #catalogs: CatalogCache | undefined;
+  readonly #labels: SeriesLabelCache | undefined;
 
-  constructor(querier: QuerierClient, req: FastifyRequest, timeoutMs: number, maxSamples = DEFAULT_MAX_SAMPLES, catalogs?: CatalogCache) {
+  constructor(querier: QuerierClient, req: FastifyRequest, timeoutMs: number, maxSamples = DEFAULT_MAX_SAMPLES, catalogs?: CatalogCache, labels?: SeriesLabelCache) {
     this.#querier = querier;
     this.#req = req;
     this.#deadline = Date.now() + timeoutMs;
     this.#maxSamples = maxSamples;
     this.#catalogs = catalogs;
+    this.#labels = labels;
+  }
+
+  /** The caller's (tenant, dataset), the key of its cached catalogs and labels. */
+  #scope(): string | undefined {
+    return this.#req.tenant ? `${this.#req.tenant.tenant}\u0000${this.#req.tenant.dataset}` : undefined;
   }
 
   /** The catalog of a window or a cached superset of it (query evaluation only: see CatalogCache). */
   async queryCatalog(startMs: number, endMs: number): Promise<CatalogEntry[]> {
-    const scope = this.#req.tenant ? `${this.#req.tenant.tenant}\u0000${this.#req.tenant.dataset}` : undefined;
+    const scope = this.#scope();
     if (!this.#catalogs || scope === undefined) return this.catalog(startMs, endMs);
     const hit = this.#catalogs.get(scope, startMs, endMs);
     if (hit) return hit;
@@ -148,11 +198,12 @@ export class MetricReader {
 
   /**
    * The Prometheus series every selector of a query reads, over the union of their windows:
-   * returns the per-selector source the evaluator calls. Each selector's stored metric names
-   * and label matchers are pushed down (remote-written rows are filtered by label in SQL, but for
-   * histograms and summaries not on the labels they derive, sql/metrics.ts selectsSql); plain
-   * metrics come as one row per series with its points as lists, histograms and summaries as
-   * rows per point. More than `maxSamples` points in all is Prometheus's 422.
+   * returns the per-selector source the evaluator calls. Plain metrics (gauges, sums) are read
+   * series first (#plainSeries): their labels once per series, their points, as lists, only of the
+   * series a selector matches. Histograms and summaries come as rows per point, their stored names
+   * and label matchers pushed down (remote-written rows are filtered by label in SQL, but not on
+   * the labels they derive, sql/metrics.ts selectsSql). More than `maxSamples` points in all is
+   * Prometheus's 422.
    */
   async selectorSource(windows: readonly SelectorWindow[]): Promise<(sel: PromVectorSelector) => RawSeries[]> {
     if (windows.length === 0) return () => [];
@@ -177,8 +228,8 @@ export class MetricReader {
     const otelLabels = catalog.some((e) => !e.rw && plainNames.has(e.metricName) && PLAIN_TYPES.includes(e.metricType));
     const readPlain = async (): Promise<RawSeries[]> => {
       if (plain.length === 0) return [];
-      const rows = await this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: plain, metricTypes: PLAIN_TYPES, otelLabels }, metricsTable));
-      const series = buildPlainSeries(rows as unknown as SeriesPointsRow[]);
+      const rows = await this.#plainSeries(windows, window, plain, otelLabels);
+      const series = buildPlainSeries(rows);
       let n = 0;
       for (const r of series) n += r.t.length;
       if (n > this.#maxSamples) throw tooManySamples();
@@ -204,6 +255,85 @@ export class MetricReader {
     const all = b.length === 0 && c.length === 0 ? a : [...a, ...b, ...c];
     // No cache here: the evaluator asks once per selector (Evaluator.seriesOf keeps the answer).
     return (sel) => all.filter((s) => matchLabels(s.labels, sel.matchers));
+  }
+
+  /**
+   * Plain (gauge, sum) series of the stored names with their points. A window of a few hours is
+   * one read: labels once per series, points as lists, label matchers on remote-written rows in
+   * SQL. Over a longer one, the label maps and matchers of every point would cost more than the
+   * points (see the package README of @floe/query), so the read is series first: the window's
+   * series ids (or, when some selector takes every series of its names, their points at once),
+   * their labels from the label cache or from the window's last hour (every series still
+   * reporting has points there; by id over the whole window for the others), the labels matched
+   * here, then the points of the matching series only.
+   */
+  async #plainSeries(windows: readonly SelectorWindow[], window: MetricWindow, plain: MetricSelect[], otelLabels: boolean): Promise<SeriesPointsRow[]> {
+    const types = PLAIN_TYPES;
+    if (window.endNs - window.startNs <= SERIES_FIRST_WINDOW_NS) {
+      return (await this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: plain, metricTypes: types, otelLabels }, metricsTable))) as unknown as SeriesPointsRow[];
+    }
+    const names = [...new Set(plain.flatMap((s) => s.metricNames))].sort();
+    const byName: MetricSelect[] = [{ metricNames: names, matchers: [] }];
+    const lists = (seriesIds?: string[]) =>
+      this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: byName, metricTypes: types, otelLabels, labels: false, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
+    const labelsOf = (w: MetricWindow, seriesIds?: string[]) =>
+      this.run(planMetricSeriesLabels({ kind: 'metric_series_labels', window: w, metricNames: names, metricTypes: types, otelLabels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
+    const recent = { startNs: window.endNs - LABEL_WINDOW_NS, endNs: window.endNs };
+    // Every selector picks among its series by a label: list the ids first, read points after.
+    const picks = windows.every((w) => w.selector.matchers.some((m) => m.name !== '__name__'));
+    const scope = this.#scope();
+    const cache = scope === undefined ? undefined : this.#labels;
+    const cacheKey = (id: string) => `${scope}\u0000${otelLabels ? 'otel' : 'rw'}\u0000${id}`;
+    // A scope whose labels were never read: read the last hour's at once, beside the first read.
+    const cold = !cache || !cache.knows(scope!);
+    const [first, recentRows] = await Promise.all([
+      picks ? this.run(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: types }, metricsTable)) : lists(),
+      cold ? labelsOf(recent) : Promise.resolve([]),
+    ]);
+    const rowOf = new Map<string, Row>();
+    const learn = (rows: Row[]) => {
+      for (const r of rows) {
+        const id = String(r.series_id);
+        if (rowOf.has(id)) continue;
+        rowOf.set(id, r);
+        cache?.set(cacheKey(id), r);
+      }
+    };
+    learn(recentRows);
+    if (cache && scope !== undefined) cache.markKnown(scope);
+    let missing: string[] = [];
+    for (const r of first) {
+      const id = String(r.series_id);
+      if (rowOf.has(id)) continue;
+      const hit = cache?.get(cacheKey(id));
+      if (hit) rowOf.set(id, hit);
+      else missing.push(id);
+    }
+    if (missing.length > MAX_ID_PARAMS && !cold) {
+      learn(await labelsOf(recent));
+      missing = missing.filter((id) => !rowOf.has(id));
+    }
+    if (missing.length > 0) learn(await labelsOf(window, missing.length <= MAX_ID_PARAMS ? missing : undefined));
+    const labels = new Map<string, PromLabels>();
+    for (const r of first) {
+      const id = String(r.series_id);
+      const row = rowOf.get(id);
+      if (!row) continue;
+      const l = plainSeriesLabels(row as unknown as SeriesRow);
+      if (windows.some((w) => matchLabels(l, w.selector.matchers))) labels.set(id, l);
+    }
+    let points = first;
+    if (picks) {
+      if (labels.size === 0) return [];
+      points = await lists(labels.size <= MAX_ID_PARAMS ? [...labels.keys()] : undefined);
+    }
+    const out: SeriesPointsRow[] = [];
+    for (const p of points) {
+      const id = String(p.series_id);
+      if (!labels.has(id)) continue;
+      out.push({ ...(rowOf.get(id) as unknown as SeriesRow), t: p.t, v: p.v, stale_t: p.stale_t });
+    }
+    return out;
   }
 
   /** `target_info` series of the OpenTelemetry resources with points in (startMs, endMs]. */

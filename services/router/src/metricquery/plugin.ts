@@ -28,7 +28,7 @@ import type { QuerierClient } from '../querier-client.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import type { QueryDemand } from '../query-demand.ts';
 import { mapLabels } from './results.ts';
-import { CatalogCache, MetricReader } from './data.ts';
+import { CatalogCache, MetricReader, SeriesLabelCache } from './data.ts';
 import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 
 /**
@@ -37,7 +37,7 @@ import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parseP
  * query_range (GET and form POST, as Grafana sends them), labels, label values, series,
  * metadata, query_exemplars, format_query and status/buildinfo (without `features`, so Grafana
  * does not take Floe for Mimir). Each query: parse (@floe/query) → the selectors' fetch windows →
- * at most three SQL reads on a querier → Prometheus evaluation in process → Prometheus's JSON.
+ * SQL reads on a querier (data.ts) → Prometheus evaluation in process → Prometheus's JSON.
  *
  * Errors use the shared envelope through the app's error handler: 400 bad_data (with the parse
  * position), 422 execution, 504 timeout; the enclosing scope adds auth and the query budget (429).
@@ -90,7 +90,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
 
   const params = (req: FastifyRequest) => new PromParams(req.url, req.body);
   const catalogs = new CatalogCache();
-  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples, catalogs);
+  const seriesLabels = new SeriesLabelCache();
+  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples, catalogs, seriesLabels);
   /** Query demand: the selectors' label names without a column, table `metrics`. */
   const noteDemand = (req: FastifyRequest, selectors: ReadonlyArray<readonly PromLabelMatcher[]>) => {
     if (opts.demand && req.tenant) opts.demand.note(req.tenant.tenant, req.tenant.dataset, 'metrics', selectorDemand(selectors));
