@@ -596,15 +596,15 @@ function floatList(v: unknown): Float64Array {
   return Float64Array.from(arr as ArrayLike<number>, (x) => Number(x));
 }
 
-/**
- * Plain stored series (gauges and sums: one Prometheus series each) with their points as typed
- * arrays, from planMetricSeriesPoints rows. Two points at one millisecond keep the later one.
- */
 /** The Prometheus labels of a plain (gauge or sum) stored series, from its identity and label maps. */
 export function plainSeriesLabels(r: SeriesRow): Labels {
   return Object.assign(makeLabels(), baseLabels(r), { [METRIC_NAME]: rowFamily(r).names[0]! });
 }
 
+/**
+ * Plain stored series (gauges and sums: one Prometheus series each) with their points as typed
+ * arrays, from planMetricSeriesPoints rows. Two points at one millisecond keep the later one.
+ */
 export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
   const out: RawSeries[] = [];
   for (const r of rows) {

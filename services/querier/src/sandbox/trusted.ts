@@ -160,6 +160,9 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
         timeoutMs: o.timeoutMs,
         isTimedOut: () => deadline.timedOut,
       });
+      // close() interrupts the connections: an interrupted stream may just end, and its rows so
+      // far must not pass for the answer.
+      if (closed) throw new SandboxError('internal', 'trusted runner was closed');
       // A result cut short leaves its stream open on the connection.
       reusable = !result.truncated && !deadline.timedOut;
       return result;
