@@ -605,7 +605,7 @@ export function plainSeriesLabels(r: SeriesRow): Labels {
  * Plain stored series (gauges and sums: one Prometheus series each) with their points as typed
  * arrays, from planMetricSeriesPoints rows. Two points at one millisecond keep the later one.
  */
-export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
+export function buildPlainSeries(rows: Iterable<SeriesPointsRow>, labelsOf: (row: SeriesPointsRow) => Labels = plainSeriesLabels): RawSeries[] {
   const out: RawSeries[] = [];
   for (const r of rows) {
     const times = floatList(r.t);
@@ -639,7 +639,7 @@ export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[] {
       t = t2;
       v = v2;
     }
-    const labels = plainSeriesLabels(r);
+    const labels = labelsOf(r);
     out.push(stale ? { labels, t, v, stale } : { labels, t, v });
   }
   return out;

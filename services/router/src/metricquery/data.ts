@@ -14,6 +14,7 @@ import {
   planMetricSeriesLabels,
   planMetricSeriesPoints,
   plainSeriesLabels,
+  makePromLabels,
   storedNamesFor,
   type CatalogEntry,
   type PlannedQuery,
@@ -102,12 +103,25 @@ export class CatalogCache {
 }
 
 /**
- * Identity and label maps of plain series by (tenant, dataset, series id), for series-first reads:
- * a series id is a hash of its name, resource, scope and labels, so what it names never changes.
- * Bounded by entries, least recently used out first.
+ * Identity, label maps and Prometheus labels of plain series by (tenant, dataset, series id), for
+ * series-first reads: a series id is a hash of its name, resource, scope and labels, so what it
+ * names never changes. Bounded by entries, least recently used out first. The labels objects are
+ * shared by every query that reads the series: the evaluator never modifies labels (it copies).
  */
+/** A plain series' identity and label maps (a planMetricSeriesLabels row) and its Prometheus labels (never modified). */
+interface SeriesLabels {
+  row: Row;
+  labels: PromLabels;
+}
+
+/** Plain series rows with their points, and each one's Prometheus labels. */
+interface PlainRead {
+  rows: SeriesPointsRow[];
+  labelsOf: (row: SeriesPointsRow) => PromLabels;
+}
+
 export class SeriesLabelCache {
-  readonly #rows: Lru<string, Row>;
+  readonly #rows: Lru<string, SeriesLabels>;
   /** Scopes whose labels have been read at least once. */
   readonly #known = new Lru<string, true>(10_000);
 
@@ -115,12 +129,12 @@ export class SeriesLabelCache {
     this.#rows = new Lru(maxSeries);
   }
 
-  get(key: string): Row | undefined {
+  get(key: string): SeriesLabels | undefined {
     return this.#rows.get(key);
   }
 
-  set(key: string, row: Row): void {
-    this.#rows.set(key, row);
+  set(key: string, entry: SeriesLabels): void {
+    this.#rows.set(key, entry);
   }
 
   knows(scope: string): boolean {
@@ -228,8 +242,8 @@ export class MetricReader {
     const otelLabels = catalog.some((e) => !e.rw && plainNames.has(e.metricName) && PLAIN_TYPES.includes(e.metricType));
     const readPlain = async (): Promise<RawSeries[]> => {
       if (plain.length === 0) return [];
-      const rows = await this.#plainSeries(windows, window, plain, otelLabels);
-      const series = buildPlainSeries(rows);
+      const read = await this.#plainSeries(windows, window, plain, otelLabels);
+      const series = buildPlainSeries(read.rows, read.labelsOf);
       let n = 0;
       for (const r of series) n += r.t.length;
       if (n > this.#maxSamples) throw tooManySamples();
@@ -258,82 +272,93 @@ export class MetricReader {
   }
 
   /**
-   * Plain (gauge, sum) series of the stored names with their points. A window of a few hours is
-   * one read: labels once per series, points as lists, label matchers on remote-written rows in
-   * SQL. Over a longer one, the label maps and matchers of every point would cost more than the
-   * points (see the package README of @floe/query), so the read is series first: the window's
-   * series ids (or, when some selector takes every series of its names, their points at once),
-   * their labels from the label cache or from the window's last hour (every series still
-   * reporting has points there; by id over the whole window for the others), the labels matched
-   * here, then the points of the matching series only.
+   * Plain (gauge, sum) series of the stored names with their points, and each one's Prometheus
+   * labels. The first read of a (tenant, dataset) over a window of a few hours is one query:
+   * labels once per series, points as lists, label matchers on remote-written rows in SQL. Once
+   * labels are cached, a read over a few hours is the same query without the label maps, which
+   * cost more to read, send and decode than the points (see the package README of @floe/query).
+   * Over a longer window, matchers on every point cost too: the read is series first, the
+   * window's series ids (or, when some selector takes every series of its names, their points at
+   * once), then the points of the series whose labels match. Labels not cached come from the
+   * window's last hour (every series still reporting has points there), by id over the whole
+   * window for the others; every labels read fills the cache.
    */
-  async #plainSeries(windows: readonly SelectorWindow[], window: MetricWindow, plain: MetricSelect[], otelLabels: boolean): Promise<SeriesPointsRow[]> {
+  async #plainSeries(windows: readonly SelectorWindow[], window: MetricWindow, plain: MetricSelect[], otelLabels: boolean): Promise<PlainRead> {
     const types = PLAIN_TYPES;
-    if (window.endNs - window.startNs <= SERIES_FIRST_WINDOW_NS) {
-      return (await this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: plain, metricTypes: types, otelLabels }, metricsTable))) as unknown as SeriesPointsRow[];
-    }
-    const names = [...new Set(plain.flatMap((s) => s.metricNames))].sort();
-    const byName: MetricSelect[] = [{ metricNames: names, matchers: [] }];
-    const lists = (seriesIds?: string[]) =>
-      this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: byName, metricTypes: types, otelLabels, labels: false, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
-    const labelsOf = (w: MetricWindow, seriesIds?: string[]) =>
-      this.run(planMetricSeriesLabels({ kind: 'metric_series_labels', window: w, metricNames: names, metricTypes: types, otelLabels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
-    const recent = { startNs: window.endNs - LABEL_WINDOW_NS, endNs: window.endNs };
-    // Every selector picks among its series by a label: list the ids first, read points after.
-    const picks = windows.every((w) => w.selector.matchers.some((m) => m.name !== '__name__'));
     const scope = this.#scope();
     const cache = scope === undefined ? undefined : this.#labels;
     const cacheKey = (id: string) => `${scope}\u0000${otelLabels ? 'otel' : 'rw'}\u0000${id}`;
-    // A scope whose labels were never read: read the last hour's at once, beside the first read.
-    const cold = !cache || !cache.knows(scope!);
-    const [first, recentRows] = await Promise.all([
-      picks ? this.run(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: types }, metricsTable)) : lists(),
-      cold ? labelsOf(recent) : Promise.resolve([]),
-    ]);
-    const rowOf = new Map<string, Row>();
+    const known = new Map<string, SeriesLabels>();
     const learn = (rows: Row[]) => {
       for (const r of rows) {
         const id = String(r.series_id);
-        if (rowOf.has(id)) continue;
-        rowOf.set(id, r);
-        cache?.set(cacheKey(id), r);
+        if (known.has(id)) continue;
+        // Without the points, if the row has them: the cache keeps labels only.
+        const { t: _t, v: _v, stale_t: _s, ...row } = r;
+        const entry = { row, labels: plainSeriesLabels(row as unknown as SeriesRow) };
+        known.set(id, entry);
+        cache?.set(cacheKey(id), entry);
       }
     };
+    const labelsFrom = (rows: Row[]): PlainRead => ({ rows: rows as unknown as SeriesPointsRow[], labelsOf: (r) => known.get(String(r.series_id))!.labels });
+    const warm = cache !== undefined && cache.knows(scope!);
+    const long = window.endNs - window.startNs > SERIES_FIRST_WINDOW_NS;
+    // Every selector picks among its series by a label.
+    const picks = windows.every((w) => w.selector.matchers.some((m) => m.name !== '__name__'));
+    const points = (selects: MetricSelect[], labels: boolean, seriesIds?: string[]) =>
+      this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects, metricTypes: types, otelLabels, labels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
+    if (!warm && !long) {
+      const rows = await points(plain, true);
+      learn(rows);
+      if (cache) cache.markKnown(scope!);
+      return labelsFrom(rows);
+    }
+    const names = [...new Set(plain.flatMap((s) => s.metricNames))].sort();
+    const byName: MetricSelect[] = [{ metricNames: names, matchers: [] }];
+    const labelsOf = (w: MetricWindow, seriesIds?: string[]) =>
+      this.run(planMetricSeriesLabels({ kind: 'metric_series_labels', window: w, metricNames: names, metricTypes: types, otelLabels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
+    const recent = { startNs: window.endNs - LABEL_WINDOW_NS > window.startNs ? window.endNs - LABEL_WINDOW_NS : window.startNs, endNs: window.endNs };
+    // The first read: over a few hours with labels known, the points of the series the matchers
+    // pick in SQL (a lookup per point is cheap there) without their labels; else the window's
+    // series ids when selectors pick, or every series' points when one takes them all. A scope
+    // whose labels were never read reads the last hour's at once, beside it.
+    const [first, recentRows] = await Promise.all([
+      !long ? points(plain, false) : picks ? this.run(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: types }, metricsTable)) : points(byName, false),
+      warm ? Promise.resolve([]) : labelsOf(recent),
+    ]);
     learn(recentRows);
-    if (cache && scope !== undefined) cache.markKnown(scope);
+    if (cache) cache.markKnown(scope!);
     let missing: string[] = [];
     for (const r of first) {
       const id = String(r.series_id);
-      if (rowOf.has(id)) continue;
+      if (known.has(id)) continue;
       const hit = cache?.get(cacheKey(id));
-      if (hit) rowOf.set(id, hit);
+      if (hit) known.set(id, hit);
       else missing.push(id);
     }
-    if (missing.length > MAX_ID_PARAMS && !cold) {
+    if (missing.length > MAX_ID_PARAMS && warm) {
       learn(await labelsOf(recent));
-      missing = missing.filter((id) => !rowOf.has(id));
+      missing = missing.filter((id) => !known.has(id));
     }
     if (missing.length > 0) learn(await labelsOf(window, missing.length <= MAX_ID_PARAMS ? missing : undefined));
-    const labels = new Map<string, PromLabels>();
+    const matching = new Set<string>();
     for (const r of first) {
       const id = String(r.series_id);
-      const row = rowOf.get(id);
-      if (!row) continue;
-      const l = plainSeriesLabels(row as unknown as SeriesRow);
-      if (windows.some((w) => matchLabels(l, w.selector.matchers))) labels.set(id, l);
+      const entry = known.get(id);
+      if (entry && windows.some((w) => matchLabels(entry.labels, w.selector.matchers))) matching.add(id);
     }
-    let points = first;
-    if (picks) {
-      if (labels.size === 0) return [];
-      points = await lists(labels.size <= MAX_ID_PARAMS ? [...labels.keys()] : undefined);
+    let lists = first;
+    if (long && picks) {
+      if (matching.size === 0) return { rows: [], labelsOf: () => makePromLabels() };
+      lists = await points(byName, false, matching.size <= MAX_ID_PARAMS ? [...matching] : undefined);
     }
-    const out: SeriesPointsRow[] = [];
-    for (const p of points) {
+    const rows: SeriesPointsRow[] = [];
+    for (const p of lists) {
       const id = String(p.series_id);
-      if (!labels.has(id)) continue;
-      out.push({ ...(rowOf.get(id) as unknown as SeriesRow), t: p.t, v: p.v, stale_t: p.stale_t });
+      if (!matching.has(id)) continue;
+      rows.push({ ...(known.get(id)!.row as unknown as SeriesRow), t: p.t, v: p.v, stale_t: p.stale_t });
     }
-    return out;
+    return labelsFrom(rows as unknown as Row[]);
   }
 
   /** `target_info` series of the OpenTelemetry resources with points in (startMs, endMs]. */
