@@ -117,6 +117,7 @@ export {
   type CatalogEntry,
   type PointRow,
   type SeriesPointsRow,
+  type PointLists,
   type TargetInfoRow,
   type PromFamily,
   type PromType,

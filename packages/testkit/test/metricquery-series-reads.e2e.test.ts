@@ -69,5 +69,27 @@ describe('PromQL reads of series that stopped before the last hour of the window
     const fresh = await range('sum by (instance) (room_temp{instance=~"n.*", job="sensors"})');
     expect(fresh.map((s) => s.metric)).toEqual([{ instance: 'new' }]);
     expect(await range('room_temp{instance="nowhere"}')).toEqual([]);
+
+    // A series new since the labels were cached: its labels are read, and its points beside those
+    // of the cached series that match.
+    const body = toBinary(
+      PromWriteRequestSchema,
+      create(PromWriteRequestSchema, {
+        timeseries: [
+          {
+            labels: [{ name: '__name__', value: 'room_temp' }, { name: 'instance', value: 'newer' }, { name: 'job', value: 'sensors' }],
+            samples: [{ value: 5, timestamp: BigInt(now - 3 * min + 500) }],
+          },
+        ],
+      }),
+    );
+    const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: compress(body), headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' } });
+    expect(res.status).toBe(204);
+    const both = await waitFor('the newer series to be queryable', async () => {
+      const r = await range('room_temp{instance=~"ne.*"}');
+      return r.length === 2 ? r : undefined;
+    }, 30_000, 200);
+    expect(both.map((s) => s.metric.instance).sort()).toEqual(['new', 'newer']);
+    expect(both.find((s) => s.metric.instance === 'newer')!.values).toEqual([2, 1, 0].map((k) => [(now - k * min) / 1000, '5']));
   });
 });

@@ -482,7 +482,9 @@ export function buildPromSeries(seriesRows: readonly SeriesRow[], points: Iterab
 }
 
 /** A row of planMetricSeriesPoints: a plain series' labels and its points as lists in matching order. */
-export interface SeriesPointsRow extends SeriesRow {
+/** A series' points as lists (planMetricSeriesPoints). */
+export interface PointLists {
+  series_id: string;
   /** Times (integer milliseconds), in any order. */
   t: unknown;
   /** Values, in the order of `t`. */
@@ -490,6 +492,8 @@ export interface SeriesPointsRow extends SeriesRow {
   /** Times of staleness markers, or null. */
   stale_t: unknown;
 }
+
+export interface SeriesPointsRow extends SeriesRow, PointLists {}
 
 /**
  * The first index in [from, to) whose time is not below `x` (`orEqual`: above `x`), given that
@@ -605,7 +609,10 @@ export function plainSeriesLabels(r: SeriesRow): Labels {
  * Plain stored series (gauges and sums: one Prometheus series each) with their points as typed
  * arrays, from planMetricSeriesPoints rows. Two points at one millisecond keep the later one.
  */
-export function buildPlainSeries(rows: Iterable<SeriesPointsRow>, labelsOf: (row: SeriesPointsRow) => Labels = plainSeriesLabels): RawSeries[] {
+export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[];
+/** Rows of points only, labelled by `labelsOf`. */
+export function buildPlainSeries<R extends PointLists>(rows: Iterable<R>, labelsOf: (row: R) => Labels): RawSeries[];
+export function buildPlainSeries(rows: Iterable<PointLists>, labelsOf: (row: PointLists) => Labels = (r) => plainSeriesLabels(r as SeriesPointsRow)): RawSeries[] {
   const out: RawSeries[] = [];
   for (const r of rows) {
     const times = floatList(r.t);

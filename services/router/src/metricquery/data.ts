@@ -14,7 +14,6 @@ import {
   planMetricSeriesLabels,
   planMetricSeriesPoints,
   plainSeriesLabels,
-  makePromLabels,
   storedNamesFor,
   type CatalogEntry,
   type PlannedQuery,
@@ -25,7 +24,7 @@ import {
   type RawSeries,
   type SelectorWindow,
   type SeriesRow,
-  type SeriesPointsRow,
+  type PointLists,
   type MetricSelect,
   type MetricWindow,
 } from '@floe/query';
@@ -36,6 +35,8 @@ import { Lru } from '@floe/storage';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
+import { pointListsRows, type PointListsRow } from './results.ts';
+import type { Table } from 'apache-arrow';
 
 /**
  * The router's reads of stored metrics for PromQL: the name catalog of the window, the series of
@@ -116,25 +117,59 @@ interface SeriesLabels {
 
 /** Plain series rows with their points, and each one's Prometheus labels. */
 interface PlainRead {
-  rows: SeriesPointsRow[];
-  labelsOf: (row: SeriesPointsRow) => PromLabels;
+  rows: PointLists[];
+  labelsOf: (row: PointLists) => PromLabels;
 }
 
 export class SeriesLabelCache {
   readonly #rows: Lru<string, SeriesLabels>;
+  readonly #maxSeries: number;
   /** Scopes whose labels have been read at least once. */
   readonly #known = new Lru<string, true>(10_000);
+  /** Ids of the cached series by scope and metric name: hints (entries may have been evicted since). */
+  #byName = new Map<string, Set<string>>();
+  #indexed = 0;
 
   constructor(maxSeries = 200_000) {
+    this.#maxSeries = maxSeries;
     this.#rows = new Lru(maxSeries);
   }
 
-  get(key: string): SeriesLabels | undefined {
-    return this.#rows.get(key);
+  /** `prefix`: the scope part of the keys (the key of a series is prefix + id). */
+  get(prefix: string, id: string): SeriesLabels | undefined {
+    return this.#rows.get(prefix + id);
   }
 
-  set(key: string, entry: SeriesLabels): void {
-    this.#rows.set(key, entry);
+  set(prefix: string, id: string, entry: SeriesLabels): void {
+    this.#rows.set(prefix + id, entry);
+    const nameKey = `${prefix}${String(entry.row.metric_name)}`;
+    let ids = this.#byName.get(nameKey);
+    if (!ids) this.#byName.set(nameKey, (ids = new Set()));
+    if (ids.has(id)) return;
+    ids.add(id);
+    // The index outgrowing the cache twice over holds mostly evicted series: start it again.
+    if (++this.#indexed > 2 * this.#maxSeries) {
+      this.#byName = new Map();
+      this.#indexed = 0;
+    }
+  }
+
+  /** The cached series of the names (their entries), dropping the index's evicted ids. */
+  seriesOf(prefix: string, names: readonly string[]): Array<[string, SeriesLabels]> {
+    const out: Array<[string, SeriesLabels]> = [];
+    for (const name of names) {
+      const ids = this.#byName.get(prefix + name);
+      if (!ids) continue;
+      for (const id of ids) {
+        const entry = this.#rows.get(prefix + id);
+        if (entry) out.push([id, entry]);
+        else {
+          ids.delete(id);
+          this.#indexed--;
+        }
+      }
+    }
+    return out;
   }
 
   knows(scope: string): boolean {
@@ -187,8 +222,11 @@ export class MetricReader {
   }
 
   async run(plan: PlannedQuery): Promise<Row[]> {
-    const table = await this.#querier.query(callerCredentials(this.#req), { sql: plan.sql, params: plan.params, hints: plan.hints }, this.remainingMs());
-    return rowsOf(table);
+    return rowsOf(await this.runTable(plan));
+  }
+
+  runTable(plan: PlannedQuery): Promise<Table> {
+    return this.#querier.query(callerCredentials(this.#req), { sql: plan.sql, params: plan.params, hints: plan.hints }, this.remainingMs());
   }
 
   async catalog(startMs: number, endMs: number): Promise<CatalogEntry[]> {
@@ -287,7 +325,7 @@ export class MetricReader {
     const types = PLAIN_TYPES;
     const scope = this.#scope();
     const cache = scope === undefined ? undefined : this.#labels;
-    const cacheKey = (id: string) => `${scope}\u0000${otelLabels ? 'otel' : 'rw'}\u0000${id}`;
+    const prefix = `${scope}\u0000${otelLabels ? 'otel' : 'rw'}\u0000`;
     const known = new Map<string, SeriesLabels>();
     const learn = (rows: Row[]) => {
       for (const r of rows) {
@@ -297,42 +335,55 @@ export class MetricReader {
         const { t: _t, v: _v, stale_t: _s, ...row } = r;
         const entry = { row, labels: plainSeriesLabels(row as unknown as SeriesRow) };
         known.set(id, entry);
-        cache?.set(cacheKey(id), entry);
+        cache?.set(prefix, id, entry);
       }
     };
-    const labelsFrom = (rows: Row[]): PlainRead => ({ rows: rows as unknown as SeriesPointsRow[], labelsOf: (r) => known.get(String(r.series_id))!.labels });
+    const labelsFrom = (rows: PointLists[]): PlainRead => ({ rows, labelsOf: (r) => known.get(r.series_id)!.labels });
     const warm = cache !== undefined && cache.knows(scope!);
     const long = window.endNs - window.startNs > SERIES_FIRST_WINDOW_NS;
     // Every selector picks among its series by a label.
     const picks = windows.every((w) => w.selector.matchers.some((m) => m.name !== '__name__'));
-    const points = (selects: MetricSelect[], labels: boolean, seriesIds?: string[]) =>
-      this.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects, metricTypes: types, otelLabels, labels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
+    const plan = (selects: MetricSelect[], labels: boolean, seriesIds?: string[]) =>
+      planMetricSeriesPoints({ kind: 'metric_series_points', window, selects, metricTypes: types, otelLabels, labels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable);
+    const points = async (selects: MetricSelect[], seriesIds?: string[]) => pointListsRows(await this.runTable(plan(selects, false, seriesIds)));
     if (!warm && !long) {
-      const rows = await points(plain, true);
+      const rows = await this.run(plan(plain, true));
       learn(rows);
       if (cache) cache.markKnown(scope!);
-      return labelsFrom(rows);
+      return labelsFrom(rows as unknown as PointLists[]);
     }
     const names = [...new Set(plain.flatMap((s) => s.metricNames))].sort();
     const byName: MetricSelect[] = [{ metricNames: names, matchers: [] }];
+    const byIds = (ids: Set<string>) => points(byName, ids.size <= MAX_ID_PARAMS ? [...ids] : undefined);
     const labelsOf = (w: MetricWindow, seriesIds?: string[]) =>
       this.run(planMetricSeriesLabels({ kind: 'metric_series_labels', window: w, metricNames: names, metricTypes: types, otelLabels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable));
     const recent = { startNs: window.endNs - LABEL_WINDOW_NS > window.startNs ? window.endNs - LABEL_WINDOW_NS : window.startNs, endNs: window.endNs };
+    const matches = (labels: PromLabels) => windows.some((w) => matchLabels(labels, w.selector.matchers));
+    // Over a long window with labels cached, the points of the cached series that match are read
+    // beside the window's ids; only series new to the cache wait for the ids.
+    const early = new Set<string>();
+    if (long && picks && warm) {
+      for (const [id, entry] of cache!.seriesOf(prefix, names)) {
+        known.set(id, entry);
+        if (matches(entry.labels)) early.add(id);
+      }
+    }
     // The first read: over a few hours with labels known, the points of the series the matchers
     // pick in SQL (a lookup per point is cheap there) without their labels; else the window's
     // series ids when selectors pick, or every series' points when one takes them all. A scope
     // whose labels were never read reads the last hour's at once, beside it.
-    const [first, recentRows] = await Promise.all([
-      !long ? points(plain, false) : picks ? this.run(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: types }, metricsTable)) : points(byName, false),
+    const [first, recentRows, earlyLists] = await Promise.all([
+      !long ? points(plain) : picks ? this.#seriesIds(window, names) : points(byName),
       warm ? Promise.resolve([]) : labelsOf(recent),
+      early.size > 0 ? byIds(early) : Promise.resolve([]),
     ]);
     learn(recentRows);
     if (cache) cache.markKnown(scope!);
     let missing: string[] = [];
     for (const r of first) {
-      const id = String(r.series_id);
+      const id = r.series_id;
       if (known.has(id)) continue;
-      const hit = cache?.get(cacheKey(id));
+      const hit = cache?.get(prefix, id);
       if (hit) known.set(id, hit);
       else missing.push(id);
     }
@@ -343,22 +394,23 @@ export class MetricReader {
     if (missing.length > 0) learn(await labelsOf(window, missing.length <= MAX_ID_PARAMS ? missing : undefined));
     const matching = new Set<string>();
     for (const r of first) {
-      const id = String(r.series_id);
+      const id = r.series_id;
       const entry = known.get(id);
-      if (entry && windows.some((w) => matchLabels(entry.labels, w.selector.matchers))) matching.add(id);
+      if (entry && matches(entry.labels)) matching.add(id);
     }
-    let lists = first;
+    let lists = first as PointListsRow[];
     if (long && picks) {
-      if (matching.size === 0) return { rows: [], labelsOf: () => makePromLabels() };
-      lists = await points(byName, false, matching.size <= MAX_ID_PARAMS ? [...matching] : undefined);
+      const late = new Set([...matching].filter((id) => !early.has(id)));
+      lists = late.size === 0 ? earlyLists : [...earlyLists, ...(await byIds(late))];
     }
-    const rows: SeriesPointsRow[] = [];
-    for (const p of lists) {
-      const id = String(p.series_id);
-      if (!matching.has(id)) continue;
-      rows.push({ ...(known.get(id)!.row as unknown as SeriesRow), t: p.t, v: p.v, stale_t: p.stale_t });
-    }
-    return labelsFrom(rows as unknown as Row[]);
+    return labelsFrom(lists.filter((p) => matching.has(p.series_id)));
+  }
+
+  /** The distinct plain series of the names in the window (their ids, read column-wise). */
+  async #seriesIds(window: MetricWindow, names: string[]): Promise<Array<{ series_id: string }>> {
+    const table = await this.runTable(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: PLAIN_TYPES }, metricsTable));
+    const ids = table.getChild('series_id');
+    return ids ? Array.from({ length: table.numRows }, (_, i) => ({ series_id: String(ids.get(i)) })) : [];
   }
 
   /** `target_info` series of the OpenTelemetry resources with points in (startMs, endMs]. */

@@ -1,6 +1,51 @@
 import { makePromLabels, mapEntries, type PromLabels } from '@floe/query';
+import type { Data, Table } from 'apache-arrow';
 
 /** A string map value (Arrow MapRow, Map or object) as a label set: its non-empty string entries. */
 export function mapLabels(v: unknown): PromLabels {
   return makePromLabels(mapEntries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
+}
+
+/** A row of plain series points read without labels: the series id and its point lists. */
+export interface PointListsRow {
+  series_id: string;
+  t: Float64Array;
+  v: Float64Array;
+  /** Times of staleness markers (null when none). */
+  stale_t: Float64Array | null;
+}
+
+/**
+ * The Float64 list of row `i` of a List<Float64> column chunk, as a view on its values (no copy);
+ * null for a null row. (Arrow JS slices a chunk's value offsets with it but not its validity
+ * bitmap: the offsets are indexed by row, the bitmap by the chunk's offset plus the row.)
+ */
+function float64ListAt(data: Data, i: number): Float64Array | null {
+  const bit = data.offset + i;
+  if (data.nullCount > 0 && data.nullBitmap && ((data.nullBitmap[bit >> 3]! >> (bit & 7)) & 1) === 0) return null;
+  const child = data.children[0]!;
+  const values = child.values as Float64Array;
+  const offsets = data.valueOffsets as Int32Array;
+  return values.subarray(child.offset + offsets[i]!, child.offset + offsets[i + 1]!);
+}
+
+/**
+ * Rows of sql/metrics.ts planMetricSeriesPoints without labels (`series_id`, `t`, `v`, `stale_t`)
+ * read column by column from the Arrow table: the lists as views on the DOUBLE buffers the
+ * querier sent. Arrow's row objects (toJSON per row and field) cost more than the evaluation of
+ * the points they hold.
+ */
+export function pointListsRows(table: Table): PointListsRow[] {
+  const out: PointListsRow[] = [];
+  for (const batch of table.batches) {
+    const ids = batch.getChild('series_id');
+    const t = batch.getChild('t')?.data[0];
+    const v = batch.getChild('v')?.data[0];
+    const stale = batch.getChild('stale_t')?.data[0];
+    if (!ids || !t || !v || !stale) throw new Error('point lists without their columns');
+    for (let i = 0; i < batch.numRows; i++) {
+      out.push({ series_id: String(ids.get(i)), t: float64ListAt(t, i) ?? new Float64Array(0), v: float64ListAt(v, i) ?? new Float64Array(0), stale_t: float64ListAt(stale, i) });
+    }
+  }
+  return out;
 }

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { makePromLabels } from '@floe/query';
+import { SeriesLabelCache } from './data.ts';
+
+const entry = (name: string, instance: string) => ({ row: { metric_name: name, point_attr_str: { instance } }, labels: makePromLabels([['__name__', name], ['instance', instance]]) });
+
+describe('SeriesLabelCache', () => {
+  it('keeps entries by scope and id, and lists the cached series of a metric name per scope', () => {
+    const c = new SeriesLabelCache(10);
+    c.set('acme\u0000default\u0000rw\u0000', 's1', entry('up', 'a'));
+    c.set('acme\u0000default\u0000rw\u0000', 's2', entry('up', 'b'));
+    c.set('acme\u0000default\u0000rw\u0000', 's3', entry('mem', 'a'));
+    c.set('other\u0000default\u0000rw\u0000', 's1', entry('up', 'z'));
+    expect(c.get('acme\u0000default\u0000rw\u0000', 's1')!.labels.instance).toBe('a');
+    expect(c.get('other\u0000default\u0000rw\u0000', 's1')!.labels.instance).toBe('z');
+    expect(c.get('acme\u0000default\u0000otel\u0000', 's1')).toBeUndefined();
+    const ups = c.seriesOf('acme\u0000default\u0000rw\u0000', ['up']).map(([id, e]) => [id, e.labels.instance]);
+    expect(ups.sort()).toEqual([['s1', 'a'], ['s2', 'b']]);
+    expect(c.seriesOf('acme\u0000default\u0000rw\u0000', ['up', 'mem'])).toHaveLength(3);
+    expect(c.seriesOf('other\u0000default\u0000rw\u0000', ['mem'])).toEqual([]);
+  });
+
+  it('forgets the least recently used series beyond its size, in the name lists too', () => {
+    const c = new SeriesLabelCache(3);
+    const p = 't\u0000d\u0000rw\u0000';
+    for (let i = 0; i < 5; i++) c.set(p, `s${i}`, entry('up', String(i)));
+    expect(c.get(p, 's0')).toBeUndefined();
+    expect(c.seriesOf(p, ['up']).map(([id]) => id).sort()).toEqual(['s2', 's3', 's4']);
+    // The index outgrowing the cache twice over starts again; cached entries stay readable by id.
+    for (let i = 5; i < 12; i++) c.set(p, `s${i}`, entry('up', String(i)));
+    expect(c.get(p, 's11')).toBeDefined();
+    expect(c.seriesOf(p, ['up']).length).toBeLessThanOrEqual(3);
+  });
+
+  it('knows the scopes whose labels were read', () => {
+    const c = new SeriesLabelCache();
+    expect(c.knows('acme\u0000default')).toBe(false);
+    c.markKnown('acme\u0000default');
+    expect(c.knows('acme\u0000default')).toBe(true);
+  });
+});
