@@ -104,14 +104,17 @@ export class CatalogCache {
 }
 
 /**
- * Identity, label maps and Prometheus labels of plain series by (tenant, dataset, series id), for
- * series-first reads: a series id is a hash of its name, resource, scope and labels, so what it
- * names never changes. Bounded by entries, least recently used out first. The labels objects are
- * shared by every query that reads the series: the evaluator never modifies labels (it copies).
+ * Prometheus labels of plain series by (tenant, dataset, series id), for series-first reads: a
+ * series id is a hash of its name, resource, scope and labels, so what it names never changes.
+ * Bounded by entries, least recently used out first. The labels objects are shared by every query
+ * that reads the series: the evaluator never modifies labels (it copies).
  */
-/** A plain series' identity and label maps (a planMetricSeriesLabels row) and its Prometheus labels (never modified). */
+/**
+ * A plain series' stored metric name and Prometheus labels (never modified). Plain strings only:
+ * no Arrow values, which would keep their whole record batch alive in the cache.
+ */
 interface SeriesLabels {
-  row: Row;
+  metricName: string;
   labels: PromLabels;
 }
 
@@ -142,7 +145,7 @@ export class SeriesLabelCache {
 
   set(prefix: string, id: string, entry: SeriesLabels): void {
     this.#rows.set(prefix + id, entry);
-    const nameKey = `${prefix}${String(entry.row.metric_name)}`;
+    const nameKey = prefix + entry.metricName;
     let ids = this.#byName.get(nameKey);
     if (!ids) this.#byName.set(nameKey, (ids = new Set()));
     if (ids.has(id)) return;
@@ -331,9 +334,7 @@ export class MetricReader {
       for (const r of rows) {
         const id = String(r.series_id);
         if (known.has(id)) continue;
-        // Without the points, if the row has them: the cache keeps labels only.
-        const { t: _t, v: _v, stale_t: _s, ...row } = r;
-        const entry = { row, labels: plainSeriesLabels(row as unknown as SeriesRow) };
+        const entry = { metricName: String(r.metric_name), labels: plainSeriesLabels(r as unknown as SeriesRow) };
         known.set(id, entry);
         cache?.set(prefix, id, entry);
       }

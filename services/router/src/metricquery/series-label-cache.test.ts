@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { makePromLabels } from '@floe/query';
 import { SeriesLabelCache } from './data.ts';
 
-const entry = (name: string, instance: string) => ({ row: { metric_name: name, point_attr_str: { instance } }, labels: makePromLabels([['__name__', name], ['instance', instance]]) });
+const entry = (name: string, instance: string) => ({ metricName: name, labels: makePromLabels([['__name__', name], ['instance', instance]]) });
 
 describe('SeriesLabelCache', () => {
   it('keeps entries by scope and id, and lists the cached series of a metric name per scope', () => {
