@@ -3,7 +3,7 @@ import type { Aggregate, AtModifier, Binary, Call, Expr, MatrixSelector, Subquer
 import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
 import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
-import { LABEL_NAME_RE, METRIC_NAME, dropMetricName, formatFloat } from './labels.ts';
+import { LABEL_NAME_RE, METRIC_NAME, dropMetricName, formatFloat, groupOf } from './labels.ts';
 import { typeOf } from './parse.ts';
 import { anchoredRe2 } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
@@ -576,8 +576,6 @@ class Evaluator {
   >();
   /** Instant selectors: per series, the index after the newest sample ≤ the last reference time. */
   readonly #cursors = new Map<VectorSelector, { ref: number; at: Int32Array }>();
-  /** Grouping labels per aggregation and input label set (the same series at every step). */
-  readonly #groupings = new Map<Aggregate, WeakMap<Labels, { labels: Labels; key: string }>>();
 
   constructor(source: SeriesSource, opts: EvalOptions) {
     this.#source = source;
@@ -934,18 +932,6 @@ class Evaluator {
 
   aggregate(a: Aggregate, ts: number): Sample[] {
     const input = this.vectorArg(a.expr, ts);
-    let cache = this.#groupings.get(a);
-    if (!cache) this.#groupings.set(a, (cache = new WeakMap()));
-    const without = a.grouping?.without ? [...a.grouping.labels, METRIC_NAME] : undefined;
-    const groupOf = (l: Labels): { labels: Labels; key: string } => {
-      let g = cache.get(l);
-      if (!g) {
-        const labels = !a.grouping ? makeLabels() : without ? omitLabels(l, without) : pickLabels(l, a.grouping.labels);
-        g = { labels, key: labelsKey(labels) };
-        cache.set(l, g);
-      }
-      return g;
-    };
     const groups = new Map<string, { labels: Labels; samples: Sample[] }>();
     let countLabel: string | undefined;
     if (a.op === 'count_values') {
@@ -953,7 +939,7 @@ class Evaluator {
       if (!LABEL_NAME_RE.test(countLabel)) throw execError(`invalid label name ${JSON.stringify(countLabel)}`);
     }
     for (const s of input) {
-      const group = groupOf(s.labels);
+      const group = groupOf(s.labels, a.grouping);
       let labels = group.labels;
       let k = group.key;
       if (countLabel !== undefined) {

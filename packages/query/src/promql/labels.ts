@@ -1,4 +1,5 @@
-import { copyLabels, type Labels } from '../labels.ts';
+import { copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
+import type { Grouping } from './ast.ts';
 
 /** PromQL's own label helpers; label sets themselves (key, order, pick / omit) are ../labels.ts, shared with LogQL. */
 
@@ -16,6 +17,34 @@ export function dropMetricName(l: Labels): Labels {
     withoutName.set(l, out);
   }
   return out;
+}
+
+/** An aggregation group: its labels and their key. */
+export interface GroupOf {
+  labels: Labels;
+  key: string;
+}
+
+/*
+ * Group of a label set per grouping, remembered per label set object: series labels outlive a query
+ * (the router caches them), so a dashboard's aggregations find their groups already made.
+ */
+const groupsOf = new WeakMap<Labels, Map<string, GroupOf>>();
+const NO_GROUPING: GroupOf = { labels: makeLabels(), key: labelsKey(makeLabels()) };
+
+/** The group of `l` under an aggregation's `by` / `without` (none: the one group of everything). */
+export function groupOf(l: Labels, grouping: Grouping | undefined): GroupOf {
+  if (!grouping) return NO_GROUPING;
+  const spec = `${grouping.without ? '-' : '+'}${grouping.labels.join('\u0000')}`;
+  let byLabels = groupsOf.get(l);
+  if (!byLabels) groupsOf.set(l, (byLabels = new Map()));
+  let g = byLabels.get(spec);
+  if (!g) {
+    const labels = grouping.without ? omitLabels(l, [...grouping.labels, METRIC_NAME]) : pickLabels(l, grouping.labels);
+    g = { labels, key: labelsKey(labels) };
+    byLabels.set(spec, g);
+  }
+  return g;
 }
 
 export const LABEL_NAME_RE = /^[a-zA-Z_][a-zA-Z0-9_]*$/;

@@ -1,8 +1,8 @@
 import type { Aggregate, AtModifier, Binary, Call, Expr, VectorMatching, VectorSelector } from './ast.ts';
 import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
-import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
-import { METRIC_NAME, dropMetricName } from './labels.ts';
+import { compareLabels, copyLabels, labelsKey, omitLabels, pickLabels, type Labels } from '../labels.ts';
+import { METRIC_NAME, dropMetricName, groupOf } from './labels.ts';
 import { COUNTER_FUNCTIONS, OVER_TIME, arith, bucketQuantile, checkCounterName, compare, parseLe, type Floats, type RawSeries, type SeriesPoints } from './eval.ts';
 import type { Annotations } from './annotations.ts';
 
@@ -227,7 +227,6 @@ function aggregateNode(a: Aggregate, cx: StepContext): StepNode | undefined {
   if (!inner || !inner.ordered) return undefined;
   const op = a.op;
   const grouping = a.grouping;
-  const without = grouping?.without ? [...grouping.labels, METRIC_NAME] : undefined;
   return {
     ordered: false,
     run(emit) {
@@ -239,8 +238,7 @@ function aggregateNode(a: Aggregate, cx: StepContext): StepNode | undefined {
         let g: GroupState;
         if (labels === lastLabels) g = lastGroup!;
         else {
-          const gl = !grouping ? makeLabels() : without ? omitLabels(labels, without) : pickLabels(labels, grouping.labels);
-          const key = labelsKey(gl);
+          const { labels: gl, key } = groupOf(labels, grouping);
           let found = groups.get(key);
           if (!found) {
             found = { labels: gl, count: new Float64Array(n), a: new Float64Array(n), b: new Float64Array(n), m: op === 'avg' ? new Float64Array(n) : undefined };
