@@ -56,6 +56,11 @@ const DISTRIBUTION_TYPES = ['histogram', 'exponential_histogram', 'summary'];
 const SERIES_FIRST_WINDOW_NS = 3n * 3_600_000_000_000n;
 /** Where series-first reads look for labels first: the window's last hour. */
 const LABEL_WINDOW_NS = 3_600_000_000_000n;
+/** How long a long window's series ids stand in for a new listing of the same names (late series may be missed that long). */
+const WINDOW_IDS_TTL_MS = 30_000;
+/** How far before the last listed window's end a new listing starts (points arriving late). */
+const WINDOW_IDS_SLACK_NS = 10n * 60_000_000_000n;
+
 /** Series picked by id in SQL at most; a read of more filters by name, and the rest is dropped here. */
 const MAX_ID_PARAMS = 2_000;
 
@@ -118,6 +123,14 @@ interface SeriesLabels {
   labels: PromLabels;
 }
 
+/** The series ids listed over a window (startNs, endNs], at `at` (ms). */
+interface WindowIds {
+  at: number;
+  startNs: bigint;
+  endNs: bigint;
+  ids: string[];
+}
+
 /** Plain series rows with their points, and each one's Prometheus labels. */
 interface PlainRead {
   rows: PointLists[];
@@ -129,6 +142,8 @@ export class SeriesLabelCache {
   readonly #maxSeries: number;
   /** Scopes whose labels have been read at least once. */
   readonly #known = new Lru<string, true>(10_000);
+  /** Series ids of recent long windows, by scope and metric names. */
+  readonly #windowIds = new Lru<string, WindowIds>(1_000, (w) => 1 + Math.floor(w.ids.length / 1_000));
   /** Ids of the cached series by scope and metric name: hints (entries may have been evicted since). */
   #byName = new Map<string, Set<string>>();
   #indexed = 0;
@@ -173,6 +188,19 @@ export class SeriesLabelCache {
       }
     }
     return out;
+  }
+
+  /** Series ids listed for a key (scope, names) over a window starting at or before `startNs`, within WINDOW_IDS_TTL_MS. */
+  windowIds(key: string, startNs: bigint, now = Date.now()): WindowIds | undefined {
+    const w = this.#windowIds.get(key);
+    return w && now - w.at <= WINDOW_IDS_TTL_MS && w.startNs <= startNs ? w : undefined;
+  }
+
+  setWindowIds(key: string, w: Omit<WindowIds, 'at'>, now = Date.now()): void {
+    // Kept from the first full listing: extending by the recent part keeps its age, so a series
+    // that arrived late is listed by a full read again within the TTL.
+    const old = this.#windowIds.get(key);
+    this.#windowIds.set(key, { ...w, at: old && old.startNs === w.startNs ? old.at : now });
   }
 
   knows(scope: string): boolean {
@@ -374,7 +402,7 @@ export class MetricReader {
     // series ids when selectors pick, or every series' points when one takes them all. A scope
     // whose labels were never read reads the last hour's at once, beside it.
     const [first, recentRows, earlyLists] = await Promise.all([
-      !long ? points(plain) : picks ? this.#seriesIds(window, names) : points(byName),
+      !long ? points(plain) : picks ? this.#windowSeriesIds(prefix, window, names) : points(byName),
       warm ? Promise.resolve([]) : labelsOf(recent),
       early.size > 0 ? byIds(early) : Promise.resolve([]),
     ]);
@@ -408,10 +436,33 @@ export class MetricReader {
   }
 
   /** The distinct plain series of the names in the window (their ids, read column-wise). */
-  async #seriesIds(window: MetricWindow, names: string[]): Promise<Array<{ series_id: string }>> {
+  async #seriesIds(window: MetricWindow, names: string[]): Promise<string[]> {
     const table = await this.runTable(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: PLAIN_TYPES }, metricsTable));
     const ids = table.getChild('series_id');
-    return ids ? Array.from({ length: table.numRows }, (_, i) => ({ series_id: String(ids.get(i)) })) : [];
+    return ids ? Array.from({ length: table.numRows }, (_, i) => String(ids.get(i))) : [];
+  }
+
+  /**
+   * The series of the names in a long window (a superset is fine: series without points there
+   * read none). A dashboard asks for the same window again and again, a little later each time:
+   * when the same names were listed over a window starting no later within the last
+   * WINDOW_IDS_TTL_MS, only the part after that window's end (less WINDOW_IDS_SLACK_NS, for points
+   * that arrive late) is listed again, and added to those ids.
+   */
+  async #windowSeriesIds(prefix: string, window: MetricWindow, names: string[]): Promise<Array<{ series_id: string }>> {
+    const cache = this.#labels;
+    const key = `${prefix}${names.join('\u0000')}`;
+    const seen = cache?.windowIds(key, window.startNs);
+    let ids: string[];
+    if (seen) {
+      const from = seen.endNs - WINDOW_IDS_SLACK_NS > window.startNs ? seen.endNs - WINDOW_IDS_SLACK_NS : window.startNs;
+      const recent = from < window.endNs ? await this.#seriesIds({ startNs: from, endNs: window.endNs }, names) : [];
+      ids = [...new Set([...seen.ids, ...recent])];
+    } else {
+      ids = await this.#seriesIds(window, names);
+    }
+    cache?.setWindowIds(key, { startNs: seen ? seen.startNs : window.startNs, endNs: window.endNs, ids });
+    return ids.map((series_id) => ({ series_id }));
   }
 
   /** `target_info` series of the OpenTelemetry resources with points in (startMs, endMs]. */

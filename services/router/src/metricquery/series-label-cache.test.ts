@@ -32,6 +32,23 @@ describe('SeriesLabelCache', () => {
     expect(c.seriesOf(p, ['up']).length).toBeLessThanOrEqual(3);
   });
 
+  it('lends a listing of series ids to windows starting no earlier, for 30 s from the first full listing', () => {
+    const c = new SeriesLabelCache();
+    const t0 = 1_000_000;
+    c.setWindowIds('k', { startNs: 100n, endNs: 200n, ids: ['a', 'b'] }, t0);
+    expect(c.windowIds('k', 100n, t0 + 1_000)?.ids).toEqual(['a', 'b']);
+    expect(c.windowIds('k', 150n, t0 + 1_000)?.ids).toEqual(['a', 'b']);
+    expect(c.windowIds('k', 99n, t0 + 1_000)).toBeUndefined();
+    expect(c.windowIds('other', 100n, t0 + 1_000)).toBeUndefined();
+    // Extended by a later, partial listing: the age stays that of the full one.
+    c.setWindowIds('k', { startNs: 100n, endNs: 260n, ids: ['a', 'b', 'c'] }, t0 + 20_000);
+    expect(c.windowIds('k', 120n, t0 + 29_000)?.ids).toEqual(['a', 'b', 'c']);
+    expect(c.windowIds('k', 120n, t0 + 31_000)).toBeUndefined();
+    // A new full listing starts the clock again.
+    c.setWindowIds('k', { startNs: 120n, endNs: 300n, ids: ['c'] }, t0 + 31_000);
+    expect(c.windowIds('k', 120n, t0 + 60_000)?.ids).toEqual(['c']);
+  });
+
   it('knows the scopes whose labels were read', () => {
     const c = new SeriesLabelCache();
     expect(c.knows('acme\u0000default')).toBe(false);
