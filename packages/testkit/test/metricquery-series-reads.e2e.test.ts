@@ -39,11 +39,11 @@ describe('PromQL reads of series that stopped before the last hour of the window
     await floe?.stop();
   });
 
-  const range = async (query: string) => {
+  const range = async (query: string, as = { key, tenant: 'acme' }, hours = 3) => {
     const res = await fetch(`${floe.routerUrl}/metricquery/api/v1/query_range`, {
       method: 'POST',
-      body: new URLSearchParams({ query, start: String((now - 180 * min) / 1000), end: String(now / 1000), step: '60' }),
-      headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ query, start: String((now - hours * 60 * min) / 1000), end: String(now / 1000), step: '60' }),
+      headers: { authorization: `Bearer ${as.key}`, 'x-tenant-id': as.tenant, 'content-type': 'application/x-www-form-urlencoded' },
     });
     expect(res.status).toBe(200);
     const body = (await res.json()) as { data: { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> } };
@@ -91,5 +91,36 @@ describe('PromQL reads of series that stopped before the last hour of the window
     }, 30_000, 200);
     expect(both.map((s) => s.metric.instance).sort()).toEqual(['new', 'newer']);
     expect(both.find((s) => s.metric.instance === 'newer')!.values).toEqual([2, 1, 0].map((k) => [(now - k * min) / 1000, '5']));
+  });
+
+  it("keeps each tenant's series apart though their labels (and so their series ids) are the same", async () => {
+    // Another tenant sends room_temp{instance="new", job="sensors"} too, with its own values. The
+    // router's label cache and series-id listings are keyed by tenant: neither sees the other's.
+    const globex = { key: (await floe.bootstrap('globex')).api_key, tenant: 'globex' };
+    const body = toBinary(
+      PromWriteRequestSchema,
+      create(PromWriteRequestSchema, {
+        timeseries: [
+          {
+            labels: [{ name: '__name__', value: 'room_temp' }, { name: 'instance', value: 'new' }, { name: 'job', value: 'sensors' }],
+            samples: [{ value: 100, timestamp: BigInt(now - 10 * min + 500) }],
+          },
+        ],
+      }),
+    );
+    const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: compress(body), headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${globex.key}`, 'x-tenant-id': 'globex' } });
+    expect(res.status).toBe(204);
+    for (const hours of [3, 1]) {
+      const theirs = await waitFor("globex's series to be queryable", async () => {
+        const r = await range('room_temp{instance="new"}', globex, hours);
+        return r.length === 1 ? r : undefined;
+      }, 30_000, 200);
+      expect(new Set(theirs[0]!.values.map(([, v]) => v))).toEqual(new Set(['100']));
+      const ours = await range('room_temp{instance="new"}', { key, tenant: 'acme' }, hours);
+      expect(ours).toHaveLength(1);
+      expect(new Set(ours[0]!.values.map(([, v]) => v))).toEqual(new Set(['3', '4']));
+      // And globex has no other series of that name.
+      expect((await range('room_temp', globex, hours)).map((s) => s.metric.instance)).toEqual(['new']);
+    }
   });
 });
