@@ -16,24 +16,24 @@ describe('PromQL reads of series that stopped before the last hour of the window
   const now = Math.floor(Date.now() / 60_000) * 60_000;
   const min = 60_000;
 
+  /** Remote-writes room_temp{instance, job="sensors"} series (points: [ms, value]) as a tenant. */
+  const write = async (as: { key: string; tenant: string }, series: Record<string, Array<[number, number]>>) => {
+    const timeseries = Object.entries(series).map(([instance, points]) => ({
+      labels: [{ name: '__name__', value: 'room_temp' }, { name: 'instance', value: instance }, { name: 'job', value: 'sensors' }],
+      samples: points.map(([t, value]) => ({ value, timestamp: BigInt(t) })),
+    }));
+    const body = compress(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries })));
+    const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${as.key}`, 'x-tenant-id': as.tenant } });
+    expect(res.status).toBe(204);
+  };
+
   beforeAll(async () => {
     floe = await startFloe({ mode: 'embedded' });
     key = (await floe.bootstrap('acme')).api_key;
-    const series = (instance: string, points: Array<[number, number]>) => ({
-      labels: [{ name: '__name__', value: 'room_temp' }, { name: 'instance', value: instance }, { name: 'job', value: 'sensors' }],
-      samples: points.map(([t, value]) => ({ value, timestamp: BigInt(t) })),
+    await write({ key, tenant: 'acme' }, {
+      old: [[now - 150 * min + 500, 1], [now - 149 * min + 500, 2]],
+      new: [[now - 10 * min + 500, 3], [now - 9 * min + 500, 4]],
     });
-    const body = toBinary(
-      PromWriteRequestSchema,
-      create(PromWriteRequestSchema, {
-        timeseries: [
-          series('old', [[now - 150 * min + 500, 1], [now - 149 * min + 500, 2]]),
-          series('new', [[now - 10 * min + 500, 3], [now - 9 * min + 500, 4]]),
-        ],
-      }),
-    );
-    const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: compress(body), headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' } });
-    expect(res.status).toBe(204);
   });
   afterAll(async () => {
     await floe?.stop();
@@ -72,19 +72,7 @@ describe('PromQL reads of series that stopped before the last hour of the window
 
     // A series new since the labels were cached: its labels are read, and its points beside those
     // of the cached series that match.
-    const body = toBinary(
-      PromWriteRequestSchema,
-      create(PromWriteRequestSchema, {
-        timeseries: [
-          {
-            labels: [{ name: '__name__', value: 'room_temp' }, { name: 'instance', value: 'newer' }, { name: 'job', value: 'sensors' }],
-            samples: [{ value: 5, timestamp: BigInt(now - 3 * min + 500) }],
-          },
-        ],
-      }),
-    );
-    const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: compress(body), headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' } });
-    expect(res.status).toBe(204);
+    await write({ key, tenant: 'acme' }, { newer: [[now - 3 * min + 500, 5]] });
     const both = await waitFor('the newer series to be queryable', async () => {
       const r = await range('room_temp{instance=~"ne.*"}');
       return r.length === 2 ? r : undefined;
@@ -97,19 +85,7 @@ describe('PromQL reads of series that stopped before the last hour of the window
     // Another tenant sends room_temp{instance="new", job="sensors"} too, with its own values. The
     // router's label cache and series-id listings are keyed by tenant: neither sees the other's.
     const globex = { key: (await floe.bootstrap('globex')).api_key, tenant: 'globex' };
-    const body = toBinary(
-      PromWriteRequestSchema,
-      create(PromWriteRequestSchema, {
-        timeseries: [
-          {
-            labels: [{ name: '__name__', value: 'room_temp' }, { name: 'instance', value: 'new' }, { name: 'job', value: 'sensors' }],
-            samples: [{ value: 100, timestamp: BigInt(now - 10 * min + 500) }],
-          },
-        ],
-      }),
-    );
-    const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: compress(body), headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${globex.key}`, 'x-tenant-id': 'globex' } });
-    expect(res.status).toBe(204);
+    await write(globex, { new: [[now - 10 * min + 500, 100]] });
     for (const hours of [3, 1]) {
       const theirs = await waitFor("globex's series to be queryable", async () => {
         const r = await range('room_temp{instance="new"}', globex, hours);
