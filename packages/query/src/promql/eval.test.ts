@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { VectorSelector } from './ast.ts';
-import { evalInstant, evalRange, bucketQuantile, selectorWindows, type RawSeries } from './eval.ts';
+import { evalInstant, evalRange, bucketQuantile, naturalLess, selectorWindows, type RawSeries } from './eval.ts';
 import { quantile } from '../quantile.ts';
 import { makeLabels } from '../labels.ts';
 import { parsePromQL } from './parse.ts';
@@ -159,6 +159,37 @@ describe('Prometheus 3 experimental functions over time', () => {
       expect(fast, q).toEqual(slow);
       expect(fast.result[0]!.t.length, q).toBeGreaterThan(5);
     }
+  });
+});
+
+describe('sort_by_label and sort_by_label_desc (Prometheus 3 experimental)', () => {
+  const hosts = ['web-10', 'web-9', 'web-100', 'db-2', 'web-9'].map((host, i) => series({ __name__: 'up', host, i: String(i) }, [[10, i]]));
+  const src = (sel: VectorSelector) => hosts.filter((s) => matchLabels(s.labels, sel.matchers));
+  const order = (q: string) => {
+    const r = evalInstant(parsePromQL(q), 20_000, src, opts(20_000));
+    if (r.resultType !== 'vector') throw new Error(r.resultType);
+    return r.result.map((s) => `${s.labels.host}/${s.labels.i}`);
+  };
+
+  it('orders by the labels in natural order, digit runs as numbers, then by the whole label set; keeps __name__', () => {
+    expect(order('sort_by_label(up, "host")')).toEqual(['db-2/3', 'web-9/1', 'web-9/4', 'web-10/0', 'web-100/2']);
+    expect(order('sort_by_label_desc(up, "host")')).toEqual(['web-100/2', 'web-10/0', 'web-9/4', 'web-9/1', 'db-2/3']);
+    expect(order('sort_by_label(up, "i", "host")')).toEqual(['web-10/0', 'web-9/1', 'web-100/2', 'db-2/3', 'web-9/4']);
+    // No label named: the label sets' own order.
+    expect(order('sort_by_label(up)')).toEqual(['db-2/3', 'web-10/0', 'web-100/2', 'web-9/1', 'web-9/4']);
+    const r = evalInstant(parsePromQL('sort_by_label(up, "host")'), 20_000, src, opts(20_000));
+    expect(r.resultType === 'vector' && r.result[0]!.labels.__name__).toBe('up');
+  });
+
+  it('natural order as Prometheus compares label values', () => {
+    expect(naturalLess('a2', 'a10')).toBe(true);
+    expect(naturalLess('a10', 'a2')).toBe(false);
+    expect(naturalLess('a', 'a1')).toBe(true);
+    expect(naturalLess('a1', 'a')).toBe(false);
+    expect(naturalLess('x007', 'x7b')).toBe(true);
+    expect(naturalLess('b', 'a9')).toBe(false);
+    // Digit runs beyond Go's int compare as text.
+    expect(naturalLess('99999999999999999999', '100000000000000000000')).toBe(false);
   });
 });
 

@@ -925,6 +925,22 @@ class Evaluator {
         v.sort((a, b) => (Number.isNaN(a.v) ? (Number.isNaN(b.v) ? 0 : 1) : Number.isNaN(b.v) ? -1 : dir * (a.v - b.v)));
         return vec(v);
       }
+      case 'sort_by_label':
+      case 'sort_by_label_desc': {
+        const v = [...this.vectorArg(c.args[0]!, ts)];
+        const names = c.args.slice(1).map((a) => this.stringArg(a, ts));
+        const dir = f === 'sort_by_label' ? 1 : -1;
+        // Each named label in natural order (digit runs as numbers), then the whole label set.
+        v.sort((a, b) => {
+          for (const n of names) {
+            const x = a.labels[n] ?? '';
+            const y = b.labels[n] ?? '';
+            if (x !== y) return dir * (naturalLess(x, y) ? -1 : 1);
+          }
+          return dir * compareLabels(a.labels, b.labels);
+        });
+        return vec(v);
+      }
       default:
         throw new FloeError('not_implemented', `function ${f} is not supported`, { code: 'FLOE_ERR_PROMQL_UNSUPPORTED' });
     }
@@ -1174,11 +1190,47 @@ function absentLabels(arg: Expr): Labels {
 
 // ── entry points ──────────────────────────────────────────────────────────────────────────────
 
-/** Result order: sort / sort_desc keep theirs, anything else is ordered by labels (as a selector's). */
+const ORDERING_FUNCTIONS: ReadonlySet<string> = new Set(['sort', 'sort_desc', 'sort_by_label', 'sort_by_label_desc']);
+
+/**
+ * Prometheus's natural order of label values (the facette/natsort rule it uses): the strings as
+ * runs of digits and of non-digits, compared run by run, two digit runs as numbers. True when `a`
+ * comes before `b`; a string whose runs all equal the other's first ones comes first.
+ */
+export function naturalLess(a: string, b: string): boolean {
+  const ra = a.match(/\d+|\D+/g) ?? [];
+  const rb = b.match(/\d+|\D+/g) ?? [];
+  for (let i = 0; i < ra.length; i++) {
+    if (i >= rb.length) return false;
+    const x = ra[i]!;
+    const y = rb[i]!;
+    // As numbers when both fit Go's int (strconv.Atoi), as text otherwise.
+    const nx = int64Of(x);
+    const ny = int64Of(y);
+    const numeric = nx !== undefined && ny !== undefined;
+    const same = numeric ? nx === ny : x === y;
+    if (same) {
+      if (i === ra.length - 1) return true;
+      if (i === rb.length - 1) return false;
+      continue;
+    }
+    return numeric ? nx < ny : x < y;
+  }
+  return false;
+}
+
+const INT64_MAX = 2n ** 63n - 1n;
+const int64Of = (run: string): bigint | undefined => {
+  if (!/^\d+$/.test(run)) return undefined;
+  const n = BigInt(run);
+  return n <= INT64_MAX ? n : undefined;
+};
+
+/** Result order: sort, sort_desc and sort_by_label(_desc) keep theirs, anything else is ordered by labels (as a selector's). */
 function ordered(expr: Expr, samples: Sample[]): Sample[] {
   let top = expr;
   while (top.type === 'paren') top = top.expr;
-  if (top.type === 'call' && (top.func === 'sort' || top.func === 'sort_desc')) return samples;
+  if (top.type === 'call' && ORDERING_FUNCTIONS.has(top.func)) return samples;
   if (top.type === 'aggregate' && (top.op === 'topk' || top.op === 'bottomk')) return samples;
   return [...samples].sort((a, b) => compareLabels(a.labels, b.labels));
 }

@@ -53,7 +53,10 @@ export const FUNCTIONS: ReadonlyMap<string, FunctionSignature> = new Map<string,
   ['timestamp', { args: [v], returns: v }],
   ['sort', { args: [v], returns: v }],
   ['sort_desc', { args: [v], returns: v }],
+  // Prometheus 3 experimental, as the *_over_time additions above.
+  ['sort_by_label', { args: [v, str], optional: 1, variadic: true, returns: v }],
+  ['sort_by_label_desc', { args: [v, str], optional: 1, variadic: true, returns: v }],
 ]);
 
 /** Functions whose output keeps the input's metric name (every other one drops `__name__`). */
-export const KEEPS_METRIC_NAME: ReadonlySet<string> = new Set(['last_over_time', 'first_over_time', 'sort', 'sort_desc', 'label_replace', 'label_join']);
+export const KEEPS_METRIC_NAME: ReadonlySet<string> = new Set(['last_over_time', 'first_over_time', 'sort', 'sort_desc', 'sort_by_label', 'sort_by_label_desc', 'label_replace', 'label_join']);
