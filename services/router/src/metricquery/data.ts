@@ -109,12 +109,6 @@ export class CatalogCache {
 }
 
 /**
- * Prometheus labels of plain series by (tenant, dataset, series id), for series-first reads: a
- * series id is a hash of its name, resource, scope and labels, so what it names never changes.
- * Bounded by entries, least recently used out first. The labels objects are shared by every query
- * that reads the series: the evaluator never modifies labels (it copies).
- */
-/**
  * A plain series' stored metric name and Prometheus labels (never modified). Plain strings only:
  * no Arrow values, which would keep their whole record batch alive in the cache.
  */
@@ -137,6 +131,13 @@ interface PlainRead {
   labelsOf: (row: PointLists) => PromLabels;
 }
 
+/**
+ * Prometheus labels of plain series by (tenant, dataset, series id), for series-first reads: a
+ * series id is a hash of its name, resource, scope and labels, so what it names never changes.
+ * Bounded by entries, least recently used out first. The labels objects are shared by every query
+ * that reads the series: the evaluator never modifies labels (it copies). Also keeps the series
+ * ids listed over recent long windows (windowIds).
+ */
 export class SeriesLabelCache {
   readonly #rows: Lru<string, SeriesLabels>;
   readonly #maxSeries: number;
