@@ -356,8 +356,11 @@ export class MetricReader {
   async #plainSeries(windows: readonly SelectorWindow[], window: MetricWindow, plain: MetricSelect[], otelLabels: boolean): Promise<PlainRead> {
     const types = PLAIN_TYPES;
     const scope = this.#scope();
-    const cache = scope === undefined ? undefined : this.#labels;
-    const prefix = `${scope}\u0000${otelLabels ? 'otel' : 'rw'}\u0000`;
+    // Only remote-written series' labels are cached: an OpenTelemetry series' Prometheus name
+    // also depends on its type and unit (the _total and unit suffixes), which its id does not
+    // hash, so a unit changed under the same id would keep its old name.
+    const cache = scope === undefined || otelLabels ? undefined : this.#labels;
+    const prefix = `${scope}\u0000`;
     const known = new Map<string, SeriesLabels>();
     const learn = (rows: Row[]) => {
       for (const r of rows) {
