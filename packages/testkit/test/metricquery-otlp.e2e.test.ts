@@ -167,6 +167,17 @@ describe('metric query API over OTLP metrics', () => {
     expect(matrix.result.map((s) => s.metric)).toEqual([{ __name__: 'e2e_items_total', job: service, route: '/checkout' }]);
     expect(matrix.result[0]!.values.length).toBeGreaterThan(0);
     expect(new Set(matrix.result[0]!.values.map(([, v]) => v))).toEqual(new Set(['5']));
+    // Over four hours, plain series are read series first (ids, labels, then the matching points).
+    const end = Date.now() / 1000;
+    for (const [query, name, last] of [
+      ['e2e_requests_total{route="/checkout", code="200"}', 'e2e_requests_total', '7.5'],
+      ['e2e_queue_depth', 'e2e_queue_depth', '-3'],
+    ] as const) {
+      const long = await api('query_range', { query, start: String(end - 4 * 3600), end: String(end), step: '300' });
+      const m = long.body.data as { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> };
+      expect(m.result.map((r) => r.metric.__name__), query).toEqual([name]);
+      expect(m.result[0]!.values.at(-1)![1], query).toBe(last);
+    }
     expect((await api('query_range', { query: 'x', start: '10', end: '20', step: '0' })).status).toBe(400);
     expect((await api('query', { query: 'up' }, 'GET', false)).status).toBe(401);
   });
