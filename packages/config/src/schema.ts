@@ -130,6 +130,14 @@ export const routerSection = z.strictObject({
     .positive()
     .default(50_000_000)
     .describe('Most points one PromQL query may read (Prometheus --query.max-samples); more is 422 "query processing would load too many samples".'),
+  series_label_cache_size: z
+    .number()
+    .int()
+    .min(0)
+    .default(200_000)
+    .describe(
+      'Remote-written series whose Prometheus labels the router keeps for PromQL reads (by tenant, dataset and series id; a few hundred bytes each), so later reads take points without label maps. 0: none kept.',
+    ),
   query_demand_flush_interval: duration('30s').describe(
     'How often the counts of attribute keys that queries filter on without a column of their own (query demand, advice for schema.materialized_labels) are added to the metadata DB. 0s: not counted.',
   ),

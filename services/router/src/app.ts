@@ -36,6 +36,8 @@ export interface AppOptions {
   queryTimeoutMs: number;
   /** router.max_query_samples: most points one PromQL query may read. */
   maxQuerySamples?: number;
+  /** router.series_label_cache_size: remote-written series whose labels PromQL reads keep (0: none). */
+  seriesLabelCacheSize?: number;
   maxBodyBytes: number;
   isReady: () => boolean;
   db: Db;
@@ -102,7 +104,7 @@ export async function buildApp(opts: AppOptions) {
   await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
   await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, logColumns: opts.logColumns }));
   await queryApi('/metricquery', (s) =>
-    s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples }),
+    s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize }),
   );
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });

@@ -60,6 +60,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     logColumns,
     queryTimeoutMs: config.router.query_timeout,
     maxQuerySamples: config.router.max_query_samples,
+    seriesLabelCacheSize: config.router.series_label_cache_size,
     maxBodyBytes: config.router.max_body_bytes,
     isReady: () => ready,
     db,

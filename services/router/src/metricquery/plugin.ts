@@ -53,6 +53,8 @@ export interface MetricQueryOptions {
   maxSamples?: number;
   /** Counts the label names queries filter on that have no column (spec 1: query demand). */
   demand?: QueryDemand;
+  /** Remote-written series whose labels reads keep (data.ts SeriesLabelCache), default 200,000; 0: none. */
+  seriesLabelCacheSize?: number;
 }
 
 const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
@@ -90,7 +92,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
 
   const params = (req: FastifyRequest) => new PromParams(req.url, req.body);
   const catalogs = new CatalogCache();
-  const seriesLabels = new SeriesLabelCache();
+  const cacheSize = opts.seriesLabelCacheSize ?? 200_000;
+  const seriesLabels = cacheSize > 0 ? new SeriesLabelCache(cacheSize) : undefined;
   const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples, catalogs, seriesLabels);
   /** Query demand: the selectors' label names without a column, table `metrics`. */
   const noteDemand = (req: FastifyRequest, selectors: ReadonlyArray<readonly PromLabelMatcher[]>) => {
