@@ -81,7 +81,7 @@ describe('PromQL annotations (Prometheus 3 warnings and infos)', () => {
 
   it('at most ten of each, then how many more', () => {
     const a = new Annotations();
-    for (let i = 0; i < 13; i++) a.possibleNonCounter(`m${String(i).padStart(2, '0')}`, { from: 0, to: 1 });
+    for (let i = 0; i < 13; i++) a.counterInput(makeLabels([['__name__', `m${String(i).padStart(2, '0')}`]]), { from: 0, to: 1 });
     const { infos } = a.asStrings('x');
     expect(infos).toHaveLength(11);
     expect(infos[0]).toBe('PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "m00" (1:1)');

@@ -1,5 +1,7 @@
 import type { Span } from './ast.ts';
 import { positionOf } from '../logql/errors.ts';
+import type { Labels } from '../labels.ts';
+import { METRIC_NAME } from './labels.ts';
 
 /**
  * Query annotations as Prometheus 3 returns them beside a result: warnings (the answer may be
@@ -13,13 +15,12 @@ import { positionOf } from '../logql/errors.ts';
 export class Annotations {
   readonly #warnings = new Map<string, number>();
   readonly #infos = new Map<string, number>();
+  /** Metric names rate/increase inputs were already checked for (a check per series and step otherwise). */
+  readonly #counterNames = new Set<string>();
 
-  get size(): number {
-    return this.#warnings.size + this.#infos.size;
-  }
-
-  /** The quantile parameter of quantile, quantile_over_time or histogram_quantile is outside [0, 1] or NaN. */
-  invalidQuantile(q: number, at: Span): void {
+  /** Warns when the quantile parameter of quantile, quantile_over_time or histogram_quantile is outside [0, 1] or NaN. */
+  quantileParam(q: number, at: Span): void {
+    if (q >= 0 && q <= 1) return;
     add(this.#warnings, `PromQL warning: quantile value should be between 0 and 1, got ${formatG(q)}`, at);
   }
 
@@ -33,9 +34,13 @@ export class Annotations {
     add(this.#warnings, `PromQL warning: bucket label "le" is missing or has a malformed value of ${goQuote(le)}${forMetric(metricName)}`, at);
   }
 
-  /** rate or increase over a series whose name has none of a counter's suffixes. */
-  possibleNonCounter(metricName: string, at: Span): void {
-    add(this.#infos, `PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: ${goQuote(metricName)}`, at);
+  /** Notes a rate or increase input whose name has none of a counter's suffixes (Prometheus's PossibleNonCounterInfo). */
+  counterInput(labels: Labels, at: Span): void {
+    const name = labels[METRIC_NAME];
+    if (name === undefined || name === '' || this.#counterNames.has(name)) return;
+    this.#counterNames.add(name);
+    if (/_(total|sum|count|bucket)$/.test(name)) return;
+    add(this.#infos, `PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: ${goQuote(name)}`, at);
   }
 
   /** histogram_quantile had to raise a bucket count to its predecessor's. */

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import xxhash from 'xxhash-wasm';
 import type { VectorSelector } from './ast.ts';
 import { evalInstant, evalRange, bucketQuantile, naturalLess, selectorWindows, type RawSeries } from './eval.ts';
 import { quantile } from '../quantile.ts';
@@ -241,12 +242,16 @@ describe('limitk and limit_ratio (Prometheus 3 experimental aggregations)', () =
     expect(() => ids('limit_ratio(NaN, m)')).toThrow('Ratio value is NaN');
   });
 
-  it("hashes label sets as Prometheus's release builds do (xxHash64 of length-prefixed names and values)", () => {
+  it("hashes label sets as Prometheus's release builds do (xxHash64 of length-prefixed names and values)", async () => {
     // xxHash64 of no bytes, the published test vector.
     expect(labelsHash(makeLabels())).toBe(0xef46db3751d8e999n);
     // Names in order, whatever order the object has them in.
     expect(labelsHash(makeLabels([['b', '2'], ['a', '1']]))).toBe(labelsHash(makeLabels([['a', '1'], ['b', '2']])));
     expect(labelsHash(makeLabels([['a', '12']]))).not.toBe(labelsHash(makeLabels([['a1', '2']])));
+    // The bytes hashed, spelled out: each name and value after its length as a uvarint (200 is 0xc8 0x01).
+    const long = 'v'.repeat(200);
+    const bytes = Uint8Array.from([1, 0x61, 2, 0x31, 0x32, 1, 0x62, 0xc8, 0x01, ...Buffer.from(long)]);
+    expect(labelsHash(makeLabels([['b', long], ['a', '12']]))).toBe((await xxhash()).h64Raw(bytes));
   });
 });
 

@@ -482,30 +482,25 @@ export const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: nu
   first_over_time: (_t, v, lo) => v[lo],
   ts_of_first_over_time: (t, _v, lo) => t[lo]! / 1000,
   ts_of_last_over_time: (t, _v, _lo, hi) => t[hi - 1]! / 1000,
-  // The last sample that reaches the extreme (>=, <=), where min/max_over_time keep the first value.
-  ts_of_min_over_time: (t, v, lo, hi) => {
-    let min = v[lo]!;
-    let at = t[lo]!;
-    for (let i = lo; i < hi; i++) {
-      if (v[i]! <= min || Number.isNaN(min)) {
-        min = v[i]!;
-        at = t[i]!;
-      }
-    }
-    return at / 1000;
-  },
-  ts_of_max_over_time: (t, v, lo, hi) => {
-    let max = v[lo]!;
-    let at = t[lo]!;
-    for (let i = lo; i < hi; i++) {
-      if (v[i]! >= max || Number.isNaN(max)) {
-        max = v[i]!;
-        at = t[i]!;
-      }
-    }
-    return at / 1000;
-  },
+  ts_of_min_over_time: (t, v, lo, hi) => timeOfExtreme(t, v, lo, hi, -1),
+  ts_of_max_over_time: (t, v, lo, hi) => timeOfExtreme(t, v, lo, hi, 1),
 };
+
+/**
+ * Seconds of the last sample that reaches the window's maximum (dir 1) or minimum (-1): ties go
+ * to the later sample (>=, <=), where min/max_over_time keep the first value; a NaN gives way.
+ */
+function timeOfExtreme(t: Floats, v: Floats, lo: number, hi: number, dir: 1 | -1): number {
+  let best = v[lo]!;
+  let at = t[lo]!;
+  for (let i = lo; i < hi; i++) {
+    if ((dir > 0 ? v[i]! >= best : v[i]! <= best) || Number.isNaN(best)) {
+      best = v[i]!;
+      at = t[i]!;
+    }
+  }
+  return at / 1000;
+}
 
 /** Go's `%f`: six decimals (Prometheus prints double_exponential_smoothing's factors so). */
 const goFixed = (x: number) => (Number.isFinite(x) ? x.toFixed(6) : Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf');
@@ -781,7 +776,7 @@ class Evaluator {
         const v = overTime(s.t, s.v, s.lo, s.hi, m);
         if (v === undefined) continue;
         out.push({ labels: keep ? s.labels : (s.nameless ?? dropMetricName(s.labels)), v });
-        if (counterCheck) checkCounterName(counterCheck, s.labels, c.args[0]!);
+        counterCheck?.counterInput(s.labels, c.args[0]!);
       }
       if (!keep && !m.distinctNameless) checkUnique(out);
       return vec(out);
@@ -797,7 +792,7 @@ class Evaluator {
       case 'quantile_over_time': {
         const q = this.scalarArg(c.args[0]!, ts);
         const m = this.matrixArg(c.args[1]!, ts);
-        if (m.series.length > 0 && !(q >= 0 && q <= 1)) this.annotations?.invalidQuantile(q, c.args[0]!);
+        if (m.series.length > 0) this.annotations?.quantileParam(q, c.args[0]!);
         return vec(m.series.map((s) => ({ labels: name(s.labels), v: quantile(q, windowValues(s.v, s.lo, s.hi)) })));
       }
       case 'double_exponential_smoothing': {
@@ -836,15 +831,11 @@ class Evaluator {
       case 'histogram_quantile': {
         const q = this.scalarArg(c.args[0]!, ts);
         const notes = this.annotations;
-        if (!(q >= 0 && q <= 1)) notes?.invalidQuantile(q, c.args[0]!);
+        notes?.quantileParam(q, c.args[0]!);
         const groups = new Map<string, { labels: Labels; buckets: Bucket[] }>();
         for (const s of this.vectorArg(c.args[1]!, ts)) {
-          const le = s.labels.le;
-          const upper = le === undefined ? undefined : parseLe(le);
-          if (upper === undefined) {
-            notes?.badBucketLabel(s.labels[METRIC_NAME] ?? '', le ?? '', c.args[1]!);
-            continue;
-          }
+          const upper = bucketBound(s.labels, notes, c.args[1]!);
+          if (upper === undefined) continue;
           const labels = omitLabels(s.labels, ['le', METRIC_NAME]);
           const k = labelsKey(labels);
           let g = groups.get(k);
@@ -994,7 +985,7 @@ class Evaluator {
       }
       case 'quantile': {
         const q = this.scalarArg(a.param!, ts);
-        if (groups.size > 0 && !(q >= 0 && q <= 1)) this.annotations?.invalidQuantile(q, a.param!);
+        if (groups.size > 0) this.annotations?.quantileParam(q, a.param!);
         for (const g of groups.values()) out.push({ labels: g.labels, v: quantile(q, g.samples.map((s) => s.v)) });
         return out;
       }
@@ -1159,11 +1150,12 @@ class Evaluator {
 /** Functions over counters, whose input Prometheus checks for a counter's name. */
 export const COUNTER_FUNCTIONS: ReadonlySet<string> = new Set(['rate', 'increase']);
 
-/** Notes rate or increase over a named series without a counter's suffix (Prometheus's PossibleNonCounterInfo). */
-export function checkCounterName(notes: Annotations, labels: Labels, arg: Expr): void {
-  const name = labels[METRIC_NAME];
-  if (name === undefined || name === '' || /_(total|sum|count|bucket)$/.test(name)) return;
-  notes.possibleNonCounter(name, arg);
+/** A classic bucket's upper bound from its `le`; undefined (with Prometheus's warning) when missing or malformed. */
+export function bucketBound(labels: Labels, notes: Annotations | undefined, at: Expr): number | undefined {
+  const le = labels.le;
+  const upper = le === undefined ? undefined : parseLe(le);
+  if (upper === undefined) notes?.badBucketLabel(labels[METRIC_NAME] ?? '', le ?? '', at);
+  return upper;
 }
 
 export function parseLe(le: string): number | undefined {

@@ -481,8 +481,7 @@ export function buildPromSeries(seriesRows: readonly SeriesRow[], points: Iterab
   return [...out.values()].map((s) => (s.stale.includes(true) ? s : { labels: s.labels, t: s.t, v: s.v }));
 }
 
-/** A row of planMetricSeriesPoints: a plain series' labels and its points as lists in matching order. */
-/** A series' points as lists (planMetricSeriesPoints). */
+/** A series' points as lists (planMetricSeriesPoints; without its labels when read with `labels: false`). */
 export interface PointLists {
   series_id: string;
   /** Times (integer milliseconds), in any order. */
@@ -493,6 +492,7 @@ export interface PointLists {
   stale_t: unknown;
 }
 
+/** A row of planMetricSeriesPoints: a plain series' labels and its points as lists in matching order. */
 export interface SeriesPointsRow extends SeriesRow, PointLists {}
 
 /**

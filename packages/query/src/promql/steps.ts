@@ -3,7 +3,7 @@ import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
 import { compareLabels, copyLabels, labelsKey, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { METRIC_NAME, dropMetricName, groupOf } from './labels.ts';
-import { COUNTER_FUNCTIONS, OVER_TIME, arith, bucketQuantile, checkCounterName, compare, parseLe, type Floats, type RawSeries, type SeriesPoints } from './eval.ts';
+import { COUNTER_FUNCTIONS, OVER_TIME, arith, bucketBound, bucketQuantile, compare, type Floats, type RawSeries, type SeriesPoints } from './eval.ts';
 import type { Annotations } from './annotations.ts';
 
 /**
@@ -156,7 +156,7 @@ function callNode(c: Call, cx: StepContext): StepNode | undefined {
             any = true;
           }
           if (!any) continue;
-          if (counterCheck) checkCounterName(counterCheck, raws[k]!.labels, arg);
+          counterCheck?.counterInput(raws[k]!.labels, arg);
           emit(keep ? raws[k]!.labels : nameless![k]!, out, ok);
         }
       },
@@ -173,15 +173,11 @@ function callNode(c: Call, cx: StepContext): StepNode | undefined {
       ordered: false,
       run(emit) {
         const n = cx.steps.length;
-        if (!(q >= 0 && q <= 1)) notes?.invalidQuantile(q, c.args[0]!);
+        notes?.quantileParam(q, c.args[0]!);
         const groups = new Map<string, { labels: Labels; buckets: Array<{ upper: number; v: Float64Array; ok: Uint8Array }> }>();
         inner.run((labels, v, ok) => {
-          const le = labels.le;
-          const up = le === undefined ? undefined : parseLe(le);
-          if (up === undefined) {
-            notes?.badBucketLabel(labels[METRIC_NAME] ?? '', le ?? '', bucketsArg);
-            return;
-          }
+          const up = bucketBound(labels, notes, bucketsArg);
+          if (up === undefined) return;
           const gl = omitLabels(labels, ['le', METRIC_NAME]);
           const key = labelsKey(gl);
           let g = groups.get(key);

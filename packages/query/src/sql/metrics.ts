@@ -207,7 +207,7 @@ export function planMetricSeriesIds(ir: MetricSeriesIds, table: PlannerTable): P
   const sql = [
     `SELECT DISTINCT ${b.column('series_id')} AS "series_id"`,
     `FROM ${b.tableName()}`,
-    `WHERE ${windowSql(b, ir.window)} AND ${namesSql(b, ir.metricNames)} AND ${typesSql(b, ir.metricTypes)}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${rowFilterSql(b, ir)}`,
   ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.window) };
 }
@@ -221,7 +221,7 @@ export function planMetricSeriesLabels(ir: MetricSeriesLabels, table: PlannerTab
   const sql = [
     `SELECT ${head}`,
     `FROM ${b.tableName()}`,
-    `WHERE ${windowSql(b, ir.window)} AND ${namesSql(b, ir.metricNames)} AND ${typesSql(b, ir.metricTypes)}${ids}`,
+    `WHERE ${windowSql(b, ir.window)} AND ${rowFilterSql(b, ir)}${ids}`,
     `GROUP BY ${b.column('series_id')}`,
   ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.window) };

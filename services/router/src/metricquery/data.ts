@@ -35,7 +35,7 @@ import { Lru } from '@floe/storage';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
-import { pointListsRows, type PointListsRow } from './results.ts';
+import { pointListsRows } from './results.ts';
 import type { Table } from 'apache-arrow';
 
 /**
@@ -431,7 +431,7 @@ export class MetricReader {
       const entry = known.get(id);
       if (entry && matches(entry.labels)) matching.add(id);
     }
-    let lists = first as PointListsRow[];
+    let lists = first as PointLists[];
     if (long && picks) {
       const late = new Set([...matching].filter((id) => !early.has(id)));
       lists = late.size === 0 ? earlyLists : [...earlyLists, ...(await byIds(late))];

@@ -1,4 +1,4 @@
-import { makePromLabels, mapEntries, type PromLabels } from '@floe/query';
+import { makePromLabels, mapEntries, type PointLists, type PromLabels } from '@floe/query';
 import type { Data, Table } from 'apache-arrow';
 
 /** A string map value (Arrow MapRow, Map or object) as a label set: its non-empty string entries. */
@@ -6,14 +6,8 @@ export function mapLabels(v: unknown): PromLabels {
   return makePromLabels(mapEntries(v).filter((e): e is [string, string] => typeof e[1] === 'string'));
 }
 
-/** A row of plain series points read without labels: the series id and its point lists. */
-export interface PointListsRow {
-  series_id: string;
-  t: Float64Array;
-  v: Float64Array;
-  /** Times of staleness markers (null when none). */
-  stale_t: Float64Array | null;
-}
+/** Point lists as views on the querier's DOUBLE buffers (`stale_t` null when the series has no marker). */
+type DoubleLists = PointLists & { t: Float64Array; v: Float64Array; stale_t: Float64Array | null };
 
 /**
  * The Float64 list of row `i` of a List<Float64> column chunk, as a view on its values (no copy);
@@ -35,8 +29,8 @@ function float64ListAt(data: Data, i: number): Float64Array | null {
  * querier sent. Arrow's row objects (toJSON per row and field) cost more than the evaluation of
  * the points they hold.
  */
-export function pointListsRows(table: Table): PointListsRow[] {
-  const out: PointListsRow[] = [];
+export function pointListsRows(table: Table): DoubleLists[] {
+  const out: DoubleLists[] = [];
   for (const batch of table.batches) {
     const ids = batch.getChild('series_id');
     const t = batch.getChild('t')?.data[0];
