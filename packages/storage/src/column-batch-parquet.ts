@@ -1,5 +1,6 @@
 import { open } from 'node:fs/promises';
 import { columnLeaves, type BatchSchemaInfo, type ColumnBatchView, type LeafShape, type LeafType } from './column-batch.ts';
+import { dataPageHeader, fileFooter, LIST, MAP, OPTIONAL, PAR1, REPEATED, REQUIRED, UNCOMPRESSED, UTF8, writeColumnChunkStart, writeSchemaElement, type SchemaElement } from './parquet-format.ts';
 import { ThriftWriter } from './thrift-compact.ts';
 import { writeParts } from './write-parts.ts';
 
@@ -16,21 +17,6 @@ const ROW_GROUP_ROWS = 65_536;
 /** Value bytes per row group at most, far below the 2 GiB a page's i32 size allows. */
 const ROW_GROUP_BYTES = 256 * 1024 * 1024;
 
-const PHYSICAL: Record<LeafType, number> = { boolean: 0, int: 1, long: 2, double: 5, string: 6 };
-const OPTIONAL = 1;
-const REPEATED = 2;
-const REQUIRED = 0;
-const UTF8 = 0;
-const MAP = 1;
-const LIST = 3;
-
-interface SchemaElement {
-  name: string;
-  type?: LeafType;
-  repetition?: number;
-  children?: number;
-  converted?: number;
-}
 
 interface LeafMeta extends LeafShape {
   path: string[];
@@ -137,17 +123,7 @@ export async function writeColumnBatchParquet(path: string, batches: readonly Co
         const defs = encodeLevels(batches, start, end, l, 'defs', levels, bitWidth(maxDef), maxDef);
         const values = type === 'boolean' ? packBits(batches, start, end, l, valueBytes) : undefined;
         const body = (reps ? 4 + reps.length : 0) + 4 + defs.length + (values ? values.length : valueBytes);
-        const header = new ThriftWriter()
-          .i32(1, 0) // DATA_PAGE
-          .i32(2, body)
-          .i32(3, body)
-          .beginStruct(5)
-          .i32(1, levels)
-          .i32(2, 0) // PLAIN
-          .i32(3, 3) // RLE
-          .i32(4, 3) // RLE
-          .endStruct()
-          .end();
+        const header = dataPageHeader(levels, body, body);
         const chunk: ChunkMeta = { offset, bytes: header.length + body, levels };
         await put(header);
         for (const lv of [reps, defs]) {
@@ -168,38 +144,18 @@ export async function writeColumnBatchParquet(path: string, batches: readonly Co
 
     const w = new ThriftWriter()
       .i32(1, 1)
-      .listStruct(2, elements, (t, e) => {
-        if (e.type !== undefined) t.i32(1, PHYSICAL[e.type]);
-        if (e.repetition !== undefined) t.i32(3, e.repetition);
-        t.string(4, e.name);
-        if (e.children !== undefined) t.i32(5, e.children);
-        if (e.converted !== undefined) t.i32(6, e.converted);
-      })
+      .listStruct(2, elements, writeSchemaElement)
       .i64(3, totalRows)
       .listStruct(4, groups, (t, g) => {
         t.listStruct(1, g.chunks.map((chunk, i) => ({ chunk, leaf: leaves[i]! })), (c, { chunk, leaf }) => {
-          c.i64(2, chunk.offset)
-            .beginStruct(3)
-            .i32(1, PHYSICAL[leaf.type])
-            .listI32(2, [0, 3]) // PLAIN, RLE
-            .listString(3, leaf.path)
-            .i32(4, 0) // UNCOMPRESSED
-            .i64(5, chunk.levels)
-            .i64(6, chunk.bytes)
-            .i64(7, chunk.bytes)
-            .i64(9, chunk.offset)
-            .endStruct();
+          writeColumnChunkStart(c, { type: leaf.type, path: leaf.path, codec: UNCOMPRESSED, levels: chunk.levels, uncompressed: chunk.bytes, compressed: chunk.bytes, offset: chunk.offset }).endStruct();
         });
         t.i64(2, g.chunks.reduce((n, c) => n + c.bytes, 0));
         t.i64(3, g.rows);
       })
       .string(6, 'floe column batches')
       .end();
-    const footer = new Uint8Array(w.length + 8);
-    footer.set(w, 0);
-    new DataView(footer.buffer).setUint32(w.length, w.length, true);
-    footer.set(PAR1, w.length + 4);
-    await put(footer);
+    await put(fileFooter(w));
     await flush();
     return totalRows;
   } finally {
@@ -287,5 +243,3 @@ function packBits(batches: readonly ColumnBatchView[], start: number, end: numbe
   }
   return out;
 }
-
-const PAR1 = Uint8Array.of(0x50, 0x41, 0x52, 0x31);

@@ -553,6 +553,8 @@ export interface ColumnBatchView {
   rows: number;
   schema: BatchSchemaInfo;
   leaves: LeafView[];
+  /** The whole payload the view reads. */
+  bytes: Uint8Array;
 }
 
 /** A leaf's place in a batch: its value type and the nesting its levels encode. */
@@ -630,7 +632,7 @@ export function readColumnBatch(payload: Uint8Array): ColumnBatchView {
     at = end;
   }
   if (at !== payload.length) throw new TypeError('column batch has bytes after its last leaf');
-  return { rows, schema, leaves };
+  return { rows, schema, leaves, bytes: payload };
 }
 
 const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };

@@ -21,13 +21,17 @@ import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-cou
 import { IdBlocksWriter } from './id-blocks.ts';
 import { isColumnBatch, readColumnBatch, type BatchSchemaInfo, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
+import { sortedParquetPlan } from './sorted-batch-parquet.ts';
+import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
 
 /**
- * Writes sorted, zstd Parquet files with Iceberg field ids using DuckDB, from either WAL record
- * payloads (column batches or NDJSON, as the acceptor wrote them; no per-row JavaScript) or
- * existing Parquet files (compaction). The sort and the encoding run in native
- * code (reference/storage.md §1). Each written file reports the statistics its Iceberg manifest
- * entry and its id filter need.
+ * Writes sorted, zstd Parquet files with Iceberg field ids, from either WAL record payloads
+ * (column batches or NDJSON, as the acceptor wrote them) or existing Parquet files (compaction).
+ * Column batches of one schema, the writer's usual flush, are sorted and encoded by Floe's own
+ * encoder on a thread of its own (sorted-batch-parquet.ts, sorted-parquet-encoder.ts); anything
+ * else (NDJSON, batches of several schemas, tables with computed label columns, rewrites) by
+ * DuckDB, whose sort and encoding run in native code (reference/storage.md §1). Each written file
+ * reports the statistics its Iceberg manifest entry and its id filter need.
  */
 export interface WrittenFile {
   path: string;
@@ -66,16 +70,26 @@ const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 /** DuckDB's own default, for tables that don't set TableDef.rowGroupSize. */
 const DEFAULT_ROW_GROUP_SIZE = 122_880;
 
+/**
+ * Who encodes column batches: `auto` writes batches of one schema without DuckDB where the table
+ * allows (sorted-batch-parquet.ts) and everything else with DuckDB; `duckdb` always uses DuckDB
+ * (tests and benchmarks compare the two).
+ */
+export type BatchEncoder = 'auto' | 'duckdb';
+
 export class ParquetWriter {
   readonly #dir: string;
   readonly #threads: number;
+  readonly #encoder: BatchEncoder;
+  readonly #sorted = new SortedParquetEncoder();
   #instance: DuckDBInstance | undefined;
   #conn: DuckDBConnection | undefined;
 
   /** `threads`: DuckDB's worker threads for the sort and the encoding. */
-  constructor(workDir: string, opts: { threads?: number } = {}) {
+  constructor(workDir: string, opts: { threads?: number; encoder?: BatchEncoder } = {}) {
     this.#dir = workDir;
     this.#threads = opts.threads ?? 2;
+    this.#encoder = opts.encoder ?? 'auto';
   }
 
   async #connection(): Promise<DuckDBConnection> {
@@ -109,6 +123,12 @@ export class ParquetWriter {
       if (list) list.push(view);
       else bySchema.set(view.schema, [view]);
     }
+    // Id blocks are read back through DuckDB: those writes stay on the DuckDB path.
+    if (json.length === 0 && bySchema.size === 1 && this.#encoder === 'auto' && !opts.idBlocks) {
+      const [schema, batches] = [...bySchema][0]!;
+      const plan = sortedParquetPlan(table, schema);
+      if (plan && batches.some((b) => b.rows > 0)) return this.#writeSorted(table, batches, opts);
+    }
     const inputs: string[] = [];
     try {
       const sources: string[] = [];
@@ -138,6 +158,24 @@ export class ParquetWriter {
       return counts ? { ...out, attributeTypes: counts } : out;
     } finally {
       await Promise.all(inputs.map((f) => rm(f, { force: true })));
+    }
+  }
+
+  async #writeSorted(table: TableDef, batches: readonly ColumnBatchView[], opts: WriteOptions): Promise<WrittenFile> {
+    await mkdir(this.#dir, { recursive: true });
+    const path = join(this.#dir, `${randomUUID()}.parquet`);
+    try {
+      const out = await this.#sorted.encode(
+        path,
+        table,
+        batches.map((b) => b.bytes),
+        opts.attributeTypes === true,
+      );
+      const { size } = await stat(path);
+      return { path, sizeBytes: size, ...out.result, ...(out.attributeTypes ? { attributeTypes: out.attributeTypes } : {}) };
+    } catch (err) {
+      await rm(path, { force: true });
+      throw err;
     }
   }
 
@@ -183,7 +221,7 @@ export class ParquetWriter {
         ? { ids: [] }
         : opts.idBlocks
           ? await this.#writeIdBlocks(conn, table, id, src, `${output}.blk`)
-          : { ids: (await conn.runAndReadAll(`SELECT DISTINCT ${quoteIdent(id)} FROM ${src}`)).getRows().map((r) => String(r[0])) };
+          : { ids: (await conn.runAndReadAll(`SELECT DISTINCT ${quoteIdent(id)} FROM ${src} WHERE ${quoteIdent(id)} IS NOT NULL`)).getRows().map((r) => String(r[0])) };
       const attributeTypes = opts.attributeTypes ? await this.#attributeTypes(conn, table, src) : undefined;
       const { size } = await stat(output);
       return {
@@ -253,6 +291,7 @@ export class ParquetWriter {
   }
 
   close(): void {
+    this.#sorted.close();
     this.#conn?.closeSync();
     this.#instance?.closeSync();
     this.#conn = undefined;

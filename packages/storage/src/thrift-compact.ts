@@ -1,6 +1,6 @@
 /**
- * Thrift compact protocol, the write side only and only the types Parquet's metadata uses (i32,
- * i64, binary, list, struct). Hand-written: the few Parquet structures Floe emits (page headers
+ * Thrift compact protocol, the write side only and only the types Parquet's metadata uses (bool,
+ * i32, i64, binary, list, struct). Hand-written: the few Parquet structures Floe emits (page headers
  * and a file footer, column-batch-parquet.ts) do not justify a Thrift runtime and its generated
  * code, and the npm Thrift packages implement the binary protocol for RPC, not compact encoding
  * into a buffer.
@@ -8,6 +8,8 @@
 
 const utf8 = new TextEncoder();
 
+const T_BOOL_TRUE = 1;
+const T_BOOL_FALSE = 2;
 const T_I32 = 5;
 const T_I64 = 6;
 const T_BINARY = 8;
@@ -68,14 +70,23 @@ export class ThriftWriter {
     return this;
   }
 
-  string(id: number, s: string): this {
+  /** A boolean field: compact Thrift folds the value into the field header. */
+  bool(id: number, v: boolean): this {
+    this.#header(id, v ? T_BOOL_TRUE : T_BOOL_FALSE);
+    return this;
+  }
+
+  binary(id: number, bytes: Uint8Array): this {
     this.#header(id, T_BINARY);
-    const bytes = utf8.encode(s);
     this.#varint(bytes.length);
     this.#room(bytes.length);
     this.#b.set(bytes, this.#p);
     this.#p += bytes.length;
     return this;
+  }
+
+  string(id: number, s: string): this {
+    return this.binary(id, utf8.encode(s));
   }
 
   beginStruct(id: number): this {
@@ -119,12 +130,12 @@ export class ThriftWriter {
   }
 
   /** A list of structs: `each` writes one element's fields (its struct is opened and closed here). */
-  listStruct<T>(id: number, items: readonly T[], each: (w: ThriftWriter, item: T) => void): this {
+  listStruct<T>(id: number, items: readonly T[], each: (w: ThriftWriter, item: T, index: number) => void): this {
     this.#listHeader(id, items.length, T_STRUCT);
-    for (const item of items) {
+    for (let i = 0; i < items.length; i++) {
       this.#last.push(this.#field);
       this.#field = 0;
-      each(this, item);
+      each(this, items[i]!, i);
       this.endStruct();
     }
     return this;

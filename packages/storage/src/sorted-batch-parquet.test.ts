@@ -1,0 +1,140 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TABLES, quoteIdent, timeColumn, tracesTable, withMaterializedLabels, type TableDef } from '@floe/schema';
+import { ColumnBatchBuilder, batchSchema, batchSchemaInfo, readColumnBatch } from './column-batch.ts';
+import { ParquetWriter, type WrittenFile } from './parquet-writer.ts';
+import { sortedParquetPlan } from './sorted-batch-parquet.ts';
+import { randomRawRows } from './testing/raw-rows.ts';
+
+let dir: string;
+let instance: DuckDBInstance;
+let conn: DuckDBConnection;
+let direct: ParquetWriter;
+let duckdb: ParquetWriter;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'floe-sorted-parquet-'));
+  instance = await DuckDBInstance.create(':memory:');
+  conn = await instance.connect();
+  direct = new ParquetWriter(join(dir, 'direct'));
+  duckdb = new ParquetWriter(join(dir, 'duckdb'), { encoder: 'duckdb' });
+});
+afterAll(async () => {
+  direct.close();
+  duckdb.close();
+  conn.closeSync();
+  instance.closeSync();
+  await rm(dir, { recursive: true, force: true });
+});
+
+const rowsOf = async (sql: string) => (await conn.runAndReadAll(sql)).getRowsJson();
+
+function batchesOf(table: TableDef, rows: Record<string, unknown>[], perBatch: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  for (let i = 0; i < rows.length; i += perBatch) {
+    const b = ColumnBatchBuilder.forTable(table);
+    for (const r of rows.slice(i, i + perBatch)) b.addRow(r);
+    out.push(b.finish());
+  }
+  return out;
+}
+
+/** Both writers over the same payloads; the direct one must not have fallen back to DuckDB. */
+async function writeBoth(table: TableDef, payloads: Uint8Array[]): Promise<{ js: WrittenFile; db: WrittenFile }> {
+  expect(sortedParquetPlan(table, readColumnBatch(payloads[0]!).schema)).toBeDefined();
+  const js = await direct.write(table, payloads, { attributeTypes: true });
+  const db = await duckdb.write(table, payloads, { attributeTypes: true });
+  return { js, db };
+}
+
+/** The file as DuckDB reads it and as its footer says: columns, rows, key order, field ids, statistics. */
+async function describeFile(table: TableDef, path: string) {
+  const src = `read_parquet('${path}')`;
+  const keys = table.sortOrder.map(quoteIdent).join(', ');
+  const statCols = [...table.sortOrder, table.partitionSource, timeColumn(table)].map((c) => `'${c}'`).join(', ');
+  return {
+    types: await rowsOf(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${src})`),
+    // Every row, as DuckDB reads it, in a canonical order (ties on the sort keys may fall either way).
+    rows: (await rowsOf(`SELECT to_json(t)::VARCHAR AS j FROM ${src} t ORDER BY j`)).map((r) => r[0]),
+    // The sort keys in file order.
+    keyOrder: await rowsOf(`SELECT ${keys} FROM ${src}`),
+    // The schema's nodes below the root (whose name is the writer's own): names, types, nesting, field ids.
+    schema: await rowsOf(
+      `SELECT name, type, repetition_type, num_children, converted_type, logical_type, field_id FROM parquet_schema('${path}') WHERE name NOT IN ('schema', 'duckdb_schema') ORDER BY ALL`,
+    ),
+    rowGroups: await rowsOf(`SELECT row_group_id, row_group_num_rows FROM parquet_metadata('${path}') GROUP BY ALL ORDER BY ALL`),
+    stats: await rowsOf(
+      `SELECT row_group_id, path_in_schema, stats_min_value, stats_max_value, stats_null_count FROM parquet_metadata('${path}') WHERE path_in_schema IN (${statCols}) ORDER BY ALL`,
+    ),
+  };
+}
+
+const summary = (w: WrittenFile) => ({
+  rowCount: w.rowCount,
+  minStartNs: w.minStartNs,
+  maxStartNs: w.maxStartNs,
+  minTimestampUs: w.minTimestampUs,
+  maxTimestampUs: w.maxTimestampUs,
+  ids: [...w.ids].sort(),
+  attributeTypes: w.attributeTypes?.map((a) => `${a.key}\u0000${a.type}\u0000${a.count}`).sort(),
+});
+
+describe('column batches written sorted without DuckDB', () => {
+  for (const [name, table] of Object.entries(TABLES) as [string, TableDef][]) {
+    it(`store the same ${name} file DuckDB's COPY stores: columns, rows, order, field ids, statistics`, async () => {
+      const rows = randomRawRows(table, 700, name.length * 7919);
+      const { js, db } = await writeBoth(table, batchesOf(table, rows, 37));
+      const [got, want] = await Promise.all([describeFile(table, js.path), describeFile(table, db.path)]);
+      expect(got.types).toEqual(want.types);
+      expect(got.rows).toEqual(want.rows);
+      expect(got.keyOrder).toEqual(want.keyOrder);
+      expect(got.schema).toEqual(want.schema);
+      expect(got.rowGroups).toEqual(want.rowGroups);
+      expect(got.stats).toEqual(want.stats);
+      expect(summary(js)).toEqual(summary(db));
+    });
+  }
+
+  it('splits many rows into the table’s row groups, each sorted and with its own bounds', async () => {
+    const rows = randomRawRows(tracesTable, 40_000, 42);
+    const { js, db } = await writeBoth(tracesTable, batchesOf(tracesTable, rows, 100));
+    const [got, want] = await Promise.all([describeFile(tracesTable, js.path), describeFile(tracesTable, db.path)]);
+    expect(got.rowGroups).toEqual([
+      ['0', '16384'],
+      ['1', '16384'],
+      ['2', '7232'],
+    ]);
+    expect(got.rowGroups).toEqual(want.rowGroups);
+    expect(got.keyOrder).toEqual(want.keyOrder);
+    expect(got.stats).toEqual(want.stats);
+    expect(got.rows).toEqual(want.rows);
+    expect(summary(js)).toEqual(summary(db));
+  });
+
+  it('reads one batch as it is, and fills a column the batches lack with NULL', async () => {
+    const rows = randomRawRows(tracesTable, 50, 7);
+    const [one] = batchesOf(tracesTable, rows, 50);
+    const { js, db } = await writeBoth(tracesTable, [one!]);
+    expect((await describeFile(tracesTable, js.path)).rows).toEqual((await describeFile(tracesTable, db.path)).rows);
+
+    const partial = new ColumnBatchBuilder(batchSchema(tracesTable).filter(([n]) => n !== 'links_json' && n !== 'span_attr_bool'));
+    for (const r of rows) partial.addRow(r);
+    const payload = partial.finish();
+    const both = await writeBoth(tracesTable, [payload]);
+    const got = await describeFile(tracesTable, both.js.path);
+    expect(got.rows).toEqual((await describeFile(tracesTable, both.db.path)).rows);
+    expect(await rowsOf(`SELECT count(*) FROM read_parquet('${both.js.path}') WHERE links_json IS NULL AND span_attr_bool IS NULL`)).toEqual([['50']]);
+  });
+
+  it('leaves tables with computed label columns, and batches of another column type, to DuckDB', () => {
+    const labelled = withMaterializedLabels(tracesTable, [{ key: 'http.method', column: 'label_http_method', id: 10_000 }]);
+    const info = readColumnBatch(batchesOf(tracesTable, randomRawRows(tracesTable, 3, 1), 3)[0]!).schema;
+    expect(sortedParquetPlan(labelled, info)).toBeUndefined();
+    const retyped = batchSchemaInfo(JSON.stringify(batchSchema(tracesTable).map(([n, t]) => [n, n === 'flags' ? 'int' : t])));
+    expect(sortedParquetPlan(tracesTable, retyped)).toBeUndefined();
+    expect(sortedParquetPlan(tracesTable, info)).toBeDefined();
+  });
+});

@@ -1,0 +1,784 @@
+import { open } from 'node:fs/promises';
+import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
+import { isListType, isMapType, isStructType, timeColumn, type ColumnDef, type TableDef } from '@floe/schema';
+import { batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
+import { encodeLevelRuns } from './column-batch-parquet.ts';
+import type { WrittenFile } from './parquet-writer.ts';
+import {
+  dataPageHeader,
+  fileFooter,
+  INT_32,
+  INT_64,
+  LIST,
+  MAP,
+  OPTIONAL,
+  PAR1,
+  REPEATED,
+  REQUIRED,
+  TIMESTAMP_MICROS,
+  UTF8,
+  writeColumnChunkStart,
+  writeSchemaElement,
+  ZSTD,
+  type SchemaElement,
+} from './parquet-format.ts';
+import { ThriftWriter } from './thrift-compact.ts';
+import { writeParts } from './write-parts.ts';
+
+/**
+ * Column batches → a table's stored Parquet file without DuckDB: the rows sorted in the table's
+ * order, each leaf's levels and PLAIN values gathered in that order (copied as bytes, never
+ * decoded into values), one zstd data page per column chunk, Iceberg field ids, and min/max
+ * statistics on the top-level columns. The writer's flushes take this path (parquet-writer.ts):
+ * DuckDB's read of the batches, its row sort and its dictionary encoding cost several times
+ * what this does (bench/RESULTS.md, bench/ingest-traces), and a flush file lives only until the
+ * compactor merges its hour (with DuckDB, dictionaries and all).
+ *
+ * What it writes is what DuckDB's COPY writes for the same rows, as DuckDB reads it back: the
+ * same columns, types (timestamptz as INT64 TIMESTAMP(MICROS, UTC)), nesting, field ids and row
+ * order (parquet-writer.test.ts compares the two). It takes the stored columns a batch carries
+ * as they are, the µs timestamp derived from the time column, and NULL for a column the batch
+ * lacks; a table with computed label columns, or a batch whose columns differ in type from the
+ * table's, goes through DuckDB (sortedParquetPlan says so).
+ */
+
+/** Rows per row group for tables that set none (DuckDB's own default, as parquet-writer.ts). */
+const DEFAULT_ROW_GROUP_SIZE = 122_880;
+/** zstd's own default level, as DuckDB uses it. */
+const ZSTD_LEVEL = 3;
+
+/** Where a stored leaf's levels and values come from. */
+type LeafSource =
+  /** The batches' leaf at `index`, as it is. */
+  | { kind: 'batch'; index: number }
+  /** A column the batches lack: NULL in every row. */
+  | { kind: 'null' }
+  /** The µs timestamp: the unix-nanosecond leaf at `index`, divided by 1000 (truncated, as DuckDB's `//`). */
+  | { kind: 'micros'; index: number };
+
+interface StoredLeaf {
+  path: string[];
+  type: LeafType;
+  maxDef: number;
+  maxRep: number;
+  source: LeafSource;
+  /** Min/max statistics are written for top-level primitive columns. */
+  stats: boolean;
+}
+
+type SortKeyType = 'string' | 'long' | 'int';
+
+export interface SortedParquetPlan {
+  elements: SchemaElement[];
+  leaves: StoredLeaf[];
+  /** The table's sort columns as batch leaves, most significant first. */
+  sortKeys: { index: number; type: SortKeyType }[];
+  /** The stored leaves (indexes into `leaves`) of the unix-nanosecond time column and of the partition timestamp. */
+  timeLeaf: number;
+  timestampLeaf: number;
+  /** The batch leaf of the table's id column (distinct ids for the file's id filter). */
+  idLeaf: number | undefined;
+  rowGroupSize: number;
+}
+
+/** What the file holds besides its rows, for WrittenFile. */
+export type SortedParquetResult = Pick<WrittenFile, 'rowCount' | 'minStartNs' | 'maxStartNs' | 'minTimestampUs' | 'maxTimestampUs' | 'ids'>;
+
+const plans = new WeakMap<TableDef, WeakMap<BatchSchemaInfo, SortedParquetPlan | null>>();
+
+/**
+ * How batches of schema `info` become `table`'s stored file here, or undefined when DuckDB must
+ * do it: the table computes label columns, a column's type in the batch is not the table's, or
+ * a sort, time or id column is missing or not of a type this sorts.
+ */
+export function sortedParquetPlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | undefined {
+  let byInfo = plans.get(table);
+  if (!byInfo) plans.set(table, (byInfo = new WeakMap()));
+  let plan = byInfo.get(info);
+  if (plan === undefined) {
+    plan = makePlan(table, info) ?? null;
+    byInfo.set(info, plan);
+  }
+  return plan ?? undefined;
+}
+
+function makePlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | undefined {
+  // The batch's columns and where their leaves start in the payload's leaf order.
+  const inBatch = new Map<string, { type: BatchColumnType; first: number }>();
+  let at = 0;
+  for (let i = 0; i < info.columns.length; i++) {
+    inBatch.set(info.names[i]!, { type: info.schema[i]![1], first: at });
+    at += columnLeaves(info.columns[i]!).length;
+  }
+  const want = new Map(batchSchema(table));
+  const same = (a: BatchColumnType, b: BatchColumnType) => JSON.stringify(a) === JSON.stringify(b);
+
+  const elements: SchemaElement[] = [{ name: 'schema', children: table.columns.length }];
+  const leaves: StoredLeaf[] = [];
+  // The converted types DuckDB writes: its readers (and the compactor's union_by_name) see the same types either way.
+  const converted: Partial<Record<LeafType, number>> = { string: UTF8, long: INT_64, int: INT_32 };
+  const primitive = (name: string, type: LeafType): SchemaElement => ({ name, type, repetition: OPTIONAL, ...(converted[type] !== undefined ? { converted: converted[type] } : {}) });
+  for (const c of table.columns) {
+    if (c.expr) return undefined;
+    if (c.derived) {
+      const source = inBatch.get(c.derived);
+      if (c.type !== 'timestamptz' || !source || source.type !== 'long') return undefined;
+      elements.push({ name: c.name, type: 'long', repetition: OPTIONAL, converted: TIMESTAMP_MICROS, fieldId: c.id, timestampMicros: true });
+      leaves.push({ path: [c.name], type: 'long', maxDef: 1, maxRep: 0, source: { kind: 'micros', index: source.first }, stats: true });
+      continue;
+    }
+    const type = want.get(c.name)!;
+    const got = inBatch.get(c.name);
+    if (got && !same(got.type, type)) return undefined;
+    const shapes = columnLeaves(batchColumns([[c.name, type]])[0]!);
+    const source = (k: number): LeafSource => (got ? { kind: 'batch', index: got.first + k } : { kind: 'null' });
+    const leaf = (k: number, path: string[], stats = false): StoredLeaf => ({ path, type: shapes[k]!.type, maxDef: shapes[k]!.maxDef, maxRep: shapes[k]!.maxRep, source: source(k), stats });
+    if (typeof type === 'string') {
+      elements.push({ ...primitive(c.name, type), fieldId: c.id });
+      leaves.push(leaf(0, [c.name], true));
+    } else if ('map' in type) {
+      const ids = table.mapIds[c.name];
+      if (!ids || !isMapType(c.type)) return undefined;
+      elements.push({ name: c.name, repetition: OPTIONAL, children: 1, converted: MAP, fieldId: c.id });
+      elements.push({ name: 'key_value', repetition: REPEATED, children: 2 });
+      elements.push({ ...primitive('key', 'string'), repetition: REQUIRED, fieldId: ids.keyId });
+      elements.push({ ...primitive('value', type.map), fieldId: ids.valueId });
+      leaves.push(leaf(0, [c.name, 'key_value', 'key']), leaf(1, [c.name, 'key_value', 'value']));
+    } else {
+      if (!isListType(c.type)) return undefined;
+      elements.push({ name: c.name, repetition: OPTIONAL, children: 1, converted: LIST, fieldId: c.id });
+      elements.push({ name: 'list', repetition: REPEATED, children: 1 });
+      const el = c.type.list;
+      if (typeof type.list === 'string') {
+        elements.push({ ...primitive('element', type.list), fieldId: c.type.elementId });
+        leaves.push(leaf(0, [c.name, 'list', 'element']));
+      } else {
+        if (!isStructType(el)) return undefined;
+        elements.push({ name: 'element', repetition: OPTIONAL, children: el.struct.length, fieldId: c.type.elementId });
+        el.struct.forEach((f, k) => {
+          elements.push({ ...primitive(f.name, shapes[k]!.type), fieldId: f.id });
+          leaves.push(leaf(k, [c.name, 'list', 'element', f.name]));
+        });
+      }
+    }
+  }
+
+  const primitiveIn = (name: string | undefined): { index: number; type: LeafType } | undefined => {
+    const got = name === undefined ? undefined : inBatch.get(name);
+    return got && typeof got.type === 'string' ? { index: got.first, type: got.type } : undefined;
+  };
+  const sortKeys: SortedParquetPlan['sortKeys'] = [];
+  for (const name of table.sortOrder) {
+    const key = primitiveIn(name);
+    if (!key || (key.type !== 'string' && key.type !== 'long' && key.type !== 'int')) return undefined;
+    sortKeys.push({ index: key.index, type: key.type });
+  }
+  const storedLeaf = (c: ColumnDef) => leaves.findIndex((l) => l.path.length === 1 && l.path[0] === c.name);
+  const time = table.columns.find((c) => c.name === timeColumn(table));
+  const stamp = table.columns.find((c) => c.name === table.partitionSource);
+  if (!time || !stamp || !primitiveIn(time.name)) return undefined;
+  let idLeaf: number | undefined;
+  if (table.idColumn) {
+    const id = primitiveIn(table.idColumn);
+    if (!id || id.type !== 'string') return undefined;
+    idLeaf = id.index;
+  }
+  return { elements, leaves, sortKeys, timeLeaf: storedLeaf(time), timestampLeaf: storedLeaf(stamp), idLeaf, rowGroupSize: table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE };
+}
+
+/** One leaf of all the batches, end to end, with where each row's levels and values start. */
+interface RowLeaf {
+  defs: Uint8Array;
+  reps: Uint8Array | undefined;
+  vals: Uint8Array;
+  /** Row r's levels are [rowLevel[r], rowLevel[r + 1]); undefined when every row has one level. */
+  rowLevel: Int32Array | undefined;
+  /** Row r's values are the bytes [rowVal[r], rowVal[r + 1]). */
+  rowVal: Int32Array;
+}
+
+const FIXED_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
+
+const u32le = (b: Uint8Array, p: number) => (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+
+function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { type: LeafType; maxDef: number; maxRep: number }, rows: number): RowLeaf {
+  let defs: Uint8Array;
+  let reps: Uint8Array | undefined;
+  let vals: Uint8Array;
+  if (batches.length === 1) {
+    const l = batches[0]!.leaves[index]!;
+    defs = l.defs;
+    reps = l.reps;
+    // gatherLeaf copies 4- and 8-byte values as 32-bit words: they must sit 4-byte aligned.
+    vals = l.values.byteOffset % 4 === 0 ? l.values : l.values.slice();
+  } else {
+    let n = 0;
+    let bytes = 0;
+    for (const b of batches) {
+      n += b.leaves[index]!.levels;
+      bytes += b.leaves[index]!.values.length;
+    }
+    defs = new Uint8Array(n);
+    reps = shape.maxRep > 0 ? new Uint8Array(n) : undefined;
+    vals = new Uint8Array(bytes);
+    let p = 0;
+    let q = 0;
+    for (const b of batches) {
+      const l = b.leaves[index]!;
+      defs.set(l.defs, p);
+      if (reps) reps.set(l.reps!, p);
+      vals.set(l.values, q);
+      p += l.levels;
+      q += l.values.length;
+    }
+  }
+  const n = defs.length;
+  const rowLevel = reps ? new Int32Array(rows + 1) : undefined;
+  const rowVal = new Int32Array(rows + 1);
+  const width = FIXED_WIDTH[shape.type];
+  const max = shape.maxDef;
+  let r = -1;
+  let vp = 0;
+  for (let k = 0; k < n; k++) {
+    if (!reps || reps[k] === 0) {
+      r++;
+      if (rowLevel) rowLevel[r] = k;
+      rowVal[r] = vp;
+    }
+    if (defs[k] === max) vp += width ?? 4 + u32le(vals, vp);
+  }
+  if (rowLevel) rowLevel[rows] = n;
+  rowVal[rows] = vp;
+  return { defs, reps, vals, rowLevel, rowVal };
+}
+
+/** A leaf of NULL in every row (a column the batches lack). */
+function nullLeaf(rows: number, maxRep: number): RowLeaf {
+  return { defs: new Uint8Array(rows), reps: maxRep > 0 ? new Uint8Array(rows) : undefined, vals: new Uint8Array(0), rowLevel: undefined, rowVal: new Int32Array(rows + 1) };
+}
+
+/**
+ * The order of the rows by the sort keys, ascending, NULLs last (DuckDB's ORDER BY default): an
+ * LSD radix sort over 16-bit digits, least significant key first. Strings sort by rank among the
+ * distinct values (byte order), integers by their bits with the sign flipped.
+ */
+function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyType; maxDef: number }[]): Uint32Array {
+  let a = new Uint32Array(rows);
+  for (let i = 0; i < rows; i++) a[i] = i;
+  let b = new Uint32Array(rows);
+  const counts = new Uint32Array(65536);
+  const digit = new Uint16Array(rows);
+  const pass = () => {
+    counts.fill(0);
+    for (let r = 0; r < rows; r++) counts[digit[r]!]!++;
+    // A pass over one digit value would not move anything.
+    if (counts[digit[0]!] === rows) return;
+    let sum = 0;
+    for (let d = 0; d < 65536; d++) {
+      const c = counts[d]!;
+      counts[d] = sum;
+      sum += c;
+    }
+    for (let i = 0; i < rows; i++) {
+      const r = a[i]!;
+      b[counts[digit[r]!]!++] = r;
+    }
+    [a, b] = [b, a];
+  };
+  for (let k = keys.length - 1; k >= 0; k--) {
+    const { leaf, type, maxDef } = keys[k]!;
+    const { defs, vals, rowVal } = leaf;
+    if (type === 'string') {
+      const ranks = stringRanks(leaf, rows, maxDef);
+      for (let r = 0; r < rows; r++) digit[r] = ranks[r]! & 0xffff;
+      pass();
+      if (ranks.distinct >= 0xffff) {
+        for (let r = 0; r < rows; r++) digit[r] = ranks[r]! >>> 16;
+        pass();
+      }
+      continue;
+    }
+    const dv = new DataView(vals.buffer, vals.byteOffset, vals.byteLength);
+    let nulls = false;
+    if (type === 'long') {
+      const lo = new Uint32Array(rows);
+      const hi = new Int32Array(rows);
+      for (let r = 0; r < rows; r++) {
+        if (defs[r] !== maxDef) {
+          nulls = true;
+          continue;
+        }
+        lo[r] = dv.getUint32(rowVal[r]!, true);
+        hi[r] = dv.getInt32(rowVal[r]! + 4, true);
+      }
+      for (let r = 0; r < rows; r++) digit[r] = lo[r]! & 0xffff;
+      pass();
+      for (let r = 0; r < rows; r++) digit[r] = lo[r]! >>> 16;
+      pass();
+      for (let r = 0; r < rows; r++) digit[r] = hi[r]! & 0xffff;
+      pass();
+      for (let r = 0; r < rows; r++) digit[r] = (hi[r]! >>> 16) ^ 0x8000;
+      pass();
+    } else {
+      const v = new Int32Array(rows);
+      for (let r = 0; r < rows; r++) {
+        if (defs[r] !== maxDef) nulls = true;
+        else v[r] = dv.getInt32(rowVal[r]!, true);
+      }
+      for (let r = 0; r < rows; r++) digit[r] = v[r]! & 0xffff;
+      pass();
+      for (let r = 0; r < rows; r++) digit[r] = (v[r]! >>> 16) ^ 0x8000;
+      pass();
+    }
+    if (nulls) {
+      for (let r = 0; r < rows; r++) digit[r] = defs[r] === maxDef ? 0 : 1;
+      pass();
+    }
+  }
+  return a;
+}
+
+/**
+ * Each row's rank among the distinct strings of a one-level-per-row leaf, in byte order, NULL
+ * after every value. Values are told apart as latin1 text: one char per byte, so JavaScript's
+ * string order is the bytes' order.
+ */
+function stringRanks(leaf: RowLeaf, rows: number, maxDef: number): Uint32Array & { distinct: number } {
+  const { defs, vals, rowVal } = leaf;
+  const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
+  const seen = new Map<string, number>();
+  const firstSeen: string[] = [];
+  const ranks = new Uint32Array(rows) as Uint32Array & { distinct: number };
+  let prevStart = -1;
+  let prevEnd = -1;
+  let prevRank = -1;
+  for (let r = 0; r < rows; r++) {
+    if (defs[r] !== maxDef) {
+      ranks[r] = 0xffffffff;
+      continue;
+    }
+    const s = rowVal[r]! + 4;
+    const e = rowVal[r + 1]!;
+    // Runs of one value (a request's service, a series' name) skip the decode and the lookup.
+    if (prevRank >= 0 && bytesEqual(vals, s, e, prevStart, prevEnd)) {
+      ranks[r] = prevRank;
+      continue;
+    }
+    const str = text.toString('latin1', s, e);
+    let id = seen.get(str);
+    if (id === undefined) {
+      id = firstSeen.length;
+      seen.set(str, id);
+      firstSeen.push(str);
+    }
+    ranks[r] = prevRank = id;
+    prevStart = s;
+    prevEnd = e;
+  }
+  const order = firstSeen.map((_, i) => i).sort((x, y) => (firstSeen[x]! < firstSeen[y]! ? -1 : firstSeen[x]! > firstSeen[y]! ? 1 : 0));
+  const rankOf = new Uint32Array(firstSeen.length);
+  order.forEach((id, rank) => (rankOf[id] = rank));
+  for (let r = 0; r < rows; r++) ranks[r] = ranks[r] === 0xffffffff ? firstSeen.length : rankOf[ranks[r]!]!;
+  ranks.distinct = firstSeen.length + 1;
+  return ranks;
+}
+
+function bytesEqual(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): boolean {
+  if (e1 - s1 !== e2 - s2) return false;
+  for (let i = 0; i < e1 - s1; i++) if (b[s1 + i] !== b[s2 + i]) return false;
+  return true;
+}
+
+/** Unsigned byte-order comparison of a[as, ae) and b[bs, be). */
+function compareBytes(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): number {
+  const n = Math.min(ae - as, be - bs);
+  for (let i = 0; i < n; i++) {
+    const d = a[as + i]! - b[bs + i]!;
+    if (d !== 0) return d;
+  }
+  return ae - as - (be - bs);
+}
+
+/**
+ * A leaf's levels and values with its rows in sorted order, and where each row group's levels
+ * and values start (group g: levels [levelAt[g], levelAt[g + 1]), bytes [byteAt[g], byteAt[g + 1])).
+ */
+interface SortedLeaf {
+  defs: Uint8Array;
+  reps: Uint8Array | undefined;
+  vals: Uint8Array;
+  levelAt: Int32Array;
+  byteAt: Int32Array;
+}
+
+/** One pass over the rows in `order`: every row's levels and values copied to its place. */
+function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, order: Uint32Array, groupSize: number): SortedLeaf {
+  const { defs, reps, vals, rowLevel, rowVal } = leaf;
+  const rows = order.length;
+  const groups = Math.ceil(rows / groupSize);
+  const levelAt = new Int32Array(groups + 1);
+  const byteAt = new Int32Array(groups + 1);
+  const od = new Uint8Array(defs.length);
+  const or = reps ? new Uint8Array(reps.length) : undefined;
+  const ov = new Uint8Array(vals.length);
+  const width = FIXED_WIDTH[type];
+  // 4- and 8-byte values move as 32-bit words (not as floats: that could rewrite a NaN's bits).
+  const words = !rowLevel && (width === 4 || width === 8) ? width >> 2 : 0;
+  const src32 = words ? new Int32Array(vals.buffer, vals.byteOffset, vals.length >> 2) : undefined;
+  const dst32 = words ? new Int32Array(ov.buffer, 0, ov.length >> 2) : undefined;
+  let p = 0;
+  let q = 0;
+  for (let g = 0; g < groups; g++) {
+    levelAt[g] = p;
+    byteAt[g] = q;
+    const end = Math.min(rows, (g + 1) * groupSize);
+    if (src32 && dst32) {
+      let w = q >> 2;
+      for (let i = g * groupSize; i < end; i++) {
+        const r = order[i]!;
+        const d = defs[r]!;
+        od[p++] = d;
+        if (d !== maxDef) continue;
+        const s = rowVal[r]! >> 2;
+        dst32[w++] = src32[s]!;
+        if (words === 2) dst32[w++] = src32[s + 1]!;
+      }
+      q = w << 2;
+    } else if (!rowLevel) {
+      for (let i = g * groupSize; i < end; i++) {
+        const r = order[i]!;
+        od[p++] = defs[r]!;
+        q = copyBytes(vals, rowVal[r]!, rowVal[r + 1]!, ov, q);
+      }
+    } else {
+      for (let i = g * groupSize; i < end; i++) {
+        const r = order[i]!;
+        const ls = rowLevel[r]!;
+        const le = rowLevel[r + 1]!;
+        for (let k = ls; k < le; k++, p++) {
+          od[p] = defs[k]!;
+          or![p] = reps![k]!;
+        }
+        q = copyBytes(vals, rowVal[r]!, rowVal[r + 1]!, ov, q);
+      }
+    }
+  }
+  levelAt[groups] = p;
+  byteAt[groups] = q;
+  return { defs: od, reps: or, vals: ov, levelAt, byteAt };
+}
+
+/** Copies src[s, e) to dst at q; returns the position after it. */
+function copyBytes(src: Uint8Array, s: number, e: number, dst: Uint8Array, q: number): number {
+  const n = e - s;
+  // Most values are a few bytes: a loop beats making a subarray for set().
+  if (n > 64) dst.set(src.subarray(s, e), q);
+  else for (let k = 0; k < n; k++) dst[q + k] = src[s + k]!;
+  return q + n;
+}
+
+/** Row group g of a sorted leaf. */
+function groupOf(l: SortedLeaf, g: number): Gathered {
+  const ls = l.levelAt[g]!;
+  const le = l.levelAt[g + 1]!;
+  return { defs: l.defs.subarray(ls, le), reps: l.reps?.subarray(ls, le), vals: l.vals.subarray(l.byteAt[g]!, l.byteAt[g + 1]!), levels: le - ls };
+}
+
+/** Levels and values of one row group of a leaf. */
+interface Gathered {
+  defs: Uint8Array;
+  reps: Uint8Array | undefined;
+  vals: Uint8Array;
+  levels: number;
+}
+
+/** Unix nanoseconds → microseconds in place (8-byte little-endian values), truncating toward zero. */
+function nanosToMicros(vals: Uint8Array): void {
+  const dv = new DataView(vals.buffer, vals.byteOffset, vals.byteLength);
+  for (let p = 0; p < vals.length; p += 8) {
+    let lo = dv.getUint32(p, true);
+    let hi = dv.getUint32(p + 4, true);
+    const negative = hi >= 0x80000000;
+    if (negative) {
+      lo = (~lo + 1) >>> 0;
+      hi = (~hi + (lo === 0 ? 1 : 0)) >>> 0;
+    }
+    // Long division by 1000 over four 16-bit limbs: every partial stays below 2^26.
+    let rem = 0;
+    let q3 = 0;
+    let q2 = 0;
+    let q1 = 0;
+    let q0 = 0;
+    let cur = hi >>> 16;
+    q3 = Math.floor(cur / 1000);
+    rem = cur - q3 * 1000;
+    cur = rem * 65536 + (hi & 0xffff);
+    q2 = Math.floor(cur / 1000);
+    rem = cur - q2 * 1000;
+    cur = rem * 65536 + (lo >>> 16);
+    q1 = Math.floor(cur / 1000);
+    rem = cur - q1 * 1000;
+    cur = rem * 65536 + (lo & 0xffff);
+    q0 = Math.floor(cur / 1000);
+    hi = ((q3 << 16) | q2) >>> 0;
+    lo = ((q1 << 16) | q0) >>> 0;
+    if (negative) {
+      lo = (~lo + 1) >>> 0;
+      hi = (~hi + (lo === 0 ? 1 : 0)) >>> 0;
+    }
+    dv.setUint32(p, lo, true);
+    dv.setUint32(p + 4, hi, true);
+  }
+}
+
+interface ChunkStats {
+  nulls: number;
+  min?: Uint8Array;
+  max?: Uint8Array;
+}
+
+/** Min, max and NULL count of a gathered top-level primitive chunk (NaN left out of a double's bounds). */
+function chunkStats(type: LeafType, g: Gathered, maxDef: number): ChunkStats {
+  let present = 0;
+  for (let i = 0; i < g.levels; i++) if (g.defs[i] === maxDef) present++;
+  const nulls = g.levels - present;
+  if (present === 0) return { nulls };
+  const v = g.vals;
+  const dv = new DataView(v.buffer, v.byteOffset, v.byteLength);
+  switch (type) {
+    case 'long': {
+      let minHi = dv.getInt32(4, true);
+      let minLo = dv.getUint32(0, true);
+      let maxHi = minHi;
+      let maxLo = minLo;
+      for (let p = 8; p < v.length; p += 8) {
+        const hi = dv.getInt32(p + 4, true);
+        const lo = dv.getUint32(p, true);
+        if (hi < minHi || (hi === minHi && lo < minLo)) [minHi, minLo] = [hi, lo];
+        if (hi > maxHi || (hi === maxHi && lo > maxLo)) [maxHi, maxLo] = [hi, lo];
+      }
+      return { nulls, min: int64Bytes(minHi, minLo), max: int64Bytes(maxHi, maxLo) };
+    }
+    case 'int': {
+      let min = dv.getInt32(0, true);
+      let max = min;
+      for (let p = 4; p < v.length; p += 4) {
+        const x = dv.getInt32(p, true);
+        if (x < min) min = x;
+        if (x > max) max = x;
+      }
+      return { nulls, min: int32Bytes(min), max: int32Bytes(max) };
+    }
+    case 'double': {
+      let min = Infinity;
+      let max = -Infinity;
+      let any = false;
+      for (let p = 0; p < v.length; p += 8) {
+        const x = dv.getFloat64(p, true);
+        if (Number.isNaN(x)) continue;
+        any = true;
+        if (x < min) min = x;
+        if (x > max) max = x;
+      }
+      return any ? { nulls, min: float64Bytes(min), max: float64Bytes(max) } : { nulls };
+    }
+    case 'string': {
+      let minS = 4;
+      let minE = 4 + u32le(v, 0);
+      let maxS = minS;
+      let maxE = minE;
+      for (let p = minE; p < v.length; ) {
+        const s = p + 4;
+        const e = s + u32le(v, p);
+        if (compareBytes(v, s, e, v, minS, minE) < 0) [minS, minE] = [s, e];
+        else if (compareBytes(v, s, e, v, maxS, maxE) > 0) [maxS, maxE] = [s, e];
+        p = e;
+      }
+      return { nulls, min: v.slice(minS, minE), max: v.slice(maxS, maxE) };
+    }
+    case 'boolean':
+      return { nulls };
+  }
+}
+
+const int64Bytes = (hi: number, lo: number) => {
+  const b = new Uint8Array(8);
+  const dv = new DataView(b.buffer);
+  dv.setUint32(0, lo, true);
+  dv.setInt32(4, hi, true);
+  return b;
+};
+const int32Bytes = (x: number) => {
+  const b = new Uint8Array(4);
+  new DataView(b.buffer).setInt32(0, x, true);
+  return b;
+};
+const float64Bytes = (x: number) => {
+  const b = new Uint8Array(8);
+  new DataView(b.buffer).setFloat64(0, x, true);
+  return b;
+};
+
+const bitWidth = (max: number) => 32 - Math.clz32(max);
+
+/** PLAIN booleans (one byte each in a batch) as bits, LSB first. */
+function packBooleans(v: Uint8Array): Uint8Array {
+  const out = new Uint8Array((v.length + 7) >> 3);
+  for (let k = 0; k < v.length; k++) if (v[k]) out[k >> 3]! |= 1 << (k & 7);
+  return out;
+}
+
+interface Chunk {
+  /** The page header and the compressed page. */
+  header: Uint8Array;
+  page: Uint8Array;
+  levels: number;
+  uncompressed: number;
+  stats: ChunkStats | undefined;
+}
+
+/** One data page: repetition and definition levels (RLE/bit-packed, length-prefixed), then the PLAIN values; zstd. */
+function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
+  const parts: Uint8Array[] = [];
+  const levelRuns = (levels: Uint8Array, max: number) => {
+    const runs = encodeLevelRuns(levels, levels.length, bitWidth(max), max);
+    const len = new Uint8Array(4);
+    new DataView(len.buffer).setUint32(0, runs.length, true);
+    parts.push(len, runs);
+  };
+  if (leaf.maxRep > 0) levelRuns(g.reps!, leaf.maxRep);
+  levelRuns(g.defs, leaf.maxDef);
+  parts.push(leaf.type === 'boolean' ? packBooleans(g.vals) : g.vals);
+  const body = Buffer.concat(parts);
+  const page = zstdCompressSync(body, { params: { [zlibConstants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+  const header = dataPageHeader(g.levels, body.length, page.length);
+  return { header, page, levels: g.levels, uncompressed: header.length + body.length, stats: leaf.stats ? chunkStats(leaf.type, g, leaf.maxDef) : undefined };
+}
+
+/** Bounds of the 8-byte little-endian values over every chunk's statistics, as bigints. */
+function longBounds(chunks: readonly Chunk[]): [bigint, bigint] {
+  let min: bigint | undefined;
+  let max: bigint | undefined;
+  for (const c of chunks) {
+    if (!c.stats?.min || !c.stats.max) continue;
+    const lo = new DataView(c.stats.min.buffer, c.stats.min.byteOffset, 8).getBigInt64(0, true);
+    const hi = new DataView(c.stats.max.buffer, c.stats.max.byteOffset, 8).getBigInt64(0, true);
+    if (min === undefined || lo < min) min = lo;
+    if (max === undefined || hi > max) max = hi;
+  }
+  return [min ?? 0n, max ?? 0n];
+}
+
+/** The distinct values of a one-level-per-row string leaf, as text. */
+function distinctStrings(leaf: RowLeaf, rows: number, maxDef: number): string[] {
+  const { defs, vals, rowVal } = leaf;
+  const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
+  const seen = new Set<string>();
+  let prevS = -1;
+  let prevE = -1;
+  for (let r = 0; r < rows; r++) {
+    if (defs[r] !== maxDef) continue;
+    const s = rowVal[r]! + 4;
+    const e = rowVal[r + 1]!;
+    if (prevS >= 0 && bytesEqual(vals, s, e, prevS, prevE)) continue;
+    seen.add(text.toString('latin1', s, e));
+    prevS = s;
+    prevE = e;
+  }
+  return [...seen].map((s) => Buffer.from(s, 'latin1').toString('utf8'));
+}
+
+/**
+ * Writes the batches (one schema, read by readColumnBatch; at least one row) to `path` as the
+ * plan's table, sorted; returns what WrittenFile reports besides the path and size.
+ */
+export async function writeSortedBatchParquet(path: string, plan: SortedParquetPlan, batches: readonly ColumnBatchView[]): Promise<SortedParquetResult> {
+  let rows = 0;
+  for (const b of batches) rows += b.rows;
+  if (rows === 0) throw new TypeError('no rows to write');
+  const shapes = batches[0]!.schema.leaves;
+  // Batch leaves joined once, and dropped after their last stored leaf is encoded.
+  const joined = new Map<number, RowLeaf>();
+  const batchLeaf = (index: number) => {
+    let l = joined.get(index);
+    if (!l) joined.set(index, (l = joinLeaf(batches, index, shapes[index]!, rows)));
+    return l;
+  };
+  const lastUse = new Map<number, number>();
+  plan.leaves.forEach((leaf, i) => {
+    if (leaf.source.kind !== 'null') lastUse.set(leaf.source.index, i);
+  });
+
+  const order = sortRows(
+    rows,
+    plan.sortKeys.map((k) => ({ leaf: batchLeaf(k.index), type: k.type, maxDef: shapes[k.index]!.maxDef })),
+  );
+  const ids = plan.idLeaf === undefined ? [] : distinctStrings(batchLeaf(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef);
+
+  // Leaf by leaf (each joined leaf is dropped once encoded), every row group's chunk.
+  const groups: [number, number][] = [];
+  for (let from = 0; from < rows; from += plan.rowGroupSize) groups.push([from, Math.min(rows, from + plan.rowGroupSize)]);
+  const chunks: Chunk[][] = plan.leaves.map((leaf, i) => {
+    const src = leaf.source;
+    const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : batchLeaf(src.index);
+    const sorted = gatherLeaf(rowLeaf, leaf.type, leaf.maxDef, order, plan.rowGroupSize);
+    if (src.kind === 'micros') nanosToMicros(sorted.vals);
+    const out = groups.map((_, g) => encodeChunk(leaf, groupOf(sorted, g)));
+    if (src.kind !== 'null' && lastUse.get(src.index) === i) joined.delete(src.index);
+    return out;
+  });
+
+  const file = await open(path, 'w');
+  try {
+    const parts: Uint8Array[] = [PAR1];
+    let offset = PAR1.length;
+    const offsets = chunks.map((perLeaf) => perLeaf.map(() => 0));
+    for (let g = 0; g < groups.length; g++) {
+      for (let l = 0; l < chunks.length; l++) {
+        const c = chunks[l]![g]!;
+        offsets[l]![g] = offset;
+        parts.push(c.header, c.page);
+        offset += c.header.length + c.page.length;
+      }
+    }
+    const meta = new ThriftWriter()
+      .i32(1, 1)
+      .listStruct(2, plan.elements, writeSchemaElement)
+      .i64(3, rows)
+      .listStruct(4, groups, (t, [from, to], g) => {
+        let bytes = 0;
+        t.listStruct(1, plan.leaves, (c, leaf, l) => {
+          const chunk = chunks[l]![g]!;
+          bytes += chunk.uncompressed;
+          writeColumnChunkStart(c, {
+            type: leaf.type,
+            path: leaf.path,
+            codec: ZSTD,
+            levels: chunk.levels,
+            uncompressed: chunk.uncompressed,
+            compressed: chunk.header.length + chunk.page.length,
+            offset: offsets[l]![g]!,
+          });
+          const s = chunk.stats;
+          if (s) {
+            c.beginStruct(12).i64(3, s.nulls);
+            if (s.max && s.min) c.binary(5, s.max).binary(6, s.min);
+            c.endStruct();
+          }
+          c.endStruct();
+        });
+        t.i64(2, bytes);
+        t.i64(3, to - from);
+      })
+      .string(6, 'floe sorted column batches')
+      .end();
+    parts.push(fileFooter(meta));
+    await writeParts(file, parts);
+  } finally {
+    await file.close();
+  }
+
+  const [minStartNs, maxStartNs] = longBounds(chunks[plan.timeLeaf]!);
+  const [minTimestampUs, maxTimestampUs] = longBounds(chunks[plan.timestampLeaf]!);
+  return { rowCount: rows, minStartNs, maxStartNs, minTimestampUs, maxTimestampUs, ids };
+}

@@ -1,0 +1,86 @@
+import { Worker } from 'node:worker_threads';
+import type { TableDef } from '@floe/schema';
+import type { AttributeTypeCount } from './attribute-key-counts.ts';
+import type { SortedParquetResult } from './sorted-batch-parquet.ts';
+
+/**
+ * Writes sorted flush files on a thread of their own (sorted-parquet-worker.ts), so the sort,
+ * the gathering and the compression of a flush never hold up the event loop that also takes
+ * ingest requests and group-commits the WAL (DuckDB's COPY ran on its own threads too). The
+ * batches travel as one transferred buffer; the thread is started on first use and again after
+ * a crash, and does not keep the process alive while idle.
+ */
+
+export interface EncodeRequest {
+  id: number;
+  path: string;
+  /** The table definition as JSON (the thread keeps parsed definitions by this text). */
+  tableText: string;
+  /** The column batch payloads end to end, and where each starts (plus the end). */
+  buffer: ArrayBuffer;
+  offsets: number[];
+  attributeTypes: boolean;
+}
+
+export type EncodeReply =
+  | { id: number; result: SortedParquetResult; attributeTypes?: AttributeTypeCount[]; error?: undefined }
+  | { id: number; error: string };
+
+const tableTexts = new WeakMap<TableDef, string>();
+
+export class SortedParquetEncoder {
+  #worker: Worker | undefined;
+  readonly #pending = new Map<number, { resolve: (r: EncodeReply) => void; reject: (e: Error) => void }>();
+  #nextId = 1;
+
+  #start(): Worker {
+    if (this.#worker) return this.#worker;
+    const worker = new Worker(new URL('./sorted-parquet-worker.ts', import.meta.url));
+    worker.on('message', (reply: EncodeReply) => {
+      const p = this.#pending.get(reply.id);
+      this.#pending.delete(reply.id);
+      if (this.#pending.size === 0) worker.unref();
+      p?.resolve(reply);
+    });
+    const fail = (err: Error) => {
+      if (this.#worker === worker) this.#worker = undefined;
+      for (const p of this.#pending.values()) p.reject(err);
+      this.#pending.clear();
+    };
+    worker.on('error', fail);
+    worker.on('exit', (code) => fail(new Error(`the Parquet encoding thread exited (code ${code})`)));
+    worker.unref();
+    this.#worker = worker;
+    return worker;
+  }
+
+  /** Writes the payloads (column batches of one schema, checked) to `path` as `table`'s sorted file. */
+  async encode(path: string, table: TableDef, payloads: readonly Uint8Array[], attributeTypes: boolean): Promise<{ result: SortedParquetResult; attributeTypes?: AttributeTypeCount[] }> {
+    let tableText = tableTexts.get(table);
+    if (!tableText) tableTexts.set(table, (tableText = JSON.stringify(table)));
+    let total = 0;
+    for (const p of payloads) total += p.length;
+    const bytes = new Uint8Array(total);
+    const offsets = [0];
+    for (const p of payloads) {
+      bytes.set(p, offsets.at(-1)!);
+      offsets.push(offsets.at(-1)! + p.length);
+    }
+    const worker = this.#start();
+    const id = this.#nextId++;
+    const reply = await new Promise<EncodeReply>((resolve, reject) => {
+      this.#pending.set(id, { resolve, reject });
+      worker.ref();
+      const request: EncodeRequest = { id, path, tableText, buffer: bytes.buffer, offsets, attributeTypes };
+      worker.postMessage(request, [bytes.buffer]);
+    });
+    if (reply.error !== undefined) throw new Error(reply.error);
+    return { result: reply.result, ...(reply.attributeTypes ? { attributeTypes: reply.attributeTypes } : {}) };
+  }
+
+  close(): void {
+    const w = this.#worker;
+    this.#worker = undefined;
+    if (w) void w.terminate();
+  }
+}

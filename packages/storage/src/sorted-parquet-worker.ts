@@ -1,0 +1,35 @@
+import { parentPort } from 'node:worker_threads';
+import type { TableDef } from '@floe/schema';
+import { attributeKeyCounts } from './attribute-key-counts.ts';
+import { readColumnBatch } from './column-batch.ts';
+import { sortedParquetPlan, writeSortedBatchParquet } from './sorted-batch-parquet.ts';
+import type { EncodeReply, EncodeRequest } from './sorted-parquet-encoder.ts';
+
+/**
+ * The thread that writes sorted flush files (sorted-parquet-encoder.ts): it reads the batches
+ * from the one buffer it is handed, sorts, encodes and compresses them, and writes the file.
+ */
+
+// Table definitions by their JSON text: a plan is made once per table and batch schema.
+const tables = new Map<string, TableDef>();
+
+parentPort!.on('message', (m: EncodeRequest) => {
+  void (async (): Promise<EncodeReply> => {
+    try {
+      let table = tables.get(m.tableText);
+      if (!table) {
+        if (tables.size >= 256) tables.clear();
+        tables.set(m.tableText, (table = JSON.parse(m.tableText) as TableDef));
+      }
+      const bytes = new Uint8Array(m.buffer);
+      const batches = [];
+      for (let i = 0; i + 1 < m.offsets.length; i++) batches.push(readColumnBatch(bytes.subarray(m.offsets[i], m.offsets[i + 1])));
+      const plan = sortedParquetPlan(table, batches[0]!.schema);
+      if (!plan) throw new TypeError(`table ${table.name}: these batches need DuckDB`);
+      const result = await writeSortedBatchParquet(m.path, plan, batches);
+      return { id: m.id, result, ...(m.attributeTypes ? { attributeTypes: attributeKeyCounts(table, batches) } : {}) };
+    } catch (err) {
+      return { id: m.id, error: err instanceof Error ? err.message : String(err) };
+    }
+  })().then((reply) => parentPort!.postMessage(reply));
+});
