@@ -12,7 +12,7 @@ import { writeColumnBatchParquet } from './column-batch-parquet.ts';
  */
 export async function columnBatchRows(payloads: readonly Uint8Array[]): Promise<Record<string, unknown>[]> {
   if (payloads.length === 0) return [];
-  const views = payloads.map(readColumnBatch);
+  const views = payloads.map((p) => readColumnBatch(p));
   const dir = await mkdtemp(join(tmpdir(), 'floe-batch-rows-'));
   const db = await DuckDBInstance.create(':memory:', { threads: '1' });
   try {

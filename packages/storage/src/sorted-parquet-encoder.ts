@@ -7,8 +7,9 @@ import type { SortedParquetResult } from './sorted-batch-parquet.ts';
  * Writes sorted flush files on a thread of their own (sorted-parquet-worker.ts), so the sort,
  * the gathering and the compression of a flush never hold up the event loop that also takes
  * ingest requests and group-commits the WAL (DuckDB's COPY ran on its own threads too). The
- * batches travel as one transferred buffer; the thread is started on first use and again after
- * a crash, and does not keep the process alive while idle.
+ * batches travel copied end to end into a shared buffer that is kept for the next flush (a fresh
+ * buffer per flush cost more in page faults and GC than the copy); the thread is started on
+ * first use and again after a crash, and does not keep the process alive while idle.
  */
 
 export interface EncodeRequest {
@@ -17,7 +18,7 @@ export interface EncodeRequest {
   /** The table definition as JSON (the thread keeps parsed definitions by this text). */
   tableText: string;
   /** The column batch payloads end to end, and where each starts (plus the end). */
-  buffer: ArrayBuffer;
+  buffer: SharedArrayBuffer;
   offsets: number[];
   attributeTypes: boolean;
 }
@@ -28,10 +29,30 @@ export type EncodeReply =
 
 const tableTexts = new WeakMap<TableDef, string>();
 
+/** Shared buffers kept for reuse: at most this many, and none larger than KEEP_BYTES. */
+const KEEP_BUFFERS = 2;
+const KEEP_BYTES = 256 * 1024 * 1024;
+const BUFFER_STEP = 4 * 1024 * 1024;
+
 export class SortedParquetEncoder {
   #worker: Worker | undefined;
   readonly #pending = new Map<number, { resolve: (r: EncodeReply) => void; reject: (e: Error) => void }>();
   #nextId = 1;
+  readonly #free: SharedArrayBuffer[] = [];
+
+  /** A shared buffer of at least `bytes` (one in flight is never handed out twice). */
+  #buffer(bytes: number): SharedArrayBuffer {
+    const i = this.#free.findIndex((b) => b.byteLength >= bytes);
+    if (i >= 0) return this.#free.splice(i, 1)[0]!;
+    return new SharedArrayBuffer(Math.ceil(Math.max(bytes, 1) / BUFFER_STEP) * BUFFER_STEP);
+  }
+
+  #release(b: SharedArrayBuffer): void {
+    if (b.byteLength > KEEP_BYTES) return;
+    this.#free.push(b);
+    // Keep the largest: a smaller one is what a bigger flush would replace anyway.
+    if (this.#free.length > KEEP_BUFFERS) this.#free.sort((x, y) => y.byteLength - x.byteLength).pop();
+  }
 
   #start(): Worker {
     if (this.#worker) return this.#worker;
@@ -60,20 +81,24 @@ export class SortedParquetEncoder {
     if (!tableText) tableTexts.set(table, (tableText = JSON.stringify(table)));
     let total = 0;
     for (const p of payloads) total += p.length;
-    const bytes = new Uint8Array(total);
+    const shared = this.#buffer(total);
+    const bytes = new Uint8Array(shared);
     const offsets = [0];
+    let at = 0;
     for (const p of payloads) {
-      bytes.set(p, offsets.at(-1)!);
-      offsets.push(offsets.at(-1)! + p.length);
+      bytes.set(p, at);
+      offsets.push((at += p.length));
     }
     const worker = this.#start();
     const id = this.#nextId++;
+    // When the thread dies instead of replying, the buffer is dropped, not reused.
     const reply = await new Promise<EncodeReply>((resolve, reject) => {
       this.#pending.set(id, { resolve, reject });
       worker.ref();
-      const request: EncodeRequest = { id, path, tableText, buffer: bytes.buffer, offsets, attributeTypes };
-      worker.postMessage(request, [bytes.buffer]);
+      const request: EncodeRequest = { id, path, tableText, buffer: shared, offsets, attributeTypes };
+      worker.postMessage(request);
     });
+    this.#release(shared);
     if (reply.error !== undefined) throw new Error(reply.error);
     return { result: reply.result, ...(reply.attributeTypes ? { attributeTypes: reply.attributeTypes } : {}) };
   }

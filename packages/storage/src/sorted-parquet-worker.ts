@@ -7,7 +7,8 @@ import type { EncodeReply, EncodeRequest } from './sorted-parquet-encoder.ts';
 
 /**
  * The thread that writes sorted flush files (sorted-parquet-encoder.ts): it reads the batches
- * from the one buffer it is handed, sorts, encodes and compresses them, and writes the file.
+ * from the shared buffer it is handed (checked already by the committer), sorts, encodes and
+ * compresses them, and writes the file. The buffer is not touched after the reply.
  */
 
 // Table definitions by their JSON text: a plan is made once per table and batch schema.
@@ -23,7 +24,7 @@ parentPort!.on('message', (m: EncodeRequest) => {
       }
       const bytes = new Uint8Array(m.buffer);
       const batches = [];
-      for (let i = 0; i + 1 < m.offsets.length; i++) batches.push(readColumnBatch(bytes.subarray(m.offsets[i], m.offsets[i + 1])));
+      for (let i = 0; i + 1 < m.offsets.length; i++) batches.push(readColumnBatch(bytes.subarray(m.offsets[i], m.offsets[i + 1]), { checked: true }));
       const plan = sortedParquetPlan(table, batches[0]!.schema);
       if (!plan) throw new TypeError(`table ${table.name}: these batches need DuckDB`);
       const result = await writeSortedBatchParquet(m.path, plan, batches);

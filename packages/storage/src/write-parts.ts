@@ -1,3 +1,4 @@
+import { writeSync, writevSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
 /** Most iovecs one writev takes (Linux IOV_MAX). */
@@ -23,6 +24,26 @@ export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): 
       let rest = p.subarray(done);
       done = 0;
       while (rest.byteLength > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
+    }
+  }
+}
+
+/** writeParts on a file descriptor, synchronously (the local store's cheap steps; fs-store.ts). */
+export function writePartsSync(fd: number, parts: readonly Uint8Array[]): void {
+  for (let i = 0; i < parts.length; i += IOV_MAX) {
+    const slice = parts.slice(i, i + IOV_MAX);
+    let want = 0;
+    for (const p of slice) want += p.byteLength;
+    let done = writevSync(fd, slice);
+    if (done === want) continue;
+    for (const p of slice) {
+      if (done >= p.byteLength) {
+        done -= p.byteLength;
+        continue;
+      }
+      let rest = p.subarray(done);
+      done = 0;
+      while (rest.byteLength > 0) rest = rest.subarray(writeSync(fd, rest));
     }
   }
 }
