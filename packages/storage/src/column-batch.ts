@@ -234,6 +234,30 @@ export class Leaf {
   }
 
   /**
+   * Appends `levels` levels and `bytes` value bytes kept end to end in src from `at`: the
+   * definition levels, the repetition levels (when maxRep > 0), then the values (a RowTemplate's).
+   */
+  appendRaw(src: Uint8Array, at: number, levels: number, bytes: number): void {
+    const n = this.n;
+    this.#levelRoom(n + levels);
+    this.room(bytes);
+    const d = this.defs;
+    for (let i = 0; i < levels; i++) d[n + i] = src[at + i]!;
+    let p = at + levels;
+    if (this.maxRep > 0) {
+      const r = this.reps;
+      for (let i = 0; i < levels; i++) r[n + i] = src[p + i]!;
+      p += levels;
+    }
+    const v = this.vals;
+    const vp = this.vp;
+    if (bytes > 64) v.set(src.subarray(p, p + bytes), vp);
+    else for (let i = 0; i < bytes; i++) v[vp + i] = src[p + i]!;
+    this.n = n + levels;
+    this.vp = vp + bytes;
+  }
+
+  /**
    * Repeats what was written since this leaf held `n0` levels and `vp0` value bytes until it is
    * there `count` times (the same rows' constant columns): a few memmoves for any count.
    */
@@ -328,6 +352,41 @@ export function columnLeaves(c: BatchColumn): Leaf[] {
   }
 }
 
+/** Schema texts, one string per distinct text: builders and templates of a schema share it, so checking that they match is a pointer comparison. */
+const schemaKeys = new Map<string, string>();
+function schemaKey(schema: BatchSchema): string {
+  const text = JSON.stringify(schema);
+  let key = schemaKeys.get(text);
+  if (key === undefined) {
+    if (schemaKeys.size >= 64) schemaKeys.clear();
+    schemaKeys.set(text, (key = text));
+  }
+  return key;
+}
+
+/**
+ * One row's levels and values of some of a schema's columns, kept compact: the constant columns
+ * of a series (ColumnBatchBuilder.template), appended to a batch for each of its points. Layout
+ * per leaf in `bytes`: definition levels, repetition levels (nested leaves), values.
+ */
+export class RowTemplate {
+  readonly schemaKey: string;
+  readonly bytes: Uint8Array;
+  /** Per leaf kept: its index in the schema's leaves, its levels, its value bytes. */
+  readonly leaves: Int32Array;
+
+  constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array) {
+    this.schemaKey = schemaKey;
+    this.bytes = bytes;
+    this.leaves = leaves;
+  }
+
+  /** Bytes held, for a cache's weight. */
+  get size(): number {
+    return this.bytes.length + this.leaves.byteLength + 64;
+  }
+}
+
 /**
  * Rows of one table in column form. Fast producers (the trace transcoder) write each column's
  * leaves directly, exactly one row's levels per column per row, then call endRow(); the others
@@ -340,6 +399,8 @@ export class ColumnBatchBuilder {
   readonly #leaves: Leaf[];
   readonly #writers: RowWriter[];
   readonly #schemaText: Uint8Array;
+  readonly #schemaKey: string;
+  #scratch: ColumnBatchBuilder | undefined;
   rows = 0;
 
   constructor(schema: BatchSchema) {
@@ -348,7 +409,60 @@ export class ColumnBatchBuilder {
     for (const c of this.columns) this.#byName.set(c.name, c);
     this.#leaves = this.columns.flatMap(columnLeaves);
     this.#writers = this.columns.map(columnWriter);
-    this.#schemaText = utf8.encode(JSON.stringify(schema));
+    this.#schemaKey = schemaKey(schema);
+    this.#schemaText = utf8.encode(this.#schemaKey);
+  }
+
+  /**
+   * The template of `row` (as addRow takes it) without the columns in `except`: those a caller
+   * writes itself for each row it appends the template to (appendTemplate, then endRow).
+   */
+  template(row: Readonly<Record<string, unknown>>, except: ReadonlySet<string>): RowTemplate {
+    const scratch = (this.#scratch ??= new ColumnBatchBuilder(this.schema));
+    scratch.clear();
+    scratch.addRow(row);
+    const kept: number[] = [];
+    let size = 0;
+    let index = 0;
+    for (const c of scratch.columns) {
+      for (const l of columnLeaves(c)) {
+        if (!except.has(c.name)) {
+          kept.push(index, l.n, l.vp);
+          size += l.n * (l.maxRep > 0 ? 2 : 1) + l.vp;
+        }
+        index++;
+      }
+    }
+    const bytes = new Uint8Array(size);
+    let p = 0;
+    for (let k = 0; k < kept.length; k += 3) {
+      const l = scratch.#leaves[kept[k]!]!;
+      bytes.set(l.defs.subarray(0, l.n), p);
+      p += l.n;
+      if (l.maxRep > 0) {
+        bytes.set(l.reps.subarray(0, l.n), p);
+        p += l.n;
+      }
+      bytes.set(l.vals.subarray(0, l.vp), p);
+      p += l.vp;
+    }
+    scratch.clear();
+    return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept));
+  }
+
+  /** Appends a template's leaves (made by a builder of the same schema) to the row being written. */
+  appendTemplate(t: RowTemplate): void {
+    if (t.schemaKey !== this.#schemaKey) throw new TypeError('row template of another schema');
+    const { bytes, leaves: kept } = t;
+    const leaves = this.#leaves;
+    let p = 0;
+    for (let k = 0; k < kept.length; k += 3) {
+      const l = leaves[kept[k]!]!;
+      const levels = kept[k + 1]!;
+      const valueBytes = kept[k + 2]!;
+      l.appendRaw(bytes, p, levels, valueBytes);
+      p += levels * (l.maxRep > 0 ? 2 : 1) + valueBytes;
+    }
   }
 
   static forTable(table: TableDef): ColumnBatchBuilder {

@@ -1,8 +1,8 @@
 import { FloeError } from '@floe/errors';
 import { ExportLogsServiceRequestSchema, ExportTraceServiceRequestSchema, type ExportLogsServiceRequest, type ExportTraceServiceRequest } from '@floe/proto';
-import { tableDef, type TableName } from '@floe/schema';
+import type { TableName } from '@floe/schema';
 import type { TenantContext } from '@floe/auth';
-import { ColumnBatchBuilder, newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
+import { newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { logsToRows } from './logs-to-rows.ts';
 import { logsToPayloadsFromWire } from './logs-wire.ts';
@@ -10,7 +10,7 @@ import type { ExportMetricsServiceRequest } from '@floe/proto';
 import { metricsToRows, type ConvertedMetrics } from './metrics-to-rows.ts';
 import type { ExportProfilesServiceRequest } from '@floe/proto';
 import { profilesToRows } from './profiles-to-rows.ts';
-import type { ConvertedRows, HourPayload } from './rows.ts';
+import { releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload } from './rows.ts';
 import { spansToRows } from './traces-to-rows.ts';
 import { spansToPayloadsFromWire, type ConvertedPayloads } from './traces-wire.ts';
 
@@ -20,26 +20,16 @@ export interface IngestResult {
   rejectReason: string | undefined;
 }
 
-/** Builders reused across requests (conversion is synchronous, so one per table suffices). */
-const BUILDERS = new Map<TableName, ColumnBatchBuilder>();
-
-/**
- * Each hour's rows as WAL record payloads: row objects as one column batch, NDJSON lines (a
- * `{ json: true }` collector) as they are.
- */
+/** Each hour's rows as one column batch payload: the rows written as columns, then the row objects. */
 function hourPayloads(table: TableName, converted: ConvertedRows): HourPayload[] {
   const out: HourPayload[] = [];
   for (const b of converted.byHour.values()) {
-    if (b.items.length > 0) {
-      const batch = BUILDERS.get(table) ?? ColumnBatchBuilder.forTable(tableDef(table));
-      BUILDERS.delete(table);
-      for (const row of b.items) batch.addRow(row);
-      out.push({ hour: b.hour, rows: b.items.length, payload: batch.finish() });
-      batch.clear();
-      // One builder per table is kept for the next request, unless a huge one grew it.
-      if (batch.reusable) BUILDERS.set(table, batch);
-    }
-    if (b.lines.length > 0) out.push({ hour: b.hour, rows: b.lines.length, payload: Buffer.from(`${b.lines.join('\n')}\n`) });
+    if (b.items.length === 0 && !b.columns) continue;
+    const batch = b.columns ?? takeBuilder(table);
+    b.columns = undefined;
+    for (const row of b.items) batch.addRow(row);
+    out.push({ hour: b.hour, rows: batch.rows, payload: batch.finish() });
+    releaseBuilder(table, batch);
   }
   return out;
 }

@@ -66,6 +66,25 @@ function symbolsOf(...sets: Array<Record<string, string> | string[]>) {
 }
 
 const emptyMaps = { point_attr_int: {}, point_attr_double: {}, point_attr_bool: {}, resource_attr_int: {}, resource_attr_double: {}, resource_attr_bool: {}, scope_attr_int: {}, scope_attr_double: {}, scope_attr_bool: {} };
+/** The columns of other kinds of points, NULL in a plain sample's row. */
+const noHistogram = Object.fromEntries(
+  [
+    'count',
+    'sum',
+    'min',
+    'max',
+    'explicit_bounds',
+    'bucket_counts',
+    'exp_scale',
+    'exp_zero_count',
+    'exp_zero_threshold',
+    'exp_positive_offset',
+    'exp_positive_bucket_counts',
+    'exp_negative_offset',
+    'exp_negative_bucket_counts',
+    'quantiles',
+  ].map((c) => [c, null]),
+);
 
 describe('remoteWriteVersion (Content-Type)', () => {
   it.each([
@@ -117,6 +136,7 @@ describe('remote write 1.0 → metrics rows', () => {
       resource_attr_str: { 'service.name': 'node', 'service.instance.id': 'host:9100' },
       scope_attr_str: {},
       ...emptyMaps,
+      ...noHistogram,
     };
     expect(rows).toEqual([
       { ...want, time_unix_nano: NS(MS), value: 0.5 },
@@ -361,6 +381,7 @@ describe('remote write 2.0 → metrics rows', () => {
       resource_attr_str: { 'service.name': 'api', 'service.instance.id': 'a:80' },
       scope_attr_str: { 'prometheus.type': 'counter' },
       ...emptyMaps,
+      ...noHistogram,
     };
     expect(rows).toEqual([
       { ...want, start_unix_nano: NS(MS - 30_000n), time_unix_nano: NS(MS), value: 10 },

@@ -10,11 +10,12 @@ import {
 } from '@floe/proto';
 import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
-import { Lru } from '@floe/storage';
+import { ColumnBatchBuilder, Lru, type Leaf, type RowTemplate } from '@floe/storage';
 import { readPlainWriteRequest, WireDecodeError, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { canonicalAttributes, seriesId, seriesPrefix } from './series-id.ts';
 import { REMOTE_WRITE_SCOPE } from '@floe/query';
+import { tableDef } from '@floe/schema';
 
 /**
  * Prometheus remote write (protocol 1.0 and 2.0, reference/api-contracts.md §6) converted to
@@ -256,19 +257,44 @@ export function isStaleNaN(v: number): boolean {
 const MAX_DENSE_BUCKETS = 1 << 16;
 
 /**
- * Row text of recently seen series of plain samples, up to the per-sample fields (start, time,
- * value, flags): a remote-write sender repeats the same series in every request, and building
- * the row (labels, resource, series id: a SHA-256 of the canonical labels) was most of the CPU a
- * sample cost. Keyed by everything the text depends on: the labels as sent, in order, and the
- * metadata; bounded by size (16M characters of key plus row text: a key holds the labels and
- * any HELP and UNIT text, as large as the head itself), least recently used out first.
+ * Column templates of recently seen series of plain samples: every column of a sample's row but
+ * its own start, time, value and flags. A remote-write sender repeats the same series in every
+ * request, and building the row (labels, resource, series id: a SHA-256 of the canonical labels)
+ * was most of the CPU a sample cost; a sample is now its series' template appended to the hour's
+ * column batch and four values. Keyed by everything a template depends on: the labels as sent, in
+ * order, and the metadata; bounded by size (16 MB of key text and template bytes), least
+ * recently used out first.
  */
 interface CachedHead {
-  head: string;
-  /** Characters of key and head together: the Lru weighs values only. */
-  chars: number;
+  template: RowTemplate;
+  /** Key characters and template bytes together: the Lru weighs values only. */
+  weight: number;
 }
-const SERIES_HEADS = new Lru<string, CachedHead>(16 * 1024 * 1024, (c) => c.chars);
+const SERIES_HEADS = new Lru<string, CachedHead>(16 * 1024 * 1024, (c) => c.weight);
+/** The columns each sample writes itself; the rest come from its series' template. */
+const SAMPLE_COLUMNS: ReadonlySet<string> = new Set(['start_unix_nano', 'time_unix_nano', 'value', 'flags']);
+let templateMaker: ColumnBatchBuilder | undefined;
+
+/** The leaves a sample writes, per hour batch. */
+interface SampleLeaves {
+  start: Leaf;
+  time: Leaf;
+  value: Leaf;
+  flags: Leaf;
+}
+const sampleLeaves = new WeakMap<ColumnBatchBuilder, SampleLeaves>();
+function leavesOf(b: ColumnBatchBuilder): SampleLeaves {
+  let l = sampleLeaves.get(b);
+  if (!l) {
+    const leaf = (name: string) => {
+      const c = b.column(name);
+      if (c.kind !== 'primitive') throw new TypeError(`metrics column ${name} is not a primitive`);
+      return c.leaf;
+    };
+    sampleLeaves.set(b, (l = { start: leaf('start_unix_nano'), time: leaf('time_unix_nano'), value: leaf('value'), flags: leaf('flags') }));
+  }
+  return l;
+}
 
 /** An unambiguous key of a series' labels (length-prefixed, so no separator can be forged) and metadata. */
 function seriesKey(s: SeriesIn): string {
@@ -278,8 +304,8 @@ function seriesKey(s: SeriesIn): string {
 }
 
 class Converter {
-  // Plain samples are written as NDJSON from cached row heads (samples()).
-  readonly points = new RowCollector({ json: true });
+  // Plain samples are written as columns from cached series templates (samples()).
+  readonly points = new RowCollector({ table: 'metrics' });
   readonly exemplars = new RowCollector();
   samplesWritten = 0;
   histogramsWritten = 0;
@@ -305,7 +331,7 @@ class Converter {
       const key = seriesKey(s);
       const cached = SERIES_HEADS.get(key);
       if (cached !== undefined) {
-        this.samples(s, cached.head);
+        this.samples(s, cached.template);
         return;
       }
       this.seriesSlow(s, key);
@@ -314,18 +340,27 @@ class Converter {
     this.seriesSlow(s, undefined);
   }
 
-  /** Plain samples of a series whose row text up to its per-sample fields is `head`. */
-  private samples(s: SeriesIn, head: string): void {
+  /** Plain samples of a series whose other columns are `head`. */
+  private samples(s: SeriesIn, head: RowTemplate): void {
     for (const sample of s.samples) {
       const reason = timeInvalid(sample.timestamp) ?? startInvalid(sample.startTimestamp ?? 0n);
       if (reason) {
         this.error(1, `${reason} (${describe(s.labels)})`);
         continue;
       }
-      const start = startNs(sample.startTimestamp ?? 0n, s.created);
+      const start = startMs(sample.startTimestamp ?? 0n, s.created);
       const time = sample.timestamp * NS_PER_MS;
-      const flags = isStaleNaN(sample.value) ? FLAG_NO_RECORDED_VALUE : 0;
-      this.points.addJson(time, `${head},"start_unix_nano":${start === null ? 'null' : `"${start}"`},"time_unix_nano":"${time}","value":${JSON.stringify(jsonFloat(sample.value))},"value_int":null,"flags":${flags}}`);
+      const v = sample.value;
+      const b = this.points.columns(time);
+      const leaves = leavesOf(b);
+      b.appendTemplate(head);
+      if (start > 0n) leaves.start.bigint(start * NS_PER_MS);
+      else leaves.start.nil(0);
+      leaves.time.bigint(time);
+      // Any NaN (a staleness marker included) is stored as the one NaN the JSON rows stored.
+      leaves.value.f64(Number.isNaN(v) ? Number.NaN : v);
+      leaves.flags.long(isStaleNaN(v) ? FLAG_NO_RECORDED_VALUE : 0);
+      b.endRow();
       this.samplesWritten++;
     }
   }
@@ -383,8 +418,9 @@ class Converter {
     if (s.samples.length > 0) {
       const kind = sampleKind(name, labels, s.meta);
       seriesType = kind.type;
-      const head = JSON.stringify({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }).slice(0, -1);
-      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs, { head, chars: cacheAs.length + head.length });
+      templateMaker ??= ColumnBatchBuilder.forTable(tableDef('metrics'));
+      const head = templateMaker.template({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }, SAMPLE_COLUMNS);
+      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs, { template: head, weight: 2 * cacheAs.length + head.size });
       this.samples(s, head);
     }
     if (s.histograms.length > 0) {
@@ -494,8 +530,13 @@ function startInvalid(ms: bigint): string | undefined {
 }
 
 /** A sample's start (its own, else the series' created timestamp) in ns as text, or null. */
+/** A point's start in ms: the sample's own (v2), else the series' created timestamp (v2), else 0 (none). */
+function startMs(sampleStart: bigint, created: bigint): bigint {
+  return sampleStart > 0n ? sampleStart : created > 0n && created <= MAX_MS ? created : 0n;
+}
+
 function startNs(sampleStart: bigint, created: bigint): string | null {
-  const ms = sampleStart > 0n ? sampleStart : created > 0n && created <= MAX_MS ? created : 0n;
+  const ms = startMs(sampleStart, created);
   return ms > 0n ? (ms * NS_PER_MS).toString() : null;
 }
 

@@ -1,19 +1,24 @@
+import { tableDef, type TableName } from '@floe/schema';
+import { ColumnBatchBuilder, columnBatchValues } from '@floe/storage';
+
 /**
  * What every OTLP signal's conversion produces: rows of one table grouped by the hour of each
  * row's time (the table's partition), one WAL record per hour; and the OTLP partial-success
- * counts. Rows are objects of raw column values (Ingest writes them as a column batch,
- * @floe/storage column-batch.ts) or, from a collector made with `{ json: true }`, NDJSON lines
- * (the remote-write converter's cached row heads; the writer reads both).
+ * counts. Rows are objects of raw column values, or, from a collector made for a table, also
+ * rows its converter wrote straight into the hour's column batch (remote write's samples, from
+ * cached series templates). Ingest writes each hour as one column batch (@floe/storage
+ * column-batch.ts).
  */
 
 export interface HourBatch {
   hour: number;
   rows: number;
   items: Record<string, unknown>[];
-  lines: string[];
+  /** Rows written as columns (RowCollector.columns), when there are any. */
+  columns: ColumnBatchBuilder | undefined;
 }
 
-/** One hour's rows as a WAL record payload (a column batch, or NDJSON lines). */
+/** One hour's rows as a WAL record payload (a column batch). */
 export interface HourPayload {
   hour: number;
   rows: number;
@@ -26,6 +31,24 @@ export interface ConvertedRows {
   rejected: number;
   /** The first reason an item was rejected (OTLP partial_success.error_message). */
   rejectReason: string | undefined;
+}
+
+/** Builders reused across requests, a few per table (conversion is synchronous). */
+const BUILDERS = new Map<TableName, ColumnBatchBuilder[]>();
+const KEEP_BUILDERS = 4;
+
+/** An empty builder of the table's batches. */
+export function takeBuilder(table: TableName): ColumnBatchBuilder {
+  return BUILDERS.get(table)?.pop() ?? ColumnBatchBuilder.forTable(tableDef(table));
+}
+
+/** Gives a builder back (cleared); kept for the next request unless a huge one grew it. */
+export function releaseBuilder(table: TableName, b: ColumnBatchBuilder): void {
+  b.clear();
+  if (!b.reusable) return;
+  let list = BUILDERS.get(table);
+  if (!list) BUILDERS.set(table, (list = []));
+  if (list.length < KEEP_BUILDERS) list.push(b);
 }
 
 export const NS_PER_HOUR = 3_600_000_000_000n;
@@ -41,17 +64,17 @@ export class RowCollector {
   accepted = 0;
   rejected = 0;
   rejectReason: string | undefined;
-  readonly #json: boolean;
+  readonly #table: TableName | undefined;
 
-  /** `json`: keep rows as NDJSON lines (add() serialises them), for a converter that also uses addJson(). */
-  constructor(opts: { json?: boolean } = {}) {
-    this.#json = opts.json ?? false;
+  /** `table`: the table whose rows columns() writes directly (a converter that uses it). */
+  constructor(opts: { table?: TableName } = {}) {
+    this.#table = opts.table;
   }
 
   #batch(timeNs: bigint): HourBatch {
     const hour = Number(timeNs / NS_PER_HOUR);
     let batch = this.byHour.get(hour);
-    if (!batch) this.byHour.set(hour, (batch = { hour, rows: 0, items: [], lines: [] }));
+    if (!batch) this.byHour.set(hour, (batch = { hour, rows: 0, items: [], columns: undefined }));
     batch.rows++;
     this.accepted++;
     return batch;
@@ -59,14 +82,17 @@ export class RowCollector {
 
   /** A row whose partition time is `timeNs` (unix nanoseconds). */
   add(timeNs: bigint, row: Record<string, unknown>): void {
-    if (this.#json) this.#batch(timeNs).lines.push(JSON.stringify(row));
-    else this.#batch(timeNs).items.push(row);
+    this.#batch(timeNs).items.push(row);
   }
 
-  /** A row already serialised as one line of JSON (no newline); only on a `{ json: true }` collector. */
-  addJson(timeNs: bigint, json: string): void {
-    if (!this.#json) throw new TypeError('addJson on a collector of row objects');
-    this.#batch(timeNs).lines.push(json);
+  /**
+   * The column batch to write one row into directly, for partition time `timeNs`: the caller
+   * writes every column's leaves (a template and the row's own values) and calls endRow().
+   */
+  columns(timeNs: bigint): ColumnBatchBuilder {
+    if (this.#table === undefined) throw new TypeError('columns() on a collector made without a table');
+    const batch = this.#batch(timeNs);
+    return (batch.columns ??= takeBuilder(this.#table));
   }
 
   reject(reason: string): void {
@@ -79,8 +105,8 @@ export class RowCollector {
   }
 }
 
-/** A batch's rows as plain JSON values (objects or parsed lines), in the order added: for tests. */
+/** A batch's rows as plain JSON values (objects, then the rows written as columns), in the order added: for tests. */
 export const batchRows = (b: HourBatch): Record<string, unknown>[] => [
   ...b.items.map((r) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>),
-  ...b.lines.map((l) => JSON.parse(l) as Record<string, unknown>),
+  ...(b.columns && b.columns.rows > 0 ? columnBatchValues(b.columns.finish()) : []),
 ];
