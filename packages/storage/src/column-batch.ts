@@ -460,7 +460,9 @@ export class ColumnBatchBuilder {
       const l = leaves[kept[k]!]!;
       const levels = kept[k + 1]!;
       const valueBytes = kept[k + 2]!;
-      l.appendRaw(bytes, p, levels, valueBytes);
+      // Most of a series' constant columns are one NULL or empty map: one level, no value.
+      if (levels === 1 && valueBytes === 0) l.nil(bytes[p]!);
+      else l.appendRaw(bytes, p, levels, valueBytes);
       p += levels * (l.maxRep > 0 ? 2 : 1) + valueBytes;
     }
   }

@@ -1,7 +1,18 @@
-// A small LRU map bounded by total weight (entry count by default), for caches of immutable objects.
+// A small cache map bounded by total weight (entry count by default), for caches of immutable
+// objects, evicting in least-recently-used order approximately: CLOCK ("second chance"). A hit
+// only marks its entry; eviction walks from the oldest insertion, moving marked entries to the
+// young end (unmarked) and dropping the first unmarked ones. A strict LRU re-inserted every hit
+// into the Map, and on a hot path (remote write looks up every series of every request) that
+// churn of deletes and inserts cost more than the lookup itself.
+
+interface Entry<V> {
+  value: V;
+  weight: number;
+  used: boolean;
+}
 
 export class Lru<K, V> {
-  readonly #map = new Map<K, { value: V; weight: number }>();
+  readonly #map = new Map<K, Entry<V>>();
   readonly #maxWeight: number;
   readonly #weigh: (value: V) => number;
   #weight = 0;
@@ -18,8 +29,7 @@ export class Lru<K, V> {
   get(key: K): V | undefined {
     const hit = this.#map.get(key);
     if (!hit) return undefined;
-    this.#map.delete(key);
-    this.#map.set(key, hit);
+    hit.used = true;
     return hit.value;
   }
 
@@ -31,12 +41,20 @@ export class Lru<K, V> {
     }
     const weight = this.#weigh(value);
     if (weight > this.#maxWeight) return; // never cache something bigger than the whole cache
-    this.#map.set(key, { value, weight });
+    this.#map.set(key, { value, weight, used: false });
     this.#weight += weight;
-    for (const [k, v] of this.#map) {
+    // A marked entry, and the one just set, is moved to the young end instead of dropped; the
+    // others go first. Marks are cleared as they are moved, and the new entry alone never
+    // exceeds the bound, so the walk ends.
+    for (const [k, e] of this.#map) {
       if (this.#weight <= this.#maxWeight) break;
       this.#map.delete(k);
-      this.#weight -= v.weight;
+      if (e.used || k === key) {
+        e.used = false;
+        this.#map.set(k, e);
+        continue;
+      }
+      this.#weight -= e.weight;
     }
   }
 
