@@ -54,6 +54,33 @@ describe('remote write 1.0 from the wire', () => {
     expect(wire.timeseries[3]!.samples[0]!.timestamp).toBe(-5n);
   });
 
+  it('keeps each series\' label fields as sent, joined when samples come between them', () => {
+    const labelField = (name: string, value: string) => {
+      const msg = Buffer.concat([Buffer.from([0x0a, Buffer.byteLength(name)]), Buffer.from(name), Buffer.from([0x12, Buffer.byteLength(value)]), Buffer.from(value)]);
+      return Buffer.concat([Buffer.from([0x0a, msg.length]), msg]);
+    };
+    const sampleField = Buffer.from([0x12, 0x0b, 0x09, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x10, 0x01]); // value 1, timestamp 1
+    const a = labelField('__name__', 'up');
+    const b = labelField('job', 'ü');
+    const series = (...parts: Buffer[]) => {
+      const body = Buffer.concat(parts);
+      return Buffer.concat([Buffer.from([0x0a, body.length]), body]);
+    };
+    const req = readPlainWriteRequest(Buffer.concat([series(a, b, sampleField), series(a, sampleField, b)]))!;
+    expect(req.timeseries.map((t) => t.labels)).toEqual([
+      [
+        ['__name__', 'up'],
+        ['job', 'ü'],
+      ],
+      [
+        ['__name__', 'up'],
+        ['job', 'ü'],
+      ],
+    ]);
+    const asSent = Buffer.concat([a, b]).toString('latin1');
+    expect(req.timeseries.map((t) => t.labelBytes)).toEqual([asSent, asSent]);
+  });
+
   it('gives the same rows, counts and errors as the protobuf-es path', () => {
     const { wire, reference } = bothPaths(enc(REQUEST));
     expect(lines(wire)).toEqual(lines(reference));

@@ -22,6 +22,12 @@ import { BinaryReader, WireType } from '@floe/proto';
 export interface WireSeries {
   labels: Array<readonly [string, string]>;
   samples: Array<{ value: number; timestamp: bigint }>;
+  /**
+   * The series' label fields as sent (each Label message with its tag), one char per byte: the
+   * same bytes always decode to the same labels, so it keys a cache of what the labels make
+   * without building a key from them.
+   */
+  labelBytes: string;
 }
 
 export interface WireMetadata {
@@ -146,18 +152,30 @@ function request(r: Reader): WireWriteRequest | undefined {
 function series(r: Reader, end: number): WireSeries | undefined {
   const labels: Array<readonly [string, string]> = [];
   const samples: Array<{ value: number; timestamp: bigint }> = [];
+  // Label fields usually come first and together: one slice then; pieces joined otherwise.
+  let labelBytes = '';
+  let runStart = -1;
+  let runEnd = -1;
   while (r.pos < end) {
+    const at = r.pos;
     const tag = r.fieldTag();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1 && wt === WireType.LengthDelimited) labels.push(label(r, r.fieldEnd(end)));
-    else if (field === 2 && wt === WireType.LengthDelimited) samples.push(sample(r, r.fieldEnd(end)));
+    if (field === 1 && wt === WireType.LengthDelimited) {
+      labels.push(label(r, r.fieldEnd(end)));
+      if (at !== runEnd) {
+        if (runStart >= 0) labelBytes += r.data.toString('latin1', runStart, runEnd);
+        runStart = at;
+      }
+      runEnd = r.pos;
+    } else if (field === 2 && wt === WireType.LengthDelimited) samples.push(sample(r, r.fieldEnd(end)));
     else if (field === 3 || field === 4) return undefined;
     else if (field === 1 || field === 2) throw wrongType(field, wt);
     else r.skip(wt, field);
   }
   r.checkEnd(end);
-  return { labels, samples };
+  if (runStart >= 0) labelBytes += r.data.toString('latin1', runStart, runEnd);
+  return { labels, samples, labelBytes };
 }
 
 function label(r: Reader, end: number): readonly [string, string] {

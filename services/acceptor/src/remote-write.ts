@@ -239,6 +239,8 @@ interface SeriesIn {
   meta: PromMetadata | undefined;
   /** v2's per-series created_timestamp (ms), 0n when unset. */
   created: bigint;
+  /** The labels as sent on the wire (WireSeries.labelBytes), when read from it: the cheaper cache key. */
+  labelBytes?: string;
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -296,9 +298,15 @@ function leavesOf(b: ColumnBatchBuilder): SampleLeaves {
   return l;
 }
 
-/** An unambiguous key of a series' labels (length-prefixed, so no separator can be forged) and metadata. */
+/**
+ * An unambiguous key of a series' labels and metadata: the metadata length-prefixed, so no
+ * separator can be forged, then either the labels' wire bytes (`w`) or the labels themselves,
+ * length-prefixed (`l`). The same labels may be cached under both forms; that costs a template.
+ */
 function seriesKey(s: SeriesIn): string {
-  let key = s.meta ? `${s.meta.type}|${s.meta.help.length}:${s.meta.help}|${s.meta.unit.length}:${s.meta.unit}|` : '-|';
+  const meta = s.meta ? `${s.meta.type}|${s.meta.help.length}:${s.meta.help}|${s.meta.unit.length}:${s.meta.unit}|` : '-|';
+  if (s.labelBytes !== undefined) return `${meta}w${s.labelBytes}`;
+  let key = `${meta}l`;
   for (const [k, v] of s.labels) key += `${k.length}:${k}${v.length}:${v}`;
   return key;
 }
@@ -672,7 +680,7 @@ export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMet
   const metaOf = v1Metadata(plain.metadata, cache, scope);
   const out = new Converter();
   for (const ts of plain.timeseries) {
-    out.series({ labels: ts.labels, samples: ts.samples, histograms: NONE, exemplars: NONE, meta: metaOf(ts.labels), created: 0n });
+    out.series({ labels: ts.labels, samples: ts.samples, histograms: NONE, exemplars: NONE, meta: metaOf(ts.labels), created: 0n, labelBytes: ts.labelBytes });
   }
   return out.result();
 }
@@ -694,10 +702,16 @@ function v1Metadata(
     cache?.set(scope, m.metricFamilyName, meta);
   }
   const lookup = (family: string) => local.get(family) ?? cache?.get(scope, family);
+  // A request's series share a few names (a family's _bucket, _sum, _count…): each is looked up once.
+  const byName = new Map<string, PromMetadata | undefined>();
   return (labels) => {
     let name = '';
     for (const [k, v] of labels) if (k === '__name__') name = v;
-    return name ? familyMetadata(name, lookup) : undefined;
+    if (!name) return undefined;
+    if (byName.has(name)) return byName.get(name);
+    const meta = familyMetadata(name, lookup);
+    byName.set(name, meta);
+    return meta;
   };
 }
 
