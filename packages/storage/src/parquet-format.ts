@@ -23,6 +23,7 @@ export const INT_64 = 18;
 /** Encoding. */
 export const PLAIN = 0;
 export const RLE = 3;
+export const RLE_DICTIONARY = 8;
 
 /** CompressionCodec. */
 export const UNCOMPRESSED = 0;
@@ -30,6 +31,7 @@ export const ZSTD = 6;
 
 /** PageType. */
 export const DATA_PAGE = 0;
+export const DICTIONARY_PAGE = 2;
 
 export const PAR1 = Uint8Array.of(0x50, 0x41, 0x52, 0x31);
 
@@ -66,35 +68,52 @@ export function writeSchemaElement(t: ThriftWriter, e: SchemaElement): void {
   if (e.timestampMicros) t.beginStruct(10).beginStruct(8).bool(1, true).beginStruct(2).beginStruct(2).endStruct().endStruct().endStruct().endStruct();
 }
 
-/** The header of a v1 data page of PLAIN values after RLE levels. */
-export function dataPageHeader(levels: number, uncompressedBytes: number, compressedBytes: number): Uint8Array {
+/** The header of a v1 data page of values (PLAIN, or RLE_DICTIONARY indices) after RLE levels. */
+export function dataPageHeader(levels: number, uncompressedBytes: number, compressedBytes: number, encoding = PLAIN): Uint8Array {
   return new ThriftWriter()
     .i32(1, DATA_PAGE)
     .i32(2, uncompressedBytes)
     .i32(3, compressedBytes)
     .beginStruct(5)
     .i32(1, levels)
-    .i32(2, PLAIN)
+    .i32(2, encoding)
     .i32(3, RLE)
     .i32(4, RLE)
     .endStruct()
     .end();
 }
 
+/** The header of a dictionary page of `entries` PLAIN values. */
+export function dictionaryPageHeader(entries: number, uncompressedBytes: number, compressedBytes: number): Uint8Array {
+  return new ThriftWriter().i32(1, DICTIONARY_PAGE).i32(2, uncompressedBytes).i32(3, compressedBytes).beginStruct(7).i32(1, entries).i32(2, PLAIN).endStruct().end();
+}
+
 /** A column chunk of one data page: ColumnChunk.file_offset and its ColumnMetaData, statistics left open to the caller. */
 export function writeColumnChunkStart(
   c: ThriftWriter,
-  m: { type: LeafType; path: readonly string[]; codec: number; levels: number; uncompressed: number; compressed: number; offset: number },
+  m: {
+    type: LeafType;
+    path: readonly string[];
+    codec: number;
+    levels: number;
+    uncompressed: number;
+    compressed: number;
+    /** Where the chunk starts: its dictionary page when it has one, else its data page. */
+    offset: number;
+    /** Where its data page starts, after a dictionary page (absent: no dictionary). */
+    dataOffset?: number;
+  },
 ): ThriftWriter {
-  return c
-    .i64(2, m.offset)
+  c.i64(2, m.offset)
     .beginStruct(3)
     .i32(1, PHYSICAL[m.type])
-    .listI32(2, [PLAIN, RLE])
+    .listI32(2, m.dataOffset === undefined ? [PLAIN, RLE] : [PLAIN, RLE, RLE_DICTIONARY])
     .listString(3, m.path)
     .i32(4, m.codec)
     .i64(5, m.levels)
     .i64(6, m.uncompressed)
     .i64(7, m.compressed)
-    .i64(9, m.offset);
+    .i64(9, m.dataOffset ?? m.offset);
+  if (m.dataOffset !== undefined) c.i64(11, m.offset);
+  return c;
 }

@@ -114,6 +114,28 @@ describe('column batches written sorted without DuckDB', () => {
     expect(summary(js)).toEqual(summary(db));
   });
 
+  it('dictionary-encodes strings that repeat (wide indices too) and writes unique ones PLAIN', async () => {
+    const rows = randomRawRows(tracesTable, 10_000, 99).map((r, i) => ({
+      ...r,
+      span_id: i.toString(16).padStart(16, '0'),
+      // 500 distinct names over 10,000 rows: 9-bit dictionary indices, mostly bit-packed.
+      name: `op-${(i * 7919) % 500}`,
+      service_name: `svc-${i % 3}`,
+    }));
+    const { js, db } = await writeBoth(tracesTable, batchesOf(tracesTable, rows, 250));
+    const encodings = async (path: string) =>
+      Object.fromEntries(
+        (await rowsOf(`SELECT path_in_schema, first(encodings) FROM parquet_metadata('${path}') WHERE path_in_schema IN ('span_id', 'name', 'service_name') GROUP BY ALL`)).map(
+          ([col, enc]) => [String(col), String(enc)],
+        ),
+      );
+    const got = await encodings(js.path);
+    expect(got.span_id).not.toContain('RLE_DICTIONARY');
+    expect(got.name).toContain('RLE_DICTIONARY');
+    expect(got.service_name).toContain('RLE_DICTIONARY');
+    expect((await describeFile(tracesTable, js.path)).rows).toEqual((await describeFile(tracesTable, db.path)).rows);
+  });
+
   it('reads one batch as it is, and fills a column the batches lack with NULL', async () => {
     const rows = randomRawRows(tracesTable, 50, 7);
     const [one] = batchesOf(tracesTable, rows, 50);

@@ -6,6 +6,7 @@ import { encodeLevelRuns } from './column-batch-parquet.ts';
 import type { WrittenFile } from './parquet-writer.ts';
 import {
   dataPageHeader,
+  dictionaryPageHeader,
   fileFooter,
   INT_32,
   INT_64,
@@ -13,8 +14,10 @@ import {
   MAP,
   OPTIONAL,
   PAR1,
+  PLAIN,
   REPEATED,
   REQUIRED,
+  RLE_DICTIONARY,
   TIMESTAMP_MICROS,
   UTF8,
   writeColumnChunkStart,
@@ -629,15 +632,148 @@ function packBooleans(v: Uint8Array): Uint8Array {
 }
 
 interface Chunk {
-  /** The page header and the compressed page. */
+  /** The dictionary page (header and compressed page), when the chunk has one. */
+  dict: { header: Uint8Array; page: Uint8Array } | undefined;
+  /** The data page's header and compressed page. */
   header: Uint8Array;
   page: Uint8Array;
   levels: number;
+  /** Bytes of both pages with their headers, uncompressed. */
   uncompressed: number;
   stats: ChunkStats | undefined;
 }
 
-/** One data page: repetition and definition levels (RLE/bit-packed, length-prefixed), then the PLAIN values; zstd. */
+/** Bytes a chunk takes in the file. */
+const chunkBytes = (c: Chunk) => (c.dict ? c.dict.header.length + c.dict.page.length : 0) + c.header.length + c.page.length;
+
+const zstd = (body: Uint8Array) => zstdCompressSync(body, { params: { [zlibConstants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
+
+/**
+ * A string chunk's dictionary: its distinct values (PLAIN, in order of first use) and each
+ * value's index, or undefined when there are more distinct values than a quarter of the values
+ * (then PLAIN is as small and cheaper to read; a column of mostly unique values is given up
+ * after its first 4,096). Values are looked up as bytes in an
+ * open-addressing table (FNV-1a), never decoded; equal neighbours, the common case in sorted
+ * rows (a series' name and labels, a service), skip the lookup.
+ */
+function dictionaryOf(vals: Uint8Array): { page: Uint8Array; size: number; indices: Uint32Array } | undefined {
+  let present = 0;
+  for (let p = 0; p < vals.length; present++) p += 4 + u32le(vals, p);
+  const limit = Math.max(16, present >>> 2);
+  let cap = 32;
+  while (cap < 2 * Math.min(limit, present)) cap *= 2;
+  const slots = new Int32Array(cap).fill(-1);
+  // Entry i: its value bytes [from[i], to[i]), its PLAIN encoding starting 4 bytes before.
+  const from = new Int32Array(limit);
+  const to = new Int32Array(limit);
+  let size = 0;
+  let bytes = 0;
+  const indices = new Uint32Array(present);
+  let prevS = -1;
+  let prevE = -1;
+  let prev = 0;
+  for (let p = 0, k = 0; p < vals.length; k++) {
+    const s = p + 4;
+    const e = s + u32le(vals, p);
+    p = e;
+    if (prevS >= 0 && bytesEqual(vals, s, e, prevS, prevE)) {
+      indices[k] = prev;
+      continue;
+    }
+    let h = 0x811c9dc5;
+    for (let i = s; i < e; i++) h = Math.imul(h ^ vals[i]!, 0x01000193);
+    let slot = h & (cap - 1);
+    let id = -1;
+    for (let c = slots[slot]!; c >= 0; c = slots[slot]!) {
+      if (bytesEqual(vals, s, e, from[c]!, to[c]!)) {
+        id = c;
+        break;
+      }
+      slot = (slot + 1) & (cap - 1);
+    }
+    if (id < 0) {
+      // Too many distinct values, or already more than a quarter of the first 4,096: the rest
+      // would only confirm it.
+      if (size === limit || (k >= 4096 && size * 4 > k)) return undefined;
+      id = size++;
+      slots[slot] = id;
+      from[id] = s;
+      to[id] = e;
+      bytes += 4 + e - s;
+    }
+    indices[k] = prev = id;
+    prevS = s;
+    prevE = e;
+  }
+  const page = new Uint8Array(bytes);
+  for (let i = 0, q = 0; i < size; i++) {
+    page.set(vals.subarray(from[i]! - 4, to[i]!), q);
+    q += to[i]! - from[i]! + 4;
+  }
+  return { page, size, indices };
+}
+
+/**
+ * Dictionary indices in the RLE/bit-packed hybrid, after their bit width (one byte): runs of 8
+ * or more equal indices as RLE runs, the rest in bit-packed groups of 8 (only the last padded).
+ */
+function encodeIndices(idx: Uint32Array, width: number): Uint8Array {
+  const n = idx.length;
+  const valueBytes = (width + 7) >> 3;
+  const out = new Uint8Array(1 + n * 5 + 16);
+  out[0] = width;
+  let o = 1;
+  const varint = (v: number) => {
+    while (v >= 0x80) {
+      out[o++] = (v & 0x7f) | 0x80;
+      v = Math.floor(v / 128);
+    }
+    out[o++] = v;
+  };
+  const run8 = (p: number) => {
+    if (p + 8 > n) return false;
+    for (let k = 1; k < 8; k++) if (idx[p + k] !== idx[p]) return false;
+    return true;
+  };
+  let i = 0;
+  while (i < n) {
+    const v = idx[i]!;
+    let j = i + 1;
+    while (j < n && idx[j] === v) j++;
+    if (j - i >= 8) {
+      varint((j - i) * 2);
+      for (let b = 0; b < valueBytes; b++) out[o++] = Math.floor(v / 2 ** (8 * b)) & 0xff;
+      i = j;
+      continue;
+    }
+    let stop = i + 8;
+    while (stop < n && !run8(stop)) stop += 8;
+    const end = Math.min(stop, n);
+    const groups = Math.ceil((end - i) / 8);
+    varint(groups * 2 + 1);
+    // Bits LSB first through an accumulator below 2^40 (width ≤ 32, under 8 bits pending).
+    let acc = 0;
+    let bits = 0;
+    for (let k = i; k < i + groups * 8; k++) {
+      acc += (k < n ? idx[k]! : 0) * 2 ** bits;
+      bits += width;
+      while (bits >= 8) {
+        out[o++] = acc % 256;
+        acc = Math.floor(acc / 256);
+        bits -= 8;
+      }
+    }
+    i = end;
+  }
+  return out.subarray(0, o);
+}
+
+/**
+ * One column chunk: a data page of the repetition and definition levels (RLE/bit-packed,
+ * length-prefixed) and the values, PLAIN or, for strings that repeat, as indices into a
+ * dictionary page (as DuckDB writes them: its readers keep dictionary strings as dictionary
+ * vectors, which scans and label matchers over flush files need); each page zstd.
+ */
 function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   const parts: Uint8Array[] = [];
   const levelRuns = (levels: Uint8Array, max: number) => {
@@ -648,11 +784,27 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   };
   if (leaf.maxRep > 0) levelRuns(g.reps!, leaf.maxRep);
   levelRuns(g.defs, leaf.maxDef);
-  parts.push(leaf.type === 'boolean' ? packBooleans(g.vals) : g.vals);
+  const dictionary = leaf.type === 'string' && g.vals.length > 0 ? dictionaryOf(g.vals) : undefined;
+  let dict: Chunk['dict'];
+  let dictBytes = 0;
+  if (dictionary) {
+    const page = zstd(dictionary.page);
+    const header = dictionaryPageHeader(dictionary.size, dictionary.page.length, page.length);
+    dict = { header, page };
+    dictBytes = header.length + dictionary.page.length;
+    parts.push(encodeIndices(dictionary.indices, Math.max(1, bitWidth(dictionary.size - 1))));
+  } else parts.push(leaf.type === 'boolean' ? packBooleans(g.vals) : g.vals);
   const body = Buffer.concat(parts);
-  const page = zstdCompressSync(body, { params: { [zlibConstants.ZSTD_c_compressionLevel]: ZSTD_LEVEL } });
-  const header = dataPageHeader(g.levels, body.length, page.length);
-  return { header, page, levels: g.levels, uncompressed: header.length + body.length, stats: leaf.stats ? chunkStats(leaf.type, g, leaf.maxDef) : undefined };
+  const page = zstd(body);
+  const header = dataPageHeader(g.levels, body.length, page.length, dictionary ? RLE_DICTIONARY : PLAIN);
+  return {
+    dict,
+    header,
+    page,
+    levels: g.levels,
+    uncompressed: dictBytes + header.length + body.length,
+    stats: leaf.stats ? chunkStats(leaf.type, g, leaf.maxDef) : undefined,
+  };
 }
 
 /** Bounds of the 8-byte little-endian values over every chunk's statistics, as bigints. */
@@ -737,8 +889,9 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
       for (let l = 0; l < chunks.length; l++) {
         const c = chunks[l]![g]!;
         offsets[l]![g] = offset;
+        if (c.dict) parts.push(c.dict.header, c.dict.page);
         parts.push(c.header, c.page);
-        offset += c.header.length + c.page.length;
+        offset += chunkBytes(c);
       }
     }
     const meta = new ThriftWriter()
@@ -750,14 +903,16 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
         t.listStruct(1, plan.leaves, (c, leaf, l) => {
           const chunk = chunks[l]![g]!;
           bytes += chunk.uncompressed;
+          const at = offsets[l]![g]!;
           writeColumnChunkStart(c, {
             type: leaf.type,
             path: leaf.path,
             codec: ZSTD,
             levels: chunk.levels,
             uncompressed: chunk.uncompressed,
-            compressed: chunk.header.length + chunk.page.length,
-            offset: offsets[l]![g]!,
+            compressed: chunkBytes(chunk),
+            offset: at,
+            ...(chunk.dict ? { dataOffset: at + chunk.dict.header.length + chunk.dict.page.length } : {}),
           });
           const s = chunk.stats;
           if (s) {
