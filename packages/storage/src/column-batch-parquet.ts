@@ -184,9 +184,16 @@ function encodeLevels(batches: readonly ColumnBatchView[], start: number, end: n
   return encodeLevelRuns(levels, n, width, max);
 }
 
-export function encodeLevelRuns(levels: Uint8Array, n: number, width: number, max: number): Uint8Array {
-  // Worst case: a bit-packed group of 8 takes `width` ≤ 8 bytes and a run of 8 two; plus headers.
-  const out = new Uint8Array(n + 16 + Math.ceil(n / 8) * 5);
+/**
+ * Values of `width` bits (levels, or dictionary indices up to 32 bits) in Parquet's
+ * RLE/bit-packed hybrid: runs of 8 or more equal values as RLE runs (the value in whole bytes),
+ * the rest in bit-packed groups of 8 (only the last group may be padded). Throws on a value above
+ * `max` (a payload this reader cannot trust).
+ */
+export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, width: number, max: number): Uint8Array {
+  const valueBytes = (width + 7) >> 3;
+  // Worst case per 8 values: a bit-packed group (`width` bytes) or an RLE run, plus a header.
+  const out = new Uint8Array(Math.ceil(n / 8) * (Math.max(width, valueBytes + 1) + 5) + 16);
   let o = 0;
   const varint = (v: number) => {
     while (v >= 0x80) {
@@ -210,7 +217,7 @@ export function encodeLevelRuns(levels: Uint8Array, n: number, width: number, ma
     while (j < n && levels[j] === v) j++;
     if (j - i >= 8) {
       varint((j - i) * 2);
-      out[o++] = v;
+      for (let b = 0; b < valueBytes; b++) out[o++] = Math.floor(v / 2 ** (8 * b)) & 0xff;
       i = j;
       continue;
     }
@@ -218,15 +225,28 @@ export function encodeLevelRuns(levels: Uint8Array, n: number, width: number, ma
     while (stop < n && !run8(stop)) stop += 8;
     const groups = Math.ceil((Math.min(stop, n) - i) / 8);
     varint(groups * 2 + 1);
+    // Levels (width ≤ 4) pack into one 32-bit int per group; wider values go through an
+    // accumulator that stays below 2^40 (width ≤ 32, under 8 bits pending).
+    let acc = 0;
+    let pending = 0;
     for (let g = 0; g < groups; g++) {
       let bits = 0;
       for (let k = 0; k < 8; k++) {
         const at = i + g * 8 + k;
         const x = at < n ? levels[at]! : 0;
         if (x > max) throw new TypeError(`column batch level ${x} above its maximum ${max}`);
-        bits |= x << (k * width);
+        if (width <= 4) bits |= x << (k * width);
+        else {
+          acc += x * 2 ** pending;
+          pending += width;
+          while (pending >= 8) {
+            out[o++] = acc % 256;
+            acc = Math.floor(acc / 256);
+            pending -= 8;
+          }
+        }
       }
-      for (let b = 0; b < width; b++) out[o++] = (bits >>> (8 * b)) & 0xff;
+      if (width <= 4) for (let b = 0; b < width; b++) out[o++] = (bits >>> (8 * b)) & 0xff;
     }
     i = Math.min(stop, n);
   }

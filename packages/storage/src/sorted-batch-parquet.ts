@@ -713,59 +713,13 @@ function dictionaryOf(vals: Uint8Array): { page: Uint8Array; size: number; indic
   return { page, size, indices };
 }
 
-/**
- * Dictionary indices in the RLE/bit-packed hybrid, after their bit width (one byte): runs of 8
- * or more equal indices as RLE runs, the rest in bit-packed groups of 8 (only the last padded).
- */
+/** Dictionary indices as a data page holds them: their bit width (one byte), then the RLE/bit-packed hybrid. */
 function encodeIndices(idx: Uint32Array, width: number): Uint8Array {
-  const n = idx.length;
-  const valueBytes = (width + 7) >> 3;
-  const out = new Uint8Array(1 + n * 5 + 16);
+  const runs = encodeLevelRuns(idx, idx.length, width, 0xffffffff);
+  const out = new Uint8Array(1 + runs.length);
   out[0] = width;
-  let o = 1;
-  const varint = (v: number) => {
-    while (v >= 0x80) {
-      out[o++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    out[o++] = v;
-  };
-  const run8 = (p: number) => {
-    if (p + 8 > n) return false;
-    for (let k = 1; k < 8; k++) if (idx[p + k] !== idx[p]) return false;
-    return true;
-  };
-  let i = 0;
-  while (i < n) {
-    const v = idx[i]!;
-    let j = i + 1;
-    while (j < n && idx[j] === v) j++;
-    if (j - i >= 8) {
-      varint((j - i) * 2);
-      for (let b = 0; b < valueBytes; b++) out[o++] = Math.floor(v / 2 ** (8 * b)) & 0xff;
-      i = j;
-      continue;
-    }
-    let stop = i + 8;
-    while (stop < n && !run8(stop)) stop += 8;
-    const end = Math.min(stop, n);
-    const groups = Math.ceil((end - i) / 8);
-    varint(groups * 2 + 1);
-    // Bits LSB first through an accumulator below 2^40 (width ≤ 32, under 8 bits pending).
-    let acc = 0;
-    let bits = 0;
-    for (let k = i; k < i + groups * 8; k++) {
-      acc += (k < n ? idx[k]! : 0) * 2 ** bits;
-      bits += width;
-      while (bits >= 8) {
-        out[o++] = acc % 256;
-        acc = Math.floor(acc / 256);
-        bits -= 8;
-      }
-    }
-    i = end;
-  }
-  return out.subarray(0, o);
+  out.set(runs, 1);
+  return out;
 }
 
 /**
