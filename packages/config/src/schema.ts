@@ -91,7 +91,7 @@ export const writerSection = z.strictObject({
     .positive()
     .default(2)
     .describe(
-      'DuckDB threads that turn WAL rows into sorted Parquet. One thread spends about 30% less CPU per row, but at a saturating ingest load on 2 cores its flushes fell behind (bench/RESULTS.md); two keep the WAL backlog bounded.',
+      "DuckDB threads for the flushes DuckDB still encodes: NDJSON records of older acceptors, batches of several schemas in one flush, and tables with materialized label columns. Column batches of one schema, the usual flush, are sorted and encoded by the writer's own encoder on one thread of its own.",
     ),
 });
 
