@@ -36,7 +36,8 @@ const BUFFER_STEP = 4 * 1024 * 1024;
 
 export class SortedParquetEncoder {
   #worker: Worker | undefined;
-  readonly #pending = new Map<number, { resolve: (r: EncodeReply) => void; reject: (e: Error) => void }>();
+  /** Requests awaiting their reply, with the thread each was sent to. */
+  readonly #pending = new Map<number, { worker: Worker; resolve: (r: EncodeReply) => void; reject: (e: Error) => void }>();
   #nextId = 1;
   readonly #free: SharedArrayBuffer[] = [];
 
@@ -57,16 +58,24 @@ export class SortedParquetEncoder {
   #start(): Worker {
     if (this.#worker) return this.#worker;
     const worker = new Worker(new URL('./sorted-parquet-worker.ts', import.meta.url));
+    const waiting = () => {
+      for (const p of this.#pending.values()) if (p.worker === worker) return true;
+      return false;
+    };
     worker.on('message', (reply: EncodeReply) => {
       const p = this.#pending.get(reply.id);
       this.#pending.delete(reply.id);
-      if (this.#pending.size === 0) worker.unref();
+      if (!waiting()) worker.unref();
       p?.resolve(reply);
     });
+    // Only this thread's requests fail: after close() a new thread may already be at work.
     const fail = (err: Error) => {
       if (this.#worker === worker) this.#worker = undefined;
-      for (const p of this.#pending.values()) p.reject(err);
-      this.#pending.clear();
+      for (const [id, p] of this.#pending) {
+        if (p.worker !== worker) continue;
+        this.#pending.delete(id);
+        p.reject(err);
+      }
     };
     worker.on('error', fail);
     worker.on('exit', (code) => fail(new Error(`the Parquet encoding thread exited (code ${code})`)));
@@ -93,7 +102,7 @@ export class SortedParquetEncoder {
     const id = this.#nextId++;
     // When the thread dies instead of replying, the buffer is dropped, not reused.
     const reply = await new Promise<EncodeReply>((resolve, reject) => {
-      this.#pending.set(id, { resolve, reject });
+      this.#pending.set(id, { worker, resolve, reject });
       worker.ref();
       const request: EncodeRequest = { id, path, tableText, buffer: shared, offsets, attributeTypes };
       worker.postMessage(request);

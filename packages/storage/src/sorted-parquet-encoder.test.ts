@@ -1,0 +1,60 @@
+import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { tracesTable, withMaterializedLabels } from '@floe/schema';
+import { ColumnBatchBuilder } from './column-batch.ts';
+import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
+import { randomRawRows } from './testing/raw-rows.ts';
+
+let dir: string;
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'floe-encoder-thread-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function payloads(rows: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  const all = randomRawRows(tracesTable, rows, 5);
+  for (let i = 0; i < rows; i += 500) {
+    const b = ColumnBatchBuilder.forTable(tracesTable);
+    for (const r of all.slice(i, i + 500)) b.addRow(r);
+    out.push(b.finish());
+  }
+  return out;
+}
+
+describe('the encoding thread', () => {
+  it('answers a failed encode with its error and goes on with the next', async () => {
+    const enc = new SortedParquetEncoder();
+    try {
+      const labelled = withMaterializedLabels(tracesTable, [{ key: 'k', column: 'label_k', id: 10_000 }]);
+      await expect(enc.encode(join(dir, 'a.parquet'), labelled, payloads(100), false)).rejects.toThrow(/need DuckDB/);
+      const ok = await enc.encode(join(dir, 'b.parquet'), tracesTable, payloads(1000), true);
+      expect(ok.result.rowCount).toBe(1000);
+      expect(ok.attributeTypes!.length).toBeGreaterThan(0);
+      expect((await stat(join(dir, 'b.parquet'))).size).toBeGreaterThan(0);
+    } finally {
+      enc.close();
+    }
+  });
+
+  it('fails the flush in flight when the thread goes away, and starts a new thread for the next', async () => {
+    const enc = new SortedParquetEncoder();
+    try {
+      const batches = payloads(5000);
+      const first = enc.encode(join(dir, 'c.parquet'), tracesTable, batches, false);
+      // The thread is still loading its modules: it is stopped before it reads the request.
+      enc.close();
+      // The next flush is sent at once, before the old thread's exit is reported: only the
+      // request the old thread held fails.
+      const again = enc.encode(join(dir, 'd.parquet'), tracesTable, batches, false);
+      await expect(first).rejects.toThrow(/encoding thread exited/);
+      expect((await again).result.rowCount).toBe(5000);
+    } finally {
+      enc.close();
+    }
+  });
+});
