@@ -1,6 +1,23 @@
 import { open } from 'node:fs/promises';
 import { columnLeaves, type BatchSchemaInfo, type ColumnBatchView, type LeafShape, type LeafType } from './column-batch.ts';
-import { dataPageHeader, fileFooter, LIST, MAP, OPTIONAL, PAR1, REPEATED, REQUIRED, UNCOMPRESSED, UTF8, writeColumnChunkStart, writeSchemaElement, type SchemaElement } from './parquet-format.ts';
+import {
+  bitWidth,
+  dataPageHeader,
+  encodeLevelRuns,
+  fileFooter,
+  LIST,
+  MAP,
+  OPTIONAL,
+  PAR1,
+  packBooleans,
+  REPEATED,
+  REQUIRED,
+  UNCOMPRESSED,
+  UTF8,
+  writeColumnChunkStart,
+  writeSchemaElement,
+  type SchemaElement,
+} from './parquet-format.ts';
 import { ThriftWriter } from './thrift-compact.ts';
 import { writeParts } from './write-parts.ts';
 
@@ -73,8 +90,6 @@ interface ChunkMeta {
   levels: number;
 }
 
-const bitWidth = (max: number) => 32 - Math.clz32(max);
-
 /** Writes the batches (one schema, read by readColumnBatch) to `path`; returns the row count. */
 export async function writeColumnBatchParquet(path: string, batches: readonly ColumnBatchView[]): Promise<number> {
   if (batches.length === 0) throw new TypeError('no column batches to write');
@@ -121,7 +136,7 @@ export async function writeColumnBatchParquet(path: string, batches: readonly Co
         }
         const reps = maxRep > 0 ? encodeLevels(batches, start, end, l, 'reps', levels, bitWidth(maxRep), maxRep) : undefined;
         const defs = encodeLevels(batches, start, end, l, 'defs', levels, bitWidth(maxDef), maxDef);
-        const values = type === 'boolean' ? packBits(batches, start, end, l, valueBytes) : undefined;
+        const values = type === 'boolean' ? packBooleans(batches.slice(start, end).map((b) => b.leaves[l]!.values)) : undefined;
         const body = (reps ? 4 + reps.length : 0) + 4 + defs.length + (values ? values.length : valueBytes);
         const header = dataPageHeader(levels, body, body);
         const chunk: ChunkMeta = { offset, bytes: header.length + body, levels };
@@ -182,84 +197,4 @@ function encodeLevels(batches: readonly ColumnBatchView[], start: number, end: n
     }
   }
   return encodeLevelRuns(levels, n, width, max);
-}
-
-/**
- * Values of `width` bits (levels, or dictionary indices up to 32 bits) in Parquet's
- * RLE/bit-packed hybrid: runs of 8 or more equal values as RLE runs (the value in whole bytes),
- * the rest in bit-packed groups of 8 (only the last group may be padded). Throws on a value above
- * `max` (a payload this reader cannot trust).
- */
-export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, width: number, max: number): Uint8Array {
-  const valueBytes = (width + 7) >> 3;
-  // Worst case per 8 values: a bit-packed group (`width` bytes) or an RLE run, plus a header.
-  const out = new Uint8Array(Math.ceil(n / 8) * (Math.max(width, valueBytes + 1) + 5) + 16);
-  let o = 0;
-  const varint = (v: number) => {
-    while (v >= 0x80) {
-      out[o++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    out[o++] = v;
-  };
-  /** Whether levels[p, p + 8) are all equal. */
-  const run8 = (p: number) => {
-    if (p + 8 > n) return false;
-    const v = levels[p];
-    for (let k = 1; k < 8; k++) if (levels[p + k] !== v) return false;
-    return true;
-  };
-  let i = 0;
-  while (i < n) {
-    const v = levels[i]!;
-    if (v > max) throw new TypeError(`column batch level ${v} above its maximum ${max}`);
-    let j = i + 1;
-    while (j < n && levels[j] === v) j++;
-    if (j - i >= 8) {
-      varint((j - i) * 2);
-      for (let b = 0; b < valueBytes; b++) out[o++] = Math.floor(v / 2 ** (8 * b)) & 0xff;
-      i = j;
-      continue;
-    }
-    let stop = i + 8;
-    while (stop < n && !run8(stop)) stop += 8;
-    const groups = Math.ceil((Math.min(stop, n) - i) / 8);
-    varint(groups * 2 + 1);
-    // Levels (width ≤ 4) pack into one 32-bit int per group; wider values go through an
-    // accumulator that stays below 2^40 (width ≤ 32, under 8 bits pending).
-    let acc = 0;
-    let pending = 0;
-    for (let g = 0; g < groups; g++) {
-      let bits = 0;
-      for (let k = 0; k < 8; k++) {
-        const at = i + g * 8 + k;
-        const x = at < n ? levels[at]! : 0;
-        if (x > max) throw new TypeError(`column batch level ${x} above its maximum ${max}`);
-        if (width <= 4) bits |= x << (k * width);
-        else {
-          acc += x * 2 ** pending;
-          pending += width;
-          while (pending >= 8) {
-            out[o++] = acc % 256;
-            acc = Math.floor(acc / 256);
-            pending -= 8;
-          }
-        }
-      }
-      if (width <= 4) for (let b = 0; b < width; b++) out[o++] = (bits >>> (8 * b)) & 0xff;
-    }
-    i = Math.min(stop, n);
-  }
-  return out.subarray(0, o);
-}
-
-/** PLAIN booleans: the value bytes (0 or 1) of leaf `l` over batches [start, end) as bits, LSB first. */
-function packBits(batches: readonly ColumnBatchView[], start: number, end: number, l: number, n: number): Uint8Array {
-  const out = new Uint8Array((n + 7) >> 3);
-  let p = 0;
-  for (let i = start; i < end; i++) {
-    const src = batches[i]!.leaves[l]!.values;
-    for (let k = 0; k < src.length; k++, p++) if (src[k]) out[p >> 3]! |= 1 << (p & 7);
-  }
-  return out;
 }

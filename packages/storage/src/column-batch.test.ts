@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsTable, readJsonColumns, tracesTable, type TableDef } from '@floe/schema';
-import { ColumnBatchBuilder, batchSchema, readColumnBatch } from './column-batch.ts';
+import { ColumnBatchBuilder, RowTemplate, batchSchema, readColumnBatch, type BatchColumnType } from './column-batch.ts';
+import { columnBatchValues } from './column-batch-rows.ts';
 import { ParquetWriter } from './parquet-writer.ts';
-import { encodeLevelRuns, writeColumnBatchParquet } from './column-batch-parquet.ts';
+import { writeColumnBatchParquet } from './column-batch-parquet.ts';
+import { encodeLevelRuns } from './parquet-format.ts';
 
 let dir: string;
 let instance: DuckDBInstance;
@@ -125,6 +127,34 @@ const point = (i: number): Record<string, unknown> => ({
   scope_attr_bool: {},
 });
 
+/** A row as columnBatchValues gives it back: longs as numbers when exact (else text), NaN and infinities as text. */
+function asDecoded(table: TableDef, row: Record<string, unknown>): Record<string, unknown> {
+  const max = BigInt(Number.MAX_SAFE_INTEGER);
+  const leaf = (t: string, v: unknown): unknown => {
+    if (v === null || v === undefined) return null;
+    if (t === 'long') {
+      const b = BigInt(v as string | number);
+      return b >= -max && b <= max ? Number(b) : String(b);
+    }
+    if (t === 'double') {
+      const x = Number(v);
+      return Number.isFinite(x) ? x : String(x);
+    }
+    if (t === 'boolean') return v === true || v === 'true';
+    return v;
+  };
+  const value = (t: BatchColumnType, v: unknown): unknown => {
+    if (typeof t === 'string') return leaf(t, v);
+    if (v === null || v === undefined) return null;
+    if ('map' in t) return Object.fromEntries(Object.entries(v as object).map(([k, x]) => [k, leaf(t.map, x)]));
+    const el = t.list;
+    return (v as unknown[]).map((x) =>
+      typeof el === 'string' ? leaf(el, x) : x === null || x === undefined ? null : Object.fromEntries(el.struct.map(([f, ft]) => [f, leaf(ft, (x as Record<string, unknown>)[f])])),
+    );
+  };
+  return Object.fromEntries(batchSchema(table).map(([name, t]) => [name, value(t, row[name])]));
+}
+
 describe('column batches', () => {
   it('read back by DuckDB as the same rows read_json makes of their NDJSON (traces)', async () => {
     const rows = Array.from({ length: 300 }, (_, i) => span(i));
@@ -157,6 +187,33 @@ describe('column batches', () => {
     // width 2: 8 levels 0..3 repeating pack into two bytes, then a run of 9 threes.
     expect([...encodeLevelRuns(Uint8Array.of(0, 1, 2, 3, 0, 1, 2, 3, ...new Array(9).fill(3)), 17, 2, 3)]).toEqual([3, 0b11100100, 0b11100100, 18, 3]);
     expect(() => encodeLevelRuns(Uint8Array.of(2), 1, 1, 1)).toThrow(/above its maximum/);
+  });
+
+  it('decode back to the rows added (columnBatchValues), and a row template appends the columns it holds', () => {
+    for (const [table, rows] of [
+      [tracesTable, Array.from({ length: 40 }, (_, i) => span(i))],
+      [metricsTable, Array.from({ length: 40 }, (_, i) => point(i))],
+    ] as const) {
+      const b = ColumnBatchBuilder.forTable(table);
+      for (const r of rows) b.addRow(r);
+      expect(columnBatchValues(b.finish())).toEqual(rows.map((r) => asDecoded(table, r)));
+    }
+    // A template of every metrics column but the per-point ones, appended and completed by hand.
+    const b = ColumnBatchBuilder.forTable(metricsTable);
+    const own = new Set(['time_unix_nano', 'value']);
+    const row = point(1);
+    const t: RowTemplate = b.template(row, own);
+    for (let i = 0; i < 3; i++) {
+      b.appendTemplate(t);
+      const time = b.column('time_unix_nano');
+      const value = b.column('value');
+      if (time.kind !== 'primitive' || value.kind !== 'primitive') throw new Error('primitive columns expected');
+      time.leaf.long(1_000 + i);
+      value.leaf.f64(i / 2);
+      b.endRow();
+    }
+    expect(columnBatchValues(b.finish())).toEqual([0, 1, 2].map((i) => asDecoded(metricsTable, { ...row, time_unix_nano: 1_000 + i, value: i / 2 })));
+    expect(() => ColumnBatchBuilder.forTable(tracesTable).appendTemplate(t)).toThrow(/another schema/);
   });
 
   it('refuses malformed payloads', () => {

@@ -238,6 +238,11 @@ export class Leaf {
    * definition levels, the repetition levels (when maxRep > 0), then the values (a RowTemplate's).
    */
   appendRaw(src: Uint8Array, at: number, levels: number, bytes: number): void {
+    // Most of a series' constant columns are one NULL or empty map: one level, no value.
+    if (levels === 1 && bytes === 0) {
+      this.#level(src[at]!, this.maxRep > 0 ? src[at + 1]! : 0);
+      return;
+    }
     const n = this.n;
     this.#levelRoom(n + levels);
     this.room(bytes);
@@ -274,6 +279,23 @@ export class Leaf {
     this.room(bytes * (count - 1));
     repeatBytes(this.vals, vp0, bytes, count);
     this.vp = vp0 + bytes * count;
+  }
+
+  /** Bytes of its levels and values end to end (writeTo, a payload's and a RowTemplate's layout). */
+  get byteLength(): number {
+    return this.n * (this.maxRep > 0 ? 2 : 1) + this.vp;
+  }
+
+  /** Writes its definition levels, repetition levels (nested leaves) and values to `out` at `p`; returns the end. */
+  writeTo(out: Uint8Array, p: number): number {
+    out.set(this.defs.subarray(0, this.n), p);
+    p += this.n;
+    if (this.maxRep > 0) {
+      out.set(this.reps.subarray(0, this.n), p);
+      p += this.n;
+    }
+    out.set(this.vals.subarray(0, this.vp), p);
+    return p + this.vp;
   }
 
   /** Bytes this leaf holds on to (to drop builders a huge request grew). */
@@ -428,24 +450,13 @@ export class ColumnBatchBuilder {
       for (const l of columnLeaves(c)) {
         if (!except.has(c.name)) {
           kept.push(index, l.n, l.vp);
-          size += l.n * (l.maxRep > 0 ? 2 : 1) + l.vp;
+          size += l.byteLength;
         }
         index++;
       }
     }
     const bytes = new Uint8Array(size);
-    let p = 0;
-    for (let k = 0; k < kept.length; k += 3) {
-      const l = scratch.#leaves[kept[k]!]!;
-      bytes.set(l.defs.subarray(0, l.n), p);
-      p += l.n;
-      if (l.maxRep > 0) {
-        bytes.set(l.reps.subarray(0, l.n), p);
-        p += l.n;
-      }
-      bytes.set(l.vals.subarray(0, l.vp), p);
-      p += l.vp;
-    }
+    for (let k = 0, p = 0; k < kept.length; k += 3) p = scratch.#leaves[kept[k]!]!.writeTo(bytes, p);
     scratch.clear();
     return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept));
   }
@@ -460,9 +471,7 @@ export class ColumnBatchBuilder {
       const l = leaves[kept[k]!]!;
       const levels = kept[k + 1]!;
       const valueBytes = kept[k + 2]!;
-      // Most of a series' constant columns are one NULL or empty map: one level, no value.
-      if (levels === 1 && valueBytes === 0) l.nil(bytes[p]!);
-      else l.appendRaw(bytes, p, levels, valueBytes);
+      l.appendRaw(bytes, p, levels, valueBytes);
       p += levels * (l.maxRep > 0 ? 2 : 1) + valueBytes;
     }
   }
@@ -508,7 +517,7 @@ export class ColumnBatchBuilder {
     const leaves = this.#leaves;
     const schema = this.#schemaText;
     let size = 16 + schema.length + 8 * leaves.length;
-    for (const l of leaves) size += l.n * (l.maxRep > 0 ? 2 : 1) + l.vp;
+    for (const l of leaves) size += l.byteLength;
     const out = new Uint8Array(size);
     const dv = new DataView(out.buffer);
     out.set(COLUMN_BATCH_MAGIC, 0);
@@ -523,16 +532,7 @@ export class ColumnBatchBuilder {
       dv.setUint32(p + 4, l.vp, true);
       p += 8;
     }
-    for (const l of leaves) {
-      out.set(l.defs.subarray(0, l.n), p);
-      p += l.n;
-      if (l.maxRep > 0) {
-        out.set(l.reps.subarray(0, l.n), p);
-        p += l.n;
-      }
-      out.set(l.vals.subarray(0, l.vp), p);
-      p += l.vp;
-    }
+    for (const l of leaves) p = l.writeTo(out, p);
     return out;
   }
 }

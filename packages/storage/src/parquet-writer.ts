@@ -82,6 +82,7 @@ export class ParquetWriter {
   readonly #threads: number;
   readonly #encoder: BatchEncoder;
   readonly #sorted = new SortedParquetEncoder();
+  #dirMade: Promise<unknown> | undefined;
   #instance: DuckDBInstance | undefined;
   #conn: DuckDBConnection | undefined;
 
@@ -92,9 +93,14 @@ export class ParquetWriter {
     this.#encoder = opts.encoder ?? 'auto';
   }
 
+  /** The work directory, made once. */
+  #workDir(): Promise<unknown> {
+    return (this.#dirMade ??= mkdir(this.#dir, { recursive: true }));
+  }
+
   async #connection(): Promise<DuckDBConnection> {
     if (!this.#conn) {
-      await mkdir(this.#dir, { recursive: true });
+      await this.#workDir();
       this.#instance = await DuckDBInstance.create(':memory:', { threads: String(this.#threads), memory_limit: '2GB', temp_directory: join(this.#dir, 'duckdb-tmp') });
       this.#conn = await this.#instance.connect();
     }
@@ -109,7 +115,6 @@ export class ParquetWriter {
    * the union. Throws on a malformed payload.
    */
   async write(table: TableDef, payloads: readonly (Uint8Array | ColumnBatchView)[], opts: WriteOptions = {}): Promise<WrittenFile> {
-    await this.#connection();
     const json: Uint8Array[] = [];
     const bySchema = new Map<BatchSchemaInfo, ColumnBatchView[]>();
     for (const p of payloads) {
@@ -129,6 +134,8 @@ export class ParquetWriter {
       const plan = sortedParquetPlan(table, schema);
       if (plan && batches.some((b) => b.rows > 0)) return this.#writeSorted(table, batches, opts);
     }
+    // DuckDB (and its work directory) only for the writes that need it.
+    await this.#connection();
     const inputs: string[] = [];
     try {
       const sources: string[] = [];
@@ -162,7 +169,7 @@ export class ParquetWriter {
   }
 
   async #writeSorted(table: TableDef, batches: readonly ColumnBatchView[], opts: WriteOptions): Promise<WrittenFile> {
-    await mkdir(this.#dir, { recursive: true });
+    await this.#workDir();
     const path = join(this.#dir, `${randomUUID()}.parquet`);
     try {
       const out = await this.#sorted.encode(
@@ -171,8 +178,7 @@ export class ParquetWriter {
         batches.map((b) => b.bytes),
         opts.attributeTypes === true,
       );
-      const { size } = await stat(path);
-      return { path, sizeBytes: size, ...out.result, ...(out.attributeTypes ? { attributeTypes: out.attributeTypes } : {}) };
+      return { path, ...out.result, ...(out.attributeTypes ? { attributeTypes: out.attributeTypes } : {}) };
     } catch (err) {
       await rm(path, { force: true });
       throw err;

@@ -1,4 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -42,11 +42,16 @@ function batchesOf(table: TableDef, rows: Record<string, unknown>[], perBatch: n
   return out;
 }
 
+/** Who wrote a file (the footer's created_by): Floe's encoder or DuckDB. */
+const writtenBy = async (path: string) => String((await rowsOf(`SELECT created_by FROM parquet_file_metadata('${path}')`))[0]![0]);
+
 /** Both writers over the same payloads; the direct one must not have fallen back to DuckDB. */
 async function writeBoth(table: TableDef, payloads: Uint8Array[]): Promise<{ js: WrittenFile; db: WrittenFile }> {
-  expect(sortedParquetPlan(table, readColumnBatch(payloads[0]!).schema)).toBeDefined();
   const js = await direct.write(table, payloads, { attributeTypes: true });
   const db = await duckdb.write(table, payloads, { attributeTypes: true });
+  expect(await writtenBy(js.path)).toBe('floe sorted column batches');
+  expect(await writtenBy(db.path)).toMatch(/DuckDB/);
+  expect(js.sizeBytes).toBe((await stat(js.path)).size);
   return { js, db };
 }
 
@@ -82,36 +87,34 @@ const summary = (w: WrittenFile) => ({
   attributeTypes: w.attributeTypes?.map((a) => `${a.key}\u0000${a.type}\u0000${a.count}`).sort(),
 });
 
+/** Both writers' files of the same payloads, described alike, and their WrittenFile summaries equal; Floe's description. */
+async function expectSameFile(table: TableDef, payloads: Uint8Array[]) {
+  const { js, db } = await writeBoth(table, payloads);
+  const [got, want] = await Promise.all([describeFile(table, js.path), describeFile(table, db.path)]);
+  expect(got.types).toEqual(want.types);
+  expect(got.rows).toEqual(want.rows);
+  expect(got.keyOrder).toEqual(want.keyOrder);
+  expect(got.schema).toEqual(want.schema);
+  expect(got.rowGroups).toEqual(want.rowGroups);
+  expect(got.stats).toEqual(want.stats);
+  expect(summary(js)).toEqual(summary(db));
+  return { file: js, described: got };
+}
+
 describe('column batches written sorted without DuckDB', () => {
   for (const [name, table] of Object.entries(TABLES) as [string, TableDef][]) {
     it(`store the same ${name} file DuckDB's COPY stores: columns, rows, order, field ids, statistics`, async () => {
-      const rows = randomRawRows(table, 700, name.length * 7919);
-      const { js, db } = await writeBoth(table, batchesOf(table, rows, 37));
-      const [got, want] = await Promise.all([describeFile(table, js.path), describeFile(table, db.path)]);
-      expect(got.types).toEqual(want.types);
-      expect(got.rows).toEqual(want.rows);
-      expect(got.keyOrder).toEqual(want.keyOrder);
-      expect(got.schema).toEqual(want.schema);
-      expect(got.rowGroups).toEqual(want.rowGroups);
-      expect(got.stats).toEqual(want.stats);
-      expect(summary(js)).toEqual(summary(db));
+      await expectSameFile(table, batchesOf(table, randomRawRows(table, 700, name.length * 7919), 37));
     });
   }
 
   it('splits many rows into the table’s row groups, each sorted and with its own bounds', async () => {
-    const rows = randomRawRows(tracesTable, 40_000, 42);
-    const { js, db } = await writeBoth(tracesTable, batchesOf(tracesTable, rows, 100));
-    const [got, want] = await Promise.all([describeFile(tracesTable, js.path), describeFile(tracesTable, db.path)]);
-    expect(got.rowGroups).toEqual([
+    const { described } = await expectSameFile(tracesTable, batchesOf(tracesTable, randomRawRows(tracesTable, 40_000, 42), 100));
+    expect(described.rowGroups).toEqual([
       ['0', '16384'],
       ['1', '16384'],
       ['2', '7232'],
     ]);
-    expect(got.rowGroups).toEqual(want.rowGroups);
-    expect(got.keyOrder).toEqual(want.keyOrder);
-    expect(got.stats).toEqual(want.stats);
-    expect(got.rows).toEqual(want.rows);
-    expect(summary(js)).toEqual(summary(db));
   });
 
   it('dictionary-encodes strings that repeat (wide indices too) and writes unique ones PLAIN', async () => {
@@ -122,39 +125,37 @@ describe('column batches written sorted without DuckDB', () => {
       name: `op-${(i * 7919) % 500}`,
       service_name: `svc-${i % 3}`,
     }));
-    const { js, db } = await writeBoth(tracesTable, batchesOf(tracesTable, rows, 250));
+    const { file } = await expectSameFile(tracesTable, batchesOf(tracesTable, rows, 250));
     const encodings = async (path: string) =>
       Object.fromEntries(
         (await rowsOf(`SELECT path_in_schema, first(encodings) FROM parquet_metadata('${path}') WHERE path_in_schema IN ('span_id', 'name', 'service_name') GROUP BY ALL`)).map(
           ([col, enc]) => [String(col), String(enc)],
         ),
       );
-    const got = await encodings(js.path);
+    const got = await encodings(file.path);
     expect(got.span_id).not.toContain('RLE_DICTIONARY');
     expect(got.name).toContain('RLE_DICTIONARY');
     expect(got.service_name).toContain('RLE_DICTIONARY');
-    expect((await describeFile(tracesTable, js.path)).rows).toEqual((await describeFile(tracesTable, db.path)).rows);
   });
 
   it('reads one batch as it is, and fills a column the batches lack with NULL', async () => {
     const rows = randomRawRows(tracesTable, 50, 7);
-    const [one] = batchesOf(tracesTable, rows, 50);
-    const { js, db } = await writeBoth(tracesTable, [one!]);
-    expect((await describeFile(tracesTable, js.path)).rows).toEqual((await describeFile(tracesTable, db.path)).rows);
+    await expectSameFile(tracesTable, batchesOf(tracesTable, rows, 50));
 
     const partial = new ColumnBatchBuilder(batchSchema(tracesTable).filter(([n]) => n !== 'links_json' && n !== 'span_attr_bool'));
     for (const r of rows) partial.addRow(r);
-    const payload = partial.finish();
-    const both = await writeBoth(tracesTable, [payload]);
-    const got = await describeFile(tracesTable, both.js.path);
-    expect(got.rows).toEqual((await describeFile(tracesTable, both.db.path)).rows);
-    expect(await rowsOf(`SELECT count(*) FROM read_parquet('${both.js.path}') WHERE links_json IS NULL AND span_attr_bool IS NULL`)).toEqual([['50']]);
+    const { file } = await expectSameFile(tracesTable, [partial.finish()]);
+    expect(await rowsOf(`SELECT count(*) FROM read_parquet('${file.path}') WHERE links_json IS NULL AND span_attr_bool IS NULL`)).toEqual([['50']]);
   });
 
-  it('leaves tables with computed label columns, and batches of another column type, to DuckDB', () => {
+  it('leaves tables with computed label columns, and batches of another column type, to DuckDB', async () => {
     const labelled = withMaterializedLabels(tracesTable, [{ key: 'http.method', column: 'label_http_method', id: 10_000 }]);
-    const info = readColumnBatch(batchesOf(tracesTable, randomRawRows(tracesTable, 3, 1), 3)[0]!).schema;
+    const payloads = batchesOf(tracesTable, randomRawRows(tracesTable, 3, 1), 3);
+    const info = readColumnBatch(payloads[0]!).schema;
     expect(sortedParquetPlan(labelled, info)).toBeUndefined();
+    const out = await direct.write(labelled, payloads);
+    expect(await writtenBy(out.path)).toMatch(/DuckDB/);
+    expect(out.rowCount).toBe(3);
     const retyped = batchSchemaInfo(JSON.stringify(batchSchema(tracesTable).map(([n, t]) => [n, n === 'flags' ? 'int' : t])));
     expect(sortedParquetPlan(tracesTable, retyped)).toBeUndefined();
     expect(sortedParquetPlan(tracesTable, info)).toBeDefined();

@@ -2,11 +2,12 @@ import { open } from 'node:fs/promises';
 import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
 import { isListType, isMapType, isStructType, timeColumn, type ColumnDef, type TableDef } from '@floe/schema';
 import { batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
-import { encodeLevelRuns } from './column-batch-parquet.ts';
 import type { WrittenFile } from './parquet-writer.ts';
 import {
+  bitWidth,
   dataPageHeader,
   dictionaryPageHeader,
+  encodeLevelRuns,
   fileFooter,
   INT_32,
   INT_64,
@@ -14,6 +15,7 @@ import {
   MAP,
   OPTIONAL,
   PAR1,
+  packBooleans,
   PLAIN,
   REPEATED,
   REQUIRED,
@@ -86,7 +88,7 @@ export interface SortedParquetPlan {
 }
 
 /** What the file holds besides its rows, for WrittenFile. */
-export type SortedParquetResult = Pick<WrittenFile, 'rowCount' | 'minStartNs' | 'maxStartNs' | 'minTimestampUs' | 'maxTimestampUs' | 'ids'>;
+export type SortedParquetResult = Pick<WrittenFile, 'sizeBytes' | 'rowCount' | 'minStartNs' | 'maxStartNs' | 'minTimestampUs' | 'maxTimestampUs' | 'ids'>;
 
 const plans = new WeakMap<TableDef, WeakMap<BatchSchemaInfo, SortedParquetPlan | null>>();
 
@@ -343,47 +345,52 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
 }
 
 /**
- * Each row's rank among the distinct strings of a one-level-per-row leaf, in byte order, NULL
- * after every value. Values are told apart as latin1 text: one char per byte, so JavaScript's
- * string order is the bytes' order.
+ * The distinct values of a one-level-per-row string leaf as latin1 text (one char per byte, so
+ * JavaScript's string order is the bytes' order), in order of first appearance, and each row's
+ * index among them (NULL: 0xffffffff). Runs of one value (a request's service, a series' name)
+ * skip the decode and the lookup.
  */
-function stringRanks(leaf: RowLeaf, rows: number, maxDef: number): Uint32Array & { distinct: number } {
+function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: string[]; index: Uint32Array } {
   const { defs, vals, rowVal } = leaf;
   const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
   const seen = new Map<string, number>();
-  const firstSeen: string[] = [];
-  const ranks = new Uint32Array(rows) as Uint32Array & { distinct: number };
+  const values: string[] = [];
+  const index = new Uint32Array(rows);
   let prevStart = -1;
   let prevEnd = -1;
-  let prevRank = -1;
+  let prev = 0;
   for (let r = 0; r < rows; r++) {
     if (defs[r] !== maxDef) {
-      ranks[r] = 0xffffffff;
+      index[r] = 0xffffffff;
       continue;
     }
     const s = rowVal[r]! + 4;
     const e = rowVal[r + 1]!;
-    // Runs of one value (a request's service, a series' name) skip the decode and the lookup.
-    if (prevRank >= 0 && bytesEqual(vals, s, e, prevStart, prevEnd)) {
-      ranks[r] = prevRank;
-      continue;
+    if (prevStart < 0 || !bytesEqual(vals, s, e, prevStart, prevEnd)) {
+      const str = text.toString('latin1', s, e);
+      let id = seen.get(str);
+      if (id === undefined) {
+        seen.set(str, (id = values.length));
+        values.push(str);
+      }
+      prev = id;
+      prevStart = s;
+      prevEnd = e;
     }
-    const str = text.toString('latin1', s, e);
-    let id = seen.get(str);
-    if (id === undefined) {
-      id = firstSeen.length;
-      seen.set(str, id);
-      firstSeen.push(str);
-    }
-    ranks[r] = prevRank = id;
-    prevStart = s;
-    prevEnd = e;
+    index[r] = prev;
   }
-  const order = firstSeen.map((_, i) => i).sort((x, y) => (firstSeen[x]! < firstSeen[y]! ? -1 : firstSeen[x]! > firstSeen[y]! ? 1 : 0));
-  const rankOf = new Uint32Array(firstSeen.length);
+  return { values, index };
+}
+
+/** Each row's rank among the distinct strings of a one-level-per-row leaf, in byte order, NULL after every value. */
+function stringRanks(leaf: RowLeaf, rows: number, maxDef: number): Uint32Array & { distinct: number } {
+  const { values, index } = distinctOf(leaf, rows, maxDef);
+  const order = values.map((_, i) => i).sort((x, y) => (values[x]! < values[y]! ? -1 : values[x]! > values[y]! ? 1 : 0));
+  const rankOf = new Uint32Array(values.length);
   order.forEach((id, rank) => (rankOf[id] = rank));
-  for (let r = 0; r < rows; r++) ranks[r] = ranks[r] === 0xffffffff ? firstSeen.length : rankOf[ranks[r]!]!;
-  ranks.distinct = firstSeen.length + 1;
+  const ranks = index as Uint32Array & { distinct: number };
+  for (let r = 0; r < rows; r++) ranks[r] = ranks[r] === 0xffffffff ? values.length : rankOf[ranks[r]!]!;
+  ranks.distinct = values.length + 1;
   return ranks;
 }
 
@@ -508,22 +515,14 @@ function nanosToMicros(vals: Uint8Array): void {
       hi = (~hi + (lo === 0 ? 1 : 0)) >>> 0;
     }
     // Long division by 1000 over four 16-bit limbs: every partial stays below 2^26.
-    let rem = 0;
-    let q3 = 0;
-    let q2 = 0;
-    let q1 = 0;
-    let q0 = 0;
     let cur = hi >>> 16;
-    q3 = Math.floor(cur / 1000);
-    rem = cur - q3 * 1000;
-    cur = rem * 65536 + (hi & 0xffff);
-    q2 = Math.floor(cur / 1000);
-    rem = cur - q2 * 1000;
-    cur = rem * 65536 + (lo >>> 16);
-    q1 = Math.floor(cur / 1000);
-    rem = cur - q1 * 1000;
-    cur = rem * 65536 + (lo & 0xffff);
-    q0 = Math.floor(cur / 1000);
+    const q3 = Math.floor(cur / 1000);
+    cur = (cur - q3 * 1000) * 65536 + (hi & 0xffff);
+    const q2 = Math.floor(cur / 1000);
+    cur = (cur - q2 * 1000) * 65536 + (lo >>> 16);
+    const q1 = Math.floor(cur / 1000);
+    cur = (cur - q1 * 1000) * 65536 + (lo & 0xffff);
+    const q0 = Math.floor(cur / 1000);
     hi = ((q3 << 16) | q2) >>> 0;
     lo = ((q1 << 16) | q0) >>> 0;
     if (negative) {
@@ -541,10 +540,8 @@ interface ChunkStats {
   max?: Uint8Array;
 }
 
-/** Min, max and NULL count of a gathered top-level primitive chunk (NaN left out of a double's bounds). */
-function chunkStats(type: LeafType, g: Gathered, maxDef: number): ChunkStats {
-  let present = 0;
-  for (let i = 0; i < g.levels; i++) if (g.defs[i] === maxDef) present++;
+/** Min, max and NULL count of a gathered top-level primitive chunk of `present` values (NaN left out of a double's bounds). */
+function chunkStats(type: LeafType, g: Gathered, present: number): ChunkStats {
   const nulls = g.levels - present;
   if (present === 0) return { nulls };
   const v = g.vals;
@@ -623,15 +620,6 @@ const float64Bytes = (x: number) => {
   return b;
 };
 
-const bitWidth = (max: number) => 32 - Math.clz32(max);
-
-/** PLAIN booleans (one byte each in a batch) as bits, LSB first. */
-function packBooleans(v: Uint8Array): Uint8Array {
-  const out = new Uint8Array((v.length + 7) >> 3);
-  for (let k = 0; k < v.length; k++) if (v[k]) out[k >> 3]! |= 1 << (k & 7);
-  return out;
-}
-
 interface Chunk {
   /** The dictionary page (header and compressed page), when the chunk has one. */
   dict: { header: Uint8Array; page: Uint8Array } | undefined;
@@ -657,9 +645,7 @@ const zstd = (body: Uint8Array) => zstdCompressSync(body, { params: { [zlibConst
  * open-addressing table (FNV-1a), never decoded; equal neighbours, the common case in sorted
  * rows (a series' name and labels, a service), skip the lookup.
  */
-function dictionaryOf(vals: Uint8Array): { page: Uint8Array; size: number; indices: Uint32Array } | undefined {
-  let present = 0;
-  for (let p = 0; p < vals.length; present++) p += 4 + u32le(vals, p);
+function dictionaryOf(vals: Uint8Array, present: number): { page: Uint8Array; size: number; indices: Uint32Array } | undefined {
   const limit = Math.max(16, present >>> 2);
   let cap = 32;
   while (cap < 2 * Math.min(limit, present)) cap *= 2;
@@ -739,7 +725,9 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   };
   if (leaf.maxRep > 0) levelRuns(g.reps!, leaf.maxRep);
   levelRuns(g.defs, leaf.maxDef);
-  const dictionary = leaf.type === 'string' && g.vals.length > 0 ? dictionaryOf(g.vals) : undefined;
+  let present = 0;
+  for (let i = 0; i < g.levels; i++) if (g.defs[i] === leaf.maxDef) present++;
+  const dictionary = leaf.type === 'string' && present > 0 ? dictionaryOf(g.vals, present) : undefined;
   let dict: Chunk['dict'];
   let dictBytes = 0;
   if (dictionary) {
@@ -748,7 +736,7 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
     dict = { header, page };
     dictBytes = header.length + dictionary.page.length;
     parts.push(encodeIndices(dictionary.indices, Math.max(1, bitWidth(dictionary.size - 1))));
-  } else parts.push(leaf.type === 'boolean' ? packBooleans(g.vals) : g.vals);
+  } else parts.push(leaf.type === 'boolean' ? packBooleans([g.vals]) : g.vals);
   const body = Buffer.concat(parts);
   const page = zstd(body);
   const header = dataPageHeader(g.levels, body.length, page.length, dictionary ? RLE_DICTIONARY : PLAIN);
@@ -758,7 +746,7 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
     page,
     levels: g.levels,
     uncompressed: dictBytes + header.length + body.length,
-    stats: leaf.stats ? chunkStats(leaf.type, g, leaf.maxDef) : undefined,
+    stats: leaf.stats ? chunkStats(leaf.type, g, present) : undefined,
   };
 }
 
@@ -774,25 +762,6 @@ function longBounds(chunks: readonly Chunk[]): [bigint, bigint] {
     if (max === undefined || hi > max) max = hi;
   }
   return [min ?? 0n, max ?? 0n];
-}
-
-/** The distinct values of a one-level-per-row string leaf, as text. */
-function distinctStrings(leaf: RowLeaf, rows: number, maxDef: number): string[] {
-  const { defs, vals, rowVal } = leaf;
-  const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
-  const seen = new Set<string>();
-  let prevS = -1;
-  let prevE = -1;
-  for (let r = 0; r < rows; r++) {
-    if (defs[r] !== maxDef) continue;
-    const s = rowVal[r]! + 4;
-    const e = rowVal[r + 1]!;
-    if (prevS >= 0 && bytesEqual(vals, s, e, prevS, prevE)) continue;
-    seen.add(text.toString('latin1', s, e));
-    prevS = s;
-    prevE = e;
-  }
-  return [...seen].map((s) => Buffer.from(s, 'latin1').toString('utf8'));
 }
 
 /**
@@ -820,7 +789,7 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
     rows,
     plan.sortKeys.map((k) => ({ leaf: batchLeaf(k.index), type: k.type, maxDef: shapes[k.index]!.maxDef })),
   );
-  const ids = plan.idLeaf === undefined ? [] : distinctStrings(batchLeaf(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef);
+  const ids = plan.idLeaf === undefined ? [] : distinctOf(batchLeaf(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
 
   // Leaf by leaf (each joined leaf is dropped once encoded), every row group's chunk.
   const groups: [number, number][] = [];
@@ -835,6 +804,7 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
     return out;
   });
 
+  let sizeBytes = 0;
   const file = await open(path, 'w');
   try {
     const parts: Uint8Array[] = [PAR1];
@@ -882,7 +852,9 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
       })
       .string(6, 'floe sorted column batches')
       .end();
-    parts.push(fileFooter(meta));
+    const footer = fileFooter(meta);
+    parts.push(footer);
+    sizeBytes = offset + footer.length;
     await writeParts(file, parts);
   } finally {
     await file.close();
@@ -890,5 +862,5 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
 
   const [minStartNs, maxStartNs] = longBounds(chunks[plan.timeLeaf]!);
   const [minTimestampUs, maxTimestampUs] = longBounds(chunks[plan.timestampLeaf]!);
-  return { rowCount: rows, minStartNs, maxStartNs, minTimestampUs, maxTimestampUs, ids };
+  return { sizeBytes, rowCount: rows, minStartNs, maxStartNs, minTimestampUs, maxTimestampUs, ids };
 }

@@ -4,6 +4,21 @@ import type { FileHandle } from 'node:fs/promises';
 /** Most iovecs one writev takes (Linux IOV_MAX). */
 const IOV_MAX = 1024;
 
+/** What of `slice` is still to write after writev wrote `done` of its bytes (the first part cut). */
+function unwritten(slice: readonly Uint8Array[], done: number): Uint8Array[] {
+  const rest: Uint8Array[] = [];
+  for (const p of slice) {
+    if (done >= p.byteLength) done -= p.byteLength;
+    else {
+      rest.push(done > 0 ? p.subarray(done) : p);
+      done = 0;
+    }
+  }
+  return rest;
+}
+
+const total = (parts: readonly Uint8Array[]) => parts.reduce((n, p) => n + p.byteLength, 0);
+
 /**
  * Writes the parts one after the other at the handle's position, with writev, IOV_MAX at a
  * time. writev may write less than asked (a signal, a full disk just freed): what is left is
@@ -12,19 +27,9 @@ const IOV_MAX = 1024;
 export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): Promise<void> {
   for (let i = 0; i < parts.length; i += IOV_MAX) {
     const slice = parts.slice(i, i + IOV_MAX);
-    let want = 0;
-    for (const p of slice) want += p.byteLength;
-    let done = (await fh.writev(slice)).bytesWritten;
-    if (done === want) continue;
-    for (const p of slice) {
-      if (done >= p.byteLength) {
-        done -= p.byteLength;
-        continue;
-      }
-      let rest = p.subarray(done);
-      done = 0;
-      while (rest.byteLength > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
-    }
+    const done = (await fh.writev(slice)).bytesWritten;
+    if (done === total(slice)) continue;
+    for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
   }
 }
 
@@ -32,18 +37,8 @@ export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): 
 export function writePartsSync(fd: number, parts: readonly Uint8Array[]): void {
   for (let i = 0; i < parts.length; i += IOV_MAX) {
     const slice = parts.slice(i, i + IOV_MAX);
-    let want = 0;
-    for (const p of slice) want += p.byteLength;
-    let done = writevSync(fd, slice);
-    if (done === want) continue;
-    for (const p of slice) {
-      if (done >= p.byteLength) {
-        done -= p.byteLength;
-        continue;
-      }
-      let rest = p.subarray(done);
-      done = 0;
-      while (rest.byteLength > 0) rest = rest.subarray(writeSync(fd, rest));
-    }
+    const done = writevSync(fd, slice);
+    if (done === total(slice)) continue;
+    for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray(writeSync(fd, rest));
   }
 }

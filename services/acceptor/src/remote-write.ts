@@ -537,12 +537,12 @@ function startInvalid(ms: bigint): string | undefined {
   return ms < 0n || ms > MAX_MS ? 'sample has a start timestamp outside the int64 range of unix nanoseconds' : undefined;
 }
 
-/** A sample's start (its own, else the series' created timestamp) in ns as text, or null. */
 /** A point's start in ms: the sample's own (v2), else the series' created timestamp (v2), else 0 (none). */
 function startMs(sampleStart: bigint, created: bigint): bigint {
   return sampleStart > 0n ? sampleStart : created > 0n && created <= MAX_MS ? created : 0n;
 }
 
+/** A point's start (startMs) in ns as text, or null. */
 function startNs(sampleStart: bigint, created: bigint): string | null {
   const ms = startMs(sampleStart, created);
   return ms > 0n ? (ms * NS_PER_MS).toString() : null;
