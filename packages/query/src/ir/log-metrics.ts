@@ -41,8 +41,11 @@ export type RangeFn =
 
 /**
  * What the SQL aggregates per (series, sub-bucket); the evaluator merges these across a window.
- * count: n; bytes: b; sum: s; avg: s, c; min: mn; max: mx; moments (stddev, stdvar): c, mean, m2
- * (sum of squared deviations); first: fv at ft; last: lv at lt; values (quantile): vals.
+ * count: n; bytes: b; sum: s; avg: s, c; min: mn; max: mx; moments (stddev, stdvar): c, s, q (sum
+ * of squares) and Welford's mean and m2 (sum of squared deviations); first: fv at ft; last: lv at
+ * lt; values (quantile): vals. Sums are compensated (DuckDB's fsum): a plain sum of doubles, and
+ * Welford's running mean, depend on the order in which DuckDB's threads meet the rows, so the
+ * same data could answer differently from run to run in the last bits.
  */
 export type PartialKind = 'count' | 'bytes' | 'sum' | 'avg' | 'min' | 'max' | 'moments' | 'first' | 'last' | 'values';
 
@@ -61,6 +64,7 @@ export const SAMPLE_COLUMNS = {
   valueCount: 'c',
   min: 'mn',
   max: 'mx',
+  sumSquares: 'q',
   mean: 'mean',
   m2: 'm2',
   firstValue: 'fv',

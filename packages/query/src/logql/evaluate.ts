@@ -136,11 +136,24 @@ function accOfRow(kind: PartialKind, row: SampleRow): Acc {
     case 'max':
       acc.mx = num(row[C.max]);
       break;
-    case 'moments':
+    case 'moments': {
       acc.c = num(row[C.valueCount]);
-      acc.mean = num(row[C.mean]);
-      acc.m2 = num(row[C.m2]);
+      const s = num(row[C.sum]);
+      const q = num(row[C.sumSquares]);
+      const m2 = q - (s * s) / acc.c;
+      // The compensated sums are (nearly always) the same whatever order DuckDB's threads took,
+      // Welford's running mean is not. Their difference loses about log2(q / m2) bits, so it is
+      // taken while at most 10 are lost (relative error < 1e-12); values that barely vary
+      // around a large mean take Welford's accurate, if not bit-stable, moments.
+      if (Number.isFinite(m2) && m2 >= q / 1024) {
+        acc.mean = s / acc.c;
+        acc.m2 = m2;
+      } else {
+        acc.mean = num(row[C.mean]);
+        acc.m2 = num(row[C.m2]);
+      }
       break;
+    }
     case 'first':
       acc.ft = big(row[C.firstTime]);
       acc.fv = num(row[C.firstValue]);

@@ -75,15 +75,21 @@ function partialsSql(sample: LogSample): Array<[string, string]> {
     case 'bytes':
       return [[`CAST(coalesce(sum(${q('len')}), 0) AS BIGINT)`, C.bytes]];
     case 'sum':
-      return [[`sum(${v})`, C.sum]];
+      return [[`fsum(${v})`, C.sum]];
     case 'avg':
-      return [[`sum(${v})`, C.sum], [`count(${v})`, C.valueCount]];
+      return [[`fsum(${v})`, C.sum], [`count(${v})`, C.valueCount]];
     case 'min':
       return [[`min(${v})`, C.min]];
     case 'max':
       return [[`max(${v})`, C.max]];
     case 'moments':
-      return [[`count(${v})`, C.valueCount], [`avg(${v})`, C.mean], [`var_pop(${v}) * count(${v})`, C.m2]];
+      return [
+        [`count(${v})`, C.valueCount],
+        [`fsum(${v})`, C.sum],
+        [`fsum(${v} * ${v})`, C.sumSquares],
+        [`avg(${v})`, C.mean],
+        [`var_pop(${v}) * count(${v})`, C.m2],
+      ];
     case 'first':
       return [[`arg_min(${v}, ${q('t')})`, C.firstValue], [`min(${q('t')})`, C.firstTime]];
     case 'last':
