@@ -1,4 +1,5 @@
 import { isListType, isMapType, isStructType, rawColumns, type ColumnType, type TableDef } from '@floe/schema';
+import { copyBytes, viewOf } from './byte-ranges.ts';
 
 /**
  * Column batches: how the acceptor hands rows to the writer (a WAL record's payload). Each raw
@@ -54,6 +55,9 @@ export class Leaf {
   n = 0;
   vals = new Uint8Array(256);
   #dv = new DataView(this.vals.buffer);
+  /** The last source of utf8() and a view of it. */
+  #src: Uint8Array | undefined;
+  #sv: DataView | undefined;
   /** Bytes of vals in use (booleans: one byte per value until the page packs them into bits). */
   vp = 0;
 
@@ -102,23 +106,11 @@ export class Leaf {
   /** A string given as valid UTF-8 bytes src[s, e). */
   utf8(src: Uint8Array, s: number, e: number, rep = 0): void {
     this.#level(this.maxDef, rep);
-    const n = e - s;
-    this.room(4 + n);
-    const v = this.vals;
-    let p = this.vp;
-    if (n <= 48) {
-      // Most values are a few bytes: a byte loop beats making a subarray for set() (40–80 ns).
-      v[p++] = n;
-      v[p++] = 0;
-      v[p++] = 0;
-      v[p++] = 0;
-      for (let i = s; i < e; i++) v[p++] = src[i]!;
-      this.vp = p;
-      return;
-    }
-    this.#dv.setUint32(p, n, true);
-    v.set(src.subarray(s, e), p + 4);
-    this.vp = p + 4 + n;
+    this.room(4 + e - s);
+    this.#dv.setUint32(this.vp, e - s, true);
+    // A request's values all come from its body: one view of it per leaf and request.
+    if (src !== this.#src) this.#sv = viewOf((this.#src = src));
+    this.vp = copyBytes(src, this.#sv!, s, e, this.vals, this.#dv, this.vp + 4);
   }
 
   string(str: string, rep = 0): void {
@@ -235,13 +227,14 @@ export class Leaf {
 
   /**
    * Appends `levels` levels and `bytes` value bytes kept end to end in src from `at`: the
-   * definition levels, the repetition levels (when maxRep > 0), then the values (a RowTemplate's).
+   * definition levels, the repetition levels (when maxRep > 0), then the values (a RowTemplate's;
+   * `sv` is a DataView of src, byte-ranges.ts). Returns where in src they end.
    */
-  appendRaw(src: Uint8Array, at: number, levels: number, bytes: number): void {
+  appendRaw(src: Uint8Array, sv: DataView, at: number, levels: number, bytes: number): number {
     // Most of a series' constant columns are one NULL or empty map: one level, no value.
     if (levels === 1 && bytes === 0) {
       this.#level(src[at]!, this.maxRep > 0 ? src[at + 1]! : 0);
-      return;
+      return at + (this.maxRep > 0 ? 2 : 1);
     }
     const n = this.n;
     this.#levelRoom(n + levels);
@@ -254,12 +247,9 @@ export class Leaf {
       for (let i = 0; i < levels; i++) r[n + i] = src[p + i]!;
       p += levels;
     }
-    const v = this.vals;
-    const vp = this.vp;
-    if (bytes > 64) v.set(src.subarray(p, p + bytes), vp);
-    else for (let i = 0; i < bytes; i++) v[vp + i] = src[p + i]!;
     this.n = n + levels;
-    this.vp = vp + bytes;
+    this.vp = copyBytes(src, sv, p, p + bytes, this.vals, this.#dv, this.vp);
+    return p + bytes;
   }
 
   /**
@@ -306,6 +296,8 @@ export class Leaf {
   clear(): void {
     this.n = 0;
     this.vp = 0;
+    this.#src = undefined;
+    this.#sv = undefined;
   }
 }
 
@@ -394,12 +386,14 @@ function schemaKey(schema: BatchSchema): string {
 export class RowTemplate {
   readonly schemaKey: string;
   readonly bytes: Uint8Array;
+  readonly view: DataView;
   /** Per leaf kept: its index in the schema's leaves, its levels, its value bytes. */
   readonly leaves: Int32Array;
 
   constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array) {
     this.schemaKey = schemaKey;
     this.bytes = bytes;
+    this.view = viewOf(bytes);
     this.leaves = leaves;
   }
 
@@ -464,16 +458,9 @@ export class ColumnBatchBuilder {
   /** Appends a template's leaves (made by a builder of the same schema) to the row being written. */
   appendTemplate(t: RowTemplate): void {
     if (t.schemaKey !== this.#schemaKey) throw new TypeError('row template of another schema');
-    const { bytes, leaves: kept } = t;
+    const { bytes, view, leaves: kept } = t;
     const leaves = this.#leaves;
-    let p = 0;
-    for (let k = 0; k < kept.length; k += 3) {
-      const l = leaves[kept[k]!]!;
-      const levels = kept[k + 1]!;
-      const valueBytes = kept[k + 2]!;
-      l.appendRaw(bytes, p, levels, valueBytes);
-      p += levels * (l.maxRep > 0 ? 2 : 1) + valueBytes;
-    }
+    for (let k = 0, p = 0; k < kept.length; k += 3) p = leaves[kept[k]!]!.appendRaw(bytes, view, p, kept[k + 1]!, kept[k + 2]!);
   }
 
   static forTable(table: TableDef): ColumnBatchBuilder {
@@ -512,14 +499,17 @@ export class ColumnBatchBuilder {
     return n <= REUSE_BYTES;
   }
 
-  /** The WAL record payload of the rows added so far. */
-  finish(): Uint8Array {
+  /**
+   * The WAL record payload of the rows added so far, in memory from `alloc` (every byte of it is
+   * written: it need not be zeroed).
+   */
+  finish(alloc: (bytes: number) => Uint8Array = (n) => new Uint8Array(n)): Uint8Array {
     const leaves = this.#leaves;
     const schema = this.#schemaText;
     let size = 16 + schema.length + 8 * leaves.length;
     for (const l of leaves) size += l.byteLength;
-    const out = new Uint8Array(size);
-    const dv = new DataView(out.buffer);
+    const out = alloc(size);
+    const dv = new DataView(out.buffer, out.byteOffset, size);
     out.set(COLUMN_BATCH_MAGIC, 0);
     dv.setUint32(4, this.rows, true);
     dv.setUint32(8, schema.length, true);

@@ -14,7 +14,7 @@
 // disk, stay asynchronous.
 
 import { randomUUID } from 'node:crypto';
-import { closeSync, constants as fsConstants, fsync as fsyncCallback, openSync, readFileSync, renameSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, fsync as fsyncCallback, openSync, readSync, renameSync } from 'node:fs';
 import {
   copyFile,
   link,
@@ -55,10 +55,6 @@ async function fsyncDir(dir: string): Promise<void> {
   } finally {
     closeSync(fd);
   }
-}
-
-function asUint8Array(buf: Buffer): Uint8Array {
-  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 export class FsObjectStore implements ObjectStore {
@@ -133,9 +129,23 @@ export class FsObjectStore implements ObjectStore {
     }
   }
 
-  async get(key: string): Promise<Uint8Array | undefined> {
+  async get(key: string, alloc: (bytes: number) => Uint8Array = (n) => new Uint8Array(n)): Promise<Uint8Array | undefined> {
     try {
-      return asUint8Array(readFileSync(this.localPath(key)));
+      const fd = openSync(this.localPath(key), 'r');
+      try {
+        const st = fstatSync(fd);
+        if (st.isDirectory()) return undefined;
+        const out = alloc(st.size);
+        // Objects are immutable once put (written whole, then renamed into place): the size holds.
+        for (let at = 0; at < out.length; ) {
+          const n = readSync(fd, out, at, out.length - at, at);
+          if (n === 0) throw new Error(`${key}: object shorter than its size while read`);
+          at += n;
+        }
+        return out;
+      } finally {
+        closeSync(fd);
+      }
     } catch (err) {
       if (isMissing(err) || errorCode(err) === 'EISDIR') return undefined;
       throw err;

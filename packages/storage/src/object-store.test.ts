@@ -60,6 +60,29 @@ describe.each(backends)('ObjectStore: $name', (backend) => {
     await expect(store.getRange('missing', 0, 10)).rejects.toBeInstanceOf(ObjectNotFoundError);
   });
 
+  it('reads an object into memory it is given, and answers undefined for a missing key or a directory', async () => {
+    const bytes = new Uint8Array(200_000).map((_, i) => (i * 31) & 0xff);
+    await store.put('wal/seg-1', bytes);
+    const memory = new Uint8Array(300_000).fill(0xee);
+    const asked: number[] = [];
+    const got = await store.get('wal/seg-1', (n) => {
+      asked.push(n);
+      return memory.subarray(50_000, 50_000 + n);
+    });
+    expect(asked).toEqual([200_000]);
+    expect(got!.buffer).toBe(memory.buffer);
+    expect(got!.byteOffset).toBe(50_000);
+    expect(Buffer.from(got!).equals(Buffer.from(bytes))).toBe(true);
+    expect(memory[49_999]).toBe(0xee);
+    expect(memory[250_000]).toBe(0xee);
+    const never = () => {
+      throw new Error('alloc called');
+    };
+    expect(await store.get('wal/none', never)).toBeUndefined();
+    expect(await store.get('wal', never)).toBeUndefined(); // a "directory" is not an object
+    expect(await store.get('wa', never)).toBeUndefined();
+  });
+
   const body = Uint8Array.from({ length: 1000 }, (_, i) => (i * 7) % 256);
   it.each([
     { offset: 0, length: 10, from: 0, to: 10 },

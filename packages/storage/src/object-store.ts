@@ -24,8 +24,12 @@ export interface ObjectStore {
   put(key: string, body: ObjectBody): Promise<void>;
   /** Like put, but only if no object has that key; resolves false (and writes nothing) otherwise. */
   putIfAbsent(key: string, body: Uint8Array): Promise<boolean>;
-  /** The object's bytes, or undefined when it does not exist. */
-  get(key: string): Promise<Uint8Array | undefined>;
+  /**
+   * The object's bytes, or undefined when it does not exist. With `alloc`, they are returned in
+   * what alloc(size) gives (the fs store reads straight into it; S3 copies its response there),
+   * so a caller can keep them in memory of its own (the writer's shared round memory).
+   */
+  get(key: string, alloc?: (bytes: number) => Uint8Array): Promise<Uint8Array | undefined>;
   /**
    * Bytes [offset, offset + length) clipped to the object's end (empty when offset is at or past the
    * end). Throws ObjectNotFoundError when the object does not exist.

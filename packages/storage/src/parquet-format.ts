@@ -125,12 +125,13 @@ export const bitWidth = (max: number): number => 32 - Math.clz32(max);
  * Values of `width` bits (levels, or dictionary indices up to 32 bits) in Parquet's
  * RLE/bit-packed hybrid: runs of 8 or more equal values as RLE runs (the value in whole bytes),
  * the rest in bit-packed groups of 8 (only the last group may be padded). Throws on a value above
- * `max` (a payload this reader cannot trust).
+ * `max` (a payload this reader cannot trust). The result is a view of what `alloc` gave (every
+ * byte of it written: the buffer need not be zeroed).
  */
-export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, width: number, max: number): Uint8Array {
+export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, width: number, max: number, alloc: (bytes: number) => Uint8Array = (b) => new Uint8Array(b)): Uint8Array {
   const valueBytes = (width + 7) >> 3;
   // Worst case per 8 values: a bit-packed group (`width` bytes) or an RLE run, plus a header.
-  const out = new Uint8Array(Math.ceil(n / 8) * (Math.max(width, valueBytes + 1) + 5) + 16);
+  const out = alloc(Math.ceil(n / 8) * (Math.max(width, valueBytes + 1) + 5) + 16);
   let o = 0;
   const varint = (v: number) => {
     while (v >= 0x80) {

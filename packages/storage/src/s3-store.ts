@@ -135,10 +135,14 @@ export class S3ObjectStore implements ObjectStore {
     return (await this.#usesNativeConditionalPut()) ? 'native' : 'emulated';
   }
 
-  async get(key: string): Promise<Uint8Array | undefined> {
+  async get(key: string, alloc?: (bytes: number) => Uint8Array): Promise<Uint8Array | undefined> {
     try {
       const res = await this.#client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.#fullKey(key) }));
-      return res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      const bytes = res.Body ? await res.Body.transformToByteArray() : new Uint8Array(0);
+      if (!alloc) return bytes;
+      const out = alloc(bytes.length);
+      out.set(bytes);
+      return out;
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw err;

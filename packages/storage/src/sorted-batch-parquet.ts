@@ -27,6 +27,8 @@ import {
   ZSTD,
   type SchemaElement,
 } from './parquet-format.ts';
+import { bytesEqual, compareBytes, copyBytes, viewOf } from './byte-ranges.ts';
+import { Scratch } from './scratch.ts';
 import { ThriftWriter } from './thrift-compact.ts';
 import { writeParts } from './write-parts.ts';
 
@@ -47,6 +49,10 @@ import { writeParts } from './write-parts.ts';
  * lacks; a table with computed label columns, or a batch whose columns differ in type from the
  * table's, goes through DuckDB (sortedParquetPlan says so).
  */
+
+/** This thread's working memory for flushes (scratch.ts): up to 128 MiB kept between them. */
+const work = new Scratch();
+const workBytes = (n: number) => work.u8(n);
 
 /** Rows per row group for tables that set none (DuckDB's own default, as parquet-writer.ts). */
 const DEFAULT_ROW_GROUP_SIZE = 122_880;
@@ -216,7 +222,8 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
     defs = l.defs;
     reps = l.reps;
     // gatherLeaf copies 4- and 8-byte values as 32-bit words: they must sit 4-byte aligned.
-    vals = l.values.byteOffset % 4 === 0 ? l.values : l.values.slice();
+    if (l.values.byteOffset % 4 === 0) vals = l.values;
+    else (vals = work.u8(l.values.length)).set(l.values);
   } else {
     let n = 0;
     let bytes = 0;
@@ -224,9 +231,9 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
       n += b.leaves[index]!.levels;
       bytes += b.leaves[index]!.values.length;
     }
-    defs = new Uint8Array(n);
-    reps = shape.maxRep > 0 ? new Uint8Array(n) : undefined;
-    vals = new Uint8Array(bytes);
+    defs = work.u8(n);
+    reps = shape.maxRep > 0 ? work.u8(n) : undefined;
+    vals = work.u8(bytes);
     let p = 0;
     let q = 0;
     for (const b of batches) {
@@ -239,8 +246,8 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
     }
   }
   const n = defs.length;
-  const rowLevel = reps ? new Int32Array(rows + 1) : undefined;
-  const rowVal = new Int32Array(rows + 1);
+  const rowLevel = reps ? work.i32(rows + 1) : undefined;
+  const rowVal = work.i32(rows + 1);
   const width = FIXED_WIDTH[shape.type];
   const max = shape.maxDef;
   let r = -1;
@@ -260,7 +267,7 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
 
 /** A leaf of NULL in every row (a column the batches lack). */
 function nullLeaf(rows: number, maxRep: number): RowLeaf {
-  return { defs: new Uint8Array(rows), reps: maxRep > 0 ? new Uint8Array(rows) : undefined, vals: new Uint8Array(0), rowLevel: undefined, rowVal: new Int32Array(rows + 1) };
+  return { defs: work.u8(rows).fill(0), reps: maxRep > 0 ? work.u8(rows).fill(0) : undefined, vals: new Uint8Array(0), rowLevel: undefined, rowVal: work.i32(rows + 1).fill(0) };
 }
 
 /**
@@ -269,11 +276,13 @@ function nullLeaf(rows: number, maxRep: number): RowLeaf {
  * distinct values (byte order), integers by their bits with the sign flipped.
  */
 function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyType; maxDef: number }[]): Uint32Array {
-  let a = new Uint32Array(rows);
+  // The order is in one of a and b (they swap after each pass): both outlive the temporaries.
+  let a = work.u32(rows);
   for (let i = 0; i < rows; i++) a[i] = i;
-  let b = new Uint32Array(rows);
-  const counts = new Uint32Array(65536);
-  const digit = new Uint16Array(rows);
+  let b = work.u32(rows);
+  const temporaries = work.mark();
+  const counts = work.u32(65536);
+  const digit = work.u16(rows);
   const pass = () => {
     counts.fill(0);
     for (let r = 0; r < rows; r++) counts[digit[r]!]!++;
@@ -304,11 +313,11 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
       }
       continue;
     }
-    const dv = new DataView(vals.buffer, vals.byteOffset, vals.byteLength);
+    const dv = viewOf(vals);
     let nulls = false;
     if (type === 'long') {
-      const lo = new Uint32Array(rows);
-      const hi = new Int32Array(rows);
+      const lo = work.u32(rows).fill(0);
+      const hi = work.i32(rows).fill(0);
       for (let r = 0; r < rows; r++) {
         if (defs[r] !== maxDef) {
           nulls = true;
@@ -326,7 +335,7 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
       for (let r = 0; r < rows; r++) digit[r] = (hi[r]! >>> 16) ^ 0x8000;
       pass();
     } else {
-      const v = new Int32Array(rows);
+      const v = work.i32(rows).fill(0);
       for (let r = 0; r < rows; r++) {
         if (defs[r] !== maxDef) nulls = true;
         else v[r] = dv.getInt32(rowVal[r]!, true);
@@ -341,6 +350,7 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
       pass();
     }
   }
+  work.release(temporaries);
   return a;
 }
 
@@ -353,9 +363,10 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
 function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: string[]; index: Uint32Array } {
   const { defs, vals, rowVal } = leaf;
   const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
+  const dv = viewOf(vals);
   const seen = new Map<string, number>();
   const values: string[] = [];
-  const index = new Uint32Array(rows);
+  const index = work.u32(rows);
   let prevStart = -1;
   let prevEnd = -1;
   let prev = 0;
@@ -366,7 +377,7 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
     }
     const s = rowVal[r]! + 4;
     const e = rowVal[r + 1]!;
-    if (prevStart < 0 || !bytesEqual(vals, s, e, prevStart, prevEnd)) {
+    if (prevStart < 0 || !bytesEqual(vals, dv, s, e, prevStart, prevEnd)) {
       const str = text.toString('latin1', s, e);
       let id = seen.get(str);
       if (id === undefined) {
@@ -386,28 +397,12 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
 function stringRanks(leaf: RowLeaf, rows: number, maxDef: number): Uint32Array & { distinct: number } {
   const { values, index } = distinctOf(leaf, rows, maxDef);
   const order = values.map((_, i) => i).sort((x, y) => (values[x]! < values[y]! ? -1 : values[x]! > values[y]! ? 1 : 0));
-  const rankOf = new Uint32Array(values.length);
+  const rankOf = work.u32(values.length);
   order.forEach((id, rank) => (rankOf[id] = rank));
   const ranks = index as Uint32Array & { distinct: number };
   for (let r = 0; r < rows; r++) ranks[r] = ranks[r] === 0xffffffff ? values.length : rankOf[ranks[r]!]!;
   ranks.distinct = values.length + 1;
   return ranks;
-}
-
-function bytesEqual(b: Uint8Array, s1: number, e1: number, s2: number, e2: number): boolean {
-  if (e1 - s1 !== e2 - s2) return false;
-  for (let i = 0; i < e1 - s1; i++) if (b[s1 + i] !== b[s2 + i]) return false;
-  return true;
-}
-
-/** Unsigned byte-order comparison of a[as, ae) and b[bs, be). */
-function compareBytes(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): number {
-  const n = Math.min(ae - as, be - bs);
-  for (let i = 0; i < n; i++) {
-    const d = a[as + i]! - b[bs + i]!;
-    if (d !== 0) return d;
-  }
-  return ae - as - (be - bs);
 }
 
 /**
@@ -427,16 +422,19 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, order: Uint32
   const { defs, reps, vals, rowLevel, rowVal } = leaf;
   const rows = order.length;
   const groups = Math.ceil(rows / groupSize);
-  const levelAt = new Int32Array(groups + 1);
-  const byteAt = new Int32Array(groups + 1);
-  const od = new Uint8Array(defs.length);
-  const or = reps ? new Uint8Array(reps.length) : undefined;
-  const ov = new Uint8Array(vals.length);
+  const levelAt = work.i32(groups + 1);
+  const byteAt = work.i32(groups + 1);
+  const od = work.u8(defs.length);
+  // One level per row (a NULL leaf of a list): every repetition level is 0.
+  const or = reps ? (rowLevel ? work.u8(reps.length) : work.u8(reps.length).fill(0)) : undefined;
+  const ov = work.u8(vals.length);
   const width = FIXED_WIDTH[type];
   // 4- and 8-byte values move as 32-bit words (not as floats: that could rewrite a NaN's bits).
   const words = !rowLevel && (width === 4 || width === 8) ? width >> 2 : 0;
   const src32 = words ? new Int32Array(vals.buffer, vals.byteOffset, vals.length >> 2) : undefined;
-  const dst32 = words ? new Int32Array(ov.buffer, 0, ov.length >> 2) : undefined;
+  const dst32 = words ? new Int32Array(ov.buffer, ov.byteOffset, ov.length >> 2) : undefined;
+  const sv = viewOf(vals);
+  const dv = viewOf(ov);
   let p = 0;
   let q = 0;
   for (let g = 0; g < groups; g++) {
@@ -459,7 +457,7 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, order: Uint32
       for (let i = g * groupSize; i < end; i++) {
         const r = order[i]!;
         od[p++] = defs[r]!;
-        q = copyBytes(vals, rowVal[r]!, rowVal[r + 1]!, ov, q);
+        q = copyBytes(vals, sv, rowVal[r]!, rowVal[r + 1]!, ov, dv, q);
       }
     } else {
       for (let i = g * groupSize; i < end; i++) {
@@ -470,7 +468,7 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, order: Uint32
           od[p] = defs[k]!;
           or![p] = reps![k]!;
         }
-        q = copyBytes(vals, rowVal[r]!, rowVal[r + 1]!, ov, q);
+        q = copyBytes(vals, sv, rowVal[r]!, rowVal[r + 1]!, ov, dv, q);
       }
     }
   }
@@ -479,14 +477,6 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, order: Uint32
   return { defs: od, reps: or, vals: ov, levelAt, byteAt };
 }
 
-/** Copies src[s, e) to dst at q; returns the position after it. */
-function copyBytes(src: Uint8Array, s: number, e: number, dst: Uint8Array, q: number): number {
-  const n = e - s;
-  // Most values are a few bytes: a loop beats making a subarray for set().
-  if (n > 64) dst.set(src.subarray(s, e), q);
-  else for (let k = 0; k < n; k++) dst[q + k] = src[s + k]!;
-  return q + n;
-}
 
 /** Row group g of a sorted leaf. */
 function groupOf(l: SortedLeaf, g: number): Gathered {
@@ -505,7 +495,7 @@ interface Gathered {
 
 /** Unix nanoseconds → microseconds in place (8-byte little-endian values), truncating toward zero. */
 function nanosToMicros(vals: Uint8Array): void {
-  const dv = new DataView(vals.buffer, vals.byteOffset, vals.byteLength);
+  const dv = viewOf(vals);
   for (let p = 0; p < vals.length; p += 8) {
     let lo = dv.getUint32(p, true);
     let hi = dv.getUint32(p + 4, true);
@@ -545,7 +535,7 @@ function chunkStats(type: LeafType, g: Gathered, present: number): ChunkStats {
   const nulls = g.levels - present;
   if (present === 0) return { nulls };
   const v = g.vals;
-  const dv = new DataView(v.buffer, v.byteOffset, v.byteLength);
+  const dv = viewOf(v);
   switch (type) {
     case 'long': {
       let minHi = dv.getInt32(4, true);
@@ -591,8 +581,8 @@ function chunkStats(type: LeafType, g: Gathered, present: number): ChunkStats {
       for (let p = minE; p < v.length; ) {
         const s = p + 4;
         const e = s + u32le(v, p);
-        if (compareBytes(v, s, e, v, minS, minE) < 0) [minS, minE] = [s, e];
-        else if (compareBytes(v, s, e, v, maxS, maxE) > 0) [maxS, maxE] = [s, e];
+        if (compareBytes(v, dv, s, e, minS, minE) < 0) [minS, minE] = [s, e];
+        else if (compareBytes(v, dv, s, e, maxS, maxE) > 0) [maxS, maxE] = [s, e];
         p = e;
       }
       return { nulls, min: v.slice(minS, minE), max: v.slice(maxS, maxE) };
@@ -649,13 +639,14 @@ function dictionaryOf(vals: Uint8Array, present: number): { page: Uint8Array; si
   const limit = Math.max(16, present >>> 2);
   let cap = 32;
   while (cap < 2 * Math.min(limit, present)) cap *= 2;
-  const slots = new Int32Array(cap).fill(-1);
+  const slots = work.i32(cap).fill(-1);
   // Entry i: its value bytes [from[i], to[i]), its PLAIN encoding starting 4 bytes before.
-  const from = new Int32Array(limit);
-  const to = new Int32Array(limit);
+  const from = work.i32(limit);
+  const to = work.i32(limit);
   let size = 0;
   let bytes = 0;
-  const indices = new Uint32Array(present);
+  const indices = work.u32(present);
+  const dv = viewOf(vals);
   let prevS = -1;
   let prevE = -1;
   let prev = 0;
@@ -663,16 +654,23 @@ function dictionaryOf(vals: Uint8Array, present: number): { page: Uint8Array; si
     const s = p + 4;
     const e = s + u32le(vals, p);
     p = e;
-    if (prevS >= 0 && bytesEqual(vals, s, e, prevS, prevE)) {
+    if (prevS >= 0 && bytesEqual(vals, dv, s, e, prevS, prevE)) {
       indices[k] = prev;
       continue;
     }
+    // FNV-1a over 4-byte words, then a final mix: a product's low bits see only its factors'
+    // low bits, and the slot is taken from the low bits.
     let h = 0x811c9dc5;
-    for (let i = s; i < e; i++) h = Math.imul(h ^ vals[i]!, 0x01000193);
+    let i = s;
+    for (; i + 4 <= e; i += 4) h = Math.imul(h ^ dv.getUint32(i), 0x01000193);
+    for (; i < e; i++) h = Math.imul(h ^ vals[i]!, 0x01000193);
+    h ^= h >>> 16;
+    h = Math.imul(h, 0x85ebca6b);
+    h ^= h >>> 13;
     let slot = h & (cap - 1);
     let id = -1;
     for (let c = slots[slot]!; c >= 0; c = slots[slot]!) {
-      if (bytesEqual(vals, s, e, from[c]!, to[c]!)) {
+      if (bytesEqual(vals, dv, s, e, from[c]!, to[c]!)) {
         id = c;
         break;
       }
@@ -692,21 +690,12 @@ function dictionaryOf(vals: Uint8Array, present: number): { page: Uint8Array; si
     prevS = s;
     prevE = e;
   }
-  const page = new Uint8Array(bytes);
+  const page = work.u8(bytes);
   for (let i = 0, q = 0; i < size; i++) {
     page.set(vals.subarray(from[i]! - 4, to[i]!), q);
     q += to[i]! - from[i]! + 4;
   }
   return { page, size, indices };
-}
-
-/** Dictionary indices as a data page holds them: their bit width (one byte), then the RLE/bit-packed hybrid. */
-function encodeIndices(idx: Uint32Array, width: number): Uint8Array {
-  const runs = encodeLevelRuns(idx, idx.length, width, 0xffffffff);
-  const out = new Uint8Array(1 + runs.length);
-  out[0] = width;
-  out.set(runs, 1);
-  return out;
 }
 
 /**
@@ -718,9 +707,9 @@ function encodeIndices(idx: Uint32Array, width: number): Uint8Array {
 function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   const parts: Uint8Array[] = [];
   const levelRuns = (levels: Uint8Array, max: number) => {
-    const runs = encodeLevelRuns(levels, levels.length, bitWidth(max), max);
-    const len = new Uint8Array(4);
-    new DataView(len.buffer).setUint32(0, runs.length, true);
+    const runs = encodeLevelRuns(levels, levels.length, bitWidth(max), max, workBytes);
+    const len = work.u8(4);
+    new DataView(len.buffer, len.byteOffset, 4).setUint32(0, runs.length, true);
     parts.push(len, runs);
   };
   if (leaf.maxRep > 0) levelRuns(g.reps!, leaf.maxRep);
@@ -735,9 +724,14 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
     const header = dictionaryPageHeader(dictionary.size, dictionary.page.length, page.length);
     dict = { header, page };
     dictBytes = header.length + dictionary.page.length;
-    parts.push(encodeIndices(dictionary.indices, Math.max(1, bitWidth(dictionary.size - 1))));
+    // Dictionary indices as a data page holds them: their bit width (one byte), then the RLE/bit-packed hybrid.
+    const width = Math.max(1, bitWidth(dictionary.size - 1));
+    parts.push(Uint8Array.of(width), encodeLevelRuns(dictionary.indices, dictionary.indices.length, width, 0xffffffff, workBytes));
   } else parts.push(leaf.type === 'boolean' ? packBooleans([g.vals]) : g.vals);
-  const body = Buffer.concat(parts);
+  let bodyBytes = 0;
+  for (const part of parts) bodyBytes += part.length;
+  const body = work.u8(bodyBytes);
+  for (let i = 0, at = 0; i < parts.length; at += parts[i]!.length, i++) body.set(parts[i]!, at);
   const page = zstd(body);
   const header = dataPageHeader(g.levels, body.length, page.length, dictionary ? RLE_DICTIONARY : PLAIN);
   return {
@@ -773,36 +767,46 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
   for (const b of batches) rows += b.rows;
   if (rows === 0) throw new TypeError('no rows to write');
   const shapes = batches[0]!.schema.leaves;
-  // Batch leaves joined once, and dropped after their last stored leaf is encoded.
-  const joined = new Map<number, RowLeaf>();
-  const batchLeaf = (index: number) => {
-    let l = joined.get(index);
-    if (!l) joined.set(index, (l = joinLeaf(batches, index, shapes[index]!, rows)));
-    return l;
-  };
-  const lastUse = new Map<number, number>();
-  plan.leaves.forEach((leaf, i) => {
-    if (leaf.source.kind !== 'null') lastUse.set(leaf.source.index, i);
-  });
-
-  const order = sortRows(
-    rows,
-    plan.sortKeys.map((k) => ({ leaf: batchLeaf(k.index), type: k.type, maxDef: shapes[k.index]!.maxDef })),
-  );
-  const ids = plan.idLeaf === undefined ? [] : distinctOf(batchLeaf(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
-
-  // Leaf by leaf (each joined leaf is dropped once encoded), every row group's chunk.
   const groups: [number, number][] = [];
   for (let from = 0; from < rows; from += plan.rowGroupSize) groups.push([from, Math.min(rows, from + plan.rowGroupSize)]);
-  const chunks: Chunk[][] = plan.leaves.map((leaf, i) => {
-    const src = leaf.source;
-    const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : batchLeaf(src.index);
-    const sorted = gatherLeaf(rowLeaf, leaf.type, leaf.maxDef, order, plan.rowGroupSize);
-    if (src.kind === 'micros') nanosToMicros(sorted.vals);
-    const out = groups.map((_, g) => encodeChunk(leaf, groupOf(sorted, g)));
-    if (src.kind !== 'null' && lastUse.get(src.index) === i) joined.delete(src.index);
-    return out;
-  });
+  let ids: string[];
+  let chunks: Chunk[][];
+  // Everything of this flush in working memory is given back before the first await (the
+  // chunks hold their own compressed pages), so flushes on one thread never share it.
+  const base = work.mark();
+  try {
+    // Leaves that the sort, the ids or more than one stored leaf read are joined once for the
+    // whole flush; the others with each stored leaf's temporaries, given back after it.
+    const uses = new Map<number, number>();
+    for (const leaf of plan.leaves) if (leaf.source.kind !== 'null') uses.set(leaf.source.index, (uses.get(leaf.source.index) ?? 0) + 1);
+    const kept = new Map<number, RowLeaf>();
+    const keep = (index: number) => {
+      let l = kept.get(index);
+      if (!l) kept.set(index, (l = joinLeaf(batches, index, shapes[index]!, rows)));
+      return l;
+    };
+    const keys = plan.sortKeys.map((k) => ({ leaf: keep(k.index), type: k.type, maxDef: shapes[k.index]!.maxDef }));
+    if (plan.idLeaf !== undefined) keep(plan.idLeaf);
+    for (const [index, n] of uses) if (n > 1) keep(index);
+
+    const order = sortRows(rows, keys);
+    ids = plan.idLeaf === undefined ? [] : distinctOf(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
+
+    // Leaf by leaf, every row group's chunk.
+    chunks = plan.leaves.map((leaf) => {
+      const mark = work.mark();
+      const src = leaf.source;
+      const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
+      const sorted = gatherLeaf(rowLeaf, leaf.type, leaf.maxDef, order, plan.rowGroupSize);
+      if (src.kind === 'micros') nanosToMicros(sorted.vals);
+      const out = groups.map((_, g) => encodeChunk(leaf, groupOf(sorted, g)));
+      work.release(mark);
+      return out;
+    });
+  } finally {
+    work.release(base);
+    if (base === 0) work.reset();
+  }
 
   let sizeBytes = 0;
   const file = await open(path, 'w');

@@ -1,9 +1,10 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracesTable, withMaterializedLabels } from '@floe/schema';
 import { ColumnBatchBuilder } from './column-batch.ts';
+import { Scratch } from './scratch.ts';
 import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
 import { randomRawRows } from './testing/raw-rows.ts';
 
@@ -27,6 +28,30 @@ function payloads(rows: number): Uint8Array[] {
 }
 
 describe('the encoding thread', () => {
+  it('takes payloads in shared memory as they are, beside copied ones, and writes the same file', async () => {
+    const enc = new SortedParquetEncoder();
+    try {
+      const plain = payloads(3000);
+      // Small shared buffers: the payloads land in several, at unaligned offsets, next to a plain one.
+      const memory = new Scratch(64 * 1024, 1 << 30, { shared: true });
+      const mixed = plain.map((p, i) => {
+        if (i === 2) return p;
+        memory.u8(3);
+        const copy = memory.u8(p.length);
+        copy.set(p);
+        return copy.subarray(0);
+      });
+      expect(new Set(mixed.map((p) => p.buffer)).size).toBeGreaterThan(2);
+      expect(mixed.filter((p) => p.buffer instanceof SharedArrayBuffer)).toHaveLength(plain.length - 1);
+      const a = await enc.encode(join(dir, 'plain.parquet'), tracesTable, plain, false);
+      const b = await enc.encode(join(dir, 'mixed.parquet'), tracesTable, mixed, false);
+      expect(b.result).toEqual(a.result);
+      expect((await readFile(join(dir, 'mixed.parquet'))).equals(await readFile(join(dir, 'plain.parquet')))).toBe(true);
+    } finally {
+      enc.close();
+    }
+  });
+
   it('answers a failed encode with its error and goes on with the next', async () => {
     const enc = new SortedParquetEncoder();
     try {

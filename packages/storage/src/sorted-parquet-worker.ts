@@ -2,6 +2,7 @@ import { parentPort } from 'node:worker_threads';
 import type { TableDef } from '@floe/schema';
 import { attributeKeyCounts } from './attribute-key-counts.ts';
 import { readColumnBatch } from './column-batch.ts';
+import { partsOf } from './shared-parts.ts';
 import { sortedParquetPlan, writeSortedBatchParquet } from './sorted-batch-parquet.ts';
 import type { EncodeReply, EncodeRequest } from './sorted-parquet-encoder.ts';
 
@@ -22,9 +23,8 @@ parentPort!.on('message', (m: EncodeRequest) => {
         if (tables.size >= 256) tables.clear();
         tables.set(m.tableText, (table = JSON.parse(m.tableText) as TableDef));
       }
-      const bytes = new Uint8Array(m.buffer);
       const batches = [];
-      for (let i = 0; i + 1 < m.offsets.length; i++) batches.push(readColumnBatch(bytes.subarray(m.offsets[i], m.offsets[i + 1]), { checked: true }));
+      for (const payload of partsOf(m)) batches.push(readColumnBatch(payload, { checked: true }));
       const plan = sortedParquetPlan(table, batches[0]!.schema);
       if (!plan) throw new TypeError(`table ${table.name}: these batches need DuckDB`);
       const result = await writeSortedBatchParquet(m.path, plan, batches);

@@ -51,9 +51,13 @@ export async function listSegments(store: ObjectStore, prefix: string = DEFAULT_
   return objects.filter((o) => parseSegmentKey(o.key, prefix) !== undefined);
 }
 
-/** All records of a segment, verified (see wal-format.ts); throws WalCorruptionError when damaged. */
-export async function readSegment(store: ObjectStore, key: string): Promise<WalRecord[]> {
-  const bytes = await store.get(key);
+/**
+ * All records of a segment, verified (see wal-format.ts); throws WalCorruptionError when damaged.
+ * The payloads are views of the segment's bytes, in memory from `alloc` where the store can
+ * read into it (ObjectStore.get).
+ */
+export async function readSegment(store: ObjectStore, key: string, alloc?: (bytes: number) => Uint8Array): Promise<WalRecord[]> {
+  const bytes = await store.get(key, alloc);
   if (bytes === undefined) throw new ObjectNotFoundError(key);
   return decodeSegment(bytes, key);
 }

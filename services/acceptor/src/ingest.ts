@@ -10,6 +10,7 @@ import type { ExportMetricsServiceRequest } from '@floe/proto';
 import { metricsToRows, type ConvertedMetrics } from './metrics-to-rows.ts';
 import type { ExportProfilesServiceRequest } from '@floe/proto';
 import { profilesToRows } from './profiles-to-rows.ts';
+import { payloadBuffers } from './payload-buffers.ts';
 import { releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload } from './rows.ts';
 import { spansToRows } from './traces-to-rows.ts';
 import { spansToPayloadsFromWire, type ConvertedPayloads } from './traces-wire.ts';
@@ -28,7 +29,7 @@ function hourPayloads(table: TableName, converted: ConvertedRows): HourPayload[]
     const batch = b.columns ?? takeBuilder(table);
     b.columns = undefined;
     for (const row of b.items) batch.addRow(row);
-    out.push({ hour: b.hour, rows: batch.rows, payload: batch.finish() });
+    out.push({ hour: b.hour, rows: batch.rows, payload: batch.finish(payloadBuffers.take) });
     releaseBuilder(table, batch);
   }
   return out;
@@ -141,8 +142,11 @@ export class Ingest {
     try {
       await this.wal.append(records);
     } catch (err) {
+      // The payloads are not given back: a failed PUT may still be reading them.
       this.log.error({ err }, 'WAL append failed');
       throw new FloeError('unavailable', 'write-ahead log unavailable, retry later', { code: 'FLOE_ERR_WAL_UNAVAILABLE', cause: err });
     }
+    // Durable: nothing reads the payloads any more.
+    for (const r of records) payloadBuffers.give(r.payload);
   }
 }

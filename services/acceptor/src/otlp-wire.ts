@@ -36,6 +36,7 @@ import { isUtf8 } from 'node:buffer';
 import { KeyValueSchema, fromBinary, toJson } from '@floe/proto';
 import { ColumnBatchBuilder, Leaf, REUSE_BYTES } from '@floe/storage';
 import { anyValueText } from './attributes.ts';
+import { payloadBuffers } from './payload-buffers.ts';
 import type { HourPayload } from './rows.ts';
 
 const ERR_OVERRUN = 'a field runs past the end of its enclosing message';
@@ -1578,7 +1579,7 @@ export class HourBatches<H extends HourRows> {
 
   result(): ConvertedPayloads {
     const byHour = new Map<number, HourPayload>();
-    for (const [hour, h] of this.hours) byHour.set(hour, { hour, rows: h.batch.rows, payload: h.batch.finish() });
+    for (const [hour, h] of this.hours) byHour.set(hour, { hour, rows: h.batch.rows, payload: h.batch.finish(payloadBuffers.take) });
     return { byHour, accepted: this.accepted, rejected: this.rejected, rejectReason: this.rejectReason };
   }
 

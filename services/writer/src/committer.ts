@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, isColumnBatch, listSegments, readColumnBatch, readSegment, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, isColumnBatch, listSegments, readColumnBatch, readSegment, Scratch, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
@@ -56,9 +56,22 @@ const QUARANTINE_PREFIX = 'wal-quarantine/';
 
 export class Committer {
   readonly #o: CommitterOptions;
+  /**
+   * The segments of the running round, read into memory kept from round to round (and shared,
+   * so the encoding thread takes the batches without a copy): a round reads tens of megabytes,
+   * which as fresh buffers started most of the writer's full garbage collections.
+   */
+  readonly #segments = new Scratch(16 * 1024 * 1024, 128 * 1024 * 1024, { shared: true });
+  readonly #alloc = (bytes: number) => this.#segments.u8(bytes);
+  #running = false;
 
   constructor(opts: CommitterOptions) {
     this.#o = opts;
+  }
+
+  /** Lets go of the memory kept for rounds (the WAL is empty: none may come for a long time). */
+  idle(): void {
+    if (!this.#running) this.#segments.reset(0);
   }
 
   /** Segments waiting in the WAL (the backlog). */
@@ -67,17 +80,29 @@ export class Committer {
   }
 
   async round(segments?: ObjectInfo[]): Promise<RoundStats> {
+    if (this.#running) throw new Error('Committer.round: the previous round is still running');
+    this.#running = true;
+    try {
+      return await this.#round(segments);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  async #round(segments?: ObjectInfo[]): Promise<RoundStats> {
     const { store, log } = this.#o;
     const stats: RoundStats = { segments: 0, records: 0, rows: 0, files: 0, commits: 0, skippedRecords: 0 };
     const claimed = (segments ?? (await this.backlog())).slice(0, this.#o.maxSegmentsPerRound);
     if (claimed.length === 0) return stats;
 
+    // Rounds run one after another: nothing reads the last round's segments any more.
+    this.#segments.reset();
     const groups = new Map<string, TableGroup>();
     const consumed: string[] = [];
     for (const seg of claimed) {
       let records: WalRecord[];
       try {
-        records = await readSegment(store, seg.key);
+        records = await readSegment(store, seg.key, this.#alloc);
       } catch (err) {
         // A corrupt segment must not block the log: set it aside for an operator and go on.
         log.error({ err, segment: seg.key }, 'unreadable WAL segment moved to quarantine');

@@ -61,6 +61,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       try {
         const backlog = await committer.backlog();
         if (backlog.length === 0) {
+          committer.idle();
           await sleep(config.writer.poll_interval, abort.signal);
           continue;
         }
