@@ -43,9 +43,9 @@ export type RangeFn =
  * What the SQL aggregates per (series, sub-bucket); the evaluator merges these across a window.
  * count: n; bytes: b; sum: s; avg: s, c; min: mn; max: mx; moments (stddev, stdvar): c, s, q (sum
  * of squares) and Welford's mean and m2 (sum of squared deviations); first: fv at ft; last: lv at
- * lt; values (quantile): vals. Sums are compensated (DuckDB's fsum): a plain sum of doubles, and
- * Welford's running mean, depend on the order in which DuckDB's threads meet the rows, so the
- * same data could answer differently from run to run in the last bits.
+ * lt; values (quantile): vals. Sums are compensated (DuckDB's fsum), which makes them exact for
+ * whole numbers: a plain sum of doubles, and Welford's running mean, depend on the order in
+ * which DuckDB's threads meet the rows, and the same data answered differently from run to run.
  */
 export type PartialKind = 'count' | 'bytes' | 'sum' | 'avg' | 'min' | 'max' | 'moments' | 'first' | 'last' | 'values';
 

@@ -141,10 +141,11 @@ function accOfRow(kind: PartialKind, row: SampleRow): Acc {
       const s = num(row[C.sum]);
       const q = num(row[C.sumSquares]);
       const m2 = q - (s * s) / acc.c;
-      // The compensated sums are (nearly always) the same whatever order DuckDB's threads took,
-      // Welford's running mean is not. Their difference loses about log2(q / m2) bits, so it is
-      // taken while at most 10 are lost (relative error < 1e-12); values that barely vary
-      // around a large mean take Welford's accurate, if not bit-stable, moments.
+      // The compensated sums are exact for whole numbers (and within an ulp or so otherwise),
+      // whatever order DuckDB's threads took; Welford's running mean is not. Their difference
+      // loses about log2(q / m2) bits, so it is taken while at most 10 are lost (relative error
+      // < 1e-12); values that barely vary around a large mean take Welford's accurate, if not
+      // bit-stable, moments.
       if (Number.isFinite(m2) && m2 >= q / 1024) {
         acc.mean = s / acc.c;
         acc.m2 = m2;
