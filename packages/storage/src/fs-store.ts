@@ -44,6 +44,9 @@ function isMissing(err: unknown): boolean {
   return code === 'ENOENT' || code === 'ENOTDIR';
 }
 
+/** Unlinks in flight at once in deleteMany (libuv's pool has four threads by default). */
+const DELETE_CONCURRENCY = 2;
+
 /** fsync a directory so the entries created or renamed in it survive a crash. */
 async function fsyncDir(dir: string): Promise<void> {
   const fd = openSync(dir, 'r');
@@ -233,17 +236,22 @@ export class FsObjectStore implements ObjectStore {
   async deleteMany(keys: string[]): Promise<void> {
     const files = keys.map((key) => this.localPath(key));
     const dirs = new Set<string>();
-    await Promise.all(
-      files.map(async (file) => {
+    // A few unlinks at a time: the thread pool is first come, first served, and a writer round
+    // deletes hundreds of segments; all at once, they queued the WAL's fsyncs behind them.
+    let next = 0;
+    const worker = async () => {
+      while (next < files.length) {
+        const file = files[next++]!;
         try {
           await unlink(file);
           dirs.add(path.dirname(file));
         } catch (err) {
-          if (isMissing(err) || errorCode(err) === 'EISDIR') return;
+          if (isMissing(err) || errorCode(err) === 'EISDIR') continue;
           throw err;
         }
-      }),
-    );
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, files.length) }, worker));
     // Make the removals durable too, once per directory.
     await Promise.all([...dirs].map((dir) => fsyncDir(dir).catch((err) => {
       if (!isMissing(err)) throw err;

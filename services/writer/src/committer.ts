@@ -5,6 +5,7 @@ import { isTableName, type TableName } from '@floe/schema';
 import { deleteSegments, isColumnBatch, listSegments, readColumnBatch, readSegment, Scratch, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
+import { LoopSlices } from './loop-slices.ts';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
 import { ensureFloeTable as ensureTable } from '@floe/iceberg';
 import type { AttributeTypePins } from './attribute-types.ts';
@@ -99,7 +100,9 @@ export class Committer {
     this.#segments.reset();
     const groups = new Map<string, TableGroup>();
     const consumed: string[] = [];
+    const slices = new LoopSlices();
     for (const seg of claimed) {
+      await slices.pause();
       let records: WalRecord[];
       try {
         records = await readSegment(store, seg.key, this.#alloc);
