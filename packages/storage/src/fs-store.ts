@@ -32,6 +32,7 @@ import { compareKeys, isReservedKey, validateKey, validatePrefix } from './keys.
 import { checkRange } from './object-store.ts';
 import type { ObjectBody, ObjectInfo, ObjectStore } from './object-store.ts';
 import { writeParts, writePartsSync } from './write-parts.ts';
+import { eachAtMost } from './each-at-most.ts';
 
 const fsyncFd = promisify(fsyncCallback);
 
@@ -238,20 +239,15 @@ export class FsObjectStore implements ObjectStore {
     const dirs = new Set<string>();
     // A few unlinks at a time: the thread pool is first come, first served, and a writer round
     // deletes hundreds of segments; all at once, they queued the WAL's fsyncs behind them.
-    let next = 0;
-    const worker = async () => {
-      while (next < files.length) {
-        const file = files[next++]!;
-        try {
-          await unlink(file);
-          dirs.add(path.dirname(file));
-        } catch (err) {
-          if (isMissing(err) || errorCode(err) === 'EISDIR') continue;
-          throw err;
-        }
+    await eachAtMost(files, DELETE_CONCURRENCY, async (file) => {
+      try {
+        await unlink(file);
+        dirs.add(path.dirname(file));
+      } catch (err) {
+        if (isMissing(err) || errorCode(err) === 'EISDIR') return;
+        throw err;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(DELETE_CONCURRENCY, files.length) }, worker));
+    });
     // Make the removals durable too, once per directory.
     await Promise.all([...dirs].map((dir) => fsyncDir(dir).catch((err) => {
       if (!isMissing(err)) throw err;

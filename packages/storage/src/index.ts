@@ -62,6 +62,7 @@ export { IdBloom, idBloomKey } from './id-bloom.ts';
 export { IdBlocksIndex, IdBlocksWriter, findIdPayload, idBlocksKey, readIdPayload } from './id-blocks.ts';
 export type { IdPayloadRead } from './id-blocks.ts';
 export { Lru } from './lru.ts';
+export { eachAtMost } from './each-at-most.ts';
 export { ColumnBatchBuilder, Leaf, REUSE_BYTES, RowTemplate, batchSchema, isColumnBatch, readColumnBatch } from './column-batch.ts';
 export { Scratch } from './scratch.ts';
 export type { BatchColumn, BatchSchema, BatchSchemaInfo, ColumnBatchView } from './column-batch.ts';

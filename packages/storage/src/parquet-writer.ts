@@ -93,9 +93,12 @@ export class ParquetWriter {
     this.#encoder = opts.encoder ?? 'auto';
   }
 
-  /** The work directory, made once. */
+  /** The work directory, made once (again after a failure: it may have been removed). */
   #workDir(): Promise<unknown> {
-    return (this.#dirMade ??= mkdir(this.#dir, { recursive: true }));
+    return (this.#dirMade ??= mkdir(this.#dir, { recursive: true }).catch((err: unknown) => {
+      this.#dirMade = undefined;
+      throw err;
+    }));
   }
 
   async #connection(): Promise<DuckDBConnection> {
@@ -180,6 +183,8 @@ export class ParquetWriter {
       );
       return { path, ...out.result, ...(out.attributeTypes ? { attributeTypes: out.attributeTypes } : {}) };
     } catch (err) {
+      // The next write makes the directory again, should it be what went missing.
+      this.#dirMade = undefined;
       await rm(path, { force: true });
       throw err;
     }

@@ -148,6 +148,22 @@ describe('column batches written sorted without DuckDB', () => {
     expect(await rowsOf(`SELECT count(*) FROM read_parquet('${file.path}') WHERE links_json IS NULL AND span_attr_bool IS NULL`)).toEqual([['50']]);
   });
 
+  it('makes its work directory again after it was removed (one write fails, the next succeeds)', async () => {
+    const work = join(dir, 'vanishing');
+    const writer = new ParquetWriter(work);
+    try {
+      const payloads = batchesOf(tracesTable, randomRawRows(tracesTable, 20, 3), 10);
+      expect((await writer.write(tracesTable, payloads)).rowCount).toBe(20);
+      await rm(work, { recursive: true, force: true });
+      await expect(writer.write(tracesTable, payloads)).rejects.toThrow();
+      const out = await writer.write(tracesTable, payloads);
+      expect(out.rowCount).toBe(20);
+      expect((await stat(out.path)).size).toBe(out.sizeBytes);
+    } finally {
+      writer.close();
+    }
+  });
+
   it('leaves tables with computed label columns, and batches of another column type, to DuckDB', async () => {
     const labelled = withMaterializedLabels(tracesTable, [{ key: 'http.method', column: 'label_http_method', id: 10_000 }]);
     const payloads = batchesOf(tracesTable, randomRawRows(tracesTable, 3, 1), 3);

@@ -26,6 +26,7 @@ import {
   type TimeRange,
 } from '@floe/query';
 import { logsTable } from '@floe/schema';
+import { eachAtMost } from '@floe/storage';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import type { QueryDemand } from '../query-demand.ts';
@@ -181,17 +182,11 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     } else {
       // One query per label (the bytes of the lines that carry it), a few at a time.
       const perLabel: MatrixSeries[][] = [];
-      let next = 0;
-      const lane = async () => {
-        while (next < labels.length) {
-          const i = next++;
-          const label = labels[i]!;
-          const present: RowFilter = { kind: 'labels', predicate: { kind: 'match', match: { label, op: '!=', value: '' } } };
-          const result = await runMetricQuery(runPlan, table, volumeQuery(streams, [], rangeNs, [present]), grid);
-          perLabel[i] = toMatrix(result, grid).map((s) => ({ metric: { [label]: '' }, values: s.values }));
-        }
-      };
-      await Promise.all(Array.from({ length: Math.min(VOLUME_PARALLEL, labels.length) }, lane));
+      await eachAtMost(labels, VOLUME_PARALLEL, async (label, i) => {
+        const present: RowFilter = { kind: 'labels', predicate: { kind: 'match', match: { label, op: '!=', value: '' } } };
+        const result = await runMetricQuery(runPlan, table, volumeQuery(streams, [], rangeNs, [present]), grid);
+        perLabel[i] = toMatrix(result, grid).map((s) => ({ metric: { [label]: '' }, values: s.values }));
+      });
       series.push(...perLabel.flat());
     }
     const total = (s: MatrixSeries) => s.values.reduce((a, [, v]) => a + Number(v), 0);
