@@ -35,7 +35,7 @@ const columns: ColumnDef[] = [
     name: 'series_id',
     id: 8,
     type: 'string',
-    doc: 'the series: 16 hex digits of a hash of metric name, resource attributes, scope name and version, and data point attributes (same for every point of a series)',
+    doc: 'the series (same for every point of a series): 16 hex digits, 2 of a hash of the Prometheus job, 2 of the resource attributes, 12 of metric name, resource attributes, scope name and version, and data point attributes (so one target\'s series sort together)',
   },
   { name: 'service_name', id: 9, type: 'string', doc: 'resource attribute service.name (unknown_service when absent)' },
   { name: 'scope_name', id: 10, type: 'string', doc: 'instrumentation scope name' },
@@ -114,4 +114,8 @@ export const metricsTable: TableDef = {
   // time puts each series' points together and in order, so a selector prunes by name and a
   // range function reads each series as one sorted run.
   sortOrder: ['metric_name', 'series_id', 'time_unix_nano'],
+  // Series ids cluster by target, so a query for one instance or job reads the few row groups
+  // its id range overlaps: 32k rows, where DuckDB's 122,880 made one instance's counters over a
+  // day cost 83 ms against 41 (16k: 32 ms, but a scan of every series twice as long).
+  rowGroupSize: 32_768,
 };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AggregationTemporality, ExportMetricsServiceRequestSchema, create, type MessageInitShape } from '@floe/proto';
 import { decodeMessage } from './decode.ts';
@@ -461,15 +462,31 @@ describe('metricsToRows', () => {
       idOf('m', [attr('x', str('1')), attr('y', int(2n))], { scope: 'other' }),
     ];
     expect(new Set([a, ...others]).size).toBe(7);
-    // A fixed value: the id is stored, so its text must never drift. sha256 of
-    // '["fixed","",""]\n[]\n[["k","s","v"]]' (metric, scope name, version; resource; point).
+    // A fixed value: the id is stored, so its text must never drift. The first two digits of
+    // sha256 of the job ('', no service.name), two of sha256 of the resource ('[]'), then twelve
+    // of sha256 of '["fixed","",""]\n[]\n[["k","s","v"]]' (metric, scope name, version; resource; point).
     expect(
       metricsToRows(
         create(ExportMetricsServiceRequestSchema, {
           resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'fixed', data: { case: 'gauge', value: { dataPoints: [{ timeUnixNano: T, attributes: [attr('k', str('v'))] }] } } }] }] }],
         }),
       ).points.byHour.get(490_000)!.items[0],
-    ).toMatchObject({ series_id: '44d110a6a3647258' });
+    ).toMatchObject({ series_id: 'e34f44d110a6a364' });
+  });
+
+  it("series_id begins with its job's digits (service.namespace/service.name), then its resource's", () => {
+    const idOf = (resource: object[], metric = 'm') =>
+      convert({
+        resourceMetrics: [{ resource: { attributes: resource }, scopeMetrics: [{ metrics: [{ name: metric, data: { case: 'gauge', value: { dataPoints: [{ timeUnixNano: T, attributes: [] }] } } }] }] }],
+      }).rows[0]!.series_id as string;
+    const target = (instance: string) => [attr('service.namespace', str('shop')), attr('service.name', str('api')), attr('service.instance.id', str(instance))];
+    const a = idOf(target('i-1'));
+    const jobDigits = createHash('sha256').update('shop/api').digest('hex').slice(0, 2);
+    expect(a.slice(0, 2)).toBe(jobDigits);
+    expect(idOf(target('i-2')).slice(0, 2)).toBe(jobDigits);
+    expect(idOf(target('i-1'), 'other').slice(0, 4)).toBe(a.slice(0, 4));
+    // Without a namespace the job is the service name, as remote write's job label is.
+    expect(idOf([attr('service.name', str('shop/api'))]).slice(0, 2)).toBe(jobDigits);
   });
 
   it('rows are grouped by the hour of their own time; exemplars by theirs', () => {

@@ -397,6 +397,20 @@ describe('remote write 2.0 → metrics rows', () => {
     expect(a).toBe(b);
   });
 
+  it('series_id is clustered by target: one job shares the first two digits, one instance the first four', () => {
+    const idOf = (l: Record<string, string>) => v1({ timeseries: [{ labels: labels(l), samples: [{ value: 1, timestamp: MS }] }] }).rows[0]!.series_id as string;
+    const a = idOf({ __name__: 'up', job: 'api', instance: 'a:80' });
+    const sameTarget = idOf({ __name__: 'up', job: 'api', instance: 'a:80', code: '500' });
+    const otherInstances = ['b:80', 'c:80', 'd:80', 'e:80'].map((instance) => idOf({ __name__: 'up', job: 'api', instance }));
+    const otherJobs = ['web', 'db', 'cache', 'queue'].map((job) => idOf({ __name__: 'up', job, instance: 'a:80' }));
+    expect(sameTarget).not.toBe(a);
+    expect(sameTarget.slice(0, 4)).toBe(a.slice(0, 4));
+    for (const id of otherInstances) expect(id.slice(0, 2)).toBe(a.slice(0, 2));
+    // Different targets differ in digits 3-4 unless their hashes meet (1 in 256 each): of four, some differ.
+    expect(otherInstances.some((id) => id.slice(2, 4) !== a.slice(2, 4))).toBe(true);
+    expect(otherJobs.some((id) => id.slice(0, 2) !== a.slice(0, 2))).toBe(true);
+  });
+
   it('integer native histogram: spans with gaps and deltas → offsets and dense counts, negative buckets, zero bucket, reset hint', () => {
     const l = { __name__: 'rpc_duration_seconds', job: 'api' };
     const { symbols, refs } = symbolsOf(l);

@@ -2,19 +2,33 @@ import { hash } from 'node:crypto';
 import type { TypedAttributes } from './attributes.ts';
 
 /**
- * `series_id` of the metrics and metric_exemplars tables: the first 16 hex digits (64 bits) of a
- * SHA-256 over a canonical text of what makes a series in OpenTelemetry's data model: the metric
- * name, the resource attributes, the scope name and version, and the data point attributes.
- * Attributes are canonical: sorted by key, each with its type (so int 1, double 1 and string "1"
- * are different series, as in OTLP), the value as the typed maps hold it. The same series gives
- * the same id in every request, process and version of Floe; the id is stored, never recomputed
- * by readers, who only group by it.
+ * `series_id` of the metrics and metric_exemplars tables: 16 hex digits (64 bits) that name a
+ * series in OpenTelemetry's data model: the metric name, the resource attributes, the scope name
+ * and version, and the data point attributes. The same series gives the same id in every request
+ * and process; the id is stored, never recomputed by readers, who only group by it and select by
+ * it.
  *
- * The text is `JSON([metric, scope name, scope version]) \n canon(resource) \n canon(point)`, where
- * canon is the JSON array of `[key, type, value]` (type s, i, d or b; values as the row's maps
- * hold them: int64 beyond 2^53 and non-finite doubles as strings) sorted by key, then type.
- * Remote-write series use the same function (their labels are string point attributes). The
- * metric, resource and scope part is built once per metric (`seriesPrefix`), the rest per point.
+ * The id is clustered by scrape target, because the tables are sorted by (metric_name,
+ * series_id, time): a query for one job or one instance then reads a narrow id range, which
+ * Parquet's row group statistics prune (a dashboard's `$instance` over a day read every row
+ * group of every hour when ids were uniform hashes; bench/RESULTS.md, seventh session).
+ *   - digits 1-2: SHA-256 of the series' Prometheus job (`service.namespace/service.name`, or
+ *     service.name; remote write's `job` label is its service.name);
+ *   - digits 3-4: SHA-256 of the canonical resource (the target: remote write's job and
+ *     instance);
+ *   - digits 5-16: SHA-256 of the series text. Two series collide only when their job and
+ *     resource digits also agree, so the odds are those of 48-bit hashes among the series of one
+ *     target bucket, not of all series.
+ * Ids written before this layout (Floe before the seventh session) were the first 16 digits of
+ * the series text's hash alone; a series written across that upgrade reads as two series until
+ * the older one ages out of the queried window.
+ *
+ * The series text is `JSON([metric, scope name, scope version]) \n canon(resource) \n
+ * canon(point)`, where canon is the JSON array of `[key, type, value]` (type s, i, d or b; values
+ * as the row's maps hold them: int64 beyond 2^53 and non-finite doubles as strings) sorted by
+ * key, then type. Remote-write series use the same functions (their labels are string point
+ * attributes). The metric, resource and scope part is built once per metric (`seriesPrefix`),
+ * the rest per point.
  */
 
 type Entry = [key: string, type: 's' | 'i' | 'd' | 'b', value: unknown];
@@ -29,11 +43,30 @@ export function canonicalAttributes(t: TypedAttributes): string {
   return JSON.stringify(entries);
 }
 
-/** The metric-wide part of the series text; `resource` is canonicalAttributes of the resource. */
-export function seriesPrefix(metricName: string, resource: string, scopeName: string, scopeVersion: string): string {
-  return `${JSON.stringify([metricName, scopeName, scopeVersion])}\n${resource}\n`;
+/** The metric-wide part of a series' id: its target digits and the text its own digits hash. */
+export interface SeriesPrefix {
+  /** Digits 1-4 of every id under this prefix (job, then target). */
+  readonly target: string;
+  readonly text: string;
 }
 
-export function seriesId(prefix: string, point: TypedAttributes): string {
-  return hash('sha256', prefix + canonicalAttributes(point), 'hex').slice(0, 16);
+/** The Prometheus job of a resource's string attributes, as the OTLP translation names it. */
+export function resourceJob(str: Readonly<Record<string, string>>): string {
+  const name = str['service.name'] ?? '';
+  const namespace = str['service.namespace'];
+  return namespace ? `${namespace}/${name}` : name;
+}
+
+/** The target digits of a job and a canonical resource (see the module doc). */
+export function targetDigits(job: string, resource: string): string {
+  return hash('sha256', job, 'hex').slice(0, 2) + hash('sha256', resource, 'hex').slice(0, 2);
+}
+
+/** `resource` is canonicalAttributes of the resource, `target` its targetDigits. */
+export function seriesPrefix(metricName: string, resource: string, target: string, scopeName: string, scopeVersion: string): SeriesPrefix {
+  return { target, text: `${JSON.stringify([metricName, scopeName, scopeVersion])}\n${resource}\n` };
+}
+
+export function seriesId(prefix: SeriesPrefix, point: TypedAttributes): string {
+  return prefix.target + hash('sha256', prefix.text + canonicalAttributes(point), 'hex').slice(0, 12);
 }

@@ -103,10 +103,22 @@ function selectsSql(b: SqlBuilder, selects: readonly MetricSelect[], metricTypes
   return parts.length === 1 ? parts[0]! : `(${parts.join(' OR ')})`;
 }
 
-/** `series_id IN (…)`, each id a parameter. */
+/**
+ * `series_id IN (…)`, each id a parameter, and the ids' range: ids are clustered by target (the
+ * acceptor's series-id.ts), so the series of one job or instance sit in a narrow range of the
+ * tables' sort order, and DuckDB prunes row groups by a range's statistics more surely than by
+ * an IN list's (one instance's counters over a day: 83 against 122 ms, bench/RESULTS.md).
+ */
 function idsSql(b: SqlBuilder, ids: readonly string[]): string {
   if (ids.length === 0) return 'FALSE';
-  return `${b.column('series_id')} IN (${ids.map((id) => b.param(id)).join(', ')})`;
+  let lo = ids[0]!;
+  let hi = lo;
+  for (const id of ids) {
+    if (id < lo) lo = id;
+    else if (id > hi) hi = id;
+  }
+  const col = b.column('series_id');
+  return `${col} BETWEEN ${b.param(lo)} AND ${b.param(hi)} AND ${col} IN (${ids.map((id) => b.param(id)).join(', ')})`;
 }
 
 function typesSql(b: SqlBuilder, types: readonly string[] | undefined): string {
