@@ -1,16 +1,18 @@
 import { randomBytes } from 'node:crypto';
 import type { FloeConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, openDbFromConfig, migrate, type Db } from '@floe/meta';
-import { startModules, SERVICE_NAMES, type ModuleDef, type ServiceHandle, type StartedModules } from '@floe/runtime';
+import { startModules, SERVICE_NAMES, type ModuleDef, type StartedModules } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import type { InProcessQuerier } from '@floe/flight';
 import { EmbeddedLock } from './embedded-lock.ts';
 import { createLogger, type Logger } from '@floe/telemetry';
 
 /**
  * The composition of Floe's services. The metadata DB, object store and logger are plumbing
  * modules (not selectable as targets) shared by every service of the process; `all` is the
- * composite target of the five services. The router depends on the querier only in-process, so
- * it learns the querier's bound port.
+ * composite target of the five services. The router depends on the querier only in-process: it
+ * calls the querier of the process directly (no gRPC between them) unless router.querier_urls
+ * names queriers, and then signs with the process's internal key.
  */
 interface Ctx {
   config: Readonly<FloeConfig>;
@@ -18,6 +20,8 @@ interface Ctx {
   db?: Db;
   store?: ObjectStore;
   querierPort?: number;
+  /** The in-process querier's calls, which the router makes without gRPC. */
+  querier?: InProcessQuerier;
   /** Signs planner SQL between the in-process router and querier (random per process). */
   internalKey: string;
   /** Held while this process owns the embedded metadata DB. */
@@ -59,7 +63,12 @@ const MODULES: ModuleDef<Ctx>[] = [
   {
     name: 'querier',
     deps: ['meta', 'store'],
-    start: async (ctx) => remember(ctx, await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, internalKey: ctx.internalKey })),
+    start: async (ctx) => {
+      const handle = await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, internalKey: ctx.internalKey });
+      ctx.querierPort = handle.ports.flight;
+      ctx.querier = handle.inProcess;
+      return handle;
+    },
   },
   { name: 'acceptor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
   { name: 'writer', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
@@ -74,6 +83,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         store: ctx.store,
         querierUrls: ctx.querierPort ? () => [`127.0.0.1:${ctx.querierPort}`] : undefined,
         internalKey: ctx.querierPort ? ctx.internalKey : undefined,
+        inProcessQuerier: ctx.querier,
         localAdminToken: ctx.lock?.token,
       }).then((handle) => {
         ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.http}` });
@@ -82,11 +92,6 @@ const MODULES: ModuleDef<Ctx>[] = [
   },
   { name: 'all', deps: ['querier', 'writer', 'acceptor', 'compactor', 'router'], start: async () => ({ name: 'all', ports: {}, isReady: () => true, stop: async () => {} }) },
 ];
-
-function remember(ctx: Ctx, handle: ServiceHandle): ServiceHandle {
-  ctx.querierPort = handle.ports.flight;
-  return handle;
-}
 
 export const TARGETS = [...SERVICE_NAMES, 'all'] as const;
 

@@ -3,5 +3,5 @@
  * `{"sql","params","hints"}`; tables resolve through the Iceberg catalog to exact Parquet files.
  */
 export { start } from './start.ts';
-export type { SharedDeps } from './start.ts';
+export type { QuerierHandle, SharedDeps } from './start.ts';
 export { parseTicket } from './ticket.ts';

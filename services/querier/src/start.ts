@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb } from '@floe/auth';
 import { FloeError, toGrpc } from '@floe/errors';
-import { ipcSchemaBytes, startFlightServer } from '@floe/flight';
+import { inProcessCallError, ipcSchemaBytes, startFlightServer, type InProcessQuerier } from '@floe/flight';
 import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { startAdminServer, type ServiceHandle } from '@floe/runtime';
@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
 import { metadataGetter, remainingMs } from './grpc-call.ts';
 import { QueryHandler } from './query-handler.ts';
-import { tempoQuerierService } from './tempo-service.ts';
+import { tempoQuerierService, traceByIdFinder } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
 
 export interface SharedDeps {
@@ -28,12 +28,17 @@ function asGrpcError(err: unknown): Error & { grpcCode: number } {
   return Object.assign(new Error(g.details), { grpcCode: g.code });
 }
 
+/** The querier's handle: a service, and its calls for a router in the same process. */
+export interface QuerierHandle extends ServiceHandle {
+  readonly inProcess: InProcessQuerier;
+}
+
 /**
  * The querier: an Arrow Flight server (port 50054) that runs SQL in a locked-down DuckDB over the
  * Parquet files the Iceberg metadata selects, and on the same port Tempo's Querier service for
  * trace-by-id reads from the files' id blocks.
  */
-export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
+export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<QuerierHandle> {
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'querier' });
   const ownDb = !deps.db;
   const db = deps.db ?? (await openDbFromConfig(config));
@@ -59,20 +64,37 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   await mkdir(config.querier.temp_dir, { recursive: true });
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
 
+  const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined) => {
+    try {
+      const ctx = await handler.authenticate(get);
+      return await handler.run(ctx, ticket, callerMs);
+    } catch (err) {
+      if (!(err instanceof FloeError)) log.error({ err }, 'query failed');
+      throw asGrpcError(err);
+    }
+  };
+  const tempo = { handler, traces, timeoutMs: config.querier.query_timeout, log };
+  const findTrace = traceByIdFinder(tempo);
+  // The same calls for a router in this process: errors as a gRPC client would see them.
+  const inProcess: InProcessQuerier = {
+    doGet: (metadata, ticket, deadlineMs) =>
+      doGet((name) => metadata[name], ticket, deadlineMs).catch((err: Error & { grpcCode: number }) => {
+        throw inProcessCallError(err.grpcCode, err.message);
+      }),
+    findTraceById: (metadata, traceId, deadlineMs) =>
+      findTrace((name) => metadata[name], traceId, deadlineMs).catch((err: unknown) => {
+        const g = toGrpc(err);
+        if (g.unexpected) log.error({ err }, 'FindTraceByID failed');
+        throw inProcessCallError(g.code, g.details);
+      }),
+  };
+
   let ready = false;
   const flight = await startFlightServer({
     host: config.querier.host,
     port: config.querier.port,
     handlers: {
-      async doGet(ticket, metadata, call) {
-        try {
-          const ctx = await handler.authenticate(metadataGetter(metadata));
-          return await handler.run(ctx, ticket, remainingMs(call));
-        } catch (err) {
-          if (!(err instanceof FloeError)) log.error({ err }, 'query failed');
-          throw asGrpcError(err);
-        }
-      },
+      doGet: (ticket, metadata, call) => doGet(metadataGetter(metadata), ticket, remainingMs(call)),
       // A command descriptor carries the same bytes as a ticket (SQL text or the JSON form). The
       // answer names one endpoint whose ticket is that command, as Flight clients expect; the
       // schema and row count come from running it, since DuckDB knows them only then.
@@ -94,7 +116,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         }
       },
     },
-    extraServices: [tempoQuerierService({ handler, traces, timeoutMs: config.querier.query_timeout, log })],
+    extraServices: [tempoQuerierService(tempo)],
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
   });
   const admin = await startAdminServer({ host: config.querier.host, port: config.querier.admin_port, isReady: () => ready, name: 'querier' });
@@ -103,6 +125,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   return {
     name: 'querier',
     ports: { flight: flight.port, admin: admin.port },
+    inProcess,
     isReady: () => ready,
     drain: () => {
       ready = false;

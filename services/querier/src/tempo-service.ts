@@ -23,6 +23,19 @@ function boundNs(name: string, raw: string | undefined): bigint | undefined {
   return BigInt(raw);
 }
 
+/** FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left. */
+export function traceByIdFinder(deps: TempoServiceDeps) {
+  return async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined): Promise<TempoTraceByIDResponse> => {
+    const ctx = await deps.handler.authenticate(get);
+    if (id.length === 0 || id.length > 16) throw new FloeError('bad_data', 'invalid trace id: expected 1 to 16 bytes');
+    const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
+    const startNs = boundNs('x-floe-start-ns', get('x-floe-start-ns'));
+    const endNs = boundNs('x-floe-end-ns', get('x-floe-end-ns'));
+    const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, callerMs ?? Infinity));
+    return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs });
+  };
+}
+
 /**
  * Tempo's Querier service on the querier's Flight port. FindTraceByID authenticates like every
  * Flight call (bearer key and tenant in the metadata) and reads the trace of the caller's tenant
@@ -30,17 +43,9 @@ function boundNs(name: string, raw: string | undefined): bigint | undefined {
  * other Querier methods answer UNIMPLEMENTED (grpc-js's default for a missing handler).
  */
 export function tempoQuerierService(deps: TempoServiceDeps): ExtraService {
-  const findTraceById = async (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>): Promise<TempoTraceByIDResponse> => {
-    const get = metadataGetter(call.metadata);
-    const ctx = await deps.handler.authenticate(get);
-    const id = call.request.traceID;
-    if (id.length === 0 || id.length > 16) throw new FloeError('bad_data', 'invalid trace id: expected 1 to 16 bytes');
-    const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
-    const startNs = boundNs('x-floe-start-ns', get('x-floe-start-ns'));
-    const endNs = boundNs('x-floe-end-ns', get('x-floe-end-ns'));
-    const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, remainingMs(call) ?? Infinity));
-    return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs });
-  };
+  const find = traceByIdFinder(deps);
+  const findTraceById = (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>): Promise<TempoTraceByIDResponse> =>
+    find(metadataGetter(call.metadata), call.request.traceID, remainingMs(call));
   return {
     definition: grpcServiceDefinition(Querier),
     implementation: {

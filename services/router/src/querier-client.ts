@@ -1,6 +1,6 @@
 import { FloeError, kindFromGrpcCode } from '@floe/errors';
 import { signTicket } from '@floe/auth';
-import { findTraceById, flightDoGet } from '@floe/flight';
+import { findTraceById, flightDoGet, type InProcessQuerier } from '@floe/flight';
 import type { TempoTraceByIDResponse } from '@floe/proto';
 import type { Table } from 'apache-arrow';
 
@@ -36,6 +36,27 @@ export interface QuerierClient {
   traceById(creds: CallerCredentials, req: TraceByIdRequest, deadlineMs: number): Promise<TempoTraceByIDResponse>;
 }
 
+/** The ticket bytes of a query (signed with `internalKey` when there is one). */
+function ticketOf(creds: CallerCredentials, req: QueryRequest, internalKey: string): Buffer {
+  const params = req.params ?? [];
+  const ticket: Record<string, unknown> = { sql: req.sql, params, hints: req.hints ?? {} };
+  if (internalKey) ticket.sig = signTicket(internalKey, { tenant: creds.tenant, dataset: creds.dataset ?? '', sql: req.sql, params, hints: req.hints ?? {} });
+  return Buffer.from(JSON.stringify(ticket));
+}
+
+function callerMetadata(creds: CallerCredentials): Record<string, string> {
+  const metadata: Record<string, string> = { authorization: creds.authorization, 'x-tenant-id': creds.tenant };
+  if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
+  return metadata;
+}
+
+function traceMetadata(creds: CallerCredentials, req: TraceByIdRequest): Record<string, string> {
+  const metadata = callerMetadata(creds);
+  if (req.startNs !== undefined) metadata['x-floe-start-ns'] = req.startNs.toString();
+  if (req.endNs !== undefined) metadata['x-floe-end-ns'] = req.endNs.toString();
+  return metadata;
+}
+
 /**
  * `internalKey` signs the planner's SQL so the querier may run it on its warm instance instead of
  * a per-query sandbox (empty: unsigned, always sandboxed).
@@ -47,30 +68,43 @@ export function createQuerierClient(urls: () => readonly string[], internalKey =
     if (all.length === 0) throw new FloeError('unavailable', 'no querier available', { code: 'FLOE_ERR_NO_QUERIER' });
     return all[next++ % all.length]!;
   };
-  const callerMetadata = (creds: CallerCredentials): Record<string, string> => {
-    const metadata: Record<string, string> = { authorization: creds.authorization, 'x-tenant-id': creds.tenant };
-    if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
-    return metadata;
-  };
   return {
     async query(creds, req, deadlineMs) {
       const url = pick();
       try {
-        const params = req.params ?? [];
-        const ticket: Record<string, unknown> = { sql: req.sql, params, hints: req.hints ?? {} };
-        if (internalKey) ticket.sig = signTicket(internalKey, { tenant: creds.tenant, dataset: creds.dataset ?? '', sql: req.sql, params, hints: req.hints ?? {} });
-        return await flightDoGet({ url, ticket: Buffer.from(JSON.stringify(ticket)), metadata: callerMetadata(creds), deadlineMs });
+        return await flightDoGet({ url, ticket: ticketOf(creds, req, internalKey), metadata: callerMetadata(creds), deadlineMs });
       } catch (err) {
         throw fromQuerierError(err);
       }
     },
     async traceById(creds, req, deadlineMs) {
       const url = pick();
-      const metadata = callerMetadata(creds);
-      if (req.startNs !== undefined) metadata['x-floe-start-ns'] = req.startNs.toString();
-      if (req.endNs !== undefined) metadata['x-floe-end-ns'] = req.endNs.toString();
       try {
-        return await findTraceById({ url, traceId: Buffer.from(req.traceId, 'hex'), metadata, deadlineMs });
+        return await findTraceById({ url, traceId: Buffer.from(req.traceId, 'hex'), metadata: traceMetadata(creds, req), deadlineMs });
+      } catch (err) {
+        throw fromQuerierError(err);
+      }
+    },
+  };
+}
+
+/**
+ * The querier of this process (`floe all`, with no router.querier_urls configured), called
+ * without gRPC: the same tickets, metadata and errors as the Flight client's, and the answer's
+ * Arrow table itself instead of a copy through IPC.
+ */
+export function createInProcessQuerierClient(querier: InProcessQuerier, internalKey = ''): QuerierClient {
+  return {
+    async query(creds, req, deadlineMs) {
+      try {
+        return await querier.doGet(callerMetadata(creds), ticketOf(creds, req, internalKey), deadlineMs);
+      } catch (err) {
+        throw fromQuerierError(err);
+      }
+    },
+    async traceById(creds, req, deadlineMs) {
+      try {
+        return await querier.findTraceById(traceMetadata(creds, req), Buffer.from(req.traceId, 'hex'), deadlineMs);
       } catch (err) {
         throw fromQuerierError(err);
       }

@@ -1,5 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
+import type { InProcessQuerier } from '@floe/flight';
 import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
 import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
@@ -7,7 +8,7 @@ import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { ServiceHandle } from '@floe/runtime';
 import { createLogger, type Logger } from '@floe/telemetry';
 import { buildApp } from './app.ts';
-import { createQuerierClient } from './querier-client.ts';
+import { createInProcessQuerierClient, createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import { createTenantTables, provisionOnCreate } from './management/tenant-tables.ts';
 import { createQueryBudget } from './query-budget.ts';
@@ -22,6 +23,8 @@ export interface SharedDeps {
   querierUrls?: () => readonly string[];
   /** Key shared with in-process queriers when auth.internal_service_key is empty. */
   internalKey?: string;
+  /** The querier of this process, called without gRPC when router.querier_urls is empty. */
+  inProcessQuerier?: InProcessQuerier;
   /** Per-start token of `floe all` that `floe admin bootstrap` uses while PGlite is held here. */
   localAdminToken?: string;
   /** Replaces the router's own provisioning at dataset creation (tests). */
@@ -48,6 +51,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const configured = config.router.querier_urls;
   const querierUrls = configured.length > 0 ? () => configured : (deps.querierUrls ?? (() => [`127.0.0.1:${config.querier.port}`]));
+  const querier = () => {
+    const key = config.auth.internal_service_key || deps.internalKey || '';
+    return configured.length === 0 && deps.inProcessQuerier ? createInProcessQuerierClient(deps.inProcessQuerier, key) : createQuerierClient(querierUrls, key);
+  };
   let ready = false;
   const queryDemand = createQueryDemand(db, log, config.router.query_demand_flush_interval);
   const app = await buildApp({
@@ -55,7 +62,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth),
     queryBudget: createQueryBudget(limitStores.buckets, db, config.limits),
-    querier: createQuerierClient(querierUrls, config.auth.internal_service_key || deps.internalKey || ''),
+    querier: querier(),
     queryDemand,
     logColumns,
     queryTimeoutMs: config.router.query_timeout,
