@@ -36,6 +36,7 @@ import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
 import { pointListsRows } from './results.ts';
+import { mergeCatalogs, settledCatalogWindow, type CatalogCache } from './catalog-cache.ts';
 import type { Table } from 'apache-arrow';
 
 /**
@@ -69,44 +70,6 @@ export const DEFAULT_MAX_SAMPLES = 50_000_000;
 
 const tooManySamples = () =>
   new FloeError('execution', 'query processing would load too many samples into memory in query execution', { code: 'FLOE_ERR_PROMQL_TOO_MANY_SAMPLES' });
-
-/** How long query evaluation reuses a (tenant, dataset)'s metric-name catalog. */
-export const CATALOG_TTL_MS = 5_000;
-
-/**
- * Metric-name catalogs per (tenant, dataset), reused by query evaluation for a few seconds (the
- * panels of a dashboard ask for the same window at once): a catalog of a window that contains the
- * asked one is a superset of its catalog, and a superset only adds stored names that have no rows
- * in the window to the reads, so the answers are the same. Only queries use it (labels, label
- * values and metadata list the catalog itself and always read it); empty catalogs are not kept,
- * so the first data is seen at once; a new metric name may take up to the TTL to be seen.
- */
-export class CatalogCache {
-  readonly #ttlMs: number;
-  readonly #entries = new Map<string, Array<{ at: number; startMs: number; endMs: number; catalog: CatalogEntry[] }>>();
-
-  constructor(ttlMs = CATALOG_TTL_MS) {
-    this.#ttlMs = ttlMs;
-  }
-
-  get(scope: string, startMs: number, endMs: number, now = Date.now()): CatalogEntry[] | undefined {
-    const list = this.#entries.get(scope);
-    if (!list) return undefined;
-    const fresh = list.filter((e) => now - e.at <= this.#ttlMs);
-    if (fresh.length === 0) this.#entries.delete(scope);
-    else if (fresh.length !== list.length) this.#entries.set(scope, fresh);
-    return fresh.find((e) => e.startMs <= startMs && e.endMs >= endMs)?.catalog;
-  }
-
-  set(scope: string, startMs: number, endMs: number, catalog: CatalogEntry[], now = Date.now()): void {
-    if (catalog.length === 0) return;
-    const list = (this.#entries.get(scope) ?? []).filter((e) => now - e.at <= this.#ttlMs);
-    list.push({ at: now, startMs, endMs, catalog });
-    // A handful of windows per scope (panels with different ranges), the newest kept.
-    this.#entries.set(scope, list.slice(-8));
-    if (this.#entries.size > 1000) this.#entries.delete(this.#entries.keys().next().value!);
-  }
-}
 
 /**
  * A plain series' stored metric name and Prometheus labels (never modified). Plain strings only:
@@ -242,7 +205,18 @@ export class MetricReader {
     if (!this.#catalogs || scope === undefined) return this.catalog(startMs, endMs);
     const hit = this.#catalogs.get(scope, startMs, endMs);
     if (hit) return hit;
-    const catalog = await this.catalog(startMs, endMs);
+    // Over a window of many hours, the settled hours' catalog is reused for minutes: reading a
+    // day's catalog again every few seconds cost as much as a dashboard panel's points.
+    const settled = settledCatalogWindow(startMs, endMs, Date.now());
+    let catalog: CatalogEntry[];
+    if (settled) {
+      const cached = this.#catalogs.getSettled(scope, settled.fromMs, settled.toMs);
+      const [old, recent] = await Promise.all([cached ? Promise.resolve(cached) : this.catalog(settled.fromMs, settled.toMs), this.catalog(settled.toMs, endMs)]);
+      if (!cached) this.#catalogs.setSettled(scope, settled.fromMs, settled.toMs, old);
+      catalog = mergeCatalogs(old, recent);
+    } else {
+      catalog = await this.catalog(startMs, endMs);
+    }
     this.#catalogs.set(scope, startMs, endMs, catalog);
     return catalog;
   }

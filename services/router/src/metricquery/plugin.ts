@@ -28,7 +28,8 @@ import type { QuerierClient } from '../querier-client.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import type { QueryDemand } from '../query-demand.ts';
 import { mapLabels } from './results.ts';
-import { CatalogCache, MetricReader, SeriesLabelCache } from './data.ts';
+import { CatalogCache } from './catalog-cache.ts';
+import { MetricReader, SeriesLabelCache } from './data.ts';
 import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 
 /**
