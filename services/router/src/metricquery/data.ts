@@ -36,7 +36,7 @@ import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
 import { pointListsRows } from './results.ts';
-import { mergeCatalogs, settledCatalogWindow, type CatalogCache } from './catalog-cache.ts';
+import { CATALOG_TTL_MS, mergeCatalogs, settledCatalogWindow, type CatalogCache } from './catalog-cache.ts';
 import type { Table } from 'apache-arrow';
 
 /**
@@ -83,6 +83,8 @@ interface SeriesLabels {
 /** The series ids listed over a window (startNs, endNs], at `at` (ms). */
 interface WindowIds {
   at: number;
+  /** When the ids were last listed (in full or their recent part). */
+  listedAt: number;
   startNs: bigint;
   endNs: bigint;
   ids: string[];
@@ -160,11 +162,11 @@ export class SeriesLabelCache {
     return w && now - w.at <= WINDOW_IDS_TTL_MS && w.startNs <= startNs ? w : undefined;
   }
 
-  setWindowIds(key: string, w: Omit<WindowIds, 'at'>, now = Date.now()): void {
+  setWindowIds(key: string, w: Omit<WindowIds, 'at' | 'listedAt'>, now = Date.now()): void {
     // Kept from the first full listing: extending by the recent part keeps its age, so a series
     // that arrived late is listed by a full read again within the TTL.
     const old = this.#windowIds.get(key);
-    this.#windowIds.set(key, { ...w, at: old && old.startNs === w.startNs ? old.at : now });
+    this.#windowIds.set(key, { ...w, at: old && old.startNs === w.startNs ? old.at : now, listedAt: now });
   }
 
   knows(scope: string): boolean {
@@ -431,6 +433,9 @@ export class MetricReader {
     const cache = this.#labels;
     const key = `${prefix}${names.join('\u0000')}`;
     const seen = cache?.windowIds(key, window.startNs);
+    // The panels of one dashboard refresh ask for the same window at once: ids listed up to its
+    // end within the catalog's few seconds stand (a new series may take that long to be seen).
+    if (seen && seen.endNs >= window.endNs && Date.now() - seen.listedAt <= CATALOG_TTL_MS) return seen.ids.map((series_id) => ({ series_id }));
     let ids: string[];
     if (seen) {
       const from = seen.endNs - WINDOW_IDS_SLACK_NS > window.startNs ? seen.endNs - WINDOW_IDS_SLACK_NS : window.startNs;

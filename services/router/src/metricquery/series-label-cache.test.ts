@@ -42,7 +42,7 @@ describe('SeriesLabelCache', () => {
     expect(c.windowIds('other', 100n, t0 + 1_000)).toBeUndefined();
     // Extended by a later, partial listing: the age stays that of the full one.
     c.setWindowIds('k', { startNs: 100n, endNs: 260n, ids: ['a', 'b', 'c'] }, t0 + 20_000);
-    expect(c.windowIds('k', 120n, t0 + 29_000)?.ids).toEqual(['a', 'b', 'c']);
+    expect(c.windowIds('k', 120n, t0 + 29_000)).toMatchObject({ ids: ['a', 'b', 'c'], at: t0, listedAt: t0 + 20_000 });
     expect(c.windowIds('k', 120n, t0 + 31_000)).toBeUndefined();
     // A new full listing starts the clock again.
     c.setWindowIds('k', { startNs: 120n, endNs: 300n, ids: ['c'] }, t0 + 31_000);
