@@ -120,7 +120,7 @@ export const compactorSection = z.strictObject({
 export const routerSection = z.strictObject({
   host: host.describe('Interface the service listens on (0.0.0.0: all).'),
   port: port(3000).describe('HTTP port of every query API (also serves /ready).'),
-  querier_urls: z.array(z.string()).default([]).describe('Querier Flight addresses (host:port). Empty: the querier of this process or 127.0.0.1:50054.'),
+  querier_urls: z.array(z.string()).default([]).describe('Querier Flight addresses (host:port). Empty: the querier of this process (called in-process, without gRPC) or 127.0.0.1:50054.'),
   query_timeout: duration('30s').describe('Deadline the router gives a querier call; fired deadlines answer 504.'),
   public_url: z.string().default('http://localhost:3000').describe('Externally visible URL of the router: session cookies are marked Secure when it is https; SSO and source-control callbacks are built from it, never from request headers.'),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
