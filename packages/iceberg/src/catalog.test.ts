@@ -464,3 +464,47 @@ describe('optimistic commits (file:// blob store, second catalog name)', () => {
     expect((await a.planFiles(appended.handle)).some((f) => f.key === fake(30).key)).toBe(true);
   });
 });
+
+describe('metadata pointers under a write generation (one writing process)', () => {
+  const fake = (i: number): DataFileInput => ({ key: `wg/gamma/default/logs/data/f${i}.parquet`, fileSizeBytes: 100 + i, recordCount: 10, partition: { timestamp_hour: HOUR0 } });
+
+  it('reads a table pointer once while nothing writes, and again after any write', async () => {
+    // The rule of @floe/meta's PGlite adapter: a statement other than SELECT moves the generation
+    // when it starts and when it ends.
+    let generation = 0;
+    let pointerReads = 0;
+    const client: SqlClient = {
+      async query<R>(text: string, params?: unknown[]) {
+        if (/^\s*SELECT\b/i.test(text)) {
+          if (text.includes('SELECT metadata_location FROM iceberg_tables')) pointerReads++;
+          return sql.query<R>(text, params);
+        }
+        generation++;
+        try {
+          return await sql.query<R>(text, params);
+        } finally {
+          generation++;
+        }
+      },
+      writeGeneration: () => generation,
+    };
+    const blobsFs = new FsBlobStore(join(dir, 'wg'));
+    const options = { catalogName: 'gen', warehouseKeyPrefix: 'wg', commitMinBackoffMs: 1, commitMaxBackoffMs: 20 };
+    const writer = new SqlCatalog(client, blobsFs, options);
+    const reader = new SqlCatalog(client, blobsFs, options);
+    expect(await reader.loadTable('gamma.default', 'logs')).toBeUndefined();
+    const created = await writer.createTable('gamma.default', 'logs', { schema, partitionSpec: spec });
+    // The table that did not exist is seen at once: the create wrote.
+    const first = (await reader.loadTable('gamma.default', 'logs'))!;
+    expect(first.metadataLocation).toBe(created.metadataLocation);
+    const before = pointerReads;
+    for (let i = 0; i < 5; i++) expect((await reader.loadTable('gamma.default', 'logs'))!.metadataLocation).toBe(created.metadataLocation);
+    expect(pointerReads).toBe(before);
+    // Concurrent appends from both instances (stale bases, retries) all land, and the reader sees the last.
+    await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 ? reader : writer).appendFiles(created, [fake(i)])));
+    const now = (await reader.loadTable('gamma.default', 'logs'))!;
+    expect(now.metadata.snapshots).toHaveLength(6);
+    expect((await reader.planFiles(now)).map((f) => f.key).sort()).toEqual(Array.from({ length: 6 }, (_, i) => fake(i).key).sort());
+    expect(pointerReads).toBeGreaterThan(before);
+  });
+});

@@ -4,6 +4,11 @@
 /** A SQL connection or pool that takes `$1…` parameters (node-postgres and PGlite both do). */
 export interface SqlClient {
   query<R = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<{ rows: R[]; rowCount: number }>;
+  /**
+   * Present only when this process is the database's one writer: changes whenever a write starts
+   * or ends, so a read made under one value stays current while it holds (see @floe/meta's Db).
+   */
+  writeGeneration?(): number;
 }
 
 /**

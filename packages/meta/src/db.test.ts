@@ -139,6 +139,31 @@ describe.each(BACKENDS)('Db adapter on %s', (kind) => {
     expect(rows.map((r) => r.id)).toEqual([400, 402]);
   });
 
+  it('has a write generation only as the one writer (PGlite): writes, scripts and transactions move it, reads do not', async () => {
+    if (kind === 'pg') {
+      expect(db.writeGeneration).toBeUndefined();
+      return;
+    }
+    const at = () => db.writeGeneration!();
+    const g0 = at();
+    await db.query('SELECT id FROM probe');
+    await db.query('  select 1');
+    expect(at()).toBe(g0);
+    // Moved at the start of a write already, so a read racing it is not kept as current.
+    const pending = db.query('INSERT INTO probe (id, v, label) VALUES (900, 1, $1)', ['gen']);
+    expect(at()).not.toBe(g0);
+    await pending;
+    const g1 = at();
+    await db.exec('UPDATE probe SET v = 2 WHERE id = 900');
+    const g2 = at();
+    expect(g2).not.toBe(g1);
+    await db.withTransaction((tx) => tx.query('DELETE FROM probe WHERE id = 900'));
+    expect(at()).not.toBe(g2);
+    const g3 = at();
+    await db.withTransaction((tx) => tx.query('SELECT 1')).catch(() => undefined);
+    expect(at()).not.toBe(g3);
+  });
+
   it('passes text[] and jsonb parameters and parses them back', async () => {
     const { rows } = await db.query<{ a: string[]; j: unknown }>('SELECT $1::text[] AS a, $2::jsonb AS j', [
       ['ingest', 'tenant:manage'],

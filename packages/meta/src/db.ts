@@ -36,6 +36,13 @@ export interface Db {
    */
   withTransaction<T>(fn: (tx: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
+  /**
+   * Only where this process is the database's one writer (PGlite, held by one process): a number
+   * that changes when a statement that may write (anything but a SELECT, a script, a
+   * transaction) starts and again when it ends. A read made while it held one value is still
+   * current while it holds that value. Absent for PostgreSQL, where other processes write.
+   */
+  writeGeneration?(): number;
 }
 
 export type DbConfig =
@@ -409,6 +416,9 @@ function asError(err: unknown): Error {
 // ---------------------------------------------------------------------------------------------
 // PGlite
 
+/** A statement that only reads (the write generation stays). */
+const SELECT = /^\s*SELECT\b/i;
+
 type PgliteLike = {
   query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[]; rowCount?: number; affectedRows?: number }>;
   exec(sql: string): Promise<unknown>;
@@ -426,20 +436,33 @@ async function openPglite(dataDir: string): Promise<Db> {
     return { rows: res.rows, rowCount: res.rowCount ?? res.affectedRows ?? res.rows.length };
   };
 
+  let generation = 0;
+  /** Runs a statement that may write between two changes of the write generation. */
+  const writing = async <T>(work: () => Promise<T>): Promise<T> => {
+    generation++;
+    try {
+      return await work();
+    } finally {
+      generation++;
+    }
+  };
+
   const root: Db = {
     kind: 'pglite',
     async query<R>(sql: string, params?: unknown[]) {
       guard.check();
-      return run<R>(lite, sql, params);
+      return SELECT.test(sql) ? run<R>(lite, sql, params) : writing(() => run<R>(lite, sql, params));
     },
     async exec(sql: string) {
       guard.check();
-      await lite.exec(sql);
+      await writing(() => lite.exec(sql));
     },
+    writeGeneration: () => generation,
     async withTransaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
       guard.check();
       const scope: TxScope = { active: true };
       const hooks: Array<() => void> = [];
+      generation++;
       try {
         // PGlite's transaction() rolls back when the callback throws and throws
         // TransactionAbortedError when COMMIT finds the transaction aborted.
@@ -473,6 +496,7 @@ async function openPglite(dataDir: string): Promise<Db> {
         return result;
       } finally {
         scope.active = false;
+        generation++;
       }
     },
     async close() {
