@@ -3,7 +3,7 @@ import type { FloeConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, openDbFromConfig, migrate, type Db } from '@floe/meta';
 import { startModules, SERVICE_NAMES, type ModuleDef, type StartedModules } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
-import type { InProcessQuerier } from '@floe/flight';
+import type { QuerierCalls } from '@floe/flight';
 import { EmbeddedLock } from './embedded-lock.ts';
 import { createLogger, type Logger } from '@floe/telemetry';
 
@@ -21,7 +21,7 @@ interface Ctx {
   store?: ObjectStore;
   querierPort?: number;
   /** The in-process querier's calls, which the router makes without gRPC. */
-  querier?: InProcessQuerier;
+  querier?: QuerierCalls;
   /** Signs planner SQL between the in-process router and querier (random per process). */
   internalKey: string;
   /** Held while this process owns the embedded metadata DB. */

@@ -7,5 +7,5 @@ export { startFlightServer } from './server.ts';
 export type { DoGetCall, DoGetStream, ExtraService, FlightHandlers, FlightServerHandle, FlightServerOptions } from './server.ts';
 export { tableRows } from './table-rows.ts';
 export { findTraceById } from './tempo-querier.ts';
-export { inProcessCallError } from './in-process.ts';
-export type { InProcessQuerier } from './in-process.ts';
+export { querierCallError } from './querier-calls.ts';
+export type { QuerierCalls } from './querier-calls.ts';

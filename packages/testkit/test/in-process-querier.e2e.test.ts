@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFloe, type StartedFloe } from '@floe/cli';
 import { loadConfig } from '@floe/config';
-import { findTraceById, flightDoGet, type InProcessQuerier } from '@floe/flight';
+import { findTraceById, flightDoGet, tableRows, type QuerierCalls } from '@floe/flight';
 import { createLogger } from '@floe/telemetry';
 
 /**
@@ -15,7 +15,7 @@ import { createLogger } from '@floe/telemetry';
 describe('the in-process querier answers as its Flight server does', () => {
   let floe: StartedFloe;
   let dir: string;
-  let querier: InProcessQuerier;
+  let querier: QuerierCalls;
   let flight: string;
   let key: string;
   let otherKey: string;
@@ -32,7 +32,7 @@ describe('the in-process querier answers as its Flight server does', () => {
       },
     });
     floe = await startFloe(config, ['querier'], createLogger({ level: 'warn', name: 'in-process-test', fd: 2 }));
-    querier = (floe.get('querier') as unknown as { inProcess: InProcessQuerier }).inProcess;
+    querier = (floe.get('querier') as unknown as { inProcess: QuerierCalls }).inProcess;
     flight = `127.0.0.1:${floe.get('querier')!.ports.flight}`;
     key = (await floe.bootstrap('acme')).api_key;
     otherKey = (await floe.bootstrap('globex')).api_key;
@@ -42,7 +42,7 @@ describe('the in-process querier answers as its Flight server does', () => {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  const meta = (k: string, tenant = 'acme') => ({ authorization: `Bearer ${k}`, 'x-tenant-id': tenant });
+  const meta = (k: string) => ({ authorization: `Bearer ${k}`, 'x-tenant-id': 'acme' });
   const outcome = async (call: () => Promise<unknown>) => {
     try {
       return { value: await call() };
@@ -51,14 +51,13 @@ describe('the in-process querier answers as its Flight server does', () => {
       return { code: e.code, details: e.details };
     }
   };
-  const rows = (t: unknown) => (t as { toArray(): Array<{ toJSON(): unknown }> }).toArray().map((r) => r.toJSON());
 
   it('answers a query with the same rows', async () => {
     const ticket = Buffer.from(JSON.stringify({ sql: 'SELECT 40 + $1 AS x, count(*) AS spans FROM traces', params: [2] }));
     const local = await querier.doGet(meta(key), ticket, 20_000);
     const remote = await flightDoGet({ url: flight, ticket, metadata: meta(key), deadlineMs: 20_000 });
-    expect(rows(local)).toEqual([{ x: 42n, spans: 0n }]);
-    expect(rows(local)).toEqual(rows(remote));
+    expect(tableRows(local)).toEqual([{ x: 42n, spans: 0n }]);
+    expect(tableRows(local)).toEqual(tableRows(remote));
     expect(local.schema.fields.map((f) => `${f.name}: ${String(f.type)}`)).toEqual(remote.schema.fields.map((f) => `${f.name}: ${String(f.type)}`));
   });
 

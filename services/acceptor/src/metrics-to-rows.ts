@@ -11,7 +11,7 @@ import {
 } from '@floe/proto';
 import { emptyTyped, serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
-import { canonicalAttributes, resourceJob, seriesId, seriesPrefix, targetDigits, type SeriesPrefix } from './series-id.ts';
+import { seriesId, seriesPrefix, seriesResource, type SeriesPrefix, type SeriesResource } from './series-id.ts';
 
 /**
  * Converts an OTLP metrics export into rows of the `metrics` table (one per data point, every
@@ -166,7 +166,7 @@ function kindColumns(m: Metric, p: AnyPoint): Record<string, unknown> {
   }
 }
 
-function metricContext(m: Metric, resourceCanon: string, target: string, service: string, resource: TypedAttributes, scope: ScopeInfo): MetricContext | undefined {
+function metricContext(m: Metric, ids: SeriesResource, service: string, resource: TypedAttributes, scope: ScopeInfo): MetricContext | undefined {
   let type: string;
   let temporality: string | null = null;
   let isMonotonic: boolean | null = null;
@@ -197,7 +197,7 @@ function metricContext(m: Metric, resourceCanon: string, target: string, service
   return {
     name: m.name,
     type,
-    prefix: seriesPrefix(m.name, resourceCanon, target, scope.name, scope.version),
+    prefix: seriesPrefix(m.name, ids, scope.name, scope.version),
     service,
     resource,
     common: {
@@ -230,13 +230,12 @@ export function metricsToRows(req: ExportMetricsServiceRequest): ConvertedMetric
   for (const rm of req.resourceMetrics) {
     const resourceKvs: readonly KeyValue[] = rm.resource?.attributes ?? [];
     const resource = splitAttributes(resourceKvs);
-    const resourceCanon = canonicalAttributes(resource);
-    const target = targetDigits(resourceJob(resource.str), resourceCanon);
+    const ids = seriesResource(resource);
     const service = serviceName(resourceKvs);
     for (const sm of rm.scopeMetrics) {
       const scope: ScopeInfo = { name: sm.scope?.name ?? '', version: sm.scope?.version ?? '', attrs: splitAttributes(sm.scope?.attributes ?? []) };
       for (const m of sm.metrics) {
-        const ctx = metricContext(m, resourceCanon, target, service, resource, scope);
+        const ctx = metricContext(m, ids, service, resource, scope);
         if (!ctx) continue;
         for (const p of pointsOf(m)) {
           const reason = m.name === '' ? 'metric has no name' : (commonInvalid(p) ?? kindInvalid(m, p));

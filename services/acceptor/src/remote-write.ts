@@ -13,7 +13,7 @@ import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } f
 import { ColumnBatchBuilder, Lru, type Leaf, type RowTemplate } from '@floe/storage';
 import { readPlainWriteRequest, WireDecodeError, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
-import { canonicalAttributes, resourceJob, seriesId, seriesPrefix, targetDigits } from './series-id.ts';
+import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
 import { REMOTE_WRITE_SCOPE } from '@floe/query';
 import { tableDef } from '@floe/schema';
 
@@ -398,8 +398,7 @@ class Converter {
     if (labels.job !== undefined) resource.str['service.name'] = labels.job;
     if (labels.instance !== undefined) resource.str['service.instance.id'] = labels.instance;
     const point: TypedAttributes = { str: labels, int: {}, double: {}, bool: {} };
-    const resourceCanon = canonicalAttributes(resource);
-    const sid = seriesId(seriesPrefix(name, resourceCanon, targetDigits(resourceJob(resource.str), resourceCanon), REMOTE_WRITE_SCOPE, ''), point);
+    const sid = seriesId(seriesPrefix(name, seriesResource(resource), REMOTE_WRITE_SCOPE, ''), point);
     const scopeAttrs: Record<string, string> = s.meta && s.meta.type !== 'unknown' ? { 'prometheus.type': s.meta.type } : {};
     const base = {
       metric_name: name,

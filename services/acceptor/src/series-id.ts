@@ -27,8 +27,8 @@ import type { TypedAttributes } from './attributes.ts';
  * canon(point)`, where canon is the JSON array of `[key, type, value]` (type s, i, d or b; values
  * as the row's maps hold them: int64 beyond 2^53 and non-finite doubles as strings) sorted by
  * key, then type. Remote-write series use the same functions (their labels are string point
- * attributes). The metric, resource and scope part is built once per metric (`seriesPrefix`),
- * the rest per point.
+ * attributes). The resource's part is built once per resource (`seriesResource`), the metric's
+ * and scope's once per metric (`seriesPrefix`), the rest per point.
  */
 
 type Entry = [key: string, type: 's' | 'i' | 'd' | 'b', value: unknown];
@@ -43,28 +43,33 @@ export function canonicalAttributes(t: TypedAttributes): string {
   return JSON.stringify(entries);
 }
 
+/** What a series' id takes from its resource: the canonical text and the target digits. */
+export interface SeriesResource {
+  readonly canon: string;
+  /** Digits 1-4 of the ids of every series of the resource (job, then target). */
+  readonly target: string;
+}
+
 /** The metric-wide part of a series' id: its target digits and the text its own digits hash. */
 export interface SeriesPrefix {
-  /** Digits 1-4 of every id under this prefix (job, then target). */
   readonly target: string;
   readonly text: string;
 }
 
+export function seriesResource(resource: TypedAttributes): SeriesResource {
+  const canon = canonicalAttributes(resource);
+  return { canon, target: hash('sha256', resourceJob(resource.str), 'hex').slice(0, 2) + hash('sha256', canon, 'hex').slice(0, 2) };
+}
+
 /** The Prometheus job of a resource's string attributes, as the OTLP translation names it. */
-export function resourceJob(str: Readonly<Record<string, string>>): string {
+function resourceJob(str: Readonly<Record<string, string>>): string {
   const name = str['service.name'] ?? '';
   const namespace = str['service.namespace'];
   return namespace ? `${namespace}/${name}` : name;
 }
 
-/** The target digits of a job and a canonical resource (see the module doc). */
-export function targetDigits(job: string, resource: string): string {
-  return hash('sha256', job, 'hex').slice(0, 2) + hash('sha256', resource, 'hex').slice(0, 2);
-}
-
-/** `resource` is canonicalAttributes of the resource, `target` its targetDigits. */
-export function seriesPrefix(metricName: string, resource: string, target: string, scopeName: string, scopeVersion: string): SeriesPrefix {
-  return { target, text: `${JSON.stringify([metricName, scopeName, scopeVersion])}\n${resource}\n` };
+export function seriesPrefix(metricName: string, resource: SeriesResource, scopeName: string, scopeVersion: string): SeriesPrefix {
+  return { target: resource.target, text: `${JSON.stringify([metricName, scopeName, scopeVersion])}\n${resource.canon}\n` };
 }
 
 export function seriesId(prefix: SeriesPrefix, point: TypedAttributes): string {

@@ -1,8 +1,8 @@
 import { mkdir } from 'node:fs/promises';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb } from '@floe/auth';
-import { FloeError, toGrpc } from '@floe/errors';
-import { inProcessCallError, ipcSchemaBytes, startFlightServer, type InProcessQuerier } from '@floe/flight';
+import { FloeError } from '@floe/errors';
+import { ipcSchemaBytes, startFlightServer, type QuerierCalls } from '@floe/flight';
 import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { startAdminServer, type ServiceHandle } from '@floe/runtime';
@@ -13,6 +13,7 @@ import { metadataGetter, remainingMs } from './grpc-call.ts';
 import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
+import { callError } from './call-error.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -22,15 +23,9 @@ export interface SharedDeps {
   internalKey?: string;
 }
 
-/** A FloeError keeps its kind on the wire (gRPC code + message); anything else is INTERNAL. */
-function asGrpcError(err: unknown): Error & { grpcCode: number } {
-  const g = toGrpc(err);
-  return Object.assign(new Error(g.details), { grpcCode: g.code });
-}
-
 /** The querier's handle: a service, and its calls for a router in the same process. */
 export interface QuerierHandle extends ServiceHandle {
-  readonly inProcess: InProcessQuerier;
+  readonly inProcess: QuerierCalls;
 }
 
 /**
@@ -66,27 +61,16 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
 
   const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined) => {
     try {
-      const ctx = await handler.authenticate(get);
-      return await handler.run(ctx, ticket, callerMs);
+      return await handler.run(await handler.authenticate(get), ticket, callerMs);
     } catch (err) {
-      if (!(err instanceof FloeError)) log.error({ err }, 'query failed');
-      throw asGrpcError(err);
+      throw callError(err, log, 'query failed');
     }
   };
-  const tempo = { handler, traces, timeoutMs: config.querier.query_timeout, log };
-  const findTrace = traceByIdFinder(tempo);
-  // The same calls for a router in this process: errors as a gRPC client would see them.
-  const inProcess: InProcessQuerier = {
-    doGet: (metadata, ticket, deadlineMs) =>
-      doGet((name) => metadata[name], ticket, deadlineMs).catch((err: Error & { grpcCode: number }) => {
-        throw inProcessCallError(err.grpcCode, err.message);
-      }),
-    findTraceById: (metadata, traceId, deadlineMs) =>
-      findTrace((name) => metadata[name], traceId, deadlineMs).catch((err: unknown) => {
-        const g = toGrpc(err);
-        if (g.unexpected) log.error({ err }, 'FindTraceByID failed');
-        throw inProcessCallError(g.code, g.details);
-      }),
+  const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log });
+  // The same calls for a router in this process.
+  const inProcess: QuerierCalls = {
+    doGet: (metadata, ticket, deadlineMs) => doGet((name) => metadata[name], ticket, deadlineMs),
+    findTraceById: (metadata, traceId, deadlineMs) => findTrace((name) => metadata[name], traceId, deadlineMs),
   };
 
   let ready = false;
@@ -111,12 +95,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
             totalBytes: -1n,
           };
         } catch (err) {
-          if (!(err instanceof FloeError)) log.error({ err }, 'GetFlightInfo failed');
-          throw asGrpcError(err);
+          throw callError(err, log, 'GetFlightInfo failed');
         }
       },
     },
-    extraServices: [tempoQuerierService(tempo)],
+    extraServices: [tempoQuerierService(findTrace)],
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
   });
   const admin = await startAdminServer({ host: config.querier.host, port: config.querier.admin_port, isReady: () => ready, name: 'querier' });

@@ -1,11 +1,12 @@
 import type * as grpc from '@grpc/grpc-js';
-import { FloeError, toGrpc } from '@floe/errors';
+import { FloeError } from '@floe/errors';
 import { grpcServiceDefinition, Querier, type TempoTraceByIDRequest, type TempoTraceByIDResponse } from '@floe/proto';
 import type { ExtraService } from '@floe/flight';
 import type { Logger } from '@floe/telemetry';
 import { metadataGetter, remainingMs } from './grpc-call.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { TraceLookup } from './trace-lookup.ts';
+import { callError } from './call-error.ts';
 
 export interface TempoServiceDeps {
   handler: QueryHandler;
@@ -23,9 +24,11 @@ function boundNs(name: string, raw: string | undefined): bigint | undefined {
   return BigInt(raw);
 }
 
-/** FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left. */
-export function traceByIdFinder(deps: TempoServiceDeps) {
-  return async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined): Promise<TempoTraceByIDResponse> => {
+/** FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left; rejects with a callError. */
+export type TraceFinder = (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined) => Promise<TempoTraceByIDResponse>;
+
+export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
+  const find = async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined): Promise<TempoTraceByIDResponse> => {
     const ctx = await deps.handler.authenticate(get);
     if (id.length === 0 || id.length > 16) throw new FloeError('bad_data', 'invalid trace id: expected 1 to 16 bytes');
     const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
@@ -34,6 +37,10 @@ export function traceByIdFinder(deps: TempoServiceDeps) {
     const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, callerMs ?? Infinity));
     return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs });
   };
+  return (get, id, callerMs) =>
+    find(get, id, callerMs).catch((err: unknown) => {
+      throw callError(err, deps.log, 'FindTraceByID failed');
+    });
 }
 
 /**
@@ -42,21 +49,14 @@ export function traceByIdFinder(deps: TempoServiceDeps) {
  * and dataset only; `x-floe-start-ns` / `x-floe-end-ns` metadata bound the hours searched. The
  * other Querier methods answer UNIMPLEMENTED (grpc-js's default for a missing handler).
  */
-export function tempoQuerierService(deps: TempoServiceDeps): ExtraService {
-  const find = traceByIdFinder(deps);
-  const findTraceById = (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>): Promise<TempoTraceByIDResponse> =>
-    find(metadataGetter(call.metadata), call.request.traceID, remainingMs(call));
+export function tempoQuerierService(find: TraceFinder): ExtraService {
   return {
     definition: grpcServiceDefinition(Querier),
     implementation: {
       FindTraceByID: (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>, callback: grpc.sendUnaryData<TempoTraceByIDResponse>) => {
-        findTraceById(call).then(
+        find(metadataGetter(call.metadata), call.request.traceID, remainingMs(call)).then(
           (res) => callback(null, res),
-          (err: unknown) => {
-            const g = toGrpc(err);
-            if (g.unexpected) deps.log.error({ err }, 'FindTraceByID failed');
-            callback({ code: g.code, details: g.details });
-          },
+          (err: Error & { code: number; details: string }) => callback(err),
         );
       },
     },

@@ -1,6 +1,6 @@
 import { FloeError, kindFromGrpcCode } from '@floe/errors';
 import { signTicket } from '@floe/auth';
-import { findTraceById, flightDoGet, type InProcessQuerier } from '@floe/flight';
+import { findTraceById, flightDoGet, type QuerierCalls } from '@floe/flight';
 import type { TempoTraceByIDResponse } from '@floe/proto';
 import type { Table } from 'apache-arrow';
 
@@ -58,8 +58,8 @@ function traceMetadata(creds: CallerCredentials, req: TraceByIdRequest): Record<
 }
 
 /**
- * `internalKey` signs the planner's SQL so the querier may run it on its warm instance instead of
- * a per-query sandbox (empty: unsigned, always sandboxed).
+ * Queriers over Flight, taken in turn. `internalKey` signs the planner's SQL so the querier may
+ * run it on its warm instance instead of a per-query sandbox (empty: unsigned, always sandboxed).
  */
 export function createQuerierClient(urls: () => readonly string[], internalKey = ''): QuerierClient {
   let next = 0;
@@ -68,49 +68,34 @@ export function createQuerierClient(urls: () => readonly string[], internalKey =
     if (all.length === 0) throw new FloeError('unavailable', 'no querier available', { code: 'FLOE_ERR_NO_QUERIER' });
     return all[next++ % all.length]!;
   };
-  return {
-    async query(creds, req, deadlineMs) {
-      const url = pick();
-      try {
-        return await flightDoGet({ url, ticket: ticketOf(creds, req, internalKey), metadata: callerMetadata(creds), deadlineMs });
-      } catch (err) {
-        throw fromQuerierError(err);
-      }
+  return clientOver(
+    {
+      doGet: async (metadata, ticket, deadlineMs) => flightDoGet({ url: pick(), ticket, metadata, deadlineMs }),
+      findTraceById: async (metadata, traceId, deadlineMs) => findTraceById({ url: pick(), traceId, metadata, deadlineMs }),
     },
-    async traceById(creds, req, deadlineMs) {
-      const url = pick();
-      try {
-        return await findTraceById({ url, traceId: Buffer.from(req.traceId, 'hex'), metadata: traceMetadata(creds, req), deadlineMs });
-      } catch (err) {
-        throw fromQuerierError(err);
-      }
-    },
-  };
+    internalKey,
+  );
 }
 
 /**
  * The querier of this process (`floe all`, with no router.querier_urls configured), called
- * without gRPC: the same tickets, metadata and errors as the Flight client's, and the answer's
- * Arrow table itself instead of a copy through IPC.
+ * without gRPC: the same tickets, metadata and errors as over Flight, and the answer's Arrow
+ * table itself instead of a copy through IPC.
  */
-export function createInProcessQuerierClient(querier: InProcessQuerier, internalKey = ''): QuerierClient {
+export function createInProcessQuerierClient(querier: QuerierCalls, internalKey = ''): QuerierClient {
+  return clientOver(querier, internalKey);
+}
+
+function clientOver(calls: QuerierCalls, internalKey: string): QuerierClient {
   return {
-    async query(creds, req, deadlineMs) {
-      try {
-        return await querier.doGet(callerMetadata(creds), ticketOf(creds, req, internalKey), deadlineMs);
-      } catch (err) {
-        throw fromQuerierError(err);
-      }
-    },
-    async traceById(creds, req, deadlineMs) {
-      try {
-        return await querier.findTraceById(traceMetadata(creds, req), Buffer.from(req.traceId, 'hex'), deadlineMs);
-      } catch (err) {
-        throw fromQuerierError(err);
-      }
-    },
+    query: (creds, req, deadlineMs) => calls.doGet(callerMetadata(creds), ticketOf(creds, req, internalKey), deadlineMs).catch(rethrowFromQuerier),
+    traceById: (creds, req, deadlineMs) => calls.findTraceById(traceMetadata(creds, req), Buffer.from(req.traceId, 'hex'), deadlineMs).catch(rethrowFromQuerier),
   };
 }
+
+const rethrowFromQuerier = (err: unknown): never => {
+  throw fromQuerierError(err);
+};
 
 /** A querier's gRPC status as the FloeError the router answers with (deadlines are 504). */
 function fromQuerierError(err: unknown): unknown {

@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
-import type { InProcessQuerier } from '@floe/flight';
+import type { QuerierCalls } from '@floe/flight';
 import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
 import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
@@ -24,7 +24,7 @@ export interface SharedDeps {
   /** Key shared with in-process queriers when auth.internal_service_key is empty. */
   internalKey?: string;
   /** The querier of this process, called without gRPC when router.querier_urls is empty. */
-  inProcessQuerier?: InProcessQuerier;
+  inProcessQuerier?: QuerierCalls;
   /** Per-start token of `floe all` that `floe admin bootstrap` uses while PGlite is held here. */
   localAdminToken?: string;
   /** Replaces the router's own provisioning at dataset creation (tests). */

@@ -41,18 +41,35 @@ describe('catalogs of settled hours', () => {
     expect([a.unit, a.description, a.isMonotonic]).toEqual(['s', 'new', false]);
   });
 
-  it('keeps a settled catalog for minutes, the exact window only, never an empty one', () => {
+  it('reads a long window as its settled part, kept for minutes, and the rest, kept for seconds', async () => {
     const cache = new CatalogCache();
-    cache.setSettled('acme/default', 76 * H, 99 * H, [entry('a')], now);
-    expect(cache.getSettled('acme/default', 76 * H, 99 * H, now + SETTLED_CATALOG_TTL_MS)).toEqual([entry('a')]);
-    expect(cache.getSettled('acme/default', 76 * H, 99 * H, now + SETTLED_CATALOG_TTL_MS + 1)).toBeUndefined();
-    expect(cache.getSettled('acme/default', 77 * H, 99 * H, now)).toBeUndefined();
-    expect(cache.getSettled('globex/default', 76 * H, 99 * H, now)).toBeUndefined();
-    cache.setSettled('acme/default', 75 * H, 99 * H, [], now);
-    expect(cache.getSettled('acme/default', 75 * H, 99 * H, now)).toBeUndefined();
-    // Recent catalogs stay seconds, and serve any window they contain.
-    cache.set('acme/default', 10 * H, 20 * H, [entry('b')], now);
-    expect(cache.get('acme/default', 11 * H, 19 * H, now + 5_000)).toEqual([entry('b')]);
-    expect(cache.get('acme/default', 11 * H, 19 * H, now + 5_001)).toBeUndefined();
+    const reads: Array<[number, number]> = [];
+    // Storage: metric a only in old hours, b only in the last two, and c nowhere yet.
+    let stored = { a: 90 * H, b: 99.5 * H };
+    const read = async (from: number, to: number) => {
+      reads.push([from, to]);
+      return Object.entries(stored).filter(([, at]) => at > from && at <= to).map(([name]) => entry(name));
+    };
+    const names = (c: CatalogEntry[]) => c.map((e) => e.metricName);
+    const day = [76 * H + 30_000, now] as const;
+    expect(names(await cache.catalog('acme', ...day, read, now))).toEqual(['a', 'b']);
+    expect(reads).toEqual([[76 * H, 99 * H], [99 * H, now]]);
+    // Within seconds: the whole answer again, no read.
+    expect(names(await cache.catalog('acme', 77 * H, now - 1, read, now + 5_000))).toEqual(['a', 'b']);
+    expect(reads).toHaveLength(2);
+    // Later, a new name in the recent hours is seen; the settled part is not read again.
+    stored = { ...stored, c: 100 * H + 10 * 60_000 } as typeof stored;
+    expect(names(await cache.catalog('acme', ...day, read, now + 60_000))).toEqual(['a', 'b', 'c']);
+    expect(reads.slice(2)).toEqual([[99 * H, now]]);
+    // Once the settled catalog is older than its TTL, it is read again; other tenants never share it.
+    await cache.catalog('acme', ...day, read, now + SETTLED_CATALOG_TTL_MS + 1);
+    expect(reads.slice(3)).toEqual([[76 * H, 99 * H], [99 * H, now]]);
+    await cache.catalog('globex', ...day, read, now + SETTLED_CATALOG_TTL_MS + 2);
+    expect(reads.slice(5)).toEqual([[76 * H, 99 * H], [99 * H, now]]);
+    // A short window is read whole, and empty answers are not kept.
+    stored = {} as typeof stored;
+    await cache.catalog('acme', now - H, now, read, now + SETTLED_CATALOG_TTL_MS + 10_000);
+    await cache.catalog('acme', now - H, now, read, now + SETTLED_CATALOG_TTL_MS + 10_001);
+    expect(reads.slice(7)).toEqual([[now - H, now], [now - H, now]]);
   });
 });

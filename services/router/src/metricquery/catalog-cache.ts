@@ -35,22 +35,27 @@ export class CatalogCache {
     this.#settled = new Windows(settledTtlMs);
   }
 
-  /** A fresh catalog of a window containing (startMs, endMs]. */
-  get(scope: string, startMs: number, endMs: number, now = Date.now()): CatalogEntry[] | undefined {
-    return this.#recent.find(scope, now, (e) => e.startMs <= startMs && e.endMs >= endMs);
-  }
-
-  set(scope: string, startMs: number, endMs: number, catalog: CatalogEntry[], now = Date.now()): void {
+  /**
+   * The catalog of (startMs, endMs] or a superset, `read` reading a window's catalog from storage.
+   * A window reaching past the settled hours by more than an hour reads its settled part (cached
+   * apart) and the rest separately.
+   */
+  async catalog(scope: string, startMs: number, endMs: number, read: (startMs: number, endMs: number) => Promise<CatalogEntry[]>, now = Date.now()): Promise<CatalogEntry[]> {
+    const hit = this.#recent.find(scope, now, (e) => e.startMs <= startMs && e.endMs >= endMs);
+    if (hit) return hit;
+    const settled = settledCatalogWindow(startMs, endMs, now);
+    let catalog: CatalogEntry[];
+    if (settled) {
+      const { fromMs, toMs } = settled;
+      const kept = this.#settled.find(scope, now, (e) => e.startMs === fromMs && e.endMs === toMs);
+      const [old, recent] = await Promise.all([kept ?? read(fromMs, toMs), read(toMs, endMs)]);
+      if (!kept) this.#settled.add(scope, { at: now, startMs: fromMs, endMs: toMs, catalog: old });
+      catalog = mergeCatalogs(old, recent);
+    } else {
+      catalog = await read(startMs, endMs);
+    }
     this.#recent.add(scope, { at: now, startMs, endMs, catalog });
-  }
-
-  /** The settled catalog of exactly (fromMs, toMs]. */
-  getSettled(scope: string, fromMs: number, toMs: number, now = Date.now()): CatalogEntry[] | undefined {
-    return this.#settled.find(scope, now, (e) => e.startMs === fromMs && e.endMs === toMs);
-  }
-
-  setSettled(scope: string, fromMs: number, toMs: number, catalog: CatalogEntry[], now = Date.now()): void {
-    this.#settled.add(scope, { at: now, startMs: fromMs, endMs: toMs, catalog });
+    return catalog;
   }
 }
 

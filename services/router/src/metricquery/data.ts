@@ -36,7 +36,7 @@ import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
 import { pointListsRows } from './results.ts';
-import { CATALOG_TTL_MS, mergeCatalogs, settledCatalogWindow, type CatalogCache } from './catalog-cache.ts';
+import { CATALOG_TTL_MS, type CatalogCache } from './catalog-cache.ts';
 import type { Table } from 'apache-arrow';
 
 /**
@@ -162,6 +162,16 @@ export class SeriesLabelCache {
     return w && now - w.at <= WINDOW_IDS_TTL_MS && w.startNs <= startNs ? w : undefined;
   }
 
+  /**
+   * The ids of a listing that covers all of (startNs, endNs] and was made within the catalog's
+   * few seconds: the panels of one dashboard refresh ask for the same window at once, and stand
+   * on one listing (a new series may take that long to be seen).
+   */
+  currentWindowIds(key: string, startNs: bigint, endNs: bigint, now = Date.now()): string[] | undefined {
+    const w = this.windowIds(key, startNs, now);
+    return w && w.endNs >= endNs && now - w.listedAt <= CATALOG_TTL_MS ? w.ids : undefined;
+  }
+
   setWindowIds(key: string, w: Omit<WindowIds, 'at' | 'listedAt'>, now = Date.now()): void {
     // Kept from the first full listing: extending by the recent part keeps its age, so a series
     // that arrived late is listed by a full read again within the TTL.
@@ -205,22 +215,7 @@ export class MetricReader {
   async queryCatalog(startMs: number, endMs: number): Promise<CatalogEntry[]> {
     const scope = this.#scope();
     if (!this.#catalogs || scope === undefined) return this.catalog(startMs, endMs);
-    const hit = this.#catalogs.get(scope, startMs, endMs);
-    if (hit) return hit;
-    // Over a window of many hours, the settled hours' catalog is reused for minutes: reading a
-    // day's catalog again every few seconds cost as much as a dashboard panel's points.
-    const settled = settledCatalogWindow(startMs, endMs, Date.now());
-    let catalog: CatalogEntry[];
-    if (settled) {
-      const cached = this.#catalogs.getSettled(scope, settled.fromMs, settled.toMs);
-      const [old, recent] = await Promise.all([cached ? Promise.resolve(cached) : this.catalog(settled.fromMs, settled.toMs), this.catalog(settled.toMs, endMs)]);
-      if (!cached) this.#catalogs.setSettled(scope, settled.fromMs, settled.toMs, old);
-      catalog = mergeCatalogs(old, recent);
-    } else {
-      catalog = await this.catalog(startMs, endMs);
-    }
-    this.#catalogs.set(scope, startMs, endMs, catalog);
-    return catalog;
+    return this.#catalogs.catalog(scope, startMs, endMs, (from, to) => this.catalog(from, to));
   }
 
   remainingMs(): number {
@@ -432,10 +427,9 @@ export class MetricReader {
   async #windowSeriesIds(prefix: string, window: MetricWindow, names: string[]): Promise<Array<{ series_id: string }>> {
     const cache = this.#labels;
     const key = `${prefix}${names.join('\u0000')}`;
+    const current = cache?.currentWindowIds(key, window.startNs, window.endNs);
+    if (current) return current.map((series_id) => ({ series_id }));
     const seen = cache?.windowIds(key, window.startNs);
-    // The panels of one dashboard refresh ask for the same window at once: ids listed up to its
-    // end within the catalog's few seconds stand (a new series may take that long to be seen).
-    if (seen && seen.endNs >= window.endNs && Date.now() - seen.listedAt <= CATALOG_TTL_MS) return seen.ids.map((series_id) => ({ series_id }));
     let ids: string[];
     if (seen) {
       const from = seen.endNs - WINDOW_IDS_SLACK_NS > window.startNs ? seen.endNs - WINDOW_IDS_SLACK_NS : window.startNs;

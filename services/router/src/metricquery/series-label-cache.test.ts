@@ -42,11 +42,26 @@ describe('SeriesLabelCache', () => {
     expect(c.windowIds('other', 100n, t0 + 1_000)).toBeUndefined();
     // Extended by a later, partial listing: the age stays that of the full one.
     c.setWindowIds('k', { startNs: 100n, endNs: 260n, ids: ['a', 'b', 'c'] }, t0 + 20_000);
-    expect(c.windowIds('k', 120n, t0 + 29_000)).toMatchObject({ ids: ['a', 'b', 'c'], at: t0, listedAt: t0 + 20_000 });
+    expect(c.windowIds('k', 120n, t0 + 29_000)?.ids).toEqual(['a', 'b', 'c']);
     expect(c.windowIds('k', 120n, t0 + 31_000)).toBeUndefined();
     // A new full listing starts the clock again.
     c.setWindowIds('k', { startNs: 120n, endNs: 300n, ids: ['c'] }, t0 + 31_000);
     expect(c.windowIds('k', 120n, t0 + 60_000)?.ids).toEqual(['c']);
+  });
+
+  it('lets a listing stand without a new one for a few seconds, for windows it covers to their end', () => {
+    const c = new SeriesLabelCache();
+    const t0 = 1_000_000;
+    c.setWindowIds('k', { startNs: 100n, endNs: 200n, ids: ['a', 'b'] }, t0);
+    expect(c.currentWindowIds('k', 100n, 200n, t0 + 5_000)).toEqual(['a', 'b']);
+    expect(c.currentWindowIds('k', 150n, 180n, t0 + 1_000)).toEqual(['a', 'b']);
+    // Past its end, or older than the catalog's seconds, or starting before it: listed again.
+    expect(c.currentWindowIds('k', 100n, 201n, t0 + 1_000)).toBeUndefined();
+    expect(c.currentWindowIds('k', 100n, 200n, t0 + 5_001)).toBeUndefined();
+    expect(c.currentWindowIds('k', 99n, 200n, t0 + 1_000)).toBeUndefined();
+    // A listing of the recent part renews it.
+    c.setWindowIds('k', { startNs: 100n, endNs: 260n, ids: ['a', 'b', 'c'] }, t0 + 20_000);
+    expect(c.currentWindowIds('k', 120n, 260n, t0 + 24_000)).toEqual(['a', 'b', 'c']);
   });
 
   it('knows the scopes whose labels were read', () => {
