@@ -134,6 +134,7 @@ export {
   planMetricSeriesPoints,
   planMetricTargetInfo,
   REMOTE_WRITE_SCOPE,
+  seriesIdFromHalves,
 } from './sql/metrics.ts';
 export type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from './ir/log-discovery.ts';
 export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, detectedFieldsOf } from './sql/log-discovery.ts';

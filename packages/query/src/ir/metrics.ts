@@ -85,7 +85,7 @@ export interface MetricSeriesPoints {
   otelLabels: boolean;
   /** Only these series (their ids); the selects' names and matchers still apply. */
   seriesIds?: string[];
-  /** false: only `series_id` and the point lists, no identity or labels (default true). */
+  /** false: only the series id (`series_hi`, `series_lo`, `series_text`: sql/metrics.ts seriesIdFromHalves) and the point lists, no identity or labels (default true). */
   labels?: boolean;
 }
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { REMOTE_WRITE_SCOPE, planMetricPoints, planMetricSeries, planMetricSeriesIds, planMetricSeriesLabels, planMetricSeriesPoints, planMetricTargetInfo } from './metrics.ts';
+import { REMOTE_WRITE_SCOPE, planMetricPoints, planMetricSeries, planMetricSeriesIds, planMetricSeriesLabels, planMetricSeriesPoints, planMetricTargetInfo, seriesIdFromHalves } from './metrics.ts';
 import type { PlannerTable } from './printer.ts';
 import type { MetricSelect } from '../ir/metrics.ts';
 import { buildPlainSeries, buildPromSeries, matchLabels, type PointRow, type SeriesPointsRow, type SeriesRow } from '../promql/series.ts';
@@ -142,6 +142,28 @@ describe('label matcher pushdown on DuckDB', () => {
   });
 });
 
+/** A series id as planMetricSeriesIds and planMetricSeriesPoints without labels return it. */
+const idOf = (r: Record<string, unknown>) => seriesIdFromHalves(Number(r.series_hi), Number(r.series_lo), r.series_text as string | null);
+
+describe('series ids read as two UINTEGER halves', () => {
+  it('round-trip 16 lowercase hex digits through the halves, and any other id as text', async () => {
+    const ids = ['e34f44d110a6a364', '00000000ffffffff', 'ffffffff00000001', '0000000000000000', 'ABCDEF0123456789', 'e34f44d110a6a36', "s1' --", ''];
+    const rw = { scope: REMOTE_WRITE_SCOPE, service: 'api', name: 'mem', type: 'gauge' as const };
+    const db = await openMetricsDb(ids.map((seriesId, i) => ({ ...rw, timeNs: 1_100_000_000n + BigInt(i), seriesId, value: i, point: { str: {} } })));
+    try {
+      const base = { metricNames: ['mem'], metricTypes: ['gauge', 'sum'] };
+      const listed = await db.run(planMetricSeriesIds({ kind: 'metric_series_ids', window, ...base }, METRICS_DB));
+      expect(listed.map(idOf).sort()).toEqual([...ids].sort());
+      // Only the odd ones travel as text.
+      expect(listed.filter((r) => r.series_text !== null).map((r) => r.series_text).sort()).toEqual(['', 'ABCDEF0123456789', 'e34f44d110a6a36', "s1' --"]);
+      const lists = await db.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: [{ metricNames: ['mem'], matchers: [] }], ...base, otelLabels: false, labels: false }, METRICS_DB));
+      expect(lists.map((r) => [idOf(r), Array.from(r.v as ArrayLike<number>)])).toEqual(ids.map((id, i) => [id, [i]]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
+    } finally {
+      db.close();
+    }
+  });
+});
+
 describe('plain series read series first (ids, labels, then points of the picked ones)', () => {
   const EVIL_ID = "z' OR 1=1 --";
   const rw = { scope: REMOTE_WRITE_SCOPE, service: 'api', name: 'mem', type: 'gauge' as const };
@@ -160,7 +182,7 @@ describe('plain series read series first (ids, labels, then points of the picked
     const db = await openMetricsDb(rows);
     try {
       const ids = await db.run(planMetricSeriesIds({ kind: 'metric_series_ids', window, ...base }, METRICS_DB));
-      expect(ids.map((r) => r.series_id).sort()).toEqual(['s1', 's2', 's3']);
+      expect(ids.map(idOf).sort()).toEqual(['s1', 's2', 's3']);
       // The late window holds labels of the series still reporting; s3's come from the whole window by id.
       const recent = await db.run(planMetricSeriesLabels({ kind: 'metric_series_labels', window: late, ...base, otelLabels: false }, METRICS_DB));
       expect(recent.map((r) => r.series_id).sort()).toEqual(['s1', 's2']);
@@ -170,8 +192,8 @@ describe('plain series read series first (ids, labels, then points of the picked
       expect(s3.map((r) => [r.series_id, r.metric_name, r.rw])).toEqual([['s3', 'mem', true]]);
       const lists = planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: [{ metricNames: ['mem'], matchers: [] }], ...base, otelLabels: false, labels: false, seriesIds: ['s1', 's3'] }, METRICS_DB);
       expect(lists.sql.match(/\$\d+/g)!.every((x) => Number(x.slice(1)) <= lists.params.length)).toBe(true);
-      const points = (await db.run(lists)).sort((a, b) => String(a.series_id).localeCompare(String(b.series_id)));
-      expect(points.map((r) => Object.keys(r).sort())).toEqual([['series_id', 'stale_t', 't', 'v'], ['series_id', 'stale_t', 't', 'v']]);
+      const points = (await db.run(lists)).map((r) => ({ series_id: idOf(r), t: r.t, v: r.v, stale_t: r.stale_t })).sort((a, b) => a.series_id.localeCompare(b.series_id));
+      expect(points.map((r) => r.series_id)).toEqual(['s1', 's3']);
       // Merged with the labels, they build the series a single read with labels builds.
       const merged = points.map((p) => ({ ...(p.series_id === 's3' ? s3[0]! : (recent.find((r) => r.series_id === p.series_id) as unknown as SeriesRow)), t: p.t, v: p.v, stale_t: p.stale_t }));
       const whole = (await db.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: [{ metricNames: ['mem'], matchers: [] }], ...base, otelLabels: false }, METRICS_DB))) as unknown as SeriesPointsRow[];

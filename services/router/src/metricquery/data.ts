@@ -35,7 +35,7 @@ import { Lru } from '@floe/storage';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
-import { pointListsRows } from './results.ts';
+import { pointListsRows, seriesIdList } from './results.ts';
 import { CATALOG_TTL_MS, type CatalogCache } from './catalog-cache.ts';
 import type { Table } from 'apache-arrow';
 
@@ -412,9 +412,7 @@ export class MetricReader {
 
   /** The distinct plain series of the names in the window (their ids, read column-wise). */
   async #seriesIds(window: MetricWindow, names: string[]): Promise<string[]> {
-    const table = await this.runTable(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: PLAIN_TYPES }, metricsTable));
-    const ids = table.getChild('series_id');
-    return ids ? Array.from({ length: table.numRows }, (_, i) => String(ids.get(i))) : [];
+    return seriesIdList(await this.runTable(planMetricSeriesIds({ kind: 'metric_series_ids', window, metricNames: names, metricTypes: PLAIN_TYPES }, metricsTable)));
   }
 
   /**
