@@ -20,6 +20,8 @@ export interface FloeProcess {
   routerUrl: string;
   otlpHttpUrl: string;
   flightAddress: string;
+  /** The compactor's admin server (`/ready`, `/status`). */
+  compactorAdminUrl: string;
   apiKey: string;
   tenant: string;
   stop(): Promise<void>;
@@ -67,6 +69,7 @@ export async function startFloeProcess(extra: Record<string, unknown> = {}, tena
     routerUrl: `http://127.0.0.1:${router}`,
     otlpHttpUrl: `http://127.0.0.1:${http}`,
     flightAddress: `127.0.0.1:${flight}`,
+    compactorAdminUrl: `http://127.0.0.1:${ca}`,
     apiKey,
     tenant,
     async stop() {

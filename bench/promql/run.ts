@@ -14,6 +14,14 @@
  * Prometheus's head accepts every sample; Floe gets the same bodies, then the bench waits until
  * every sample is queryable in Floe.
  *
+ * Before the queries, both systems settle, as they would be between dashboard refreshes in
+ * production: Floe's compactor (every 15 s here, 5 min by default) merges each loaded hour's flush
+ * files into one (a pass that began a minute after the load, once the files are old enough to
+ * merge, finds nothing left: its /status), and Prometheus's head compaction is left a minute with
+ * no new compaction. The day arrives in 40 s here, so without this every hour of it would be read
+ * as the 2-3 files of its flushes, which in production only the current hour is.
+ * FLOE_BENCH_NO_SETTLE=1 queries right after the load instead.
+ *
  * Each query of the set runs `repeats` times on each system, alternating (Prometheus, Floe) so
  * both see the same machine load; the per-query figure is the median latency, the ratio is
  * Floe / Prometheus (goal ≤ 1.0), and the summary is the median of the per-query ratios. Every
@@ -25,7 +33,7 @@ import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary
 import { REMOTE_WRITE_HEADERS, comparePromAnswers, remoteWriteMetadataBody, type PromApiBody } from '@floe/testkit';
 import { fmt, loadAverage } from '../lib/drive.ts';
 import { floeSqlScalar, median, startFloeProcess } from '../lib/floe-process.ts';
-import { startPrometheusReceiver } from '../lib/prometheus-process.ts';
+import { promMetric, startPrometheusReceiver } from '../lib/prometheus-process.ts';
 import { JOBS, rnd } from '../lib/remote-write-stream.ts';
 
 const INSTANCES = Number(process.argv[2] ?? 500);
@@ -196,6 +204,42 @@ async function timed(url: string, init: RequestInit): Promise<{ ms: number; body
   return { ms, body, points };
 }
 
+/** Floe's compactor (services/compactor/src/start.ts CompactorStatus) as the bench needs it. */
+interface CompactorStatus {
+  passes: number;
+  lastPass: { startedAt: string; failed: boolean; partitionsCompacted?: number } | null;
+}
+
+/**
+ * Waits until both systems are at rest after the load (at most 10 min): Floe's last compaction
+ * pass began after every loaded file was old enough to merge (compactor MIN_FILE_AGE_MS, 60 s)
+ * and found nothing left to merge; Prometheus's compaction count has not moved for 65 s (its
+ * head compaction runs once a minute). Returns what it saw.
+ */
+async function settle(loadedAt: number): Promise<string> {
+  const t0 = Date.now();
+  let promCount = await promMetric(prom, 'prometheus_tsdb_compactions_total');
+  let promChanged = Date.now();
+  let floeDone = false;
+  while (Date.now() - t0 < 600_000) {
+    const status = (await (await fetch(`${floe.compactorAdminUrl}/status`)).json()) as CompactorStatus;
+    const last = status.lastPass;
+    if (last && !last.failed && Date.parse(last.startedAt) >= loadedAt + 61_000) {
+      if (last.partitionsCompacted === 0) floeDone = true;
+    }
+    const n = await promMetric(prom, 'prometheus_tsdb_compactions_total');
+    if (n !== promCount) {
+      promCount = n;
+      promChanged = Date.now();
+    }
+    if (floeDone && Date.now() - promChanged >= 65_000) {
+      return `settled ${((Date.now() - t0) / 1000).toFixed(0)} s after the load: Floe's compactor found nothing left to merge, Prometheus ran ${promCount} compactions`;
+    }
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+  return `NOT settled after 10 min (Floe done: ${floeDone}; Prometheus compactions: ${promCount}); querying anyway`;
+}
+
 // ── run ──
 
 const loadBefore = loadAverage();
@@ -211,7 +255,8 @@ console.log(
 console.log(`  load average before: ${loadBefore}`);
 
 const prom = await startPrometheusReceiver(['--query.max-samples=500000000', '--query.timeout=10m']);
-const floe = await startFloeProcess({ router: { query_timeout: '10m' }, querier: { query_timeout: '10m' } }).catch(async (err: unknown) => {
+const SETTLE = !process.env.FLOE_BENCH_NO_SETTLE;
+const floe = await startFloeProcess({ router: { query_timeout: '10m' }, querier: { query_timeout: '10m' }, ...(SETTLE ? { compactor: { interval: '15s' } } : {}) }).catch(async (err: unknown) => {
   await prom.stop();
   throw err;
 });
@@ -235,6 +280,8 @@ try {
     await new Promise((r) => setTimeout(r, 2000));
   }
   console.log(`  loaded Floe in ${floeLoad.toFixed(1)} s acknowledged (${fmt(data.samples / floeLoad)} samples/s, ${LOAD_CONCURRENCY} requests in flight), every sample queryable ${((performance.now() - visibleT0) / 1000).toFixed(1)} s later`);
+  if (SETTLE) console.log(`  ${await settle(Date.now())}`);
+  else console.log('  not settled (FLOE_BENCH_NO_SETTLE): queries read the flush files of the load');
   const floeInit = (body: string): RequestInit => ({
     method: 'POST',
     body,

@@ -108,7 +108,7 @@ export const querierSection = z.strictObject({
 
 export const compactorSection = z.strictObject({
   host: host.describe('Interface the service listens on (0.0.0.0: all).'),
-  admin_port: port(9093).describe('Admin port (/ready).'),
+  admin_port: port(9093).describe('Admin port (/ready; /status: the pass in progress and what the last one did).'),
   enabled: z.boolean().default(true).describe('Run compaction passes (false: the service only answers /ready).'),
   interval: duration('5m').describe('Time between the starts of two compaction passes.'),
   target_file_size_mb: z.number().int().positive().default(128).describe('Size compaction aims for per Parquet file.'),

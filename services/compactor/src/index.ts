@@ -8,7 +8,7 @@
  * no commit can still be on its way to reference them.
  */
 export { start } from './start.ts';
-export type { CompactorDeps } from './start.ts';
+export type { CompactorDeps, CompactorStatus } from './start.ts';
 export { Compactor, hasWork } from './compactor.ts';
 export type { CompactorOptions, PassStats } from './compactor.ts';
 export { compactTable, planCompaction, COMPACTION_SUMMARY_KEY, MIN_FILE_AGE_MS } from './compact.ts';

@@ -4,7 +4,7 @@ import { utimes } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@floe/config';
 import { silentLogger } from '@floe/telemetry';
-import { start } from './start.ts';
+import { start, type CompactorStatus } from './start.ts';
 import { appendSpanFile, createTracesTable, openFixture, type Fixture } from './test-support.ts';
 
 const HOUR_MS = 3_600_000;
@@ -51,6 +51,14 @@ describe('start', () => {
       const second = await orphanKey('b');
       while ((await f.store.head(second)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(await f.store.head(second)).toBeUndefined();
+      // GET /status: the passes so far and what the last one did (it swept an orphan).
+      let status: CompactorStatus;
+      do status = (await (await fetch(`http://127.0.0.1:${svc.ports.admin}/status`)).json()) as CompactorStatus;
+      while (status.passes < 2 && Date.now() < deadline);
+      expect(status).toMatchObject({ enabled: true, intervalMs: 100 });
+      expect(status.passes).toBeGreaterThanOrEqual(2);
+      expect(status.lastPass).toMatchObject({ failed: false, tables: 1, failedTables: 0, partitionsCompacted: 0 });
+      expect(Date.parse(status.lastPass!.finishedAt)).toBeGreaterThanOrEqual(Date.parse(status.lastPass!.startedAt));
     } finally {
       await svc.stop();
     }
@@ -65,6 +73,7 @@ describe('start', () => {
       expect((await fetch(`http://127.0.0.1:${svc.ports.admin}/ready`)).status).toBe(200);
       await new Promise((r) => setTimeout(r, 400));
       expect(await f.store.head(orphan)).toBeDefined();
+      expect(await (await fetch(`http://127.0.0.1:${svc.ports.admin}/status`)).json()).toEqual({ enabled: false, intervalMs: 100, passes: 0, runningSince: null, lastPass: null });
     } finally {
       await svc.stop();
     }
