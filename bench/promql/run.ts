@@ -33,6 +33,7 @@ import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary
 import { REMOTE_WRITE_HEADERS, comparePromAnswers, remoteWriteMetadataBody, type PromApiBody } from '@floe/testkit';
 import { fmt, loadAverage } from '../lib/drive.ts';
 import { floeSqlScalar, median, startFloeProcess } from '../lib/floe-process.ts';
+import { MIN_FILE_AGE_MS, type CompactorStatus } from '@floe/compactor';
 import { promMetric, startPrometheusReceiver } from '../lib/prometheus-process.ts';
 import { JOBS, rnd } from '../lib/remote-write-stream.ts';
 
@@ -204,16 +205,10 @@ async function timed(url: string, init: RequestInit): Promise<{ ms: number; body
   return { ms, body, points };
 }
 
-/** Floe's compactor (services/compactor/src/start.ts CompactorStatus) as the bench needs it. */
-interface CompactorStatus {
-  passes: number;
-  lastPass: { startedAt: string; failed: boolean; partitionsCompacted?: number } | null;
-}
-
 /**
  * Waits until both systems are at rest after the load (at most 10 min): Floe's last compaction
- * pass began after every loaded file was old enough to merge (compactor MIN_FILE_AGE_MS, 60 s)
- * and found nothing left to merge; Prometheus's compaction count has not moved for 65 s (its
+ * pass began after every loaded file was old enough to merge (MIN_FILE_AGE_MS) and found nothing
+ * left to merge, with no failure or conflict; Prometheus's compaction count has not moved for 65 s (its
  * head compaction runs once a minute). Returns what it saw.
  */
 async function settle(loadedAt: number): Promise<string> {
@@ -224,9 +219,8 @@ async function settle(loadedAt: number): Promise<string> {
   while (Date.now() - t0 < 600_000) {
     const status = (await (await fetch(`${floe.compactorAdminUrl}/status`)).json()) as CompactorStatus;
     const last = status.lastPass;
-    if (last && !last.failed && Date.parse(last.startedAt) >= loadedAt + 61_000) {
-      if (last.partitionsCompacted === 0) floeDone = true;
-    }
+    const clean = last && !last.failed && last.failedTables === 0 && last.failedGroups === 0 && last.conflicts === 0;
+    if (clean && Date.parse(last.startedAt) > loadedAt + MIN_FILE_AGE_MS && last.partitionsCompacted === 0) floeDone = true;
     const n = await promMetric(prom, 'prometheus_tsdb_compactions_total');
     if (n !== promCount) {
       promCount = n;

@@ -52,6 +52,7 @@ export interface SeriesResource {
 
 /** The metric-wide part of a series' id: its target digits and the text its own digits hash. */
 export interface SeriesPrefix {
+  /** The resource's target digits (SeriesResource.target). */
   readonly target: string;
   readonly text: string;
 }

@@ -51,14 +51,24 @@ describe('start', () => {
       const second = await orphanKey('b');
       while ((await f.store.head(second)) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       expect(await f.store.head(second)).toBeUndefined();
-      // GET /status: the passes so far and what the last one did (it swept an orphan).
-      let status: CompactorStatus;
-      do status = (await (await fetch(`http://127.0.0.1:${svc.ports.admin}/status`)).json()) as CompactorStatus;
-      while (status.passes < 2 && Date.now() < deadline);
-      expect(status).toMatchObject({ enabled: true, intervalMs: 100 });
-      expect(status.passes).toBeGreaterThanOrEqual(2);
-      expect(status.lastPass).toMatchObject({ failed: false, tables: 1, failedTables: 0, partitionsCompacted: 0 });
-      expect(Date.parse(status.lastPass!.finishedAt)).toBeGreaterThanOrEqual(Date.parse(status.lastPass!.startedAt));
+      // GET /status: the passes so far and what the last one did. The pass that sweeps a third
+      // orphan (the only one left) says so until the next pass, 100 ms later, replaces it.
+      const status = async () => (await (await fetch(`http://127.0.0.1:${svc.ports.admin}/status`)).json()) as CompactorStatus;
+      const third = await orphanKey('d');
+      const made = Date.now();
+      let seen: CompactorStatus;
+      do seen = await status();
+      while (!(seen.lastPass && Date.parse(seen.lastPass.finishedAt) >= made && seen.lastPass.orphanDataFiles === 1) && Date.now() < deadline);
+      expect(await f.store.head(third)).toBeUndefined();
+      expect(seen).toMatchObject({ enabled: true, intervalMs: 100 });
+      expect(seen.passes).toBeGreaterThanOrEqual(3);
+      expect(seen.lastPass).toMatchObject({ failed: false, tables: 1, failedTables: 0, partitionsCompacted: 0, orphanDataFiles: 1 });
+      expect(Date.parse(seen.lastPass!.finishedAt)).toBeGreaterThanOrEqual(Date.parse(seen.lastPass!.startedAt));
+      // And the pass after it found nothing more to sweep.
+      const passes = seen.passes;
+      do seen = await status();
+      while (seen.passes === passes && Date.now() < deadline);
+      expect(seen.lastPass).toMatchObject({ failed: false, orphanDataFiles: 0 });
     } finally {
       await svc.stop();
     }

@@ -53,8 +53,9 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       state.runningSince = new Date(began).toISOString();
       try {
         const stats = await compactor.pass(abort.signal);
-        if (hasWork(stats)) log.info(passSummary(stats), 'compaction pass');
-        state.lastPass = { startedAt: state.runningSince, finishedAt: new Date().toISOString(), failed: false, ...passSummary(stats) };
+        const summary = passSummary(stats);
+        if (hasWork(stats)) log.info(summary, 'compaction pass');
+        state.lastPass = { startedAt: state.runningSince, finishedAt: new Date().toISOString(), failed: false, ...summary };
       } catch (err) {
         log.error({ err }, 'compaction pass failed; retrying next interval');
         state.lastPass = { startedAt: state.runningSince, finishedAt: new Date().toISOString(), failed: true };
