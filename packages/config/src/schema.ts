@@ -146,7 +146,7 @@ export const routerSection = z.strictObject({
 export const runtimeSection = z.strictObject({
   shutdown_delay: duration('0s').describe('Time /ready reports 503 before servers close on SIGTERM, so load balancers drain.'),
   shutdown_timeout: duration('30s').describe('Longest a graceful stop may take before the process exits anyway.'),
-  instance_id: z.string().default('').describe('Name of this instance (WAL segment names, logs). Defaults to hostname-pid.'),
+  instance_id: z.string().default('').describe('Name of this instance (logs, WAL segment names). Defaults to hostname-pid. WAL segment names add the start time of the process, so a restart under the same name never reuses its predecessor\'s.'),
 });
 
 const signalEnabled = (signal: string) => z.boolean().default(true).describe(`Provision the ${signal} tables of every dataset (a tenant's own schema block may narrow it).`);

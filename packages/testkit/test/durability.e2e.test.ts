@@ -6,7 +6,9 @@ import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * kill -9 of the writer, and separately of the acceptor, in the middle of a stream of
- * acknowledged exports: after restarts every acknowledged span is stored exactly once.
+ * acknowledged exports: after restarts every acknowledged span is stored exactly once. The
+ * instance has a fixed name, as a StatefulSet's pod or a restarted container (same hostname,
+ * pid 1) has: the restarted acceptor's WAL segments must not pass for its predecessor's.
  */
 describe('durability under kill -9 (cluster)', () => {
   let floe: FloeUnderTest;
@@ -14,7 +16,7 @@ describe('durability under kill -9 (cluster)', () => {
   const tenant = 'durable';
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'cluster', config: { writer: { flush_interval: '200ms', poll_interval: '50ms' } } });
+    floe = await startFloe({ mode: 'cluster', config: { runtime: { instance_id: 'acceptor-0' }, writer: { flush_interval: '200ms', poll_interval: '50ms' } } });
     key = (await floe.bootstrap(tenant)).api_key;
   });
   afterAll(async () => {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb } from '@floe/auth';
@@ -11,6 +12,17 @@ import { Admission } from './admission.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { buildHttpServer } from './http-server.ts';
 import { Ingest } from './ingest.ts';
+
+/**
+ * The WAL name of this acceptor's run: the instance's name and when this process started. The
+ * writer's ledger records consumed segments as (instance, sequence), and the sequence starts at 0
+ * in every process, so a name that outlives a process (a configured instance_id, or the hostname
+ * and pid 1 of a restarted container) would make a restart's segments look consumed already.
+ */
+function walInstanceId(configured: string): string {
+  const name = configured || `${hostname()}-${process.pid}`;
+  return `acc-${name}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
 
 export interface SharedDeps {
   log?: Logger;
@@ -29,8 +41,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
-  const instanceId = config.runtime.instance_id || `${hostname()}-${process.pid}`;
-  const wal = new WalAppender(store, { instanceId: `acc-${instanceId}`, maxBatchBytes: config.acceptor.wal_max_segment_bytes, lingerMs: config.acceptor.wal_linger });
+  const wal = new WalAppender(store, { instanceId: walInstanceId(config.runtime.instance_id), maxBatchBytes: config.acceptor.wal_max_segment_bytes, lingerMs: config.acceptor.wal_linger });
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const ingest = new Ingest(wal, log);
   const limitStores = limitStoresFromConfig(config);
