@@ -33,6 +33,7 @@ import { checkRange } from './object-store.ts';
 import type { ObjectBody, ObjectInfo, ObjectStore } from './object-store.ts';
 import { writeParts, writePartsSync } from './write-parts.ts';
 import { eachAtMost } from './each-at-most.ts';
+import { FsAppendables } from './fs-appendables.ts';
 
 const fsyncFd = promisify(fsyncCallback);
 
@@ -74,10 +75,22 @@ export class FsObjectStore implements ObjectStore {
    */
   readonly #knownDirs = new Set<string>();
   #sweep: Promise<void> | undefined;
+  readonly appendables: FsAppendables;
 
   constructor(root: string) {
     this.root = path.resolve(root);
     this.#tmpDir = path.join(this.root, TMP_DIR);
+    this.appendables = new FsAppendables({
+      root: this.root,
+      localPath: (key) => this.localPath(key),
+      ensureDir: async (dir) => {
+        // The root first, durably, as for temp files: objects sealed directly under it need it.
+        await this.#ensureDir(this.root);
+        await this.#ensureDir(dir);
+      },
+      fsyncDir,
+      put: (key, body) => this.put(key, body),
+    });
   }
 
   localPath(key: string): string {

@@ -19,6 +19,8 @@
 export type {
   FsObjectStoreConfig,
   ObjectBody,
+  AppendableObject,
+  AppendableObjects,
   ObjectInfo,
   ObjectStore,
   ObjectStoreConfig,
@@ -41,7 +43,7 @@ export { LocalFileCache } from './file-cache.ts';
 export type { CacheLease, LocalFileCacheOptions, LocalFileCacheStats } from './file-cache.ts';
 
 export type { WalRecord, WalRecordHeader } from './wal-format.ts';
-export { decodeSegment, frameRecord, WAL_VERSION } from './wal-format.ts';
+export { decodeSegment, frameRecord, OPEN_ENDED_COUNT, segmentHeader, segmentPrefixLength, WAL_VERSION } from './wal-format.ts';
 export { WalAppender } from './wal-appender.ts';
 export type { WalAppenderOptions, WalAppendResult } from './wal-appender.ts';
 export {
@@ -51,6 +53,7 @@ export {
   listSegments,
   parseSegmentKey,
   readSegment,
+  recoverOpenSegments,
 } from './wal-segments.ts';
 export type { SegmentName } from './wal-segments.ts';
 export { newRecordId, recordIdTime } from './record-id.ts';

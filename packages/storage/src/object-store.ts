@@ -49,7 +49,42 @@ export interface ObjectStore {
   keyFromUri(uri: string): string;
   /** Uploads a local file as the object (the local file is left in place); durable on resolve. */
   putFile(key: string, localFile: string): Promise<void>;
+  /** Objects written by appends (the fs store only: S3 objects are written whole). */
+  readonly appendables?: AppendableObjects;
   close(): Promise<void>;
+}
+
+/**
+ * Objects that grow by durable appends and appear under their key (get, list) only once sealed:
+ * the fs WAL's segments, where one append and an fdatasync per group commit replace a new file,
+ * a rename and two fsyncs.
+ */
+export interface AppendableObjects {
+  /** Starts the object with its first bytes, durable (file and directory entry) on resolve. */
+  open(key: string, first: readonly Uint8Array[]): Promise<AppendableObject>;
+  /**
+   * Publishes objects whose writer has left them untouched for `idleMs` (it died, or stalled):
+   * each is taken over first, so that any later append of its writer fails rather than being
+   * acknowledged and lost, then cut to the prefix `keep` accepts (a torn last append) and put
+   * under its key; one with nothing to keep is deleted. Returns the keys published.
+   */
+  recover(idleMs: number, keep: (bytes: Uint8Array) => number): Promise<string[]>;
+}
+
+export interface AppendableObject {
+  readonly key: string;
+  /** Bytes written and made durable so far. */
+  readonly size: number;
+  /**
+   * Appends the parts, durable on resolve. Rejects when the write or its sync failed or when the
+   * object was taken over by recover(); the object then takes no more appends (seal it).
+   */
+  append(parts: readonly Uint8Array[]): Promise<void>;
+  /**
+   * Publishes the object under its key and closes it. After a failed append it is first cut back
+   * to what was durable; when even that fails, or it was taken over, it is left to recover().
+   */
+  seal(): Promise<void>;
 }
 
 export interface FsObjectStoreConfig {

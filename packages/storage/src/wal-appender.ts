@@ -1,25 +1,31 @@
 // Group-committing WAL appender.
 //
-// append() resolves only after the segment holding its records is durable in the object store
-// (one put: temp file + fsync + rename + directory fsync on fs, one acknowledged PUT on S3). The
-// acceptor acks a client only after that, so an acknowledged request survives a crash.
+// append() resolves only after the records are durable, and the acceptor acks a client only
+// after that, so an acknowledged request survives a crash. Two ways to a durable segment:
 //
-// Group commit: while a segment write is in flight, further append() calls queue. When it
-// finishes, everything queued is written as the next segment(s) — split at call boundaries so no
-// segment exceeds maxBatchBytes unless a single call does. The first append after an idle period is
-// written after `lingerMs` (default 0: on the next microtask, which still gathers all appends made
-// in the same tick). Under load the number of segments therefore follows the store's write
-// latency, not the request rate. (Overlapping segment writes were measured on 2026-11-24: 15%
-// more requests acknowledged, but ten times the segments, more than the writer consumed; see
-// bench/RESULTS.md, ingest-traces.)
+// - One segment per group commit (S3, or segmentMaxAgeMs 0): one put, an acknowledged PUT on S3.
+// - Appended segments (a store with appendable objects, the fs store): a segment is a file that
+//   takes group commits as appends, each one write and an fdatasync, and is sealed (renamed to its
+//   key, where the writer sees it) segmentMaxAgeMs after it was started or when the next group
+//   would take it past maxBatchBytes. On fs a put was a new file, a rename and two fsyncs, and
+//   every segment cost the writer a listing entry, a read and an unlink. A segment left open by an
+//   acceptor that died is published by the writer's recovery (recoverOpenSegments).
 //
-// A failed segment write rejects every append() waiting on that segment with WalAppendError
-// (callers answer 503) and nothing of it is acknowledged; later appends start a fresh segment.
+// Group commit: while a write is in flight, further append() calls queue. When it finishes,
+// everything queued is written next, split at call boundaries so no segment exceeds maxBatchBytes
+// unless a single call does. The first append after an idle period is written after `lingerMs`
+// (default 0: on the next microtask, which still gathers all appends made in the same tick). Under
+// load the number of group commits therefore follows the store's write latency, not the request
+// rate. (Overlapping segment writes were measured on 2026-11-24: 15% more requests acknowledged,
+// but ten times the segments, more than the writer consumed; see bench/RESULTS.md, ingest-traces.)
+//
+// A failed write rejects every append() waiting on it with WalAppendError (callers answer 503)
+// and nothing of it is acknowledged; later appends start a fresh segment.
 
 import { WalAppendError, WalClosedError } from './errors.ts';
 import { validatePrefix } from './keys.ts';
-import type { ObjectStore } from './object-store.ts';
-import { frameRecord, segmentHeader } from './wal-format.ts';
+import type { AppendableObject, AppendableObjects, ObjectStore } from './object-store.ts';
+import { frameRecord, OPEN_ENDED_COUNT, segmentHeader } from './wal-format.ts';
 import type { WalRecord } from './wal-format.ts';
 import { DEFAULT_WAL_PREFIX, formatSegmentKey, validateInstanceId } from './wal-segments.ts';
 
@@ -32,6 +38,21 @@ export interface WalAppenderOptions {
   maxBatchBytes?: number;
   /** How long the first append after idle waits for company (default 0). */
   lingerMs?: number;
+  /**
+   * On a store with appendable objects: how long a segment takes appends before it is sealed
+   * and visible to the writer. 0 (default): a segment per group commit, as on S3.
+   */
+  segmentMaxAgeMs?: number;
+  /** Told when sealing a segment failed (it stays open until the writer's recovery publishes it). */
+  onSealError?: (err: unknown, segment: string) => void;
+}
+
+/** The appended segment taking group commits now. */
+interface OpenSegment {
+  object: AppendableObject;
+  /** Set when its age is up: sealed before the next group, or at once when idle. */
+  due: boolean;
+  timer: ReturnType<typeof setTimeout>;
 }
 
 export interface WalAppendResult {
@@ -62,9 +83,19 @@ export class WalAppender {
   #seq = 0;
   #lastTimestamp = 0;
   #segmentsWritten = 0;
+  readonly #appendables: AppendableObjects | undefined;
+  readonly #segmentMaxAgeMs: number;
+  readonly #onSealError: (err: unknown, segment: string) => void;
+  #open: OpenSegment | undefined;
 
   constructor(store: ObjectStore, opts: WalAppenderOptions) {
     this.#store = store;
+    this.#segmentMaxAgeMs = opts.segmentMaxAgeMs ?? 0;
+    if (!Number.isFinite(this.#segmentMaxAgeMs) || this.#segmentMaxAgeMs < 0) {
+      throw new RangeError(`WalAppender: segmentMaxAgeMs must be >= 0, got ${opts.segmentMaxAgeMs}`);
+    }
+    this.#appendables = this.#segmentMaxAgeMs > 0 ? store.appendables : undefined;
+    this.#onSealError = opts.onSealError ?? (() => {});
     this.prefix = validatePrefix(opts.prefix ?? DEFAULT_WAL_PREFIX);
     this.instanceId = validateInstanceId(opts.instanceId);
     this.#maxBatchBytes = opts.maxBatchBytes ?? 8 * 1024 * 1024;
@@ -77,7 +108,7 @@ export class WalAppender {
     }
   }
 
-  /** Number of segments this appender has written successfully. */
+  /** Number of segments this appender has written (appended ones: sealed) successfully. */
   get segmentsWritten(): number {
     return this.#segmentsWritten;
   }
@@ -102,17 +133,18 @@ export class WalAppender {
     });
   }
 
-  /** Writes everything already appended, then rejects further appends with WalClosedError. */
+  /** Writes everything already appended and seals its segment, then rejects further appends with WalClosedError. */
   async close(): Promise<void> {
     this.#closed = true;
     if (this.#timer !== undefined) {
       clearTimeout(this.#timer);
       this.#timer = undefined;
       this.#scheduled = false;
-      this.#flush();
     }
-    if (this.#queue.length === 0 && this.#writing === undefined && !this.#scheduled) return;
-    await new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    if (this.#queue.length === 0 && this.#writing === undefined && !this.#scheduled && this.#open === undefined) return;
+    const idle = new Promise<void>((resolve) => this.#idleWaiters.push(resolve));
+    if (!this.#scheduled) this.#flush();
+    await idle;
   }
 
   #schedule(): void {
@@ -134,12 +166,18 @@ export class WalAppender {
 
   #flush(): void {
     if (this.#writing !== undefined) return;
-    if (this.#queue.length === 0) {
+    let work: Promise<unknown> | undefined;
+    if (this.#queue.length > 0) {
+      const batches = this.#takeBatches();
+      work = this.#appendables ? this.#appendBatches(this.#appendables, batches) : Promise.all(batches.map((batch) => this.#writeSegment(batch)));
+    } else if (this.#open && (this.#open.due || this.#closed)) {
+      work = this.#seal();
+    }
+    if (work === undefined) {
       for (const resolve of this.#idleWaiters.splice(0)) resolve();
       return;
     }
-    const batches = this.#takeBatches();
-    this.#writing = Promise.all(batches.map((batch) => this.#writeSegment(batch))).then(() => {
+    this.#writing = work.then(() => {
       this.#writing = undefined;
       // Whatever queued during the write goes next, without lingering: it has already waited.
       this.#flush();
@@ -175,16 +213,60 @@ export class WalAppender {
     });
   }
 
+  /** Each group in turn as an append to the open segment (sealed first when due or full), or a new one. Never rejects. */
+  async #appendBatches(appendables: AppendableObjects, batches: PendingAppend[][]): Promise<void> {
+    for (const batch of batches) {
+      const { parts, bytes } = partsOf(batch);
+      const open = this.#open;
+      if (open && (open.due || open.object.size + bytes > this.#maxBatchBytes)) await this.#seal();
+      let key = this.#open?.object.key;
+      try {
+        if (this.#open) {
+          await this.#open.object.append(parts);
+        } else {
+          key = this.#nextKey();
+          const object = await appendables.open(key, [segmentHeader(OPEN_ENDED_COUNT), ...parts]);
+          const entry: OpenSegment = { object, due: false, timer: setTimeout(() => this.#ageUp(entry), this.#segmentMaxAgeMs) };
+          entry.timer.unref?.();
+          this.#open = entry;
+        }
+      } catch (err) {
+        const failure = new WalAppendError(key!, err);
+        for (const pending of batch) pending.reject(failure);
+        // Published as far as it was durable (or left to recovery); the next group starts anew.
+        await this.#seal();
+        continue;
+      }
+      const result = { segment: key! };
+      for (const pending of batch) pending.resolve(result);
+    }
+  }
+
+  #ageUp(entry: OpenSegment): void {
+    if (this.#open !== entry) return;
+    entry.due = true;
+    this.#schedule();
+  }
+
+  /** Seals the open segment, if any. Never rejects: a segment that could not be sealed stays for recovery. */
+  async #seal(): Promise<void> {
+    const open = this.#open;
+    if (!open) return;
+    this.#open = undefined;
+    clearTimeout(open.timer);
+    try {
+      await open.object.seal();
+      this.#segmentsWritten++;
+    } catch (err) {
+      this.#onSealError(err, open.object.key);
+    }
+  }
+
   async #writeSegment(batch: PendingAppend[]): Promise<void> {
     const key = this.#nextKey();
     try {
       // The parts are written as they are: the payloads are not copied into one segment buffer.
-      const parts: Uint8Array[] = [];
-      let records = 0;
-      for (const pending of batch) {
-        for (const frame of pending.frames) parts.push(...frame);
-        records += pending.frames.length;
-      }
+      const { parts, records } = partsOf(batch);
       await this.#store.put(key, [segmentHeader(records), ...parts]);
     } catch (err) {
       // Nothing in this segment is acknowledged. The object may still exist (a PUT that timed out
@@ -198,4 +280,17 @@ export class WalAppender {
     const result = { segment: key };
     for (const pending of batch) pending.resolve(result);
   }
+}
+
+/** A group's frame parts in order, their bytes and how many records they hold. */
+function partsOf(batch: PendingAppend[]): { parts: Uint8Array[]; bytes: number; records: number } {
+  const parts: Uint8Array[] = [];
+  let bytes = 0;
+  let records = 0;
+  for (const pending of batch) {
+    for (const frame of pending.frames) parts.push(...frame);
+    records += pending.frames.length;
+    bytes += pending.bytes;
+  }
+  return { parts, bytes, records };
 }

@@ -4,7 +4,8 @@
 //   offset 0   magic        4 bytes  ASCII "FWAL" (46 57 41 4C)
 //   offset 4   version      u16      1
 //   offset 6   flags        u16      0 (reserved; readers reject anything else)
-//   offset 8   count        u32      number of records that follow
+//   offset 8   count        u32      number of records that follow, or 0xFFFFFFFF (OPEN_ENDED_COUNT)
+//                                    in a segment written by appends: its records run to the end
 //   offset 12  records, each:
 //                headerLen  u32
 //                header     headerLen bytes: UTF-8 JSON of WalRecordHeader
@@ -15,7 +16,10 @@
 //   end of object: nothing may follow the last record.
 //
 // The count in the segment header makes truncation at a record boundary detectable; the per-record
-// CRC catches bit rot and torn writes inside a record. The payload is opaque: the acceptor decides
+// CRC catches bit rot and torn writes inside a record. An open-ended segment (the fs WAL's appended
+// files) cannot count its records ahead; it is published only after every append to it was made
+// durable, or after recovery cut it back to its longest valid prefix (segmentPrefixLength), so a
+// reader still sees whole records only. The payload is opaque: the acceptor decides
 // what rows look like, the writer decodes them.
 
 import { crc32 } from 'node:zlib';
@@ -40,6 +44,8 @@ export interface WalRecord {
 export const WAL_MAGIC = Uint8Array.of(0x46, 0x57, 0x41, 0x4c);
 export const WAL_VERSION = 1;
 export const SEGMENT_HEADER_BYTES = 12;
+/** The count of a segment whose records run to its end (written by appends). */
+export const OPEN_ENDED_COUNT = 0xffffffff;
 const MAX_HEADER_BYTES = 64 * 1024;
 const MAX_NAME_LENGTH = 256;
 
@@ -93,7 +99,7 @@ export function frameRecord(record: WalRecord): Uint8Array[] {
   return [head, payload, crc];
 }
 
-/** The segment header of a segment of `count` records. */
+/** The segment header of a segment of `count` records (OPEN_ENDED_COUNT: as many as follow). */
 export function segmentHeader(count: number): Uint8Array {
   const out = new Uint8Array(SEGMENT_HEADER_BYTES);
   const view = new DataView(out.buffer);
@@ -124,15 +130,17 @@ export function decodeSegment(bytes: Uint8Array, segment: string): WalRecord[] {
   const flags = view.getUint16(6, true);
   if (flags !== 0) fail(6, `unknown flags 0x${flags.toString(16)}`);
   const count = view.getUint32(8, true);
+  const openEnded = count === OPEN_ENDED_COUNT;
+  const of = openEnded ? 'an open-ended segment' : String(count);
 
   const records: WalRecord[] = [];
   let o = SEGMENT_HEADER_BYTES;
   const need = (n: number, what: string, index: number) => {
     if (o + n > bytes.byteLength) {
-      fail(o, `truncated in record ${index} of ${count}: ${what} needs ${n} bytes, ${bytes.byteLength - o} left`);
+      fail(o, `truncated in record ${index} of ${of}: ${what} needs ${n} bytes, ${bytes.byteLength - o} left`);
     }
   };
-  for (let index = 0; index < count; index++) {
+  for (let index = 0; openEnded ? o < bytes.byteLength : index < count; index++) {
     const start = o;
     need(4, 'header length', index);
     const headerLen = view.getUint32(o, true);
@@ -164,6 +172,34 @@ export function decodeSegment(bytes: Uint8Array, segment: string): WalRecord[] {
   }
   if (o !== bytes.byteLength) fail(o, `${bytes.byteLength - o} unexpected bytes after the last of ${count} records`);
   return records;
+}
+
+/**
+ * The byte length of the longest prefix of an open-ended segment that holds only whole, verified
+ * records (0 when even its header is not one): what recovery keeps of an appended file whose
+ * writer died, possibly in the middle of an append.
+ */
+export function segmentPrefixLength(bytes: Uint8Array): { bytes: number; records: number } {
+  if (bytes.byteLength < SEGMENT_HEADER_BYTES) return { bytes: 0, records: 0 };
+  for (let i = 0; i < WAL_MAGIC.length; i++) if (bytes[i] !== WAL_MAGIC[i]) return { bytes: 0, records: 0 };
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (view.getUint16(4, true) !== WAL_VERSION || view.getUint16(6, true) !== 0 || view.getUint32(8, true) !== OPEN_ENDED_COUNT) return { bytes: 0, records: 0 };
+  let o = SEGMENT_HEADER_BYTES;
+  let records = 0;
+  for (;;) {
+    if (o + 4 > bytes.byteLength) break;
+    const headerLen = view.getUint32(o, true);
+    if (headerLen > MAX_HEADER_BYTES || o + 4 + headerLen + 4 > bytes.byteLength) break;
+    const headerBytes = bytes.subarray(o + 4, o + 4 + headerLen);
+    const payloadLen = view.getUint32(o + 4 + headerLen, true);
+    const payloadAt = o + 8 + headerLen;
+    if (payloadAt + payloadLen + 4 > bytes.byteLength) break;
+    const payload = bytes.subarray(payloadAt, payloadAt + payloadLen);
+    if (view.getUint32(payloadAt + payloadLen, true) !== crc32(payload, crc32(headerBytes))) break;
+    o = payloadAt + payloadLen + 4;
+    records++;
+  }
+  return { bytes: o, records };
 }
 
 function hex(n: number): string {

@@ -7,7 +7,7 @@
 
 import { ObjectNotFoundError } from './errors.ts';
 import type { ObjectInfo, ObjectStore } from './object-store.ts';
-import { decodeSegment } from './wal-format.ts';
+import { decodeSegment, segmentPrefixLength } from './wal-format.ts';
 import type { WalRecord } from './wal-format.ts';
 
 export const DEFAULT_WAL_PREFIX = 'wal/';
@@ -64,4 +64,19 @@ export async function readSegment(store: ObjectStore, key: string, alloc?: (byte
 
 export async function deleteSegments(store: ObjectStore, keys: string[]): Promise<void> {
   await store.deleteMany(keys);
+}
+
+/**
+ * Publishes the appended segments (WalAppender, segmentMaxAgeMs) that their acceptor left open for
+ * `idleMs`: it died, or stalled so long that its next append fails rather than be acknowledged.
+ * Each keeps its longest prefix of whole, verified records: an append torn by the crash was not
+ * acknowledged. A live acceptor seals its segments within segmentMaxAgeMs, so `idleMs` only
+ * needs to be well above that. Returns the keys published (none on a store without appends).
+ */
+export async function recoverOpenSegments(store: ObjectStore, idleMs: number): Promise<string[]> {
+  if (!store.appendables) return [];
+  return store.appendables.recover(idleMs, (bytes) => {
+    const valid = segmentPrefixLength(bytes);
+    return valid.records > 0 ? valid.bytes : 0;
+  });
 }

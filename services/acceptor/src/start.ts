@@ -41,7 +41,13 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
-  const wal = new WalAppender(store, { instanceId: walInstanceId(config.runtime.instance_id), maxBatchBytes: config.acceptor.wal_max_segment_bytes, lingerMs: config.acceptor.wal_linger });
+  const wal = new WalAppender(store, {
+    instanceId: walInstanceId(config.runtime.instance_id),
+    maxBatchBytes: config.acceptor.wal_max_segment_bytes,
+    lingerMs: config.acceptor.wal_linger,
+    segmentMaxAgeMs: config.acceptor.wal_segment_max_age,
+    onSealError: (err, segment) => log.warn({ err, segment }, 'WAL segment could not be sealed; the writer publishes it once it has been idle a while'),
+  });
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const ingest = new Ingest(wal, log);
   const limitStores = limitStoresFromConfig(config);

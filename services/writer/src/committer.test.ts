@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -84,6 +84,26 @@ describe('Committer', () => {
     expect(await storedIds('acme')).toEqual([1, 2, 3, 4, 5, 10, 11]);
     expect(await storedIds('globex')).toEqual([6, 12]);
     await wal.close();
+  });
+
+  it('an appended segment that its acceptor left open (it died) is published and committed', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-died', segmentMaxAgeMs: 3_600_000 });
+    await append(wal, 'initech', [30, 31], 490_004);
+    await append(wal, 'initech', [32], 490_004);
+    // Acknowledged but never sealed: the acceptor "died" (the appender is never closed).
+    expect(await listSegments(store)).toHaveLength(0);
+    const openDir = join(dir, 'store', '.floe-open');
+    const [name] = readdirSync(openDir);
+    // Recent: its owner may be alive, so it is left alone.
+    expect(await committer().backlog()).toHaveLength(0);
+    const old = new Date(Date.now() - 60_000);
+    utimesSync(join(openDir, name!), old, old);
+    const c = committer();
+    expect(await c.backlog()).toHaveLength(1);
+    const stats = await c.round();
+    expect(stats).toMatchObject({ segments: 1, records: 2, rows: 3, commits: 1 });
+    expect(await storedIds('initech')).toEqual([30, 31, 32]);
+    expect(readdirSync(openDir)).toEqual([]);
   });
 
   it('a corrupt segment is quarantined and does not block the log', async () => {

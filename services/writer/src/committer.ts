@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, isColumnBatch, listSegments, readColumnBatch, readSegment, Scratch, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, isColumnBatch, listSegments, recoverOpenSegments, readColumnBatch, readSegment, Scratch, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { LoopSlices } from './loop-slices.ts';
@@ -54,6 +54,12 @@ export interface CommitterOptions {
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
+/**
+ * An open WAL segment untouched this long belongs to an acceptor that died (a live one seals
+ * within acceptor.wal_segment_max_age) or stalled (its next append then fails, unacknowledged).
+ */
+const OPEN_SEGMENT_IDLE_MS = 15_000;
+const RECOVERY_INTERVAL_MS = 5_000;
 
 export class Committer {
   readonly #o: CommitterOptions;
@@ -65,6 +71,7 @@ export class Committer {
   readonly #segments = new Scratch(16 * 1024 * 1024, 128 * 1024 * 1024, { shared: true });
   readonly #alloc = (bytes: number) => this.#segments.u8(bytes);
   #running = false;
+  #lastRecovery = 0;
 
   constructor(opts: CommitterOptions) {
     this.#o = opts;
@@ -75,9 +82,18 @@ export class Committer {
     if (!this.#running) this.#segments.reset(0);
   }
 
-  /** Segments waiting in the WAL (the backlog). */
+  /**
+   * Segments waiting in the WAL (the backlog). Every few seconds, segments an acceptor left open
+   * (it died before sealing them) are published first.
+   */
   async backlog(): Promise<ObjectInfo[]> {
-    return listSegments(this.#o.store, this.#o.walPrefix);
+    const { store, log } = this.#o;
+    if (store.appendables && Date.now() - this.#lastRecovery >= RECOVERY_INTERVAL_MS) {
+      this.#lastRecovery = Date.now();
+      const published = await recoverOpenSegments(store, OPEN_SEGMENT_IDLE_MS);
+      if (published.length > 0) log.warn({ segments: published }, 'published WAL segments that an acceptor left open (it stopped without sealing them)');
+    }
+    return listSegments(store, this.#o.walPrefix);
   }
 
   async round(segments?: ObjectInfo[]): Promise<RoundStats> {
