@@ -112,7 +112,7 @@ async function floeRun() {
   // Drain: how long until the writer has consumed the backlog left at the end.
   const drain = await wal.drained();
   await floe.stop();
-  floe.remove();
+  if (!process.env.FLOE_BENCH_KEEP) floe.remove();
   return { ...r, backlog: wal.samples, latencies: latencies.sort((a, b) => a - b), drainMs: drain.ms };
 }
 
