@@ -15,7 +15,8 @@ import { WaitAborted, freePorts, isReady, waitFor } from './ports.ts';
  * Starts real Floe for a test, in either mode:
  * - `embedded`: `floe all` in this process, PGlite and a temp directory;
  * - `cluster`: five `floe <service>` child processes on a fresh PostgreSQL database and an S3
- *   server, each with its own config file, so a test can kill -9 and restart one of them.
+ *   server (or, with `storage: 'fs'`, one local directory they share, as five services on one
+ *   host without containers), so a test can kill -9 and restart one of them.
  * Ports are ephemeral; everything is torn down by stop().
  */
 
@@ -46,6 +47,8 @@ export interface FloeUnderTest {
 
 export interface StartOptions {
   mode: FloeMode;
+  /** cluster only: the object store (default s3). */
+  storage?: 's3' | 'fs';
   /** Extra configuration merged over the test defaults. */
   config?: FloeConfigInput;
 }
@@ -113,17 +116,19 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
 
 async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), 'floe-cl-'));
-  const [database, s3] = await Promise.all([createTestDatabase(), startTestS3()]);
+  const [database, s3] = await Promise.all([createTestDatabase(), opts.storage === 'fs' ? undefined : startTestS3()]);
   const redis = createTestRedisPrefix();
   const [routerPort, httpPort, grpcPort, flightPort, qAdmin, wAdmin, cAdmin] = await freePorts(7);
   const base: Tree = {
     log: { level: process.env.FLOE_TEST_LOG ?? 'warn' },
     meta: { kind: 'pg', url: database.url, pool_max: 4 },
-    storage: {
-      kind: 's3',
-      s3: { bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, force_path_style: true },
-      cache_dir: join(dir, 'cache'),
-    },
+    storage: s3
+      ? {
+          kind: 's3',
+          s3: { bucket: s3.bucket, endpoint: s3.endpoint, region: 'us-east-1', access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, force_path_style: true },
+          cache_dir: join(dir, 'cache'),
+        }
+      : { kind: 'fs', root: join(dir, 'data'), cache_dir: join(dir, 'cache') },
     auth: { admin_api_key: ADMIN_KEY, internal_service_key: 'test-internal-key' },
     // Limits and resend dedup shared by every acceptor and router, as in production.
     limits: { store: 'redis', redis_url: redis.url, key_prefix: redis.prefix },
@@ -178,7 +183,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     for (const s of SERVICES) await spawnService(s);
   } catch (err) {
     for (const s of SERVICES) await stopService(s, 'SIGKILL');
-    await Promise.all([database.drop(), s3.stop(), redis.drop()]);
+    await Promise.all([database.drop(), s3?.stop(), redis.drop()]);
     throw err;
   }
   return {
@@ -232,7 +237,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     async stop() {
       for (const child of extra) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const s of [...SERVICES].reverse()) await stopService(s, 'SIGTERM');
-      await Promise.all([database.drop(), s3.stop(), redis.drop()]);
+      await Promise.all([database.drop(), s3?.stop(), redis.drop()]);
       rmSync(dir, { recursive: true, force: true });
     },
   };
