@@ -83,6 +83,7 @@ export const writerSection = z.strictObject({
   flush_interval: duration('2s').describe('Longest a row waits in the WAL before it is committed to Iceberg.'),
   max_rows_per_file: z.number().int().positive().default(250_000).describe('Rows per Parquet file; larger batches are split.'),
   max_segments_per_round: z.number().int().positive().default(512).describe('Most WAL segments consumed by one commit round.'),
+  max_bytes_per_round: bytes(256 * 1024 * 1024).describe('Most WAL bytes one commit round reads into memory (always at least one segment): bounds the writer\'s memory while it catches up on a backlog of large appended segments.'),
   ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is acknowledged and not stored twice, whichever acceptor it reaches (shared through limits.store).'),
   table_reconcile_interval: duration('5m').describe('How often the tables of every dataset are reconciled with the tenant registry (created, evolved); 0s: only at start.'),
   work_dir: z.string().default('./data/tmp/writer').describe('Local scratch directory for staging Parquet files.'),

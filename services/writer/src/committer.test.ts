@@ -106,6 +106,24 @@ describe('Committer', () => {
     expect(readdirSync(openDir)).toEqual([]);
   });
 
+  it('a round reads at most maxBytesPerRound of segments (at least one); the next round takes the rest', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-budget' });
+    await append(wal, 'umbrella', [40, 41], 490_005);
+    await append(wal, 'umbrella', [42], 490_005);
+    await append(wal, 'umbrella', [43], 490_005);
+    const sizes = (await listSegments(store)).map((s) => s.size);
+    expect(sizes).toHaveLength(3);
+    const c = new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, maxBytesPerRound: sizes[0]! + sizes[1]! });
+    expect(await c.round()).toMatchObject({ segments: 2, rows: 3 });
+    expect(await storedIds('umbrella')).toEqual([40, 41, 42]);
+    // A budget below one segment still takes one.
+    const tight = new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, maxBytesPerRound: 1 });
+    expect(await tight.round()).toMatchObject({ segments: 1, rows: 1 });
+    expect(await storedIds('umbrella')).toEqual([40, 41, 42, 43]);
+    expect(await listSegments(store)).toHaveLength(0);
+    await wal.close();
+  });
+
   it('a corrupt segment is quarantined and does not block the log', async () => {
     const wal = new WalAppender(store, { instanceId: 'acc-test-3' });
     await append(wal, 'acme', [20], 490_003);

@@ -48,6 +48,8 @@ export interface CommitterOptions {
   log: Logger;
   maxRowsPerFile: number;
   maxSegmentsPerRound: number;
+  /** Most segment bytes one round reads (always at least one segment; default unbounded). */
+  maxBytesPerRound?: number;
   walPrefix?: string;
   /** Attribute type pins to check each committed group against (none: not checked). */
   pins?: AttributeTypePins;
@@ -109,7 +111,7 @@ export class Committer {
   async #round(segments?: ObjectInfo[]): Promise<RoundStats> {
     const { store, log } = this.#o;
     const stats: RoundStats = { segments: 0, records: 0, rows: 0, files: 0, commits: 0, skippedRecords: 0 };
-    const claimed = (segments ?? (await this.backlog())).slice(0, this.#o.maxSegmentsPerRound);
+    const claimed = withinBudget((segments ?? (await this.backlog())).slice(0, this.#o.maxSegmentsPerRound), this.#o.maxBytesPerRound ?? Infinity);
     if (claimed.length === 0) return stats;
 
     // Rounds run one after another: nothing reads the last round's segments any more.
@@ -238,6 +240,14 @@ class SegmentsTakenError extends Error {
     super(`${count} WAL segments were already committed`);
     this.count = count;
   }
+}
+
+/** The oldest segments whose sizes add up to at most `maxBytes`, and at least the first one. */
+function withinBudget(segments: ObjectInfo[], maxBytes: number): ObjectInfo[] {
+  let bytes = 0;
+  let n = 0;
+  while (n < segments.length && (n === 0 || bytes + segments[n]!.size <= maxBytes)) bytes += segments[n++]!.size;
+  return n === segments.length ? segments : segments.slice(0, n);
 }
 
 /** A WAL record, the segment it came from (the unit of exactly-once) and its rows as the writer takes them. */

@@ -36,6 +36,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     log,
     maxRowsPerFile: config.writer.max_rows_per_file,
     maxSegmentsPerRound: config.writer.max_segments_per_round,
+    maxBytesPerRound: config.writer.max_bytes_per_round,
     pins: new AttributeTypePins({ db, log }),
   });
 
