@@ -203,4 +203,38 @@ describe('remote write 1.0 from the wire', () => {
       expect(toHttp(wire).status).toBe(400);
     }
   });
+
+  // Label strings are checked as runs of Label messages and decoded only when asked for; these
+  // are the shapes where a valid run does not vouch for each string.
+  describe('invalid UTF-8 that a run of labels would hide', () => {
+    const lenDelim = (field: number, body: Buffer) => Buffer.concat([Buffer.from([(field << 3) | 2, body.length]), body]);
+    const sampleField = lenDelim(2, Buffer.concat([Buffer.from([0x09]), Buffer.alloc(8), Buffer.from([0x10, 0x01])]));
+    const nameLabel = lenDelim(1, Buffer.concat([lenDelim(1, Buffer.from('__name__')), lenDelim(2, Buffer.from('up'))]));
+    const bodyWith = (label: Buffer) => lenDelim(1, Buffer.concat([nameLabel, lenDelim(1, label), sampleField]));
+    const refused = (body: Buffer) => {
+      expect(() => readPlainWriteRequest(body)).toThrow(WireDecodeError);
+      expect(() => decodeRemoteWriteV1(body)).toThrow(/not a valid prometheus\.WriteRequest/);
+      expect(() => remoteWriteV1BodyToRows(body)).toThrow(/not a valid prometheus\.WriteRequest/);
+    };
+
+    it('a value cut inside a character, followed by an unknown field whose tag completes it', () => {
+      // 'ap' + C3 | tag of field 16, varint (80 01) | 00: C3 80 is a valid character across the boundary.
+      const label = Buffer.concat([lenDelim(1, Buffer.from('job')), lenDelim(2, Buffer.from([0x61, 0x70, 0xc3])), Buffer.from([0x80, 0x01, 0x00])]);
+      expect(Buffer.from([0xc3, 0x80]).toString('utf8')).toBe('\u00c0');
+      refused(bodyWith(label));
+    });
+
+    it('an invalid first occurrence of a repeated label field', () => {
+      refused(bodyWith(Buffer.concat([lenDelim(1, Buffer.from([0xff, 0xfe])), lenDelim(1, Buffer.from('job')), lenDelim(2, Buffer.from('api'))])));
+    });
+
+    it('the same label bytes read again give the same labels (the cache key), decoded when asked for', () => {
+      const body = bodyWith(Buffer.concat([lenDelim(1, Buffer.from('job')), lenDelim(2, Buffer.from('çødé'))]));
+      const [a, b] = [readPlainWriteRequest(body)!.timeseries[0]!, readPlainWriteRequest(body)!.timeseries[0]!];
+      expect(a.labelBytes).toBe(b.labelBytes);
+      expect(a.name).toBe('up');
+      expect(a.labels).toEqual([['__name__', 'up'], ['job', 'çødé']]);
+      expect(lines(bothPaths(body).wire)).toEqual(lines(bothPaths(body).reference));
+    });
+  });
 });

@@ -17,17 +17,46 @@
  * cases the caller decodes with protobuf-es instead, so that path's results and error messages
  * stay the reference.
  */
+import { isUtf8 } from 'node:buffer';
 import { BinaryReader, WireType } from '@floe/proto';
 
-export interface WireSeries {
-  labels: Array<readonly [string, string]>;
-  samples: Array<{ value: number; timestamp: bigint }>;
+/**
+ * A series as read from the wire. Its label strings are checked (valid UTF-8) but decoded only
+ * when `labels` is first read: a series whose converted form is cached under its label bytes
+ * needs only its name and samples, and decoding every label of every series was a tenth of the
+ * remote-write path's main thread (strings, arrays and their garbage).
+ */
+export class WireSeries {
+  readonly samples: Array<{ value: number; timestamp: bigint }>;
   /**
    * The series' label fields as sent (each Label message with its tag), one char per byte: the
    * same bytes always decode to the same labels, so it keys a cache of what the labels make
    * without building a key from them.
    */
-  labelBytes: string;
+  readonly labelBytes: string;
+  /** The value of its `__name__` label ('' without one). */
+  readonly name: string;
+  readonly #data: Buffer;
+  /** Per label: name start, name end, value start, value end in #data. */
+  readonly #ranges: number[];
+  #labels: Array<readonly [string, string]> | undefined;
+
+  constructor(data: Buffer, ranges: number[], samples: Array<{ value: number; timestamp: bigint }>, labelBytes: string, name: string) {
+    this.#data = data;
+    this.#ranges = ranges;
+    this.samples = samples;
+    this.labelBytes = labelBytes;
+    this.name = name;
+  }
+
+  get labels(): Array<readonly [string, string]> {
+    if (this.#labels) return this.#labels;
+    const out: Array<readonly [string, string]> = [];
+    const d = this.#data;
+    const g = this.#ranges;
+    for (let i = 0; i < g.length; i += 4) out.push([d.toString('utf8', g[i]!, g[i + 1]!), d.toString('utf8', g[i + 2]!, g[i + 3]!)]);
+    return (this.#labels = out);
+  }
 }
 
 export interface WireMetadata {
@@ -150,21 +179,27 @@ function request(r: Reader): WireWriteRequest | undefined {
 }
 
 function series(r: Reader, end: number): WireSeries | undefined {
-  const labels: Array<readonly [string, string]> = [];
+  const ranges: number[] = [];
   const samples: Array<{ value: number; timestamp: bigint }> = [];
   // Label fields usually come first and together: one slice then; pieces joined otherwise.
   let labelBytes = '';
   let runStart = -1;
   let runEnd = -1;
+  // Whether every string of the labels is known to be valid UTF-8 from its runs' (see below).
+  let runsValid = true;
+  const closeRun = () => {
+    labelBytes += r.data.toString('latin1', runStart, runEnd);
+    runsValid &&= isUtf8(r.data.subarray(runStart, runEnd));
+  };
   while (r.pos < end) {
     const at = r.pos;
     const tag = r.fieldTag();
     const field = tag >>> 3;
     const wt = tag & 7;
     if (field === 1 && wt === WireType.LengthDelimited) {
-      labels.push(label(r, r.fieldEnd(end)));
+      if (!label(r, r.fieldEnd(end), ranges)) runsValid = false;
       if (at !== runEnd) {
-        if (runStart >= 0) labelBytes += r.data.toString('latin1', runStart, runEnd);
+        if (runStart >= 0) closeRun();
         runStart = at;
       }
       runEnd = r.pos;
@@ -174,24 +209,65 @@ function series(r: Reader, end: number): WireSeries | undefined {
     else r.skip(wt, field);
   }
   r.checkEnd(end);
-  if (runStart >= 0) labelBytes += r.data.toString('latin1', runStart, runEnd);
-  return { labels, samples, labelBytes };
+  if (runStart >= 0) closeRun();
+  // A run of Label messages that is valid UTF-8 as a whole holds valid strings only: each string
+  // sits between ASCII bytes (its field tag and one-byte length before it, the next field's tag or
+  // the run's end after it), and no multi-byte character crosses an ASCII byte. A multi-byte
+  // length never passes as UTF-8 (its last byte is ASCII after a byte of 0x80 or more), nor does
+  // a run cut inside a character. Unknown fields in a Label (label() says) void that reasoning:
+  // then, and for runs that fail, each string is checked alone, and invalid text is refused as
+  // protobuf-es refuses it.
+  if (!runsValid) {
+    for (let i = 0; i < ranges.length; i += 2) {
+      if (!isUtf8(r.data.subarray(ranges[i]!, ranges[i + 1]!))) throw new WireDecodeError('invalid UTF-8 in a string field');
+    }
+  }
+  let name = '';
+  for (let i = 0; i < ranges.length; i += 4) {
+    if (isMetricNameLabel(r.data, ranges[i]!, ranges[i + 1]!)) name = r.data.toString('utf8', ranges[i + 2]!, ranges[i + 3]!);
+  }
+  return new WireSeries(r.data, ranges, samples, labelBytes, name);
 }
 
-function label(r: Reader, end: number): readonly [string, string] {
-  let name = '';
-  let value = '';
+const NAME_LABEL = Buffer.from('__name__');
+
+function isMetricNameLabel(data: Buffer, from: number, to: number): boolean {
+  if (to - from !== NAME_LABEL.length) return false;
+  for (let i = 0; i < NAME_LABEL.length; i++) if (data[from + i] !== NAME_LABEL[i]) return false;
+  return true;
+}
+
+/**
+ * A Label message's name and value as byte ranges appended to `ranges` (an absent field is an
+ * empty range, as protobuf's default ''); false when it held a field other than those two.
+ */
+function label(r: Reader, end: number, ranges: number[]): boolean {
+  let nameFrom = end;
+  let nameTo = end;
+  let valueFrom = end;
+  let valueTo = end;
+  let plain = true;
   while (r.pos < end) {
     const tag = r.fieldTag();
     const field = tag >>> 3;
     const wt = tag & 7;
-    if (field === 1 && wt === WireType.LengthDelimited) name = r.text();
-    else if (field === 2 && wt === WireType.LengthDelimited) value = r.text();
-    else if (field === 1 || field === 2) throw wrongType(field, wt);
-    else r.skip(wt, field);
+    if ((field === 1 || field === 2) && wt === WireType.LengthDelimited) {
+      const to = r.fieldEnd(end);
+      // The last occurrence of a field wins, as in protobuf; an earlier one must be valid text too.
+      const [from0, to0] = field === 1 ? [nameFrom, nameTo] : [valueFrom, valueTo];
+      if (from0 !== end && !isUtf8(r.data.subarray(from0, to0))) throw new WireDecodeError('invalid UTF-8 in a string field');
+      if (field === 1) [nameFrom, nameTo] = [r.pos, to];
+      else [valueFrom, valueTo] = [r.pos, to];
+      r.pos = to;
+    } else if (field === 1 || field === 2) throw wrongType(field, wt);
+    else {
+      r.skip(wt, field);
+      plain = false;
+    }
   }
   r.checkEnd(end);
-  return [name, value];
+  ranges.push(nameFrom, nameTo, valueFrom, valueTo);
+  return plain;
 }
 
 function sample(r: Reader, end: number): { value: number; timestamp: bigint } {

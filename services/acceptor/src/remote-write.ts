@@ -11,7 +11,7 @@ import {
 import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
 import { ColumnBatchBuilder, Lru, type Leaf, type RowTemplate } from '@floe/storage';
-import { readPlainWriteRequest, WireDecodeError, type WireWriteRequest } from './remote-write-wire.ts';
+import { readPlainWriteRequest, WireDecodeError, type WireSeries, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
 import { REMOTE_WRITE_SCOPE } from '@floe/query';
@@ -655,7 +655,7 @@ export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMe
       samples: ts.samples,
       histograms: ts.histograms,
       exemplars: ts.exemplars.map((e) => ({ labels: e.labels.map((l) => [l.name, l.value] as const), value: e.value, timestamp: e.timestamp })),
-      meta: metaOf(labels),
+      meta: metaOf(metricNameOf(labels)),
       created: 0n,
     });
   }
@@ -679,10 +679,37 @@ export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMet
   if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope);
   const metaOf = v1Metadata(plain.metadata, cache, scope);
   const out = new Converter();
-  for (const ts of plain.timeseries) {
-    out.series({ labels: ts.labels, samples: ts.samples, histograms: NONE, exemplars: NONE, meta: metaOf(ts.labels), created: 0n, labelBytes: ts.labelBytes });
-  }
+  for (const ts of plain.timeseries) out.series(new WireSeriesIn(ts, metaOf(ts.name)));
   return out.result();
+}
+
+/** The value of the `__name__` label (the last one, as the wire reader takes it), '' without one. */
+function metricNameOf(labels: ReadonlyArray<readonly [string, string]>): string {
+  let name = '';
+  for (const [k, v] of labels) if (k === '__name__') name = v;
+  return name;
+}
+
+/** A series read from the wire, its labels decoded only when asked for (a cache miss, an error). */
+class WireSeriesIn implements SeriesIn {
+  readonly #wire: WireSeries;
+  readonly meta: PromMetadata | undefined;
+  readonly samples: WireSeries['samples'];
+  readonly labelBytes: string;
+  readonly histograms = NONE;
+  readonly exemplars = NONE;
+  readonly created = 0n;
+
+  constructor(wire: WireSeries, meta: PromMetadata | undefined) {
+    this.#wire = wire;
+    this.meta = meta;
+    this.samples = wire.samples;
+    this.labelBytes = wire.labelBytes;
+  }
+
+  get labels(): ReadonlyArray<readonly [string, string]> {
+    return this.#wire.labels;
+  }
 }
 
 /**
@@ -693,7 +720,7 @@ function v1Metadata(
   metadata: ReadonlyArray<{ type: number; metricFamilyName: string; help: string; unit: string }>,
   cache: RemoteWriteMetadata | undefined,
   scope: string,
-): (labels: ReadonlyArray<readonly [string, string]>) => PromMetadata | undefined {
+): (name: string) => PromMetadata | undefined {
   const local = new Map<string, PromMetadata>();
   for (const m of metadata) {
     if (m.metricFamilyName === '') continue;
@@ -704,9 +731,7 @@ function v1Metadata(
   const lookup = (family: string) => local.get(family) ?? cache?.get(scope, family);
   // A request's series share a few names (a family's _bucket, _sum, _count…): each is looked up once.
   const byName = new Map<string, PromMetadata | undefined>();
-  return (labels) => {
-    let name = '';
-    for (const [k, v] of labels) if (k === '__name__') name = v;
+  return (name) => {
     if (!name) return undefined;
     if (byName.has(name)) return byName.get(name);
     const meta = familyMetadata(name, lookup);
