@@ -83,11 +83,8 @@ export class FsObjectStore implements ObjectStore {
     this.appendables = new FsAppendables({
       root: this.root,
       localPath: (key) => this.localPath(key),
-      ensureDir: async (dir) => {
-        // The root first, durably, as for temp files: objects sealed directly under it need it.
-        await this.#ensureDir(this.root);
-        await this.#ensureDir(dir);
-      },
+      // Durable mkdir -p: a created root's entry is fsynced into its parent too.
+      ensureDir: (dir) => this.#ensureDir(dir),
       fsyncDir,
       put: (key, body) => this.put(key, body),
     });

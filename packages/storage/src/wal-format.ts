@@ -135,40 +135,18 @@ export function decodeSegment(bytes: Uint8Array, segment: string): WalRecord[] {
 
   const records: WalRecord[] = [];
   let o = SEGMENT_HEADER_BYTES;
-  const need = (n: number, what: string, index: number) => {
-    if (o + n > bytes.byteLength) {
-      fail(o, `truncated in record ${index} of ${of}: ${what} needs ${n} bytes, ${bytes.byteLength - o} left`);
-    }
-  };
   for (let index = 0; openEnded ? o < bytes.byteLength : index < count; index++) {
-    const start = o;
-    need(4, 'header length', index);
-    const headerLen = view.getUint32(o, true);
-    if (headerLen > MAX_HEADER_BYTES) fail(o, `record ${index}: header length ${headerLen} exceeds ${MAX_HEADER_BYTES}`);
-    o += 4;
-    need(headerLen, 'header', index);
-    const headerBytes = bytes.subarray(o, o + headerLen);
-    o += headerLen;
-    need(4, 'payload length', index);
-    const payloadLen = view.getUint32(o, true);
-    o += 4;
-    need(payloadLen, 'payload', index);
-    const payload = bytes.subarray(o, o + payloadLen);
-    o += payloadLen;
-    need(4, 'crc', index);
-    const stored = view.getUint32(o, true);
-    const computed = crc32(payload, crc32(headerBytes));
-    if (stored !== computed) {
-      fail(start, `record ${index}: CRC mismatch (stored 0x${hex(stored)}, computed 0x${hex(computed)})`);
-    }
-    o += 4;
+    const f = frameAt(bytes, view, o);
+    if ('fault' in f) return fail(f.at, f.truncated ? `truncated in record ${index} of ${of}: ${f.fault}` : `record ${index}: ${f.fault}`);
+    const { headerBytes, payload, end } = f;
     let header: WalRecordHeader;
     try {
       header = validateRecordHeader(JSON.parse(decoder.decode(headerBytes)));
     } catch (err) {
-      return fail(start, `record ${index}: invalid header (${err instanceof Error ? err.message : String(err)})`);
+      return fail(o, `record ${index}: invalid header (${err instanceof Error ? err.message : String(err)})`);
     }
     records.push({ header, payload });
+    o = end;
   }
   if (o !== bytes.byteLength) fail(o, `${bytes.byteLength - o} unexpected bytes after the last of ${count} records`);
   return records;
@@ -187,19 +165,51 @@ export function segmentPrefixLength(bytes: Uint8Array): { bytes: number; records
   let o = SEGMENT_HEADER_BYTES;
   let records = 0;
   for (;;) {
-    if (o + 4 > bytes.byteLength) break;
-    const headerLen = view.getUint32(o, true);
-    if (headerLen > MAX_HEADER_BYTES || o + 4 + headerLen + 4 > bytes.byteLength) break;
-    const headerBytes = bytes.subarray(o + 4, o + 4 + headerLen);
-    const payloadLen = view.getUint32(o + 4 + headerLen, true);
-    const payloadAt = o + 8 + headerLen;
-    if (payloadAt + payloadLen + 4 > bytes.byteLength) break;
-    const payload = bytes.subarray(payloadAt, payloadAt + payloadLen);
-    if (view.getUint32(payloadAt + payloadLen, true) !== crc32(payload, crc32(headerBytes))) break;
-    o = payloadAt + payloadLen + 4;
+    const f = frameAt(bytes, view, o);
+    if ('fault' in f) return { bytes: o, records };
+    o = f.end;
     records++;
   }
-  return { bytes: o, records };
+}
+
+interface Frame {
+  headerBytes: Uint8Array;
+  payload: Uint8Array;
+  /** Offset just after the frame's CRC. */
+  end: number;
+}
+
+/** Why the bytes at an offset are no whole, verified frame; `truncated` when they stop short. */
+interface FrameFault {
+  fault: string;
+  at: number;
+  truncated: boolean;
+}
+
+/** The record frame at `o` (views into `bytes`), its CRC verified, or why it is not one. */
+function frameAt(bytes: Uint8Array, view: DataView, o: number): Frame | FrameFault {
+  const start = o;
+  const short = (n: number, what: string): FrameFault | undefined =>
+    o + n > bytes.byteLength ? { fault: `${what} needs ${n} bytes, ${bytes.byteLength - o} left`, at: o, truncated: true } : undefined;
+  let cut = short(4, 'header length');
+  if (cut) return cut;
+  const headerLen = view.getUint32(o, true);
+  if (headerLen > MAX_HEADER_BYTES) return { fault: `header length ${headerLen} exceeds ${MAX_HEADER_BYTES}`, at: o, truncated: false };
+  o += 4;
+  if ((cut = short(headerLen, 'header'))) return cut;
+  const headerBytes = bytes.subarray(o, o + headerLen);
+  o += headerLen;
+  if ((cut = short(4, 'payload length'))) return cut;
+  const payloadLen = view.getUint32(o, true);
+  o += 4;
+  if ((cut = short(payloadLen, 'payload'))) return cut;
+  const payload = bytes.subarray(o, o + payloadLen);
+  o += payloadLen;
+  if ((cut = short(4, 'crc'))) return cut;
+  const stored = view.getUint32(o, true);
+  const computed = crc32(payload, crc32(headerBytes));
+  if (stored !== computed) return { fault: `CRC mismatch (stored 0x${hex(stored)}, computed 0x${hex(computed)})`, at: start, truncated: false };
+  return { headerBytes, payload, end: o + 4 };
 }
 
 function hex(n: number): string {
