@@ -95,6 +95,12 @@ describe('plain series, target_info, delta temporality and query demand', () => 
     }
   });
 
+  it('puts series in order of their ids, whatever order the rows came in', () => {
+    const row = (id: string) => ({ series_id: id, metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, point_attr_str: { id }, t: Float64Array.of(1000), v: Float64Array.of(1), stale_t: null });
+    const ids = ['ffffffff00000001', '00000000ffffffff', 'e34f44d110a6a364', 'e34f44d110a6a363'];
+    expect(buildPlainSeries(ids.map(row)).map((s) => s.labels.id)).toEqual([...ids].sort());
+  });
+
   it('makes target_info from resource attributes, job and instance from the service attributes', () => {
     const series = buildTargetInfo([
       {

@@ -519,32 +519,18 @@ function gallop(t: Float64Array, from: number, to: number, x: number, orEqual: b
   return hi;
 }
 
-/**
- * Merges the ascending runs [lo, mid) and [mid, hi) of src into dst, the left one first on ties,
- * moving whole blocks: a series' runs interleave in blocks of a file's or row group's points.
- */
-function mergeRuns(srcT: Float64Array, srcV: Float64Array, lo: number, mid: number, hi: number, dstT: Float64Array, dstV: Float64Array): void {
-  let i = lo;
-  let j = mid;
-  let k = lo;
-  const move = (from: number, to: number) => {
-    dstT.set(srcT.subarray(from, to), k);
-    dstV.set(srcV.subarray(from, to), k);
-    k += to - from;
-  };
-  while (i < mid && j < hi) {
-    if (srcT[j]! < srcT[i]!) {
-      const end = gallop(srcT, j, hi, srcT[i]!, false);
-      move(j, end);
-      j = end;
-    } else {
-      const end = gallop(srcT, i, mid, srcT[j]!, true);
-      move(i, end);
-      i = end;
+/** Copies src[from, to) of both arrays to dst at k; returns the end. Short blocks by a loop: a subarray view costs more. */
+function copyBlock(srcT: Float64Array, srcV: Float64Array, from: number, to: number, dstT: Float64Array, dstV: Float64Array, k: number): number {
+  if (to - from <= 64) {
+    for (let i = from; i < to; i++, k++) {
+      dstT[k] = srcT[i]!;
+      dstV[k] = srcV[i]!;
     }
+    return k;
   }
-  if (i < mid) move(i, mid);
-  else if (j < hi) move(j, hi);
+  dstT.set(srcT.subarray(from, to), k);
+  dstV.set(srcV.subarray(from, to), k);
+  return k + (to - from);
 }
 
 /** Scratch buffers for sorting, reused from series to series (allocating them per series cost more than the sort). */
@@ -554,42 +540,55 @@ let scratchV = new Float64Array(0);
 /**
  * Sorts times and values by time in place, stably (of equal times the later one stays later).
  * The lists come from an unordered aggregate over files sorted by series and time, so they are a
- * few ascending runs (one per file or row group, interleaved by the scan's threads), merged
- * bottom-up block by block (runs over disjoint ranges move whole).
+ * few ascending runs (one per file or row group, or several files' back to back), merged all at
+ * once: a heap of the runs by their next time, and the run on top gives up the whole block that
+ * comes before the next run's time. Each block moves once, so a day of hourly files costs about
+ * one copy of the points and a few heap steps per file.
  */
 function sortByTime(t: Float64Array, v: Float64Array): void {
   const n = t.length;
-  let runs = [0];
-  for (let i = 1; i < n; i++) if (t[i]! < t[i - 1]!) runs.push(i);
-  if (runs.length === 1) return;
-  runs.push(n);
+  const starts = [0];
+  for (let i = 1; i < n; i++) if (t[i]! < t[i - 1]!) starts.push(i);
+  const k = starts.length;
+  if (k === 1) return;
   if (scratchT.length < n) {
     scratchT = new Float64Array(Math.max(n, 2 * scratchT.length));
     scratchV = new Float64Array(scratchT.length);
   }
-  let srcT: Float64Array = t;
-  let srcV: Float64Array = v;
-  let dstT: Float64Array = scratchT.subarray(0, n);
-  let dstV: Float64Array = scratchV.subarray(0, n);
-  while (runs.length > 2) {
-    const next = [0];
-    for (let r = 0; r + 1 < runs.length; r += 2) {
-      const hi = r + 2 < runs.length ? runs[r + 2]! : runs[r + 1]!;
-      mergeRuns(srcT, srcV, runs[r]!, runs[r + 1]!, hi, dstT, dstV);
-      next.push(hi);
+  const pos = starts;
+  const end = [...starts.slice(1), n];
+  // A binary min-heap of run indexes by (next time, run index): of equal times the earlier run's first.
+  const heap = Array.from({ length: k }, (_, r) => r);
+  const less = (a: number, b: number) => t[pos[a]!]! < t[pos[b]!]! || (t[pos[a]!]! === t[pos[b]!]! && a < b);
+  const down = (i: number) => {
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= heap.length) return;
+      const c = l + 1 < heap.length && less(heap[l + 1]!, heap[l]!) ? l + 1 : l;
+      if (!less(heap[c]!, heap[i]!)) return;
+      [heap[c], heap[i]] = [heap[i]!, heap[c]!];
+      i = c;
     }
-    runs = next;
-    const [t2, v2] = [srcT, srcV];
-    srcT = dstT;
-    srcV = dstV;
-    dstT = t2;
-    dstV = v2;
+  };
+  for (let i = (k >> 1) - 1; i >= 0; i--) down(i);
+  let out = 0;
+  while (heap.length > 1) {
+    const r = heap[0]!;
+    // The top's second-smallest rival is a child of the root.
+    const next = heap.length > 2 && less(heap[2]!, heap[1]!) ? heap[2]! : heap[1]!;
+    const stop = gallop(t, pos[r]!, end[r]!, t[pos[next]!]!, r < next);
+    out = copyBlock(t, v, pos[r]!, stop, scratchT, scratchV, out);
+    pos[r] = stop;
+    if (stop === end[r]) heap[0] = heap.pop()!;
+    down(0);
   }
-  if (srcT !== t) {
-    t.set(srcT);
-    v.set(srcV);
-  }
+  const last = heap[0]!;
+  copyBlock(t, v, pos[last]!, end[last]!, scratchT, scratchV, out);
+  t.set(scratchT.subarray(0, n));
+  v.set(scratchV.subarray(0, n));
 }
+
+const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
 /** A list value as a Float64Array (zero-copy for an Arrow Float64 vector without nulls); NULL is empty. */
 function floatList(v: unknown): Float64Array {
@@ -614,7 +613,9 @@ export function buildPlainSeries(rows: Iterable<SeriesPointsRow>): RawSeries[];
 export function buildPlainSeries<R extends PointLists>(rows: Iterable<R>, labelsOf: (row: R) => Labels): RawSeries[];
 export function buildPlainSeries(rows: Iterable<PointLists>, labelsOf: (row: PointLists) => Labels = (r) => plainSeriesLabels(r as SeriesPointsRow)): RawSeries[] {
   const out: RawSeries[] = [];
-  for (const r of rows) {
+  // By id, so a query's series (and the order its sums add them in) do not depend on the scan.
+  const ordered = [...rows].sort((a, b) => compareIds(String(a.series_id), String(b.series_id)));
+  for (const r of ordered) {
     const times = floatList(r.t);
     if (times.length === 0) continue;
     const values = floatList(r.v);

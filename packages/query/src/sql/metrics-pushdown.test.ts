@@ -157,7 +157,7 @@ describe('series ids read as two UINTEGER halves', () => {
       // Only the odd ones travel as text.
       expect(listed.filter((r) => r.series_text !== null).map((r) => r.series_text).sort()).toEqual(['', 'ABCDEF0123456789', 'e34f44d110a6a36', "s1' --"]);
       const lists = await db.run(planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: [{ metricNames: ['mem'], matchers: [] }], ...base, otelLabels: false, labels: false }, METRICS_DB));
-      expect(lists.map((r) => [idOf(r), Array.from(r.v as ArrayLike<number>)])).toEqual(ids.map((id, i) => [id, [i]]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
+      expect(lists.map((r) => [idOf(r), Array.from(r.v as ArrayLike<number>)]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1))).toEqual(ids.map((id, i) => [id, [i]]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
     } finally {
       db.close();
     }
