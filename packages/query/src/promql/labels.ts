@@ -30,12 +30,15 @@ export interface GroupOf {
  * (the router caches them), so a dashboard's aggregations find their groups already made.
  */
 const groupsOf = new WeakMap<Labels, Map<string, GroupOf>>();
+/** Each grouping's key in groupsOf, made once per query's AST node, not once per series and step. */
+const specs = new WeakMap<Grouping, string>();
 const NO_GROUPING: GroupOf = { labels: makeLabels(), key: labelsKey(makeLabels()) };
 
 /** The group of `l` under an aggregation's `by` / `without` (none: the one group of everything). */
 export function groupOf(l: Labels, grouping: Grouping | undefined): GroupOf {
   if (!grouping) return NO_GROUPING;
-  const spec = `${grouping.without ? '-' : '+'}${grouping.labels.join('\u0000')}`;
+  let spec = specs.get(grouping);
+  if (spec === undefined) specs.set(grouping, (spec = `${grouping.without ? '-' : '+'}${grouping.labels.join('\u0000')}`));
   let byLabels = groupsOf.get(l);
   if (!byLabels) groupsOf.set(l, (byLabels = new Map()));
   let g = byLabels.get(spec);
