@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { errorCode } from './errors.ts';
 import { validateKey } from './keys.ts';
 import type { AppendableObject, AppendableObjects } from './object-store.ts';
-import { writePartsSync } from './write-parts.ts';
+import { totalBytes, writePartsSync } from './write-parts.ts';
 
 const fdatasync = promisify(fdatasyncCallback);
 
@@ -38,8 +38,6 @@ export interface AppendableHost {
   fsyncDir(dir: string): Promise<void>;
   put(key: string, body: Uint8Array): Promise<void>;
 }
-
-const total = (parts: readonly Uint8Array[]) => parts.reduce((n, p) => n + p.byteLength, 0);
 
 export class FsAppendables implements AppendableObjects {
   readonly #host: AppendableHost;
@@ -62,7 +60,7 @@ export class FsAppendables implements AppendableObjects {
       // The data and the new directory entry: without the second a crash could lose the file.
       await Promise.all([fdatasync(fd), this.#host.fsyncDir(this.#dir)]);
       ok = true;
-      return new FsAppendable(this.#host, key, file, fd, st.ino, st.dev, total(first));
+      return new FsAppendable(this.#host, key, file, fd, st.ino, st.dev, totalBytes(first));
     } finally {
       if (!ok) {
         closeSync(fd);
@@ -160,7 +158,7 @@ class FsAppendable implements AppendableObject {
       this.#failed = true;
       throw new Error(`${this.key}: taken over by recovery while appending`);
     }
-    this.#size += total(parts);
+    this.#size += totalBytes(parts);
   }
 
   async seal(): Promise<void> {

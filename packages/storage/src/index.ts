@@ -43,7 +43,7 @@ export { LocalFileCache } from './file-cache.ts';
 export type { CacheLease, LocalFileCacheOptions, LocalFileCacheStats } from './file-cache.ts';
 
 export type { WalRecord, WalRecordHeader } from './wal-format.ts';
-export { decodeSegment, frameRecord, OPEN_ENDED_COUNT, segmentHeader, segmentPrefixLength, WAL_VERSION } from './wal-format.ts';
+export { decodeSegment, frameRecord, WAL_VERSION } from './wal-format.ts';
 export { WalAppender } from './wal-appender.ts';
 export type { WalAppenderOptions, WalAppendResult } from './wal-appender.ts';
 export {

@@ -118,17 +118,9 @@ export function decodeSegment(bytes: Uint8Array, segment: string): WalRecord[] {
   const fail = (offset: number, reason: string): never => {
     throw new WalCorruptionError(segment, offset, reason);
   };
-  if (bytes.byteLength < SEGMENT_HEADER_BYTES) {
-    fail(0, `truncated: ${bytes.byteLength} bytes is shorter than the ${SEGMENT_HEADER_BYTES}-byte segment header`);
-  }
-  for (let i = 0; i < WAL_MAGIC.length; i++) {
-    if (bytes[i] !== WAL_MAGIC[i]) fail(0, 'bad magic (not a Floe WAL segment)');
-  }
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = view.getUint16(4, true);
-  if (version !== WAL_VERSION) fail(4, `unsupported format version ${version} (this reader knows ${WAL_VERSION})`);
-  const flags = view.getUint16(6, true);
-  if (flags !== 0) fail(6, `unknown flags 0x${flags.toString(16)}`);
+  const bad = headerFault(bytes, view);
+  if (bad) fail(bad.at, bad.fault);
   const count = view.getUint32(8, true);
   const openEnded = count === OPEN_ENDED_COUNT;
   const of = openEnded ? 'an open-ended segment' : String(count);
@@ -158,10 +150,8 @@ export function decodeSegment(bytes: Uint8Array, segment: string): WalRecord[] {
  * writer died, possibly in the middle of an append.
  */
 export function segmentPrefixLength(bytes: Uint8Array): { bytes: number; records: number } {
-  if (bytes.byteLength < SEGMENT_HEADER_BYTES) return { bytes: 0, records: 0 };
-  for (let i = 0; i < WAL_MAGIC.length; i++) if (bytes[i] !== WAL_MAGIC[i]) return { bytes: 0, records: 0 };
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (view.getUint16(4, true) !== WAL_VERSION || view.getUint16(6, true) !== 0 || view.getUint32(8, true) !== OPEN_ENDED_COUNT) return { bytes: 0, records: 0 };
+  if (headerFault(bytes, view) || view.getUint32(8, true) !== OPEN_ENDED_COUNT) return { bytes: 0, records: 0 };
   let o = SEGMENT_HEADER_BYTES;
   let records = 0;
   for (;;) {
@@ -170,6 +160,19 @@ export function segmentPrefixLength(bytes: Uint8Array): { bytes: number; records
     o = f.end;
     records++;
   }
+}
+
+/** Why `bytes` does not start with a segment header this reader knows (its magic, version, flags), or undefined. */
+function headerFault(bytes: Uint8Array, view: DataView): { fault: string; at: number } | undefined {
+  if (bytes.byteLength < SEGMENT_HEADER_BYTES) {
+    return { fault: `truncated: ${bytes.byteLength} bytes is shorter than the ${SEGMENT_HEADER_BYTES}-byte segment header`, at: 0 };
+  }
+  for (let i = 0; i < WAL_MAGIC.length; i++) if (bytes[i] !== WAL_MAGIC[i]) return { fault: 'bad magic (not a Floe WAL segment)', at: 0 };
+  const version = view.getUint16(4, true);
+  if (version !== WAL_VERSION) return { fault: `unsupported format version ${version} (this reader knows ${WAL_VERSION})`, at: 4 };
+  const flags = view.getUint16(6, true);
+  if (flags !== 0) return { fault: `unknown flags 0x${flags.toString(16)}`, at: 6 };
+  return undefined;
 }
 
 interface Frame {

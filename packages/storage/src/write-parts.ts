@@ -17,7 +17,8 @@ function unwritten(slice: readonly Uint8Array[], done: number): Uint8Array[] {
   return rest;
 }
 
-const total = (parts: readonly Uint8Array[]) => parts.reduce((n, p) => n + p.byteLength, 0);
+/** Bytes of the parts end to end. */
+export const totalBytes = (parts: readonly Uint8Array[]) => parts.reduce((n, p) => n + p.byteLength, 0);
 
 /**
  * Writes the parts one after the other at the handle's position, with writev, IOV_MAX at a
@@ -28,7 +29,7 @@ export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): 
   for (let i = 0; i < parts.length; i += IOV_MAX) {
     const slice = parts.slice(i, i + IOV_MAX);
     const done = (await fh.writev(slice)).bytesWritten;
-    if (done === total(slice)) continue;
+    if (done === totalBytes(slice)) continue;
     for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
   }
 }
@@ -38,7 +39,7 @@ export function writePartsSync(fd: number, parts: readonly Uint8Array[]): void {
   for (let i = 0; i < parts.length; i += IOV_MAX) {
     const slice = parts.slice(i, i + IOV_MAX);
     const done = writevSync(fd, slice);
-    if (done === total(slice)) continue;
+    if (done === totalBytes(slice)) continue;
     for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray(writeSync(fd, rest));
   }
 }

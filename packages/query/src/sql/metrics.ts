@@ -272,9 +272,9 @@ export function planMetricSeriesLabels(ir: MetricSeriesLabels, table: PlannerTab
  * ordered aggregate costs DuckDB a sort, ~3x this query, so the reader sorts the few series that
  * need it) and `stale_t`, the times of staleness markers, or NULL. The rows come in no order
  * either: sorting them cost DuckDB a move of every list (a tenth of a day's read of 500 series),
- * and buildPlainSeries orders the few rows by id. Lists of doubles travel as
- * Arrow Float64 buffers end to end (the querier copies them without a JS value per point), where
- * text cost DuckDB a shortest-round-trip print of every value and the router a parse.
+ * and buildPlainSeries orders the rows, one per series, by id. Lists of doubles travel as Arrow
+ * Float64 buffers end to end (the querier copies them without a JS value per point), where text
+ * cost DuckDB a shortest-round-trip print of every value and the router a parse.
  */
 export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTable): PlannedQuery {
   checkTable(table, 'metrics');
