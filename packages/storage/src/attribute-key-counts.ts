@@ -43,7 +43,8 @@ export function attributeKeyCounts(table: TableDef, batches: readonly ColumnBatc
     for (const { leaf, type } of keyLeaves) {
       let byKey = counts.get(type);
       if (!byKey) counts.set(type, (byKey = new Map()));
-      countKeys(batch.leaves[leaf]!.values, byKey);
+      const l = batch.leaves[leaf]!;
+      countKeys(l.values, byKey, l.runs && fragmentWeights(l.defs, l.reps!, l.runs));
     }
   }
   const out: AttributeTypeCount[] = [];
@@ -51,11 +52,26 @@ export function attributeKeyCounts(table: TableDef, batches: readonly ColumnBatc
   return out;
 }
 
-/** PLAIN strings (a 4-byte little-endian length, then the UTF-8 bytes) of one key leaf. */
-function countKeys(values: Uint8Array, byKey: Map<string, Tally>): void {
+/**
+ * A run leaf's weight per key (map keys are required: every level at definition level 2 is one):
+ * the row count of the run whose fragment holds it.
+ */
+function fragmentWeights(defs: Uint8Array, reps: Uint8Array, runs: Uint32Array): Uint32Array {
+  let keys = 0;
+  for (let k = 0; k < defs.length; k++) if (defs[k] === 2) keys++;
+  const weights = new Uint32Array(keys);
+  for (let k = 0, f = -1, i = 0; k < defs.length; k++) {
+    if (reps[k] === 0) f++;
+    if (defs[k] === 2) weights[i++] = runs[f]!;
+  }
+  return weights;
+}
+
+/** PLAIN strings (a 4-byte little-endian length, then the UTF-8 bytes) of one key leaf; key i counts weights[i] times when given. */
+function countKeys(values: Uint8Array, byKey: Map<string, Tally>, weights?: Uint32Array): void {
   const buf = Buffer.from(values.buffer, values.byteOffset, values.byteLength);
   let prev: Tally | undefined;
-  for (let p = 0; p < buf.length; ) {
+  for (let p = 0, i = 0; p < buf.length; i++) {
     const start = p + 4;
     const n = buf.readUInt32LE(p);
     p = start + n;
@@ -66,7 +82,7 @@ function countKeys(values: Uint8Array, byKey: Map<string, Tally>): void {
       if (!t) byKey.set(key, (t = { key, bytes: buf.slice(start, p), count: 0, next: undefined }));
       if (prev) prev.next = t;
     }
-    t.count++;
+    t.count += weights ? weights[i]! : 1;
     prev = t;
   }
 }

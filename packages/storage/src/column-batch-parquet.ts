@@ -1,5 +1,5 @@
 import { open } from 'node:fs/promises';
-import { columnLeaves, type BatchSchemaInfo, type ColumnBatchView, type LeafShape, type LeafType } from './column-batch.ts';
+import { columnLeaves, plainBatch, type BatchSchemaInfo, type ColumnBatchView, type LeafShape, type LeafType } from './column-batch.ts';
 import {
   bitWidth,
   dataPageHeader,
@@ -91,8 +91,10 @@ interface ChunkMeta {
 }
 
 /** Writes the batches (one schema, read by readColumnBatch) to `path`; returns the row count. */
-export async function writeColumnBatchParquet(path: string, batches: readonly ColumnBatchView[]): Promise<number> {
-  if (batches.length === 0) throw new TypeError('no column batches to write');
+export async function writeColumnBatchParquet(path: string, views: readonly ColumnBatchView[]): Promise<number> {
+  if (views.length === 0) throw new TypeError('no column batches to write');
+  // Pages hold every row's levels and values: run leaves are written out row by row.
+  const batches = views.map(plainBatch);
   const info = batches[0]!.schema;
   const { elements, leaves } = layout(info);
   for (const b of batches) if (b.schema !== info) throw new TypeError('column batches of different schemas in one file');

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { columnLeaves, readColumnBatch } from './column-batch.ts';
+import { columnLeaves, plainBatch, readColumnBatch } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 
 /**
@@ -45,7 +45,7 @@ const doubleValue = (v: number): number | string => (Number.isFinite(v) ? v : St
  * Synchronous and without DuckDB; for tests of converters that write columns directly.
  */
 export function columnBatchValues(payload: Uint8Array): Record<string, unknown>[] {
-  const view = readColumnBatch(payload);
+  const view = plainBatch(readColumnBatch(payload));
   const rows: Record<string, unknown>[] = Array.from({ length: view.rows }, () => ({}));
   const cursors = view.leaves.map((leaf, i) => ({ leaf, shape: view.schema.leaves[i]!, k: 0, vp: 0, dv: new DataView(leaf.values.buffer, leaf.values.byteOffset, leaf.values.byteLength) }));
   type Cursor = (typeof cursors)[number];

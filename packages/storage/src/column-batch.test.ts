@@ -216,6 +216,48 @@ describe('column batches', () => {
     expect(() => ColumnBatchBuilder.forTable(tracesTable).appendTemplate(t)).toThrow(/another schema/);
   });
 
+  it('keeps the columns rows share once per run, and reads them back as every row', () => {
+    const rows = Array.from({ length: 60 }, (_, i) => span(i));
+    // Three runs of rows that share a resource (20, 1 and 39 rows), as a transcoder writes them.
+    const runs = [rows.slice(0, 20), rows.slice(20, 21), rows.slice(21)].map((run) =>
+      run.map((r) => ({ ...r, service_name: run[0]!.service_name, resource_attr_str: run[0]!.resource_attr_str })),
+    );
+    const shared = new Set(['service_name', 'resource_attr_str']);
+    const withRuns = ColumnBatchBuilder.forTable(tracesTable);
+    const plain = ColumnBatchBuilder.forTable(tracesTable);
+    for (const run of runs) {
+      withRuns.addRows(run, shared);
+      for (const r of run) plain.addRow(r);
+    }
+    const a = withRuns.finish();
+    const b = plain.finish();
+    expect(a.length).toBeLessThan(b.length);
+    const view = readColumnBatch(a);
+    const names = view.schema.leafNames;
+    const runLeaves = names.filter((_, i) => view.leaves[i]!.runs);
+    expect(runLeaves).toEqual(['service_name', 'resource_attr_str.key', 'resource_attr_str.value']);
+    expect([...view.leaves[names.indexOf('service_name')]!.runs!]).toEqual([20, 1, 39]);
+    expect(columnBatchValues(a)).toEqual(columnBatchValues(b));
+
+    // A leaf with plain rows after its runs is written plain: payloads hold one kind per leaf.
+    withRuns.clear();
+    withRuns.addRows(runs[0]!, shared);
+    for (const r of runs[1]!) withRuns.addRow(r);
+    const mixed = withRuns.finish();
+    expect(readColumnBatch(mixed).leaves.some((l) => l.runs)).toBe(false);
+    expect(columnBatchValues(mixed)).toEqual(columnBatchValues(b).slice(0, 21));
+
+    // Runs that do not add up to the batch's rows, or a run of no rows: refused.
+    // The run table (a count, then a row count per run) sits just before the leaf's levels.
+    const at = view.leaves[names.indexOf('service_name')]!.defs.byteOffset - a.byteOffset - 16;
+    const short = a.slice();
+    new DataView(short.buffer).setUint32(at + 4, 19, true);
+    expect(() => readColumnBatch(short)).toThrow(/leaf service_name: runs of 59 rows, the batch has 60/);
+    const empty = a.slice();
+    new DataView(empty.buffer).setUint32(at + 8, 0, true);
+    expect(() => readColumnBatch(empty)).toThrow(/leaf service_name: a run of no rows/);
+  });
+
   it('refuses malformed payloads', () => {
     const b = ColumnBatchBuilder.forTable(tracesTable);
     b.addRow(span(1));

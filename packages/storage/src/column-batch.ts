@@ -11,10 +11,16 @@ import { copyBytes, viewOf } from './byte-ranges.ts';
  * mostly copies from the request, and the writer copies values without looking at them.
  *
  * Payload layout (integers u32 little-endian):
- *   "FCB1" | rows | schemaLen | schema (UTF-8 JSON of the BatchSchema) | leafCount |
+ *   "FCB2" | rows | schemaLen | schema (UTF-8 JSON of the BatchSchema) | leafCount |
  *   leafCount × (levelCount, valueBytes) |
- *   per leaf: definition levels (levelCount bytes), repetition levels (levelCount bytes, only
- *   for leaves inside a map or list), values (valueBytes)
+ *   per leaf: [runs] definition levels (levelCount bytes), repetition levels (levelCount bytes,
+ *   only for leaves inside a map or list), values (valueBytes)
+ * A leaf whose levelCount has its top bit set is a run leaf: its levels and values are
+ * fragments, one row's worth each, and `runs` (a count F, then F row counts) says how many rows
+ * in a row each fragment stands for. The columns a resource or scope gives all its rows (service
+ * name, resource and scope attributes: half a log record's levels) travel once per run, not once
+ * per row, and the writer's dictionary and copies work per fragment. "FCB1" payloads (written
+ * before run leaves) are read as well; they hold plain leaves only.
  * The schema travels in every payload so a writer reads records from an acceptor of another
  * version (other columns) correctly: records are grouped by schema text, and DuckDB unions the
  * groups by column name.
@@ -30,11 +36,16 @@ import { copyBytes, viewOf } from './byte-ranges.ts';
 
 export type LeafType = 'string' | 'long' | 'int' | 'double' | 'boolean';
 
-const COLUMN_BATCH_MAGIC = Uint8Array.of(0x46, 0x43, 0x42, 0x31); // "FCB1"
+const COLUMN_BATCH_MAGIC = Uint8Array.of(0x46, 0x43, 0x42, 0x32); // "FCB2"
+/** The top bit of a leaf's level count: the leaf holds runs (see the layout above). */
+const RUNS_FLAG = 0x80000000;
+
+/** Bytes of one PLAIN value of the fixed-width types (booleans one byte each, as batches hold them). */
+const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
 
 /** True when a WAL payload is a column batch (otherwise it is the older NDJSON rows). */
 export const isColumnBatch = (payload: Uint8Array): boolean =>
-  payload.length >= 4 && payload[0] === 0x46 && payload[1] === 0x43 && payload[2] === 0x42 && payload[3] === 0x31;
+  payload.length >= 4 && payload[0] === 0x46 && payload[1] === 0x43 && payload[2] === 0x42 && (payload[3] === 0x32 || payload[3] === 0x31);
 
 /** Most bytes a cleared builder (or scratch leaf) may hold on to and still be reused. */
 export const REUSE_BYTES = 4 * 1024 * 1024;
@@ -60,6 +71,14 @@ export class Leaf {
   #sv: DataView | undefined;
   /** Bytes of vals in use (booleans: one byte per value until the page packs them into bits). */
   vp = 0;
+  /**
+   * Run leaf (see the payload layout): fragment i, the i-th row's worth of levels, stands for
+   * runs[i] rows. Empty while the leaf is plain.
+   */
+  #runs: number[] = [];
+  /** Levels and value bytes the runs cover: a level written after them is a plain row. */
+  #runN = 0;
+  #runVp = 0;
 
   constructor(type: LeafType, maxDef: number, maxRep: number) {
     this.type = type;
@@ -195,8 +214,9 @@ export class Leaf {
     this.vals[this.vp++] = v ? 1 : 0;
   }
 
-  /** Appends every level and value of `other` (same type and nesting): a repeated fragment. */
+  /** Appends every level and value of `other` (same type and nesting, plain): a repeated fragment. */
   append(other: Leaf): void {
+    if (other.#runs.length > 0) throw new TypeError('append takes a plain leaf');
     const m = other.n;
     this.#levelRoom(this.n + m);
     const n = this.n;
@@ -253,10 +273,74 @@ export class Leaf {
   }
 
   /**
-   * Repeats what was written since this leaf held `n0` levels and `vp0` value bytes until it is
-   * there `count` times (the same rows' constant columns): a few memmoves for any count.
+   * What was written since this leaf held `n0` levels and `vp0` value bytes (one row's worth)
+   * stands for `count` rows (the same rows' constant columns). While every row of the leaf comes
+   * this way, the leaf keeps it once, as a run; otherwise it is copied until it is there `count`
+   * times, with a few memmoves for any count.
    */
   repeat(n0: number, vp0: number, count: number): void {
+    if (count <= 0) {
+      this.n = n0;
+      this.vp = vp0;
+      return;
+    }
+    if (n0 === this.#runN && vp0 === this.#runVp && this.n > n0) {
+      this.#runs.push(count);
+      this.#runN = this.n;
+      this.#runVp = this.vp;
+      return;
+    }
+    this.#expandRuns();
+    this.#copies(n0, vp0, count);
+  }
+
+  /** The run counts (one per fragment) of a run leaf; undefined for a plain leaf. */
+  get runs(): readonly number[] | undefined {
+    this.#settle();
+    return this.#runs.length > 0 ? this.#runs : undefined;
+  }
+
+  /** A run leaf with plain rows after its runs becomes plain (a payload leaf is one or the other). */
+  #settle(): void {
+    if (this.#runs.length > 0 && this.n !== this.#runN) this.#expandRuns();
+  }
+
+  /** Every run written out as its rows: the leaf becomes plain. */
+  #expandRuns(): void {
+    if (this.#runs.length === 0) return;
+    const nested = this.maxRep > 0;
+    const runN = this.#runN;
+    const runVp = this.#runVp;
+    const rows = plainLeaf(
+      { levels: runN, defs: this.defs.subarray(0, runN), reps: nested ? this.reps.subarray(0, runN) : undefined, values: this.vals.subarray(0, runVp), runs: Uint32Array.from(this.#runs) },
+      this,
+    );
+    const tailLevels = this.n - runN;
+    const tailBytes = this.vp - runVp;
+    const defs = new Uint8Array(Math.max(64, rows.levels + tailLevels));
+    defs.set(rows.defs);
+    defs.set(this.defs.subarray(runN, this.n), rows.levels);
+    const reps = new Uint8Array(nested ? defs.length : 0);
+    if (nested) {
+      reps.set(rows.reps!);
+      reps.set(this.reps.subarray(runN, this.n), rows.levels);
+    }
+    const vals = new Uint8Array(Math.max(256, rows.values.length + tailBytes));
+    vals.set(rows.values);
+    vals.set(this.vals.subarray(runVp, this.vp), rows.values.length);
+    this.defs = defs;
+    this.reps = reps;
+    this.vals = vals;
+    this.#dv = new DataView(vals.buffer);
+    this.n = rows.levels + tailLevels;
+    this.vp = rows.values.length + tailBytes;
+    this.#runs = [];
+    this.#runN = 0;
+    this.#runVp = 0;
+  }
+
+  /** Copies of [n0, n) and [vp0, vp) until they are there `count` times. */
+  #copies(n0: number, vp0: number, count: number): void {
     if (count <= 1) return;
     const levels = this.n - n0;
     const n = n0 + levels * count;
@@ -271,13 +355,21 @@ export class Leaf {
     this.vp = vp0 + bytes * count;
   }
 
-  /** Bytes of its levels and values end to end (writeTo, a payload's and a RowTemplate's layout). */
+  /** Bytes of its runs, levels and values end to end (writeTo, a payload's and a RowTemplate's layout). */
   get byteLength(): number {
-    return this.n * (this.maxRep > 0 ? 2 : 1) + this.vp;
+    const runs = this.runs;
+    return (runs ? 4 + 4 * runs.length : 0) + this.n * (this.maxRep > 0 ? 2 : 1) + this.vp;
   }
 
-  /** Writes its definition levels, repetition levels (nested leaves) and values to `out` at `p`; returns the end. */
+  /** Writes its runs (a run leaf), definition levels, repetition levels (nested leaves) and values to `out` at `p`; returns the end. */
   writeTo(out: Uint8Array, p: number): number {
+    const runs = this.runs;
+    if (runs) {
+      const dv = new DataView(out.buffer, out.byteOffset + p, 4 + 4 * runs.length);
+      dv.setUint32(0, runs.length, true);
+      for (let i = 0; i < runs.length; i++) dv.setUint32(4 + 4 * i, runs[i]!, true);
+      p += 4 + 4 * runs.length;
+    }
     out.set(this.defs.subarray(0, this.n), p);
     p += this.n;
     if (this.maxRep > 0) {
@@ -296,6 +388,9 @@ export class Leaf {
   clear(): void {
     this.n = 0;
     this.vp = 0;
+    this.#runs.length = 0;
+    this.#runN = 0;
+    this.#runVp = 0;
     this.#src = undefined;
     this.#sv = undefined;
   }
@@ -484,6 +579,27 @@ export class ColumnBatchBuilder {
     this.rows++;
   }
 
+  /**
+   * Rows (as addRow takes them) that share the values of the `shared` columns, a resource's or a
+   * scope's: those are written once, from the first row, as runs (see the payload layout).
+   */
+  addRows(rows: readonly Readonly<Record<string, unknown>>[], shared: ReadonlySet<string>): void {
+    if (rows.length === 0) return;
+    const w = this.#writers;
+    for (let i = 0; i < w.length; i++) {
+      const c = this.columns[i]!;
+      if (!shared.has(c.name)) {
+        for (const row of rows) w[i]!(row);
+        continue;
+      }
+      const leaves = columnLeaves(c);
+      const starts = leaves.map((l) => [l.n, l.vp] as const);
+      w[i]!(rows[0]!);
+      leaves.forEach((l, k) => l.repeat(starts[k]![0], starts[k]![1], rows.length));
+    }
+    this.rows += rows.length;
+  }
+
   clear(): void {
     for (const l of this.#leaves) l.clear();
     this.rows = 0;
@@ -518,7 +634,7 @@ export class ColumnBatchBuilder {
     dv.setUint32(p, leaves.length, true);
     p += 4;
     for (const l of leaves) {
-      dv.setUint32(p, l.n, true);
+      dv.setUint32(p, l.runs ? (RUNS_FLAG | l.n) >>> 0 : l.n, true);
       dv.setUint32(p + 4, l.vp, true);
       p += 8;
     }
@@ -652,6 +768,11 @@ export interface LeafView {
   /** Present for leaves inside a map or list. */
   reps: Uint8Array | undefined;
   values: Uint8Array;
+  /**
+   * A run leaf's row count per fragment: its levels and values are then fragments, each one
+   * row's worth, the i-th standing for runs[i] rows in a row. Undefined for a plain leaf.
+   */
+  runs: Uint32Array | undefined;
 }
 
 /** A column batch payload's parts (the writer's view; validated, throws on a malformed payload). */
@@ -726,9 +847,20 @@ export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean }
   if (p + 8 * count > payload.length) throw new TypeError('column batch leaf table runs past the payload');
   let at = p + 8 * count;
   const leaves: LeafView[] = [];
+  const runLeaves = payload[3] === 0x32;
   for (let i = 0; i < count; i++) {
-    const levels = dv.getUint32(p + 8 * i, true);
+    let levels = dv.getUint32(p + 8 * i, true);
     const valueBytes = dv.getUint32(p + 8 * i + 4, true);
+    let runs: Uint32Array | undefined;
+    if (runLeaves && levels >= RUNS_FLAG) {
+      levels -= RUNS_FLAG;
+      if (at + 4 > payload.length) throw new TypeError('column batch leaf runs past the payload');
+      const fragments = dv.getUint32(at, true);
+      if (at + 4 + 4 * fragments > payload.length) throw new TypeError('column batch leaf runs past the payload');
+      runs = new Uint32Array(fragments);
+      for (let f = 0; f < fragments; f++) runs[f] = dv.getUint32(at + 4 + 4 * f, true);
+      at += 4 + 4 * fragments;
+    }
     const hasReps = shape[i]!.maxRep > 0;
     const end = at + levels * (hasReps ? 2 : 1) + valueBytes;
     if (end > payload.length) throw new TypeError('column batch leaf runs past the payload');
@@ -736,7 +868,7 @@ export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean }
     at += levels;
     const reps = hasReps ? payload.subarray(at, at + levels) : undefined;
     if (hasReps) at += levels;
-    const leaf = { levels, defs, reps, values: payload.subarray(at, end) };
+    const leaf = { levels, defs, reps, values: payload.subarray(at, end), runs };
     if (!opts.checked) checkLeaf(shape[i]!, leaf, rows, schema.leafNames[i]!);
     leaves.push(leaf);
     at = end;
@@ -744,8 +876,6 @@ export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean }
   if (at !== payload.length) throw new TypeError('column batch has bytes after its last leaf');
   return { rows, schema, leaves, bytes: payload };
 }
-
-const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
 
 /**
  * A leaf the writer can hand to DuckDB: levels within their maxima, one row start per row, and
@@ -755,7 +885,17 @@ const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int
  * check (every string it writes was validated or built by it).
  */
 function checkLeaf(shape: LeafShape, leaf: LeafView, rows: number, name: string): void {
-  const { defs, reps, levels, values } = leaf;
+  const { defs, reps, levels, values, runs } = leaf;
+  if (runs) {
+    let covered = 0;
+    for (let f = 0; f < runs.length; f++) {
+      if (runs[f] === 0) throw new TypeError(`column batch leaf ${name}: a run of no rows`);
+      covered += runs[f]!;
+    }
+    if (covered !== rows) throw new TypeError(`column batch leaf ${name}: runs of ${covered} rows, the batch has ${rows}`);
+    // The fragments frame as the rows of a plain leaf do, one per run.
+    rows = runs.length;
+  }
   let present = 0;
   let starts = 0;
   for (let k = 0; k < levels; k++) {
@@ -781,4 +921,63 @@ function checkLeaf(shape: LeafShape, leaf: LeafView, rows: number, name: string)
     p += 4 + dv.getUint32(p, true);
   }
   if (p !== values.length) throw new TypeError(`column batch leaf ${name}: values do not frame ${present} strings`);
+}
+
+/**
+ * A leaf as a plain leaf: a run leaf's fragments copied until each is there as many times as its
+ * run says (for readers that take every row as it is: the DuckDB hand-off file, tests).
+ */
+export function plainLeaf(leaf: LeafView, shape: LeafShape): LeafView {
+  const { runs, defs, reps, values } = leaf;
+  if (!runs) return leaf;
+  const width = PLAIN_WIDTH[shape.type];
+  // Fragment f: levels [fl[f], fl[f + 1]), value bytes [fv[f], fv[f + 1]).
+  const fl = new Int32Array(runs.length + 1);
+  const fv = new Int32Array(runs.length + 1);
+  const dv = viewOf(values);
+  let f = -1;
+  let vp = 0;
+  for (let k = 0; k < leaf.levels; k++) {
+    if (!reps || reps[k] === 0) {
+      fl[++f] = k;
+      fv[f] = vp;
+    }
+    if (defs[k] === shape.maxDef) vp += width ?? 4 + dv.getUint32(vp, true);
+  }
+  fl[runs.length] = leaf.levels;
+  fv[runs.length] = vp;
+  let levels = 0;
+  let bytes = 0;
+  for (let i = 0; i < runs.length; i++) {
+    levels += (fl[i + 1]! - fl[i]!) * runs[i]!;
+    bytes += (fv[i + 1]! - fv[i]!) * runs[i]!;
+  }
+  const outDefs = new Uint8Array(levels);
+  const outReps = reps ? new Uint8Array(levels) : undefined;
+  const outVals = new Uint8Array(bytes);
+  let n = 0;
+  let q = 0;
+  for (let i = 0; i < runs.length; i++) {
+    const l = fl[i + 1]! - fl[i]!;
+    const b = fv[i + 1]! - fv[i]!;
+    outDefs.set(defs.subarray(fl[i]!, fl[i + 1]!), n);
+    repeatBytes(outDefs, n, l, runs[i]!);
+    if (outReps) {
+      outReps.set(reps!.subarray(fl[i]!, fl[i + 1]!), n);
+      repeatBytes(outReps, n, l, runs[i]!);
+    }
+    if (b > 0) {
+      outVals.set(values.subarray(fv[i]!, fv[i + 1]!), q);
+      repeatBytes(outVals, q, b, runs[i]!);
+    }
+    n += l * runs[i]!;
+    q += b * runs[i]!;
+  }
+  return { levels, defs: outDefs, reps: outReps, values: outVals, runs: undefined };
+}
+
+/** A batch with every run leaf made plain (plainLeaf). */
+export function plainBatch(view: ColumnBatchView): ColumnBatchView {
+  if (!view.leaves.some((l) => l.runs)) return view;
+  return { ...view, leaves: view.leaves.map((l, i) => plainLeaf(l, view.schema.leaves[i]!)) };
 }

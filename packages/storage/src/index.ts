@@ -66,7 +66,7 @@ export { IdBlocksIndex, IdBlocksWriter, findIdPayload, idBlocksKey, readIdPayloa
 export type { IdPayloadRead } from './id-blocks.ts';
 export { Lru } from './lru.ts';
 export { eachAtMost } from './each-at-most.ts';
-export { ColumnBatchBuilder, Leaf, REUSE_BYTES, RowTemplate, batchSchema, isColumnBatch, readColumnBatch } from './column-batch.ts';
+export { ColumnBatchBuilder, Leaf, REUSE_BYTES, RowTemplate, batchSchema, isColumnBatch, plainBatch, readColumnBatch } from './column-batch.ts';
 export { Scratch } from './scratch.ts';
 export type { BatchColumn, BatchSchema, BatchSchemaInfo, ColumnBatchView } from './column-batch.ts';
 export { writeColumnBatchParquet } from './column-batch-parquet.ts';

@@ -37,7 +37,8 @@ import { writeParts } from './write-parts.ts';
  * table's order, and each leaf's levels and values gathered in that order as bytes, never
  * decoded into values. Strings that repeat get a dictionary page, everything else is PLAIN; one
  * zstd data page per column chunk; Iceberg field ids; min/max statistics on the top-level
- * columns. The writer's flushes take this path (parquet-writer.ts), on a thread of their own.
+ * columns. Run leaves (a resource's or scope's columns, kept once per run of rows) are copied
+ * per fragment, and a string run leaf's dictionary is made from its fragments' values. The writer's flushes take this path (parquet-writer.ts), on a thread of their own.
  * It replaces an uncompressed hand-off file that DuckDB read back, sorted row by row with its maps
  * and encoded: per span, Floe's CPU fell from 13.2–13.8 to 11.4 µs in bench/ingest-traces
  * (bench/RESULTS.md). A flush file lives only until the compactor merges its hour, with DuckDB.
@@ -198,15 +199,24 @@ function makePlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | u
   return { elements, leaves, sortKeys, timeLeaf: storedLeaf(time), timestampLeaf: storedLeaf(stamp), idLeaf, rowGroupSize: table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE };
 }
 
-/** One leaf of all the batches, end to end, with where each row's levels and values start. */
+/**
+ * One leaf of all the batches, end to end, as fragments (one row's worth of levels and values
+ * each) with where each fragment's levels and values start, and each row's fragment. A plain
+ * batch has a fragment per row; a run leaf (column-batch.ts) one per run of rows.
+ */
 interface RowLeaf {
   defs: Uint8Array;
   reps: Uint8Array | undefined;
   vals: Uint8Array;
-  /** Row r's levels are [rowLevel[r], rowLevel[r + 1]); undefined when every row has one level. */
+  /** Fragment f's levels are [rowLevel[f], rowLevel[f + 1]); undefined when every fragment has one level. */
   rowLevel: Int32Array | undefined;
-  /** Row r's values are the bytes [rowVal[r], rowVal[r + 1]). */
+  /** Fragment f's values are the bytes [rowVal[f], rowVal[f + 1]). */
   rowVal: Int32Array;
+  /** Row r's fragment; undefined when fragment r is row r (no batch has run leaves). */
+  frag: Uint32Array | undefined;
+  /** Levels and value bytes of all the rows. */
+  levels: number;
+  bytes: number;
 }
 
 const FIXED_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
@@ -217,6 +227,13 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   let defs: Uint8Array;
   let reps: Uint8Array | undefined;
   let vals: Uint8Array;
+  let fragments = 0;
+  let runs = false;
+  for (const b of batches) {
+    const l = b.leaves[index]!;
+    if (l.runs) runs = true;
+    fragments += l.runs ? l.runs.length : b.rows;
+  }
   if (batches.length === 1) {
     const l = batches[0]!.leaves[index]!;
     defs = l.defs;
@@ -246,8 +263,8 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
     }
   }
   const n = defs.length;
-  const rowLevel = reps ? work.i32(rows + 1) : undefined;
-  const rowVal = work.i32(rows + 1);
+  const rowLevel = reps ? work.i32(fragments + 1) : undefined;
+  const rowVal = work.i32(fragments + 1);
   const width = FIXED_WIDTH[shape.type];
   const max = shape.maxDef;
   let r = -1;
@@ -260,14 +277,51 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
     }
     if (defs[k] === max) vp += width ?? 4 + u32le(vals, vp);
   }
-  if (rowLevel) rowLevel[rows] = n;
-  rowVal[rows] = vp;
-  return { defs, reps, vals, rowLevel, rowVal };
+  if (rowLevel) rowLevel[fragments] = n;
+  rowVal[fragments] = vp;
+  if (!runs) return { defs, reps, vals, rowLevel, rowVal, frag: undefined, levels: n, bytes: vp };
+
+  const frag = work.u32(rows);
+  const levelsOf = (f: number) => (rowLevel ? rowLevel[f + 1]! - rowLevel[f]! : 1);
+  let levels = 0;
+  let bytes = 0;
+  let row = 0;
+  let base = 0;
+  for (const b of batches) {
+    const counts = b.leaves[index]!.runs;
+    if (counts) {
+      for (let i = 0; i < counts.length; i++) {
+        const f = base + i;
+        const c = counts[i]!;
+        frag.fill(f, row, row + c);
+        row += c;
+        levels += c * levelsOf(f);
+        bytes += c * (rowVal[f + 1]! - rowVal[f]!);
+      }
+      base += counts.length;
+    } else {
+      for (let k = 0; k < b.rows; k++) frag[row + k] = base + k;
+      row += b.rows;
+      levels += rowLevel ? rowLevel[base + b.rows]! - rowLevel[base]! : b.rows;
+      bytes += rowVal[base + b.rows]! - rowVal[base]!;
+      base += b.rows;
+    }
+  }
+  return { defs, reps, vals, rowLevel, rowVal, frag, levels, bytes };
 }
 
 /** A leaf of NULL in every row (a column the batches lack). */
 function nullLeaf(rows: number, maxRep: number): RowLeaf {
-  return { defs: work.u8(rows).fill(0), reps: maxRep > 0 ? work.u8(rows).fill(0) : undefined, vals: new Uint8Array(0), rowLevel: undefined, rowVal: work.i32(rows + 1).fill(0) };
+  return {
+    defs: work.u8(rows).fill(0),
+    reps: maxRep > 0 ? work.u8(rows).fill(0) : undefined,
+    vals: new Uint8Array(0),
+    rowLevel: undefined,
+    rowVal: work.i32(rows + 1).fill(0),
+    frag: undefined,
+    levels: rows,
+    bytes: 0,
+  };
 }
 
 /**
@@ -314,17 +368,19 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
       continue;
     }
     const dv = viewOf(vals);
+    const frag = leaf.frag;
     let nulls = false;
     if (type === 'long') {
       const lo = work.u32(rows).fill(0);
       const hi = work.i32(rows).fill(0);
       for (let r = 0; r < rows; r++) {
-        if (defs[r] !== maxDef) {
+        const f = frag ? frag[r]! : r;
+        if (defs[f] !== maxDef) {
           nulls = true;
           continue;
         }
-        lo[r] = dv.getUint32(rowVal[r]!, true);
-        hi[r] = dv.getInt32(rowVal[r]! + 4, true);
+        lo[r] = dv.getUint32(rowVal[f]!, true);
+        hi[r] = dv.getInt32(rowVal[f]! + 4, true);
       }
       for (let r = 0; r < rows; r++) digit[r] = lo[r]! & 0xffff;
       pass();
@@ -337,8 +393,9 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
     } else {
       const v = work.i32(rows).fill(0);
       for (let r = 0; r < rows; r++) {
-        if (defs[r] !== maxDef) nulls = true;
-        else v[r] = dv.getInt32(rowVal[r]!, true);
+        const f = frag ? frag[r]! : r;
+        if (defs[f] !== maxDef) nulls = true;
+        else v[r] = dv.getInt32(rowVal[f]!, true);
       }
       for (let r = 0; r < rows; r++) digit[r] = v[r]! & 0xffff;
       pass();
@@ -346,7 +403,7 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
       pass();
     }
     if (nulls) {
-      for (let r = 0; r < rows; r++) digit[r] = defs[r] === maxDef ? 0 : 1;
+      for (let r = 0; r < rows; r++) digit[r] = defs[frag ? frag[r]! : r] === maxDef ? 0 : 1;
       pass();
     }
   }
@@ -361,16 +418,18 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
  * skip the decode and the lookup.
  */
 function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: string[]; index: Uint32Array } {
-  const { defs, vals, rowVal } = leaf;
+  const { defs, vals, rowVal, frag } = leaf;
   const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
   const dv = viewOf(vals);
   const seen = new Map<string, number>();
   const values: string[] = [];
-  const index = work.u32(rows);
+  // Per fragment, then (run leaves) per row.
+  const fragments = rowVal.length - 1;
+  const index = work.u32(fragments);
   let prevStart = -1;
   let prevEnd = -1;
   let prev = 0;
-  for (let r = 0; r < rows; r++) {
+  for (let r = 0; r < fragments; r++) {
     if (defs[r] !== maxDef) {
       index[r] = 0xffffffff;
       continue;
@@ -390,7 +449,10 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
     }
     index[r] = prev;
   }
-  return { values, index };
+  if (!frag) return { values, index };
+  const byRow = work.u32(rows);
+  for (let r = 0; r < rows; r++) byRow[r] = index[frag[r]!]!;
+  return { values, index: byRow };
 }
 
 /** Each row's rank among the distinct strings of a one-level-per-row leaf, in byte order, NULL after every value. */
@@ -418,16 +480,23 @@ interface SortedLeaf {
 }
 
 /** One pass over the rows in `order`: every row's levels and values copied to its place. */
-function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, order: Uint32Array, groupSize: number): SortedLeaf {
+function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, rowOrder: Uint32Array, groupSize: number): SortedLeaf {
   const { defs, reps, vals, rowLevel, rowVal } = leaf;
-  const rows = order.length;
+  const rows = rowOrder.length;
+  // The fragments in row order: for a run leaf, each row's fragment.
+  let order = rowOrder;
+  if (leaf.frag) {
+    const frag = leaf.frag;
+    order = work.u32(rows);
+    for (let i = 0; i < rows; i++) order[i] = frag[rowOrder[i]!]!;
+  }
   const groups = Math.ceil(rows / groupSize);
   const levelAt = work.i32(groups + 1);
   const byteAt = work.i32(groups + 1);
-  const od = work.u8(defs.length);
+  const od = work.u8(leaf.levels);
   // One level per row (a NULL leaf of a list): every repetition level is 0.
-  const or = reps ? (rowLevel ? work.u8(reps.length) : work.u8(reps.length).fill(0)) : undefined;
-  const ov = work.u8(vals.length);
+  const or = reps ? (rowLevel ? work.u8(leaf.levels) : work.u8(leaf.levels).fill(0)) : undefined;
+  const ov = work.u8(leaf.bytes);
   const width = FIXED_WIDTH[type];
   // 4- and 8-byte values move as 32-bit words (not as floats: that could rewrite a NaN's bits).
   const words = !rowLevel && (width === 4 || width === 8) ? width >> 2 : 0;
@@ -491,6 +560,115 @@ interface Gathered {
   reps: Uint8Array | undefined;
   vals: Uint8Array;
   levels: number;
+  /** A dictionary made already (string run leaves: gatherRunStrings); `vals` is then empty. */
+  dictionary?: Dictionary;
+  /** The chunk's statistics, when made with the dictionary. */
+  stats?: ChunkStats;
+}
+
+/** A chunk's dictionary: its page (PLAIN values, in order of first use), their count, each value's index. */
+interface Dictionary {
+  page: Uint8Array;
+  size: number;
+  indices: Uint32Array;
+}
+
+/**
+ * The row groups of a string run leaf (rows whose values come from a few fragments: a resource's
+ * attributes, a service name) with their dictionaries made from the fragments' values: each
+ * distinct value is looked up once, and each row gets its fragment's indices, where the general
+ * path copies and hashes every row's bytes. Undefined when the fragments' values are mostly
+ * distinct, or a group would have more distinct values than dictionaryOf allows (then the
+ * general path writes the leaf).
+ */
+function gatherRunStrings(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, groupSize: number, stats: boolean): Gathered[] | undefined {
+  const { defs, reps, vals, rowLevel, frag } = leaf;
+  const fragments = leaf.rowVal.length - 1;
+  // Fragment f's values are [valueAt[f], valueAt[f + 1]) among all the fragments' values.
+  const valueAt = work.i32(fragments + 1);
+  let present = 0;
+  for (let f = 0; f < fragments; f++) {
+    valueAt[f] = present;
+    const ls = rowLevel ? rowLevel[f]! : f;
+    const le = rowLevel ? rowLevel[f + 1]! : f + 1;
+    for (let k = ls; k < le; k++) if (defs[k] === maxDef) present++;
+  }
+  valueAt[fragments] = present;
+  if (present === 0) return undefined;
+  const all = dictionaryOf(vals, present);
+  if (!all) return undefined;
+  // Where each distinct value's PLAIN encoding sits in all.page.
+  const entryAt = work.i32(all.size + 1);
+  for (let i = 0, q = 0; i <= all.size; i++) {
+    entryAt[i] = q;
+    if (i < all.size) q += 4 + u32le(all.page, q);
+  }
+  const pv = viewOf(all.page);
+  const local = work.i32(all.size);
+  const used = work.u32(all.size);
+  const rows = rowOrder.length;
+  const out: Gathered[] = [];
+  for (let from = 0; from < rows; from += groupSize) {
+    const to = Math.min(rows, from + groupSize);
+    let levels = 0;
+    let values = 0;
+    for (let i = from; i < to; i++) {
+      const f = frag![rowOrder[i]!]!;
+      levels += rowLevel ? rowLevel[f + 1]! - rowLevel[f]! : 1;
+      values += valueAt[f + 1]! - valueAt[f]!;
+    }
+    const od = work.u8(levels);
+    const or = reps ? work.u8(levels) : undefined;
+    const indices = work.u32(values);
+    local.fill(-1);
+    let size = 0;
+    let bytes = 0;
+    let p = 0;
+    let q = 0;
+    for (let i = from; i < to; i++) {
+      const f = frag![rowOrder[i]!]!;
+      const ls = rowLevel ? rowLevel[f]! : f;
+      const le = rowLevel ? rowLevel[f + 1]! : f + 1;
+      for (let k = ls; k < le; k++, p++) {
+        od[p] = defs[k]!;
+        if (or) or[p] = rowLevel ? reps![k]! : 0;
+      }
+      for (let j = valueAt[f]!; j < valueAt[f + 1]!; j++) {
+        const id = all.indices[j]!;
+        let l = local[id]!;
+        if (l < 0) {
+          local[id] = l = size;
+          used[size++] = id;
+          bytes += entryAt[id + 1]! - entryAt[id]!;
+        }
+        indices[q++] = l;
+      }
+    }
+    if (values > 0 && size > Math.max(16, values >>> 2)) return undefined;
+    const page = work.u8(bytes);
+    for (let l = 0, at = 0; l < size; l++) {
+      const id = used[l]!;
+      page.set(all.page.subarray(entryAt[id]!, entryAt[id + 1]!), at);
+      at += entryAt[id + 1]! - entryAt[id]!;
+    }
+    let chunkStats: ChunkStats | undefined;
+    if (stats) {
+      chunkStats = { nulls: levels - values };
+      if (size > 0) {
+        let min = used[0]!;
+        let max = min;
+        for (let l = 1; l < size; l++) {
+          const id = used[l]!;
+          if (compareBytes(all.page, pv, entryAt[id]! + 4, entryAt[id + 1]!, entryAt[min]! + 4, entryAt[min + 1]!) < 0) min = id;
+          if (compareBytes(all.page, pv, entryAt[id]! + 4, entryAt[id + 1]!, entryAt[max]! + 4, entryAt[max + 1]!) > 0) max = id;
+        }
+        chunkStats.min = all.page.slice(entryAt[min]! + 4, entryAt[min + 1]!);
+        chunkStats.max = all.page.slice(entryAt[max]! + 4, entryAt[max + 1]!);
+      }
+    }
+    out.push({ defs: od, reps: or, vals: new Uint8Array(0), levels, dictionary: values > 0 ? { page, size, indices } : undefined, stats: chunkStats });
+  }
+  return out;
 }
 
 /** Unix nanoseconds → microseconds in place (8-byte little-endian values), truncating toward zero. */
@@ -635,7 +813,7 @@ const zstd = (body: Uint8Array) => zstdCompressSync(body, { params: { [zlibConst
  * open-addressing table (FNV-1a), never decoded; equal neighbours, the common case in sorted
  * rows (a series' name and labels, a service), skip the lookup.
  */
-function dictionaryOf(vals: Uint8Array, present: number): { page: Uint8Array; size: number; indices: Uint32Array } | undefined {
+function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined {
   const limit = Math.max(16, present >>> 2);
   let cap = 32;
   while (cap < 2 * Math.min(limit, present)) cap *= 2;
@@ -716,7 +894,7 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   levelRuns(g.defs, leaf.maxDef);
   let present = 0;
   for (let i = 0; i < g.levels; i++) if (g.defs[i] === leaf.maxDef) present++;
-  const dictionary = leaf.type === 'string' && present > 0 ? dictionaryOf(g.vals, present) : undefined;
+  const dictionary = g.dictionary ?? (leaf.type === 'string' && present > 0 ? dictionaryOf(g.vals, present) : undefined);
   let dict: Chunk['dict'];
   let dictBytes = 0;
   if (dictionary) {
@@ -740,7 +918,7 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
     page,
     levels: g.levels,
     uncompressed: dictBytes + header.length + body.length,
-    stats: leaf.stats ? chunkStats(leaf.type, g, present) : undefined,
+    stats: leaf.stats ? (g.stats ?? chunkStats(leaf.type, g, present)) : undefined,
   };
 }
 
@@ -797,6 +975,12 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
       const mark = work.mark();
       const src = leaf.source;
       const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
+      const runStrings = rowLeaf.frag && leaf.type === 'string' ? gatherRunStrings(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats) : undefined;
+      if (runStrings) {
+        const out = runStrings.map((g) => encodeChunk(leaf, g));
+        work.release(mark);
+        return out;
+      }
       const sorted = gatherLeaf(rowLeaf, leaf.type, leaf.maxDef, order, plan.rowGroupSize);
       if (src.kind === 'micros') nanosToMicros(sorted.vals);
       const out = groups.map((_, g) => encodeChunk(leaf, groupOf(sorted, g)));

@@ -234,6 +234,20 @@ describe('logsToPayloadsFromWire: the payloads of logsToRows(fromBinary())', () 
     expectSame(encode(init));
   });
 
+  it("writes a resource's and a scope's columns once per run of records", () => {
+    const init: Init = {
+      resourceLogs: [4, 2].map((n, r) => ({
+        resource: { attributes: [{ key: 'service.name', value: sv(`svc${r}`) }, { key: 'host.name', value: sv(`h${r}`) }] },
+        scopeLogs: [{ scope: { name: 'sc', version: '1' }, logRecords: Array.from({ length: n }, (_, i) => ({ timeUnixNano: NOW + BigInt(i), body: sv(`b${i}`) })) }],
+      })),
+    };
+    const [batch] = [...expectSame(encode(init)).byHour.values()];
+    const view = readColumnBatch(batch!.payload);
+    const runs = (leaf: string) => view.leaves[view.schema.leafNames.indexOf(leaf)]!.runs;
+    for (const leaf of ['service_name', 'scope_name', 'resource_attr_str.key', 'resource_attr_str.value', 'scope_attr_int.key']) expect([...(runs(leaf) ?? [])], leaf).toEqual([4, 2]);
+    for (const leaf of ['time_unix_nano', 'body', 'log_attr_str.key']) expect(runs(leaf), leaf).toBeUndefined();
+  });
+
   it('a record without either time goes to the receive time (the default is now)', () => {
     const body = encode(base([{ body: sv('x') }]));
     expect([...expectSame(body).byHour.keys()]).toEqual([Number(RECEIVED / HOUR)]);
