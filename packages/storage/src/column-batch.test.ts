@@ -189,6 +189,23 @@ describe('column batches', () => {
     expect(() => encodeLevelRuns(Uint8Array.of(2), 1, 1, 1)).toThrow(/above its maximum/);
   });
 
+  it('bit-packs values of every width from 2 to 32 bits as a BigInt reference packs them', () => {
+    let x = 12345;
+    const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0);
+    for (let width = 2; width <= 32; width++) {
+      const max = width === 32 ? 0xffffffff : 2 ** width - 1;
+      // Values next to each other differ (no RLE run): one bit-packed run of ceil(n / 8) groups.
+      const n = 21;
+      const values = new Uint32Array(n);
+      values[0] = max;
+      for (let i = 1; i < n; i++) values[i] = (values[i - 1]! + 1 + (rand() % max)) % (max + 1);
+      let bits = 0n;
+      values.forEach((v, i) => (bits |= BigInt(v) << BigInt(i * width)));
+      const bytes = Array.from({ length: Math.ceil(n / 8) * width }, (_, b) => Number((bits >> BigInt(8 * b)) & 0xffn));
+      expect([...encodeLevelRuns(values, n, width, max)], `width ${width}`).toEqual([Math.ceil(n / 8) * 2 + 1, ...bytes]);
+    }
+  });
+
   it('decode back to the rows added (columnBatchValues), and a row template appends the columns it holds', () => {
     for (const [table, rows] of [
       [tracesTable, Array.from({ length: 40 }, (_, i) => span(i))],

@@ -164,7 +164,8 @@ export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, wid
     const groups = Math.ceil((Math.min(stop, n) - i) / 8);
     varint(groups * 2 + 1);
     // Levels (width ≤ 4) pack into one 32-bit int per group; wider values go through an
-    // accumulator that stays below 2^40 (width ≤ 32, under 8 bits pending).
+    // accumulator of under 8 pending bits and the value: a 32-bit int up to width 25, beyond
+    // that a double that stays below 2^40.
     let acc = 0;
     let pending = 0;
     for (let g = 0; g < groups; g++) {
@@ -174,7 +175,15 @@ export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, wid
         const x = at < n ? levels[at]! : 0;
         if (x > max) throw new TypeError(`column batch level ${x} above its maximum ${max}`);
         if (width <= 4) bits |= x << (k * width);
-        else {
+        else if (width <= 25) {
+          acc = (acc | (x << pending)) >>> 0;
+          pending += width;
+          while (pending >= 8) {
+            out[o++] = acc & 0xff;
+            acc >>>= 8;
+            pending -= 8;
+          }
+        } else {
           acc += x * 2 ** pending;
           pending += width;
           while (pending >= 8) {

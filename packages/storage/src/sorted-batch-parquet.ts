@@ -37,8 +37,9 @@ import { writeParts } from './write-parts.ts';
  * table's order, and each leaf's levels and values gathered in that order as bytes, never
  * decoded into values. Strings that repeat get a dictionary page, everything else is PLAIN; one
  * zstd data page per column chunk; Iceberg field ids; min/max statistics on the top-level
- * columns. Run leaves (a resource's or scope's columns, kept once per run of rows) are copied
- * per fragment, and a string run leaf's dictionary is made from its fragments' values. The writer's flushes take this path (parquet-writer.ts), on a thread of their own.
+ * columns. Run leaves (a resource's or scope's columns, kept once per run of rows) are joined
+ * per fragment, and string leaves that repeat get their dictionaries before the sort, from each
+ * fragment's values once (gatherStringIndices). The writer's flushes take this path (parquet-writer.ts), on a thread of their own.
  * It replaces an uncompressed hand-off file that DuckDB read back, sorted row by row with its maps
  * and encoded: per span, Floe's CPU fell from 13.2–13.8 to 11.4 µs in bench/ingest-traces
  * (bench/RESULTS.md). A flush file lives only until the compactor merges its hour, with DuckDB.
@@ -267,15 +268,28 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   const rowVal = work.i32(fragments + 1);
   const width = FIXED_WIDTH[shape.type];
   const max = shape.maxDef;
-  let r = -1;
   let vp = 0;
-  for (let k = 0; k < n; k++) {
-    if (!reps || reps[k] === 0) {
-      r++;
-      if (rowLevel) rowLevel[r] = k;
-      rowVal[r] = vp;
+  // A flat leaf has one level per fragment; its loops are specialised (most of a flush's leaves).
+  if (!reps && width !== undefined) {
+    for (let k = 0; k < n; k++) {
+      rowVal[k] = vp;
+      if (defs[k] === max) vp += width;
     }
-    if (defs[k] === max) vp += width ?? 4 + u32le(vals, vp);
+  } else if (!reps) {
+    const dv = viewOf(vals);
+    for (let k = 0; k < n; k++) {
+      rowVal[k] = vp;
+      if (defs[k] === max) vp += 4 + dv.getUint32(vp, true);
+    }
+  } else {
+    const dv = viewOf(vals);
+    for (let k = 0, r = -1; k < n; k++) {
+      if (reps[k] === 0) {
+        rowLevel![++r] = k;
+        rowVal[r] = vp;
+      }
+      if (defs[k] === max) vp += width ?? 4 + dv.getUint32(vp, true);
+    }
   }
   if (rowLevel) rowLevel[fragments] = n;
   rowVal[fragments] = vp;
@@ -560,7 +574,7 @@ interface Gathered {
   reps: Uint8Array | undefined;
   vals: Uint8Array;
   levels: number;
-  /** A dictionary made already (string run leaves: gatherRunStrings); `vals` is then empty. */
+  /** A dictionary made already (strings: gatherStringIndices); `vals` is then empty. */
   dictionary?: Dictionary;
   /** The chunk's statistics, when made with the dictionary. */
   stats?: ChunkStats;
@@ -574,14 +588,15 @@ interface Dictionary {
 }
 
 /**
- * The row groups of a string run leaf (rows whose values come from a few fragments: a resource's
- * attributes, a service name) with their dictionaries made from the fragments' values: each
- * distinct value is looked up once, and each row gets its fragment's indices, where the general
- * path copies and hashes every row's bytes. Undefined when the fragments' values are mostly
- * distinct, or a group would have more distinct values than dictionaryOf allows (then the
- * general path writes the leaf).
+ * The row groups of a string leaf with their dictionaries made before the rows are sorted: the
+ * values are looked up in the order they came, where neighbours repeat most (a request's
+ * service, its records' keys), each fragment's values once (a run leaf's rows share a
+ * fragment: a resource's attributes), and then each row gets its fragment's indices, where
+ * gatherLeaf would copy every row's bytes for dictionaryOf to hash. Undefined when the values
+ * are mostly distinct, or a group would have more distinct values than dictionaryOf allows
+ * (then gatherLeaf's path writes the leaf).
  */
-function gatherRunStrings(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, groupSize: number, stats: boolean): Gathered[] | undefined {
+function gatherStringIndices(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, groupSize: number, stats: boolean): Gathered[] | undefined {
   const { defs, reps, vals, rowLevel, frag } = leaf;
   const fragments = leaf.rowVal.length - 1;
   // Fragment f's values are [valueAt[f], valueAt[f + 1]) among all the fragments' values.
@@ -606,35 +621,47 @@ function gatherRunStrings(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, 
   const pv = viewOf(all.page);
   const local = work.i32(all.size);
   const used = work.u32(all.size);
+  const ids = all.indices;
+  // A flat leaf's fragment has one level and at most one value: its dictionary entry, or -1.
+  const entryOf = rowLevel ? undefined : work.i32(fragments);
+  if (entryOf) for (let f = 0; f < fragments; f++) entryOf[f] = defs[f] === maxDef ? ids[valueAt[f]!]! : -1;
   const rows = rowOrder.length;
+  // Levels and indices of every group, end to end (a leaf has no more values than levels).
+  const od = work.u8(leaf.levels);
+  const or = reps ? work.u8(leaf.levels) : undefined;
+  const indices = work.u32(leaf.levels);
   const out: Gathered[] = [];
+  let p = 0;
+  let q = 0;
   for (let from = 0; from < rows; from += groupSize) {
     const to = Math.min(rows, from + groupSize);
-    let levels = 0;
-    let values = 0;
-    for (let i = from; i < to; i++) {
-      const f = frag![rowOrder[i]!]!;
-      levels += rowLevel ? rowLevel[f + 1]! - rowLevel[f]! : 1;
-      values += valueAt[f + 1]! - valueAt[f]!;
-    }
-    const od = work.u8(levels);
-    const or = reps ? work.u8(levels) : undefined;
-    const indices = work.u32(values);
+    const p0 = p;
+    const q0 = q;
     local.fill(-1);
     let size = 0;
     let bytes = 0;
-    let p = 0;
-    let q = 0;
     for (let i = from; i < to; i++) {
-      const f = frag![rowOrder[i]!]!;
-      const ls = rowLevel ? rowLevel[f]! : f;
-      const le = rowLevel ? rowLevel[f + 1]! : f + 1;
-      for (let k = ls; k < le; k++, p++) {
+      const f = frag ? frag[rowOrder[i]!]! : rowOrder[i]!;
+      if (entryOf) {
+        const id = entryOf[f]!;
+        od[p++] = defs[f]!;
+        if (or) or[p - 1] = 0;
+        if (id < 0) continue;
+        let l = local[id]!;
+        if (l < 0) {
+          local[id] = l = size;
+          used[size++] = id;
+          bytes += entryAt[id + 1]! - entryAt[id]!;
+        }
+        indices[q++] = l;
+        continue;
+      }
+      for (let k = rowLevel![f]!, le = rowLevel![f + 1]!; k < le; k++, p++) {
         od[p] = defs[k]!;
-        if (or) or[p] = rowLevel ? reps![k]! : 0;
+        or![p] = reps![k]!;
       }
       for (let j = valueAt[f]!; j < valueAt[f + 1]!; j++) {
-        const id = all.indices[j]!;
+        const id = ids[j]!;
         let l = local[id]!;
         if (l < 0) {
           local[id] = l = size;
@@ -644,6 +671,8 @@ function gatherRunStrings(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, 
         indices[q++] = l;
       }
     }
+    const levels = p - p0;
+    const values = q - q0;
     if (values > 0 && size > Math.max(16, values >>> 2)) return undefined;
     const page = work.u8(bytes);
     for (let l = 0, at = 0; l < size; l++) {
@@ -666,7 +695,14 @@ function gatherRunStrings(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, 
         chunkStats.max = all.page.slice(entryAt[max]! + 4, entryAt[max + 1]!);
       }
     }
-    out.push({ defs: od, reps: or, vals: new Uint8Array(0), levels, dictionary: values > 0 ? { page, size, indices } : undefined, stats: chunkStats });
+    out.push({
+      defs: od.subarray(p0, p),
+      reps: or?.subarray(p0, p),
+      vals: new Uint8Array(0),
+      levels,
+      dictionary: values > 0 ? { page, size, indices: indices.subarray(q0, q) } : undefined,
+      stats: chunkStats,
+    });
   }
   return out;
 }
@@ -811,7 +847,8 @@ const zstd = (body: Uint8Array) => zstdCompressSync(body, { params: { [zlibConst
  * (then PLAIN is as small and cheaper to read; a column of mostly unique values is given up
  * after its first 4,096). Values are looked up as bytes in an
  * open-addressing table (FNV-1a), never decoded; equal neighbours, the common case in sorted
- * rows (a series' name and labels, a service), skip the lookup.
+ * rows (a series' name and labels, a service), and a value that follows the one before it as it
+ * did last time (map keys in the same order in every row) skip the lookup.
  */
 function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined {
   const limit = Math.max(16, present >>> 2);
@@ -821,6 +858,8 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
   // Entry i: its value bytes [from[i], to[i]), its PLAIN encoding starting 4 bytes before.
   const from = work.i32(limit);
   const to = work.i32(limit);
+  /** The entry that last followed entry i (-1: none yet). */
+  const next = work.i32(limit);
   let size = 0;
   let bytes = 0;
   const indices = work.u32(present);
@@ -834,6 +873,15 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
     p = e;
     if (prevS >= 0 && bytesEqual(vals, dv, s, e, prevS, prevE)) {
       indices[k] = prev;
+      continue;
+    }
+    // The value that followed the previous one last time: map keys and the fields of a
+    // repeated record come in the same order row after row.
+    const guess = prevS >= 0 ? next[prev]! : -1;
+    if (guess >= 0 && bytesEqual(vals, dv, s, e, from[guess]!, to[guess]!)) {
+      indices[k] = prev = guess;
+      prevS = s;
+      prevE = e;
       continue;
     }
     // FNV-1a over 4-byte words, then a final mix: a product's low bits see only its factors'
@@ -862,8 +910,10 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
       slots[slot] = id;
       from[id] = s;
       to[id] = e;
+      next[id] = -1;
       bytes += 4 + e - s;
     }
+    if (prevS >= 0) next[prev] = id;
     indices[k] = prev = id;
     prevS = s;
     prevE = e;
@@ -975,9 +1025,9 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
       const mark = work.mark();
       const src = leaf.source;
       const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
-      const runStrings = rowLeaf.frag && leaf.type === 'string' ? gatherRunStrings(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats) : undefined;
-      if (runStrings) {
-        const out = runStrings.map((g) => encodeChunk(leaf, g));
+      const indexed = leaf.type === 'string' && src.kind === 'batch' ? gatherStringIndices(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats) : undefined;
+      if (indexed) {
+        const out = indexed.map((g) => encodeChunk(leaf, g));
         work.release(mark);
         return out;
       }
