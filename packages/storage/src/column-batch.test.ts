@@ -273,6 +273,15 @@ describe('column batches', () => {
     const empty = a.slice();
     new DataView(empty.buffer).setUint32(at + 8, 0, true);
     expect(() => readColumnBatch(empty)).toThrow(/leaf service_name: a run of no rows/);
+
+    // A payload of plain leaves as written before run leaves ("FCB1", in WALs of older acceptors)
+    // reads as it did; in one, a level count with the run bit is no run leaf but a count too large.
+    const old = b.slice();
+    old[3] = 0x31;
+    expect(columnBatchValues(old)).toEqual(columnBatchValues(b));
+    const oldWithRuns = a.slice();
+    oldWithRuns[3] = 0x31;
+    expect(() => readColumnBatch(oldWithRuns)).toThrow(/runs past the payload/);
   });
 
   it('refuses malformed payloads', () => {
