@@ -263,6 +263,12 @@ describe('column batches', () => {
     const mixed = withRuns.finish();
     expect(readColumnBatch(mixed).leaves.some((l) => l.runs)).toBe(false);
     expect(columnBatchValues(mixed)).toEqual(columnBatchValues(b).slice(0, 21));
+    // And a run after plain rows after runs: copied where the expanded runs moved it.
+    withRuns.clear();
+    withRuns.addRows(runs[0]!, shared);
+    for (const r of runs[1]!) withRuns.addRow(r);
+    withRuns.addRows(runs[2]!, shared);
+    expect(columnBatchValues(withRuns.finish())).toEqual(columnBatchValues(b));
 
     // Runs that do not add up to the batch's rows, or a run of no rows: refused.
     // The run table (a count, then a row count per run) sits just before the leaf's levels.

@@ -290,8 +290,11 @@ export class Leaf {
       this.#runVp = this.vp;
       return;
     }
+    // Expanding the runs moves what follows them: the fragment is found from the end.
+    const levels = this.n - n0;
+    const bytes = this.vp - vp0;
     this.#expandRuns();
-    this.#copies(n0, vp0, count);
+    this.#copies(this.n - levels, this.vp - bytes, count);
   }
 
   /** The run counts (one per fragment) of a run leaf; undefined for a plain leaf. */
