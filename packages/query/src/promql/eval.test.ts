@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import xxhash from 'xxhash-wasm';
 import type { VectorSelector } from './ast.ts';
-import { evalInstant, evalRange, bucketQuantile, naturalLess, selectorWindows, OVER_TIME, type RawSeries } from './eval.ts';
+import { evalInstant, evalRange, bucketQuantile, naturalLess, selectorWindows, type RawSeries } from './eval.ts';
 import { quantile } from '../quantile.ts';
 import { makeLabels } from '../labels.ts';
 import { parsePromQL } from './parse.ts';
@@ -280,51 +280,6 @@ describe('incremental range evaluation', () => {
         const one = evalInstant(expr, t, src, { ...o, startMs: t, endMs: t });
         const v = one.resultType === 'vector' ? one.result[0]?.v : undefined;
         expect(byStep.get(t), `${q} at ${t}`).toBe(v);
-      }
-    }
-  });
-});
-
-describe('rate, increase and delta', () => {
-  /** Prometheus's extrapolatedRate as it reads, every division done: what the shortcuts must give bit for bit. */
-  function reference(t: number[], v: number[], start: number, end: number, isCounter: boolean, isRate: boolean): number | undefined {
-    const n = t.length;
-    if (n < 2) return undefined;
-    let result = v[n - 1]! - v[0]!;
-    if (isCounter) for (let i = 1, last = v[0]!; i < n; last = v[i]!, i++) if (v[i]! < last) result += last;
-    let durationToStart = (t[0]! - start) / 1000;
-    const durationToEnd = (end - t[n - 1]!) / 1000;
-    const sampled = (t[n - 1]! - t[0]!) / 1000;
-    const averageBetween = sampled / (n - 1);
-    if (isCounter && result > 0 && v[0]! >= 0) {
-      const durationToZero = sampled * (v[0]! / result);
-      if (durationToZero < durationToStart) durationToStart = durationToZero;
-    }
-    const threshold = averageBetween * 1.1;
-    let interval = sampled;
-    interval += durationToStart < threshold ? durationToStart : averageBetween / 2;
-    interval += durationToEnd < threshold ? durationToEnd : averageBetween / 2;
-    result = result * (interval / sampled);
-    if (isRate) result = result / ((end - start) / 1000);
-    return result;
-  }
-
-  it('give the bits of Prometheus’s formula on random windows (counters from zero and from far up, resets, 2 to 6 samples)', () => {
-    let x = 7;
-    const rand = () => (x = (Math.imul(x, 1103515245) + 12345) >>> 0) / 2 ** 32;
-    for (let c = 0; c < 20_000; c++) {
-      const range = [60_000, 300_000, 3_600_000][c % 3]!;
-      const end = 1_700_000_000_000 + Math.floor(rand() * 1e6);
-      const start = end - range;
-      const n = 2 + (c % 5);
-      const t = Array.from({ length: n }, () => start + 1 + Math.floor(rand() * (range - 1))).sort((a, b) => a - b);
-      if (new Set(t).size < n) continue;
-      const base = [0, 0.5, 3, 1e6, 1e15][c % 5]!;
-      const v: number[] = [];
-      for (let i = 0; i < n; i++) v.push(i > 0 && rand() < 0.1 ? rand() * 5 : (v[i - 1] ?? base) + Math.floor(rand() * 50) * (rand() < 0.2 ? 0.1 : 1));
-      for (const [fn, isCounter, isRate] of [['rate', true, true], ['increase', true, false], ['delta', false, false]] as const) {
-        const got = OVER_TIME[fn]!(t, v, 0, n, { start, end });
-        expect(Object.is(got, reference(t, v, start, end, isCounter, isRate)), `${fn} ${JSON.stringify({ t, v, start, end })}`).toBe(true);
       }
     }
   });

@@ -325,12 +325,8 @@ function extrapolatedDelta(t: Floats, v: Floats, lo: number, hi: number, rangeSt
   let durationToStart = (t[lo]! - rangeStart) / 1000;
   const durationToEnd = (rangeEnd - t[hi - 1]!) / 1000;
   const sampled = (t[hi - 1]! - t[lo]!) / 1000;
-  // Divisions are most of a window's cost: the ones whose result is known are skipped, and
-  // every shortcut gives the bits the division would (the window's samples are few).
-  const averageBetween = n === 2 ? sampled : sampled / (n - 1);
-  // When first ≥ result > 0, first / result ≥ 1 and the time to zero is at least `sampled`
-  // (rounding is monotonic), so it cannot be below a durationToStart ≤ sampled.
-  if (isCounter && result > 0 && first >= 0 && !(first >= result && sampled >= durationToStart)) {
+  const averageBetween = sampled / (n - 1);
+  if (isCounter && result > 0 && first >= 0) {
     const durationToZero = sampled * (first / result);
     if (durationToZero < durationToStart) durationToStart = durationToZero;
   }
@@ -339,19 +335,8 @@ function extrapolatedDelta(t: Floats, v: Floats, lo: number, hi: number, rangeSt
   interval += durationToStart < threshold ? durationToStart : averageBetween / 2;
   interval += durationToEnd < threshold ? durationToEnd : averageBetween / 2;
   result = result * (interval / sampled);
-  if (isRate) result = result / rangeSeconds(rangeEnd - rangeStart);
+  if (isRate) result = result / ((rangeEnd - rangeStart) / 1000);
   return result;
-}
-
-/** A window's length in seconds: the same for every window of a query, divided once. */
-let lastRangeMs = NaN;
-let lastRangeSec = NaN;
-function rangeSeconds(ms: number): number {
-  if (ms !== lastRangeMs) {
-    lastRangeMs = ms;
-    lastRangeSec = ms / 1000;
-  }
-  return lastRangeSec;
 }
 
 function goPow(a: number, b: number): number {
