@@ -1,7 +1,8 @@
 import { open } from 'node:fs/promises';
 import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
-import { isListType, isMapType, isStructType, timeColumn, type ColumnDef, type TableDef } from '@floe/schema';
+import { attributeMaps, isListType, isMapType, isStructType, timeColumn, type AttributeType, type ColumnDef, type TableDef } from '@floe/schema';
 import { batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
+import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import type { WrittenFile } from './parquet-writer.ts';
 import {
   bitWidth,
@@ -93,6 +94,8 @@ export interface SortedParquetPlan {
   /** The batch leaf of the table's id column (distinct ids for the file's id filter). */
   idLeaf: number | undefined;
   rowGroupSize: number;
+  /** The stored key leaves of the typed attribute maps and their value types (attribute key counts). */
+  keyLeaves: ReadonlyMap<number, AttributeType>;
 }
 
 /** What the file holds besides its rows, for WrittenFile. */
@@ -197,7 +200,13 @@ function makePlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | u
     if (!id || id.type !== 'string') return undefined;
     idLeaf = id.index;
   }
-  return { elements, leaves, sortKeys, timeLeaf: storedLeaf(time), timestampLeaf: storedLeaf(stamp), idLeaf, rowGroupSize: table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE };
+  const mapTypes = new Map(attributeMaps(table).map((m) => [m.column, m.type]));
+  const keyLeaves = new Map<number, AttributeType>();
+  leaves.forEach((l, i) => {
+    const type = l.path.length === 3 && l.path[2] === 'key' ? mapTypes.get(l.path[0]!) : undefined;
+    if (type && l.source.kind === 'batch') keyLeaves.set(i, type);
+  });
+  return { elements, leaves, sortKeys, timeLeaf: storedLeaf(time), timestampLeaf: storedLeaf(stamp), idLeaf, rowGroupSize: table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE, keyLeaves };
 }
 
 /**
@@ -322,6 +331,38 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
     }
   }
   return { defs, reps, vals, rowLevel, rowVal, frag, levels, bytes };
+}
+
+/** Attribute key counts of one type, taken from key leaves' dictionaries; `counted` once a leaf's are in. */
+interface KeyTally {
+  type: AttributeType;
+  counts: Map<string, number>;
+  counted: boolean;
+}
+
+/**
+ * Each dictionary entry's rows (a map key leaf: how many values the key has), added to `keys`:
+ * an entry's count is its values, each weighted by the rows its fragment stands for; only the
+ * distinct keys are decoded.
+ */
+function countEntries(keys: KeyTally, all: Dictionary, entryAt: Int32Array, valueAt: Int32Array, frag: Uint32Array | undefined, rows: number): void {
+  const perEntry = new Float64Array(all.size);
+  const ids = all.indices;
+  if (frag) {
+    const fragments = valueAt.length - 1;
+    const fragRows = work.u32(fragments).fill(0);
+    for (let r = 0; r < rows; r++) fragRows[frag[r]!]!++;
+    for (let f = 0; f < fragments; f++) {
+      const w = fragRows[f]!;
+      for (let j = valueAt[f]!; j < valueAt[f + 1]!; j++) perEntry[ids[j]!]! += w;
+    }
+  } else for (let j = 0; j < valueAt[valueAt.length - 1]!; j++) perEntry[ids[j]!]!++;
+  const text = Buffer.from(all.page.buffer, all.page.byteOffset, all.page.byteLength);
+  for (let e = 0; e < all.size; e++) {
+    const key = text.toString('utf8', entryAt[e]! + 4, entryAt[e + 1]!);
+    keys.counts.set(key, (keys.counts.get(key) ?? 0) + perEntry[e]!);
+  }
+  keys.counted = true;
 }
 
 /** A leaf of NULL in every row (a column the batches lack). */
@@ -596,7 +637,7 @@ interface Dictionary {
  * are mostly distinct, or a group would have more distinct values than dictionaryOf allows
  * (then gatherLeaf's path writes the leaf).
  */
-function gatherStringIndices(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, groupSize: number, stats: boolean): Gathered[] | undefined {
+function gatherStringIndices(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Array, groupSize: number, stats: boolean, keys?: KeyTally): Gathered[] | undefined {
   const { defs, reps, vals, rowLevel, frag } = leaf;
   const fragments = leaf.rowVal.length - 1;
   // Fragment f's values are [valueAt[f], valueAt[f + 1]) among all the fragments' values.
@@ -609,7 +650,10 @@ function gatherStringIndices(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Arra
     for (let k = ls; k < le; k++) if (defs[k] === maxDef) present++;
   }
   valueAt[fragments] = present;
-  if (present === 0) return undefined;
+  if (present === 0) {
+    if (keys) keys.counted = true;
+    return undefined;
+  }
   const all = dictionaryOf(vals, present);
   if (!all) return undefined;
   // Where each distinct value's PLAIN encoding sits in all.page.
@@ -618,6 +662,7 @@ function gatherStringIndices(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Arra
     entryAt[i] = q;
     if (i < all.size) q += 4 + u32le(all.page, q);
   }
+  if (keys) countEntries(keys, all, entryAt, valueAt, frag, rowOrder.length);
   const pv = viewOf(all.page);
   const local = work.i32(all.size);
   const used = work.u32(all.size);
@@ -990,7 +1035,12 @@ function longBounds(chunks: readonly Chunk[]): [bigint, bigint] {
  * Writes the batches (one schema, read by readColumnBatch; at least one row) to `path` as the
  * plan's table, sorted; returns what WrittenFile reports besides the path and size.
  */
-export async function writeSortedBatchParquet(path: string, plan: SortedParquetPlan, batches: readonly ColumnBatchView[]): Promise<SortedParquetResult> {
+export async function writeSortedBatchParquet(
+  path: string,
+  plan: SortedParquetPlan,
+  batches: readonly ColumnBatchView[],
+  opts: { attributeTypes?: boolean } = {},
+): Promise<SortedParquetResult & { attributeTypes?: AttributeTypeCount[] }> {
   let rows = 0;
   for (const b of batches) rows += b.rows;
   if (rows === 0) throw new TypeError('no rows to write');
@@ -999,6 +1049,10 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
   for (let from = 0; from < rows; from += plan.rowGroupSize) groups.push([from, Math.min(rows, from + plan.rowGroupSize)]);
   let ids: string[];
   let chunks: Chunk[][];
+  // Attribute key counts from the key leaves' dictionaries; a leaf without one (mostly distinct
+  // keys) leaves them to the caller (attributeKeyCounts).
+  const keyCounts: Partial<Record<AttributeType, Map<string, number>>> = {};
+  let keysComplete = true;
   // Everything of this flush in working memory is given back before the first await (the
   // chunks hold their own compressed pages), so flushes on one thread never share it.
   const base = work.mark();
@@ -1021,11 +1075,14 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
     ids = plan.idLeaf === undefined ? [] : distinctOf(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
 
     // Leaf by leaf, every row group's chunk.
-    chunks = plan.leaves.map((leaf) => {
+    chunks = plan.leaves.map((leaf, l) => {
       const mark = work.mark();
       const src = leaf.source;
       const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
-      const indexed = leaf.type === 'string' && src.kind === 'batch' ? gatherStringIndices(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats) : undefined;
+      const keyType = opts.attributeTypes ? plan.keyLeaves.get(l) : undefined;
+      const tally: KeyTally | undefined = keyType ? { type: keyType, counts: (keyCounts[keyType] ??= new Map()), counted: false } : undefined;
+      const indexed = leaf.type === 'string' && src.kind === 'batch' ? gatherStringIndices(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats, tally) : undefined;
+      if (tally && !tally.counted) keysComplete = false;
       if (indexed) {
         const out = indexed.map((g) => encodeChunk(leaf, g));
         work.release(mark);
@@ -1100,5 +1157,9 @@ export async function writeSortedBatchParquet(path: string, plan: SortedParquetP
 
   const [minStartNs, maxStartNs] = longBounds(chunks[plan.timeLeaf]!);
   const [minTimestampUs, maxTimestampUs] = longBounds(chunks[plan.timestampLeaf]!);
-  return { sizeBytes, rowCount: rows, minStartNs, maxStartNs, minTimestampUs, maxTimestampUs, ids };
+  const result = { sizeBytes, rowCount: rows, minStartNs, maxStartNs, minTimestampUs, maxTimestampUs, ids };
+  if (!opts.attributeTypes || !keysComplete) return result;
+  const attributeTypes: AttributeTypeCount[] = [];
+  for (const [type, counts] of Object.entries(keyCounts) as [AttributeType, Map<string, number>][]) for (const [key, count] of counts) attributeTypes.push({ key, type, count });
+  return { ...result, attributeTypes };
 }

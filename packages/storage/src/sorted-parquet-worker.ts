@@ -27,8 +27,9 @@ parentPort!.on('message', (m: EncodeRequest) => {
       for (const payload of partsOf(m)) batches.push(readColumnBatch(payload, { checked: true }));
       const plan = sortedParquetPlan(table, batches[0]!.schema);
       if (!plan) throw new TypeError(`table ${table.name}: these batches need DuckDB`);
-      const result = await writeSortedBatchParquet(m.path, plan, batches);
-      return { id: m.id, result, ...(m.attributeTypes ? { attributeTypes: attributeKeyCounts(table, batches) } : {}) };
+      // Key counts come with the file from its dictionaries, unless a key leaf had none.
+      const { attributeTypes, ...result } = await writeSortedBatchParquet(m.path, plan, batches, { attributeTypes: m.attributeTypes });
+      return { id: m.id, result, ...(m.attributeTypes ? { attributeTypes: attributeTypes ?? attributeKeyCounts(table, batches) } : {}) };
     } catch (err) {
       return { id: m.id, error: err instanceof Error ? err.message : String(err) };
     }
