@@ -41,7 +41,7 @@ const COLUMN_BATCH_MAGIC = Uint8Array.of(0x46, 0x43, 0x42, 0x32); // "FCB2"
 const RUNS_FLAG = 0x80000000;
 
 /** Bytes of one PLAIN value of the fixed-width types (booleans one byte each, as batches hold them). */
-const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
+export const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
 
 /** True when a WAL payload is a column batch (otherwise it is the older NDJSON rows). */
 export const isColumnBatch = (payload: Uint8Array): boolean =>
@@ -297,13 +297,12 @@ export class Leaf {
     this.#copies(this.n - levels, this.vp - bytes, count);
   }
 
-  /** The run counts (one per fragment) of a run leaf; undefined for a plain leaf. */
+  /** The run counts (one per fragment) of a run leaf, as written (byteLength, writeTo); undefined for a plain leaf. */
   get runs(): readonly number[] | undefined {
-    this.#settle();
     return this.#runs.length > 0 ? this.#runs : undefined;
   }
 
-  /** A run leaf with plain rows after its runs becomes plain (a payload leaf is one or the other). */
+  /** A run leaf with plain rows after its runs becomes plain: a payload leaf is one or the other. */
   #settle(): void {
     if (this.#runs.length > 0 && this.n !== this.#runN) this.#expandRuns();
   }
@@ -360,12 +359,14 @@ export class Leaf {
 
   /** Bytes of its runs, levels and values end to end (writeTo, a payload's and a RowTemplate's layout). */
   get byteLength(): number {
+    this.#settle();
     const runs = this.runs;
     return (runs ? 4 + 4 * runs.length : 0) + this.n * (this.maxRep > 0 ? 2 : 1) + this.vp;
   }
 
   /** Writes its runs (a run leaf), definition levels, repetition levels (nested leaves) and values to `out` at `p`; returns the end. */
   writeTo(out: Uint8Array, p: number): number {
+    this.#settle();
     const runs = this.runs;
     if (runs) {
       const dv = new DataView(out.buffer, out.byteOffset + p, 4 + 4 * runs.length);

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
 import { attributeMaps, isListType, isMapType, isStructType, timeColumn, type AttributeType, type ColumnDef, type TableDef } from '@floe/schema';
-import { batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
+import { PLAIN_WIDTH, batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import type { WrittenFile } from './parquet-writer.ts';
 import {
@@ -229,8 +229,6 @@ interface RowLeaf {
   bytes: number;
 }
 
-const FIXED_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
-
 const u32le = (b: Uint8Array, p: number) => (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
 
 function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { type: LeafType; maxDef: number; maxRep: number }, rows: number): RowLeaf {
@@ -275,7 +273,7 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   const n = defs.length;
   const rowLevel = reps ? work.i32(fragments + 1) : undefined;
   const rowVal = work.i32(fragments + 1);
-  const width = FIXED_WIDTH[shape.type];
+  const width = PLAIN_WIDTH[shape.type];
   const max = shape.maxDef;
   let vp = 0;
   // A flat leaf has one level per fragment; its loops are specialised (most of a flush's leaves).
@@ -335,7 +333,6 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
 
 /** Attribute key counts of one type, taken from key leaves' dictionaries; `counted` once a leaf's are in. */
 interface KeyTally {
-  type: AttributeType;
   counts: Map<string, number>;
   counted: boolean;
 }
@@ -552,7 +549,7 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, rowOrder: Uin
   // One level per row (a NULL leaf of a list): every repetition level is 0.
   const or = reps ? (rowLevel ? work.u8(leaf.levels) : work.u8(leaf.levels).fill(0)) : undefined;
   const ov = work.u8(leaf.bytes);
-  const width = FIXED_WIDTH[type];
+  const width = PLAIN_WIDTH[type];
   // 4- and 8-byte values move as 32-bit words (not as floats: that could rewrite a NaN's bits).
   const words = !rowLevel && (width === 4 || width === 8) ? width >> 2 : 0;
   const src32 = words ? new Int32Array(vals.buffer, vals.byteOffset, vals.length >> 2) : undefined;
@@ -667,13 +664,13 @@ function gatherStringIndices(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Arra
   const local = work.i32(all.size);
   const used = work.u32(all.size);
   const ids = all.indices;
-  // A flat leaf's fragment has one level and at most one value: its dictionary entry, or -1.
+  // A flat leaf's fragment is one level with at most one value: its dictionary entry, or -1.
   const entryOf = rowLevel ? undefined : work.i32(fragments);
   if (entryOf) for (let f = 0; f < fragments; f++) entryOf[f] = defs[f] === maxDef ? ids[valueAt[f]!]! : -1;
   const rows = rowOrder.length;
   // Levels and indices of every group, end to end (a leaf has no more values than levels).
   const od = work.u8(leaf.levels);
-  const or = reps ? work.u8(leaf.levels) : undefined;
+  const or = rowLevel ? work.u8(leaf.levels) : undefined;
   const indices = work.u32(leaf.levels);
   const out: Gathered[] = [];
   let p = 0;
@@ -685,36 +682,29 @@ function gatherStringIndices(leaf: RowLeaf, maxDef: number, rowOrder: Uint32Arra
     local.fill(-1);
     let size = 0;
     let bytes = 0;
+    /** The group's index of dictionary entry `id`, the next one when the group has not used it yet. */
+    const localOf = (id: number): number => {
+      let l = local[id]!;
+      if (l < 0) {
+        local[id] = l = size;
+        used[size++] = id;
+        bytes += entryAt[id + 1]! - entryAt[id]!;
+      }
+      return l;
+    };
     for (let i = from; i < to; i++) {
       const f = frag ? frag[rowOrder[i]!]! : rowOrder[i]!;
       if (entryOf) {
-        const id = entryOf[f]!;
         od[p++] = defs[f]!;
-        if (or) or[p - 1] = 0;
-        if (id < 0) continue;
-        let l = local[id]!;
-        if (l < 0) {
-          local[id] = l = size;
-          used[size++] = id;
-          bytes += entryAt[id + 1]! - entryAt[id]!;
-        }
-        indices[q++] = l;
+        const id = entryOf[f]!;
+        if (id >= 0) indices[q++] = localOf(id);
         continue;
       }
       for (let k = rowLevel![f]!, le = rowLevel![f + 1]!; k < le; k++, p++) {
         od[p] = defs[k]!;
         or![p] = reps![k]!;
       }
-      for (let j = valueAt[f]!; j < valueAt[f + 1]!; j++) {
-        const id = ids[j]!;
-        let l = local[id]!;
-        if (l < 0) {
-          local[id] = l = size;
-          used[size++] = id;
-          bytes += entryAt[id + 1]! - entryAt[id]!;
-        }
-        indices[q++] = l;
-      }
+      for (let j = valueAt[f]!; j < valueAt[f + 1]!; j++) indices[q++] = localOf(ids[j]!);
     }
     const levels = p - p0;
     const values = q - q0;
@@ -1080,7 +1070,7 @@ export async function writeSortedBatchParquet(
       const src = leaf.source;
       const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
       const keyType = opts.attributeTypes ? plan.keyLeaves.get(l) : undefined;
-      const tally: KeyTally | undefined = keyType ? { type: keyType, counts: (keyCounts[keyType] ??= new Map()), counted: false } : undefined;
+      const tally: KeyTally | undefined = keyType ? { counts: (keyCounts[keyType] ??= new Map()), counted: false } : undefined;
       const indexed = leaf.type === 'string' && src.kind === 'batch' ? gatherStringIndices(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats, tally) : undefined;
       if (tally && !tally.counted) keysComplete = false;
       if (indexed) {
