@@ -4,6 +4,7 @@ import { emptyColumnsDdl } from '@floe/schema';
 import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
 import type { FileResolver, ResolvedFiles } from './file-resolver.ts';
+import { FileSchemas } from './file-schemas.ts';
 import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxResult, type SandboxView, type TrustedRunner } from './sandbox/index.ts';
 import { mentions, tableRefs } from './table-refs.ts';
 import { parseTicket } from './ticket.ts';
@@ -37,6 +38,7 @@ export class QueryHandler {
   readonly #internalKey: string;
   /** Runs SQL that Floe printed: signed planner tickets and the querier's own (trace lookups). */
   readonly #trusted: TrustedRunner;
+  readonly #schemas: FileSchemas;
 
   constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger, internalKey = '') {
     this.#auth = auth;
@@ -45,6 +47,7 @@ export class QueryHandler {
     this.#log = log;
     this.#internalKey = internalKey;
     this.#trusted = createTrustedRunner({ threads: limits.threads, memoryLimit: limits.memoryLimit });
+    this.#schemas = new FileSchemas((paths, timeoutMs) => this.#trusted.schemaKeys(paths, timeoutMs));
   }
 
   #bounds: Promise<TimeBoundsExtractor> | undefined;
@@ -67,10 +70,17 @@ export class QueryHandler {
   }
 
   /** SQL the querier printed itself, over views it resolved itself, on the warm instance. */
-  runInternal(o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number }): Promise<SandboxResult> {
-    return this.#trusted.run({ ...o, maxRows: this.#limits.maxRows }).catch((err: unknown) => {
+  async runInternal(o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number }): Promise<SandboxResult> {
+    try {
+      return await this.#trusted.run({ ...o, views: await this.#withSchemas(o.views, o.timeoutMs), maxRows: this.#limits.maxRows });
+    } catch (err) {
       throw this.#asFloeError(err);
-    });
+    }
+  }
+
+  /** The views, each marked whether its files share one schema (scanned without matching columns by name). */
+  #withSchemas(views: SandboxView[], timeoutMs: number): Promise<SandboxView[]> {
+    return Promise.all(views.map(async (v) => ({ ...v, sameSchema: await this.#schemas.same(v.files, timeoutMs) })));
   }
 
   #asFloeError(err: unknown): unknown {
@@ -102,7 +112,9 @@ export class QueryHandler {
         views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(files.def) });
       }
       const resolvedAt = Date.now();
-      const timeoutMs = Math.max(1, Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity) - (Date.now() - started));
+      const budgetMs = Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity);
+      const marked = await this.#withSchemas(views, Math.max(1, budgetMs - (Date.now() - started)));
+      const timeoutMs = Math.max(1, budgetMs - (Date.now() - started));
       // SQL printed and signed by Floe's planner runs on the warm instance (its views name only
       // the caller's files); anything a user typed gets a fresh locked-down sandbox.
       const signed =
@@ -111,7 +123,7 @@ export class QueryHandler {
         verifyTicketSignature(this.#internalKey, { tenant: ctx.tenant, dataset: ctx.dataset, sql: ticket.sql, params: ticket.params, hints: ticket.rawHints }, ticket.sig);
       const run = signed ? (o: Parameters<typeof runSandboxedSelect>[0]) => this.#trusted.run(o) : runSandboxedSelect;
       const result = await run({
-        views,
+        views: marked,
         sql: ticket.sql,
         params: ticket.params,
         timeoutMs,

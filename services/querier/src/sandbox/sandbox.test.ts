@@ -426,6 +426,42 @@ describe('createTrustedRunner', () => {
     }
   });
 
+  it('schemaKeys: equal for files of one schema, different for a file with another column; a missing file names no path', async () => {
+    const [k1, k2, kOther] = await runner.schemaKeys([acmeF1, acmeF2, otherF1], 10_000);
+    expect(k1).toBe(kOther);
+    expect(k2).not.toBe(k1);
+    expect(await runner.schemaKeys([], 10_000)).toEqual([]);
+    const missing = join(acmeDir, 'gone.parquet');
+    const got = await refusal(runner.schemaKeys([acmeF1, missing], 10_000));
+    expect(got.kind).toBe('internal');
+    expect(got.message).not.toContain(acmeDir);
+  });
+
+  it('a view of files of one schema (sameSchema) reads them without matching by name; hive-style directories add no column', async () => {
+    const hourDir = join(root, 'acme', 'default', 'traces', 'data', 'timestamp_hour=472222');
+    await mkdir(hourDir, { recursive: true });
+    const inHour = join(hourDir, '00003.parquet');
+    const inst = await DuckDBInstance.create(':memory:');
+    const conn = await inst.connect();
+    try {
+      await conn.run(`COPY (SELECT * FROM read_parquet('${acmeF1}')) TO '${inHour}' (FORMAT parquet)`);
+    } finally {
+      conn.closeSync();
+      inst.closeSync();
+    }
+    const [a, b] = await runner.schemaKeys([acmeF1, inHour], 10_000);
+    expect(a).toBe(b);
+    for (const sameSchema of [true, false]) {
+      const r = await runner.run({ views: [{ name: 'traces', files: [acmeF1, inHour], emptySchemaSql: '', sameSchema }], sql: 'SELECT * FROM traces ORDER BY span_id, name', timeoutMs: 10_000 });
+      expect(r.table.schema.fields.map((f) => f.name)).toEqual(['trace_id', 'span_id', 'name', 'service_name', 'start_time_unix_nano', 'duration_nano', 'span_attributes']);
+      expect(column(r.table, 'span_id')).toEqual(['0000000000000001', '0000000000000001', '0000000000000002', '0000000000000002', '0000000000000003', '0000000000000003']);
+    }
+    // Files of two schemas without the flag: the older file reads NULL in the added column.
+    const mixed = await runner.run({ views: [{ name: 'traces', files: [acmeF1, acmeF2], emptySchemaSql: '' }], sql: 'SELECT count(*) AS n, count(http_status) AS with_status FROM traces', timeoutMs: 10_000 });
+    expect(column(mixed.table, 'n')).toEqual([5003n]);
+    expect(column(mixed.table, 'with_status')).toEqual([5000n]);
+  });
+
   it('refuses dotted view names (TEMP views cannot live in another catalog)', async () => {
     const got = await refusal(runner.run({ views: [{ name: 'acme.default.traces', files: [acmeF1], emptySchemaSql: '' }], sql: 'SELECT 1', timeoutMs: 10_000 }));
     expect(got).toEqual({ kind: 'internal', message: 'trusted runner view names must be single identifiers (got "acme.default.traces")' });

@@ -35,7 +35,7 @@ const MEMORY_LIMIT = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
 /**
  * Runs one SELECT typed by a user in a DuckDB instance made for this call (reference/storage.md §3):
  * 1. fresh `:memory:` instance with threads, memory_limit, temp_directory (or no spill), no extension autoload;
- * 2. views over `read_parquet([exact files], union_by_name = true)`, or typed empty views;
+ * 2. views over `read_parquet([exact files])` (by name when their schemas differ), or typed empty views;
  * 3. `allowed_paths` = those files, `enable_external_access = false`, `lock_configuration = true`;
  * 4. the statement gate: one statement, json_serialize_sql AST allow-list, prepared type SELECT;
  * 5. bind `$n`, stream into Arrow, stop at maxRows; `interrupt()` at the deadline.

@@ -3,7 +3,7 @@ import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
 import { gateStatement } from './gate.ts';
 import { runScript, setupStep } from './setup.ts';
-import { parseViewName, quoteIdent, validateView, viewSelectSql, type SandboxView } from './views.ts';
+import { parseViewName, quoteIdent, quoteLiteral, validateView, viewSelectSql, type SandboxView } from './views.ts';
 
 export interface TrustedRunnerOptions {
   /** DuckDB threads for the shared instance. Default 2. */
@@ -23,6 +23,11 @@ export interface TrustedRunOptions {
 
 export interface TrustedRunner {
   run(opts: TrustedRunOptions): Promise<SandboxResult>;
+  /**
+   * A text for each Parquet file that equals another file's exactly when their schemas are the
+   * same (every element's name, types, repetition, children and field id), in `paths` order.
+   */
+  schemaKeys(paths: readonly string[], timeoutMs: number): Promise<string[]>;
   /** Interrupts running calls and closes the instance; later run() calls fail with kind 'internal'. */
   close(): void;
 }
@@ -180,6 +185,53 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     }
   };
 
+  const schemaKeys = async (paths: readonly string[], timeoutMs: number): Promise<string[]> => {
+    if (closed) throw new SandboxError('internal', 'trusted runner is closed');
+    validateView({ name: 'files', files: [...paths], emptySchemaSql: '' });
+    if (paths.length === 0) return [];
+    inFlight++;
+    const deadline = new Deadline(timeoutMs);
+    const scrub = makeScrubber(paths);
+    let conn: DuckDBConnection | undefined;
+    try {
+      const instance = await setupStep(getInstance, deadline, scrub);
+      if (closed) throw new SandboxError('internal', 'trusted runner is closed');
+      conn = await instance.connect();
+      active.add(conn);
+      deadline.watch(conn);
+      const c = conn;
+      // parquet_schema lists each file's elements in schema order (and fills the metadata cache the scan reads next).
+      const rows = await setupStep(
+        async () =>
+          (
+            await c.runAndReadAll(
+              `SELECT file_name, name, type, converted_type, logical_type, repetition_type, num_children, field_id FROM parquet_schema([${paths.map(quoteLiteral).join(', ')}])`,
+            )
+          ).getRowsJS(),
+        deadline,
+        scrub,
+      );
+      const keys = new Map<string, string[]>();
+      for (const [file, ...element] of rows) {
+        let parts = keys.get(String(file));
+        if (!parts) keys.set(String(file), (parts = []));
+        parts.push(JSON.stringify(element, (_k, v: unknown) => (typeof v === 'bigint' ? Number(v) : v)));
+      }
+      return paths.map((p) => {
+        const parts = keys.get(p);
+        if (!parts) throw new SandboxError('internal', 'parquet_schema named no elements of a file');
+        return parts.join('\n');
+      });
+    } finally {
+      deadline.clear();
+      if (conn) {
+        active.delete(conn);
+        conn.closeSync();
+      }
+      inFlight--;
+    }
+  };
+
   const close = (): void => {
     if (closed) return;
     closed = true;
@@ -195,5 +247,5 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     }).catch(() => undefined);
   };
 
-  return { run, close };
+  return { run, schemaKeys, close };
 }
