@@ -95,10 +95,27 @@ describe('plain series, target_info, delta temporality and query demand', () => 
     }
   });
 
+  it('of two runs that meet at one time, keeps the value of the run that came later', () => {
+    // The run given first starts where the other ends: a stable sort puts its 2000 first, so the other's is kept.
+    const [s] = buildPlainSeries([
+      { series_id: 'x', metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, t: Float64Array.of(2000, 3000, 1000, 2000), v: Float64Array.of(1, 2, 3, 4), stale_t: null },
+    ]);
+    expect(Array.from(s!.t)).toEqual([1000, 2000, 3000]);
+    expect(Array.from(s!.v)).toEqual([3, 4, 2]);
+  });
+
   it('puts series in order of their ids, whatever order the rows came in', () => {
     const row = (id: string) => ({ series_id: id, metric_name: 'up', metric_type: 'gauge', unit: '', is_monotonic: false, rw: true, point_attr_str: { id }, t: Float64Array.of(1000), v: Float64Array.of(1), stale_t: null });
     const ids = ['ffffffff00000001', '00000000ffffffff', 'e34f44d110a6a364', 'e34f44d110a6a363'];
     expect(buildPlainSeries(ids.map(row)).map((s) => s.labels.id)).toEqual([...ids].sort());
+    // Many hex ids, a third of them sharing their first 8 digits with another; then one id that is not hex.
+    let seed = 11;
+    const hex8 = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), (seed * 2 + (seed & 1)).toString(16).padStart(8, '0').slice(-8));
+    const many: string[] = [];
+    for (let i = 0; i < 3000; i++) many.push((i % 3 === 2 ? many[i - 1]!.slice(0, 8) : hex8()) + hex8());
+    expect(buildPlainSeries(many.map(row)).map((s) => s.labels.id)).toEqual([...many].sort());
+    const mixed = [...many.slice(0, 50), 'r-1', 'A000000000000000'];
+    expect(buildPlainSeries(mixed.map(row)).map((s) => s.labels.id)).toEqual([...mixed].sort());
   });
 
   it('makes target_info from resource attributes, job and instance from the service attributes', () => {

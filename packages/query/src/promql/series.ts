@@ -555,6 +555,7 @@ function sortByTime(t: Float64Array, v: Float64Array): void {
     scratchT = new Float64Array(Math.max(n, 2 * scratchT.length));
     scratchV = new Float64Array(scratchT.length);
   }
+  if (placeDisjointRuns(t, v, starts)) return;
   const pos = starts;
   const end = [...starts.slice(1), n];
   // A binary min-heap of run indexes by (next time, run index): of equal times the earlier run's first.
@@ -588,11 +589,82 @@ function sortByTime(t: Float64Array, v: Float64Array): void {
   v.set(scratchV.subarray(0, n));
 }
 
+/** Runs at most this many are checked for being disjoint (one per hourly file over a few hours, typically). */
+const MAX_DISJOINT_RUNS = 16;
+const runOrder = new Int32Array(MAX_DISJOINT_RUNS);
+
+/**
+ * The common case of sortByTime: each run is one file's points, and the files hold different
+ * hours, so the runs do not overlap in time. Then ordering the runs by their first time and
+ * copying each whole is the sort; false (nothing moved) when some runs overlap or touch.
+ */
+function placeDisjointRuns(t: Float64Array, v: Float64Array, starts: readonly number[]): boolean {
+  const k = starts.length;
+  if (k > MAX_DISJOINT_RUNS) return false;
+  const n = t.length;
+  const endOf = (r: number) => (r + 1 < k ? starts[r + 1]! : n);
+  // Insertion sort of the few runs by first time.
+  for (let r = 0; r < k; r++) {
+    let j = r;
+    while (j > 0 && t[starts[runOrder[j - 1]!]!]! > t[starts[r]!]!) {
+      runOrder[j] = runOrder[j - 1]!;
+      j--;
+    }
+    runOrder[j] = r;
+  }
+  // Strictly after the previous run's last time: equal times across runs take the merge, which keeps their order.
+  for (let j = 1; j < k; j++) if (t[starts[runOrder[j]!]!]! <= t[endOf(runOrder[j - 1]!) - 1]!) return false;
+  let out = 0;
+  for (let j = 0; j < k; j++) {
+    const r = runOrder[j]!;
+    out = copyBlock(t, v, starts[r]!, endOf(r), scratchT, scratchV, out);
+  }
+  t.set(scratchT.subarray(0, n));
+  v.set(scratchV.subarray(0, n));
+  return true;
+}
+
 const compareIds = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/** A series id of 16 lower-case hex digits (the stored form of every id Floe makes). */
+const HEX_ID = /^[0-9a-f]{16}$/;
+/** Rows sorted by a numeric key at most (their index takes the key's low 20 bits). */
+const MAX_KEYED_ROWS = 1 << 20;
+
+/**
+ * Rows in the order of their series ids as strings. Ids of 16 hex digits (all of Floe's) sort by
+ * their first 8 digits as a number, which is the same order, in a typed array's native sort
+ * instead of a comparator called ~n log n times (~3 ms of 10,000 series); the few rows whose
+ * first digits tie are then put in order by the whole id.
+ */
+function sortedById<R extends PointLists>(rows: readonly R[]): R[] {
+  const n = rows.length;
+  const ids = rows.map((r) => String(r.series_id));
+  if (n > MAX_KEYED_ROWS || !ids.every((id) => HEX_ID.test(id))) return [...rows].sort((a, b) => compareIds(String(a.series_id), String(b.series_id)));
+  const keys = new Float64Array(n);
+  for (let i = 0; i < n; i++) keys[i] = Number.parseInt(ids[i]!.slice(0, 8), 16) * MAX_KEYED_ROWS + i;
+  keys.sort();
+  const out = new Array<R>(n);
+  for (let i = 0; i < n; i++) out[i] = rows[keys[i]! % MAX_KEYED_ROWS]!;
+  for (let i = 0; i < n; ) {
+    const hi = Math.floor(keys[i]! / MAX_KEYED_ROWS);
+    let j = i + 1;
+    while (j < n && Math.floor(keys[j]! / MAX_KEYED_ROWS) === hi) j++;
+    if (j - i > 1) {
+      const tied = out.slice(i, j).sort((a, b) => compareIds(String(a.series_id), String(b.series_id)));
+      for (let m = 0; m < tied.length; m++) out[i + m] = tied[m]!;
+    }
+    i = j;
+  }
+  return out;
+}
+
+/** Shared by every NULL list: empty, so nothing can change it. */
+const NO_FLOATS = new Float64Array(0);
 
 /** A list value as a Float64Array (zero-copy for an Arrow Float64 vector without nulls); NULL is empty. */
 function floatList(v: unknown): Float64Array {
-  if (v === null || v === undefined) return new Float64Array(0);
+  if (v === null || v === undefined) return NO_FLOATS;
   if (v instanceof Float64Array) return v;
   const arr = typeof (v as { toArray?: unknown }).toArray === 'function' ? (v as { toArray(): ArrayLike<unknown> }).toArray() : (v as ArrayLike<unknown>);
   if (arr instanceof Float64Array) return arr;
@@ -614,7 +686,7 @@ export function buildPlainSeries<R extends PointLists>(rows: Iterable<R>, labels
 export function buildPlainSeries(rows: Iterable<PointLists>, labelsOf: (row: PointLists) => Labels = (r) => plainSeriesLabels(r as SeriesPointsRow)): RawSeries[] {
   const out: RawSeries[] = [];
   // By id, so a query's series (and the order its sums add them in) do not depend on the scan.
-  const ordered = [...rows].sort((a, b) => compareIds(String(a.series_id), String(b.series_id)));
+  const ordered = sortedById([...rows]);
   for (const r of ordered) {
     const times = floatList(r.t);
     if (times.length === 0) continue;
