@@ -637,26 +637,27 @@ const MAX_KEYED_ROWS = 1 << 20;
  * instead of a comparator called ~n log n times (~3 ms of 10,000 series); the few rows whose
  * first digits tie are then put in order by the whole id.
  */
-function sortedById<R extends PointLists>(rows: readonly R[]): R[] {
-  const n = rows.length;
-  const ids = rows.map((r) => String(r.series_id));
-  if (n > MAX_KEYED_ROWS || !ids.every((id) => HEX_ID.test(id))) return [...rows].sort((a, b) => compareIds(String(a.series_id), String(b.series_id)));
+function sortedById<R extends PointLists>(rows: Iterable<R>): R[] {
+  const list = [...rows];
+  const n = list.length;
+  const ids = list.map((r) => String(r.series_id));
+  if (n > MAX_KEYED_ROWS || !ids.every((id) => HEX_ID.test(id))) {
+    const order = Array.from(ids.keys()).sort((a, b) => compareIds(ids[a]!, ids[b]!));
+    return order.map((i) => list[i]!);
+  }
   const keys = new Float64Array(n);
   for (let i = 0; i < n; i++) keys[i] = Number.parseInt(ids[i]!.slice(0, 8), 16) * MAX_KEYED_ROWS + i;
   keys.sort();
-  const out = new Array<R>(n);
-  for (let i = 0; i < n; i++) out[i] = rows[keys[i]! % MAX_KEYED_ROWS]!;
+  const order = Array.from(keys, (k) => k % MAX_KEYED_ROWS);
+  // Rows whose first 8 digits tie (next to each other now) are put in order by the whole id.
   for (let i = 0; i < n; ) {
     const hi = Math.floor(keys[i]! / MAX_KEYED_ROWS);
     let j = i + 1;
     while (j < n && Math.floor(keys[j]! / MAX_KEYED_ROWS) === hi) j++;
-    if (j - i > 1) {
-      const tied = out.slice(i, j).sort((a, b) => compareIds(String(a.series_id), String(b.series_id)));
-      for (let m = 0; m < tied.length; m++) out[i + m] = tied[m]!;
-    }
+    if (j - i > 1) order.splice(i, j - i, ...order.slice(i, j).sort((a, b) => compareIds(ids[a]!, ids[b]!)));
     i = j;
   }
-  return out;
+  return order.map((i) => list[i]!);
 }
 
 /** Shared by every NULL list: empty, so nothing can change it. */
@@ -686,7 +687,7 @@ export function buildPlainSeries<R extends PointLists>(rows: Iterable<R>, labels
 export function buildPlainSeries(rows: Iterable<PointLists>, labelsOf: (row: PointLists) => Labels = (r) => plainSeriesLabels(r as SeriesPointsRow)): RawSeries[] {
   const out: RawSeries[] = [];
   // By id, so a query's series (and the order its sums add them in) do not depend on the scan.
-  const ordered = sortedById([...rows]);
+  const ordered = sortedById(rows);
   for (const r of ordered) {
     const times = floatList(r.t);
     if (times.length === 0) continue;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { DataType, type Table } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FileSchemas } from '../file-schemas.ts';
 import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxErrorKind, type SandboxView, type TrustedRunner } from './index.ts';
 
 const SINGLE = 'only a single SELECT statement is allowed';
@@ -435,6 +436,14 @@ describe('createTrustedRunner', () => {
     const got = await refusal(runner.schemaKeys([acmeF1, missing], 10_000));
     expect(got.kind).toBe('internal');
     expect(got.message).not.toContain(acmeDir);
+  });
+
+  it("FileSchemas over the runner's probe: files of one schema are the same, a file with another column is not", async () => {
+    const schemas = new FileSchemas((paths, timeoutMs) => runner.schemaKeys(paths, timeoutMs));
+    expect(await schemas.same([acmeF1, otherF1], 10_000)).toBe(true);
+    expect(await schemas.same([acmeF1, acmeF2], 10_000)).toBe(false);
+    expect(await schemas.same([otherF1, acmeF1, acmeF2], 10_000)).toBe(false);
+    expect(await schemas.same([acmeF1, join(acmeDir, 'gone.parquet')], 10_000)).toBe(false);
   });
 
   it('a view of files of one schema (sameSchema) reads them without matching by name; hive-style directories add no column', async () => {

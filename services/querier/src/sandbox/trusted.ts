@@ -3,7 +3,7 @@ import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
 import { gateStatement } from './gate.ts';
 import { runScript, setupStep } from './setup.ts';
-import { parseViewName, quoteIdent, quoteLiteral, validateView, viewSelectSql, type SandboxView } from './views.ts';
+import { parseViewName, quoteIdent, quoteLiteral, validateFilePaths, validateView, viewSelectSql, type SandboxView } from './views.ts';
 
 export interface TrustedRunnerOptions {
   /** DuckDB threads for the shared instance. Default 2. */
@@ -118,6 +118,16 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     return instancePromise;
   };
 
+  /** A new connection to the instance, interrupted at the deadline (in `active` until the caller closes or keeps it). */
+  const connect = async (deadline: Deadline, scrub: (m: string) => string): Promise<DuckDBConnection> => {
+    const instance = await setupStep(getInstance, deadline, scrub);
+    if (closed) throw new SandboxError('internal', 'trusted runner is closed');
+    const conn = await instance.connect();
+    active.add(conn);
+    deadline.watch(conn);
+    return conn;
+  };
+
   const run = async (o: TrustedRunOptions): Promise<SandboxResult> => {
     if (closed) throw new SandboxError('internal', 'trusted runner is closed');
     inFlight++;
@@ -138,12 +148,8 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
       const key = statements.join(';\n');
       slot = takeIdle(key);
       if (!slot) {
-        const instance = await setupStep(getInstance, deadline, scrub);
-        if (closed) throw new SandboxError('internal', 'trusted runner is closed');
-        slot = { key, conn: await instance.connect(), prepared: new Map() };
-        const conn = slot.conn;
-        active.add(conn);
-        deadline.watch(conn);
+        const conn = await connect(deadline, scrub);
+        slot = { key, conn, prepared: new Map() };
         if (statements.length > 0) await setupStep(() => runScript(conn, statements), deadline, scrub);
       } else {
         active.add(slot.conn);
@@ -187,19 +193,14 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
 
   const schemaKeys = async (paths: readonly string[], timeoutMs: number): Promise<string[]> => {
     if (closed) throw new SandboxError('internal', 'trusted runner is closed');
-    validateView({ name: 'files', files: [...paths], emptySchemaSql: '' });
+    validateFilePaths('schemaKeys', paths);
     if (paths.length === 0) return [];
     inFlight++;
     const deadline = new Deadline(timeoutMs);
     const scrub = makeScrubber(paths);
     let conn: DuckDBConnection | undefined;
     try {
-      const instance = await setupStep(getInstance, deadline, scrub);
-      if (closed) throw new SandboxError('internal', 'trusted runner is closed');
-      conn = await instance.connect();
-      active.add(conn);
-      deadline.watch(conn);
-      const c = conn;
+      const c = (conn = await connect(deadline, scrub));
       // parquet_schema lists each file's elements in schema order (and fills the metadata cache the scan reads next).
       const rows = await setupStep(
         async () =>

@@ -63,9 +63,14 @@ export function validateView(view: SandboxView): void {
   if (view.files.length === 0 && /;|--|\/\*/.test(view.emptySchemaSql)) {
     throw new SandboxError('internal', `view ${view.name}: emptySchemaSql must not contain ";", "--" or "/*"`);
   }
-  for (const f of view.files) {
+  validateFilePaths(`view ${view.name}`, view.files);
+}
+
+/** Data files are named exactly: absolute paths, no glob characters, no `..`. `what` names them in the error. */
+export function validateFilePaths(what: string, files: readonly string[]): void {
+  for (const f of files) {
     if (!f.startsWith('/') || GLOB_CHARS.test(f) || f.split('/').includes('..')) {
-      throw new SandboxError('internal', `view ${view.name}: data file paths must be absolute, without glob characters or '..'`);
+      throw new SandboxError('internal', `${what}: data file paths must be absolute, without glob characters or '..'`);
     }
   }
 }
