@@ -8,7 +8,7 @@ import { authPlugin } from './auth-plugin.ts';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, validationError } from './http-errors.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
-import type { LogColumn } from './logquery/table.ts';
+import type { TableColumns } from './table-columns.ts';
 import { managementPlugin } from './management/plugin.ts';
 import { metricQueryPlugin } from './metricquery/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
@@ -31,8 +31,8 @@ export interface AppOptions {
   queryBudget?: QueryBudget;
   /** Query demand counting of the query APIs (absent: not counted). */
   queryDemand?: QueryDemand;
-  /** A dataset's logs table columns from the catalog (materialized labels); see logquery/plugin.ts. */
-  logColumns?: (tenant: string, dataset: string) => Promise<readonly LogColumn[]>;
+  /** A dataset's table columns from the catalog (materialized labels); see table-columns.ts. */
+  tableColumns?: TableColumns;
   queryTimeoutMs: number;
   /** router.max_query_samples: most points one PromQL query may read. */
   maxQuerySamples?: number;
@@ -102,9 +102,9 @@ export async function buildApp(opts: AppOptions) {
       { prefix },
     );
   await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
-  await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, logColumns: opts.logColumns }));
+  await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns }));
   await queryApi('/metricquery', (s) =>
-    s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize }),
+    s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize, tableColumns: opts.tableColumns }),
   );
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });

@@ -40,10 +40,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
   const tables = createTenantTables(catalog, config.schema.default_schemas, log);
-  // The logs table's columns as its metadata records them, label columns with their attribute
-  // keys (parsed metadata is cached by location).
-  const logColumns = async (tenant: string, dataset: string) => {
-    const handle = await catalog.loadTable(floeNamespace(tenant, dataset), 'logs');
+  // A table's columns as its metadata records them, label columns with their attribute keys
+  // (parsed metadata is cached by location).
+  const tableColumns = async (tenant: string, dataset: string, table: string) => {
+    const handle = await catalog.loadTable(floeNamespace(tenant, dataset), table);
     return handle ? floeTableDef(handle).columns : [];
   };
   const provisionDataset = deps.provisionDataset ?? provisionOnCreate(tables, db);
@@ -64,7 +64,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     queryBudget: createQueryBudget(limitStores.buckets, db, config.limits),
     querier: querier(),
     queryDemand,
-    logColumns,
+    tableColumns,
     queryTimeoutMs: config.router.query_timeout,
     maxQuerySamples: config.router.max_query_samples,
     seriesLabelCacheSize: config.router.series_label_cache_size,

@@ -207,3 +207,67 @@ describe('plain series read series first (ids, labels, then points of the picked
     }
   });
 });
+
+describe('label matchers on materialized label columns', () => {
+  const at = 1_500_000_000n;
+  const rw = (seriesId: string, labels: Record<string, string>, value: number): MetricRow => ({
+    scope: REMOTE_WRITE_SCOPE, service: labels.job, timeNs: at, name: 'http_requests_total', type: 'sum', isMonotonic: true, seriesId, value,
+    point: { str: labels },
+    // As remote write sets them: job and instance again, as the resource's service.name and service.instance.id.
+    resource: { str: { 'service.name': labels.job!, ...(labels.instance ? { 'service.instance.id': labels.instance } : {}) } },
+  });
+  const rows: MetricRow[] = [
+    rw('s1', { job: 'api', instance: 'a:80', status: '500' }, 1),
+    rw('s2', { job: 'api', instance: 'b:80', status: '200' }, 2),
+    rw('s3', { job: 'web', instance: 'a:80', status: '503' }, 3),
+    rw('s4', { job: 'web', instance: 'c:80' }, 4),
+    // A label spelt like a resource key: absent on s1-s4, where the column would take the resource's value.
+    rw('s5', { job: 'web', 'service.instance.id': 'x' }, 5),
+    // An OpenTelemetry row (not remote-written) whose attribute would fail every matcher: never filtered in SQL.
+    { timeNs: at, name: 'http_requests_total', type: 'sum', isMonotonic: true, seriesId: 'o1', value: 6, point: { str: { status: 'nope' } } },
+  ];
+  const labels = { label_status: 'status', label_instance: 'instance', label_service_instance_id: 'service.instance.id' };
+  const TABLE: PlannerTable = { name: 'metrics', columns: [...METRICS_DB.columns, ...Object.entries(labels).map(([name, attributeKey]) => ({ name, attributeKey }))] };
+  const selectOf = (m: MetricSelect['matchers']): MetricSelect[] => [{ metricNames: ['http_requests_total'], matchers: m }];
+  const plan = (table: PlannerTable, m: MetricSelect['matchers']) =>
+    planMetricSeriesPoints({ kind: 'metric_series_points', window, selects: selectOf(m), metricTypes: ['gauge', 'sum'], otelLabels: false }, table);
+
+  it('reads a label from its column instead of the label map, with the same rows', async () => {
+    const db = await openMetricsDb(rows, labels);
+    try {
+      const cases: Array<{ m: MetricSelect['matchers']; want: string[] }> = [
+        { m: [{ label: 'status', op: '=~', value: '5..' }], want: ['o1', 's1', 's3'] },
+        { m: [{ label: 'status', op: '!=', value: '500' }], want: ['o1', 's2', 's3', 's4', 's5'] },
+        { m: [{ label: 'status', op: '=', value: '' }], want: ['o1', 's4', 's5'] },
+        { m: [{ label: 'instance', op: '=', value: 'a:80' }, { label: 'status', op: '!~', value: '2..' }], want: ['o1', 's1', 's3'] },
+        { m: [{ label: 'service.instance.id', op: '=', value: 'x' }], want: ['o1', 's5'] },
+        { m: [{ label: 'service.instance.id', op: '!=', value: '' }], want: ['o1', 's5'] },
+      ];
+      for (const { m, want } of cases) {
+        const withColumns = plan(TABLE, m);
+        const viaMaps = plan(METRICS_DB, m);
+        const ids = async (p: typeof withColumns) => (await db.run(p)).map((r) => String(r.series_id)).sort();
+        expect(await ids(withColumns), JSON.stringify(m)).toEqual(want);
+        expect(await ids(viaMaps), JSON.stringify(m)).toEqual(want);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  it('uses the column of the exact key, and never for the resource keys remote write sets', () => {
+    const p = plan(TABLE, [
+      { label: 'status', op: '=~', value: '5..' },
+      { label: 'instance', op: '=', value: 'a:80' },
+      { label: 'service.instance.id', op: '=', value: 'x' },
+      { label: 'Status', op: '=', value: '500' },
+    ]);
+    expect(p.sql).toContain(`regexp_full_match(coalesce("label_status", ''), $`);
+    expect(p.sql).toContain(`coalesce("label_instance", '') = $`);
+    expect(p.sql).not.toContain('label_service_instance_id');
+    expect(p.sql).toContain(`coalesce("point_attr_str"[$${p.params.indexOf('service.instance.id') + 1}], '')`);
+    expect(p.sql).toContain(`coalesce("point_attr_str"[$${p.params.indexOf('Status') + 1}], '')`);
+    expect(p.params).not.toContain('status');
+    expect(p.params).not.toContain('instance');
+  });
+});

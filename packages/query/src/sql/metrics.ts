@@ -29,7 +29,7 @@ import type { PlannedQuery } from './logs.ts';
  * projection pruning (the label maps are read once per series by the series query, never per
  * point; distribution columns only when a histogram or summary is selected), and label-matcher
  * pushdown on remote-written rows (`MetricSelect`): `=`, `!=`, `=~`, `!~` on their labels
- * (`point_attr_str[$key]`, absent = '', as Prometheus; `le` and `quantile` only on gauge and sum
+ * (`point_attr_str[$key]` or the table's materialized label column of the key, absent = '', as Prometheus; `le` and `quantile` only on gauge and sum
  * reads, see selectsSql; `job = "x"` on the `service_name` column,
  * which remote write fills from job), regexes as RE2 full matches with `.` matching newlines (the
  * Prometheus 3 flags; literal alternations `a|b` become `IN`), so only the matching series of those
@@ -59,13 +59,35 @@ function literalAlternatives(pattern: string): string[] | undefined {
   return pattern.split('|');
 }
 
+/**
+ * Resource attributes remote write sets (services/acceptor/src/remote-write.ts): a materialized
+ * label column falls back to the resource's attribute when the point has none, so a column of
+ * one of these keys is not the label's value on a remote-written row.
+ */
+const REMOTE_WRITE_RESOURCE_KEYS = new Set(['service.name', 'service.instance.id']);
+
+/**
+ * A remote-written row's label as text (absent = ''): the table's materialized label column of
+ * that key when it has one (spec 1, rule 5: a text column, where the map lookup decodes the whole
+ * label map of every row scanned), else the lookup in `point_attr_str`. On such a row the column
+ * holds the same value: every label is a string attribute of the point, and the column takes the
+ * point's attribute before the resource's.
+ */
+function labelText(b: SqlBuilder, label: string): string {
+  if (!REMOTE_WRITE_RESOURCE_KEYS.has(label)) {
+    const column = b.table.columns.find((c) => c.attributeKey === label);
+    if (column) return `coalesce(${b.column(column.name)}, '')`;
+  }
+  return `coalesce(${b.column('point_attr_str')}[${b.param(label)}], '')`;
+}
+
 /** One matcher on remote-written rows, or undefined when it filters nothing. */
 function matcherSql(b: SqlBuilder, m: MetricLabelMatch): string | undefined {
   if (m.label === '__name__') return undefined;
   // Remote write sets service_name = job (services/acceptor/src/remote-write.ts).
   if (m.op === '=' && m.label === 'job' && m.value !== '') return `${b.column('service_name')} = ${b.param(m.value)}`;
   if ((m.op === '=~' || m.op === '!~') && m.value === '.*') return m.op === '=~' ? undefined : 'FALSE';
-  const text = `coalesce(${b.column('point_attr_str')}[${b.param(m.label)}], '')`;
+  const text = labelText(b, m.label);
   switch (m.op) {
     case '=':
       return `${text} = ${b.param(m.value)}`;

@@ -185,7 +185,12 @@ export interface MetricsDb {
 const num = (v: number | undefined) => (v === undefined ? 'NULL' : String(v));
 const list = (v: number[] | undefined, type: string) => (v === undefined ? 'NULL' : `[${v.map(String).join(', ')}]::${type}[]`);
 
-export async function openMetricsDb(rows: MetricRow[]): Promise<MetricsDb> {
+/**
+ * `labels`: materialized label columns to add, column name → attribute key, filled as the writer
+ * fills them (@floe/schema labelExpr): the key's value in the point's typed maps, then the
+ * resource's, as text.
+ */
+export async function openMetricsDb(rows: MetricRow[], labels: Record<string, string> = {}): Promise<MetricsDb> {
   const db = await DuckDBInstance.create(':memory:');
   const c: DuckDBConnection = await db.connect();
   await c.run(`CREATE TABLE metrics (${METRICS_COLUMNS.map(([n, t]) => `"${n}" ${t}`).join(', ')})`);
@@ -218,6 +223,13 @@ export async function openMetricsDb(rows: MetricRow[]): Promise<MetricsDb> {
       cols[`${scope}_attr_bool`] = map(a?.bool, 'BOOLEAN');
     }
     await c.run(`INSERT INTO metrics (${Object.keys(cols).map((k) => `"${k}"`).join(', ')}) VALUES (${Object.values(cols).join(', ')})`);
+  }
+  for (const [column, key] of Object.entries(labels)) {
+    const lookups = (['point', 'resource'] as const).flatMap((scope) =>
+      (['str', 'int', 'double', 'bool'] as const).map((type) => `CAST("${scope}_attr_${type}"[${lit(key)}] AS VARCHAR)`),
+    );
+    await c.run(`ALTER TABLE metrics ADD COLUMN "${column}" VARCHAR`);
+    await c.run(`UPDATE metrics SET "${column}" = COALESCE(${lookups.join(', ')})`);
   }
   return {
     async run(q) {

@@ -33,7 +33,8 @@ import type { QueryDemand } from '../query-demand.ts';
 import { runMetricQuery, toInstant, toMatrix } from './metrics.ts';
 import { HOUR_NS, MAX_LIMIT, NS_PER_SECOND, RequestParams, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
-import { createLogTableCache, mayUseLabelColumn, type LogColumn } from './table.ts';
+import { mayUseLabelColumn } from './table.ts';
+import { createTableCache, type TableColumns } from '../table-columns.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 
 /**
@@ -54,11 +55,11 @@ export interface LogQueryOptions {
   /** Where the attribute keys that queries filter on are counted (absent: not counted). */
   demand?: QueryDemand;
   /**
-   * The columns of a dataset's logs table as the catalog records them (its materialized label
-   * columns included, with their attribute keys), or none when it does not exist yet; absent:
-   * plan against logsTable.
+   * The columns of a dataset's table as the catalog records them (its materialized label columns
+   * included, with their attribute keys), or none when it does not exist yet; absent: plan
+   * against logsTable.
    */
-  logColumns?: (tenant: string, dataset: string) => Promise<readonly LogColumn[]>;
+  tableColumns?: TableColumns;
 }
 
 export const LOKI_PREFIXES = ['/api/v1', '/loki/api/v1'] as const;
@@ -97,15 +98,16 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
 
   /**
    * The caller's logs table as the planner sees it: logsTable plus the materialized label columns
-   * the table recorded at creation (table.ts asks the querier for its view's columns, cached).
+   * the table recorded at creation (from the catalog, cached: ../table-columns.ts).
    */
-  const tables = createLogTableCache();
+  const tables = createTableCache(logsTable);
   const tableOf = async (req: FastifyRequest, ...irs: unknown[]): Promise<PlannerTable> => {
     // Only a label that no fixed column backs can resolve to a materialized label column.
     if (!irs.some(mayUseLabelColumn)) return logsTable;
-    if (!opts.logColumns) return logsTable;
+    const columns = opts.tableColumns;
+    if (!columns) return logsTable;
     const { tenant, dataset } = req.tenant!;
-    return tables.get(tenant, dataset, () => opts.logColumns!(tenant, dataset));
+    return tables.get(tenant, dataset, () => columns(tenant, dataset, 'logs'));
   };
   const planFor = async <I,>(req: FastifyRequest, plan: (ir: I, table: PlannerTable) => PlannedQuery, ir: I): Promise<PlannedQuery> => plan(ir, await tableOf(req, ir));
 

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { lowerLogQuery, lowerMetricQuery, parseLogQL, planLogSelect, type PlannerTable } from '@floe/query';
 import { logsTable } from '@floe/schema';
-import { LABELS_TTL_MS, NO_LABELS_TTL_MS, createLogTableCache, mayUseLabelColumn, plannerTableFromColumns, type LogColumn } from './table.ts';
+import { mayUseLabelColumn } from './table.ts';
+import { LABELS_TTL_MS, NO_LABELS_TTL_MS, createTableCache, plannerTableFromColumns, type TableColumn } from '../table-columns.ts';
 
 /** A logs table's definition columns, as floeTableDef gives them: the fixed ones, then label columns with their keys. */
-const BASE: LogColumn[] = logsTable.columns;
-const label = (column: string, attributeKey: string): LogColumn => ({ name: column, attributeKey });
+const BASE: TableColumn[] = logsTable.columns;
+const label = (column: string, attributeKey: string): TableColumn => ({ name: column, attributeKey });
 const columnOf = (t: PlannerTable, labelName: string) => {
   const q = `{service_name="a"} | ${labelName}="v"`;
   const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range: { startNs: 0n, endNs: 10n }, direction: 'backward', limit: 10 }), t, { metadata: false });
@@ -14,11 +15,11 @@ const columnOf = (t: PlannerTable, labelName: string) => {
 
 describe('plannerTableFromColumns', () => {
   it('a table without label columns plans against logsTable itself', () => {
-    expect(plannerTableFromColumns(BASE)).toBe(logsTable);
+    expect(plannerTableFromColumns(logsTable, BASE)).toBe(logsTable);
   });
 
   it('resolves the exact key and its underscore spelling to the label column', () => {
-    const t = plannerTableFromColumns([...BASE, label('label_cloud_region', 'cloud.region'), label('label_shard', 'shard')]);
+    const t = plannerTableFromColumns(logsTable, [...BASE, label('label_cloud_region', 'cloud.region'), label('label_shard', 'shard')]);
     expect(columnOf(t, 'cloud.region')).toBe('label_cloud_region');
     expect(columnOf(t, 'cloud_region')).toBe('label_cloud_region');
     expect(columnOf(t, 'shard')).toBe('label_shard');
@@ -28,7 +29,7 @@ describe('plannerTableFromColumns', () => {
   });
 
   it('a key with capitals resolves by the key it holds, not by its lower-cased column name', () => {
-    const t = plannerTableFromColumns([...BASE, label('label_http_route', 'HTTP.Route'), label('label_env', 'Env')]);
+    const t = plannerTableFromColumns(logsTable, [...BASE, label('label_http_route', 'HTTP.Route'), label('label_env', 'Env')]);
     expect(columnOf(t, 'HTTP.Route')).toBe('label_http_route');
     expect(columnOf(t, 'HTTP_Route')).toBe('label_http_route');
     expect(columnOf(t, 'Env')).toBe('label_env');
@@ -37,7 +38,7 @@ describe('plannerTableFromColumns', () => {
   });
 
   it('keys that collide on a column name (the later got `_2`) each resolve to their own column', () => {
-    const t = plannerTableFromColumns([...BASE, label('label_k8s_pod_name', 'k8s_pod.name'), label('label_k8s_pod_name_2', 'k8s.pod.name'), label('label_a_1', 'a_1')]);
+    const t = plannerTableFromColumns(logsTable, [...BASE, label('label_k8s_pod_name', 'k8s_pod.name'), label('label_k8s_pod_name_2', 'k8s.pod.name'), label('label_a_1', 'a_1')]);
     expect(columnOf(t, 'k8s.pod.name')).toBe('label_k8s_pod_name_2');
     expect(columnOf(t, 'k8s_pod.name')).toBe('label_k8s_pod_name');
     // Their shared underscore spelling names neither key.
@@ -48,7 +49,7 @@ describe('plannerTableFromColumns', () => {
   });
 
   it('the printed plan reads the label column, the value as a parameter', () => {
-    const t = plannerTableFromColumns([...BASE, label('label_cloud_region', 'cloud.region')]);
+    const t = plannerTableFromColumns(logsTable, [...BASE, label('label_cloud_region', 'cloud.region')]);
     const q = '{cloud_region="eu-west"}';
     const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range: { startNs: 0n, endNs: 10n }, direction: 'backward', limit: 10 }), t, { metadata: false });
     expect(plan.sql).toContain('"label_cloud_region" = $');
@@ -56,12 +57,12 @@ describe('plannerTableFromColumns', () => {
   });
 });
 
-describe('createLogTableCache', () => {
+describe('createTableCache', () => {
   it('asks again soon for a table without labels, rarely for one with labels, never caches a failure', async () => {
     let clock = 0;
-    const cache = createLogTableCache(() => clock);
+    const cache = createTableCache(logsTable, () => clock);
     let calls = 0;
-    let columns: LogColumn[] = BASE;
+    let columns: TableColumn[] = BASE;
     const ask = async () => {
       calls++;
       return columns;

@@ -1,15 +1,9 @@
-import { LABEL_COLUMNS, type PlannerTable } from '@floe/query';
-import { logsTable } from '@floe/schema';
+import { LABEL_COLUMNS } from '@floe/query';
 
 /**
- * The logs table a request plans against: @floe/schema's logsTable plus the materialized label
- * columns (`label_<key>`) that the caller's own table recorded at its creation (spec 1, "Log label
- * resolution" rules 4-5). Tables differ per tenant and dataset, so the router reads the columns
- * of the caller's logs table from the Iceberg catalog (the table's own definition, label columns
- * with the attribute key each holds; no querier round trip). Answers are cached per (tenant,
- * dataset): a table's label columns are fixed at creation, so a table that has some keeps them; a
- * table without any (or not created yet) is asked again after a few seconds, so labels apply soon
- * after the table is created.
+ * Which log queries may resolve a label to a materialized label column (spec 1, "Log label
+ * resolution" rules 4-5), so that only those ask for the caller's table columns
+ * (../table-columns.ts).
  */
 
 /** Keys of IR objects that name one label, and keys that hold a list of label names. */
@@ -39,50 +33,4 @@ function walk(node: unknown): boolean {
     if (typeof v === 'object' && walk(v)) return true;
   }
   return false;
-}
-
-/** How long the columns of a table with label columns, and of one without, are reused. */
-export const LABELS_TTL_MS = 5 * 60_000;
-export const NO_LABELS_TTL_MS = 2_000;
-
-/** A column of a logs table's definition; a materialized label carries its attribute key. */
-export type LogColumn = PlannerTable['columns'][number];
-
-/**
- * The planner table for a logs table's columns: logsTable plus its materialized label columns,
- * each with the attribute key it holds, from which the planner resolves label names (the exact
- * key, or its underscore spelling when only one key has it: @floe/query's sql/log-labels.ts).
- */
-export function plannerTableFromColumns(columns: readonly LogColumn[]): PlannerTable {
-  const labels = columns.filter((c) => c.attributeKey !== undefined);
-  if (labels.length === 0) return logsTable;
-  return { name: logsTable.name, columns: [...logsTable.columns, ...labels] };
-}
-
-export interface LogTableCache {
-  /** The planner table of (tenant, dataset); `columns` lists its logs table's columns when asked. */
-  get(tenant: string, dataset: string, columns: () => Promise<readonly LogColumn[]>): Promise<PlannerTable>;
-}
-
-export function createLogTableCache(now: () => number = Date.now): LogTableCache {
-  const cache = new Map<string, { at: number; ttl: number; table: Promise<PlannerTable> }>();
-  return {
-    get(tenant, dataset, columns) {
-      const key = `${tenant}\u0000${dataset}`;
-      const hit = cache.get(key);
-      if (hit && now() - hit.at < hit.ttl) return hit.table;
-      const entry = { at: now(), ttl: NO_LABELS_TTL_MS, table: columns().then(plannerTableFromColumns) };
-      cache.set(key, entry);
-      entry.table.then(
-        (t) => {
-          if (t !== logsTable) entry.ttl = LABELS_TTL_MS;
-        },
-        () => {
-          if (cache.get(key) === entry) cache.delete(key);
-        },
-      );
-      if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
-      return entry.table;
-    },
-  };
 }

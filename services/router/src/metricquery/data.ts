@@ -27,6 +27,7 @@ import {
   type PointLists,
   type MetricSelect,
   type MetricWindow,
+  type PlannerTable,
 } from '@floe/query';
 import { metricExemplarsTable, metricsTable } from '@floe/schema';
 import type { FastifyRequest } from 'fastify';
@@ -196,14 +197,28 @@ export class MetricReader {
   readonly #maxSamples: number;
   readonly #catalogs: CatalogCache | undefined;
   readonly #labels: SeriesLabelCache | undefined;
+  readonly #table: () => Promise<PlannerTable>;
 
-  constructor(querier: QuerierClient, req: FastifyRequest, timeoutMs: number, maxSamples = DEFAULT_MAX_SAMPLES, catalogs?: CatalogCache, labels?: SeriesLabelCache) {
+  /**
+   * `table`: the caller's metrics table as the planner sees it, its materialized label columns
+   * included (../table-columns.ts); absent: @floe/schema's metricsTable.
+   */
+  constructor(
+    querier: QuerierClient,
+    req: FastifyRequest,
+    timeoutMs: number,
+    maxSamples = DEFAULT_MAX_SAMPLES,
+    catalogs?: CatalogCache,
+    labels?: SeriesLabelCache,
+    table: () => Promise<PlannerTable> = async () => metricsTable,
+  ) {
     this.#querier = querier;
     this.#req = req;
     this.#deadline = Date.now() + timeoutMs;
     this.#maxSamples = maxSamples;
     this.#catalogs = catalogs;
     this.#labels = labels;
+    this.#table = table;
   }
 
   /** The caller's (tenant, dataset), the key of its cached catalogs and labels. */
@@ -279,11 +294,13 @@ export class MetricReader {
       catalog.some((e) => !e.rw) && windows.some((w) => selectsTargetInfo(w.selector.matchers));
     if (plain.length === 0 && dist.length === 0 && !wantsTargetInfo) return () => [];
     const window = { startNs: msToNs(lo), endNs: msToNs(hi) };
+    // Label matchers are pushed down on remote-written rows: on a label column where the table has one.
+    const table = [...plain, ...dist].some((s) => s.matchers.some((m) => m.label !== '__name__')) ? await this.#table() : metricsTable;
     const plainNames = new Set(plain.flatMap((s) => s.metricNames));
     const otelLabels = catalog.some((e) => !e.rw && plainNames.has(e.metricName) && PLAIN_TYPES.includes(e.metricType));
     const readPlain = async (): Promise<RawSeries[]> => {
       if (plain.length === 0) return [];
-      const read = await this.#plainSeries(windows, window, plain, otelLabels);
+      const read = await this.#plainSeries(windows, window, plain, otelLabels, table);
       const series = buildPlainSeries(read.rows, read.labelsOf);
       let n = 0;
       for (const r of series) n += r.t.length;
@@ -296,8 +313,8 @@ export class MetricReader {
       const read = { window, metricNames: names, selects: dist, metricTypes: DISTRIBUTION_TYPES };
       // The same filters on both reads: the points need nothing from the series rows, so neither waits.
       const [seriesRows, points] = await Promise.all([
-        this.run(planMetricSeries({ kind: 'metric_series', ...read }, metricsTable)),
-        this.run(planMetricPoints({ kind: 'metric_points', ...read, distributions: true }, metricsTable)),
+        this.run(planMetricSeries({ kind: 'metric_series', ...read }, table)),
+        this.run(planMetricPoints({ kind: 'metric_points', ...read, distributions: true }, table)),
       ]);
       if (points.length > this.#maxSamples) throw tooManySamples();
       return buildPromSeries(seriesRows as unknown as SeriesRow[], points as unknown as PointRow[]);
@@ -324,7 +341,7 @@ export class MetricReader {
    * window's last hour (every series still reporting has points there), by id over the whole
    * window for the others; every labels read fills the cache.
    */
-  async #plainSeries(windows: readonly SelectorWindow[], window: MetricWindow, plain: MetricSelect[], otelLabels: boolean): Promise<PlainRead> {
+  async #plainSeries(windows: readonly SelectorWindow[], window: MetricWindow, plain: MetricSelect[], otelLabels: boolean, table: PlannerTable): Promise<PlainRead> {
     const types = PLAIN_TYPES;
     const scope = this.#scope();
     // Only remote-written series' labels are cached: an OpenTelemetry series' Prometheus name
@@ -348,7 +365,7 @@ export class MetricReader {
     // Every selector picks among its series by a label.
     const picks = windows.every((w) => w.selector.matchers.some((m) => m.name !== '__name__'));
     const plan = (selects: MetricSelect[], labels: boolean, seriesIds?: string[]) =>
-      planMetricSeriesPoints({ kind: 'metric_series_points', window, selects, metricTypes: types, otelLabels, labels, ...(seriesIds ? { seriesIds } : {}) }, metricsTable);
+      planMetricSeriesPoints({ kind: 'metric_series_points', window, selects, metricTypes: types, otelLabels, labels, ...(seriesIds ? { seriesIds } : {}) }, table);
     const points = async (selects: MetricSelect[], seriesIds?: string[]) => pointListsRows(await this.runTable(plan(selects, false, seriesIds)));
     if (!warm && !long) {
       const rows = await this.run(plan(plain, true));

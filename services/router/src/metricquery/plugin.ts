@@ -21,10 +21,13 @@ import {
   PromAnnotations,
   type EvalOptions,
   type PromLabelMatcher,
+  type PlannerTable,
   type PromLabels,
   type SeriesPoints,
 } from '@floe/query';
 import type { QuerierClient } from '../querier-client.ts';
+import { createTableCache, type TableColumns } from '../table-columns.ts';
+import { metricsTable } from '@floe/schema';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import type { QueryDemand } from '../query-demand.ts';
 import { mapLabels } from './results.ts';
@@ -56,6 +59,8 @@ export interface MetricQueryOptions {
   demand?: QueryDemand;
   /** Remote-written series whose labels reads keep (data.ts SeriesLabelCache), default 200,000; 0: none. */
   seriesLabelCacheSize?: number;
+  /** A dataset's table columns from the catalog (materialized labels): label matchers read their columns. */
+  tableColumns?: TableColumns;
 }
 
 const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
@@ -95,10 +100,27 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   const catalogs = new CatalogCache();
   const cacheSize = opts.seriesLabelCacheSize ?? 200_000;
   const seriesLabels = cacheSize > 0 ? new SeriesLabelCache(cacheSize) : undefined;
-  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples, catalogs, seriesLabels);
-  /** Query demand: the selectors' label names without a column, table `metrics`. */
-  const noteDemand = (req: FastifyRequest, selectors: ReadonlyArray<readonly PromLabelMatcher[]>) => {
-    if (opts.demand && req.tenant) opts.demand.note(req.tenant.tenant, req.tenant.dataset, 'metrics', selectorDemand(selectors));
+  const tables = createTableCache(metricsTable);
+  /** The caller's metrics table with its materialized label columns (../table-columns.ts). */
+  const tableOf = (req: FastifyRequest) => async (): Promise<PlannerTable> => {
+    const columns = opts.tableColumns;
+    if (!columns || !req.tenant) return metricsTable;
+    const { tenant, dataset } = req.tenant;
+    return tables.get(tenant, dataset, () => columns(tenant, dataset, 'metrics'));
+  };
+  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples, catalogs, seriesLabels, tableOf(req));
+  /**
+   * Query demand: the selectors' label names without a column, table `metrics`: neither a fixed
+   * column nor a materialized label column of the caller's table.
+   */
+  const noteDemand = async (req: FastifyRequest, selectors: ReadonlyArray<readonly PromLabelMatcher[]>) => {
+    if (!opts.demand || !req.tenant) return;
+    let keys = selectorDemand(selectors);
+    if (keys.length > 0 && opts.tableColumns) {
+      const held = new Set((await tableOf(req)()).columns.map((c) => c.attributeKey));
+      keys = keys.filter((k) => !held.has(k));
+    }
+    opts.demand.note(req.tenant.tenant, req.tenant.dataset, 'metrics', keys);
   };
   const timeoutOf = (p: PromParams) => {
     const t = p.get('timeout');
@@ -116,7 +138,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const p = params(req);
       const query = requireParam(p, 'query');
       const expr = parsePromQL(query);
-      noteDemand(req, promSelectors(expr).map((s) => s.matchers));
+      await noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const time = parsePromTime('time', p.get('time'), Date.now());
       const reader = openReader(req, timeoutOf(p));
       const annotations = new PromAnnotations();
@@ -147,7 +169,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       checkRangeSteps(start, end, step);
       const expr = parsePromQL(query);
       checkRangeQueryType(expr);
-      noteDemand(req, promSelectors(expr).map((s) => s.matchers));
+      await noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const reader = openReader(req, timeoutOf(p));
       const annotations = new PromAnnotations();
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations };
@@ -160,7 +182,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     const labelSets = async (req: FastifyRequest, p: PromParams, requireMatch: boolean): Promise<PromLabels[]> => {
       const matches = p.getAll('match[]').map(parseSelector);
       if (requireMatch && matches.length === 0) throw new FloeError('bad_data', 'no match[] parameter provided', { code: 'FLOE_ERR_PROMQL_PARAM' });
-      noteDemand(req, matches);
+      await noteDemand(req, matches);
       const { startMs, endMs } = labelWindow(p, Date.now());
       const reader = openReader(req, opts.queryTimeoutMs);
       const { catalog, names } = await reader.namesFor(startMs, endMs, matches);
@@ -241,7 +263,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const expr = parsePromQL(requireParam(p, 'query'));
       const { startMs, endMs } = labelWindow(p, Date.now());
       const selectors = promSelectors(expr).map((s) => s.matchers);
-      noteDemand(req, selectors);
+      await noteDemand(req, selectors);
       const reader = openReader(req, timeoutOf(p));
       const { names } = await reader.namesFor(startMs, endMs, selectors);
       const [rows, seriesRows] = await Promise.all([reader.exemplars(startMs, endMs, names), reader.series(startMs, endMs, names)]);
