@@ -20,7 +20,9 @@
  * merge, finds nothing left: its /status), and Prometheus's head compaction is left a minute with
  * no new compaction. The day arrives in 40 s here, so without this every hour of it would be read
  * as the 2-3 files of its flushes, which in production only the current hour is.
- * FLOE_BENCH_NO_SETTLE=1 queries right after the load instead.
+ * FLOE_BENCH_NO_SETTLE=1 queries right after the load instead. FLOE_BENCH_MATERIALIZED_LABELS=
+ * status,instance (a comma-separated list) starts Floe with those keys as schema.materialized_labels,
+ * so its metrics table has a text column for each and label matchers read the columns.
  *
  * Each query of the set runs `repeats` times on each system, alternating (Prometheus, Floe) so
  * both see the same machine load; the per-query figure is the median latency, the ratio is
@@ -250,7 +252,14 @@ console.log(`  load average before: ${loadBefore}`);
 
 const prom = await startPrometheusReceiver(['--query.max-samples=500000000', '--query.timeout=10m']);
 const SETTLE = !process.env.FLOE_BENCH_NO_SETTLE;
-const floe = await startFloeProcess({ router: { query_timeout: '10m' }, querier: { query_timeout: '10m' }, ...(SETTLE ? { compactor: { interval: '15s' } } : {}) }).catch(async (err: unknown) => {
+const MATERIALIZED = (process.env.FLOE_BENCH_MATERIALIZED_LABELS ?? '').split(',').filter(Boolean);
+if (MATERIALIZED.length > 0) console.log(`  Floe's metrics table has materialized label columns for: ${MATERIALIZED.join(', ')}`);
+const floe = await startFloeProcess({
+  router: { query_timeout: '10m' },
+  querier: { query_timeout: '10m' },
+  ...(SETTLE ? { compactor: { interval: '15s' } } : {}),
+  ...(MATERIALIZED.length > 0 ? { schema: { materialized_labels: MATERIALIZED } } : {}),
+}).catch(async (err: unknown) => {
   await prom.stop();
   throw err;
 });
