@@ -49,6 +49,32 @@ describe('node-api vector internals the list fast path relies on', () => {
   });
 });
 
+describe('lists of numbers from a vector', () => {
+  it("an aggregate's lists, back to back in the child vector, are its items without a copy; lists in another order are copied", async () => {
+    const sql = `SELECT g, list(CAST(i AS DOUBLE) / 2) AS v FROM range(5000) t(i), (VALUES ('a'), ('b')) s(g) GROUP BY g ORDER BY g`;
+    const result = await conn.stream(`SELECT v FROM (${sql})`);
+    const chunk = (await result.fetchChunk())!;
+    const lists = chunk.getColumnVector(0) as DuckDBListVector;
+    const converter = converterFor(lists.type);
+    const data = converter.buildVector!(lists, chunk.rowCount);
+    const items = denseItems(lists.childVector, Float64Array) as Float64Array;
+    const values = data.children[0]!.values as Float64Array;
+    expect(values.buffer).toBe(items.buffer);
+    expect(Array.from(data.valueOffsets)).toEqual([0, 5000, 10000]);
+    const halves = Float64Array.from({ length: 5000 }, (_, i) => i / 2);
+    expect(values.slice(0, 5000).sort()).toEqual(halves);
+    expect(values.slice(5000).sort()).toEqual(halves);
+
+    // The same items gathered second list first: a copy, in that order.
+    const gather = (converterFor(lists.childVector.type) as unknown as { gather: (v: unknown, s: Int32Array, l: Int32Array, n: number) => { values: Float64Array } }).gather;
+    const swapped = gather(lists.childVector, Int32Array.of(5000, 0), Int32Array.of(5000, 5000), 10000).values;
+    expect(swapped.buffer).not.toBe(items.buffer);
+    expect(swapped[0]).toBe(items[5000]);
+    expect(swapped[5000]).toBe(items[0]);
+    expect(swapped[9999]).toBe(items[4999]);
+  });
+});
+
 describe('Utf8 columns', () => {
   it('a long value takes its own size in the batch, not three bytes per character', () => {
     const long = 'é'.repeat(300_000) + 'x'.repeat(400_000); // 1,000,000 bytes of UTF-8

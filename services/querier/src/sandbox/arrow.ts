@@ -125,6 +125,18 @@ export function listValidity(lists: DuckDBListVector): { itemValid(row: number):
   return validity as { itemValid(row: number): boolean };
 }
 
+/** Whether entry e's items start where entry e - 1's end, the first at 0 (empty entries aside). */
+function itemsInOrder(starts: Int32Array, lengths: Int32Array): boolean {
+  let at = 0;
+  for (let e = 0; e < starts.length; e++) {
+    const n = lengths[e]!;
+    if (n === 0) continue;
+    if (starts[e] !== at) return false;
+    at += n;
+  }
+  return true;
+}
+
 /** `raw`: the JS value of an item is its stored number (so a NULL-free run can be copied whole). */
 function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => number, raw = false): GatheringConverter {
   return {
@@ -138,8 +150,12 @@ function numeric(type: DataType, Ctor: NumArrayCtor, get: (v: DuckDBValue) => nu
       return makeData({ type, length: values.length, data, ...validity(values) } as never);
     },
     gather(vector, starts, lengths, total) {
-      const data = new Ctor(total);
       const dense = raw ? denseItems(vector, Ctor) : undefined;
+      // Lists whose items lie back to back from the first (DuckDB lays out an aggregate's lists
+      // so) are the items themselves: node-api's vector already holds a copy of its own, so
+      // copying it again only costs fresh memory (a day of 500 series: 3 lists of 360k doubles).
+      if (dense && itemsInOrder(starts, lengths)) return makeData({ type, length: total, data: (dense as InstanceType<NumArrayCtor>).subarray(0, total), nullCount: 0 } as never);
+      const data = new Ctor(total);
       if (dense) {
         let at = 0;
         for (let e = 0; e < starts.length; e++) {
