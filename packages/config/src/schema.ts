@@ -93,7 +93,7 @@ export const writerSection = z.strictObject({
     .positive()
     .default(2)
     .describe(
-      "DuckDB threads for the flushes DuckDB still encodes: NDJSON records of older acceptors, batches of several schemas in one flush, and tables with materialized label columns. Column batches of one schema, the usual flush, are sorted and encoded by the writer's own encoder on one thread of its own.",
+      "DuckDB threads for the flushes DuckDB still encodes: NDJSON records of older acceptors, batches of several schemas in one flush, and flushes where a materialized label holds a double. Column batches of one schema, the usual flush, are sorted and encoded by the writer's own encoder on one thread of its own.",
     ),
 });
 

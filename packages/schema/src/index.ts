@@ -37,8 +37,8 @@ export {
   attributeTypesSql,
 } from './forms.ts';
 export type { AttributeType } from './forms.ts';
-export { LABEL_FIELD_ID_BASE, labelExpr, planMaterializedLabels, sanitizeLabelKey, withMaterializedLabels } from './labels.ts';
-export type { MaterializedLabel } from './labels.ts';
+export { LABEL_FIELD_ID_BASE, labelExpr, labelSources, planMaterializedLabels, sanitizeLabelKey, withMaterializedLabels } from './labels.ts';
+export type { LabelSource, MaterializedLabel } from './labels.ts';
 export { TABLES, tableDef, isTableName } from './tables.ts';
 export type { TableName } from './tables.ts';
 export { rebuildTrace, typedAttributes } from './trace-otlp.ts';

@@ -10,9 +10,10 @@ import type { ColumnDef, TableDef } from './types.ts';
  * per-table definition from that record with withMaterializedLabels, never from the current
  * configuration. The attribute stays in its typed map as well.
  *
- * The writer computes a label in the same DuckDB SELECT that casts the raw rows (the column's
- * `expr`): the key's value in the record's own typed maps, then in the resource's (the table's
- * labelScopes), whatever its type, as text. No JavaScript touches a row.
+ * A label is the key's value in the record's own typed maps, then in the resource's (the
+ * table's labelScopes, in labelSources' order), whatever its type, as text: the column's `expr`
+ * for DuckDB (rewrites, and the flushes DuckDB encodes), and the same lookup in the writer's own
+ * encoder (@floe/storage sorted-batch-parquet.ts), which gives a label holding a double to DuckDB.
  */
 
 export interface MaterializedLabel {
@@ -62,30 +63,41 @@ export function planMaterializedLabels(def: TableDef, keys: readonly string[]): 
 const sqlString = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** The typed maps of an attribute scope, string first: how a value of any type becomes text. */
-const TYPED_MAPS = [
-  ['str', false],
-  ['int', true],
-  ['double', true],
-  ['bool', true],
-] as const;
+const TYPED_MAPS = ['str', 'int', 'double', 'bool'] as const;
+
+/** A typed map a label is looked up in: its column and value type (`str` is the text itself). */
+export interface LabelSource {
+  column: string;
+  type: (typeof TYPED_MAPS)[number];
+}
 
 /**
- * DuckDB expression for one label over the raw row: the key's value in the first of the table's
- * label scopes that has it (within a scope, the one typed map that holds it), as text. A map
- * lookup of a missing key or a NULL map is NULL, so the COALESCE falls through.
+ * Where a label's value comes from, in order: the typed maps of each of the table's label scopes
+ * (within a scope, string first), those the table has. The first that holds the key gives it.
  */
-export function labelExpr(def: TableDef, key: string): string {
+export function labelSources(def: TableDef): LabelSource[] {
   const have = new Set(def.columns.map((c) => c.name));
-  const k = sqlString(key);
-  const parts: string[] = [];
+  const out: LabelSource[] = [];
   for (const scope of def.labelScopes ?? []) {
-    for (const [suffix, cast] of TYPED_MAPS) {
-      const col = `${scope}_attr_${suffix}`;
-      if (!have.has(col)) continue;
-      const v = `${quoteIdent(col)}[${k}]`;
-      parts.push(cast ? `CAST(${v} AS VARCHAR)` : v);
+    for (const type of TYPED_MAPS) {
+      const column = `${scope}_attr_${type}`;
+      if (have.has(column)) out.push({ column, type });
     }
   }
+  return out;
+}
+
+/**
+ * DuckDB expression for one label over the raw row: the key's value in the first of
+ * labelSources that has it, as text. A map lookup of a missing key or a NULL map is NULL, so the
+ * COALESCE falls through.
+ */
+export function labelExpr(def: TableDef, key: string): string {
+  const k = sqlString(key);
+  const parts = labelSources(def).map(({ column, type }) => {
+    const v = `${quoteIdent(column)}[${k}]`;
+    return type === 'str' ? v : `CAST(${v} AS VARCHAR)`;
+  });
   return parts.length === 0 ? 'CAST(NULL AS VARCHAR)' : `COALESCE(${parts.join(', ')})`;
 }
 

@@ -21,7 +21,7 @@ import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-cou
 import { IdBlocksWriter } from './id-blocks.ts';
 import { isColumnBatch, readColumnBatch, type BatchSchemaInfo, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
-import { sortedParquetPlan } from './sorted-batch-parquet.ts';
+import { NeedsDuckDbError, sortedParquetPlan } from './sorted-batch-parquet.ts';
 import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
 
 /**
@@ -29,7 +29,7 @@ import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
  * (column batches or NDJSON, as the acceptor wrote them) or existing Parquet files (compaction).
  * Column batches of one schema, the writer's usual flush, are sorted and encoded by Floe's own
  * encoder on a thread of its own (sorted-batch-parquet.ts, sorted-parquet-encoder.ts); anything
- * else (NDJSON, batches of several schemas, tables with computed label columns, rewrites) by
+ * else (NDJSON, batches of several schemas, a label holding a double, rewrites) by
  * DuckDB, whose sort and encoding run in native code (reference/storage.md §1). Each written file
  * reports the statistics its Iceberg manifest entry and its id filter need.
  */
@@ -135,7 +135,14 @@ export class ParquetWriter {
     if (json.length === 0 && bySchema.size === 1 && this.#encoder === 'auto' && !opts.idBlocks) {
       const [schema, batches] = [...bySchema][0]!;
       const plan = sortedParquetPlan(table, schema);
-      if (plan && batches.some((b) => b.rows > 0)) return this.#writeSorted(table, batches, opts);
+      if (plan && batches.some((b) => b.rows > 0)) {
+        try {
+          return await this.#writeSorted(table, batches, opts);
+        } catch (err) {
+          // What only DuckDB writes as itself (a label holding a double): the same rows, by DuckDB.
+          if (!(err instanceof NeedsDuckDbError)) throw err;
+        }
+      }
     }
     // DuckDB (and its work directory) only for the writes that need it.
     await this.#connection();

@@ -92,7 +92,8 @@ async function writeBoth(table: TableDef, payloads: Uint8Array[]): Promise<{ js:
 async function describeFile(table: TableDef, path: string) {
   const src = `read_parquet('${path}')`;
   const keys = table.sortOrder.map(quoteIdent).join(', ');
-  const statCols = [...table.sortOrder, table.partitionSource, timeColumn(table)].map((c) => `'${c}'`).join(', ');
+  const labels = table.columns.filter((c) => c.attributeKey !== undefined).map((c) => c.name);
+  const statCols = [...table.sortOrder, table.partitionSource, timeColumn(table), ...labels].map((c) => `'${c}'`).join(', ');
   return {
     types: await rowsOf(`SELECT column_name, column_type FROM (DESCRIBE SELECT * FROM ${src})`),
     // Every row, as DuckDB reads it, in a canonical order (ties on the sort keys may fall either way).
@@ -208,16 +209,55 @@ describe('column batches written sorted without DuckDB', () => {
     }
   });
 
-  it('leaves tables with computed label columns, and batches of another column type, to DuckDB', async () => {
-    const labelled = withMaterializedLabels(tracesTable, [{ key: 'http.method', column: 'label_http_method', id: 10_000 }]);
-    const payloads = batchesOf(tracesTable, randomRawRows(tracesTable, 3, 1), 3);
+  /** Materialized labels on every table that has label scopes: a key in several typed maps, a non-ASCII one, the empty key, one no row has. */
+  const LABELS = ['http.method', 'ü', '', 'absent.key'];
+  const labelled = (table: TableDef) =>
+    withMaterializedLabels(
+      table,
+      LABELS.map((key, i) => ({ key, column: `label_${i}`, id: 10_000 + i })),
+    );
+  /** The rows without a value of a label key in any double map (a double is DuckDB's to print). */
+  const withoutDoubleLabels = (rows: Record<string, unknown>[]) =>
+    rows.map((r) =>
+      Object.fromEntries(
+        Object.entries(r).map(([c, v]) => [c, c.endsWith('_attr_double') && v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).filter(([k]) => !LABELS.includes(k))) : v]),
+      ),
+    );
+
+  for (const [name, table] of Object.entries(TABLES) as [string, TableDef][]) {
+    if (!table.labelScopes) continue;
+    it(`computes ${name}' materialized label columns as DuckDB does: text of the first typed map holding the key, integers and booleans printed`, async () => {
+      const def = labelled(table);
+      const rows = withoutDoubleLabels(rowsWithoutNegativeZero(table, 600, 17));
+      const plain = batchesOf(table, rows.slice(0, 300), 70);
+      const runs = runBatchesOf(table, rows.slice(300), 90, 5);
+      const { described } = await expectSameFile(def, [...plain, ...runs]);
+      // The labels were found: some rows have each present key's text, none the absent one.
+      const col = (i: number) => described.types.findIndex(([n]) => n === `label_${i}`);
+      expect(col(0)).toBeGreaterThan(0);
+      const values = await rowsOf(`SELECT count(label_0), count(label_1), count(label_2), count(label_3), count(*) FILTER (WHERE label_0 IN ('true', 'false')), count(*) FILTER (WHERE regexp_full_match(label_0, '-?[0-9]+')) FROM read_parquet('${(await direct.write(def, [...plain, ...runs])).path}')`);
+      const [withMethod, withU, withEmpty, withAbsent, asBool, asInt] = values[0]!.map(Number);
+      expect(withMethod).toBeGreaterThan(0);
+      expect(withU).toBeGreaterThan(0);
+      expect(withEmpty).toBeGreaterThan(0);
+      expect(withAbsent).toBe(0);
+      expect(asBool! + asInt!).toBeGreaterThan(0);
+    });
+  }
+
+  it('gives a flush whose label value is a double to DuckDB, and batches of another column type too', async () => {
+    const def = labelled(TABLES.metrics);
+    const rows = randomRawRows(TABLES.metrics, 40, 3).map((r) => ({ ...r, point_attr_str: {}, point_attr_int: null, point_attr_double: { 'http.method': 2.5 } }));
+    const payloads = batchesOf(TABLES.metrics, rows, 40);
     const info = readColumnBatch(payloads[0]!).schema;
-    expect(sortedParquetPlan(labelled, info)).toBeUndefined();
-    const out = await direct.write(labelled, payloads);
+    expect(sortedParquetPlan(def, info)).toBeDefined();
+    const out = await direct.write(def, payloads);
     expect(await writtenBy(out.path)).toMatch(/DuckDB/);
-    expect(out.rowCount).toBe(3);
+    expect(out.rowCount).toBe(40);
+    const methods = await rowsOf(`SELECT DISTINCT label_0 FROM read_parquet('${out.path}')`);
+    expect(methods).toEqual([['2.5']]);
     const retyped = batchSchemaInfo(JSON.stringify(batchSchema(tracesTable).map(([n, t]) => [n, n === 'flags' ? 'int' : t])));
     expect(sortedParquetPlan(tracesTable, retyped)).toBeUndefined();
-    expect(sortedParquetPlan(tracesTable, info)).toBeDefined();
+    expect(sortedParquetPlan(tracesTable, readColumnBatch(batchesOf(tracesTable, randomRawRows(tracesTable, 3, 1), 3)[0]!).schema)).toBeDefined();
   });
 });

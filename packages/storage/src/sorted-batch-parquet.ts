@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
-import { attributeMaps, isListType, isMapType, isStructType, timeColumn, type AttributeType, type ColumnDef, type TableDef } from '@floe/schema';
+import { attributeMaps, isListType, isMapType, isStructType, labelSources, timeColumn, type AttributeType, type ColumnDef, type LabelSource, type TableDef } from '@floe/schema';
 import { PLAIN_WIDTH, batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import type { WrittenFile } from './parquet-writer.ts';
@@ -48,9 +48,10 @@ import { writeParts } from './write-parts.ts';
  * What it writes is what DuckDB's COPY writes for the same rows, as DuckDB reads it back: the
  * same columns, types (timestamptz as INT64 TIMESTAMP(MICROS, UTC)), nesting, field ids and row
  * order (sorted-batch-parquet.test.ts compares the two). It takes the stored columns a batch carries
- * as they are, the µs timestamp derived from the time column, and NULL for a column the batch
- * lacks; a table with computed label columns, or a batch whose columns differ in type from the
- * table's, goes through DuckDB (sortedParquetPlan says so).
+ * as they are, the µs timestamp derived from the time column, materialized labels looked up in
+ * the maps (labelLeaf), and NULL for a column the batch lacks; a batch whose columns differ in
+ * type from the table's goes through DuckDB (sortedParquetPlan says so), and so does a flush in
+ * which a label holds a double (NeedsDuckDbError).
  */
 
 /** This thread's working memory for flushes (scratch.ts): up to 128 MiB kept between them. */
@@ -69,7 +70,24 @@ type LeafSource =
   /** A column the batches lack: NULL in every row. */
   | { kind: 'null' }
   /** The µs timestamp: the unix-nanosecond leaf at `index`, divided by 1000 (truncated, as DuckDB's `//`). */
-  | { kind: 'micros'; index: number };
+  | { kind: 'micros'; index: number }
+  /** A materialized label: `key` (UTF-8) looked up in typed maps, in order (@floe/schema labelSources). */
+  | { kind: 'label'; key: Uint8Array; maps: readonly LabelMapLeaves[] };
+
+/** A typed map of the batches a label is looked up in: its key and value leaves. */
+interface LabelMapLeaves {
+  key: number;
+  value: number;
+  type: LabelSource['type'];
+}
+
+/**
+ * A flush this encoder cannot write as DuckDB would, found while writing it (a label whose value
+ * is a double: DuckDB's text for doubles is its own); the writer gives it to DuckDB instead.
+ */
+export class NeedsDuckDbError extends Error {
+  override readonly name = 'NeedsDuckDbError';
+}
 
 interface StoredLeaf {
   path: string[];
@@ -105,7 +123,7 @@ const plans = new WeakMap<TableDef, WeakMap<BatchSchemaInfo, SortedParquetPlan |
 
 /**
  * How batches of schema `info` become `table`'s stored file here, or undefined when DuckDB must
- * do it: the table computes label columns, a column's type in the batch is not the table's, or
+ * do it: a computed column other than a materialized label, a column's type in the batch is not the table's, or
  * a sort, time or id column is missing or not of a type this sorts.
  */
 export function sortedParquetPlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | undefined {
@@ -136,7 +154,22 @@ function makePlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | u
   const converted: Partial<Record<LeafType, number>> = { string: UTF8, long: INT_64, int: INT_32 };
   const primitive = (name: string, type: LeafType): SchemaElement => ({ name, type, repetition: OPTIONAL, ...(converted[type] !== undefined ? { converted: converted[type] } : {}) });
   for (const c of table.columns) {
-    if (c.expr) return undefined;
+    if (c.expr) {
+      // A materialized label (labels.ts): computed from the maps as its expression does.
+      if (c.attributeKey === undefined || c.type !== 'string') return undefined;
+      const maps: LabelMapLeaves[] = [];
+      for (const m of labelSources(table)) {
+        const got = inBatch.get(m.column);
+        const type = want.get(m.column);
+        // A map the batches lack is NULL in every row: nothing to find there.
+        if (!got) continue;
+        if (!type || !same(got.type, type) || typeof type === 'string' || !('map' in type)) return undefined;
+        maps.push({ key: got.first, value: got.first + 1, type: m.type });
+      }
+      elements.push({ ...primitive(c.name, 'string'), fieldId: c.id });
+      leaves.push({ path: [c.name], type: 'string', maxDef: 1, maxRep: 0, source: { kind: 'label', key: Buffer.from(c.attributeKey, 'utf8'), maps }, stats: true });
+      continue;
+    }
     if (c.derived) {
       const source = inBatch.get(c.derived);
       if (c.type !== 'timestamptz' || !source || source.type !== 'long') return undefined;
@@ -374,6 +407,99 @@ function nullLeaf(rows: number, maxRep: number): RowLeaf {
     levels: rows,
     bytes: 0,
   };
+}
+
+/** A typed map's joined key and value leaves, for labelLeaf. */
+interface LabelMap {
+  keys: RowLeaf;
+  keyDef: number;
+  values: RowLeaf;
+  valueDef: number;
+  type: LabelSource['type'];
+}
+
+const TRUE_TEXT = Buffer.from('true');
+const FALSE_TEXT = Buffer.from('false');
+
+/**
+ * A materialized label's column (@floe/schema labels.ts): row by row, the value of `key` in the
+ * first map that holds it with a value, as text, else NULL: what the column's DuckDB expression
+ * (a COALESCE of map lookups, non-text values CAST to VARCHAR) gives. Integers and booleans are
+ * written as DuckDB prints them; a double throws NeedsDuckDbError.
+ */
+function labelLeaf(key: Uint8Array, maps: readonly LabelMap[], rows: number): RowLeaf {
+  // Text is at most a map's own bytes of the row, or 20 digits for an 8-byte integer, 5 for a boolean.
+  let bound = 4 * rows;
+  for (const m of maps) bound += m.type === 'str' ? m.values.bytes : m.type === 'int' ? 3 * m.values.bytes : m.type === 'bool' ? 5 * m.values.bytes : 0;
+  const defs = work.u8(rows);
+  const rowVal = work.i32(rows + 1);
+  const vals = work.u8(bound);
+  const out = viewOf(vals);
+  const views = maps.map((m) => viewOf(m.values.vals));
+  let at = 0;
+  for (let r = 0; r < rows; r++) {
+    rowVal[r] = at;
+    defs[r] = 0;
+    for (let i = 0; i < maps.length; i++) {
+      const m = maps[i]!;
+      const v = valueOf(m, views[i]!, key, r);
+      if (v < 0) continue;
+      const src = m.values.vals;
+      if (m.type === 'str') {
+        const n = 4 + u32le(src, v);
+        vals.set(src.subarray(v, v + n), at);
+        at += n;
+      } else if (m.type === 'double') {
+        throw new NeedsDuckDbError(`label ${JSON.stringify(Buffer.from(key).toString('utf8'))} holds a double`);
+      } else {
+        const text = m.type === 'int' ? Buffer.from(views[i]!.getBigInt64(v, true).toString()) : src[v] !== 0 ? TRUE_TEXT : FALSE_TEXT;
+        out.setUint32(at, text.length, true);
+        vals.set(text, at + 4);
+        at += 4 + text.length;
+      }
+      defs[r] = 1;
+      break;
+    }
+  }
+  rowVal[rows] = at;
+  // (Readers of a leaf take its values to the end of `vals`.)
+  return { defs, reps: undefined, vals: vals.subarray(0, at), rowLevel: undefined, rowVal, frag: undefined, levels: rows, bytes: at };
+}
+
+/** Where row r's value of `key` starts in the map's value bytes; -1 when the row's map lacks the key or its value is NULL. */
+function valueOf(m: LabelMap, values: DataView, key: Uint8Array, r: number): number {
+  const K = m.keys;
+  const f = K.frag ? K.frag[r]! : r;
+  const lo = K.rowLevel ? K.rowLevel[f]! : f;
+  const hi = K.rowLevel ? K.rowLevel[f + 1]! : f + 1;
+  let p = K.rowVal[f]!;
+  let found = -1;
+  for (let k = lo; k < hi; k++) {
+    // Levels below the key's own are a NULL or empty map: no entry, no bytes.
+    if (K.defs[k] !== m.keyDef) continue;
+    const n = u32le(K.vals, p);
+    if (n === key.length && sameBytes(K.vals, p + 4, key)) {
+      found = k - lo;
+      break;
+    }
+    p += 4 + n;
+  }
+  if (found < 0) return -1;
+  // The value leaf has the key leaf's levels: the entry's value is at the same position.
+  const V = m.values;
+  const g = V.frag ? V.frag[r]! : r;
+  const vlo = V.rowLevel ? V.rowLevel[g]! : g;
+  const target = vlo + found;
+  if (V.defs[target] !== m.valueDef) return -1;
+  const width = m.type === 'str' ? undefined : PLAIN_WIDTH[m.type === 'int' ? 'long' : m.type === 'bool' ? 'boolean' : 'double']!;
+  let q = V.rowVal[g]!;
+  for (let k = vlo; k < target; k++) if (V.defs[k] === m.valueDef) q += width ?? 4 + values.getUint32(q, true);
+  return q;
+}
+
+function sameBytes(b: Uint8Array, at: number, key: Uint8Array): boolean {
+  for (let i = 0; i < key.length; i++) if (b[at + i] !== key[i]) return false;
+  return true;
 }
 
 /**
@@ -1050,7 +1176,7 @@ export async function writeSortedBatchParquet(
     // Leaves that the sort, the ids or more than one stored leaf read are joined once for the
     // whole flush; the others with each stored leaf's temporaries, given back after it.
     const uses = new Map<number, number>();
-    for (const leaf of plan.leaves) if (leaf.source.kind !== 'null') uses.set(leaf.source.index, (uses.get(leaf.source.index) ?? 0) + 1);
+    for (const { source: s } of plan.leaves) if (s.kind === 'batch' || s.kind === 'micros') uses.set(s.index, (uses.get(s.index) ?? 0) + 1);
     const kept = new Map<number, RowLeaf>();
     const keep = (index: number) => {
       let l = kept.get(index);
@@ -1060,6 +1186,8 @@ export async function writeSortedBatchParquet(
     const keys = plan.sortKeys.map((k) => ({ leaf: keep(k.index), type: k.type, maxDef: shapes[k.index]!.maxDef }));
     if (plan.idLeaf !== undefined) keep(plan.idLeaf);
     for (const [index, n] of uses) if (n > 1) keep(index);
+    // Labels read their maps' leaves whole: joined once, beside the maps' own stored leaves.
+    for (const { source: s } of plan.leaves) if (s.kind === 'label') for (const m of s.maps) (keep(m.key), keep(m.value));
 
     const order = sortRows(rows, keys);
     ids = plan.idLeaf === undefined ? [] : distinctOf(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
@@ -1068,10 +1196,15 @@ export async function writeSortedBatchParquet(
     chunks = plan.leaves.map((leaf, l) => {
       const mark = work.mark();
       const src = leaf.source;
-      const rowLeaf = src.kind === 'null' ? nullLeaf(rows, leaf.maxRep) : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
+      const rowLeaf =
+        src.kind === 'null'
+          ? nullLeaf(rows, leaf.maxRep)
+          : src.kind === 'label'
+            ? labelLeaf(src.key, src.maps.map((m) => ({ keys: kept.get(m.key)!, keyDef: shapes[m.key]!.maxDef, values: kept.get(m.value)!, valueDef: shapes[m.value]!.maxDef, type: m.type })), rows)
+            : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
       const keyType = opts.attributeTypes ? plan.keyLeaves.get(l) : undefined;
       const tally: KeyTally | undefined = keyType ? { counts: (keyCounts[keyType] ??= new Map()), counted: false } : undefined;
-      const indexed = leaf.type === 'string' && src.kind === 'batch' ? gatherStringIndices(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats, tally) : undefined;
+      const indexed = leaf.type === 'string' && (src.kind === 'batch' || src.kind === 'label') ? gatherStringIndices(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats, tally) : undefined;
       if (tally && !tally.counted) keysComplete = false;
       if (indexed) {
         const out = indexed.map((g) => encodeChunk(leaf, g));

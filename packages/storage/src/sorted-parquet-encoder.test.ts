@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tracesTable, withMaterializedLabels } from '@floe/schema';
 import { ColumnBatchBuilder } from './column-batch.ts';
 import { Scratch } from './scratch.ts';
+import { NeedsDuckDbError } from './sorted-batch-parquet.ts';
 import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
 import { randomRawRows } from './testing/raw-rows.ts';
 
@@ -52,11 +53,19 @@ describe('the encoding thread', () => {
     }
   });
 
-  it('answers a failed encode with its error and goes on with the next', async () => {
+  it('answers a failed encode with its error (one only DuckDB writes, as such) and goes on with the next', async () => {
     const enc = new SortedParquetEncoder();
     try {
+      // Batches of another schema than the table's own: the thread has no plan for them.
+      const renamed = { ...tracesTable, columns: tracesTable.columns.map((c) => (c.name === 'flags' ? { ...c, type: 'string' as const } : c)) };
+      const failed = enc.encode(join(dir, 'a.parquet'), renamed, payloads(100), false);
+      await expect(failed).rejects.toThrow(/need DuckDB/);
+      await expect(failed).rejects.not.toBeInstanceOf(NeedsDuckDbError);
+      // A label whose value is a double: the flush is DuckDB's to write.
       const labelled = withMaterializedLabels(tracesTable, [{ key: 'k', column: 'label_k', id: 10_000 }]);
-      await expect(enc.encode(join(dir, 'a.parquet'), labelled, payloads(100), false)).rejects.toThrow(/need DuckDB/);
+      const doubled = ColumnBatchBuilder.forTable(tracesTable);
+      for (const r of randomRawRows(tracesTable, 10, 9)) doubled.addRow({ ...r, span_attr_str: {}, span_attr_int: {}, span_attr_double: { k: 0.5 } });
+      await expect(enc.encode(join(dir, 'a2.parquet'), labelled, [doubled.finish()], false)).rejects.toBeInstanceOf(NeedsDuckDbError);
       const ok = await enc.encode(join(dir, 'b.parquet'), tracesTable, payloads(1000), true);
       expect(ok.result.rowCount).toBe(1000);
       expect(ok.attributeTypes!.length).toBeGreaterThan(0);

@@ -2,7 +2,7 @@ import type { TableDef } from '@floe/schema';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import { RequestThread } from './request-thread.ts';
 import { shareParts, type SharedParts } from './shared-parts.ts';
-import type { SortedParquetResult } from './sorted-batch-parquet.ts';
+import { NeedsDuckDbError, type SortedParquetResult } from './sorted-batch-parquet.ts';
 
 /**
  * Writes sorted flush files on a thread of their own (sorted-parquet-worker.ts), so the sort,
@@ -23,7 +23,7 @@ export interface EncodeRequest extends SharedParts {
 
 export type EncodeReply =
   | { id: number; result: SortedParquetResult; attributeTypes?: AttributeTypeCount[]; error?: undefined }
-  | { id: number; error: string };
+  | { id: number; error: string; needsDuckDb?: boolean };
 
 const tableTexts = new WeakMap<TableDef, string>();
 
@@ -39,7 +39,7 @@ export class SortedParquetEncoder {
     if (!tableText) tableTexts.set(table, (tableText = JSON.stringify(table)));
     const { buffers, spans } = shareParts(payloads);
     const reply = await this.#thread.request({ path, tableText, buffers, spans, attributeTypes });
-    if (reply.error !== undefined) throw new Error(reply.error);
+    if (reply.error !== undefined) throw reply.needsDuckDb ? new NeedsDuckDbError(reply.error) : new Error(reply.error);
     return { result: reply.result, ...(reply.attributeTypes ? { attributeTypes: reply.attributeTypes } : {}) };
   }
 

@@ -3,7 +3,7 @@ import type { TableDef } from '@floe/schema';
 import { attributeKeyCounts } from './attribute-key-counts.ts';
 import { readColumnBatch } from './column-batch.ts';
 import { partsOf } from './shared-parts.ts';
-import { sortedParquetPlan, writeSortedBatchParquet } from './sorted-batch-parquet.ts';
+import { NeedsDuckDbError, sortedParquetPlan, writeSortedBatchParquet } from './sorted-batch-parquet.ts';
 import type { EncodeReply, EncodeRequest } from './sorted-parquet-encoder.ts';
 
 /**
@@ -31,7 +31,7 @@ parentPort!.on('message', (m: EncodeRequest) => {
       const { attributeTypes, ...result } = await writeSortedBatchParquet(m.path, plan, batches, { attributeTypes: m.attributeTypes });
       return { id: m.id, result, ...(m.attributeTypes ? { attributeTypes: attributeTypes ?? attributeKeyCounts(table, batches) } : {}) };
     } catch (err) {
-      return { id: m.id, error: err instanceof Error ? err.message : String(err) };
+      return { id: m.id, error: err instanceof Error ? err.message : String(err), ...(err instanceof NeedsDuckDbError ? { needsDuckDb: true } : {}) };
     }
   })().then((reply) => parentPort!.postMessage(reply));
 });

@@ -19,7 +19,7 @@ import type { AttributeTypePins } from './attribute-types.ts';
  * table they feed has committed.
  *
  * Files are written with the table's own definition (floeTableDef): the signal's columns plus the
- * materialized labels the table recorded at creation, computed in the same DuckDB SELECT. Once a
+ * materialized labels the table recorded at creation, computed from the rows' maps. Once a
  * group is committed, its attribute value types are checked against the dataset's type pins
  * (attribute-types.ts).
  */
