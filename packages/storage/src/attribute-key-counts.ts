@@ -1,5 +1,6 @@
 import { attributeMaps, type AttributeType, type TableDef } from '@floe/schema';
 import { columnLeaves, type ColumnBatchView } from './column-batch.ts';
+import { bytesAre } from './byte-ranges.ts';
 
 /** How many values of one type one attribute key has in a file (all scopes together). */
 export interface AttributeTypeCount {
@@ -76,7 +77,7 @@ function countKeys(values: Uint8Array, byKey: Map<string, Tally>, weights?: Uint
     const n = buf.readUInt32LE(p);
     p = start + n;
     let t = prev?.next;
-    if (!t || !sameBytes(t.bytes, buf, start, n)) {
+    if (!t || !bytesAre(buf, start, n, t.bytes)) {
       const key = buf.toString('utf8', start, p);
       t = byKey.get(key);
       if (!t) byKey.set(key, (t = { key, bytes: buf.slice(start, p), count: 0, next: undefined }));
@@ -85,10 +86,4 @@ function countKeys(values: Uint8Array, byKey: Map<string, Tally>, weights?: Uint
     t.count += weights ? weights[i]! : 1;
     prev = t;
   }
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array, start: number, n: number): boolean {
-  if (a.length !== n) return false;
-  for (let i = 0; i < n; i++) if (a[i] !== b[start + i]) return false;
-  return true;
 }

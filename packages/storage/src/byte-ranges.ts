@@ -30,6 +30,13 @@ export function bytesEqual(b: Uint8Array, bv: DataView, s1: number, e1: number, 
   return true;
 }
 
+/** Whether b[start, start + n) holds exactly the bytes of `key` (a value compared with a key kept apart). */
+export function bytesAre(b: Uint8Array, start: number, n: number, key: Uint8Array): boolean {
+  if (key.length !== n) return false;
+  for (let i = 0; i < n; i++) if (b[start + i] !== key[i]) return false;
+  return true;
+}
+
 /** Unsigned byte-order comparison of b[as, ae) and b[bs, be): negative, 0 or positive. */
 export function compareBytes(b: Uint8Array, bv: DataView, as: number, ae: number, bs: number, be: number): number {
   const n = Math.min(ae - as, be - bs);

@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
-import { attributeMaps, isListType, isMapType, isStructType, labelSources, timeColumn, type AttributeType, type ColumnDef, type LabelSource, type TableDef } from '@floe/schema';
+import { attributeMaps, isListType, isMapType, isStructType, labelSources, timeColumn, type AttributeType, type ColumnDef, type TableDef } from '@floe/schema';
 import { PLAIN_WIDTH, batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import type { WrittenFile } from './parquet-writer.ts';
@@ -28,7 +28,7 @@ import {
   ZSTD,
   type SchemaElement,
 } from './parquet-format.ts';
-import { bytesEqual, compareBytes, copyBytes, viewOf } from './byte-ranges.ts';
+import { bytesAre, bytesEqual, compareBytes, copyBytes, viewOf } from './byte-ranges.ts';
 import { Scratch } from './scratch.ts';
 import { ThriftWriter } from './thrift-compact.ts';
 import { writeParts } from './write-parts.ts';
@@ -71,15 +71,8 @@ type LeafSource =
   | { kind: 'null' }
   /** The µs timestamp: the unix-nanosecond leaf at `index`, divided by 1000 (truncated, as DuckDB's `//`). */
   | { kind: 'micros'; index: number }
-  /** A materialized label: `key` (UTF-8) looked up in typed maps, in order (@floe/schema labelSources). */
-  | { kind: 'label'; key: Uint8Array; maps: readonly LabelMapLeaves[] };
-
-/** A typed map of the batches a label is looked up in: its key and value leaves. */
-interface LabelMapLeaves {
-  key: number;
-  value: number;
-  type: LabelSource['type'];
-}
+  /** A materialized label: `key` (UTF-8) looked up in typed maps, in order (@floe/schema labelSources), each as its key and value leaves. */
+  | { kind: 'label'; key: Uint8Array; maps: readonly { key: number; value: number }[] };
 
 /**
  * A flush this encoder cannot write as DuckDB would, found while writing it (a label whose value
@@ -157,14 +150,14 @@ function makePlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | u
     if (c.expr) {
       // A materialized label (labels.ts): computed from the maps as its expression does.
       if (c.attributeKey === undefined || c.type !== 'string') return undefined;
-      const maps: LabelMapLeaves[] = [];
+      const maps: { key: number; value: number }[] = [];
       for (const m of labelSources(table)) {
         const got = inBatch.get(m.column);
         const type = want.get(m.column);
         // A map the batches lack is NULL in every row: nothing to find there.
         if (!got) continue;
         if (!type || !same(got.type, type) || typeof type === 'string' || !('map' in type)) return undefined;
-        maps.push({ key: got.first, value: got.first + 1, type: m.type });
+        maps.push({ key: got.first, value: got.first + 1 });
       }
       elements.push({ ...primitive(c.name, 'string'), fieldId: c.id });
       leaves.push({ path: [c.name], type: 'string', maxDef: 1, maxRep: 0, source: { kind: 'label', key: Buffer.from(c.attributeKey, 'utf8'), maps }, stats: true });
@@ -409,13 +402,15 @@ function nullLeaf(rows: number, maxRep: number): RowLeaf {
   };
 }
 
-/** A typed map's joined key and value leaves, for labelLeaf. */
+/** A typed map's joined key and value leaves, their maximum definition levels, and its value type. */
 interface LabelMap {
   keys: RowLeaf;
   keyDef: number;
   values: RowLeaf;
   valueDef: number;
-  type: LabelSource['type'];
+  type: LeafType;
+  /** Bytes of one value (undefined: strings, their own length first). */
+  width: number | undefined;
 }
 
 const TRUE_TEXT = Buffer.from('true');
@@ -425,12 +420,17 @@ const FALSE_TEXT = Buffer.from('false');
  * A materialized label's column (@floe/schema labels.ts): row by row, the value of `key` in the
  * first map that holds it with a value, as text, else NULL: what the column's DuckDB expression
  * (a COALESCE of map lookups, non-text values CAST to VARCHAR) gives. Integers and booleans are
- * written as DuckDB prints them; a double throws NeedsDuckDbError.
+ * written as DuckDB prints them; a double throws NeedsDuckDbError. The maps' leaves are in `kept`.
  */
-function labelLeaf(key: Uint8Array, maps: readonly LabelMap[], rows: number): RowLeaf {
+function labelLeaf(src: { key: Uint8Array; maps: readonly { key: number; value: number }[] }, kept: ReadonlyMap<number, RowLeaf>, shapes: readonly { type: LeafType; maxDef: number }[], rows: number): RowLeaf {
+  const key = src.key;
+  const maps: LabelMap[] = src.maps.map((m) => {
+    const type = shapes[m.value]!.type;
+    return { keys: kept.get(m.key)!, keyDef: shapes[m.key]!.maxDef, values: kept.get(m.value)!, valueDef: shapes[m.value]!.maxDef, type, width: PLAIN_WIDTH[type] };
+  });
   // Text is at most a map's own bytes of the row, or 20 digits for an 8-byte integer, 5 for a boolean.
   let bound = 4 * rows;
-  for (const m of maps) bound += m.type === 'str' ? m.values.bytes : m.type === 'int' ? 3 * m.values.bytes : m.type === 'bool' ? 5 * m.values.bytes : 0;
+  for (const m of maps) bound += m.type === 'string' ? m.values.bytes : m.type === 'long' ? 3 * m.values.bytes : m.type === 'boolean' ? 5 * m.values.bytes : 0;
   const defs = work.u8(rows);
   const rowVal = work.i32(rows + 1);
   const vals = work.u8(bound);
@@ -442,20 +442,18 @@ function labelLeaf(key: Uint8Array, maps: readonly LabelMap[], rows: number): Ro
     defs[r] = 0;
     for (let i = 0; i < maps.length; i++) {
       const m = maps[i]!;
-      const v = valueOf(m, views[i]!, key, r);
+      const view = views[i]!;
+      const v = valueOf(m, view, key, r);
       if (v < 0) continue;
-      const src = m.values.vals;
-      if (m.type === 'str') {
-        const n = 4 + u32le(src, v);
-        vals.set(src.subarray(v, v + n), at);
-        at += n;
-      } else if (m.type === 'double') {
-        throw new NeedsDuckDbError(`label ${JSON.stringify(Buffer.from(key).toString('utf8'))} holds a double`);
-      } else {
-        const text = m.type === 'int' ? Buffer.from(views[i]!.getBigInt64(v, true).toString()) : src[v] !== 0 ? TRUE_TEXT : FALSE_TEXT;
+      if (m.type === 'string') {
+        at = copyBytes(m.values.vals, view, v, v + 4 + view.getUint32(v, true), vals, out, at);
+      } else if (m.type === 'long' || m.type === 'boolean') {
+        const text = m.type === 'long' ? Buffer.from(view.getBigInt64(v, true).toString()) : m.values.vals[v] !== 0 ? TRUE_TEXT : FALSE_TEXT;
         out.setUint32(at, text.length, true);
         vals.set(text, at + 4);
         at += 4 + text.length;
+      } else {
+        throw new NeedsDuckDbError(`label ${JSON.stringify(Buffer.from(key).toString('utf8'))} holds a ${m.type}`);
       }
       defs[r] = 1;
       break;
@@ -466,7 +464,7 @@ function labelLeaf(key: Uint8Array, maps: readonly LabelMap[], rows: number): Ro
   return { defs, reps: undefined, vals: vals.subarray(0, at), rowLevel: undefined, rowVal, frag: undefined, levels: rows, bytes: at };
 }
 
-/** Where row r's value of `key` starts in the map's value bytes; -1 when the row's map lacks the key or its value is NULL. */
+/** Where row r's value of `key` starts in the map's value bytes (`values`: their view); -1 when the row's map lacks the key or its value is NULL. */
 function valueOf(m: LabelMap, values: DataView, key: Uint8Array, r: number): number {
   const K = m.keys;
   const f = K.frag ? K.frag[r]! : r;
@@ -478,7 +476,7 @@ function valueOf(m: LabelMap, values: DataView, key: Uint8Array, r: number): num
     // Levels below the key's own are a NULL or empty map: no entry, no bytes.
     if (K.defs[k] !== m.keyDef) continue;
     const n = u32le(K.vals, p);
-    if (n === key.length && sameBytes(K.vals, p + 4, key)) {
+    if (bytesAre(K.vals, p + 4, n, key)) {
       found = k - lo;
       break;
     }
@@ -491,15 +489,9 @@ function valueOf(m: LabelMap, values: DataView, key: Uint8Array, r: number): num
   const vlo = V.rowLevel ? V.rowLevel[g]! : g;
   const target = vlo + found;
   if (V.defs[target] !== m.valueDef) return -1;
-  const width = m.type === 'str' ? undefined : PLAIN_WIDTH[m.type === 'int' ? 'long' : m.type === 'bool' ? 'boolean' : 'double']!;
   let q = V.rowVal[g]!;
-  for (let k = vlo; k < target; k++) if (V.defs[k] === m.valueDef) q += width ?? 4 + values.getUint32(q, true);
+  for (let k = vlo; k < target; k++) if (V.defs[k] === m.valueDef) q += m.width ?? 4 + values.getUint32(q, true);
   return q;
-}
-
-function sameBytes(b: Uint8Array, at: number, key: Uint8Array): boolean {
-  for (let i = 0; i < key.length; i++) if (b[at + i] !== key[i]) return false;
-  return true;
 }
 
 /**
@@ -1187,7 +1179,13 @@ export async function writeSortedBatchParquet(
     if (plan.idLeaf !== undefined) keep(plan.idLeaf);
     for (const [index, n] of uses) if (n > 1) keep(index);
     // Labels read their maps' leaves whole: joined once, beside the maps' own stored leaves.
-    for (const { source: s } of plan.leaves) if (s.kind === 'label') for (const m of s.maps) (keep(m.key), keep(m.value));
+    for (const { source: s } of plan.leaves) {
+      if (s.kind !== 'label') continue;
+      for (const m of s.maps) {
+        keep(m.key);
+        keep(m.value);
+      }
+    }
 
     const order = sortRows(rows, keys);
     ids = plan.idLeaf === undefined ? [] : distinctOf(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
@@ -1200,7 +1198,7 @@ export async function writeSortedBatchParquet(
         src.kind === 'null'
           ? nullLeaf(rows, leaf.maxRep)
           : src.kind === 'label'
-            ? labelLeaf(src.key, src.maps.map((m) => ({ keys: kept.get(m.key)!, keyDef: shapes[m.key]!.maxDef, values: kept.get(m.value)!, valueDef: shapes[m.value]!.maxDef, type: m.type })), rows)
+            ? labelLeaf(src, kept, shapes, rows)
             : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
       const keyType = opts.attributeTypes ? plan.keyLeaves.get(l) : undefined;
       const tally: KeyTally | undefined = keyType ? { counts: (keyCounts[keyType] ??= new Map()), counted: false } : undefined;
