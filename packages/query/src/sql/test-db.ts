@@ -57,8 +57,8 @@ export interface Attrs {
 }
 
 // Test-controlled text only: fixtures, not user input.
-const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
-const map = (m: Record<string, string | number | boolean> | undefined, type: string) => {
+export const lit = (s: string) => `'${s.replaceAll("'", "''")}'`;
+export const mapLiteral = (m: Record<string, string | number | boolean> | undefined, type: string) => {
   const entries = Object.entries(m ?? {});
   if (entries.length === 0) return `MAP {}::MAP(VARCHAR, ${type})`;
   return `MAP {${entries.map(([k, v]) => `${lit(k)}: ${typeof v === 'string' ? lit(v) : String(v)}::${type}`).join(', ')}}`;
@@ -71,7 +71,7 @@ export interface LogsDb {
   close(): void;
 }
 
-async function runPrinted(c: DuckDBConnection, q: PrintedSql): Promise<Array<Record<string, unknown>>> {
+export async function runPrinted(c: DuckDBConnection, q: PrintedSql): Promise<Array<Record<string, unknown>>> {
   const ps = await c.prepare(q.sql);
   q.params.forEach((v, i) => {
     if (v === null) ps.bindNull(i + 1);
@@ -99,10 +99,10 @@ export async function openLogsDb(rows: LogRow[]): Promise<LogsDb> {
     };
     for (const scope of ['log', 'resource', 'scope'] as const) {
       const a = r[scope];
-      cols[`${scope}_attr_str`] = map(a?.str, 'VARCHAR');
-      cols[`${scope}_attr_int`] = map(a?.int, 'BIGINT');
-      cols[`${scope}_attr_double`] = map(a?.double, 'DOUBLE');
-      cols[`${scope}_attr_bool`] = map(a?.bool, 'BOOLEAN');
+      cols[`${scope}_attr_str`] = mapLiteral(a?.str, 'VARCHAR');
+      cols[`${scope}_attr_int`] = mapLiteral(a?.int, 'BIGINT');
+      cols[`${scope}_attr_double`] = mapLiteral(a?.double, 'DOUBLE');
+      cols[`${scope}_attr_bool`] = mapLiteral(a?.bool, 'BOOLEAN');
     }
     await c.run(`INSERT INTO logs (${Object.keys(cols).map((k) => `"${k}"`).join(', ')}) VALUES (${Object.values(cols).join(', ')})`);
   }
@@ -217,10 +217,10 @@ export async function openMetricsDb(rows: MetricRow[], labels: Record<string, st
     };
     for (const scope of ['point', 'resource'] as const) {
       const a = r[scope];
-      cols[`${scope}_attr_str`] = map(a?.str, 'VARCHAR');
-      cols[`${scope}_attr_int`] = map(a?.int, 'BIGINT');
-      cols[`${scope}_attr_double`] = map(a?.double, 'DOUBLE');
-      cols[`${scope}_attr_bool`] = map(a?.bool, 'BOOLEAN');
+      cols[`${scope}_attr_str`] = mapLiteral(a?.str, 'VARCHAR');
+      cols[`${scope}_attr_int`] = mapLiteral(a?.int, 'BIGINT');
+      cols[`${scope}_attr_double`] = mapLiteral(a?.double, 'DOUBLE');
+      cols[`${scope}_attr_bool`] = mapLiteral(a?.bool, 'BOOLEAN');
     }
     await c.run(`INSERT INTO metrics (${Object.keys(cols).map((k) => `"${k}"`).join(', ')}) VALUES (${Object.values(cols).join(', ')})`);
   }
