@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { badData, notFound } from '@floe/errors';
+import { FloeError, badData, notFound } from '@floe/errors';
 import {
   ResourceSpansSchema,
   TempoTraceByIDResponseSchema,
@@ -9,8 +9,26 @@ import {
   toJson,
   type ResourceSpans,
 } from '@floe/proto';
+import { planTraceSearch, planTraceTagNames, planTraceTagValues, type PlannerTable } from '@floe/query';
+import { tracesTable } from '@floe/schema';
 import type { QuerierClient } from './querier-client.ts';
 import { callerCredentials } from './auth-plugin.ts';
+import { rowsOf, type Row } from './logquery/results.ts';
+import { RequestParams } from './request-params.ts';
+import {
+  MAX_TAG_VALUES,
+  TAG_SAMPLE_ROWS,
+  TAG_SCOPES,
+  TAG_WINDOW_NS,
+  parseTagScope,
+  parseUnixSeconds,
+  searchRequest,
+  searchResponse,
+  secondsWindow,
+  tagConditions,
+  tagField,
+  tagNamesByScope,
+} from './trace-search.ts';
 
 /**
  * Tempo-compatible trace API under /tracequery. Grafana's Tempo data source asks
@@ -32,9 +50,12 @@ function parseTraceId(raw: string): string {
 /** Optional start/end in unix seconds; they only prune the hour partitions scanned. */
 function parseSeconds(name: string, raw: unknown): bigint | undefined {
   if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,11}$/.test(raw)) throw badData(`invalid ${name}: expected unix seconds`);
-  return BigInt(raw) * 1_000_000_000n;
+  if (typeof raw !== 'string') throw badData(`invalid ${name}: expected unix seconds`);
+  return parseUnixSeconds(name, raw);
 }
+
+const nowNs = () => BigInt(Date.now()) * 1_000_000n;
+const TRACES: PlannerTable = tracesTable;
 
 const wantsProtobuf = (req: FastifyRequest) => (req.headers.accept ?? '').includes('application/protobuf');
 
@@ -66,7 +87,74 @@ export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (ap
     }
     return reply.type('application/json').send({ trace: { resourceSpans: batches.map(spanJson) } });
   });
+
+  registerSearch(app, opts);
 };
+
+/**
+ * Search and tag discovery (spec 1, "Trace query API"; reference/api-contracts.md §3.3-3.5): SQL
+ * over the caller's traces table, planned by @floe/query. TraceQL metrics are not implemented
+ * (501, as the spec says).
+ */
+function registerSearch(app: Parameters<FastifyPluginAsync<TraceQueryOptions>>[0], opts: TraceQueryOptions): void {
+  const params = (req: FastifyRequest) => new RequestParams(req.url);
+  const run = async (req: FastifyRequest, plan: { sql: string; params: Array<string | number | boolean | null>; hints: { start_ns: string; end_ns: string } }): Promise<Row[]> =>
+    rowsOf(await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs));
+
+  app.get('/api/search', async (req, reply) => {
+    const ir = searchRequest(params(req), nowNs());
+    const rows = await run(req, planTraceSearch(ir, TRACES));
+    return reply.type('application/json').send(searchResponse(ir, rows));
+  });
+
+  const tagNames = async (req: FastifyRequest) => {
+    const p = params(req);
+    const scope = parseTagScope(p.get('scope'));
+    const limit = positiveLimit(p.get('limit'));
+    const range = secondsWindow(p, nowNs(), TAG_WINDOW_NS);
+    const rows = scope === 'none' || scope === 'intrinsic' ? [] : await run(req, planTraceTagNames({ table: 'traces', range, sampleLimit: TAG_SAMPLE_ROWS }, TRACES));
+    const byScope = tagNamesByScope(rows, limit);
+    const scopes = scope === 'none' ? [] : scope ? [scope] : [...TAG_SCOPES];
+    return { scopes, byScope };
+  };
+  app.get('/api/search/tags', async (req, reply) => {
+    const { scopes, byScope } = await tagNames(req);
+    const names = [...new Set(scopes.flatMap((s) => byScope[s]))].sort();
+    return reply.type('application/json').send({ tagNames: names });
+  });
+  app.get('/api/v2/search/tags', async (req, reply) => {
+    const { scopes, byScope } = await tagNames(req);
+    return reply.type('application/json').send({ scopes: scopes.map((name) => ({ name, tags: byScope[name] })) });
+  });
+
+  const tagValues = async (req: FastifyRequest<{ Params: { tag: string } }>) => {
+    const p = params(req);
+    const limit = positiveLimit(p.get('limit'));
+    const range = secondsWindow(p, nowNs(), TAG_WINDOW_NS);
+    const field = tagField(req.params.tag);
+    if (!field) return [];
+    const plan = planTraceTagValues({ table: 'traces', range, field, conditions: tagConditions(p.get('q')), sampleLimit: TAG_SAMPLE_ROWS, limit }, TRACES);
+    return (await run(req, plan)).map((r) => ({ type: String(r.type), value: String(r.value) }));
+  };
+  app.get<{ Params: { tag: string } }>('/api/search/tag/:tag/values', async (req, reply) => {
+    const values = await tagValues(req);
+    return reply.type('application/json').send({ tagValues: [...new Set(values.map((v) => v.value))] });
+  });
+  app.get<{ Params: { tag: string } }>('/api/v2/search/tag/:tag/values', async (req, reply) => reply.type('application/json').send({ tagValues: await tagValues(req) }));
+
+  const metricsUnimplemented = async () => {
+    throw new FloeError('not_implemented', 'TraceQL metrics are not implemented', { code: 'FLOE_ERR_TRACEQL_METRICS' });
+  };
+  app.get('/api/metrics/query', metricsUnimplemented);
+  app.get('/api/metrics/query_range', metricsUnimplemented);
+}
+
+/** The tag endpoints' `limit`: at most (and by default) 1000, spec 1's cap per tag. */
+function positiveLimit(raw: string | undefined): number {
+  if (raw === undefined) return MAX_TAG_VALUES;
+  if (!/^\d{1,9}$/.test(raw) || Number(raw) === 0) throw badData(`invalid limit: expected a positive integer, got ${JSON.stringify(raw.slice(0, 32))}`);
+  return Math.min(Number(raw), MAX_TAG_VALUES);
+}
 
 const sendProto = (reply: FastifyReply, bytes: Uint8Array) => reply.type('application/protobuf').send(Buffer.from(bytes));
 

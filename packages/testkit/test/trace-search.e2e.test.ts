@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest, type SentTrace } from '../src/index.ts';
+
+/**
+ * Tempo's search and tag discovery (spec 1, "Trace query API") over traces exported by the real
+ * OpenTelemetry SDK: what Grafana's Tempo data source asks (reference/api-contracts.md §3.5),
+ * answered from the stored rows, with the spec's 400s and 501s and the tenant's own data only.
+ */
+describe('trace search and tags (embedded)', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+  let otherKey: string;
+  const tenant = 'searcher';
+  let shop: SentTrace;
+  let billing: SentTrace;
+  const start = Math.floor(Date.now() / 1000) - 600;
+  const window = () => `start=${start}&end=${Math.floor(Date.now() / 1000) + 60}`;
+
+  const get = (path: string, apiKey = key, asTenant = tenant) => fetch(`${floe.routerUrl}/tracequery${path}`, { headers: { authorization: `Bearer ${apiKey}`, 'x-tenant-id': asTenant, accept: 'application/json' } });
+  const json = async <T>(path: string): Promise<T> => {
+    const res = await get(path);
+    expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
+    return (await res.json()) as T;
+  };
+  const search = (q: string, extra = '') => json<SearchBody>(`/api/search?q=${encodeURIComponent(q)}&${window()}${extra}`);
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'embedded' });
+    key = (await floe.bootstrap(tenant)).api_key;
+    otherKey = (await floe.bootstrap('bystander')).api_key;
+    shop = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'shop');
+    billing = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'billing');
+    await waitFor('both traces searchable', async () => ((await search('{}')).traces.length === 2 ? true : undefined), 30_000, 200);
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  it('finds a trace by service, with its root, bounds and matching span', async () => {
+    const body = await search('{ resource.service.name = "shop" }');
+    expect(body.traces).toHaveLength(1);
+    const t = body.traces[0]!;
+    expect(t.traceID).toBe(shop.traceId);
+    expect(t.rootServiceName).toBe('shop');
+    expect(t.rootTraceName).toBe('GET /checkout');
+    expect(BigInt(t.startTimeUnixNano)).toBeGreaterThan(BigInt(start) * 1_000_000_000n);
+    expect(typeof t.durationMs).toBe('number');
+    expect(t.spanSets).toHaveLength(1);
+    expect(t.spanSets[0]!.matched).toBe(3);
+    expect(t.spanSets[0]!.spans.map((s) => s.spanID).sort()).toEqual([...shop.spanIds].sort());
+    expect(t.spanSet).toEqual(t.spanSets[0]);
+    for (const s of t.spanSets[0]!.spans) {
+      expect(s.attributes).toEqual([{ key: 'service.name', value: { stringValue: 'shop' } }]);
+      expect(Object.keys(s).sort()).toEqual(['attributes', 'durationNanos', 'name', 'spanID', 'startTimeUnixNano']);
+    }
+    expect(Object.keys(body).sort()).toEqual(['metrics', 'traces']);
+  });
+
+  it('matches typed attributes and intrinsics, showing the queried attributes', async () => {
+    const errors = await search('{ status = error && .http.status_code = 500 && kind = server }');
+    expect(errors.traces.map((t) => t.traceID).sort()).toEqual([shop.traceId, billing.traceId].sort());
+    for (const t of errors.traces) {
+      expect(t.spanSets[0]!.matched).toBe(1);
+      expect(t.spanSets[0]!.spans[0]).toMatchObject({ name: 'GET /checkout', attributes: [{ key: 'http.status_code', value: { intValue: '500' } }] });
+    }
+    const db = await search('{ span.db.system = "postgresql" && .service.name = "billing" }');
+    expect(db.traces.map((t) => [t.traceID, t.spanSets[0]!.spans.map((s) => s.name)])).toEqual([[billing.traceId, ['SELECT carts']]]);
+    expect(db.traces[0]!.spanSets[0]!.spans[0]!.attributes).toEqual([
+      { key: 'service.name', value: { stringValue: 'billing' } },
+      { key: 'db.system', value: { stringValue: 'postgresql' } },
+    ]);
+    expect((await search('{ .ratio = 0.25 && .cache.hit = false && name = "GET /checkout" }')).traces).toHaveLength(2);
+    expect((await search('{ .http.status_code = "500" }')).traces).toEqual([]);
+    expect((await search('{ resource.deployment.environment = "e2e" && span.deployment.environment = "e2e" }')).traces).toEqual([]);
+  });
+
+  it('takes spss, limit, minDuration and the legacy tags parameter', async () => {
+    const capped = await search('{ resource.service.name = "shop" }', '&spss=1');
+    expect(capped.traces[0]!.spanSets[0]!.matched).toBe(3);
+    expect(capped.traces[0]!.spanSets[0]!.spans).toHaveLength(1);
+    expect((await search('{}', '&limit=1')).traces).toHaveLength(1);
+    expect((await search('{}', '&minDuration=1h')).traces).toEqual([]);
+    expect((await search('{}', '&maxDuration=1h')).traces).toHaveLength(2);
+    const legacy = await json<SearchBody>(`/api/search?tags=${encodeURIComponent('service.name=billing http.method=GET')}&${window()}`);
+    expect(legacy.traces.map((t) => t.traceID)).toEqual([billing.traceId]);
+    const old = await json<SearchBody>(`/api/search?q=${encodeURIComponent('{}')}&start=${start - 7200}&end=${start - 3600}`);
+    expect(old.traces).toEqual([]);
+  });
+
+  it.each([
+    ['q=hello', 400, 'bad_data'],
+    ['q=%7B%20.a%20%7D', 400, 'bad_data'],
+    ['q=%7B%20.a%20!%3D%20%22x%22%20%7D', 501, 'not_implemented'],
+    ['q=%7B%20duration%20%3E%20100ms%20%7D', 501, 'not_implemented'],
+    ['q=%7B%7D&tags=a%3Db', 400, 'bad_data'],
+    ['tags=%22oops', 400, 'bad_data'],
+    ['q=%7B%7D&start=1700000000000', 400, 'bad_data'],
+    ['q=%7B%7D&start=1700000100&end=1700000000', 400, 'bad_data'],
+    ['q=%7B%7D&limit=0', 400, 'bad_data'],
+    ['q=%7B%7D&minDuration=soon', 400, 'bad_data'],
+  ])('/api/search?%s is %i %s in the shared envelope', async (query, status, errorType) => {
+    const res = await get(`/api/search?${query}`);
+    expect(res.status).toBe(status);
+    const body = (await res.json()) as { status: string; errorType: string; error: string };
+    expect(body).toMatchObject({ status: 'error', errorType });
+    expect(body.error.length).toBeGreaterThan(0);
+  });
+
+  it('TraceQL metrics answer 501', async () => {
+    for (const path of ['/api/metrics/query_range?q=%7B%7D%7Crate()', '/api/metrics/query?q=%7B%7D%7Crate()']) {
+      const res = await get(path);
+      expect(res.status).toBe(501);
+      expect(((await res.json()) as { errorType: string }).errorType).toBe('not_implemented');
+    }
+  });
+
+  it('lists tag names, v1 flat and v2 by scope', async () => {
+    const v1 = await json<{ tagNames: string[] }>(`/api/search/tags?${window()}`);
+    expect(v1.tagNames).toEqual([...v1.tagNames].sort());
+    expect(v1.tagNames).toEqual(expect.arrayContaining(['db.system', 'http.method', 'http.status_code', 'ratio', 'service.name', 'deployment.environment', 'host.cpus', 'name', 'status', 'kind', 'duration', 'rootServiceName', 'rootName']));
+    const v2 = await json<{ scopes: Array<{ name: string; tags: string[] }> }>(`/api/v2/search/tags?${window()}`);
+    expect(v2.scopes.map((s) => s.name)).toEqual(['resource', 'span', 'intrinsic']);
+    const scope = (n: string) => v2.scopes.find((s) => s.name === n)!.tags;
+    expect(scope('resource')).toEqual(['deployment.environment', 'host.cpus', 'service.name']);
+    expect(scope('span')).toEqual(expect.arrayContaining(['cache.hit', 'db.system', 'http.method', 'items']));
+    expect(scope('span')).not.toContain('host.cpus');
+    expect(scope('intrinsic')).toEqual(['duration', 'kind', 'name', 'rootName', 'rootServiceName', 'status']);
+    const resourceOnly = await json<{ scopes: Array<{ name: string }> }>(`/api/v2/search/tags?scope=resource&${window()}`);
+    expect(resourceOnly.scopes.map((s) => s.name)).toEqual(['resource']);
+    expect((await get(`/api/v2/search/tags?scope=nonsense`)).status).toBe(400);
+    const empty = await json<{ scopes: Array<{ name: string; tags: string[] }> }>(`/api/v2/search/tags?start=${start - 7200}&end=${start - 3600}`);
+    expect(empty.scopes.find((s) => s.name === 'intrinsic')!.tags).toEqual(['duration', 'kind', 'name', 'rootName', 'rootServiceName', 'status']);
+    expect(empty.scopes.find((s) => s.name === 'span')!.tags).toEqual([]);
+  });
+
+  it('lists tag values, v1 as text and v2 typed; scoped names resolve like bare ones', async () => {
+    expect((await json<{ tagValues: string[] }>(`/api/search/tag/service.name/values?${window()}`)).tagValues).toEqual(['billing', 'shop']);
+    const v2 = (tag: string, extra = '') => json<{ tagValues: Array<{ type: string; value: string }> }>(`/api/v2/search/tag/${encodeURIComponent(tag)}/values?${window()}${extra}`);
+    expect((await v2('resource.service.name')).tagValues).toEqual([{ type: 'string', value: 'billing' }, { type: 'string', value: 'shop' }]);
+    expect((await v2('.service.name')).tagValues).toEqual([{ type: 'string', value: 'billing' }, { type: 'string', value: 'shop' }]);
+    expect((await v2('span.http.status_code')).tagValues).toEqual([{ type: 'int', value: '500' }]);
+    expect((await v2('resource.http.status_code')).tagValues).toEqual([{ type: 'int', value: '500' }]);
+    expect((await v2('status')).tagValues).toEqual([{ type: 'keyword', value: 'error' }, { type: 'keyword', value: 'unset' }]);
+    expect((await v2('kind')).tagValues).toEqual([
+      { type: 'keyword', value: 'client' },
+      { type: 'keyword', value: 'internal' },
+      { type: 'keyword', value: 'server' },
+    ]);
+    expect((await v2('name', `&q=${encodeURIComponent('{ span.db.system = "postgresql" }')}`)).tagValues).toEqual([{ type: 'string', value: 'SELECT carts' }]);
+    // Grafana sends the query being typed, often incomplete: it narrows nothing.
+    expect((await v2('resource.service.name', `&q=${encodeURIComponent('{ span.http.method = }')}`)).tagValues).toHaveLength(2);
+    expect((await v2('no.such.tag')).tagValues).toEqual([]);
+    expect((await v2('duration')).tagValues).toEqual([]);
+    expect((await get(`/api/v2/search/tag/name/values?start=1700000000000`)).status).toBe(400);
+  });
+
+  it('shows a tenant only its own traces', async () => {
+    const res = await get(`/api/search?q=%7B%7D&${window()}`, otherKey, 'bystander');
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as SearchBody).traces).toEqual([]);
+    const tags = await get(`/api/v2/search/tag/resource.service.name/values?${window()}`, otherKey, 'bystander');
+    expect(((await tags.json()) as { tagValues: unknown[] }).tagValues).toEqual([]);
+    expect((await get(`/api/search?q=%7B%7D`, otherKey, tenant)).status).toBe(403);
+    expect((await get(`/api/search?q=%7B%7D`, 'nope', tenant)).status).toBe(401);
+  });
+});
+
+interface SearchBody {
+  traces: Array<{
+    traceID: string;
+    rootServiceName: string;
+    rootTraceName?: string;
+    startTimeUnixNano: string;
+    durationMs: number;
+    spanSet: unknown;
+    spanSets: Array<{ matched: number; spans: Array<{ spanID: string; name?: string; startTimeUnixNano: string; durationNanos: string; attributes?: unknown[] }> }>;
+  }>;
+  metrics: Record<string, number>;
+}
