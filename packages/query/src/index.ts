@@ -89,9 +89,10 @@ export { evaluateMetricQuery } from './logql/evaluate.ts';
 export type { MetricResult } from './logql/evaluate.ts';
 export { planLogSample } from './sql/log-metrics.ts';
 // Trace search and tag discovery (spec 1, "Trace query API"): the TraceQL subset → IR → SQL over `traces`.
-export type { SpanCondition, SpanField, SpanValue, TraceSearch, TraceTagNames, TraceTagValues } from './ir/traces.ts';
+export type { FoundTrace, SpanCondition, SpanField, SpanValue, TraceSearch, TraceTagNames, TraceTagValues } from './ir/traces.ts';
 export { parseTraceQL, KIND_KEYWORDS, STATUS_KEYWORDS, MAX_TRACEQL_LENGTH } from './traceql/parse.ts';
-export { planTraceSearch, planTraceTagNames, planTraceTagValues, searchAttributes, TRACE_SEARCH_COLUMNS } from './sql/traces.ts';
+export { legacyTagConditions } from './traceql/legacy-tags.ts';
+export { planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResults } from './sql/traces.ts';
 // PromQL (issue 6): parse → evaluate over fetched series (promql/), metric reads planned as SQL (sql/metrics.ts).
 export type {
   Expr as PromExpr,

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import * as grpc from '@grpc/grpc-js';
+import { Querier, TempoSearchBlockRequestSchema, TempoSearchRequestSchema, TempoSearchTagsRequestSchema, create, grpcServiceDefinition, type TempoSearchResponse, type TempoSearchTagsV2Response } from '@floe/proto';
 import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest, type SentTrace } from '../src/index.ts';
 
 /**
@@ -152,6 +154,40 @@ describe('trace search and tags (embedded)', () => {
     expect((await v2('no.such.tag')).tagValues).toEqual([]);
     expect((await v2('duration')).tagValues).toEqual([]);
     expect((await get(`/api/v2/search/tag/name/values?start=1700000000000`)).status).toBe(400);
+  });
+
+  it("serves SearchRecent and the static tags on the querier's Tempo protocol, tenant from X-Scope-OrgID", async () => {
+    const client = new (grpc.makeGenericClientConstructor(grpcServiceDefinition(Querier), 'Querier'))(floe.flightAddress, grpc.credentials.createInsecure()) as grpc.Client &
+      Record<string, (req: unknown, md: grpc.Metadata, cb: (err: grpc.ServiceError | null, res?: unknown) => void) => void>;
+    const call = <T>(method: string, req: unknown, md: Record<string, string>) =>
+      new Promise<T>((resolve, reject) => {
+        const metadata = new grpc.Metadata();
+        for (const [k, v] of Object.entries(md)) metadata.set(k, v);
+        client[method]!(req, metadata, (err, res) => (err ? reject(err) : resolve(res as T)));
+      });
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      const req = create(TempoSearchRequestSchema, { Query: '{ resource.service.name = "billing" && status = error }', start: start, end: now + 60, SpansPerSpanSet: 1 });
+      const res = await call<TempoSearchResponse>('SearchRecent', req, { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant });
+      expect(res.traces.map((t) => [t.traceID, t.rootServiceName, t.rootTraceName, t.spanSets[0]!.matched, t.spanSets[0]!.spans.length])).toEqual([[billing.traceId, 'billing', 'GET /checkout', 2, 1]]);
+      const tags = create(TempoSearchRequestSchema, { Tags: { 'service.name': 'shop', 'http.status_code': '500' }, start, end: now + 60 });
+      expect((await call<TempoSearchResponse>('SearchRecent', tags, { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant })).traces.map((t) => t.traceID)).toEqual([shop.traceId]);
+      // Another tenant's header with this tenant's key, and no key at all, are refused; the other tenant sees nothing of this one.
+      await expect(call('SearchRecent', req, { authorization: `Bearer ${key}`, 'x-scope-orgid': 'bystander' })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      await expect(call('SearchRecent', req, { 'x-scope-orgid': tenant })).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+      expect((await call<TempoSearchResponse>('SearchRecent', req, { authorization: `Bearer ${otherKey}`, 'x-scope-orgid': 'bystander' })).traces).toEqual([]);
+      await expect(call('SearchRecent', create(TempoSearchRequestSchema, { Query: '{ .a != 1 }' }), { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant })).rejects.toMatchObject({
+        code: grpc.status.UNIMPLEMENTED,
+      });
+      const v2 = await call<TempoSearchTagsV2Response>('SearchTagsV2', create(TempoSearchTagsRequestSchema, {}), { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant });
+      expect(v2.scopes.map((s) => [s.name, s.tags])).toEqual([
+        ['resource', ['service.name']],
+        ['intrinsic', ['name', 'status']],
+      ]);
+      await expect(call('SearchBlock', create(TempoSearchBlockRequestSchema, {}), { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+    } finally {
+      client.close();
+    }
   });
 
   it('shows a tenant only its own traces', async () => {

@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
 import { metadataGetter, remainingMs } from './grpc-call.ts';
 import { QueryHandler } from './query-handler.ts';
-import { tempoQuerierService, traceByIdFinder } from './tempo-service.ts';
+import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
 
@@ -99,7 +99,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         }
       },
     },
-    extraServices: [tempoQuerierService(findTrace)],
+    extraServices: [tempoQuerierService(findTrace, traceSearcher({ handler, log }), (get) => handler.authenticate(get), log)],
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
   });
   const admin = await startAdminServer({ host: config.querier.host, port: config.querier.admin_port, isReady: () => ready, name: 'querier' });

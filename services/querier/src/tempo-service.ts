@@ -1,6 +1,22 @@
 import type * as grpc from '@grpc/grpc-js';
 import { FloeError } from '@floe/errors';
-import { grpcServiceDefinition, Querier, type TempoTraceByIDRequest, type TempoTraceByIDResponse } from '@floe/proto';
+import {
+  create,
+  grpcServiceDefinition,
+  Querier,
+  TempoSearchResponseSchema,
+  TempoSearchTagsResponseSchema,
+  TempoSearchTagsV2ResponseSchema,
+  type TempoSearchRequest,
+  type TempoSearchResponse,
+  type TempoSearchTagsRequest,
+  type TempoSearchTagsResponse,
+  type TempoSearchTagsV2Response,
+  type TempoTraceByIDRequest,
+  type TempoTraceByIDResponse,
+} from '@floe/proto';
+import { legacyTagConditions, parseTraceQL, planTraceSearch, traceSearchResults, type FoundTrace, type TraceSearch } from '@floe/query';
+import { tracesTable } from '@floe/schema';
 import type { ExtraService } from '@floe/flight';
 import type { Logger } from '@floe/telemetry';
 import { metadataGetter, remainingMs } from './grpc-call.ts';
@@ -24,12 +40,20 @@ function boundNs(name: string, raw: string | undefined): bigint | undefined {
   return BigInt(raw);
 }
 
+/**
+ * The caller's metadata with Tempo's tenant header: X-Scope-OrgID names the tenant when
+ * X-Tenant-ID is absent. Credentials are still required, and must be valid for that tenant:
+ * Tempo trusts the header on its internal port, but a Floe querier port reaches every tenant's
+ * files, so a bare header would let any caller read any tenant.
+ */
+export const withScopeOrgId = (get: (name: string) => string | undefined) => (name: string) => (name === 'x-tenant-id' ? (get('x-tenant-id') ?? get('x-scope-orgid')) : get(name));
+
 /** FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left; rejects with a callError. */
 export type TraceFinder = (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined) => Promise<TempoTraceByIDResponse>;
 
 export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
   const find = async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined): Promise<TempoTraceByIDResponse> => {
-    const ctx = await deps.handler.authenticate(get);
+    const ctx = await deps.handler.authenticate(withScopeOrgId(get));
     if (id.length === 0 || id.length > 16) throw new FloeError('bad_data', 'invalid trace id: expected 1 to 16 bytes');
     const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
     const startNs = boundNs('x-floe-start-ns', get('x-floe-start-ns'));
@@ -43,13 +67,112 @@ export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
     });
 }
 
+const NS_PER_SECOND = 1_000_000_000n;
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 1000;
+
+/** A SearchRequest as the search of the router's /api/search (spec 1: the TraceQL subset, tags, durations, spans per span set). */
+export function searchOf(req: TempoSearchRequest, nowNs: bigint): TraceSearch {
+  const tags = Object.entries(req.Tags);
+  if (req.Query.trim() !== '' && tags.length > 0) throw new FloeError('bad_data', 'invalid search: Query and Tags are mutually exclusive');
+  const conditions = req.Query.trim() !== '' ? parseTraceQL(req.Query) : legacyTagConditions(tags);
+  const endNs = req.end ? BigInt(req.end) * NS_PER_SECOND + NS_PER_SECOND : nowNs;
+  const startNs = req.start ? BigInt(req.start) * NS_PER_SECOND : endNs - 3600n * NS_PER_SECOND;
+  if (startNs >= endNs) throw new FloeError('bad_data', 'invalid range: end must be after start');
+  if (req.MaxDurationMs && req.MinDurationMs > req.MaxDurationMs) throw new FloeError('bad_data', 'invalid search: MaxDurationMs is less than MinDurationMs');
+  return {
+    table: 'traces',
+    range: { startNs, endNs },
+    conditions,
+    ...(req.MinDurationMs ? { minDurationNs: BigInt(req.MinDurationMs) * 1_000_000n } : {}),
+    ...(req.MaxDurationMs ? { maxDurationNs: BigInt(req.MaxDurationMs) * 1_000_000n } : {}),
+    limit: Math.min(req.Limit || DEFAULT_LIMIT, MAX_LIMIT),
+    ...(req.SpansPerSpanSet ? { spansPerSpanSet: req.SpansPerSpanSet } : {}),
+  };
+}
+
+/** What Tempo shows for a trace whose root span it has not seen. */
+const ROOT_NOT_RECEIVED = '<root span not yet received>';
+
+function searchResponseOf(found: readonly FoundTrace[]): TempoSearchResponse {
+  return create(TempoSearchResponseSchema, {
+    traces: found.map((t) => {
+      const spanSet = {
+        matched: t.matched,
+        spans: t.spans.map((s) => ({
+          spanID: s.spanId,
+          name: s.name ?? '',
+          startTimeUnixNano: s.startNs,
+          durationNanos: s.durationNs,
+          attributes: s.attributes.map((a) => ({ key: a.key, value: { value: anyValue(a.value) } })),
+        })),
+      };
+      return {
+        traceID: t.traceId,
+        rootServiceName: t.rootServiceName ?? ROOT_NOT_RECEIVED,
+        rootTraceName: t.rootTraceName ?? '',
+        startTimeUnixNano: t.startNs,
+        durationMs: Number(t.durationNs / 1_000_000n),
+        spanSet,
+        spanSets: [spanSet],
+      };
+    }),
+    metrics: { inspectedTraces: found.length, completedJobs: 1, totalJobs: 1 },
+  });
+}
+
+function anyValue(v: FoundTrace['spans'][number]['attributes'][number]['value']) {
+  switch (v.type) {
+    case 'string':
+      return { case: 'stringValue' as const, value: v.value };
+    case 'int':
+      return { case: 'intValue' as const, value: v.value };
+    case 'float':
+      return { case: 'doubleValue' as const, value: v.value };
+    case 'bool':
+      return { case: 'boolValue' as const, value: v.value };
+  }
+}
+
+/** SearchRecent's work, like TraceFinder's: the caller's metadata, the request, the caller's time left. */
+export type TraceSearcher = (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => Promise<TempoSearchResponse>;
+
+export function traceSearcher(deps: Pick<TempoServiceDeps, 'handler' | 'log'>): TraceSearcher {
+  const search = async (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => {
+    const ctx = await deps.handler.authenticate(withScopeOrgId(get));
+    const ir = searchOf(req, BigInt(Date.now()) * 1_000_000n);
+    const plan = planTraceSearch(ir, tracesTable);
+    // The planner's SQL runs as any caller's ticket does (sandboxed, the caller's tables only).
+    const ticket = Buffer.from(JSON.stringify({ sql: plan.sql, params: plan.params, hints: plan.hints }));
+    const table = await deps.handler.run(ctx, ticket, callerMs);
+    const rows: Array<Record<string, unknown>> = [];
+    for (const r of table) rows.push((r as { toJSON(): Record<string, unknown> }).toJSON());
+    return searchResponseOf(traceSearchResults(ir, rows));
+  };
+  return (get, req, callerMs) =>
+    search(get, req, callerMs).catch((err: unknown) => {
+      throw callError(err, deps.log, 'SearchRecent failed');
+    });
+}
+
+/** Spec 1, "Internal querier protocol": the tag calls of this protocol name a fixed set. */
+const STATIC_TAGS = { resource: ['service.name'], intrinsic: ['name', 'status'] };
+
 /**
- * Tempo's Querier service on the querier's Flight port. FindTraceByID authenticates like every
- * Flight call (bearer key and tenant in the metadata) and reads the trace of the caller's tenant
- * and dataset only; `x-floe-start-ns` / `x-floe-end-ns` metadata bound the hours searched. The
- * other Querier methods answer UNIMPLEMENTED (grpc-js's default for a missing handler).
+ * Tempo's Querier service on the querier's Flight port (spec 1, "Internal querier protocol").
+ * Every call authenticates like a Flight call (bearer key; the tenant from X-Tenant-ID or
+ * X-Scope-OrgID) and reads the caller's tenant and dataset only. FindTraceByID reads one trace
+ * (`x-floe-start-ns` / `x-floe-end-ns` metadata bound the hours searched); SearchRecent runs the
+ * router's search; SearchTags and SearchTagsV2 name the fixed tags the spec lists. SearchBlock
+ * and the tag value calls answer UNIMPLEMENTED (grpc-js's default for a missing handler).
  */
-export function tempoQuerierService(find: TraceFinder): ExtraService {
+export function tempoQuerierService(find: TraceFinder, search: TraceSearcher, authenticate: (get: (name: string) => string | undefined) => Promise<unknown>, log: Logger): ExtraService {
+  const authenticated = <Req, Res>(what: string, answer: (req: Req) => Res) => (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
+    authenticate(withScopeOrgId(metadataGetter(call.metadata))).then(
+      () => callback(null, answer(call.request)),
+      (err: unknown) => callback(callError(err, log, what)),
+    );
+  };
   return {
     definition: grpcServiceDefinition(Querier),
     implementation: {
@@ -59,6 +182,18 @@ export function tempoQuerierService(find: TraceFinder): ExtraService {
           (err: Error & { code: number; details: string }) => callback(err),
         );
       },
+      SearchRecent: (call: grpc.ServerUnaryCall<TempoSearchRequest, TempoSearchResponse>, callback: grpc.sendUnaryData<TempoSearchResponse>) => {
+        search(metadataGetter(call.metadata), call.request, remainingMs(call)).then(
+          (res) => callback(null, res),
+          (err: Error & { code: number; details: string }) => callback(err),
+        );
+      },
+      SearchTags: authenticated<TempoSearchTagsRequest, TempoSearchTagsResponse>('SearchTags failed', () =>
+        create(TempoSearchTagsResponseSchema, { tagNames: [...STATIC_TAGS.resource, ...STATIC_TAGS.intrinsic] }),
+      ),
+      SearchTagsV2: authenticated<TempoSearchTagsRequest, TempoSearchTagsV2Response>('SearchTagsV2 failed', () =>
+        create(TempoSearchTagsV2ResponseSchema, { scopes: Object.entries(STATIC_TAGS).map(([name, tags]) => ({ name, tags })) }),
+      ),
     },
   };
 }

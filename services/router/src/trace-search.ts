@@ -1,7 +1,6 @@
 import { FloeError } from '@floe/errors';
-import { TRACE_SEARCH_COLUMNS, parseTraceQL, searchAttributes, type SpanCondition, type SpanField, type SpanValue, type TimeRange, type TraceSearch } from '@floe/query';
+import { legacyTagConditions, parseTraceQL, type FoundTrace, type SpanCondition, type SpanField, type TimeRange, type TraceSearch } from '@floe/query';
 import { parseDurationParam } from './logquery/params.ts';
-import type { Row } from './logquery/results.ts';
 import type { RequestParams } from './request-params.ts';
 
 /**
@@ -57,13 +56,9 @@ function positiveInt(name: string, raw: string | undefined, fallback: number | u
   return n;
 }
 
-/**
- * Tempo's legacy `tags` parameter, logfmt (`service.name=api http.status_code=500 name="GET /"`),
- * as conditions: name and service.name are their intrinsics, any other key an attribute of the
- * span or resource; integers, floats and true/false compare as those types, anything else as text.
- */
+/** Tempo's legacy `tags` parameter, logfmt (`service.name=api http.status_code=500 name="GET /"`), as conditions (legacyTagConditions). */
 export function tagsConditions(raw: string): SpanCondition[] {
-  const out: SpanCondition[] = [];
+  const pairs: Array<[string, string]> = [];
   let i = 0;
   const fail = () => bad(`invalid tags: expected logfmt such as service.name=api http.method="GET", got ${JSON.stringify(raw.slice(0, 64))}`);
   while (i < raw.length) {
@@ -95,17 +90,9 @@ export function tagsConditions(raw: string): SpanCondition[] {
       if (value.includes('"')) throw fail();
       i = j;
     }
-    const field: SpanField = key === 'name' ? { kind: 'name' } : key === 'service.name' ? { kind: 'service' } : { kind: 'attribute', scope: 'any', key };
-    out.push({ field, value: field.kind === 'attribute' ? typedValue(value) : { type: 'string', value } });
+    pairs.push([key, value]);
   }
-  return out;
-}
-
-function typedValue(text: string): SpanValue {
-  if (/^-?\d{1,18}$/.test(text)) return { type: 'int', value: BigInt(text) };
-  if (/^-?\d+\.\d+$/.test(text)) return { type: 'float', value: Number(text) };
-  if (text === 'true' || text === 'false') return { type: 'bool', value: text === 'true' };
-  return { type: 'string', value: text };
+  return legacyTagConditions(pairs);
 }
 
 /** GET /api/search's parameters as a TraceSearch (spec 1; reference §3.1). */
@@ -158,61 +145,44 @@ export interface TraceSearchMetadata {
   spanSets: SpanSet[];
 }
 
-const C = TRACE_SEARCH_COLUMNS;
-const TYPES = ['str', 'int', 'double', 'bool'] as const;
-
-/** A span attribute of the query as an OTLP KeyValue, undefined when the span lacks it. */
-function keyValue(key: string, row: Row, i: number): KeyValue | undefined {
-  for (const t of TYPES) {
-    const v = row[C.attribute(i, t)];
-    if (v === null || v === undefined) continue;
-    if (t === 'str') return { key, value: { stringValue: String(v) } };
-    if (t === 'int') return { key, value: { intValue: String(v) } };
-    if (t === 'double') return { key, value: { doubleValue: Number(v) } };
-    return { key, value: { boolValue: v === true } };
+/** OTLP JSON of a typed value (64-bit integers as strings, as protobuf JSON writes them). */
+function jsonValue(v: FoundTrace['spans'][number]['attributes'][number]['value']): KeyValue['value'] {
+  switch (v.type) {
+    case 'string':
+      return { stringValue: v.value };
+    case 'int':
+      return { intValue: v.value.toString() };
+    case 'float':
+      return { doubleValue: v.value };
+    case 'bool':
+      return { boolValue: v.value };
   }
-  return undefined;
 }
 
-/** planTraceSearch's rows (a trace's spans together, newest trace first) as Tempo's search answer. */
-export function searchResponse(ir: TraceSearch, rows: readonly Row[]): { traces: TraceSearchMetadata[]; metrics: Record<string, number> } {
-  const attributes = searchAttributes(ir.conditions);
-  const traces: TraceSearchMetadata[] = [];
-  for (const row of rows) {
-    const traceId = String(row[C.traceId]);
-    let trace = traces.at(-1);
-    if (!trace || trace.traceID !== traceId) {
-      const start = BigInt(row[C.traceStart] as bigint);
-      const end = BigInt(row[C.traceEnd] as bigint);
-      const spanSet: SpanSet = { spans: [], matched: Number(row[C.matched]) };
-      const rootService = row[C.rootService];
-      trace = {
-        traceID: traceId,
-        rootServiceName: typeof rootService === 'string' ? rootService : ROOT_NOT_RECEIVED,
-        ...(typeof row[C.rootName] === 'string' ? { rootTraceName: row[C.rootName] as string } : {}),
-        startTimeUnixNano: start.toString(),
-        durationMs: Number((end - start) / 1_000_000n),
-        // The deprecated single span set, still read by older clients: the same object.
-        spanSet,
-        spanSets: [spanSet],
-      };
-      traces.push(trace);
-    }
-    const attrs: KeyValue[] = [];
-    if (typeof row[C.service] === 'string') attrs.push({ key: 'service.name', value: { stringValue: row[C.service] as string } });
-    attributes.forEach((a, i) => {
-      const kv = keyValue(a.key, row, i);
-      if (kv) attrs.push(kv);
-    });
-    const name = row[C.spanName];
-    trace.spanSet.spans.push({
-      spanID: String(row[C.spanId]),
-      ...(typeof name === 'string' && name !== '' ? { name } : {}),
-      startTimeUnixNano: String(row[C.spanStart]),
-      durationNanos: String(row[C.spanDuration] ?? 0),
-      ...(attrs.length ? { attributes: attrs } : {}),
-    });
-  }
+/** Found traces as Tempo's search answer (tempopb SearchResponse in protobuf JSON). */
+export function searchResponse(found: readonly FoundTrace[]): { traces: TraceSearchMetadata[]; metrics: Record<string, number> } {
+  const traces = found.map((t): TraceSearchMetadata => {
+    const spanSet: SpanSet = {
+      spans: t.spans.map((s) => ({
+        spanID: s.spanId,
+        ...(s.name !== undefined ? { name: s.name } : {}),
+        startTimeUnixNano: s.startNs.toString(),
+        durationNanos: s.durationNs.toString(),
+        ...(s.attributes.length ? { attributes: s.attributes.map((a) => ({ key: a.key, value: jsonValue(a.value) })) } : {}),
+      })),
+      matched: t.matched,
+    };
+    return {
+      traceID: t.traceId,
+      rootServiceName: t.rootServiceName ?? ROOT_NOT_RECEIVED,
+      ...(t.rootTraceName !== undefined ? { rootTraceName: t.rootTraceName } : {}),
+      startTimeUnixNano: t.startNs.toString(),
+      durationMs: Number(t.durationNs / 1_000_000n),
+      // The deprecated single span set, still read by older clients: the same object.
+      spanSet,
+      spanSets: [spanSet],
+    };
+  });
   return { traces, metrics: { inspectedTraces: traces.length, completedJobs: 1, totalJobs: 1 } };
 }
 
@@ -231,7 +201,7 @@ export function parseTagScope(raw: string | undefined): TagScope | 'none' | unde
 }
 
 /** planTraceTagNames' rows grouped by scope (intrinsics added), each sorted and cut at `limit`. */
-export function tagNamesByScope(rows: readonly Row[], limit: number): Record<TagScope, string[]> {
+export function tagNamesByScope(rows: ReadonlyArray<Record<string, unknown>>, limit: number): Record<TagScope, string[]> {
   const byScope: Record<TagScope, string[]> = { resource: [], span: [], intrinsic: [...INTRINSIC_TAGS] };
   for (const r of rows) {
     const scope = r.scope === 'resource' ? 'resource' : 'span';

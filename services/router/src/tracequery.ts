@@ -9,7 +9,7 @@ import {
   toJson,
   type ResourceSpans,
 } from '@floe/proto';
-import { planTraceSearch, planTraceTagNames, planTraceTagValues, type PlannerTable } from '@floe/query';
+import { planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResults, type PlannerTable } from '@floe/query';
 import { tracesTable } from '@floe/schema';
 import type { QuerierClient } from './querier-client.ts';
 import { callerCredentials } from './auth-plugin.ts';
@@ -104,7 +104,7 @@ function registerSearch(app: Parameters<FastifyPluginAsync<TraceQueryOptions>>[0
   app.get('/api/search', async (req, reply) => {
     const ir = searchRequest(params(req), nowNs());
     const rows = await run(req, planTraceSearch(ir, TRACES));
-    return reply.type('application/json').send(searchResponse(ir, rows));
+    return reply.type('application/json').send(searchResponse(traceSearchResults(ir, rows)));
   });
 
   const tagNames = async (req: FastifyRequest) => {

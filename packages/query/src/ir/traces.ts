@@ -68,3 +68,23 @@ export interface TraceTagValues {
   sampleLimit: number;
   limit: number;
 }
+
+/**
+ * One trace a search found: its bounds within the range and its root span (absent when the
+ * root is not stored), how many spans matched, and the first of them with the query's attributes.
+ */
+export interface FoundTrace {
+  traceId: string;
+  rootServiceName?: string;
+  rootTraceName?: string;
+  startNs: bigint;
+  durationNs: bigint;
+  matched: number;
+  spans: Array<{
+    spanId: string;
+    name?: string;
+    startNs: bigint;
+    durationNs: bigint;
+    attributes: Array<{ key: string; value: Exclude<SpanValue, { type: 'keyword' }> }>;
+  }>;
+}

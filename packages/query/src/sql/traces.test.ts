@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseTraceQL } from '../traceql/parse.ts';
 import type { SpanField, TraceSearch } from '../ir/traces.ts';
-import { planTraceSearch, planTraceTagNames, planTraceTagValues } from './traces.ts';
+import { planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResults } from './traces.ts';
 import { TRACES, openTracesDb, type SpanRow, type TracesDb } from './traces-test-db.ts';
 
 /**
@@ -109,6 +109,25 @@ describe('planTraceSearch', () => {
       ['b1', 'frontend', null, null, 200, null],
       ['a1', 'frontend', null, 200n, null, null],
     ]);
+  });
+
+  it('reads the rows into found traces with typed attributes', async () => {
+    const ir: TraceSearch = { table: 'traces', range, conditions: parseTraceQL('{ .http.status_code = 200 && resource.service.name = "frontend" }'), limit: 20 };
+    expect(traceSearchResults(ir, await db.run(planTraceSearch(ir, TRACES)))).toEqual([
+      {
+        traceId: B, rootServiceName: 'frontend', rootTraceName: 'GET /home', startNs: 5000n, durationNs: 50n, matched: 1,
+        spans: [{ spanId: 'b1', name: 'GET /home', startNs: 5000n, durationNs: 50n, attributes: [{ key: 'service.name', value: { type: 'string', value: 'frontend' } }, { key: 'http.status_code', value: { type: 'float', value: 200 } }] }],
+      },
+      {
+        traceId: A, rootServiceName: 'frontend', rootTraceName: 'GET /checkout', startNs: 1000n, durationNs: 900n, matched: 1,
+        spans: [{ spanId: 'a1', name: 'GET /checkout', startNs: 1000n, durationNs: 900n, attributes: [{ key: 'service.name', value: { type: 'string', value: 'frontend' } }, { key: 'http.status_code', value: { type: 'int', value: 200n } }] }],
+      },
+    ]);
+    const orphan: TraceSearch = { table: 'traces', range, conditions: parseTraceQL('{ .nothing = "here" } '), limit: 20 };
+    expect(traceSearchResults(orphan, await db.run(planTraceSearch(orphan, TRACES)))).toEqual([]);
+    const rootless: TraceSearch = { table: 'traces', range: { startNs: 8000n, endNs: 10_000n }, conditions: [], limit: 20 };
+    const [c] = traceSearchResults(rootless, await db.run(planTraceSearch(rootless, TRACES)));
+    expect(c).toEqual({ traceId: C, startNs: 9000n, durationNs: 10n, matched: 1, spans: [{ spanId: 'c2', name: 'charge', startNs: 9000n, durationNs: 10n, attributes: [] }] });
   });
 
   it('duration bounds apply to the whole trace; limit keeps the newest', async () => {

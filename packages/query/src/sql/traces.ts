@@ -1,5 +1,5 @@
 import type { TimeRange } from '../ir/logs.ts';
-import type { SpanCondition, SpanField, SpanValue, TraceSearch, TraceTagNames, TraceTagValues } from '../ir/traces.ts';
+import type { FoundTrace, SpanCondition, SpanField, SpanValue, TraceSearch, TraceTagNames, TraceTagValues } from '../ir/traces.ts';
 import { checkTable, hintsOf, type PlannedQuery } from './logs.ts';
 import { SqlBuilder, intLiteral, literal, type PlannerTable } from './printer.ts';
 
@@ -245,4 +245,61 @@ function tagValueSelects(b: SqlBuilder, field: SpanField): string[] {
       );
     }
   }
+}
+
+/** A column of a row as a bigint (DuckDB's BIGINT arrives as one; NULL as 0). */
+const bigintOf = (v: unknown): bigint => (typeof v === 'bigint' ? v : typeof v === 'number' ? BigInt(Math.trunc(v)) : typeof v === 'string' && /^-?\d+$/.test(v) ? BigInt(v) : 0n);
+
+/** planTraceSearch's rows (a trace's spans together, newest trace first) as found traces, in row order. */
+export function traceSearchResults(ir: TraceSearch, rows: ReadonlyArray<Record<string, unknown>>): FoundTrace[] {
+  const C = TRACE_SEARCH_COLUMNS;
+  const attributes = searchAttributes(ir.conditions);
+  const out: FoundTrace[] = [];
+  for (const row of rows) {
+    const traceId = String(row[C.traceId]);
+    let trace = out.at(-1);
+    if (!trace || trace.traceId !== traceId) {
+      const startNs = bigintOf(row[C.traceStart]);
+      const rootService = row[C.rootService];
+      const rootName = row[C.rootName];
+      trace = {
+        traceId,
+        ...(typeof rootService === 'string' ? { rootServiceName: rootService } : {}),
+        ...(typeof rootName === 'string' ? { rootTraceName: rootName } : {}),
+        startNs,
+        durationNs: bigintOf(row[C.traceEnd]) - startNs,
+        matched: Number(row[C.matched]),
+        spans: [],
+      };
+      out.push(trace);
+    }
+    const attrs: FoundTrace['spans'][number]['attributes'] = [];
+    if (typeof row[C.service] === 'string') attrs.push({ key: 'service.name', value: { type: 'string', value: row[C.service] as string } });
+    attributes.forEach((a, i) => {
+      const value = attributeOf(row, i);
+      if (value) attrs.push({ key: a.key, value });
+    });
+    const name = row[C.spanName];
+    trace.spans.push({
+      spanId: String(row[C.spanId]),
+      ...(typeof name === 'string' && name !== '' ? { name } : {}),
+      startNs: bigintOf(row[C.spanStart]),
+      durationNs: bigintOf(row[C.spanDuration]),
+      attributes: attrs,
+    });
+  }
+  return out;
+}
+
+/** Query attribute i of a result row, typed; undefined when the span lacks it. */
+function attributeOf(row: Record<string, unknown>, i: number): Exclude<SpanValue, { type: 'keyword' }> | undefined {
+  for (const t of TYPES) {
+    const v = row[TRACE_SEARCH_COLUMNS.attribute(i, t)];
+    if (v === null || v === undefined) continue;
+    if (t === 'str') return { type: 'string', value: String(v) };
+    if (t === 'int') return { type: 'int', value: bigintOf(v) };
+    if (t === 'double') return { type: 'float', value: Number(v) };
+    return { type: 'bool', value: v === true };
+  }
+  return undefined;
 }
