@@ -12,6 +12,8 @@ export { emitLogRecords, grpcLogExporter, grpcTraceExporter, hrTimeOfNs, jsonLog
 export type { Credentials, SentLogRecord, SentLogs, SentTrace, TimedLogRecord } from './otel.ts';
 export { grpcMetricExporter, jsonMetricExporter, protoMetricExporter, sendSampleMetrics } from './otel-metrics.ts';
 export type { SentMetrics, Temporality } from './otel-metrics.ts';
+export { SAMPLE_CPU_STACKS, SAMPLE_PROFILE_ID_HEX, postProfiles, profilesRequestJson, profilesRequestProtobuf, sampleProfilesRequest } from './otel-profiles.ts';
+export type { ProfilesRequestInit } from './otel-profiles.ts';
 export { PROMETHEUS_BIN, requirePrometheus, startPrometheus } from './prometheus.ts';
 export type { PrometheusOptions, PrometheusUnderTest } from './prometheus.ts';
 export { installFileFetch } from './file-fetch.ts';

@@ -1,18 +1,24 @@
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  ExportProfilesServiceRequestSchema,
-  ExportProfilesServiceResponseSchema,
-  create,
-  fromBinary,
-  toBinary,
-  toJson,
-  type JsonValue,
-  type MessageInitShape,
-} from '@floe/proto';
+import { ExportProfilesServiceResponseSchema, fromBinary } from '@floe/proto';
 import { flightDoGet } from '@floe/flight';
-import { protoTraceExporter, sendSampleTrace, plain, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
+import {
+  SAMPLE_CPU_STACKS,
+  SAMPLE_PROFILE_ID_HEX,
+  profilesRequestJson,
+  profilesRequestProtobuf,
+  protoTraceExporter,
+  sampleProfilesRequest,
+  sendSampleTrace,
+  plain,
+  startFloe,
+  waitFor,
+  type FloeMode,
+  type FloeUnderTest,
+  type ProfilesRequestInit,
+  type SentTrace,
+} from '../src/index.ts';
 
 /**
  * OTLP profiles end to end, in both modes: a hand-built ExportProfilesServiceRequest whose
@@ -23,129 +29,6 @@ import { protoTraceExporter, sendSampleTrace, plain, startFloe, waitFor, type Fl
  * values as sent, and the CPU profile's trace_id/span_id join the traces table. Then malformed
  * dictionary indexes (partial success) and bad bodies (400 / INVALID_ARGUMENT).
  */
-
-type Init = MessageInitShape<typeof ExportProfilesServiceRequestSchema>;
-type ProfileInit = NonNullable<NonNullable<NonNullable<Init['resourceProfiles']>[number]['scopeProfiles']>[number]['profiles']>[number];
-
-const STRINGS = [
-  '',
-  'cpu',
-  'nanoseconds',
-  'alloc_space',
-  'bytes',
-  'space',
-  'main',
-  'handleCheckout',
-  'computeTotal',
-  'hash',
-  'memmove',
-  '/usr/lib/x86_64-linux-gnu/libc.so.6',
-  'thread.name',
-  'thread.id',
-  'load',
-  'sampled',
-  'checkout.go',
-] as const;
-const S = Object.fromEntries(STRINGS.map((s, i) => [s, i])) as Record<(typeof STRINGS)[number], number>;
-const str = (value: string) => ({ value: { case: 'stringValue' as const, value } });
-
-const PROFILE_ID_HEX = '0f0e0d0c0b0a09080706050403020100';
-
-/** The CPU profile's stacks as stored: leaf first, the inlined hash before its caller. */
-const CPU_STACKS = [
-  ['memmove', 'hash', 'computeTotal', 'handleCheckout', 'main'],
-  ['hash', 'computeTotal', 'handleCheckout', 'main'],
-  ['/usr/lib/x86_64-linux-gnu/libc.so.6', 'handleCheckout', 'main'],
-];
-
-function profileRequest(service: string, link: { traceId: string; spanId: string }, nowNs: bigint, badProfile = false): Init {
-  const profiles: ProfileInit[] = [
-    {
-      sampleType: { typeStrindex: S.cpu, unitStrindex: S.nanoseconds },
-      periodType: { typeStrindex: S.cpu, unitStrindex: S.nanoseconds },
-      period: 10_000_000n,
-      timeUnixNano: nowNs,
-      durationNano: 10_000_000_000n,
-      profileId: Buffer.from(PROFILE_ID_HEX, 'hex'),
-      attributeIndices: [1, 2, 3, 4],
-      samples: [
-        { stackIndex: 1, values: [30_000_000n], linkIndex: 1, attributeIndices: [1] },
-        { stackIndex: 2, values: [20_000_000n], linkIndex: 1 },
-        { stackIndex: 1, values: [10_000_000n], linkIndex: 1 }, // the first stack again
-        { stackIndex: 3, values: [5_000_000n], timestampsUnixNano: [nowNs + 1000n] },
-      ],
-    },
-    {
-      sampleType: { typeStrindex: S.alloc_space, unitStrindex: S.bytes },
-      periodType: { typeStrindex: S.space, unitStrindex: S.bytes },
-      period: 524_288n,
-      timeUnixNano: nowNs,
-      durationNano: 10_000_000_000n,
-      samples: [
-        { stackIndex: 2, values: [4096n] },
-        { stackIndex: 4, values: [1024n] },
-      ],
-    },
-  ];
-  if (badProfile) profiles.push({ sampleType: { typeStrindex: S.cpu, unitStrindex: S.nanoseconds }, timeUnixNano: nowNs, samples: [{ stackIndex: 42, values: [1n] }] });
-  return {
-    dictionary: {
-      stringTable: [...STRINGS],
-      functionTable: [
-        {},
-        { nameStrindex: S.main, filenameStrindex: S['checkout.go'] },
-        { nameStrindex: S.handleCheckout, filenameStrindex: S['checkout.go'] },
-        { nameStrindex: S.computeTotal, filenameStrindex: S['checkout.go'] },
-        { nameStrindex: S.hash },
-        { nameStrindex: S.memmove },
-      ],
-      mappingTable: [{}, { filenameStrindex: S['/usr/lib/x86_64-linux-gnu/libc.so.6'], memoryStart: 0x7f00_0000_0000n, memoryLimit: 0x7f00_0020_0000n }],
-      locationTable: [
-        {},
-        { lines: [{ functionIndex: 1, line: 12n }] }, // 1: main
-        { lines: [{ functionIndex: 2, line: 40n }] }, // 2: handleCheckout
-        { lines: [{ functionIndex: 4, line: 7n }, { functionIndex: 3, line: 88n }] }, // 3: hash inlined into computeTotal
-        { lines: [{ functionIndex: 5 }] }, // 4: memmove
-        { mappingIndex: 1, address: 0x7f00_0001_2345n }, // 5: unsymbolized, in libc
-      ],
-      stackTable: [
-        {},
-        { locationIndices: [4, 3, 2, 1] }, // 1: memmove ← hash ← computeTotal ← handleCheckout ← main
-        { locationIndices: [3, 2, 1] }, // 2: its leaf location holds two frames (hash inlined into computeTotal)
-        { locationIndices: [5, 2, 1] }, // 3: an unsymbolized libc frame
-        { locationIndices: [2, 1] }, // 4: used by the heap profile only
-      ],
-      linkTable: [{}, { traceId: Buffer.from(link.traceId, 'hex'), spanId: Buffer.from(link.spanId, 'hex') }],
-      attributeTable: [
-        {},
-        { keyStrindex: S['thread.name'], value: str('worker-1') },
-        { keyStrindex: S['thread.id'], value: { value: { case: 'intValue', value: 42n } } },
-        { keyStrindex: S.load, value: { value: { case: 'doubleValue', value: 0.75 } } },
-        { keyStrindex: S.sampled, value: { value: { case: 'boolValue', value: true } } },
-      ],
-    },
-    resourceProfiles: [
-      {
-        resource: { attributes: [{ key: 'service.name', value: str(service) }, { key: 'host.cpus', value: { value: { case: 'intValue', value: 8n } } }] },
-        scopeProfiles: [{ scope: { name: 'floe-e2e-profiler', version: '0.9.0' }, profiles }],
-      },
-    ],
-  };
-}
-
-/** OTLP/JSON as exporters write it: proto3 JSON with trace, span and profile ids in hex. */
-function otlpJson(init: Init): string {
-  const hexIds = (v: JsonValue): JsonValue => {
-    if (Array.isArray(v)) return v.map(hexIds);
-    if (v === null || typeof v !== 'object') return v;
-    return Object.fromEntries(
-      Object.entries(v).map(([k, x]) => [k, ['traceId', 'spanId', 'profileId'].includes(k) && typeof x === 'string' ? Buffer.from(x, 'base64').toString('hex') : hexIds(x)]),
-    );
-  };
-  return JSON.stringify(hexIds(toJson(ExportProfilesServiceRequestSchema, create(ExportProfilesServiceRequestSchema, init))));
-}
-
-const protobuf = (init: Init) => toBinary(ExportProfilesServiceRequestSchema, create(ExportProfilesServiceRequestSchema, init));
 
 describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s)', (mode) => {
   let floe: FloeUnderTest;
@@ -204,21 +87,21 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
   };
 
   /** Sends `init` over one transport; resolves to the export response's partial success (undefined: none). */
-  const send: Record<string, (init: Init) => Promise<{ rejectedProfiles: bigint; errorMessage: string } | undefined>> = {
+  const send: Record<string, (init: ProfilesRequestInit) => Promise<{ rejectedProfiles: bigint; errorMessage: string } | undefined>> = {
     'http-protobuf': async (init) => {
-      const res = await post(protobuf(init));
+      const res = await post(profilesRequestProtobuf(init));
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toContain('application/x-protobuf');
       return fromBinary(ExportProfilesServiceResponseSchema, new Uint8Array(await res.arrayBuffer())).partialSuccess;
     },
     'http-json-gzip': async (init) => {
-      const res = await post(gzipSync(otlpJson(init)), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      const res = await post(gzipSync(profilesRequestJson(init)), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
       expect(res.status).toBe(200);
       const json = (await res.json()) as { partialSuccess?: { rejectedProfiles?: string; errorMessage?: string } };
       return json.partialSuccess ? { rejectedProfiles: BigInt(json.partialSuccess.rejectedProfiles ?? 0), errorMessage: json.partialSuccess.errorMessage ?? '' } : undefined;
     },
     grpc: async (init) => {
-      const r = await grpcExport(protobuf(init));
+      const r = await grpcExport(profilesRequestProtobuf(init));
       expect(r).toMatchObject({ code: 0 });
       return fromBinary(ExportProfilesServiceResponseSchema, r.response!).partialSuccess;
     },
@@ -228,7 +111,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
     const service = `profiles-${transport}`;
     const nowNs = BigInt(Date.now()) * 1_000_000n;
     const linked = { traceId: trace.traceId, spanId: trace.spanIds[1]! }; // compute-cart
-    expect(await send[transport]!(profileRequest(service, linked, nowNs))).toBeUndefined();
+    expect(await send[transport]!(sampleProfilesRequest(service, linked, nowNs))).toBeUndefined();
 
     const rows = await waitForRows(
       `2 profile rows of ${service}`,
@@ -240,7 +123,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
       service_name: service,
       time_unix_nano: nowNs,
       timestamp_us: nowNs / 1000n,
-      profile_id: PROFILE_ID_HEX,
+      profile_id: SAMPLE_PROFILE_ID_HEX,
       profile_type: 'process_cpu:cpu:nanoseconds:cpu:nanoseconds',
       sample_type: 'cpu',
       sample_unit: 'nanoseconds',
@@ -260,7 +143,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
       resource_attr_str: { 'service.name': service },
       resource_attr_int: { 'host.cpus': 8n },
     });
-    expect(JSON.parse(cpu.stacktraces_json as string)).toEqual(CPU_STACKS);
+    expect(JSON.parse(cpu.stacktraces_json as string)).toEqual(SAMPLE_CPU_STACKS);
     const link = { trace_id: trace.traceId, span_id: trace.spanIds[1] };
     expect(JSON.parse(cpu.samples_json as string)).toEqual([
       { stack: 0, value: 30_000_000, values: [30_000_000], attributes: { 'thread.name': 'worker-1' }, ...link },
@@ -279,7 +162,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
       span_id: null,
       profile_id: null,
     });
-    expect(JSON.parse(heap.stacktraces_json as string)).toEqual([CPU_STACKS[1], ['handleCheckout', 'main']]);
+    expect(JSON.parse(heap.stacktraces_json as string)).toEqual([SAMPLE_CPU_STACKS[1], ['handleCheckout', 'main']]);
     expect(JSON.parse(heap.samples_json as string)).toEqual([
       { stack: 0, value: 4096, values: [4096] },
       { stack: 1, value: 1024, values: [1024] },
@@ -304,7 +187,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
 
   it.each(Object.keys(send))('%s: a profile with an out-of-range dictionary index is rejected as partial success; the others land', async (transport) => {
     const service = `profiles-partial-${transport}`;
-    const partial = await send[transport]!(profileRequest(service, { traceId: trace.traceId, spanId: trace.spanIds[0]! }, BigInt(Date.now()) * 1_000_000n, true));
+    const partial = await send[transport]!(sampleProfilesRequest(service, { traceId: trace.traceId, spanId: trace.spanIds[0]! }, BigInt(Date.now()) * 1_000_000n, true));
     expect(partial).toEqual(expect.objectContaining({ rejectedProfiles: 1n, errorMessage: 'profile references stack_index 42, out of range of the stack_table (5 entries)' }));
     const rows = await waitForRows(`2 profile rows of ${service}`, `SELECT sample_type, total_value FROM profiles WHERE service_name = ${quote(service)} ORDER BY sample_type`, 2);
     expect(rows).toEqual([

@@ -11,6 +11,8 @@ import { logQueryPlugin } from './logquery/plugin.ts';
 import type { TableColumns } from './table-columns.ts';
 import { managementPlugin } from './management/plugin.ts';
 import { metricQueryPlugin } from './metricquery/plugin.ts';
+import { profilesByTracePlugin } from './profilequery/by-trace.ts';
+import { profileQueryPlugin } from './profilequery/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import type { TenantTables } from './management/tenant-tables.ts';
 import { SHARED_SCHEMAS } from './management/schemas.ts';
@@ -106,6 +108,9 @@ export async function buildApp(opts: AppOptions) {
   await queryApi('/metricquery', (s) =>
     s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize, tableColumns: opts.tableColumns }),
   );
+  await queryApi('/profilequery', (s) => s.register(profileQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
+  // profiles_by_trace sits at the root's /api/profiles (spec 1), with the query APIs' auth and budget.
+  await queryApi('/api/profiles', (s) => s.register(profilesByTracePlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });
   await app.register(sessionRoutes, {

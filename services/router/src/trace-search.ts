@@ -25,6 +25,14 @@ export const INTRINSIC_TAGS = ['duration', 'kind', 'name', 'rootName', 'rootServ
 /** What Tempo shows for a trace whose root span it has not seen. */
 export const ROOT_NOT_RECEIVED = '<root span not yet received>';
 
+const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
+
+/** A trace id from a path as stored: 32 lower-case hex digits (shorter ids are left-padded, as Tempo reads them). */
+export function storedTraceId(raw: string): string {
+  if (!TRACE_ID_RE.test(raw)) throw bad(`invalid trace id ${JSON.stringify(raw.slice(0, 64))}: expected up to 32 hex digits`);
+  return raw.toLowerCase().padStart(32, '0');
+}
+
 /** Unix seconds (Tempo's start and end); a value of milliseconds or nanoseconds is refused, not misread. */
 export function parseUnixSeconds(name: string, raw: string | undefined): bigint | undefined {
   if (raw === undefined) return undefined;

@@ -25,6 +25,7 @@ import {
   searchRequest,
   searchResponse,
   secondsWindow,
+  storedTraceId,
   tagConditions,
   tagField,
   tagNamesByScope,
@@ -40,12 +41,6 @@ export interface TraceQueryOptions {
   queryTimeoutMs: number;
 }
 
-const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
-
-function parseTraceId(raw: string): string {
-  if (!TRACE_ID_RE.test(raw)) throw badData(`invalid trace id ${JSON.stringify(raw.slice(0, 64))}: expected up to 32 hex digits`);
-  return raw.toLowerCase().padStart(32, '0');
-}
 
 /** Optional start/end in unix seconds; they only prune the hour partitions scanned. */
 function parseSeconds(name: string, raw: unknown): bigint | undefined {
@@ -63,7 +58,7 @@ export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (ap
   app.get('/api/echo', async (_req, reply) => reply.type('text/plain').send('echo'));
 
   const lookup = async (req: FastifyRequest<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>) => {
-    const traceId = parseTraceId(req.params.id);
+    const traceId = storedTraceId(req.params.id);
     const start = parseSeconds('start', req.query.start);
     const end = parseSeconds('end', req.query.end);
     if (start !== undefined && end !== undefined && end < start) throw badData('invalid range: end is before start');

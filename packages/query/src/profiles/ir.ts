@@ -1,0 +1,57 @@
+import type { LabelMatch, TimeRange } from '../ir/logs.ts';
+import type { ProfileTypeRef } from './profile-type.ts';
+
+/**
+ * Query IR of the profile API: which stored profiles to read and what to read of them,
+ * storage-neutral like the log IR (labels by name, times as unix-nanosecond bigints, ranges
+ * half-open). plan.ts prints each as SQL over the caller's `profiles` table.
+ */
+
+/** The profiles a request reads: a time range, optionally one profile type, and label matchers. */
+export interface ProfileSelection {
+  range: TimeRange;
+  profileType: ProfileTypeRef | undefined;
+  matchers: LabelMatch[];
+}
+
+/** Every distinct stack of the selection with the sum of its samples' values (a merged flamegraph). */
+export interface ProfileStacks {
+  kind: 'profile_stacks';
+  selection: ProfileSelection;
+}
+
+/** The selection's total value per `stepNs` slot from the range's start (the render timeline). */
+export interface ProfileTimeline {
+  kind: 'profile_timeline';
+  selection: ProfileSelection;
+  stepNs: bigint;
+}
+
+/** The distinct profile types of the selection. */
+export interface ProfileTypes {
+  kind: 'profile_types';
+  selection: ProfileSelection;
+}
+
+/** Label names present on the selection's profiles. */
+export interface ProfileLabelNames {
+  kind: 'profile_label_names';
+  selection: ProfileSelection;
+}
+
+/** Distinct non-empty values of one label on the selection's profiles. */
+export interface ProfileLabelValues {
+  kind: 'profile_label_values';
+  selection: ProfileSelection;
+  label: string;
+}
+
+/** Summaries of the profiles linked to a trace, in time order, at most `limit`. */
+export interface ProfilesByTrace {
+  kind: 'profiles_by_trace';
+  /** 32 lower-case hex digits. */
+  traceId: string;
+  /** Absent: every partition is searched. */
+  range: TimeRange | undefined;
+  limit: number;
+}

@@ -1,0 +1,61 @@
+import type { LabelMatch } from '../ir/logs.ts';
+import type { SqlBuilder } from '../sql/printer.ts';
+
+/**
+ * Label resolution for the profiles table (@floe/schema profiles.ts):
+ *
+ * | label              | resolves to                                         |
+ * |--------------------|-----------------------------------------------------|
+ * | service_name       | column service_name                                 |
+ * | __name__           | the name part of column profile_type (`process_cpu`) |
+ * | __profile_type__   | column profile_type (the five-part id)              |
+ * | any other label    | the profile's typed attribute maps, then the resource's, by exact key |
+ *
+ * Values compare as text (ints as decimals, bools as true/false) with Prometheus semantics: an
+ * absent label is "", so `!=`, `!~` and matchers accepting "" also match profiles without it.
+ * Regexes are RE2 (DuckDB's engine, as Prometheus's) anchored at both ends.
+ */
+
+export const PROFILE_ATTRIBUTE_SCOPES = ['profile', 'resource'] as const;
+export const PROFILE_ATTRIBUTE_TYPES = ['str', 'int', 'double', 'bool'] as const;
+export const profileAttributeMap = (scope: (typeof PROFILE_ATTRIBUTE_SCOPES)[number], type: (typeof PROFILE_ATTRIBUTE_TYPES)[number]) => `${scope}_attr_${type}`;
+
+/** Labels every profile has, which are not attributes. */
+export const NAME_LABEL = '__name__';
+export const PROFILE_TYPE_LABEL = '__profile_type__';
+export const SERVICE_LABEL = 'service_name';
+
+/** The label's value as text, '' when the profile does not carry it (never NULL). */
+export function profileLabelText(b: SqlBuilder, label: string): string {
+  if (label === SERVICE_LABEL) return `coalesce(${b.column('service_name')}, '')`;
+  if (label === PROFILE_TYPE_LABEL) return `coalesce(${b.column('profile_type')}, '')`;
+  if (label === NAME_LABEL) return `split_part(coalesce(${b.column('profile_type')}, ''), ':', 1)`;
+  const key = b.param(label);
+  const parts: string[] = [];
+  for (const scope of PROFILE_ATTRIBUTE_SCOPES) {
+    for (const type of PROFILE_ATTRIBUTE_TYPES) {
+      const map = `${b.column(profileAttributeMap(scope, type))}[${key}]`;
+      parts.push(type === 'str' ? map : `CAST(${map} AS VARCHAR)`);
+    }
+  }
+  return `coalesce(${parts.join(', ')}, '')`;
+}
+
+/** One matcher as a condition; service_name equality stays on the bare column so Parquet statistics prune. */
+export function profileMatchSql(b: SqlBuilder, m: LabelMatch): string {
+  if (m.label === SERVICE_LABEL && m.value !== '' && (m.op === '=' || m.op === '!=')) {
+    const col = b.column('service_name');
+    return m.op === '=' ? `${col} = ${b.param(m.value)}` : `${col} IS DISTINCT FROM ${b.param(m.value)}`;
+  }
+  const text = profileLabelText(b, m.label);
+  switch (m.op) {
+    case '=':
+      return `${text} = ${b.param(m.value)}`;
+    case '!=':
+      return `${text} <> ${b.param(m.value)}`;
+    case '=~':
+      return `regexp_full_match(${text}, ${b.param(m.value)})`;
+    case '!~':
+      return `NOT regexp_full_match(${text}, ${b.param(m.value)})`;
+  }
+}

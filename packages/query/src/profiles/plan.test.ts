@@ -1,0 +1,154 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TimeRange } from '../ir/logs.ts';
+import { mergedStacksOf } from './flamebearer.ts';
+import type { ProfileSelection } from './ir.ts';
+import { planProfileLabelNames, planProfileLabelValues, planProfileStacks, planProfileTimeline, planProfileTypes, planProfilesByTrace } from './plan.ts';
+import { parseProfileSelector } from './selector.ts';
+import { profileSummaryOf } from './summary.ts';
+import { PROFILES, openProfilesDb, type ProfileRow, type ProfilesDb } from './test-db.ts';
+
+/**
+ * The printed plans, run on DuckDB over a `profiles` table of the real schema holding JSON as the
+ * acceptor writes it: merging per stack, selector semantics (types, service_name, attributes of
+ * both scopes, regexes), the timeline, discovery and trace lookups, row by row against
+ * hand-computed expectations.
+ */
+const S = 1_000_000_000n;
+const CPU = 'process_cpu:cpu:nanoseconds:cpu:nanoseconds';
+const HEAP = 'memory:alloc_space:bytes:space:bytes';
+const T1 = '0af7651916cd43dd8448eb211c80319c';
+const T2 = '5b8aa5a2d2c872e8321cf37308d69df2';
+
+const ROWS: ProfileRow[] = [
+  {
+    t: 1000n * S, service: 'api', type: CPU, id: 'aa'.repeat(16), traceId: T1, spanId: '1111111111111111',
+    samples: [{ stack: ['c', 'b', 'a'], value: 3, trace_id: T1, span_id: '1111111111111111' }, { stack: ['b', 'a'], value: 2 }],
+    attrs: { str: { 'thread.name': 'main' } }, resource: { str: { 'service.name': 'api', env: 'prod' }, bool: { 'k8s.ready': true } },
+  },
+  {
+    t: 1010n * S, service: 'api', type: CPU, traceId: T2, spanId: '2222222222222222',
+    samples: [{ stack: ['c', 'b', 'a'], value: 5, trace_id: T2, span_id: '2222222222222222' }, { stack: ['d', 'a'], value: 1, trace_id: T1, span_id: '3333333333333333' }],
+    attrs: { int: { 'thread.id': 7 } }, resource: { str: { 'service.name': 'api', env: 'stage' } },
+  },
+  { t: 1020n * S, service: 'web', type: CPU, samples: [{ stack: ['x'], value: 10 }], resource: { str: { 'service.name': 'web' } } },
+  { t: 1005n * S, service: 'api', type: HEAP, samples: [{ stack: ['b', 'a'], value: 4096 }], resource: { str: { 'service.name': 'api', env: 'prod' } } },
+  { t: 5000n * S, service: 'api', type: CPU, samples: [{ stack: ['z'], value: 99 }], resource: { str: { 'service.name': 'api' } } },
+];
+
+const WINDOW: TimeRange = { startNs: 1000n * S, endNs: 1060n * S };
+
+let db: ProfilesDb;
+beforeAll(async () => {
+  db = await openProfilesDb(ROWS);
+});
+afterAll(() => db.close());
+
+const selection = (selector: string | undefined, range = WINDOW): ProfileSelection => ({ range, ...(selector === undefined ? { profileType: undefined, matchers: [] } : parseProfileSelector(selector)) });
+
+const stacksOf = async (selector: string, range = WINDOW) => {
+  const rows = await db.run(planProfileStacks({ kind: 'profile_stacks', selection: selection(selector, range) }, PROFILES));
+  return mergedStacksOf(rows).sort((a, b) => b.value - a.value || a.stack.join().localeCompare(b.stack.join()));
+};
+
+describe('planProfileStacks: every matching profile merged per stack', () => {
+  it.each([
+    [`${CPU}{service_name="api"}`, [{ stack: ['c', 'b', 'a'], value: 8 }, { stack: ['b', 'a'], value: 2 }, { stack: ['d', 'a'], value: 1 }]],
+    ['process_cpu:cpu:nanoseconds{service_name="api"}', [{ stack: ['c', 'b', 'a'], value: 8 }, { stack: ['b', 'a'], value: 2 }, { stack: ['d', 'a'], value: 1 }]],
+    [CPU, [{ stack: ['x'], value: 10 }, { stack: ['c', 'b', 'a'], value: 8 }, { stack: ['b', 'a'], value: 2 }, { stack: ['d', 'a'], value: 1 }]],
+    [`${CPU}{service_name=~"a.*", env!="stage"}`, [{ stack: ['c', 'b', 'a'], value: 3 }, { stack: ['b', 'a'], value: 2 }]],
+    [`${CPU}{"thread.id"="7"}`, [{ stack: ['c', 'b', 'a'], value: 5 }, { stack: ['d', 'a'], value: 1 }]],
+    [`${CPU}{"k8s.ready"="true"}`, [{ stack: ['c', 'b', 'a'], value: 3 }, { stack: ['b', 'a'], value: 2 }]],
+    // Prometheus semantics: an absent label is "".
+    [`${CPU}{env=""}`, [{ stack: ['x'], value: 10 }]],
+    [`${CPU}{env!~"prod|stage"}`, [{ stack: ['x'], value: 10 }]],
+    [HEAP, [{ stack: ['b', 'a'], value: 4096 }]],
+    [`${CPU}{service_name="nobody"}`, []],
+  ])('%s', async (selector, expected) => {
+    expect(await stacksOf(selector)).toEqual(expected);
+  });
+
+  it('reads only the time range (half-open)', async () => {
+    expect(await stacksOf(CPU, { startNs: 1020n * S, endNs: 1021n * S })).toEqual([{ stack: ['x'], value: 10 }]);
+    expect(await stacksOf(CPU, { startNs: 1000n * S + 1n, endNs: 1020n * S })).toEqual([{ stack: ['c', 'b', 'a'], value: 5 }, { stack: ['d', 'a'], value: 1 }]);
+  });
+
+  it('prints values as parameters, the type column bare, and the range as hints', () => {
+    const plan = planProfileStacks({ kind: 'profile_stacks', selection: selection(`${CPU}{service_name="api"}`) }, PROFILES);
+    expect(plan.sql).toContain('"profile_type" = $3');
+    expect(plan.sql).toContain('"service_name" = $4');
+    expect(plan.params).toEqual([String(1000n * S), String(1060n * S), CPU, 'api']);
+    expect(plan.hints).toEqual({ start_ns: String(1000n * S), end_ns: String(1060n * S - 1n) });
+  });
+});
+
+describe('planProfileTimeline', () => {
+  it('sums total values per step slot from the range start', async () => {
+    const rows = await db.run(planProfileTimeline({ kind: 'profile_timeline', selection: selection(CPU), stepNs: 10n * S }, PROFILES));
+    expect(rows).toEqual([
+      { slot: 0n, value: 5n },
+      { slot: 1n, value: 6n },
+      { slot: 2n, value: 10n },
+    ]);
+  });
+});
+
+describe('discovery', () => {
+  it('profile types of the window, optionally filtered', async () => {
+    const types = async (sel: string | undefined, range = WINDOW) => (await db.run(planProfileTypes({ kind: 'profile_types', selection: selection(sel, range) }, PROFILES))).map((r) => r.id);
+    expect(await types(undefined)).toEqual([HEAP, CPU]);
+    expect(await types('{service_name="web"}')).toEqual([CPU]);
+    expect(await types('{__name__="memory"}')).toEqual([HEAP]);
+    expect(await types(undefined, { startNs: 0n, endNs: 1n })).toEqual([]);
+  });
+
+  it('label names: __name__, __profile_type__, service_name and attribute keys of both scopes', async () => {
+    const rows = await db.run(planProfileLabelNames({ kind: 'profile_label_names', selection: selection(undefined) }, PROFILES));
+    expect(rows.map((r) => r.name)).toEqual(['__name__', '__profile_type__', 'env', 'k8s.ready', 'service_name', 'thread.id', 'thread.name']);
+    const web = await db.run(planProfileLabelNames({ kind: 'profile_label_names', selection: selection('{service_name="web"}') }, PROFILES));
+    expect(web.map((r) => r.name)).toEqual(['__name__', '__profile_type__', 'service_name']);
+  });
+
+  it.each([
+    ['service_name', undefined, ['api', 'web']],
+    ['__name__', undefined, ['memory', 'process_cpu']],
+    ['__profile_type__', undefined, [HEAP, CPU]],
+    ['env', undefined, ['prod', 'stage']],
+    ['env', HEAP, ['prod']],
+    ['thread.id', undefined, ['7']],
+    ['k8s.ready', undefined, ['true']],
+    ['no.such.label', undefined, []],
+  ])('label values of %s (selector %s)', async (label, sel, expected) => {
+    const rows = await db.run(planProfileLabelValues({ kind: 'profile_label_values', selection: selection(sel), label }, PROFILES));
+    expect(rows.map((r) => r.value)).toEqual(expected);
+  });
+});
+
+describe('planProfilesByTrace', () => {
+  it('finds profiles whose row or any sample links the trace', async () => {
+    const rows = await db.run(planProfilesByTrace({ kind: 'profiles_by_trace', traceId: T1, range: undefined, limit: 100 }, PROFILES));
+    expect(rows.map((r) => profileSummaryOf(r, T1))).toEqual([
+      {
+        'profile.id': 'aa'.repeat(16),
+        'profile.type': CPU,
+        'sample.type': 'cpu',
+        'sample.unit': 'nanoseconds',
+        'service.name': 'api',
+        timestamp: '1970-01-01T00:16:40.000000000Z',
+        time_unix_nano: String(1000n * S),
+        duration: 10_000_000_000,
+        'trace.id': T1,
+        'span.id': '1111111111111111',
+        value: 5,
+        linked_value: 3,
+      },
+      expect.objectContaining({ 'profile.id': null, time_unix_nano: String(1010n * S), 'span.id': null, value: 6, linked_value: 1 }),
+    ]);
+  });
+
+  it('honours the range and the limit; an unknown trace finds nothing', async () => {
+    const run = (traceId: string, range: TimeRange | undefined, limit: number) => db.run(planProfilesByTrace({ kind: 'profiles_by_trace', traceId, range, limit }, PROFILES));
+    expect(await run(T1, { startNs: 1005n * S, endNs: 2000n * S }, 100)).toHaveLength(1);
+    expect(await run(T1, undefined, 1)).toHaveLength(1);
+    expect(await run('f'.repeat(32), undefined, 100)).toEqual([]);
+  });
+});

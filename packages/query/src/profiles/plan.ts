@@ -1,0 +1,185 @@
+import { FloeError } from '@floe/errors';
+import type { TimeRange } from '../ir/logs.ts';
+import { hintsOf } from '../sql/logs.ts';
+import { SqlBuilder, intLiteral, literal, type PlannerTable, type PrintedSql } from '../sql/printer.ts';
+import type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileStacks, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './ir.ts';
+import { NAME_LABEL, PROFILE_ATTRIBUTE_SCOPES, PROFILE_ATTRIBUTE_TYPES, PROFILE_TYPE_LABEL, SERVICE_LABEL, profileAttributeMap, profileLabelText, profileMatchSql } from './labels.ts';
+import { profileTypeKey } from './profile-type.ts';
+
+/**
+ * Profile IR (ir.ts) → DuckDB SQL over the `profiles` view, which the querier binds to the
+ * caller's own `<tenant>.<dataset>.profiles` files (the printer names that one unqualified table,
+ * so a plan cannot reach another tenant's rows). Values are `$n` parameters, identifiers come from
+ * the table definition the caller passes (@floe/schema's profilesTable), and the only literals are
+ * the planner's own constants.
+ *
+ * Merging happens in DuckDB, not in the router: the stacks plan unnests every selected profile's
+ * samples_json, looks each sample's stack up in its own stacktraces_json (services/acceptor
+ * profiles-to-rows.ts documents both) and sums values per distinct stack, so only one row per
+ * distinct stack crosses the wire however many profiles the window holds.
+ */
+
+export interface ProfilePlan extends PrintedSql {
+  /** Partition-pruning hints (unix ns as decimal text); they never change the result. */
+  hints: { start_ns?: string; end_ns?: string };
+}
+
+/** Output columns of the stacks plan: the stack as JSON text (an array of frame names, leaf first) and its summed value. */
+export const STACK_COLUMNS = { stack: 'stack', value: 'value' } as const;
+
+/** Output columns of a trace's profile summaries. */
+export const TRACE_PROFILE_COLUMNS = [
+  'profile_id',
+  'profile_type',
+  'sample_type',
+  'sample_unit',
+  'service_name',
+  'time_unix_nano',
+  'duration_nano',
+  'trace_id',
+  'span_id',
+  'total_value',
+] as const;
+
+// What DuckDB's json_transform reads of the two JSON columns; values past 2^53 are stored as
+// decimal strings, which the BIGINT transform reads as numbers too.
+const STACKS_SHAPE = '[["VARCHAR"]]';
+const SAMPLES_SHAPE = '{"stack":"BIGINT","value":"BIGINT"}';
+const LINKED_SAMPLES_SHAPE = '{"value":"BIGINT","trace_id":"VARCHAR"}';
+
+/** A builder over the profiles table; planning another table's columns would be a router bug. */
+function builder(table: PlannerTable): SqlBuilder {
+  if (table.name !== 'profiles') throw new FloeError('internal', `profile plan against table ${JSON.stringify(table.name)}`);
+  return new SqlBuilder(table);
+}
+
+function rangeSql(b: SqlBuilder, range: TimeRange): string[] {
+  const t = b.column('time_unix_nano');
+  return [`${t} >= ${b.bigint(range.startNs)}`, `${t} < ${b.bigint(range.endNs)}`];
+}
+
+/** Time range, profile type (bare column: the table sorts by it first), then label matchers. */
+function selectionSql(b: SqlBuilder, sel: ProfileSelection): string {
+  const conditions = rangeSql(b, sel.range);
+  if (sel.profileType) {
+    const key = profileTypeKey(sel.profileType);
+    conditions.push('exact' in key ? `${b.column('profile_type')} = ${b.param(key.exact)}` : `starts_with(${b.column('profile_type')}, ${b.param(key.prefix)})`);
+  }
+  for (const m of sel.matchers) conditions.push(profileMatchSql(b, m));
+  return conditions.join('\n    AND ');
+}
+
+const planned = (b: SqlBuilder, sql: string[], range: TimeRange | undefined): ProfilePlan => ({ sql: sql.join('\n'), params: b.params, hints: range ? hintsOf(range) : {} });
+
+/** Rows of (stack, value): every distinct stack of the selection, its value summed over every sample of every profile. */
+export function planProfileStacks(ir: ProfileStacks, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const where = selectionSql(b, ir.selection);
+  return planned(
+    b,
+    [
+      `SELECT CAST(to_json("stack") AS VARCHAR) AS "${STACK_COLUMNS.stack}", CAST(sum("value") AS BIGINT) AS "${STACK_COLUMNS.value}"`,
+      `FROM (`,
+      `  SELECT "stacks"["s"."stack" + 1] AS "stack", "s"."value" AS "value"`,
+      `  FROM (`,
+      `    SELECT json_transform(${b.column('stacktraces_json')}, ${literal(STACKS_SHAPE)}) AS "stacks",`,
+      `      unnest(json_transform(${b.column('samples_json')}, ${literal(`[${SAMPLES_SHAPE}]`)})) AS "s"`,
+      `    FROM ${b.tableName()}`,
+      `    WHERE ${where}`,
+      `  )`,
+      `)`,
+      `WHERE "stack" IS NOT NULL`,
+      `GROUP BY "stack"`,
+    ],
+    ir.selection.range,
+  );
+}
+
+/** Rows of (slot, value): the selection's total value per step-wide slot counted from the range's start. */
+export function planProfileTimeline(ir: ProfileTimeline, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const where = selectionSql(b, ir.selection);
+  return planned(
+    b,
+    [
+      `SELECT CAST((${b.column('time_unix_nano')} - ${b.bigint(ir.selection.range.startNs)}) // ${b.bigint(ir.stepNs)} AS BIGINT) AS "slot", CAST(sum(${b.column('total_value')}) AS BIGINT) AS "value"`,
+      `FROM ${b.tableName()}`,
+      `WHERE ${where}`,
+      `GROUP BY "slot"`,
+      `ORDER BY "slot"`,
+    ],
+    ir.selection.range,
+  );
+}
+
+/** Rows of (id): the distinct five-part profile type ids of the selection. */
+export function planProfileTypes(ir: ProfileTypes, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const type = b.column('profile_type');
+  return planned(b, [`SELECT DISTINCT ${type} AS "id"`, `FROM ${b.tableName()}`, `WHERE ${selectionSql(b, ir.selection)}`, `    AND coalesce(${type}, '') <> ''`, `ORDER BY "id"`], ir.selection.range);
+}
+
+/**
+ * Rows of (name): __name__ and __profile_type__ (every profile has a type), service_name where
+ * set, and every profile and resource attribute key. The resource's service.name is left out:
+ * service_name names the same value.
+ */
+export function planProfileLabelNames(ir: ProfileLabelNames, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const service = b.column('service_name');
+  const lists = [
+    `[${literal(NAME_LABEL)}, ${literal(PROFILE_TYPE_LABEL)}]`,
+    `CASE WHEN coalesce(${service}, '') <> '' THEN [${literal(SERVICE_LABEL)}] ELSE []::VARCHAR[] END`,
+    ...PROFILE_ATTRIBUTE_SCOPES.flatMap((scope) => PROFILE_ATTRIBUTE_TYPES.map((type) => `map_keys(${b.column(profileAttributeMap(scope, type))})`)),
+  ];
+  return planned(
+    b,
+    [
+      `SELECT DISTINCT "name" FROM (`,
+      `  SELECT unnest(list_concat(${lists.join(', ')})) AS "name"`,
+      `  FROM ${b.tableName()}`,
+      `  WHERE ${selectionSql(b, ir.selection)}`,
+      `) WHERE "name" <> '' AND "name" <> ${literal('service.name')}`,
+      `ORDER BY "name"`,
+    ],
+    ir.selection.range,
+  );
+}
+
+/** Rows of (value): the label's distinct non-empty values on the selection, resolved as in matchers. */
+export function planProfileLabelValues(ir: ProfileLabelValues, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const value = profileLabelText(b, ir.label);
+  return planned(
+    b,
+    [`SELECT DISTINCT "value" FROM (`, `  SELECT ${value} AS "value"`, `  FROM ${b.tableName()}`, `  WHERE ${selectionSql(b, ir.selection)}`, `) WHERE "value" <> ''`, `ORDER BY "value"`],
+    ir.selection.range,
+  );
+}
+
+/**
+ * Summaries (TRACE_PROFILE_COLUMNS plus linked_value) of the profiles linked to a trace. A row's
+ * trace_id is only the span carrying the largest share of its samples; the others stay on the
+ * samples in samples_json (profiles-to-rows.ts), so a profile whose samples name the trace at all
+ * is found through the exact `"trace_id":"<hex>"` text JSON.stringify wrote there. linked_value is
+ * the sum of the values of the samples linked to this trace.
+ */
+export function planProfilesByTrace(ir: ProfilesByTrace, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const traceId = b.param(ir.traceId);
+  const samples = b.column('samples_json');
+  const conditions = [`(${b.column('trace_id')} = ${traceId} OR contains(${samples}, ${b.param(`"trace_id":${JSON.stringify(ir.traceId)}`)}))`];
+  if (ir.range) conditions.push(...rangeSql(b, ir.range));
+  const linked = `list_sum(list_transform(list_filter(json_transform(${samples}, ${literal(`[${LINKED_SAMPLES_SHAPE}]`)}), lambda s: s.trace_id = ${traceId}), lambda s: s.value))`;
+  return planned(
+    b,
+    [
+      `SELECT ${TRACE_PROFILE_COLUMNS.map((c) => b.column(c)).join(', ')}, CAST(coalesce(${linked}, 0) AS BIGINT) AS "linked_value"`,
+      `FROM ${b.tableName()}`,
+      `WHERE ${conditions.join('\n  AND ')}`,
+      `ORDER BY ${b.column('time_unix_nano')}, ${b.column('profile_id')}`,
+      `LIMIT ${intLiteral(ir.limit)}`,
+    ],
+    ir.range,
+  );
+}

@@ -1,0 +1,53 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { badData } from '@floe/errors';
+import { planProfilesByTrace, profileSummaryOf, type TimeRange } from '@floe/query';
+import { profilesTable } from '@floe/schema';
+import { callerCredentials } from '../auth-plugin.ts';
+import { rowsOf } from '../logquery/results.ts';
+import type { QuerierClient } from '../querier-client.ts';
+import { RequestParams } from '../request-params.ts';
+import { storedTraceId } from '../trace-search.ts';
+import { nowNs, parseProfileTime } from './params.ts';
+
+/**
+ * GET /api/profiles/trace/{trace_id} (spec 1, operation profiles_by_trace): summaries of the
+ * profiles linked to a trace, `{"traceID": "<32 hex>", "profiles": [ProfileSummary…]}` in time
+ * order. A trace without profiles is 200 with an empty list (spec 1, Errors rule 1). Optional
+ * from/until (the profile API's time rules) narrow the hour partitions searched; without them
+ * every partition is, since a trace id says nothing about when. `limit` caps the summaries.
+ */
+export interface ProfilesByTraceOptions {
+  querier: QuerierClient;
+  queryTimeoutMs: number;
+}
+
+const DEFAULT_LIMIT = 1000;
+const MAX_LIMIT = 10_000;
+
+function optionalRange(p: RequestParams): TimeRange | undefined {
+  const from = p.get('from');
+  const until = p.get('until');
+  if (from === undefined && until === undefined) return undefined;
+  const now = nowNs();
+  // An open side stays open: int64 bounds, never a guess.
+  const startNs = parseProfileTime('from', from, now, 0n);
+  const endNs = parseProfileTime('until', until, now, 2n ** 63n - 1n);
+  if (endNs < startNs) throw badData('invalid time range: until must not be before from', { code: 'FLOE_ERR_PROFILE_PARAM' });
+  return { startNs, endNs };
+}
+
+function parseLimit(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_LIMIT;
+  if (!/^\d+$/.test(raw) || Number(raw) === 0) throw badData(`invalid limit ${JSON.stringify(raw.slice(0, 32))}: expected a positive integer`, { code: 'FLOE_ERR_PROFILE_PARAM' });
+  return Math.min(Number(raw), MAX_LIMIT);
+}
+
+export const profilesByTracePlugin: FastifyPluginAsync<ProfilesByTraceOptions> = async (app, opts) => {
+  app.get('/trace/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
+    const traceId = storedTraceId(req.params.id);
+    const p = new RequestParams(req.url);
+    const plan = planProfilesByTrace({ kind: 'profiles_by_trace', traceId, range: optionalRange(p), limit: parseLimit(p.get('limit')) }, profilesTable);
+    const table = await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs);
+    return reply.type('application/json').send({ traceID: traceId, profiles: rowsOf(table).map((r) => profileSummaryOf(r, traceId)) });
+  });
+};

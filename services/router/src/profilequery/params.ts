@@ -1,0 +1,68 @@
+import { FloeError } from '@floe/errors';
+import { DEFAULT_MAX_NODES, MAX_MAX_NODES, parseDuration, type TimeRange } from '@floe/query';
+import type { RequestParams } from '../request-params.ts';
+
+/**
+ * Request parameters of the profile query API, read the way Pyroscope reads them
+ * (reference/api-contracts.md §4.1; spec 1, profile query rule 1): times as `now`, `now-1h`,
+ * `now-30m` (any Prometheus duration after `now-` or `now+`), or all-digit unix times whose
+ * length gives the unit (up to 10 digits seconds, 13 milliseconds, 16 microseconds, 19
+ * nanoseconds). Every refusal is bad_data naming the parameter.
+ */
+
+export const NS_PER_MS = 1_000_000n;
+export const HOUR_NS = 3_600_000n * NS_PER_MS;
+
+const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROFILE_PARAM' });
+
+export const nowNs = (): bigint => BigInt(Date.now()) * NS_PER_MS;
+
+/** A time parameter as unix nanoseconds; `fallback` when absent. */
+export function parseProfileTime(name: string, raw: string | undefined, now: bigint, fallback: bigint): bigint {
+  if (raw === undefined) return fallback;
+  const t = raw.trim();
+  if (t === 'now') return now;
+  const relative = /^now([+-])(.+)$/.exec(t);
+  if (relative) {
+    const ms = parseDuration(relative[2]!);
+    if (ms === undefined) throw bad(`invalid ${name}: ${JSON.stringify(raw.slice(0, 64))} is not now-<duration> (such as now-1h, now-30m, now-7d)`);
+    return relative[1] === '-' ? now - BigInt(ms) * NS_PER_MS : now + BigInt(ms) * NS_PER_MS;
+  }
+  if (/^\d+$/.test(t)) {
+    const n = BigInt(t);
+    if (t.length <= 10) return n * 1_000_000_000n;
+    if (t.length <= 13) return n * NS_PER_MS;
+    if (t.length <= 16) return n * 1000n;
+    if (t.length <= 19) return n;
+  }
+  throw bad(`invalid ${name}: cannot parse ${JSON.stringify(raw.slice(0, 64))} as unix seconds, unix milliseconds or a relative time such as now-1h`);
+}
+
+/**
+ * A half-open window [from, until) from two parameters: until defaults to now, from to an hour
+ * before until (Pyroscope's render default, and the lookback of every discovery endpoint of Floe).
+ */
+export function parseWindow(p: RequestParams, now: bigint, names: { from: string; until: string } = { from: 'from', until: 'until' }, fallback?: { from?: string; until?: string }): TimeRange {
+  const untilRaw = p.get(names.until) ?? fallback?.until;
+  const fromRaw = p.get(names.from) ?? fallback?.from;
+  const endNs = parseProfileTime(names.until, untilRaw, now, now);
+  const startNs = parseProfileTime(names.from, fromRaw, now, endNs - HOUR_NS);
+  if (endNs < startNs) throw bad(`invalid time range: ${names.until} must not be before ${names.from}`);
+  return { startNs, endNs };
+}
+
+/** `max-nodes` / `maxNodes`: the flamegraph's node cap; absent or 0 is the default, more than the ceiling is the ceiling. */
+export function parseMaxNodes(p: RequestParams): number {
+  const raw = p.get('max-nodes') ?? p.get('maxNodes');
+  if (raw === undefined) return DEFAULT_MAX_NODES;
+  if (!/^\d+$/.test(raw)) throw bad(`invalid max-nodes ${JSON.stringify(raw.slice(0, 32))}: expected a non-negative integer`);
+  const n = Number(raw);
+  if (n === 0) return DEFAULT_MAX_NODES;
+  return Math.min(n, MAX_MAX_NODES);
+}
+
+export function requireParam(p: RequestParams, name: string): string {
+  const v = p.get(name);
+  if (v === undefined) throw bad(`missing ${name} parameter`);
+  return v;
+}

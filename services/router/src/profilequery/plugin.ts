@@ -1,0 +1,118 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { FloeError } from '@floe/errors';
+import {
+  buildTimeline,
+  diffFlamebearer,
+  mergedStacksOf,
+  parseProfileSelector,
+  parseTypedProfileSelector,
+  planProfileLabelNames,
+  planProfileLabelValues,
+  planProfileStacks,
+  planProfileTimeline,
+  planProfileTypes,
+  profileTypeInfo,
+  sameProfileType,
+  singleFlamebearer,
+  timelineStepNs,
+  type ProfilePlan,
+  type ProfileSelection,
+  type TimeRange,
+} from '@floe/query';
+import { profilesTable } from '@floe/schema';
+import { callerCredentials } from '../auth-plugin.ts';
+import { rowsOf, type Row } from '../logquery/results.ts';
+import type { QuerierClient } from '../querier-client.ts';
+import { RequestParams, acceptFormBodies, getAndPost } from '../request-params.ts';
+import { nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
+
+/**
+ * The profile query API under /profilequery (spec 1, "Profile query API"; reference/
+ * api-contracts.md §4.1): Pyroscope's legacy HTTP routes render and render-diff (flamebearer
+ * JSON), plus Floe's own discovery routes profile-types, label-names and label-values. Each
+ * request goes selector → profile IR → SQL (@floe/query) → querier calls with the request's
+ * deadline → JSON. GET and POST (form body) both work, as in Pyroscope.
+ *
+ * Windows: from/until (render-diff: leftFrom… per side) default to the hour before now, for the
+ * discovery routes too (the lookback of the log and trace discovery endpoints, spec 1 Limits).
+ * Answers: render and render-diff a flamebearer document; profile-types
+ * `{"profileTypes":[{ID,name,sampleType,sampleUnit,periodType,periodUnit}]}` (the proto-JSON of
+ * Pyroscope's ProfileTypesResponse); label-names and label-values a plain JSON array of strings,
+ * as Pyroscope's label-values route answers.
+ *
+ * Auth and the per-tenant query budget come from the enclosing scope (app.ts).
+ */
+export interface ProfileQueryOptions {
+  querier: QuerierClient;
+  queryTimeoutMs: number;
+}
+
+export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
+  acceptFormBodies(app, 64 * 1024);
+  const params = (req: FastifyRequest) => new RequestParams(req.url, req.body);
+  const run = async (req: FastifyRequest, plan: ProfilePlan): Promise<Row[]> =>
+    rowsOf(await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs));
+  const json = (reply: FastifyReply, body: unknown) => reply.type('application/json').send(body);
+
+  /** The optional `query` selector of a discovery route over its window. */
+  const discoverySelection = (p: RequestParams): ProfileSelection => {
+    const range = parseWindow(p, nowNs());
+    const query = p.get('query');
+    if (query === undefined) return { range, profileType: undefined, matchers: [] };
+    return { range, ...parseProfileSelector(query) };
+  };
+
+  const stacksOf = async (req: FastifyRequest, selection: ProfileSelection) => mergedStacksOf(await run(req, planProfileStacks({ kind: 'profile_stacks', selection }, profilesTable)));
+
+  getAndPost(app, '/render', async (req, reply) => {
+    const p = params(req);
+    const selector = parseTypedProfileSelector(requireParam(p, 'query'));
+    const range = parseWindow(p, nowNs());
+    const maxNodes = parseMaxNodes(p);
+    const selection: ProfileSelection = { range, ...selector };
+    const stepNs = timelineStepNs(range);
+    const [stacks, slots] = await Promise.all([stacksOf(req, selection), run(req, planProfileTimeline({ kind: 'profile_timeline', selection, stepNs }, profilesTable))]);
+    const timeline = buildTimeline(slots.map((r) => ({ slot: Number(r.slot), value: Number(r.value) })), range, stepNs);
+    return json(reply, singleFlamebearer(stacks, selector.profileType, timeline, maxNodes));
+  });
+
+  // Pyroscope names each side's parameters leftQuery/leftFrom/leftUntil and right…; a shared
+  // query/from/until fills in whatever a side leaves out (the same selector over two windows is
+  // the usual diff).
+  getAndPost(app, '/render-diff', async (req, reply) => {
+    const p = params(req);
+    const now = nowNs();
+    const shared = { from: p.get('from'), until: p.get('until') };
+    const side = (name: 'left' | 'right'): { range: TimeRange; selector: ReturnType<typeof parseTypedProfileSelector> } => {
+      const query = p.get(`${name}Query`) ?? p.get('query');
+      if (query === undefined) throw new FloeError('bad_data', `missing ${name}Query parameter`, { code: 'FLOE_ERR_PROFILE_PARAM' });
+      return { selector: parseTypedProfileSelector(query), range: parseWindow(p, now, { from: `${name}From`, until: `${name}Until` }, shared) };
+    };
+    const left = side('left');
+    const right = side('right');
+    if (!sameProfileType(left.selector.profileType, right.selector.profileType)) {
+      throw new FloeError('bad_data', 'leftQuery and rightQuery must select the same profile type', { code: 'FLOE_ERR_PROFILE_PARAM' });
+    }
+    const maxNodes = parseMaxNodes(p);
+    const [l, r] = await Promise.all([stacksOf(req, { range: left.range, ...left.selector }), stacksOf(req, { range: right.range, ...right.selector })]);
+    return json(reply, diffFlamebearer(l, r, left.selector.profileType, maxNodes));
+  });
+
+  getAndPost(app, '/profile-types', async (req, reply) => {
+    const rows = await run(req, planProfileTypes({ kind: 'profile_types', selection: discoverySelection(params(req)) }, profilesTable));
+    return json(reply, { profileTypes: rows.map((r) => profileTypeInfo(String(r.id))) });
+  });
+
+  getAndPost(app, '/label-names', async (req, reply) => {
+    const rows = await run(req, planProfileLabelNames({ kind: 'profile_label_names', selection: discoverySelection(params(req)) }, profilesTable));
+    return json(reply, rows.map((r) => String(r.name)));
+  });
+
+  getAndPost(app, '/label-values', async (req, reply) => {
+    const p = params(req);
+    const label = p.get('label');
+    if (label === undefined) throw new FloeError('bad_data', 'missing label parameter: label-values needs a non-empty label name', { code: 'FLOE_ERR_PROFILE_PARAM' });
+    const rows = await run(req, planProfileLabelValues({ kind: 'profile_label_values', selection: discoverySelection(p), label }, profilesTable));
+    return json(reply, rows.map((r) => String(r.value)));
+  });
+};
