@@ -6,6 +6,7 @@ import { createLogger } from '@floe/telemetry';
 import { startFloe, TARGETS } from './compose.ts';
 import { EmbeddedLock, readLiveLock } from './embedded-lock.ts';
 import { registerManagementCommands } from './management/commands.ts';
+import { registerQueryCommands } from './query/commands.ts';
 import { runSql } from './sql-command.ts';
 
 /** The `floe` command: run services, administer, and query. */
@@ -101,5 +102,6 @@ program
   });
 
 registerManagementCommands(program);
+registerQueryCommands(program);
 
 await program.parseAsync(process.argv);

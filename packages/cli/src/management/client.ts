@@ -1,13 +1,15 @@
 /**
- * The CLI's HTTP client for the router's management API: the same public surface a user or an
- * agent calls (STYLE habit 14), never a side door to the metadata DB. Errors come back in the
- * shared envelope and are raised as ApiError with the server's message.
+ * The CLI's HTTP client for the router's public API (management and query): the same surface a
+ * user or an agent calls (STYLE habit 14), never a side door to the metadata DB. Errors come back
+ * in the shared envelope and are raised as ApiError with the server's message.
  */
 export interface ConnectionOptions {
   url: string;
   apiKey?: string;
   /** Sent as X-Tenant-ID: with an API key it must name the key's tenant. */
   tenant?: string;
+  /** Sent as X-Dataset-ID; the tenant's default dataset when absent. */
+  dataset?: string;
 }
 
 export class ApiError extends Error {
@@ -21,31 +23,60 @@ export class ApiError extends Error {
   }
 }
 
-export async function callApi<T = unknown>(conn: ConnectionOptions, method: string, path: string, body?: unknown): Promise<T> {
+/** Query-string parameters; an array repeats the name (`match[]`), undefined leaves it out. */
+export type QueryParams = Record<string, string | readonly string[] | undefined>;
+
+export interface RequestOptions {
+  body?: unknown;
+  query?: QueryParams;
+}
+
+/**
+ * One request, answered with the body exactly as the router sent it, so a caller can print it
+ * byte for byte. Any status other than 2xx is raised as ApiError from the error envelope.
+ */
+export async function callApiText(conn: ConnectionOptions, method: string, path: string, opts: RequestOptions = {}): Promise<{ status: number; text: string }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (conn.apiKey) headers.authorization = `Bearer ${conn.apiKey}`;
   if (conn.tenant) headers['x-tenant-id'] = conn.tenant;
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (conn.dataset) headers['x-dataset-id'] = conn.dataset;
+  if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  // Relative to the base so a router behind a path prefix keeps it.
+  const url = new URL(path, conn.url.endsWith('/') ? conn.url : `${conn.url}/`);
+  for (const [name, value] of Object.entries(opts.query ?? {})) {
+    for (const v of typeof value === 'string' ? [value] : (value ?? [])) url.searchParams.append(name, v);
+  }
   let res: Response;
   try {
-    res = await fetch(new URL(path, conn.url.endsWith('/') ? conn.url : `${conn.url}/`), { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new ApiError(0, 'unavailable', `cannot reach ${conn.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
-  if (res.status === 204) return undefined as T;
   const text = await res.text();
-  let json: unknown;
+  if (!res.ok) throw errorOf(res.status, text);
+  return { status: res.status, text };
+}
+
+function errorOf(status: number, text: string): ApiError {
+  let e: { errorType?: string; error?: string } | undefined;
   try {
-    json = text === '' ? undefined : JSON.parse(text);
+    e = text === '' ? undefined : (JSON.parse(text) as typeof e);
   } catch {
-    throw new ApiError(res.status, 'internal', `router answered ${res.status} with a body that is not JSON`);
+    return new ApiError(status, 'internal', `router answered ${status} with a body that is not JSON`);
   }
-  if (!res.ok) {
-    const e = json as { errorType?: string; error?: string } | undefined;
-    throw new ApiError(res.status, e?.errorType ?? 'internal', e?.error ?? `router answered ${res.status}`);
+  return new ApiError(status, e?.errorType ?? 'internal', e?.error ?? `router answered ${status}`);
+}
+
+/** callApiText with the body parsed as JSON (undefined for an empty body, such as a 204). */
+export async function callApi<T = unknown>(conn: ConnectionOptions, method: string, path: string, body?: unknown): Promise<T> {
+  const { status, text } = await callApiText(conn, method, path, { body });
+  if (text === '') return undefined as T;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new ApiError(status, 'internal', `router answered ${status} with a body that is not JSON`);
   }
-  return json as T;
 }
 
 /** A path segment from user input, escaped (ids are validated by the server). */

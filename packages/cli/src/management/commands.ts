@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
+import { action, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
-import { ApiError, callApi, seg, type ConnectionOptions } from './client.ts';
+import { callApi, seg, type ConnectionOptions } from './client.ts';
 
 /**
  * `floe tenant|dataset|key|user …`: the management API from a terminal. Each command takes the
@@ -9,21 +10,13 @@ import { ApiError, callApi, seg, type ConnectionOptions } from './client.ts';
  * a table for people; --json prints the router's response as it came.
  */
 
-interface CommonOptions {
-  url: string;
-  apiKey?: string;
+interface CommonOptions extends ConnectionFlags {
   json?: boolean;
 }
 
 type Row = Record<string, unknown>;
 
-const withCommon = (cmd: Command) =>
-  cmd
-    .option('--url <url>', 'router URL (env FLOE_URL)', process.env.FLOE_URL ?? 'http://127.0.0.1:3000')
-    .option('--api-key <key>', 'API key or admin key (env FLOE_API_KEY)', process.env.FLOE_API_KEY)
-    .option('--json', 'print the raw JSON response');
-
-const tenantOption = (cmd: Command) => cmd.option('--tenant <id>', 'tenant id (env FLOE_TENANT)', process.env.FLOE_TENANT);
+const withCommon = (cmd: Command) => withConnection(cmd, 'API key or admin key (env FLOE_API_KEY)').option('--json', 'print the raw JSON response');
 
 function conn(opts: CommonOptions, tenant?: string): ConnectionOptions {
   return { url: opts.url, apiKey: opts.apiKey, tenant };
@@ -31,31 +24,6 @@ function conn(opts: CommonOptions, tenant?: string): ConnectionOptions {
 
 function printRows(rows: Row[], columns: string[]): void {
   process.stdout.write(`${formatTable(columns, rows)}\n`);
-}
-
-/** Runs one command: prints its output, or the router's error on stderr with exit code 1. */
-function action<A extends unknown[]>(name: string, run: (...args: A) => Promise<void>) {
-  return async (...args: A) => {
-    try {
-      await run(...args);
-    } catch (err) {
-      if (err instanceof UsageError) {
-        process.stderr.write(`floe ${name}: ${err.message}\n`);
-        process.exitCode = 2;
-        return;
-      }
-      const detail = err instanceof ApiError ? `${err.message}${err.status ? ` (HTTP ${err.status} ${err.errorType})` : ''}` : (err as Error).message;
-      process.stderr.write(`floe ${name}: ${detail}\n`);
-      process.exitCode = 1;
-    }
-  };
-}
-
-class UsageError extends Error {}
-
-function requireTenant(tenant: string | undefined): string {
-  if (!tenant) throw new UsageError('--tenant (or FLOE_TENANT) is required');
-  return tenant;
 }
 
 const emit = (opts: CommonOptions, body: unknown, human: () => void) => {

@@ -1,0 +1,48 @@
+import { Option, type Command } from 'commander';
+import { ApiError } from './management/client.ts';
+
+/**
+ * What every command that talks to the router shares (management and query verbs): the
+ * connection options and the exit convention — output on stdout and 0; the router's error on
+ * stderr and 1; a usage mistake on stderr and 2.
+ */
+
+export interface ConnectionFlags {
+  url: string;
+  apiKey?: string;
+}
+
+/** A mistake in the command line itself (exit code 2), as opposed to an answer from the router. */
+export class UsageError extends Error {}
+
+/** --url (env FLOE_URL) and --api-key (env FLOE_API_KEY). */
+export const withConnection = (cmd: Command, keyHelp = 'API key (env FLOE_API_KEY)') =>
+  cmd
+    .option('--url <url>', 'router URL (env FLOE_URL)', process.env.FLOE_URL ?? 'http://127.0.0.1:3000')
+    // Help names the variable, never its value: the key is a secret.
+    .addOption(new Option('--api-key <key>', keyHelp).default(process.env.FLOE_API_KEY, '$FLOE_API_KEY'));
+
+export const tenantOption = (cmd: Command) => cmd.option('--tenant <id>', 'tenant id (env FLOE_TENANT)', process.env.FLOE_TENANT);
+
+export function requireTenant(tenant: string | undefined): string {
+  if (!tenant) throw new UsageError('--tenant (or FLOE_TENANT) is required');
+  return tenant;
+}
+
+/** Runs one command: prints its output, or the router's error on stderr with exit code 1. */
+export function action<A extends unknown[]>(name: string, run: (...args: A) => Promise<void>) {
+  return async (...args: A) => {
+    try {
+      await run(...args);
+    } catch (err) {
+      if (err instanceof UsageError) {
+        process.stderr.write(`floe ${name}: ${err.message}\n`);
+        process.exitCode = 2;
+        return;
+      }
+      const detail = err instanceof ApiError ? `${err.message}${err.status ? ` (HTTP ${err.status} ${err.errorType})` : ''}` : (err as Error).message;
+      process.stderr.write(`floe ${name}: ${detail}\n`);
+      process.exitCode = 1;
+    }
+  };
+}

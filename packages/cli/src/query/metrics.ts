@@ -1,0 +1,73 @@
+import type { Command } from 'commander';
+import { UsageError } from '../command-helpers.ts';
+import { seg } from '../management/client.ts';
+import { queryVerb, repeatable } from './verb.ts';
+
+/**
+ * `floe metrics …`: the Prometheus-compatible query API under /metricquery/api/v1. Times are
+ * unix seconds (fractions allowed) or RFC3339, steps a duration or a number of seconds, as
+ * Prometheus reads them.
+ */
+
+const BASE = 'metricquery/api/v1';
+
+interface Window {
+  start?: string;
+  end?: string;
+  match?: string[];
+}
+
+const windowOptions = (cmd: Command) =>
+  cmd
+    .option('--start <time>', 'window start (unix s or RFC3339)')
+    .option('--end <time>', 'window end (unix s or RFC3339)')
+    .option('--match <selector>', 'only series matching this selector (repeatable)', repeatable);
+
+export function registerMetricCommands(program: Command): void {
+  const metrics = program.command('metrics').description('query metrics with PromQL (the /metricquery API)');
+
+  queryVerb<{ time?: string }>(
+    metrics.command('query').description('instant query at --time').argument('<promql>', 'PromQL expression').option('--time <time>', 'evaluation time (default now)'),
+    'metrics query',
+    ([query], o) => ({ path: `${BASE}/query`, query: { query, time: o.time } }),
+  );
+
+  queryVerb<{ start?: string; end?: string; step?: string }>(
+    metrics
+      .command('query-range')
+      .description('range query from --start to --end every --step')
+      .argument('<promql>', 'PromQL expression')
+      .option('--start <time>', 'range start (required)')
+      .option('--end <time>', 'range end (required)')
+      .option('--step <duration>', 'resolution, such as 30s (required)'),
+    'metrics query-range',
+    ([query], o) => {
+      // A usage mistake (exit 2) rather than the router's 400: the command line is what to fix.
+      if (!o.start || !o.end || !o.step) throw new UsageError('--start, --end and --step are required');
+      return { path: `${BASE}/query_range`, query: { query, start: o.start, end: o.end, step: o.step } };
+    },
+  );
+
+  queryVerb<Window>(
+    windowOptions(metrics.command('labels').description('label names of the series in the window')),
+    'metrics labels',
+    (_args, o) => ({ path: `${BASE}/labels`, query: { start: o.start, end: o.end, 'match[]': o.match } }),
+  );
+
+  queryVerb<Window>(
+    windowOptions(metrics.command('label-values').description('values of one label in the window').argument('<name>', 'label name, such as job or __name__')),
+    'metrics label-values',
+    ([name], o) => ({ path: `${BASE}/label/${seg(name!)}/values`, query: { start: o.start, end: o.end, 'match[]': o.match } }),
+  );
+
+  queryVerb<Omit<Window, 'match'>>(
+    metrics
+      .command('series')
+      .description('label sets of the series matching any selector')
+      .argument('<match...>', 'series selectors, such as up or {job="api"}')
+      .option('--start <time>', 'window start (unix s or RFC3339)')
+      .option('--end <time>', 'window end (unix s or RFC3339)'),
+    'metrics series',
+    (matches, o) => ({ path: `${BASE}/series`, query: { 'match[]': matches, start: o.start, end: o.end } }),
+  );
+}

@@ -1,0 +1,89 @@
+import type { Command } from 'commander';
+import { seg } from '../management/client.ts';
+import { queryVerb } from './verb.ts';
+
+/**
+ * `floe profiles …`: the Pyroscope-compatible profile API under /profilequery and the trace
+ * correlation route /api/profiles/trace/{id}, with exactly the verbs of spec 1 profile query
+ * rule 5. Times are unix seconds or milliseconds, or relative such as now-1h.
+ */
+
+const BASE = 'profilequery';
+
+interface Window {
+  from?: string;
+  until?: string;
+}
+
+const windowOptions = (cmd: Command) =>
+  cmd.option('--from <time>', 'window start: unix s or ms, or now-1h (default until minus 1h)').option('--until <time>', 'window end (default now)');
+
+export function registerProfileCommands(program: Command): void {
+  const profiles = program.command('profiles').description('query profiles (the /profilequery API)');
+
+  queryVerb<Window>(windowOptions(profiles.command('types').description('profile types seen in the window')), 'profiles types', (_args, o) => ({
+    path: `${BASE}/profile-types`,
+    query: { from: o.from, until: o.until },
+  }));
+
+  queryVerb<Window & { query?: string }>(
+    windowOptions(profiles.command('labels').description('label names seen in the window')).option('--query <selector>', 'only profiles matching this selector'),
+    'profiles labels',
+    (_args, o) => ({ path: `${BASE}/label-names`, query: { query: o.query, from: o.from, until: o.until } }),
+  );
+
+  queryVerb<Window & { query?: string }>(
+    windowOptions(profiles.command('label-values').description('values of one label seen in the window').argument('<label>', 'label name, such as service_name')).option(
+      '--query <selector>',
+      'only profiles matching this selector',
+    ),
+    'profiles label-values',
+    ([label], o) => ({ path: `${BASE}/label-values`, query: { label, query: o.query, from: o.from, until: o.until } }),
+  );
+
+  queryVerb<Window & { maxNodes?: string }>(
+    windowOptions(
+      profiles
+        .command('render')
+        .description('flamegraph (flamebearer JSON) of the matching profiles')
+        .argument('<selector>', 'profile type and labels, such as process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="shop"}'),
+    ).option('--max-nodes <n>', 'node cap of the flamegraph'),
+    'profiles render',
+    ([selector], o) => ({ path: `${BASE}/render`, query: { query: selector, from: o.from, until: o.until, 'max-nodes': o.maxNodes } }),
+  );
+
+  // The same selector on both sides, each over its own window: what changed between two periods.
+  queryVerb<{ leftFrom?: string; leftUntil?: string; rightFrom?: string; rightUntil?: string; maxNodes?: string }>(
+    profiles
+      .command('diff')
+      .description('differential flamegraph of one selector between two windows')
+      .argument('<selector>', 'profile type and labels')
+      .option('--left-from <time>', 'left (baseline) window start')
+      .option('--left-until <time>', 'left window end')
+      .option('--right-from <time>', 'right (comparison) window start')
+      .option('--right-until <time>', 'right window end')
+      .option('--max-nodes <n>', 'node cap of the flamegraph'),
+    'profiles diff',
+    ([selector], o) => ({
+      path: `${BASE}/render-diff`,
+      query: {
+        leftQuery: selector,
+        leftFrom: o.leftFrom,
+        leftUntil: o.leftUntil,
+        rightQuery: selector,
+        rightFrom: o.rightFrom,
+        rightUntil: o.rightUntil,
+        'max-nodes': o.maxNodes,
+      },
+    }),
+  );
+
+  queryVerb<Window & { limit?: string }>(
+    windowOptions(profiles.command('by-trace').description('summaries of the profiles linked to a trace').argument('<trace_id>', 'up to 32 hex digits')).option(
+      '--limit <n>',
+      'maximum summaries',
+    ),
+    'profiles by-trace',
+    ([id], o) => ({ path: `api/profiles/trace/${seg(id!)}`, query: { from: o.from, until: o.until, limit: o.limit } }),
+  );
+}

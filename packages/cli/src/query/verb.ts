@@ -1,0 +1,43 @@
+import type { Command } from 'commander';
+import { action, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
+import { callApiText, type QueryParams } from '../management/client.ts';
+
+/**
+ * One query verb: a GET on the router built from the command line, whose body is printed exactly
+ * as the router sent it (spec 1, profile query rule 5: "prints the native JSON response
+ * unchanged"), so `floe … | jq` sees what Grafana would: parsing and re-serialising would round
+ * integers beyond 2^53 and respell numbers.
+ */
+
+export interface QueryFlags extends ConnectionFlags {
+  tenant?: string;
+  dataset?: string;
+}
+
+/** The request a verb makes: a path relative to the router URL and its query string. */
+export interface QueryRequest {
+  path: string;
+  query?: QueryParams;
+}
+
+/**
+ * Adds the connection, tenant and dataset options to `cmd` and makes it run `request`. `args` are
+ * the command's operands in order (a variadic operand's values flattened in), `opts` its options.
+ */
+export function queryVerb<O extends object>(cmd: Command, name: string, request: (args: string[], opts: O & QueryFlags) => QueryRequest): void {
+  tenantOption(withConnection(cmd))
+    .option('--dataset <id>', 'dataset (env FLOE_DATASET; the tenant’s default when absent)', process.env.FLOE_DATASET)
+    .action(
+      action(name, async (...argv: unknown[]) => {
+        const command = argv.at(-1) as Command;
+        const opts = command.opts<O & QueryFlags>();
+        const tenant = requireTenant(opts.tenant);
+        const req = request(command.args, opts);
+        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, 'GET', req.path, { query: req.query });
+        process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+      }),
+    );
+}
+
+/** Commander's collector for an option that may be given more than once. */
+export const repeatable = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
