@@ -272,4 +272,21 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profile query API end to end (
     expect(windowed.body.profiles).toEqual([]);
     expect((await get(`/api/profiles/trace/${'ab'.repeat(16)}`)).body).toEqual({ traceID: 'ab'.repeat(16), profiles: [] });
   });
+
+  it('the trace API attaches the same summaries with include_profiles=true (JSON, v1 and v2)', async () => {
+    const { profiles } = (await get<{ profiles: unknown[] }>(`/api/profiles/trace/${trace.traceId}`)).body;
+    expect(profiles).toHaveLength(1);
+    const v1 = await waitFor('the trace queryable', async () => {
+      const r = await get<{ batches: unknown[]; profiles?: unknown[] }>(`/tracequery/api/traces/${trace.traceId}`, { include_profiles: 'true' });
+      return r.status === 200 ? r.body : undefined;
+    }, 30_000, 200);
+    expect(v1.batches).toHaveLength(1);
+    expect(v1.profiles).toEqual(profiles);
+    const nowS = Math.floor(nowMs / 1000);
+    const v2 = await get<{ trace: unknown; profiles?: unknown[] }>(`/tracequery/api/v2/traces/${trace.traceId}`, { include_profiles: 'true', start: String(nowS - 600), end: String(nowS + 600) });
+    expect(v2.body.profiles).toEqual(profiles);
+    expect((await get<{ profiles?: unknown[] }>(`/tracequery/api/traces/${trace.traceId}`)).body.profiles).toBeUndefined();
+    const bad = await get<{ errorType: string }>(`/tracequery/api/traces/${trace.traceId}`, { include_profiles: 'yes' });
+    expect([bad.status, bad.body.errorType]).toEqual([400, 'bad_data']);
+  });
 });

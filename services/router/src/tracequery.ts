@@ -13,6 +13,7 @@ import { planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResu
 import { tracesTable } from '@floe/schema';
 import type { QuerierClient } from './querier-client.ts';
 import { callerCredentials } from './auth-plugin.ts';
+import { profilesOfTrace } from './profilequery/by-trace.ts';
 import { rowsOf, type Row } from './logquery/results.ts';
 import { RequestParams } from './request-params.ts';
 import {
@@ -49,6 +50,14 @@ function parseSeconds(name: string, raw: unknown): bigint | undefined {
   return parseUnixSeconds(name, raw);
 }
 
+/** include_profiles: true or false (absent: false); anything else is a mistake worth telling. */
+function parseIncludeProfiles(raw: string | undefined): boolean {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw badData(`invalid include_profiles: expected true or false, got ${JSON.stringify(raw.slice(0, 32))}`);
+}
+
+const PROFILE_LEAD_NS = 3600n * 1_000_000_000n;
 const nowNs = () => BigInt(Date.now()) * 1_000_000n;
 const TRACES: PlannerTable = tracesTable;
 
@@ -63,24 +72,32 @@ export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (ap
     const end = parseSeconds('end', req.query.end);
     if (start !== undefined && end !== undefined && end < start) throw badData('invalid range: end is before start');
     const endNs = end === undefined ? undefined : end + 999_999_999n;
-    const res = await opts.querier.traceById(callerCredentials(req), { traceId, startNs: start, endNs }, opts.queryTimeoutMs);
-    return res.trace?.resourceSpans ?? [];
+    const includeProfiles = parseIncludeProfiles(req.query.include_profiles);
+    const creds = callerCredentials(req);
+    const res = await opts.querier.traceById(creds, { traceId, startNs: start, endNs }, opts.queryTimeoutMs);
+    const batches = res.trace?.resourceSpans ?? [];
+    if (batches.length === 0) throw notFound('trace not found');
+    // Spec 1, profile rule 4: the trace answer carries the same summaries as /api/profiles/trace/{id}.
+    // Only JSON can: Tempo's protobuf messages have no field for them.
+    // A profile is stamped with the start of its collection window, which may open before the
+    // trace's first span: the profiles' range reaches an hour further back.
+    const range = start === undefined && endNs === undefined ? undefined : { startNs: start === undefined ? 0n : start - PROFILE_LEAD_NS, endNs: endNs === undefined ? 2n ** 63n - 1n : endNs + 1n };
+    const profiles = includeProfiles && !wantsProtobuf(req) ? await profilesOfTrace(opts, creds, traceId, range) : undefined;
+    return { batches, profiles };
   };
 
   app.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>('/api/traces/:id', async (req, reply) => {
-    const batches = await lookup(req);
-    if (batches.length === 0) throw notFound('trace not found');
+    const { batches, profiles } = await lookup(req);
     if (wantsProtobuf(req)) return sendProto(reply, toBinary(TempoTraceSchema, create(TempoTraceSchema, { resourceSpans: batches })));
-    return reply.type('application/json').send({ batches: batches.map(spanJson) });
+    return reply.type('application/json').send({ batches: batches.map(spanJson), ...(profiles ? { profiles } : {}) });
   });
 
   app.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>('/api/v2/traces/:id', async (req, reply) => {
-    const batches = await lookup(req);
-    if (batches.length === 0) throw notFound('trace not found');
+    const { batches, profiles } = await lookup(req);
     if (wantsProtobuf(req)) {
       return sendProto(reply, toBinary(TempoTraceByIDResponseSchema, create(TempoTraceByIDResponseSchema, { trace: { resourceSpans: batches } })));
     }
-    return reply.type('application/json').send({ trace: { resourceSpans: batches.map(spanJson) } });
+    return reply.type('application/json').send({ trace: { resourceSpans: batches.map(spanJson) }, ...(profiles ? { profiles } : {}) });
   });
 
   registerSearch(app, opts);

@@ -1,10 +1,10 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { badData } from '@floe/errors';
-import { planProfilesByTrace, profileSummaryOf, type TimeRange } from '@floe/query';
+import { planProfilesByTrace, profileSummaryOf, type ProfileSummary, type TimeRange } from '@floe/query';
 import { profilesTable } from '@floe/schema';
 import { callerCredentials } from '../auth-plugin.ts';
 import { rowsOf } from '../logquery/results.ts';
-import type { QuerierClient } from '../querier-client.ts';
+import type { CallerCredentials, QuerierClient } from '../querier-client.ts';
 import { RequestParams } from '../request-params.ts';
 import { storedTraceId } from '../trace-search.ts';
 import { nowNs, parseProfileTime } from './params.ts';
@@ -42,12 +42,27 @@ function parseLimit(raw: string | undefined): number {
   return Math.min(Number(raw), MAX_LIMIT);
 }
 
+/**
+ * The summaries of the profiles linked to `traceId` (32 hex digits), oldest first: this route's
+ * answer, and what the trace query API attaches with include_profiles=true (spec 1, rule 4).
+ */
+export async function profilesOfTrace(
+  opts: ProfilesByTraceOptions,
+  creds: CallerCredentials,
+  traceId: string,
+  range: TimeRange | undefined,
+  limit = DEFAULT_LIMIT,
+): Promise<ProfileSummary[]> {
+  const plan = planProfilesByTrace({ kind: 'profiles_by_trace', traceId, range, limit }, profilesTable);
+  const table = await opts.querier.query(creds, { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs);
+  return rowsOf(table).map((r) => profileSummaryOf(r, traceId));
+}
+
 export const profilesByTracePlugin: FastifyPluginAsync<ProfilesByTraceOptions> = async (app, opts) => {
   app.get('/trace/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
     const traceId = storedTraceId(req.params.id);
     const p = new RequestParams(req.url);
-    const plan = planProfilesByTrace({ kind: 'profiles_by_trace', traceId, range: optionalRange(p), limit: parseLimit(p.get('limit')) }, profilesTable);
-    const table = await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs);
-    return reply.type('application/json').send({ traceID: traceId, profiles: rowsOf(table).map((r) => profileSummaryOf(r, traceId)) });
+    const profiles = await profilesOfTrace(opts, callerCredentials(req), traceId, optionalRange(p), parseLimit(p.get('limit')));
+    return reply.type('application/json').send({ traceID: traceId, profiles });
   });
 };
