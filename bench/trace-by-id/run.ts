@@ -22,49 +22,15 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { tracesTable } from '@floe/schema';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
 import { embeddedStores, generateHourlyTable } from '../lib/hourly-table.ts';
+import { SPANS_PER_TRACE, spansOfHour, traceIdSql } from '../lib/trace-gen.ts';
 
 const TOTAL = Number(process.argv[2] ?? 5_000_000);
 const HOURS = Number(process.argv[3] ?? 24);
 const LOOKUPS = Number(process.argv[4] ?? 200);
-const SPANS_PER_TRACE = 8;
 const perHour = Math.ceil(TOTAL / HOURS);
 const baseHour = Math.floor(Date.now() / 3_600_000) - HOURS;
 
-const traceIdSql = (hourExpr: string, traceExpr: string) => `md5(${hourExpr} || '-' || ${traceExpr})`;
-
-/** One hour of spans in the stored layout; trace t of hour h has id md5('h-t'). */
-function hourSelect(hour: number): string {
-  const startNs = `(${hour}::BIGINT * 3600000000000 + (i * 17000000)::BIGINT % 3600000000000)`;
-  return `SELECT
-    make_timestamptz(${startNs} // 1000) AS "timestamp",
-    ${traceIdSql(`'${hour}'`, `(i // ${SPANS_PER_TRACE})::VARCHAR`)} AS trace_id,
-    substr(md5('s' || ${hour} || '-' || i), 1, 16) AS span_id,
-    CASE WHEN i % ${SPANS_PER_TRACE} = 0 THEN '' ELSE substr(md5('s' || ${hour} || '-' || (i - 1)), 1, 16) END AS parent_span_id,
-    '' AS trace_state,
-    'GET /api/v1/items/' || (i % 50) AS name,
-    CASE WHEN i % ${SPANS_PER_TRACE} = 0 THEN 'server' ELSE 'internal' END AS kind,
-    ${startNs} AS start_time_unix_nano,
-    ${startNs} + 250000 AS end_time_unix_nano,
-    250000::BIGINT AS duration_nano,
-    CASE WHEN i % 97 = 0 THEN 'error' ELSE 'ok' END AS status_code,
-    '' AS status_message,
-    'svc-' || (i % 20) AS service_name,
-    'bench' AS scope_name,
-    '1' AS scope_version,
-    0::BIGINT AS flags,
-    MAP {'http.method': 'GET', 'http.route': '/api/v1/items/' || (i % 50), 'user.id': 'user-' || (i % 50000)} AS span_attr_str,
-    MAP {'http.status_code': CASE WHEN i % 97 = 0 THEN 500 ELSE 200 END::BIGINT, 'request.size': (i % 4096)::BIGINT} AS span_attr_int,
-    MAP {'ratio': (i % 100) / 100.0}::MAP(VARCHAR, DOUBLE) AS span_attr_double,
-    MAP {'cache.hit': i % 3 = 0} AS span_attr_bool,
-    MAP {'host.name': 'host-' || (i % 40), 'deployment.environment': 'bench'} AS resource_attr_str,
-    MAP {'host.cpus': 8::BIGINT} AS resource_attr_int,
-    MAP {}::MAP(VARCHAR, DOUBLE) AS resource_attr_double,
-    MAP {}::MAP(VARCHAR, BOOLEAN) AS resource_attr_bool,
-    NULL::VARCHAR AS events_json,
-    NULL::VARCHAR AS links_json,
-    NULL::VARCHAR AS dropped_counts
-  FROM range(${perHour}) t(i)`;
-}
+const hourSelect = (hour: number) => spansOfHour(hour, perHour);
 
 const dir = mkdtempSync(join(tmpdir(), 'floe-bench-tbi-'));
 const t0 = Date.now();
