@@ -1,14 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
 import { Querier, TempoSearchBlockRequestSchema, TempoSearchRequestSchema, TempoSearchTagsRequestSchema, create, grpcServiceDefinition, type TempoSearchResponse, type TempoSearchTagsV2Response } from '@floe/proto';
-import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest, type SentTrace } from '../src/index.ts';
+import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
 
 /**
  * Tempo's search and tag discovery (spec 1, "Trace query API") over traces exported by the real
  * OpenTelemetry SDK: what Grafana's Tempo data source asks (reference/api-contracts.md §3.5),
  * answered from the stored rows, with the spec's 400s and 501s and the tenant's own data only.
  */
-describe('trace search and tags (embedded)', () => {
+describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (mode) => {
   let floe: FloeUnderTest;
   let key: string;
   let otherKey: string;
@@ -27,7 +27,7 @@ describe('trace search and tags (embedded)', () => {
   const search = (q: string, extra = '') => json<SearchBody>(`/api/search?q=${encodeURIComponent(q)}&${window()}${extra}`);
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded' });
+    floe = await startFloe({ mode });
     key = (await floe.bootstrap(tenant)).api_key;
     otherKey = (await floe.bootstrap('bystander')).api_key;
     shop = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'shop');
