@@ -1,6 +1,6 @@
 // Public surface of @floe/proto. Several upstream packages reuse message names (Span, Sample,
 // Histogram, Exemplar, ...): OTLP keeps the bare names, everything else carries a prefix
-// (Tempo*, Prom*, RwV2*, Flight*, Profile*). README.md lists the mapping.
+// (Tempo*, Prom*, RwV2*, Flight*, Profile*, Pyro*). README.md lists the mapping.
 
 // protobuf-es runtime, so callers need not depend on @bufbuild/protobuf themselves.
 export {
@@ -353,3 +353,65 @@ export type {
   Trace as TempoTrace,
   TraceSearchMetadata as TempoTraceSearchMetadata,
 } from './gen/tempopb/tempo_pb.js';
+
+// Pyroscope's Connect query API (packages querier.v1 and types.v1)
+export {
+  DiffRequestSchema as PyroDiffRequestSchema,
+  DiffResponseSchema as PyroDiffResponseSchema,
+  FlameGraphDiffSchema as PyroFlameGraphDiffSchema,
+  FlameGraphSchema as PyroFlameGraphSchema,
+  LevelSchema as PyroLevelSchema,
+  ProfileFormat as PyroProfileFormat,
+  ProfileTypesRequestSchema as PyroProfileTypesRequestSchema,
+  ProfileTypesResponseSchema as PyroProfileTypesResponseSchema,
+  QuerierService as PyroQuerierService,
+  SelectMergeStacktracesRequestSchema as PyroSelectMergeStacktracesRequestSchema,
+  SelectMergeStacktracesResponseSchema as PyroSelectMergeStacktracesResponseSchema,
+  SelectSeriesRequestSchema as PyroSelectSeriesRequestSchema,
+  SelectSeriesResponseSchema as PyroSelectSeriesResponseSchema,
+  SeriesRequestSchema as PyroSeriesRequestSchema,
+  SeriesResponseSchema as PyroSeriesResponseSchema,
+} from './gen/pyroscope/querier/v1/querier_pb.js';
+export type {
+  DiffRequest as PyroDiffRequest,
+  DiffResponse as PyroDiffResponse,
+  FlameGraph as PyroFlameGraph,
+  FlameGraphDiff as PyroFlameGraphDiff,
+  Level as PyroLevel,
+  ProfileTypesRequest as PyroProfileTypesRequest,
+  ProfileTypesResponse as PyroProfileTypesResponse,
+  SelectMergeStacktracesRequest as PyroSelectMergeStacktracesRequest,
+  SelectMergeStacktracesResponse as PyroSelectMergeStacktracesResponse,
+  SelectSeriesRequest as PyroSelectSeriesRequest,
+  SelectSeriesResponse as PyroSelectSeriesResponse,
+  SeriesRequest as PyroSeriesRequest,
+  SeriesResponse as PyroSeriesResponse,
+} from './gen/pyroscope/querier/v1/querier_pb.js';
+export {
+  ExemplarType as PyroExemplarType,
+  GetProfileStatsRequestSchema as PyroGetProfileStatsRequestSchema,
+  GetProfileStatsResponseSchema as PyroGetProfileStatsResponseSchema,
+  LabelNamesRequestSchema as PyroLabelNamesRequestSchema,
+  LabelNamesResponseSchema as PyroLabelNamesResponseSchema,
+  LabelPairSchema as PyroLabelPairSchema,
+  LabelsSchema as PyroLabelsSchema,
+  LabelValuesRequestSchema as PyroLabelValuesRequestSchema,
+  LabelValuesResponseSchema as PyroLabelValuesResponseSchema,
+  PointSchema as PyroPointSchema,
+  ProfileTypeSchema as PyroProfileTypeSchema,
+  SeriesSchema as PyroSeriesSchema,
+  TimeSeriesAggregationType as PyroTimeSeriesAggregationType,
+} from './gen/pyroscope/types/v1/types_pb.js';
+export type {
+  GetProfileStatsRequest as PyroGetProfileStatsRequest,
+  GetProfileStatsResponse as PyroGetProfileStatsResponse,
+  LabelNamesRequest as PyroLabelNamesRequest,
+  LabelNamesResponse as PyroLabelNamesResponse,
+  LabelPair as PyroLabelPair,
+  Labels as PyroLabels,
+  LabelValuesRequest as PyroLabelValuesRequest,
+  LabelValuesResponse as PyroLabelValuesResponse,
+  Point as PyroPoint,
+  ProfileType as PyroProfileType,
+  Series as PyroSeries,
+} from './gen/pyroscope/types/v1/types_pb.js';

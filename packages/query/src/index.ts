@@ -147,9 +147,21 @@ export type { FieldType } from './sql/log-discovery.ts';
 // Profiles (spec 1, "Profile query API"): Pyroscope-style selectors → profile IR → SQL over the
 // `profiles` view (profiles/plan.ts, stacks merged in DuckDB) → flamebearer documents built from
 // the rows (profiles/flamebearer.ts), plus the trace → profile summaries.
-export { parseProfileSelector, parseTypedProfileSelector, type ProfileSelector } from './profiles/selector.ts';
+export { parseOptionalProfileSelector, parseProfileSelector, parseTypedProfileSelector, type ProfileSelector } from './profiles/selector.ts';
 export { parseProfileTypeRef, profileTypeInfo, sameProfileType, type ProfileTypeInfo, type ProfileTypeRef } from './profiles/profile-type.ts';
-export type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileStacks, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './profiles/ir.ts';
-export { planProfileLabelNames, planProfileLabelValues, planProfileStacks, planProfileTimeline, planProfileTypes, planProfilesByTrace, type ProfilePlan } from './profiles/plan.ts';
+export type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './profiles/ir.ts';
+export {
+  planProfileLabelNames,
+  planProfileLabelValues,
+  planProfileSeries,
+  planProfileSeriesPoints,
+  planProfileStacks,
+  planProfileStats,
+  planProfileTimeline,
+  planProfileTypes,
+  planProfilesByTrace,
+  type ProfilePlan,
+} from './profiles/plan.ts';
+export { DEFAULT_SERIES_LABELS, labelSetsOf, seriesOf, type LabelPair as ProfileLabelPair, type ProfileSeriesData, type SeriesPoint as ProfileSeriesPoint } from './profiles/series.ts';
 export { DEFAULT_MAX_NODES, MAX_MAX_NODES, buildTimeline, diffFlamebearer, mergedStacksOf, singleFlamebearer, timelineStepNs, type FlamebearerDocument, type Timeline } from './profiles/flamebearer.ts';
 export { profileSummaryOf, type ProfileSummary } from './profiles/summary.ts';

@@ -46,6 +46,36 @@ export interface ProfileLabelValues {
   label: string;
 }
 
+/**
+ * Distinct label sets of the selection (Pyroscope's Series): each profile's values of `labels`,
+ * at most `limit` sets.
+ */
+export interface ProfileSeries {
+  kind: 'profile_series';
+  selection: ProfileSelection;
+  labels: string[];
+  limit: number;
+}
+
+/**
+ * The selection's profile totals per group and step (Pyroscope's SelectSeries): groups are the
+ * distinct value tuples of `groupBy`; a profile at time t belongs to step k = ceil((t - start) /
+ * stepNs), the step that ends at or after it, as Pyroscope slots them; each step's value is the
+ * sum or the average of its profiles' totals.
+ */
+export interface ProfileSeriesPoints {
+  kind: 'profile_series_points';
+  selection: ProfileSelection;
+  groupBy: string[];
+  stepNs: bigint;
+  aggregation: 'sum' | 'avg';
+}
+
+/** How many profiles the caller has and the times of the oldest and newest, over every partition. */
+export interface ProfileStats {
+  kind: 'profile_stats';
+}
+
 /** Summaries of the profiles linked to a trace, in time order, at most `limit`. */
 export interface ProfilesByTrace {
   kind: 'profiles_by_trace';

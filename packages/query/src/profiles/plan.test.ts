@@ -2,8 +2,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TimeRange } from '../ir/logs.ts';
 import { mergedStacksOf } from './flamebearer.ts';
 import type { ProfileSelection } from './ir.ts';
-import { planProfileLabelNames, planProfileLabelValues, planProfileStacks, planProfileTimeline, planProfileTypes, planProfilesByTrace } from './plan.ts';
+import {
+  planProfileLabelNames,
+  planProfileLabelValues,
+  planProfileSeries,
+  planProfileSeriesPoints,
+  planProfileStacks,
+  planProfileStats,
+  planProfileTimeline,
+  planProfileTypes,
+  planProfilesByTrace,
+} from './plan.ts';
 import { parseProfileSelector } from './selector.ts';
+import { labelSetsOf, seriesOf } from './series.ts';
 import { profileSummaryOf } from './summary.ts';
 import { PROFILES, openProfilesDb, type ProfileRow, type ProfilesDb } from './test-db.ts';
 
@@ -120,6 +131,85 @@ describe('discovery', () => {
   ])('label values of %s (selector %s)', async (label, sel, expected) => {
     const rows = await db.run(planProfileLabelValues({ kind: 'profile_label_values', selection: selection(sel), label }, PROFILES));
     expect(rows.map((r) => r.value)).toEqual(expected);
+  });
+});
+
+describe('planProfileSeriesPoints (SelectSeries)', () => {
+  const points = async (sel: string, groupBy: string[], stepS: bigint, aggregation: 'sum' | 'avg' = 'sum') =>
+    db.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(sel), groupBy, stepNs: stepS * S, aggregation }, PROFILES));
+
+  it('sums totals per group and step, each profile in the step ending at or after it', async () => {
+    expect(await points(CPU, ['service_name'], 10n)).toEqual([
+      { l0: 'api', slot: 0n, value: 5 },
+      { l0: 'api', slot: 1n, value: 6 },
+      { l0: 'web', slot: 2n, value: 10 },
+    ]);
+    // 1010 s and 1020 s both fall in (1000 s, 1020 s].
+    expect(await points(CPU, [], 20n)).toEqual([
+      { slot: 0n, value: 5 },
+      { slot: 1n, value: 16 },
+    ]);
+    expect(await points(CPU, [], 20n, 'avg')).toEqual([
+      { slot: 0n, value: 5 },
+      { slot: 1n, value: 8 },
+    ]);
+  });
+
+  it('groups by attributes ("" where absent) and several labels; the selector applies', async () => {
+    expect(await points(CPU, ['env'], 10n)).toEqual([
+      { l0: '', slot: 2n, value: 10 },
+      { l0: 'prod', slot: 0n, value: 5 },
+      { l0: 'stage', slot: 1n, value: 6 },
+    ]);
+    expect(await points(`${CPU}{service_name="api"}`, ['service_name', 'thread.id'], 60n)).toEqual([
+      { l0: 'api', l1: '', slot: 0n, value: 5 },
+      { l0: 'api', l1: '7', slot: 1n, value: 6 },
+    ]);
+  });
+
+  it('seriesOf: one series per group, points stamped with the step end in unix ms, top-N by sum', async () => {
+    const stepNs = 10n * S;
+    const rows = await points(CPU, ['env'], 10n);
+    expect(seriesOf(rows, ['env'], WINDOW, stepNs)).toEqual([
+      { labels: [], points: [{ timestampMs: 1_020_000, value: 10 }] },
+      { labels: [{ name: 'env', value: 'prod' }], points: [{ timestampMs: 1_000_000, value: 5 }] },
+      { labels: [{ name: 'env', value: 'stage' }], points: [{ timestampMs: 1_010_000, value: 6 }] },
+    ]);
+    expect(seriesOf(rows, ['env'], WINDOW, stepNs, 2).map((s) => s.labels)).toEqual([[], [{ name: 'env', value: 'stage' }]]);
+    expect(seriesOf([], [], WINDOW, stepNs)).toEqual([]);
+  });
+
+  it('prints the labels and the step as parameters', () => {
+    const plan = planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(CPU), groupBy: ['x"; DROP TABLE profiles; --'], stepNs: 10n * S, aggregation: 'sum' }, PROFILES);
+    expect(plan.sql).not.toContain('DROP');
+    expect(plan.params).toContain('x"; DROP TABLE profiles; --');
+    expect(plan.params).toContain(String(10n * S));
+  });
+});
+
+describe('planProfileSeries (Series) and planProfileStats', () => {
+  const series = async (sel: string | undefined, labels: string[], limit = 100) => db.run(planProfileSeries({ kind: 'profile_series', selection: selection(sel), labels, limit }, PROFILES));
+
+  it('distinct label value tuples of the window, in value order, at most limit', async () => {
+    expect(await series(undefined, ['service_name', '__profile_type__'])).toEqual([
+      { l0: 'api', l1: HEAP },
+      { l0: 'api', l1: CPU },
+      { l0: 'web', l1: CPU },
+    ]);
+    expect(await series(undefined, ['service_name', '__profile_type__'], 1)).toHaveLength(1);
+    const env = await series(CPU, ['env']);
+    expect(env).toEqual([{ l0: '' }, { l0: 'prod' }, { l0: 'stage' }]);
+    expect(labelSetsOf(env, ['env'])).toEqual([[{ name: 'env', value: 'prod' }], [{ name: 'env', value: 'stage' }]]);
+  });
+
+  it('stats: count and oldest/newest time over every partition', async () => {
+    expect(await db.run(planProfileStats({ kind: 'profile_stats' }, PROFILES))).toEqual([{ profiles: 5n, oldest_ns: 1000n * S, newest_ns: 5000n * S }]);
+    const empty = await openProfilesDb([]);
+    try {
+      expect(await empty.run(planProfileStats({ kind: 'profile_stats' }, PROFILES))).toEqual([{ profiles: 0n, oldest_ns: null, newest_ns: null }]);
+    } finally {
+      empty.close();
+    }
   });
 });
 

@@ -2,7 +2,7 @@ import { FloeError } from '@floe/errors';
 import type { TimeRange } from '../ir/logs.ts';
 import { hintsOf } from '../sql/logs.ts';
 import { SqlBuilder, intLiteral, literal, type PlannerTable, type PrintedSql } from '../sql/printer.ts';
-import type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileStacks, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './ir.ts';
+import type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './ir.ts';
 import { NAME_LABEL, PROFILE_ATTRIBUTE_SCOPES, PROFILE_ATTRIBUTE_TYPES, PROFILE_TYPE_LABEL, SERVICE_LABEL, profileAttributeMap, profileLabelText, profileMatchSql } from './labels.ts';
 import { profileTypeKey } from './profile-type.ts';
 
@@ -155,6 +155,45 @@ export function planProfileLabelValues(ir: ProfileLabelValues, table: PlannerTab
     [`SELECT DISTINCT "value" FROM (`, `  SELECT ${value} AS "value"`, `  FROM ${b.tableName()}`, `  WHERE ${selectionSql(b, ir.selection)}`, `) WHERE "value" <> ''`, `ORDER BY "value"`],
     ir.selection.range,
   );
+}
+
+/** Output column of the i-th label of a series or group plan: labels are user text, so never column names. */
+export const labelColumn = (i: number) => `l${i}`;
+
+/** Rows of (l0, l1, ...): the distinct value tuples of the labels on the selection ('' where absent), in value order. */
+export function planProfileSeries(ir: ProfileSeries, table: PlannerTable): ProfilePlan {
+  if (ir.labels.length === 0) throw new FloeError('internal', 'a series plan needs at least one label');
+  const b = builder(table);
+  const labels = ir.labels.map((label, i) => `${profileLabelText(b, label)} AS "${labelColumn(i)}"`);
+  const columns = ir.labels.map((_, i) => `"${labelColumn(i)}"`).join(', ');
+  return planned(
+    b,
+    [`SELECT DISTINCT ${labels.join(', ')}`, `FROM ${b.tableName()}`, `WHERE ${selectionSql(b, ir.selection)}`, `ORDER BY ${columns}`, `LIMIT ${intLiteral(ir.limit)}`],
+    ir.selection.range,
+  );
+}
+
+/**
+ * Rows of (l0, ..., slot, value) per group-by value tuple and step: slot k covers the profiles in
+ * (start + (k-1)·step, start + k·step], so it is stamped with its end as Pyroscope does; value is
+ * the sum or the average of their total_value, as DOUBLE (the point type of the answer).
+ */
+export function planProfileSeriesPoints(ir: ProfileSeriesPoints, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const groups = ir.groupBy.map((label, i) => `${profileLabelText(b, label)} AS "${labelColumn(i)}"`);
+  const step = b.bigint(ir.stepNs);
+  const slot = `CAST((${b.column('time_unix_nano')} - ${b.bigint(ir.selection.range.startNs)} + ${step} - 1) // ${step} AS BIGINT) AS "slot"`;
+  const total = b.column('total_value');
+  const value = `CAST(${ir.aggregation === 'avg' ? `avg(${total})` : `sum(${total})`} AS DOUBLE) AS "value"`;
+  const order = [...ir.groupBy.map((_, i) => `"${labelColumn(i)}"`), '"slot"'].join(', ');
+  return planned(b, [`SELECT ${[...groups, slot, value].join(', ')}`, `FROM ${b.tableName()}`, `WHERE ${selectionSql(b, ir.selection)}`, `GROUP BY ALL`, `ORDER BY ${order}`], ir.selection.range);
+}
+
+/** One row of (profiles, oldest_ns, newest_ns) over every partition; the times are NULL without profiles. */
+export function planProfileStats(_ir: ProfileStats, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  const t = b.column('time_unix_nano');
+  return planned(b, [`SELECT CAST(count(*) AS BIGINT) AS "profiles", min(${t}) AS "oldest_ns", max(${t}) AS "newest_ns"`, `FROM ${b.tableName()}`], undefined);
 }
 
 /**

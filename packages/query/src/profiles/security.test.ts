@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ProfileSelection } from './ir.ts';
-import { planProfileLabelNames, planProfileLabelValues, planProfileStacks, planProfileTimeline, planProfileTypes, planProfilesByTrace, type ProfilePlan } from './plan.ts';
+import {
+  planProfileLabelNames,
+  planProfileLabelValues,
+  planProfileSeries,
+  planProfileSeriesPoints,
+  planProfileStacks,
+  planProfileTimeline,
+  planProfileTypes,
+  planProfilesByTrace,
+  type ProfilePlan,
+} from './plan.ts';
 import { parseProfileSelector } from './selector.ts';
 import { PROFILES, openProfilesDb, type ProfilesDb } from './test-db.ts';
 
@@ -32,7 +42,7 @@ afterAll(() => db.close());
 
 const quoted = (s: string) => JSON.stringify(s);
 
-/** Every plan of a selection, and label-values of `label`. */
+/** Every plan of a selection, with `label` as the label-values label, the series label and the group-by label. */
 function plansOf(sel: ProfileSelection, label = 'service_name'): ProfilePlan[] {
   return [
     planProfileStacks({ kind: 'profile_stacks', selection: sel }, PROFILES),
@@ -40,6 +50,8 @@ function plansOf(sel: ProfileSelection, label = 'service_name'): ProfilePlan[] {
     planProfileTypes({ kind: 'profile_types', selection: sel }, PROFILES),
     planProfileLabelNames({ kind: 'profile_label_names', selection: sel }, PROFILES),
     planProfileLabelValues({ kind: 'profile_label_values', selection: sel, label }, PROFILES),
+    planProfileSeries({ kind: 'profile_series', selection: sel, labels: [label], limit: 10 }, PROFILES),
+    planProfileSeriesPoints({ kind: 'profile_series_points', selection: sel, groupBy: [label], stepNs: 10n * S, aggregation: 'avg' }, PROFILES),
   ];
 }
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isFloeError } from '@floe/errors';
 import { flamegraphMetadata, parseProfileTypeRef, profileTypeInfo, profileTypeKey, sameProfileType } from './profile-type.ts';
-import { parseProfileSelector, parseTypedProfileSelector } from './selector.ts';
+import { parseOptionalProfileSelector, parseProfileSelector, parseTypedProfileSelector } from './selector.ts';
 
 const CPU = 'process_cpu:cpu:nanoseconds:cpu:nanoseconds';
 const cpuRef = { name: 'process_cpu', sampleType: 'cpu', sampleUnit: 'nanoseconds', period: { type: 'cpu', unit: 'nanoseconds' } };
@@ -72,6 +72,13 @@ describe('parseProfileSelector: bad selectors are bad_data with FLOE_ERR_PROFILE
   it('render selectors must name a type', () => {
     expect(() => parseTypedProfileSelector('{service_name="api"}')).toThrow(/names no profile type/);
     expect(parseTypedProfileSelector(`${CPU}{}`).profileType).toEqual(cpuRef);
+  });
+
+  it('Connect matchers may be empty or name no type', () => {
+    for (const text of ['', '  ', '{}', ' { } ']) expect(parseOptionalProfileSelector(text)).toEqual({ profileType: undefined, matchers: [] });
+    expect(parseOptionalProfileSelector('{service_name="api"}')).toEqual({ profileType: undefined, matchers: [{ label: 'service_name', op: '=', value: 'api' }] });
+    expect(parseOptionalProfileSelector(`${CPU}{}`).profileType).toEqual(cpuRef);
+    expect(() => parseOptionalProfileSelector('{service_name=}')).toThrow(/parse error/);
   });
 });
 

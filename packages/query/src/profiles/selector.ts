@@ -70,3 +70,12 @@ export function parseTypedProfileSelector(text: string): ProfileSelector & { pro
   if (sel.profileType === undefined) throw bad('the profile selector names no profile type: expected <profile_type>{label="value", ...}');
   return { profileType: sel.profileType, matchers: sel.matchers };
 }
+
+/**
+ * A selector whose profile type is optional and which may select everything: '' or `{}` (what
+ * Grafana sends as Connect matchers and label_selector before anything is picked).
+ */
+export function parseOptionalProfileSelector(text: string): ProfileSelector {
+  if (/^\s*(\{\s*\})?\s*$/.test(text)) return { profileType: undefined, matchers: [] };
+  return parseProfileSelector(text);
+}

@@ -56,8 +56,12 @@ export function parseMaxNodes(p: RequestParams): number {
   const raw = p.get('max-nodes') ?? p.get('maxNodes');
   if (raw === undefined) return DEFAULT_MAX_NODES;
   if (!/^\d+$/.test(raw)) throw bad(`invalid max-nodes ${JSON.stringify(raw.slice(0, 32))}: expected a non-negative integer`);
-  const n = Number(raw);
-  if (n === 0) return DEFAULT_MAX_NODES;
+  return maxNodesOf(Number(raw));
+}
+
+/** A requested node cap (render's max-nodes, Connect's max_nodes): absent or 0 is the default, more than the ceiling is the ceiling. */
+export function maxNodesOf(n: number | undefined): number {
+  if (n === undefined || n === 0) return DEFAULT_MAX_NODES;
   return Math.min(n, MAX_MAX_NODES);
 }
 

@@ -24,6 +24,7 @@ import { callerCredentials } from '../auth-plugin.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { RequestParams, acceptFormBodies, getAndPost } from '../request-params.ts';
+import { connectQuerierPlugin } from './connect.ts';
 import { nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
 
 /**
@@ -40,6 +41,9 @@ import { nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
  * Pyroscope's ProfileTypesResponse); label-names and label-values a plain JSON array of strings,
  * as Pyroscope's label-values route answers.
  *
+ * Grafana's Pyroscope data source does not call these routes but Pyroscope's Connect API, which
+ * connect.ts serves under the same prefix.
+ *
  * Auth and the per-tenant query budget come from the enclosing scope (app.ts).
  */
 export interface ProfileQueryOptions {
@@ -49,6 +53,7 @@ export interface ProfileQueryOptions {
 
 export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
   acceptFormBodies(app, 64 * 1024);
+  await app.register(connectQuerierPlugin, opts);
   const params = (req: FastifyRequest) => new RequestParams(req.url, req.body);
   const run = async (req: FastifyRequest, plan: ProfilePlan): Promise<Row[]> =>
     rowsOf(await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs));

@@ -1,0 +1,192 @@
+import { FloeError } from '@floe/errors';
+import { PyroProfileFormat, PyroTimeSeriesAggregationType, type MessageInitShape, type MessageShape, type PyroQuerierService, type PyroSelectMergeStacktracesRequest } from '@floe/proto';
+import {
+  DEFAULT_SERIES_LABELS,
+  diffFlamebearer,
+  labelSetsOf,
+  mergedStacksOf,
+  parseOptionalProfileSelector,
+  parseProfileTypeRef,
+  planProfileLabelNames,
+  planProfileLabelValues,
+  planProfileSeries,
+  planProfileSeriesPoints,
+  planProfileStacks,
+  planProfileStats,
+  planProfileTypes,
+  profileTypeInfo,
+  sameProfileType,
+  seriesOf,
+  singleFlamebearer,
+  type FlamebearerDocument,
+  type ProfilePlan,
+  type ProfileSelection,
+  type ProfileTypeRef,
+  type TimeRange,
+} from '@floe/query';
+import { profilesTable } from '@floe/schema';
+import type { Row } from '../logquery/results.ts';
+import { NS_PER_MS, maxNodesOf, nowNs } from './params.ts';
+
+/**
+ * Pyroscope's querier.v1.QuerierService over Floe's profile plans (reference/api-contracts.md
+ * §4.4): the same selectors, plans and flamegraph code as the legacy routes in plugin.ts, with
+ * Connect's messages in and out. Times are unix milliseconds; a window is [start, end) as in
+ * render, and an end of 0 (unset) is now.
+ *
+ * Decisions worth knowing: Series lists the values of DEFAULT_SERIES_LABELS (or the requested
+ * label_names), not every attribute of a profile; SelectSeries answers no exemplars whatever
+ * exemplar_type asks; SelectMergeStacktraces answers without a flamegraph when nothing matched,
+ * which Grafana shows as "no data".
+ */
+
+export interface CallContext {
+  /** Runs a plan on the caller's querier with what is left of the call's deadline. */
+  run(plan: ProfilePlan): Promise<Row[]>;
+}
+
+type Methods = (typeof PyroQuerierService)['method'];
+type Handler<M extends Methods[keyof Methods]> = (req: MessageShape<M['input']>, ctx: CallContext) => Promise<MessageInitShape<M['output']>>;
+export type QuerierServiceImpl = { [K in keyof Methods]: Handler<Methods[K]> };
+
+/** Methods of the service Floe does not serve: they answer Connect's unimplemented, naming why. */
+export const UNIMPLEMENTED_METHODS: Readonly<Record<string, string>> = {
+  SelectMergeSpanProfile: 'span-scoped flamegraphs are not available: use the trace view, or SelectMergeStacktraces with a label selector',
+  SelectMergeProfile: 'pprof export is not available: use SelectMergeStacktraces',
+  SelectHeatmap: 'heatmaps are not available: use SelectSeries',
+  AnalyzeQuery: 'query analysis is not available',
+};
+
+// Bounds of one request, so a single call cannot fan out into unbounded querier work.
+const MAX_MATCHERS = 32;
+const MAX_LABELS = 16;
+const MAX_LABEL_SETS = 10_000;
+/** Prometheus's ceiling on points per series; a finer step is widened to fit. */
+const MAX_POINTS_PER_SERIES = 11_000n;
+
+const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROFILE_PARAM' });
+
+function rangeOf(start: bigint, end: bigint): TimeRange {
+  const range = { startNs: start * NS_PER_MS, endNs: end === 0n ? nowNs() : end * NS_PER_MS };
+  if (range.endNs < range.startNs) throw bad('invalid time range: end must not be before start');
+  return range;
+}
+
+/** One selection per matcher (a union, as Pyroscope reads them); none selects every profile. */
+function selectionsOf(matchers: readonly string[], range: TimeRange): ProfileSelection[] {
+  if (matchers.length > MAX_MATCHERS) throw bad(`at most ${MAX_MATCHERS} matchers per request, got ${matchers.length}`);
+  if (matchers.length === 0) return [{ range, profileType: undefined, matchers: [] }];
+  return matchers.map((m) => ({ range, ...parseOptionalProfileSelector(m) }));
+}
+
+function labelList(what: string, labels: readonly string[]): string[] {
+  if (labels.length > MAX_LABELS) throw bad(`at most ${MAX_LABELS} ${what} per request, got ${labels.length}`);
+  if (labels.some((l) => l === '')) throw bad(`${what} must not contain an empty label name`);
+  return [...labels];
+}
+
+/** profile_typeID plus label_selector; a type in the selector too must be the same one. */
+function typedSelection(profileTypeId: string, labelSelector: string, range: TimeRange): ProfileSelection & { profileType: ProfileTypeRef } {
+  const profileType = parseProfileTypeRef(profileTypeId);
+  const selector = parseOptionalProfileSelector(labelSelector);
+  if (selector.profileType && !sameProfileType(selector.profileType, profileType)) throw bad('label_selector names a profile type other than profile_typeID');
+  return { range, profileType, matchers: selector.matchers };
+}
+
+/** The union of a column over one plan per selection, sorted. */
+async function unionOf(ctx: CallContext, selections: readonly ProfileSelection[], plan: (s: ProfileSelection) => ProfilePlan, column: string): Promise<string[]> {
+  const results = await Promise.all(selections.map((s) => ctx.run(plan(s))));
+  return [...new Set(results.flat().map((r) => String(r[column])))].sort();
+}
+
+/** The flamegraph formats this service answers; the tree, DOT and pprof encodings are not produced. */
+function checkFormat(format: PyroProfileFormat): void {
+  if (format !== PyroProfileFormat.UNSPECIFIED && format !== PyroProfileFormat.FLAMEGRAPH) {
+    throw new FloeError('not_implemented', `format PROFILE_FORMAT_${PyroProfileFormat[format] ?? format} is not available: only PROFILE_FORMAT_FLAMEGRAPH`, { code: 'FLOE_ERR_PROFILE_PARAM' });
+  }
+}
+
+function maxNodesOfRequest(maxNodes: bigint | undefined): number {
+  if (maxNodes !== undefined && maxNodes < 0n) throw bad('max_nodes must not be negative');
+  return maxNodesOf(maxNodes === undefined ? undefined : Number(maxNodes));
+}
+
+const levelsOf = (fb: FlamebearerDocument['flamebearer']) => fb.levels.map((values) => ({ values: values.map((v) => BigInt(v)) }));
+
+/** The merged stacks of one side of SelectMergeStacktraces or Diff. */
+async function stacksOf(ctx: CallContext, req: PyroSelectMergeStacktracesRequest) {
+  checkFormat(req.format);
+  const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
+  const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection }, profilesTable)));
+  return { stacks, profileType: selection.profileType };
+}
+
+/** SelectSeries's step (seconds, a double) in nanoseconds, widened so no series exceeds MAX_POINTS_PER_SERIES. */
+function stepNsOf(stepSeconds: number, range: TimeRange): bigint {
+  if (!Number.isFinite(stepSeconds) || stepSeconds <= 0) throw bad('step must be a positive number of seconds');
+  const step = BigInt(Math.max(1, Math.round(stepSeconds * 1e9)));
+  const span = range.endNs - range.startNs;
+  const least = (span + MAX_POINTS_PER_SERIES - 1n) / MAX_POINTS_PER_SERIES;
+  return step < least ? least : step;
+}
+
+export const querierService: QuerierServiceImpl = {
+  async profileTypes(req, ctx) {
+    const rows = await ctx.run(planProfileTypes({ kind: 'profile_types', selection: { range: rangeOf(req.start, req.end), profileType: undefined, matchers: [] } }, profilesTable));
+    return { profileTypes: rows.map((r) => profileTypeInfo(String(r.id))) };
+  },
+
+  async labelNames(req, ctx) {
+    const selections = selectionsOf(req.matchers, rangeOf(req.start, req.end));
+    return { names: await unionOf(ctx, selections, (selection) => planProfileLabelNames({ kind: 'profile_label_names', selection }, profilesTable), 'name') };
+  },
+
+  async labelValues(req, ctx) {
+    if (req.name === '') throw bad('missing name: LabelValues needs a non-empty label name');
+    const selections = selectionsOf(req.matchers, rangeOf(req.start, req.end));
+    return { names: await unionOf(ctx, selections, (selection) => planProfileLabelValues({ kind: 'profile_label_values', selection, label: req.name }, profilesTable), 'value') };
+  },
+
+  async series(req, ctx) {
+    const labels = req.labelNames.length > 0 ? labelList('label_names', req.labelNames) : [...DEFAULT_SERIES_LABELS];
+    const selections = selectionsOf(req.matchers, rangeOf(req.start, req.end));
+    const results = await Promise.all(selections.map((selection) => ctx.run(planProfileSeries({ kind: 'profile_series', selection, labels, limit: MAX_LABEL_SETS }, profilesTable))));
+    return { labelsSet: labelSetsOf(results.flat(), labels).map((set) => ({ labels: set })) };
+  },
+
+  async selectMergeStacktraces(req, ctx) {
+    const { stacks, profileType } = await stacksOf(ctx, req);
+    if (stacks.length === 0) return {};
+    const fb = singleFlamebearer(stacks, profileType, null, maxNodesOfRequest(req.maxNodes)).flamebearer;
+    return { flamegraph: { names: fb.names, levels: levelsOf(fb), total: BigInt(fb.numTicks), maxSelf: BigInt(fb.maxSelf) } };
+  },
+
+  async selectSeries(req, ctx) {
+    const range = rangeOf(req.start, req.end);
+    const selection = typedSelection(req.profileTypeID, req.labelSelector, range);
+    const groupBy = labelList('group_by labels', req.groupBy);
+    const stepNs = stepNsOf(req.step, range);
+    if (req.limit !== undefined && req.limit < 0n) throw bad('limit must not be negative');
+    const aggregation = req.aggregation === PyroTimeSeriesAggregationType.AVERAGE ? 'avg' : 'sum';
+    const rows = await ctx.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection, groupBy, stepNs, aggregation }, profilesTable));
+    const series = seriesOf(rows, groupBy, range, stepNs, req.limit === undefined ? undefined : Number(req.limit));
+    return { series: series.map((s) => ({ labels: s.labels, points: s.points.map((p) => ({ value: p.value, timestamp: BigInt(p.timestampMs) })) })) };
+  },
+
+  async diff(req, ctx) {
+    if (!req.left || !req.right) throw bad('Diff needs both left and right');
+    const [left, right] = await Promise.all([stacksOf(ctx, req.left), stacksOf(ctx, req.right)]);
+    if (!sameProfileType(left.profileType, right.profileType)) throw bad('left and right must select the same profile type');
+    const doc = diffFlamebearer(left.stacks, right.stacks, left.profileType, maxNodesOfRequest(req.left.maxNodes ?? req.right.maxNodes));
+    const fb = doc.flamebearer;
+    return {
+      flamegraph: { names: fb.names, levels: levelsOf(fb), total: BigInt(fb.numTicks), maxSelf: BigInt(fb.maxSelf), leftTicks: BigInt(doc.leftTicks ?? 0), rightTicks: BigInt(doc.rightTicks ?? 0) },
+    };
+  },
+
+  async getProfileStats(_req, ctx) {
+    const [row] = await ctx.run(planProfileStats({ kind: 'profile_stats' }, profilesTable));
+    const ms = (ns: unknown) => (ns === null || ns === undefined ? 0n : BigInt(ns as bigint) / NS_PER_MS);
+    return { dataIngested: Number(row?.profiles ?? 0) > 0, oldestProfileTime: ms(row?.oldest_ns), newestProfileTime: ms(row?.newest_ns) };
+  },
+};

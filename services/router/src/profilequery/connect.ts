@@ -1,0 +1,80 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import { FloeError } from '@floe/errors';
+import { PyroQuerierService, type DescMessage, type MessageInitShape } from '@floe/proto';
+import { callerCredentials } from '../auth-plugin.ts';
+import { rowsOf } from '../logquery/results.ts';
+import { UNIMPLEMENTED_METHODS, querierService, type CallContext, type QuerierServiceImpl } from './connect-methods.ts';
+import {
+  CONNECT_CONTENT_TYPES,
+  checkProtocolVersion,
+  codecOf,
+  connectError,
+  decodeMessage,
+  decodedBody,
+  deadlineMsOf,
+  encodeMessage,
+  encodedBody,
+} from './connect-protocol.ts';
+import type { ProfileQueryOptions } from './plugin.ts';
+
+/**
+ * Pyroscope's Connect API under /profilequery: `POST /profilequery/querier.v1.QuerierService/<Method>`,
+ * which is what Grafana's Pyroscope data source calls when its URL is `http://<floe>/profilequery`
+ * (reference/api-contracts.md §0 S1, §4.4, §4.5). The enclosing scope authenticates and charges
+ * the query budget as for the legacy routes; this scope only swaps the body parsing (raw bytes of
+ * any type, so the codec check answers in Connect's shape) and the error shape (Connect's JSON,
+ * for the auth hook's refusals too, as fastify renders a hook's error with the route's handler).
+ */
+
+/** Connect request messages are a few selectors; a megabyte leaves room and bounds the decoder. */
+export const CONNECT_BODY_LIMIT = 1024 * 1024;
+
+const SERVICE = PyroQuerierService.typeName;
+
+const header = (req: FastifyRequest, name: string): string | undefined => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+type AnyHandler = (req: unknown, ctx: CallContext) => Promise<MessageInitShape<DescMessage>>;
+
+export const connectQuerierPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
+  const methods = new Map(PyroQuerierService.methods.map((m) => [m.name, m]));
+
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CONNECT_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  app.setErrorHandler((err: unknown, req, reply) => {
+    const out = connectError(err);
+    if (out.unexpected) req.log.error({ err }, 'unexpected error');
+    void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
+  });
+
+  app.post<{ Params: { method: string } }>(`/${SERVICE}/:method`, async (req, reply) => {
+    const started = Date.now();
+    const name = req.params.method;
+    if (Object.hasOwn(UNIMPLEMENTED_METHODS, name)) throw new FloeError('not_implemented', `${SERVICE}/${name} is not implemented by Floe: ${UNIMPLEMENTED_METHODS[name]}`, { code: 'FLOE_ERR_CONNECT_METHOD' });
+    const method = methods.get(name);
+    if (!method) throw new FloeError('not_implemented', `unknown method ${SERVICE}/${name.slice(0, 64)}`, { code: 'FLOE_ERR_CONNECT_METHOD' });
+
+    checkProtocolVersion(header(req, 'connect-protocol-version'));
+    const codec = codecOf(header(req, 'content-type'));
+    const deadlineMs = deadlineMsOf(header(req, 'connect-timeout-ms'), opts.queryTimeoutMs);
+    const body = await decodedBody(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), header(req, 'content-encoding'), CONNECT_BODY_LIMIT);
+    const input = decodeMessage(method.input, codec, body);
+
+    const creds = callerCredentials(req);
+    const ctx: CallContext = {
+      // Each query gets what is left of the call's deadline, so a method running several (Diff,
+      // several matchers) still answers within it.
+      async run(plan) {
+        const left = deadlineMs - (Date.now() - started);
+        if (left <= 0) throw new FloeError('timeout', 'the request deadline passed before the query ran', { code: 'FLOE_ERR_CONNECT_DEADLINE' });
+        return rowsOf(await opts.querier.query(creds, { sql: plan.sql, params: plan.params, hints: plan.hints }, left));
+      },
+    };
+    const handler = querierService[method.localName as keyof QuerierServiceImpl] as AnyHandler;
+    const encoded = await encodedBody(encodeMessage(method.output, codec, await handler(input, ctx)), header(req, 'accept-encoding'));
+    if (encoded.encoding) void reply.header('content-encoding', encoded.encoding);
+    return reply.code(200).type(CONNECT_CONTENT_TYPES[codec]).send(encoded.body);
+  });
+};
