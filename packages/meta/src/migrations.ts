@@ -12,6 +12,7 @@
 //   same time apply each migration exactly once; PGlite is a single in-process connection.
 
 import type { Db } from './db.ts';
+import { PLANNING_MIGRATION } from './migrations-planning.ts';
 
 export interface Migration {
   readonly id: number;
@@ -200,6 +201,7 @@ CREATE TABLE IF NOT EXISTS attribute_query_demand (
 ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
 `,
   },
+  PLANNING_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

@@ -1,0 +1,85 @@
+import Fastify from 'fastify';
+import { FloeError } from '@floe/errors';
+import type { BucketLimit, TokenBuckets } from '@floe/limits';
+import type { Db } from '@floe/meta';
+import { quietChild, type Logger } from '@floe/telemetry';
+import { planningAuthPlugin, planningRolePlugin, type PlanningAuth } from './auth.ts';
+import { errorReply, validationError } from './errors.ts';
+import { rateLimitPlugin } from './rate-limit.ts';
+import { commentRoutes } from './routes/comments.ts';
+import { competitorRoutes } from './routes/competitors.ts';
+import { epicRoutes } from './routes/epics.ts';
+import { featureRoutes } from './routes/features.ts';
+import { productRoutes } from './routes/products.ts';
+import { releaseRoutes } from './routes/releases.ts';
+import { requirementRoutes } from './routes/requirements.ts';
+import { strategyRoutes } from './routes/strategy.ts';
+
+export interface PlanningAppOptions {
+  log: Logger;
+  db: Db;
+  auth: PlanningAuth;
+  buckets: TokenBuckets;
+  rateLimit: BucketLimit;
+  maxBodyBytes: number;
+  isReady: () => boolean;
+}
+
+// PostgreSQL text cannot hold NUL: refused here as bad input rather than failing in the database.
+function refuseNul(key: string, value: unknown): unknown {
+  if (key.includes('\0') || (typeof value === 'string' && value.includes('\0'))) throw new FloeError('bad_data', 'strings must not contain NUL characters');
+  return value;
+}
+
+/**
+ * The planning API's plugin tree, built without listening. The root holds what every answer
+ * shares (JSON parsing, the error body, 404 for unknown paths, /ready); everything under
+ * /api/v1 is one scope with, in order: caller resolution, the tenant's rate limit, the role a
+ * method needs, then the routes of each resource.
+ */
+export async function buildApp(opts: PlanningAppOptions) {
+  const app = Fastify({
+    loggerInstance: quietChild(opts.log, 'planning'),
+    bodyLimit: opts.maxBodyBytes,
+    // Bodies are checked as written: no coercion ("1" is not a number), unknown fields refused.
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    schemaErrorFormatter: validationError,
+  });
+
+  app.setErrorHandler((err: unknown, req, reply) => {
+    const out = errorReply(err);
+    if (out.unexpected) req.log.error({ err }, 'unexpected error');
+    void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
+  });
+  app.setNotFoundHandler((_req, reply) => {
+    const out = errorReply(new FloeError('not_found', 'no such endpoint'));
+    void reply.code(out.status).type('application/json').send(out.body);
+  });
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    let parsed: unknown;
+    try {
+      parsed = body === '' ? undefined : JSON.parse(body as string, refuseNul);
+    } catch (err) {
+      done(err instanceof FloeError ? err : new FloeError('bad_data', 'body is not valid JSON'), undefined);
+      return;
+    }
+    done(null, parsed);
+  });
+
+  app.get('/ready', async (_req, reply) =>
+    opts.isReady() ? reply.code(200).send({ status: 'ready' }) : reply.code(503).send({ status: 'not ready' }),
+  );
+
+  await app.register(
+    async (api) => {
+      await api.register(planningAuthPlugin, { auth: opts.auth });
+      await api.register(rateLimitPlugin, { buckets: opts.buckets, limit: opts.rateLimit });
+      await api.register(planningRolePlugin);
+      for (const routes of [productRoutes, releaseRoutes, featureRoutes, epicRoutes, requirementRoutes, strategyRoutes, competitorRoutes, commentRoutes]) {
+        await api.register(routes, { db: opts.db });
+      }
+    },
+    { prefix: '/api/v1' },
+  );
+  return app;
+}

@@ -1,0 +1,42 @@
+import type { Db } from '@floe/meta';
+import type { Actor } from './actor.ts';
+import { authorJson, ts } from './sql.ts';
+
+/**
+ * Comments on planning records (spec 3, Resources: Comment): id, body, created_at and the user
+ * who wrote it. A comment names its parent by kind and id; the routes check the parent exists in
+ * the caller's tenant before reading or writing.
+ */
+export type CommentParentKind = 'feature' | 'release' | 'epic' | 'requirement' | 'idea' | 'initiative' | 'goal' | 'release_phase' | 'to_do' | 'product';
+
+export interface CommentJson {
+  id: string;
+  body: string;
+  created_at: string;
+  user: { id: string; name: string; email: string } | null;
+}
+
+const SELECT = `SELECT c.id::text AS id, c.body, ${ts('c.created_at')} AS created_at, ${authorJson('c.user_id', 'c.key_id')} AS user FROM planning_comments c`;
+
+export async function listComments(db: Db, tenantId: string, parent: { kind: CommentParentKind; id: string }, window: { limit: number; offset: number }): Promise<{ records: CommentJson[]; total: number }> {
+  const [page, count] = await Promise.all([
+    db.query<CommentJson>(`${SELECT} WHERE c.tenant_id = $1 AND c.parent_kind = $2 AND c.parent_id = $3 ORDER BY c.id LIMIT $4 OFFSET $5`, [
+      tenantId,
+      parent.kind,
+      parent.id,
+      window.limit,
+      window.offset,
+    ]),
+    db.query<{ n: number }>('SELECT count(*)::int AS n FROM planning_comments WHERE tenant_id = $1 AND parent_kind = $2 AND parent_id = $3', [tenantId, parent.kind, parent.id]),
+  ]);
+  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+}
+
+export async function addComment(db: Db, actor: Actor, parent: { kind: CommentParentKind; id: string }, body: string): Promise<CommentJson> {
+  const { rows } = await db.query<{ id: string }>(
+    `INSERT INTO planning_comments (tenant_id, parent_kind, parent_id, body, user_id, key_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id::text AS id`,
+    [actor.tenantId, parent.kind, parent.id, body, actor.userId, actor.keyId, new Date().toISOString()],
+  );
+  const out = await db.query<CommentJson>(`${SELECT} WHERE c.tenant_id = $1 AND c.id = $2`, [actor.tenantId, rows[0]!.id]);
+  return out.rows[0]!;
+}
