@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { ApiError } from './management/client.ts';
+import { ApiError } from '@floe/client';
 
 /**
  * What every command that talks to the router shares (management and query verbs): the

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { action, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
-import { callApi, seg, type ConnectionOptions } from './client.ts';
+import { callApi, seg, type ConnectionOptions } from '@floe/client';
 
 /**
  * `floe tenant|dataset|key|user …`: the management API from a terminal. Each command takes the

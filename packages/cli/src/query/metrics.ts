@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { UsageError } from '../command-helpers.ts';
-import { seg } from '../management/client.ts';
+import { seg } from '@floe/client';
 import { queryVerb, repeatable } from './verb.ts';
 
 /**

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { seg } from '../management/client.ts';
+import { seg } from '@floe/client';
 import { queryVerb } from './verb.ts';
 
 /**

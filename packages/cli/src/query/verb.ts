@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { action, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
-import { callApiText, type QueryParams } from '../management/client.ts';
+import { callApiText, type QueryParams } from '@floe/client';
 
 /**
  * One query verb: a GET on the router built from the command line, whose body is printed exactly

@@ -1,11 +1,14 @@
 /**
- * The CLI's HTTP client for the router's public API (management and query): the same surface a
- * user or an agent calls (STYLE habit 14), never a side door to the metadata DB. Errors come back
- * in the shared envelope and are raised as ApiError with the server's message.
+ * @floe/client: the HTTP client of the router's public API (management and query) for Floe's own
+ * clients, the `floe` CLI and the agent tools: the same surface a user calls (STYLE habit 14),
+ * never a side door to the metadata DB or a querier. Errors come back in the shared envelope and
+ * are raised as ApiError with the server's message.
  */
 export interface ConnectionOptions {
   url: string;
   apiKey?: string;
+  /** A whole Authorization header value, forwarded as it is (wins over apiKey): the agent tools pass their caller's. */
+  authorization?: string;
   /** Sent as X-Tenant-ID: with an API key it must name the key's tenant. */
   tenant?: string;
   /** Sent as X-Dataset-ID; the tenant's default dataset when absent. */
@@ -37,12 +40,13 @@ export interface RequestOptions {
  */
 export async function callApiText(conn: ConnectionOptions, method: string, path: string, opts: RequestOptions = {}): Promise<{ status: number; text: string }> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (conn.apiKey) headers.authorization = `Bearer ${conn.apiKey}`;
+  if (conn.authorization) headers.authorization = conn.authorization;
+  else if (conn.apiKey) headers.authorization = `Bearer ${conn.apiKey}`;
   if (conn.tenant) headers['x-tenant-id'] = conn.tenant;
   if (conn.dataset) headers['x-dataset-id'] = conn.dataset;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
   // Relative to the base so a router behind a path prefix keeps it.
-  const url = new URL(path, conn.url.endsWith('/') ? conn.url : `${conn.url}/`);
+  const url = new URL(path.replace(/^\/+/, ''), conn.url.endsWith('/') ? conn.url : `${conn.url}/`);
   for (const [name, value] of Object.entries(opts.query ?? {})) {
     for (const v of typeof value === 'string' ? [value] : (value ?? [])) url.searchParams.append(name, v);
   }
@@ -69,8 +73,8 @@ function errorOf(status: number, text: string): ApiError {
 }
 
 /** callApiText with the body parsed as JSON (undefined for an empty body, such as a 204). */
-export async function callApi<T = unknown>(conn: ConnectionOptions, method: string, path: string, body?: unknown): Promise<T> {
-  const { status, text } = await callApiText(conn, method, path, { body });
+export async function callApi<T = unknown>(conn: ConnectionOptions, method: string, path: string, body?: unknown, query?: QueryParams): Promise<T> {
+  const { status, text } = await callApiText(conn, method, path, { body, query });
   if (text === '') return undefined as T;
   try {
     return JSON.parse(text) as T;

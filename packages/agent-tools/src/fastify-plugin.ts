@@ -1,0 +1,64 @@
+import type { AddressInfo } from 'node:net';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { RouterCredentials } from './router-client.ts';
+import { createAgentToolsServer } from './server.ts';
+
+export interface AgentToolsPluginOptions {
+  /** The router's own base URL; a function when it is known only once the server listens (port 0). */
+  routerUrl: string | (() => string);
+  maxPayloadBytes?: number;
+}
+
+const header = (req: FastifyRequest, name: string) => {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** The incoming request's credentials, forwarded as they came: the query APIs authenticate them again. */
+const credentialsOf = (req: FastifyRequest): RouterCredentials => ({ authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant-id'), dataset: header(req, 'x-dataset-id') });
+
+/**
+ * MCP's Streamable HTTP transport at POST /mcp, stateless: every request gets its own server and
+ * transport bound to the caller's credentials, so nothing of one caller outlives its request or
+ * reaches another. Answers are plain JSON (no SSE stream), since no tool streams progress.
+ * GET (a server-to-client stream) and DELETE (ending a session) have no meaning without
+ * sessions: 405, which MCP clients expect from a stateless server.
+ *
+ * Authentication is the enclosing scope's (the router registers its auth plugin around this one,
+ * so a wrong key is a 401 before any MCP message is read).
+ */
+export const agentToolsPlugin: FastifyPluginAsync<AgentToolsPluginOptions> = async (app, opts) => {
+  app.post('/mcp', async (req, reply) => {
+    const routerUrl = typeof opts.routerUrl === 'function' ? opts.routerUrl() : opts.routerUrl;
+    const server = createAgentToolsServer({ routerUrl, credentials: credentialsOf(req), maxPayloadBytes: opts.maxPayloadBytes });
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    // The transport writes the response itself.
+    reply.hijack();
+    reply.raw.on('close', () => {
+      void transport.close();
+      void server.close();
+    });
+    try {
+      await server.connect(transport);
+      await transport.handleRequest(req.raw, reply.raw, req.body);
+    } catch (err) {
+      req.log.error({ err }, 'MCP request failed');
+      if (!reply.raw.headersSent) reply.raw.writeHead(500, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32603, message: 'internal error' }, id: null }));
+    }
+  });
+  const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) =>
+    reply.code(405).header('allow', 'POST').type('application/json').send({ status: 'error', errorType: 'bad_data', error: 'the MCP endpoint is stateless: use POST /mcp' });
+  app.get('/mcp', notAllowed);
+  app.delete('/mcp', notAllowed);
+};
+
+/**
+ * A URL that reaches a server from the same host: its listen address, with a wildcard address
+ * (0.0.0.0, ::) replaced by loopback. For the router's own calls to itself.
+ */
+export function listenUrl(address: AddressInfo | string | null): string {
+  if (address === null || typeof address === 'string') throw new Error('agent tools: the router is not listening on a TCP port yet');
+  const host = address.address === '0.0.0.0' ? '127.0.0.1' : address.address === '::' ? '[::1]' : address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host}:${address.port}`;
+}

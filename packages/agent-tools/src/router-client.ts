@@ -1,0 +1,26 @@
+import { ApiError, callApi, seg, type QueryParams } from '@floe/client';
+
+/**
+ * How the agent tools reach the router's public query APIs: through @floe/client, like the CLI,
+ * with the credentials of the caller the tools act for, forwarded unchanged (the query APIs
+ * authenticate and budget them again).
+ */
+export { ApiError, seg, type QueryParams };
+
+/** The caller's credentials, forwarded unchanged to every router call. */
+export interface RouterCredentials {
+  /** The whole Authorization header value (`Bearer <key>`), as the caller sent it. */
+  authorization?: string;
+  tenant?: string;
+  dataset?: string;
+}
+
+export interface RouterConnection {
+  /** Base URL of the router, such as http://127.0.0.1:3000 (a path prefix is kept). */
+  url: string;
+  credentials: RouterCredentials;
+}
+
+/** GET `path` (relative to the router's base URL) and parse the JSON answer. */
+export const routerGet = <T = unknown>(conn: RouterConnection, path: string, query: QueryParams = {}): Promise<T> =>
+  callApi<T>({ url: conn.url, ...conn.credentials }, 'GET', path, undefined, query);

@@ -1,0 +1,33 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from './payload-cap.ts';
+import type { RouterCredentials } from './router-client.ts';
+import type { ToolContext } from './tool-kit.ts';
+import { registerDiscoveryTools } from './tools/discovery.ts';
+import { registerLogTools } from './tools/logs.ts';
+import { registerMetricTools } from './tools/metrics.ts';
+import { registerProfileTools } from './tools/profiles.ts';
+import { registerTraceTools } from './tools/traces.ts';
+
+export interface AgentToolsOptions {
+  /** Base URL of the router whose query APIs the tools call. */
+  routerUrl: string;
+  /** The caller's credentials, forwarded to every call: the tools see exactly what the caller may see. */
+  credentials: RouterCredentials;
+  /** The payload cap of every tool's answer, bytes of JSON (default DEFAULT_MAX_PAYLOAD_BYTES). */
+  maxPayloadBytes?: number;
+}
+
+const INSTRUCTIONS =
+  'Floe stores OpenTelemetry logs, metrics, traces and profiles of one tenant. Discover before querying: list_attributes (per signal), log_label_values, metric_label_values, trace_tag_values, profile_types. Query with logql_query, promql_query / promql_query_range, traceql_search then get_trace, profile_search / profile_compare, profiles_for_trace. Times accept RFC 3339, unix seconds or now-1h; windows default to the last hour. An answer with truncated: true was cut to fit the payload cap: narrow the query.';
+
+/** One MCP server whose tools query the router as the given caller (one per caller: credentials are fixed). */
+export function createAgentToolsServer(opts: AgentToolsOptions): McpServer {
+  const server = new McpServer({ name: 'floe', version: '0.1.0' }, { instructions: INSTRUCTIONS });
+  const ctx: ToolContext = { router: { url: opts.routerUrl, credentials: opts.credentials }, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
+  registerDiscoveryTools(server, ctx);
+  registerLogTools(server, ctx);
+  registerMetricTools(server, ctx);
+  registerTraceTools(server, ctx);
+  registerProfileTools(server, ctx);
+  return server;
+}
