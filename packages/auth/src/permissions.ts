@@ -26,7 +26,7 @@ export type TenantAction =
   | 'api_key.manage'
   | 'tables.manage';
 
-export type InstanceAction = 'tenant.create' | 'tenant.delete' | 'tenant.disable' | 'user.read' | 'user.manage';
+export type InstanceAction = 'tenant.create' | 'tenant.delete' | 'tenant.disable' | 'user.read' | 'user.manage' | 'ops.compact';
 
 const MIN_ROLE: Record<TenantAction, MembershipRole> = {
   'tenant.read': 'viewer',

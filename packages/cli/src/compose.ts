@@ -24,6 +24,8 @@ interface Ctx {
   querier?: QuerierCalls;
   /** Signs planner SQL between the in-process router and querier (random per process). */
   internalKey: string;
+  /** Admin URL of the compactor of this process, which the router's /api/v1/ops/compact drives. */
+  compactorUrl?: string;
   /** Held while this process owns the embedded metadata DB. */
   lock?: EmbeddedLock;
 }
@@ -72,7 +74,15 @@ const MODULES: ModuleDef<Ctx>[] = [
   },
   { name: 'acceptor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
   { name: 'writer', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
-  { name: 'compactor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  {
+    name: 'compactor',
+    deps: ['meta', 'store'],
+    start: async (ctx) => {
+      const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store });
+      ctx.compactorUrl = `http://127.0.0.1:${handle.ports.admin}`;
+      return handle;
+    },
+  },
   {
     name: 'router',
     deps: ['meta', 'store'],
@@ -85,15 +95,18 @@ const MODULES: ModuleDef<Ctx>[] = [
         internalKey: ctx.querierPort ? ctx.internalKey : undefined,
         inProcessQuerier: ctx.querier,
         localAdminToken: ctx.lock?.token,
+        compactorUrl: ctx.compactorUrl,
       }).then((handle) => {
         ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.http}` });
         return handle;
       }),
   },
   { name: 'all', deps: ['querier', 'writer', 'acceptor', 'compactor', 'router'], start: async () => ({ name: 'all', ports: {}, isReady: () => true, stop: async () => {} }) },
+  // The product-planning API (spec 3): a separate service beside Floe, not part of `all`.
+  { name: 'planning', deps: ['meta'], start: async (ctx) => (await import('@floe/planning')).start(ctx.config, { log: ctx.log, db: ctx.db }) },
 ];
 
-export const TARGETS = [...SERVICE_NAMES, 'all'] as const;
+export const TARGETS = [...SERVICE_NAMES, 'planning', 'all'] as const;
 
 export interface StartedFloe extends StartedModules {
   /** Creates a tenant (if missing) and a new API key through this process's metadata DB. */
@@ -107,7 +120,8 @@ export async function startFloe(config: Readonly<FloeConfig>, targets: readonly 
   for (const t of targets) {
     if (!(TARGETS as readonly string[]).includes(t)) throw new Error(`unknown target "${t}" (one of: ${TARGETS.join(', ')})`);
   }
-  if (config.storage.kind === 'fs' && !targets.includes('all') && targets.length < SERVICE_NAMES.length) {
+  const storing = targets.filter((t) => t !== 'planning');
+  if (config.storage.kind === 'fs' && storing.length > 0 && !storing.includes('all') && storing.length < SERVICE_NAMES.length) {
     logger.warn('storage.kind is "fs" while running a subset of services: every process must share the same directory');
   }
   const ctx: Ctx = { config, log: logger, internalKey: randomBytes(32).toString('base64url') };

@@ -1,8 +1,10 @@
 import { Command } from 'commander';
+import { runStdio } from '@floe/agent-tools';
 import { ConfigError, loadConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
 import { onShutdownSignal } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
+import { tenantOption, withConnection } from './command-helpers.ts';
 import { startFloe, TARGETS } from './compose.ts';
 import { EmbeddedLock, readLiveLock } from './embedded-lock.ts';
 import { registerManagementCommands } from './management/commands.ts';
@@ -27,7 +29,7 @@ const loadOrExit = (file: string | undefined) => {
 for (const target of TARGETS) {
   program
     .command(target)
-    .description(target === 'all' ? 'run every service in one process (embedded defaults)' : `run the ${target} service`)
+    .description(target === 'all' ? 'run every service in one process (embedded defaults)' : target === 'planning' ? 'run the product-planning API (a separate service, not part of all)' : `run the ${target} service`)
     .option('-c, --config <file>', 'YAML configuration file (env FLOE__SECTION__KEY overrides it)', process.env.FLOE_CONFIG)
     .action(async (opts: { config?: string }) => {
       const config = loadOrExit(opts.config);
@@ -102,6 +104,13 @@ program
   });
 
 registerManagementCommands(program);
+
+// Agent tools over stdio for local MCP clients; stdout carries the protocol, so nothing else may print there.
+tenantOption(withConnection(program.command('mcp').description('serve the agent tools (MCP) over stdio, querying the router at --url')))
+  .option('--dataset <id>', 'dataset (env FLOE_DATASET)', process.env.FLOE_DATASET)
+  .action(async (o: { url: string; apiKey?: string; tenant?: string; dataset?: string }) => {
+    await runStdio({ url: o.url, apiKey: o.apiKey, tenant: o.tenant, dataset: o.dataset });
+  });
 registerQueryCommands(program);
 
 await program.parseAsync(process.argv);

@@ -115,6 +115,7 @@ export const compactorSection = z.strictObject({
   interval: duration('5m').describe('Time between the starts of two compaction passes.'),
   target_file_size_mb: z.number().int().positive().default(128).describe('Size compaction aims for per Parquet file.'),
   snapshot_retention: duration('1h').describe('Snapshots older than this are expired (the current one is always kept).'),
+  min_file_age: duration('1m').describe('A data file is merged only once committed at least this long ago, so a flush is not rewritten while the writer may still be adding to its hour.'),
   work_dir: z.string().default('./data/tmp/compactor').describe('Local scratch directory for rewrites.'),
   threads: z.number().int().positive().default(2).describe('DuckDB threads of a rewrite.'),
 });
@@ -124,6 +125,10 @@ export const routerSection = z.strictObject({
   port: port(3000).describe('HTTP port of every query API (also serves /ready).'),
   querier_urls: z.array(z.string()).default([]).describe('Querier Flight addresses (host:port). Empty: the querier of this process (called in-process, without gRPC) or 127.0.0.1:50054.'),
   query_timeout: duration('30s').describe('Deadline the router gives a querier call; fired deadlines answer 504.'),
+  compactor_url: z
+    .string()
+    .default('')
+    .describe('Admin URL of the compactor (http://host:9093) that /api/v1/ops/compact drives. Empty: the compactor of this process in `floe all`, else http://127.0.0.1:<compactor.admin_port>.'),
   public_url: z.string().default('http://localhost:3000').describe('Externally visible URL of the router: session cookies are marked Secure when it is https; SSO and source-control callbacks are built from it, never from request headers.'),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
   max_query_samples: z
@@ -143,6 +148,16 @@ export const routerSection = z.strictObject({
   query_demand_flush_interval: duration('30s').describe(
     'How often the counts of attribute keys that queries filter on without a column of their own (query demand, advice for schema.materialized_labels) are added to the metadata DB. 0s: not counted.',
   ),
+});
+
+// Spec 3 (Limits: "numeric rate-limit values: not shown"): a budget generous for scripts and
+// integrations, tight enough that one tenant's loop cannot starve the others.
+export const planningSection = z.strictObject({
+  host: host.describe('Interface the product-planning API listens on (0.0.0.0: all).'),
+  port: port(3300).describe('HTTP port of the product-planning API under /api/v1 (also serves /ready).'),
+  max_body_bytes: bytes(1024 * 1024).describe('Largest accepted request body of the product-planning API (413 beyond).'),
+  rate_limit_per_sec: z.number().positive().default(20).describe('Product-planning API requests per second per tenant (token bucket refill rate); over it: 429 with retry_after.'),
+  rate_limit_burst: z.number().positive().default(60).describe('Product-planning API requests a tenant may send at once (token bucket size).'),
 });
 
 export const runtimeSection = z.strictObject({
@@ -201,6 +216,7 @@ export const floeConfigSchema = z.strictObject({
   querier: querierSection.prefault({}),
   compactor: compactorSection.prefault({}),
   router: routerSection.prefault({}),
+  planning: planningSection.prefault({}),
   schema: schemaSection.prefault({}),
   limits: limitsSection.prefault({}),
 });

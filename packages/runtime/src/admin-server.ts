@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface AdminServer {
@@ -13,18 +13,66 @@ export interface AdminServerOptions {
   name: string;
   /** The service's own state as JSON for `GET /status` (absent: 404). */
   status?: () => unknown;
+  /**
+   * Operator actions of the service, keyed `POST /path`: JSON body in (at most 64 KiB, `{}` when
+   * empty), JSON answer out. The admin port is internal; the router exposes these behind admin
+   * auth (the compactor's `POST /compact` behind `/api/v1/ops/compact`).
+   */
+  actions?: Record<string, (body: unknown) => Promise<AdminAnswer>>;
 }
+
+export interface AdminAnswer {
+  status: number;
+  body: unknown;
+}
+
+const MAX_ACTION_BODY = 64 * 1024;
+
+function readJson(req: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    // An oversized body is read to its end and dropped, so the 413 reaches the caller.
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= MAX_ACTION_BODY) chunks.push(c);
+    });
+    req.on('end', () => {
+      if (size > MAX_ACTION_BODY) return reject(Object.assign(new Error('request body too large'), { status: 413 }));
+      const text = Buffer.concat(chunks).toString('utf8').trim();
+      try {
+        resolve(text === '' ? {} : JSON.parse(text));
+      } catch {
+        reject(Object.assign(new Error('body is not valid JSON'), { status: 400 }));
+      }
+    });
+    req.on('error', reject);
+  });
+}
+
+const sendJson = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
 
 /**
  * The small HTTP server every non-HTTP service exposes: `GET /ready` is 200 only while
  * `isReady()` is true (503 otherwise, e.g. while draining), `GET /healthz` is 200 while the
- * process lives, and `GET /status` the service's state where it has one (the compactor's passes).
+ * process lives, `GET /status` the service's state where it has one (the compactor's passes), and
+ * `actions` its operator actions.
  */
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
   const server: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/status' && opts.status) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(opts.status()));
+      return;
+    }
+    const action = opts.actions?.[`${req.method} ${path}`];
+    if (action) {
+      readJson(req)
+        .then(action)
+        .then(
+          (answer) => sendJson(res, answer.status, answer.body),
+          (err: Error & { status?: number }) => sendJson(res, err.status ?? 500, { status: 'error', errorType: err.status === 413 ? 'too_large' : err.status ? 'bad_data' : 'internal', error: err.status ? err.message : 'action failed' }),
+        );
       return;
     }
     if (req.method === 'GET' && path === '/ready') {

@@ -6,7 +6,7 @@
 export { resolveOrder, startModules } from './registry.ts';
 export type { ModuleDef, StartedModules } from './registry.ts';
 export { startAdminServer } from './admin-server.ts';
-export type { AdminServer } from './admin-server.ts';
+export type { AdminAnswer, AdminServer } from './admin-server.ts';
 export { SERVICE_NAMES, isServiceName } from './service.ts';
 export type { ServiceHandle, ServiceName } from './service.ts';
 export { onShutdownSignal, sleep } from './lifecycle.ts';

@@ -133,7 +133,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     // Limits and resend dedup shared by every acceptor and router, as in production.
     limits: { store: 'redis', redis_url: redis.url, key_prefix: redis.prefix },
     acceptor: { host: '127.0.0.1', grpc_port: grpcPort, http_port: httpPort },
-    router: { host: '127.0.0.1', port: routerPort, querier_urls: [`127.0.0.1:${flightPort}`] },
+    router: { host: '127.0.0.1', port: routerPort, querier_urls: [`127.0.0.1:${flightPort}`], compactor_url: `http://127.0.0.1:${cAdmin}` },
     querier: { host: '127.0.0.1', port: flightPort, admin_port: qAdmin, temp_dir: join(dir, 'tmp-q') },
     writer: { host: '127.0.0.1', admin_port: wAdmin, flush_interval: '500ms', poll_interval: '100ms', work_dir: join(dir, 'tmp-w') },
     compactor: { host: '127.0.0.1', admin_port: cAdmin, work_dir: join(dir, 'tmp-c') },

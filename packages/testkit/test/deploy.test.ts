@@ -15,13 +15,13 @@ const read = (p: string) => readFileSync(join(root, p), 'utf8');
 const configFile = join(root, 'deploy/config/floe-cluster.yaml');
 
 const readyPort = (cfg: ReturnType<typeof loadConfig>, target: string): number =>
-  ({ acceptor: cfg.acceptor.http_port, router: cfg.router.port, writer: cfg.writer.admin_port, querier: cfg.querier.admin_port, compactor: cfg.compactor.admin_port })[target]!;
+  ({ acceptor: cfg.acceptor.http_port, router: cfg.router.port, writer: cfg.writer.admin_port, querier: cfg.querier.admin_port, compactor: cfg.compactor.admin_port, planning: cfg.planning.port })[target]!;
 
 describe('deployment files', () => {
   it('docker-compose services run valid targets with a valid config', () => {
     const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, { command?: string[]; environment?: Record<string, string>; healthcheck?: { test: string[] } }> };
     const floeServices = Object.entries(compose.services).filter(([, s]) => s.command && (TARGETS as readonly string[]).includes(s.command[0]!));
-    expect(floeServices.map(([n]) => n).sort()).toEqual(['acceptor', 'compactor', 'querier', 'router', 'writer']);
+    expect(floeServices.map(([n]) => n).sort()).toEqual(['acceptor', 'compactor', 'planning', 'querier', 'router', 'writer']);
     for (const [name, svc] of floeServices) {
       const env = Object.fromEntries(Object.entries(svc.environment ?? {}).map(([k, v]) => [k, String(v).replace(/\$\{[^}]+:-([^}]*)\}/g, '$1')]));
       const cfg = loadConfig({ file: configFile, env });
@@ -42,7 +42,7 @@ describe('deployment files', () => {
     expect(cm.data['floe.yaml']).toBe(read('deploy/config/floe-cluster.yaml'));
     const cfg = loadConfig({ file: configFile, env: {} });
     const deployments = docs.filter((d) => d.kind === 'Deployment');
-    expect(deployments).toHaveLength(5);
+    expect(deployments).toHaveLength(6);
     for (const d of deployments) {
       const c = d.spec.template.spec.containers[0];
       const target = c.args[0] as string;
@@ -51,5 +51,7 @@ describe('deployment files', () => {
       expect(docs.some((s) => s.kind === 'Service' && s.metadata.name === target)).toBe(true);
     }
     expect(cfg.router.querier_urls).toEqual(['querier:50054']);
+    // The router reaches the compactor's admin port for /api/v1/ops/compact.
+    expect(new URL(cfg.router.compactor_url).host).toBe(`compactor:${cfg.compactor.admin_port}`);
   });
 });

@@ -1,8 +1,8 @@
-import type { SqlCatalog, TableIdentifier } from '@floe/iceberg';
+import { floeNamespace, floeTableDef, type SqlCatalog, type TableIdentifier } from '@floe/iceberg';
 import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
-import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, type CompactTableStats } from './compact.ts';
+import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats } from './compact.ts';
 import { emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
 import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
 
@@ -34,6 +34,29 @@ export interface PassStats {
   durationMs: number;
 }
 
+/** Which tables an on-demand pass or a dry run visits: all, a tenant's, a dataset's, or one table. */
+export interface PassScope {
+  tenant?: string;
+  /** Only with a tenant. */
+  dataset?: string;
+  table?: string;
+}
+
+/** What a pass would merge in one table (a dry run): per hour, the groups of files and their bytes. */
+export interface TablePlan {
+  table: string;
+  files: number;
+  groups: Array<{ hour: string; files: number; bytes: number; rows: number }>;
+}
+
+function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
+  if (!scope) return true;
+  if (scope.table !== undefined && id.name !== scope.table) return false;
+  if (scope.tenant === undefined) return true;
+  if (scope.dataset !== undefined) return id.namespace === floeNamespace(scope.tenant, scope.dataset);
+  return id.namespace.startsWith(`${scope.tenant}.`);
+}
+
 export const hasWork = (s: PassStats): boolean =>
   s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
 
@@ -51,8 +74,11 @@ export class Compactor {
     this.#o = opts;
   }
 
-  /** Runs one pass. After `signal` fires, the commit in progress finishes and the pass ends. */
-  async pass(signal?: AbortSignal): Promise<PassStats> {
+  /**
+   * Runs one pass over the tables of `scope` (all when absent). After `signal` fires, the commit
+   * in progress finishes and the pass ends.
+   */
+  async pass(signal?: AbortSignal, scope?: PassScope): Promise<PassStats> {
     const { catalog, store, log } = this.#o;
     const now = this.#o.now ?? Date.now;
     const started = now();
@@ -69,7 +95,7 @@ export class Compactor {
     for (const id of await catalog.listTables()) {
       if (signal?.aborted) break;
       // Tables of other engines sharing the catalog have no Floe definition to rewrite them with.
-      if (!isTableName(id.name)) continue;
+      if (!isTableName(id.name) || !inScope(id, scope)) continue;
       stats.tables++;
       try {
         if (await this.#table(id, horizon, stats, signal)) stats.tablesChanged++;
@@ -79,9 +105,38 @@ export class Compactor {
       }
     }
     // Only a complete pass knows which manifests are still reachable.
-    if (!signal?.aborted) this.#refs.endPass();
+    if (!signal?.aborted && !scope) this.#refs.endPass();
     stats.durationMs = now() - started;
     return stats;
+  }
+
+  /** A dry run: what a pass would merge now in the tables of `scope`, without writing anything. */
+  async plan(scope?: PassScope): Promise<TablePlan[]> {
+    const { catalog } = this.#o;
+    const now = this.#o.now ?? Date.now;
+    const out: TablePlan[] = [];
+    for (const id of await catalog.listTables()) {
+      if (!isTableName(id.name) || !inScope(id, scope)) continue;
+      const handle = await catalog.loadTable(id.namespace, id.name);
+      if (!handle) continue;
+      const files = await catalog.planFiles(handle);
+      const groups = planCompaction(floeTableDef(handle), handle.metadata, files, {
+        targetFileBytes: this.#o.targetFileBytes,
+        minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS,
+        nowMs: now(),
+      });
+      out.push({
+        table: `${id.namespace}.${id.name}`,
+        files: files.length,
+        groups: groups.map((g) => ({
+          hour: new Date(g.hour * 3_600_000).toISOString(),
+          files: g.files.length,
+          bytes: g.files.reduce((a, f) => a + f.fileSizeBytes, 0),
+          rows: g.files.reduce((a, f) => a + f.recordCount, 0),
+        })),
+      });
+    }
+    return out;
   }
 
   async #table(id: TableIdentifier, horizon: number, stats: PassStats, signal?: AbortSignal): Promise<boolean> {

@@ -5,7 +5,8 @@ import { openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
-import { Compactor, hasWork, type PassStats } from './compactor.ts';
+import { randomUUID } from 'node:crypto';
+import { Compactor, hasWork, type PassScope, type PassStats } from './compactor.ts';
 
 /** Same catalog and warehouse as the writer's tables (services/writer/src/tables.ts). */
 
@@ -41,32 +42,72 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     log,
     targetFileBytes: c.target_file_size_mb * 1024 * 1024,
     snapshotRetentionMs: c.snapshot_retention,
+    minFileAgeMs: c.min_file_age,
   });
 
   const abort = new AbortController();
   let ready = true;
-  const state: CompactorStatus = { enabled: c.enabled, intervalMs: c.interval, passes: 0, runningSince: null, lastPass: null };
+  const state: CompactorStatus = { enabled: c.enabled, intervalMs: c.interval, passes: 0, runningSince: null, lastPass: null, requests: [] };
+  // On-demand passes (POST /compact, behind the router's /api/v1/ops/compact) run between the
+  // periodic ones, in the order asked; asking wakes the loop from its sleep.
+  let wake = new AbortController();
+  const pending = () => state.requests.find((r) => r.startedAt === null);
+  let nextPeriodic = Date.now();
+
+  const runPass = async (scope: PassScope | undefined): Promise<LastPass> => {
+    const startedAt = new Date().toISOString();
+    state.runningSince = startedAt;
+    try {
+      const stats = await compactor.pass(abort.signal, scope);
+      const summary = passSummary(stats);
+      if (hasWork(stats)) log.info({ ...summary, ...(scope ? { scope } : {}) }, 'compaction pass');
+      return { startedAt, finishedAt: new Date().toISOString(), failed: false, ...summary };
+    } catch (err) {
+      log.error({ err }, 'compaction pass failed; retrying next interval');
+      return { startedAt, finishedAt: new Date().toISOString(), failed: true };
+    } finally {
+      state.passes++;
+      state.runningSince = null;
+    }
+  };
+
   const loop = (async () => {
     if (!c.enabled) return;
     while (!abort.signal.aborted) {
-      const began = Date.now();
-      state.runningSince = new Date(began).toISOString();
-      try {
-        const stats = await compactor.pass(abort.signal);
-        const summary = passSummary(stats);
-        if (hasWork(stats)) log.info(summary, 'compaction pass');
-        state.lastPass = { startedAt: state.runningSince, finishedAt: new Date().toISOString(), failed: false, ...summary };
-      } catch (err) {
-        log.error({ err }, 'compaction pass failed; retrying next interval');
-        state.lastPass = { startedAt: state.runningSince, finishedAt: new Date().toISOString(), failed: true };
+      const request = pending();
+      if (request) {
+        request.startedAt = new Date().toISOString();
+        const result = await runPass(request.scope ?? undefined);
+        request.finishedAt = result.finishedAt;
+        request.result = result;
+        state.lastPass = result;
+        continue;
       }
-      state.passes++;
-      state.runningSince = null;
-      await sleep(Math.max(0, began + c.interval - Date.now()), abort.signal);
+      if (Date.now() >= nextPeriodic) {
+        nextPeriodic = Date.now() + c.interval;
+        state.lastPass = await runPass(undefined);
+        continue;
+      }
+      await sleep(Math.max(0, nextPeriodic - Date.now()), AbortSignal.any([abort.signal, wake.signal]));
+      if (wake.signal.aborted) wake = new AbortController();
     }
   })();
 
-  const admin = await startAdminServer({ host: c.host, port: c.admin_port, isReady: () => ready, name: 'compactor', status: () => state });
+  const actions = {
+    'POST /compact': async (body: unknown) => {
+      if (!c.enabled) return { status: 409, body: { status: 'error', errorType: 'conflict', error: 'compaction is disabled on this compactor (compactor.enabled: false)' } };
+      const scope = parseScope(body);
+      const request: CompactionRequest = { id: randomUUID(), scope: scope ?? null, requestedAt: new Date().toISOString(), startedAt: null, finishedAt: null, result: null };
+      state.requests.push(request);
+      // The last MAX_REQUESTS are kept, never one that has not run yet.
+      while (state.requests.length > MAX_REQUESTS && state.requests[0]!.finishedAt !== null) state.requests.shift();
+      wake.abort();
+      return { status: 202, body: request };
+    },
+    'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
+  };
+
+  const admin = await startAdminServer({ host: c.host, port: c.admin_port, isReady: () => ready, name: 'compactor', status: () => state, actions });
   log.info({ adminPort: admin.port, enabled: c.enabled, intervalMs: c.interval, targetFileSizeMb: c.target_file_size_mb }, 'compactor ready');
   return {
     name: 'compactor',
@@ -94,11 +135,44 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
 export interface CompactorStatus {
   enabled: boolean;
   intervalMs: number;
-  /** Passes finished since start. */
+  /** Passes finished since start, periodic and on-demand. */
   passes: number;
   /** Start of the pass in progress (ISO 8601), or null. */
   runningSince: string | null;
-  lastPass: ({ startedAt: string; finishedAt: string; failed: boolean } & Partial<PassSummary>) | null;
+  lastPass: LastPass | null;
+  /** The latest on-demand passes (POST /compact), oldest first: waiting, running or done. */
+  requests: CompactionRequest[];
+}
+
+type LastPass = { startedAt: string; finishedAt: string; failed: boolean } & Partial<PassSummary>;
+
+export interface CompactionRequest {
+  id: string;
+  /** The tables it visits; null: every table. */
+  scope: PassScope | null;
+  requestedAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+  result: LastPass | null;
+}
+
+const MAX_REQUESTS = 20;
+const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+/** `{tenant?, dataset?, table?}` of an action's body; undefined for every table. */
+function parseScope(body: unknown): PassScope | undefined {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Object.assign(new Error('body must be a JSON object'), { status: 400 });
+  const b = body as Record<string, unknown>;
+  const scope: PassScope = {};
+  for (const key of Object.keys(b)) {
+    if (key !== 'tenant' && key !== 'dataset' && key !== 'table') throw Object.assign(new Error(`unknown field ${JSON.stringify(key)}: expected tenant, dataset, table`), { status: 400 });
+    const v = b[key];
+    if (v === undefined || v === null) continue;
+    if (typeof v !== 'string' || !NAME.test(v)) throw Object.assign(new Error(`invalid ${key}`), { status: 400 });
+    scope[key] = v;
+  }
+  if (scope.dataset !== undefined && scope.tenant === undefined) throw Object.assign(new Error('dataset needs tenant'), { status: 400 });
+  return Object.keys(scope).length === 0 ? undefined : scope;
 }
 
 type PassSummary = ReturnType<typeof passSummary>;

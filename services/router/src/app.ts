@@ -1,4 +1,5 @@
 import Fastify, { type FastifyInstance } from 'fastify';
+import { agentToolsPlugin, listenUrl } from '@floe/agent-tools';
 import type { AuthDeps, ManagementAuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
@@ -15,6 +16,7 @@ import { profilesByTracePlugin } from './profilequery/by-trace.ts';
 import { profileQueryPlugin } from './profilequery/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import type { TenantTables } from './management/tenant-tables.ts';
+import type { CompactorClient } from './compactor-client.ts';
 import { SHARED_SCHEMAS } from './management/schemas.ts';
 import { collectRoutes } from './openapi.ts';
 import type { QuerierClient } from './querier-client.ts';
@@ -53,6 +55,8 @@ export interface AppOptions {
   provisionDataset?: ProvisionDataset;
   /** A tenant's tables: listing and on-demand provisioning. */
   tables?: TenantTables;
+  /** The compactor that /api/v1/ops/compact drives (absent: those routes answer 503). */
+  compactor?: CompactorClient;
 }
 
 // Management bodies are small JSON documents; anything bigger is refused before parsing (413).
@@ -111,8 +115,15 @@ export async function buildApp(opts: AppOptions) {
   await queryApi('/profilequery', (s) => s.register(profileQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
   // profiles_by_trace sits at the root's /api/profiles (spec 1), with the query APIs' auth and budget.
   await queryApi('/api/profiles', (s) => s.register(profilesByTracePlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
+  // Agent tools (MCP) at /mcp: the query scope's auth refuses a bad key with 401 up front; the
+  // tools call the query APIs above over HTTP with the caller's credentials, whose budget is
+  // charged there, once per call.
+  await app.register(async (s) => {
+    await s.register(authPlugin, { auth: opts.auth, scope: 'query' });
+    await s.register(agentToolsPlugin, { routerUrl: () => listenUrl(app.server.address()) });
+  });
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
-  await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, routes });
+  await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, compactor: opts.compactor, routes });
   await app.register(sessionRoutes, {
     prefix: '/ui/session',
     db: opts.db,

@@ -13,6 +13,7 @@ import type { ProvisionDataset } from './management/options.ts';
 import { createTenantTables, provisionOnCreate } from './management/tenant-tables.ts';
 import { createQueryBudget } from './query-budget.ts';
 import { createQueryDemand } from './query-demand.ts';
+import { createCompactorClient } from './compactor-client.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -29,6 +30,8 @@ export interface SharedDeps {
   localAdminToken?: string;
   /** Replaces the router's own provisioning at dataset creation (tests). */
   provisionDataset?: ProvisionDataset;
+  /** Admin URL of the compactor of this process (`floe all`), used when router.compactor_url is empty. */
+  compactorUrl?: string;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -76,6 +79,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     sessionTtlMs: config.auth.session_ttl,
     provisionDataset,
     tables,
+    compactor: createCompactorClient(config.router.compactor_url || deps.compactorUrl || `http://127.0.0.1:${config.compactor.admin_port}`),
   });
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;

@@ -2,6 +2,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { ManagementAuthDeps } from '@floe/auth';
 import type { Db } from '@floe/meta';
 import type { TenantTables } from './tenant-tables.ts';
+import type { CompactorClient } from '../compactor-client.ts';
 
 /**
  * Provisions the tables of a dataset (spec 2, provisioning rule 1: synchronous, best effort). The
@@ -16,6 +17,8 @@ export interface ManagementOptions {
   provisionDataset?: ProvisionDataset;
   /** Listing and on-demand provisioning of a tenant's tables (absent: those routes answer 503). */
   tables?: TenantTables;
+  /** The compactor behind /ops/compact (absent: those routes answer 503). */
+  compactor?: CompactorClient;
 }
 
 /** Runs the provisioning hook, if any; never throws. */

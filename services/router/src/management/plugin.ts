@@ -3,6 +3,7 @@ import { openApiRoute, type CollectedRoute } from '../openapi.ts';
 import { datasetRoutes } from './datasets.ts';
 import { keyRoutes } from './keys.ts';
 import { membershipRoutes } from './memberships.ts';
+import { opsRoutes } from './ops.ts';
 import type { ManagementOptions } from './options.ts';
 import { principalPlugin } from './principal-plugin.ts';
 import { tableRoutes } from './tables.ts';
@@ -14,6 +15,6 @@ import { whoamiRoutes } from './whoami.ts';
 export const managementPlugin: FastifyPluginAsync<ManagementOptions & { routes: readonly CollectedRoute[] }> = async (app, opts) => {
   await app.register(principalPlugin, { auth: opts.auth });
   await app.register(openApiRoute, { routes: opts.routes });
-  const deps: ManagementOptions = { db: opts.db, auth: opts.auth, provisionDataset: opts.provisionDataset, tables: opts.tables };
-  for (const routes of [tenantRoutes, datasetRoutes, tableRoutes, userRoutes, membershipRoutes, keyRoutes, whoamiRoutes]) await app.register(routes, deps);
+  const deps: ManagementOptions = { db: opts.db, auth: opts.auth, provisionDataset: opts.provisionDataset, tables: opts.tables, compactor: opts.compactor };
+  for (const routes of [tenantRoutes, datasetRoutes, tableRoutes, userRoutes, membershipRoutes, keyRoutes, whoamiRoutes, opsRoutes]) await app.register(routes, deps);
 };

@@ -1,0 +1,51 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startAdminServer, type AdminServer } from './admin-server.ts';
+
+/** The admin port's operator actions: JSON in and out, bad bodies refused before the action runs. */
+describe('admin server actions', () => {
+  let server: AdminServer | undefined;
+  afterEach(async () => {
+    await server?.close();
+    server = undefined;
+  });
+
+  const start = async () => {
+    const seen: unknown[] = [];
+    server = await startAdminServer({
+      host: '127.0.0.1',
+      port: 0,
+      name: 'test',
+      isReady: () => true,
+      actions: {
+        'POST /act': async (body) => {
+          seen.push(body);
+          return { status: 202, body: { got: body } };
+        },
+        'POST /fail': async () => {
+          throw new Error('secret detail');
+        },
+      },
+    });
+    return { seen, url: `http://127.0.0.1:${server.port}` };
+  };
+
+  it('runs an action with its JSON body ({} when empty) and answers its JSON', async () => {
+    const { seen, url } = await start();
+    const res = await fetch(`${url}/act`, { method: 'POST', body: '{"tenant":"a"}' });
+    expect([res.status, await res.json()]).toEqual([202, { got: { tenant: 'a' } }]);
+    await fetch(`${url}/act`, { method: 'POST' });
+    expect(seen).toEqual([{ tenant: 'a' }, {}]);
+  });
+
+  it('refuses bad JSON (400) and oversized bodies (413) without running the action, hides failures (500), and 404s other methods', async () => {
+    const { seen, url } = await start();
+    const bad = await fetch(`${url}/act`, { method: 'POST', body: '{nope' });
+    expect([bad.status, ((await bad.json()) as { errorType: string }).errorType]).toEqual([400, 'bad_data']);
+    const big = await fetch(`${url}/act`, { method: 'POST', body: JSON.stringify({ x: 'y'.repeat(100_000) }) });
+    expect([big.status, ((await big.json()) as { errorType: string }).errorType]).toEqual([413, 'too_large']);
+    const failed = await fetch(`${url}/fail`, { method: 'POST' });
+    expect([failed.status, await failed.json()]).toEqual([500, { status: 'error', errorType: 'internal', error: 'action failed' }]);
+    expect((await fetch(`${url}/act`)).status).toBe(404);
+    expect(seen).toEqual([]);
+  });
+});

@@ -1,0 +1,39 @@
+import { FloeError } from '@floe/errors';
+
+/**
+ * The router's calls to the compactor's admin port (its `GET /status` and the `POST /compact`
+ * actions), for /api/v1/ops/compact. The admin port is internal and unauthenticated; the router
+ * is where operators are authenticated. An unreachable compactor is 503.
+ */
+export interface CompactorClient {
+  /** The compactor's answer (status and JSON body), passed on as it came. */
+  call(method: 'GET' | 'POST', path: '/status' | '/compact' | '/compact/dry-run', body?: unknown): Promise<{ status: number; body: unknown }>;
+}
+
+/** A dry run plans every table's files, which can take a while on a large catalog. */
+const TIMEOUT_MS = 60_000;
+
+export function createCompactorClient(baseUrl: string): CompactorClient {
+  const base = baseUrl.replace(/\/+$/, '');
+  return {
+    async call(method, path, body) {
+      let res: Response;
+      try {
+        res = await fetch(`${base}${path}`, {
+          method,
+          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+          signal: AbortSignal.timeout(TIMEOUT_MS),
+        });
+      } catch (err) {
+        throw new FloeError('unavailable', `compactor unreachable at ${base}`, { code: 'FLOE_ERR_NO_COMPACTOR', cause: err });
+      }
+      const text = await res.text();
+      try {
+        return { status: res.status, body: JSON.parse(text) as unknown };
+      } catch {
+        throw new FloeError('unavailable', `compactor at ${base} answered ${res.status} without JSON`, { code: 'FLOE_ERR_NO_COMPACTOR' });
+      }
+    },
+  };
+}
