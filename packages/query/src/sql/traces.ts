@@ -78,13 +78,21 @@ function attributeTests(b: SqlBuilder, scope: 'span' | 'resource', key: string, 
   }
 }
 
-/** The attribute conditions of a search whose values a result span shows, each key once, in query order. */
-export function searchAttributes(conditions: readonly SpanCondition[]): Array<{ key: string; scope: 'span' | 'resource' | 'any' }> {
-  const out: Array<{ key: string; scope: 'span' | 'resource' | 'any' }> = [];
+/** The typed maps a value can equal (attributeTests): only these can hold a matched span's value. */
+const MAPS_OF: Record<SpanValue['type'], readonly AttrType[]> = { string: ['str'], keyword: ['str'], bool: ['bool'], int: ['int', 'double'], float: ['int', 'double'] };
+
+/**
+ * The attribute conditions of a search whose values a result span shows, each key once, in query
+ * order, with the typed maps that can hold the matched value: reading only those keeps the
+ * search from decoding maps its conditions did not need (a map of long strings costs as much to
+ * read as the rest of the span).
+ */
+export function searchAttributes(conditions: readonly SpanCondition[]): Array<{ key: string; scope: 'span' | 'resource' | 'any'; maps: readonly AttrType[] }> {
+  const out: Array<{ key: string; scope: 'span' | 'resource' | 'any'; maps: readonly AttrType[] }> = [];
   for (const c of conditions) {
     if (c.field.kind !== 'attribute') continue;
     const { key, scope } = c.field;
-    if (!out.some((a) => a.key === key && a.scope === scope)) out.push({ key, scope });
+    if (!out.some((a) => a.key === key && a.scope === scope)) out.push({ key, scope, maps: MAPS_OF[c.value.type] });
   }
   return out;
 }
@@ -118,7 +126,7 @@ export function planTraceSearch(ir: TraceSearch, table: PlannerTable): PlannedQu
   const window = rangeSql(b, ir.range);
   const where = [...window, ...ir.conditions.map((c) => conditionSql(b, c))].join(' AND ');
   const attrs = searchAttributes(ir.conditions);
-  const attrColumns = attrs.flatMap((a, i) => TYPES.map((t) => `${attributeValue(b, a.key, a.scope, t)} AS "${C.attribute(i, t)}"`));
+  const attrColumns = attrs.flatMap((a, i) => a.maps.map((t) => `${attributeValue(b, a.key, a.scope, t)} AS "${C.attribute(i, t)}"`));
   const showService = ir.conditions.some((c) => c.field.kind === 'service');
   const limit = intLiteral(ir.limit);
   const bounded = ir.minDurationNs !== undefined || ir.maxDurationNs !== undefined;
