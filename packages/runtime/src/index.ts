@@ -10,3 +10,4 @@ export type { AdminAnswer, AdminServer } from './admin-server.ts';
 export { SERVICE_NAMES, isServiceName } from './service.ts';
 export type { ServiceHandle, ServiceName } from './service.ts';
 export { onShutdownSignal, sleep } from './lifecycle.ts';
+export { asFloeError, validationError, type SchemaValidationFailure } from './http-errors.ts';

@@ -7,7 +7,7 @@ import { quietChild, type Logger } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
-import { asFloeError, validationError } from './http-errors.ts';
+import { asFloeError, validationError } from '@floe/runtime';
 import { logQueryPlugin } from './logquery/plugin.ts';
 import type { TableColumns } from './table-columns.ts';
 import { managementPlugin } from './management/plugin.ts';

@@ -28,6 +28,7 @@ import { maskDottedNames } from './dotted.ts';
 import { parseBytes, parseDuration } from './durations.ts';
 import { positionOf, syntaxError } from './errors.ts';
 import { checkRegex, toJsRegexSource, unquote } from './strings.ts';
+import { firstErrorNode } from '../syntax-tree.ts';
 
 /**
  * LogQL text → Floe's typed AST, through the official `@grafana/lezer-logql` grammar (DESIGN.md
@@ -46,24 +47,11 @@ export function parseLogQL(query: string): Expr {
   if (query.trim() === '') throw syntaxError(query, 0, 'empty query');
   if (query.length > MAX_QUERY_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_QUERY_LENGTH} characters`, { code: 'FLOE_ERR_LOGQL_PARSE' });
   const tree = parser.parse(maskDottedNames(query));
-  const failure = firstError(tree.topNode);
+  const failure = firstErrorNode(tree.topNode);
   if (failure) throw describeSyntaxError(query, failure);
   const top = tree.topNode.getChild('Expr');
   if (!top) throw syntaxError(query, 0, 'unexpected end of query');
   return new Lowerer(query).expr(top);
-}
-
-function firstError(top: Node): Node | undefined {
-  let found: Node | undefined;
-  top.cursor().iterate((n) => {
-    if (found) return false;
-    if (n.type.isError) {
-      found = n.node;
-      return false;
-    }
-    return undefined;
-  });
-  return found;
 }
 
 const EXPECTING: Record<string, string> = {

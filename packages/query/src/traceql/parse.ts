@@ -3,6 +3,7 @@ import { FloeError } from '@floe/errors';
 import type { SpanCondition, SpanField, SpanValue } from '../ir/traces.ts';
 import { positionOf } from '../logql/errors.ts';
 import { unquote } from '../logql/strings.ts';
+import { firstErrorNode } from '../syntax-tree.ts';
 
 /**
  * TraceQL text → the conditions of one spanset, through the official `@grafana/lezer-traceql`
@@ -28,7 +29,7 @@ export function parseTraceQL(query: string): SpanCondition[] {
   if (query.trim() === '') throw traceqlSyntaxError(query, 0, 'empty query');
   if (query.length > MAX_TRACEQL_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_TRACEQL_LENGTH} characters`, { code: 'FLOE_ERR_TRACEQL_PARSE' });
   const tree = parser.parse(query);
-  const error = firstError(tree.topNode);
+  const error = firstErrorNode(tree.topNode);
   if (error) {
     const skipped = query.slice(error.from, error.to).trim();
     throw traceqlSyntaxError(query, error.from, skipped ? `unexpected ${JSON.stringify(skipped.slice(0, 40))}` : 'unexpected end of query');
@@ -43,19 +44,6 @@ export function parseTraceQL(query: string): SpanCondition[] {
   const body = filter.firstChild;
   if (!body) return [];
   return new Conditions(query).of(body);
-}
-
-function firstError(top: Node): Node | undefined {
-  let found: Node | undefined;
-  top.cursor().iterate((n) => {
-    if (found) return false;
-    if (n.type.isError) {
-      found = n.node;
-      return false;
-    }
-    return undefined;
-  });
-  return found;
 }
 
 export function traceqlSyntaxError(src: string, offset: number, reason: string): FloeError {

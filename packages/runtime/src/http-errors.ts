@@ -1,16 +1,30 @@
-import type { FastifyError, FastifySchemaValidationError } from 'fastify';
 import { FloeError, isFloeError } from '@floe/errors';
 import { isMetaError } from '@floe/meta';
 
 /**
- * Maps whatever a route, a hook or fastify itself threw onto a FloeError, so every response goes
- * out through toHttp in the one envelope. Anything unrecognised stays as it is and becomes a
- * generic 500 whose detail is logged, never sent.
+ * The HTTP services' (router, planning) error mapping for fastify: whatever a route, a hook or
+ * fastify itself threw becomes a FloeError, so every response goes out through toHttp in the one
+ * envelope. Anything unrecognised stays as it is and becomes a generic 500 whose detail is
+ * logged, never sent. The shapes are fastify's, written out so this package needs no fastify.
  */
+interface FastifyErrorShape {
+  code?: string;
+  statusCode?: number;
+  message?: string;
+}
+
+/** One failure of fastify's (Ajv's) request-schema validation. */
+export interface SchemaValidationFailure {
+  instancePath: string;
+  keyword: string;
+  params: unknown;
+  message?: string;
+}
+
 export function asFloeError(err: unknown): unknown {
   if (isFloeError(err)) return err;
   if (isMetaError(err)) return new FloeError(err.kind, err.message, { cause: err });
-  const e = err as Partial<FastifyError>;
+  const e = err as FastifyErrorShape;
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new FloeError('too_large', 'request body too large', { cause: err });
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new FloeError('unsupported_media_type', 'unsupported Content-Type (send application/json)', { cause: err });
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new FloeError('bad_data', e.message ?? 'bad request', { cause: err });
@@ -21,7 +35,7 @@ export function asFloeError(err: unknown): unknown {
  * Request validation failures as one bad_data message naming the field, e.g.
  * `body.scopes[0] must be equal to one of the allowed values: ingest, query, tenant:manage`.
  */
-export function validationError(errors: FastifySchemaValidationError[], dataVar: string): Error {
+export function validationError(errors: SchemaValidationFailure[], dataVar: string): Error {
   const e = errors[0];
   if (!e) return new FloeError('bad_data', `invalid ${dataVar}`, { code: 'FLOE_ERR_VALIDATION' });
   const where = dataVar + e.instancePath.replace(/\/(\d+)(?=\/|$)/g, '[$1]').replaceAll('/', '.');

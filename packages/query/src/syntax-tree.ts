@@ -1,0 +1,24 @@
+/**
+ * What every query language's parser here needs of a lezer syntax tree, whatever the grammar
+ * (@grafana/lezer-logql, @grafana/lezer-traceql): the structural slice of a node they use.
+ */
+export interface SyntaxNodeLike {
+  readonly from: number;
+  readonly to: number;
+  readonly type: { readonly isError: boolean };
+  cursor(): { iterate(enter: (n: { type: { isError: boolean }; node: SyntaxNodeLike }) => boolean | void): void };
+}
+
+/** The first error node of a tree in document order (lezer recovers and marks what it skipped). */
+export function firstErrorNode<N extends SyntaxNodeLike>(top: N): N | undefined {
+  let found: N | undefined;
+  top.cursor().iterate((n) => {
+    if (found) return false;
+    if (n.type.isError) {
+      found = n.node as N;
+      return false;
+    }
+    return undefined;
+  });
+  return found;
+}
