@@ -129,3 +129,20 @@ export function effectiveRoles(rows: readonly Pick<Membership, 'tenantId' | 'rol
   for (const r of rows) out.set(r.tenantId, higherRole(out.get(r.tenantId), r.role)!);
   return out;
 }
+
+/**
+ * Replaces the user's SSO-mapped rows with `wanted` (tenant → role) in one transaction (spec 2,
+ * SSO rule 3): rows of tenants no longer wanted are removed, local rows are never read or
+ * written. Tenants that do not exist are skipped and returned, so the caller can warn.
+ */
+export async function syncMappedMemberships(db: Db, userId: string, wanted: ReadonlyMap<string, MembershipRole>): Promise<{ skippedTenants: string[] }> {
+  for (const role of wanted.values()) assertRole(role);
+  return db.withTransaction(async (tx) => {
+    const ids = [...wanted.keys()].filter(isValidTenantId);
+    const { rows } = ids.length > 0 ? await tx.query<{ id: string }>('SELECT id FROM tenants WHERE id = ANY($1::text[])', [ids]) : { rows: [] };
+    const existing = new Set(rows.map((r) => r.id));
+    await tx.query(`DELETE FROM memberships WHERE user_id = $1 AND source = 'mapped' AND NOT (tenant_id = ANY($2::text[]))`, [userId, [...existing]]);
+    for (const tenantId of existing) await upsert(tx, tenantId, userId, wanted.get(tenantId)!, 'mapped', OIDC_MAPPING);
+    return { skippedTenants: [...wanted.keys()].filter((t) => !existing.has(t)) };
+  });
+}

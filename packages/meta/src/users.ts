@@ -67,7 +67,7 @@ export function normaliseEmail(email: unknown): string {
   return e;
 }
 
-function assertPassword(password: unknown): asserts password is string {
+export function assertPassword(password: unknown): asserts password is string {
   if (typeof password !== 'string' || password.length < PASSWORD_MIN_LENGTH || password.length > PASSWORD_MAX_LENGTH) {
     throw new MetaError('bad_data', `password must be ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
   }
@@ -198,4 +198,23 @@ export async function checkUserPassword(db: Db, email: string, password: string)
   const ok = await verifyPassword(password, row.password_hash);
   if (!ok || row.disabled) return undefined;
   return toUser(row);
+}
+
+/** The user an SSO identity (issuer and subject) is linked to, or undefined. */
+export async function getUserByOidcIdentity(db: Db, issuer: string, subject: string): Promise<User | undefined> {
+  const { rows } = await db.query<UserRow>(`SELECT ${USER_COLUMNS} FROM users u WHERE u.oidc_issuer = $1 AND u.oidc_subject = $2`, [issuer, subject]);
+  return rows[0] && toUser(rows[0]);
+}
+
+/**
+ * Links an SSO identity to a user that has none yet (spec 2, SSO rule 2). A user already linked
+ * to another identity keeps it: the provider asserting the same email for a second subject is
+ * not proof that both are one person. Errors: conflict (linked elsewhere, or identity taken).
+ */
+export async function linkOidcIdentity(db: Db, userId: string, issuer: string, subject: string): Promise<User> {
+  const res = await db
+    .query(`UPDATE users SET oidc_issuer = $2, oidc_subject = $3 WHERE id = $1 AND oidc_subject IS NULL`, [userId, issuer, subject])
+    .catch((err: unknown) => mapConstraintError(err, `SSO identity of user ${userId}`));
+  if (res.rowCount === 0) throw new MetaError('conflict', `user ${userId} is linked to another SSO identity`);
+  return mustGetUser(db, userId);
 }

@@ -1,10 +1,11 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ManagementAuthDeps, ResolvedSession } from '@floe/auth';
-import { unauthorized } from '@floe/errors';
+import { forbidden, unauthorized } from '@floe/errors';
 import { PASSWORD_MAX_LENGTH, checkUserPassword, createSession, revokeSession, type Db } from '@floe/meta';
 import { ERROR_RESPONSES, ref } from '../management/schemas.ts';
 import { rolesWire, sessionUserWire } from '../management/wire.ts';
 import { clearedSessionCookie, readSessionCookie, sessionCookie, type CookieOptions } from './cookie.ts';
+import { oidcRoutes, type OidcLogin } from './oidc-routes.ts';
 
 export interface SessionOptions {
   db: Db;
@@ -12,6 +13,14 @@ export interface SessionOptions {
   /** Lifetime of a new session (auth.session_ttl). */
   ttlMs: number;
   cookie: CookieOptions;
+  /** Single sign-on (auth.oidc), when configured. */
+  oidc?: OidcLogin;
+  /** auth.oidc.disable_password_login: the password form is refused for every user. */
+  passwordLoginDisabled?: boolean;
+  /** The demo account's credentials, shown on the login page while demo mode is on. */
+  demo?: { username: string; password: string };
+  /** Where the browser goes after SSO sign-in (router.public_url). */
+  appUrl: string;
 }
 
 const TAGS = ['session'];
@@ -35,8 +44,9 @@ const sessionWire = (s: ResolvedSession) => ({
 
 /**
  * Browser sign-in (spec 2, Session and login): the login configuration, local password sign-in,
- * the current session (cookie only: API keys do not count here) and sign-out. SSO and demo mode
- * add to the configuration later.
+ * the current session (cookie only: API keys do not count here), sign-out, and SSO sign-in under
+ * /oidc. The configuration tells the login page which of SSO, the password form and the demo
+ * account to offer.
  */
 export const sessionRoutes: FastifyPluginAsync<SessionOptions> = async (app, opts) => {
   // The same credentials are refused the same way whatever was wrong, so the answer does not tell
@@ -73,7 +83,11 @@ export const sessionRoutes: FastifyPluginAsync<SessionOptions> = async (app, opt
         },
       },
     },
-    async () => ({ oidc: null, password_enabled: true }),
+    async () => ({
+      oidc: opts.oidc?.provider.current() ? { name: opts.oidc.provider.name } : null,
+      password_enabled: !opts.passwordLoginDisabled,
+      ...(opts.demo ? { demo: opts.demo } : {}),
+    }),
   );
 
   app.post<{ Body: { username: string; password: string } }>(
@@ -96,6 +110,8 @@ export const sessionRoutes: FastifyPluginAsync<SessionOptions> = async (app, opt
       },
     },
     async (req, reply) => {
+      // SSO rule 5: for every user, before any lookup (API keys and the admin key never come here).
+      if (opts.passwordLoginDisabled) throw forbidden('password sign-in is disabled; use single sign-on', { code: 'FLOE_ERR_AUTH_PASSWORD_DISABLED' });
       const user = await checkUserPassword(opts.db, req.body.username, req.body.password);
       if (!user) throw refuse();
       const { token } = await createSession(opts.db, user.id, opts.ttlMs);
@@ -145,4 +161,6 @@ export const sessionRoutes: FastifyPluginAsync<SessionOptions> = async (app, opt
       return reply.code(204).header('set-cookie', clearedSessionCookie(opts.cookie)).send();
     },
   );
+
+  if (opts.oidc) await app.register(oidcRoutes, { prefix: '/oidc', db: opts.db, oidc: opts.oidc, ttlMs: opts.ttlMs, cookie: opts.cookie, appUrl: opts.appUrl });
 };
