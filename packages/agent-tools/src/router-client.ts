@@ -24,3 +24,7 @@ export interface RouterConnection {
 /** GET `path` (relative to the router's base URL) and parse the JSON answer. */
 export const routerGet = <T = unknown>(conn: RouterConnection, path: string, query: QueryParams = {}): Promise<T> =>
   callApi<T>({ url: conn.url, ...conn.credentials }, 'GET', path, undefined, query);
+
+/** POST a JSON body to `path` for routes that read with a body (the source-context lookup). */
+export const routerPost = <T = unknown>(conn: RouterConnection, path: string, body: unknown): Promise<T> =>
+  callApi<T>({ url: conn.url, ...conn.credentials }, 'POST', path, body);

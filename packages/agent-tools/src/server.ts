@@ -6,6 +6,7 @@ import { registerDiscoveryTools } from './tools/discovery.ts';
 import { registerLogTools } from './tools/logs.ts';
 import { registerMetricTools } from './tools/metrics.ts';
 import { registerProfileTools } from './tools/profiles.ts';
+import { registerSourceContextTool } from './tools/source-context.ts';
 import { registerTraceTools } from './tools/traces.ts';
 
 export interface AgentToolsOptions {
@@ -29,5 +30,6 @@ export function createAgentToolsServer(opts: AgentToolsOptions): McpServer {
   registerMetricTools(server, ctx);
   registerTraceTools(server, ctx);
   registerProfileTools(server, ctx);
+  registerSourceContextTool(server, ctx);
   return server;
 }

@@ -115,6 +115,7 @@ describe('agent tools over MCP (embedded)', () => {
         'profile_search',
         'profile_types',
         'profiles_for_trace',
+        'source_context',
         'promql_query',
         'promql_query_range',
         'trace_tag_values',
