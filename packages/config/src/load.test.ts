@@ -54,6 +54,8 @@ describe('loadConfig', () => {
     [{ FLOE__NOPE__X: '1' }, 'nope: unknown key'],
     [{ FLOE__META__KIND: 'pg' }, 'meta.url: required'],
     [{ FLOE__LOG__LEVEL: 'loud' }, 'log.level'],
+    [{ FLOE__SELF_MONITORING__ENABLED: 'true' }, 'auth.admin_api_key: required when self_monitoring.enabled is true'],
+    [{ FLOE__SELF_MONITORING__PROFILES_ENABLED: 'true' }, 'auth.admin_api_key: required when self_monitoring.profiles_enabled is true'],
   ])('rejects %o naming the key', (env, needle) => {
     const problems = problemsOf(() => loadConfig({ env }));
     expect(problems.join('\n')).toContain(needle);

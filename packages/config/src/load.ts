@@ -78,6 +78,11 @@ function crossChecks(cfg: FloeConfig): string[] {
   if (cfg.writer.poll_interval <= 0) problems.push('writer.poll_interval: must be > 0');
   if (cfg.querier.query_timeout <= 0) problems.push('querier.query_timeout: must be > 0');
   if (cfg.router.query_timeout <= 0) problems.push('router.query_timeout: must be > 0');
+  // The telemetry is sent as tenant _system, which only the break-glass key may write.
+  if (cfg.self_monitoring.enabled && !cfg.auth.admin_api_key) problems.push('auth.admin_api_key: required when self_monitoring.enabled is true');
+  if (cfg.self_monitoring.profiles_enabled && !cfg.auth.admin_api_key) problems.push('auth.admin_api_key: required when self_monitoring.profiles_enabled is true');
+  if (cfg.self_monitoring.export_interval <= 0) problems.push('self_monitoring.export_interval: must be > 0');
+  if (cfg.self_monitoring.profile_interval <= 0) problems.push('self_monitoring.profile_interval: must be > 0');
   return problems;
 }
 

@@ -8,13 +8,15 @@ export const ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** The instance's own tenant (self-monitoring); the one id outside ID_PATTERN. */
 export const SYSTEM_TENANT_ID = '_system';
 export const DEFAULT_DATASET_ID = 'default';
+/** The dataset of SYSTEM_TENANT_ID that Floe's own telemetry goes to (spec 1, Tenancy); also outside ID_PATTERN. */
+export const MONITORING_DATASET_ID = '_monitoring';
 
 export function isValidTenantId(id: unknown): id is string {
   return typeof id === 'string' && (ID_PATTERN.test(id) || id === SYSTEM_TENANT_ID);
 }
 
 export function isValidDatasetId(id: unknown): id is string {
-  return typeof id === 'string' && ID_PATTERN.test(id);
+  return typeof id === 'string' && (ID_PATTERN.test(id) || id === MONITORING_DATASET_ID);
 }
 
 export function assertTenantId(id: unknown): asserts id is string {

@@ -1,6 +1,21 @@
 /**
- * @floe/telemetry: the process logger (pino, JSON lines). Every service takes a child logger
- * named after itself; request-scoped fields (tenant, dataset) are added by the caller.
+ * @floe/telemetry: the process logger (pino, JSON lines) and Floe's self-monitoring. Every service
+ * takes a child logger named after itself; request-scoped fields (tenant, dataset) are added by
+ * the caller.
+ *
+ * Self-monitoring (spec 2 "Events", spec 1 "Self-profiling") stores Floe's own spans, metrics and
+ * CPU profiles as telemetry of the tenant _system: the composition starts the OpenTelemetry SDK
+ * and the profiler, both exporting over OTLP/HTTP to an acceptor, and hands services a
+ * `SelfTelemetry` (tracer and meter) explicitly; `noSelfTelemetry` records nothing.
  */
 export { createLogger, quietChild, silentLogger } from './logger.ts';
 export type { Logger, LoggerOptions } from './logger.ts';
+export { SERVICE_NAMESPACE, noSelfTelemetry, startSelfMonitoring } from './self-monitoring.ts';
+export type { SelfMonitoring, SelfMonitoringOptions, SelfTelemetry } from './self-monitoring.ts';
+// The API types and enums instrumented code needs, so services depend on this package alone.
+export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+export type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
+export { cpuProfileToOtlp } from './cpu-profile.ts';
+export type { CpuProfileMeta, ProfilesRequestInit, V8CpuProfile } from './cpu-profile.ts';
+export { startSelfProfiler } from './self-profiler.ts';
+export type { SelfProfiler, SelfProfilerOptions } from './self-profiler.ts';

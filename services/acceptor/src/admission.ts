@@ -4,7 +4,7 @@ import type { FloeConfig } from '@floe/config';
 import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
 import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type DedupStore, type TenantLimits, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
-import type { Logger } from '@floe/telemetry';
+import type { Counter, Logger } from '@floe/telemetry';
 
 export interface AdmissionDeps {
   db: Db;
@@ -14,6 +14,8 @@ export interface AdmissionDeps {
   dedup: DedupStore;
   config: Readonly<FloeConfig>;
   log: Logger;
+  /** Self-monitoring's resends_dropped (spec 2, Events): resends acknowledged without storing. */
+  resendsDropped?: Counter;
 }
 
 /** What identifies a byte-identical resend: who sent it where, and the exact bytes. */
@@ -80,7 +82,10 @@ export class Admission {
   async run<R>(ctx: TenantContext, req: RequestIdentity, store: () => Promise<R>, onResend: () => R): Promise<R> {
     await this.admit(ctx, req.body.byteLength);
     const fp = this.fingerprint(ctx, req);
-    if (await this.isResend(fp)) return onResend();
+    if (await this.isResend(fp)) {
+      this.#o.resendsDropped?.add(1, { signal: req.signal });
+      return onResend();
+    }
     const out = await store();
     await this.remember(fp);
     return out;

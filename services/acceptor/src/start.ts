@@ -7,7 +7,7 @@ import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
-import { createLogger, type Logger } from '@floe/telemetry';
+import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { Admission } from './admission.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { buildHttpServer } from './http-server.ts';
@@ -28,6 +28,8 @@ export interface SharedDeps {
   log?: Logger;
   db?: Db;
   store?: ObjectStore;
+  /** Floe's own meter (self_monitoring); absent: nothing is recorded. */
+  telemetry?: SelfTelemetry;
 }
 
 /**
@@ -51,7 +53,16 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const ingest = new Ingest(wal, log);
   const limitStores = limitStoresFromConfig(config);
-  const admission = new Admission({ db, catalog: openFloeCatalog(db, store), buckets: limitStores.buckets, dedup: limitStores.dedup, config, log });
+  const meter = (deps.telemetry ?? noSelfTelemetry).meter;
+  const admission = new Admission({
+    db,
+    catalog: openFloeCatalog(db, store),
+    buckets: limitStores.buckets,
+    dedup: limitStores.dedup,
+    config,
+    log,
+    resendsDropped: meter.createCounter('resends_dropped', { description: 'Byte-identical resends acknowledged without being stored again' }),
+  });
   let ready = false;
   const http = buildHttpServer({
     ingest,

@@ -9,6 +9,7 @@ import { LoopSlices } from './loop-slices.ts';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
 import { ensureFloeTable as ensureTable } from '@floe/iceberg';
 import type { AttributeTypePins } from './attribute-types.ts';
+import type { WriterMetrics } from './writer-metrics.ts';
 
 /**
  * One commit round: claim the WAL segments present now (oldest first), group their records by
@@ -53,6 +54,8 @@ export interface CommitterOptions {
   walPrefix?: string;
   /** Attribute type pins to check each committed group against (none: not checked). */
   pins?: AttributeTypePins;
+  /** Self-monitoring instruments (none: not recorded). */
+  metrics?: WriterMetrics;
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
@@ -111,7 +114,9 @@ export class Committer {
   async #round(segments?: ObjectInfo[]): Promise<RoundStats> {
     const { store, log } = this.#o;
     const stats: RoundStats = { segments: 0, records: 0, rows: 0, files: 0, commits: 0, skippedRecords: 0 };
-    const claimed = withinBudget((segments ?? (await this.backlog())).slice(0, this.#o.maxSegmentsPerRound), this.#o.maxBytesPerRound ?? Infinity);
+    const backlog = segments ?? (await this.backlog());
+    const claimed = withinBudget(backlog.slice(0, this.#o.maxSegmentsPerRound), this.#o.maxBytesPerRound ?? Infinity);
+    if (backlog.length > claimed.length) this.#o.metrics?.entriesDeferredByBudget.add(backlog.length - claimed.length);
     if (claimed.length === 0) return stats;
 
     // Rounds run one after another: nothing reads the last round's segments any more.
@@ -127,6 +132,7 @@ export class Committer {
       } catch (err) {
         // A corrupt segment must not block the log: set it aside for an operator and go on.
         log.error({ err, segment: seg.key }, 'unreadable WAL segment moved to quarantine');
+        this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
         const bytes = await store.get(seg.key);
         if (bytes) await store.put(QUARANTINE_PREFIX + seg.key.split('/').pop()!, bytes);
         await store.delete(seg.key);
@@ -141,6 +147,7 @@ export class Committer {
         const h = rec.header;
         if (!isTableName(h.table)) {
           log.error({ table: h.table, segment: seg.key }, 'WAL record for an unknown table dropped');
+          this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
           continue;
         }
         // A column batch DuckDB could not read would fail every write of its table: set it aside.
@@ -152,6 +159,7 @@ export class Committer {
           } catch (err) {
             const key = `${QUARANTINE_PREFIX}${seg.key.split('/').pop()}-${h.id}.batch`;
             log.error({ err, segment: seg.key, record: h.id, tenant: h.tenant, table: h.table, quarantined: key }, 'malformed WAL record moved to quarantine');
+            this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
             await store.put(key, rec.payload);
             stats.skippedRecords++;
             continue;
@@ -171,7 +179,9 @@ export class Committer {
     // A segment is deleted only when every table it feeds has committed (or already had) its rows.
     const keep = new Set<string>();
     for (const g of groups.values()) {
-      if (!(await this.#commitGroup(g, stats))) for (const k of g.segments) keep.add(k);
+      if (await this.#commitGroup(g, stats)) continue;
+      this.#o.metrics?.groupsDeferred.add(1);
+      for (const k of g.segments) keep.add(k);
     }
     await deleteSegments(store, consumed.filter((k) => !keep.has(k)));
     return stats;
@@ -179,7 +189,7 @@ export class Committer {
 
   /** False when the group must be retried next round (its segments stay in the WAL). */
   async #commitGroup(g: TableGroup, stats: RoundStats): Promise<boolean> {
-    const { catalog, store, writer, log, pins } = this.#o;
+    const { catalog, store, writer, log, pins, metrics } = this.#o;
     const handle = await ensureTable(catalog, g.tenant, g.dataset, g.table);
     // The table's own columns: labels it recorded at creation, not today's configuration.
     const def = floeTableDef(handle);
@@ -205,6 +215,7 @@ export class Committer {
       }
       if (files.length === 0) return true;
       const fresh = [...g.segments].filter((k) => !ledgerHas(ledger, k));
+      const commitStart = performance.now();
       try {
         await catalog.appendFiles(handle, files, {
           summary: { [LEDGER_KEY]: encodeLedger(fresh), 'floe.writer': 'wal' },
@@ -224,9 +235,12 @@ export class Committer {
         return false;
       }
       stats.commits++;
+      metrics?.commitDuration.record((performance.now() - commitStart) / 1000, { table: g.table });
       log.debug({ tenant: g.tenant, dataset: g.dataset, table: g.table, files: files.length }, 'committed');
       // After the commit, so a group retried next round is never counted twice.
-      if (pins) await pins.check(g.tenant, g.dataset, g.table, attributeTypes);
+      const checked = pins ? await pins.check(g.tenant, g.dataset, g.table, attributeTypes) : undefined;
+      if (checked?.off_type) metrics?.attributeTypeMismatches.add(checked.off_type, { reason: 'off_type' });
+      if (checked?.pin_conflict) metrics?.attributeTypeMismatches.add(checked.pin_conflict, { reason: 'pin_conflict' });
       return true;
     } finally {
       await Promise.all(written.map((p) => rm(p, { force: true })));

@@ -2,6 +2,7 @@ import type { FloeConfig } from '@floe/config';
 import { enabledTables, provisionDataset, type SqlCatalog } from '@floe/iceberg';
 import { listDatasets, listTenants, type Db } from '@floe/meta';
 import type { Logger } from '@floe/telemetry';
+import { datasetAttributes, type WriterMetrics } from './writer-metrics.ts';
 
 export interface ReconcileStats {
   datasets_checked: number;
@@ -15,6 +16,8 @@ export interface ReconcilerDeps {
   catalog: SqlCatalog;
   defaults: FloeConfig['schema']['default_schemas'];
   log: Logger;
+  /** Self-monitoring instruments (none: not recorded). */
+  metrics?: WriterMetrics;
 }
 
 /**
@@ -47,8 +50,11 @@ export class TableReconciler {
         stats.datasets_checked++;
         const result = await provisionDataset(catalog, tenant.id, ds.id, tables, log);
         const failed = result.tables.filter((t) => t.outcome === 'failed').length;
-        stats.tables_created += result.tables.filter((t) => t.outcome === 'created' || t.outcome === 'recreated').length;
+        const created = result.tables.filter((t) => t.outcome === 'created' || t.outcome === 'recreated').length;
+        stats.tables_created += created;
         stats.tables_failed += failed;
+        if (created > 0) this.#o.metrics?.tablesProvisioned.add(created, datasetAttributes(tenant.id, ds.id));
+        if (failed > 0) this.#o.metrics?.tableProvisioningFailures.add(failed, datasetAttributes(tenant.id, ds.id));
         if (failed === 0) this.#converged.add(key);
       }
     }

@@ -3,16 +3,19 @@ import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
-import { createLogger, type Logger } from '@floe/telemetry';
+import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
 import { TableReconciler } from './reconcile.ts';
+import { writerMetrics } from './writer-metrics.ts';
 
 export interface SharedDeps {
   log?: Logger;
   db?: Db;
   store?: ObjectStore;
+  /** Floe's own meter (self_monitoring); absent: nothing is recorded. */
+  telemetry?: SelfTelemetry;
 }
 
 /**
@@ -28,6 +31,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   // Tables the writer creates (on ingest, in the reconcile pass) get the configured labels.
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
+  const metrics = writerMetrics(deps.telemetry);
   const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads });
   const committer = new Committer({
     store,
@@ -38,10 +42,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     maxSegmentsPerRound: config.writer.max_segments_per_round,
     maxBytesPerRound: config.writer.max_bytes_per_round,
     pins: new AttributeTypePins({ db, log }),
+    metrics,
   });
 
   const abort = new AbortController();
-  const reconciler = new TableReconciler({ db, catalog, defaults: config.schema.default_schemas, log });
+  const reconciler = new TableReconciler({ db, catalog, defaults: config.schema.default_schemas, log, metrics });
   // At start, then every writer.table_reconcile_interval (0: start only). Never fatal.
   const reconcileLoop = (async () => {
     do {
@@ -75,6 +80,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         if (stats.segments > 0) log.debug({ ...stats, backlog: backlog.length }, 'round');
       } catch (err) {
         failures++;
+        metrics.commitFailures.add(1, { kind: 'transient' });
         log.error({ err, failures }, 'commit round failed; retrying');
         await sleep(Math.min(30_000, config.writer.poll_interval * 2 ** Math.min(failures, 8)), abort.signal);
       }

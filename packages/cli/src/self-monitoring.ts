@@ -1,0 +1,84 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import type { FloeConfig } from '@floe/config';
+import { MONITORING_DATASET_ID, SYSTEM_TENANT_ID, createDataset, ensureTenant, isMetaError, type Db } from '@floe/meta';
+import { SERVICE_NAMES } from '@floe/runtime';
+import { noSelfTelemetry, startSelfMonitoring, startSelfProfiler, type Logger, type SelfMonitoring, type SelfProfiler, type SelfTelemetry } from '@floe/telemetry';
+
+/**
+ * Self-monitoring of one Floe process (spec 2 "Events", spec 1 "Self-profiling"): the SDK starts
+ * before the services, which take their tracer and meter from it; once they run, the _system
+ * tenant and its _monitoring dataset are provisioned and the CPU profiler starts. Both export to
+ * self_monitoring.endpoint, else this process's acceptor, else the acceptor port of the config
+ * on this host (a split deployment should name its acceptors' address).
+ */
+export interface ProcessSelfMonitoring {
+  readonly telemetry: SelfTelemetry;
+  /** After the services started: provisioning (best effort) and the profiler. */
+  afterStart(db: Db | undefined): Promise<void>;
+  /** Before the services stop, so the last export still reaches the acceptor. */
+  stop(): Promise<void>;
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** One service's own name; several services in one process share the monolithic name. */
+export function selfServiceName(targets: readonly string[]): string {
+  return targets.length === 1 && (SERVICE_NAMES as readonly string[]).includes(targets[0]!) ? targets[0]! : 'floe';
+}
+
+export async function startProcessSelfMonitoring(
+  config: Readonly<FloeConfig>,
+  targets: readonly string[],
+  log: Logger,
+  ownAcceptorUrl: () => string | undefined,
+): Promise<ProcessSelfMonitoring> {
+  const sm = config.self_monitoring;
+  if (!sm.enabled && !sm.profiles_enabled) return { telemetry: noSelfTelemetry, afterStart: async () => {}, stop: async () => {} };
+  const serviceName = selfServiceName(targets);
+  const instanceId = config.runtime.instance_id || `${hostname()}-${process.pid}`;
+  const endpoint = () => (sm.endpoint || ownAcceptorUrl() || `http://127.0.0.1:${config.acceptor.http_port}`).replace(/\/+$/, '');
+  // The break-glass key is the one credential that may write tenant _system (config validation
+  // requires it whenever self-monitoring is on).
+  const headers = { authorization: `Bearer ${config.auth.admin_api_key}`, 'x-tenant-id': SYSTEM_TENANT_ID, 'x-dataset-id': MONITORING_DATASET_ID };
+  const smLog = log.child({ component: 'self-monitoring' });
+  const monitoring: SelfMonitoring | undefined = sm.enabled
+    ? await startSelfMonitoring({ serviceName, serviceVersion: VERSION, instanceId, environment: sm.environment, endpoint, headers, exportIntervalMs: sm.export_interval, log: smLog })
+    : undefined;
+  let profiler: SelfProfiler | undefined;
+  return {
+    telemetry: monitoring ?? noSelfTelemetry,
+    async afterStart(db) {
+      if (db) await provisionSystemDataset(db, smLog);
+      if (sm.profiles_enabled) {
+        profiler = await startSelfProfiler({
+          serviceName,
+          serviceVersion: VERSION,
+          instanceId,
+          sampleRateHz: sm.profile_sample_rate_hz,
+          intervalMs: sm.profile_interval,
+          heapProfiles: sm.heap_profiles_enabled,
+          endpoint,
+          headers,
+          log: smLog,
+        });
+      }
+    },
+    async stop() {
+      await profiler?.stop();
+      await monitoring?.shutdown();
+    },
+  };
+}
+
+/** The tenant and dataset the telemetry is stored in; a failure is logged, never fatal. */
+async function provisionSystemDataset(db: Db, log: Logger): Promise<void> {
+  try {
+    await ensureTenant(db, { id: SYSTEM_TENANT_ID });
+    await createDataset(db, { tenantId: SYSTEM_TENANT_ID, id: MONITORING_DATASET_ID }).catch((err: unknown) => {
+      if (!(isMetaError(err) && err.kind === 'conflict')) throw err;
+    });
+  } catch (err) {
+    log.warn({ err }, `self-monitoring: tenant ${SYSTEM_TENANT_ID} / dataset ${MONITORING_DATASET_ID} not provisioned; telemetry may be refused`);
+  }
+}

@@ -1,0 +1,155 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flightDoGet } from '@floe/flight';
+import { plain, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+
+/**
+ * Self-monitoring end to end (spec 2 Events, spec 1 Self-profiling), embedded: Floe started with
+ * self_monitoring on exports its own router spans, writer metrics and CPU profiles to its own
+ * acceptor as tenant _system, dataset _monitoring, where the break-glass key reads them back over
+ * SQL (Flight). Router responses carry Server-Timing and traceresponse for tenants, not for
+ * _system, and not at all when self-monitoring is off.
+ */
+
+const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/;
+const SEARCH = '/tracequery/api/search?limit=5';
+
+describe('self-monitoring (embedded)', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+  const tenant = 'acme';
+
+  beforeAll(async () => {
+    floe = await startFloe({
+      mode: 'embedded',
+      config: {
+        self_monitoring: {
+          enabled: true,
+          environment: 'e2e',
+          export_interval: '300ms',
+          profiles_enabled: true,
+          // Dense sampling so short windows still see Floe's own functions.
+          profile_sample_rate_hz: 1000,
+          profile_interval: '1s',
+        },
+      },
+    });
+    key = (await floe.bootstrap(tenant)).api_key;
+    await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'checkout');
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  const asTenant = () => ({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
+  const asSystem = () => ({ authorization: `Bearer ${floe.adminApiKey}`, 'x-tenant-id': '_system', 'x-dataset-id': '_monitoring' });
+  const sql = async (text: string) => {
+    const table = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(text), metadata: asSystem(), deadlineMs: 20_000 });
+    return table.toArray().map((r) => plain(r) as Record<string, unknown>);
+  };
+  const rowsOf = (what: string, query: string) =>
+    waitFor(
+      what,
+      async () => {
+        const rows = await sql(query);
+        return rows.length > 0 ? rows : undefined;
+      },
+      60_000,
+      500,
+    );
+
+  it('answers a tenant request with Server-Timing (traceparent, total, querier) and traceresponse', async () => {
+    const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asTenant() });
+    expect(res.status).toBe(200);
+    const timing = res.headers.get('server-timing') ?? '';
+    const traceresponse = res.headers.get('traceresponse') ?? '';
+    expect(traceresponse).toMatch(TRACEPARENT);
+    expect(timing).toContain(`traceparent;desc="${traceresponse}"`);
+    expect(timing).toMatch(/total;dur=\d+(\.\d+)?/);
+    expect(timing).toMatch(/querier;dur=\d+(\.\d+)?/);
+  });
+
+  it('answers a _system request without either header', async () => {
+    const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asSystem() });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('server-timing')).toBeNull();
+    expect(res.headers.get('traceresponse')).toBeNull();
+  });
+
+  it('stores router spans named {method} {route} with the resource attributes in _system', async () => {
+    const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asTenant() });
+    const traceId = res.headers.get('traceresponse')!.split('-')[1]!;
+    const rows = await rowsOf(
+      'the request span in _system._monitoring.traces',
+      `SELECT name, kind, service_name, resource_attr_str, span_attr_str, span_attr_int FROM _system._monitoring.traces WHERE trace_id = '${traceId}'`,
+    );
+    expect(rows).toHaveLength(1);
+    const span = rows[0]!;
+    expect(span).toMatchObject({ name: 'GET /tracequery/api/search', kind: 'server', service_name: 'floe' });
+    expect(span.resource_attr_str).toMatchObject({
+      'service.namespace': 'floe',
+      'service.name': 'floe',
+      'deployment.environment.name': 'e2e',
+    });
+    expect(Object.keys(span.resource_attr_str as object)).toEqual(expect.arrayContaining(['service.version', 'service.instance.id']));
+    expect(span.span_attr_str).toMatchObject({ 'http.request.method': 'GET', 'http.route': '/tracequery/api/search', 'floe.tenant.id': tenant });
+    expect(span.span_attr_int).toMatchObject({ 'http.response.status_code': 200n });
+    // The _system requests above made no span (no feedback loop).
+    const system = await sql(`SELECT count(*) AS n FROM _system._monitoring.traces WHERE span_attr_str['floe.tenant.id'] = '_system'`);
+    expect(Number(system[0]!.n)).toBe(0);
+  });
+
+  it('stores the writer\'s commit_duration in _system\'s metrics table', async () => {
+    const rows = await rowsOf(
+      'commit_duration in _system._monitoring.metrics',
+      `SELECT metric_name, metric_type, unit, service_name, count FROM _system._monitoring.metrics WHERE metric_name = 'commit_duration' AND count > 0 LIMIT 1`,
+    );
+    expect(rows[0]).toMatchObject({ metric_name: 'commit_duration', metric_type: 'histogram', unit: 's', service_name: 'floe' });
+  });
+
+  it('stores CPU profiles of the process with Floe\'s own functions in _system\'s profiles table', async () => {
+    // Functions of Floe's ingest, commit and query paths, some of which a busy window samples.
+    const floeFunctions = ['authenticate', 'spansToPayloadsFromWire', 'hourPayloads', 'cpuProfileToOtlp', 'exportWindow', 'buildApp', 'chunkByRows', 'withinBudget', 'flightDoGet'];
+    const seen = await waitFor(
+      'a CPU profile with Floe functions',
+      async () => {
+        // Keep the process busy in Floe code while the profiler samples.
+        await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'checkout');
+        await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asTenant() });
+        const rows = await sql(
+          `SELECT service_name, sample_type, sample_unit, period, duration_nano, total_value, resource_attr_str, stacktraces_json FROM _system._monitoring.profiles`,
+        );
+        const names = new Set(rows.flatMap((r) => (JSON.parse(r.stacktraces_json as string) as string[][]).flat()));
+        const found = floeFunctions.filter((f) => names.has(f));
+        return found.length > 0 ? { rows, found } : undefined;
+      },
+      90_000,
+      1_000,
+    );
+    const row = seen.rows[0]!;
+    expect(row).toMatchObject({ service_name: 'floe', sample_type: 'cpu', sample_unit: 'nanoseconds', period: 1_000_000n });
+    expect(row.resource_attr_str).toMatchObject({ 'service.name': 'floe', 'deployment.environment': 'self-monitoring' });
+    // Values are samples x period: every stack's value is a whole number of periods.
+    expect((row.total_value as bigint) % 1_000_000n).toBe(0n);
+    expect(seen.found.length).toBeGreaterThan(0);
+  });
+});
+
+describe('self-monitoring off (embedded)', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'embedded' });
+    key = (await floe.bootstrap('acme')).api_key;
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  it('answers without Server-Timing or traceresponse', async () => {
+    const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('server-timing')).toBeNull();
+    expect(res.headers.get('traceresponse')).toBeNull();
+  });
+});
