@@ -5,7 +5,8 @@ import { startModules, SERVICE_NAMES, type ModuleDef, type StartedModules } from
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { QuerierCalls } from '@floe/flight';
 import { EmbeddedLock } from './embedded-lock.ts';
-import { createLogger, type Logger } from '@floe/telemetry';
+import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
+import { startProcessSelfMonitoring } from './self-monitoring.ts';
 
 /**
  * The composition of Floe's services. The metadata DB, object store and logger are plumbing
@@ -28,6 +29,10 @@ interface Ctx {
   compactorUrl?: string;
   /** Held while this process owns the embedded metadata DB. */
   lock?: EmbeddedLock;
+  /** Floe's own tracer and meter (self_monitoring), shared by the services of the process. */
+  telemetry: SelfTelemetry;
+  /** OTLP/HTTP URL of the acceptor of this process, where self-monitoring exports. */
+  acceptorUrl?: string;
 }
 
 const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>): ModuleDef<Ctx> => ({
@@ -72,8 +77,16 @@ const MODULES: ModuleDef<Ctx>[] = [
       return handle;
     },
   },
-  { name: 'acceptor', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
-  { name: 'writer', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store }) },
+  {
+    name: 'acceptor',
+    deps: ['meta', 'store'],
+    start: async (ctx) => {
+      const handle = await (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry });
+      ctx.acceptorUrl = `http://127.0.0.1:${handle.ports.http}`;
+      return handle;
+    },
+  },
+  { name: 'writer', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry }) },
   {
     name: 'compactor',
     deps: ['meta', 'store'],
@@ -96,6 +109,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         inProcessQuerier: ctx.querier,
         localAdminToken: ctx.lock?.token,
         compactorUrl: ctx.compactorUrl,
+        telemetry: ctx.telemetry,
       }).then((handle) => {
         ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.http}` });
         return handle;
@@ -124,13 +138,25 @@ export async function startFloe(config: Readonly<FloeConfig>, targets: readonly 
   if (config.storage.kind === 'fs' && storing.length > 0 && !storing.includes('all') && storing.length < SERVICE_NAMES.length) {
     logger.warn('storage.kind is "fs" while running a subset of services: every process must share the same directory');
   }
-  const ctx: Ctx = { config, log: logger, internalKey: randomBytes(32).toString('base64url') };
-  const started = await startModules(MODULES, targets, ctx);
+  const self = await startProcessSelfMonitoring(config, targets, logger, () => ctx.acceptorUrl);
+  const ctx: Ctx = { config, log: logger, internalKey: randomBytes(32).toString('base64url'), telemetry: self.telemetry };
+  let started: StartedModules;
+  try {
+    started = await startModules(MODULES, targets, ctx);
+  } catch (err) {
+    await self.stop();
+    throw err;
+  }
+  // Self-monitoring never fails a start that got this far: it only observes.
+  await self.afterStart(ctx.db).catch((err: unknown) => logger.warn({ err }, 'self-monitoring: not fully started'));
   return {
     ...started,
     get: started.get,
     isReady: started.isReady,
-    stop: started.stop,
+    stop: async (drainMs) => {
+      await self.stop();
+      await started.stop(drainMs);
+    },
     bootstrap: async (tenant) => bootstrapSummary(await bootstrapTenant(ctx.db!, tenant)),
     db: ctx.db,
   };

@@ -9,6 +9,7 @@ import { startFloe, TARGETS } from './compose.ts';
 import { EmbeddedLock, readLiveLock } from './embedded-lock.ts';
 import { registerManagementCommands } from './management/commands.ts';
 import { registerQueryCommands } from './query/commands.ts';
+import { registerScmCommands } from './scm/commands.ts';
 import { runSql } from './sql-command.ts';
 
 /** The `floe` command: run services, administer, and query. */
@@ -112,5 +113,6 @@ tenantOption(withConnection(program.command('mcp').description('serve the agent 
     await runStdio({ url: o.url, apiKey: o.apiKey, tenant: o.tenant, dataset: o.dataset });
   });
 registerQueryCommands(program);
+registerScmCommands(program);
 
 await program.parseAsync(process.argv);

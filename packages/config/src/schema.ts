@@ -56,12 +56,69 @@ export const storageSection = z.strictObject({
   cache_max_bytes: bytes(10 * 1024 ** 3).describe('Byte budget of the query file cache; least recently used files are evicted.'),
 });
 
+// Spec 2, Authentication (SSO rule 4): settings that cannot work together fail start naming the key.
+const isHttpUrl = (v: string) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'https:' || u.protocol === 'http:') && !u.search && !u.hash;
+  } catch {
+    return false;
+  }
+};
+
+export const oidcSection = z
+  .strictObject({
+    issuer_url: z.string().default('').describe('Issuer of the single OIDC identity provider (its discovery document is read at start). Empty: no SSO.'),
+    client_id: z.string().default('').describe('Client id registered at the provider (required with issuer_url).'),
+    client_secret: z.string().default('').describe('Client secret of the confidential client (required with issuer_url).'),
+    redirect_url: z.string().default('').describe('Redirect URI registered at the provider, used verbatim. Empty: {router.public_url}/ui/session/oidc/callback.'),
+    display_name: z.string().default('').describe('Name of the provider on the login page. Empty: the issuer host.'),
+    allowed_email_domains: z
+      .array(z.string().min(1))
+      .default([])
+      .describe('Email domains whose users are created at their first SSO sign-in. Gates creation only: an existing user with the same verified email links regardless. Empty: nobody is created.'),
+    group_claim: z.string().default('').describe('Claim holding the user\'s groups (required with group_mappings).'),
+    group_mappings: z
+      .array(z.strictObject({ group: z.string().min(1), tenant: z.string().min(1), role: z.enum(['admin', 'member', 'viewer']) }))
+      .default([])
+      .describe('Memberships granted at every SSO sign-in from the user\'s groups, kept apart from local grants and removed when the group is lost; never instance admin.'),
+    disable_password_login: z.boolean().default(false).describe('Refuse the password form for every user (API keys, the admin key and `floe admin bootstrap` still work). Requires issuer_url.'),
+  })
+  .superRefine((o, ctx) => {
+    const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
+    if (o.group_mappings.length > 0 && !o.group_claim) problem('group_claim', 'required when group_mappings is set');
+    if (o.disable_password_login && !o.issuer_url) problem('disable_password_login', 'requires issuer_url (no other way to sign in)');
+    if (!o.issuer_url) return;
+    if (!isHttpUrl(o.issuer_url)) problem('issuer_url', `not an http(s) URL without query or fragment: ${JSON.stringify(o.issuer_url)}`);
+    if (!o.client_id) problem('client_id', 'required when issuer_url is set');
+    if (!o.client_secret) problem('client_secret', 'required when issuer_url is set');
+    if (o.redirect_url && !isHttpUrl(o.redirect_url)) problem('redirect_url', `not an http(s) URL: ${JSON.stringify(o.redirect_url)}`);
+  });
+
 export const authSection = z.strictObject({
+  oidc: oidcSection.prefault({}),
   admin_api_key: z.string().default('').describe('Break-glass key with full rights over every tenant. Empty disables it.'),
   internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. Empty: in `floe all` a random per-process key is used; split services then sandbox every query.'),
   key_cache_ttl: duration('10s').describe('How long a verified API key is trusted before it is looked up again.'),
   session_ttl: duration('7d').describe('Lifetime of a browser session (floe_session cookie) from sign-in; sign-out, a password change or disabling the user ends it sooner.'),
 });
+
+// Spec 2, Demo mode: a public read-only account, provisioned at every start.
+export const demoSection = z
+  .strictObject({
+    enabled: z.boolean().default(false).describe('Provision the read-only demo account at every start and show its credentials on the login page.'),
+    tenant_id: z.string().default('').describe('Tenant the demo user may view (required when enabled; must already exist).'),
+    dataset_id: z.string().default('').describe('Dataset the demo opens on (optional).'),
+    username: z.string().default('').describe('Email address of the demo user (required when enabled).'),
+    password: z.string().default('').describe('Password of the demo user, shown publicly on the login page (required when enabled).'),
+  })
+  .superRefine((d, ctx) => {
+    if (!d.enabled) return;
+    const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
+    if (!d.tenant_id) problem('tenant_id', 'required when demo.enabled');
+    if (!/^[^\s@]+@[^\s@]+$/.test(d.username)) problem('username', 'required when demo.enabled, in <EMAIL> form');
+    if (!d.password) problem('password', 'required when demo.enabled');
+  });
 
 export const acceptorSection = z.strictObject({
   host: host.describe('Interface the service listens on (0.0.0.0: all).'),
@@ -205,12 +262,54 @@ export const limitsSection = z.strictObject({
   max_storage_bytes: z.number().int().nonnegative().default(0).describe('Stored data (Parquet bytes of the current snapshots) a tenant may hold before ingest answers quota_exceeded (0: unlimited). A tenant\'s settings.limits may override it.'),
 });
 
+// Spec 1 "Self-profiling" and spec 2 "Events": Floe's own spans, metrics and CPU profiles, stored
+// as telemetry of the tenant _system (dataset _monitoring) through an acceptor.
+export const selfMonitoringSection = z.strictObject({
+  enabled: z.boolean().default(false).describe('Emit Floe\'s own spans (router HTTP routes) and metrics (writer, acceptor) as OTLP into tenant _system, dataset _monitoring. Requires auth.admin_api_key.'),
+  environment: z.string().min(1).default('production').describe('deployment.environment.name of the emitted telemetry.'),
+  endpoint: z.string().default('').describe('OTLP/HTTP base URL the telemetry is sent to. Empty: the acceptor of this process, else http://127.0.0.1:<acceptor.http_port>.'),
+  export_interval: duration('30s').describe('How often spans and metrics are exported.'),
+  profiles_enabled: z.boolean().default(false).describe('Profile this process\'s CPU and store one profile per profile_interval under tenant _system (works without enabled). Requires auth.admin_api_key.'),
+  profile_sample_rate_hz: z.number().positive().max(10_000).default(99).describe('CPU sampling frequency of self-profiling.'),
+  profile_interval: duration('60s').describe('One CPU profile per window of this length.'),
+  heap_profiles_enabled: z.boolean().default(false).describe('Also export a heap profile per window; this build has no heap-profiling feature, so a warning is logged and nothing happens.'),
+});
+
+// Spec 2 (Source-control integration): a GitHub App with read-only contents and metadata. The
+// section is optional as a whole: empty app_id, app_slug, keys and client credentials leave it unset
+// (its endpoints answer 404); filling only some of them fails start naming each missing key.
+const SCM_REQUIRED = ['app_id', 'app_slug', 'client_id', 'client_secret'] as const;
+export const scmSection = z
+  .strictObject({
+    // YAML and FLOE__SCM__APP_ID read a bare number as a number; the host's app id is kept as text.
+    app_id: z.union([z.string(), z.number()]).default('').transform(String).describe('Numeric id of the GitHub App.'),
+    app_slug: z.string().default('').describe('URL name of the GitHub App (install links go to {web_url}/apps/{app_slug}/installations/new).'),
+    private_key_path: z.string().default('').describe('File holding the app\'s PEM private key (PKCS#1 or PKCS#8). Exactly one of private_key_path and private_key.'),
+    private_key: z.string().default('').describe('The app\'s PEM private key itself. Exactly one of private_key_path and private_key.'),
+    client_id: z.string().default('').describe('OAuth client id of the GitHub App (the link callback exchanges the user\'s code with it).'),
+    client_secret: z.string().default('').describe('OAuth client secret of the GitHub App.'),
+    api_url: z.string().default('https://api.github.com').describe('REST API base URL of the host; for GitHub Enterprise Server https://<host>/api/v3.'),
+    web_url: z.string().default('https://github.com').describe('Web URL of the host (install links, links into files).'),
+    link_state_ttl: duration('10m').describe('How long a link started with scm-installations/link may take to come back through the callback.'),
+    snippet_cache_ttl: duration('10m').describe('How long a fetched source file (or its content-caused unavailability) is served from memory.'),
+    snippet_cache_capacity: z.number().int().positive().default(1000).describe('Most source files kept in memory (least recently used evicted).'),
+  })
+  .superRefine((s, ctx) => {
+    const keys = [...SCM_REQUIRED, 'private_key_path', 'private_key'] as const;
+    if (keys.every((k) => s[k] === '')) return;
+    for (const k of SCM_REQUIRED) if (s[k] === '') ctx.addIssue({ code: 'custom', path: [k], message: 'required when the scm section is set' });
+    if ((s.private_key_path === '') === (s.private_key === '')) {
+      ctx.addIssue({ code: 'custom', path: ['private_key_path'], message: 'set exactly one of scm.private_key_path and scm.private_key' });
+    }
+  });
+
 export const floeConfigSchema = z.strictObject({
   log: logSection.prefault({}),
   runtime: runtimeSection.prefault({}),
   meta: metaSection.prefault({}),
   storage: storageSection.prefault({}),
   auth: authSection.prefault({}),
+  demo: demoSection.prefault({}),
   acceptor: acceptorSection.prefault({}),
   writer: writerSection.prefault({}),
   querier: querierSection.prefault({}),
@@ -219,6 +318,8 @@ export const floeConfigSchema = z.strictObject({
   planning: planningSection.prefault({}),
   schema: schemaSection.prefault({}),
   limits: limitsSection.prefault({}),
+  scm: scmSection.prefault({}),
+  self_monitoring: selfMonitoringSection.prefault({}),
 });
 
 export type FloeConfig = z.output<typeof floeConfigSchema>;

@@ -31,6 +31,7 @@ export type { Migration, MigrateResult } from './migrations.ts';
 export {
   DEFAULT_DATASET_ID,
   ID_PATTERN,
+  MONITORING_DATASET_ID,
   SYSTEM_TENANT_ID,
   isValidDatasetId,
   isValidTenantId,
@@ -67,7 +68,8 @@ export type {
 export { BOOTSTRAP_SCOPES, bootstrapSummary, bootstrapTenant } from './bootstrap.ts';
 export type { BootstrapResult } from './bootstrap.ts';
 
-export { checkUserPassword, createUser, deleteUser, getUser, getUserByEmail, isValidUserId, listUsers, normaliseEmail, updateUser } from './users.ts';
+export { checkUserPassword, createUser, deleteUser, getUser, getUserByEmail, getUserByOidcIdentity, isValidUserId, linkOidcIdentity, listUsers, normaliseEmail, updateUser } from './users.ts';
+export { DEMO_GRANT, provisionDemoUser } from './demo.ts';
 export type { CreateUserInput, UpdateUserInput, User } from './users.ts';
 export { PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH, hashPassword, verifyPassword } from './passwords.ts';
 
@@ -83,6 +85,7 @@ export {
   listUserMemberships,
   revokeMembership,
   roleRank,
+  syncMappedMemberships,
 } from './memberships.ts';
 export type { Membership, MembershipRole } from './memberships.ts';
 
@@ -94,3 +97,15 @@ export type { AttributeMismatchReason, AttributeTypeMismatch, AttributeTypePin, 
 
 export { listAttributeQueryDemand, recordAttributeQueryDemand } from './query-demand.ts';
 export type { AttributeQueryDemand } from './query-demand.ts';
+
+export {
+  consumeLinkState,
+  createLinkState,
+  deleteScmInstallation,
+  getPendingLinkState,
+  isScmInstallationLinked,
+  listScmInstallations,
+  updateScmRepositories,
+  upsertScmInstallation,
+} from './scm.ts';
+export type { ScmInstallation, ScmLinkState } from './scm.ts';

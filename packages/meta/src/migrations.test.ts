@@ -28,6 +28,8 @@ const EXPECTED_TABLES = [
   'planning_tags',
   'planning_workflow_kinds',
   'planning_workflow_statuses',
+  'scm_installations',
+  'scm_link_states',
   'sessions',
   'tenants',
   'users',

@@ -13,6 +13,8 @@
 
 import type { Db } from './db.ts';
 import { PLANNING_MIGRATION } from './migrations-planning.ts';
+import { SCM_MIGRATION } from './migrations-scm.ts';
+import { SELF_MONITORING_MIGRATION } from './migrations-self-monitoring.ts';
 
 export interface Migration {
   readonly id: number;
@@ -202,6 +204,8 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
 `,
   },
   PLANNING_MIGRATION,
+  SCM_MIGRATION,
+  SELF_MONITORING_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

@@ -22,8 +22,12 @@ import { collectRoutes } from './openapi.ts';
 import type { QuerierClient } from './querier-client.ts';
 import type { QueryDemand } from './query-demand.ts';
 import { isHttpsUrl } from './session/cookie.ts';
-import { sessionRoutes } from './session/routes.ts';
+import { sessionRoutes, type SessionOptions } from './session/routes.ts';
+import { demoReadOnly } from './demo-read-only.ts';
 import { traceQueryPlugin } from './tracequery.ts';
+import { selfTracingPlugin, type SelfTracingOptions } from './self-tracing.ts';
+import { scmPlugin } from './scm/plugin.ts';
+import type { Scm } from './scm/service.ts';
 
 export interface AppOptions {
   log: Logger;
@@ -51,12 +55,18 @@ export interface AppOptions {
   publicUrl: string;
   /** auth.session_ttl in milliseconds. */
   sessionTtlMs: number;
+  /** SSO, the password form's switch and the demo account (spec 2, Session and login). */
+  login?: Pick<SessionOptions, 'oidc' | 'passwordLoginDisabled' | 'demo'>;
   /** Table provisioning at dataset creation (best effort); absent until the writer offers one. */
   provisionDataset?: ProvisionDataset;
   /** A tenant's tables: listing and on-demand provisioning. */
   tables?: TenantTables;
   /** The compactor that /api/v1/ops/compact drives (absent: those routes answer 503). */
   compactor?: CompactorClient;
+  /** Spans and Server-Timing of every request (self_monitoring.enabled; absent: none). */
+  selfTracing?: SelfTracingOptions;
+  /** The source-control integration (absent: the scm section is unset; its link routes answer 404). */
+  scm?: Scm;
 }
 
 // Management bodies are small JSON documents; anything bigger is refused before parsing (413).
@@ -93,7 +103,10 @@ export async function buildApp(opts: AppOptions) {
     }
   });
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
+  // Before any route, so its hooks see every request.
+  if (opts.selfTracing) await app.register(selfTracingPlugin, opts.selfTracing);
   const routes = collectRoutes(app);
+  if (opts.login?.demo) await app.register(demoReadOnly, { auth: opts.managementAuth });
 
   app.get('/ready', async (_req, reply) => (opts.isReady() ? reply.code(200).send('ready\n') : reply.code(503).send('not ready\n')));
 
@@ -124,12 +137,15 @@ export async function buildApp(opts: AppOptions) {
   });
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, compactor: opts.compactor, routes });
+  await app.register(scmPlugin, { scm: opts.scm, auth: opts.managementAuth, publicUrl: opts.publicUrl });
   await app.register(sessionRoutes, {
     prefix: '/ui/session',
     db: opts.db,
     auth: opts.managementAuth,
     ttlMs: opts.sessionTtlMs,
     cookie: { secure: isHttpsUrl(opts.publicUrl) },
+    ...opts.login,
+    appUrl: opts.publicUrl,
   });
   return app;
 }

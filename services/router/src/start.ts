@@ -6,7 +6,7 @@ import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { ServiceHandle } from '@floe/runtime';
-import { createLogger, type Logger } from '@floe/telemetry';
+import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createInProcessQuerierClient, createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
@@ -14,6 +14,10 @@ import { createTenantTables, provisionOnCreate } from './management/tenant-table
 import { createQueryBudget } from './query-budget.ts';
 import { createQueryDemand } from './query-demand.ts';
 import { createCompactorClient } from './compactor-client.ts';
+import { StageTimings, timedQuerier } from './self-tracing.ts';
+import { scmFromConfig } from './scm/service.ts';
+import { loginFromConfig } from './session/login-from-config.ts';
+import type { OidcRetry } from './session/oidc-provider.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -32,6 +36,10 @@ export interface SharedDeps {
   provisionDataset?: ProvisionDataset;
   /** Admin URL of the compactor of this process (`floe all`), used when router.compactor_url is empty. */
   compactorUrl?: string;
+  /** SSO discovery retry schedule (tests shorten it; spec 2 Limits: 1 s doubling to 5 min). */
+  oidcRetry?: OidcRetry;
+  /** Floe's own tracer (self_monitoring); absent or disabled: no spans, no Server-Timing. */
+  telemetry?: SelfTelemetry;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -59,13 +67,17 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     return configured.length === 0 && deps.inProcessQuerier ? createInProcessQuerierClient(deps.inProcessQuerier, key) : createQuerierClient(querierUrls, key);
   };
   let ready = false;
+  const login = await loginFromConfig(config, db, log, deps.oidcRetry);
+  const timings = deps.telemetry?.enabled ? new StageTimings() : undefined;
   const queryDemand = createQueryDemand(db, log, config.router.query_demand_flush_interval);
   const app = await buildApp({
     log,
     auth,
-    managementAuth: managementAuthDepsFromDb(db, auth),
+    managementAuth: managementAuthDepsFromDb(db, auth, { isDemoUser: login.isDemoUser }),
+    login: login.login,
     queryBudget: createQueryBudget(limitStores.buckets, db, config.limits),
-    querier: querier(),
+    querier: timings ? timedQuerier(querier(), timings) : querier(),
+    selfTracing: timings && deps.telemetry ? { telemetry: deps.telemetry, timings } : undefined,
     queryDemand,
     tableColumns,
     queryTimeoutMs: config.router.query_timeout,
@@ -80,6 +92,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     provisionDataset,
     tables,
     compactor: createCompactorClient(config.router.compactor_url || deps.compactorUrl || `http://127.0.0.1:${config.compactor.admin_port}`),
+    scm: scmFromConfig(config, db, log),
   });
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;
@@ -95,6 +108,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       await app.close();
+      login.close();
       await queryDemand.close();
       await limitStores.close();
       if (ownStore) await store.close();
