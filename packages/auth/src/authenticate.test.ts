@@ -59,3 +59,18 @@ describe('authenticate', () => {
     expect(await kindOf(authenticate({ authorization: 'Bearer k-acme-prod', tenant: 'acme', dataset: undefined }, deps, 'query'))).toBe('forbidden');
   });
 });
+
+describe('authenticate with the internal service key', () => {
+  const withService: AuthDeps = { ...deps, serviceKey: 'svc-secret' };
+  it.each([
+    ['query scope: the named tenant and dataset', withService, 'query', 'ok'],
+    ['another scope: refused like an unknown key', withService, 'ingest', 'unauthorized'],
+    ['no scope asked: refused', withService, undefined, 'unauthorized'],
+    ['no service key configured', { ...deps, serviceKey: '' }, 'query', 'unauthorized'],
+  ] as const)('%s', async (_name, d, scope, expected) => {
+    expect(await kindOf(authenticate({ authorization: 'Bearer svc-secret', tenant: 'acme', dataset: 'prod' }, d, scope))).toBe(expected);
+  });
+  it('acts as a reader of exactly the tenant and dataset the router names', async () => {
+    expect(await authenticate({ authorization: 'Bearer svc-secret', tenant: 'acme', dataset: 'prod' }, withService, 'query')).toEqual({ tenant: 'acme', dataset: 'prod', principal: 'service', scopes: ['query'], isAdmin: false });
+  });
+});

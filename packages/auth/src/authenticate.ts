@@ -15,6 +15,12 @@ export interface AuthDeps {
   datasetExists(tenant: string, dataset: string): Promise<boolean>;
   /** Break-glass key from config (`auth.admin_api_key`); empty disables it. */
   adminApiKey: string;
+  /**
+   * Floe's internal service key (auth.internal_service_key), accepted for the `query` scope only:
+   * the router presents it on behalf of a signed-in session, which has no API key to forward
+   * (the native Query IR endpoint, spec 2). Empty or absent: not accepted.
+   */
+  serviceKey?: string;
 }
 
 export interface Credentials {
@@ -50,6 +56,10 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
   if (deps.adminApiKey && sameSecret(secret, deps.adminApiKey)) {
     const dataset = datasetHeader ?? DEFAULT_DATASET;
     return { tenant, dataset, principal: 'admin', scopes: ['*'], isAdmin: true };
+  }
+  // The router has already checked the session's membership and the dataset; the service key only reads.
+  if (deps.serviceKey && requiredScope === 'query' && sameSecret(secret, deps.serviceKey)) {
+    return { tenant, dataset: datasetHeader ?? DEFAULT_DATASET, principal: 'service', scopes: ['query'], isAdmin: false };
   }
 
   const key = await deps.verifyKey(secret);

@@ -41,7 +41,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store);
   const cache = fileCacheFromConfig(config);
-  const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
+  const internalKey = config.auth.internal_service_key || deps.internalKey || '';
+  // The internal key also stands for a router's session callers (auth: AuthDeps.serviceKey).
+  const auth = { ...authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl }), serviceKey: internalKey };
   const resolver = new FileResolver(catalog, store, cache, log);
   const handler = new QueryHandler(
     auth,
@@ -54,7 +56,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       tempDir: config.querier.temp_dir,
     },
     log,
-    config.auth.internal_service_key || deps.internalKey || '',
+    internalKey,
   );
   await mkdir(config.querier.temp_dir, { recursive: true });
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);

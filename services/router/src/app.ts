@@ -14,6 +14,7 @@ import { managementPlugin } from './management/plugin.ts';
 import { metricQueryPlugin } from './metricquery/plugin.ts';
 import { profilesByTracePlugin } from './profilequery/by-trace.ts';
 import { profileQueryPlugin } from './profilequery/plugin.ts';
+import { queryIrPlugin } from './query-ir/plugin.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import type { TenantTables } from './management/tenant-tables.ts';
 import type { CompactorClient } from './compactor-client.ts';
@@ -136,6 +137,8 @@ export async function buildApp(opts: AppOptions) {
     await s.register(agentToolsPlugin, { routerUrl: () => listenUrl(app.server.address()) });
   });
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
+  // The native Query IR (spec 2): beside the management API, with the query APIs' key rules plus sessions.
+  await app.register(queryIrPlugin, { prefix: '/api/v1', auth: opts.auth, managementAuth: opts.managementAuth, querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, maxSamples: opts.maxQuerySamples, queryBudget: opts.queryBudget });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, compactor: opts.compactor, routes });
   await app.register(scmPlugin, { scm: opts.scm, auth: opts.managementAuth, publicUrl: opts.publicUrl });
   await app.register(sessionRoutes, {

@@ -6,6 +6,8 @@ import type { CallerCredentials } from './querier-client.ts';
 declare module 'fastify' {
   interface FastifyRequest {
     tenant?: TenantContext;
+    /** The tenant was resolved from a session cookie, not from a key the querier could check. */
+    tenantFromSession?: boolean;
   }
 }
 
@@ -26,7 +28,8 @@ export const authPlugin = fp<{ auth: AuthDeps; scope: string }>(async (app, opts
 
 /** The credentials forwarded to a querier, which authorises the call the same way. */
 export function callerCredentials(req: FastifyRequest): CallerCredentials {
-  return { authorization: header(req, 'authorization') ?? '', tenant: req.tenant!.tenant, dataset: req.tenant!.dataset };
+  const creds: CallerCredentials = { authorization: header(req, 'authorization') ?? '', tenant: req.tenant!.tenant, dataset: req.tenant!.dataset };
+  return req.tenantFromSession ? { ...creds, session: true } : creds;
 }
 
 export type { FastifyPluginAsync };

@@ -20,6 +20,12 @@ export interface CallerCredentials {
   authorization: string;
   tenant: string;
   dataset: string | undefined;
+  /**
+   * The router authenticated the caller by a session cookie, which has no key to forward: the
+   * querier is shown the internal service key for this tenant and dataset instead (the router has
+   * checked the membership; see AuthDeps.serviceKey).
+   */
+  session?: boolean;
 }
 
 export interface TraceByIdRequest {
@@ -44,14 +50,19 @@ function ticketOf(creds: CallerCredentials, req: QueryRequest, internalKey: stri
   return Buffer.from(JSON.stringify(ticket));
 }
 
-function callerMetadata(creds: CallerCredentials): Record<string, string> {
-  const metadata: Record<string, string> = { authorization: creds.authorization, 'x-tenant-id': creds.tenant };
+function callerMetadata(creds: CallerCredentials, internalKey: string): Record<string, string> {
+  const metadata: Record<string, string> = { authorization: creds.session ? serviceAuthorization(internalKey) : creds.authorization, 'x-tenant-id': creds.tenant };
   if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
   return metadata;
 }
 
-function traceMetadata(creds: CallerCredentials, req: TraceByIdRequest): Record<string, string> {
-  const metadata = callerMetadata(creds);
+function serviceAuthorization(internalKey: string): string {
+  if (!internalKey) throw new FloeError('unavailable', 'queries from a session need auth.internal_service_key (shared by the router and its queriers)', { code: 'FLOE_ERR_NO_SERVICE_KEY' });
+  return `Bearer ${internalKey}`;
+}
+
+function traceMetadata(creds: CallerCredentials, req: TraceByIdRequest, internalKey: string): Record<string, string> {
+  const metadata = callerMetadata(creds, internalKey);
   if (req.startNs !== undefined) metadata['x-floe-start-ns'] = req.startNs.toString();
   if (req.endNs !== undefined) metadata['x-floe-end-ns'] = req.endNs.toString();
   return metadata;
@@ -88,8 +99,8 @@ export function createInProcessQuerierClient(querier: QuerierCalls, internalKey 
 
 function clientOver(calls: QuerierCalls, internalKey: string): QuerierClient {
   return {
-    query: (creds, req, deadlineMs) => calls.doGet(callerMetadata(creds), ticketOf(creds, req, internalKey), deadlineMs).catch(rethrowFromQuerier),
-    traceById: (creds, req, deadlineMs) => calls.findTraceById(traceMetadata(creds, req), Buffer.from(req.traceId, 'hex'), deadlineMs).catch(rethrowFromQuerier),
+    query: async (creds, req, deadlineMs) => calls.doGet(callerMetadata(creds, internalKey), ticketOf(creds, req, internalKey), deadlineMs).catch(rethrowFromQuerier),
+    traceById: async (creds, req, deadlineMs) => calls.findTraceById(traceMetadata(creds, req, internalKey), Buffer.from(req.traceId, 'hex'), deadlineMs).catch(rethrowFromQuerier),
   };
 }
 

@@ -63,6 +63,10 @@ export interface MetricQueryOptions {
   tableColumns?: TableColumns;
 }
 
+/** Prometheus's defaults: --query.lookback-delta 5m, evaluation_interval 1m. */
+export const DEFAULT_LOOKBACK_DELTA_MS = 300_000;
+export const DEFAULT_SUBQUERY_STEP_MS = 60_000;
+
 const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
 
 /** Prometheus's success envelope; `warnings` and `infos` only when there are some, as Prometheus omits them. */
@@ -93,8 +97,8 @@ function parseSelector(text: string): PromLabelMatcher[] {
 
 export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (app, opts) => {
   acceptFormBodies(app, 1024 * 1024);
-  const lookbackDefault = opts.lookbackDeltaMs ?? 300_000;
-  const subStep = opts.defaultSubqueryStepMs ?? 60_000;
+  const lookbackDefault = opts.lookbackDeltaMs ?? DEFAULT_LOOKBACK_DELTA_MS;
+  const subStep = opts.defaultSubqueryStepMs ?? DEFAULT_SUBQUERY_STEP_MS;
 
   const params = (req: FastifyRequest) => new PromParams(req.url, req.body);
   const catalogs = new CatalogCache();
