@@ -24,7 +24,8 @@ export type TenantAction =
   | 'api_key.read'
   | 'api_key.create'
   | 'api_key.manage'
-  | 'tables.manage';
+  | 'tables.manage'
+  | 'schema_registry.manage';
 
 export type InstanceAction = 'tenant.create' | 'tenant.delete' | 'tenant.disable' | 'user.read' | 'user.manage' | 'ops.compact';
 
@@ -39,6 +40,7 @@ const MIN_ROLE: Record<TenantAction, MembershipRole> = {
   'dataset.create': 'admin',
   'membership.manage': 'admin',
   'tables.manage': 'admin',
+  'schema_registry.manage': 'admin',
 };
 
 /** Scopes only a tenant admin may put on a key. */

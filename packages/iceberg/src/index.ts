@@ -89,11 +89,12 @@ export {
   LEGACY_METRIC_TABLES,
   SIGNALS,
   enabledTables,
+  schemaSignals,
   evolveFloeTable,
   isLegacyAttributeLayout,
   listTenantTables,
   provisionDataset,
   provisioningFailed,
 } from './provision.ts';
-export type { DatasetProvisioning, ListedTable, ProvisionLogger, Signal, TableProvisioning } from './provision.ts';
+export type { DatasetProvisioning, ListedTable, ProvisionLogger, Signal, SignalSchema, TableProvisioning } from './provision.ts';
 export { tenantStoredBytes } from './usage.ts';

@@ -25,17 +25,36 @@ const SIGNAL_TABLES: Record<Signal, readonly string[]> = {
 /** Dropped without migrating data wherever they are found. */
 export const LEGACY_METRIC_TABLES = ['metrics_gauge', 'metrics_sum', 'metrics_histogram', 'metrics_exponential_histogram', 'metrics_summary'] as const;
 
+export interface SignalSchema {
+  signal: Signal;
+  /** The tables of the signal this build of Floe defines. */
+  tables: TableName[];
+  /** default_schemas.<signal>_enabled. */
+  enabledByDefault: boolean;
+  /** The tenant's own schema block turns it off. */
+  disabledByTenant: boolean;
+  /** Provisioned for the tenant: on by default and not turned off by the tenant. */
+  enabled: boolean;
+}
+
 /**
- * The tables to provision for a tenant: the signals enabled by default, narrowed by the tenant's
- * own schema block (`settings.schema.<signal>_enabled: false`), limited to the tables this build
- * of Floe defines.
+ * Each signal's provisioning state for a tenant: the signals enabled by default, narrowed by the
+ * tenant's own schema block (`settings.schema.<signal>_enabled: false`); a tenant cannot turn on
+ * what the instance turned off.
  */
-export function enabledTables(defaults: Readonly<Record<`${Signal}_enabled`, boolean>>, tenantSettings: Readonly<Record<string, unknown>> = {}): TableName[] {
+export function schemaSignals(defaults: Readonly<Record<`${Signal}_enabled`, boolean>>, tenantSettings: Readonly<Record<string, unknown>> = {}): SignalSchema[] {
   const own = tenantSettings.schema;
   const narrowed = own && typeof own === 'object' ? (own as Record<string, unknown>) : {};
-  return SIGNALS.filter((s) => defaults[`${s}_enabled`] && narrowed[`${s}_enabled`] !== false)
-    .flatMap((s) => SIGNAL_TABLES[s])
-    .filter(isTableName);
+  return SIGNALS.map((signal) => {
+    const enabledByDefault = defaults[`${signal}_enabled`];
+    const disabledByTenant = narrowed[`${signal}_enabled`] === false;
+    return { signal, tables: SIGNAL_TABLES[signal].filter(isTableName), enabledByDefault, disabledByTenant, enabled: enabledByDefault && !disabledByTenant };
+  });
+}
+
+/** The tables to provision for a tenant, limited to the tables this build of Floe defines. */
+export function enabledTables(defaults: Readonly<Record<`${Signal}_enabled`, boolean>>, tenantSettings: Readonly<Record<string, unknown>> = {}): TableName[] {
+  return schemaSignals(defaults, tenantSettings).flatMap((s) => (s.enabled ? s.tables : []));
 }
 
 export interface TableProvisioning {

@@ -96,6 +96,19 @@ export { listAttributeTypeMismatches, listAttributeTypePins, pinAttributeTypes, 
 export type { AttributeMismatchReason, AttributeTypeMismatch, AttributeTypePin, AttributeValueType, PinOutcome } from './attribute-types.ts';
 
 export { listAttributeQueryDemand, recordAttributeQueryDemand } from './query-demand.ts';
+
+export {
+  METRIC_INSTRUMENTS,
+  REGISTRY_ATTRIBUTE_TYPES,
+  REQUIREMENT_LEVELS,
+  createSchemaRegistry,
+  deleteSchemaRegistry,
+  getSchemaRegistry,
+  listSchemaRegistries,
+  lockSchemaRegistries,
+  updateSchemaRegistry,
+} from './schema-registries.ts';
+export type { MetricInstrument, RegistryAttribute, RegistryAttributeType, RegistryEntity, RegistryMetric, RequirementLevel, SchemaRegistry, SchemaRegistryDocument } from './schema-registries.ts';
 export type { AttributeQueryDemand } from './query-demand.ts';
 
 export {

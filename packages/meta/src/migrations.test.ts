@@ -28,6 +28,7 @@ const EXPECTED_TABLES = [
   'planning_tags',
   'planning_workflow_kinds',
   'planning_workflow_statuses',
+  'schema_registries',
   'scm_installations',
   'scm_link_states',
   'sessions',

@@ -63,8 +63,8 @@ function toOpenApiSchema(schema: unknown): Json {
   return out;
 }
 
-/** `/tenants/:tenant_id` → `/tenants/{tenant_id}`. */
-const openApiPath = (url: string) => url.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/(.)\/$/, '$1');
+/** `/tenants/:tenant_id` → `/tenants/{tenant_id}`; `::` is the router's escape of a literal colon (`registries::validate`). */
+const openApiPath = (url: string) => url.replace(/::|:([A-Za-z0-9_]+)/g, (_m, name: string | undefined) => (name ? `{${name}}` : ':')).replace(/(.)\/$/, '$1');
 
 function parameters(schema: FastifySchema): Json[] {
   const out: Json[] = [];

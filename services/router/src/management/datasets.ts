@@ -156,7 +156,7 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
   );
 };
 
-async function mustGetDataset(opts: ManagementOptions, tenantId: string, datasetId: string): Promise<Dataset> {
+export async function mustGetDataset(opts: ManagementOptions, tenantId: string, datasetId: string): Promise<Dataset> {
   const tenant = await mustGetTenant(opts, tenantId);
   const found = (await getDataset(opts.db, tenant.id, datasetId)) ?? withDefault(tenant, []).find((d) => d.id === datasetId);
   if (!found) throw notFound(`dataset ${datasetId} not found in tenant ${tenant.id}`);

@@ -50,7 +50,7 @@ function routeTable(app: App): Array<[string, string]> {
     const depth = m[1]!.length / 4;
     stack.length = depth;
     stack.push(m[2]!);
-    const path = stack.join('').replace(/:([a-z_]+)/g, '{$1}').replace(/(.)\/$/, '$1');
+    const path = stack.join('').replace(/\/:([a-z_]+)/g, '/{$1}').replace(/(.)\/$/, '$1');
     for (const method of (m[3] ?? '').split(', ').filter((x) => x && x !== 'HEAD')) out.push([method, path]);
   }
   return out;

@@ -6,7 +6,10 @@ import { membershipRoutes } from './memberships.ts';
 import { opsRoutes } from './ops.ts';
 import type { ManagementOptions } from './options.ts';
 import { principalPlugin } from './principal-plugin.ts';
+import { schemaRegistryRoutes } from './schema-registry.ts';
+import { schemaResolutionRoutes } from './schema-resolution.ts';
 import { tableRoutes } from './tables.ts';
+import { tenantSchemaRoutes } from './tenant-schemas.ts';
 import { tenantRoutes } from './tenants.ts';
 import { userRoutes } from './users.ts';
 import { whoamiRoutes } from './whoami.ts';
@@ -16,5 +19,5 @@ export const managementPlugin: FastifyPluginAsync<ManagementOptions & { routes: 
   await app.register(principalPlugin, { auth: opts.auth });
   await app.register(openApiRoute, { routes: opts.routes });
   const deps: ManagementOptions = { db: opts.db, auth: opts.auth, provisionDataset: opts.provisionDataset, tables: opts.tables, compactor: opts.compactor };
-  for (const routes of [tenantRoutes, datasetRoutes, tableRoutes, userRoutes, membershipRoutes, keyRoutes, whoamiRoutes, opsRoutes]) await app.register(routes, deps);
+  for (const routes of [tenantRoutes, datasetRoutes, tableRoutes, userRoutes, membershipRoutes, keyRoutes, whoamiRoutes, opsRoutes, tenantSchemaRoutes, schemaRegistryRoutes, schemaResolutionRoutes]) await app.register(routes, deps);
 };

@@ -12,6 +12,8 @@ import type { Logger } from '@floe/telemetry';
 export interface TenantTables {
   provision(tenant: Tenant, datasets: readonly string[]): Promise<DatasetProvisioning[]>;
   list(tenantId: string, datasets: readonly string[]): Promise<{ tables: ListedTable[]; datasets: Array<{ dataset: string; tables: ListedTable[] }> }>;
+  /** The configured default_schemas the provisioning above follows (the schema endpoints show them). */
+  readonly defaults: FloeConfig['schema']['default_schemas'];
 }
 
 export function createTenantTables(catalog: SqlCatalog, defaults: FloeConfig['schema']['default_schemas'], log: Logger): TenantTables {
@@ -23,6 +25,7 @@ export function createTenantTables(catalog: SqlCatalog, defaults: FloeConfig['sc
       return out;
     },
     list: (tenantId, datasets) => listTenantTables(catalog, tenantId, datasets),
+    defaults,
   };
 }
 
