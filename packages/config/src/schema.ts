@@ -98,7 +98,7 @@ export const oidcSection = z
 export const authSection = z.strictObject({
   oidc: oidcSection.prefault({}),
   admin_api_key: z.string().default('').describe('Break-glass key with full rights over every tenant. Empty disables it.'),
-  internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. Empty: in `floe all` a random per-process key is used; split services then sandbox every query.'),
+  internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. It also stands for a signed-in user\'s native queries (POST /api/v1/query), which the querier accepts for reads only, so keep it as secret as the admin key. Empty: in `floe all` a random per-process key is used; split services then sandbox every query and refuse session queries (503).'),
   key_cache_ttl: duration('10s').describe('How long a verified API key is trusted before it is looked up again.'),
   session_ttl: duration('7d').describe('Lifetime of a browser session (floe_session cookie) from sign-in; sign-out, a password change or disabling the user ends it sooner.'),
 });
