@@ -1,6 +1,6 @@
 import { SeverityNumber } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emitLogRecords, protoLogExporter, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest, type SentTrace } from '../src/index.ts';
+import { emitLogRecords, protoLogExporter, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
 
 /**
  * The native Query IR endpoint (spec 2: POST /api/v1/query, GET /api/v1/query/sources) end to
@@ -8,7 +8,7 @@ import { emitLogRecords, protoLogExporter, protoTraceExporter, sendSampleTrace, 
  * JSON IR queries, an invalid IR is a 400 naming its field, another tenant's key sees nothing of
  * ours, and a signed-in viewer (no API key) runs the same queries.
  */
-describe('native Query IR (embedded)', () => {
+describe.each<FloeMode>(['embedded', 'cluster'])('native Query IR (%s)', (mode) => {
   let floe: FloeUnderTest;
   let key: string;
   let otherKey: string;
@@ -31,7 +31,7 @@ describe('native Query IR (embedded)', () => {
   const logsQuery = () => ({ source: 'logs', range: range(), streams: [{ label: 'service_name', op: '=', value: 'irsvc' }], limit: 10 });
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded' });
+    floe = await startFloe({ mode });
     key = (await floe.bootstrap(tenant)).api_key;
     otherKey = (await floe.bootstrap(other)).api_key;
     trace = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'irshop');
