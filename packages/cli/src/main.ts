@@ -9,6 +9,7 @@ import { startFloe, TARGETS } from './compose.ts';
 import { EmbeddedLock, readLiveLock } from './embedded-lock.ts';
 import { registerManagementCommands } from './management/commands.ts';
 import { registerQueryCommands } from './query/commands.ts';
+import { registerOpsCommands } from './ops/commands.ts';
 import { registerScmCommands } from './scm/commands.ts';
 import { runSql } from './sql-command.ts';
 
@@ -114,5 +115,6 @@ tenantOption(withConnection(program.command('mcp').description('serve the agent 
   });
 registerQueryCommands(program);
 registerScmCommands(program);
+registerOpsCommands(program);
 
 await program.parseAsync(process.argv);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flightDoGet } from '@floe/flight';
-import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { protoTraceExporter, runFloeCli, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Compaction control (spec 2: POST /api/v1/ops/compact, GET …/status, POST …/dry-run,
@@ -82,5 +82,22 @@ describe.each<FloeMode>(['embedded', 'cluster'])('ops compaction (%s)', (mode) =
     expect((await plan())[0]!.groups).toEqual([]);
     expect(await spanCount()).toBe(9);
     for (const id of traces) expect((await trace(id)).status).toBe(200);
+  });
+
+  it('floe ops compact-plan|compact|compact-status drive the same routes', async () => {
+    const env = { FLOE_URL: floe.routerUrl, FLOE_API_KEY: floe.adminApiKey };
+    const plan = await runFloeCli(['ops', 'compact-plan', '--tenant', tenant, '--table', 'traces'], env);
+    expect([plan.code, plan.stderr]).toEqual([0, '']);
+    expect((JSON.parse(plan.stdout) as { tables: Array<{ table: string }> }).tables.map((t) => t.table)).toEqual([`${tenant}.default.traces`]);
+    const started = await runFloeCli(['ops', 'compact', '--tenant', tenant], env);
+    expect(started.code).toBe(0);
+    expect(JSON.parse(started.stdout)).toMatchObject({ scope: { tenant }, finishedAt: null });
+    const status = await runFloeCli(['ops', 'compact-status'], env);
+    expect(status.code).toBe(0);
+    expect(JSON.parse(status.stdout)).toMatchObject({ enabled: true });
+    const refused = await runFloeCli(['ops', 'compact-status'], { ...env, FLOE_API_KEY: key });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('HTTP 403');
+    expect((await runFloeCli(['ops', 'compact', '--dataset', 'default'], env)).code).toBe(2);
   });
 });
