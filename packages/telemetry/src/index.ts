@@ -14,6 +14,7 @@ export { SERVICE_NAMESPACE, noSelfTelemetry, startSelfMonitoring } from './self-
 export type { SelfMonitoring, SelfMonitoringOptions, SelfTelemetry } from './self-monitoring.ts';
 // The API types and enums instrumented code needs, so services depend on this package alone.
 export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
+export { parentFromTraceparent } from './traceparent.ts';
 export type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 export { cpuProfileToOtlp } from './cpu-profile.ts';
 export type { CpuProfileMeta, ProfilesRequestInit, V8CpuProfile } from './cpu-profile.ts';

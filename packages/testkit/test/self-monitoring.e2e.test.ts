@@ -68,6 +68,19 @@ describe('self-monitoring (embedded)', () => {
     expect(timing).toMatch(/querier;dur=\d+(\.\d+)?/);
   });
 
+  it("continues a caller's trace from its traceparent header", async () => {
+    const parent = `00-${'4bf92f3577b34da6a3ce929d0e0e4736'}-${'00f067aa0ba902b7'}-01`;
+    const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: { ...asTenant(), traceparent: parent } });
+    expect(res.status).toBe(200);
+    const traceresponse = res.headers.get('traceresponse') ?? '';
+    expect(traceresponse).toMatch(TRACEPARENT);
+    expect(traceresponse.split('-')[1]).toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+    expect(traceresponse.split('-')[2]).not.toBe('00f067aa0ba902b7');
+    // A malformed header starts a new trace.
+    const fresh = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: { ...asTenant(), traceparent: 'garbage' } });
+    expect((fresh.headers.get('traceresponse') ?? '').split('-')[1]).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
+  });
+
   it('answers a _system request without either header', async () => {
     const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asSystem() });
     expect(res.status).toBe(200);

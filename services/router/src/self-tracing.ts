@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { SpanKind, SpanStatusCode, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { SpanKind, SpanStatusCode, parentFromTraceparent, type SelfTelemetry, type Span } from '@floe/telemetry';
 import type { QuerierClient } from './querier-client.ts';
 
 /**
@@ -66,10 +66,16 @@ export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry,
   app.addHook('onRequest', (req, _reply, done) => {
     if (tenantHeader(req) === SYSTEM_TENANT_ID || UNTRACED_URLS.has(req.url)) return done();
     const route = req.routeOptions.url;
-    const span = telemetry.tracer.startSpan(route ? `${req.method} ${route}` : req.method, {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': req.method, 'url.path': req.url.split('?')[0]!, ...(route ? { 'http.route': route } : {}) },
-    });
+    const incoming = req.headers.traceparent;
+    const span = telemetry.tracer.startSpan(
+      route ? `${req.method} ${route}` : req.method,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': req.method, 'url.path': req.url.split('?')[0]!, ...(route ? { 'http.route': route } : {}) },
+      },
+      // A caller's trace continues through the router (its span becomes this one's parent).
+      parentFromTraceparent(Array.isArray(incoming) ? incoming[0] : incoming),
+    );
     const stages = new Map<string, number>();
     traced.set(req, { span, start: performance.now(), stages });
     timings.run(stages, done);
