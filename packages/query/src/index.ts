@@ -90,6 +90,7 @@ export type { MetricResult } from './logql/evaluate.ts';
 export { planLogSample } from './sql/log-metrics.ts';
 // Trace search and tag discovery (spec 1, "Trace query API"): the TraceQL subset → IR → SQL over `traces`.
 export type { FoundTrace, SpanCondition, SpanField, SpanValue, TraceSearch, TraceTagNames, TraceTagValues } from './ir/traces.ts';
+export { ROOT_NOT_RECEIVED, TRACE_SEARCH_DEFAULTS } from './ir/traces.ts';
 export { parseTraceQL, KIND_KEYWORDS, STATUS_KEYWORDS, MAX_TRACEQL_LENGTH } from './traceql/parse.ts';
 export { legacyTagConditions } from './traceql/legacy-tags.ts';
 export { planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResults } from './sql/traces.ts';

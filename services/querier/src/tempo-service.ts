@@ -15,7 +15,7 @@ import {
   type TempoTraceByIDRequest,
   type TempoTraceByIDResponse,
 } from '@floe/proto';
-import { legacyTagConditions, parseTraceQL, planTraceSearch, traceSearchResults, type FoundTrace, type TraceSearch } from '@floe/query';
+import { TRACE_SEARCH_DEFAULTS, legacyTagConditions, parseTraceQL, planTraceSearch, traceSearchResults, type FoundTrace, type TraceSearch } from '@floe/query';
 import { tracesTable } from '@floe/schema';
 import type { ExtraService } from '@floe/flight';
 import type { Logger } from '@floe/telemetry';
@@ -68,8 +68,6 @@ export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
 }
 
 const NS_PER_SECOND = 1_000_000_000n;
-const DEFAULT_LIMIT = 20;
-const MAX_LIMIT = 1000;
 
 /** A SearchRequest as the search of the router's /api/search (spec 1: the TraceQL subset, tags, durations, spans per span set). */
 export function searchOf(req: TempoSearchRequest, nowNs: bigint): TraceSearch {
@@ -77,7 +75,7 @@ export function searchOf(req: TempoSearchRequest, nowNs: bigint): TraceSearch {
   if (req.Query.trim() !== '' && tags.length > 0) throw new FloeError('bad_data', 'invalid search: Query and Tags are mutually exclusive');
   const conditions = req.Query.trim() !== '' ? parseTraceQL(req.Query) : legacyTagConditions(tags);
   const endNs = req.end ? BigInt(req.end) * NS_PER_SECOND + NS_PER_SECOND : nowNs;
-  const startNs = req.start ? BigInt(req.start) * NS_PER_SECOND : endNs - 3600n * NS_PER_SECOND;
+  const startNs = req.start ? BigInt(req.start) * NS_PER_SECOND : endNs - TRACE_SEARCH_DEFAULTS.lookbackNs;
   if (startNs >= endNs) throw new FloeError('bad_data', 'invalid range: end must be after start');
   if (req.MaxDurationMs && req.MinDurationMs > req.MaxDurationMs) throw new FloeError('bad_data', 'invalid search: MaxDurationMs is less than MinDurationMs');
   return {
@@ -86,13 +84,10 @@ export function searchOf(req: TempoSearchRequest, nowNs: bigint): TraceSearch {
     conditions,
     ...(req.MinDurationMs ? { minDurationNs: BigInt(req.MinDurationMs) * 1_000_000n } : {}),
     ...(req.MaxDurationMs ? { maxDurationNs: BigInt(req.MaxDurationMs) * 1_000_000n } : {}),
-    limit: Math.min(req.Limit || DEFAULT_LIMIT, MAX_LIMIT),
+    limit: Math.min(req.Limit || TRACE_SEARCH_DEFAULTS.limit, TRACE_SEARCH_DEFAULTS.maxLimit),
     ...(req.SpansPerSpanSet ? { spansPerSpanSet: req.SpansPerSpanSet } : {}),
   };
 }
-
-/** What Tempo shows for a trace whose root span it has not seen. */
-const ROOT_NOT_RECEIVED = '<root span not yet received>';
 
 function searchResponseOf(found: readonly FoundTrace[]): TempoSearchResponse {
   return create(TempoSearchResponseSchema, {
@@ -109,7 +104,7 @@ function searchResponseOf(found: readonly FoundTrace[]): TempoSearchResponse {
       };
       return {
         traceID: t.traceId,
-        rootServiceName: t.rootServiceName ?? ROOT_NOT_RECEIVED,
+        rootServiceName: t.rootServiceName,
         rootTraceName: t.rootTraceName ?? '',
         startTimeUnixNano: t.startNs,
         durationMs: Number(t.durationNs / 1_000_000n),

@@ -1,5 +1,5 @@
 import { FloeError } from '@floe/errors';
-import { legacyTagConditions, parseTraceQL, type FoundTrace, type SpanCondition, type SpanField, type TimeRange, type TraceSearch } from '@floe/query';
+import { TRACE_SEARCH_DEFAULTS, legacyTagConditions, parseTraceQL, type FoundTrace, type SpanCondition, type SpanField, type TimeRange, type TraceSearch } from '@floe/query';
 import { parseDurationParam } from './logquery/params.ts';
 import type { RequestParams } from './request-params.ts';
 
@@ -13,17 +13,13 @@ import type { RequestParams } from './request-params.ts';
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_TRACE_PARAM' });
 
 const NS_PER_SECOND = 1_000_000_000n;
-export const TAG_WINDOW_NS = 3600n * NS_PER_SECOND;
-/** Tempo's default search limit. */
-export const DEFAULT_SEARCH_LIMIT = 20;
-export const MAX_SEARCH_LIMIT = 1000;
+/** Spec 1, tag discovery rule 2: the window is the hour before end unless start says otherwise (searches too). */
+export const TAG_WINDOW_NS = TRACE_SEARCH_DEFAULTS.lookbackNs;
 /** Spec 1, Limits: the tag endpoints sample 1000 rows and list at most 1000 values per tag. */
 export const TAG_SAMPLE_ROWS = 1000;
 export const MAX_TAG_VALUES = 1000;
 /** Spec 1, tag discovery rule 5: listed even when the window holds no traces. */
 export const INTRINSIC_TAGS = ['duration', 'kind', 'name', 'rootName', 'rootServiceName', 'status'] as const;
-/** What Tempo shows for a trace whose root span it has not seen. */
-export const ROOT_NOT_RECEIVED = '<root span not yet received>';
 
 const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
 
@@ -123,7 +119,7 @@ export function searchRequest(p: RequestParams, nowNs: bigint): TraceSearch {
     conditions,
     ...(minDurationNs !== undefined ? { minDurationNs } : {}),
     ...(maxDurationNs !== undefined ? { maxDurationNs } : {}),
-    limit: positiveInt('limit', p.get('limit'), DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT)!,
+    limit: positiveInt('limit', p.get('limit'), TRACE_SEARCH_DEFAULTS.limit, TRACE_SEARCH_DEFAULTS.maxLimit)!,
     ...(spansPerSpanSet !== undefined ? { spansPerSpanSet } : {}),
   };
 }
@@ -182,7 +178,7 @@ export function searchResponse(found: readonly FoundTrace[]): { traces: TraceSea
     };
     return {
       traceID: t.traceId,
-      rootServiceName: t.rootServiceName ?? ROOT_NOT_RECEIVED,
+      rootServiceName: t.rootServiceName,
       ...(t.rootTraceName !== undefined ? { rootTraceName: t.rootTraceName } : {}),
       startTimeUnixNano: t.startNs.toString(),
       durationMs: Number(t.durationNs / 1_000_000n),

@@ -26,6 +26,16 @@ export type SpanField =
   | { kind: 'service' }
   | { kind: 'attribute'; scope: 'span' | 'resource' | 'any'; key: string };
 
+/**
+ * Tempo's search defaults, for every surface that searches (the router's /api/search, the
+ * querier's SearchRecent): the window when none is given, the number of traces, and the most a
+ * caller may ask for.
+ */
+export const TRACE_SEARCH_DEFAULTS = { lookbackNs: 3_600_000_000_000n, limit: 20, maxLimit: 1000 } as const;
+
+/** What Tempo names the root service of a trace whose root span it has not seen. */
+export const ROOT_NOT_RECEIVED = '<root span not yet received>';
+
 /** `field = value`: the only comparison of the subset. */
 export interface SpanCondition {
   field: SpanField;
@@ -70,12 +80,13 @@ export interface TraceTagValues {
 }
 
 /**
- * One trace a search found: its bounds within the range and its root span (absent when the
- * root is not stored), how many spans matched, and the first of them with the query's attributes.
+ * One trace a search found: its bounds within the range and its root span (ROOT_NOT_RECEIVED and
+ * no name when the root is not stored), how many spans matched, and the first of them with the
+ * query's attributes.
  */
 export interface FoundTrace {
   traceId: string;
-  rootServiceName?: string;
+  rootServiceName: string;
   rootTraceName?: string;
   startNs: bigint;
   durationNs: bigint;

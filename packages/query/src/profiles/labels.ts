@@ -1,4 +1,5 @@
 import type { LabelMatch } from '../ir/logs.ts';
+import { attributeText } from '../sql/log-labels.ts';
 import type { SqlBuilder } from '../sql/printer.ts';
 
 /**
@@ -30,15 +31,7 @@ export function profileLabelText(b: SqlBuilder, label: string): string {
   if (label === SERVICE_LABEL) return `coalesce(${b.column('service_name')}, '')`;
   if (label === PROFILE_TYPE_LABEL) return `coalesce(${b.column('profile_type')}, '')`;
   if (label === NAME_LABEL) return `split_part(coalesce(${b.column('profile_type')}, ''), ':', 1)`;
-  const key = b.param(label);
-  const parts: string[] = [];
-  for (const scope of PROFILE_ATTRIBUTE_SCOPES) {
-    for (const type of PROFILE_ATTRIBUTE_TYPES) {
-      const map = `${b.column(profileAttributeMap(scope, type))}[${key}]`;
-      parts.push(type === 'str' ? map : `CAST(${map} AS VARCHAR)`);
-    }
-  }
-  return `coalesce(${parts.join(', ')}, '')`;
+  return attributeText(b, label, PROFILE_ATTRIBUTE_SCOPES);
 }
 
 /** One matcher as a condition; service_name equality stays on the bare column so Parquet statistics prune. */

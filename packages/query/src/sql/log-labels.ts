@@ -83,11 +83,20 @@ function materializedColumn(table: PlannerTable, label: string): string | undefi
 /** The label's value as text, '' when the row does not carry it (never NULL). */
 export function labelText(b: SqlBuilder, target: LabelTarget): string {
   if (target.kind === 'column') return `coalesce(${b.column(target.column)}, '')`;
-  const key = b.param(target.key);
+  return attributeText(b, target.key, ATTRIBUTE_SCOPES);
+}
+
+/**
+ * An attribute's value as text from the typed maps (`<scope>_attr_<type>`) of every table that
+ * keeps them: the scopes in precedence order, within one the string, int, double and bool maps;
+ * ints as decimals, doubles as DuckDB prints them, bools as true/false; '' when absent.
+ */
+export function attributeText(b: SqlBuilder, key: string, scopes: readonly string[]): string {
+  const k = b.param(key);
   const parts: string[] = [];
-  for (const scope of ATTRIBUTE_SCOPES) {
+  for (const scope of scopes) {
     for (const type of ATTRIBUTE_TYPES) {
-      const map = `${b.column(attributeMap(scope, type))}[${key}]`;
+      const map = `${b.column(`${scope}_attr_${type}`)}[${k}]`;
       parts.push(type === 'str' ? map : `CAST(${map} AS VARCHAR)`);
     }
   }

@@ -129,7 +129,7 @@ describe('planTraceSearch', () => {
     expect(traceSearchResults(orphan, await db.run(planTraceSearch(orphan, TRACES)))).toEqual([]);
     const rootless: TraceSearch = { table: 'traces', range: { startNs: 8000n, endNs: 10_000n }, conditions: [], limit: 20 };
     const [c] = traceSearchResults(rootless, await db.run(planTraceSearch(rootless, TRACES)));
-    expect(c).toEqual({ traceId: C, startNs: 9000n, durationNs: 10n, matched: 1, spans: [{ spanId: 'c2', name: 'charge', startNs: 9000n, durationNs: 10n, attributes: [] }] });
+    expect(c).toEqual({ traceId: C, rootServiceName: '<root span not yet received>', startNs: 9000n, durationNs: 10n, matched: 1, spans: [{ spanId: 'c2', name: 'charge', startNs: 9000n, durationNs: 10n, attributes: [] }] });
   });
 
   it('duration bounds apply to the whole trace; limit keeps the newest', async () => {

@@ -1,5 +1,5 @@
 import type { TimeRange } from '../ir/logs.ts';
-import type { FoundTrace, SpanCondition, SpanField, SpanValue, TraceSearch, TraceTagNames, TraceTagValues } from '../ir/traces.ts';
+import { ROOT_NOT_RECEIVED, type FoundTrace, type SpanCondition, type SpanField, type SpanValue, type TraceSearch, type TraceTagNames, type TraceTagValues } from '../ir/traces.ts';
 import { checkTable, hintsOf, type PlannedQuery } from './logs.ts';
 import { SqlBuilder, intLiteral, literal, type PlannerTable } from './printer.ts';
 
@@ -272,7 +272,7 @@ export function traceSearchResults(ir: TraceSearch, rows: ReadonlyArray<Record<s
       const rootName = row[C.rootName];
       trace = {
         traceId,
-        ...(typeof rootService === 'string' ? { rootServiceName: rootService } : {}),
+        rootServiceName: typeof rootService === 'string' ? rootService : ROOT_NOT_RECEIVED,
         ...(typeof rootName === 'string' ? { rootTraceName: rootName } : {}),
         startNs,
         durationNs: bigintOf(row[C.traceEnd]) - startNs,
