@@ -71,7 +71,7 @@ describe.each(BACKENDS)('api keys on %s', (kind) => {
     // Listings expose neither secret nor hash.
     const listed = (await listApiKeys(db, 'acme')).find((k) => k.id === key.id)!;
     expect(Object.keys(listed).sort()).toEqual(
-      ['createdAt', 'createdBy', 'datasetId', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'tenantId'],
+      ['createdAt', 'createdBy', 'datasetId', 'expiresAt', 'id', 'lastUsedAt', 'name', 'revokedAt', 'scopes', 'tenantId'],
     );
   });
 

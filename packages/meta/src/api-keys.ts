@@ -31,6 +31,8 @@ export interface ApiKey {
   lastUsedAt: Date | null;
   revokedAt: Date | null;
   createdBy: string | null;
+  /** When the key stops working (OAuth access tokens); null: never. */
+  expiresAt: Date | null;
 }
 
 /** Returned once, at creation: the only time the secret exists outside the caller's hands. */
@@ -55,9 +57,10 @@ type KeyRow = {
   last_used_at: Date | null;
   revoked_at: Date | null;
   created_by: string | null;
+  expires_at: Date | null;
 };
 
-const COLUMNS = 'id, tenant_id, dataset_id, name, scopes, created_at, last_used_at, revoked_at, created_by';
+const COLUMNS = 'id, tenant_id, dataset_id, name, scopes, created_at, last_used_at, revoked_at, created_by, expires_at';
 
 function toApiKey(r: KeyRow): ApiKey {
   return {
@@ -70,6 +73,7 @@ function toApiKey(r: KeyRow): ApiKey {
     lastUsedAt: r.last_used_at,
     revokedAt: r.revoked_at,
     createdBy: r.created_by,
+    expiresAt: r.expires_at,
   };
 }
 
@@ -109,6 +113,8 @@ export interface CreateApiKeyInput {
   scopes: readonly string[];
   /** Who created it (user id, 'admin', 'floe admin bootstrap'…), for audit. */
   createdBy?: string | null;
+  /** The key stops working this long after creation (OAuth access tokens); omitted: never. */
+  ttlMs?: number;
 }
 
 /** Creates a key. Errors: bad_data (scopes, name), not_found (tenant or dataset). */
@@ -135,10 +141,10 @@ export async function createApiKey(db: Db, input: CreateApiKeyInput): Promise<Cr
   const secret = `floe_${id}_${randomBytes(32).toString('base64url')}`;
   const { rows } = await db
     .query<KeyRow>(
-      `INSERT INTO api_keys (id, tenant_id, dataset_id, name, key_hash, scopes, created_by)
-       VALUES ($1, $2, $3, $4, $5, $6::text[], $7)
+      `INSERT INTO api_keys (id, tenant_id, dataset_id, name, key_hash, scopes, created_by, expires_at)
+       VALUES ($1, $2, $3, $4, $5, $6::text[], $7, CASE WHEN $8::float8 IS NULL THEN NULL ELSE now() + make_interval(secs => $8::float8) END)
        RETURNING ${COLUMNS}`,
-      [id, input.tenantId, datasetId, name, hashApiKeySecret(secret), scopes, createdBy],
+      [id, input.tenantId, datasetId, name, hashApiKeySecret(secret), scopes, createdBy, input.ttlMs === undefined ? null : input.ttlMs / 1000],
     )
     // A concurrent delete of the tenant or dataset surfaces as a foreign-key error → not_found.
     .catch((err: unknown) => mapConstraintError(err, `api key for tenant ${input.tenantId}`));
@@ -163,7 +169,7 @@ async function lookup(db: Db, keyId: string, hash: string): Promise<VerifiedApiK
     touch: boolean;
   }>(
     `SELECT k.id, k.tenant_id, k.dataset_id, k.key_hash, k.scopes,
-            k.revoked_at IS NOT NULL AS revoked,
+            (k.revoked_at IS NOT NULL OR coalesce(k.expires_at <= now(), false)) AS revoked,
             t.disabled AS tenant_disabled,
             (k.last_used_at IS NULL OR k.last_used_at < now() - make_interval(secs => $2)) AS touch
      FROM api_keys k JOIN tenants t ON t.id = k.tenant_id

@@ -122,3 +122,18 @@ export {
   upsertScmInstallation,
 } from './scm.ts';
 export type { ScmInstallation, ScmLinkState } from './scm.ts';
+
+export {
+  MAX_REDIRECT_URIS,
+  createOAuthRequest,
+  decideOAuthRequest,
+  getOAuthClient,
+  getOAuthRequest,
+  issueOAuthGrant,
+  oauthCodeId,
+  redeemOAuthCode,
+  refreshOAuthGrant,
+  registerOAuthClient,
+  revokeOAuthToken,
+} from './oauth.ts';
+export type { OAuthClient, OAuthCode, OAuthRequest, OAuthTokens, RedeemedCode } from './oauth.ts';

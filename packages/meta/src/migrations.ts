@@ -12,6 +12,7 @@
 //   same time apply each migration exactly once; PGlite is a single in-process connection.
 
 import type { Db } from './db.ts';
+import { OAUTH_MIGRATION } from './migrations-oauth.ts';
 import { PLANNING_MIGRATION } from './migrations-planning.ts';
 import { SCHEMA_REGISTRY_MIGRATION } from './migrations-schema-registry.ts';
 import { SCM_MIGRATION } from './migrations-scm.ts';
@@ -208,6 +209,7 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
   SCM_MIGRATION,
   SELF_MONITORING_MIGRATION,
   SCHEMA_REGISTRY_MIGRATION,
+  OAUTH_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

@@ -121,6 +121,7 @@ export const SHARED_SCHEMAS = [
       last_used_at: nullableTimestamp,
       revoked_at: nullableTimestamp,
       created_by: { type: ['string', 'null'] },
+      expires_at: { ...timestamp, description: 'When the key stops working; only keys issued as OAuth access tokens expire.' },
     },
   },
   {

@@ -50,6 +50,8 @@ export const apiKeyWire = (k: ApiKey) => ({
   last_used_at: isoOrNull(k.lastUsedAt),
   revoked_at: isoOrNull(k.revokedAt),
   created_by: k.createdBy,
+  // Only OAuth access tokens expire: other keys' records stay as they were.
+  ...(k.expiresAt ? { expires_at: iso(k.expiresAt) } : {}),
 });
 
 export const createdApiKeyWire = (k: CreatedApiKey) => ({ ...apiKeyWire(k), secret: k.secret });
