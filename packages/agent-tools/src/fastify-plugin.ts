@@ -8,6 +8,8 @@ export interface AgentToolsPluginOptions {
   /** The router's own base URL; a function when it is known only once the server listens (port 0). */
   routerUrl: string | (() => string);
   maxPayloadBytes?: number;
+  /** The credentials the tools forward (default: the request's Authorization, X-Tenant-ID and X-Dataset-ID as they came). */
+  credentials?: (req: FastifyRequest) => RouterCredentials;
 }
 
 const header = (req: FastifyRequest, name: string) => {
@@ -31,7 +33,7 @@ const credentialsOf = (req: FastifyRequest): RouterCredentials => ({ authorizati
 export const agentToolsPlugin: FastifyPluginAsync<AgentToolsPluginOptions> = async (app, opts) => {
   app.post('/mcp', async (req, reply) => {
     const routerUrl = typeof opts.routerUrl === 'function' ? opts.routerUrl() : opts.routerUrl;
-    const server = createAgentToolsServer({ routerUrl, credentials: credentialsOf(req), maxPayloadBytes: opts.maxPayloadBytes });
+    const server = createAgentToolsServer({ routerUrl, credentials: (opts.credentials ?? credentialsOf)(req), maxPayloadBytes: opts.maxPayloadBytes });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     // The transport writes the response itself.
     reply.hijack();

@@ -31,6 +31,14 @@ export interface Credentials {
 
 export const DEFAULT_DATASET = 'default';
 
+export interface AuthenticateOptions {
+  /**
+   * Without X-Tenant-ID (or a Basic user), the tenant is the API key's own: for clients that hold
+   * one tenant's key and cannot add headers, such as MCP clients with an OAuth access token.
+   */
+  tenantFromKey?: boolean;
+}
+
 const sha = (s: string) => createHash('sha256').update(s).digest();
 const sameSecret = (a: string, b: string) => timingSafeEqual(sha(a), sha(b));
 
@@ -39,13 +47,14 @@ const sameSecret = (a: string, b: string) => timingSafeEqual(sha(a), sha(b));
  * base64(<tenant>:<key>)`), `X-Tenant-ID` and the optional `X-Dataset-ID`. Missing or unknown key → 401; a key bound to another tenant or dataset
  * → 403; a malformed tenant/dataset name → 400.
  */
-export async function authenticate(creds: Credentials, deps: AuthDeps, requiredScope?: string): Promise<TenantContext> {
+export async function authenticate(creds: Credentials, deps: AuthDeps, requiredScope?: string, opts: AuthenticateOptions = {}): Promise<TenantContext> {
   const header = creds.authorization?.trim();
   if (!header) throw new FloeError('unauthorized', 'missing Authorization header (expected "Bearer <api key>")', { code: 'FLOE_ERR_AUTH_MISSING' });
   const { secret, user } = parseAuthorization(header);
   // Basic auth names the tenant as the user (as Mimir and Loki gateways do): senders that cannot
   // set X-Tenant-ID, such as Prometheus's remote_write basic_auth, still reach their tenant.
-  const tenant = creds.tenant?.trim() || user;
+  let tenant = creds.tenant?.trim() || user;
+  if (!tenant && opts.tenantFromKey) tenant = (await deps.verifyKey(secret))?.tenantId;
   if (!tenant) throw new FloeError('unauthorized', 'missing X-Tenant-ID header', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
   if (!isValidName(tenant)) throw new FloeError('bad_data', 'invalid X-Tenant-ID', { code: 'FLOE_ERR_AUTH_BAD_TENANT' });
   const datasetHeader = creds.dataset?.trim() || undefined;

@@ -8,7 +8,7 @@
  * Principal, and `permissions.ts` is the one table of who may do what with it.
  */
 export { authenticate, credentialsFrom, DEFAULT_DATASET } from './authenticate.ts';
-export type { AuthDeps, Credentials, VerifiedKey } from './authenticate.ts';
+export type { AuthDeps, AuthenticateOptions, Credentials, VerifiedKey } from './authenticate.ts';
 export { isValidName } from './tenant-context.ts';
 export type { TenantContext } from './tenant-context.ts';
 export { signTicket, verifyTicketSignature } from './ticket-signature.ts';

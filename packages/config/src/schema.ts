@@ -95,8 +95,17 @@ export const oidcSection = z
     if (o.redirect_url && !isHttpUrl(o.redirect_url)) problem('redirect_url', `not an http(s) URL: ${JSON.stringify(o.redirect_url)}`);
   });
 
+// Spec 2's consent flow: Floe as the OAuth 2.1 authorization server of its own APIs (MCP clients).
+export const oauthSection = z.strictObject({
+  enabled: z.boolean().default(true).describe('Serve the OAuth 2.1 authorization server (/oauth/*, /.well-known/oauth-*): clients such as MCP agents register themselves and a signed-in user grants them one tenant\'s query (and, for members, ingest) access.'),
+  access_token_ttl: duration('1h').describe('Lifetime of an access token (an API key of the tenant that expires); a refresh re-checks the user\'s membership.'),
+  refresh_token_ttl: duration('30d').describe('How long a grant lasts without being refreshed; every refresh rotates the refresh token and extends it.'),
+  consent_url: z.string().default('').describe('Page that asks the user to approve a client (it reads GET /oauth/consent/context and posts /oauth/authorize/decision; the request handle arrives as ?request=). Empty: the router\'s own page at /oauth/consent.'),
+});
+
 export const authSection = z.strictObject({
   oidc: oidcSection.prefault({}),
+  oauth: oauthSection.prefault({}),
   admin_api_key: z.string().default('').describe('Break-glass key with full rights over every tenant. Empty disables it.'),
   internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. It also stands for a signed-in user\'s native queries (POST /api/v1/query), which the querier accepts for reads only, so keep it as secret as the admin key. Empty: in `floe all` a random per-process key is used; split services then sandbox every query and refuse session queries (503).'),
   key_cache_ttl: duration('10s').describe('How long a verified API key is trusted before it is looked up again.'),

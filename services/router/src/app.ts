@@ -28,6 +28,7 @@ import { demoReadOnly } from './demo-read-only.ts';
 import { traceQueryPlugin } from './tracequery.ts';
 import { selfTracingPlugin, type SelfTracingOptions } from './self-tracing.ts';
 import { scmPlugin } from './scm/plugin.ts';
+import { oauthPlugin, type OAuthOptions } from './oauth/plugin.ts';
 import type { Scm } from './scm/service.ts';
 
 export interface AppOptions {
@@ -68,7 +69,11 @@ export interface AppOptions {
   selfTracing?: SelfTracingOptions;
   /** The source-control integration (absent: the scm section is unset; its link routes answer 404). */
   scm?: Scm;
+  /** The OAuth authorization server (auth.oauth; absent: disabled, its routes answer 404). */
+  oauth?: Pick<OAuthOptions, 'accessTokenTtlMs' | 'refreshTokenTtlMs' | 'consentUrl'>;
 }
+
+const firstHeader = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 // Management bodies are small JSON documents; anything bigger is refused before parsing (413).
 const MANAGEMENT_BODY_LIMIT = 64 * 1024;
@@ -132,15 +137,28 @@ export async function buildApp(opts: AppOptions) {
   // Agent tools (MCP) at /mcp: the query scope's auth refuses a bad key with 401 up front; the
   // tools call the query APIs above over HTTP with the caller's credentials, whose budget is
   // charged there, once per call.
+  // An OAuth access token names its tenant, so X-Tenant-ID may be left out here; a 401 points MCP
+  // clients at the authorization server (RFC 9728 §5.1).
+  const resourceMetadata = `${opts.publicUrl.replace(/\/+$/, '')}/.well-known/oauth-protected-resource/mcp`;
   await app.register(async (s) => {
-    await s.register(authPlugin, { auth: opts.auth, scope: 'query' });
-    await s.register(agentToolsPlugin, { routerUrl: () => listenUrl(app.server.address()) });
+    if (opts.oauth) {
+      s.addHook('onSend', async (_req, reply, payload) => {
+        if (reply.statusCode === 401) void reply.header('www-authenticate', `Bearer resource_metadata="${resourceMetadata}"`);
+        return payload;
+      });
+    }
+    await s.register(authPlugin, { auth: opts.auth, scope: 'query', tenantFromKey: true });
+    await s.register(agentToolsPlugin, {
+      routerUrl: () => listenUrl(app.server.address()),
+      credentials: (req) => ({ authorization: req.headers.authorization, tenant: req.tenant!.tenant, dataset: firstHeader(req.headers['x-dataset-id']) }),
+    });
   });
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   // The native Query IR (spec 2): beside the management API, with the query APIs' key rules plus sessions.
   await app.register(queryIrPlugin, { prefix: '/api/v1', auth: opts.auth, managementAuth: opts.managementAuth, querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, maxSamples: opts.maxQuerySamples, queryBudget: opts.queryBudget });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, compactor: opts.compactor, routes });
   await app.register(scmPlugin, { scm: opts.scm, auth: opts.managementAuth, publicUrl: opts.publicUrl });
+  if (opts.oauth) await app.register(oauthPlugin, { db: opts.db, auth: opts.managementAuth, publicUrl: opts.publicUrl, ...opts.oauth });
   await app.register(sessionRoutes, {
     prefix: '/ui/session',
     db: opts.db,

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
-import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
+import { authenticate, credentialsFrom, type AuthDeps, type AuthenticateOptions, type TenantContext } from '@floe/auth';
 import type { CallerCredentials } from './querier-client.ts';
 
 declare module 'fastify' {
@@ -20,9 +20,9 @@ const header = (req: FastifyRequest, name: string) => {
  * Resolves the caller's TenantContext once per request (onRequest, before any body is read) for
  * every route registered inside the scope that uses it.
  */
-export const authPlugin = fp<{ auth: AuthDeps; scope: string }>(async (app, opts) => {
+export const authPlugin = fp<{ auth: AuthDeps; scope: string } & AuthenticateOptions>(async (app, opts) => {
   app.addHook('onRequest', async (req) => {
-    req.tenant = await authenticate(credentialsFrom((n) => header(req, n)), opts.auth, opts.scope);
+    req.tenant = await authenticate(credentialsFrom((n) => header(req, n)), opts.auth, opts.scope, { tenantFromKey: opts.tenantFromKey });
   });
 });
 

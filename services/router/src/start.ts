@@ -89,6 +89,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     adminKeys: () => [config.auth.admin_api_key, deps.localAdminToken ?? ''],
     publicUrl: config.router.public_url,
     sessionTtlMs: config.auth.session_ttl,
+    ...(config.auth.oauth.enabled
+      ? { oauth: { accessTokenTtlMs: config.auth.oauth.access_token_ttl, refreshTokenTtlMs: config.auth.oauth.refresh_token_ttl, consentUrl: config.auth.oauth.consent_url } }
+      : {}),
     provisionDataset,
     tables,
     compactor: createCompactorClient(config.router.compactor_url || deps.compactorUrl || `http://127.0.0.1:${config.compactor.admin_port}`),
