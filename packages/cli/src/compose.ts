@@ -71,7 +71,7 @@ const MODULES: ModuleDef<Ctx>[] = [
     name: 'querier',
     deps: ['meta', 'store'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, internalKey: ctx.internalKey });
+      const handle = await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, internalKey: ctx.internalKey, telemetry: ctx.telemetry });
       ctx.querierPort = handle.ports.flight;
       ctx.querier = handle.inProcess;
       return handle;

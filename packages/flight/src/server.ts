@@ -41,6 +41,8 @@ export interface FlightServerOptions {
   /** Told about every unexpected handler error (those answered as a generic INTERNAL). */
   onError?: (err: unknown, method: string) => void;
   serverOptions?: grpc.ServerOptions;
+  /** Wraps each service's implementation before it is added (self-monitoring spans). */
+  instrument?: (definition: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation) => grpc.UntypedServiceImplementation;
 }
 
 export interface FlightServerHandle {
@@ -136,8 +138,10 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
   }
 
   const definition = grpcServiceDefinition(FlightService);
-  server.addService({ ...definition, DoGet: { ...definition.DoGet!, responseSerialize: serializeFlightData as (value: unknown) => Buffer } }, implementation);
-  for (const extra of options.extraServices ?? []) server.addService(extra.definition, extra.implementation);
+  const instrument = options.instrument ?? ((_d, i) => i);
+  const flightDefinition = { ...definition, DoGet: { ...definition.DoGet!, responseSerialize: serializeFlightData as (value: unknown) => Buffer } };
+  server.addService(flightDefinition, instrument(flightDefinition, implementation));
+  for (const extra of options.extraServices ?? []) server.addService(extra.definition, instrument(extra.definition, extra.implementation));
 
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(

@@ -15,6 +15,8 @@ export type { SelfMonitoring, SelfMonitoringOptions, SelfTelemetry } from './sel
 // The API types and enums instrumented code needs, so services depend on this package alone.
 export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 export { parentFromTraceparent } from './traceparent.ts';
+export { traceGrpcService } from './grpc-spans.ts';
+export { endHttpServerSpan, startHttpServerSpan, traceparentOf } from './http-spans.ts';
 export type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 export { cpuProfileToOtlp } from './cpu-profile.ts';
 export type { CpuProfileMeta, ProfilesRequestInit, V8CpuProfile } from './cpu-profile.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flightDoGet } from '@floe/flight';
-import { plain, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { grpcTraceExporter, plain, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Self-monitoring end to end (spec 2 Events, spec 1 Self-profiling), embedded: Floe started with
@@ -108,6 +108,41 @@ describe('self-monitoring (embedded)', () => {
     expect(span.span_attr_int).toMatchObject({ 'http.response.status_code': 200n });
     // The _system requests above made no span (no feedback loop).
     const system = await sql(`SELECT count(*) AS n FROM _system._monitoring.traces WHERE span_attr_str['floe.tenant.id'] = '_system'`);
+    expect(Number(system[0]!.n)).toBe(0);
+  });
+
+  it('stores spans of the acceptor (HTTP and gRPC) and of Flight calls, named as spec 2 says, continuing a caller\'s trace', async () => {
+    await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'http-sender');
+    await sendSampleTrace(grpcTraceExporter(floe.otlpGrpcAddress, { apiKey: key, tenant }), 'grpc-sender');
+    const parentTrace = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+    await flightDoGet({
+      url: floe.flightAddress,
+      ticket: Buffer.from('SELECT count(*) FROM traces'),
+      metadata: { ...asTenant(), traceparent: `00-${parentTrace}-1122334455667788-01` },
+      deadlineMs: 20_000,
+    });
+    const names = ['POST /v1/traces', 'opentelemetry.proto.collector.trace.v1.TraceService/Export', 'arrow.flight.protocol.FlightService/DoGet'];
+    const rows = await waitFor(
+      'acceptor and Flight spans in _system',
+      async () => {
+        const found = await sql(
+          `SELECT name, trace_id, span_attr_str, span_attr_int FROM _system._monitoring.traces WHERE name IN (${names.map((n) => `'${n}'`).join(', ')})`,
+        );
+        return names.every((n) => found.some((r) => r.name === n)) ? found : undefined;
+      },
+      60_000,
+      500,
+    );
+    const byName = (n: string) => rows.find((r) => r.name === n)!;
+    expect(byName('POST /v1/traces')).toMatchObject({ span_attr_str: { 'http.route': '/v1/traces', 'floe.tenant.id': tenant }, span_attr_int: { 'http.response.status_code': 200n } });
+    expect(byName('opentelemetry.proto.collector.trace.v1.TraceService/Export')).toMatchObject({
+      span_attr_str: { 'rpc.system': 'grpc', 'rpc.service': 'opentelemetry.proto.collector.trace.v1.TraceService', 'rpc.method': 'Export' },
+      span_attr_int: { 'rpc.grpc.status_code': 0n },
+    });
+    const doGet = rows.filter((r) => r.name === 'arrow.flight.protocol.FlightService/DoGet');
+    expect(doGet.some((r) => r.trace_id === parentTrace)).toBe(true);
+    // The self-monitoring export itself (tenant _system, over OTLP/HTTP) made no acceptor span.
+    const system = await sql(`SELECT count(*) AS n FROM _system._monitoring.traces WHERE name = 'POST /v1/traces' AND span_attr_str['floe.tenant.id'] = '_system'`);
     expect(Number(system[0]!.n)).toBe(0);
   });
 

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { authenticate, credentialsFrom, type AuthDeps } from '@floe/auth';
 import { toGrpc } from '@floe/errors';
-import type { Logger } from '@floe/telemetry';
+import { noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS, type OtlpSignal } from './signals.ts';
@@ -13,6 +13,8 @@ export interface GrpcServerOptions {
   auth: AuthDeps;
   log: Logger;
   maxBodyBytes: number;
+  /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */
+  telemetry?: SelfTelemetry;
 }
 
 /**
@@ -57,7 +59,10 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
       .catch((err: unknown) => fail(cb, err));
   };
   // TraceService/Export, LogsService/Export: one service definition each.
-  for (const signal of SIGNALS) server.addService({ Export: rawUnary(signal.grpcMethod) }, { Export: exportHandler(signal) });
+  for (const signal of SIGNALS) {
+    const definition = { Export: rawUnary(signal.grpcMethod) };
+    server.addService(definition, traceGrpcService(opts.telemetry ?? noSelfTelemetry, definition, { Export: exportHandler(signal) }));
+  }
   const bound = await new Promise<number>((resolve, reject) =>
     server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );

@@ -1,7 +1,8 @@
 import Fastify, { type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
-import { quietChild, type Logger } from '@floe/telemetry';
+import { SYSTEM_TENANT_ID } from '@floe/meta';
+import { endHttpServerSpan, quietChild, startHttpServerSpan, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
 import { formatOf, inflate } from './decode.ts';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
@@ -19,6 +20,8 @@ export interface HttpServerOptions {
   maxBodyBytes: number;
   maxDecompressedBytes: number;
   isReady: () => boolean;
+  /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */
+  telemetry?: SelfTelemetry;
 }
 
 declare module 'fastify' {
@@ -48,6 +51,22 @@ export function buildHttpServer(opts: HttpServerOptions) {
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send({ status: 'error', errorType: 'not_found', error: 'no such endpoint' });
   });
+
+  // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
+  // requests carry Floe's own telemetry (a span each would be exported as one more request).
+  const telemetry = opts.telemetry;
+  if (telemetry?.enabled) {
+    const spans = new WeakMap<FastifyRequest, Span>();
+    app.addHook('onRequest', async (req) => {
+      if (header(req, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || req.url === '/ready') return;
+      spans.set(req, startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent }));
+    });
+    app.addHook('onResponse', async (req, reply) => {
+      const span = spans.get(req);
+      // A tenant named by Basic auth is known only now: a _system span is dropped unended (never exported).
+      if (span && req.tenant?.tenant !== SYSTEM_TENANT_ID) endHttpServerSpan(span, reply.statusCode, req.tenant?.tenant);
+    });
+  }
 
   app.get('/ready', async (_req, reply) => (opts.isReady() ? reply.code(200).send('ready\n') : reply.code(503).send('not ready\n')));
 

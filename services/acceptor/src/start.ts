@@ -72,10 +72,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     maxBodyBytes: config.acceptor.max_body_bytes,
     maxDecompressedBytes: config.acceptor.max_decompressed_bytes,
     isReady: () => ready,
+    telemetry: deps.telemetry,
   });
   await http.listen({ host: config.acceptor.host, port: config.acceptor.http_port });
   const httpPort = (http.server.address() as { port: number }).port;
-  const grpcServer = await startGrpcServer({ ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes }, config.acceptor.host, config.acceptor.grpc_port);
+  const grpcServer = await startGrpcServer({ ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes, telemetry: deps.telemetry }, config.acceptor.host, config.acceptor.grpc_port);
   ready = true;
   log.info({ httpPort, grpcPort: grpcServer.port }, 'acceptor ready');
 

@@ -7,7 +7,7 @@ import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
-import { createLogger, type Logger } from '@floe/telemetry';
+import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
 import { metadataGetter, remainingMs } from './grpc-call.ts';
 import { QueryHandler } from './query-handler.ts';
@@ -21,6 +21,8 @@ export interface SharedDeps {
   store?: ObjectStore;
   /** Key shared with an in-process router when auth.internal_service_key is empty. */
   internalKey?: string;
+  /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */
+  telemetry?: SelfTelemetry;
 }
 
 /** The querier's handle: a service, and its calls for a router in the same process. */
@@ -103,6 +105,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     },
     extraServices: [tempoQuerierService(findTrace, traceSearcher({ handler, log }), (get) => handler.authenticate(get), log)],
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
+    instrument: (definition, implementation) => traceGrpcService(deps.telemetry ?? noSelfTelemetry, definition, implementation),
   });
   const admin = await startAdminServer({ host: config.querier.host, port: config.querier.admin_port, isReady: () => ready, name: 'querier' });
   ready = true;

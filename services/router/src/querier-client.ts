@@ -26,6 +26,8 @@ export interface CallerCredentials {
    * checked the membership; see AuthDeps.serviceKey).
    */
   session?: boolean;
+  /** The router's span of the request (W3C traceparent), which the querier's span continues. */
+  traceparent?: string;
 }
 
 export interface TraceByIdRequest {
@@ -53,6 +55,7 @@ function ticketOf(creds: CallerCredentials, req: QueryRequest, internalKey: stri
 function callerMetadata(creds: CallerCredentials, internalKey: string): Record<string, string> {
   const metadata: Record<string, string> = { authorization: creds.session ? serviceAuthorization(internalKey) : creds.authorization, 'x-tenant-id': creds.tenant };
   if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
+  if (creds.traceparent) metadata.traceparent = creds.traceparent;
   return metadata;
 }
 

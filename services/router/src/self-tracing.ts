@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { SpanKind, SpanStatusCode, parentFromTraceparent, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { endHttpServerSpan, startHttpServerSpan, traceparentOf, type SelfTelemetry, type Span } from '@floe/telemetry';
 import type { QuerierClient } from './querier-client.ts';
 
 /**
@@ -14,14 +14,19 @@ import type { QuerierClient } from './querier-client.ts';
 
 /** Milliseconds per stage of the current request, kept across its async calls. */
 export class StageTimings {
-  readonly #current = new AsyncLocalStorage<Map<string, number>>();
+  readonly #current = new AsyncLocalStorage<{ stages: Map<string, number>; traceparent: string }>();
 
-  run(stages: Map<string, number>, next: () => void): void {
-    this.#current.run(stages, next);
+  run(stages: Map<string, number>, traceparent: string, next: () => void): void {
+    this.#current.run({ stages, traceparent }, next);
+  }
+
+  /** The traceparent of the current request's span (undefined outside a traced request). */
+  traceparent(): string | undefined {
+    return this.#current.getStore()?.traceparent;
   }
 
   async measure<T>(stage: string, work: () => Promise<T>): Promise<T> {
-    const stages = this.#current.getStore();
+    const stages = this.#current.getStore()?.stages;
     if (!stages) return work();
     const start = performance.now();
     try {
@@ -34,9 +39,14 @@ export class StageTimings {
 
 /** The querier calls of a request counted as its `querier` stage. */
 export function timedQuerier(querier: QuerierClient, timings: StageTimings): QuerierClient {
+  // The querier's span continues the request's trace.
+  const traced = <C extends { traceparent?: string }>(creds: C): C => {
+    const traceparent = timings.traceparent();
+    return traceparent ? { ...creds, traceparent } : creds;
+  };
   return {
-    query: (creds, req, deadlineMs) => timings.measure('querier', () => querier.query(creds, req, deadlineMs)),
-    traceById: (creds, req, deadlineMs) => timings.measure('querier', () => querier.traceById(creds, req, deadlineMs)),
+    query: (creds, req, deadlineMs) => timings.measure('querier', () => querier.query(traced(creds), req, deadlineMs)),
+    traceById: (creds, req, deadlineMs) => timings.measure('querier', () => querier.traceById(traced(creds), req, deadlineMs)),
   };
 }
 
@@ -65,20 +75,11 @@ export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry,
   // Callback style, so the rest of the request runs inside the stage timings' async context.
   app.addHook('onRequest', (req, _reply, done) => {
     if (tenantHeader(req) === SYSTEM_TENANT_ID || UNTRACED_URLS.has(req.url)) return done();
-    const route = req.routeOptions.url;
-    const incoming = req.headers.traceparent;
-    const span = telemetry.tracer.startSpan(
-      route ? `${req.method} ${route}` : req.method,
-      {
-        kind: SpanKind.SERVER,
-        attributes: { 'http.request.method': req.method, 'url.path': req.url.split('?')[0]!, ...(route ? { 'http.route': route } : {}) },
-      },
-      // A caller's trace continues through the router (its span becomes this one's parent).
-      parentFromTraceparent(Array.isArray(incoming) ? incoming[0] : incoming),
-    );
+    // A caller's trace continues through the router (its span becomes this one's parent).
+    const span = startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent });
     const stages = new Map<string, number>();
     traced.set(req, { span, start: performance.now(), stages });
-    timings.run(stages, done);
+    timings.run(stages, traceparentOf(span), done);
   });
 
   app.addHook('onSend', async (req, reply, payload) => {
@@ -89,8 +90,7 @@ export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry,
       traced.delete(req);
       return payload;
     }
-    const ctx = t.span.spanContext();
-    const traceparent = `00-${ctx.traceId}-${ctx.spanId}-${ctx.traceFlags.toString(16).padStart(2, '0')}`;
+    const traceparent = traceparentOf(t.span);
     const timing = [`traceparent;desc="${traceparent}"`, `total;dur=${(performance.now() - t.start).toFixed(1)}`];
     for (const [stage, ms] of t.stages) timing.push(`${stage};dur=${ms.toFixed(1)}`);
     void reply.header('server-timing', timing.join(', ')).header('traceresponse', traceparent);
@@ -100,9 +100,6 @@ export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry,
   app.addHook('onResponse', async (req, reply) => {
     const t = traced.get(req);
     if (!t) return;
-    t.span.setAttribute('http.response.status_code', reply.statusCode);
-    if (req.tenant) t.span.setAttribute('floe.tenant.id', req.tenant.tenant);
-    if (reply.statusCode >= 500) t.span.setStatus({ code: SpanStatusCode.ERROR });
-    t.span.end();
+    endHttpServerSpan(t.span, reply.statusCode, req.tenant?.tenant);
   });
 });
