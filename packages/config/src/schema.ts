@@ -302,6 +302,7 @@ export const scmSection = z
     link_state_ttl: duration('10m').describe('How long a link started with scm-installations/link may take to come back through the callback.'),
     snippet_cache_ttl: duration('10m').describe('How long a fetched source file (or its content-caused unavailability) is served from memory.'),
     snippet_cache_capacity: z.number().int().positive().default(1000).describe('Most source files kept in memory (least recently used evicted).'),
+    requests_per_hour: z.number().int().positive().default(5000).describe('Requests Floe makes with one installation\'s token per hour, shared by every router (through Redis with limits.store redis); beyond it lookups answer scm_error and listings serve their last known repositories until the budget refills. The host\'s own rate-limit answer stops requests until its reset as well.'),
   })
   .superRefine((s, ctx) => {
     const keys = [...SCM_REQUIRED, 'private_key_path', 'private_key'] as const;

@@ -395,3 +395,56 @@ describe('source-control integration with the scm section unset (embedded)', () 
     expect(await (await call('GET', '/api/v1/tenants/acme/source-context')).json()).toEqual({ configured: false, linked: false });
   });
 });
+
+describe('source-control integration: the per-installation request budget (embedded)', () => {
+  let floe: FloeUnderTest;
+  let gh: FakeGitHub;
+  let key: string;
+  const BUDGET = 3;
+
+  const call = async (method: string, path: string, body?: unknown, asKey = key) => {
+    const res = await fetch(`${floe.routerUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${asKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as any };
+  };
+  const lookup = async (path: string) => (await call('POST', '/api/v1/tenants/acme/source-context', { repository: 'acme-org/api', path, line: 1 })).body;
+  const contents = () => gh.count('GET', /^\/api\/v3\/repos\/acme-org\/api\/contents\//);
+
+  beforeAll(async () => {
+    gh = await startFakeGitHub({ ...APP, appPublicKey: publicKey });
+    floe = await startFloe({
+      mode: 'embedded',
+      config: {
+        router: { public_url: PUBLIC_URL },
+        scm: { app_id: APP.appId, app_slug: 'floe-test', private_key: PRIVATE_KEY_PEM, client_id: APP.clientId, client_secret: APP.clientSecret, api_url: gh.apiUrl, web_url: gh.webUrl, requests_per_hour: BUDGET },
+      },
+    });
+    key = (await floe.bootstrap('acme')).api_key;
+    gh.addInstallation({ id: 101, account: { login: 'acme-org', type: 'Organization' }, permissions: { contents: 'read', metadata: 'read' }, repositories: ['acme-org/api'] });
+    for (const f of ['a.ts', 'b.ts', 'c.ts']) gh.put('acme-org/api', f, { type: 'file', content: `${f}\n` });
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+    await gh?.close();
+  });
+
+  it('spends one request per host call made with the installation token; a spent budget answers scm_error without reaching the host', async () => {
+    // Attaching reads the installation with the app JWT (not counted) and its repositories with its token (one request).
+    expect((await call('POST', '/api/v1/tenants/acme/scm-installations/attach', { installation_id: 101 }, floe.adminApiKey)).status).toBe(200);
+    expect(await lookup('a.ts')).toMatchObject({ status: 'available', lines: [{ text: 'a.ts' }] });
+    expect(await lookup('b.ts')).toMatchObject({ status: 'available' });
+    expect(contents()).toBe(2);
+    expect(await lookup('c.ts')).toEqual({ status: 'unavailable', reason: 'scm_error' });
+    expect(contents()).toBe(2);
+    // What is cached is still served, and the listing falls back to the last known repositories.
+    expect(await lookup('a.ts')).toMatchObject({ status: 'available' });
+    const listed = await call('GET', '/api/v1/tenants/acme/scm-installations');
+    expect(listed.status).toBe(200);
+    expect(listed.body.installations[0]).toMatchObject({ installation_id: 101, repositories: ['acme-org/api'], stale: true });
+    // Minting tokens is the app's budget: it was never refused.
+    expect(gh.count('POST', '/api/v3/app/installations/101/access_tokens')).toBe(1);
+  });
+});

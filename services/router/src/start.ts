@@ -95,7 +95,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     provisionDataset,
     tables,
     compactor: createCompactorClient(config.router.compactor_url || deps.compactorUrl || `http://127.0.0.1:${config.compactor.admin_port}`),
-    scm: scmFromConfig(config, db, log),
+    scm: scmFromConfig(config, db, log, limitStores.buckets),
   });
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;

@@ -1,5 +1,6 @@
 import { createAppAuth } from '@octokit/auth-app';
 import { Octokit } from '@octokit/rest';
+import { BUDGET_HEADER, type InstallationBudget } from './budget.ts';
 import type { ScmSettings } from './settings.ts';
 
 /**
@@ -71,6 +72,8 @@ const statusOf = (err: unknown): number | undefined => {
 function hostError(what: string, err: unknown): HostError {
   if (err instanceof HostError) return err;
   const status = statusOf(err);
+  const response = (err as { response?: { headers?: Record<string, string>; data?: { message?: unknown } } }).response;
+  if (response?.headers?.[BUDGET_HEADER]) return new HostError(`${what}: not sent: ${String(response.data?.message ?? 'request budget spent')}`, status);
   return new HostError(`${what}: ${status ? `host answered ${status}` : (err as Error).message}`, status);
 }
 
@@ -82,8 +85,9 @@ async function hostCall<T>(what: string, fn: () => Promise<T>): Promise<T> {
   }
 }
 
-export function createScmHost(settings: ScmSettings): ScmHost {
-  const common = { baseUrl: settings.apiUrl, request: { fetch: timedFetch }, log: silent };
+/** `budget`: the installations' request budget (budget.ts), applied to every request made with an installation token. */
+export function createScmHost(settings: ScmSettings, budget?: InstallationBudget): ScmHost {
+  const common = { baseUrl: settings.apiUrl, request: { fetch: budget ? budget.wrap(timedFetch) : timedFetch }, log: silent };
   const app = new Octokit({
     ...common,
     authStrategy: createAppAuth,

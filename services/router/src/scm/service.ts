@@ -1,6 +1,8 @@
 import type { FloeConfig } from '@floe/config';
 import type { Db } from '@floe/meta';
 import type { Logger } from '@floe/telemetry';
+import { MemoryTokenBuckets, type TokenBuckets } from '@floe/limits';
+import { InstallationBudget } from './budget.ts';
 import { FileCache } from './file-cache.ts';
 import { createScmHost, type ScmHost } from './host.ts';
 import { scmSettingsFrom, type ScmSettings } from './settings.ts';
@@ -20,12 +22,21 @@ export interface Scm {
   log: Logger;
 }
 
-export function createScm(settings: ScmSettings, db: Db, log: Logger, host: ScmHost = createScmHost(settings)): Scm {
+/**
+ * `buckets`: where the installations' request budgets live (the limits store, shared by every
+ * router in a cluster); `host` replaces the real host client (tests).
+ */
+export function createScm(settings: ScmSettings, db: Db, log: Logger, buckets: TokenBuckets = new MemoryTokenBuckets(), host?: ScmHost): Scm {
+  // The budget knows an installation by its token, which the tokens below mint through the host.
+  let tokens: InstallationTokens | undefined;
+  const budget = new InstallationBudget(buckets, (token) => tokens?.installationOf(token), settings.requestsPerHour);
+  const client = host ?? createScmHost(settings, budget);
+  tokens = new InstallationTokens((id) => client.mintToken(id));
   return {
     settings,
     db,
-    host,
-    tokens: new InstallationTokens((id) => host.mintToken(id)),
+    host: client,
+    tokens,
     cache: new FileCache(settings.snippetCacheTtlMs, settings.snippetCacheCapacity),
     log,
   };
@@ -38,7 +49,7 @@ export function forgetInstallation(scm: Scm, installationId: number): void {
 }
 
 /** The integration of a router's configuration, or undefined when the scm section is unset. */
-export function scmFromConfig(config: Readonly<FloeConfig>, db: Db, log: Logger): Scm | undefined {
+export function scmFromConfig(config: Readonly<FloeConfig>, db: Db, log: Logger, buckets?: TokenBuckets): Scm | undefined {
   const settings = scmSettingsFrom(config.scm);
-  return settings && createScm(settings, db, log);
+  return settings && createScm(settings, db, log, buckets);
 }

@@ -20,6 +20,7 @@ export interface ScmSettings {
   linkStateTtlMs: number;
   snippetCacheTtlMs: number;
   snippetCacheCapacity: number;
+  requestsPerHour: number;
 }
 
 // Reported like every other invalid setting: start fails with the key path first.
@@ -59,5 +60,6 @@ export function scmSettingsFrom(cfg: FloeConfig['scm']): ScmSettings | undefined
     linkStateTtlMs: cfg.link_state_ttl,
     snippetCacheTtlMs: cfg.snippet_cache_ttl,
     snippetCacheCapacity: cfg.snippet_cache_capacity,
+    requestsPerHour: cfg.requests_per_hour,
   };
 }

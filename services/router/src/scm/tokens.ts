@@ -40,6 +40,12 @@ export class InstallationTokens {
     return p;
   }
 
+  /** The installation a token held here belongs to (the few held tokens are scanned). */
+  installationOf(token: string): number | undefined {
+    for (const [id, held] of this.#tokens) if (held.token === token) return id;
+    return undefined;
+  }
+
   forget(installationId: number): void {
     this.#tokens.delete(installationId);
     this.#pending.delete(installationId);
