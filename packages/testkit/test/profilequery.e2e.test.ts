@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flightDoGet } from '@floe/flight';
 import {
   SAMPLE_PROFILE_ID_HEX,
   postProfiles,
@@ -288,5 +289,38 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profile query API end to end (
     expect((await get<{ profiles?: unknown[] }>(`/tracequery/api/traces/${trace.traceId}`)).body.profiles).toBeUndefined();
     const bad = await get<{ errorType: string }>(`/tracequery/api/traces/${trace.traceId}`, { include_profiles: 'yes' });
     expect([bad.status, bad.body.errorType]).toEqual([400, 'bad_data']);
+  });
+});
+
+describe('profile queries over a materialized label column (embedded)', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+  const tenant = 'labelled';
+
+  const render = async (selector: string) => {
+    const qs = new URLSearchParams({ query: `${CPU}${selector}`, from: 'now-1h', until: 'now' });
+    const res = await fetch(`${floe.routerUrl}/profilequery/render?${qs}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant } });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as Flamebearer).flamebearer.numTicks;
+  };
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'embedded', config: { schema: { materialized_labels: ['host.cpus'] } } });
+    key = (await floe.bootstrap(tenant)).api_key;
+    const link = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' };
+    expect((await postProfiles(floe.otlpHttpUrl, { apiKey: key, tenant }, sampleProfilesRequest('labelled-svc', link, BigInt(Date.now()) * 1_000_000n))).status).toBe(200);
+    await waitFor('the profile to be queryable', async () => ((await render('')) === 65 * MS ? true : undefined), 60_000, 250);
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  it('stores the resource attribute in its column, and matchers on it answer as on the maps', async () => {
+    const table = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT DISTINCT label_host_cpus FROM profiles'), metadata: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant }, deadlineMs: 20_000 });
+    expect(table.toArray().map((r) => r.label_host_cpus)).toEqual(['8']);
+    expect(await render('{"host.cpus"="8"}')).toBe(65 * MS);
+    expect(await render('{"host.cpus"!="8"}')).toBe(0);
+    expect(await render('{"host.cpus"=~"[0-9]+"}')).toBe(65 * MS);
+    expect(await render('{"host.cpus"=""}')).toBe(0);
   });
 });

@@ -1,3 +1,4 @@
+import type { FastifyRequest } from 'fastify';
 import type { PlannerTable } from '@floe/query';
 
 /**
@@ -58,5 +59,19 @@ export function createTableCache(base: PlannerTable, now: () => number = Date.no
       if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
       return entry.table;
     },
+  };
+}
+
+/**
+ * The caller's planner table of one signal's table (`base`, named `table` in the catalog), its
+ * materialized label columns included, cached per (tenant, dataset); `base` when the router has no
+ * catalog to ask or the request no tenant.
+ */
+export function callerTables(base: PlannerTable, table: string, columns: TableColumns | undefined): (req: FastifyRequest) => Promise<PlannerTable> {
+  const cache = createTableCache(base);
+  return async (req) => {
+    if (!columns || !req.tenant) return base;
+    const { tenant, dataset } = req.tenant;
+    return cache.get(tenant, dataset, () => columns(tenant, dataset, table));
   };
 }

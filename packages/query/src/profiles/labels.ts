@@ -10,6 +10,7 @@ import type { SqlBuilder } from '../sql/printer.ts';
  * | service_name       | column service_name                                 |
  * | __name__           | the name part of column profile_type (`process_cpu`) |
  * | __profile_type__   | column profile_type (the five-part id)              |
+ * | a materialized label | its column (ColumnDef.attributeKey is the label exactly) |
  * | any other label    | the profile's typed attribute maps, then the resource's, by exact key |
  *
  * Values compare as text (ints as decimals, bools as true/false) with Prometheus semantics: an
@@ -31,13 +32,23 @@ export function profileLabelText(b: SqlBuilder, label: string): string {
   if (label === SERVICE_LABEL) return `coalesce(${b.column('service_name')}, '')`;
   if (label === PROFILE_TYPE_LABEL) return `coalesce(${b.column('profile_type')}, '')`;
   if (label === NAME_LABEL) return `split_part(coalesce(${b.column('profile_type')}, ''), ':', 1)`;
+  const column = labelColumnOf(b, label);
+  // The column holds the same value as the maps would give (profile, then resource, as text), read once.
+  if (column) return `coalesce(${b.column(column)}, '')`;
   return attributeText(b, label, PROFILE_ATTRIBUTE_SCOPES);
 }
 
-/** One matcher as a condition; service_name equality stays on the bare column so Parquet statistics prune. */
+/** The materialized label column of an attribute key, when the caller's table has one. */
+const labelColumnOf = (b: SqlBuilder, label: string) => b.table.columns.find((c) => c.attributeKey === label)?.name;
+
+/**
+ * One matcher as a condition; equality on service_name or a materialized label column stays on
+ * the bare column so Parquet statistics prune.
+ */
 export function profileMatchSql(b: SqlBuilder, m: LabelMatch): string {
-  if (m.label === SERVICE_LABEL && m.value !== '' && (m.op === '=' || m.op === '!=')) {
-    const col = b.column('service_name');
+  const bare = m.label === SERVICE_LABEL ? 'service_name' : m.label === NAME_LABEL || m.label === PROFILE_TYPE_LABEL ? undefined : labelColumnOf(b, m.label);
+  if (bare !== undefined && m.value !== '' && (m.op === '=' || m.op === '!=')) {
+    const col = b.column(bare);
     return m.op === '=' ? `${col} = ${b.param(m.value)}` : `${col} IS DISTINCT FROM ${b.param(m.value)}`;
   }
   const text = profileLabelText(b, m.label);

@@ -16,7 +16,7 @@ import {
 import { parseProfileSelector } from './selector.ts';
 import { labelSetsOf, seriesOf } from './series.ts';
 import { profileSummaryOf } from './summary.ts';
-import { PROFILES, openProfilesDb, type ProfileRow, type ProfilesDb } from './test-db.ts';
+import { PROFILES, openProfilesDb, withLabelColumns, type ProfileRow, type ProfilesDb } from './test-db.ts';
 
 /**
  * The printed plans, run on DuckDB over a `profiles` table of the real schema holding JSON as the
@@ -89,6 +89,35 @@ describe('planProfileStacks: every matching profile merged per stack', () => {
     expect(plan.sql).toContain('"service_name" = $4');
     expect(plan.params).toEqual([String(1000n * S), String(1060n * S), CPU, 'api']);
     expect(plan.hints).toEqual({ start_ns: String(1000n * S), end_ns: String(1060n * S - 1n) });
+  });
+});
+
+describe('materialized label columns', () => {
+  const LABELS = { label_env: 'env', label_thread_id: 'thread.id' };
+  const TABLE = withLabelColumns(LABELS);
+  let labelled: ProfilesDb;
+  beforeAll(async () => {
+    labelled = await openProfilesDb(ROWS, LABELS);
+  });
+  afterAll(() => labelled.close());
+
+  it.each([`${CPU}{env="prod"}`, `${CPU}{env!="prod"}`, `${CPU}{env=~"st.*"}`, `${CPU}{env=""}`, `${CPU}{"thread.id"="7"}`, `${CPU}{service_name="api", env!~"prod"}`])(
+    '%s reads the column and answers as the maps do',
+    async (selector) => {
+      const plan = planProfileStacks({ kind: 'profile_stacks', selection: selection(selector) }, TABLE);
+      expect(plan.sql).toMatch(/"label_(env|thread_id)"/);
+      expect(plan.sql).not.toContain('resource_attr_str');
+      const viaColumn = mergedStacksOf(await labelled.run(plan));
+      const viaMaps = mergedStacksOf(await db.run(planProfileStacks({ kind: 'profile_stacks', selection: selection(selector) }, PROFILES)));
+      expect(viaColumn).toEqual(viaMaps);
+    },
+  );
+
+  it('equality keeps the bare column (statistics prune); grouping reads the column too', async () => {
+    expect(planProfileStacks({ kind: 'profile_stacks', selection: selection(`${CPU}{env="prod"}`) }, TABLE).sql).toContain('"label_env" = $');
+    const plan = planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(CPU), groupBy: ['env'], stepNs: 10n * S, aggregation: 'sum' }, TABLE);
+    expect(plan.sql).toContain('coalesce("label_env", \'\')');
+    expect(await labelled.run(plan)).toEqual(await db.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(CPU), groupBy: ['env'], stepNs: 10n * S, aggregation: 'sum' }, PROFILES)));
   });
 });
 

@@ -41,6 +41,12 @@ const COLUMNS: Array<[string, string]> = [
 /** The profiles table as the planner sees it (what the router passes from @floe/schema). */
 export const PROFILES: PlannerTable = { name: 'profiles', columns: COLUMNS.map(([name]) => ({ name })) };
 
+/** PROFILES with materialized label columns (column name → attribute key), as a tenant's table may have them. */
+export const withLabelColumns = (labels: Readonly<Record<string, string>>): PlannerTable => ({
+  name: 'profiles',
+  columns: [...PROFILES.columns, ...Object.entries(labels).map(([name, attributeKey]) => ({ name, attributeKey }))],
+});
+
 export interface ProfileSample {
   /** Frame names, leaf first. */
   stack: string[];
@@ -85,10 +91,15 @@ export interface ProfilesDb {
   close(): void;
 }
 
-export async function openProfilesDb(rows: readonly ProfileRow[]): Promise<ProfilesDb> {
+/**
+ * `labels`: materialized label columns (column name → attribute key), filled as the writer fills
+ * them: the profile's attribute, else the resource's, as text.
+ */
+export async function openProfilesDb(rows: readonly ProfileRow[], labels: Readonly<Record<string, string>> = {}): Promise<ProfilesDb> {
   const db = await DuckDBInstance.create(':memory:');
   const c: DuckDBConnection = await db.connect();
-  await c.run(`CREATE TABLE profiles (${COLUMNS.map(([n, t]) => `"${n}" ${t}`).join(', ')})`);
+  const columns = [...COLUMNS, ...Object.keys(labels).map((n) => [n, 'VARCHAR'] as [string, string])];
+  await c.run(`CREATE TABLE profiles (${columns.map(([n, t]) => `"${n}" ${t}`).join(', ')})`);
   for (const r of rows) {
     const [, sampleType, sampleUnit, periodType, periodUnit] = r.type.split(':') as [string, string, string, string, string];
     const json = profileJson(r.samples);
@@ -117,6 +128,10 @@ export async function openProfilesDb(rows: readonly ProfileRow[]): Promise<Profi
       resource_attr_double: map(undefined, 'DOUBLE'),
       resource_attr_bool: map(r.resource?.bool, 'BOOLEAN'),
     };
+    for (const [column, key] of Object.entries(labels)) {
+      const v = r.attrs?.str?.[key] ?? r.attrs?.int?.[key] ?? r.resource?.str?.[key] ?? r.resource?.bool?.[key];
+      cols[column] = v === undefined ? 'NULL' : lit(String(v));
+    }
     await c.run(`INSERT INTO profiles (${Object.keys(cols).map((k) => `"${k}"`).join(', ')}) VALUES (${Object.values(cols).join(', ')})`);
   }
   return {

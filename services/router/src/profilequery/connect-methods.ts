@@ -19,12 +19,12 @@ import {
   seriesOf,
   singleFlamebearer,
   type FlamebearerDocument,
+  type PlannerTable,
   type ProfilePlan,
   type ProfileSelection,
   type ProfileTypeRef,
   type TimeRange,
 } from '@floe/query';
-import { profilesTable } from '@floe/schema';
 import type { Row } from '../logquery/results.ts';
 import { NS_PER_MS, maxNodesOf, nowNs } from './params.ts';
 
@@ -43,6 +43,8 @@ import { NS_PER_MS, maxNodesOf, nowNs } from './params.ts';
 export interface CallContext {
   /** Runs a plan on the caller's querier with what is left of the call's deadline. */
   run(plan: ProfilePlan): Promise<Row[]>;
+  /** The caller's profiles table as the planner sees it (materialized label columns included). */
+  table: PlannerTable;
 }
 
 type Methods = (typeof PyroQuerierService)['method'];
@@ -117,7 +119,7 @@ const levelsOf = (fb: FlamebearerDocument['flamebearer']) => fb.levels.map((valu
 async function stacksOf(ctx: CallContext, req: PyroSelectMergeStacktracesRequest) {
   checkFormat(req.format);
   const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
-  const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection }, profilesTable)));
+  const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection }, ctx.table)));
   return { stacks, profileType: selection.profileType };
 }
 
@@ -132,25 +134,25 @@ function stepNsOf(stepSeconds: number, range: TimeRange): bigint {
 
 export const querierService: QuerierServiceImpl = {
   async profileTypes(req, ctx) {
-    const rows = await ctx.run(planProfileTypes({ kind: 'profile_types', selection: { range: rangeOf(req.start, req.end), profileType: undefined, matchers: [] } }, profilesTable));
+    const rows = await ctx.run(planProfileTypes({ kind: 'profile_types', selection: { range: rangeOf(req.start, req.end), profileType: undefined, matchers: [] } }, ctx.table));
     return { profileTypes: rows.map((r) => profileTypeInfo(String(r.id))) };
   },
 
   async labelNames(req, ctx) {
     const selections = selectionsOf(req.matchers, rangeOf(req.start, req.end));
-    return { names: await unionOf(ctx, selections, (selection) => planProfileLabelNames({ kind: 'profile_label_names', selection }, profilesTable), 'name') };
+    return { names: await unionOf(ctx, selections, (selection) => planProfileLabelNames({ kind: 'profile_label_names', selection }, ctx.table), 'name') };
   },
 
   async labelValues(req, ctx) {
     if (req.name === '') throw bad('missing name: LabelValues needs a non-empty label name');
     const selections = selectionsOf(req.matchers, rangeOf(req.start, req.end));
-    return { names: await unionOf(ctx, selections, (selection) => planProfileLabelValues({ kind: 'profile_label_values', selection, label: req.name }, profilesTable), 'value') };
+    return { names: await unionOf(ctx, selections, (selection) => planProfileLabelValues({ kind: 'profile_label_values', selection, label: req.name }, ctx.table), 'value') };
   },
 
   async series(req, ctx) {
     const labels = req.labelNames.length > 0 ? labelList('label_names', req.labelNames) : [...DEFAULT_SERIES_LABELS];
     const selections = selectionsOf(req.matchers, rangeOf(req.start, req.end));
-    const results = await Promise.all(selections.map((selection) => ctx.run(planProfileSeries({ kind: 'profile_series', selection, labels, limit: MAX_LABEL_SETS }, profilesTable))));
+    const results = await Promise.all(selections.map((selection) => ctx.run(planProfileSeries({ kind: 'profile_series', selection, labels, limit: MAX_LABEL_SETS }, ctx.table))));
     return { labelsSet: labelSetsOf(results.flat(), labels).map((set) => ({ labels: set })) };
   },
 
@@ -168,7 +170,7 @@ export const querierService: QuerierServiceImpl = {
     const stepNs = stepNsOf(req.step, range);
     if (req.limit !== undefined && req.limit < 0n) throw bad('limit must not be negative');
     const aggregation = req.aggregation === PyroTimeSeriesAggregationType.AVERAGE ? 'avg' : 'sum';
-    const rows = await ctx.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection, groupBy, stepNs, aggregation }, profilesTable));
+    const rows = await ctx.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection, groupBy, stepNs, aggregation }, ctx.table));
     const series = seriesOf(rows, groupBy, range, stepNs, req.limit === undefined ? undefined : Number(req.limit));
     return { series: series.map((s) => ({ labels: s.labels, points: s.points.map((p) => ({ value: p.value, timestamp: BigInt(p.timestampMs) })) })) };
   },
@@ -185,7 +187,7 @@ export const querierService: QuerierServiceImpl = {
   },
 
   async getProfileStats(_req, ctx) {
-    const [row] = await ctx.run(planProfileStats({ kind: 'profile_stats' }, profilesTable));
+    const [row] = await ctx.run(planProfileStats({ kind: 'profile_stats' }, ctx.table));
     const ms = (ns: unknown) => (ns === null || ns === undefined ? 0n : BigInt(ns as bigint) / NS_PER_MS);
     return { dataIngested: Number(row?.profiles ?? 0) > 0, oldestProfileTime: ms(row?.oldest_ns), newestProfileTime: ms(row?.newest_ns) };
   },

@@ -16,6 +16,8 @@ import {
   encodedBody,
 } from './connect-protocol.ts';
 import type { ProfileQueryOptions } from './plugin.ts';
+import { profilesTable } from '@floe/schema';
+import { callerTables } from '../table-columns.ts';
 
 /**
  * Pyroscope's Connect API under /profilequery: `POST /profilequery/querier.v1.QuerierService/<Method>`,
@@ -40,6 +42,7 @@ type AnyHandler = (req: unknown, ctx: CallContext) => Promise<MessageInitShape<D
 
 export const connectQuerierPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
   const methods = new Map(PyroQuerierService.methods.map((m) => [m.name, m]));
+  const tableOf = callerTables(profilesTable, 'profiles', opts.tableColumns);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CONNECT_BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -64,6 +67,7 @@ export const connectQuerierPlugin: FastifyPluginAsync<ProfileQueryOptions> = asy
 
     const creds = callerCredentials(req);
     const ctx: CallContext = {
+      table: await tableOf(req),
       // Each query gets what is left of the call's deadline, so a method running several (Diff,
       // several matchers) still answers within it.
       async run(plan) {

@@ -24,6 +24,7 @@ import { callerCredentials } from '../auth-plugin.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import { RequestParams, acceptFormBodies, getAndPost } from '../request-params.ts';
+import { callerTables, type TableColumns } from '../table-columns.ts';
 import { connectQuerierPlugin } from './connect.ts';
 import { nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
 
@@ -49,6 +50,8 @@ import { nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
 export interface ProfileQueryOptions {
   querier: QuerierClient;
   queryTimeoutMs: number;
+  /** A dataset's table columns from the catalog (materialized labels): label matchers and groupings read their columns. */
+  tableColumns?: TableColumns;
 }
 
 export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
@@ -58,6 +61,7 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
   const run = async (req: FastifyRequest, plan: ProfilePlan): Promise<Row[]> =>
     rowsOf(await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs));
   const json = (reply: FastifyReply, body: unknown) => reply.type('application/json').send(body);
+  const tableOf = callerTables(profilesTable, 'profiles', opts.tableColumns);
 
   /** The optional `query` selector of a discovery route over its window. */
   const discoverySelection = (p: RequestParams): ProfileSelection => {
@@ -67,7 +71,7 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
     return { range, ...parseProfileSelector(query) };
   };
 
-  const stacksOf = async (req: FastifyRequest, selection: ProfileSelection) => mergedStacksOf(await run(req, planProfileStacks({ kind: 'profile_stacks', selection }, profilesTable)));
+  const stacksOf = async (req: FastifyRequest, selection: ProfileSelection) => mergedStacksOf(await run(req, planProfileStacks({ kind: 'profile_stacks', selection }, await tableOf(req))));
 
   getAndPost(app, '/render', async (req, reply) => {
     const p = params(req);
@@ -76,7 +80,7 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
     const maxNodes = parseMaxNodes(p);
     const selection: ProfileSelection = { range, ...selector };
     const stepNs = timelineStepNs(range);
-    const [stacks, slots] = await Promise.all([stacksOf(req, selection), run(req, planProfileTimeline({ kind: 'profile_timeline', selection, stepNs }, profilesTable))]);
+    const [stacks, slots] = await Promise.all([stacksOf(req, selection), run(req, planProfileTimeline({ kind: 'profile_timeline', selection, stepNs }, await tableOf(req)))]);
     const timeline = buildTimeline(slots.map((r) => ({ slot: Number(r.slot), value: Number(r.value) })), range, stepNs);
     return json(reply, singleFlamebearer(stacks, selector.profileType, timeline, maxNodes));
   });
@@ -104,12 +108,12 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
   });
 
   getAndPost(app, '/profile-types', async (req, reply) => {
-    const rows = await run(req, planProfileTypes({ kind: 'profile_types', selection: discoverySelection(params(req)) }, profilesTable));
+    const rows = await run(req, planProfileTypes({ kind: 'profile_types', selection: discoverySelection(params(req)) }, await tableOf(req)));
     return json(reply, { profileTypes: rows.map((r) => profileTypeInfo(String(r.id))) });
   });
 
   getAndPost(app, '/label-names', async (req, reply) => {
-    const rows = await run(req, planProfileLabelNames({ kind: 'profile_label_names', selection: discoverySelection(params(req)) }, profilesTable));
+    const rows = await run(req, planProfileLabelNames({ kind: 'profile_label_names', selection: discoverySelection(params(req)) }, await tableOf(req)));
     return json(reply, rows.map((r) => String(r.name)));
   });
 
@@ -117,7 +121,7 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
     const p = params(req);
     const label = p.get('label');
     if (label === undefined) throw new FloeError('bad_data', 'missing label parameter: label-values needs a non-empty label name', { code: 'FLOE_ERR_PROFILE_PARAM' });
-    const rows = await run(req, planProfileLabelValues({ kind: 'profile_label_values', selection: discoverySelection(p), label }, profilesTable));
+    const rows = await run(req, planProfileLabelValues({ kind: 'profile_label_values', selection: discoverySelection(p), label }, await tableOf(req)));
     return json(reply, rows.map((r) => String(r.value)));
   });
 };

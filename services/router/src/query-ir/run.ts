@@ -13,8 +13,10 @@ import {
   traceSearchResults,
   type EvalOptions,
   type FoundTrace,
+  type PlannerTable,
 } from '@floe/query';
-import { logsTable, profilesTable, tracesTable } from '@floe/schema';
+import { logsTable, metricsTable, profilesTable, tracesTable } from '@floe/schema';
+import { callerTables, type TableColumns } from '../table-columns.ts';
 import { callerCredentials } from '../auth-plugin.ts';
 import { rowsOf, streamLabels, structuredMetadata, type Row } from '../logquery/results.ts';
 import { MetricReader } from '../metricquery/data.ts';
@@ -34,6 +36,23 @@ export interface RunDeps {
   queryTimeoutMs: number;
   /** router.max_query_samples for PromQL (absent: the metric reader's default). */
   maxSamples?: number;
+  /** A dataset's table columns from the catalog (materialized labels): label matchers read their columns. */
+  tableColumns?: TableColumns;
+}
+
+/** The caller's tables of the signals whose plans read label columns, per set of deps (so their caches live as long as the plugin). */
+const tablesOf = new WeakMap<RunDeps, Record<'logs' | 'metrics' | 'profiles', (req: FastifyRequest) => Promise<PlannerTable>>>();
+function callerTable(deps: RunDeps, signal: 'logs' | 'metrics' | 'profiles', req: FastifyRequest): Promise<PlannerTable> {
+  let tables = tablesOf.get(deps);
+  if (!tables) {
+    tables = {
+      logs: callerTables(logsTable, 'logs', deps.tableColumns),
+      metrics: callerTables(metricsTable, 'metrics', deps.tableColumns),
+      profiles: callerTables(profilesTable, 'profiles', deps.tableColumns),
+    };
+    tablesOf.set(deps, tables);
+  }
+  return tables[signal](req);
 }
 
 type Answer = { source: QueryIrBody['source']; truncated: boolean } & Record<string, unknown>;
@@ -61,7 +80,7 @@ const capped = <T>(items: T[], limit: number) => ({ items: items.slice(0, limit)
 
 async function logs(deps: RunDeps, req: FastifyRequest, q: LogsQuery): Promise<Answer> {
   const ir = logSelectOf(q);
-  const { items, truncated } = capped(await run(deps, req, planLogSelect(ir, logsTable, { metadata: true })), q.limit ?? DEFAULT_LOG_LIMIT);
+  const { items, truncated } = capped(await run(deps, req, planLogSelect(ir, await callerTable(deps, 'logs', req), { metadata: true })), q.limit ?? DEFAULT_LOG_LIMIT);
   const rows = items.map((r) => ({ time: String(r.ts), line: typeof r.line === 'string' ? r.line : '', labels: streamLabels(r), metadata: structuredMetadata(r) }));
   return { source: 'logs', rows, truncated };
 }
@@ -96,7 +115,7 @@ async function traces(deps: RunDeps, req: FastifyRequest, q: TracesQuery): Promi
 async function metrics(deps: RunDeps, req: FastifyRequest, q: MetricsQuery): Promise<Answer> {
   const { startMs, endMs, stepMs } = metricGridOf(q);
   const expr = parsePromQL(q.promql);
-  const reader = new MetricReader(deps.querier, req, deps.queryTimeoutMs, deps.maxSamples);
+  const reader = new MetricReader(deps.querier, req, deps.queryTimeoutMs, deps.maxSamples, undefined, undefined, () => callerTable(deps, 'metrics', req));
   const annotations = new PromAnnotations();
   const evalOpts: EvalOptions = { startMs, endMs, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: DEFAULT_SUBQUERY_STEP_MS, annotations };
   const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
@@ -112,7 +131,7 @@ async function metrics(deps: RunDeps, req: FastifyRequest, q: MetricsQuery): Pro
 
 async function profiles(deps: RunDeps, req: FastifyRequest, q: ProfilesQuery): Promise<Answer> {
   const selection = profileSelectionOf(q);
-  const stacks = mergedStacksOf(await run(deps, req, planProfileStacks({ kind: 'profile_stacks', selection }, profilesTable)));
+  const stacks = mergedStacksOf(await run(deps, req, planProfileStacks({ kind: 'profile_stacks', selection }, await callerTable(deps, 'profiles', req))));
   if (q.view === 'flamegraph') return { source: 'profiles', flamegraph: singleFlamebearer(stacks, selection.profileType, null, q.max_nodes ?? DEFAULT_MAX_NODES), truncated: false };
   const { items, truncated } = capped(topFunctions(stacks), q.limit ?? DEFAULT_TOP_FUNCTIONS);
   return { source: 'profiles', functions: items, truncated };
