@@ -101,6 +101,14 @@ function parseAuthorization(header: string): { secret: string; user: string | un
   throw new FloeError('unauthorized', MALFORMED, { code: 'FLOE_ERR_AUTH_MALFORMED' });
 }
 
+/**
+ * A header getter in which Tempo's X-Scope-OrgID names the tenant when X-Tenant-ID is absent (the
+ * Tempo surfaces: Grafana sends the tenant so). Credentials are still required and must be valid
+ * for that tenant: Tempo trusts the header, but Floe's ports reach every tenant's data, so a bare
+ * header would let any caller read any tenant.
+ */
+export const withScopeOrgId = (get: (name: string) => string | undefined) => (name: string) => (name === 'x-tenant-id' ? (get('x-tenant-id') ?? get('x-scope-orgid')) : get(name));
+
 /** Reads the three credential headers from a plain header bag (HTTP headers or gRPC metadata). */
 export function credentialsFrom(get: (name: string) => string | undefined): Credentials {
   return { authorization: get('authorization'), tenant: get('x-tenant-id'), dataset: get('x-dataset-id') };

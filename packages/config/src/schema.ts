@@ -203,6 +203,7 @@ export const routerSection = z.strictObject({
     .positive()
     .default(50_000_000)
     .describe('Most points one PromQL query may read (Prometheus --query.max-samples); more is 422 "query processing would load too many samples".'),
+  tempo_streaming: z.boolean().default(true).describe('Also serve Tempo\'s streaming search (gRPC tempopb.StreamingQuerier/Search, cleartext HTTP/2) on the router\'s port, for Grafana\'s Tempo data source with its streaming option on; other connections are HTTP as before.'),
   series_label_cache_size: z
     .number()
     .int()

@@ -308,6 +308,7 @@ export {
   MetadataMetricsSchema as TempoMetadataMetricsSchema,
   PartialStatus as TempoPartialStatus,
   Querier,
+  StreamingQuerier as TempoStreamingQuerier,
   SearchBlockRequestSchema as TempoSearchBlockRequestSchema,
   SearchMetricsSchema as TempoSearchMetricsSchema,
   SearchRequestSchema as TempoSearchRequestSchema,

@@ -93,6 +93,7 @@ export type { FoundTrace, SpanCondition, SpanField, SpanValue, TraceSearch, Trac
 export { ROOT_NOT_RECEIVED, TRACE_SEARCH_DEFAULTS } from './ir/traces.ts';
 export { parseTraceQL, KIND_KEYWORDS, STATUS_KEYWORDS, MAX_TRACEQL_LENGTH } from './traceql/parse.ts';
 export { legacyTagConditions } from './traceql/legacy-tags.ts';
+export { tempoSearchOf, tempoSearchResponse } from './traceql/tempo-search.ts';
 export { planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResults } from './sql/traces.ts';
 // PromQL (issue 6): parse → evaluate over fetched series (promql/), metric reads planned as SQL (sql/metrics.ts).
 export type {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import * as grpc from '@grpc/grpc-js';
-import { Querier, TempoSearchBlockRequestSchema, TempoSearchRequestSchema, TempoSearchTagsRequestSchema, create, grpcServiceDefinition, type TempoSearchResponse, type TempoSearchTagsV2Response } from '@floe/proto';
+import { Querier, TempoStreamingQuerier, TempoSearchBlockRequestSchema, TempoSearchRequestSchema, TempoSearchTagsRequestSchema, create, grpcServiceDefinition, type TempoSearchResponse, type TempoSearchTagsV2Response } from '@floe/proto';
 import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
 
 /**
@@ -185,6 +185,45 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
         ['intrinsic', ['name', 'status']],
       ]);
       await expect(call('SearchBlock', create(TempoSearchBlockRequestSchema, {}), { authorization: `Bearer ${key}`, 'x-scope-orgid': tenant })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+    } finally {
+      client.close();
+    }
+  });
+
+  it("serves Grafana's streaming search (tempopb.StreamingQuerier/Search) as gRPC on the router's own port, beside HTTP", async () => {
+    const target = new URL(floe.routerUrl).host;
+    const client = new (grpc.makeGenericClientConstructor(grpcServiceDefinition(TempoStreamingQuerier), 'StreamingQuerier'))(target, grpc.credentials.createInsecure()) as grpc.Client &
+      Record<string, (req: unknown, md: grpc.Metadata) => grpc.ClientReadableStream<unknown>>;
+    const stream = <T>(method: string, req: unknown, md: Record<string, string>) =>
+      new Promise<T[]>((resolve, reject) => {
+        const metadata = new grpc.Metadata();
+        for (const [k, v] of Object.entries(md)) metadata.set(k, v);
+        const got: T[] = [];
+        const call = client[method]!(req, metadata);
+        call.on('data', (m: T) => got.push(m));
+        call.on('error', reject);
+        call.on('end', () => resolve(got));
+      });
+    try {
+      const now = Math.floor(Date.now() / 1000);
+      const req = create(TempoSearchRequestSchema, { Query: '{ resource.service.name = "billing" && status = error }', start, end: now + 60, SpansPerSpanSet: 1, Limit: 20 });
+      // Grafana's data source sends its configured credentials as metadata (Basic auth names the tenant too).
+      const basic = `Basic ${Buffer.from(`${tenant}:${key}`).toString('base64')}`;
+      for (const md of [{ authorization: `Bearer ${key}`, 'x-scope-orgid': tenant }, { authorization: basic }]) {
+        const messages = await stream<TempoSearchResponse>('Search', req, md);
+        expect(messages).toHaveLength(1);
+        expect(messages[0]!.traces.map((t) => [t.traceID, t.rootServiceName, t.spanSets[0]!.matched])).toEqual([[billing.traceId, 'billing', 2]]);
+      }
+      // "Save & test" with streaming on: Search for {} over the last 15 minutes, limit 1.
+      const probe = await stream<TempoSearchResponse>('Search', create(TempoSearchRequestSchema, { Query: '{}', start: now - 900, end: now, Limit: 1 }), { authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
+      expect(probe).toHaveLength(1);
+      await expect(stream('Search', req, { authorization: 'Bearer nope', 'x-scope-orgid': tenant })).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+      await expect(stream('Search', req, { authorization: `Bearer ${key}`, 'x-scope-orgid': 'bystander' })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      await expect(stream('Search', create(TempoSearchRequestSchema, { Query: '{ resource.service.name = ' }), { authorization: `Bearer ${key}`, 'x-tenant-id': tenant })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
+      expect((await stream<TempoSearchResponse>('Search', req, { authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'bystander' }))[0]!.traces).toEqual([]);
+      await expect(stream('SearchTags', create(TempoSearchTagsRequestSchema, {}), { authorization: `Bearer ${key}`, 'x-tenant-id': tenant })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+      // The same port still answers HTTP/1.1.
+      expect((await get(`/api/search?q=%7B%7D&${window()}`, key, tenant)).status).toBe(200);
     } finally {
       client.close();
     }

@@ -1,10 +1,10 @@
 import type * as grpc from '@grpc/grpc-js';
+import { withScopeOrgId } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import {
   create,
   grpcServiceDefinition,
   Querier,
-  TempoSearchResponseSchema,
   TempoSearchTagsResponseSchema,
   TempoSearchTagsV2ResponseSchema,
   type TempoSearchRequest,
@@ -15,7 +15,7 @@ import {
   type TempoTraceByIDRequest,
   type TempoTraceByIDResponse,
 } from '@floe/proto';
-import { TRACE_SEARCH_DEFAULTS, legacyTagConditions, parseTraceQL, planTraceSearch, traceSearchResults, type FoundTrace, type TraceSearch } from '@floe/query';
+import { planTraceSearch, tempoSearchOf, tempoSearchResponse, traceSearchResults } from '@floe/query';
 import { tracesTable } from '@floe/schema';
 import type { ExtraService } from '@floe/flight';
 import type { Logger } from '@floe/telemetry';
@@ -40,13 +40,6 @@ function boundNs(name: string, raw: string | undefined): bigint | undefined {
   return BigInt(raw);
 }
 
-/**
- * The caller's metadata with Tempo's tenant header: X-Scope-OrgID names the tenant when
- * X-Tenant-ID is absent. Credentials are still required, and must be valid for that tenant:
- * Tempo trusts the header on its internal port, but a Floe querier port reaches every tenant's
- * files, so a bare header would let any caller read any tenant.
- */
-export const withScopeOrgId = (get: (name: string) => string | undefined) => (name: string) => (name === 'x-tenant-id' ? (get('x-tenant-id') ?? get('x-scope-orgid')) : get(name));
 
 /** FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left; rejects with a callError. */
 export type TraceFinder = (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined) => Promise<TempoTraceByIDResponse>;
@@ -67,82 +60,20 @@ export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
     });
 }
 
-const NS_PER_SECOND = 1_000_000_000n;
-
-/** A SearchRequest as the search of the router's /api/search (spec 1: the TraceQL subset, tags, durations, spans per span set). */
-export function searchOf(req: TempoSearchRequest, nowNs: bigint): TraceSearch {
-  const tags = Object.entries(req.Tags);
-  if (req.Query.trim() !== '' && tags.length > 0) throw new FloeError('bad_data', 'invalid search: Query and Tags are mutually exclusive');
-  const conditions = req.Query.trim() !== '' ? parseTraceQL(req.Query) : legacyTagConditions(tags);
-  const endNs = req.end ? BigInt(req.end) * NS_PER_SECOND + NS_PER_SECOND : nowNs;
-  const startNs = req.start ? BigInt(req.start) * NS_PER_SECOND : endNs - TRACE_SEARCH_DEFAULTS.lookbackNs;
-  if (startNs >= endNs) throw new FloeError('bad_data', 'invalid range: end must be after start');
-  if (req.MaxDurationMs && req.MinDurationMs > req.MaxDurationMs) throw new FloeError('bad_data', 'invalid search: MaxDurationMs is less than MinDurationMs');
-  return {
-    table: 'traces',
-    range: { startNs, endNs },
-    conditions,
-    ...(req.MinDurationMs ? { minDurationNs: BigInt(req.MinDurationMs) * 1_000_000n } : {}),
-    ...(req.MaxDurationMs ? { maxDurationNs: BigInt(req.MaxDurationMs) * 1_000_000n } : {}),
-    limit: Math.min(req.Limit || TRACE_SEARCH_DEFAULTS.limit, TRACE_SEARCH_DEFAULTS.maxLimit),
-    ...(req.SpansPerSpanSet ? { spansPerSpanSet: req.SpansPerSpanSet } : {}),
-  };
-}
-
-function searchResponseOf(found: readonly FoundTrace[]): TempoSearchResponse {
-  return create(TempoSearchResponseSchema, {
-    traces: found.map((t) => {
-      const spanSet = {
-        matched: t.matched,
-        spans: t.spans.map((s) => ({
-          spanID: s.spanId,
-          name: s.name ?? '',
-          startTimeUnixNano: s.startNs,
-          durationNanos: s.durationNs,
-          attributes: s.attributes.map((a) => ({ key: a.key, value: { value: anyValue(a.value) } })),
-        })),
-      };
-      return {
-        traceID: t.traceId,
-        rootServiceName: t.rootServiceName,
-        rootTraceName: t.rootTraceName ?? '',
-        startTimeUnixNano: t.startNs,
-        durationMs: Number(t.durationNs / 1_000_000n),
-        spanSet,
-        spanSets: [spanSet],
-      };
-    }),
-    metrics: { inspectedTraces: found.length, completedJobs: 1, totalJobs: 1 },
-  });
-}
-
-function anyValue(v: FoundTrace['spans'][number]['attributes'][number]['value']) {
-  switch (v.type) {
-    case 'string':
-      return { case: 'stringValue' as const, value: v.value };
-    case 'int':
-      return { case: 'intValue' as const, value: v.value };
-    case 'float':
-      return { case: 'doubleValue' as const, value: v.value };
-    case 'bool':
-      return { case: 'boolValue' as const, value: v.value };
-  }
-}
-
 /** SearchRecent's work, like TraceFinder's: the caller's metadata, the request, the caller's time left. */
 export type TraceSearcher = (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => Promise<TempoSearchResponse>;
 
 export function traceSearcher(deps: Pick<TempoServiceDeps, 'handler' | 'log'>): TraceSearcher {
   const search = async (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => {
     const ctx = await deps.handler.authenticate(withScopeOrgId(get));
-    const ir = searchOf(req, BigInt(Date.now()) * 1_000_000n);
+    const ir = tempoSearchOf(req, BigInt(Date.now()) * 1_000_000n);
     const plan = planTraceSearch(ir, tracesTable);
     // The planner's SQL runs as any caller's ticket does (sandboxed, the caller's tables only).
     const ticket = Buffer.from(JSON.stringify({ sql: plan.sql, params: plan.params, hints: plan.hints }));
     const table = await deps.handler.run(ctx, ticket, callerMs);
     const rows: Array<Record<string, unknown>> = [];
     for (const r of table) rows.push((r as { toJSON(): Record<string, unknown> }).toJSON());
-    return searchResponseOf(traceSearchResults(ir, rows));
+    return tempoSearchResponse(traceSearchResults(ir, rows));
   };
   return (get, req, callerMs) =>
     search(get, req, callerMs).catch((err: unknown) => {

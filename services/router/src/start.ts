@@ -6,7 +6,7 @@ import { limitStoresFromConfig } from '@floe/limits';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { ServiceHandle } from '@floe/runtime';
-import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
+import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createInProcessQuerierClient, createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
@@ -16,6 +16,7 @@ import { createQueryDemand } from './query-demand.ts';
 import { createCompactorClient } from './compactor-client.ts';
 import { StageTimings, timedQuerier } from './self-tracing.ts';
 import { scmFromConfig } from './scm/service.ts';
+import { sharePortWithGrpc, tempoStreamingServer } from './tempo-streaming.ts';
 import { loginFromConfig } from './session/login-from-config.ts';
 import type { OidcRetry } from './session/oidc-provider.ts';
 
@@ -70,13 +71,15 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const login = await loginFromConfig(config, db, log, deps.oidcRetry);
   const timings = deps.telemetry?.enabled ? new StageTimings() : undefined;
   const queryDemand = createQueryDemand(db, log, config.router.query_demand_flush_interval);
+  const queryBudget = createQueryBudget(limitStores.buckets, db, config.limits);
+  const querierClient = timings ? timedQuerier(querier(), timings) : querier();
   const app = await buildApp({
     log,
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth, { isDemoUser: login.isDemoUser }),
     login: login.login,
-    queryBudget: createQueryBudget(limitStores.buckets, db, config.limits),
-    querier: timings ? timedQuerier(querier(), timings) : querier(),
+    queryBudget,
+    querier: querierClient,
     selfTracing: timings && deps.telemetry ? { telemetry: deps.telemetry, timings } : undefined,
     queryDemand,
     tableColumns,
@@ -97,6 +100,12 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     compactor: createCompactorClient(config.router.compactor_url || deps.compactorUrl || `http://127.0.0.1:${config.compactor.admin_port}`),
     scm: scmFromConfig(config, db, log, limitStores.buckets),
   });
+  const streaming = config.router.tempo_streaming
+    ? sharePortWithGrpc(
+        app.server,
+        tempoStreamingServer({ auth, querier: querierClient, queryTimeoutMs: config.router.query_timeout, queryBudget, telemetry: deps.telemetry ?? noSelfTelemetry, log }),
+      )
+    : undefined;
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;
   ready = true;
@@ -110,6 +119,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     },
     async stop() {
       ready = false;
+      // gRPC connections are the injector's, not the HTTP server's: closed first, or close would wait for them.
+      streaming?.stop();
       await app.close();
       login.close();
       await queryDemand.close();

@@ -944,3 +944,53 @@ export declare const Querier: GenService<{
   },
 }>;
 
+/**
+ * The query frontend's streaming API: what Grafana's Tempo data source dials (gRPC on the
+ * host:port of its URL) when its streaming option is on. Each call streams responses; Floe sends
+ * one, complete.
+ *
+ * @generated from service tempopb.StreamingQuerier
+ */
+export declare const StreamingQuerier: GenService<{
+  /**
+   * @generated from rpc tempopb.StreamingQuerier.Search
+   */
+  search: {
+    methodKind: "server_streaming";
+    input: typeof SearchRequestSchema;
+    output: typeof SearchResponseSchema;
+  },
+  /**
+   * @generated from rpc tempopb.StreamingQuerier.SearchTags
+   */
+  searchTags: {
+    methodKind: "server_streaming";
+    input: typeof SearchTagsRequestSchema;
+    output: typeof SearchTagsResponseSchema;
+  },
+  /**
+   * @generated from rpc tempopb.StreamingQuerier.SearchTagsV2
+   */
+  searchTagsV2: {
+    methodKind: "server_streaming";
+    input: typeof SearchTagsRequestSchema;
+    output: typeof SearchTagsV2ResponseSchema;
+  },
+  /**
+   * @generated from rpc tempopb.StreamingQuerier.SearchTagValues
+   */
+  searchTagValues: {
+    methodKind: "server_streaming";
+    input: typeof SearchTagValuesRequestSchema;
+    output: typeof SearchTagValuesResponseSchema;
+  },
+  /**
+   * @generated from rpc tempopb.StreamingQuerier.SearchTagValuesV2
+   */
+  searchTagValuesV2: {
+    methodKind: "server_streaming";
+    input: typeof SearchTagValuesRequestSchema;
+    output: typeof SearchTagValuesV2ResponseSchema;
+  },
+}>;
+
