@@ -12,9 +12,21 @@ const RANDOM_CHARS = 16;
 let lastTime = -1;
 let lastRandom: number[] = [];
 
+// Random bytes are drawn a page at a time: one draw per id cost a measurable share of the
+// acceptor's main thread (an id per WAL record). The ids need uniqueness, not secrecy.
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolAt = 0;
+
 function randomDigits(): number[] {
-  const bytes = randomBytes(RANDOM_CHARS);
-  return Array.from(bytes, (b) => b & 31);
+  if (poolAt + RANDOM_CHARS > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolAt = 0;
+  }
+  const digits = new Array<number>(RANDOM_CHARS);
+  for (let i = 0; i < RANDOM_CHARS; i++) digits[i] = pool[poolAt + i]! & 31;
+  poolAt += RANDOM_CHARS;
+  return digits;
 }
 
 /** Adds one to a base-32 digit array; false on overflow. */
