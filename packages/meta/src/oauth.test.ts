@@ -61,6 +61,17 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
     await expect(registerOAuthClient(db, { name: 'x'.repeat(101), redirectUris: ['https://a.example/cb'] })).rejects.toMatchObject({ kind: 'bad_data' });
   });
 
+  it('registrations that never got a live grant go after a day; clients with one stay', async () => {
+    const idle = await registerOAuthClient(db, { name: 'Idle', redirectUris: ['https://idle.example/cb'] });
+    const used = await registerOAuthClient(db, { name: 'Used', redirectUris: ['https://used.example/cb'] });
+    await issueOAuthGrant(db, { clientId: used.id, clientName: used.name, userId, tenantId: 'acme', scopes: ['query'], accessTtlMs: HOUR, refreshTtlMs: HOUR });
+    await db.query(`UPDATE oauth_clients SET created_at = now() - interval '2 days' WHERE id IN ($1, $2)`, [idle.id, used.id]);
+    await registerOAuthClient(db, { name: 'Newcomer', redirectUris: ['https://new.example/cb'] });
+    expect(await getOAuthClient(db, idle.id)).toBeUndefined();
+    expect(await getOAuthClient(db, used.id)).toMatchObject({ name: 'Used' });
+    expect(await getOAuthClient(db, client.id)).toMatchObject({ name: 'Claude' });
+  });
+
   it('a request is decided once; a denial makes no code', async () => {
     const { handle } = await createOAuthRequest(db, { clientId: client.id, redirectUri: client.redirectUris[0]!, scopes: ['query'], state: null, codeChallenge: 'c'.repeat(43), resource: null, ttlMs: 600_000 });
     expect(await getOAuthRequest(db, handle)).toMatchObject({ client: { id: client.id, name: 'Claude' }, scopes: ['query'], state: null });

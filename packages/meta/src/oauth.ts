@@ -71,6 +71,12 @@ export async function registerOAuthClient(db: Db, input: { name: string; redirec
   }
   for (const uri of input.redirectUris) assertLabel('redirect URI', uri, 2000);
   const id = `floe-client-${randomBytes(16).toString('hex')}`;
+  // Registration is open (RFC 7591), so registrations that never led to a grant go after a day
+  // instead of piling up; a client that comes back registers again.
+  await db.query(
+    `DELETE FROM oauth_clients c WHERE c.created_at < now() - interval '1 day'
+       AND NOT EXISTS (SELECT 1 FROM oauth_grants g WHERE g.client_id = c.id AND g.revoked_at IS NULL AND g.expires_at > now())`,
+  );
   const { rows } = await db.query<ClientRow>(
     'INSERT INTO oauth_clients (id, name, redirect_uris) VALUES ($1, $2, $3::text[]) RETURNING id, name, redirect_uris, created_at',
     [id, input.name, [...input.redirectUris]],

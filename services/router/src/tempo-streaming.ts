@@ -84,6 +84,9 @@ export function sharePortWithGrpc(http: HttpServer, grpcServer: grpc.Server): { 
   http.removeAllListeners('connection');
   http.on('connection', (socket: Socket) => {
     let seen = Buffer.alloc(0);
+    // Until it has decided, a connection is neither server's: one that sends too little for too
+    // long is closed here, as the HTTP server would close one that never finishes its headers.
+    socket.setTimeout(http.headersTimeout || 60_000, () => socket.destroy());
     const decide = (chunk: Buffer) => {
       seen = Buffer.concat([seen, chunk]);
       const n = Math.min(seen.length, H2_PREFACE.length);
@@ -91,6 +94,7 @@ export function sharePortWithGrpc(http: HttpServer, grpcServer: grpc.Server): { 
       // Undecided while every byte so far is a prefix of the preface and the preface is not complete.
       if (h2 && n < H2_PREFACE.length) return;
       socket.off('data', decide);
+      socket.setTimeout(0);
       socket.pause();
       socket.unshift(seen);
       if (h2) {
