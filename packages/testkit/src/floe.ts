@@ -140,6 +140,8 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   };
   const tree = merge(base, (opts.config ?? {}) as Tree);
   loadConfig({ env: {}, overrides: tree }); // fail fast, in the test's own process, on a bad config
+  // A test may pick the router's port itself (its public URL must name it).
+  const routerAt = Number((tree.router as Tree).port);
   const configFile = join(dir, 'floe.yaml');
   writeFileSync(configFile, toYaml(tree));
 
@@ -153,7 +155,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     writer: `http://127.0.0.1:${wAdmin}/ready`,
     compactor: `http://127.0.0.1:${cAdmin}/ready`,
     acceptor: `http://127.0.0.1:${httpPort}/ready`,
-    router: `http://127.0.0.1:${routerPort}/ready`,
+    router: `http://127.0.0.1:${routerAt}/ready`,
   };
   const procs = new Map<Service, ChildProcess>();
   const extra: ChildProcess[] = [];
@@ -188,7 +190,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   }
   return {
     mode: 'cluster',
-    routerUrl: `http://127.0.0.1:${routerPort}`,
+    routerUrl: `http://127.0.0.1:${routerAt}`,
     otlpHttpUrl: `http://127.0.0.1:${httpPort}`,
     otlpGrpcAddress: `127.0.0.1:${grpcPort}`,
     flightAddress: `127.0.0.1:${flightPort}`,

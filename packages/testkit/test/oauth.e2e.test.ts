@@ -5,17 +5,17 @@ import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { freePorts, protoLogExporter, sendSampleLogs, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { freePorts, protoLogExporter, sendSampleLogs, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
- * Floe's OAuth 2.1 authorization server (spec 2, the consent flow) end to end on the embedded
- * Floe: the official MCP SDK's client discovers it from /mcp's 401, registers, sends the user to
+ * Floe's OAuth 2.1 authorization server (spec 2, the consent flow) end to end, in both modes (the
+ * cluster's grants in PostgreSQL, its router and querier separate processes): the official MCP SDK's client discovers it from /mcp's 401, registers, sends the user to
  * the consent page and exchanges the code with PKCE, then reads the tenant the user chose; the
  * user's side (sign-in, consent context, decision) is played with the session cookie as the
  * consent page does. Then what a token can reach, PKCE, single-use codes, refresh rotation,
  * denial, revocation, and every bad input the endpoints refuse.
  */
-describe('OAuth authorization server (embedded)', () => {
+describe.each<FloeMode>(['embedded', 'cluster'])('OAuth authorization server (%s)', (mode) => {
   let floe: FloeUnderTest;
   let base: string;
   let key: string;
@@ -60,7 +60,7 @@ describe('OAuth authorization server (embedded)', () => {
   beforeAll(async () => {
     const [port] = await freePorts(1);
     base = `http://127.0.0.1:${port}`;
-    floe = await startFloe({ mode: 'embedded', config: { router: { port, public_url: base } } });
+    floe = await startFloe({ mode, config: { router: { port, public_url: base } } });
     key = (await floe.bootstrap(tenant)).api_key;
     await floe.bootstrap(other);
     const admin = { authorization: `Bearer ${floe.adminApiKey}` };
