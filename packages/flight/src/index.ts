@@ -9,3 +9,4 @@ export { tableRows } from './table-rows.ts';
 export { findTraceById } from './tempo-querier.ts';
 export { querierCallError } from './querier-calls.ts';
 export type { QuerierCalls } from './querier-calls.ts';
+export { metadataGetter, remainingMs } from './grpc-call.ts';

@@ -17,9 +17,8 @@ import {
 } from '@floe/proto';
 import { planTraceSearch, tempoSearchOf, tempoSearchResponse, traceSearchResults } from '@floe/query';
 import { tracesTable } from '@floe/schema';
-import type { ExtraService } from '@floe/flight';
+import { metadataGetter, remainingMs, type ExtraService } from '@floe/flight';
 import type { Logger } from '@floe/telemetry';
-import { metadataGetter, remainingMs } from './grpc-call.ts';
 import type { QueryHandler } from './query-handler.ts';
 import type { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';

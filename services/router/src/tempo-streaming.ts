@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps } from '@floe/auth';
 import { toGrpc } from '@floe/errors';
+import { metadataGetter, remainingMs } from '@floe/flight';
 import { grpcServiceDefinition, TempoStreamingQuerier, type TempoSearchRequest, type TempoSearchResponse } from '@floe/proto';
 import { planTraceSearch, tempoSearchOf, tempoSearchResponse, traceSearchResults } from '@floe/query';
 import { tracesTable } from '@floe/schema';
@@ -30,20 +31,14 @@ export interface TempoStreamingOptions {
   log: Logger;
 }
 
-const metadataValue = (md: grpc.Metadata) => (name: string) => {
-  const v = md.get(name)[0];
-  return v === undefined ? undefined : typeof v === 'string' ? v : v.toString();
-};
-
 export function tempoStreamingServer(opts: TempoStreamingOptions): grpc.Server {
   const search = async (call: grpc.ServerWritableStream<TempoSearchRequest, TempoSearchResponse>): Promise<TempoSearchResponse> => {
-    const get = withScopeOrgId(metadataValue(call.metadata));
+    const get = withScopeOrgId(metadataGetter(call.metadata));
     const ctx = await authenticate(credentialsFrom(get), opts.auth, 'query');
     await opts.queryBudget?.take(ctx.tenant);
     const ir = tempoSearchOf(call.request, BigInt(Date.now()) * 1_000_000n);
     const plan = planTraceSearch(ir, tracesTable);
-    const deadline = call.getDeadline();
-    const callerMs = deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : Infinity;
+    const callerMs = remainingMs(call) ?? Infinity;
     const creds = { authorization: get('authorization') ?? '', tenant: ctx.tenant, dataset: ctx.dataset };
     const table = await opts.querier.query(creds, { sql: plan.sql, params: plan.params, hints: plan.hints }, Math.max(1, Math.min(opts.queryTimeoutMs, callerMs)));
     return tempoSearchResponse(traceSearchResults(ir, rowsOf(table)));

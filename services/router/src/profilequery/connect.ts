@@ -15,9 +15,7 @@ import {
   encodeMessage,
   encodedBody,
 } from './connect-protocol.ts';
-import type { ProfileQueryOptions } from './plugin.ts';
-import { profilesTable } from '@floe/schema';
-import { callerTables } from '../table-columns.ts';
+import type { ProfileSurfaceOptions } from './plugin.ts';
 
 /**
  * Pyroscope's Connect API under /profilequery: `POST /profilequery/querier.v1.QuerierService/<Method>`,
@@ -40,9 +38,8 @@ const header = (req: FastifyRequest, name: string): string | undefined => {
 
 type AnyHandler = (req: unknown, ctx: CallContext) => Promise<MessageInitShape<DescMessage>>;
 
-export const connectQuerierPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
+export const connectQuerierPlugin: FastifyPluginAsync<ProfileSurfaceOptions> = async (app, opts) => {
   const methods = new Map(PyroQuerierService.methods.map((m) => [m.name, m]));
-  const tableOf = callerTables(profilesTable, 'profiles', opts.tableColumns);
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: CONNECT_BODY_LIMIT }, (_req, body, done) => done(null, body));
@@ -67,7 +64,7 @@ export const connectQuerierPlugin: FastifyPluginAsync<ProfileQueryOptions> = asy
 
     const creds = callerCredentials(req);
     const ctx: CallContext = {
-      table: await tableOf(req),
+      table: await opts.tableOf(req),
       // Each query gets what is left of the call's deadline, so a method running several (Diff,
       // several matchers) still answers within it.
       async run(plan) {

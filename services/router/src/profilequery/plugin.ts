@@ -16,6 +16,7 @@ import {
   singleFlamebearer,
   timelineStepNs,
   type ProfilePlan,
+  type PlannerTable,
   type ProfileSelection,
   type TimeRange,
 } from '@floe/query';
@@ -54,14 +55,19 @@ export interface ProfileQueryOptions {
   tableColumns?: TableColumns;
 }
 
+/** What the Connect API under the same prefix needs: the options, and the caller's profiles table (one cache for both surfaces). */
+export interface ProfileSurfaceOptions extends ProfileQueryOptions {
+  tableOf: (req: FastifyRequest) => Promise<PlannerTable>;
+}
+
 export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
   acceptFormBodies(app, 64 * 1024);
-  await app.register(connectQuerierPlugin, opts);
+  const tableOf = callerTables(profilesTable, 'profiles', opts.tableColumns);
+  await app.register(connectQuerierPlugin, { ...opts, tableOf });
   const params = (req: FastifyRequest) => new RequestParams(req.url, req.body);
   const run = async (req: FastifyRequest, plan: ProfilePlan): Promise<Row[]> =>
     rowsOf(await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs));
   const json = (reply: FastifyReply, body: unknown) => reply.type('application/json').send(body);
-  const tableOf = callerTables(profilesTable, 'profiles', opts.tableColumns);
 
   /** The optional `query` selector of a discovery route over its window. */
   const discoverySelection = (p: RequestParams): ProfileSelection => {

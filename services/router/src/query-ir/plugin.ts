@@ -2,7 +2,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AuthDeps, ManagementAuthDeps } from '@floe/auth';
 import { queryBudgetPlugin, type QueryBudget } from '../query-budget.ts';
 import { queryIrAuth } from './auth.ts';
-import { runQuery, type RunDeps } from './run.ts';
+import { runQuery, signalTables, type RunDeps } from './run.ts';
 import { ERROR_RESPONSES, TAGS, runQueryBody, runQueryResponse, sourcesResponse, type QueryIrBody } from './schema.ts';
 import { listSources } from './sources.ts';
 
@@ -21,6 +21,7 @@ export interface QueryIrOptions extends RunDeps {
  */
 export const queryIrPlugin: FastifyPluginAsync<QueryIrOptions> = async (app, opts) => {
   await app.register(queryIrAuth, { auth: opts.auth, managementAuth: opts.managementAuth });
+  const run = { ...opts, tables: signalTables(opts.tableColumns) };
 
   app.get(
     '/query/sources',
@@ -48,7 +49,7 @@ export const queryIrPlugin: FastifyPluginAsync<QueryIrOptions> = async (app, opt
           response: { 200: runQueryResponse, ...ERROR_RESPONSES },
         },
       },
-      async (req) => runQuery(opts, req, req.body),
+      async (req) => runQuery(run, req, req.body),
     );
   });
 };

@@ -40,26 +40,28 @@ export interface RunDeps {
   tableColumns?: TableColumns;
 }
 
-/** The caller's tables of the signals whose plans read label columns, per set of deps (so their caches live as long as the plugin). */
-const tablesOf = new WeakMap<RunDeps, Record<'logs' | 'metrics' | 'profiles', (req: FastifyRequest) => Promise<PlannerTable>>>();
-function callerTable(deps: RunDeps, signal: 'logs' | 'metrics' | 'profiles', req: FastifyRequest): Promise<PlannerTable> {
-  let tables = tablesOf.get(deps);
-  if (!tables) {
-    tables = {
-      logs: callerTables(logsTable, 'logs', deps.tableColumns),
-      metrics: callerTables(metricsTable, 'metrics', deps.tableColumns),
-      profiles: callerTables(profilesTable, 'profiles', deps.tableColumns),
-    };
-    tablesOf.set(deps, tables);
-  }
-  return tables[signal](req);
+/** RunDeps with the callers' tables resolved (query-ir/plugin.ts makes them once). */
+export interface RunContext extends RunDeps {
+  tables: SignalTables;
+}
+
+/** The caller's planner table of each signal whose plans read label columns (materialized labels included, cached). */
+export type SignalTables = Record<'logs' | 'metrics' | 'profiles', (req: FastifyRequest) => Promise<PlannerTable>>;
+
+/** Made once per plugin, so each signal's cache lives as long as the routes. */
+export function signalTables(columns: TableColumns | undefined): SignalTables {
+  return {
+    logs: callerTables(logsTable, 'logs', columns),
+    metrics: callerTables(metricsTable, 'metrics', columns),
+    profiles: callerTables(profilesTable, 'profiles', columns),
+  };
 }
 
 type Answer = { source: QueryIrBody['source']; truncated: boolean } & Record<string, unknown>;
 
 const NS_PER_MS = 1_000_000n;
 
-export async function runQuery(deps: RunDeps, req: FastifyRequest, body: QueryIrBody): Promise<Answer> {
+export async function runQuery(deps: RunContext, req: FastifyRequest, body: QueryIrBody): Promise<Answer> {
   switch (body.source) {
     case 'logs':
       return logs(deps, req, body);
@@ -72,15 +74,15 @@ export async function runQuery(deps: RunDeps, req: FastifyRequest, body: QueryIr
   }
 }
 
-const run = async (deps: RunDeps, req: FastifyRequest, plan: { sql: string; params: unknown[]; hints: Record<string, string> }): Promise<Row[]> =>
+const run = async (deps: RunContext, req: FastifyRequest, plan: { sql: string; params: unknown[]; hints: Record<string, string> }): Promise<Row[]> =>
   rowsOf(await deps.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params as Array<string | number | boolean | null>, hints: plan.hints }, deps.queryTimeoutMs));
 
 /** Keeps `limit` items; the one read past the cap only says there were more. */
 const capped = <T>(items: T[], limit: number) => ({ items: items.slice(0, limit), truncated: items.length > limit });
 
-async function logs(deps: RunDeps, req: FastifyRequest, q: LogsQuery): Promise<Answer> {
+async function logs(deps: RunContext, req: FastifyRequest, q: LogsQuery): Promise<Answer> {
   const ir = logSelectOf(q);
-  const { items, truncated } = capped(await run(deps, req, planLogSelect(ir, await callerTable(deps, 'logs', req), { metadata: true })), q.limit ?? DEFAULT_LOG_LIMIT);
+  const { items, truncated } = capped(await run(deps, req, planLogSelect(ir, await deps.tables.logs(req), { metadata: true })), q.limit ?? DEFAULT_LOG_LIMIT);
   const rows = items.map((r) => ({ time: String(r.ts), line: typeof r.line === 'string' ? r.line : '', labels: streamLabels(r), metadata: structuredMetadata(r) }));
   return { source: 'logs', rows, truncated };
 }
@@ -89,7 +91,7 @@ async function logs(deps: RunDeps, req: FastifyRequest, q: LogsQuery): Promise<A
 const attributeJson = (v: FoundTrace['spans'][number]['attributes'][number]['value']) =>
   v.type === 'int' ? (v.value >= BigInt(Number.MIN_SAFE_INTEGER) && v.value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v.value) : v.value.toString()) : v.value;
 
-async function traces(deps: RunDeps, req: FastifyRequest, q: TracesQuery): Promise<Answer> {
+async function traces(deps: RunContext, req: FastifyRequest, q: TracesQuery): Promise<Answer> {
   const ir = traceSearchOf(q);
   const found = traceSearchResults(ir, await run(deps, req, planTraceSearch(ir, tracesTable)));
   const { items, truncated } = capped(found, q.limit ?? DEFAULT_TRACE_LIMIT);
@@ -112,10 +114,10 @@ async function traces(deps: RunDeps, req: FastifyRequest, q: TracesQuery): Promi
 }
 
 /** PromQL over the range through the same reader and evaluator as /metricquery query_range. */
-async function metrics(deps: RunDeps, req: FastifyRequest, q: MetricsQuery): Promise<Answer> {
+async function metrics(deps: RunContext, req: FastifyRequest, q: MetricsQuery): Promise<Answer> {
   const { startMs, endMs, stepMs } = metricGridOf(q);
   const expr = parsePromQL(q.promql);
-  const reader = new MetricReader(deps.querier, req, deps.queryTimeoutMs, deps.maxSamples, undefined, undefined, () => callerTable(deps, 'metrics', req));
+  const reader = new MetricReader(deps.querier, req, deps.queryTimeoutMs, deps.maxSamples, undefined, undefined, () => deps.tables.metrics(req));
   const annotations = new PromAnnotations();
   const evalOpts: EvalOptions = { startMs, endMs, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: DEFAULT_SUBQUERY_STEP_MS, annotations };
   const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
@@ -129,9 +131,9 @@ async function metrics(deps: RunDeps, req: FastifyRequest, q: MetricsQuery): Pro
   return { source: 'metrics', series, truncated, ...(warnings.length > 0 ? { warnings } : {}) };
 }
 
-async function profiles(deps: RunDeps, req: FastifyRequest, q: ProfilesQuery): Promise<Answer> {
+async function profiles(deps: RunContext, req: FastifyRequest, q: ProfilesQuery): Promise<Answer> {
   const selection = profileSelectionOf(q);
-  const stacks = mergedStacksOf(await run(deps, req, planProfileStacks({ kind: 'profile_stacks', selection }, await callerTable(deps, 'profiles', req))));
+  const stacks = mergedStacksOf(await run(deps, req, planProfileStacks({ kind: 'profile_stacks', selection }, await deps.tables.profiles(req))));
   if (q.view === 'flamegraph') return { source: 'profiles', flamegraph: singleFlamebearer(stacks, selection.profileType, null, q.max_nodes ?? DEFAULT_MAX_NODES), truncated: false };
   const { items, truncated } = capped(topFunctions(stacks), q.limit ?? DEFAULT_TOP_FUNCTIONS);
   return { source: 'profiles', functions: items, truncated };
