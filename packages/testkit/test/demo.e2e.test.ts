@@ -32,9 +32,10 @@ describe('demo mode (embedded)', () => {
     rmSync(metaDir, { recursive: true, force: true });
   });
 
-  const api = async (method: string, path: string, c: { key?: string; cookie?: string; body?: unknown } = {}) => {
+  const api = async (method: string, path: string, c: { key?: string; authorization?: string; cookie?: string; body?: unknown } = {}) => {
     const headers: Record<string, string> = {};
     if (c.key) headers.authorization = `Bearer ${c.key}`;
+    if (c.authorization !== undefined) headers.authorization = c.authorization;
     if (c.cookie) headers.cookie = c.cookie;
     if (c.body !== undefined) headers['content-type'] = 'application/json';
     const res = await fetch(`${floe.routerUrl}${path}`, { method, headers, body: c.body === undefined ? undefined : JSON.stringify(c.body) });
@@ -90,6 +91,20 @@ describe('demo mode (embedded)', () => {
     }
     expect((await api('DELETE', '/ui/session', { cookie })).status).toBe(204);
     expect((await api('GET', '/ui/session', { cookie })).status).toBe(401);
+  });
+
+  it('an Authorization header beside the demo cookie does not get a demo write past the check', async () => {
+    const cookie = await signIn();
+    // The consent decision acts as the cookie's user whatever the header says: a bogus key must
+    // not let the demo account approve an OAuth grant.
+    const decision = await api('POST', '/oauth/authorize/decision', { cookie, authorization: 'Bearer not-a-key', body: { request: 'r', approve: true, tenant_id: 'demo' } });
+    expect(decision.status).toBe(403);
+    expect(decision.body).toEqual({ status: 'error', errorType: 'forbidden', error: 'the demo account is read-only' });
+    // A blank header is no header (the management routes then act as the cookie's user).
+    const blank = await api('POST', '/api/v1/tenants/demo/datasets', { cookie, authorization: '   ', body: { id: 'blank' } });
+    expect(blank.status).toBe(403);
+    expect(blank.body).toEqual({ status: 'error', errorType: 'forbidden', error: 'the demo account is read-only' });
+    expect(await floe.metaQuery('SELECT id FROM datasets WHERE tenant_id = $1 AND id = $2', ['demo', 'blank'])).toEqual([]);
   });
 
   it('other users are not affected, and an API key is judged as the key even beside a demo cookie', async () => {

@@ -17,6 +17,13 @@ const ALLOWED: readonly { method: string; path: RegExp }[] = [
   { method: 'POST', path: /^\/api\/v1\/tenants\/[^/]+\/source-context$/ },
 ];
 
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route acts as the session cookie's user only, whatever Authorization says (the OAuth consent decision). */
+    sessionOnly?: boolean;
+  }
+}
+
 export const isDemoAllowed = (method: string, url: string) => {
   if (SAFE_METHODS.has(method)) return true;
   const path = url.split('?', 1)[0]!;
@@ -24,12 +31,15 @@ export const isDemoAllowed = (method: string, url: string) => {
 };
 
 /**
- * Registered at the root only while demo mode is on. A request with an Authorization header acts
- * as that key, not as the cookie's user (as in resolvePrincipal), so it is left alone.
+ * Registered at the root only while demo mode is on. A request with a (non-blank, as
+ * resolvePrincipal reads it) Authorization header acts as that key, not as the cookie's user, so
+ * it is left alone, except on routes that act as the cookie's user only (sessionOnly): there a
+ * header beside the demo cookie would otherwise get a demo decision past this check.
  */
 const demoReadOnlyPlugin: FastifyPluginAsync<{ auth: ManagementAuthDeps }> = async (app, { auth }) => {
   app.addHook('onRequest', async (req) => {
-    if (isDemoAllowed(req.method, req.url) || req.headers.authorization) return;
+    if (isDemoAllowed(req.method, req.url)) return;
+    if (req.headers.authorization?.trim() && !req.routeOptions.config.sessionOnly) return;
     const token = readSessionCookie(req.headers.cookie);
     if (!token) return;
     const session = await auth.session(token);

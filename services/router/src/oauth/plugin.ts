@@ -268,7 +268,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
   app.post<{ Body: { request: string; approve: boolean; tenant_id?: string } }>(
     '/oauth/authorize/decision',
     {
-      config: { public: true },
+      config: { public: true, sessionOnly: true },
       schema: {
         operationId: 'decide_oauth_request',
         summary: 'The signed-in user approves (for one tenant) or denies a request; answers where to send the browser',
