@@ -168,6 +168,11 @@ export interface ListedTable {
   dataset: string;
   /** `<tenant>.<dataset>.<table>`, the name SQL over Flight accepts. */
   full_name: string;
+  /**
+   * The Floe table this is, or null for a table this build does not define: a legacy per-type
+   * metric table the next reconcile pass drops, or one a newer build created during an upgrade.
+   */
+  type: TableName | null;
 }
 
 /** The tables that exist, flat and per dataset (every dataset listed, empty ones included). */
@@ -178,7 +183,7 @@ export async function listTenantTables(catalog: SqlCatalog, tenant: string, data
       const ids = await catalog.listTables(ns);
       const tables = ids
         .filter((t) => t.namespace === ns)
-        .map((t) => ({ name: t.name, dataset, full_name: `${ns}.${t.name}` }))
+        .map((t): ListedTable => ({ name: t.name, dataset, full_name: `${ns}.${t.name}`, type: isTableName(t.name) ? t.name : null }))
         .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
       return { dataset, tables };
     }),

@@ -2,7 +2,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { authorizeTables } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import { provisioningFailed } from '@floe/iceberg';
-import { listDatasets } from '@floe/meta';
+import { getTenant, listDatasets, type Tenant } from '@floe/meta';
+import { TABLES } from '@floe/schema';
 import { mustGetTenant, withDefault } from './datasets.ts';
 import type { ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
@@ -14,11 +15,16 @@ const TAGS = ['tables'];
 const tableSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['name', 'dataset', 'full_name'],
+  required: ['name', 'dataset', 'full_name', 'type'],
   properties: {
-    name: { type: 'string', description: 'traces, logs, metrics, metric_exemplars or profiles.' },
+    name: { type: 'string', description: 'The table’s name in the catalog.' },
     dataset: { type: 'string' },
     full_name: { type: 'string', description: '`<tenant>.<dataset>.<table>`, as SQL over Flight names it.' },
+    type: {
+      type: ['string', 'null'],
+      enum: [...Object.keys(TABLES), null],
+      description: 'The Floe table it is; null for a table this build does not define (a legacy metric table awaiting its drop, or one a newer build created).',
+    },
   },
 } as const;
 
@@ -57,10 +63,7 @@ const provisionedSchema = {
  * provision every enabled table of every dataset now. Any valid key of the tenant may call both.
  */
 export const tableRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
-  const datasetsOf = async (tenantId: string) => {
-    const tenant = await mustGetTenant(opts, tenantId);
-    return { tenant, datasets: withDefault(tenant, await listDatasets(opts.db, tenant.id)).map((d) => d.id) };
-  };
+  const datasetsOf = async (tenant: Tenant) => withDefault(tenant, await listDatasets(opts.db, tenant.id)).map((d) => d.id);
   const tables = () => {
     if (!opts.tables) throw new FloeError('unavailable', 'table provisioning is not available on this router');
     return opts.tables;
@@ -79,8 +82,10 @@ export const tableRoutes: FastifyPluginAsync<ManagementOptions> = async (app, op
     },
     async (req) => {
       authorizeTables(principalOf(req), req.params.tenant_id);
-      const { tenant, datasets } = await datasetsOf(req.params.tenant_id);
-      return tables().list(tenant.id, datasets);
+      // Listing rule 1: a tenant the listing cannot resolve has no datasets rather than being an
+      // error; callers refused above still learn nothing about whether the tenant exists.
+      const tenant = await getTenant(opts.db, req.params.tenant_id);
+      return tables().list(tenant?.id ?? req.params.tenant_id, tenant ? await datasetsOf(tenant) : []);
     },
   );
 
@@ -100,7 +105,8 @@ export const tableRoutes: FastifyPluginAsync<ManagementOptions> = async (app, op
     },
     async (req, reply) => {
       authorizeTables(principalOf(req), req.params.tenant_id);
-      const { tenant, datasets } = await datasetsOf(req.params.tenant_id);
+      const tenant = await mustGetTenant(opts, req.params.tenant_id);
+      const datasets = await datasetsOf(tenant);
       const results = await tables().provision(tenant, datasets);
       const provisioned = results.flatMap((r) => r.tables.map((t) => ({ dataset: r.dataset, ...t })));
       if (results.some(provisioningFailed)) {
