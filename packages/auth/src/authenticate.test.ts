@@ -60,6 +60,41 @@ describe('authenticate', () => {
   });
 });
 
+describe("authenticate with missingTenant: 'bad_data' (the trace query API)", () => {
+  const bad = { missingTenant: 'bad_data' } as const;
+  it.each([
+    ['a key but no tenant named: malformed', { authorization: 'Bearer k-acme', tenant: undefined, dataset: undefined }, 'bad_data'],
+    ['a blank X-Tenant-ID counts as none', { authorization: 'Bearer k-acme', tenant: '  ', dataset: undefined }, 'bad_data'],
+    ['an unknown key and no tenant: the header is checked first', { authorization: 'Bearer nope', tenant: undefined, dataset: undefined }, 'bad_data'],
+    ['a malformed X-Tenant-ID', { authorization: 'Bearer k-acme', tenant: 'ac/../me', dataset: undefined }, 'bad_data'],
+    ['a malformed X-Dataset-ID', { authorization: 'Bearer k-acme', tenant: 'acme', dataset: 'Prod!' }, 'bad_data'],
+    ['no Authorization at all', { authorization: undefined, tenant: undefined, dataset: undefined }, 'unauthorized'],
+    ['a malformed Authorization', { authorization: 'Basic abc', tenant: undefined, dataset: undefined }, 'unauthorized'],
+    ['an unknown key for a named tenant', { authorization: 'Bearer nope', tenant: 'acme', dataset: undefined }, 'unauthorized'],
+    ["another tenant's key", { authorization: 'Bearer k-acme', tenant: 'other', dataset: undefined }, 'forbidden'],
+    ['a Basic user names the tenant', { authorization: `Basic ${Buffer.from('acme:k-acme').toString('base64')}`, tenant: undefined, dataset: undefined }, 'ok'],
+  ])('%s → %s', async (_name, creds, expected) => {
+    expect(await kindOf(authenticate(creds, deps, 'query', bad))).toBe(expected);
+  });
+
+  it('names the header in the message', async () => {
+    await expect(authenticate({ authorization: 'Bearer k-acme', tenant: undefined, dataset: undefined }, deps, 'query', bad)).rejects.toMatchObject({
+      kind: 'bad_data',
+      message: expect.stringContaining('X-Tenant-ID'),
+    });
+  });
+
+  it('leaves tenantFromKey as it was: the tenant comes from the key, and a key naming none is unauthenticated', async () => {
+    const fromKey = { ...bad, tenantFromKey: true };
+    expect(await authenticate({ authorization: 'Bearer k-acme', tenant: undefined, dataset: undefined }, deps, 'query', fromKey)).toMatchObject({ tenant: 'acme' });
+    expect(await kindOf(authenticate({ authorization: 'Bearer nope', tenant: undefined, dataset: undefined }, deps, 'query', fromKey))).toBe('unauthorized');
+  });
+
+  it('is 401 without the option, as remote write requires', async () => {
+    expect(await kindOf(authenticate({ authorization: 'Bearer k-acme', tenant: undefined, dataset: undefined }, deps, 'ingest'))).toBe('unauthorized');
+  });
+});
+
 describe('authenticate with the internal service key', () => {
   const withService: AuthDeps = { ...deps, serviceKey: 'svc-secret' };
   it.each([

@@ -37,6 +37,12 @@ export interface AuthenticateOptions {
    * one tenant's key and cannot add headers, such as MCP clients with an OAuth access token.
    */
   tenantFromKey?: boolean;
+  /**
+   * The kind of error when no tenant is named (default `unauthorized`, 401). The trace query API
+   * answers `bad_data` (400): there a missing header is a malformed request, while remote write
+   * and the other APIs keep 401 (spec 1, Authentication rules 2 and 3).
+   */
+  missingTenant?: 'unauthorized' | 'bad_data';
 }
 
 const sha = (s: string) => createHash('sha256').update(s).digest();
@@ -45,7 +51,8 @@ const sameSecret = (a: string, b: string) => timingSafeEqual(sha(a), sha(b));
 /**
  * Resolves the caller's tenant and dataset from `Authorization: Bearer <key>` (or `Basic
  * base64(<tenant>:<key>)`), `X-Tenant-ID` and the optional `X-Dataset-ID`. Missing or unknown key → 401; a key bound to another tenant or dataset
- * → 403; a malformed tenant/dataset name → 400.
+ * → 403; a malformed tenant/dataset name → 400; no tenant named → 401, or 400 with
+ * `missingTenant: 'bad_data'`.
  */
 export async function authenticate(creds: Credentials, deps: AuthDeps, requiredScope?: string, opts: AuthenticateOptions = {}): Promise<TenantContext> {
   const header = creds.authorization?.trim();
@@ -55,7 +62,14 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
   // set X-Tenant-ID, such as Prometheus's remote_write basic_auth, still reach their tenant.
   let tenant = creds.tenant?.trim() || user;
   if (!tenant && opts.tenantFromKey) tenant = (await deps.verifyKey(secret))?.tenantId;
-  if (!tenant) throw new FloeError('unauthorized', 'missing X-Tenant-ID header', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
+  if (!tenant) {
+    // With tenantFromKey a tenant is missing only because the key names none (unknown, admin or
+    // service key): that is a failure to authenticate, not a malformed request.
+    if (opts.missingTenant === 'bad_data' && !opts.tenantFromKey) {
+      throw new FloeError('bad_data', 'missing X-Tenant-ID header: name the tenant to query', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
+    }
+    throw new FloeError('unauthorized', 'missing X-Tenant-ID header', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
+  }
   if (!isValidName(tenant)) throw new FloeError('bad_data', 'invalid X-Tenant-ID', { code: 'FLOE_ERR_AUTH_BAD_TENANT' });
   const datasetHeader = creds.dataset?.trim() || undefined;
   if (datasetHeader !== undefined && !isValidName(datasetHeader)) {

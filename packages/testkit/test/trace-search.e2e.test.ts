@@ -219,6 +219,9 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
       expect(probe).toHaveLength(1);
       await expect(stream('Search', req, { authorization: 'Bearer nope', 'x-scope-orgid': tenant })).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
       await expect(stream('Search', req, { authorization: `Bearer ${key}`, 'x-scope-orgid': 'bystander' })).rejects.toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      // As on /tracequery/api/search: a key naming no tenant is a bad request, no key at all unauthenticated.
+      await expect(stream('Search', req, { authorization: `Bearer ${key}` })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining('X-Tenant-ID') });
+      await expect(stream('Search', req, { 'x-scope-orgid': tenant })).rejects.toMatchObject({ code: grpc.status.UNAUTHENTICATED });
       await expect(stream('Search', create(TempoSearchRequestSchema, { Query: '{ resource.service.name = ' }), { authorization: `Bearer ${key}`, 'x-tenant-id': tenant })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
       expect((await stream<TempoSearchResponse>('Search', req, { authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'bystander' }))[0]!.traces).toEqual([]);
       await expect(stream('SearchTags', create(TempoSearchTagsRequestSchema, {}), { authorization: `Bearer ${key}`, 'x-tenant-id': tenant })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
@@ -237,6 +240,9 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
     expect(((await tags.json()) as { tagValues: unknown[] }).tagValues).toEqual([]);
     expect((await get(`/api/search?q=%7B%7D`, otherKey, tenant)).status).toBe(403);
     expect((await get(`/api/search?q=%7B%7D`, 'nope', tenant)).status).toBe(401);
+    const noTenant = await fetch(`${floe.routerUrl}/tracequery/api/search?q=%7B%7D`, { headers: { authorization: `Bearer ${key}` } });
+    expect(noTenant.status).toBe(400);
+    expect(((await noTenant.json()) as { errorType: string }).errorType).toBe('bad_data');
   });
 });
 

@@ -107,8 +107,41 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     expect(((await bad.json()) as { errorType: string }).errorType).toBe('bad_data');
     const echo = await getTrace('/api/echo');
     expect(await echo.text()).toBe('echo');
+    // Spec 1, Authentication rule 3: no credentials at all is 401; credentials naming no tenant is a malformed request.
     const noAuth = await fetch(`${floe.routerUrl}/tracequery/api/echo`);
     expect(noAuth.status).toBe(401);
+    const noTenant = await fetch(`${floe.routerUrl}/tracequery/api/echo`, { headers: { authorization: `Bearer ${key}` } });
+    expect(noTenant.status).toBe(400);
+    expect(((await noTenant.json()) as { errorType: string }).errorType).toBe('bad_data');
+  });
+
+  it('answers trace by id per the trace query API auth rule: 400 for missing or bad headers, 401 unauthenticated, 403 another tenant', async () => {
+    const id = '0123456789abcdef0123456789abcdef';
+    const ask = (headers: Record<string, string>) => fetch(`${floe.routerUrl}/tracequery/api/v2/traces/${id}`, { headers: { accept: 'application/json', ...headers } });
+    const envelope = async (res: Response) => ({ status: res.status, body: (await res.json()) as { status: string; errorType: string; error: string } });
+
+    const noTenant = await envelope(await ask({ authorization: `Bearer ${key}` }));
+    expect(noTenant).toEqual({ status: 400, body: { status: 'error', errorType: 'bad_data', error: expect.stringContaining('X-Tenant-ID') } });
+    const blankTenant = await envelope(await ask({ authorization: `Bearer ${key}`, 'x-tenant-id': ' ' }));
+    expect(blankTenant).toMatchObject({ status: 400, body: { errorType: 'bad_data' } });
+    const badTenant = await envelope(await ask({ authorization: `Bearer ${key}`, 'x-tenant-id': 'ac/../me' }));
+    expect(badTenant).toEqual({ status: 400, body: { status: 'error', errorType: 'bad_data', error: expect.stringContaining('X-Tenant-ID') } });
+    const badDataset = await envelope(await ask({ ...auth(), 'x-dataset-id': 'Not A Name' }));
+    expect(badDataset).toEqual({ status: 400, body: { status: 'error', errorType: 'bad_data', error: expect.stringContaining('X-Dataset-ID') } });
+
+    expect(await envelope(await ask({ 'x-tenant-id': tenant }))).toMatchObject({ status: 401, body: { status: 'error', errorType: 'unauthorized' } });
+    expect(await envelope(await ask({}))).toMatchObject({ status: 401, body: { errorType: 'unauthorized' } });
+    expect(await envelope(await ask({ authorization: 'Bearer not-a-key', 'x-tenant-id': tenant }))).toMatchObject({ status: 401, body: { errorType: 'unauthorized' } });
+    // This tenant's key presented for another tenant.
+    expect(await envelope(await ask({ authorization: `Bearer ${key}`, 'x-tenant-id': 'someone-else' }))).toMatchObject({ status: 403, body: { status: 'error', errorType: 'forbidden' } });
+    // Basic auth names the tenant as its user: nothing is missing.
+    const basic = `Basic ${Buffer.from(`${tenant}:${key}`).toString('base64')}`;
+    expect((await ask({ authorization: basic })).status).toBe(404);
+  });
+
+  it('keeps 401 for a missing X-Tenant-ID on the other query APIs', async () => {
+    const res = await fetch(`${floe.routerUrl}/logquery/loki/api/v1/labels`, { headers: { authorization: `Bearer ${key}` } });
+    expect(res.status).toBe(401);
   });
 
   it('serves the stored spans over SQL (Flight), pinned to the caller', async () => {

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { agentToolsPlugin, listenUrl } from '@floe/agent-tools';
-import type { AuthDeps, ManagementAuthDeps } from '@floe/auth';
+import type { AuthDeps, AuthenticateOptions, ManagementAuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { quietChild, type Logger } from '@floe/telemetry';
@@ -117,16 +117,17 @@ export async function buildApp(opts: AppOptions) {
   app.get('/ready', async (_req, reply) => (opts.isReady() ? reply.code(200).send('ready\n') : reply.code(503).send('not ready\n')));
 
   // Every query API: the caller's tenant (query scope) and the per-tenant query budget, then its routes.
-  const queryApi = (prefix: string, api: (scope: FastifyInstance) => PromiseLike<unknown>) =>
+  const queryApi = (prefix: string, api: (scope: FastifyInstance) => PromiseLike<unknown>, auth: AuthenticateOptions = {}) =>
     app.register(
       async (scope) => {
-        await scope.register(authPlugin, { auth: opts.auth, scope: 'query' });
+        await scope.register(authPlugin, { auth: opts.auth, scope: 'query', ...auth });
         await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
         await api(scope);
       },
       { prefix },
     );
-  await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }));
+  // Spec 1, Authentication rule 3: on the trace query API a request naming no tenant is malformed (400).
+  await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }), { missingTenant: 'bad_data' });
   await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns }));
   await queryApi('/metricquery', (s) =>
     s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize, tableColumns: opts.tableColumns }),

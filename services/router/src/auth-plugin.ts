@@ -22,7 +22,7 @@ const header = (req: FastifyRequest, name: string) => {
  */
 export const authPlugin = fp<{ auth: AuthDeps; scope: string } & AuthenticateOptions>(async (app, opts) => {
   app.addHook('onRequest', async (req) => {
-    req.tenant = await authenticate(credentialsFrom((n) => header(req, n)), opts.auth, opts.scope, { tenantFromKey: opts.tenantFromKey });
+    req.tenant = await authenticate(credentialsFrom((n) => header(req, n)), opts.auth, opts.scope, { tenantFromKey: opts.tenantFromKey, missingTenant: opts.missingTenant });
   });
 });
 

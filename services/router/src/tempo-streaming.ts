@@ -34,7 +34,8 @@ export interface TempoStreamingOptions {
 export function tempoStreamingServer(opts: TempoStreamingOptions): grpc.Server {
   const search = async (call: grpc.ServerWritableStream<TempoSearchRequest, TempoSearchResponse>): Promise<TempoSearchResponse> => {
     const get = withScopeOrgId(metadataGetter(call.metadata));
-    const ctx = await authenticate(credentialsFrom(get), opts.auth, 'query');
+    // The search of /tracequery/api/search, so the same rule: no tenant named is INVALID_ARGUMENT.
+    const ctx = await authenticate(credentialsFrom(get), opts.auth, 'query', { missingTenant: 'bad_data' });
     await opts.queryBudget?.take(ctx.tenant);
     const ir = tempoSearchOf(call.request, BigInt(Date.now()) * 1_000_000n);
     const plan = planTraceSearch(ir, tracesTable);
