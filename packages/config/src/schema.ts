@@ -71,7 +71,7 @@ export const oidcSection = z
     issuer_url: z.string().default('').describe('Issuer of the single OIDC identity provider (its discovery document is read at start). Empty: no SSO.'),
     client_id: z.string().default('').describe('Client id registered at the provider (required with issuer_url).'),
     client_secret: z.string().default('').describe('Client secret of the confidential client (required with issuer_url).'),
-    redirect_url: z.string().default('').describe('Redirect URI registered at the provider, used verbatim. Empty: {router.public_url}/ui/session/oidc/callback.'),
+    redirect_url: z.string().default('').describe('Redirect URI registered at the provider, used verbatim. Empty: {public.api_url}/ui/session/oidc/callback.'),
     display_name: z.string().default('').describe('Name of the provider on the login page. Empty: the issuer host.'),
     allowed_email_domains: z
       .array(z.string().min(1))
@@ -195,7 +195,6 @@ export const routerSection = z.strictObject({
     .string()
     .default('')
     .describe('Admin URL of the compactor (http://host:9093) that /api/v1/ops/compact drives. Empty: the compactor of this process in `floe all`, else http://127.0.0.1:<compactor.admin_port>.'),
-  public_url: z.string().default('http://localhost:3000').describe('Externally visible URL of the router: session cookies are marked Secure when it is https; SSO and source-control callbacks are built from it, never from request headers.'),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
   max_query_samples: z
     .number()
@@ -219,6 +218,11 @@ export const routerSection = z.strictObject({
 
 // Spec 3 (Limits: "numeric rate-limit values: not shown"): a budget generous for scripts and
 // integrations, tight enough that one tenant's loop cannot starve the others.
+/** How the world reaches Floe (spec 2: public.api_url). */
+export const publicSection = z.strictObject({
+  api_url: z.string().default('http://localhost:3000').describe('Externally visible URL of the router: session cookies are marked Secure when it is https; SSO, source-control and OAuth callbacks and the OAuth issuer are built from it, never from request headers.'),
+});
+
 export const planningSection = z.strictObject({
   host: host.describe('Interface the product-planning API listens on (0.0.0.0: all).'),
   port: port(3300).describe('HTTP port of the product-planning API under /api/v1 (also serves /ready).'),
@@ -326,6 +330,7 @@ export const floeConfigSchema = z.strictObject({
   querier: querierSection.prefault({}),
   compactor: compactorSection.prefault({}),
   router: routerSection.prefault({}),
+  public: publicSection.prefault({}),
   planning: planningSection.prefault({}),
   schema: schemaSection.prefault({}),
   limits: limitsSection.prefault({}),

@@ -60,7 +60,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('OAuth authorization server (%s
   beforeAll(async () => {
     const [port] = await freePorts(1);
     base = `http://127.0.0.1:${port}`;
-    floe = await startFloe({ mode, config: { router: { port, public_url: base } } });
+    floe = await startFloe({ mode, config: { router: { port }, public: { api_url: base } } });
     key = (await floe.bootstrap(tenant)).api_key;
     await floe.bootstrap(other);
     const admin = { authorization: `Bearer ${floe.adminApiKey}` };

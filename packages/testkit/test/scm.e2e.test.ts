@@ -78,7 +78,7 @@ describe('source-control integration (embedded)', () => {
     floe = await startFloe({
       mode: 'embedded',
       config: {
-        router: { public_url: PUBLIC_URL },
+        public: { api_url: PUBLIC_URL },
         scm: { app_id: APP.appId, app_slug: 'floe-test', private_key: PRIVATE_KEY_PEM, client_id: APP.clientId, client_secret: APP.clientSecret, api_url: gh.apiUrl, web_url: gh.webUrl },
       },
     });
@@ -418,7 +418,7 @@ describe('source-control integration: the per-installation request budget (embed
     floe = await startFloe({
       mode: 'embedded',
       config: {
-        router: { public_url: PUBLIC_URL },
+        public: { api_url: PUBLIC_URL },
         scm: { app_id: APP.appId, app_slug: 'floe-test', private_key: PRIVATE_KEY_PEM, client_id: APP.clientId, client_secret: APP.clientSecret, api_url: gh.apiUrl, web_url: gh.webUrl, requests_per_hour: BUDGET },
       },
     });

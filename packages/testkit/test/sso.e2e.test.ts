@@ -137,7 +137,7 @@ describe('single sign-on (embedded)', () => {
     [routerPort, strictPort, providerPort] = await freePorts(3);
     issuer = `http://127.0.0.1:${providerPort}`;
     // The provider is down while Floe starts: discovery fails and is retried in the background.
-    floe = await startFloe({ mode: 'embedded', config: { router: { port: routerPort, public_url: `http://127.0.0.1:${routerPort}` }, auth: { oidc: oidc() } } });
+    floe = await startFloe({ mode: 'embedded', config: { router: { port: routerPort }, public: { api_url: `http://127.0.0.1:${routerPort}` }, auth: { oidc: oidc() } } });
     await floe.bootstrap('acme');
     await floe.bootstrap('globex');
   }, 120_000);
@@ -279,7 +279,7 @@ describe('single sign-on (embedded)', () => {
   it('disable_password_login refuses the password form for every user; API keys, the admin key and bootstrap still work', async () => {
     strict = await startFloe({
       mode: 'embedded',
-      config: { router: { port: strictPort, public_url: `http://127.0.0.1:${strictPort}` }, auth: { oidc: { ...oidc(), disable_password_login: true } } },
+      config: { router: { port: strictPort }, public: { api_url: `http://127.0.0.1:${strictPort}` }, auth: { oidc: { ...oidc(), disable_password_login: true } } },
     });
     const key = (await strict.bootstrap('acme')).api_key;
     const u = await api(strict.routerUrl, 'POST', '/api/v1/users', { key: strict.adminApiKey, body: { email: 'root@example.com', password: 'root-password-1', is_instance_admin: true } });

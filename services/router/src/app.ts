@@ -53,7 +53,7 @@ export interface AppOptions {
   db: Db;
   /** Keys with instance-admin rights (auth.admin_api_key, the local token of `floe all`). */
   adminKeys: () => readonly string[];
-  /** router.public_url: session cookies are Secure when it is https. */
+  /** public.api_url: session cookies are Secure when it is https. */
   publicUrl: string;
   /** auth.session_ttl in milliseconds. */
   sessionTtlMs: number;

@@ -90,7 +90,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     isReady: () => ready,
     db,
     adminKeys: () => [config.auth.admin_api_key, deps.localAdminToken ?? ''],
-    publicUrl: config.router.public_url,
+    publicUrl: config.public.api_url,
     sessionTtlMs: config.auth.session_ttl,
     ...(config.auth.oauth.enabled
       ? { oauth: { accessTokenTtlMs: config.auth.oauth.access_token_ttl, refreshTokenTtlMs: config.auth.oauth.refresh_token_ttl, consentUrl: config.auth.oauth.consent_url } }

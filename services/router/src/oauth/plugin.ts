@@ -29,7 +29,7 @@ import { redirectUriMatches, redirectUriProblem } from './redirect-uris.ts';
 export interface OAuthOptions {
   db: Db;
   auth: ManagementAuthDeps;
-  /** router.public_url: the issuer, and the base of every endpoint the metadata names. */
+  /** public.api_url: the issuer, and the base of every endpoint the metadata names. */
   publicUrl: string;
   accessTokenTtlMs: number;
   refreshTokenTtlMs: number;

@@ -15,7 +15,7 @@ export interface InstallationRouteOptions {
   /** undefined: the scm section is unset, and plugin.ts answers 404 before these handlers run. */
   scm: Scm | undefined;
   auth: ManagementAuthDeps;
-  /** router.public_url: the callback's redirects are built from it, never from request headers. */
+  /** public.api_url: the callback's redirects are built from it, never from request headers. */
   publicUrl: string;
 }
 
@@ -118,7 +118,7 @@ export const installationRoutes: FastifyPluginAsync<InstallationRouteOptions> = 
         tags: TAGS,
         security: [{ session: [] }],
         querystring: callbackQuery,
-        response: { 302: { type: 'null', description: 'To {public_url}/integrations/scm?scm=linked, or ?scm=error&reason=state|session|forbidden|scm|permissions' }, ...ERROR_RESPONSES },
+        response: { 302: { type: 'null', description: 'To {public.api_url}/integrations/scm?scm=linked, or ?scm=error&reason=state|session|forbidden|scm|permissions' }, ...ERROR_RESPONSES },
       },
     },
     async (req, reply) => {

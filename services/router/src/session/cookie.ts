@@ -27,5 +27,5 @@ export const sessionCookie = (token: string, maxAgeSeconds: number, opts: Cookie
 
 export const clearedSessionCookie = (opts: CookieOptions) => `${SESSION_COOKIE}=; Max-Age=0; ${attributes(opts)}`;
 
-/** Secure cookies only when the router is reached over https (router.public_url). */
+/** Secure cookies only when the router is reached over https (public.api_url). */
 export const isHttpsUrl = (url: string) => /^https:\/\//i.test(url.trim());

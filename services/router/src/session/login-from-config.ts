@@ -36,7 +36,7 @@ export async function loginFromConfig(config: Readonly<FloeConfig>, db: Db, log:
       oidc: provider && {
         provider,
         clientSecret: o.client_secret,
-        redirectUri: oidcRedirectUri(config.router.public_url, o.redirect_url),
+        redirectUri: oidcRedirectUri(config.public.api_url, o.redirect_url),
         groupClaim: o.group_claim,
         allowedEmailDomains: o.allowed_email_domains,
         groupMappings: o.group_mappings,

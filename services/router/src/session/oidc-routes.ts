@@ -12,7 +12,7 @@ import type { OidcProvider } from './oidc-provider.ts';
 export interface OidcLogin extends OidcLoginRules {
   provider: OidcProvider;
   clientSecret: string;
-  /** Registered redirect URI: auth.oidc.redirect_url, else {router.public_url}/ui/session/oidc/callback. */
+  /** Registered redirect URI: auth.oidc.redirect_url, else {public.api_url}/ui/session/oidc/callback. */
   redirectUri: string;
   /** Claim naming the user's groups ('' : none). */
   groupClaim: string;
@@ -23,7 +23,7 @@ export interface OidcRouteOptions {
   oidc: OidcLogin;
   ttlMs: number;
   cookie: CookieOptions;
-  /** Where the browser goes once signed in (router.public_url). */
+  /** Where the browser goes once signed in (public.api_url). */
   appUrl: string;
 }
 

@@ -19,7 +19,7 @@ export interface SessionOptions {
   passwordLoginDisabled?: boolean;
   /** The demo account's credentials, shown on the login page while demo mode is on. */
   demo?: { username: string; password: string };
-  /** Where the browser goes after SSO sign-in (router.public_url). */
+  /** Where the browser goes after SSO sign-in (public.api_url). */
   appUrl: string;
 }
 
