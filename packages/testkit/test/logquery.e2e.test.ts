@@ -193,6 +193,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     ['{service_name=~".+"} | user!="ann"', ['w2', 'w1', 'b3', 'b2', 'c3', 'c2']],
     ['{service_name=~".+"} | http.route=~"/ca.*"', ['w2', 'c1']],
     ['{service_name=~".+"} | line_format "{{.user}}" | drop __error__ | __error__=""', ['w2', 'w1', 'b3', 'b2', 'b1', 'c3', 'c2', 'c1']],
+    // distinct is accepted and passes rows through (spec 1, Log query rule 4).
+    ['{service_name=~".+"} | json | distinct user, http.route | user="ann"', ['b1', 'c1']],
   ])('%s', async (query, want) => {
     const r = await queryRange(query);
     expect(r.status).toBe(200);

@@ -27,28 +27,38 @@ const KEYWORDS = new Set([
 const isIdentStart = (c: string) => /[A-Za-z_:]/.test(c);
 const isIdentPart = (c: string) => /[A-Za-z0-9_:]/.test(c);
 
+/**
+ * Where the string literal or comment starting at src[i] ends (exclusive), or undefined when none
+ * starts there: the parts of a query where LogQL's punctuation and names are data.
+ */
+export function literalEnd(src: string, i: number): number | undefined {
+  const c = src[i]!;
+  if (c === '"' || c === "'") {
+    // Same shape as the grammar's String token: backslash escapes, ends at the quote or a newline.
+    let j = i + 1;
+    while (j < src.length && src[j] !== c && src[j] !== '\n') j += src[j] === '\\' ? 2 : 1;
+    return Math.min(src.length, j + 1);
+  }
+  if (c === '`') {
+    const end = src.indexOf('`', i + 1);
+    return end < 0 ? src.length : end + 1;
+  }
+  if (c === '#') {
+    const end = src.indexOf('\n', i);
+    return end < 0 ? src.length : end;
+  }
+  return undefined;
+}
+
 export function maskDottedNames(src: string): string {
   let out = '';
   let i = 0;
   while (i < src.length) {
     const c = src[i]!;
-    if (c === '"' || c === "'") {
-      // Same shape as the grammar's String token: backslash escapes, ends at the quote or a newline.
-      let j = i + 1;
-      while (j < src.length && src[j] !== c && src[j] !== '\n') j += src[j] === '\\' ? 2 : 1;
-      j = Math.min(src.length, j + 1);
-      out += src.slice(i, j);
-      i = j;
-    } else if (c === '`') {
-      const end = src.indexOf('`', i + 1);
-      const j = end < 0 ? src.length : end + 1;
-      out += src.slice(i, j);
-      i = j;
-    } else if (c === '#') {
-      const end = src.indexOf('\n', i);
-      const j = end < 0 ? src.length : end;
-      out += src.slice(i, j);
-      i = j;
+    const literal = literalEnd(src, i);
+    if (literal !== undefined) {
+      out += src.slice(i, literal);
+      i = literal;
     } else if (/[0-9]/.test(c)) {
       // A number, duration or byte size (1.5, 10ms, 0x1f, 5KB): its dots are not name dots.
       let j = i + 1;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { FloeError } from '@floe/errors';
 import type { Expr } from './ast.ts';
+import { maskDistinctStages } from './distinct.ts';
 import { maskDottedNames } from './dotted.ts';
 import { parseLogQL } from './parse.ts';
 
@@ -16,6 +17,22 @@ function parseError(q: string): FloeError {
   }
   throw new Error(`expected ${q} to fail`);
 }
+
+describe('distinct stages (accepted, rows passed through)', () => {
+  it.each([
+    ['{a="b"} | distinct x', '{a="b"}'],
+    ['{a="b"} | json | distinct k8s.pod.name, level |= "err"', '{a="b"} | json |= "err"'],
+    ['count_over_time({a="b"} |distinct x,y [5m])', 'count_over_time({a="b"} [5m])'],
+    ['{a="b"} |= "| distinct x" | distinct x', '{a="b"} |= "| distinct x"'],
+  ])('%j parses as %j', (q, without) => {
+    // The same tree but for the spans, which keep pointing into each query's own text.
+    const unspanned = (text: string) => JSON.parse(JSON.stringify(parseLogQL(text), (k, v: unknown) => (k === 'span' ? undefined : v)));
+    expect(unspanned(q)).toEqual(unspanned(without));
+  });
+  it('keeps every position in the original text', () => {
+    expect(maskDistinctStages('{a="b"} | distinct x,\n y | json')).toBe('{a="b"}              \n   | json');
+  });
+});
 
 describe('maskDottedNames', () => {
   it.each([
@@ -214,7 +231,7 @@ describe('parseLogQL: errors are bad_data with line and column', () => {
     ['{a=""}', 1, 1, /at least one regexp or equality matcher that does not have an empty-compatible value/],
     ['{a=~".*", b!="x"}', 1, 1, /empty-compatible/],
     ['{a="\\x00"}', 1, 4, /NUL/],
-    ['{a="b"} | distinct x', 1, 20, /unexpected/],
+    ['{a="b"} | distinct', 1, 19, /unexpected/],
     ['sum(rate({a="b"}[5x]))', 1, 18, /unexpected/],
   ])('%j → line %i, col %i', (q, line, column, message) => {
     const err = parseError(q);

@@ -24,6 +24,7 @@ import type {
   VectorMatching,
   VectorOp,
 } from './ast.ts';
+import { maskDistinctStages } from './distinct.ts';
 import { maskDottedNames } from './dotted.ts';
 import { parseBytes, parseDuration } from './durations.ts';
 import { positionOf, syntaxError } from './errors.ts';
@@ -32,8 +33,9 @@ import { firstErrorNode } from '../syntax-tree.ts';
 
 /**
  * LogQL text → Floe's typed AST, through the official `@grafana/lezer-logql` grammar (DESIGN.md
- * "Query surfaces"). Dotted names are masked before parsing (dotted.ts) and read back from the
- * original text by position. Syntax errors, bad string escapes, invalid regular expressions and
+ * "Query surfaces"). Dotted names are masked before parsing (dotted.ts) and `distinct` stages
+ * blanked (distinct.ts), both length-preserving, and names are read back from the original text by
+ * position. Syntax errors, bad string escapes, invalid regular expressions and
  * selectors Loki also refuses are FloeError bad_data with the line and column; whether a valid
  * query can run is decided later, when it is lowered (lower.ts: not_implemented).
  */
@@ -46,7 +48,7 @@ export const MAX_QUERY_LENGTH = 64 * 1024;
 export function parseLogQL(query: string): Expr {
   if (query.trim() === '') throw syntaxError(query, 0, 'empty query');
   if (query.length > MAX_QUERY_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_QUERY_LENGTH} characters`, { code: 'FLOE_ERR_LOGQL_PARSE' });
-  const tree = parser.parse(maskDottedNames(query));
+  const tree = parser.parse(maskDottedNames(maskDistinctStages(query)));
   const failure = firstErrorNode(tree.topNode);
   if (failure) throw describeSyntaxError(query, failure);
   const top = tree.topNode.getChild('Expr');
