@@ -3,7 +3,8 @@
  * telemetry by calling the router's public query APIs (LogQL, PromQL, TraceQL, profiles) with the
  * caller's own credentials (STYLE habit 14; spec 1 "agent tools that reach the same queries").
  * Auth, per-tenant limits, validation and the error envelope are therefore the APIs' own: a
- * router refusal reaches the agent as a tool error carrying the router's message.
+ * router refusal reaches the agent as a tool error carrying the router's message. Beside the
+ * queries, source_context and the scm_* tools reach the source-control routes the same way.
  *
  * Each tool shapes the API's answer for reading (flat span lists, top functions instead of a
  * flamegraph layout) and caps it: an answer over the payload cap is trimmed to fit and says

@@ -1,9 +1,9 @@
 import { ApiError, callApi, seg, type QueryParams } from '@floe/client';
 
 /**
- * How the agent tools reach the router's public query APIs: through @floe/client, like the CLI,
- * with the credentials of the caller the tools act for, forwarded unchanged (the query APIs
- * authenticate and budget them again).
+ * How the agent tools reach the router's public APIs (the query APIs, and the source-control
+ * routes): through @floe/client, like the CLI, with the credentials of the caller the tools act
+ * for, forwarded unchanged (the APIs authenticate, authorize and budget them again).
  */
 export { ApiError, seg, type QueryParams };
 
@@ -25,6 +25,9 @@ export interface RouterConnection {
 export const routerGet = <T = unknown>(conn: RouterConnection, path: string, query: QueryParams = {}): Promise<T> =>
   callApi<T>({ url: conn.url, ...conn.credentials }, 'GET', path, undefined, query);
 
-/** POST a JSON body to `path` for routes that read with a body (the source-context lookup). */
-export const routerPost = <T = unknown>(conn: RouterConnection, path: string, body: unknown): Promise<T> =>
+/** POST to `path`, with a JSON body or none (the source-context lookup, the source-control link routes). */
+export const routerPost = <T = unknown>(conn: RouterConnection, path: string, body?: unknown): Promise<T> =>
   callApi<T>({ url: conn.url, ...conn.credentials }, 'POST', path, body);
+
+/** DELETE `path`; a 204 resolves to undefined. */
+export const routerDelete = (conn: RouterConnection, path: string): Promise<unknown> => callApi({ url: conn.url, ...conn.credentials }, 'DELETE', path);

@@ -6,6 +6,7 @@ import { registerDiscoveryTools } from './tools/discovery.ts';
 import { registerLogTools } from './tools/logs.ts';
 import { registerMetricTools } from './tools/metrics.ts';
 import { registerProfileTools } from './tools/profiles.ts';
+import { registerScmInstallationTools } from './tools/scm-installations.ts';
 import { registerSourceContextTool } from './tools/source-context.ts';
 import { registerTraceTools } from './tools/traces.ts';
 
@@ -19,7 +20,7 @@ export interface AgentToolsOptions {
 }
 
 const INSTRUCTIONS =
-  'Floe stores OpenTelemetry logs, metrics, traces and profiles of one tenant. Discover before querying: list_attributes (per signal), log_label_values, metric_label_values, trace_tag_values, profile_types. Query with logql_query, promql_query / promql_query_range, traceql_search then get_trace, profile_search / profile_compare, profiles_for_trace. Times accept RFC 3339, unix seconds or now-1h; windows default to the last hour. An answer with truncated: true was cut to fit the payload cap: narrow the query.';
+  'Floe stores OpenTelemetry logs, metrics, traces and profiles of one tenant. Discover before querying: list_attributes (per signal), log_label_values, metric_label_values, trace_tag_values, profile_types. Query with logql_query, promql_query / promql_query_range, traceql_search then get_trace, profile_search / profile_compare, profiles_for_trace. Times accept RFC 3339, unix seconds or now-1h; windows default to the last hour. An answer with truncated: true was cut to fit the payload cap: narrow the query. source_context reads the code around a stack frame from the linked GitHub repositories; scm_list, scm_link, scm_remove and scm_attach manage those links.';
 
 /** One MCP server whose tools query the router as the given caller (one per caller: credentials are fixed). */
 export function createAgentToolsServer(opts: AgentToolsOptions): McpServer {
@@ -31,5 +32,6 @@ export function createAgentToolsServer(opts: AgentToolsOptions): McpServer {
   registerTraceTools(server, ctx);
   registerProfileTools(server, ctx);
   registerSourceContextTool(server, ctx);
+  registerScmInstallationTools(server, ctx);
   return server;
 }

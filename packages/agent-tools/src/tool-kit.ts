@@ -30,6 +30,12 @@ export interface ToolSpec<S extends z.ZodRawShape> {
   /** Lists the payload cap may trim, in the order it trims them (payload-cap.ts); per answer when its shape varies. */
   lists: readonly ListPath[] | ((answer: Record<string, unknown>) => readonly ListPath[]);
   run: (args: z.infer<z.ZodObject<S>>, ctx: ToolContext) => Promise<Record<string, unknown>>;
+  /**
+   * Absent: the tool only reads. Present: it changes the tenant's state, and the MCP annotations
+   * say so, since clients use them to decide which calls need the user's consent first.
+   * destructive: it removes something; idempotent: repeating the call changes nothing more.
+   */
+  writes?: { destructive: boolean; idempotent: boolean };
 }
 
 const TRUNCATED = z.boolean().describe('true when the answer exceeded the payload cap and lists were cut short: narrow the query (shorter window, stricter selector, lower limit) to see everything');
@@ -52,7 +58,9 @@ export function addTool<S extends z.ZodRawShape>(server: McpServer, ctx: ToolCon
       inputSchema: spec.input,
       // Loose: the router's answers may carry fields beyond those named here.
       outputSchema: z.looseObject({ ...spec.output, truncated: TRUNCATED }),
-      annotations: { title: spec.title, readOnlyHint: true, idempotentHint: true, openWorldHint: false },
+      annotations: spec.writes
+        ? { title: spec.title, readOnlyHint: false, destructiveHint: spec.writes.destructive, idempotentHint: spec.writes.idempotent, openWorldHint: false }
+        : { title: spec.title, readOnlyHint: true, idempotentHint: true, openWorldHint: false },
     },
     handler as never,
   );
@@ -65,6 +73,16 @@ export function toolError(err: unknown): CallToolResult {
   else if (err instanceof ToolInputError) text = `bad_data: ${err.message}`;
   else text = `internal: ${err instanceof Error ? err.message : String(err)}`;
   return { content: [{ type: 'text', text }], isError: true };
+}
+
+/**
+ * The tenant the connection acts for, for routes that name it in the path. Over /mcp the router
+ * has resolved it (X-Tenant-ID or the key's own tenant); over stdio it is FLOE_TENANT.
+ */
+export function tenantOf(c: ToolContext): string {
+  const tenant = c.router.credentials.tenant;
+  if (!tenant) throw new ToolInputError('the connection names no tenant (send X-Tenant-ID)');
+  return tenant;
 }
 
 /** The optional start/end pair of most tools. */

@@ -115,6 +115,10 @@ describe('agent tools over MCP (embedded)', () => {
         'profile_search',
         'profile_types',
         'profiles_for_trace',
+        'scm_attach',
+        'scm_link',
+        'scm_list',
+        'scm_remove',
         'source_context',
         'promql_query',
         'promql_query_range',
@@ -123,13 +127,22 @@ describe('agent tools over MCP (embedded)', () => {
         'traceql_search',
       ].sort(),
     );
+    // Only these change state; MCP clients read the annotations to decide what needs the user's consent.
+    const writes: Record<string, { destructiveHint: boolean; idempotentHint: boolean }> = {
+      scm_link: { destructiveHint: false, idempotentHint: false },
+      scm_remove: { destructiveHint: true, idempotentHint: true },
+      scm_attach: { destructiveHint: false, idempotentHint: true },
+    };
     for (const t of tools) {
       expect(t.description!.length, t.name).toBeGreaterThan(40);
       expect(t.inputSchema.type).toBe('object');
       expect(t.outputSchema?.properties, t.name).toHaveProperty('truncated');
-      expect(t.annotations?.readOnlyHint).toBe(true);
+      if (writes[t.name]) expect(t.annotations, t.name).toMatchObject({ readOnlyHint: false, ...writes[t.name] });
+      else expect(t.annotations, t.name).toMatchObject({ readOnlyHint: true, idempotentHint: true });
     }
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    expect(byName.scm_remove!.inputSchema.required).toEqual(['installation_id']);
+    expect(byName.scm_attach!.inputSchema.required).toEqual(['installation_id']);
     expect(byName.logql_query!.inputSchema.required).toEqual(['query']);
     expect(Object.keys(byName.logql_query!.inputSchema.properties!).sort()).toEqual(['direction', 'end', 'limit', 'query', 'start', 'step']);
     expect(Object.keys(byName.traceql_search!.inputSchema.properties!).sort()).toEqual(['end', 'limit', 'max_duration', 'min_duration', 'q', 'spss', 'start']);
@@ -240,6 +253,9 @@ describe('agent tools over MCP (embedded)', () => {
     expect(errorText(await call(client, 'promql_query', { query: 'up', time: 'yesterday' }))).toMatch(/^bad_data: invalid time "yesterday"/);
     // The input schema is enforced before the tool runs.
     expect(errorText(await call(client, 'list_attributes', { signal: 'events' }))).toMatch(/signal/);
+    expect(errorText(await call(client, 'scm_remove', { installation_id: 0 }))).toMatch(/installation_id/);
+    // This Floe has no scm section: the source-control routes answer 404, and the tools say so.
+    expect(errorText(await call(client, 'scm_list'))).toBe('not_found (HTTP 404): the source-control integration is not configured');
   });
 
   it('a wrong key is refused with 401 before any MCP message is read', async () => {

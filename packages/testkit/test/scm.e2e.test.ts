@@ -182,6 +182,19 @@ describe('source-control integration (embedded)', () => {
       expect(await floe.metaQuery('SELECT 1 FROM scm_installations WHERE installation_id = 102')).toEqual([]);
     });
 
+    it('a failure of Floe itself during the callback is a redirect with a generic reason, not an error body', async () => {
+      const state = await startLink({ cookie: alice });
+      // The record's table gone for the moment: the transaction that spends the state fails.
+      await floe.metaQuery('ALTER TABLE scm_installations RENAME TO scm_installations_away');
+      try {
+        expect(await callback({ code: gh.issueCode('alice', [101]), installation_id: '101', state }, alice)).toBe(refused('scm'));
+      } finally {
+        await floe.metaQuery('ALTER TABLE scm_installations_away RENAME TO scm_installations');
+      }
+      // Nothing was spent: the same flow still completes.
+      expect(await callback({ code: gh.issueCode('alice', [101]), installation_id: '101', state }, alice)).toBe(LINKED);
+    });
+
     it('a flow started with a tenant:manage key may be finished by any admin of the tenant', async () => {
       const state = await startLink({ key: acmeKey });
       expect(await callback({ code: gh.issueCode('bob', [101]), installation_id: '101', state }, bob)).toBe(LINKED);
@@ -308,7 +321,7 @@ describe('source-control integration (embedded)', () => {
     });
   });
 
-  describe('CLI and agent tool', () => {
+  describe('CLI and agent tools', () => {
     it('floe scm list, source-context and attach go through the same routes', async () => {
       const env = { FLOE_URL: floe.routerUrl, FLOE_API_KEY: acmeKey, FLOE_TENANT: 'acme' };
       const list = await runFloeCli(['scm', 'list', '--json'], env);
@@ -326,18 +339,102 @@ describe('source-control integration (embedded)', () => {
       expect(attach.stderr).toMatch(/instance admin.*HTTP 403/);
     });
 
-    it('the source_context tool answers as the route does', async () => {
+    /** An MCP client of the router's /mcp, acting with `key` for `tenant`; closed after `run`. */
+    const withMcp = async (key: string, run: (tool: (name: string, args?: Record<string, unknown>) => Promise<CallToolResult>) => Promise<void>, tenant = 'acme') => {
       const client = new Client({ name: 'floe-e2e', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${floe.routerUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${acmeKey}`, 'x-tenant-id': 'acme' } } }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${floe.routerUrl}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant } } }));
       try {
-        const res = (await client.callTool({ name: 'source_context', arguments: { repository: 'acme-org/api', path: 'src/app.ts', line: 1, context_lines: 0 } })) as CallToolResult;
-        expect(res.isError).toBeFalsy();
-        expect(res.structuredContent).toMatchObject({ status: 'available', repository: 'acme-org/api', ref: null, lines: [{ number: 1, text: 'import x from "y";' }], truncated: false });
-        const none = (await client.callTool({ name: 'source_context', arguments: { repository: 'globex/secret', path: 'src/app.ts' } })) as CallToolResult;
-        expect(none.structuredContent).toMatchObject({ status: 'unavailable', reason: 'no_installation' });
+        await run(async (name, args = {}) => (await client.callTool({ name, arguments: args })) as CallToolResult);
       } finally {
         await client.close();
       }
+    };
+    const answer = (res: CallToolResult) => {
+      expect(res.isError, JSON.stringify(res.content)).toBeFalsy();
+      return res.structuredContent as Record<string, any>;
+    };
+    const errorText = (res: CallToolResult) => {
+      expect(res.isError).toBe(true);
+      return (res.content[0] as { text: string }).text;
+    };
+    const queryOnlyKey = async () => {
+      const res = await api('POST', '/api/v1/tenants/acme/api-keys', { key: acmeKey, body: { name: `query-${Date.now()}`, scopes: ['query'] } });
+      expect(res.status).toBe(201);
+      return res.body.secret as string;
+    };
+
+    it('the source_context tool answers as the route does', async () => {
+      await withMcp(acmeKey, async (tool) => {
+        expect(answer(await tool('source_context', { repository: 'acme-org/api', path: 'src/app.ts', line: 1, context_lines: 0 }))).toMatchObject({
+          status: 'available',
+          repository: 'acme-org/api',
+          ref: null,
+          lines: [{ number: 1, text: 'import x from "y";' }],
+          truncated: false,
+        });
+        expect(answer(await tool('source_context', { repository: 'globex/secret', path: 'src/app.ts' }))).toMatchObject({ status: 'unavailable', reason: 'no_installation' });
+      });
+    });
+
+    it('the scm_list tool lists the linked installations as the route does; a key that only queries is refused', async () => {
+      await withMcp(acmeKey, async (tool) => {
+        const listed = answer(await tool('scm_list'));
+        expect(listed).toMatchObject({
+          configured: true,
+          stale: false,
+          installations: [{ installation_id: 101, account: { login: 'acme-org', type: 'Organization' }, repositories: ['acme-org/api', 'acme-org/web'], stale: false }],
+          truncated: false,
+        });
+        const direct = await api('GET', '/api/v1/tenants/acme/scm-installations', { key: acmeKey });
+        expect(Object.keys(listed.installations[0]).sort()).toEqual(Object.keys(direct.body.installations[0]).sort());
+      });
+      await withMcp(await queryOnlyKey(), async (tool) => {
+        expect(errorText(await tool('scm_list'))).toBe('forbidden (HTTP 403): managing source-control links of tenant acme needs a tenant admin');
+        expect(errorText(await tool('scm_link'))).toMatch(/^forbidden \(HTTP 403\): /);
+        expect(errorText(await tool('scm_remove', { installation_id: 101 }))).toMatch(/^forbidden \(HTTP 403\): /);
+      });
+      // The link survived the refused removal.
+      expect(await floe.metaQuery('SELECT 1 FROM scm_installations WHERE tenant_id = $1 AND installation_id = 101', ['acme'])).toHaveLength(1);
+    });
+
+    it('the scm_link tool returns an install URL whose single-use state a tenant admin’s browser completes', async () => {
+      await withMcp(acmeKey, async (tool) => {
+        const link = answer(await tool('scm_link'));
+        expect(link).toEqual({ install_url: expect.any(String), expires_at: expect.any(String), truncated: false });
+        expect(Date.parse(link.expires_at)).toBeGreaterThan(Date.now());
+        const url = new URL(link.install_url);
+        expect(`${url.origin}${url.pathname}`).toBe(`${gh.webUrl}/apps/floe-test/installations/new`);
+        const state = url.searchParams.get('state')!;
+        expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/);
+        // Started with a key, so any admin of the tenant may finish it; then the state is spent.
+        expect(await callback({ code: gh.issueCode('bob', [101]), installation_id: '101', state }, bob)).toBe(LINKED);
+        expect(await callback({ code: gh.issueCode('bob', [101]), installation_id: '101', state }, bob)).toBe(refused('state'));
+      });
+    });
+
+    it('the scm_attach tool attaches as an instance admin and is refused for a tenant admin’s key; scm_remove removes the link', async () => {
+      gh.addInstallation({ id: 103, account: { login: 'acme-org', type: 'Organization' }, permissions: { contents: 'read', metadata: 'read' }, repositories: ['acme-org/tools'] });
+      await withMcp(acmeKey, async (tool) => {
+        expect(errorText(await tool('scm_attach', { installation_id: 103 }))).toBe('forbidden (HTTP 403): attaching an installation needs an instance admin');
+      });
+      expect(await floe.metaQuery('SELECT 1 FROM scm_installations WHERE installation_id = 103')).toEqual([]);
+      await withMcp(admin, async (tool) => {
+        expect(answer(await tool('scm_attach', { installation_id: 103 }))).toMatchObject({
+          installation_id: 103,
+          account: { login: 'acme-org', type: 'Organization' },
+          repositories: ['acme-org/tools'],
+          linked_by: 'admin',
+          truncated: false,
+        });
+        expect(errorText(await tool('scm_attach', { installation_id: 999 }))).toMatch(/^not_found \(HTTP 404\): /);
+      });
+      await withMcp(acmeKey, async (tool) => {
+        expect(answer(await tool('scm_list')).installations.map((i: { installation_id: number }) => i.installation_id)).toEqual([101, 103]);
+        expect(answer(await tool('scm_remove', { installation_id: 103 }))).toEqual({ removed: 103, truncated: false });
+        expect(answer(await tool('scm_list')).installations.map((i: { installation_id: number }) => i.installation_id)).toEqual([101]);
+        expect(errorText(await tool('scm_remove', { installation_id: 103 }))).toBe('not_found (HTTP 404): installation 103 is not linked to tenant acme');
+      });
+      expect(await floe.metaQuery('SELECT 1 FROM scm_installations WHERE installation_id = 103')).toEqual([]);
     });
   });
 

@@ -1,8 +1,7 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
 import { routerPost, seg } from '../router-client.ts';
-import { ToolInputError } from '../time.ts';
-import { addTool, type ToolContext } from '../tool-kit.ts';
+import { addTool, tenantOf, type ToolContext } from '../tool-kit.ts';
 
 /**
  * The source lines around a stack frame, from the tenant's linked source-control repositories
@@ -33,10 +32,8 @@ export function registerSourceContextTool(server: McpServer, ctx: ToolContext): 
     },
     lists: [['lines']],
     run: async (args, c) => {
-      const tenant = c.router.credentials.tenant;
-      if (!tenant) throw new ToolInputError('the connection names no tenant (send X-Tenant-ID)');
       const body = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-      return routerPost<Record<string, unknown>>(c.router, `api/v1/tenants/${seg(tenant)}/source-context`, body);
+      return routerPost<Record<string, unknown>>(c.router, `api/v1/tenants/${seg(tenantOf(c))}/source-context`, body);
     },
   });
 }

@@ -124,7 +124,12 @@ export const installationRoutes: FastifyPluginAsync<InstallationRouteOptions> = 
     async (req, reply) => {
       const token = readSessionCookie(req.headers.cookie);
       const session = token ? await opts.auth.session(token) : undefined;
-      const result = await completeLink(scm(), { code: req.query.code, installationId: req.query.installation_id, state: req.query.state, session });
+      // Any failure is a redirect with a generic reason (spec 2, Errors): a browser on its way back
+      // from the host never lands on a JSON error body, not even when Floe itself failed.
+      const result = await completeLink(scm(), { code: req.query.code, installationId: req.query.installation_id, state: req.query.state, session }).catch((err: unknown) => {
+        req.log.error({ err }, 'scm: link callback failed');
+        return { ok: false as const, reason: 'scm' as const, detail: 'internal error' };
+      });
       const target = new URL(`${opts.publicUrl.replace(/\/+$/, '')}/integrations/scm`);
       if (result.ok) {
         req.log.info({ tenant: result.installation.tenantId, installation: result.installation.installationId }, 'scm: installation linked');
