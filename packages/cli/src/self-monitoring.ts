@@ -11,6 +11,9 @@ import { noSelfTelemetry, startSelfMonitoring, startSelfProfiler, type Logger, t
  * tenant and its _monitoring dataset are provisioned and the CPU profiler starts. Both export to
  * self_monitoring.endpoint, else this process's acceptor, else the acceptor port of the config
  * on this host (a split deployment should name its acceptors' address).
+ *
+ * The profiling section sends the same CPU profiles to an external backend instead (it needs no
+ * admin key, the backend's credentials are its headers); with both on, only that one runs.
  */
 export interface ProcessSelfMonitoring {
   readonly telemetry: SelfTelemetry;
@@ -34,7 +37,8 @@ export async function startProcessSelfMonitoring(
   ownAcceptorUrl: () => string | undefined,
 ): Promise<ProcessSelfMonitoring> {
   const sm = config.self_monitoring;
-  if (!sm.enabled && !sm.profiles_enabled) return { telemetry: noSelfTelemetry, afterStart: async () => {}, stop: async () => {} };
+  const external = config.profiling;
+  if (!sm.enabled && !sm.profiles_enabled && !external.enabled) return { telemetry: noSelfTelemetry, afterStart: async () => {}, stop: async () => {} };
   const serviceName = selfServiceName(targets);
   const instanceId = config.runtime.instance_id || `${hostname()}-${process.pid}`;
   const endpoint = () => (sm.endpoint || ownAcceptorUrl() || `http://127.0.0.1:${config.acceptor.http_port}`).replace(/\/+$/, '');
@@ -42,6 +46,15 @@ export async function startProcessSelfMonitoring(
   // requires it whenever self-monitoring is on).
   const headers = { authorization: `Bearer ${config.auth.admin_api_key}`, 'x-tenant-id': SYSTEM_TENANT_ID, 'x-dataset-id': MONITORING_DATASET_ID };
   const smLog = log.child({ component: 'self-monitoring' });
+  const profLog = log.child({ component: 'profiling' });
+  // Spec 1 "Self-profiling": the external profiling section wins.
+  const selfProfiles = sm.profiles_enabled && !external.enabled;
+  if (sm.profiles_enabled && external.enabled) {
+    profLog.warn(
+      { endpoint: external.endpoint },
+      'self_monitoring.profiles_enabled is ignored because profiling.enabled is on: CPU profiles go to profiling.endpoint, none are stored under tenant _system',
+    );
+  }
   const monitoring: SelfMonitoring | undefined = sm.enabled
     ? await startSelfMonitoring({ serviceName, serviceVersion: VERSION, instanceId, environment: sm.environment, endpoint, headers, exportIntervalMs: sm.export_interval, log: smLog })
     : undefined;
@@ -49,8 +62,20 @@ export async function startProcessSelfMonitoring(
   return {
     telemetry: monitoring ?? noSelfTelemetry,
     async afterStart(db) {
-      if (db) await provisionSystemDataset(db, smLog);
-      if (sm.profiles_enabled) {
+      if (db && (sm.enabled || selfProfiles)) await provisionSystemDataset(db, smLog);
+      if (external.enabled) {
+        profiler = await startSelfProfiler({
+          serviceName,
+          serviceVersion: VERSION,
+          instanceId,
+          sampleRateHz: external.sample_rate_hz,
+          intervalMs: external.interval,
+          heapProfiles: false,
+          endpoint: () => external.endpoint.replace(/\/+$/, ''),
+          headers: external.headers,
+          log: profLog,
+        });
+      } else if (selfProfiles) {
         profiler = await startSelfProfiler({
           serviceName,
           serviceVersion: VERSION,

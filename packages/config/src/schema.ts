@@ -289,6 +289,32 @@ export const selfMonitoringSection = z.strictObject({
   heap_profiles_enabled: z.boolean().default(false).describe('Also export a heap profile per window; this build has no heap-profiling feature, so a warning is logged and nothing happens.'),
 });
 
+// Spec 1 "Self-profiling": the same CPU profiles sent to an external profiling backend instead of
+// tenant _system. The backend is someone else's, so it gets its own credentials (headers) and
+// needs no admin key.
+export const profilingSection = z
+  .strictObject({
+    enabled: z
+      .boolean()
+      .default(false)
+      .describe('Continuously profile this process\'s CPU and send one OTLP profile per interval to an external profiling backend (Grafana Pyroscope, an OpenTelemetry Collector, anything that accepts OTLP profiles at POST {endpoint}/v1development/profiles). Wins over self_monitoring.profiles_enabled: with both on, no CPU profiles are stored under tenant _system and a warning is logged at start. Needs no auth.admin_api_key.'),
+    endpoint: z.string().default('').describe('OTLP/HTTP base URL of the backend, without the /v1development/profiles path, e.g. http://pyroscope:4040 or http://otel-collector:4318. Required when enabled.'),
+    headers: z
+      // YAML and the environment read a bare number (an org id) as a number; a header value is text.
+      .record(z.string(), z.union([z.string(), z.number()]).transform(String))
+      .prefault({})
+      .describe('HTTP headers sent with every export, as a map of header name to value, e.g. Authorization or X-Scope-OrgID for a multi-tenant backend. From the environment: one variable per header, e.g. FLOE__PROFILING__HEADERS__AUTHORIZATION.'),
+    sample_rate_hz: z.number().positive().max(10_000).default(99).describe('CPU sampling frequency.'),
+    interval: duration('60s').describe('One CPU profile is sent per window of this length.'),
+  })
+  .superRefine((p, ctx) => {
+    const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
+    if (p.interval <= 0) problem('interval', 'must be > 0');
+    if (!p.enabled) return;
+    if (!p.endpoint) problem('endpoint', 'required when profiling.enabled');
+    else if (!isHttpUrl(p.endpoint)) problem('endpoint', `not an http(s) URL without query or fragment: ${JSON.stringify(p.endpoint)}`);
+  });
+
 // Spec 2 (Source-control integration): a GitHub App with read-only contents and metadata. The
 // section is optional as a whole: empty app_id, app_slug, keys and client credentials leave it unset
 // (its endpoints answer 404); filling only some of them fails start naming each missing key.
@@ -336,6 +362,7 @@ export const floeConfigSchema = z.strictObject({
   limits: limitsSection.prefault({}),
   scm: scmSection.prefault({}),
   self_monitoring: selfMonitoringSection.prefault({}),
+  profiling: profilingSection.prefault({}),
 });
 
 export type FloeConfig = z.output<typeof floeConfigSchema>;

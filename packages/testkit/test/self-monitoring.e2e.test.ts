@@ -1,13 +1,18 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flightDoGet } from '@floe/flight';
-import { grpcTraceExporter, plain, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { MONITORING_DATASET_ID, SYSTEM_TENANT_ID, createApiKey, createDataset, createTenant, ensureTenant, migrate, openDb } from '@floe/meta';
+import { WaitAborted, freePorts, grpcTraceExporter, plain, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Self-monitoring end to end (spec 2 Events, spec 1 Self-profiling), embedded: Floe started with
  * self_monitoring on exports its own router spans, writer metrics and CPU profiles to its own
  * acceptor as tenant _system, dataset _monitoring, where the break-glass key reads them back over
  * SQL (Flight). Router responses carry Server-Timing and traceresponse for tenants, not for
- * _system, and not at all when self-monitoring is off.
+ * _system, and not at all when self-monitoring is off. With the external profiling section on as
+ * well, the CPU profiles go to its endpoint instead of _system.
  */
 
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/;
@@ -179,6 +184,78 @@ describe('self-monitoring (embedded)', () => {
     // Values are samples x period: every stack's value is a whole number of periods.
     expect((row.total_value as bigint) % 1_000_000n).toBe(0n);
     expect(seen.found.length).toBeGreaterThan(0);
+  });
+});
+
+describe('external profiling wins over self-profiling (embedded)', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+  // The "external backend" is this Floe's own acceptor, written to as an ordinary tenant: the
+  // profiler is configured before start, so the port, the tenant and its key must exist by then.
+  const tenant = 'pyro';
+  const metaDir = mkdtempSync(join(tmpdir(), 'floe-profiling-meta-'));
+
+  beforeAll(async () => {
+    const [httpPort] = await freePorts(1);
+    const db = await openDb({ kind: 'pglite', dataDir: metaDir });
+    await migrate(db);
+    await createTenant(db, { id: tenant });
+    key = (await createApiKey(db, { tenantId: tenant, name: 'profiling', scopes: ['ingest', 'query'], createdBy: 'admin' })).secret;
+    // _system and _monitoring exist from the start, so a self-profiler started by mistake would
+    // have its profiles stored rather than refused, and the check below could not pass by accident.
+    await ensureTenant(db, { id: SYSTEM_TENANT_ID });
+    await createDataset(db, { tenantId: SYSTEM_TENANT_ID, id: MONITORING_DATASET_ID });
+    await db.close();
+    floe = await startFloe({
+      mode: 'embedded',
+      config: {
+        meta: { data_dir: metaDir },
+        acceptor: { http_port: httpPort },
+        self_monitoring: { profiles_enabled: true, profile_sample_rate_hz: 1000, profile_interval: '1s' },
+        profiling: {
+          enabled: true,
+          endpoint: `http://127.0.0.1:${httpPort}/`,
+          headers: { Authorization: `Bearer ${key}`, 'X-Tenant-ID': tenant },
+          sample_rate_hz: 1000,
+          interval: '1s',
+        },
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+    rmSync(metaDir, { recursive: true, force: true });
+  });
+
+  const sql = async (text: string, metadata: Record<string, string>) => {
+    const table = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(text), metadata, deadlineMs: 20_000 });
+    return table.toArray().map((r) => plain(r) as Record<string, unknown>);
+  };
+  const systemProfiles = async () =>
+    Number(
+      (await sql('SELECT count(*) AS n FROM _system._monitoring.profiles', { authorization: `Bearer ${floe.adminApiKey}`, 'x-tenant-id': SYSTEM_TENANT_ID, 'x-dataset-id': MONITORING_DATASET_ID }))[0]!.n,
+    );
+
+  it('sends CPU profiles to profiling.endpoint with profiling.headers, and none to _system', async () => {
+    const rows = await waitFor(
+      `CPU profiles in tenant ${tenant}`,
+      async () => {
+        if ((await systemProfiles()) > 0) throw new WaitAborted('a CPU profile reached _system._monitoring.profiles');
+        const found = await sql(`SELECT service_name, sample_type, sample_unit, period, resource_attr_str FROM profiles WHERE sample_type = 'cpu'`, {
+          authorization: `Bearer ${key}`,
+          'x-tenant-id': tenant,
+        });
+        // Two windows: by then a self-profiler on the same 1s interval would have exported too.
+        return found.length >= 2 ? found : undefined;
+      },
+      60_000,
+      500,
+    );
+    expect(rows[0]).toMatchObject({ service_name: 'floe', sample_type: 'cpu', sample_unit: 'nanoseconds', period: 1_000_000n });
+    expect(rows[0]!.resource_attr_str).toMatchObject({ 'service.name': 'floe' });
+    expect(Object.keys(rows[0]!.resource_attr_str as object)).toEqual(expect.arrayContaining(['service.version', 'service.instance.id']));
+    expect(await systemProfiles()).toBe(0);
+    // The warning naming both keys goes to the process log, which the testkit does not expose.
   });
 });
 
