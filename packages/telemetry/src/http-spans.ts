@@ -29,3 +29,13 @@ export function traceparentOf(span: Span): string {
   const ctx = span.spanContext();
   return `00-${ctx.traceId}-${ctx.spanId}-${ctx.traceFlags.toString(16).padStart(2, '0')}`;
 }
+
+/**
+ * The Server-Timing value of a traced response (spec 2, Events): the span's traceparent, then a
+ * `dur` per stage in milliseconds, `total` first.
+ */
+export function serverTiming(traceparent: string, totalMs: number, stages: Iterable<readonly [string, number]> = []): string {
+  const timing = [`traceparent;desc="${traceparent}"`, `total;dur=${totalMs.toFixed(1)}`];
+  for (const [stage, ms] of stages) timing.push(`${stage};dur=${ms.toFixed(1)}`);
+  return timing.join(', ');
+}

@@ -16,7 +16,7 @@ export type { SelfMonitoring, SelfMonitoringOptions, SelfTelemetry } from './sel
 export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 export { parentFromTraceparent } from './traceparent.ts';
 export { traceGrpcService } from './grpc-spans.ts';
-export { endHttpServerSpan, startHttpServerSpan, traceparentOf } from './http-spans.ts';
+export { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf } from './http-spans.ts';
 export type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 export { cpuProfileToOtlp } from './cpu-profile.ts';
 export type { CpuProfileMeta, ProfilesRequestInit, V8CpuProfile } from './cpu-profile.ts';

@@ -86,6 +86,23 @@ describe('self-monitoring (embedded)', () => {
     expect((fresh.headers.get('traceresponse') ?? '').split('-')[1]).not.toBe('4bf92f3577b34da6a3ce929d0e0e4736');
   });
 
+  it('answers an OTLP/HTTP export with Server-Timing and traceresponse too, but not a _system one', async () => {
+    const empty = new Uint8Array(0); // an empty export request: valid, stores nothing
+    const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, {
+      method: 'POST',
+      body: empty,
+      headers: { ...asTenant(), 'content-type': 'application/x-protobuf', traceparent: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01' },
+    });
+    expect(res.status).toBe(200);
+    const traceresponse = res.headers.get('traceresponse')!;
+    expect(traceresponse).toMatch(/^00-4bf92f3577b34da6a3ce929d0e0e4736-[0-9a-f]{16}-01$/);
+    expect(res.headers.get('server-timing')).toMatch(new RegExp(`^traceparent;desc="${traceresponse}", total;dur=[0-9.]+$`));
+    const system = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: empty, headers: { ...asSystem(), 'content-type': 'application/x-protobuf' } });
+    expect(system.status).toBe(200);
+    expect(system.headers.get('server-timing')).toBeNull();
+    expect(system.headers.get('traceresponse')).toBeNull();
+  });
+
   it('answers a _system request without either header', async () => {
     const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asSystem() });
     expect(res.status).toBe(200);
@@ -276,5 +293,9 @@ describe('self-monitoring off (embedded)', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('server-timing')).toBeNull();
     expect(res.headers.get('traceresponse')).toBeNull();
+    const exported = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: new Uint8Array(0), headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-protobuf' } });
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('server-timing')).toBeNull();
+    expect(exported.headers.get('traceresponse')).toBeNull();
   });
 });

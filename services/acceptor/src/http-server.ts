@@ -2,7 +2,7 @@ import Fastify, { type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { endHttpServerSpan, quietChild, startHttpServerSpan, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { endHttpServerSpan, quietChild, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
 import { formatOf, inflate } from './decode.ts';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
@@ -54,17 +54,26 @@ export function buildHttpServer(opts: HttpServerOptions) {
 
   // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
   // requests carry Floe's own telemetry (a span each would be exported as one more request).
+  // The response carries Server-Timing (traceparent, total) and traceresponse, as the router's do.
   const telemetry = opts.telemetry;
   if (telemetry?.enabled) {
-    const spans = new WeakMap<FastifyRequest, Span>();
+    const spans = new WeakMap<FastifyRequest, { span: Span; start: number }>();
     app.addHook('onRequest', async (req) => {
       if (header(req, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || req.url === '/ready') return;
-      spans.set(req, startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent }));
+      const span = startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent });
+      spans.set(req, { span, start: performance.now() });
+    });
+    app.addHook('onSend', async (req, reply, payload) => {
+      const t = spans.get(req);
+      if (!t || req.tenant?.tenant === SYSTEM_TENANT_ID) return payload;
+      const traceparent = traceparentOf(t.span);
+      void reply.header('server-timing', serverTiming(traceparent, performance.now() - t.start)).header('traceresponse', traceparent);
+      return payload;
     });
     app.addHook('onResponse', async (req, reply) => {
-      const span = spans.get(req);
+      const t = spans.get(req);
       // A tenant named by Basic auth is known only now: a _system span is dropped unended (never exported).
-      if (span && req.tenant?.tenant !== SYSTEM_TENANT_ID) endHttpServerSpan(span, reply.statusCode, req.tenant?.tenant);
+      if (t && req.tenant?.tenant !== SYSTEM_TENANT_ID) endHttpServerSpan(t.span, reply.statusCode, req.tenant?.tenant);
     });
   }
 

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { endHttpServerSpan, startHttpServerSpan, traceparentOf, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf, type SelfTelemetry, type Span } from '@floe/telemetry';
 import type { QuerierClient } from './querier-client.ts';
 
 /**
@@ -91,9 +91,7 @@ export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry,
       return payload;
     }
     const traceparent = traceparentOf(t.span);
-    const timing = [`traceparent;desc="${traceparent}"`, `total;dur=${(performance.now() - t.start).toFixed(1)}`];
-    for (const [stage, ms] of t.stages) timing.push(`${stage};dur=${ms.toFixed(1)}`);
-    void reply.header('server-timing', timing.join(', ')).header('traceresponse', traceparent);
+    void reply.header('server-timing', serverTiming(traceparent, performance.now() - t.start, t.stages)).header('traceresponse', traceparent);
     return payload;
   });
 
