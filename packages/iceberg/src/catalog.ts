@@ -600,6 +600,28 @@ export class SqlCatalog {
     return result.handle;
   }
 
+  /**
+   * Makes `order` the table's default sort order: an existing order with the same fields is
+   * reused, else it is added with the next order id (0 stays the unsorted order). No commit when
+   * it already is the default.
+   */
+  async setDefaultSortOrder(handle: TableHandle, order: Pick<SortOrder, 'fields'>): Promise<TableHandle> {
+    const shape = (o: Pick<SortOrder, 'fields'>): string => JSON.stringify(o.fields);
+    const result = await this.#commit(handle, async (base) => {
+      const m = base.metadata;
+      const now = Math.max(this.#now(), m['last-updated-ms']);
+      const same = m['sort-orders'].find((o) => shape(o) === shape(order));
+      if (same) {
+        if (same['order-id'] === m['default-sort-order-id']) return undefined;
+        return { metadata: { ...m, 'default-sort-order-id': same['order-id'], 'last-updated-ms': now }, value: undefined };
+      }
+      const id = order.fields.length === 0 ? 0 : Math.max(0, ...m['sort-orders'].map((o) => o['order-id'])) + 1;
+      const added: SortOrder = { 'order-id': id, fields: order.fields };
+      return { metadata: { ...m, 'sort-orders': [...m['sort-orders'], added], 'default-sort-order-id': id, 'last-updated-ms': now }, value: undefined };
+    });
+    return result.handle;
+  }
+
   /** Sets (string) or removes (null) table properties. */
   async setProperties(handle: TableHandle, updates: Record<string, string | null>): Promise<TableHandle> {
     const result = await this.#commit(handle, async (base) => {

@@ -62,10 +62,14 @@ export {
 } from './bounds.ts';
 export { applyTransform, findField, partitionFor, partitionPath, transformResultType } from './transforms.ts';
 export {
+  DELETE_AFTER_COMMIT,
+  PREVIOUS_VERSIONS_MAX,
   ancestorsOf,
   currentSchema,
   currentSnapshot,
   defaultSpec,
+  deletesDroppedMetadata,
+  metadataVersion,
   newTableMetadata,
   parseTableMetadata,
   serializeTableMetadata,
@@ -82,7 +86,19 @@ export {
 } from './manifest-avro.ts';
 export { readAvroFile, writeAvroFile } from './avro.ts';
 export { dataFileSidecars, deleteDataFiles, publishDataFile } from './floe-data-file.ts';
-export { FLOE_CATALOG_NAME, FLOE_WAREHOUSE_PREFIX, FloeCatalog, createFloeTable, ensureFloeTable, floeNamespace, openFloeCatalog } from './floe-catalog.ts';
+export {
+  FLOE_CATALOG_NAME,
+  FLOE_METADATA_PRUNING,
+  FLOE_WAREHOUSE_PREFIX,
+  FloeCatalog,
+  ID_FILTER_COLUMN_PROPERTY,
+  TARGET_FILE_SIZE_PROPERTY,
+  createFloeTable,
+  ensureFloeTable,
+  floeNamespace,
+  floeTableProperties,
+  openFloeCatalog,
+} from './floe-catalog.ts';
 export type { FloeCatalogOptions } from './floe-catalog.ts';
 export { floeTableDef } from './materialized-labels.ts';
 export {

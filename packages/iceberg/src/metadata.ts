@@ -14,6 +14,14 @@ const LONG_ID_KEYS = new Set(['snapshot-id', 'parent-snapshot-id', 'current-snap
 /** Property that bounds the metadata-log (same name and default as Java). */
 export const PREVIOUS_VERSIONS_MAX = 'write.metadata.previous-versions-max';
 const DEFAULT_PREVIOUS_VERSIONS_MAX = 100;
+/**
+ * Property asking that metadata files the log drops be deleted (same name as Java, default false).
+ * Commits here never delete: the compactor's pass honours it (services/compactor/src/expire.ts).
+ */
+export const DELETE_AFTER_COMMIT = 'write.metadata.delete-after-commit.enabled';
+
+/** Whether the table asks for dropped metadata files to be deleted (Java reads the flag case-insensitively). */
+export const deletesDroppedMetadata = (m: TableMetadata): boolean => m.properties[DELETE_AFTER_COMMIT]?.toLowerCase() === 'true';
 
 /** Parses a metadata JSON file (format version 2). */
 export function parseTableMetadata(text: string): TableMetadata {

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { icebergSchema, partitionSpec, TABLES, tracesTable, type TableName } from '@floe/schema';
+import { icebergSchema, logsTable, partitionSpec, sortOrderJson, TABLES, tracesTable, type TableName } from '@floe/schema';
 import type { SqlCatalog } from './catalog.ts';
-import { floeNamespace, openFloeCatalog } from './floe-catalog.ts';
+import { ensureFloeTable, floeNamespace, openFloeCatalog } from './floe-catalog.ts';
 import { enabledTables, listTenantTables, provisionDataset } from './provision.ts';
 import { FsBlobStore, pgliteClient } from './test-support.ts';
 import type { NestedField, TableHandle } from './types.ts';
@@ -37,6 +37,7 @@ afterAll(async () => {
 });
 
 const fieldsOf = (h: TableHandle): NestedField[] => h.metadata.schemas.find((s) => s['schema-id'] === h.metadata['current-schema-id'])!.fields;
+const defaultSortOrder = (h: TableHandle) => h.metadata['sort-orders'].find((o) => o['order-id'] === h.metadata['default-sort-order-id'])!.fields;
 const outcomes = (r: Awaited<ReturnType<typeof provisionDataset>>) => Object.fromEntries(r.tables.map((t) => [t.table, t.outcome]));
 
 describe('table provisioning', () => {
@@ -49,6 +50,22 @@ describe('table provisioning', () => {
     expect(handle.metadata.properties).toMatchObject({ 'write.parquet.compression-codec': 'zstd', 'floe.schema-version': String(tracesTable.version) });
     // No target-file-size property at creation (the compactor reconciles it).
     expect(Object.keys(handle.metadata.properties ?? {}).some((k) => k.includes('target-file-size'))).toBe(false);
+    // Metadata pruning, and the id filter Floe really writes (a sidecar), not a Parquet bloom filter.
+    expect(handle.metadata.properties).toMatchObject({
+      'write.metadata.delete-after-commit.enabled': 'true',
+      'write.metadata.previous-versions-max': '20',
+      'floe.id-filter.column': 'trace_id',
+    });
+    expect(Object.keys(handle.metadata.properties ?? {}).some((k) => k.startsWith('write.parquet.bloom-filter'))).toBe(false);
+    expect(defaultSortOrder(handle)).toEqual(sortOrderJson(tracesTable).fields);
+    // A table ingest creates first has the very same properties and sort order.
+    const ingested = await ensureFloeTable(catalog, 'acme', 'ingested', 'traces');
+    expect(ingested.metadata.properties).toEqual(handle.metadata.properties);
+    expect(defaultSortOrder(ingested)).toEqual(defaultSortOrder(handle));
+    // A table without an id column declares no id filter.
+    const logs = (await catalog.loadTable('acme.prod', 'logs'))!;
+    expect(logs.metadata.properties['floe.id-filter.column']).toBeUndefined();
+    expect(logs.metadata.properties['write.metadata.previous-versions-max']).toBe('20');
     const again = await provisionDataset(catalog, 'acme', 'prod', ALL, log);
     expect(outcomes(again)).toEqual(Object.fromEntries(ALL.map((t) => [t, 'existing'])));
   });
@@ -65,6 +82,44 @@ describe('table provisioning', () => {
     expect(h.metadata.schemas).toHaveLength(2); // history kept
     expect(h.metadata.properties).toMatchObject({ 'floe.schema-version': String(tracesTable.version) });
     expect(outcomes(await provisionDataset(catalog, 'acme', 'old', ['traces'], log))).toEqual({ traces: 'existing' });
+  });
+
+  it('backfills metadata pruning and the canonical sort order on a table made without them, once', async () => {
+    const ns = floeNamespace('acme', 'bare');
+    // As an older build (or another engine) made them: current columns, no Floe properties, unsorted.
+    await catalog.createTable(ns, 'traces', { schema: icebergSchema(tracesTable) as never, partitionSpec: partitionSpec(tracesTable) as never, properties: {} });
+    // Someone tuned this one's metadata log: that choice stands.
+    await catalog.createTable(ns, 'logs', { schema: icebergSchema(logsTable) as never, partitionSpec: partitionSpec(logsTable) as never, properties: { 'write.metadata.previous-versions-max': '5' } });
+    const bare = (await catalog.loadTable(ns, 'traces'))!;
+    expect(defaultSortOrder(bare)).toEqual([]);
+
+    expect(outcomes(await provisionDataset(catalog, 'acme', 'bare', ['traces', 'logs'], log))).toEqual({ traces: 'evolved', logs: 'evolved' });
+    const traces = (await catalog.loadTable(ns, 'traces'))!;
+    expect(traces.metadata.properties).toMatchObject({
+      'write.metadata.delete-after-commit.enabled': 'true',
+      'write.metadata.previous-versions-max': '20',
+      'write.parquet.compression-codec': 'zstd',
+      'floe.id-filter.column': 'trace_id',
+    });
+    // Order id 1, the one the files Floe writes name.
+    expect(traces.metadata['default-sort-order-id']).toBe(1);
+    expect(defaultSortOrder(traces)).toEqual(sortOrderJson(tracesTable).fields);
+    expect(traces.metadata['sort-orders'].map((o) => o['order-id'])).toEqual([0, 1]);
+    const logs = (await catalog.loadTable(ns, 'logs'))!;
+    expect(logs.metadata.properties).toMatchObject({ 'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '5' });
+    expect(defaultSortOrder(logs)).toEqual(sortOrderJson(logsTable).fields);
+
+    // Converged: the next load commits nothing.
+    expect(outcomes(await provisionDataset(catalog, 'acme', 'bare', ['traces', 'logs'], log))).toEqual({ traces: 'existing', logs: 'existing' });
+    expect((await catalog.loadTable(ns, 'traces'))!.metadataLocation).toBe(traces.metadataLocation);
+  });
+
+  it('keeps a sort order a table already declares', async () => {
+    const ns = floeNamespace('acme', 'sorted');
+    const own = { 'order-id': 1, fields: [{ transform: 'identity', 'source-id': 1, direction: 'desc', 'null-order': 'nulls-last' }] };
+    await catalog.createTable(ns, 'traces', { schema: icebergSchema(tracesTable) as never, partitionSpec: partitionSpec(tracesTable) as never, sortOrder: own as never });
+    await provisionDataset(catalog, 'acme', 'sorted', ['traces'], log);
+    expect(defaultSortOrder((await catalog.loadTable(ns, 'traces'))!)).toEqual(own.fields);
   });
 
   it('recreates a table in the legacy single-map layout and drops legacy metric tables', async () => {

@@ -1,13 +1,14 @@
-import { icebergSchema, isTableName, tableDef, type TableDef, type TableName } from '@floe/schema';
+import { icebergSchema, isTableName, sortOrderJson, tableDef, type TableDef, type TableName } from '@floe/schema';
 import type { SqlCatalog } from './catalog.ts';
-import { createFloeTable, floeNamespace } from './floe-catalog.ts';
-import type { NestedField as Field, TableHandle } from './types.ts';
+import { FLOE_METADATA_PRUNING, createFloeTable, floeNamespace, floeTableProperties } from './floe-catalog.ts';
+import type { NestedField as Field, SortOrder, TableHandle } from './types.ts';
 
 /**
  * Table provisioning (spec 2, "Provisioning rules"): every enabled table of a dataset is loaded or
  * created; a loaded table is brought to the current definition (new columns added as nullable,
- * Floe's table properties backfilled); a table still in the legacy attribute layout (one
- * string→string map) is dropped and recreated; the legacy per-type metric tables are dropped.
+ * Floe's table properties backfilled, the canonical sort order declared where none is); a table
+ * still in the legacy attribute layout (one string→string map) is dropped and recreated; the
+ * legacy per-type metric tables are dropped.
  * Nothing is fatal: each table's failure is reported and the rest go on.
  */
 
@@ -132,16 +133,26 @@ export function isLegacyAttributeLayout(h: TableHandle, def: TableDef): boolean 
   return fields.some(isStringMap) && !fields.some((f) => typedMaps.includes(f.name));
 }
 
-const FLOE_PROPERTIES = (def: TableDef): Record<string, string> => ({
-  'floe.schema-version': String(def.version),
-  'write.format.default': 'parquet',
-  'write.parquet.compression-codec': 'zstd',
-});
+/**
+ * Floe's properties the table lacks or has otherwise. A newer build's schema version is left
+ * alone, and so is a metadata-pruning value someone set: only missing ones are backfilled.
+ */
+function propertyBackfill(props: Readonly<Record<string, string>>, def: TableDef): Record<string, string> {
+  const updates: Record<string, string> = {};
+  for (const [k, v] of Object.entries(floeTableProperties(def))) {
+    if (props[k] === v) continue;
+    if (k === 'floe.schema-version' && Number(props[k]) > def.version) continue;
+    if (k in FLOE_METADATA_PRUNING && props[k] !== undefined) continue;
+    updates[k] = v;
+  }
+  return updates;
+}
 
 /**
  * Brings a loaded table to the current definition: columns the definition has and the table
- * lacks (by field id) are added, nullable, history untouched; Floe's properties are backfilled.
- * Never removes or renames a column. Returns whether anything changed.
+ * lacks (by field id) are added, nullable, history untouched; Floe's properties are backfilled;
+ * a table with no sort order gets the canonical one. Never removes or renames a column, nor
+ * replaces a sort order it finds. Returns whether anything changed.
  */
 export async function evolveFloeTable(catalog: SqlCatalog, handle: TableHandle, def: TableDef): Promise<boolean> {
   let h = handle;
@@ -154,10 +165,16 @@ export async function evolveFloeTable(catalog: SqlCatalog, handle: TableHandle, 
     h = await catalog.updateSchema(h, { type: 'struct', fields: [...fields, ...missing] } as never);
     changed = true;
   }
-  const props = h.metadata.properties ?? {};
-  const updates = Object.fromEntries(Object.entries(FLOE_PROPERTIES(def)).filter(([k, v]) => props[k] !== v && !(k === 'floe.schema-version' && Number(props[k]) > def.version)));
+  const updates = propertyBackfill(h.metadata.properties ?? {}, def);
   if (Object.keys(updates).length > 0) {
-    await catalog.setProperties(h, updates);
+    h = await catalog.setProperties(h, updates);
+    changed = true;
+  }
+  // After the schema step, so every sort column exists. The files Floe writes are sorted this
+  // way and name sort order 1 (publishDataFile), the id this order gets on an unsorted table.
+  const current = h.metadata['sort-orders'].find((o) => o['order-id'] === h.metadata['default-sort-order-id']);
+  if (!current || current.fields.length === 0) {
+    h = await catalog.setDefaultSortOrder(h, sortOrderJson(def) as SortOrder);
     changed = true;
   }
   return changed;

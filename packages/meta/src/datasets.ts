@@ -4,7 +4,8 @@
 
 import type { Db } from './db.ts';
 import { MetaError, mapConstraintError } from './errors.ts';
-import { assertDatasetId, isValidDatasetId, isValidTenantId } from './ids.ts';
+import { DEFAULT_DATASET_ID, assertDatasetId, isValidDatasetId, isValidTenantId } from './ids.ts';
+import type { Tenant } from './tenants.ts';
 
 export interface Dataset {
   tenantId: string;
@@ -55,6 +56,17 @@ export async function listDatasets(db: Db, tenantId: string): Promise<Dataset[]>
     [tenantId],
   );
   return rows.map(toDataset);
+}
+
+/**
+ * `datasets` (the tenant's rows) with the default dataset always among them, first: spec 2 counts
+ * it even when its row was removed by hand, so every consumer (listings, the writer's reconcile
+ * pass) must see it without a row.
+ */
+export function withDefaultDataset(tenant: Pick<Tenant, 'id' | 'createdAt'>, datasets: readonly Dataset[]): Dataset[] {
+  if (datasets.some((d) => d.isDefault)) return [...datasets];
+  const synthetic: Dataset = { tenantId: tenant.id, id: DEFAULT_DATASET_ID, isDefault: true, createdAt: tenant.createdAt };
+  return [synthetic, ...datasets.filter((d) => d.id !== DEFAULT_DATASET_ID)];
 }
 
 export async function getDataset(db: Db, tenantId: string, id: string): Promise<Dataset | undefined> {

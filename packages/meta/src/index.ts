@@ -40,7 +40,7 @@ export {
 export { createTenant, deleteTenant, ensureTenant, getTenant, listTenants, updateTenant } from './tenants.ts';
 export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } from './tenants.ts';
 
-export { createDataset, getDataset, getDefaultDataset, listDatasets } from './datasets.ts';
+export { createDataset, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
 export type { CreateDatasetInput, Dataset } from './datasets.ts';
 
 export {

@@ -44,8 +44,9 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
 
   it('merges each hour into one file with the same rows, expires the old snapshots and sweeps orphans', async () => {
     let handle: TableHandle = await createTracesTable(f.catalog, 'acme', 'default');
-    // A short metadata log, so that old metadata files fall out of it and become sweepable.
-    handle = await f.catalog.setProperties(handle, { 'write.metadata.previous-versions-max': '3' });
+    // A short metadata log, so that old metadata files fall out of it; with deletion of dropped
+    // versions turned off (as a table of another engine may have it), only the sweep takes them.
+    handle = await f.catalog.setProperties(handle, { 'write.metadata.previous-versions-max': '3', 'write.metadata.delete-after-commit.enabled': 'false' });
     const added: string[] = [];
     for (let i = 0; i < 10; i++) {
       const r = await appendSpanFile(f, handle, h1, 20 + i * 3, 100 + i);
@@ -188,6 +189,67 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
     const p3 = await later.pass();
     expect(p3.compaction.groups).toBe(0);
     expect(p3.orphans).toEqual({ data: 0, metadata: 0 });
+  });
+
+  it('sets the table\'s target file size from its own setting, in one commit and only when it differs', async () => {
+    let handle = await createTracesTable(f.catalog, 'acme', 'target');
+    handle = (await appendSpanFile(f, handle, h1, 5, 800)).handle;
+    // Left out at creation (spec 2): compaction owns it.
+    expect(handle.metadata.properties['write.target-file-size-bytes']).toBeUndefined();
+    // Nothing else to do in these passes (files too young, snapshots within retention), so every
+    // commit seen is the property's.
+    const compactor = (target: number) => new Compactor({ ...f, log, targetFileBytes: target, snapshotRetentionMs: HOUR_MS, minFileAgeMs: HOUR_MS });
+    const load = async () => (await f.catalog.loadTable('acme.target', 'traces'))!;
+    const versions = (h: TableHandle) => h.metadata['metadata-log'].length;
+
+    const first = await compactor(TARGET).pass(undefined, { tenant: 'acme', dataset: 'target' });
+    const set = await load();
+    expect(set.metadata.properties['write.target-file-size-bytes']).toBe(String(TARGET));
+    expect(versions(set)).toBe(versions(handle) + 1);
+    expect(first.tablesChanged).toBe(1);
+
+    const again = await compactor(TARGET).pass(undefined, { tenant: 'acme', dataset: 'target' });
+    expect((await load()).metadataLocation).toBe(set.metadataLocation);
+    expect(again.tablesChanged).toBe(0);
+
+    // compactor.target_file_size_mb changed: the next pass says so, once.
+    await compactor(64 * 1024 * 1024).pass(undefined, { tenant: 'acme', dataset: 'target' });
+    const changed = await load();
+    expect(changed.metadata.properties['write.target-file-size-bytes']).toBe(String(64 * 1024 * 1024));
+    expect(versions(changed)).toBe(versions(set) + 1);
+    // The rest of the table is untouched.
+    expect(f.catalog.snapshotSummaries(changed)).toHaveLength(1);
+  });
+
+  it('deletes the metadata versions the log dropped when the table asks for it, young or not', async () => {
+    const jsonFiles = async (loc: string) => (await f.store.list(`${loc}/metadata/`)).map((o) => o.key).filter((k) => k.endsWith('.metadata.json')).sort();
+    const logged = (h: TableHandle) => [h.metadataLocation, ...h.metadata['metadata-log'].map((e) => e['metadata-file'])].map((u) => f.store.keyFromUri(u)).sort();
+    const run = () => new Compactor({ ...f, log, targetFileBytes: TARGET, snapshotRetentionMs: HOUR_MS, minFileAgeMs: HOUR_MS }).pass(undefined, { tenant: 'prune' });
+
+    // Created as ingest creates it: deletion asked for, 20 versions kept.
+    let asks = await createTracesTable(f.catalog, 'prune', 'asks');
+    expect(asks.metadata.properties).toMatchObject({ 'write.metadata.delete-after-commit.enabled': 'true', 'write.metadata.previous-versions-max': '20' });
+    asks = await f.catalog.setProperties(asks, { 'write.metadata.previous-versions-max': '3' });
+    let keeps = await createTracesTable(f.catalog, 'prune', 'keeps');
+    keeps = await f.catalog.setProperties(keeps, { 'write.metadata.previous-versions-max': '3', 'write.metadata.delete-after-commit.enabled': 'false' });
+    for (let i = 0; i < 6; i++) {
+      asks = (await appendSpanFile(f, asks, h1, 3, 900 + i)).handle;
+      keeps = (await appendSpanFile(f, keeps, h1, 3, 950 + i)).handle;
+    }
+    const asksLoc = f.store.keyFromUri(asks.metadata.location);
+    const keepsLoc = f.store.keyFromUri(keeps.metadata.location);
+    expect((await jsonFiles(asksLoc)).length).toBeGreaterThan(logged(asks).length);
+
+    const s = await run();
+    // Everything is seconds old, so the orphan sweep takes none of it.
+    expect(s.orphans.metadata).toBe(0);
+    const asksNow = (await f.catalog.loadTable('prune.asks', 'traces'))!;
+    expect(await jsonFiles(asksLoc)).toEqual(logged(asksNow));
+    expect(s.expiry.metadataFiles).toBeGreaterThanOrEqual(5);
+    const keepsNow = (await f.catalog.loadTable('prune.keeps', 'traces'))!;
+    expect((await jsonFiles(keepsLoc)).length).toBeGreaterThan(logged(keepsNow).length);
+    // The table still reads.
+    expect(await f.catalog.planFiles(asksNow)).toHaveLength(6);
   });
 
   it('abandons a group whose input is no longer live and deletes its upload', async () => {

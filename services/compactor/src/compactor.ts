@@ -1,9 +1,9 @@
-import { floeNamespace, floeTableDef, type SqlCatalog, type TableIdentifier } from '@floe/iceberg';
+import { floeNamespace, floeTableDef, TARGET_FILE_SIZE_PROPERTY, type SqlCatalog, type TableHandle, type TableIdentifier } from '@floe/iceberg';
 import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats } from './compact.ts';
-import { emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
+import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
 import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
 
 export interface CompactorOptions {
@@ -25,7 +25,7 @@ export interface CompactorOptions {
 export interface PassStats {
   /** Floe tables visited. */
   tables: number;
-  /** Tables where something was compacted, expired or swept. */
+  /** Tables where something was compacted, expired or swept, or whose target file size was set. */
   tablesChanged: number;
   failedTables: number;
   compaction: CompactTableStats;
@@ -58,7 +58,18 @@ function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
 }
 
 export const hasWork = (s: PassStats): boolean =>
-  s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
+  s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.expiry.metadataFiles + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
+
+/**
+ * Sets the table's `write.target-file-size-bytes` to what this compactor aims for (spec 2: the
+ * property is left out at creation and compaction reconciles it), so other engines writing the
+ * table size their files alike. One commit, and only when the value differs.
+ */
+export async function reconcileTargetFileSize(catalog: SqlCatalog, handle: TableHandle, targetFileBytes: number): Promise<{ handle: TableHandle; changed: boolean }> {
+  const want = String(targetFileBytes);
+  if (handle.metadata.properties[TARGET_FILE_SIZE_PROPERTY] === want) return { handle, changed: false };
+  return { handle: await catalog.setProperties(handle, { [TARGET_FILE_SIZE_PROPERTY]: want }), changed: true };
+}
 
 /**
  * One compactor's state across passes. A pass visits every Floe table in the catalog, one after
@@ -146,10 +157,13 @@ export class Compactor {
     let handle = await catalog.loadTable(id.namespace, id.name);
     if (!handle) return false; // dropped since the listing
 
+    const target = await reconcileTargetFileSize(catalog, handle, this.#o.targetFileBytes);
+    handle = target.handle;
+
     const compacted = await compactTable(this.#o, handle, { targetFileBytes: this.#o.targetFileBytes, minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS, nowMs: now() }, signal);
     handle = compacted.handle;
     addInto(stats.compaction, compacted.stats);
-    if (signal?.aborted) return compacted.stats.groups > 0;
+    if (signal?.aborted) return target.changed || compacted.stats.groups > 0;
 
     const expired = await expireTable(this.#o, handle, horizon);
     addInto(stats.expiry, expired.stats);
@@ -160,15 +174,22 @@ export class Compactor {
     const listing = await listTableObjects(store, locationKey);
     const fresh = await catalog.loadTable(id.namespace, id.name);
     if (!fresh) return true;
+    // The versions this pass's own commits pushed out of the metadata log are among them.
+    const dropped = droppedMetadataFiles(store, fresh, listing.metadata);
+    if (dropped.length > 0) {
+      await store.deleteMany(dropped);
+      stats.expiry.metadataFiles += dropped.length;
+    }
+    const gone = new Set(dropped);
     const refs = await tableReferences(store, fresh.metadataLocation, fresh.metadata, this.#refs);
-    const orphans = findOrphans(listing, refs, now(), this.#o.orphanMinAgeMs ?? ORPHAN_MIN_AGE_MS);
+    const orphans = findOrphans({ ...listing, metadata: listing.metadata.filter((o) => !gone.has(o.key)) }, refs, now(), this.#o.orphanMinAgeMs ?? ORPHAN_MIN_AGE_MS);
     if (orphans.data.length + orphans.metadata.length > 0) {
       await store.deleteMany([...orphans.data, ...orphans.metadata]);
       stats.orphans.data += orphans.data.length;
       stats.orphans.metadata += orphans.metadata.length;
       this.#o.log.debug({ table: `${id.namespace}.${id.name}`, data: orphans.data.length, metadata: orphans.metadata.length }, 'orphans removed');
     }
-    return compacted.stats.groups + expired.stats.snapshots + orphans.data.length + orphans.metadata.length > 0;
+    return target.changed || compacted.stats.groups + expired.stats.snapshots + dropped.length + orphans.data.length + orphans.metadata.length > 0;
   }
 }
 

@@ -1,5 +1,5 @@
-import { deleteDataFiles, type SqlCatalog, type TableHandle } from '@floe/iceberg';
-import { DEFAULT_WAL_PREFIX, listSegments, parseSegmentKey, type ObjectStore } from '@floe/storage';
+import { deleteDataFiles, deletesDroppedMetadata, metadataVersion, type SqlCatalog, type TableHandle } from '@floe/iceberg';
+import { DEFAULT_WAL_PREFIX, listSegments, parseSegmentKey, type ObjectInfo, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
 /**
@@ -29,9 +29,35 @@ export interface ExpireStats {
   dataFiles: number;
   manifests: number;
   manifestLists: number;
+  /** Metadata files the metadata log had dropped (droppedMetadataFiles). */
+  metadataFiles: number;
 }
 
-export const emptyExpireStats = (): ExpireStats => ({ snapshots: 0, dataFiles: 0, manifests: 0, manifestLists: 0 });
+export const emptyExpireStats = (): ExpireStats => ({ snapshots: 0, dataFiles: 0, manifests: 0, manifestLists: 0, metadataFiles: 0 });
+
+/**
+ * Metadata files of the listing that the table's metadata log has dropped, when the table asks
+ * for them to be deleted (write.metadata.delete-after-commit.enabled, bounded by
+ * write.metadata.previous-versions-max). Java engines delete them at each commit; Floe's commits
+ * leave them, so this pass does it. Versions only grow along the log, so anything numbered below
+ * its oldest entry was dropped, or is a commit attempt that lost its swap. Unlike an orphan these
+ * need no minimum age: no commit in flight can still make one current.
+ */
+export function droppedMetadataFiles(store: ObjectStore, handle: TableHandle, objects: readonly ObjectInfo[]): string[] {
+  if (!deletesDroppedMetadata(handle.metadata)) return [];
+  const logged = [handle.metadataLocation, ...handle.metadata['metadata-log'].map((e) => e['metadata-file'])];
+  const versions = logged.map(metadataVersion).filter((v) => v >= 0);
+  if (versions.length === 0) return [];
+  const oldest = Math.min(...versions);
+  const kept = new Set(logged.map((u) => store.keyFromUri(u)));
+  // metadataVersion is -1 for anything but a numbered metadata file, so nothing else is taken.
+  return objects
+    .filter((o) => {
+      const v = metadataVersion(o.key);
+      return v >= 0 && v < oldest && !kept.has(o.key);
+    })
+    .map((o) => o.key);
+}
 
 export interface ExpireDeps {
   catalog: SqlCatalog;
@@ -53,6 +79,7 @@ export async function expireTable(deps: ExpireDeps, handle: TableHandle, olderTh
     dataFiles: res.dataFiles.length,
     manifests: res.manifests.length,
     manifestLists: res.manifestLists.length,
+    metadataFiles: 0,
   };
   if (stats.snapshots === 0) return { handle: res.handle, stats };
   try {

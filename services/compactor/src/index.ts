@@ -5,15 +5,17 @@
  * group swapped in by one `replace` commit with the same rows; (2) expires snapshots older than
  * `compactor.snapshot_retention` and deletes the files only they referenced; (3) deletes objects
  * under the table's location that no retained snapshot references and that are old enough that
- * no commit can still be on its way to reference them.
+ * no commit can still be on its way to reference them. It also sets each table's
+ * `write.target-file-size-bytes` to its target, and deletes the metadata versions the metadata
+ * log dropped where the table asks for that (`write.metadata.delete-after-commit.enabled`).
  */
 export { start } from './start.ts';
 export type { CompactorDeps, CompactorStatus } from './start.ts';
-export { Compactor, hasWork } from './compactor.ts';
+export { Compactor, hasWork, reconcileTargetFileSize } from './compactor.ts';
 export type { CompactorOptions, PassStats } from './compactor.ts';
 export { compactTable, planCompaction, COMPACTION_SUMMARY_KEY, MIN_FILE_AGE_MS } from './compact.ts';
 export type { CompactDeps, CompactionGroup, CompactTableResult, CompactTableStats, PlanCompactionOptions } from './compact.ts';
-export { expireTable, expiryHorizon, WAL_CLOCK_SKEW_MS } from './expire.ts';
+export { droppedMetadataFiles, expireTable, expiryHorizon, WAL_CLOCK_SKEW_MS } from './expire.ts';
 export type { ExpireDeps, ExpireStats } from './expire.ts';
 export { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
 export type { OrphanListing, References } from './orphans.ts';

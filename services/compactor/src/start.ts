@@ -193,7 +193,7 @@ function passSummary(s: PassStats) {
     failedGroups: s.compaction.failures,
     snapshotsExpired: s.expiry.snapshots,
     expiredDataFiles: s.expiry.dataFiles,
-    expiredMetadataFiles: s.expiry.manifests + s.expiry.manifestLists,
+    expiredMetadataFiles: s.expiry.manifests + s.expiry.manifestLists + s.expiry.metadataFiles,
     orphanDataFiles: s.orphans.data,
     orphanMetadataFiles: s.orphans.metadata,
     durationMs: s.durationMs,

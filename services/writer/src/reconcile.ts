@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import { enabledTables, provisionDataset, type SqlCatalog } from '@floe/iceberg';
-import { listDatasets, listTenants, type Db } from '@floe/meta';
+import { listDatasets, listTenants, withDefaultDataset, type Db } from '@floe/meta';
 import type { Logger } from '@floe/telemetry';
 import { datasetAttributes, type WriterMetrics } from './writer-metrics.ts';
 
@@ -40,7 +40,7 @@ export class TableReconciler {
     const stats: ReconcileStats = { datasets_checked: 0, datasets_skipped: 0, tables_created: 0, tables_failed: 0 };
     for (const tenant of await listTenants(db)) {
       const tables = enabledTables(defaults, tenant.settings);
-      for (const ds of await listDatasets(db, tenant.id)) {
+      for (const ds of withDefaultDataset(tenant, await listDatasets(db, tenant.id))) {
         // The table set is part of the key: enabling a signal later makes the dataset unconverged.
         const key = `${tenant.id}\u0000${ds.id}\u0000${tables.join(',')}`;
         if (this.#converged.has(key)) {

@@ -9,6 +9,7 @@ import {
   listAttributeQueryDemand,
   listAttributeTypeMismatches,
   listDatasets,
+  withDefaultDataset,
   type Dataset,
   type Tenant,
 } from '@floe/meta';
@@ -27,14 +28,6 @@ export async function mustGetTenant(opts: ManagementOptions, id: string): Promis
   const tenant = await getTenant(opts.db, id);
   if (!tenant) throw notFound(`tenant ${id} not found`);
   return tenant;
-}
-
-// Spec 2 (Resources: Tenant): the default dataset is always counted among the tenant's datasets,
-// even if its row was removed by hand.
-export function withDefault(tenant: Tenant, datasets: Dataset[]): Dataset[] {
-  if (datasets.some((d) => d.isDefault)) return datasets;
-  const synthetic: Dataset = { tenantId: tenant.id, id: DEFAULT_DATASET_ID, isDefault: true, createdAt: tenant.createdAt };
-  return [synthetic, ...datasets.filter((d) => d.id !== DEFAULT_DATASET_ID)];
 }
 
 /** Datasets of a tenant. Creation answers 201 whether or not table provisioning succeeded. */
@@ -75,7 +68,7 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
     async (req) => {
       authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
       const tenant = await mustGetTenant(opts, req.params.tenant_id);
-      return { datasets: withDefault(tenant, await listDatasets(opts.db, tenant.id)).map(datasetWire) };
+      return { datasets: withDefaultDataset(tenant, await listDatasets(opts.db, tenant.id)).map(datasetWire) };
     },
   );
 
@@ -158,7 +151,7 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
 
 export async function mustGetDataset(opts: ManagementOptions, tenantId: string, datasetId: string): Promise<Dataset> {
   const tenant = await mustGetTenant(opts, tenantId);
-  const found = (await getDataset(opts.db, tenant.id, datasetId)) ?? withDefault(tenant, []).find((d) => d.id === datasetId);
+  const found = (await getDataset(opts.db, tenant.id, datasetId)) ?? withDefaultDataset(tenant, []).find((d) => d.id === datasetId);
   if (!found) throw notFound(`dataset ${datasetId} not found in tenant ${tenant.id}`);
   return found;
 }

@@ -2,9 +2,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import { authorizeTables } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import { provisioningFailed } from '@floe/iceberg';
-import { getTenant, listDatasets, type Tenant } from '@floe/meta';
+import { getTenant, listDatasets, withDefaultDataset, type Tenant } from '@floe/meta';
 import { TABLES } from '@floe/schema';
-import { mustGetTenant, withDefault } from './datasets.ts';
+import { mustGetTenant } from './datasets.ts';
 import type { ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, tenantParams } from './schemas.ts';
@@ -63,7 +63,7 @@ const provisionedSchema = {
  * provision every enabled table of every dataset now. Any valid key of the tenant may call both.
  */
 export const tableRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
-  const datasetsOf = async (tenant: Tenant) => withDefault(tenant, await listDatasets(opts.db, tenant.id)).map((d) => d.id);
+  const datasetsOf = async (tenant: Tenant) => withDefaultDataset(tenant, await listDatasets(opts.db, tenant.id)).map((d) => d.id);
   const tables = () => {
     if (!opts.tables) throw new FloeError('unavailable', 'table provisioning is not available on this router');
     return opts.tables;
