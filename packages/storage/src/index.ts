@@ -48,6 +48,7 @@ export { WalAppender } from './wal-appender.ts';
 export type { WalAppenderOptions, WalAppendResult } from './wal-appender.ts';
 export {
   DEFAULT_WAL_PREFIX,
+  WAL_CLOCK_SKEW_MS,
   deleteSegments,
   formatSegmentKey,
   listSegments,

@@ -11,6 +11,13 @@ import { decodeSegment, segmentPrefixLength } from './wal-format.ts';
 import type { WalRecord } from './wal-format.ts';
 
 export const DEFAULT_WAL_PREFIX = 'wal/';
+
+/**
+ * Allowance for clocks: WAL segment names carry the acceptor's clock, snapshot timestamps the
+ * writer's. Without a margin a skewed pair of machines could make a snapshot look older than the
+ * segment it consumed.
+ */
+export const WAL_CLOCK_SKEW_MS = 5 * 60_000;
 const TIMESTAMP_DIGITS = 15;
 const SEQ_DIGITS = 10;
 const INSTANCE_ID = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,199}$/;

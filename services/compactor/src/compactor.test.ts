@@ -292,6 +292,21 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
     expect(f.catalog.snapshotSummaries((await f.catalog.loadTable('acme.wal', 'traces'))!)).toHaveLength(1);
   });
 
+  it('a WAL segment older than writer.wal_marker_retention no longer holds expiry back', async () => {
+    let handle = await createTracesTable(f.catalog, 'acme', 'stuck');
+    for (let i = 0; i < 2; i++) handle = (await appendSpanFile(f, handle, h1, 5, 600 + i)).handle;
+    // Stuck for a minute, with markers kept 30 s: the writer would set it aside, not commit it.
+    const segment = `wal/${String(Date.now() - 60_000).padStart(15, '0')}-acc-1-${'2'.padStart(10, '0')}.wal`;
+    await f.store.put(segment, new Uint8Array([0]));
+    try {
+      const c = new Compactor({ ...f, log, targetFileBytes: TARGET, snapshotRetentionMs: 0, markerRetentionMs: 30_000, minFileAgeMs: HOUR_MS });
+      await c.pass();
+      expect(f.catalog.snapshotSummaries((await f.catalog.loadTable('acme.stuck', 'traces'))!)).toHaveLength(1);
+    } finally {
+      await f.store.delete(segment);
+    }
+  });
+
   it('compacts every table and survives a table whose files are damaged', async () => {
     let a = await createTracesTable(f.catalog, 'beta', 'default');
     let b = await createTracesTable(f.catalog, 'gamma', 'default');

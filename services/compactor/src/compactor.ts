@@ -16,6 +16,8 @@ export interface CompactorOptions {
   targetFileBytes: number;
   /** Snapshots older than this are expired; the current one always stays (compactor.snapshot_retention). */
   snapshotRetentionMs: number;
+  /** WAL segments older than this no longer hold back expiry (writer.wal_marker_retention; default: forever). */
+  markerRetentionMs?: number;
   minFileAgeMs?: number;
   orphanMinAgeMs?: number;
   walPrefix?: string;
@@ -102,7 +104,7 @@ export class Compactor {
       orphans: { data: 0, metadata: 0 },
       durationMs: 0,
     };
-    const horizon = await expiryHorizon(store, started, this.#o.snapshotRetentionMs, this.#o.walPrefix);
+    const horizon = await expiryHorizon(store, started, this.#o.snapshotRetentionMs, this.#o.walPrefix, this.#o.markerRetentionMs);
     for (const id of await catalog.listTables()) {
       if (signal?.aborted) break;
       // Tables of other engines sharing the catalog have no Floe definition to rewrite them with.

@@ -1,13 +1,8 @@
 import { deleteDataFiles, deletesDroppedMetadata, metadataVersion, type SqlCatalog, type TableHandle } from '@floe/iceberg';
-import { DEFAULT_WAL_PREFIX, listSegments, parseSegmentKey, type ObjectInfo, type ObjectStore } from '@floe/storage';
+import { DEFAULT_WAL_PREFIX, listSegments, parseSegmentKey, WAL_CLOCK_SKEW_MS, type ObjectInfo, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
-/**
- * Allowance for clocks: WAL segment names carry the acceptor's clock, snapshot timestamps the
- * writer's. Without a margin a skewed pair of machines could make a snapshot look older than the
- * segment it consumed.
- */
-export const WAL_CLOCK_SKEW_MS = 5 * 60_000;
+export { WAL_CLOCK_SKEW_MS };
 
 /**
  * The time before which snapshots may be expired. The writer's exactly-once rule reads the WAL
@@ -15,12 +10,29 @@ export const WAL_CLOCK_SKEW_MS = 5 * 60_000;
  * already committed when it replays after a crash between commit and segment delete. A snapshot
  * that consumed a segment still in the WAL was committed after that segment was created, so
  * snapshots older than the oldest segment present (less the clock allowance) can go; newer ones
- * must stay until the writer has deleted what they consumed, however old they are.
+ * must stay until the writer has deleted what they consumed, however old they are, up to
+ * writer.wal_marker_retention (`markerRetentionMs`): the writer commits no segment older than
+ * that (it sets such a segment aside) and reads no marker older than it, so a segment stuck in the
+ * WAL holds back expiry of every table only that long.
  */
-export async function expiryHorizon(store: ObjectStore, nowMs: number, retentionMs: number, walPrefix: string = DEFAULT_WAL_PREFIX): Promise<number> {
+export async function expiryHorizon(
+  store: ObjectStore,
+  nowMs: number,
+  retentionMs: number,
+  walPrefix: string = DEFAULT_WAL_PREFIX,
+  markerRetentionMs: number = Infinity,
+): Promise<number> {
   const horizon = nowMs - retentionMs;
-  const oldest = (await listSegments(store, walPrefix))[0];
-  const created = oldest ? parseSegmentKey(oldest.key, walPrefix)?.timestampMs : undefined;
+  const floor = nowMs - markerRetentionMs;
+  // Segments are listed oldest first (their names begin with the creation time).
+  let created: number | undefined;
+  for (const s of await listSegments(store, walPrefix)) {
+    const t = parseSegmentKey(s.key, walPrefix)?.timestampMs;
+    if (t !== undefined && t >= floor) {
+      created = t;
+      break;
+    }
+  }
   return created === undefined ? horizon : Math.min(horizon, created - WAL_CLOCK_SKEW_MS);
 }
 

@@ -42,6 +42,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     log,
     targetFileBytes: c.target_file_size_mb * 1024 * 1024,
     snapshotRetentionMs: c.snapshot_retention,
+    markerRetentionMs: config.writer.wal_marker_retention,
     minFileAgeMs: c.min_file_age,
   });
 

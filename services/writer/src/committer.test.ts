@@ -5,7 +5,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlCatalog } from '@floe/iceberg';
 import { migrate, openDb, type Db } from '@floe/meta';
-import { ColumnBatchBuilder, ParquetWriter, WalAppender, createObjectStore, listSegments, newRecordId, type ObjectStore } from '@floe/storage';
+import { ColumnBatchBuilder, ParquetWriter, WalAppender, createObjectStore, formatSegmentKey, listSegments, newRecordId, type ObjectStore } from '@floe/storage';
 import { tracesTable } from '@floe/schema';
 import { silentLogger } from '@floe/telemetry';
 import { Committer } from './committer.ts';
@@ -124,14 +124,40 @@ describe('Committer', () => {
     await wal.close();
   });
 
+  it('a segment older than writer.wal_marker_retention is set aside, not committed; within it, it is committed', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-old' });
+    await append(wal, 'old', [30], 490_004);
+    await wal.close();
+    // The same valid segment, named as made eight days ago (a writer down that long, or a stuck segment).
+    const [fresh] = await listSegments(store);
+    const bytes = (await store.get(fresh!.key))!;
+    await store.delete(fresh!.key);
+    const eightDaysAgo = formatSegmentKey('wal/', { timestampMs: Date.now() - 8 * 86_400_000, instanceId: 'acc-test-old', seq: 0 });
+    await store.put(eightDaysAgo, bytes);
+    const before = (await store.list('wal-quarantine/')).length;
+
+    const stats = await committer().round(); // the default retention: 7 days
+    expect(stats).toMatchObject({ segments: 0, rows: 0, commits: 0 });
+    expect(await listSegments(store)).toHaveLength(0);
+    expect(await store.list('wal-quarantine/')).toHaveLength(before + 1);
+    expect(await storedIds('old')).toEqual([]);
+
+    // With a longer retention the same segment is an ordinary one.
+    await store.put(eightDaysAgo, bytes);
+    const longer = new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, markerRetentionMs: 30 * 86_400_000 });
+    expect(await longer.round()).toMatchObject({ segments: 1, rows: 1, commits: 1 });
+    expect(await storedIds('old')).toEqual([30]);
+  });
+
   it('a corrupt segment is quarantined and does not block the log', async () => {
     const wal = new WalAppender(store, { instanceId: 'acc-test-3' });
     await append(wal, 'acme', [20], 490_003);
-    await store.put('wal/000000000000001-acc-bad-0000000001.wal', Buffer.from('garbage'));
+    await store.put(formatSegmentKey('wal/', { timestampMs: Date.now(), instanceId: 'acc-bad', seq: 1 }), Buffer.from('garbage'));
+    const before = (await store.list('wal-quarantine/')).length;
     const stats = await committer().round();
     expect(stats.rows).toBe(1);
     expect(await listSegments(store)).toHaveLength(0);
-    expect((await store.list('wal-quarantine/')).length).toBe(1);
+    expect((await store.list('wal-quarantine/')).length).toBe(before + 1);
     await wal.close();
   });
 

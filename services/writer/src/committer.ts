@@ -1,8 +1,8 @@
 import { rm } from 'node:fs/promises';
-import type { DataFileInput, SqlCatalog } from '@floe/iceberg';
+import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, isColumnBatch, listSegments, recoverOpenSegments, readColumnBatch, readSegment, Scratch, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, isColumnBatch, listSegments, parseSegmentKey, recoverOpenSegments, readColumnBatch, readSegment, Scratch, WAL_CLOCK_SKEW_MS, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { LoopSlices } from './loop-slices.ts';
@@ -56,7 +56,14 @@ export interface CommitterOptions {
   pins?: AttributeTypePins;
   /** Self-monitoring instruments (none: not recorded). */
   metrics?: WriterMetrics;
+  /**
+   * writer.wal_marker_retention (default 7 days): markers older than this are not read, and a
+   * segment older than this is set aside instead of committed (#tooOld).
+   */
+  markerRetentionMs?: number;
 }
+
+const DEFAULT_MARKER_RETENTION_MS = 7 * 86_400_000;
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
 /**
@@ -124,8 +131,16 @@ export class Committer {
     const groups = new Map<string, TableGroup>();
     const consumed: string[] = [];
     const slices = new LoopSlices();
+    const oldestCommitted = Date.now() - this.#markerRetentionMs();
     for (const seg of claimed) {
       await slices.pause();
+      if ((parseSegmentKey(seg.key, this.#o.walPrefix)?.timestampMs ?? Infinity) < oldestCommitted) {
+        // Older than the markers read below: were it committed already, nothing here could tell.
+        log.error({ segment: seg.key }, 'WAL segment older than writer.wal_marker_retention moved to quarantine (not committed: it may have been already)');
+        this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
+        await this.#quarantine(seg.key);
+        continue;
+      }
       let records: WalRecord[];
       try {
         records = await readSegment(store, seg.key, this.#alloc);
@@ -133,9 +148,7 @@ export class Committer {
         // A corrupt segment must not block the log: set it aside for an operator and go on.
         log.error({ err, segment: seg.key }, 'unreadable WAL segment moved to quarantine');
         this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
-        const bytes = await store.get(seg.key);
-        if (bytes) await store.put(QUARANTINE_PREFIX + seg.key.split('/').pop()!, bytes);
-        await store.delete(seg.key);
+        await this.#quarantine(seg.key);
         continue;
       }
       consumed.push(seg.key);
@@ -187,14 +200,33 @@ export class Committer {
     return stats;
   }
 
+  #markerRetentionMs(): number {
+    return this.#o.markerRetentionMs ?? DEFAULT_MARKER_RETENTION_MS;
+  }
+
+  /** Sets a segment aside for an operator (out of the WAL, so it blocks nothing). */
+  async #quarantine(key: string): Promise<void> {
+    const { store } = this.#o;
+    const bytes = await store.get(key);
+    if (bytes) await store.put(QUARANTINE_PREFIX + key.split('/').pop()!, bytes);
+    await store.delete(key);
+  }
+
   /** False when the group must be retried next round (its segments stay in the WAL). */
   async #commitGroup(g: TableGroup, stats: RoundStats): Promise<boolean> {
     const { catalog, store, writer, log, pins, metrics } = this.#o;
     const handle = await ensureTable(catalog, g.tenant, g.dataset, g.table);
     // The table's own columns: labels it recorded at creation, not today's configuration.
     const def = floeTableDef(handle);
-    const ledger: Ledger = new Map();
-    for (const s of catalog.snapshotSummaries(handle)) decodeLedger(s.summary[LEDGER_KEY], ledger);
+    // Markers of snapshots from before the oldest segment this writer still commits (less the
+    // clock allowance) cannot name one of its segments: they are retired, not read.
+    const markersSince = Date.now() - this.#markerRetentionMs() - WAL_CLOCK_SKEW_MS;
+    const ledgerOf = (h: TableHandle): Ledger => {
+      const ledger: Ledger = new Map();
+      for (const s of catalog.snapshotSummaries(h)) if (s.timestampMs >= markersSince) decodeLedger(s.summary[LEDGER_KEY], ledger);
+      return ledger;
+    };
+    const ledger = ledgerOf(handle);
 
     const files: DataFileInput[] = [];
     const locationKey = store.keyFromUri(handle.metadata.location);
@@ -222,8 +254,7 @@ export class Committer {
           // Re-checked on every attempt: if another writer committed any of these segments
           // meanwhile, appending would store their rows twice.
           validate: (base) => {
-            const current: Ledger = new Map();
-            for (const s of catalog.snapshotSummaries(base)) decodeLedger(s.summary[LEDGER_KEY], current);
+            const current = ledgerOf(base);
             const taken = fresh.filter((k) => ledgerHas(current, k));
             if (taken.length > 0) throw new SegmentsTakenError(taken.length);
           },

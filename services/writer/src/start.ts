@@ -41,6 +41,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     maxRowsPerFile: config.writer.max_rows_per_file,
     maxSegmentsPerRound: config.writer.max_segments_per_round,
     maxBytesPerRound: config.writer.max_bytes_per_round,
+    markerRetentionMs: config.writer.wal_marker_retention,
     pins: new AttributeTypePins({ db, log }),
     metrics,
   });
