@@ -447,11 +447,12 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       expect((await acme('PUT', `/api/v1/features/${features[1].id}`, { feature: { goals: ['PRJ1-G-7'] } })).status).toBe(400);
     });
 
-    it('lists and updates releases with top-level pagination', async () => {
+    it('lists and updates releases with top-level pagination, also as meta.pagination', async () => {
       const all = await acme('GET', '/api/v1/releases');
       expect(all.body.releases.map((r: Json) => r.reference_num)).toEqual(['PRJ1-R-1', 'PRJ1-R-2']);
       expect(all.body.pagination).toMatchObject({ total_records: 2, total_pages: 1, current_page: 1, per_page: 30 });
-      expect(all.body.meta).toBeUndefined();
+      expect(all.body.meta).toEqual({ pagination: all.body.pagination });
+      expect(all.body.pagination).toEqual({ total_records: 2, total_pages: 1, current_page: 1, per_page: 30, next_page: null, prev_page: null });
       const product = await acme('GET', '/api/v1/products/PRJ1/releases?per_page=1&page=2');
       expect(product.body.releases.map((r: Json) => r.name)).toEqual(['Parking lot']);
       expect(product.body.pagination).toMatchObject({ total_records: 2, total_pages: 2, current_page: 2, per_page: 1 });

@@ -16,9 +16,14 @@ const PRODUCT_PARAMS: readonly ListParamName[] = ['page', 'per_page', 'fields', 
 // Spec 3, Limits: a product's release list pages by 20 unless asked otherwise.
 const PRODUCT_RELEASES_PER_PAGE = 20;
 
-/** Release lists carry `pagination` at the top level (spec 3, "List releases"). */
+/**
+ * Release lists carry `pagination` at the top level (spec 3, "List releases") and, like every
+ * other list, `meta.pagination` (spec 3, Limits): the spec names both, so clients written to
+ * either find it.
+ */
 function releasePage(page: { records: ReleaseJson[]; total: number }, p: ListParams) {
-  return { releases: page.records.map((r) => project(r, p.fields)), pagination: paginationOf(p.page, p.perPage, page.total) };
+  const pagination = paginationOf(p.page, p.perPage, page.total);
+  return { releases: page.records.map((r) => project(r, p.fields)), pagination, meta: { pagination } };
 }
 
 /** Releases: lists (all, by product), create in a product, read, update. */
