@@ -176,6 +176,20 @@ describe('self-monitoring (embedded)', () => {
     expect(rows[0]).toMatchObject({ metric_name: 'commit_duration', metric_type: 'histogram', unit: 's', service_name: 'floe' });
   });
 
+  it('counts a byte-identical resend in the acceptor\'s resends_dropped, by signal', async () => {
+    // The same bytes twice: the second is acknowledged without being stored, and counted.
+    const body = new Uint8Array(0);
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${floe.otlpHttpUrl}/v1/logs`, { method: 'POST', body, headers: { ...asTenant(), 'content-type': 'application/x-protobuf' } });
+      expect(res.status).toBe(200);
+    }
+    const rows = await rowsOf(
+      'resends_dropped in _system._monitoring.metrics',
+      `SELECT metric_type, is_monotonic, value, point_attr_str['signal'] AS signal FROM _system._monitoring.metrics WHERE metric_name = 'resends_dropped' AND point_attr_str['signal'] = 'logs' AND value >= 1 LIMIT 1`,
+    );
+    expect(rows[0]).toMatchObject({ metric_type: 'sum', is_monotonic: true, signal: 'logs' });
+  });
+
   it('stores CPU profiles of the process with Floe\'s own functions in _system\'s profiles table', async () => {
     // Functions of Floe's ingest, commit and query paths, some of which a busy window samples.
     const floeFunctions = ['authenticate', 'spansToPayloadsFromWire', 'hourPayloads', 'cpuProfileToOtlp', 'exportWindow', 'buildApp', 'chunkByRows', 'withinBudget', 'flightDoGet'];
