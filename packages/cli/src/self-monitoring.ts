@@ -46,11 +46,23 @@ export async function startProcessSelfMonitoring(
   // requires it whenever self-monitoring is on).
   const headers = { authorization: `Bearer ${config.auth.admin_api_key}`, 'x-tenant-id': SYSTEM_TENANT_ID, 'x-dataset-id': MONITORING_DATASET_ID };
   const smLog = log.child({ component: 'self-monitoring' });
-  const profLog = log.child({ component: 'profiling' });
-  // Spec 1 "Self-profiling": the external profiling section wins.
   const selfProfiles = sm.profiles_enabled && !external.enabled;
+  // Spec 1 "Self-profiling": the external profiling section wins. Either way one profiler runs,
+  // differing only in where it sends and how often it samples.
+  const profiling = external.enabled
+    ? {
+        sampleRateHz: external.sample_rate_hz,
+        intervalMs: external.interval,
+        heapProfiles: false,
+        endpoint: () => external.endpoint.replace(/\/+$/, ''),
+        headers: external.headers,
+        log: log.child({ component: 'profiling' }),
+      }
+    : selfProfiles
+      ? { sampleRateHz: sm.profile_sample_rate_hz, intervalMs: sm.profile_interval, heapProfiles: sm.heap_profiles_enabled, endpoint, headers, log: smLog }
+      : undefined;
   if (sm.profiles_enabled && external.enabled) {
-    profLog.warn(
+    profiling!.log.warn(
       { endpoint: external.endpoint },
       'self_monitoring.profiles_enabled is ignored because profiling.enabled is on: CPU profiles go to profiling.endpoint, none are stored under tenant _system',
     );
@@ -62,32 +74,9 @@ export async function startProcessSelfMonitoring(
   return {
     telemetry: monitoring ?? noSelfTelemetry,
     async afterStart(db) {
+      // Tenant _system only when something writes to it.
       if (db && (sm.enabled || selfProfiles)) await provisionSystemDataset(db, smLog);
-      if (external.enabled) {
-        profiler = await startSelfProfiler({
-          serviceName,
-          serviceVersion: VERSION,
-          instanceId,
-          sampleRateHz: external.sample_rate_hz,
-          intervalMs: external.interval,
-          heapProfiles: false,
-          endpoint: () => external.endpoint.replace(/\/+$/, ''),
-          headers: external.headers,
-          log: profLog,
-        });
-      } else if (selfProfiles) {
-        profiler = await startSelfProfiler({
-          serviceName,
-          serviceVersion: VERSION,
-          instanceId,
-          sampleRateHz: sm.profile_sample_rate_hz,
-          intervalMs: sm.profile_interval,
-          heapProfiles: sm.heap_profiles_enabled,
-          endpoint,
-          headers,
-          log: smLog,
-        });
-      }
+      if (profiling) profiler = await startSelfProfiler({ serviceName, serviceVersion: VERSION, instanceId, ...profiling });
     },
     async stop() {
       await profiler?.stop();

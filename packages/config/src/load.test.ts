@@ -56,9 +56,17 @@ describe('loadConfig', () => {
     [{ FLOE__LOG__LEVEL: 'loud' }, 'log.level'],
     [{ FLOE__SELF_MONITORING__ENABLED: 'true' }, 'auth.admin_api_key: required when self_monitoring.enabled is true'],
     [{ FLOE__SELF_MONITORING__PROFILES_ENABLED: 'true' }, 'auth.admin_api_key: required when self_monitoring.profiles_enabled is true'],
+    [{ FLOE__WRITER__WAL_MARKER_RETENTION: '0s' }, 'writer.wal_marker_retention: must be > 0'],
+    [{ FLOE__PROFILING__INTERVAL: '0s' }, 'profiling.interval: must be > 0'],
+    [{ FLOE__PROFILING__ENABLED: 'true' }, 'profiling.endpoint: required when profiling.enabled'],
   ])('rejects %o naming the key', (env, needle) => {
     const problems = problemsOf(() => loadConfig({ env }));
     expect(problems.join('\n')).toContain(needle);
+  });
+
+  it('needs no admin key for self-profiling that the profiling section overrides (nothing goes to _system)', () => {
+    const cfg = loadConfig({ env: { FLOE__SELF_MONITORING__PROFILES_ENABLED: 'true', FLOE__PROFILING__ENABLED: 'true', FLOE__PROFILING__ENDPOINT: 'http://pyroscope:4040' } });
+    expect(cfg.profiling.enabled).toBe(true);
   });
 
   it('reports every problem at once', () => {

@@ -76,13 +76,16 @@ function crossChecks(cfg: FloeConfig): string[] {
   if (cfg.storage.kind === 's3' && !cfg.storage.s3.bucket) problems.push('storage.s3.bucket: required when storage.kind is "s3"');
   if (cfg.writer.flush_interval <= 0) problems.push('writer.flush_interval: must be > 0');
   if (cfg.writer.poll_interval <= 0) problems.push('writer.poll_interval: must be > 0');
+  if (cfg.writer.wal_marker_retention <= 0) problems.push('writer.wal_marker_retention: must be > 0');
   if (cfg.querier.query_timeout <= 0) problems.push('querier.query_timeout: must be > 0');
   if (cfg.router.query_timeout <= 0) problems.push('router.query_timeout: must be > 0');
   // The telemetry is sent as tenant _system, which only the break-glass key may write.
   if (cfg.self_monitoring.enabled && !cfg.auth.admin_api_key) problems.push('auth.admin_api_key: required when self_monitoring.enabled is true');
-  if (cfg.self_monitoring.profiles_enabled && !cfg.auth.admin_api_key) problems.push('auth.admin_api_key: required when self_monitoring.profiles_enabled is true');
+  // With the profiling section on, self-profiling is skipped (nothing is written to _system).
+  if (cfg.self_monitoring.profiles_enabled && !cfg.profiling.enabled && !cfg.auth.admin_api_key) problems.push('auth.admin_api_key: required when self_monitoring.profiles_enabled is true');
   if (cfg.self_monitoring.export_interval <= 0) problems.push('self_monitoring.export_interval: must be > 0');
   if (cfg.self_monitoring.profile_interval <= 0) problems.push('self_monitoring.profile_interval: must be > 0');
+  if (cfg.profiling.interval <= 0) problems.push('profiling.interval: must be > 0');
   return problems;
 }
 

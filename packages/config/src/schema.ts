@@ -151,9 +151,7 @@ export const writerSection = z.strictObject({
   max_segments_per_round: z.number().int().positive().default(512).describe('Most WAL segments consumed by one commit round.'),
   max_bytes_per_round: bytes(256 * 1024 * 1024).describe('Most WAL bytes one commit round reads into memory (always at least one segment): bounds the writer\'s memory while it catches up on a backlog of large appended segments.'),
   ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is acknowledged and not stored twice, whichever acceptor it reaches (shared through limits.store).'),
-  wal_marker_retention: duration('7d')
-    .refine((ms) => ms > 0, { message: 'must be longer than 0' })
-    .describe(
+  wal_marker_retention: duration('7d').describe(
       'How long the WAL idempotency markers (the segments each snapshot consumed, in its summary) are read and keep snapshots from expiring. A WAL segment older than this is not committed but set aside under wal-quarantine/ for an operator: the markers that would say whether it was already committed may be gone.',
     ),
   table_reconcile_interval: duration('5m').describe('How often the tables of every dataset are reconciled with the tenant registry (created, evolved); 0s: only at start.'),
@@ -314,7 +312,6 @@ export const profilingSection = z
   })
   .superRefine((p, ctx) => {
     const problem = (key: string, message: string) => ctx.addIssue({ code: 'custom', path: [key], message });
-    if (p.interval <= 0) problem('interval', 'must be > 0');
     if (!p.enabled) return;
     if (!p.endpoint) problem('endpoint', 'required when profiling.enabled');
     else if (!isHttpUrl(p.endpoint)) problem('endpoint', `not an http(s) URL without query or fragment: ${JSON.stringify(p.endpoint)}`);

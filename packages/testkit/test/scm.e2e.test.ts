@@ -191,6 +191,13 @@ describe('source-control integration (embedded)', () => {
       } finally {
         await floe.metaQuery('ALTER TABLE scm_installations_away RENAME TO scm_installations');
       }
+      // The browser session cannot be read either: the same redirect.
+      await floe.metaQuery('ALTER TABLE sessions RENAME TO sessions_away');
+      try {
+        expect(await callback({ code: gh.issueCode('alice', [101]), installation_id: '101', state }, alice)).toBe(refused('scm'));
+      } finally {
+        await floe.metaQuery('ALTER TABLE sessions_away RENAME TO sessions');
+      }
       // Nothing was spent: the same flow still completes.
       expect(await callback({ code: gh.issueCode('alice', [101]), installation_id: '101', state }, alice)).toBe(LINKED);
     });

@@ -2,8 +2,6 @@ import { deleteDataFiles, deletesDroppedMetadata, metadataVersion, type SqlCatal
 import { DEFAULT_WAL_PREFIX, listSegments, parseSegmentKey, WAL_CLOCK_SKEW_MS, type ObjectInfo, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
-export { WAL_CLOCK_SKEW_MS };
-
 /**
  * The time before which snapshots may be expired. The writer's exactly-once rule reads the WAL
  * segments each retained snapshot consumed (`floe.wal-segments` in its summary) to skip segments

@@ -15,7 +15,7 @@ export { Compactor, hasWork, reconcileTargetFileSize } from './compactor.ts';
 export type { CompactorOptions, PassStats } from './compactor.ts';
 export { compactTable, planCompaction, COMPACTION_SUMMARY_KEY, MIN_FILE_AGE_MS } from './compact.ts';
 export type { CompactDeps, CompactionGroup, CompactTableResult, CompactTableStats, PlanCompactionOptions } from './compact.ts';
-export { droppedMetadataFiles, expireTable, expiryHorizon, WAL_CLOCK_SKEW_MS } from './expire.ts';
+export { droppedMetadataFiles, expireTable, expiryHorizon } from './expire.ts';
 export type { ExpireDeps, ExpireStats } from './expire.ts';
 export { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
 export type { OrphanListing, References } from './orphans.ts';

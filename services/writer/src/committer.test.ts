@@ -136,7 +136,8 @@ describe('Committer', () => {
     await store.put(eightDaysAgo, bytes);
     const before = (await store.list('wal-quarantine/')).length;
 
-    const stats = await committer().round(); // the default retention: 7 days
+    const week = new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, markerRetentionMs: 7 * 86_400_000 });
+    const stats = await week.round();
     expect(stats).toMatchObject({ segments: 0, rows: 0, commits: 0 });
     expect(await listSegments(store)).toHaveLength(0);
     expect(await store.list('wal-quarantine/')).toHaveLength(before + 1);

@@ -57,13 +57,11 @@ export interface CommitterOptions {
   /** Self-monitoring instruments (none: not recorded). */
   metrics?: WriterMetrics;
   /**
-   * writer.wal_marker_retention (default 7 days): markers older than this are not read, and a
-   * segment older than this is set aside instead of committed (#tooOld).
+   * writer.wal_marker_retention: markers older than this are not read, and a segment older than
+   * this is set aside instead of committed. Absent: every marker is read and no segment is too old.
    */
   markerRetentionMs?: number;
 }
-
-const DEFAULT_MARKER_RETENTION_MS = 7 * 86_400_000;
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
 /**
@@ -131,14 +129,12 @@ export class Committer {
     const groups = new Map<string, TableGroup>();
     const consumed: string[] = [];
     const slices = new LoopSlices();
-    const oldestCommitted = Date.now() - this.#markerRetentionMs();
+    const oldestCommitted = Date.now() - (this.#o.markerRetentionMs ?? Infinity);
     for (const seg of claimed) {
       await slices.pause();
       if ((parseSegmentKey(seg.key, this.#o.walPrefix)?.timestampMs ?? Infinity) < oldestCommitted) {
         // Older than the markers read below: were it committed already, nothing here could tell.
-        log.error({ segment: seg.key }, 'WAL segment older than writer.wal_marker_retention moved to quarantine (not committed: it may have been already)');
-        this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
-        await this.#quarantine(seg.key);
+        await this.#quarantine(seg.key, 'WAL segment older than writer.wal_marker_retention moved to quarantine (not committed: it may have been already)');
         continue;
       }
       let records: WalRecord[];
@@ -146,9 +142,7 @@ export class Committer {
         records = await readSegment(store, seg.key, this.#alloc);
       } catch (err) {
         // A corrupt segment must not block the log: set it aside for an operator and go on.
-        log.error({ err, segment: seg.key }, 'unreadable WAL segment moved to quarantine');
-        this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
-        await this.#quarantine(seg.key);
+        await this.#quarantine(seg.key, 'unreadable WAL segment moved to quarantine', err);
         continue;
       }
       consumed.push(seg.key);
@@ -200,13 +194,11 @@ export class Committer {
     return stats;
   }
 
-  #markerRetentionMs(): number {
-    return this.#o.markerRetentionMs ?? DEFAULT_MARKER_RETENTION_MS;
-  }
-
-  /** Sets a segment aside for an operator (out of the WAL, so it blocks nothing). */
-  async #quarantine(key: string): Promise<void> {
-    const { store } = this.#o;
+  /** Sets a segment aside for an operator (out of the WAL, so it blocks nothing), saying why. */
+  async #quarantine(key: string, why: string, err?: unknown): Promise<void> {
+    const { store, log, metrics } = this.#o;
+    log.error({ err, segment: key }, why);
+    metrics?.commitFailures.add(1, { kind: 'permanent' });
     const bytes = await store.get(key);
     if (bytes) await store.put(QUARANTINE_PREFIX + key.split('/').pop()!, bytes);
     await store.delete(key);
@@ -220,7 +212,7 @@ export class Committer {
     const def = floeTableDef(handle);
     // Markers of snapshots from before the oldest segment this writer still commits (less the
     // clock allowance) cannot name one of its segments: they are retired, not read.
-    const markersSince = Date.now() - this.#markerRetentionMs() - WAL_CLOCK_SKEW_MS;
+    const markersSince = Date.now() - (this.#o.markerRetentionMs ?? Infinity) - WAL_CLOCK_SKEW_MS;
     const ledgerOf = (h: TableHandle): Ledger => {
       const ledger: Ledger = new Map();
       for (const s of catalog.snapshotSummaries(h)) if (s.timestampMs >= markersSince) decodeLedger(s.summary[LEDGER_KEY], ledger);

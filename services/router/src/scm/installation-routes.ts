@@ -122,11 +122,15 @@ export const installationRoutes: FastifyPluginAsync<InstallationRouteOptions> = 
       },
     },
     async (req, reply) => {
-      const token = readSessionCookie(req.headers.cookie);
-      const session = token ? await opts.auth.session(token) : undefined;
+      const link = scm();
       // Any failure is a redirect with a generic reason (spec 2, Errors): a browser on its way back
-      // from the host never lands on a JSON error body, not even when Floe itself failed.
-      const result = await completeLink(scm(), { code: req.query.code, installationId: req.query.installation_id, state: req.query.state, session }).catch((err: unknown) => {
+      // from the host never lands on a JSON error body, not even when Floe itself failed (the
+      // session lookup included).
+      const result = await (async () => {
+        const token = readSessionCookie(req.headers.cookie);
+        const session = token ? await opts.auth.session(token) : undefined;
+        return completeLink(link, { code: req.query.code, installationId: req.query.installation_id, state: req.query.state, session });
+      })().catch((err: unknown) => {
         req.log.error({ err }, 'scm: link callback failed');
         return { ok: false as const, reason: 'scm' as const, detail: 'internal error' };
       });
