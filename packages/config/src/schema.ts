@@ -175,6 +175,14 @@ export const querierSection = z.strictObject({
   threads: z.number().int().positive().default(2).describe('DuckDB threads per query.'),
   max_result_rows: z.number().int().positive().default(1_000_000).describe('Rows returned at most per query; the rest is cut.'),
   temp_dir: z.string().default('./data/tmp/querier').describe('Where queries may spill beyond memory_limit.'),
+  series_cache_mb: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(512)
+    .describe(
+      "Memory for metric points kept per data file (MB; 0: none). PromQL reads of a window keep what they read from each file wholly inside it, and a later window (a dashboard's next refresh) reads only the files it has not seen: data files never change, so nothing kept goes stale.",
+    ),
 });
 
 export const compactorSection = z.strictObject({

@@ -139,6 +139,7 @@ export {
   planMetricSeriesIds,
   planMetricSeriesLabels,
   planMetricSeriesPoints,
+  PER_FILE_COLUMN,
   planMetricTargetInfo,
   REMOTE_WRITE_SCOPE,
   seriesIdFromHalves,

@@ -18,10 +18,14 @@ export interface FileHints {
 export interface CandidateFile {
   key: string;
   fileSizeBytes: number;
+  /** The file's hour partition (hours since the epoch): every row's time lies in that hour. */
+  hour?: number;
 }
 
 export interface ResolvedFiles {
   paths: string[];
+  /** The hour partition of each path (CandidateFile.hour), in the same order. */
+  hours: Array<number | undefined>;
   /** The table's own definition (with its materialized label columns), for typing an empty view. */
   def: TableDef;
   /** Live files before the id filter (for logs and benchmarks). */
@@ -49,7 +53,7 @@ export class FileResolver {
   /** Paths stay valid (not evicted from the cache) until release() is called. */
   async files(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<ResolvedFiles> {
     const { files, considered, def } = await this.candidates(tenant, dataset, table, hints);
-    return { ...(await this.lease(files)), considered, def };
+    return { ...(await this.lease(files)), hours: files.map((f) => f.hour), considered, def };
   }
 
   /**
@@ -74,7 +78,8 @@ export class FileResolver {
       const keep = await Promise.all(planned.map((f) => this.#mayContain(f.key, hints.traceId!)));
       selected = planned.filter((_f, i) => keep[i]);
     }
-    return { files: selected.map((f) => ({ key: f.key, fileSizeBytes: f.fileSizeBytes })), considered: planned.length, def: floeTableDef(handle) };
+    const hourOf = (p: Record<string, unknown>) => (typeof p[hourField] === 'number' ? { hour: p[hourField] } : {});
+    return { files: selected.map((f) => ({ key: f.key, fileSizeBytes: f.fileSizeBytes, ...hourOf(f.partition) })), considered: planned.length, def: floeTableDef(handle) };
   }
 
   /** Local paths of the files (from the cache for S3), valid until release(). */

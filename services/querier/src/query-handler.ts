@@ -6,8 +6,10 @@ import type { Table } from 'apache-arrow';
 import type { FileResolver, ResolvedFiles } from './file-resolver.ts';
 import { FileSchemas } from './file-schemas.ts';
 import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxResult, type SandboxView, type TrustedRunner } from './sandbox/index.ts';
+import { PER_FILE_COLUMN } from '@floe/query';
 import { mentions, tableRefs } from './table-refs.ts';
-import { parseTicket } from './ticket.ts';
+import { fileListsKeyer, hourInside, listsOfTable, mergeLists, splitByFile, type FileLists, type SeriesListsCache } from './series-lists.ts';
+import { parseTicket, type Ticket } from './ticket.ts';
 import { createTimeBoundsExtractor, type TimeBoundsExtractor } from './time-bounds.ts';
 
 export interface QueryLimits {
@@ -39,8 +41,10 @@ export class QueryHandler {
   /** Runs SQL that Floe printed: signed planner tickets and the querier's own (trace lookups). */
   readonly #trusted: TrustedRunner;
   readonly #schemas: FileSchemas;
+  readonly #seriesLists: SeriesListsCache | undefined;
 
-  constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger, internalKey = '') {
+  constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger, internalKey = '', seriesLists?: SeriesListsCache) {
+    this.#seriesLists = seriesLists;
     this.#auth = auth;
     this.#files = files;
     this.#limits = limits;
@@ -90,6 +94,56 @@ export class QueryHandler {
     return new FloeError(kind, kind === 'internal' ? 'query failed' : kind === 'timeout' ? 'query timed out' : err.message, { cause: err });
   }
 
+  /**
+   * A signed point-lists query answered per file (series-lists.ts): the lists of the files wholly
+   * inside the window from the cache, or by the planner's per-file query for those not kept yet
+   * (then kept), and the window's edge files by the query itself. Undefined when no file lies
+   * wholly inside the window, or when a read came back cut at max_result_rows: the caller then
+   * runs the query as it is.
+   */
+  async #fromFileLists(
+    ctx: TenantContext,
+    ticket: Ticket,
+    view: SandboxView,
+    hours: ReadonlyArray<number | undefined>,
+    timeoutMs: number,
+  ): Promise<{ table: Table; edge: number; kept: number; read: number } | undefined> {
+    const cache = this.#seriesLists;
+    const perFile = ticket.hints.perFile!;
+    const { startNs, endNs } = ticket.hints;
+    if (!cache || startNs === undefined || endNs === undefined) return undefined;
+    const keyOf = fileListsKeyer(`${ctx.tenant}\u0000${ctx.dataset}`, perFile.sql, perFile.params);
+    const edge: string[] = [];
+    const missing: string[] = [];
+    const inside: Array<{ path: string; hour: number }> = [];
+    view.files.forEach((path, i) => {
+      const hour = hours[i];
+      if (!hourInside(hour, startNs, endNs)) edge.push(path);
+      else {
+        inside.push({ path, hour: hour! });
+        if (!cache.get(keyOf(path))) missing.push(path);
+      }
+    });
+    if (inside.length === 0) return undefined;
+    const common = { timeoutMs, memoryLimit: this.#limits.memoryLimit, threads: this.#limits.threads, maxRows: this.#limits.maxRows, tempDir: this.#limits.tempDir };
+    const [edgeResult, missingResult] = await Promise.all([
+      edge.length > 0 ? this.#trusted.run({ ...common, views: [{ ...view, files: edge }], sql: ticket.sql, params: ticket.params }) : undefined,
+      missing.length > 0 ? this.#trusted.run({ ...common, views: [{ ...view, files: missing, fileNames: true }], sql: perFile.sql, params: perFile.params }) : undefined,
+    ]);
+    if (edgeResult?.truncated || missingResult?.truncated) return undefined;
+    const read = missingResult ? splitByFile(missingResult.table, PER_FILE_COLUMN, missing) : new Map<string, FileLists>();
+    for (const [path, lists] of read) cache.set(keyOf(path), lists);
+    const parts: FileLists[] = edgeResult ? [listsOfTable(edgeResult.table)] : [];
+    // Oldest hour first, so a series' lists come as runs in time order.
+    for (const { path } of inside.sort((a, b) => a.hour - b.hour)) {
+      const lists = read.get(path) ?? cache.get(keyOf(path));
+      // Evicted between the lookup and now (a small cache and a large read): run the query as it is.
+      if (!lists) return undefined;
+      parts.push(lists);
+    }
+    return { table: mergeLists(parts), edge: edge.length, kept: inside.length - missing.length, read: missing.length };
+  }
+
   authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {
     return authenticate({ authorization: get('authorization'), tenant: get('x-tenant-id'), dataset: get('x-dataset-id') }, this.#auth, 'query');
   }
@@ -121,6 +175,14 @@ export class QueryHandler {
         this.#internalKey !== '' &&
         refs.every((r) => !r.viewName.includes('.')) &&
         verifyTicketSignature(this.#internalKey, { tenant: ctx.tenant, dataset: ctx.dataset, sql: ticket.sql, params: ticket.params, hints: ticket.rawHints }, ticket.sig);
+      if (signed && ticket.hints.perFile && marked.length === 1 && resolved.length === 1) {
+        const lists = await this.#fromFileLists(ctx, ticket, marked[0]!, resolved[0]!.hours, timeoutMs);
+        if (lists) {
+          const { table, ...counts } = lists;
+          this.#log.debug({ tenant: ctx.tenant, rows: table.numRows, resolveMs: resolvedAt - started, ms: Date.now() - started, signed, files: `${resolved[0]!.paths.length}/${resolved[0]!.considered}`, lists: counts }, 'query');
+          return table;
+        }
+      }
       const run = signed ? (o: Parameters<typeof runSandboxedSelect>[0]) => this.#trusted.run(o) : runSandboxedSelect;
       const result = await run({
         views: marked,

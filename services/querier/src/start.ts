@@ -9,6 +9,7 @@ import { startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
+import { SeriesListsCache } from './series-lists.ts';
 import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
@@ -58,6 +59,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     },
     log,
     internalKey,
+    config.querier.series_cache_mb > 0 ? new SeriesListsCache(config.querier.series_cache_mb * 1024 * 1024) : undefined,
   );
   await mkdir(config.querier.temp_dir, { recursive: true });
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);

@@ -8,14 +8,27 @@ import { FloeError } from '@floe/errors';
 export interface Ticket {
   sql: string;
   params: Array<string | number | boolean | null>;
-  hints: { traceId?: string; startNs?: bigint; endNs?: bigint };
+  hints: { traceId?: string; startNs?: bigint; endNs?: bigint; perFile?: PerFileQuery };
   /** The hints object as sent (what a signature covers). */
   rawHints: unknown;
   /** Signature of Floe's planner (see @floe/auth signTicket), if any. */
   sig: string | undefined;
 }
 
+/**
+ * The planner's per-file form of a point-lists query (@floe/query planMetricSeriesPoints): the
+ * same rows without the time window, grouped by data file too (series-lists.ts). Used only on
+ * signed tickets.
+ */
+export interface PerFileQuery {
+  sql: string;
+  params: Ticket['params'];
+}
+
 const MAX_TICKET_BYTES = 256 * 1024;
+
+const isParams = (p: unknown): p is Ticket['params'] =>
+  Array.isArray(p) && p.every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
 
 export function parseTicket(bytes: Uint8Array): Ticket {
   if (bytes.length === 0) throw new FloeError('bad_data', 'empty ticket: send SQL text or {"sql": ...}');
@@ -31,7 +44,7 @@ export function parseTicket(bytes: Uint8Array): Ticket {
   const t = raw as { sql?: unknown; params?: unknown; hints?: Record<string, unknown>; sig?: unknown };
   if (typeof t.sql !== 'string' || t.sql.trim() === '') throw new FloeError('bad_data', 'ticket JSON needs a non-empty "sql" string');
   const params = t.params ?? [];
-  if (!Array.isArray(params) || !params.every((p) => p === null || ['string', 'number', 'boolean'].includes(typeof p))) {
+  if (!isParams(params)) {
     throw new FloeError('bad_data', 'ticket "params" must be an array of strings, numbers, booleans or null');
   }
   const hints: Ticket['hints'] = {};
@@ -41,5 +54,7 @@ export function parseTicket(bytes: Uint8Array): Ticket {
     const v = h[k];
     if (typeof v === 'string' && /^\d{1,20}$/.test(v)) hints[target] = BigInt(v);
   }
-  return { sql: t.sql, params: params as Ticket['params'], hints, rawHints: t.hints ?? {}, sig: typeof t.sig === 'string' ? t.sig : undefined };
+  const perFile = h.per_file as { sql?: unknown; params?: unknown } | undefined;
+  if (perFile && typeof perFile === 'object' && typeof perFile.sql === 'string' && isParams(perFile.params)) hints.perFile = { sql: perFile.sql, params: perFile.params };
+  return { sql: t.sql, params, hints, rawHints: t.hints ?? {}, sig: typeof t.sig === 'string' ? t.sig : undefined };
 }

@@ -12,8 +12,12 @@ import type { Table } from 'apache-arrow';
 export interface QueryRequest {
   sql: string;
   params?: Array<string | number | boolean | null>;
-  /** Pruning hints: they only narrow which files are opened, never the result. */
-  hints?: { trace_id?: string; start_ns?: string; end_ns?: string };
+  /**
+   * Pruning hints: they only narrow which files are opened, never the result. `per_file`: the
+   * planner's per-file form of the query (@floe/query PlannedQuery), which a querier may answer
+   * whole files of the window from.
+   */
+  hints?: { trace_id?: string; start_ns?: string; end_ns?: string; per_file?: { sql: string; params: ReadonlyArray<string | number | boolean | null> } };
 }
 
 export interface CallerCredentials {

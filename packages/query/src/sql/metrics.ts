@@ -300,21 +300,37 @@ export function planMetricSeriesLabels(ir: MetricSeriesLabels, table: PlannerTab
  */
 export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTable): PlannedQuery {
   checkTable(table, 'metrics');
+  const printed = seriesPointsSql(ir, table, true);
+  const hints = hintsOf(ir.window);
+  return { ...printed, hints: ir.labels === false ? { ...hints, per_file: seriesPointsSql(ir, table, false) } : hints };
+}
+
+/** The querier's name for the file of a row in a per-file read (DuckDB's `filename = true` column). */
+export const PER_FILE_COLUMN = 'filename';
+
+/**
+ * planMetricSeriesPoints' SQL: over the window, or (`windowed` false, points lists only) without
+ * it, grouped by data file as well and naming each row's file first. An hour's data files are
+ * immutable, so the querier may keep what that form answers for a file wholly inside the window
+ * and answer later windows from it (services/querier/src/series-lists.ts).
+ */
+function seriesPointsSql(ir: MetricSeriesPoints, table: PlannerTable, windowed: boolean) {
   const b = new SqlBuilder(table);
   // (Parameters are numbered as they are made: the identity's only when it is printed.)
   const head = ir.labels === false ? seriesIdHalvesSql(b.column('series_id')) : `${seriesIdentitySql(b)}, ${labelMapsSql(b, ir.otelLabels)}`;
   const t = b.column('time_unix_nano');
   const ms = `CAST(${t} // 1000000 AS DOUBLE)`;
   const ids = ir.seriesIds ? ` AND ${idsSql(b, ir.seriesIds)}` : '';
+  const file = quoteIdent(PER_FILE_COLUMN);
   const sql = [
-    `SELECT ${head},`,
+    `SELECT ${windowed ? '' : `${file}, `}${head},`,
     `  list(${ms}) AS "t", list(coalesce(${b.column('value')}, CAST('NaN' AS DOUBLE))) AS "v",`,
     `  list(${ms}) FILTER (WHERE coalesce(${b.column('flags')}, 0) & 1 = 1) AS "stale_t"`,
     `FROM ${b.tableName()}`,
-    `WHERE ${windowSql(b, ir.window)} AND ${selectsSql(b, ir.selects, ir.metricTypes)} AND ${typesSql(b, ir.metricTypes)}${ids}`,
-    `GROUP BY ${b.column('series_id')}`,
+    `WHERE ${windowed ? `${windowSql(b, ir.window)} AND ` : ''}${selectsSql(b, ir.selects, ir.metricTypes)} AND ${typesSql(b, ir.metricTypes)}${ids}`,
+    `GROUP BY ${b.column('series_id')}${windowed ? '' : `, ${file}`}`,
   ].join('\n');
-  return { sql, params: b.params, hints: hintsOf(ir.window) };
+  return { sql, params: b.params };
 }
 
 const RESOURCE_MAPS = ['resource_attr_str', 'resource_attr_int', 'resource_attr_double', 'resource_attr_bool'] as const;

@@ -14,6 +14,8 @@ export interface SandboxView {
    * NULL there), which costs about 0.2 ms per file and query.
    */
   sameSchema?: boolean;
+  /** Each row also carries its file's path as the column `filename` (DuckDB's; trusted runs only). */
+  fileNames?: boolean;
 }
 
 export interface ParsedViewName {
@@ -82,7 +84,8 @@ export function validateFilePaths(what: string, files: readonly string[]): void 
 export function viewSelectSql(view: SandboxView): string {
   if (view.files.length > 0) {
     const byName = view.sameSchema === true || view.files.length === 1 ? '' : ', union_by_name = true';
-    return `SELECT * FROM read_parquet([${view.files.map(quoteLiteral).join(', ')}], hive_partitioning = false${byName})`;
+    const fileNames = view.fileNames === true ? ', filename = true' : '';
+    return `SELECT * FROM read_parquet([${view.files.map(quoteLiteral).join(', ')}], hive_partitioning = false${byName}${fileNames})`;
   }
   // A NULL struct of the column list, expanded into columns, filtered to nothing: an empty, typed relation.
   return `SELECT __floe_empty.* FROM (SELECT NULL::STRUCT(${view.emptySchemaSql}) AS __floe_empty) WHERE false`;

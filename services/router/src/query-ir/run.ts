@@ -21,7 +21,7 @@ import { callerCredentials } from '../auth-plugin.ts';
 import { rowsOf, streamLabels, structuredMetadata, type Row } from '../logquery/results.ts';
 import { MetricReader } from '../metricquery/data.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS, DEFAULT_SUBQUERY_STEP_MS } from '../metricquery/plugin.ts';
-import type { QuerierClient } from '../querier-client.ts';
+import type { QuerierClient, QueryRequest } from '../querier-client.ts';
 import { MAX_SERIES, type LogsQuery, type MetricsQuery, type ProfilesQuery, type QueryIrBody, type TracesQuery } from './schema.ts';
 import { DEFAULT_LOG_LIMIT, DEFAULT_MAX_NODES, DEFAULT_TOP_FUNCTIONS, DEFAULT_TRACE_LIMIT, logSelectOf, metricGridOf, profileSelectionOf, traceSearchOf } from './to-ir.ts';
 
@@ -74,8 +74,8 @@ export async function runQuery(deps: RunContext, req: FastifyRequest, body: Quer
   }
 }
 
-const run = async (deps: RunContext, req: FastifyRequest, plan: { sql: string; params: unknown[]; hints: Record<string, string> }): Promise<Row[]> =>
-  rowsOf(await deps.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params as Array<string | number | boolean | null>, hints: plan.hints }, deps.queryTimeoutMs));
+const run = async (deps: RunContext, req: FastifyRequest, plan: QueryRequest): Promise<Row[]> =>
+  rowsOf(await deps.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, deps.queryTimeoutMs));
 
 /** Keeps `limit` items; the one read past the cap only says there were more. */
 const capped = <T>(items: T[], limit: number) => ({ items: items.slice(0, limit), truncated: items.length > limit });

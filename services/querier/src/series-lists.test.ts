@@ -1,0 +1,152 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import type { Table } from 'apache-arrow';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PER_FILE_COLUMN, planMetricSeriesPoints, seriesIdFromHalves } from '@floe/query';
+import { metricsTable } from '@floe/schema';
+import { createTrustedRunner, type TrustedRunner } from './sandbox/index.ts';
+import { fileListsKeyer, hourInside, listsOfTable, mergeLists, splitByFile } from './series-lists.ts';
+
+const H = 3_600_000_000_000n;
+const HOUR0 = 480_000;
+const at = (hour: number, minute: number) => BigInt(hour) * H + BigInt(minute) * 60_000_000_000n + 123_456n;
+
+/** Rows of a test file: [series id, metric name, hour, minute, value (null: none), flags]. */
+type Row = [string, string, number, number, number | null, number];
+
+let dir: string;
+let runner: TrustedRunner;
+const files: Array<{ path: string; hour: number }> = [];
+
+async function writeFile(name: string, hour: number, rows: Row[]): Promise<void> {
+  const path = join(dir, name);
+  const values = rows
+    .map(([id, metric, h, m, v, flags]) => `('${id}', '${metric}', 'gauge', ${at(h, m)}, ${v === null ? 'NULL::DOUBLE' : `'${v}'::DOUBLE`}, ${flags}, '')`)
+    .join(', ');
+  const instance = await DuckDBInstance.create(':memory:');
+  const con = await instance.connect();
+  await con.run(
+    `COPY (SELECT * FROM (VALUES ${values}) AS t(series_id, metric_name, metric_type, time_unix_nano, value, flags, scope_name) ORDER BY metric_name, series_id, time_unix_nano) TO '${path}' (FORMAT parquet)`,
+  );
+  con.closeSync();
+  instance.closeSync();
+  files.push({ path, hour });
+}
+
+const A = 'aaaaaaaa00000001';
+const B = 'aaaaaaaa00000002';
+const TEXT = 'custom-series-id';
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'floe-series-lists-'));
+  runner = createTrustedRunner({ threads: 2 });
+  const hourRows = (hour: number, extra: Row[] = []): Row[] => [
+    [A, 'load', hour, 5, hour - HOUR0 + 1, 0],
+    [A, 'load', hour, 40, hour - HOUR0 + 1.5, 0],
+    [B, 'load', hour, 10, null, 0],
+    [TEXT, 'load', hour, 20, 7, 0],
+    [A, 'other', hour, 30, 99, 0],
+    ...extra,
+  ];
+  // Two files in the first hour (before compaction merges them), then one an hour, and a file of
+  // another metric only.
+  await writeFile('h0a.parquet', HOUR0, hourRows(HOUR0));
+  await writeFile('h0b.parquet', HOUR0, [[A, 'load', HOUR0, 50, 3, 0]]);
+  await writeFile('h1.parquet', HOUR0 + 1, hourRows(HOUR0 + 1, [[B, 'load', HOUR0 + 1, 45, Number.NaN, 1]]));
+  await writeFile('h1-other.parquet', HOUR0 + 1, [[A, 'other', HOUR0 + 1, 1, 1, 0]]);
+  await writeFile('h2.parquet', HOUR0 + 2, hourRows(HOUR0 + 2));
+  await writeFile('h3.parquet', HOUR0 + 3, hourRows(HOUR0 + 3));
+});
+
+afterAll(async () => {
+  runner?.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** A point-lists answer as plain data: per series id, its points sorted by time, and its staleness times. */
+function normalized(table: Table): Record<string, { points: Array<[number, number]>; stale: number[] | null }> {
+  const out: Record<string, { points: Array<[number, number]>; stale: number[] | null }> = {};
+  for (const row of table) {
+    const r = row.toJSON() as { series_hi: number; series_lo: number; series_text: string | null; t: { toArray(): Float64Array }; v: { toArray(): Float64Array }; stale_t: { toArray(): Float64Array } | null };
+    const id = seriesIdFromHalves(r.series_hi, r.series_lo, r.series_text);
+    const t = [...r.t.toArray()];
+    const v = [...r.v.toArray()];
+    expect(out[id], `series ${id} answered twice`).toBeUndefined();
+    out[id] = { points: t.map((x, i) => [x, v[i]!] as [number, number]).sort((a, b) => a[0] - b[0]), stale: r.stale_t ? [...r.stale_t.toArray()].sort() : null };
+  }
+  return out;
+}
+
+describe('per-file point lists', () => {
+  it('answer a window as the windowed query does: edge files by the query, inside files by the per-file form', async () => {
+    // (start, end] from the middle of the first hour to the middle of the last.
+    const window = { startNs: at(HOUR0, 30), endNs: at(HOUR0 + 3, 30) };
+    const plan = planMetricSeriesPoints(
+      { kind: 'metric_series_points', window, selects: [{ metricNames: ['load'], matchers: [] }], metricTypes: ['gauge', 'sum'], otelLabels: false, labels: false },
+      metricsTable,
+    );
+    expect(plan.hints.per_file).toBeDefined();
+    const perFile = plan.hints.per_file!;
+    const start = BigInt(plan.hints.start_ns);
+    const end = BigInt(plan.hints.end_ns);
+    const view = (paths: string[], fileNames = false) => [{ name: 'metrics', files: paths, emptySchemaSql: '', fileNames }];
+    const run = (sql: string, params: unknown[], paths: string[], fileNames = false) =>
+      runner.run({ views: view(paths, fileNames), sql, params, timeoutMs: 30_000, maxRows: 1_000_000 });
+
+    const whole = await run(plan.sql, plan.params, files.map((f) => f.path));
+
+    const inside = files.filter((f) => hourInside(f.hour, start, end));
+    const edge = files.filter((f) => !hourInside(f.hour, start, end));
+    expect(inside.map((f) => f.hour)).toEqual([HOUR0 + 1, HOUR0 + 1, HOUR0 + 2]);
+    const edgeAnswer = await run(plan.sql, plan.params, edge.map((f) => f.path));
+    const perFileAnswer = await run(perFile.sql, perFile.params, inside.map((f) => f.path), true);
+    const split = splitByFile(perFileAnswer.table, PER_FILE_COLUMN, inside.map((f) => f.path));
+    // A file of another metric only still has its (empty) entry: it is not read again.
+    expect(split.get(join(dir, 'h1-other.parquet'))!.hi.length).toBe(0);
+    expect(split.get(join(dir, 'h1.parquet'))!.hi.length).toBe(3);
+    const merged = mergeLists([listsOfTable(edgeAnswer.table), ...inside.map((f) => split.get(f.path)!)]);
+
+    const expected = normalized(whole.table);
+    expect(Object.keys(expected).sort()).toEqual([A, B, TEXT].sort());
+    expect(normalized(merged)).toEqual(expected);
+    // The staleness marker of hour 1 and the NaN of a missing value come through; other series' stale_t stays NULL.
+    expect(expected[B]!.stale).toEqual([Number(at(HOUR0 + 1, 45) / 1_000_000n)]);
+    expect(expected[A]!.stale).toBeNull();
+    expect(expected[B]!.points.filter(([, v]) => Number.isNaN(v))).toHaveLength(4);
+    // The window holds the first hour's points after its middle only, the last hour's up to its middle.
+    expect(expected[A]!.points.map(([t]) => t)).toEqual(
+      [at(HOUR0, 40), at(HOUR0, 50), at(HOUR0 + 1, 5), at(HOUR0 + 1, 40), at(HOUR0 + 2, 5), at(HOUR0 + 2, 40), at(HOUR0 + 3, 5)].map((ns) => Number(ns / 1_000_000n)),
+    );
+  });
+
+  it('merge an answer of no rows, and of series the parts share', () => {
+    expect(mergeLists([]).numRows).toBe(0);
+    const one = { hi: Uint32Array.of(1), lo: Uint32Array.of(2), text: undefined, tOff: Int32Array.of(0, 2), t: Float64Array.of(10, 20), v: Float64Array.of(1, 2), sOff: Int32Array.of(0, 0), staleT: new Float64Array(0) };
+    const two = { hi: Uint32Array.of(1, 3), lo: Uint32Array.of(2, 4), text: undefined, tOff: Int32Array.of(0, 1, 2), t: Float64Array.of(30, 5), v: Float64Array.of(3, 9), sOff: Int32Array.of(0, 1, 1), staleT: Float64Array.of(30) };
+    const rows = normalized(mergeLists([one, two]));
+    expect(rows).toEqual({
+      [seriesIdFromHalves(1, 2, null)]: { points: [[10, 1], [20, 2], [30, 3]], stale: [30] },
+      [seriesIdFromHalves(3, 4, null)]: { points: [[5, 9]], stale: null },
+    });
+  });
+
+  it('count an hour as inside a window only when every instant of it is', () => {
+    const first = BigInt(HOUR0) * H;
+    expect(hourInside(HOUR0, first, first + H - 1n)).toBe(true);
+    expect(hourInside(HOUR0, first + 1n, first + H)).toBe(false);
+    expect(hourInside(HOUR0, first, first + H - 2n)).toBe(false);
+    expect(hourInside(undefined, 0n, 2n ** 62n)).toBe(false);
+    expect(hourInside(-1, -H, H)).toBe(false);
+  });
+
+  it('key kept lists by caller, query and values as well as the file', () => {
+    const a = fileListsKeyer('acme\u0000default', 'SELECT 1', ['x'])('/f.parquet');
+    expect(fileListsKeyer('globex\u0000default', 'SELECT 1', ['x'])('/f.parquet')).not.toBe(a);
+    expect(fileListsKeyer('acme\u0000default', 'SELECT 1', ['y'])('/f.parquet')).not.toBe(a);
+    expect(fileListsKeyer('acme\u0000default', 'SELECT 2', ['x'])('/f.parquet')).not.toBe(a);
+    expect(fileListsKeyer('acme\u0000default', 'SELECT 1', ['x'])('/g.parquet')).not.toBe(a);
+    expect(fileListsKeyer('acme\u0000default', 'SELECT 1', ['x'])('/f.parquet')).toBe(a);
+  });
+});

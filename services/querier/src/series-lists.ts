@@ -1,0 +1,294 @@
+import { createHash } from 'node:crypto';
+import { Lru } from '@floe/storage';
+import { Field, Float64, List, RecordBatch, Schema, Struct, Table, Uint32, Utf8, makeData, vectorFromArray, type Data } from 'apache-arrow';
+
+/**
+ * Point lists per series and data file, kept for the planner's point-lists reads
+ * (@floe/query planMetricSeriesPoints without labels: `series_hi`, `series_lo`, `series_text`,
+ * and the List<DOUBLE> columns `t`, `v`, `stale_t`).
+ *
+ * A dashboard asks for the same metrics over a window that moves a little at each refresh. Every
+ * data file of an Iceberg table is immutable and lies in one hour partition, so what a query
+ * selects from a file wholly inside its window does not depend on the window: the planner also
+ * prints that per-file form (the query without the window, grouped by file as well), the querier
+ * runs it only for files it has not kept, keeps each file's lists, and reads with the window only
+ * the files at its edges. A file replaced by compaction or expired is simply never asked for again,
+ * and ages out.
+ */
+
+/** Lists of one file (or of the window's edge files): columnar, a few objects per file. */
+export interface FileLists {
+  hi: Uint32Array;
+  lo: Uint32Array;
+  /** Non-hex ids (null where the halves hold the id); undefined when every row's halves do. */
+  text: Array<string | null> | undefined;
+  /** Row i's points are t/v[tOff[i], tOff[i+1]), its staleness markers staleT[sOff[i], sOff[i+1]). */
+  tOff: Int32Array;
+  t: Float64Array;
+  v: Float64Array;
+  sOff: Int32Array;
+  staleT: Float64Array;
+}
+
+const EMPTY: FileLists = {
+  hi: new Uint32Array(0),
+  lo: new Uint32Array(0),
+  text: undefined,
+  tOff: new Int32Array(1),
+  t: new Float64Array(0),
+  v: new Float64Array(0),
+  sOff: new Int32Array(1),
+  staleT: new Float64Array(0),
+};
+
+const bytesOf = (f: FileLists) => 64 + f.hi.byteLength * 2 + f.tOff.byteLength * 2 + (f.t.byteLength + f.v.byteLength + f.staleT.byteLength) + (f.text ? f.text.length * 8 : 0);
+
+export class SeriesListsCache {
+  readonly #lru: Lru<string, FileLists>;
+
+  constructor(maxBytes: number) {
+    this.#lru = new Lru(maxBytes, bytesOf);
+  }
+
+  get(key: string): FileLists | undefined {
+    return this.#lru.get(key);
+  }
+
+  set(key: string, lists: FileLists): void {
+    this.#lru.set(key, lists);
+  }
+}
+
+/** The cache key of a file's lists under a per-file query: the file and the query (SQL and values). */
+export function fileListsKeyer(scope: string, sql: string, params: readonly unknown[]): (path: string) => string {
+  const digest = createHash('sha256').update(sql).update('\u0000').update(JSON.stringify(params)).digest('base64');
+  return (path) => `${scope}\u0000${digest}\u0000${path}`;
+}
+
+const NS_PER_HOUR = 3_600_000_000_000n;
+
+/** Whether an hour partition's every possible row time lies in [startNs, endNs] (inclusive bounds). */
+export function hourInside(hour: number | undefined, startNs: bigint, endNs: bigint): boolean {
+  if (hour === undefined || !Number.isSafeInteger(hour) || hour < 0) return false;
+  const first = BigInt(hour) * NS_PER_HOUR;
+  return first >= startNs && first + NS_PER_HOUR - 1n <= endNs;
+}
+
+function listColumn(batch: RecordBatch, name: string): Data {
+  const d = batch.getChild(name)?.data[0];
+  if (!d || d.children.length !== 1 || !(d.children[0]!.values instanceof Float64Array)) throw new Error(`point lists: column ${name} is not a list of doubles`);
+  return d;
+}
+
+function uint32Column(batch: RecordBatch, name: string): Uint32Array {
+  const v = batch.getChild(name)?.toArray();
+  if (!(v instanceof Uint32Array)) throw new Error(`point lists: column ${name} is not UINTEGER`);
+  return v;
+}
+
+const isNull = (d: Data, i: number) => {
+  const bit = d.offset + i;
+  return d.nullCount > 0 && d.nullBitmap !== undefined && d.nullBitmap.length > 0 && ((d.nullBitmap[bit >> 3]! >> (bit & 7)) & 1) === 0;
+};
+
+/** Row i of a List<Float64> chunk as a view on its values (empty for NULL). */
+function listAt(d: Data, i: number): Float64Array {
+  if (isNull(d, i)) return EMPTY.t;
+  const child = d.children[0]!;
+  const offsets = d.valueOffsets as Int32Array;
+  return (child.values as Float64Array).subarray(child.offset + offsets[i]!, child.offset + offsets[i + 1]!);
+}
+
+/** Rows being gathered for one FileLists. */
+class ListsBuilder {
+  hi: number[] = [];
+  lo: number[] = [];
+  text: Array<string | null> = [];
+  anyText = false;
+  t: Float64Array[] = [];
+  v: Float64Array[] = [];
+  s: Float64Array[] = [];
+
+  add(hi: number, lo: number, text: string | null, t: Float64Array, v: Float64Array, s: Float64Array): void {
+    if (t.length !== v.length) throw new Error('point lists: times and values differ in length');
+    this.hi.push(hi);
+    this.lo.push(lo);
+    this.text.push(text);
+    if (text !== null) this.anyText = true;
+    this.t.push(t);
+    this.v.push(v);
+    this.s.push(s);
+  }
+
+  /** Copies the rows' points into lists of their own (nothing of the query's buffers is kept). */
+  build(): FileLists {
+    const n = this.hi.length;
+    const tOff = new Int32Array(n + 1);
+    const sOff = new Int32Array(n + 1);
+    for (let i = 0; i < n; i++) {
+      tOff[i + 1] = tOff[i]! + this.t[i]!.length;
+      sOff[i + 1] = sOff[i]! + this.s[i]!.length;
+    }
+    const t = new Float64Array(tOff[n]!);
+    const v = new Float64Array(tOff[n]!);
+    const staleT = new Float64Array(sOff[n]!);
+    for (let i = 0; i < n; i++) {
+      t.set(this.t[i]!, tOff[i]!);
+      v.set(this.v[i]!, tOff[i]!);
+      staleT.set(this.s[i]!, sOff[i]!);
+    }
+    return { hi: Uint32Array.from(this.hi), lo: Uint32Array.from(this.lo), text: this.anyText ? this.text : undefined, tOff, t, v, sOff, staleT };
+  }
+}
+
+/** Calls `row` for every row of a point-lists result. */
+function eachRow(table: Table, row: (batch: RecordBatch, i: number, hi: number, lo: number, text: string | null, t: Float64Array, v: Float64Array, s: Float64Array) => void): void {
+  for (const batch of table.batches) {
+    if (batch.numRows === 0) continue;
+    const hi = uint32Column(batch, 'series_hi');
+    const lo = uint32Column(batch, 'series_lo');
+    const text = batch.getChild('series_text');
+    if (!text) throw new Error('point lists: no series_text column');
+    const allNull = text.nullCount === text.length;
+    const t = listColumn(batch, 't');
+    const v = listColumn(batch, 'v');
+    const s = listColumn(batch, 'stale_t');
+    for (let i = 0; i < batch.numRows; i++) {
+      row(batch, i, hi[i]!, lo[i]!, allNull ? null : ((text.get(i) as string | null) ?? null), listAt(t, i), listAt(v, i), listAt(s, i));
+    }
+  }
+}
+
+/** A windowed point-lists result as FileLists. */
+export function listsOfTable(table: Table): FileLists {
+  const b = new ListsBuilder();
+  eachRow(table, (_batch, _i, hi, lo, text, t, v, s) => b.add(hi, lo, text, t, v, s));
+  return b.build();
+}
+
+/**
+ * A per-file point-lists result (its `column` naming each row's file) split into each file's
+ * lists; every path asked for gets an entry, empty when it had no rows.
+ */
+export function splitByFile(table: Table, column: string, paths: readonly string[]): Map<string, FileLists> {
+  const builders = new Map(paths.map((p) => [p, new ListsBuilder()]));
+  eachRow(table, (batch, i, hi, lo, text, t, v, s) => {
+    const file = batch.getChild(column)?.get(i);
+    const b = typeof file === 'string' ? builders.get(file) : undefined;
+    if (!b) throw new Error('point lists: a row of a file that was not asked for');
+    b.add(hi, lo, text, t, v, s);
+  });
+  return new Map([...builders].map(([p, b]) => [p, b.hi.length === 0 ? EMPTY : b.build()]));
+}
+
+const LIST = () => new List(new Field('item', new Float64(), true));
+const FIELDS = [
+  new Field('series_hi', new Uint32(), true),
+  new Field('series_lo', new Uint32(), true),
+  new Field('series_text', new Utf8(), true),
+  new Field('t', LIST(), true),
+  new Field('v', LIST(), true),
+  new Field('stale_t', LIST(), true),
+];
+
+/** The key of a row's series: its text id, or its halves as four UTF-16 units (prefixes keep the two apart). */
+const seriesKey = (f: FileLists, i: number): string => {
+  const text = f.text?.[i];
+  if (text !== null && text !== undefined) return `T${text}`;
+  const hi = f.hi[i]!;
+  const lo = f.lo[i]!;
+  return `H${String.fromCharCode(hi >>> 16, hi & 0xffff, lo >>> 16, lo & 0xffff)}`;
+};
+
+/**
+ * One point-lists result from the lists of several files: a row per series, its points the
+ * concatenation of its lists in the order the parts are given (the router orders points by time,
+ * as it does the runs of one DuckDB list). A series without staleness markers has NULL `stale_t`,
+ * as DuckDB answers.
+ */
+export function mergeLists(parts: readonly FileLists[]): Table {
+  const index = new Map<string, number>();
+  const hi: number[] = [];
+  const lo: number[] = [];
+  const text: Array<string | null> = [];
+  const slots: Int32Array[] = [];
+  let tLen: number[] = [];
+  let sLen: number[] = [];
+  for (const f of parts) {
+    const slot = new Int32Array(f.hi.length);
+    for (let i = 0; i < f.hi.length; i++) {
+      const key = seriesKey(f, i);
+      let s = index.get(key);
+      if (s === undefined) {
+        s = hi.length;
+        index.set(key, s);
+        hi.push(f.hi[i]!);
+        lo.push(f.lo[i]!);
+        text.push(f.text?.[i] ?? null);
+        tLen.push(0);
+        sLen.push(0);
+      }
+      slot[i] = s;
+      tLen[s]! += f.tOff[i + 1]! - f.tOff[i]!;
+      sLen[s]! += f.sOff[i + 1]! - f.sOff[i]!;
+    }
+    slots.push(slot);
+  }
+  const n = hi.length;
+  const tOff = new Int32Array(n + 1);
+  const sOff = new Int32Array(n + 1);
+  for (let s = 0; s < n; s++) {
+    tOff[s + 1] = tOff[s]! + tLen[s]!;
+    sOff[s + 1] = sOff[s]! + sLen[s]!;
+  }
+  tLen = [];
+  sLen = [];
+  const t = new Float64Array(tOff[n]!);
+  const v = new Float64Array(tOff[n]!);
+  const staleT = new Float64Array(sOff[n]!);
+  // Write cursors: where each series' next part goes.
+  const tAt = tOff.slice(0, n);
+  const sAt = sOff.slice(0, n);
+  parts.forEach((f, p) => {
+    const slot = slots[p]!;
+    for (let i = 0; i < f.hi.length; i++) {
+      const s = slot[i]!;
+      const a = f.tOff[i]!;
+      const b = f.tOff[i + 1]!;
+      t.set(f.t.subarray(a, b), tAt[s]!);
+      v.set(f.v.subarray(a, b), tAt[s]!);
+      tAt[s]! += b - a;
+      const c = f.sOff[i]!;
+      const d = f.sOff[i + 1]!;
+      staleT.set(f.staleT.subarray(c, d), sAt[s]!);
+      sAt[s]! += d - c;
+    }
+  });
+  // stale_t is NULL where a series has no marker (list() FILTER over no rows).
+  const staleValid = new Uint8Array((n + 7) >> 3);
+  let staleNulls = 0;
+  for (let s = 0; s < n; s++) {
+    if (sOff[s + 1]! > sOff[s]!) staleValid[s >> 3]! |= 1 << (s & 7);
+    else staleNulls++;
+  }
+  const list = (values: Float64Array, offsets: Int32Array, nullBitmap?: Uint8Array, nullCount = 0) =>
+    makeData({
+      type: FIELDS[3]!.type as List<Float64>,
+      length: n,
+      nullCount,
+      ...(nullBitmap ? { nullBitmap } : {}),
+      valueOffsets: offsets,
+      child: makeData({ type: new Float64(), length: values.length, nullCount: 0, data: values }),
+    });
+  const children = [
+    makeData({ type: new Uint32(), length: n, nullCount: 0, data: Uint32Array.from(hi) }),
+    makeData({ type: new Uint32(), length: n, nullCount: 0, data: Uint32Array.from(lo) }),
+    vectorFromArray(text, new Utf8()).data[0]!,
+    list(t, tOff),
+    list(v, tOff),
+    list(staleT, sOff, staleValid, staleNulls),
+  ];
+  const schema = new Schema(FIELDS);
+  const data = makeData({ type: new Struct(FIELDS), length: n, nullCount: 0, children } as never);
+  return new Table(schema, [new RecordBatch(schema, data as never)]);
+}
