@@ -23,6 +23,8 @@
  * FLOE_BENCH_NO_SETTLE=1 queries right after the load instead. FLOE_BENCH_MATERIALIZED_LABELS=
  * status,instance (a comma-separated list) starts Floe with those keys as schema.materialized_labels,
  * so its metrics table has a text column for each and label matchers read the columns.
+ * FLOE_BENCH_SERIES_CACHE_MB=<n> sets querier.series_cache_mb (0: no kept point lists, so every
+ * repeat reads every file of its window, as the first read of a window does).
  *
  * Each query of the set runs `repeats` times on each system, alternating (Prometheus, Floe) so
  * both see the same machine load; the per-query figure is the median latency, the ratio is
@@ -254,9 +256,12 @@ const prom = await startPrometheusReceiver(['--query.max-samples=500000000', '--
 const SETTLE = !process.env.FLOE_BENCH_NO_SETTLE;
 const MATERIALIZED = (process.env.FLOE_BENCH_MATERIALIZED_LABELS ?? '').split(',').filter(Boolean);
 if (MATERIALIZED.length > 0) console.log(`  Floe's metrics table has materialized label columns for: ${MATERIALIZED.join(', ')}`);
+// FLOE_BENCH_SERIES_CACHE_MB=0: without the querier's kept point lists (every read goes to the files).
+const SERIES_CACHE_MB = process.env.FLOE_BENCH_SERIES_CACHE_MB;
+if (SERIES_CACHE_MB !== undefined) console.log(`  Floe's querier keeps ${SERIES_CACHE_MB} MB of point lists (querier.series_cache_mb)`);
 const floe = await startFloeProcess({
   router: { query_timeout: '10m' },
-  querier: { query_timeout: '10m' },
+  querier: { query_timeout: '10m', ...(SERIES_CACHE_MB !== undefined ? { series_cache_mb: Number(SERIES_CACHE_MB) } : {}) },
   ...(SETTLE ? { compactor: { interval: '15s' } } : {}),
   ...(MATERIALIZED.length > 0 ? { schema: { materialized_labels: MATERIALIZED } } : {}),
 }).catch(async (err: unknown) => {

@@ -1,16 +1,17 @@
 import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PromWriteRequestSchema, create, toBinary } from '@floe/proto';
-import { REMOTE_WRITE_HEADERS, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { REMOTE_WRITE_HEADERS, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * The querier keeps the point lists it read from each data file wholly inside a PromQL window
  * (services/querier/src/series-lists.ts) and answers the next window from them. What a user must
  * see: the same answer on the first and every later read, points that arrive late for an hour
  * already read (a new data file in that hour) in the next answer, and each tenant's own points
- * only, though two tenants' series have the same labels and so the same ids.
+ * only, though two tenants' series have the same labels and so the same ids. In cluster mode the
+ * router's signed tickets reach a querier of its own over gRPC, and the files come from S3.
  */
-describe('PromQL reads answered from the point lists of whole hours', () => {
+describe.each<FloeMode>(['embedded', 'cluster'])('PromQL reads answered from the point lists of whole files (%s)', (mode) => {
   let floe: FloeUnderTest;
   let acme: { key: string; tenant: string };
   const now = Math.floor(Date.now() / 60_000) * 60_000;
@@ -48,7 +49,7 @@ describe('PromQL reads answered from the point lists of whole hours', () => {
   const asAnswer = (ps: Array<[number, number]>) => [...ps].sort((a, b) => a[0] - b[0]).map(([t, v]) => [t / 1000, String(v)]);
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded' });
+    floe = await startFloe({ mode });
     acme = { key: (await floe.bootstrap('acme')).api_key, tenant: 'acme' };
     await write(acme, points);
   });

@@ -18,14 +18,18 @@ export interface FileHints {
 export interface CandidateFile {
   key: string;
   fileSizeBytes: number;
-  /** The file's hour partition (hours since the epoch): every row's time lies in that hour. */
-  hour?: number;
+  /** Where every row's time lies (see timeRangeOf), when the file says. */
+  time?: TimeRange;
+}
+
+/** Unix nanoseconds, both ends inclusive. */
+export interface TimeRange {
+  first: bigint;
+  last: bigint;
 }
 
 export interface ResolvedFiles {
   paths: string[];
-  /** The hour partition of each path (CandidateFile.hour), in the same order. */
-  hours: Array<number | undefined>;
   /** The table's own definition (with its materialized label columns), for typing an empty view. */
   def: TableDef;
   /** Live files before the id filter (for logs and benchmarks). */
@@ -34,6 +38,24 @@ export interface ResolvedFiles {
 }
 
 const NS_PER_HOUR = 3_600_000_000_000n;
+
+/**
+ * Where every row's time of a data file lies: its hour partition, narrowed by the file's bounds
+ * on the partition's source column (microseconds of the row time, so a row's nanoseconds lie
+ * within 999 of them) when they are 8-byte longs inside that hour. Undefined without an hour.
+ */
+export function timeRangeOf(hour: unknown, lowerUs: Uint8Array | undefined, upperUs: Uint8Array | undefined): TimeRange | undefined {
+  if (typeof hour !== 'number' || !Number.isSafeInteger(hour)) return undefined;
+  const first = BigInt(hour) * NS_PER_HOUR;
+  const last = first + NS_PER_HOUR - 1n;
+  const long = (b: Uint8Array | undefined) => (b?.length === 8 ? new DataView(b.buffer, b.byteOffset, 8).getBigInt64(0, true) : undefined);
+  const lo = long(lowerUs);
+  const hi = long(upperUs);
+  if (lo === undefined || hi === undefined || lo > hi) return { first, last };
+  const a = lo * 1000n;
+  const b = hi * 1000n + 999n;
+  return a >= first && b <= last ? { first: a, last: b } : { first, last };
+}
 const MAX_BLOOMS = 50_000;
 
 export class FileResolver {
@@ -53,7 +75,7 @@ export class FileResolver {
   /** Paths stay valid (not evicted from the cache) until release() is called. */
   async files(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<ResolvedFiles> {
     const { files, considered, def } = await this.candidates(tenant, dataset, table, hints);
-    return { ...(await this.lease(files)), hours: files.map((f) => f.hour), considered, def };
+    return { ...(await this.lease(files)), considered, def };
   }
 
   /**
@@ -78,8 +100,13 @@ export class FileResolver {
       const keep = await Promise.all(planned.map((f) => this.#mayContain(f.key, hints.traceId!)));
       selected = planned.filter((_f, i) => keep[i]);
     }
-    const hourOf = (p: Record<string, unknown>) => (typeof p[hourField] === 'number' ? { hour: p[hourField] } : {});
-    return { files: selected.map((f) => ({ key: f.key, fileSizeBytes: f.fileSizeBytes, ...hourOf(f.partition) })), considered: planned.length, def: floeTableDef(handle) };
+    const def = floeTableDef(handle);
+    const tsId = def.columns.find((c) => c.name === def.partitionSource)?.id;
+    const files = selected.map((f) => {
+      const time = timeRangeOf(f.partition[hourField], tsId === undefined ? undefined : f.lowerBounds[tsId], tsId === undefined ? undefined : f.upperBounds[tsId]);
+      return { key: f.key, fileSizeBytes: f.fileSizeBytes, ...(time ? { time } : {}) };
+    });
+    return { files, considered: planned.length, def };
   }
 
   /** Local paths of the files (from the cache for S3), valid until release(). */

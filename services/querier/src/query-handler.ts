@@ -3,12 +3,12 @@ import { FloeError } from '@floe/errors';
 import { emptyColumnsDdl } from '@floe/schema';
 import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
-import type { FileResolver, ResolvedFiles } from './file-resolver.ts';
+import type { CandidateFile, FileResolver, ResolvedFiles } from './file-resolver.ts';
 import { FileSchemas } from './file-schemas.ts';
 import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxResult, type SandboxView, type TrustedRunner } from './sandbox/index.ts';
 import { PER_FILE_COLUMN } from '@floe/query';
-import { mentions, tableRefs } from './table-refs.ts';
-import { fileListsKeyer, hourInside, listsOfTable, mergeLists, splitByFile, type FileLists, type SeriesListsCache } from './series-lists.ts';
+import { mentions, tableRefs, type TableRef } from './table-refs.ts';
+import { fileInside, fileListsKeyer, listsOfTable, mergeLists, splitByFile, type FileLists, type SeriesListsCache } from './series-lists.ts';
 import { parseTicket, type Ticket } from './ticket.ts';
 import { createTimeBoundsExtractor, type TimeBoundsExtractor } from './time-bounds.ts';
 
@@ -97,51 +97,69 @@ export class QueryHandler {
   /**
    * A signed point-lists query answered per file (series-lists.ts): the lists of the files wholly
    * inside the window from the cache, or by the planner's per-file query for those not kept yet
-   * (then kept), and the window's edge files by the query itself. Undefined when no file lies
-   * wholly inside the window, or when a read came back cut at max_result_rows: the caller then
-   * runs the query as it is.
+   * (then kept), and the window's edge files by the query itself. Only the files read are fetched
+   * (from S3, into the local cache). Undefined when no file lies wholly inside the window, or when
+   * a read came back cut at max_result_rows: the caller then runs the query as it is.
    */
   async #fromFileLists(
     ctx: TenantContext,
     ticket: Ticket,
-    view: SandboxView,
-    hours: ReadonlyArray<number | undefined>,
-    timeoutMs: number,
+    ref: TableRef,
+    budgetMs: number,
+    started: number,
   ): Promise<{ table: Table; edge: number; kept: number; read: number } | undefined> {
     const cache = this.#seriesLists;
-    const perFile = ticket.hints.perFile!;
+    const perFile = ticket.hints.perFile;
     const { startNs, endNs } = ticket.hints;
-    if (!cache || startNs === undefined || endNs === undefined) return undefined;
+    if (!cache || !perFile || startNs === undefined || endNs === undefined) return undefined;
+    const { files, def } = await this.#files.candidates(ref.tenant, ref.dataset, ref.table, ticket.hints);
     const keyOf = fileListsKeyer(`${ctx.tenant}\u0000${ctx.dataset}`, perFile.sql, perFile.params);
-    const edge: string[] = [];
-    const missing: string[] = [];
-    const inside: Array<{ path: string; hour: number }> = [];
-    view.files.forEach((path, i) => {
-      const hour = hours[i];
-      if (!hourInside(hour, startNs, endNs)) edge.push(path);
+    const edge: CandidateFile[] = [];
+    const missing: CandidateFile[] = [];
+    const inside: Array<{ file: CandidateFile; first: bigint }> = [];
+    for (const file of files) {
+      if (!fileInside(file.time, startNs, endNs)) edge.push(file);
       else {
-        inside.push({ path, hour: hour! });
-        if (!cache.get(keyOf(path))) missing.push(path);
+        inside.push({ file, first: file.time!.first });
+        if (!cache.get(keyOf(file.key))) missing.push(file);
       }
-    });
-    if (inside.length === 0) return undefined;
-    const common = { timeoutMs, memoryLimit: this.#limits.memoryLimit, threads: this.#limits.threads, maxRows: this.#limits.maxRows, tempDir: this.#limits.tempDir };
-    const [edgeResult, missingResult] = await Promise.all([
-      edge.length > 0 ? this.#trusted.run({ ...common, views: [{ ...view, files: edge }], sql: ticket.sql, params: ticket.params }) : undefined,
-      missing.length > 0 ? this.#trusted.run({ ...common, views: [{ ...view, files: missing, fileNames: true }], sql: perFile.sql, params: perFile.params }) : undefined,
-    ]);
-    if (edgeResult?.truncated || missingResult?.truncated) return undefined;
-    const read = missingResult ? splitByFile(missingResult.table, PER_FILE_COLUMN, missing) : new Map<string, FileLists>();
-    for (const [path, lists] of read) cache.set(keyOf(path), lists);
-    const parts: FileLists[] = edgeResult ? [listsOfTable(edgeResult.table)] : [];
-    // Oldest hour first, so a series' lists come as runs in time order.
-    for (const { path } of inside.sort((a, b) => a.hour - b.hour)) {
-      const lists = read.get(path) ?? cache.get(keyOf(path));
-      // Evicted between the lookup and now (a small cache and a large read): run the query as it is.
-      if (!lists) return undefined;
-      parts.push(lists);
     }
-    return { table: mergeLists(parts), edge: edge.length, kept: inside.length - missing.length, read: missing.length };
+    if (inside.length === 0) return undefined;
+    const [edgeFiles, missingFiles] = await Promise.all([this.#files.lease(edge), this.#files.lease(missing)]);
+    try {
+      const [edgeView, missingView] = await this.#withSchemas(
+        [
+          { name: ref.viewName, files: edgeFiles.paths, emptySchemaSql: emptyColumnsDdl(def) },
+          { name: ref.viewName, files: missingFiles.paths, emptySchemaSql: emptyColumnsDdl(def), fileNames: true },
+        ],
+        Math.max(1, budgetMs - (Date.now() - started)),
+      );
+      const timeoutMs = Math.max(1, budgetMs - (Date.now() - started));
+      const common = { timeoutMs, memoryLimit: this.#limits.memoryLimit, threads: this.#limits.threads, maxRows: this.#limits.maxRows, tempDir: this.#limits.tempDir };
+      const [edgeResult, missingResult] = await Promise.all([
+        edge.length > 0 ? this.#trusted.run({ ...common, views: [edgeView!], sql: ticket.sql, params: ticket.params }) : undefined,
+        missing.length > 0 ? this.#trusted.run({ ...common, views: [missingView!], sql: perFile.sql, params: perFile.params }) : undefined,
+      ]);
+      if (edgeResult?.truncated || missingResult?.truncated) return undefined;
+      const read = new Map<string, FileLists>();
+      if (missingResult) {
+        const byPath = splitByFile(missingResult.table, PER_FILE_COLUMN, missingFiles.paths);
+        missing.forEach((f, i) => read.set(f.key, byPath.get(missingFiles.paths[i]!)!));
+      }
+      for (const [key, lists] of read) cache.set(keyOf(key), lists);
+      const parts: FileLists[] = edgeResult ? [listsOfTable(edgeResult.table)] : [];
+      // Oldest first, so a series' lists come as runs in time order.
+      for (const { file } of inside.sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0))) {
+        const lists = read.get(file.key) ?? cache.get(keyOf(file.key));
+        // Evicted between the lookup and now (a small cache and a large read): run the query as it is.
+        if (!lists) return undefined;
+        parts.push(lists);
+      }
+      return { table: mergeLists(parts), edge: edge.length, kept: inside.length - missing.length, read: missing.length };
+    } finally {
+      edgeFiles.release();
+      missingFiles.release();
+    }
   }
 
   authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {
@@ -153,7 +171,22 @@ export class QueryHandler {
     const started = Date.now();
     const refs = tableRefs(ticket.sql, ctx).filter((r) => mentions(ticket.sql, r));
     const resolved: ResolvedFiles[] = [];
+    const budgetMs = Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity);
+    // SQL printed and signed by Floe's planner runs on the warm instance (its views name only
+    // the caller's files); anything a user typed gets a fresh locked-down sandbox.
+    const signed =
+      this.#internalKey !== '' &&
+      refs.every((r) => !r.viewName.includes('.')) &&
+      verifyTicketSignature(this.#internalKey, { tenant: ctx.tenant, dataset: ctx.dataset, sql: ticket.sql, params: ticket.params, hints: ticket.rawHints }, ticket.sig);
     try {
+      if (signed && ticket.hints.perFile && refs.length === 1) {
+        const lists = await this.#fromFileLists(ctx, ticket, refs[0]!, budgetMs, started);
+        if (lists) {
+          const { table, ...counts } = lists;
+          this.#log.debug({ tenant: ctx.tenant, rows: table.numRows, ms: Date.now() - started, signed, lists: counts }, 'query');
+          return table;
+        }
+      }
       const views = [];
       // One parse per query, not per table: hints from the planner win over parsing.
       const hinted = ticket.hints.startNs !== undefined || ticket.hints.endNs !== undefined;
@@ -166,23 +199,8 @@ export class QueryHandler {
         views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(files.def) });
       }
       const resolvedAt = Date.now();
-      const budgetMs = Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity);
       const marked = await this.#withSchemas(views, Math.max(1, budgetMs - (Date.now() - started)));
       const timeoutMs = Math.max(1, budgetMs - (Date.now() - started));
-      // SQL printed and signed by Floe's planner runs on the warm instance (its views name only
-      // the caller's files); anything a user typed gets a fresh locked-down sandbox.
-      const signed =
-        this.#internalKey !== '' &&
-        refs.every((r) => !r.viewName.includes('.')) &&
-        verifyTicketSignature(this.#internalKey, { tenant: ctx.tenant, dataset: ctx.dataset, sql: ticket.sql, params: ticket.params, hints: ticket.rawHints }, ticket.sig);
-      if (signed && ticket.hints.perFile && marked.length === 1 && resolved.length === 1) {
-        const lists = await this.#fromFileLists(ctx, ticket, marked[0]!, resolved[0]!.hours, timeoutMs);
-        if (lists) {
-          const { table, ...counts } = lists;
-          this.#log.debug({ tenant: ctx.tenant, rows: table.numRows, resolveMs: resolvedAt - started, ms: Date.now() - started, signed, files: `${resolved[0]!.paths.length}/${resolved[0]!.considered}`, lists: counts }, 'query');
-          return table;
-        }
-      }
       const run = signed ? (o: Parameters<typeof runSandboxedSelect>[0]) => this.#trusted.run(o) : runSandboxedSelect;
       const result = await run({
         views: marked,

@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PER_FILE_COLUMN, planMetricSeriesPoints, seriesIdFromHalves } from '@floe/query';
 import { metricsTable } from '@floe/schema';
 import { createTrustedRunner, type TrustedRunner } from './sandbox/index.ts';
-import { fileListsKeyer, hourInside, listsOfTable, mergeLists, splitByFile } from './series-lists.ts';
+import { serializeLong } from '@floe/iceberg';
+import { timeRangeOf, type TimeRange } from './file-resolver.ts';
+import { fileInside, fileListsKeyer, listsOfTable, mergeLists, splitByFile } from './series-lists.ts';
 
 const H = 3_600_000_000_000n;
 const HOUR0 = 480_000;
@@ -18,9 +20,10 @@ type Row = [string, string, number, number, number | null, number];
 
 let dir: string;
 let runner: TrustedRunner;
-const files: Array<{ path: string; hour: number }> = [];
+const files: Array<{ path: string; hour: number; time: TimeRange | undefined }> = [];
 
-async function writeFile(name: string, hour: number, rows: Row[]): Promise<void> {
+/** Writes a file of one hour; `bounds`: the time bounds its manifest entry would carry (µs of its first and last row). */
+async function writeFile(name: string, hour: number, rows: Row[], bounds = false): Promise<void> {
   const path = join(dir, name);
   const values = rows
     .map(([id, metric, h, m, v, flags]) => `('${id}', '${metric}', 'gauge', ${at(h, m)}, ${v === null ? 'NULL::DOUBLE' : `'${v}'::DOUBLE`}, ${flags}, '')`)
@@ -32,7 +35,10 @@ async function writeFile(name: string, hour: number, rows: Row[]): Promise<void>
   );
   con.closeSync();
   instance.closeSync();
-  files.push({ path, hour });
+  const us = rows.map(([, , h, m]) => at(h, m) / 1000n);
+  const min = us.reduce((a, b) => (b < a ? b : a));
+  const max = us.reduce((a, b) => (b > a ? b : a));
+  files.push({ path, hour, time: bounds ? timeRangeOf(hour, serializeLong(min), serializeLong(max)) : timeRangeOf(hour, undefined, undefined) });
 }
 
 const A = 'aaaaaaaa00000001';
@@ -57,7 +63,9 @@ beforeAll(async () => {
   await writeFile('h1.parquet', HOUR0 + 1, hourRows(HOUR0 + 1, [[B, 'load', HOUR0 + 1, 45, Number.NaN, 1]]));
   await writeFile('h1-other.parquet', HOUR0 + 1, [[A, 'other', HOUR0 + 1, 1, 1, 0]]);
   await writeFile('h2.parquet', HOUR0 + 2, hourRows(HOUR0 + 2));
-  await writeFile('h3.parquet', HOUR0 + 3, hourRows(HOUR0 + 3));
+  // The last hour's bounds say its rows end 40 minutes in, before the window does.
+  await writeFile('h3.parquet', HOUR0 + 3, hourRows(HOUR0 + 3), true);
+  await writeFile('h3-late.parquet', HOUR0 + 3, [[A, 'load', HOUR0 + 3, 55, 4, 0]]);
 });
 
 afterAll(async () => {
@@ -81,8 +89,8 @@ function normalized(table: Table): Record<string, { points: Array<[number, numbe
 
 describe('per-file point lists', () => {
   it('answer a window as the windowed query does: edge files by the query, inside files by the per-file form', async () => {
-    // (start, end] from the middle of the first hour to the middle of the last.
-    const window = { startNs: at(HOUR0, 30), endNs: at(HOUR0 + 3, 30) };
+    // (start, end] from the middle of the first hour to 50 minutes into the last.
+    const window = { startNs: at(HOUR0, 30), endNs: at(HOUR0 + 3, 50) };
     const plan = planMetricSeriesPoints(
       { kind: 'metric_series_points', window, selects: [{ metricNames: ['load'], matchers: [] }], metricTypes: ['gauge', 'sum'], otelLabels: false, labels: false },
       metricsTable,
@@ -97,9 +105,10 @@ describe('per-file point lists', () => {
 
     const whole = await run(plan.sql, plan.params, files.map((f) => f.path));
 
-    const inside = files.filter((f) => hourInside(f.hour, start, end));
-    const edge = files.filter((f) => !hourInside(f.hour, start, end));
-    expect(inside.map((f) => f.hour)).toEqual([HOUR0 + 1, HOUR0 + 1, HOUR0 + 2]);
+    const inside = files.filter((f) => fileInside(f.time, start, end));
+    const edge = files.filter((f) => !fileInside(f.time, start, end));
+    // Wholly inside: the middle hours by their partition, the last hour's first file by its bounds.
+    expect(inside.map((f) => f.path.slice(dir.length + 1))).toEqual(['h1.parquet', 'h1-other.parquet', 'h2.parquet', 'h3.parquet']);
     const edgeAnswer = await run(plan.sql, plan.params, edge.map((f) => f.path));
     const perFileAnswer = await run(perFile.sql, perFile.params, inside.map((f) => f.path), true);
     const split = splitByFile(perFileAnswer.table, PER_FILE_COLUMN, inside.map((f) => f.path));
@@ -115,9 +124,11 @@ describe('per-file point lists', () => {
     expect(expected[B]!.stale).toEqual([Number(at(HOUR0 + 1, 45) / 1_000_000n)]);
     expect(expected[A]!.stale).toBeNull();
     expect(expected[B]!.points.filter(([, v]) => Number.isNaN(v))).toHaveLength(4);
-    // The window holds the first hour's points after its middle only, the last hour's up to its middle.
+    // The window holds the first hour's points after its middle only, the last hour's up to 50 minutes in.
     expect(expected[A]!.points.map(([t]) => t)).toEqual(
-      [at(HOUR0, 40), at(HOUR0, 50), at(HOUR0 + 1, 5), at(HOUR0 + 1, 40), at(HOUR0 + 2, 5), at(HOUR0 + 2, 40), at(HOUR0 + 3, 5)].map((ns) => Number(ns / 1_000_000n)),
+      [at(HOUR0, 40), at(HOUR0, 50), at(HOUR0 + 1, 5), at(HOUR0 + 1, 40), at(HOUR0 + 2, 5), at(HOUR0 + 2, 40), at(HOUR0 + 3, 5), at(HOUR0 + 3, 40)].map((ns) =>
+        Number(ns / 1_000_000n),
+      ),
     );
   });
 
@@ -132,13 +143,22 @@ describe('per-file point lists', () => {
     });
   });
 
-  it('count an hour as inside a window only when every instant of it is', () => {
+  it('count a file as inside a window only when every time its rows may have is', () => {
     const first = BigInt(HOUR0) * H;
-    expect(hourInside(HOUR0, first, first + H - 1n)).toBe(true);
-    expect(hourInside(HOUR0, first + 1n, first + H)).toBe(false);
-    expect(hourInside(HOUR0, first, first + H - 2n)).toBe(false);
-    expect(hourInside(undefined, 0n, 2n ** 62n)).toBe(false);
-    expect(hourInside(-1, -H, H)).toBe(false);
+    const hour = timeRangeOf(HOUR0, undefined, undefined);
+    expect(hour).toEqual({ first, last: first + H - 1n });
+    expect(fileInside(hour, first, first + H - 1n)).toBe(true);
+    expect(fileInside(hour, first + 1n, first + H)).toBe(false);
+    expect(fileInside(hour, first, first + H - 2n)).toBe(false);
+    expect(fileInside(undefined, 0n, 2n ** 62n)).toBe(false);
+    expect(timeRangeOf('x', undefined, undefined)).toBeUndefined();
+    // Bounds (µs) narrow the hour: a row's nanoseconds lie within 999 of them.
+    const us = first / 1000n;
+    expect(timeRangeOf(HOUR0, serializeLong(us + 10n), serializeLong(us + 20n))).toEqual({ first: first + 10_000n, last: first + 20_999n });
+    // Bounds outside the hour, reversed, or not 8 bytes are not believed.
+    expect(timeRangeOf(HOUR0, serializeLong(us - 1n), serializeLong(us + 20n))).toEqual(hour);
+    expect(timeRangeOf(HOUR0, serializeLong(us + 20n), serializeLong(us + 10n))).toEqual(hour);
+    expect(timeRangeOf(HOUR0, Uint8Array.of(1, 2), serializeLong(us + 10n))).toEqual(hour);
   });
 
   it('key kept lists by caller, query and values as well as the file', () => {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Lru } from '@floe/storage';
+import type { TimeRange } from './file-resolver.ts';
 import { Field, Float64, List, RecordBatch, Schema, Struct, Table, Uint32, Utf8, makeData, vectorFromArray, type Data } from 'apache-arrow';
 
 /**
@@ -8,8 +9,9 @@ import { Field, Float64, List, RecordBatch, Schema, Struct, Table, Uint32, Utf8,
  * and the List<DOUBLE> columns `t`, `v`, `stale_t`).
  *
  * A dashboard asks for the same metrics over a window that moves a little at each refresh. Every
- * data file of an Iceberg table is immutable and lies in one hour partition, so what a query
- * selects from a file wholly inside its window does not depend on the window: the planner also
+ * data file of an Iceberg table is immutable, and its hour partition and time bounds say where
+ * its rows' times lie, so what a query selects from a file wholly inside its window does not
+ * depend on the window: the planner also
  * prints that per-file form (the query without the window, grouped by file as well), the querier
  * runs it only for files it has not kept, keeps each file's lists, and reads with the window only
  * the files at its edges. A file replaced by compaction or expired is simply never asked for again,
@@ -65,13 +67,9 @@ export function fileListsKeyer(scope: string, sql: string, params: readonly unkn
   return (path) => `${scope}\u0000${digest}\u0000${path}`;
 }
 
-const NS_PER_HOUR = 3_600_000_000_000n;
-
-/** Whether an hour partition's every possible row time lies in [startNs, endNs] (inclusive bounds). */
-export function hourInside(hour: number | undefined, startNs: bigint, endNs: bigint): boolean {
-  if (hour === undefined || !Number.isSafeInteger(hour) || hour < 0) return false;
-  const first = BigInt(hour) * NS_PER_HOUR;
-  return first >= startNs && first + NS_PER_HOUR - 1n <= endNs;
+/** Whether every row time a file may hold lies in [startNs, endNs] (inclusive bounds). */
+export function fileInside(time: TimeRange | undefined, startNs: bigint, endNs: bigint): boolean {
+  return time !== undefined && time.first >= startNs && time.last <= endNs;
 }
 
 function listColumn(batch: RecordBatch, name: string): Data {
