@@ -97,6 +97,9 @@ export function partitionSpec(table: TableDef) {
   return { 'spec-id': 0, fields: [{ 'source-id': source.id, 'field-id': PARTITION_FIELD_ID, name: `${source.name}_hour`, transform: 'hour' }] };
 }
 
+/** Nanoseconds of an hour partition (the `hour` transform of every table's partition spec). */
+export const NS_PER_HOUR = 3_600_000_000_000n;
+
 export function partitionFieldName(table: TableDef): string {
   return `${table.partitionSource}_hour`;
 }

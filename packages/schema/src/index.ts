@@ -23,6 +23,7 @@ export {
   timeColumn,
   partitionSpec,
   partitionFieldName,
+  NS_PER_HOUR,
   sortOrderJson,
   readJsonColumns,
   selectStoredColumns,

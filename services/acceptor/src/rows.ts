@@ -51,7 +51,8 @@ export function releaseBuilder(table: TableName, b: ColumnBatchBuilder): void {
   if (list.length < KEEP_BUILDERS) list.push(b);
 }
 
-export const NS_PER_HOUR = 3_600_000_000_000n;
+import { NS_PER_HOUR } from '@floe/schema';
+export { NS_PER_HOUR };
 /** Time columns are Iceberg longs: an OTLP fixed64 beyond this cannot be stored. */
 export const MAX_INT64 = 0x7fff_ffff_ffff_ffffn;
 

@@ -1,5 +1,5 @@
 import { floeTableDef, type SqlCatalog } from '@floe/iceberg';
-import { partitionFieldName, tableDef, type TableDef, type TableName } from '@floe/schema';
+import { NS_PER_HOUR, partitionFieldName, tableDef, type TableDef, type TableName } from '@floe/schema';
 import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
@@ -37,7 +37,6 @@ export interface ResolvedFiles {
   release(): void;
 }
 
-const NS_PER_HOUR = 3_600_000_000_000n;
 
 /**
  * Where every row's time of a data file lies: its hour partition, narrowed by the file's bounds

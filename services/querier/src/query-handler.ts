@@ -1,6 +1,6 @@
 import { authenticate, verifyTicketSignature, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
-import { emptyColumnsDdl } from '@floe/schema';
+import { NS_PER_HOUR, emptyColumnsDdl } from '@floe/schema';
 import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
 import type { CandidateFile, FileResolver, ResolvedFiles } from './file-resolver.ts';
@@ -8,7 +8,7 @@ import { FileSchemas } from './file-schemas.ts';
 import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxResult, type SandboxView, type TrustedRunner } from './sandbox/index.ts';
 import { PER_FILE_COLUMN } from '@floe/query';
 import { mentions, tableRefs, type TableRef } from './table-refs.ts';
-import { fileInside, fileListsKeyer, listsOfTable, mergeLists, splitByFile, type FileLists, type SeriesListsCache } from './series-lists.ts';
+import { fileInside, fileListsKeyer, mergeLists, splitByFile, type FileLists, type ListsPart, type SeriesListsCache } from './series-lists.ts';
 import { parseTicket, type Ticket } from './ticket.ts';
 import { createTimeBoundsExtractor, type TimeBoundsExtractor } from './time-bounds.ts';
 
@@ -95,11 +95,11 @@ export class QueryHandler {
   }
 
   /**
-   * A signed point-lists query answered per file (series-lists.ts): the lists of the files wholly
-   * inside the window from the cache, or by the planner's per-file query for those not kept yet
-   * (then kept), and the window's edge files by the query itself. Only the files read are fetched
-   * (from S3, into the local cache). Undefined when no file lies wholly inside the window, or when
-   * a read came back cut at max_result_rows: the caller then runs the query as it is.
+   * A signed point-lists query answered from per-file lists (series-lists.ts): the lists of each
+   * file of the window from the cache, or by the planner's per-file query for the files not kept
+   * yet (then kept), cut to the window. Only the files read are fetched (from S3, into the local
+   * cache). Undefined when a file's times are unknown or before 1970, or the read came back cut at
+   * max_result_rows: the caller then runs the query as it is.
    */
   async #fromFileLists(
     ctx: TenantContext,
@@ -107,59 +107,48 @@ export class QueryHandler {
     ref: TableRef,
     budgetMs: number,
     started: number,
-  ): Promise<{ table: Table; edge: number; kept: number; read: number } | undefined> {
+  ): Promise<{ table: Table; files: number; kept: number; read: number } | undefined> {
     const cache = this.#seriesLists;
     const perFile = ticket.hints.perFile;
     const { startNs, endNs } = ticket.hints;
     if (!cache || !perFile || startNs === undefined || endNs === undefined) return undefined;
     const { files, def } = await this.#files.candidates(ref.tenant, ref.dataset, ref.table, ticket.hints);
+    if (files.length === 0 || files.some((f) => f.time === undefined || f.time.first < 0n)) return undefined;
     const keyOf = fileListsKeyer(`${ctx.tenant}\u0000${ctx.dataset}`, perFile.sql, perFile.params);
-    const edge: CandidateFile[] = [];
-    const missing: CandidateFile[] = [];
-    const inside: Array<{ file: CandidateFile; first: bigint }> = [];
-    for (const file of files) {
-      if (!fileInside(file.time, startNs, endNs)) edge.push(file);
-      else {
-        inside.push({ file, first: file.time!.first });
-        if (!cache.get(keyOf(file.key))) missing.push(file);
-      }
-    }
-    if (inside.length === 0) return undefined;
-    const [edgeFiles, missingFiles] = await Promise.all([this.#files.lease(edge), this.#files.lease(missing)]);
+    const missing = files.filter((f) => !cache.get(keyOf(f.key)));
+    const leased = await this.#files.lease(missing);
+    const read = new Map<string, FileLists>();
     try {
-      const [edgeView, missingView] = await this.#withSchemas(
-        [
-          { name: ref.viewName, files: edgeFiles.paths, emptySchemaSql: emptyColumnsDdl(def) },
-          { name: ref.viewName, files: missingFiles.paths, emptySchemaSql: emptyColumnsDdl(def), fileNames: true },
-        ],
-        Math.max(1, budgetMs - (Date.now() - started)),
-      );
-      const timeoutMs = Math.max(1, budgetMs - (Date.now() - started));
-      const common = { timeoutMs, memoryLimit: this.#limits.memoryLimit, threads: this.#limits.threads, maxRows: this.#limits.maxRows, tempDir: this.#limits.tempDir };
-      const [edgeResult, missingResult] = await Promise.all([
-        edge.length > 0 ? this.#trusted.run({ ...common, views: [edgeView!], sql: ticket.sql, params: ticket.params }) : undefined,
-        missing.length > 0 ? this.#trusted.run({ ...common, views: [missingView!], sql: perFile.sql, params: perFile.params }) : undefined,
-      ]);
-      if (edgeResult?.truncated || missingResult?.truncated) return undefined;
-      const read = new Map<string, FileLists>();
-      if (missingResult) {
-        const byPath = splitByFile(missingResult.table, PER_FILE_COLUMN, missingFiles.paths);
-        missing.forEach((f, i) => read.set(f.key, byPath.get(missingFiles.paths[i]!)!));
+      if (missing.length > 0) {
+        const [view] = await this.#withSchemas(
+          [{ name: ref.viewName, files: leased.paths, emptySchemaSql: emptyColumnsDdl(def), fileNames: true }],
+          Math.max(1, budgetMs - (Date.now() - started)),
+        );
+        const result = await this.#trusted.run({
+          views: [view!],
+          sql: perFile.sql,
+          params: perFile.params,
+          timeoutMs: Math.max(1, budgetMs - (Date.now() - started)),
+          maxRows: this.#limits.maxRows,
+        });
+        if (result.truncated) return undefined;
+        const hourStart = (f: CandidateFile) => (f.time!.first / NS_PER_HOUR) * NS_PER_HOUR;
+        const byPath = splitByFile(result.table, PER_FILE_COLUMN, missing.map((f, i) => ({ path: leased.paths[i]!, hourStartNs: hourStart(f) })));
+        missing.forEach((f, i) => read.set(f.key, byPath.get(leased.paths[i]!)!));
       }
-      for (const [key, lists] of read) cache.set(keyOf(key), lists);
-      const parts: FileLists[] = edgeResult ? [listsOfTable(edgeResult.table)] : [];
-      // Oldest first, so a series' lists come as runs in time order.
-      for (const { file } of inside.sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0))) {
-        const lists = read.get(file.key) ?? cache.get(keyOf(file.key));
-        // Evicted between the lookup and now (a small cache and a large read): run the query as it is.
-        if (!lists) return undefined;
-        parts.push(lists);
-      }
-      return { table: mergeLists(parts), edge: edge.length, kept: inside.length - missing.length, read: missing.length };
     } finally {
-      edgeFiles.release();
-      missingFiles.release();
+      leased.release();
     }
+    for (const [key, lists] of read) cache.set(keyOf(key), lists);
+    const parts: ListsPart[] = [];
+    // Oldest first, so a series' lists come as runs in time order.
+    for (const f of [...files].sort((a, b) => (a.time!.first < b.time!.first ? -1 : a.time!.first > b.time!.first ? 1 : 0))) {
+      const lists = read.get(f.key) ?? cache.get(keyOf(f.key));
+      // Evicted between the lookup and now (a small cache and a large read): run the query as it is.
+      if (!lists) return undefined;
+      parts.push({ lists, inside: fileInside(f.time, startNs, endNs) });
+    }
+    return { table: mergeLists(parts, startNs, endNs), files: files.length, kept: files.length - missing.length, read: missing.length };
   }
 
   authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {

@@ -9,14 +9,14 @@ import { metricsTable } from '@floe/schema';
 import { createTrustedRunner, type TrustedRunner } from './sandbox/index.ts';
 import { serializeLong } from '@floe/iceberg';
 import { timeRangeOf, type TimeRange } from './file-resolver.ts';
-import { fileInside, fileListsKeyer, listsOfTable, mergeLists, splitByFile } from './series-lists.ts';
+import { fileInside, fileListsKeyer, mergeLists, splitByFile, type FileLists } from './series-lists.ts';
 
 const H = 3_600_000_000_000n;
 const HOUR0 = 480_000;
 const at = (hour: number, minute: number) => BigInt(hour) * H + BigInt(minute) * 60_000_000_000n + 123_456n;
 
-/** Rows of a test file: [series id, metric name, hour, minute, value (null: none), flags]. */
-type Row = [string, string, number, number, number | null, number];
+/** Rows of a test file: [series id, metric name, hour, minute, value (null: none), flags, nanoseconds more]. */
+type Row = [string, string, number, number, number | null, number, number?];
 
 let dir: string;
 let runner: TrustedRunner;
@@ -26,7 +26,7 @@ const files: Array<{ path: string; hour: number; time: TimeRange | undefined }> 
 async function writeFile(name: string, hour: number, rows: Row[], bounds = false): Promise<void> {
   const path = join(dir, name);
   const values = rows
-    .map(([id, metric, h, m, v, flags]) => `('${id}', '${metric}', 'gauge', ${at(h, m)}, ${v === null ? 'NULL::DOUBLE' : `'${v}'::DOUBLE`}, ${flags}, '')`)
+    .map(([id, metric, h, m, v, flags, ns]) => `('${id}', '${metric}', 'gauge', ${at(h, m) + BigInt(ns ?? 0)}, ${v === null ? 'NULL::DOUBLE' : `'${v}'::DOUBLE`}, ${flags}, '')`)
     .join(', ');
   const instance = await DuckDBInstance.create(':memory:');
   const con = await instance.connect();
@@ -58,14 +58,16 @@ beforeAll(async () => {
   ];
   // Two files in the first hour (before compaction merges them), then one an hour, and a file of
   // another metric only.
-  await writeFile('h0a.parquet', HOUR0, hourRows(HOUR0));
+  // The window below starts at 30 minutes into the first hour: the point at that nanosecond is
+  // outside, the next one (the same millisecond) inside; likewise at its end, 50 minutes into the last.
+  await writeFile('h0a.parquet', HOUR0, hourRows(HOUR0, [[A, 'load', HOUR0, 30, 0.5, 0, 0], [A, 'load', HOUR0, 30, 0.75, 0, 1]]));
   await writeFile('h0b.parquet', HOUR0, [[A, 'load', HOUR0, 50, 3, 0]]);
   await writeFile('h1.parquet', HOUR0 + 1, hourRows(HOUR0 + 1, [[B, 'load', HOUR0 + 1, 45, Number.NaN, 1]]));
   await writeFile('h1-other.parquet', HOUR0 + 1, [[A, 'other', HOUR0 + 1, 1, 1, 0]]);
   await writeFile('h2.parquet', HOUR0 + 2, hourRows(HOUR0 + 2));
   // The last hour's bounds say its rows end 40 minutes in, before the window does.
   await writeFile('h3.parquet', HOUR0 + 3, hourRows(HOUR0 + 3), true);
-  await writeFile('h3-late.parquet', HOUR0 + 3, [[A, 'load', HOUR0 + 3, 55, 4, 0]]);
+  await writeFile('h3-late.parquet', HOUR0 + 3, [[A, 'load', HOUR0 + 3, 50, 4, 0, 0], [A, 'load', HOUR0 + 3, 50, 5, 0, 1], [B, 'load', HOUR0 + 3, 55, 1, 1]]);
 });
 
 afterAll(async () => {
@@ -88,58 +90,100 @@ function normalized(table: Table): Record<string, { points: Array<[number, numbe
 }
 
 describe('per-file point lists', () => {
-  it('answer a window as the windowed query does: edge files by the query, inside files by the per-file form', async () => {
-    // (start, end] from the middle of the first hour to 50 minutes into the last.
-    const window = { startNs: at(HOUR0, 30), endNs: at(HOUR0 + 3, 50) };
-    const plan = planMetricSeriesPoints(
-      { kind: 'metric_series_points', window, selects: [{ metricNames: ['load'], matchers: [] }], metricTypes: ['gauge', 'sum'], otelLabels: false, labels: false },
+  /** The windowed read and its per-file form of (start, end]. */
+  const plan = (startNs: bigint, endNs: bigint) =>
+    planMetricSeriesPoints(
+      { kind: 'metric_series_points', window: { startNs, endNs }, selects: [{ metricNames: ['load'], matchers: [] }], metricTypes: ['gauge', 'sum'], otelLabels: false, labels: false },
       metricsTable,
     );
-    expect(plan.hints.per_file).toBeDefined();
-    const perFile = plan.hints.per_file!;
-    const start = BigInt(plan.hints.start_ns);
-    const end = BigInt(plan.hints.end_ns);
-    const view = (paths: string[], fileNames = false) => [{ name: 'metrics', files: paths, emptySchemaSql: '', fileNames }];
-    const run = (sql: string, params: unknown[], paths: string[], fileNames = false) =>
-      runner.run({ views: view(paths, fileNames), sql, params, timeoutMs: 30_000, maxRows: 1_000_000 });
+  const run = (sql: string, params: unknown[], paths: string[], fileNames = false) =>
+    runner.run({ views: [{ name: 'metrics', files: paths, emptySchemaSql: '', fileNames }], sql, params, timeoutMs: 30_000, maxRows: 1_000_000 });
+  const hourStart = (hour: number) => BigInt(hour) * H;
 
-    const whole = await run(plan.sql, plan.params, files.map((f) => f.path));
-
-    const inside = files.filter((f) => fileInside(f.time, start, end));
-    const edge = files.filter((f) => !fileInside(f.time, start, end));
-    // Wholly inside: the middle hours by their partition, the last hour's first file by its bounds.
-    expect(inside.map((f) => f.path.slice(dir.length + 1))).toEqual(['h1.parquet', 'h1-other.parquet', 'h2.parquet', 'h3.parquet']);
-    const edgeAnswer = await run(plan.sql, plan.params, edge.map((f) => f.path));
-    const perFileAnswer = await run(perFile.sql, perFile.params, inside.map((f) => f.path), true);
-    const split = splitByFile(perFileAnswer.table, PER_FILE_COLUMN, inside.map((f) => f.path));
+  it('answer windows as the windowed query does, from one read of each file, cut to the nanosecond', async () => {
+    // Every file read once by the per-file form (it has no window: the first plan's serves all).
+    const perFile = plan(at(HOUR0, 30), at(HOUR0 + 3, 50)).hints.per_file!;
+    const answer = await run(perFile.sql, perFile.params, files.map((f) => f.path), true);
+    const kept = splitByFile(answer.table, PER_FILE_COLUMN, files.map((f) => ({ path: f.path, hourStartNs: hourStart(f.hour) })));
     // A file of another metric only still has its (empty) entry: it is not read again.
-    expect(split.get(join(dir, 'h1-other.parquet'))!.hi.length).toBe(0);
-    expect(split.get(join(dir, 'h1.parquet'))!.hi.length).toBe(3);
-    const merged = mergeLists([listsOfTable(edgeAnswer.table), ...inside.map((f) => split.get(f.path)!)]);
+    expect(kept.get(join(dir, 'h1-other.parquet'))!.hi.length).toBe(0);
+    expect(kept.get(join(dir, "h1.parquet"))!.hi.length).toBe(3);
+    const fromKept = (startNs: bigint, endNs: bigint) => {
+      const p = plan(startNs, endNs);
+      expect(p.hints.per_file).toEqual(perFile);
+      const first = BigInt(p.hints.start_ns);
+      const last = BigInt(p.hints.end_ns);
+      return mergeLists(files.map((f) => ({ lists: kept.get(f.path)!, inside: fileInside(f.time, first, last) })), first, last);
+    };
+    const windowed = async (startNs: bigint, endNs: bigint) => {
+      const p = plan(startNs, endNs);
+      return (await run(p.sql, p.params, files.map((f) => f.path))).table;
+    };
 
-    const expected = normalized(whole.table);
+    // From the middle of the first hour to 50 minutes into the last.
+    const [start, end] = [at(HOUR0, 30), at(HOUR0 + 3, 50)];
+    // Wholly inside: the middle hours by their partition, the last hour's first file by its bounds.
+    expect(files.filter((f) => fileInside(f.time, start + 1n, end)).map((f) => f.path.slice(dir.length + 1))).toEqual(['h1.parquet', 'h1-other.parquet', 'h2.parquet', 'h3.parquet']);
+    const expected = normalized(await windowed(start, end));
     expect(Object.keys(expected).sort()).toEqual([A, B, TEXT].sort());
-    expect(normalized(merged)).toEqual(expected);
+    expect(normalized(fromKept(start, end))).toEqual(expected);
     // The staleness marker of hour 1 and the NaN of a missing value come through; other series' stale_t stays NULL.
     expect(expected[B]!.stale).toEqual([Number(at(HOUR0 + 1, 45) / 1_000_000n)]);
     expect(expected[A]!.stale).toBeNull();
     expect(expected[B]!.points.filter(([, v]) => Number.isNaN(v))).toHaveLength(4);
-    // The window holds the first hour's points after its middle only, the last hour's up to 50 minutes in.
-    expect(expected[A]!.points.map(([t]) => t)).toEqual(
-      [at(HOUR0, 40), at(HOUR0, 50), at(HOUR0 + 1, 5), at(HOUR0 + 1, 40), at(HOUR0 + 2, 5), at(HOUR0 + 2, 40), at(HOUR0 + 3, 5), at(HOUR0 + 3, 40)].map((ns) =>
-        Number(ns / 1_000_000n),
-      ),
-    );
+    // The first hour's points after 30 minutes (of the two in its 30th minute's millisecond, the
+    // later), the last hour's up to 50 minutes (of the two in that millisecond, the earlier).
+    const ms = (ns: bigint) => Number(ns / 1_000_000n);
+    expect(expected[A]!.points).toEqual([
+      [ms(start), 0.75],
+      [ms(at(HOUR0, 40)), 1.5],
+      [ms(at(HOUR0, 50)), 3],
+      [ms(at(HOUR0 + 1, 5)), 2],
+      [ms(at(HOUR0 + 1, 40)), 2.5],
+      [ms(at(HOUR0 + 2, 5)), 3],
+      [ms(at(HOUR0 + 2, 40)), 3.5],
+      [ms(at(HOUR0 + 3, 5)), 4],
+      [ms(at(HOUR0 + 3, 40)), 4.5],
+      [ms(end), 4],
+    ]);
+
+    // Other windows from the same kept lists: five minutes of one hour (an instant query's), one
+    // across an hour's end, and one that holds none of a file's points.
+    for (const [a, b] of [
+      [at(HOUR0 + 2, 3), at(HOUR0 + 2, 8)],
+      [at(HOUR0 + 1, 30), at(HOUR0 + 2, 30)],
+      [at(HOUR0 + 1, 41), at(HOUR0 + 1, 44)],
+      [at(HOUR0, 0), at(HOUR0 + 4, 0)],
+    ] as const) {
+      expect(normalized(fromKept(a, b)), `window (${a}, ${b}]`).toEqual(normalized(await windowed(a, b)));
+    }
+    expect(fromKept(at(HOUR0 + 1, 41), at(HOUR0 + 1, 44)).numRows).toBe(0);
   });
 
   it('merge an answer of no rows, and of series the parts share', () => {
-    expect(mergeLists([]).numRows).toBe(0);
-    const one = { hi: Uint32Array.of(1), lo: Uint32Array.of(2), text: undefined, tOff: Int32Array.of(0, 2), t: Float64Array.of(10, 20), v: Float64Array.of(1, 2), sOff: Int32Array.of(0, 0), staleT: new Float64Array(0) };
-    const two = { hi: Uint32Array.of(1, 3), lo: Uint32Array.of(2, 4), text: undefined, tOff: Int32Array.of(0, 1, 2), t: Float64Array.of(30, 5), v: Float64Array.of(3, 9), sOff: Int32Array.of(0, 1, 1), staleT: Float64Array.of(30) };
-    const rows = normalized(mergeLists([one, two]));
-    expect(rows).toEqual({
+    const all = [0n, 2n ** 62n] as const;
+    expect(mergeLists([], ...all).numRows).toBe(0);
+    const lists = (hi: number[], lo: number[], tOff: number[], t: number[], v: number[], sOff: number[], staleT: number[]): FileLists => ({
+      hi: Uint32Array.from(hi),
+      lo: Uint32Array.from(lo),
+      text: undefined,
+      tOff: Int32Array.from(tOff),
+      t: Float64Array.from(t),
+      tNs: new Uint32Array(t.length),
+      v: Float64Array.from(v),
+      sOff: Int32Array.from(sOff),
+      staleT: Float64Array.from(staleT),
+      staleNs: new Uint32Array(staleT.length),
+    });
+    const one = lists([1], [2], [0, 2], [10, 20], [1, 2], [0, 0], []);
+    const two = lists([1, 3], [2, 4], [0, 1, 2], [30, 5], [3, 9], [0, 1, 1], [30]);
+    expect(normalized(mergeLists([one, two].map((l) => ({ lists: l, inside: true })), ...all))).toEqual({
       [seriesIdFromHalves(1, 2, null)]: { points: [[10, 1], [20, 2], [30, 3]], stale: [30] },
       [seriesIdFromHalves(3, 4, null)]: { points: [[5, 9]], stale: null },
+    });
+    // Cut to [15 ms, 25 ms]: only series 1-2's point at 20 is left, series 3-4 has none.
+    expect(normalized(mergeLists([one, two].map((l) => ({ lists: l, inside: false })), 15_000_000n, 25_000_000n))).toEqual({
+      [seriesIdFromHalves(1, 2, null)]: { points: [[20, 2]], stale: null },
     });
   });
 

@@ -9,27 +9,32 @@ import { Field, Float64, List, RecordBatch, Schema, Struct, Table, Uint32, Utf8,
  * and the List<DOUBLE> columns `t`, `v`, `stale_t`).
  *
  * A dashboard asks for the same metrics over a window that moves a little at each refresh. Every
- * data file of an Iceberg table is immutable, and its hour partition and time bounds say where
- * its rows' times lie, so what a query selects from a file wholly inside its window does not
- * depend on the window: the planner also
- * prints that per-file form (the query without the window, grouped by file as well), the querier
- * runs it only for files it has not kept, keeps each file's lists, and reads with the window only
- * the files at its edges. A file replaced by compaction or expired is simply never asked for again,
- * and ages out.
+ * data file of an Iceberg table is immutable, so what a query selects from a file does not change:
+ * the planner also prints a per-file form of the read (without the window, grouped by file too,
+ * times as nanoseconds into the file's hour), the querier runs it only for the files it has not
+ * kept, keeps each file's lists, and answers the window from the kept lists, cut exactly to it
+ * where a file reaches past either end. A file replaced by compaction or expired is never asked
+ * for again, and ages out.
  */
 
-/** Lists of one file (or of the window's edge files): columnar, a few objects per file. */
+/**
+ * Lists of one file: columnar, a few objects per file. Times are milliseconds (what the router
+ * reads) with the nanoseconds past each millisecond beside them, so a window in nanoseconds cuts
+ * them exactly.
+ */
 export interface FileLists {
   hi: Uint32Array;
   lo: Uint32Array;
   /** Non-hex ids (null where the halves hold the id); undefined when every row's halves do. */
   text: Array<string | null> | undefined;
-  /** Row i's points are t/v[tOff[i], tOff[i+1]), its staleness markers staleT[sOff[i], sOff[i+1]). */
+  /** Row i's points are t/tNs/v[tOff[i], tOff[i+1]), its staleness markers staleT/staleNs[sOff[i], sOff[i+1]). */
   tOff: Int32Array;
   t: Float64Array;
+  tNs: Uint32Array;
   v: Float64Array;
   sOff: Int32Array;
   staleT: Float64Array;
+  staleNs: Uint32Array;
 }
 
 const EMPTY: FileLists = {
@@ -38,12 +43,15 @@ const EMPTY: FileLists = {
   text: undefined,
   tOff: new Int32Array(1),
   t: new Float64Array(0),
+  tNs: new Uint32Array(0),
   v: new Float64Array(0),
   sOff: new Int32Array(1),
   staleT: new Float64Array(0),
+  staleNs: new Uint32Array(0),
 };
 
-const bytesOf = (f: FileLists) => 64 + f.hi.byteLength * 2 + f.tOff.byteLength * 2 + (f.t.byteLength + f.v.byteLength + f.staleT.byteLength) + (f.text ? f.text.length * 8 : 0);
+const bytesOf = (f: FileLists) =>
+  64 + f.hi.byteLength * 2 + f.tOff.byteLength * 2 + f.t.byteLength + f.tNs.byteLength + f.v.byteLength + f.staleT.byteLength + f.staleNs.byteLength + (f.text ? f.text.length * 8 : 0);
 
 export class SeriesListsCache {
   readonly #lru: Lru<string, FileLists>;
@@ -97,7 +105,7 @@ function listAt(d: Data, i: number): Float64Array {
   return (child.values as Float64Array).subarray(child.offset + offsets[i]!, child.offset + offsets[i + 1]!);
 }
 
-/** Rows being gathered for one FileLists. */
+/** Rows being gathered for one FileLists; times come as nanoseconds into the file's hour. */
 class ListsBuilder {
   hi: number[] = [];
   lo: number[] = [];
@@ -106,6 +114,12 @@ class ListsBuilder {
   t: Float64Array[] = [];
   v: Float64Array[] = [];
   s: Float64Array[] = [];
+  readonly #hourMs: number;
+
+  /** `hourStartNs`: the start of the file's hour partition. */
+  constructor(hourStartNs: bigint) {
+    this.#hourMs = Number(hourStartNs / 1_000_000n);
+  }
 
   add(hi: number, lo: number, text: string | null, t: Float64Array, v: Float64Array, s: Float64Array): void {
     if (t.length !== v.length) throw new Error('point lists: times and values differ in length');
@@ -128,18 +142,34 @@ class ListsBuilder {
       sOff[i + 1] = sOff[i]! + this.s[i]!.length;
     }
     const t = new Float64Array(tOff[n]!);
+    const tNs = new Uint32Array(tOff[n]!);
     const v = new Float64Array(tOff[n]!);
     const staleT = new Float64Array(sOff[n]!);
+    const staleNs = new Uint32Array(sOff[n]!);
     for (let i = 0; i < n; i++) {
-      t.set(this.t[i]!, tOff[i]!);
+      this.#times(this.t[i]!, t, tNs, tOff[i]!);
       v.set(this.v[i]!, tOff[i]!);
-      staleT.set(this.s[i]!, sOff[i]!);
+      this.#times(this.s[i]!, staleT, staleNs, sOff[i]!);
     }
-    return { hi: Uint32Array.from(this.hi), lo: Uint32Array.from(this.lo), text: this.anyText ? this.text : undefined, tOff, t, v, sOff, staleT };
+    return { hi: Uint32Array.from(this.hi), lo: Uint32Array.from(this.lo), text: this.anyText ? this.text : undefined, tOff, t, tNs, v, sOff, staleT, staleNs };
+  }
+
+  /**
+   * Nanoseconds into the hour (below 2^42, exact as doubles) → milliseconds since the epoch and
+   * the nanoseconds past them: the hour starts on a whole millisecond, and the quotient by 1e6 of
+   * an integer below 2^53 floors exactly.
+   */
+  #times(inHour: Float64Array, ms: Float64Array, ns: Uint32Array, at: number): void {
+    const base = this.#hourMs;
+    for (let k = 0; k < inHour.length; k++) {
+      const x = inHour[k]!;
+      const q = Math.floor(x / 1e6);
+      ms[at + k] = base + q;
+      ns[at + k] = x - q * 1e6;
+    }
   }
 }
 
-/** Calls `row` for every row of a point-lists result. */
 function eachRow(table: Table, row: (batch: RecordBatch, i: number, hi: number, lo: number, text: string | null, t: Float64Array, v: Float64Array, s: Float64Array) => void): void {
   for (const batch of table.batches) {
     if (batch.numRows === 0) continue;
@@ -148,28 +178,21 @@ function eachRow(table: Table, row: (batch: RecordBatch, i: number, hi: number, 
     const text = batch.getChild('series_text');
     if (!text) throw new Error('point lists: no series_text column');
     const allNull = text.nullCount === text.length;
-    const t = listColumn(batch, 't');
+    const t = listColumn(batch, 't_in_hour');
     const v = listColumn(batch, 'v');
-    const s = listColumn(batch, 'stale_t');
+    const s = listColumn(batch, 'stale_in_hour');
     for (let i = 0; i < batch.numRows; i++) {
       row(batch, i, hi[i]!, lo[i]!, allNull ? null : ((text.get(i) as string | null) ?? null), listAt(t, i), listAt(v, i), listAt(s, i));
     }
   }
 }
 
-/** A windowed point-lists result as FileLists. */
-export function listsOfTable(table: Table): FileLists {
-  const b = new ListsBuilder();
-  eachRow(table, (_batch, _i, hi, lo, text, t, v, s) => b.add(hi, lo, text, t, v, s));
-  return b.build();
-}
-
 /**
  * A per-file point-lists result (its `column` naming each row's file) split into each file's
- * lists; every path asked for gets an entry, empty when it had no rows.
+ * lists; every file asked for gets an entry, empty when it had no rows.
  */
-export function splitByFile(table: Table, column: string, paths: readonly string[]): Map<string, FileLists> {
-  const builders = new Map(paths.map((p) => [p, new ListsBuilder()]));
+export function splitByFile(table: Table, column: string, files: ReadonlyArray<{ path: string; hourStartNs: bigint }>): Map<string, FileLists> {
+  const builders = new Map(files.map((f) => [f.path, new ListsBuilder(f.hourStartNs)]));
   eachRow(table, (batch, i, hi, lo, text, t, v, s) => {
     const file = batch.getChild(column)?.get(i);
     const b = typeof file === 'string' ? builders.get(file) : undefined;
@@ -198,23 +221,45 @@ const seriesKey = (f: FileLists, i: number): string => {
   return `H${String.fromCharCode(hi >>> 16, hi & 0xffff, lo >>> 16, lo & 0xffff)}`;
 };
 
+/** One file's lists for a merge, and whether all of them lie in the window (nothing to cut). */
+export interface ListsPart {
+  lists: FileLists;
+  inside: boolean;
+}
+
 /**
- * One point-lists result from the lists of several files: a row per series, its points the
- * concatenation of its lists in the order the parts are given (the router orders points by time,
- * as it does the runs of one DuckDB list). A series without staleness markers has NULL `stale_t`,
- * as DuckDB answers.
+ * planMetricSeriesPoints' answer (without labels) from the lists of several files over a window
+ * [first, last] in nanoseconds, both inclusive: a row per series with points in the window, its
+ * points the concatenation of its lists in the order of the parts (the router orders points by
+ * time, as it does the runs of one DuckDB list). A series without staleness markers in the window
+ * has NULL `stale_t`, as DuckDB answers.
  */
-export function mergeLists(parts: readonly FileLists[]): Table {
+export function mergeLists(parts: readonly ListsPart[], first: bigint, last: bigint): Table {
+  const fMs = Number(first / 1_000_000n);
+  const fNs = Number(first % 1_000_000n);
+  const lMs = Number(last / 1_000_000n);
+  const lNs = Number(last % 1_000_000n);
+  const inWindow = (ms: number, ns: number) => (ms > fMs || (ms === fMs && ns >= fNs)) && (ms < lMs || (ms === lMs && ns <= lNs));
+  const kept = (times: Float64Array, nanos: Uint32Array, a: number, b: number) => {
+    let n = 0;
+    for (let k = a; k < b; k++) if (inWindow(times[k]!, nanos[k]!)) n++;
+    return n;
+  };
   const index = new Map<string, number>();
   const hi: number[] = [];
   const lo: number[] = [];
   const text: Array<string | null> = [];
   const slots: Int32Array[] = [];
-  let tLen: number[] = [];
-  let sLen: number[] = [];
-  for (const f of parts) {
+  const tLen: number[] = [];
+  const sLen: number[] = [];
+  for (const { lists: f, inside } of parts) {
     const slot = new Int32Array(f.hi.length);
     for (let i = 0; i < f.hi.length; i++) {
+      const nt = inside ? f.tOff[i + 1]! - f.tOff[i]! : kept(f.t, f.tNs, f.tOff[i]!, f.tOff[i + 1]!);
+      if (nt === 0) {
+        slot[i] = -1;
+        continue;
+      }
       const key = seriesKey(f, i);
       let s = index.get(key);
       if (s === undefined) {
@@ -227,8 +272,8 @@ export function mergeLists(parts: readonly FileLists[]): Table {
         sLen.push(0);
       }
       slot[i] = s;
-      tLen[s]! += f.tOff[i + 1]! - f.tOff[i]!;
-      sLen[s]! += f.sOff[i + 1]! - f.sOff[i]!;
+      tLen[s]! += nt;
+      sLen[s]! += inside ? f.sOff[i + 1]! - f.sOff[i]! : kept(f.staleT, f.staleNs, f.sOff[i]!, f.sOff[i + 1]!);
     }
     slots.push(slot);
   }
@@ -239,27 +284,40 @@ export function mergeLists(parts: readonly FileLists[]): Table {
     tOff[s + 1] = tOff[s]! + tLen[s]!;
     sOff[s + 1] = sOff[s]! + sLen[s]!;
   }
-  tLen = [];
-  sLen = [];
   const t = new Float64Array(tOff[n]!);
   const v = new Float64Array(tOff[n]!);
   const staleT = new Float64Array(sOff[n]!);
   // Write cursors: where each series' next part goes.
   const tAt = tOff.slice(0, n);
   const sAt = sOff.slice(0, n);
-  parts.forEach((f, p) => {
+  parts.forEach(({ lists: f, inside }, p) => {
     const slot = slots[p]!;
     for (let i = 0; i < f.hi.length; i++) {
       const s = slot[i]!;
+      if (s < 0) continue;
       const a = f.tOff[i]!;
       const b = f.tOff[i + 1]!;
-      t.set(f.t.subarray(a, b), tAt[s]!);
-      v.set(f.v.subarray(a, b), tAt[s]!);
-      tAt[s]! += b - a;
       const c = f.sOff[i]!;
       const d = f.sOff[i + 1]!;
-      staleT.set(f.staleT.subarray(c, d), sAt[s]!);
-      sAt[s]! += d - c;
+      if (inside) {
+        t.set(f.t.subarray(a, b), tAt[s]!);
+        v.set(f.v.subarray(a, b), tAt[s]!);
+        tAt[s]! += b - a;
+        staleT.set(f.staleT.subarray(c, d), sAt[s]!);
+        sAt[s]! += d - c;
+        continue;
+      }
+      let at = tAt[s]!;
+      for (let k = a; k < b; k++) {
+        if (!inWindow(f.t[k]!, f.tNs[k]!)) continue;
+        t[at] = f.t[k]!;
+        v[at] = f.v[k]!;
+        at++;
+      }
+      tAt[s] = at;
+      at = sAt[s]!;
+      for (let k = c; k < d; k++) if (inWindow(f.staleT[k]!, f.staleNs[k]!)) staleT[at++] = f.staleT[k]!;
+      sAt[s] = at;
     }
   });
   // stale_t is NULL where a series has no marker (list() FILTER over no rows).

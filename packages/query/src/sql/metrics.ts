@@ -1,4 +1,5 @@
 import { FloeError } from '@floe/errors';
+import { NS_PER_HOUR } from '@floe/schema';
 import { DERIVED_LABELS, VERBATIM_LABEL_TYPES } from '../ir/metrics.ts';
 import type {
   MetricCatalog,
@@ -309,23 +310,26 @@ export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTab
 export const PER_FILE_COLUMN = 'filename';
 
 /**
- * planMetricSeriesPoints' SQL: over the window, or (`windowed` false, points lists only) without
- * it, grouped by data file as well and naming each row's file first. An hour's data files are
- * immutable, so the querier may keep what that form answers for a file wholly inside the window
- * and answer later windows from it (services/querier/src/series-lists.ts).
+ * planMetricSeriesPoints' SQL over the window, or (`windowed` false, point lists only) its
+ * per-file form: grouped by data file as well, naming each row's file first, and without the
+ * window; its times (`t_in_hour`, `stale_in_hour`) are nanoseconds since the start of the row's
+ * hour, exact as doubles, so the window can be applied to them exactly afterwards. Data files
+ * are immutable, so the querier may keep what that form answers for a file and answer later
+ * windows from it (services/querier/src/series-lists.ts).
  */
 function seriesPointsSql(ir: MetricSeriesPoints, table: PlannerTable, windowed: boolean) {
   const b = new SqlBuilder(table);
   // (Parameters are numbered as they are made: the identity's only when it is printed.)
   const head = ir.labels === false ? seriesIdHalvesSql(b.column('series_id')) : `${seriesIdentitySql(b)}, ${labelMapsSql(b, ir.otelLabels)}`;
   const t = b.column('time_unix_nano');
-  const ms = `CAST(${t} // 1000000 AS DOUBLE)`;
+  const time = windowed ? `CAST(${t} // 1000000 AS DOUBLE)` : `CAST(${t} % ${NS_PER_HOUR} AS DOUBLE)`;
+  const [tName, staleName] = windowed ? ['t', 'stale_t'] : ['t_in_hour', 'stale_in_hour'];
   const ids = ir.seriesIds ? ` AND ${idsSql(b, ir.seriesIds)}` : '';
   const file = quoteIdent(PER_FILE_COLUMN);
   const sql = [
     `SELECT ${windowed ? '' : `${file}, `}${head},`,
-    `  list(${ms}) AS "t", list(coalesce(${b.column('value')}, CAST('NaN' AS DOUBLE))) AS "v",`,
-    `  list(${ms}) FILTER (WHERE coalesce(${b.column('flags')}, 0) & 1 = 1) AS "stale_t"`,
+    `  list(${time}) AS "${tName}", list(coalesce(${b.column('value')}, CAST('NaN' AS DOUBLE))) AS "v",`,
+    `  list(${time}) FILTER (WHERE coalesce(${b.column('flags')}, 0) & 1 = 1) AS "${staleName}"`,
     `FROM ${b.tableName()}`,
     `WHERE ${windowed ? `${windowSql(b, ir.window)} AND ` : ''}${selectsSql(b, ir.selects, ir.metricTypes)} AND ${typesSql(b, ir.metricTypes)}${ids}`,
     `GROUP BY ${b.column('series_id')}${windowed ? '' : `, ${file}`}`,
