@@ -296,12 +296,15 @@ try {
     headers: { authorization: `Bearer ${floe.apiKey}`, 'x-tenant-id': floe.tenant, 'content-type': 'application/x-www-form-urlencoded' },
   });
   const promInit = (body: string): RequestInit => ({ method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
-  // Warm-up: one run of each (Prometheus's head and page cache, Floe's querier and file cache).
+  // Warm-up: one run of each (Prometheus's head and page cache, Floe's querier and file cache,
+  // and the point lists the querier keeps). Its times are printed too: a first read of a window.
+  const firstReads = new Map<BenchQuery, { prom: number; floe: number }>();
   for (const q of QUERIES) {
     const { path, params: p } = params(q);
     const body = new URLSearchParams(p).toString();
-    await timed(`${prom.url}/api/v1/${path}`, promInit(body));
-    await timed(`${floe.routerUrl}/metricquery/api/v1/${path}`, floeInit(body));
+    const a = await timed(`${prom.url}/api/v1/${path}`, promInit(body));
+    const b = await timed(`${floe.routerUrl}/metricquery/api/v1/${path}`, floeInit(body));
+    firstReads.set(q, { prom: a.ms, floe: b.ms });
   }
   const rows: Array<{ q: BenchQuery; prom: number; floe: number; points: number; why?: string }> = [];
   for (const q of QUERIES) {
@@ -323,7 +326,7 @@ try {
     rows.push({ q, prom: median(pt), floe: median(ft), points, why });
     console.log(
       `  ${q.name.padEnd(44)} prometheus ${fmt(median(pt), 1).padStart(8)} ms  floe ${fmt(median(ft), 1).padStart(8)} ms  ratio ${(median(ft) / median(pt)).toFixed(2).padStart(6)}  ` +
-        `(${fmt(points)} points${why ? `; ANSWERS DIFFER: ${why}` : ', same answer'})`,
+        `(${fmt(points)} points${why ? `; ANSWERS DIFFER: ${why}` : ', same answer'}; first read ${fmt(firstReads.get(q)!.prom, 1)} / ${fmt(firstReads.get(q)!.floe, 1)} ms)`,
     );
   }
   const ratios = rows.map((r) => r.floe / r.prom);

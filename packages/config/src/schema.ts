@@ -181,7 +181,7 @@ export const querierSection = z.strictObject({
     .nonnegative()
     .default(512)
     .describe(
-      "Memory for metric points kept per data file (MB; 0: none). PromQL reads of a window keep what they read from each file wholly inside it, and a later window (a dashboard's next refresh) reads only the files it has not seen: data files never change, so nothing kept goes stale.",
+      "Memory for metric points kept per data file (MB; 0: none). PromQL's point reads keep what they read from each file and answer later windows (a dashboard's next refresh, an instant query) from it, cut to the window, reading only files not seen yet: data files never change, so nothing kept goes stale.",
     ),
 });
 
