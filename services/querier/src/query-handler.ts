@@ -99,7 +99,8 @@ export class QueryHandler {
    * file of the window from the cache, or by the planner's per-file query for the files not kept
    * yet (then kept), cut to the window. Only the files read are fetched (from S3, into the local
    * cache). Undefined when a file's times are unknown or before 1970, or the read came back cut at
-   * max_result_rows: the caller then runs the query as it is.
+   * max_result_rows: the caller then runs the query as it is. A cache too small for a read still
+   * answers it (from what it held at the start and what was read).
    */
   async #fromFileLists(
     ctx: TenantContext,
@@ -115,9 +116,15 @@ export class QueryHandler {
     const { files, def } = await this.#files.candidates(ref.tenant, ref.dataset, ref.table, ticket.hints);
     if (files.length === 0 || files.some((f) => f.time === undefined || f.time.first < 0n)) return undefined;
     const keyOf = fileListsKeyer(`${ctx.tenant}\u0000${ctx.dataset}`, perFile.sql, perFile.params);
-    const missing = files.filter((f) => !cache.get(keyOf(f.key)));
-    const leased = await this.#files.lease(missing);
+    // What the cache holds now is taken now: the lists this read adds may evict some of it.
     const read = new Map<string, FileLists>();
+    const missing: CandidateFile[] = [];
+    for (const f of files) {
+      const lists = cache.get(keyOf(f.key));
+      if (lists) read.set(f.key, lists);
+      else missing.push(f);
+    }
+    const leased = await this.#files.lease(missing);
     try {
       if (missing.length > 0) {
         const [view] = await this.#withSchemas(
@@ -139,15 +146,11 @@ export class QueryHandler {
     } finally {
       leased.release();
     }
-    for (const [key, lists] of read) cache.set(keyOf(key), lists);
-    const parts: ListsPart[] = [];
+    for (const f of missing) cache.set(keyOf(f.key), read.get(f.key)!);
     // Oldest first, so a series' lists come as runs in time order.
-    for (const f of [...files].sort((a, b) => (a.time!.first < b.time!.first ? -1 : a.time!.first > b.time!.first ? 1 : 0))) {
-      const lists = read.get(f.key) ?? cache.get(keyOf(f.key));
-      // Evicted between the lookup and now (a small cache and a large read): run the query as it is.
-      if (!lists) return undefined;
-      parts.push({ lists, inside: fileInside(f.time, startNs, endNs) });
-    }
+    const parts: ListsPart[] = [...files]
+      .sort((a, b) => (a.time!.first < b.time!.first ? -1 : a.time!.first > b.time!.first ? 1 : 0))
+      .map((f) => ({ lists: read.get(f.key)!, inside: fileInside(f.time, startNs, endNs) }));
     return { table: mergeLists(parts, startNs, endNs), files: files.length, kept: files.length - missing.length, read: missing.length };
   }
 
