@@ -140,6 +140,7 @@ export {
   planMetricSeriesLabels,
   planMetricSeriesPoints,
   PER_FILE_COLUMN,
+  PER_FILE_HOUR_NS,
   planMetricTargetInfo,
   REMOTE_WRITE_SCOPE,
   seriesIdFromHalves,

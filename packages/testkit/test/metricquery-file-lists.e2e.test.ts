@@ -96,3 +96,49 @@ describe.each<FloeMode>(['embedded', 'cluster'])('PromQL reads answered from the
     expect(ours[0]!.values).toHaveLength(points.length + 1);
   });
 });
+
+/**
+ * A per-file read holds a row per series and file; one cut at querier.max_result_rows is read
+ * again in halves, so a querier whose row limit is below series × files still answers in full.
+ */
+describe('PromQL point reads under a small querier.max_result_rows', () => {
+  let floe: FloeUnderTest;
+  const now = Math.floor(Date.now() / 60_000) * 60_000;
+  const min = 60_000;
+
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  it('answers every series of every hour', async () => {
+    floe = await startFloe({ mode: 'embedded', config: { querier: { max_result_rows: 4 } } });
+    const as = { key: (await floe.bootstrap('acme')).api_key, tenant: 'acme' };
+    const instances = ['a', 'b', 'c'];
+    const points: Array<[number, number]> = [];
+    for (let ago = 300; ago >= 10; ago -= 20) points.push([now - ago * min + 500, ago]);
+    const timeseries = instances.map((instance, k) => ({
+      labels: [{ name: '__name__', value: 'disk_used' }, { name: 'instance', value: instance }, { name: 'job', value: 'node' }],
+      samples: points.map(([t, v]) => ({ value: v + k, timestamp: BigInt(t) })),
+    }));
+    const body = compress(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries })));
+    const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${as.key}`, 'x-tenant-id': as.tenant } });
+    expect(res.status).toBe(204);
+    const read = async () => {
+      const r = await fetch(`${floe.routerUrl}/metricquery/api/v1/query`, {
+        method: 'POST',
+        body: new URLSearchParams({ query: 'disk_used[6h]', time: String(now / 1000) }),
+        headers: { authorization: `Bearer ${as.key}`, 'x-tenant-id': as.tenant, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+      expect(r.status).toBe(200);
+      return ((await r.json()) as { data: { result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> } }).data.result;
+    };
+    const first = await waitFor('every point to be queryable', async () => {
+      const r = await read();
+      return r.length === 3 && r.every((s) => s.values.length === points.length) ? r : undefined;
+    }, 30_000, 200);
+    for (const [k, instance] of instances.entries()) {
+      expect(first.find((s) => s.metric.instance === instance)!.values).toEqual(points.map(([t, v]) => [t / 1000, String(v + k)]));
+    }
+    expect(await read()).toEqual(first);
+  });
+});

@@ -20,6 +20,9 @@ export interface QueryLimits {
   tempDir: string;
 }
 
+/** Files one per-file read of point lists takes at most (its rows are series × files). */
+const FILES_PER_READ = 24;
+
 const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'internal'> = {
   bad_sql: 'bad_data',
   forbidden: 'forbidden',
@@ -98,9 +101,9 @@ export class QueryHandler {
    * A signed point-lists query answered from per-file lists (series-lists.ts): the lists of each
    * file of the window from the cache, or by the planner's per-file query for the files not kept
    * yet (then kept), cut to the window. Only the files read are fetched (from S3, into the local
-   * cache). Undefined when a file's times are unknown or before 1970, or the read came back cut at
-   * max_result_rows: the caller then runs the query as it is. A cache too small for a read still
-   * answers it (from what it held at the start and what was read).
+   * cache). Undefined when a file's times are unknown or before 1970, or a read came back cut at
+   * max_result_rows though it held one file: the caller then runs the query as it is. A cache
+   * too small for a read still answers it (from what it held at the start and what was read).
    */
   async #fromFileLists(
     ctx: TenantContext,
@@ -126,9 +129,14 @@ export class QueryHandler {
     }
     const leased = await this.#files.lease(missing);
     try {
-      if (missing.length > 0) {
+      // A read's rows are its series times its files: FILES_PER_READ files at a time, and a read
+      // cut at max_result_rows is read again as two halves (one file cut so: the query as it is).
+      const batches: Array<Array<{ file: CandidateFile; path: string }>> = [];
+      const all = missing.map((file, i) => ({ file, path: leased.paths[i]! }));
+      for (let i = 0; i < all.length; i += FILES_PER_READ) batches.push(all.slice(i, i + FILES_PER_READ));
+      for (let batch = batches.pop(); batch; batch = batches.pop()) {
         const [view] = await this.#withSchemas(
-          [{ name: ref.viewName, files: leased.paths, emptySchemaSql: emptyColumnsDdl(def), fileNames: true }],
+          [{ name: ref.viewName, files: batch.map((b) => b.path), emptySchemaSql: emptyColumnsDdl(def), fileNames: true }],
           Math.max(1, budgetMs - (Date.now() - started)),
         );
         const result = await this.#trusted.run({
@@ -138,10 +146,15 @@ export class QueryHandler {
           timeoutMs: Math.max(1, budgetMs - (Date.now() - started)),
           maxRows: this.#limits.maxRows,
         });
-        if (result.truncated) return undefined;
+        if (result.truncated) {
+          if (batch.length === 1) return undefined;
+          const half = Math.ceil(batch.length / 2);
+          batches.push(batch.slice(0, half), batch.slice(half));
+          continue;
+        }
         const hourStart = (f: CandidateFile) => (f.time!.first / NS_PER_HOUR) * NS_PER_HOUR;
-        const byPath = splitByFile(result.table, PER_FILE_COLUMN, missing.map((f, i) => ({ path: leased.paths[i]!, hourStartNs: hourStart(f) })));
-        missing.forEach((f, i) => read.set(f.key, byPath.get(leased.paths[i]!)!));
+        const byPath = splitByFile(result.table, PER_FILE_COLUMN, batch.map((b) => ({ path: b.path, hourStartNs: hourStart(b.file) })));
+        for (const b of batch) read.set(b.file.key, byPath.get(b.path)!);
       }
     } finally {
       leased.release();

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { Table } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PER_FILE_COLUMN, planMetricSeriesPoints, seriesIdFromHalves } from '@floe/query';
-import { metricsTable } from '@floe/schema';
+import { PER_FILE_COLUMN, PER_FILE_HOUR_NS, planMetricSeriesPoints, seriesIdFromHalves } from '@floe/query';
+import { NS_PER_HOUR, metricsTable } from '@floe/schema';
 import { createTrustedRunner, type TrustedRunner } from './sandbox/index.ts';
 import { serializeLong } from '@floe/iceberg';
 import { timeRangeOf, type TimeRange } from './file-resolver.ts';
@@ -203,6 +203,12 @@ describe('per-file point lists', () => {
     expect(timeRangeOf(HOUR0, serializeLong(us - 1n), serializeLong(us + 20n))).toEqual(hour);
     expect(timeRangeOf(HOUR0, serializeLong(us + 20n), serializeLong(us + 10n))).toEqual(hour);
     expect(timeRangeOf(HOUR0, Uint8Array.of(1, 2), serializeLong(us + 10n))).toEqual(hour);
+  });
+
+  it("read times as offsets into the tables' hour partitions", () => {
+    // The planner's per-file form and the querier's reading of it agree on what an hour is.
+    expect(PER_FILE_HOUR_NS).toBe(NS_PER_HOUR);
+    expect(H).toBe(NS_PER_HOUR);
   });
 
   it('key kept lists by caller, query and values as well as the file', () => {

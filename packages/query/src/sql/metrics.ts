@@ -1,5 +1,4 @@
 import { FloeError } from '@floe/errors';
-import { NS_PER_HOUR } from '@floe/schema';
 import { DERIVED_LABELS, VERBATIM_LABEL_TYPES } from '../ir/metrics.ts';
 import type {
   MetricCatalog,
@@ -310,6 +309,12 @@ export function planMetricSeriesPoints(ir: MetricSeriesPoints, table: PlannerTab
 export const PER_FILE_COLUMN = 'filename';
 
 /**
+ * An hour in nanoseconds: the tables' hour partitions (@floe/schema NS_PER_HOUR, which this layer
+ * does not import; the querier's series-lists test holds the two equal).
+ */
+export const PER_FILE_HOUR_NS = 3_600_000_000_000n;
+
+/**
  * planMetricSeriesPoints' SQL over the window, or (`windowed` false, point lists only) its
  * per-file form: grouped by data file as well, naming each row's file first, and without the
  * window; its times (`t_in_hour`, `stale_in_hour`) are nanoseconds since the start of the row's
@@ -322,7 +327,7 @@ function seriesPointsSql(ir: MetricSeriesPoints, table: PlannerTable, windowed: 
   // (Parameters are numbered as they are made: the identity's only when it is printed.)
   const head = ir.labels === false ? seriesIdHalvesSql(b.column('series_id')) : `${seriesIdentitySql(b)}, ${labelMapsSql(b, ir.otelLabels)}`;
   const t = b.column('time_unix_nano');
-  const time = windowed ? `CAST(${t} // 1000000 AS DOUBLE)` : `CAST(${t} % ${NS_PER_HOUR} AS DOUBLE)`;
+  const time = windowed ? `CAST(${t} // 1000000 AS DOUBLE)` : `CAST(${t} % ${PER_FILE_HOUR_NS} AS DOUBLE)`;
   const [tName, staleName] = windowed ? ['t', 'stale_t'] : ['t_in_hour', 'stale_in_hour'];
   const ids = ir.seriesIds ? ` AND ${idsSql(b, ir.seriesIds)}` : '';
   const file = quoteIdent(PER_FILE_COLUMN);
