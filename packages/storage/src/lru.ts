@@ -26,6 +26,11 @@ export class Lru<K, V> {
     return this.#map.size;
   }
 
+  /** The entries' total weight. */
+  get weight(): number {
+    return this.#weight;
+  }
+
   get(key: K): V | undefined {
     const hit = this.#map.get(key);
     if (!hit) return undefined;

@@ -30,6 +30,8 @@ export interface FloeUnderTest {
   otlpHttpUrl: string;
   otlpGrpcAddress: string;
   flightAddress: string;
+  /** The querier's admin server (`/ready`, `/status`). */
+  querierAdminUrl: string;
   adminApiKey: string;
   dataDir: string;
   /** Creates a tenant with its default dataset and returns a fresh API key for it. */
@@ -93,6 +95,7 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     otlpHttpUrl: `http://127.0.0.1:${port('acceptor', 'http')}`,
     otlpGrpcAddress: `127.0.0.1:${port('acceptor', 'grpc')}`,
     flightAddress: `127.0.0.1:${port('querier', 'flight')}`,
+    querierAdminUrl: `http://127.0.0.1:${port('querier', 'admin')}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     // PGlite is single-process: tenants are created through the running process's metadata DB.
@@ -194,6 +197,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     otlpHttpUrl: `http://127.0.0.1:${httpPort}`,
     otlpGrpcAddress: `127.0.0.1:${grpcPort}`,
     flightAddress: `127.0.0.1:${flightPort}`,
+    querierAdminUrl: `http://127.0.0.1:${qAdmin}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     async bootstrap(tenant) {

@@ -1,6 +1,6 @@
 import { authenticate, verifyTicketSignature, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
-import { NS_PER_HOUR, emptyColumnsDdl } from '@floe/schema';
+import { NS_PER_HOUR, emptyColumnsDdl, type TableDef } from '@floe/schema';
 import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
 import type { CandidateFile, FileResolver, ResolvedFiles } from './file-resolver.ts';
@@ -9,7 +9,7 @@ import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxResu
 import { PER_FILE_COLUMN } from '@floe/query';
 import { mentions, tableRefs, type TableRef } from './table-refs.ts';
 import { fileInside, fileListsKeyer, mergeLists, splitByFile, type FileLists, type ListsPart, type SeriesListsCache } from './series-lists.ts';
-import { parseTicket, type Ticket } from './ticket.ts';
+import { parseTicket, type PerFileQuery, type Ticket } from './ticket.ts';
 import { createTimeBoundsExtractor, type TimeBoundsExtractor } from './time-bounds.ts';
 
 export interface QueryLimits {
@@ -22,6 +22,11 @@ export interface QueryLimits {
 
 /** Files one per-file read of point lists takes at most (its rows are series × files). */
 const FILES_PER_READ = 24;
+/**
+ * A read whose files not kept yet are at most this share of its bytes reads them at once (the
+ * new flush files of a refresh); more, and it runs as it is while they are read behind it.
+ */
+const SYNC_LISTS_SHARE = 0.25;
 
 const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'internal'> = {
   bad_sql: 'bad_data',
@@ -45,6 +50,12 @@ export class QueryHandler {
   readonly #trusted: TrustedRunner;
   readonly #schemas: FileSchemas;
   readonly #seriesLists: SeriesListsCache | undefined;
+  /** Cache keys of the files being read behind queries, and the chain of those reads (one at a time). */
+  readonly #filling = new Set<string>();
+  #fills: Promise<void> = Promise.resolve();
+  #closed = false;
+  /** What the point lists did since start (the admin port's /status). */
+  readonly #listsDone = { queries_from_lists: 0, queries_while_reading_behind: 0, files_from_lists: 0, files_read: 0, files_read_behind: 0, reads_behind_failed: 0 };
 
   constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger, internalKey = '', seriesLists?: SeriesListsCache) {
     this.#seriesLists = seriesLists;
@@ -59,7 +70,15 @@ export class QueryHandler {
 
   #bounds: Promise<TimeBoundsExtractor> | undefined;
 
+  /** The point lists' state (`GET /status` of the admin port): kept files and bytes, and counts since start. */
+  seriesListsStatus(): Record<string, number> | undefined {
+    const cache = this.#seriesLists;
+    if (!cache) return undefined;
+    return { kept_files: cache.kept.files, kept_bytes: cache.kept.bytes, max_bytes: cache.maxBytes, files_being_read_behind: this.#filling.size, ...this.#listsDone };
+  }
+
   close(): void {
+    this.#closed = true;
     this.#trusted.close();
     void this.#bounds?.then((b) => b.close());
   }
@@ -101,9 +120,12 @@ export class QueryHandler {
    * A signed point-lists query answered from per-file lists (series-lists.ts): the lists of each
    * file of the window from the cache, or by the planner's per-file query for the files not kept
    * yet (then kept), cut to the window. Only the files read are fetched (from S3, into the local
-   * cache). Undefined when a file's times are unknown or before 1970, or a read came back cut at
-   * max_result_rows though it held one file: the caller then runs the query as it is. A cache
-   * too small for a read still answers it (from what it held at the start and what was read).
+   * cache). When most of the window (by bytes) is not kept, as on the first read of a window, the
+   * per-file read (which reads whole files, and groups by file too) would cost more than the query
+   * as it is: the caller runs that, and the files are read for their lists behind it, for the
+   * next read (a dashboard's refresh). Undefined then, and when a file's times are unknown or
+   * before 1970, or a read came back cut at max_result_rows though it held one file. A cache too
+   * small for a read still answers it (from what it held at the start and what was read).
    */
   async #fromFileLists(
     ctx: TenantContext,
@@ -127,25 +149,72 @@ export class QueryHandler {
       if (lists) read.set(f.key, lists);
       else missing.push(f);
     }
-    const leased = await this.#files.lease(missing);
+    const bytes = (fs: CandidateFile[]) => fs.reduce((n, f) => n + f.fileSizeBytes, 0);
+    if (missing.length > 0 && bytes(missing) > SYNC_LISTS_SHARE * bytes(files)) {
+      this.#fillLater(ref, def, perFile, missing, keyOf);
+      this.#listsDone.queries_while_reading_behind++;
+      return undefined;
+    }
+    const lists = await this.#readFileLists(ref, def, perFile, missing, () => Math.max(1, budgetMs - (Date.now() - started)));
+    if (!lists) return undefined;
+    for (const f of missing) {
+      read.set(f.key, lists.get(f.key)!);
+      cache.set(keyOf(f.key), lists.get(f.key)!);
+    }
+    // Oldest first, so a series' lists come as runs in time order.
+    const parts: ListsPart[] = [...files]
+      .sort((a, b) => (a.time!.first < b.time!.first ? -1 : a.time!.first > b.time!.first ? 1 : 0))
+      .map((f) => ({ lists: read.get(f.key)!, inside: fileInside(f.time, startNs, endNs) }));
+    const done = this.#listsDone;
+    done.queries_from_lists++;
+    done.files_from_lists += files.length - missing.length;
+    done.files_read += missing.length;
+    return { table: mergeLists(parts, startNs, endNs), files: files.length, kept: files.length - missing.length, read: missing.length };
+  }
+
+  /**
+   * Reads the lists of the files not kept yet behind the query that needed them, one fill at a
+   * time (a file already being read is not read twice), and keeps them.
+   */
+  #fillLater(ref: TableRef, def: TableDef, perFile: PerFileQuery, missing: CandidateFile[], keyOf: (key: string) => string): void {
+    const todo = missing.filter((f) => !this.#filling.has(keyOf(f.key)));
+    if (todo.length === 0) return;
+    for (const f of todo) this.#filling.add(keyOf(f.key));
+    const deadline = Date.now() + this.#limits.timeoutMs;
+    this.#fills = this.#fills
+      .then(async () => {
+        if (this.#closed) return;
+        const lists = await this.#readFileLists(ref, def, perFile, todo, () => Math.max(1, deadline - Date.now()));
+        if (lists) for (const f of todo) this.#seriesLists!.set(keyOf(f.key), lists.get(f.key)!);
+        if (lists) this.#listsDone.files_read_behind += todo.length;
+        else this.#listsDone.reads_behind_failed++;
+        this.#log.debug({ tenant: ref.tenant, files: todo.length, kept: lists !== undefined }, 'point lists read behind a query');
+      })
+      .catch((err: unknown) => {
+        this.#listsDone.reads_behind_failed++;
+        if (!this.#closed) this.#log.warn({ err: this.#asFloeError(err) }, 'point lists of files not read; queries read the files');
+      })
+      .finally(() => {
+        for (const f of todo) this.#filling.delete(keyOf(f.key));
+      });
+  }
+
+  /**
+   * The lists of files by the per-file query, by object key: FILES_PER_READ files a read (its rows
+   * are series × files), a read cut at max_result_rows read again as two halves. Undefined when
+   * one file alone is cut so.
+   */
+  async #readFileLists(ref: TableRef, def: TableDef, perFile: PerFileQuery, files: CandidateFile[], leftMs: () => number): Promise<Map<string, FileLists> | undefined> {
+    const out = new Map<string, FileLists>();
+    if (files.length === 0) return out;
+    const leased = await this.#files.lease(files);
     try {
-      // A read's rows are its series times its files: FILES_PER_READ files at a time, and a read
-      // cut at max_result_rows is read again as two halves (one file cut so: the query as it is).
-      const batches: Array<Array<{ file: CandidateFile; path: string }>> = [];
-      const all = missing.map((file, i) => ({ file, path: leased.paths[i]! }));
+      const all = files.map((file, i) => ({ file, path: leased.paths[i]! }));
+      const batches: Array<typeof all> = [];
       for (let i = 0; i < all.length; i += FILES_PER_READ) batches.push(all.slice(i, i + FILES_PER_READ));
       for (let batch = batches.pop(); batch; batch = batches.pop()) {
-        const [view] = await this.#withSchemas(
-          [{ name: ref.viewName, files: batch.map((b) => b.path), emptySchemaSql: emptyColumnsDdl(def), fileNames: true }],
-          Math.max(1, budgetMs - (Date.now() - started)),
-        );
-        const result = await this.#trusted.run({
-          views: [view!],
-          sql: perFile.sql,
-          params: perFile.params,
-          timeoutMs: Math.max(1, budgetMs - (Date.now() - started)),
-          maxRows: this.#limits.maxRows,
-        });
+        const [view] = await this.#withSchemas([{ name: ref.viewName, files: batch.map((b) => b.path), emptySchemaSql: emptyColumnsDdl(def), fileNames: true }], leftMs());
+        const result = await this.#trusted.run({ views: [view!], sql: perFile.sql, params: perFile.params, timeoutMs: leftMs(), maxRows: this.#limits.maxRows });
         if (result.truncated) {
           if (batch.length === 1) return undefined;
           const half = Math.ceil(batch.length / 2);
@@ -154,17 +223,12 @@ export class QueryHandler {
         }
         const hourStart = (f: CandidateFile) => (f.time!.first / NS_PER_HOUR) * NS_PER_HOUR;
         const byPath = splitByFile(result.table, PER_FILE_COLUMN, batch.map((b) => ({ path: b.path, hourStartNs: hourStart(b.file) })));
-        for (const b of batch) read.set(b.file.key, byPath.get(b.path)!);
+        for (const b of batch) out.set(b.file.key, byPath.get(b.path)!);
       }
+      return out;
     } finally {
       leased.release();
     }
-    for (const f of missing) cache.set(keyOf(f.key), read.get(f.key)!);
-    // Oldest first, so a series' lists come as runs in time order.
-    const parts: ListsPart[] = [...files]
-      .sort((a, b) => (a.time!.first < b.time!.first ? -1 : a.time!.first > b.time!.first ? 1 : 0))
-      .map((f) => ({ lists: read.get(f.key)!, inside: fileInside(f.time, startNs, endNs) }));
-    return { table: mergeLists(parts, startNs, endNs), files: files.length, kept: files.length - missing.length, read: missing.length };
   }
 
   authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {

@@ -55,9 +55,16 @@ const bytesOf = (f: FileLists) =>
 
 export class SeriesListsCache {
   readonly #lru: Lru<string, FileLists>;
+  readonly maxBytes: number;
 
   constructor(maxBytes: number) {
+    this.maxBytes = maxBytes;
     this.#lru = new Lru(maxBytes, bytesOf);
+  }
+
+  /** Files' lists kept, and their size in bytes (about). */
+  get kept(): { files: number; bytes: number } {
+    return { files: this.#lru.size, bytes: this.#lru.weight };
   }
 
   get(key: string): FileLists | undefined {

@@ -108,7 +108,13 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
     instrument: (definition, implementation) => traceGrpcService(deps.telemetry ?? noSelfTelemetry, definition, implementation),
   });
-  const admin = await startAdminServer({ host: config.querier.host, port: config.querier.admin_port, isReady: () => ready, name: 'querier' });
+  const admin = await startAdminServer({
+    host: config.querier.host,
+    port: config.querier.admin_port,
+    isReady: () => ready,
+    name: 'querier',
+    status: () => ({ series_lists: handler.seriesListsStatus() ?? null }),
+  });
   ready = true;
   log.info({ flightPort: flight.port, adminPort: admin.port }, 'querier ready');
   return {
