@@ -67,19 +67,17 @@ describe.each<FloeMode>(['embedded', 'cluster'])('PromQL reads answered from the
     }, 30_000, 200);
     expect(first[0]!.metric).toEqual({ __name__: 'disk_used', instance: 'a', job: 'node' });
     expect(first[0]!.values).toEqual(asAnswer(points));
-    // The first read of the window ran as it is, its files' lists read behind it.
-    const filled = await waitFor('the lists to be read behind the first read', async () => {
-      const l = await lists();
-      return l.files_being_read_behind === 0 && l.files_read_behind! > 0 ? l : undefined;
-    }, 30_000, 100);
-    expect(filled.reads_behind_failed).toBe(0);
+    // The first read of the window read its files' lists and kept them.
+    const filled = await lists();
     expect(filled.kept_files).toBeGreaterThanOrEqual(5);
-    // The next reads are answered from the kept lists.
+    expect(filled.files_read).toBe(filled.kept_files);
+    // The next reads are answered from the kept lists, reading no file.
     expect(await rawPoints(acme)).toEqual(first);
     expect(await rawPoints(acme)).toEqual(first);
     const used = await lists();
     expect(used.queries_from_lists! - filled.queries_from_lists!).toBe(2);
     expect(used.files_read).toBe(filled.files_read);
+    expect(used.files_from_lists! - filled.files_from_lists!).toBe(2 * filled.kept_files!);
 
     // A point for the middle of an hour that lies wholly in the window, whose lists are kept: it
     // lands in a new data file of that hour.
@@ -92,10 +90,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('PromQL reads answered from the
     }, 30_000, 200);
     expect(withLate[0]!.values).toEqual(asAnswer([...points, late]));
     expect(await rawPoints(acme)).toEqual(withLate);
-    // Only the new file was read (at once: it is small beside the kept ones).
+    // Only the new file was read.
     const after = await lists();
     expect(after.files_read! - used.files_read!).toBe(1);
-    expect(after.files_read_behind).toBe(filled.files_read_behind);
+    expect(after.kept_files! - used.kept_files!).toBe(1);
   });
 
   it("answers each tenant its own points though the series' labels (and ids) are the same", async () => {
@@ -156,14 +154,13 @@ describe('PromQL point reads under a small querier.max_result_rows', () => {
     for (const [k, instance] of instances.entries()) {
       expect(first.find((s) => s.metric.instance === instance)!.values).toEqual(points.map(([t, v]) => [t / 1000, String(v + k)]));
     }
-    // The lists were read behind the first read, in reads small enough, and answer the next one.
+    // The lists were read in reads small enough, kept, and answer the next read.
     const status = async () => ((await (await fetch(`${floe.querierAdminUrl}/status`)).json()) as { series_lists: Record<string, number> }).series_lists;
-    const filled = await waitFor('the lists to be read behind the first read', async () => {
-      const l = await status();
-      return l.files_being_read_behind === 0 && l.files_read_behind! > 0 ? l : undefined;
-    }, 30_000, 100);
-    expect(filled.reads_behind_failed).toBe(0);
+    const filled = await status();
+    expect(filled.kept_files).toBeGreaterThanOrEqual(5);
     expect(await read()).toEqual(first);
-    expect((await status()).queries_from_lists! - filled.queries_from_lists!).toBe(1);
+    const next = await status();
+    expect(next.queries_from_lists! - filled.queries_from_lists!).toBe(1);
+    expect(next.files_read).toBe(filled.files_read);
   });
 });

@@ -22,11 +22,7 @@ export interface QueryLimits {
 
 /** Files one per-file read of point lists takes at most (its rows are series × files). */
 const FILES_PER_READ = 24;
-/**
- * A read whose files not kept yet are at most this share of its bytes reads them at once (the
- * new flush files of a refresh); more, and it runs as it is while they are read behind it.
- */
-const SYNC_LISTS_SHARE = 0.25;
+
 
 const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'internal'> = {
   bad_sql: 'bad_data',
@@ -50,12 +46,8 @@ export class QueryHandler {
   readonly #trusted: TrustedRunner;
   readonly #schemas: FileSchemas;
   readonly #seriesLists: SeriesListsCache | undefined;
-  /** Cache keys of the files being read behind queries, and the chain of those reads (one at a time). */
-  readonly #filling = new Set<string>();
-  #fills: Promise<void> = Promise.resolve();
-  #closed = false;
   /** What the point lists did since start (the admin port's /status). */
-  readonly #listsDone = { queries_from_lists: 0, queries_while_reading_behind: 0, files_from_lists: 0, files_read: 0, files_read_behind: 0, reads_behind_failed: 0 };
+  readonly #listsDone = { queries_from_lists: 0, files_from_lists: 0, files_read: 0 };
 
   constructor(auth: AuthDeps, files: FileResolver, limits: QueryLimits, log: Logger, internalKey = '', seriesLists?: SeriesListsCache) {
     this.#seriesLists = seriesLists;
@@ -74,11 +66,10 @@ export class QueryHandler {
   seriesListsStatus(): Record<string, number> | undefined {
     const cache = this.#seriesLists;
     if (!cache) return undefined;
-    return { kept_files: cache.kept.files, kept_bytes: cache.kept.bytes, max_bytes: cache.maxBytes, files_being_read_behind: this.#filling.size, ...this.#listsDone };
+    return { kept_files: cache.kept.files, kept_bytes: cache.kept.bytes, max_bytes: cache.maxBytes, ...this.#listsDone };
   }
 
   close(): void {
-    this.#closed = true;
     this.#trusted.close();
     void this.#bounds?.then((b) => b.close());
   }
@@ -120,12 +111,11 @@ export class QueryHandler {
    * A signed point-lists query answered from per-file lists (series-lists.ts): the lists of each
    * file of the window from the cache, or by the planner's per-file query for the files not kept
    * yet (then kept), cut to the window. Only the files read are fetched (from S3, into the local
-   * cache). When most of the window (by bytes) is not kept, as on the first read of a window, the
-   * per-file read (which reads whole files, and groups by file too) would cost more than the query
-   * as it is: the caller runs that, and the files are read for their lists behind it, for the
-   * next read (a dashboard's refresh). Undefined then, and when a file's times are unknown or
-   * before 1970, or a read came back cut at max_result_rows though it held one file. A cache too
-   * small for a read still answers it (from what it held at the start and what was read).
+   * cache). A first read of a window costs more than the query as it is (whole files, grouped by
+   * file too: bench/RESULTS.md); later reads of it cost only the files new since. Undefined when
+   * a file's times are unknown or before 1970, or a read came back cut at max_result_rows though
+   * it held one file: the caller then runs the query as it is. A cache too small for a read still
+   * answers it (from what it held at the start and what was read).
    */
   async #fromFileLists(
     ctx: TenantContext,
@@ -149,12 +139,6 @@ export class QueryHandler {
       if (lists) read.set(f.key, lists);
       else missing.push(f);
     }
-    const bytes = (fs: CandidateFile[]) => fs.reduce((n, f) => n + f.fileSizeBytes, 0);
-    if (missing.length > 0 && bytes(missing) > SYNC_LISTS_SHARE * bytes(files)) {
-      this.#fillLater(ref, def, perFile, missing, keyOf);
-      this.#listsDone.queries_while_reading_behind++;
-      return undefined;
-    }
     const lists = await this.#readFileLists(ref, def, perFile, missing, () => Math.max(1, budgetMs - (Date.now() - started)));
     if (!lists) return undefined;
     for (const f of missing) {
@@ -170,33 +154,6 @@ export class QueryHandler {
     done.files_from_lists += files.length - missing.length;
     done.files_read += missing.length;
     return { table: mergeLists(parts, startNs, endNs), files: files.length, kept: files.length - missing.length, read: missing.length };
-  }
-
-  /**
-   * Reads the lists of the files not kept yet behind the query that needed them, one fill at a
-   * time (a file already being read is not read twice), and keeps them.
-   */
-  #fillLater(ref: TableRef, def: TableDef, perFile: PerFileQuery, missing: CandidateFile[], keyOf: (key: string) => string): void {
-    const todo = missing.filter((f) => !this.#filling.has(keyOf(f.key)));
-    if (todo.length === 0) return;
-    for (const f of todo) this.#filling.add(keyOf(f.key));
-    const deadline = Date.now() + this.#limits.timeoutMs;
-    this.#fills = this.#fills
-      .then(async () => {
-        if (this.#closed) return;
-        const lists = await this.#readFileLists(ref, def, perFile, todo, () => Math.max(1, deadline - Date.now()));
-        if (lists) for (const f of todo) this.#seriesLists!.set(keyOf(f.key), lists.get(f.key)!);
-        if (lists) this.#listsDone.files_read_behind += todo.length;
-        else this.#listsDone.reads_behind_failed++;
-        this.#log.debug({ tenant: ref.tenant, files: todo.length, kept: lists !== undefined }, 'point lists read behind a query');
-      })
-      .catch((err: unknown) => {
-        this.#listsDone.reads_behind_failed++;
-        if (!this.#closed) this.#log.warn({ err: this.#asFloeError(err) }, 'point lists of files not read; queries read the files');
-      })
-      .finally(() => {
-        for (const f of todo) this.#filling.delete(keyOf(f.key));
-      });
   }
 
   /**
