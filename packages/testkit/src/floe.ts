@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
@@ -69,8 +69,20 @@ const merge = (a: Tree, b: Tree): Tree => {
 const ADMIN_KEY = 'test-admin-key-0123456789';
 
 export async function startFloe(opts: StartOptions): Promise<FloeUnderTest> {
-  return opts.mode === 'embedded' ? startEmbedded(opts) : startCluster(opts);
+  if (opts.mode === 'embedded') return startEmbedded(opts);
+  // A cluster's ports are drawn free, then bound by five processes: a test running beside may
+  // take one in between. Such a start is tried again on new ports.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startCluster(opts);
+    } catch (err) {
+      if (!(err instanceof PortTaken) || attempt >= 3) throw err;
+    }
+  }
 }
+
+/** A cluster service could not bind its port (EADDRINUSE in its log). */
+class PortTaken extends Error {}
 
 async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
   const dir = mkdtempSync(join(tmpdir(), 'floe-emb-'));
@@ -189,6 +201,11 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   } catch (err) {
     for (const s of SERVICES) await stopService(s, 'SIGKILL');
     await Promise.all([database.drop(), s3?.stop(), redis.drop()]);
+    const logs = SERVICES.map((s) => join(dir, `${s}.log`)).filter((f) => existsSync(f));
+    const taken = () => logs.some((f) => readFileSync(f, 'utf8').includes('EADDRINUSE'));
+    // The exited service's last lines may still be on their way into its log.
+    for (let i = 0; i < 10 && err instanceof WaitAborted && !taken(); i++) await new Promise((r) => setTimeout(r, 100));
+    if (taken()) throw new PortTaken(`a port was taken: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     throw err;
   }
   return {
