@@ -256,7 +256,6 @@ const prom = await startPrometheusReceiver(['--query.max-samples=500000000', '--
 const SETTLE = !process.env.FLOE_BENCH_NO_SETTLE;
 const MATERIALIZED = (process.env.FLOE_BENCH_MATERIALIZED_LABELS ?? '').split(',').filter(Boolean);
 if (MATERIALIZED.length > 0) console.log(`  Floe's metrics table has materialized label columns for: ${MATERIALIZED.join(', ')}`);
-// FLOE_BENCH_SERIES_CACHE_MB=0: without the querier's kept point lists (every read goes to the files).
 const SERIES_CACHE_MB = process.env.FLOE_BENCH_SERIES_CACHE_MB;
 if (SERIES_CACHE_MB !== undefined) console.log(`  Floe's querier keeps ${SERIES_CACHE_MB} MB of point lists (querier.series_cache_mb)`);
 const floe = await startFloeProcess({

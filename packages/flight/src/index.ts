@@ -6,6 +6,7 @@ export type { FlightSource, IpcMessage } from './ipc-messages.ts';
 export { startFlightServer } from './server.ts';
 export type { DoGetCall, DoGetStream, ExtraService, FlightHandlers, FlightServerHandle, FlightServerOptions } from './server.ts';
 export { tableRows } from './table-rows.ts';
+export { float64ListAt } from './float64-lists.ts';
 export { findTraceById } from './tempo-querier.ts';
 export { querierCallError } from './querier-calls.ts';
 export type { QuerierCalls } from './querier-calls.ts';

@@ -1,4 +1,4 @@
-import { tableDef, type TableName } from '@floe/schema';
+import { NS_PER_HOUR, tableDef, type TableName } from '@floe/schema';
 import { ColumnBatchBuilder, columnBatchValues } from '@floe/storage';
 
 /**
@@ -51,8 +51,6 @@ export function releaseBuilder(table: TableName, b: ColumnBatchBuilder): void {
   if (list.length < KEEP_BUILDERS) list.push(b);
 }
 
-import { NS_PER_HOUR } from '@floe/schema';
-export { NS_PER_HOUR };
 /** Time columns are Iceberg longs: an OTLP fixed64 beyond this cannot be stored. */
 export const MAX_INT64 = 0x7fff_ffff_ffff_ffffn;
 

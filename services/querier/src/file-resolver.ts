@@ -1,4 +1,4 @@
-import { floeTableDef, type SqlCatalog } from '@floe/iceberg';
+import { deserializeValue, floeTableDef, type SqlCatalog } from '@floe/iceberg';
 import { NS_PER_HOUR, partitionFieldName, tableDef, type TableDef, type TableName } from '@floe/schema';
 import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
@@ -37,7 +37,6 @@ export interface ResolvedFiles {
   release(): void;
 }
 
-
 /**
  * Where every row's time of a data file lies: its hour partition, narrowed by the file's bounds
  * on the partition's source column (microseconds of the row time, so a row's nanoseconds lie
@@ -47,7 +46,7 @@ export function timeRangeOf(hour: unknown, lowerUs: Uint8Array | undefined, uppe
   if (typeof hour !== 'number' || !Number.isSafeInteger(hour)) return undefined;
   const first = BigInt(hour) * NS_PER_HOUR;
   const last = first + NS_PER_HOUR - 1n;
-  const long = (b: Uint8Array | undefined) => (b?.length === 8 ? new DataView(b.buffer, b.byteOffset, 8).getBigInt64(0, true) : undefined);
+  const long = (b: Uint8Array | undefined) => (b?.length === 8 ? (deserializeValue('long', b) as bigint) : undefined);
   const lo = long(lowerUs);
   const hi = long(upperUs);
   if (lo === undefined || hi === undefined || lo > hi) return { first, last };

@@ -23,7 +23,6 @@ export interface QueryLimits {
 /** Files one per-file read of point lists takes at most (its rows are series × files). */
 const FILES_PER_READ = 24;
 
-
 const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'internal'> = {
   bad_sql: 'bad_data',
   forbidden: 'forbidden',
@@ -129,7 +128,7 @@ export class QueryHandler {
     const { startNs, endNs } = ticket.hints;
     if (!cache || !perFile || startNs === undefined || endNs === undefined) return undefined;
     const { files, def } = await this.#files.candidates(ref.tenant, ref.dataset, ref.table, ticket.hints);
-    if (files.length === 0 || files.some((f) => f.time === undefined || f.time.first < 0n)) return undefined;
+    if (files.some((f) => f.time === undefined || f.time.first < 0n)) return undefined;
     const keyOf = fileListsKeyer(`${ctx.tenant}\u0000${ctx.dataset}`, perFile.sql, perFile.params);
     // What the cache holds now is taken now: the lists this read adds may evict some of it.
     const read = new Map<string, FileLists>();

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { float64ListAt } from '@floe/flight';
 import { Lru } from '@floe/storage';
 import type { TimeRange } from './file-resolver.ts';
 import { Field, Float64, List, RecordBatch, Schema, Struct, Table, Uint32, Utf8, makeData, vectorFromArray, type Data } from 'apache-arrow';
@@ -99,18 +100,8 @@ function uint32Column(batch: RecordBatch, name: string): Uint32Array {
   return v;
 }
 
-const isNull = (d: Data, i: number) => {
-  const bit = d.offset + i;
-  return d.nullCount > 0 && d.nullBitmap !== undefined && d.nullBitmap.length > 0 && ((d.nullBitmap[bit >> 3]! >> (bit & 7)) & 1) === 0;
-};
-
-/** Row i of a List<Float64> chunk as a view on its values (empty for NULL). */
-function listAt(d: Data, i: number): Float64Array {
-  if (isNull(d, i)) return EMPTY.t;
-  const child = d.children[0]!;
-  const offsets = d.valueOffsets as Int32Array;
-  return (child.values as Float64Array).subarray(child.offset + offsets[i]!, child.offset + offsets[i + 1]!);
-}
+/** Row i of a List<Float64> chunk (empty for NULL). */
+const listAt = (d: Data, i: number): Float64Array => float64ListAt(d, i) ?? EMPTY.t;
 
 /** Rows being gathered for one FileLists; times come as nanoseconds into the file's hour. */
 class ListsBuilder {

@@ -14,8 +14,8 @@ export interface QueryRequest {
   params?: Array<string | number | boolean | null>;
   /**
    * Pruning hints: they only narrow which files are opened, never the result. `per_file`: the
-   * planner's per-file form of the query (@floe/query PlannedQuery), which a querier may answer
-   * whole files of the window from.
+   * planner's per-file form of the query (@floe/query PlannedQuery), from which a querier may
+   * keep and answer each file's part.
    */
   hints?: { trace_id?: string; start_ns?: string; end_ns?: string; per_file?: { sql: string; params: ReadonlyArray<string | number | boolean | null> } };
 }

@@ -17,8 +17,8 @@ import { SqlBuilder, intLiteral, literal, quoteIdent, type PlannerTable, type Pr
 export interface PlannedQuery extends PrintedSql {
   /**
    * Partition-pruning hints for the querier (unix ns as decimal text); they never change the
-   * result. `per_file`: the same query for data files that lie wholly inside the window, without
-   * the window and grouped by file as well (see sql/metrics.ts planMetricSeriesPoints).
+   * result. `per_file`: the same read per data file (without the window, grouped by file too),
+   * from which a querier may keep and answer each file's part (sql/metrics.ts planMetricSeriesPoints).
    */
   hints: { start_ns: string; end_ns: string; per_file?: PrintedSql };
 }

@@ -1,5 +1,6 @@
 import { makePromLabels, mapEntries, seriesIdFromHalves, type PointLists, type PromLabels } from '@floe/query';
-import type { Data, RecordBatch, Table } from 'apache-arrow';
+import { float64ListAt } from '@floe/flight';
+import type { RecordBatch, Table } from 'apache-arrow';
 
 /** A string map value (Arrow MapRow, Map or object) as a label set: its non-empty string entries. */
 export function mapLabels(v: unknown): PromLabels {
@@ -8,20 +9,6 @@ export function mapLabels(v: unknown): PromLabels {
 
 /** Point lists as views on the querier's DOUBLE buffers (`stale_t` null when the series has no marker). */
 type DoubleLists = PointLists & { t: Float64Array; v: Float64Array; stale_t: Float64Array | null };
-
-/**
- * The Float64 list of row `i` of a List<Float64> column chunk, as a view on its values (no copy);
- * null for a null row. (Arrow JS slices a chunk's value offsets with it but not its validity
- * bitmap: the offsets are indexed by row, the bitmap by the chunk's offset plus the row.)
- */
-function float64ListAt(data: Data, i: number): Float64Array | null {
-  const bit = data.offset + i;
-  if (data.nullCount > 0 && data.nullBitmap && ((data.nullBitmap[bit >> 3]! >> (bit & 7)) & 1) === 0) return null;
-  const child = data.children[0]!;
-  const values = child.values as Float64Array;
-  const offsets = data.valueOffsets as Int32Array;
-  return values.subarray(child.offset + offsets[i]!, child.offset + offsets[i + 1]!);
-}
 
 /**
  * The series ids of a batch of planMetricSeriesIds or of planMetricSeriesPoints without labels:

@@ -75,7 +75,7 @@ export async function runQuery(deps: RunContext, req: FastifyRequest, body: Quer
 }
 
 const run = async (deps: RunContext, req: FastifyRequest, plan: QueryRequest): Promise<Row[]> =>
-  rowsOf(await deps.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, deps.queryTimeoutMs));
+  rowsOf(await deps.querier.query(callerCredentials(req), plan, deps.queryTimeoutMs));
 
 /** Keeps `limit` items; the one read past the cap only says there were more. */
 const capped = <T>(items: T[], limit: number) => ({ items: items.slice(0, limit), truncated: items.length > limit });
