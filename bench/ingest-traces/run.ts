@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
 import { startAppendBaseline } from '../lib/append-baseline.ts';
-import { drive, measuredDrive, type DriveOptions } from '../lib/drive.ts';
+import { measuredDrive, type DriveOptions } from '../lib/drive.ts';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
 import { MARKER, MarkedTemplate } from '../lib/otlp-gen.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
@@ -70,7 +70,7 @@ const load = (url: string, headers: Record<string, string>, onTick?: () => void)
 
 async function baseline() {
   const server = await startAppendBaseline();
-  const r = await drive(load(`${server.url}/v1/traces`, {}));
+  const r = await measuredDrive(server.pid, load(`${server.url}/v1/traces`, {}));
   await server.stop();
   return r;
 }
@@ -122,8 +122,9 @@ const baseRate = base.items / base.seconds;
 const floeRate = floe.items / floe.seconds;
 console.log(`bench/ingest-traces: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${SPANS} spans/request (${TEMPLATE.body.length} bytes)`);
 console.log(`  baseline (receive + append + fdatasync, undecoded): ${baseRate.toFixed(0)} spans/s (${base.errors} errors)`);
+console.log(`    receiver CPU ${(base.cpu / base.seconds).toFixed(2)} cores (${((base.cpu * 1e6) / base.items).toFixed(1)} µs per span), load generator ${(base.genCpu / base.seconds).toFixed(2)} cores`);
 console.log(`  floe (OTLP HTTP protobuf → WAL ack):               ${floeRate.toFixed(0)} spans/s (${floe.errors} errors)`);
-console.log(`    Floe process CPU ${(floe.cpu / floe.seconds).toFixed(2)} cores, ${((floe.cpu * 1e6) / floe.items).toFixed(1)} µs per span`);
+console.log(`    Floe process CPU ${(floe.cpu / floe.seconds).toFixed(2)} cores, ${((floe.cpu * 1e6) / floe.items).toFixed(1)} µs per span; load generator ${(floe.genCpu / floe.seconds).toFixed(2)} cores`);
 console.log(`  ratio floe/baseline: ${(floeRate / baseRate).toFixed(3)} (goal ≥ 0.5)`);
 console.log(`  WAL backlog (segments, every 5 s): ${floe.backlog.join(' ')}; drained ${(floe.drainMs / 1000).toFixed(1)} s after the load stopped`);
 console.log(`  ack → visible in trace-by-id: p50 ${percentile(floe.latencies, 50)} ms, p95 ${percentile(floe.latencies, 95)} ms (${floe.latencies.length} probes, polled every ${PROBE_POLL_MS} ms)`);
