@@ -138,6 +138,14 @@ export const acceptorSection = z.strictObject({
   wal_max_segment_bytes: bytes(64 * 1024 * 1024).describe('Most bytes one WAL segment may hold; bigger groups are split.'),
   wal_linger: duration('0s').describe('Extra wait before a group commit to gather more requests (0: commit as soon as possible).'),
   wal_segment_max_age: duration('500ms').describe('Local storage (fs) only: a WAL segment takes group commits as appends (one write and one fdatasync each) for this long, then is sealed and handed to the writer, which adds up to this much to the time before data is queryable. 0: a new segment per group commit (file, rename and two fsyncs), as on S3.'),
+  max_wal_backlog: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(4 * 1024 ** 3)
+    .describe(
+      'Most bytes of WAL segments the writer has not consumed yet (all acceptors\' together, listed about every second). Above it, ingest is refused with 503 / UNAVAILABLE and Retry-After, which exporters and Prometheus retry, instead of filling the disk or bucket while the writer is down or behind. 0: no limit.',
+    ),
   retry_dedup_window: duration('15m').describe('An acceptor also remembers, in its own memory, the requests it made durable for this long, so a client\'s retry of an acknowledged batch is not stored twice even while the shared store (writer.ingest_dedup_window) is unreachable.'),
   quota_cache_ttl: duration('30s').describe('How long a tenant\'s stored-bytes total is reused before the storage quota is checked against the catalog again.'),
 });

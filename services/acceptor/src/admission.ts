@@ -5,6 +5,7 @@ import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
 import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type DedupStore, type TenantLimits, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
 import type { Counter, Logger } from '@floe/telemetry';
+import type { WalBacklogGate } from './wal-backlog.ts';
 
 export interface AdmissionDeps {
   db: Db;
@@ -16,6 +17,8 @@ export interface AdmissionDeps {
   log: Logger;
   /** Self-monitoring's resends_dropped (spec 2, Events): resends acknowledged without storing. */
   resendsDropped?: Counter;
+  /** Refuses every tenant while the WAL backlog is over acceptor.max_wal_backlog (absent: no limit). */
+  walBacklog?: WalBacklogGate;
 }
 
 /** What identifies a byte-identical resend: who sent it where, and the exact bytes. */
@@ -57,8 +60,13 @@ export class Admission {
     return bytes;
   }
 
-  /** Throws the 429 FloeError when the tenant is over a rate limit or its storage quota. */
+  /**
+   * Throws the 429 FloeError when the tenant is over a rate limit or its storage quota, and the
+   * 503 one while the WAL backlog is over its limit (before taking tokens: a refused request
+   * costs its tenant nothing).
+   */
   async admit(ctx: TenantContext, bodyBytes: number): Promise<void> {
+    this.#o.walBacklog?.check();
     const limits = await this.#limits(ctx.tenant);
     if (limits.ingestRequests) {
       const taken = await this.#o.buckets.take(`${ctx.tenant}:ingest_requests`, 1, limits.ingestRequests);

@@ -12,6 +12,7 @@ import { Admission } from './admission.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { buildHttpServer } from './http-server.ts';
 import { Ingest } from './ingest.ts';
+import { WalBacklogGate } from './wal-backlog.ts';
 
 /**
  * The WAL name of this acceptor's run: the instance's name and when this process started. The
@@ -54,6 +55,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const ingest = new Ingest(wal, log);
   const limitStores = limitStoresFromConfig(config);
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;
+  const walBacklog = new WalBacklogGate(store, config.acceptor.max_wal_backlog, log);
   const admission = new Admission({
     db,
     catalog: openFloeCatalog(db, store),
@@ -62,6 +64,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     config,
     log,
     resendsDropped: meter.createCounter('resends_dropped', { description: 'Byte-identical resends acknowledged without being stored again' }),
+    walBacklog,
   });
   let ready = false;
   const http = buildHttpServer({
@@ -93,6 +96,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       await grpcServer.stop();
       await http.close();
       await wal.close();
+      walBacklog.close();
       await limitStores.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();
