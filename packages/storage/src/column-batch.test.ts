@@ -233,6 +233,51 @@ describe('column batches', () => {
     expect(() => ColumnBatchBuilder.forTable(tracesTable).appendTemplate(t)).toThrow(/another schema/);
   });
 
+  it('row templates with different NULL columns, interleaved with whole rows, read back as every row', () => {
+    // The templates' NULL leaves are owed and written later in one fill per leaf: any order of
+    // templates (whose NULL sets differ: descriptions, temporality, histogram fields), rows added
+    // whole in between, and a column looked up in the middle of a row must still give each row
+    // its own values.
+    const own = new Set(['time_unix_nano', 'value']);
+    const templates = Array.from({ length: 13 }, (_, i) => point(i));
+    const order = [0, 0, 1, 5, 5, 5, -1, 2, 12, 3, 0, -1, -1, 7, 9, 1, 0, 4, 4, 11, 6, 8, 10, -1, 0];
+    for (const lookUpMidRow of [false, true]) {
+      const b = ColumnBatchBuilder.forTable(metricsTable);
+      const made = templates.map((row) => b.template(row, own));
+      const time = b.column('time_unix_nano');
+      const value = b.column('value');
+      if (time.kind !== 'primitive' || value.kind !== 'primitive') throw new Error('primitive columns expected');
+      const want: unknown[] = [];
+      order.forEach((t, k) => {
+        const at = 1_000 + k;
+        if (t < 0) {
+          const whole = { ...point(20 + k), time_unix_nano: at, value: k };
+          b.addRow(whole);
+          want.push(asDecoded(metricsTable, whole));
+          return;
+        }
+        b.appendTemplate(made[t]!);
+        if (lookUpMidRow && k % 3 === 0) b.column('value');
+        time.leaf.long(at);
+        value.leaf.f64(k / 4);
+        b.endRow();
+        want.push(asDecoded(metricsTable, { ...templates[t]!, time_unix_nano: at, value: k / 4 }));
+      });
+      expect(columnBatchValues(b.finish())).toEqual(want);
+      // Cleared with rows owed, the builder starts afresh.
+      b.appendTemplate(made[0]!);
+      time.leaf.long(1);
+      value.leaf.f64(1);
+      b.endRow();
+      b.clear();
+      b.appendTemplate(made[2]!);
+      time.leaf.long(2);
+      value.leaf.f64(2);
+      b.endRow();
+      expect(columnBatchValues(b.finish())).toEqual([asDecoded(metricsTable, { ...templates[2]!, time_unix_nano: 2, value: 2 })]);
+    }
+  });
+
   it('keeps the columns rows share once per run, and reads them back as every row', () => {
     const rows = Array.from({ length: 60 }, (_, i) => span(i));
     // Three runs of rows that share a resource (20, 1 and 39 rows), as a transcoder writes them.

@@ -117,6 +117,15 @@ export class Leaf {
     this.#dv = new DataView(v.buffer);
   }
 
+  /** `count` rows of one level each, NULL (or empty) at definition level `def`. */
+  nils(def: number, rep: number, count: number): void {
+    const n = this.n;
+    this.#levelRoom(n + count);
+    this.defs.fill(def, n, n + count);
+    if (this.maxRep > 0) this.reps.fill(rep, n, n + count);
+    this.n = n + count;
+  }
+
   /** No value: NULL (or empty) at definition level `def`. */
   nil(def: number, rep = 0): void {
     this.#level(def, rep);
@@ -481,24 +490,31 @@ function schemaKey(schema: BatchSchema): string {
  * One row's levels and values of some of a schema's columns, kept compact: the constant columns
  * of a series (ColumnBatchBuilder.template), appended to a batch for each of its points. Layout
  * per leaf in `bytes`: definition levels, repetition levels (nested leaves), values.
+ *
+ * Most of a series' columns are NULL or an empty map (44 of the 50 leaves of a Prometheus
+ * sample's metrics row): one level and no value each. Those are kept apart (`nulls`), and a
+ * builder writes each of them once for a whole stretch of rows (see appendTemplate).
  */
 export class RowTemplate {
   readonly schemaKey: string;
   readonly bytes: Uint8Array;
   readonly view: DataView;
-  /** Per leaf kept: its index in the schema's leaves, its levels, its value bytes. */
+  /** Per leaf with values or several levels: its index in the schema's leaves, its levels, its value bytes, where it starts in `bytes`. */
   readonly leaves: Int32Array;
+  /** Per leaf of one level and no value: its index, its definition level, its repetition level. */
+  readonly nulls: Int32Array;
 
-  constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array) {
+  constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array, nulls: Int32Array) {
     this.schemaKey = schemaKey;
     this.bytes = bytes;
     this.view = viewOf(bytes);
     this.leaves = leaves;
+    this.nulls = nulls;
   }
 
   /** Bytes held, for a cache's weight. */
   get size(): number {
-    return this.bytes.length + this.leaves.byteLength + 64;
+    return this.bytes.length + this.leaves.byteLength + this.nulls.byteLength + 64;
   }
 }
 
@@ -516,6 +532,16 @@ export class ColumnBatchBuilder {
   readonly #schemaText: Uint8Array;
   readonly #schemaKey: string;
   #scratch: ColumnBatchBuilder | undefined;
+  /**
+   * Per leaf, what it owes (appendTemplate): the definition level (-1: nothing) and repetition
+   * level of each row since row #owedFrom; #owing counts the leaves that owe.
+   */
+  readonly #owedDef: Int16Array;
+  readonly #owedRep: Uint8Array;
+  readonly #owedFrom: Int32Array;
+  #owing = 0;
+  /** One past the last row appendTemplate wrote: what owing leaves owe runs up to it. */
+  #claimedEnd = 0;
   rows = 0;
 
   constructor(schema: BatchSchema) {
@@ -523,6 +549,9 @@ export class ColumnBatchBuilder {
     this.columns = batchColumns(schema);
     for (const c of this.columns) this.#byName.set(c.name, c);
     this.#leaves = this.columns.flatMap(columnLeaves);
+    this.#owedDef = new Int16Array(this.#leaves.length).fill(-1);
+    this.#owedRep = new Uint8Array(this.#leaves.length);
+    this.#owedFrom = new Int32Array(this.#leaves.length);
     this.#writers = this.columns.map(columnWriter);
     this.#schemaKey = schemaKey(schema);
     this.#schemaText = utf8.encode(this.#schemaKey);
@@ -537,29 +566,71 @@ export class ColumnBatchBuilder {
     scratch.clear();
     scratch.addRow(row);
     const kept: number[] = [];
+    const nulls: number[] = [];
     let size = 0;
     let index = 0;
     for (const c of scratch.columns) {
       for (const l of columnLeaves(c)) {
         if (!except.has(c.name)) {
-          kept.push(index, l.n, l.vp);
-          size += l.byteLength;
+          if (l.n === 1 && l.vp === 0 && !l.runs) nulls.push(index, l.defs[0]!, l.maxRep > 0 ? l.reps[0]! : 0);
+          else {
+            kept.push(index, l.n, l.vp, size);
+            size += l.byteLength;
+          }
         }
         index++;
       }
     }
     const bytes = new Uint8Array(size);
-    for (let k = 0, p = 0; k < kept.length; k += 3) p = scratch.#leaves[kept[k]!]!.writeTo(bytes, p);
+    for (let k = 0, p = 0; k < kept.length; k += 4) p = scratch.#leaves[kept[k]!]!.writeTo(bytes, p);
     scratch.clear();
-    return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept));
+    return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept), Int32Array.from(nulls));
   }
 
-  /** Appends a template's leaves (made by a builder of the same schema) to the row being written. */
+  /**
+   * Appends a template's leaves (made by a builder of the same schema) to the row being written.
+   * A NULL leaf of the template is not written now: the leaf owes its level from this row on, and
+   * later template rows that have it NULL at the same level extend what it owes, until a row
+   * writes it otherwise (or finish) and the owed rows are written as one fill (#settle). So the
+   * columns a template left out must be the same for every template appended to a builder, and
+   * only they may be written directly between appendTemplate and endRow.
+   */
   appendTemplate(t: RowTemplate): void {
     if (t.schemaKey !== this.#schemaKey) throw new TypeError('row template of another schema');
-    const { bytes, view, leaves: kept } = t;
+    const row = this.rows;
+    const owedDef = this.#owedDef;
+    const { bytes, view, leaves: kept, nulls } = t;
     const leaves = this.#leaves;
-    for (let k = 0, p = 0; k < kept.length; k += 3) p = leaves[kept[k]!]!.appendRaw(bytes, view, p, kept[k + 1]!, kept[k + 2]!);
+    for (let k = 0; k < kept.length; k += 4) {
+      const i = kept[k]!;
+      if (owedDef[i]! >= 0) this.#settle(i, row);
+      leaves[i]!.appendRaw(bytes, view, kept[k + 3]!, kept[k + 1]!, kept[k + 2]!);
+    }
+    for (let k = 0; k < nulls.length; k += 3) {
+      const i = nulls[k]!;
+      const def = nulls[k + 1]!;
+      const rep = nulls[k + 2]!;
+      if (owedDef[i] === def && this.#owedRep[i] === rep) continue;
+      if (owedDef[i]! >= 0) this.#settle(i, row);
+      owedDef[i] = def;
+      this.#owedRep[i] = rep;
+      this.#owedFrom[i] = row;
+      this.#owing++;
+    }
+    this.#claimedEnd = row + 1;
+  }
+
+  /** Writes what leaf i owes (see appendTemplate) for the rows before `end`. */
+  #settle(i: number, end: number): void {
+    this.#leaves[i]!.nils(this.#owedDef[i]!, this.#owedRep[i]!, end - this.#owedFrom[i]!);
+    this.#owedDef[i] = -1;
+    this.#owing--;
+  }
+
+  /** Writes what every leaf owes, up to the last row a template was appended to (ended or not). */
+  #settleAll(): void {
+    if (this.#owing === 0) return;
+    for (let i = 0; i < this.#owedDef.length; i++) if (this.#owedDef[i]! >= 0) this.#settle(i, this.#claimedEnd);
   }
 
   static forTable(table: TableDef): ColumnBatchBuilder {
@@ -567,6 +638,7 @@ export class ColumnBatchBuilder {
   }
 
   column(name: string): BatchColumn {
+    this.#settleAll();
     const c = this.#byName.get(name);
     if (!c) throw new TypeError(`column batch has no column ${name}`);
     return c;
@@ -578,6 +650,7 @@ export class ColumnBatchBuilder {
 
   /** A row as an object of raw column values, typed as the NDJSON rows were (see addValue). */
   addRow(row: Readonly<Record<string, unknown>>): void {
+    this.#settleAll();
     const w = this.#writers;
     for (let i = 0; i < w.length; i++) w[i]!(row);
     this.rows++;
@@ -588,6 +661,7 @@ export class ColumnBatchBuilder {
    * scope's: those are written once, from the first row, as runs (see the payload layout).
    */
   addRows(rows: readonly Readonly<Record<string, unknown>>[], shared: ReadonlySet<string>): void {
+    this.#settleAll();
     if (rows.length === 0) return;
     const w = this.#writers;
     for (let i = 0; i < w.length; i++) {
@@ -605,6 +679,9 @@ export class ColumnBatchBuilder {
   }
 
   clear(): void {
+    this.#owedDef.fill(-1);
+    this.#owing = 0;
+    this.#claimedEnd = 0;
     for (const l of this.#leaves) l.clear();
     this.rows = 0;
   }
@@ -624,6 +701,7 @@ export class ColumnBatchBuilder {
    * written: it need not be zeroed).
    */
   finish(alloc: (bytes: number) => Uint8Array = (n) => new Uint8Array(n)): Uint8Array {
+    this.#settleAll();
     const leaves = this.#leaves;
     const schema = this.#schemaText;
     let size = 16 + schema.length + 8 * leaves.length;
