@@ -32,6 +32,8 @@ export interface FloeUnderTest {
   flightAddress: string;
   /** The querier's admin server (`/ready`, `/status`). */
   querierAdminUrl: string;
+  /** The writer's admin server (`/ready`, `/status`: the WAL backlog and its rounds). */
+  writerAdminUrl: string;
   adminApiKey: string;
   dataDir: string;
   /** Creates a tenant with its default dataset and returns a fresh API key for it. */
@@ -108,6 +110,7 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     otlpGrpcAddress: `127.0.0.1:${port('acceptor', 'grpc')}`,
     flightAddress: `127.0.0.1:${port('querier', 'flight')}`,
     querierAdminUrl: `http://127.0.0.1:${port('querier', 'admin')}`,
+    writerAdminUrl: `http://127.0.0.1:${port('writer', 'admin')}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     // PGlite is single-process: tenants are created through the running process's metadata DB.
@@ -215,6 +218,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     otlpGrpcAddress: `127.0.0.1:${grpcPort}`,
     flightAddress: `127.0.0.1:${flightPort}`,
     querierAdminUrl: `http://127.0.0.1:${qAdmin}`,
+    writerAdminUrl: `http://127.0.0.1:${wAdmin}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     async bootstrap(tenant) {

@@ -133,4 +133,28 @@ describe('WAL backlog limit (cluster)', () => {
     expect(new Set(stored).size).toBe(acked.size);
     expect(refusedIds.filter((id) => stored.includes(id))).toEqual([]);
   });
+
+  it("the writer's admin /status shows the backlog it consumed and its rounds", async () => {
+    interface Status {
+      backlog: { segments: number; bytes: number; oldest_segment_age_ms: number | null; listed_at: string | null };
+      rounds: number;
+      failures_in_a_row: number;
+      last_round: { started_at: string; duration_ms: number; segments: number; records: number; rows: number; files: number; commits: number; skipped_records: number } | null;
+      last_error: unknown;
+    }
+    const status = async () => (await (await fetch(`${floe.writerAdminUrl}/status`)).json()) as Status;
+    // The restarted writer's first round took the whole backlog the acceptors refused over.
+    const drained = await waitFor('the backlog drained', async () => {
+      const s = await status();
+      return s.backlog.segments === 0 && s.rounds > 0 ? s : undefined;
+    }, 30_000, 200);
+    expect(drained.backlog).toMatchObject({ segments: 0, bytes: 0, oldest_segment_age_ms: null });
+    expect(Date.parse(drained.backlog.listed_at!)).toBeGreaterThan(Date.now() - 30_000);
+    expect(drained.failures_in_a_row).toBe(0);
+    expect(drained.last_error).toBeNull();
+    expect(drained.last_round).toMatchObject({ skipped_records: 0 });
+    expect(drained.last_round!.segments).toBeGreaterThan(0);
+    expect(drained.last_round!.rows).toBeGreaterThan(0);
+    expect(drained.last_round!.commits).toBeGreaterThan(0);
+  });
 });

@@ -8,6 +8,7 @@ import { AttributeTypePins } from './attribute-types.ts';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
 import { TableReconciler } from './reconcile.ts';
+import { WriterStatus } from './status.ts';
 import { writerMetrics } from './writer-metrics.ts';
 
 export interface SharedDeps {
@@ -63,10 +64,12 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   let ready = true;
   let lastRound = 0;
   let failures = 0;
+  const status = new WriterStatus();
   const loop = (async () => {
     while (!abort.signal.aborted) {
       try {
         const backlog = await committer.backlog();
+        status.backlogListed(backlog);
         if (backlog.length === 0) {
           committer.idle();
           await sleep(config.writer.poll_interval, abort.signal);
@@ -77,10 +80,12 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         lastRound = Date.now();
         // A round in progress finishes even when a stop begins: its files are committed or not.
         const stats = await committer.round(abort.signal.aborted ? backlog : undefined);
+        status.roundDone(lastRound, stats);
         failures = 0;
         if (stats.segments > 0) log.debug({ ...stats, backlog: backlog.length }, 'round');
       } catch (err) {
         failures++;
+        status.roundFailed(err);
         metrics.commitFailures.add(1, { kind: 'transient' });
         log.error({ err, failures }, 'commit round failed; retrying');
         await sleep(Math.min(30_000, config.writer.poll_interval * 2 ** Math.min(failures, 8)), abort.signal);
@@ -88,7 +93,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     }
   })();
 
-  const admin = await startAdminServer({ host: config.writer.host, port: config.writer.admin_port, isReady: () => ready, name: 'writer' });
+  const admin = await startAdminServer({ host: config.writer.host, port: config.writer.admin_port, isReady: () => ready, name: 'writer', status: () => status.toJSON() });
   log.info({ adminPort: admin.port }, 'writer ready');
   return {
     name: 'writer',

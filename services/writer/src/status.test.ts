@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_WAL_PREFIX, formatSegmentKey } from '@floe/storage';
+import { WriterStatus } from './status.ts';
+
+describe('writer status', () => {
+  it('reports the backlog listed (its oldest segment by the time in its name), rounds and failures', () => {
+    const s = new WriterStatus();
+    expect(s.toJSON()).toMatchObject({ backlog: { segments: 0, bytes: 0, oldest_segment_age_ms: null, listed_at: null }, rounds: 0, last_round: null, last_error: null });
+    const now = Date.now();
+    const key = (ageMs: number, seq: number) => formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: now - ageMs, instanceId: 'acc-a', seq });
+    s.backlogListed([
+      { key: key(3_000, 2), size: 100 },
+      { key: key(9_000, 1), size: 250 },
+      { key: `${DEFAULT_WAL_PREFIX}not-a-segment`, size: 7 },
+    ]);
+    const listed = s.toJSON() as { backlog: { segments: number; bytes: number; oldest_segment_age_ms: number; listed_at: string } };
+    expect(listed.backlog).toMatchObject({ segments: 3, bytes: 357 });
+    expect(listed.backlog.oldest_segment_age_ms).toBeGreaterThanOrEqual(9_000);
+    expect(listed.backlog.oldest_segment_age_ms).toBeLessThan(60_000);
+    expect(Date.parse(listed.backlog.listed_at)).toBeGreaterThanOrEqual(now);
+
+    s.roundFailed(new Error('catalog unreachable'));
+    s.roundFailed(new Error('catalog still unreachable'));
+    expect(s.toJSON()).toMatchObject({ rounds: 0, failures_in_a_row: 2, last_error: { message: 'catalog still unreachable' } });
+    s.roundDone(now, { segments: 2, records: 5, rows: 500, files: 1, commits: 1, skippedRecords: 0 });
+    expect(s.toJSON()).toMatchObject({
+      rounds: 1,
+      failures_in_a_row: 0,
+      last_round: { started_at: new Date(now).toISOString(), segments: 2, records: 5, rows: 500, files: 1, commits: 1, skipped_records: 0 },
+    });
+    s.backlogListed([]);
+    expect(s.toJSON()).toMatchObject({ backlog: { segments: 0, bytes: 0, oldest_segment_age_ms: null } });
+  });
+});

@@ -1,0 +1,72 @@
+import { DEFAULT_WAL_PREFIX, parseSegmentKey, type ObjectInfo } from '@floe/storage';
+import type { RoundStats } from './committer.ts';
+
+/**
+ * What the writer's admin `GET /status` answers: how far behind the WAL it is (segments, bytes,
+ * and the age of the oldest segment not yet committed, the data's delay before it is queryable),
+ * and what its rounds did. The acceptors refuse ingest beyond acceptor.max_wal_backlog; this is
+ * where an operator sees the backlog build up before that.
+ */
+export class WriterStatus {
+  #segments = 0;
+  #bytes = 0;
+  #oldestMs: number | undefined;
+  #listedAt: number | undefined;
+  #rounds = 0;
+  #failuresInARow = 0;
+  #lastRound: { at: number; ms: number; stats: RoundStats } | undefined;
+  #lastError: { at: number; message: string } | undefined;
+
+  backlogListed(segments: readonly ObjectInfo[], prefix = DEFAULT_WAL_PREFIX): void {
+    let bytes = 0;
+    let oldest: number | undefined;
+    for (const s of segments) {
+      bytes += s.size;
+      const t = parseSegmentKey(s.key, prefix)?.timestampMs;
+      if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
+    }
+    this.#segments = segments.length;
+    this.#bytes = bytes;
+    this.#oldestMs = oldest;
+    this.#listedAt = Date.now();
+  }
+
+  roundDone(startedAt: number, stats: RoundStats): void {
+    this.#rounds++;
+    this.#failuresInARow = 0;
+    this.#lastRound = { at: startedAt, ms: Date.now() - startedAt, stats };
+  }
+
+  roundFailed(err: unknown): void {
+    this.#failuresInARow++;
+    this.#lastError = { at: Date.now(), message: err instanceof Error ? err.message : String(err) };
+  }
+
+  toJSON(): unknown {
+    const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
+    const r = this.#lastRound;
+    return {
+      backlog: {
+        segments: this.#segments,
+        bytes: this.#bytes,
+        oldest_segment_age_ms: this.#oldestMs === undefined ? null : Math.max(0, Date.now() - this.#oldestMs),
+        listed_at: iso(this.#listedAt),
+      },
+      rounds: this.#rounds,
+      failures_in_a_row: this.#failuresInARow,
+      last_round: r
+        ? {
+            started_at: iso(r.at),
+            duration_ms: r.ms,
+            segments: r.stats.segments,
+            records: r.stats.records,
+            rows: r.stats.rows,
+            files: r.stats.files,
+            commits: r.stats.commits,
+            skipped_records: r.stats.skippedRecords,
+          }
+        : null,
+      last_error: this.#lastError ? { at: iso(this.#lastError.at), message: this.#lastError.message } : null,
+    };
+  }
+}
