@@ -30,27 +30,12 @@ export class WalBacklogGate {
   #closed = false;
   #refusing = false;
   #timer: NodeJS.Timeout | undefined;
-  #listing: Promise<void> | undefined;
 
   constructor(store: ObjectStore, maxBytes: number, log: Logger) {
     this.#store = store;
     this.#maxBytes = maxBytes;
     this.#log = log;
-    if (maxBytes > 0) this.#listing = this.#list();
-  }
-
-  /** The backlog as last listed. */
-  get bytes(): number {
-    return this.#bytes;
-  }
-
-  /** Resolves once the backlog has been listed at least once since this was called (tests, start). */
-  async refresh(): Promise<void> {
-    await this.#listing;
-    if (this.#maxBytes > 0 && !this.#closed) {
-      clearTimeout(this.#timer);
-      await (this.#listing = this.#list());
-    }
+    if (maxBytes > 0) void this.#list();
   }
 
   /** Throws the 503 FloeError while the backlog is over the limit. */
@@ -91,7 +76,7 @@ export class WalBacklogGate {
 
   #schedule(tookMs: number): void {
     if (this.#closed) return;
-    this.#timer = setTimeout(() => void (this.#listing = this.#list()), Math.max(MIN_INTERVAL_MS, tookMs / LISTING_SHARE));
+    this.#timer = setTimeout(() => void this.#list(), Math.max(MIN_INTERVAL_MS, tookMs / LISTING_SHARE));
     this.#timer.unref();
   }
 }
