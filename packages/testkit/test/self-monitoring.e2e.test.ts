@@ -176,6 +176,18 @@ describe('self-monitoring (embedded)', () => {
     expect(rows[0]).toMatchObject({ metric_name: 'commit_duration', metric_type: 'histogram', unit: 's', service_name: 'floe' });
   });
 
+  it('stores the acceptor\'s wal_backlog_bytes and wal_backlog_segments gauges in _system\'s metrics table', async () => {
+    const query = `SELECT metric_name, any_value(metric_type) AS metric_type, any_value(unit) AS unit, min(value) AS least FROM _system._monitoring.metrics WHERE metric_name IN ('wal_backlog_bytes', 'wal_backlog_segments') GROUP BY metric_name ORDER BY metric_name`;
+    const rows = await waitFor('wal_backlog_* in _system._monitoring.metrics', async () => {
+      const found = await sql(query);
+      return found.length === 2 ? found : undefined;
+    }, 60_000, 500);
+    expect(rows.map((r) => r.metric_name)).toEqual(['wal_backlog_bytes', 'wal_backlog_segments']);
+    expect(rows[0]).toMatchObject({ metric_type: 'gauge', unit: 'By' });
+    expect(rows[1]).toMatchObject({ metric_type: 'gauge' });
+    for (const r of rows) expect(Number(r.least)).toBeGreaterThanOrEqual(0);
+  });
+
   it('counts a byte-identical resend in the acceptor\'s resends_dropped, by signal', async () => {
     // The same bytes twice: the second is acknowledged without being stored, and counted.
     const body = new Uint8Array(0);

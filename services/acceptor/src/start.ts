@@ -56,6 +56,15 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const limitStores = limitStoresFromConfig(config);
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;
   const walBacklog = new WalBacklogGate(store, config.acceptor.max_wal_backlog, log);
+  if (config.acceptor.max_wal_backlog > 0) {
+    // What the gate last listed, so an alert can fire on a writer falling behind before the limit.
+    meter
+      .createObservableGauge('wal_backlog_bytes', { description: 'Bytes of WAL segments the writer has not consumed yet (as this acceptor last listed them)', unit: 'By' })
+      .addCallback((r) => r.observe(walBacklog.backlog.bytes));
+    meter
+      .createObservableGauge('wal_backlog_segments', { description: 'WAL segments the writer has not consumed yet (as this acceptor last listed them)' })
+      .addCallback((r) => r.observe(walBacklog.backlog.segments));
+  }
   const admission = new Admission({
     db,
     catalog: openFloeCatalog(db, store),

@@ -38,6 +38,11 @@ export class WalBacklogGate {
     if (maxBytes > 0) void this.#list();
   }
 
+  /** The backlog as last listed (nothing before the first listing, or without a limit). */
+  get backlog(): { bytes: number; segments: number } {
+    return { bytes: this.#bytes, segments: this.#segments };
+  }
+
   /** Throws the 503 FloeError while the backlog is over the limit. */
   check(): void {
     if (this.#maxBytes <= 0 || this.#bytes <= this.#maxBytes) return;
