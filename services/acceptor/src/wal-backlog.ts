@@ -29,6 +29,8 @@ export class WalBacklogGate {
   #segments = 0;
   #closed = false;
   #refusing = false;
+  /** The last listing failed (logged once per stretch of failures, not every second). */
+  #unlisted = false;
   #timer: NodeJS.Timeout | undefined;
 
   constructor(store: ObjectStore, maxBytes: number, log: Logger) {
@@ -66,6 +68,8 @@ export class WalBacklogGate {
       for (const s of segments) bytes += s.size;
       this.#bytes = bytes;
       this.#segments = segments.length;
+      if (this.#unlisted) this.#log.info('the WAL can be listed again; its backlog limits ingest again');
+      this.#unlisted = false;
       const over = bytes > this.#maxBytes;
       if (over !== this.#refusing) {
         this.#refusing = over;
@@ -73,8 +77,11 @@ export class WalBacklogGate {
         else this.#log.info({ backlogBytes: bytes, segments: segments.length, maxBytes: this.#maxBytes }, 'WAL backlog back under acceptor.max_wal_backlog: accepting ingest again');
       }
     } catch (err) {
+      if (this.#closed) return;
       this.#bytes = 0;
-      this.#log.warn({ err }, 'could not list the WAL to measure its backlog; not limiting ingest by it until a listing succeeds');
+      this.#refusing = false;
+      if (!this.#unlisted) this.#log.warn({ err }, 'could not list the WAL to measure its backlog; not limiting ingest by it until a listing succeeds');
+      this.#unlisted = true;
     }
     this.#schedule(Date.now() - started);
   }
