@@ -117,12 +117,12 @@ export class Leaf {
     this.#dv = new DataView(v.buffer);
   }
 
-  /** `count` rows of one level each, NULL (or empty) at definition level `def`. */
-  nils(def: number, rep: number, count: number): void {
+  /** `count` rows of one level each (repetition level 0: a row's first), NULL or empty at definition level `def`. */
+  nils(def: number, count: number): void {
     const n = this.n;
     this.#levelRoom(n + count);
     this.defs.fill(def, n, n + count);
-    if (this.maxRep > 0) this.reps.fill(rep, n, n + count);
+    if (this.maxRep > 0) this.reps.fill(0, n, n + count);
     this.n = n + count;
   }
 
@@ -501,7 +501,7 @@ export class RowTemplate {
   readonly view: DataView;
   /** Per leaf with values or several levels: its index in the schema's leaves, its levels, its value bytes, where it starts in `bytes`. */
   readonly leaves: Int32Array;
-  /** Per leaf of one level and no value: its index, its definition level, its repetition level. */
+  /** Per leaf of one level and no value: its index and its definition level (its repetition level is a row's first, 0). */
   readonly nulls: Int32Array;
 
   constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array, nulls: Int32Array) {
@@ -533,11 +533,10 @@ export class ColumnBatchBuilder {
   readonly #schemaKey: string;
   #scratch: ColumnBatchBuilder | undefined;
   /**
-   * Per leaf, what it owes (appendTemplate): the definition level (-1: nothing) and repetition
-   * level of each row since row #owedFrom; #owing counts the leaves that owe.
+   * Per leaf, what it owes (appendTemplate): the definition level (-1: nothing) of each row since
+   * row #owedFrom; #owing counts the leaves that owe.
    */
   readonly #owedDef: Int16Array;
-  readonly #owedRep: Uint8Array;
   readonly #owedFrom: Int32Array;
   #owing = 0;
   /** One past the last row appendTemplate wrote: what owing leaves owe runs up to it. */
@@ -550,7 +549,6 @@ export class ColumnBatchBuilder {
     for (const c of this.columns) this.#byName.set(c.name, c);
     this.#leaves = this.columns.flatMap(columnLeaves);
     this.#owedDef = new Int16Array(this.#leaves.length).fill(-1);
-    this.#owedRep = new Uint8Array(this.#leaves.length);
     this.#owedFrom = new Int32Array(this.#leaves.length);
     this.#writers = this.columns.map(columnWriter);
     this.#schemaKey = schemaKey(schema);
@@ -572,7 +570,7 @@ export class ColumnBatchBuilder {
     for (const c of scratch.columns) {
       for (const l of columnLeaves(c)) {
         if (!except.has(c.name)) {
-          if (l.n === 1 && l.vp === 0 && !l.runs) nulls.push(index, l.defs[0]!, l.maxRep > 0 ? l.reps[0]! : 0);
+          if (l.n === 1 && l.vp === 0 && !l.runs) nulls.push(index, l.defs[0]!);
           else {
             kept.push(index, l.n, l.vp, size);
             size += l.byteLength;
@@ -606,14 +604,12 @@ export class ColumnBatchBuilder {
       if (owedDef[i]! >= 0) this.#settle(i, row);
       leaves[i]!.appendRaw(bytes, view, kept[k + 3]!, kept[k + 1]!, kept[k + 2]!);
     }
-    for (let k = 0; k < nulls.length; k += 3) {
+    for (let k = 0; k < nulls.length; k += 2) {
       const i = nulls[k]!;
       const def = nulls[k + 1]!;
-      const rep = nulls[k + 2]!;
-      if (owedDef[i] === def && this.#owedRep[i] === rep) continue;
+      if (owedDef[i] === def) continue;
       if (owedDef[i]! >= 0) this.#settle(i, row);
       owedDef[i] = def;
-      this.#owedRep[i] = rep;
       this.#owedFrom[i] = row;
       this.#owing++;
     }
@@ -622,7 +618,7 @@ export class ColumnBatchBuilder {
 
   /** Writes what leaf i owes (see appendTemplate) for the rows before `end`. */
   #settle(i: number, end: number): void {
-    this.#leaves[i]!.nils(this.#owedDef[i]!, this.#owedRep[i]!, end - this.#owedFrom[i]!);
+    this.#leaves[i]!.nils(this.#owedDef[i]!, end - this.#owedFrom[i]!);
     this.#owedDef[i] = -1;
     this.#owing--;
   }

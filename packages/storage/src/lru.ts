@@ -31,6 +31,11 @@ export class Lru<K, V> {
     return this.#weight;
   }
 
+  /** The most total weight it keeps. */
+  get maxWeight(): number {
+    return this.#maxWeight;
+  }
+
   get(key: K): V | undefined {
     const hit = this.#map.get(key);
     if (!hit) return undefined;

@@ -89,6 +89,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   await http.listen({ host: config.acceptor.host, port: config.acceptor.http_port });
   const httpPort = (http.server.address() as { port: number }).port;
   const grpcServer = await startGrpcServer({ ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes, telemetry: deps.telemetry }, config.acceptor.host, config.acceptor.grpc_port);
+  walBacklog.start();
   ready = true;
   log.info({ httpPort, grpcPort: grpcServer.port }, 'acceptor ready');
 

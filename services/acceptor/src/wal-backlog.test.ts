@@ -33,6 +33,7 @@ describe('WAL backlog gate', () => {
     await store.put(`${DEFAULT_WAL_PREFIX}notes.txt`, new Uint8Array(5000));
     const gate = new WalBacklogGate(store, 1000, silentLogger());
     gates.push(gate);
+    gate.start();
     await until('the first listing', () => gate.backlog.segments === 3);
     expect(gate.backlog).toEqual({ bytes: 1200, segments: 3 });
     let refused: unknown;
@@ -57,6 +58,7 @@ describe('WAL backlog gate', () => {
     await store.put(formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: Date.now(), instanceId: 'acc-test', seq: 1 }), new Uint8Array(4000));
     const unlimited = new WalBacklogGate(store, 0, silentLogger());
     gates.push(unlimited);
+    unlimited.start();
     await new Promise((r) => setTimeout(r, 200));
     expect(unlimited.backlog).toEqual({ bytes: 0, segments: 0 });
     expect(() => unlimited.check()).not.toThrow();

@@ -37,7 +37,11 @@ export class WalBacklogGate {
     this.#store = store;
     this.#maxBytes = maxBytes;
     this.#log = log;
-    if (maxBytes > 0) void this.#list();
+  }
+
+  /** Starts listing (once the acceptor serves: a start that fails leaves nothing running). */
+  start(): void {
+    if (this.#maxBytes > 0 && !this.#closed) void this.#list();
   }
 
   /** The backlog as last listed (nothing before the first listing, or without a limit). */

@@ -65,7 +65,8 @@ export class QueryHandler {
   seriesListsStatus(): Record<string, number> | undefined {
     const cache = this.#seriesLists;
     if (!cache) return undefined;
-    return { kept_files: cache.kept.files, kept_bytes: cache.kept.bytes, max_bytes: cache.maxBytes, ...this.#listsDone };
+    const kept = cache.kept;
+    return { kept_files: kept.files, kept_bytes: kept.bytes, max_bytes: kept.maxBytes, ...this.#listsDone };
   }
 
   close(): void {
@@ -177,8 +178,7 @@ export class QueryHandler {
           batches.push(batch.slice(0, half), batch.slice(half));
           continue;
         }
-        const hourStart = (f: CandidateFile) => (f.time!.first / NS_PER_HOUR) * NS_PER_HOUR;
-        const byPath = splitByFile(result.table, PER_FILE_COLUMN, batch.map((b) => ({ path: b.path, hourStartNs: hourStart(b.file) })));
+        const byPath = splitByFile(result.table, PER_FILE_COLUMN, batch.map((b) => ({ path: b.path, hourStartNs: (b.file.time!.first / NS_PER_HOUR) * NS_PER_HOUR })));
         for (const b of batch) out.set(b.file.key, byPath.get(b.path)!);
       }
       return out;

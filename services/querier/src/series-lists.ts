@@ -56,16 +56,14 @@ const bytesOf = (f: FileLists) =>
 
 export class SeriesListsCache {
   readonly #lru: Lru<string, FileLists>;
-  readonly maxBytes: number;
 
   constructor(maxBytes: number) {
-    this.maxBytes = maxBytes;
     this.#lru = new Lru(maxBytes, bytesOf);
   }
 
-  /** Files' lists kept, and their size in bytes (about). */
-  get kept(): { files: number; bytes: number } {
-    return { files: this.#lru.size, bytes: this.#lru.weight };
+  /** Files' lists kept, their size in bytes (about), and the most bytes kept. */
+  get kept(): { files: number; bytes: number; maxBytes: number } {
+    return { files: this.#lru.size, bytes: this.#lru.weight, maxBytes: this.#lru.maxWeight };
   }
 
   get(key: string): FileLists | undefined {

@@ -17,12 +17,12 @@ export class WriterStatus {
   #lastRound: { at: number; ms: number; stats: RoundStats } | undefined;
   #lastError: { at: number; message: string } | undefined;
 
-  backlogListed(segments: readonly ObjectInfo[], prefix = DEFAULT_WAL_PREFIX): void {
+  backlogListed(segments: readonly ObjectInfo[]): void {
     let bytes = 0;
     let oldest: number | undefined;
     for (const s of segments) {
       bytes += s.size;
-      const t = parseSegmentKey(s.key, prefix)?.timestampMs;
+      const t = parseSegmentKey(s.key, DEFAULT_WAL_PREFIX)?.timestampMs;
       if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
     }
     this.#segments = segments.length;
