@@ -15,6 +15,7 @@ import {
   decodeRemoteWriteV1,
   decodeRemoteWriteV2,
   isStaleNaN,
+  remoteWriteV1BodyToRows,
   remoteWriteV1ToRows,
   remoteWriteV2ToRows,
   remoteWriteVersion,
@@ -44,6 +45,11 @@ function withStaleMarkers(bytes: Uint8Array): Uint8Array {
 const flat = (c: ConvertedRemoteWrite['points']) => [...c.byHour.values()].flatMap((b) => batchRows(b) as Row[]);
 const v1 = (init: V1, cache?: RemoteWriteMetadata) => {
   const out = remoteWriteV1ToRows(decodeRemoteWriteV1(withStaleMarkers(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, init)))), cache, 'acme/default');
+  return { out, rows: flat(out.points), exemplars: flat(out.exemplars) };
+};
+/** The same through the wire reader (remoteWriteV1BodyToRows), which keys its cache by label bytes. */
+const v1Wire = (init: V1, cache?: RemoteWriteMetadata) => {
+  const out = remoteWriteV1BodyToRows(withStaleMarkers(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, init))), cache, 'acme/default');
   return { out, rows: flat(out.points), exemplars: flat(out.exemplars) };
 };
 const v2 = (init: V2) => {
@@ -194,7 +200,10 @@ describe('remote write 1.0 → metrics rows', () => {
     expect(batchRows(other.points.byHour.get(490_000)!)[0]).toMatchObject({ metric_type: 'gauge' });
   });
 
-  it('a series seen before (its row head cached) converts to the same rows; its metadata and labels are part of what is cached', () => {
+  it.each([
+    ['protobuf-es', v1],
+    ['the wire reader', v1Wire],
+  ])('a series seen before (its row head cached) converts to the same rows; its metadata and labels are part of what is cached (%s)', (_, v1) => {
     const req = (name: string, meta?: PromMetricMetadata_MetricType): V1 => ({
       timeseries: [
         {
