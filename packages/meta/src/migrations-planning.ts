@@ -267,3 +267,28 @@ CREATE TABLE IF NOT EXISTS planning_comments (
 CREATE INDEX IF NOT EXISTS planning_comments_parent ON planning_comments (tenant_id, parent_kind, parent_id);
 `,
 };
+
+/**
+ * Release phases (spec 3: a release's `phases`, comments on a release phase, a feature's
+ * `release_phase`). No reference numbers: a phase is named by its id, or by its name within
+ * its release. A feature's phase must be one of its release's; deleting a phase clears it.
+ */
+export const PLANNING_PHASES_MIGRATION: Migration = {
+  id: 11,
+  name: 'product planning: release phases',
+  sql: `
+CREATE TABLE IF NOT EXISTS planning_release_phases (
+  id          ${ID},
+  tenant_id   ${TENANT},
+  release_id  bigint NOT NULL REFERENCES planning_releases (id) ON DELETE CASCADE,
+  name        text NOT NULL,
+  start_date  date,
+  end_date    date,
+  position    integer NOT NULL DEFAULT 0,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  updated_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS planning_release_phases_release ON planning_release_phases (tenant_id, release_id);
+ALTER TABLE planning_features ADD COLUMN IF NOT EXISTS release_phase_id bigint REFERENCES planning_release_phases (id) ON DELETE SET NULL;
+`,
+};

@@ -27,6 +27,7 @@ const EXPECTED_TABLES = [
   'planning_goals',
   'planning_initiatives',
   'planning_products',
+  'planning_release_phases',
   'planning_releases',
   'planning_requirements',
   'planning_tags',

@@ -13,7 +13,7 @@
 
 import type { Db } from './db.ts';
 import { OAUTH_MIGRATION } from './migrations-oauth.ts';
-import { PLANNING_MIGRATION } from './migrations-planning.ts';
+import { PLANNING_MIGRATION, PLANNING_PHASES_MIGRATION } from './migrations-planning.ts';
 import { SCHEMA_REGISTRY_MIGRATION } from './migrations-schema-registry.ts';
 import { SCM_MIGRATION } from './migrations-scm.ts';
 import { SELF_MONITORING_MIGRATION } from './migrations-self-monitoring.ts';
@@ -210,6 +210,7 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
   SELF_MONITORING_MIGRATION,
   SCHEMA_REGISTRY_MIGRATION,
   OAUTH_MIGRATION,
+  PLANNING_PHASES_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

@@ -11,6 +11,7 @@ import { competitorRoutes } from './routes/competitors.ts';
 import { epicRoutes } from './routes/epics.ts';
 import { featureRoutes } from './routes/features.ts';
 import { productRoutes } from './routes/products.ts';
+import { releasePhaseRoutes } from './routes/release-phases.ts';
 import { releaseRoutes } from './routes/releases.ts';
 import { requirementRoutes } from './routes/requirements.ts';
 import { strategyRoutes } from './routes/strategy.ts';
@@ -75,7 +76,7 @@ export async function buildApp(opts: PlanningAppOptions) {
       await api.register(planningAuthPlugin, { auth: opts.auth });
       await api.register(rateLimitPlugin, { buckets: opts.buckets, limit: opts.rateLimit });
       await api.register(planningRolePlugin);
-      for (const routes of [productRoutes, releaseRoutes, featureRoutes, epicRoutes, requirementRoutes, strategyRoutes, competitorRoutes, commentRoutes]) {
+      for (const routes of [productRoutes, releaseRoutes, releasePhaseRoutes, featureRoutes, epicRoutes, requirementRoutes, strategyRoutes, competitorRoutes, commentRoutes]) {
         await api.register(routes, { db: opts.db });
       }
     },

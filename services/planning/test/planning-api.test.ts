@@ -477,6 +477,79 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       expect((await acme('POST', '/api/v1/products/PRJ1/releases', { release: { name: 'Late', released_on: '2025-01-01' } })).status).toBe(400); // update-only field
     });
 
+    it('keeps phases of a release: listed in the release, named by a feature, with their own comments', async () => {
+      const phaseOf = (res: { body: Json }) => res.body.release_phase;
+      const design = await acme('POST', `/api/v1/releases/${release.reference_num}/release_phases`, { release_phase: { name: 'Design', start_date: '2025-07-01', end_date: '2025-07-31' } });
+      expect(design.status, JSON.stringify(design.body)).toBe(201);
+      expect(phaseOf(design)).toEqual({
+        id: expect.stringMatching(/^\d+$/),
+        name: 'Design',
+        start_date: '2025-07-01',
+        end_date: '2025-07-31',
+        position: 1,
+        release_id: release.id,
+        created_at: expect.stringMatching(/Z$/),
+        updated_at: expect.stringMatching(/Z$/),
+      });
+      const build = phaseOf(await acme('POST', `/api/v1/releases/${release.id}/release_phases`, { release_phase: { name: 'Build' } }));
+      expect(build.position).toBe(2);
+      const designId = phaseOf(design).id;
+
+      const list = await acme('GET', `/api/v1/releases/${release.reference_num}/release_phases?per_page=1&page=2`);
+      expect(list.body.release_phases.map((p: Json) => p.name)).toEqual(['Build']);
+      expect(list.body.meta.pagination).toMatchObject({ total_records: 2, total_pages: 2, current_page: 2 });
+      expect((await acme('GET', `/api/v1/release_phases/${designId}?fields=name`)).body.release_phase).toEqual({ id: designId, name: 'Design' });
+      expect((await acme('GET', `/api/v1/releases/${release.id}`)).body.release.phases).toEqual([
+        { id: designId, name: 'Design', start_date: '2025-07-01', end_date: '2025-07-31', position: 1 },
+        { id: build.id, name: 'Build', start_date: null, end_date: null, position: 2 },
+      ]);
+
+      // Dates: each end is held to the stored other one; a refused update changes nothing.
+      const dated = await acme('PUT', `/api/v1/release_phases/${build.id}`, { release_phase: { start_date: '2025-08-01', end_date: '2025-09-15', position: 3 } });
+      expect(phaseOf(dated)).toMatchObject({ start_date: '2025-08-01', end_date: '2025-09-15', position: 3 });
+      const backwards = await acme('PUT', `/api/v1/release_phases/${build.id}`, { release_phase: { end_date: '2025-07-15', name: 'Renamed' } });
+      expect(backwards.status).toBe(400);
+      expect(backwards.body.message).toMatch(/end_date 2025-07-15 is before start_date 2025-08-01/);
+      expect(phaseOf(await acme('GET', `/api/v1/release_phases/${build.id}`))).toMatchObject({ name: 'Build', end_date: '2025-09-15' });
+      expect((await acme('POST', `/api/v1/releases/${release.id}/release_phases`, { release_phase: { start_date: '2025-07-01' } })).status).toBe(400); // no name
+      expect((await acme('POST', `/api/v1/releases/${release.id}/release_phases`, { release_phase: { name: 'X', end_date: '2025-02-30' } })).status).toBe(400);
+      expect((await acme('POST', '/api/v1/releases/PRJ1-R-99/release_phases', { release_phase: { name: 'X' } })).status).toBe(404);
+      expect((await acme('GET', '/api/v1/release_phases/99999999')).status).toBe(404);
+      expect((await acme('GET', '/api/v1/release_phases/PRJ1-R-1')).status).toBe(404);
+
+      // A feature names a phase of its release by name (any case) or id; nothing else.
+      const f = features[0];
+      const named = await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release_phase: 'build' } });
+      expect(named.status, JSON.stringify(named.body)).toBe(200);
+      expect(named.body.feature.release_phase).toEqual({ id: build.id, name: 'Build', start_date: '2025-08-01', end_date: '2025-09-15', position: 3 });
+      expect((await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release_phase: Number(designId) } })).body.feature.release_phase.name).toBe('Design');
+      const unknown = await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release_phase: 'Launch' } });
+      expect(unknown.status).toBe(400);
+      expect(unknown.body.message).toMatch(/no phase "Launch".*Design \(\d+\), Build \(\d+\)/);
+      const parked = (await acme('GET', '/api/v1/releases/PRJ1-R-2')).body.release;
+      const parkedPhase = phaseOf(await acme('POST', `/api/v1/releases/${parked.id}/release_phases`, { release_phase: { name: 'Someday' } }));
+      expect((await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release_phase: parkedPhase.id } })).status).toBe(400);
+      expect((await acme('GET', `/api/v1/features/${f.id}`)).body.feature.release_phase.name).toBe('Design');
+      // Moving the feature takes it out of its old release's phase, or into one of the new release's.
+      expect((await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release: 'PRJ1-R-2' } })).body.feature.release_phase).toBeNull();
+      const back = await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release: release.reference_num, release_phase: 'Design' } });
+      expect(back.body.feature).toMatchObject({ release_reference_num: 'PRJ1-R-1', release_phase: { id: designId } });
+
+      // Comments: listed on a phase (spec 3 adds none there); deleting the phase takes them and clears features.
+      await database.db.query(`INSERT INTO planning_comments (tenant_id, parent_kind, parent_id, body) VALUES ('acme', 'release_phase', $1, 'kick-off')`, [designId]);
+      expect((await acme('GET', `/api/v1/release_phases/${designId}/comments`)).body.comments.map((c: Json) => c.body)).toEqual(['kick-off']);
+      expect((await acme('POST', `/api/v1/release_phases/${designId}/comments`, { body: 'x' })).status).toBe(404);
+      expect((await call('GET', `/api/v1/release_phases/${designId}`, { key: globexKey })).status).toBe(404);
+      expect((await call('DELETE', `/api/v1/release_phases/${designId}`, { key: globexKey })).status).toBe(404);
+      expect((await acme('DELETE', `/api/v1/release_phases/${designId}`)).status).toBe(204);
+      expect((await acme('GET', `/api/v1/release_phases/${designId}`)).status).toBe(404);
+      expect((await acme('GET', `/api/v1/release_phases/${designId}/comments`)).status).toBe(404);
+      expect((await acme('GET', `/api/v1/features/${f.id}`)).body.feature.release_phase).toBeNull();
+      const { rows } = await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM planning_comments WHERE parent_kind = 'release_phase' AND parent_id = $1`, [designId]);
+      expect(rows[0]!.n).toBe(0);
+      expect((await acme('GET', `/api/v1/releases/${release.id}`)).body.release.phases.map((p: Json) => p.name)).toEqual(['Build']);
+    });
+
     it('keeps tenants apart', async () => {
       const globex = (method: string, path: string, body?: unknown) => call(method, path, { key: globexKey, body });
       expect((await globex('GET', '/api/v1/features')).body.features).toEqual([]);

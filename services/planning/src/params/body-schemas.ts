@@ -64,7 +64,7 @@ const featureFields = {
   epic: nullableRef,
   goals,
   score,
-  release_phase: {},
+  release_phase: nullableRef,
   team: {},
   team_workflow_status: {},
   iteration: {},
@@ -102,6 +102,10 @@ const epicFields = {
 
 export const epicCreateBody = wrap('epic', epicFields, ['name']);
 export const epicUpdateBody = wrap('epic', epicFields);
+
+const releasePhaseFields = { name, start_date: date, end_date: date, position: { type: 'integer', minimum: 1, maximum: 1_000_000 } };
+export const releasePhaseCreateBody = wrap('release_phase', releasePhaseFields, ['name']);
+export const releasePhaseUpdateBody = wrap('release_phase', releasePhaseFields);
 
 const competitorFields = { name, description: text(100_000), strengths: text(100_000), weaknesses: text(100_000) };
 export const competitorCreateBody = wrap('competitor', competitorFields, ['name']);

@@ -7,6 +7,7 @@ import { parseListParams } from '../params/list-params.ts';
 import { pageWindow } from '../params/pagination.ts';
 import { addComment, listComments, type CommentParentKind } from '../store/comments.ts';
 import { findProduct, findRecord, type NumberedTable } from '../store/lookups.ts';
+import { findPhase } from '../store/release-phases.ts';
 import { metaPage } from './shapes.ts';
 
 type IdParams = { id: string };
@@ -14,10 +15,10 @@ type CommentBody = { body: string } | { comment: { body: string } };
 
 /**
  * The record kinds that carry comments, by path segment (`/api/v1/{segment}/{id}/comments`).
- * Ideas, release phases and to-dos are parents spec 3 names that this service does not hold:
- * their routes exist and answer 404 for every id, as for any record that is not there.
+ * Ideas and to-dos are parents spec 3 names that this service does not hold: their routes exist
+ * and answer 404 for every id, as for any record that is not there.
  */
-const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; table: NumberedTable | 'product' | null; add: boolean }> = [
+const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; table: NumberedTable | 'product' | 'release_phase' | null; add: boolean }> = [
   { segment: 'features', kind: 'feature', table: 'planning_features', add: true },
   { segment: 'releases', kind: 'release', table: 'planning_releases', add: false },
   { segment: 'epics', kind: 'epic', table: 'planning_epics', add: true },
@@ -25,13 +26,18 @@ const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; table: 
   { segment: 'ideas', kind: 'idea', table: null, add: true },
   { segment: 'initiatives', kind: 'initiative', table: 'planning_initiatives', add: true },
   { segment: 'goals', kind: 'goal', table: 'planning_goals', add: false },
-  { segment: 'release_phases', kind: 'release_phase', table: null, add: false },
+  { segment: 'release_phases', kind: 'release_phase', table: 'release_phase', add: false },
   { segment: 'to_dos', kind: 'to_do', table: null, add: false },
   { segment: 'products', kind: 'product', table: 'product', add: false },
 ];
 
 async function parentId(db: Db, tenantId: string, parent: (typeof PARENTS)[number], value: string): Promise<string> {
-  const hit = parent.table === 'product' ? await findProduct(db, tenantId, value) : parent.table ? await findRecord(db, parent.table, tenantId, value) : undefined;
+  const { table } = parent;
+  const hit =
+    table === 'product' ? await findProduct(db, tenantId, value)
+    : table === 'release_phase' ? await findPhase(db, tenantId, value)
+    : table ? await findRecord(db, table, tenantId, value)
+    : undefined;
   if (!hit) throw notFound(`${parent.kind.replace('_', ' ')} ${value} not found`);
   return hit.id;
 }

@@ -5,6 +5,7 @@ import { pageWindow } from '../params/pagination.ts';
 import { referenceNumber } from '../params/reference-numbers.ts';
 import { parseEstimateText, parseCustomFields, mergeCustomFields } from '../params/values.ts';
 import type { Actor } from './actor.ts';
+import { resolvePhaseOfRelease } from './release-phases.ts';
 import { addListFilters, findRecord, initialStatus, resolveInProduct, resolveMember, resolveWorkflowKind, type StatusChoice } from './lookups.ts';
 import { assignCommonFields, assignStatus, Assignments, linkGoals, lockCurrent, NO_STATE, type CommonFields, type CurrentState } from './record-patch.ts';
 import {
@@ -16,6 +17,7 @@ import {
   fullTagsJson,
   goalsJson,
   projectJson,
+  releasePhaseJson,
   releaseSummaryJson,
   ts,
   userJson,
@@ -30,6 +32,7 @@ export const FEATURE_FIELDS = [
   'created_by_user', 'assigned_to_user', 'workflow_kind', 'workflow_status', 'project', 'description', 'attachments', 'requirements',
   'goals', 'key_results', 'score_facts', 'full_tags', 'custom_fields', 'feature_links', 'integration_fields', 'release', 'tags',
   'workflow_status_times', 'feature_only_original_estimate', 'feature_only_remaining_estimate', 'feature_only_work_done',
+  'release_phase',
 ] as const;
 
 export type FeatureJson = Record<(typeof FEATURE_FIELDS)[number], unknown> & { id: string };
@@ -53,7 +56,8 @@ const SELECT = `SELECT f.id::text AS id, f.name, f.reference_num, i.reference_nu
   ${fullTagsJson('f')} AS full_tags, ${customFieldsJson('f')} AS custom_fields, '[]'::jsonb AS feature_links, '[]'::jsonb AS integration_fields,
   ${releaseSummaryJson('r')} AS release, f.tags, f.workflow_status_times,
   ${ORIGINAL} AS feature_only_original_estimate, f.remaining_estimate AS feature_only_remaining_estimate,
-  CASE WHEN ${ORIGINAL} IS NOT NULL AND f.remaining_estimate IS NOT NULL THEN GREATEST(${ORIGINAL} - f.remaining_estimate, 0) END AS feature_only_work_done
+  CASE WHEN ${ORIGINAL} IS NOT NULL AND f.remaining_estimate IS NOT NULL THEN GREATEST(${ORIGINAL} - f.remaining_estimate, 0) END AS feature_only_work_done,
+  ${releasePhaseJson('f.release_phase_id')} AS release_phase
 FROM planning_features f
 JOIN planning_products p ON p.id = f.product_id
 JOIN planning_releases r ON r.id = f.release_id
@@ -80,8 +84,9 @@ export interface FeatureBody extends CommonFields {
   epic?: Ref | null;
   goals?: Ref[];
   score?: number;
+  /** A phase of the feature's release (after any move in the same body), by id or name; null clears it. */
+  release_phase?: Ref | null;
   // Accepted by spec 3 but naming records this service does not have: only null passes.
-  release_phase?: unknown;
   team?: unknown;
   team_workflow_status?: unknown;
   iteration?: unknown;
@@ -170,7 +175,28 @@ export async function deleteFeature(db: Db, tenantId: string, id: string): Promi
   });
 }
 
-const UNSUPPORTED_LINKS = ['release_phase', 'team', 'team_workflow_status', 'iteration', 'program_increment'] as const;
+/**
+ * The feature's phase, named against the release it is in now (the body may have moved it).
+ * Without one named, a phase of the release it left is cleared: a phase belongs to one release.
+ */
+async function assignPhase(tx: Db, tenantId: string, id: string, phase: Ref | null | undefined): Promise<void> {
+  if (phase === undefined) {
+    await tx.query(
+      `UPDATE planning_features f SET release_phase_id = NULL WHERE f.tenant_id = $1 AND f.id = $2 AND f.release_phase_id IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM planning_release_phases ph WHERE ph.id = f.release_phase_id AND ph.release_id = f.release_id)`,
+      [tenantId, id],
+    );
+    return;
+  }
+  let phaseId: string | null = null;
+  if (phase !== null) {
+    const { rows } = await tx.query<{ release_id: string }>('SELECT release_id::text AS release_id FROM planning_features WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+    phaseId = await resolvePhaseOfRelease(tx, tenantId, rows[0]!.release_id, phase);
+  }
+  await tx.query('UPDATE planning_features SET release_phase_id = $3::bigint WHERE tenant_id = $1 AND id = $2', [tenantId, id, phaseId]);
+}
+
+const UNSUPPORTED_LINKS = ['team', 'team_workflow_status', 'iteration', 'program_increment'] as const;
 const ESTIMATES = ['initial', 'detailed', 'remaining'] as const;
 
 async function applyPatch(tx: Db, actor: Actor, t: { id: string; productId: string; current: CurrentState; now: string; creating: boolean }, body: FeatureBody): Promise<void> {
@@ -209,5 +235,6 @@ async function applyPatch(tx: Db, actor: Actor, t: { id: string; productId: stri
   if (body.score !== undefined) set.set('score', Math.round(body.score));
   set.set('updated_at', t.now, '::timestamptz');
   await tx.query(`UPDATE planning_features SET ${set} WHERE tenant_id = $1 AND id = $2`, set.params);
+  await assignPhase(tx, actor.tenantId, t.id, body.release_phase);
   if (body.goals !== undefined) await linkGoals(tx, actor.tenantId, t.productId, t.id, body.goals, 'planning_feature_goals', 'feature_id');
 }

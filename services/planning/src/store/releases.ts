@@ -5,7 +5,7 @@ import { referenceNumber } from '../params/reference-numbers.ts';
 import type { Actor } from './actor.ts';
 import { addListFilters, findRecord, initialStatus } from './lookups.ts';
 import { assignCommonFields, assignStatus, Assignments, lockCurrent, NO_STATE, type CommonFields, type CurrentState } from './record-patch.ts';
-import { authorJson, commentsCount, customFieldsJson, day, descriptionJson, fullTagsJson, projectJson, ts, userJson, Where, workflowStatusJson } from './sql.ts';
+import { authorJson, commentsCount, customFieldsJson, day, descriptionJson, fullTagsJson, projectJson, releasePhasesJson, ts, userJson, Where, workflowStatusJson } from './sql.ts';
 
 /** Releases of a product (spec 3, Resources: Release), numbered PRJ1-R-n. */
 export const RELEASE_FIELDS = [
@@ -26,7 +26,7 @@ const SELECT = `SELECT r.id::text AS id, r.name, r.reference_num, r.theme,
   ${userJson('r.assigned_to_user_id')} AS owner, ${userJson('r.assigned_to_user_id')} AS assigned_to_user,
   ${authorJson('r.created_by_user_id', 'r.created_by_key_id')} AS created_by_user,
   ${commentsCount('release', 'r')} AS comments_count, '[]'::jsonb AS goals, '[]'::jsonb AS integration_fields,
-  r.workflow_status_times, ${customFieldsJson('r')} AS custom_fields, r.tags, ${fullTagsJson('r')} AS full_tags, '[]'::jsonb AS phases,
+  r.workflow_status_times, ${customFieldsJson('r')} AS custom_fields, r.tags, ${fullTagsJson('r')} AS full_tags, ${releasePhasesJson('r')} AS phases,
   ${day('r.status_changed_on')} AS status_changed_on
 FROM planning_releases r
 JOIN planning_products p ON p.id = r.product_id

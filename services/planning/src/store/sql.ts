@@ -54,6 +54,17 @@ export const releaseSummaryJson = (alias: string) => `CASE WHEN ${alias}.id IS N
     'parking_lot', ${alias}.parking_lot, 'product_id', ${alias}.product_id::text,
     'created_at', ${ts(`${alias}.created_at`)}, 'updated_at', ${ts(`${alias}.updated_at`)}) END`;
 
+/** A release phase as a release lists it and a feature names it (spec 3: {id, name, start_date, end_date, position}). */
+const phaseObject = (alias: string) =>
+  `jsonb_build_object('id', ${alias}.id::text, 'name', ${alias}.name, 'start_date', ${day(`${alias}.start_date`)}, 'end_date', ${day(`${alias}.end_date`)}, 'position', ${alias}.position)`;
+
+/** A release's phases in order. */
+export const releasePhasesJson = (alias: string) =>
+  `(SELECT COALESCE(jsonb_agg(${phaseObject('ph')} ORDER BY ph.position, ph.id), '[]'::jsonb) FROM planning_release_phases ph WHERE ph.release_id = ${alias}.id)`;
+
+/** The phase a column names, or null. */
+export const releasePhaseJson = (idCol: string) => `(SELECT ${phaseObject('ph')} FROM planning_release_phases ph WHERE ph.id = ${idCol})`;
+
 /** Comments on one record. */
 export const commentsCount = (kind: string, alias: string) =>
   `(SELECT count(*)::int FROM planning_comments c WHERE c.tenant_id = ${alias}.tenant_id AND c.parent_kind = '${kind}' AND c.parent_id = ${alias}.id)`;
