@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { errorCode } from './errors.ts';
 import { validateKey } from './keys.ts';
 import type { AppendableObject, AppendableObjects } from './object-store.ts';
-import { totalBytes, writePartsSync } from './write-parts.ts';
+import { totalBytes, writePartsFd, writePartsSync } from './write-parts.ts';
 
 const fdatasync = promisify(fdatasyncCallback);
 
@@ -148,7 +148,7 @@ class FsAppendable implements AppendableObject {
     const fd = this.#fd;
     if (fd === undefined || this.#failed) throw new Error(`${this.key}: appendable object is closed or failed`);
     try {
-      writePartsSync(fd, parts);
+      await writePartsFd(fd, parts);
       await fdatasync(fd);
     } catch (err) {
       this.#failed = true;

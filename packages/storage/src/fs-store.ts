@@ -14,7 +14,7 @@
 // disk, stay asynchronous.
 
 import { randomUUID } from 'node:crypto';
-import { closeSync, constants as fsConstants, fstatSync, fsync as fsyncCallback, openSync, readSync, renameSync } from 'node:fs';
+import { closeSync, constants as fsConstants, fstatSync, fsync as fsyncCallback, openSync, read, readSync, renameSync } from 'node:fs';
 import {
   copyFile,
   link,
@@ -31,9 +31,13 @@ import { errorCode, InvalidKeyError, ObjectNotFoundError } from './errors.ts';
 import { compareKeys, isReservedKey, validateKey, validatePrefix } from './keys.ts';
 import { checkRange } from './object-store.ts';
 import type { ObjectBody, ObjectInfo, ObjectStore } from './object-store.ts';
-import { writeParts, writePartsSync } from './write-parts.ts';
+import { OFF_LOOP_IO_BYTES, writeParts, writePartsFd } from './write-parts.ts';
 import { eachAtMost } from './each-at-most.ts';
 import { FsAppendables } from './fs-appendables.ts';
+
+/** fs.read on libuv's pool, resolving to the bytes read (see OFF_LOOP_IO_BYTES). */
+const readAsync = (fd: number, out: Uint8Array, at: number, length: number, position: number) =>
+  new Promise<number>((resolve, reject) => read(fd, out, at, length, position, (err, n) => (err ? reject(err) : resolve(n))));
 
 const fsyncFd = promisify(fsyncCallback);
 
@@ -150,9 +154,10 @@ export class FsObjectStore implements ObjectStore {
         const st = fstatSync(fd);
         if (st.isDirectory()) return undefined;
         const out = alloc(st.size);
+        const readAt = out.length < OFF_LOOP_IO_BYTES ? readSync : readAsync;
         // Objects are immutable once put (written whole, then renamed into place): the size holds.
         for (let at = 0; at < out.length; ) {
-          const n = readSync(fd, out, at, out.length - at, at);
+          const n = await readAt(fd, out, at, out.length - at, at);
           if (n === 0) throw new Error(`${key}: object shorter than its size while read`);
           at += n;
         }
@@ -317,7 +322,7 @@ export class FsObjectStore implements ObjectStore {
       fd = openSync(tmp, 'wx');
     }
     try {
-      writePartsSync(fd, body instanceof Uint8Array ? [body] : body);
+      await writePartsFd(fd, body instanceof Uint8Array ? [body] : body);
       await fsyncFd(fd);
     } catch (err) {
       try {

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
-import { writeParts } from './write-parts.ts';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { OFF_LOOP_IO_BYTES, writeParts, writePartsFd } from './write-parts.ts';
 
 /** A file handle whose writev and write take at most `limit` bytes a call, as a short write does. */
 function shortWriter(limit: number) {
@@ -32,5 +35,25 @@ describe('writeParts', () => {
     const { fh, out } = shortWriter(1 << 30);
     await writeParts(fh, parts);
     expect(out).toEqual(parts.map((p) => p[0]));
+  });
+});
+
+describe('writePartsFd', () => {
+  it('appends small writes (on the loop) and large ones (on the pool) in order at the descriptor\'s position', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'floe-write-parts-'));
+    try {
+      const file = path.join(dir, 'f');
+      const fd = openSync(file, 'w');
+      const small = [Uint8Array.of(1, 2), Uint8Array.of(3)];
+      // More parts than one writev takes, and more bytes than the loop writes itself.
+      const large = Array.from({ length: 2100 }, (_, i) => new Uint8Array(Math.ceil(OFF_LOOP_IO_BYTES / 1000)).fill(i & 0xff));
+      await writePartsFd(fd, small);
+      await writePartsFd(fd, large);
+      await writePartsFd(fd, [Uint8Array.of(9)]);
+      closeSync(fd);
+      expect(readFileSync(file).equals(Buffer.concat([...small, ...large, Uint8Array.of(9)]))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

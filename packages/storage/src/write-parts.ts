@@ -1,4 +1,4 @@
-import { writeSync, writevSync } from 'node:fs';
+import { write, writeSync, writev, writevSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 
 /** Most iovecs one writev takes (Linux IOV_MAX). */
@@ -31,6 +31,37 @@ export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): 
     const done = (await fh.writev(slice)).bytesWritten;
     if (done === totalBytes(slice)) continue;
     for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
+  }
+}
+
+// fs's own promisified forms resolve to objects; these resolve to the bytes written.
+const writevAsync = (fd: number, parts: readonly Uint8Array[]) =>
+  new Promise<number>((resolve, reject) => writev(fd, parts as Uint8Array[], (err, n) => (err ? reject(err) : resolve(n))));
+const writeAsync = (fd: number, part: Uint8Array) => new Promise<number>((resolve, reject) => write(fd, part, (err, n) => (err ? reject(err) : resolve(n))));
+
+/**
+ * Below this many bytes a local write or read is made on the calling thread: a trip to libuv's
+ * pool costs more than the copy. Above it the copy to or from the page cache (on a VM ~5 µs a
+ * page, most of it faulting pages in) goes to the pool, off the event loop that serves ingest: at
+ * remote write's ~60 MB/s of WAL, writing it on the loop took 7.6 % of the loop and the writer's
+ * reading it back 3.9 %.
+ */
+export const OFF_LOOP_IO_BYTES = 64 * 1024;
+
+/**
+ * writeParts on a file descriptor at its position: small writes synchronously, large ones on
+ * libuv's pool (see OFF_LOOP_IO_BYTES). Calls on one descriptor must not overlap.
+ */
+export async function writePartsFd(fd: number, parts: readonly Uint8Array[]): Promise<void> {
+  if (totalBytes(parts) < OFF_LOOP_IO_BYTES) {
+    writePartsSync(fd, parts);
+    return;
+  }
+  for (let i = 0; i < parts.length; i += IOV_MAX) {
+    const slice = parts.slice(i, i + IOV_MAX);
+    const done = await writevAsync(fd, slice);
+    if (done === totalBytes(slice)) continue;
+    for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray(await writeAsync(fd, rest));
   }
 }
 
