@@ -8,7 +8,7 @@
  *   node bench/ingest-remote-write/convert.ts
  */
 import { uncompress } from 'snappyjs';
-import { remoteWriteV1BodyToRows } from '../../services/acceptor/src/remote-write.ts';
+import { remoteWriteV1BodyToRows } from '@floe/acceptor';
 import { RemoteWriteStream } from '../lib/remote-write-stream.ts';
 
 const SHARDS = 16;

@@ -8,3 +8,4 @@ export type { SharedDeps } from './start.ts';
 export { spansToRows } from './traces-to-rows.ts';
 export { logsToRows } from './logs-to-rows.ts';
 export { profilesToRows } from './profiles-to-rows.ts';
+export { remoteWriteV1BodyToRows } from './remote-write.ts';
