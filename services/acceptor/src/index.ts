@@ -9,3 +9,5 @@ export { spansToRows } from './traces-to-rows.ts';
 export { logsToRows } from './logs-to-rows.ts';
 export { profilesToRows } from './profiles-to-rows.ts';
 export { remoteWriteV1BodyToRows } from './remote-write.ts';
+/** A conversion's batch builders go back for reuse once finished, as ingest gives them back. */
+export { releaseBuilder } from './rows.ts';
