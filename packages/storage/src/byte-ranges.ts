@@ -37,6 +37,31 @@ export function bytesAre(b: Uint8Array, start: number, n: number, key: Uint8Arra
   return true;
 }
 
+/** FNV-1a's offset basis: the seed of a hash not continuing another. */
+export const HASH_SEED = 0x811c9dc5;
+
+/**
+ * A 32-bit hash of b[s, e): FNV-1a over 4-byte words, then a final mix (a product's low bits see
+ * only its factors' low bits, and hash tables take slots from the low bits). `seed` continues a
+ * hash (hashText), for keys of several parts.
+ */
+export function hashBytes(b: Uint8Array, bv: DataView, s: number, e: number, seed: number = HASH_SEED): number {
+  let h = seed;
+  let i = s;
+  for (; i + 4 <= e; i += 4) h = Math.imul(h ^ bv.getUint32(i), 0x01000193);
+  for (; i < e; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  return (h ^ (h >>> 13)) >>> 0;
+}
+
+/** FNV-1a over a string's UTF-16 code units, unmixed: the seed of a hashBytes that follows it. */
+export function hashText(text: string, seed: number = HASH_SEED): number {
+  let h = seed;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return h;
+}
+
 /** Unsigned byte-order comparison of b[as, ae) and b[bs, be): negative, 0 or positive. */
 export function compareBytes(b: Uint8Array, bv: DataView, as: number, ae: number, bs: number, be: number): number {
   const n = Math.min(ae - as, be - bs);

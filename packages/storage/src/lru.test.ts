@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Lru } from './lru.ts';
+import { hashBytes, hashText, viewOf } from './byte-ranges.ts';
+import { BytesLru, Lru } from './lru.ts';
 
 const keys = (lru: Lru<string, number>, all: string[]) => all.filter((k) => lru.get(k) !== undefined);
 
@@ -41,5 +42,61 @@ describe('Lru (CLOCK)', () => {
     lru.set('huge', [1, 2, 3, 4, 5, 6]);
     expect(lru.get('huge')).toBeUndefined();
     expect(lru.size).toBe(2);
+  });
+});
+
+describe('BytesLru', () => {
+  const buf = (text: string) => Buffer.from(text);
+
+  it('finds a value by its prefix and the bytes of a range, wherever the range sits', () => {
+    const cache = new BytesLru<string>(1024);
+    const a = buf('..job=api,instance=a..');
+    cache.set('counter|', a, viewOf(a), 2, 20, 'A');
+    const b = buf('xxxxjob=api,instance=a');
+    expect(cache.get('counter|', b, viewOf(b), 4, 22)).toBe('A');
+    expect(cache.get('gauge|', b, viewOf(b), 4, 22)).toBeUndefined(); // another prefix
+    expect(cache.get('counter|', b, viewOf(b), 4, 21)).toBeUndefined(); // a shorter range
+    const c = buf('job=api,instance=b');
+    expect(cache.get('counter|', c, viewOf(c), 0, c.length)).toBeUndefined();
+    // The cache kept a copy: changing the buffer it was set from changes nothing.
+    a.fill(0);
+    expect(cache.get('counter|', b, viewOf(b), 4, 22)).toBe('A');
+  });
+
+  it('never answers a key with the value of another key of the same hash', () => {
+    // Two 8-byte keys whose hashes (with the prefix) collide, found by search (a 4-byte key
+    // cannot collide: each step of the hash is a bijection of one word).
+    const keyOf = (i: number) => {
+      const b = Buffer.alloc(8);
+      b.writeUInt32BE(i);
+      b.writeInt32BE(Math.imul(i, 0x9e3779b1), 4);
+      return b;
+    };
+    const seen = new Map<number, number>();
+    let pair: [number, number] | undefined;
+    for (let i = 0; !pair; i++) {
+      const key = keyOf(i);
+      const h = hashBytes(key, viewOf(key), 0, 8, hashText('p'));
+      const j = seen.get(h);
+      if (j !== undefined) pair = [j, i];
+      else seen.set(h, i);
+    }
+    const [x, y] = pair.map(keyOf);
+    const cache = new BytesLru<string>(1024);
+    cache.set('p', x!, viewOf(x!), 0, 8, 'x');
+    expect(cache.get('p', y!, viewOf(y!), 0, 8)).toBeUndefined();
+    cache.set('p', y!, viewOf(y!), 0, 8, 'y');
+    expect(cache.get('p', y!, viewOf(y!), 0, 8)).toBe('y');
+    expect(cache.get('p', x!, viewOf(x!), 0, 8)).toBeUndefined(); // evicted by its twin, not confused with it
+  });
+
+  it('weighs key bytes, prefix and value together', () => {
+    const cache = new BytesLru<string>(100, (v) => v.length);
+    const k = buf('k'.repeat(40));
+    cache.set('pp', k, viewOf(k), 0, 40, 'v'.repeat(50)); // 40 + 2 * 2 + 50 = 94
+    expect(cache.size).toBe(1);
+    const k2 = buf('j'.repeat(40));
+    cache.set('pp', k2, viewOf(k2), 0, 40, 'v'.repeat(50)); // 188 in all: one of them goes
+    expect(cache.size).toBe(1);
   });
 });

@@ -1,3 +1,5 @@
+import { hashBytes, hashText } from './byte-ranges.ts';
+
 // A small cache map bounded by total weight (entry count by default), for caches of immutable
 // objects, evicting in least-recently-used order approximately: CLOCK ("second chance"). A hit
 // only marks its entry; eviction walks from the oldest insertion, moving marked entries to the
@@ -71,5 +73,45 @@ export class Lru<K, V> {
   clear(): void {
     this.#map.clear();
     this.#weight = 0;
+  }
+}
+
+interface BytesEntry<V> {
+  prefix: string;
+  key: Buffer;
+  value: V;
+}
+
+/**
+ * An Lru keyed by a short text and a byte range of a larger buffer (a series' labels as they sit
+ * in a request), without making a key string per lookup: that string's allocation, copy and hash
+ * cost more than the rest of a cache hit. A 32-bit hash of both parts finds the entry and a
+ * comparison confirms it; two keys of the same hash evict each other, so a collision costs
+ * misses, never a wrong value. Weighs each entry's key bytes and text with its value.
+ */
+export class BytesLru<V> {
+  readonly #lru: Lru<number, BytesEntry<V>>;
+
+  constructor(maxWeight: number, weigh: (value: V) => number = () => 0) {
+    this.#lru = new Lru(maxWeight, (e) => e.key.length + 2 * e.prefix.length + weigh(e.value));
+  }
+
+  get size(): number {
+    return this.#lru.size;
+  }
+
+  /** `view` is a DataView of exactly `data` (viewOf), made once per buffer by the caller. */
+  get(prefix: string, data: Buffer, view: DataView, from: number, to: number): V | undefined {
+    const e = this.#lru.get(hashBytes(data, view, from, to, hashText(prefix)));
+    if (e === undefined || e.prefix !== prefix || e.key.length !== to - from || e.key.compare(data, from, to) !== 0) return undefined;
+    return e.value;
+  }
+
+  set(prefix: string, data: Buffer, view: DataView, from: number, to: number, value: V): void {
+    this.#lru.set(hashBytes(data, view, from, to, hashText(prefix)), { prefix, key: Buffer.from(data.subarray(from, to)), value });
+  }
+
+  clear(): void {
+    this.#lru.clear();
   }
 }

@@ -28,7 +28,7 @@ import {
   ZSTD,
   type SchemaElement,
 } from './parquet-format.ts';
-import { bytesAre, bytesEqual, compareBytes, copyBytes, viewOf } from './byte-ranges.ts';
+import { bytesAre, bytesEqual, compareBytes, copyBytes, hashBytes, viewOf } from './byte-ranges.ts';
 import { Scratch } from './scratch.ts';
 import { ThriftWriter } from './thrift-compact.ts';
 import { writeParts } from './write-parts.ts';
@@ -1037,16 +1037,7 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
       prevE = e;
       continue;
     }
-    // FNV-1a over 4-byte words, then a final mix: a product's low bits see only its factors'
-    // low bits, and the slot is taken from the low bits.
-    let h = 0x811c9dc5;
-    let i = s;
-    for (; i + 4 <= e; i += 4) h = Math.imul(h ^ dv.getUint32(i), 0x01000193);
-    for (; i < e; i++) h = Math.imul(h ^ vals[i]!, 0x01000193);
-    h ^= h >>> 16;
-    h = Math.imul(h, 0x85ebca6b);
-    h ^= h >>> 13;
-    let slot = h & (cap - 1);
+    let slot = hashBytes(vals, dv, s, e) & (cap - 1);
     let id = -1;
     for (let c = slots[slot]!; c >= 0; c = slots[slot]!) {
       if (bytesEqual(vals, dv, s, e, from[c]!, to[c]!)) {

@@ -19,6 +19,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { BinaryReader, WireType } from '@floe/proto';
+import { viewOf } from '@floe/storage';
 
 /**
  * A series as read from the wire. Its label strings are checked (valid UTF-8) but decoded only
@@ -29,11 +30,14 @@ import { BinaryReader, WireType } from '@floe/proto';
 export class WireSeries {
   readonly samples: Array<{ value: number; timestamp: bigint }>;
   /**
-   * The series' label fields as sent (each Label message with its tag), one char per byte: the
-   * same bytes always decode to the same labels, so it keys a cache of what the labels make
-   * without building a key from them.
+   * The series' label fields as sent (each Label message with its tag): labelData[labelFrom,
+   * labelTo), labelView a DataView of labelData. The same bytes always decode to the same labels,
+   * so they key a cache of what the labels make without building a key from them.
    */
-  readonly labelBytes: string;
+  readonly labelData: Buffer;
+  readonly labelView: DataView;
+  readonly labelFrom: number;
+  readonly labelTo: number;
   /** The value of its `__name__` label ('' without one). */
   readonly name: string;
   readonly #data: Buffer;
@@ -41,11 +45,14 @@ export class WireSeries {
   readonly #ranges: number[];
   #labels: Array<readonly [string, string]> | undefined;
 
-  constructor(data: Buffer, ranges: number[], samples: Array<{ value: number; timestamp: bigint }>, labelBytes: string, name: string) {
+  constructor(data: Buffer, ranges: number[], samples: Array<{ value: number; timestamp: bigint }>, labels: LabelRun, name: string) {
     this.#data = data;
     this.#ranges = ranges;
     this.samples = samples;
-    this.labelBytes = labelBytes;
+    this.labelData = labels.data;
+    this.labelView = labels.view;
+    this.labelFrom = labels.from;
+    this.labelTo = labels.to;
     this.name = name;
   }
 
@@ -57,6 +64,14 @@ export class WireSeries {
     for (let i = 0; i < g.length; i += 4) out.push([d.toString('utf8', g[i]!, g[i + 1]!), d.toString('utf8', g[i + 2]!, g[i + 3]!)]);
     return (this.#labels = out);
   }
+}
+
+/** Bytes of a buffer (see WireSeries.labelData). */
+interface LabelRun {
+  data: Buffer;
+  view: DataView;
+  from: number;
+  to: number;
 }
 
 export interface WireMetadata {
@@ -85,10 +100,12 @@ export class WireDecodeError extends Error {
  */
 class Reader extends BinaryReader {
   readonly data: Buffer;
+  readonly dataView: DataView;
 
   constructor(bytes: Uint8Array) {
     super(bytes);
     this.data = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.dataView = viewOf(this.data);
   }
 
   /** tag()'s checks (a varint past uint32, field 0, wire types 6 and 7), its answer as one number. */
@@ -181,15 +198,17 @@ function request(r: Reader): WireWriteRequest | undefined {
 function series(r: Reader, end: number): WireSeries | undefined {
   const ranges: number[] = [];
   const samples: Array<{ value: number; timestamp: bigint }> = [];
-  // Label fields usually come first and together: one slice then; pieces joined otherwise.
-  let labelBytes = '';
+  // Label fields usually come first and together: one range of the request then; pieces
+  // copied together otherwise.
+  let pieces: Buffer[] | undefined;
   let runStart = -1;
   let runEnd = -1;
   // Whether every string of the labels is known to be valid UTF-8 from its runs' (see below).
   let runsValid = true;
   const closeRun = () => {
-    labelBytes += r.data.toString('latin1', runStart, runEnd);
-    runsValid &&= isUtf8(r.data.subarray(runStart, runEnd));
+    const run = r.data.subarray(runStart, runEnd);
+    runsValid &&= isUtf8(run);
+    (pieces ??= []).push(run);
   };
   while (r.pos < end) {
     const at = r.pos;
@@ -209,7 +228,16 @@ function series(r: Reader, end: number): WireSeries | undefined {
     else r.skip(wt, field);
   }
   r.checkEnd(end);
-  if (runStart >= 0) closeRun();
+  let labels: LabelRun;
+  if (pieces === undefined) {
+    // One run (or none): the labels are a range of the request.
+    if (runStart >= 0) runsValid &&= isUtf8(r.data.subarray(runStart, runEnd));
+    labels = { data: r.data, view: r.dataView, from: Math.max(runStart, 0), to: Math.max(runEnd, 0) };
+  } else {
+    closeRun();
+    const joined = Buffer.concat(pieces);
+    labels = { data: joined, view: viewOf(joined), from: 0, to: joined.length };
+  }
   // A run of Label messages that is valid UTF-8 as a whole holds valid strings only: each string
   // sits between ASCII bytes (its field tag and one-byte length before it, the next field's tag or
   // the run's end after it), and no multi-byte character crosses an ASCII byte. A multi-byte
@@ -226,7 +254,7 @@ function series(r: Reader, end: number): WireSeries | undefined {
   for (let i = 0; i < ranges.length; i += 4) {
     if (isMetricNameLabel(r.data, ranges[i]!, ranges[i + 1]!)) name = r.data.toString('utf8', ranges[i + 2]!, ranges[i + 3]!);
   }
-  return new WireSeries(r.data, ranges, samples, labelBytes, name);
+  return new WireSeries(r.data, ranges, samples, labels, name);
 }
 
 const NAME_LABEL = Buffer.from('__name__');

@@ -10,7 +10,7 @@ import {
 } from '@floe/proto';
 import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
-import { ColumnBatchBuilder, Lru, type Leaf, type RowTemplate } from '@floe/storage';
+import { BytesLru, ColumnBatchBuilder, viewOf, type Leaf, type RowTemplate } from '@floe/storage';
 import { readPlainWriteRequest, WireDecodeError, type WireSeries, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
@@ -239,8 +239,8 @@ interface SeriesIn {
   meta: PromMetadata | undefined;
   /** v2's per-series created_timestamp (ms), 0n when unset. */
   created: bigint;
-  /** The labels as sent on the wire (WireSeries.labelBytes), when read from it: the cheaper cache key. */
-  labelBytes?: string;
+  /** The series as read from the wire, when it was: its label bytes are the cheaper cache key. */
+  wire?: WireSeries;
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -267,12 +267,7 @@ const MAX_DENSE_BUCKETS = 1 << 16;
  * order, and the metadata; bounded by size (16 MB of key text and template bytes), least
  * recently used out first.
  */
-interface CachedHead {
-  template: RowTemplate;
-  /** Key characters and template bytes together: the Lru weighs values only. */
-  weight: number;
-}
-const SERIES_HEADS = new Lru<string, CachedHead>(16 * 1024 * 1024, (c) => c.weight);
+const SERIES_HEADS = new BytesLru<RowTemplate>(16 * 1024 * 1024, (t) => t.size);
 /** The columns each sample writes itself; the rest come from its series' template. */
 const SAMPLE_COLUMNS: ReadonlySet<string> = new Set(['start_unix_nano', 'time_unix_nano', 'value', 'flags']);
 let templateMaker: ColumnBatchBuilder | undefined;
@@ -299,16 +294,45 @@ function leavesOf(b: ColumnBatchBuilder): SampleLeaves {
 }
 
 /**
- * An unambiguous key of a series' labels and metadata: the metadata length-prefixed, so no
- * separator can be forged, then either the labels' wire bytes (`w`) or the labels themselves,
- * length-prefixed (`l`). The same labels may be cached under both forms; that costs a template.
+ * An unambiguous key of a series' labels and metadata, as the prefix and byte range SERIES_HEADS
+ * takes: the metadata, length-prefixed so no separator can be forged, and a form letter; then
+ * either the labels' wire bytes (`w`) or the labels themselves, length-prefixed (`l`). The same
+ * labels may be cached under both forms; that costs a template.
  */
-function seriesKey(s: SeriesIn): string {
-  const meta = s.meta ? `${s.meta.type}|${s.meta.help.length}:${s.meta.help}|${s.meta.unit.length}:${s.meta.unit}|` : '-|';
-  if (s.labelBytes !== undefined) return `${meta}w${s.labelBytes}`;
-  let key = `${meta}l`;
-  for (const [k, v] of s.labels) key += `${k.length}:${k}${v.length}:${v}`;
-  return key;
+interface SeriesKey {
+  prefix: string;
+  data: Buffer;
+  view: DataView;
+  from: number;
+  to: number;
+}
+
+/** A series key's prefixes for wire (`w`) and decoded (`l`) labels, per metadata. */
+interface KeyPrefixes {
+  w: string;
+  l: string;
+}
+const NO_META_PREFIXES: KeyPrefixes = { w: '-|w', l: '-|l' };
+/** Made once per metadata object (a family's, per request), not per series. */
+const META_PREFIXES = new WeakMap<PromMetadata, KeyPrefixes>();
+function keyPrefixes(meta: PromMetadata | undefined): KeyPrefixes {
+  if (!meta) return NO_META_PREFIXES;
+  let p = META_PREFIXES.get(meta);
+  if (p === undefined) {
+    const m = `${meta.type}|${meta.help.length}:${meta.help}|${meta.unit.length}:${meta.unit}|`;
+    META_PREFIXES.set(meta, (p = { w: `${m}w`, l: `${m}l` }));
+  }
+  return p;
+}
+
+function seriesKey(s: SeriesIn): SeriesKey {
+  const prefixes = keyPrefixes(s.meta);
+  const w = s.wire;
+  if (w !== undefined) return { prefix: prefixes.w, data: w.labelData, view: w.labelView, from: w.labelFrom, to: w.labelTo };
+  let text = '';
+  for (const [k, v] of s.labels) text += `${k.length}:${k}${v.length}:${v}`;
+  const data = Buffer.from(text);
+  return { prefix: prefixes.l, data, view: viewOf(data), from: 0, to: data.length };
 }
 
 class Converter {
@@ -337,9 +361,9 @@ class Converter {
     // The common case, a series of plain samples: its constant part comes from the cache.
     if (s.histograms.length === 0 && s.exemplars.length === 0 && s.samples.length > 0) {
       const key = seriesKey(s);
-      const cached = SERIES_HEADS.get(key);
+      const cached = SERIES_HEADS.get(key.prefix, key.data, key.view, key.from, key.to);
       if (cached !== undefined) {
-        this.samples(s, cached.template);
+        this.samples(s, cached);
         return;
       }
       this.seriesSlow(s, key);
@@ -374,7 +398,7 @@ class Converter {
   }
 
   /** `cacheAs`: the series' SERIES_HEADS key, when its row head may be cached. */
-  private seriesSlow(s: SeriesIn, cacheAs: string | undefined): void {
+  private seriesSlow(s: SeriesIn, cacheAs: SeriesKey | undefined): void {
     let name = '';
     // No prototype: `__proto__` is a valid Prometheus label name and must stay a plain key.
     const labels: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -428,7 +452,7 @@ class Converter {
       seriesType = kind.type;
       templateMaker ??= ColumnBatchBuilder.forTable(tableDef('metrics'));
       const head = templateMaker.template({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }, SAMPLE_COLUMNS);
-      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs, { template: head, weight: 2 * cacheAs.length + head.size });
+      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs.prefix, cacheAs.data, cacheAs.view, cacheAs.from, cacheAs.to, head);
       this.samples(s, head);
     }
     if (s.histograms.length > 0) {
@@ -692,23 +716,21 @@ function metricNameOf(labels: ReadonlyArray<readonly [string, string]>): string 
 
 /** A series read from the wire, its labels decoded only when asked for (a cache miss, an error). */
 class WireSeriesIn implements SeriesIn {
-  readonly #wire: WireSeries;
   readonly meta: PromMetadata | undefined;
   readonly samples: WireSeries['samples'];
-  readonly labelBytes: string;
+  readonly wire: WireSeries;
   readonly histograms = NONE;
   readonly exemplars = NONE;
   readonly created = 0n;
 
   constructor(wire: WireSeries, meta: PromMetadata | undefined) {
-    this.#wire = wire;
     this.meta = meta;
     this.samples = wire.samples;
-    this.labelBytes = wire.labelBytes;
+    this.wire = wire;
   }
 
   get labels(): ReadonlyArray<readonly [string, string]> {
-    return this.#wire.labels;
+    return this.wire.labels;
   }
 }
 
