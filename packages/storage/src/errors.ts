@@ -27,11 +27,13 @@ export class WalCorruptionError extends Error {
   readonly code = 'FLOE_ERR_STORAGE_WAL_CORRUPT';
   readonly segment: string;
   readonly offset: number;
+  readonly reason: string;
   constructor(segment: string, offset: number, reason: string) {
     super(`corrupt WAL segment ${segment} at byte ${offset}: ${reason}`);
     this.name = 'WalCorruptionError';
     this.segment = segment;
     this.offset = offset;
+    this.reason = reason;
   }
 }
 

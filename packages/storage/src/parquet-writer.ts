@@ -23,6 +23,9 @@ import { isColumnBatch, readColumnBatch, type BatchSchemaInfo, type ColumnBatchV
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 import { NeedsDuckDbError, sortedParquetPlan } from './sorted-batch-parquet.ts';
 import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
+import { ObjectNotFoundError, WalCorruptionError } from './errors.ts';
+import type { ObjectStore } from './object-store.ts';
+import type { WalRecord } from './wal-format.ts';
 
 /**
  * Writes sorted, zstd Parquet files with Iceberg field ids, from either WAL record payloads
@@ -76,6 +79,12 @@ const DEFAULT_ROW_GROUP_SIZE = 122_880;
  * (tests and benchmarks compare the two).
  */
 export type BatchEncoder = 'auto' | 'duckdb';
+
+/** A WAL record as ParquetWriter.readSegment gives it: its column batch read, or why it could not be. */
+export interface CheckedRecord extends WalRecord {
+  batch?: ColumnBatchView;
+  batchError?: string;
+}
 
 export class ParquetWriter {
   readonly #dir: string;
@@ -306,6 +315,25 @@ export class ParquetWriter {
       throw err;
     }
     return { ids, idBlocksPath: path };
+  }
+
+  /**
+   * A WAL segment's records, verified on the writer's thread (segment-check.ts): its framing and
+   * CRCs (a damaged segment throws WalCorruptionError) and each column batch's leaves (`batch`,
+   * read here without the per-level check, or `batchError` saying why it failed). Payloads are
+   * views of the segment, in memory from `alloc` where the store reads into it. Any other error
+   * (the store, the thread) is thrown as it is: the segment was not read, not found damaged.
+   */
+  async readSegment(store: ObjectStore, key: string, alloc?: (bytes: number) => Uint8Array): Promise<CheckedRecord[]> {
+    const bytes = await store.get(key, alloc);
+    if (bytes === undefined) throw new ObjectNotFoundError(key);
+    const check = await this.#sorted.checkSegment(key, bytes);
+    if ('corrupt' in check) throw new WalCorruptionError(key, check.corrupt.offset, check.corrupt.reason);
+    return check.records.map(({ header, offset, length, batchError }) => {
+      const payload = bytes.subarray(offset, offset + length);
+      if (batchError !== undefined) return { header, payload, batchError };
+      return isColumnBatch(payload) ? { header, payload, batch: readColumnBatch(payload, { checked: true }) } : { header, payload };
+    });
   }
 
   close(): void {

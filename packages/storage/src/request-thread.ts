@@ -1,5 +1,8 @@
 import { Worker } from 'node:worker_threads';
 
+/** A request without its id, for each kind of a union of requests. */
+type WithoutId<T> = T extends unknown ? Omit<T, 'id'> : never;
+
 /**
  * A worker thread that answers requests one reply each (`{ id }` in both directions), started on
  * first use and again after it went away, and not keeping the process alive while nothing is
@@ -21,7 +24,7 @@ export class RequestThread<Req extends { id: number }, Reply extends { id: numbe
   }
 
   /** Sends the request (its id filled in) and resolves with the reply; rejects when the thread goes away first. */
-  request(body: Omit<Req, 'id'>): Promise<Reply> {
+  request(body: WithoutId<Req>): Promise<Reply> {
     const worker = this.#start();
     const id = this.#nextId++;
     return new Promise<Reply>((resolve, reject) => {

@@ -1,6 +1,7 @@
 import type { TableDef } from '@floe/schema';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import { RequestThread } from './request-thread.ts';
+import type { SegmentCheck } from './segment-check.ts';
 import { shareParts, type SharedParts } from './shared-parts.ts';
 import { NeedsDuckDbError, type SortedParquetResult } from './sorted-batch-parquet.ts';
 
@@ -15,11 +16,21 @@ import { NeedsDuckDbError, type SortedParquetResult } from './sorted-batch-parqu
 
 export interface EncodeRequest extends SharedParts {
   id: number;
+  kind: 'encode';
   path: string;
   /** The table definition as JSON (the thread keeps parsed definitions by this text). */
   tableText: string;
   attributeTypes: boolean;
 }
+
+/** A WAL segment to check (segment-check.ts), as one shared part. */
+export interface CheckRequest extends SharedParts {
+  id: number;
+  kind: 'check';
+  segment: string;
+}
+
+export type CheckReply = { id: number; check: SegmentCheck; error?: undefined } | { id: number; error: string };
 
 export type EncodeReply =
   | { id: number; result: SortedParquetResult; attributeTypes?: AttributeTypeCount[]; error?: undefined }
@@ -28,7 +39,7 @@ export type EncodeReply =
 const tableTexts = new WeakMap<TableDef, string>();
 
 export class SortedParquetEncoder {
-  readonly #thread = new RequestThread<EncodeRequest, EncodeReply>(new URL('./sorted-parquet-worker.ts', import.meta.url), 'the Parquet encoding thread');
+  readonly #thread = new RequestThread<EncodeRequest | CheckRequest, EncodeReply | CheckReply>(new URL('./sorted-parquet-worker.ts', import.meta.url), 'the Parquet encoding thread');
 
   /**
    * Writes the payloads (column batches of one schema, checked) to `path` as `table`'s sorted
@@ -38,9 +49,20 @@ export class SortedParquetEncoder {
     let tableText = tableTexts.get(table);
     if (!tableText) tableTexts.set(table, (tableText = JSON.stringify(table)));
     const { buffers, spans } = shareParts(payloads);
-    const reply = await this.#thread.request({ path, tableText, buffers, spans, attributeTypes });
+    const reply = (await this.#thread.request({ kind: 'encode', path, tableText, buffers, spans, attributeTypes })) as EncodeReply;
     if (reply.error !== undefined) throw reply.needsDuckDb ? new NeedsDuckDbError(reply.error) : new Error(reply.error);
     return { result: reply.result, ...(reply.attributeTypes ? { attributeTypes: reply.attributeTypes } : {}) };
+  }
+
+  /**
+   * The segment's records checked on the thread (segment-check.ts). Bytes in shared memory go as
+   * they are; others are copied into a new shared buffer. Rejects when the thread fails, so a
+   * segment is never taken for corrupt because the thread was not there to read it.
+   */
+  async checkSegment(segment: string, bytes: Uint8Array): Promise<SegmentCheck> {
+    const reply = (await this.#thread.request({ kind: 'check', segment, ...shareParts([bytes]) })) as CheckReply;
+    if (reply.error !== undefined) throw new Error(`checking WAL segment ${segment}: ${reply.error}`);
+    return reply.check;
   }
 
   close(): void {

@@ -4,18 +4,30 @@ import { attributeKeyCounts } from './attribute-key-counts.ts';
 import { readColumnBatch } from './column-batch.ts';
 import { partsOf } from './shared-parts.ts';
 import { NeedsDuckDbError, sortedParquetPlan, writeSortedBatchParquet } from './sorted-batch-parquet.ts';
-import type { EncodeReply, EncodeRequest } from './sorted-parquet-encoder.ts';
+import { checkSegment } from './segment-check.ts';
+import type { CheckReply, CheckRequest, EncodeReply, EncodeRequest } from './sorted-parquet-encoder.ts';
 
 /**
- * The thread that writes sorted flush files (sorted-parquet-encoder.ts): it reads the batches
- * from the shared buffer it is handed (checked already by the committer), sorts, encodes and
- * compresses them, and writes the file. The buffer is not touched after the reply.
+ * The writer's thread (sorted-parquet-encoder.ts): it checks the WAL segments the committer reads
+ * (segment-check.ts), and writes sorted flush files: it reads the batches from the shared buffer
+ * it is handed (checked already), sorts, encodes and compresses them, and writes the file. A
+ * buffer is not touched after the reply.
  */
 
 // Table definitions by their JSON text: a plan is made once per table and batch schema.
 const tables = new Map<string, TableDef>();
 
-parentPort!.on('message', (m: EncodeRequest) => {
+parentPort!.on('message', (m: EncodeRequest | CheckRequest) => {
+  if (m.kind === 'check') {
+    let reply: CheckReply;
+    try {
+      reply = { id: m.id, check: checkSegment(partsOf(m)[0]!, m.segment) };
+    } catch (err) {
+      reply = { id: m.id, error: err instanceof Error ? err.message : String(err) };
+    }
+    parentPort!.postMessage(reply);
+    return;
+  }
   void (async (): Promise<EncodeReply> => {
     try {
       let table = tables.get(m.tableText);

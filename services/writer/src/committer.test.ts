@@ -183,4 +183,34 @@ describe('Committer', () => {
     expect((await storedIds('acme')).filter((n) => n >= 30)).toEqual([30, 32]);
     await wal.close();
   });
+
+  it('a segment the store fails to read is read again next round, not quarantined', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-5' });
+    await append(wal, 'acme', [40, 41], 490_005);
+    await wal.close();
+    // The real store, but its first read of a WAL segment fails as a network read can.
+    let failed = false;
+    const failingGet = (key: string, alloc?: (bytes: number) => Uint8Array) => {
+      if (!failed && key.startsWith('wal/')) {
+        failed = true;
+        return Promise.reject(new Error('connection reset'));
+      }
+      return store.get(key, alloc);
+    };
+    const flaky = new Proxy(store, {
+      get: (target, prop) => {
+        if (prop === 'get') return failingGet;
+        const v: unknown = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    const quarantined = (await store.list('wal-quarantine/')).length;
+    const c = new Committer({ store: flaky, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100 });
+    await expect(c.round()).rejects.toThrow('connection reset');
+    expect(await listSegments(store)).toHaveLength(1);
+    expect(await c.round()).toMatchObject({ rows: 2, commits: 1 });
+    expect(await listSegments(store)).toHaveLength(0);
+    expect(await store.list('wal-quarantine/')).toHaveLength(quarantined);
+    expect((await storedIds('acme')).filter((n) => n >= 40)).toEqual([40, 41]);
+  });
 });

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, isColumnBatch, listSegments, parseSegmentKey, recoverOpenSegments, readColumnBatch, readSegment, Scratch, WAL_CLOCK_SKEW_MS, writtenLocalFiles, type AttributeTypeCount, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, Scratch, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { LoopSlices } from './loop-slices.ts';
@@ -137,10 +137,15 @@ export class Committer {
         await this.#quarantine(seg.key, 'WAL segment older than writer.wal_marker_retention moved to quarantine (not committed: it may have been already)');
         continue;
       }
-      let records: WalRecord[];
+      let records: CheckedRecord[];
       try {
-        records = await readSegment(store, seg.key, this.#alloc);
+        // Framing, CRCs and batches are checked on the writer's thread, off ingest's event loop.
+        records = await this.#o.writer.readSegment(store, seg.key, this.#alloc);
       } catch (err) {
+        // Gone since the listing (another writer's round took it): nothing to do here.
+        if (err instanceof ObjectNotFoundError) continue;
+        // A store or thread failure is not damage: the round fails and the segment is read again.
+        if (!(err instanceof WalCorruptionError)) throw err;
         // A corrupt segment must not block the log: set it aside for an operator and go on.
         await this.#quarantine(seg.key, 'unreadable WAL segment moved to quarantine', err);
         continue;
@@ -148,8 +153,8 @@ export class Committer {
       consumed.push(seg.key);
       stats.segments++;
       for (const rec of records) {
-        // An appended segment holds hundreds of records: checking their batches in one go held
-        // ingest's event loop for 100-250 ms every round.
+        // An appended segment holds hundreds of records: the loop yields to ingest now and then
+        // (when the batches were checked here, one go held it for 100-250 ms every round).
         await slices.pause();
         const h = rec.header;
         if (!isTableName(h.table)) {
@@ -158,26 +163,22 @@ export class Committer {
           continue;
         }
         // A column batch DuckDB could not read would fail every write of its table: set it aside.
-        // The batch is read here once, and the write takes what was read.
-        let batch: ColumnBatchView | undefined;
-        if (isColumnBatch(rec.payload)) {
-          try {
-            batch = readColumnBatch(rec.payload);
-          } catch (err) {
-            const key = `${QUARANTINE_PREFIX}${seg.key.split('/').pop()}-${h.id}.batch`;
-            log.error({ err, segment: seg.key, record: h.id, tenant: h.tenant, table: h.table, quarantined: key }, 'malformed WAL record moved to quarantine');
-            this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
-            await store.put(key, rec.payload);
-            stats.skippedRecords++;
-            continue;
-          }
+        // The batch was read once (readSegment), and the write takes what was read.
+        if (rec.batchError !== undefined) {
+          const key = `${QUARANTINE_PREFIX}${seg.key.split('/').pop()}-${h.id}.batch`;
+          log.error({ err: rec.batchError, segment: seg.key, record: h.id, tenant: h.tenant, table: h.table, quarantined: key }, 'malformed WAL record moved to quarantine');
+          this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
+          await store.put(key, rec.payload);
+          stats.skippedRecords++;
+          continue;
         }
+        const batch = rec.batch;
         const gk = `${h.tenant}\u0000${h.dataset}\u0000${h.table}`;
         let g = groups.get(gk);
         if (!g) groups.set(gk, (g = { tenant: h.tenant, dataset: h.dataset, table: h.table, segments: new Set(), hours: new Map() }));
         g.segments.add(seg.key);
         const list = g.hours.get(h.hour) ?? [];
-        list.push({ ...rec, segment: seg.key, data: batch ?? rec.payload });
+        list.push({ header: h, payload: rec.payload, segment: seg.key, data: batch ?? rec.payload });
         g.hours.set(h.hour, list);
         stats.records++;
       }
