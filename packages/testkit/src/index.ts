@@ -8,7 +8,7 @@ export type { FloeMode, FloeUnderTest, Service, StartOptions } from './floe.ts';
 export { createTestDatabase, startTestS3, PG_ADMIN_URL } from './backends.ts';
 export type { TestS3 } from './backends.ts';
 export { WaitAborted, freePorts, waitFor, isReady } from './ports.ts';
-export { emitLogRecords, grpcLogExporter, grpcTraceExporter, hrTimeOfNs, jsonLogExporter, protoLogExporter, protoTraceExporter, sendSampleLogs, sendSampleTrace } from './otel.ts';
+export { emitLogRecords, grpcLogExporter, grpcTraceExporter, hrTimeOfNs, jsonLogExporter, protoLogExporter, protoTraceExporter, sendSampleLogs, sendSampleTrace, traceSpanCount } from './otel.ts';
 export type { Credentials, SentLogRecord, SentLogs, SentTrace, TimedLogRecord } from './otel.ts';
 export { grpcMetricExporter, jsonMetricExporter, protoMetricExporter, sendSampleMetrics } from './otel-metrics.ts';
 export type { SentMetrics, Temporality } from './otel-metrics.ts';

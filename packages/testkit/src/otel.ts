@@ -48,6 +48,15 @@ export interface SentTrace {
  * Emits one three-span trace (server → internal → client with an exception event and error
  * status, typed attributes of every kind) through `exporter`, and waits until it is exported.
  */
+/**
+ * Spans in a Tempo trace-by-id JSON body (`/api/traces/{id}`). sendSampleTrace exports each span
+ * as it ends (SimpleSpanProcessor), so its spans may be committed apart: a test that reads the
+ * trace whole waits for all of them, not for the first.
+ */
+export function traceSpanCount(body: { batches?: Array<{ scopeSpans?: Array<{ spans?: unknown[] }> }> }): number {
+  return (body.batches ?? []).reduce((n, b) => n + (b.scopeSpans ?? []).reduce((m, s) => m + (s.spans?.length ?? 0), 0), 0);
+}
+
 export async function sendSampleTrace(exporter: SpanExporter, service = 'checkout'): Promise<SentTrace> {
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ 'service.name': service, 'deployment.environment': 'e2e', 'host.cpus': 4 }),

@@ -8,6 +8,7 @@ import {
   sendSampleLogs,
   sendSampleTrace,
   startFloe,
+  traceSpanCount,
   waitFor,
   type FloeUnderTest,
   type SentLogs,
@@ -69,7 +70,7 @@ describe('query CLI (embedded)', () => {
         json(`/api/profiles/trace/${trace.traceId}`),
       ]);
       const lines = (logBody?.data?.result ?? []).flatMap((s: { values: unknown[] }) => s.values).length;
-      return traceBody && lines === logs.records.length && profileBody?.profiles?.length > 0 ? true : undefined;
+      return traceBody && traceSpanCount(traceBody) === trace.spanIds.length && lines === logs.records.length && profileBody?.profiles?.length > 0 ? true : undefined;
     }, 60_000, 250);
   }, 180_000);
   afterAll(async () => {

@@ -32,7 +32,13 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
     otherKey = (await floe.bootstrap('bystander')).api_key;
     shop = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'shop');
     billing = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'billing');
-    await waitFor('both traces searchable', async () => ((await search('{}')).traces.length === 2 ? true : undefined), 30_000, 200);
+    // SimpleSpanProcessor exports each span as it ends, so a trace's spans may be committed apart:
+    // wait for all three of each (the root comes last), not just for both trace ids.
+    const whole = (t: SearchBody['traces'][number]) => t.spanSets[0]!.matched === 3;
+    await waitFor('both traces searchable, whole', async () => {
+      const { traces } = await search('{}');
+      return traces.length === 2 && traces.every(whole) ? true : undefined;
+    }, 30_000, 200);
   }, 120_000);
   afterAll(async () => {
     await floe?.stop();

@@ -7,6 +7,7 @@ import {
   runFloeCli,
   sendSampleTrace,
   startFloe,
+  traceSpanCount,
   waitFor,
   type FloeMode,
   type FloeUnderTest,
@@ -37,8 +38,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     return waitFor(`trace ${traceId}`, async () => {
       const res = await getTrace(`/api/traces/${traceId}`);
       if (res.status !== 200) return undefined;
-      const body = (await res.clone().json()) as { batches: Array<{ scopeSpans: Array<{ spans: unknown[] }> }> };
-      return body.batches.flatMap((b) => b.scopeSpans.flatMap((s) => s.spans)).length === spans ? res : undefined;
+      return traceSpanCount((await res.clone().json()) as Parameters<typeof traceSpanCount>[0]) === spans ? res : undefined;
     }, 30_000, 200);
   }
 
