@@ -22,7 +22,7 @@ import { promisify } from 'node:util';
 import { errorCode } from './errors.ts';
 import { validateKey } from './keys.ts';
 import type { AppendableObject, AppendableObjects } from './object-store.ts';
-import { totalBytes, writePartsFd, writePartsSync } from './write-parts.ts';
+import { totalBytes, writePartsFd } from './write-parts.ts';
 
 const fdatasync = promisify(fdatasyncCallback);
 
@@ -56,7 +56,7 @@ export class FsAppendables implements AppendableObjects {
     let ok = false;
     try {
       const st = fstatSync(fd);
-      writePartsSync(fd, first);
+      await writePartsFd(fd, first);
       // The data and the new directory entry: without the second a crash could lose the file.
       await Promise.all([fdatasync(fd), this.#host.fsyncDir(this.#dir)]);
       ok = true;

@@ -7,11 +7,12 @@
 // the key, which fails atomically when the key exists. Leftover temp files from a crash are swept
 // after an hour.
 //
-// The hot path (put, get) makes its cheap system calls synchronously: open, write into the page
-// cache, close, rename and read of small objects take microseconds, while each asynchronous call
-// is a round trip through libuv's thread pool that, on a loaded machine, costs the event loop more
-// than the call itself (a WAL group commit was eight of them). Only the fsyncs, which wait on the
-// disk, stay asynchronous.
+// The hot path (put, get) makes its cheap system calls synchronously: open, close, rename, and
+// writes and reads of small objects take microseconds, while each asynchronous call is a round
+// trip through libuv's thread pool that, on a loaded machine, costs the event loop more than the
+// call itself (a WAL group commit was eight of them). The fsyncs, which wait on the disk, and the
+// copies of 64 KiB or more (OFF_LOOP_IO_BYTES, write-parts.ts), which cost more than the trip,
+// are made on the pool.
 
 import { randomUUID } from 'node:crypto';
 import { closeSync, constants as fsConstants, fstatSync, fsync as fsyncCallback, openSync, read, readSync, renameSync } from 'node:fs';

@@ -39,7 +39,7 @@ export type EncodeReply =
 const tableTexts = new WeakMap<TableDef, string>();
 
 export class SortedParquetEncoder {
-  readonly #thread = new RequestThread<EncodeRequest | CheckRequest, EncodeReply | CheckReply>(new URL('./sorted-parquet-worker.ts', import.meta.url), 'the Parquet encoding thread');
+  readonly #thread = new RequestThread<EncodeRequest | CheckRequest, EncodeReply | CheckReply>(new URL('./sorted-parquet-worker.ts', import.meta.url), "the writer's encoding thread");
 
   /**
    * Writes the payloads (column batches of one schema, checked) to `path` as `table`'s sorted

@@ -65,8 +65,8 @@ export async function writePartsFd(fd: number, parts: readonly Uint8Array[]): Pr
   }
 }
 
-/** writeParts on a file descriptor, synchronously (the local store's cheap steps; fs-store.ts). */
-export function writePartsSync(fd: number, parts: readonly Uint8Array[]): void {
+/** writeParts on a file descriptor, synchronously (writePartsFd's small writes). */
+function writePartsSync(fd: number, parts: readonly Uint8Array[]): void {
   for (let i = 0; i < parts.length; i += IOV_MAX) {
     const slice = parts.slice(i, i + IOV_MAX);
     const done = writevSync(fd, slice);
