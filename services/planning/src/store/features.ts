@@ -177,7 +177,8 @@ export async function deleteFeature(db: Db, tenantId: string, id: string): Promi
 
 /**
  * The feature's phase, named against the release it is in now (the body may have moved it).
- * Without one named, a phase of the release it left is cleared: a phase belongs to one release.
+ * Without one named (a move), a phase of the release it left is cleared: a phase belongs to one
+ * release.
  */
 async function assignPhase(tx: Db, tenantId: string, id: string, phase: Ref | null | undefined): Promise<void> {
   if (phase === undefined) {
@@ -235,6 +236,6 @@ async function applyPatch(tx: Db, actor: Actor, t: { id: string; productId: stri
   if (body.score !== undefined) set.set('score', Math.round(body.score));
   set.set('updated_at', t.now, '::timestamptz');
   await tx.query(`UPDATE planning_features SET ${set} WHERE tenant_id = $1 AND id = $2`, set.params);
-  await assignPhase(tx, actor.tenantId, t.id, body.release_phase);
+  if (body.release_phase !== undefined || body.release !== undefined) await assignPhase(tx, actor.tenantId, t.id, body.release_phase);
   if (body.goals !== undefined) await linkGoals(tx, actor.tenantId, t.productId, t.id, body.goals, 'planning_feature_goals', 'feature_id');
 }
