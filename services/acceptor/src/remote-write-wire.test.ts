@@ -186,7 +186,7 @@ describe('remote write 1.0 from the wire', () => {
       return body;
     });
     for (const body of bodies) {
-      expect(() => readPlainWriteRequest(body)).toThrow(WireDecodeError);
+      expect(() => readWhole(body)).toThrow(WireDecodeError);
       const failure = (f: () => unknown) => {
         try {
           f();
@@ -204,6 +204,21 @@ describe('remote write 1.0 from the wire', () => {
     }
   });
 
+  it('a request refused for its labels (read only on a cache miss) leaves no metadata for later requests', () => {
+    const marker = '\u0001\u0002';
+    const body = Buffer.from(
+      enc({
+        timeseries: [{ labels: [{ name: '__name__', value: 'refused_total' }, { name: 'job', value: `api${marker}` }], samples: [{ value: 1, timestamp: MS }] }],
+        metadata: [{ type: PromMetricMetadata_MetricType.COUNTER, metricFamilyName: 'refused_total', help: 'Refused.', unit: '' }],
+      }),
+    );
+    body.set([0xff, 0xfe], body.indexOf(Buffer.from(marker)));
+    expect(readPlainWriteRequest(body)!.timeseries).toHaveLength(1); // framed: the labels are not read yet
+    const cache = new RemoteWriteMetadata();
+    expect(() => remoteWriteV1BodyToRows(body, cache, 't/d')).toThrow(/not a valid prometheus\.WriteRequest/);
+    expect(cache.get('t/d', 'refused_total')).toBeUndefined();
+  });
+
   // Label strings are checked as runs of Label messages and decoded only when asked for; these
   // are the shapes where a valid run does not vouch for each string.
   describe('invalid UTF-8 that a run of labels would hide', () => {
@@ -212,7 +227,7 @@ describe('remote write 1.0 from the wire', () => {
     const nameLabel = lenDelim(1, Buffer.concat([lenDelim(1, Buffer.from('__name__')), lenDelim(2, Buffer.from('up'))]));
     const bodyWith = (label: Buffer) => lenDelim(1, Buffer.concat([nameLabel, lenDelim(1, label), sampleField]));
     const refused = (body: Buffer) => {
-      expect(() => readPlainWriteRequest(body)).toThrow(WireDecodeError);
+      expect(() => readWhole(body)).toThrow(WireDecodeError);
       expect(() => decodeRemoteWriteV1(body)).toThrow(/not a valid prometheus\.WriteRequest/);
       expect(() => remoteWriteV1BodyToRows(body)).toThrow(/not a valid prometheus\.WriteRequest/);
     };
@@ -242,4 +257,9 @@ describe('remote write 1.0 from the wire', () => {
 /** A series' label bytes (its cache key) as hex. */
 function labelHex(s: WireSeries): string {
   return s.labelData.toString('hex', s.labelFrom, s.labelTo);
+}
+
+/** The request as the wire reader reads it, each series' labels included (they are read lazily). */
+function readWhole(body: Uint8Array): void {
+  for (const t of readPlainWriteRequest(body)?.timeseries ?? []) void t.labels;
 }

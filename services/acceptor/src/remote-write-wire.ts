@@ -22,10 +22,12 @@ import { BinaryReader, WireType } from '@floe/proto';
 import { viewOf } from '@floe/storage';
 
 /**
- * A series as read from the wire. Its label strings are checked (valid UTF-8) but decoded only
- * when `labels` is first read: a series whose converted form is cached under its label bytes
- * needs only its name and samples, and decoding every label of every series was a tenth of the
- * remote-write path's main thread (strings, arrays and their garbage).
+ * A series as read from the wire. Its label fields are only framed (tags and lengths) when the
+ * request is read; what is inside them (the Label messages, their UTF-8, the name) is read when
+ * `name` or `labels` is first asked for, and throws WireDecodeError then if it is not valid. A
+ * series whose converted form is cached under its label bytes needs neither: those bytes were
+ * read whole when the entry was made, and decoding every label of every series was a tenth of
+ * the remote-write path's main thread (strings, arrays and their garbage).
  */
 export class WireSeries {
   readonly samples: Array<{ value: number; timestamp: bigint }>;
@@ -38,32 +40,72 @@ export class WireSeries {
   readonly labelView: DataView;
   readonly labelFrom: number;
   readonly labelTo: number;
-  /** The value of its `__name__` label ('' without one). */
-  readonly name: string;
-  readonly #data: Buffer;
-  /** Per label: name start, name end, value start, value end in #data. */
-  readonly #ranges: number[];
+  #parsed: ParsedLabels | undefined;
   #labels: Array<readonly [string, string]> | undefined;
 
-  constructor(data: Buffer, ranges: number[], samples: Array<{ value: number; timestamp: bigint }>, labels: LabelRun, name: string) {
-    this.#data = data;
-    this.#ranges = ranges;
+  constructor(samples: Array<{ value: number; timestamp: bigint }>, labels: LabelRun) {
     this.samples = samples;
     this.labelData = labels.data;
     this.labelView = labels.view;
     this.labelFrom = labels.from;
     this.labelTo = labels.to;
-    this.name = name;
   }
 
+  /** The value of its `__name__` label ('' without one). Throws WireDecodeError on invalid labels. */
+  get name(): string {
+    return this.#parse().name;
+  }
+
+  /** Throws WireDecodeError on invalid labels. */
   get labels(): Array<readonly [string, string]> {
     if (this.#labels) return this.#labels;
+    const { data: d, ranges: g } = this.#parse();
     const out: Array<readonly [string, string]> = [];
-    const d = this.#data;
-    const g = this.#ranges;
     for (let i = 0; i < g.length; i += 4) out.push([d.toString('utf8', g[i]!, g[i + 1]!), d.toString('utf8', g[i + 2]!, g[i + 3]!)]);
     return (this.#labels = out);
   }
+
+  #parse(): ParsedLabels {
+    return (this.#parsed ??= wireErrors(() => parseLabels(this.labelData.subarray(this.labelFrom, this.labelTo))));
+  }
+}
+
+interface ParsedLabels {
+  data: Buffer;
+  /** Per label: name start, name end, value start, value end in `data`. */
+  ranges: number[];
+  name: string;
+}
+
+/**
+ * The Label messages of a series' label fields (framed already by series()): their ranges, each
+ * string checked as valid UTF-8, and the metric name.
+ */
+function parseLabels(bytes: Uint8Array): ParsedLabels {
+  const r = new Reader(bytes);
+  const ranges: number[] = [];
+  let plain = true;
+  while (r.pos < r.len) {
+    r.fieldTag(); // field 1, length-delimited: series() took only those
+    if (!label(r, r.fieldEnd(r.len), ranges)) plain = false;
+  }
+  // Label messages that are valid UTF-8 as a whole hold valid strings only: each string sits
+  // between ASCII bytes (its field tag and one-byte length before it, the next field's tag or
+  // the end after it), and no multi-byte character crosses an ASCII byte. A multi-byte length
+  // never passes as UTF-8 (its last byte is ASCII after a byte of 0x80 or more), nor does a run
+  // cut inside a character. Unknown fields in a Label (label() says) void that reasoning: then,
+  // and when the whole fails, each string is checked alone, and invalid text is refused as
+  // protobuf-es refuses it.
+  if (!plain || !isUtf8(r.data)) {
+    for (let i = 0; i < ranges.length; i += 2) {
+      if (!isUtf8(r.data.subarray(ranges[i]!, ranges[i + 1]!))) throw new WireDecodeError('invalid UTF-8 in a string field');
+    }
+  }
+  let name = '';
+  for (let i = 0; i < ranges.length; i += 4) {
+    if (isMetricNameLabel(r.data, ranges[i]!, ranges[i + 1]!)) name = r.data.toString('utf8', ranges[i + 2]!, ranges[i + 3]!);
+  }
+  return { data: r.data, ranges, name };
 }
 
 /** Bytes of a buffer (see WireSeries.labelData). */
@@ -162,9 +204,13 @@ class Reader extends BinaryReader {
  * histograms (fields this reader leaves to protobuf-es). Throws WireDecodeError on malformed bytes.
  */
 export function readPlainWriteRequest(bytes: Uint8Array): WireWriteRequest | undefined {
-  const r = new Reader(bytes);
+  return wireErrors(() => request(new Reader(bytes)));
+}
+
+/** `read`, with BinaryReader's errors for bad bytes turned into WireDecodeError. */
+function wireErrors<T>(read: () => T): T {
   try {
-    return request(r);
+    return read();
   } catch (err) {
     if (err instanceof WireDecodeError) throw err;
     // BinaryReader reports bad bytes as plain Errors and RangeErrors (premature EOF, invalid
@@ -196,29 +242,21 @@ function request(r: Reader): WireWriteRequest | undefined {
 }
 
 function series(r: Reader, end: number): WireSeries | undefined {
-  const ranges: number[] = [];
   const samples: Array<{ value: number; timestamp: bigint }> = [];
   // Label fields usually come first and together: one range of the request then; pieces
-  // copied together otherwise.
+  // copied together otherwise. Only their framing is read here (see WireSeries).
   let pieces: Buffer[] | undefined;
   let runStart = -1;
   let runEnd = -1;
-  // Whether every string of the labels is known to be valid UTF-8 from its runs' (see below).
-  let runsValid = true;
-  const closeRun = () => {
-    const run = r.data.subarray(runStart, runEnd);
-    runsValid &&= isUtf8(run);
-    (pieces ??= []).push(run);
-  };
   while (r.pos < end) {
     const at = r.pos;
     const tag = r.fieldTag();
     const field = tag >>> 3;
     const wt = tag & 7;
     if (field === 1 && wt === WireType.LengthDelimited) {
-      if (!label(r, r.fieldEnd(end), ranges)) runsValid = false;
+      r.pos = r.fieldEnd(end);
       if (at !== runEnd) {
-        if (runStart >= 0) closeRun();
+        if (runStart >= 0) (pieces ??= []).push(r.data.subarray(runStart, runEnd));
         runStart = at;
       }
       runEnd = r.pos;
@@ -228,33 +266,13 @@ function series(r: Reader, end: number): WireSeries | undefined {
     else r.skip(wt, field);
   }
   r.checkEnd(end);
-  let labels: LabelRun;
   if (pieces === undefined) {
     // One run (or none): the labels are a range of the request.
-    if (runStart >= 0) runsValid &&= isUtf8(r.data.subarray(runStart, runEnd));
-    labels = { data: r.data, view: r.dataView, from: Math.max(runStart, 0), to: Math.max(runEnd, 0) };
-  } else {
-    closeRun();
-    const joined = Buffer.concat(pieces);
-    labels = { data: joined, view: viewOf(joined), from: 0, to: joined.length };
+    return new WireSeries(samples, { data: r.data, view: r.dataView, from: Math.max(runStart, 0), to: Math.max(runEnd, 0) });
   }
-  // A run of Label messages that is valid UTF-8 as a whole holds valid strings only: each string
-  // sits between ASCII bytes (its field tag and one-byte length before it, the next field's tag or
-  // the run's end after it), and no multi-byte character crosses an ASCII byte. A multi-byte
-  // length never passes as UTF-8 (its last byte is ASCII after a byte of 0x80 or more), nor does
-  // a run cut inside a character. Unknown fields in a Label (label() says) void that reasoning:
-  // then, and for runs that fail, each string is checked alone, and invalid text is refused as
-  // protobuf-es refuses it.
-  if (!runsValid) {
-    for (let i = 0; i < ranges.length; i += 2) {
-      if (!isUtf8(r.data.subarray(ranges[i]!, ranges[i + 1]!))) throw new WireDecodeError('invalid UTF-8 in a string field');
-    }
-  }
-  let name = '';
-  for (let i = 0; i < ranges.length; i += 4) {
-    if (isMetricNameLabel(r.data, ranges[i]!, ranges[i + 1]!)) name = r.data.toString('utf8', ranges[i + 2]!, ranges[i + 3]!);
-  }
-  return new WireSeries(r.data, ranges, samples, labels, name);
+  pieces.push(r.data.subarray(runStart, runEnd));
+  const joined = Buffer.concat(pieces);
+  return new WireSeries(samples, { data: joined, view: viewOf(joined), from: 0, to: joined.length });
 }
 
 const NAME_LABEL = Buffer.from('__name__');

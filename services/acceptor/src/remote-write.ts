@@ -241,6 +241,8 @@ interface SeriesIn {
   created: bigint;
   /** The series as read from the wire, when it was: its label bytes are the cheaper cache key. */
   wire?: WireSeries;
+  /** With `wire`: the metadata of a metric name in this request. */
+  metaFor?: (name: string) => PromMetadata | undefined;
 }
 
 const NS_PER_MS = 1_000_000n;
@@ -267,7 +269,19 @@ const MAX_DENSE_BUCKETS = 1 << 16;
  * order, and the metadata; bounded by size (16 MB of key text and template bytes), least
  * recently used out first.
  */
-const SERIES_HEADS = new BytesLru<RowTemplate>(16 * 1024 * 1024, (t) => t.size);
+interface CachedHead {
+  template: RowTemplate;
+  /** The series' metric name and its metadata's key prefix (KeyPrefixes.w), for wire-keyed entries. */
+  name: string;
+  metaPrefix: string;
+}
+const SERIES_HEADS = new BytesLru<CachedHead>(16 * 1024 * 1024, (c) => c.template.size + 2 * (c.name.length + c.metaPrefix.length));
+/**
+ * The key prefix of series read from the wire: their label bytes alone, so that a hit reads none
+ * of them. The metadata is checked on the entry instead (it follows from the name, which follows
+ * from the bytes). Decoded labels' prefixes end in `l` and carry their metadata.
+ */
+const WIRE_PREFIX = 'w';
 /** The columns each sample writes itself; the rest come from its series' template. */
 const SAMPLE_COLUMNS: ReadonlySet<string> = new Set(['start_unix_nano', 'time_unix_nano', 'value', 'flags']);
 let templateMaker: ColumnBatchBuilder | undefined;
@@ -294,10 +308,10 @@ function leavesOf(b: ColumnBatchBuilder): SampleLeaves {
 }
 
 /**
- * An unambiguous key of a series' labels and metadata, as the prefix and byte range SERIES_HEADS
- * takes: the metadata, length-prefixed so no separator can be forged, and a form letter; then
- * either the labels' wire bytes (`w`) or the labels themselves, length-prefixed (`l`). The same
- * labels may be cached under both forms; that costs a template.
+ * A series' key in SERIES_HEADS, as the prefix and byte range it takes: either WIRE_PREFIX and
+ * the labels' wire bytes (the entry then says which metadata it was made with), or the
+ * metadata, length-prefixed so no separator can be forged, `l` and the labels themselves,
+ * length-prefixed. The same labels may be cached under both forms; that costs a template.
  */
 interface SeriesKey {
   prefix: string;
@@ -307,7 +321,7 @@ interface SeriesKey {
   to: number;
 }
 
-/** A series key's prefixes for wire (`w`) and decoded (`l`) labels, per metadata. */
+/** Per metadata: the key prefix of its decoded labels (`l`), and its mark on wire-keyed entries (`w`). */
 interface KeyPrefixes {
   w: string;
   l: string;
@@ -326,9 +340,9 @@ function keyPrefixes(meta: PromMetadata | undefined): KeyPrefixes {
 }
 
 function seriesKey(s: SeriesIn): SeriesKey {
-  const prefixes = keyPrefixes(s.meta);
   const w = s.wire;
-  if (w !== undefined) return { prefix: prefixes.w, data: w.labelData, view: w.labelView, from: w.labelFrom, to: w.labelTo };
+  if (w !== undefined) return { prefix: WIRE_PREFIX, data: w.labelData, view: w.labelView, from: w.labelFrom, to: w.labelTo };
+  const prefixes = keyPrefixes(s.meta);
   let text = '';
   for (const [k, v] of s.labels) text += `${k.length}:${k}${v.length}:${v}`;
   const data = Buffer.from(text);
@@ -362,8 +376,10 @@ class Converter {
     if (s.histograms.length === 0 && s.exemplars.length === 0 && s.samples.length > 0) {
       const key = seriesKey(s);
       const cached = SERIES_HEADS.get(key.prefix, key.data, key.view, key.from, key.to);
-      if (cached !== undefined) {
-        this.samples(s, cached);
+      // A wire-keyed entry was made with the metadata its name had then: it serves while the
+      // name has the same metadata in this request.
+      if (cached !== undefined && (s.metaFor === undefined || cached.metaPrefix === keyPrefixes(s.metaFor(cached.name)).w)) {
+        this.samples(s, cached.template);
         return;
       }
       this.seriesSlow(s, key);
@@ -452,7 +468,7 @@ class Converter {
       seriesType = kind.type;
       templateMaker ??= ColumnBatchBuilder.forTable(tableDef('metrics'));
       const head = templateMaker.template({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }, SAMPLE_COLUMNS);
-      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs.prefix, cacheAs.data, cacheAs.view, cacheAs.from, cacheAs.to, head);
+      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs.prefix, cacheAs.data, cacheAs.view, cacheAs.from, cacheAs.to, { template: head, name, metaPrefix: keyPrefixes(s.meta).w });
       this.samples(s, head);
     }
     if (s.histograms.length > 0) {
@@ -670,7 +686,8 @@ const NONE: readonly never[] = [];
  * in `cache` (when given, under `scope`: tenant and dataset) for later requests.
  */
 export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMetadata, scope = ''): ConvertedRemoteWrite {
-  const metaOf = v1Metadata(req.metadata, cache, scope);
+  const { metaOf, remember } = v1Metadata(req.metadata, cache, scope);
+  remember();
   const out = new Converter();
   for (const ts of req.timeseries) {
     const labels = ts.labels.map((l) => [l.name, l.value] as const);
@@ -701,9 +718,17 @@ export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMet
     plain = undefined;
   }
   if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope);
-  const metaOf = v1Metadata(plain.metadata, cache, scope);
+  const { metaOf, remember } = v1Metadata(plain.metadata, cache, scope);
   const out = new Converter();
-  for (const ts of plain.timeseries) out.series(new WireSeriesIn(ts, metaOf(ts.name)));
+  try {
+    for (const ts of plain.timeseries) out.series(new WireSeriesIn(ts, metaOf));
+  } catch (err) {
+    // A series' labels are read only when its row head is not cached (WireSeries): bad bytes
+    // found then go to the reference decoder like any other, and nothing of the request is kept.
+    if (!(err instanceof WireDecodeError)) throw err;
+    return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope);
+  }
+  remember();
   return out.result();
 }
 
@@ -714,19 +739,26 @@ function metricNameOf(labels: ReadonlyArray<readonly [string, string]>): string 
   return name;
 }
 
-/** A series read from the wire, its labels decoded only when asked for (a cache miss, an error). */
+/**
+ * A series read from the wire, its labels read only when asked for (a cache miss, an error);
+ * its metadata is its name's, looked up then.
+ */
 class WireSeriesIn implements SeriesIn {
-  readonly meta: PromMetadata | undefined;
   readonly samples: WireSeries['samples'];
   readonly wire: WireSeries;
+  readonly metaFor: (name: string) => PromMetadata | undefined;
   readonly histograms = NONE;
   readonly exemplars = NONE;
   readonly created = 0n;
 
-  constructor(wire: WireSeries, meta: PromMetadata | undefined) {
-    this.meta = meta;
+  constructor(wire: WireSeries, metaFor: (name: string) => PromMetadata | undefined) {
     this.samples = wire.samples;
     this.wire = wire;
+    this.metaFor = metaFor;
+  }
+
+  get meta(): PromMetadata | undefined {
+    return this.metaFor(this.wire.name);
   }
 
   get labels(): ReadonlyArray<readonly [string, string]> {
@@ -735,30 +767,34 @@ class WireSeriesIn implements SeriesIn {
 }
 
 /**
- * A v1 request's metadata, remembered in `cache` under `scope`, as a lookup of a series' family
- * metadata (the request's own first, then what earlier requests sent).
+ * A v1 request's metadata as a lookup of a series' family metadata (the request's own first,
+ * then what earlier requests sent), and `remember` to keep the request's own in `cache` under
+ * `scope` for later requests, once its bytes are known to be valid.
  */
 function v1Metadata(
   metadata: ReadonlyArray<{ type: number; metricFamilyName: string; help: string; unit: string }>,
   cache: RemoteWriteMetadata | undefined,
   scope: string,
-): (name: string) => PromMetadata | undefined {
+): { metaOf: (name: string) => PromMetadata | undefined; remember: () => void } {
   const local = new Map<string, PromMetadata>();
   for (const m of metadata) {
     if (m.metricFamilyName === '') continue;
-    const meta: PromMetadata = { type: promType(m.type), help: m.help, unit: m.unit };
-    local.set(m.metricFamilyName, meta);
-    cache?.set(scope, m.metricFamilyName, meta);
+    local.set(m.metricFamilyName, { type: promType(m.type), help: m.help, unit: m.unit });
   }
   const lookup = (family: string) => local.get(family) ?? cache?.get(scope, family);
   // A request's series share a few names (a family's _bucket, _sum, _count…): each is looked up once.
   const byName = new Map<string, PromMetadata | undefined>();
-  return (name) => {
-    if (!name) return undefined;
-    if (byName.has(name)) return byName.get(name);
-    const meta = familyMetadata(name, lookup);
-    byName.set(name, meta);
-    return meta;
+  return {
+    metaOf: (name) => {
+      if (!name) return undefined;
+      if (byName.has(name)) return byName.get(name);
+      const meta = familyMetadata(name, lookup);
+      byName.set(name, meta);
+      return meta;
+    },
+    remember: () => {
+      for (const [family, meta] of local) cache?.set(scope, family, meta);
+    },
   };
 }
 
