@@ -13,9 +13,10 @@
  * and skips unknown fields as protobuf does. It returns undefined for anything else it would
  * have to interpret (a series with exemplars or native histograms) and throws a WireDecodeError
  * on bytes it does not take as a valid message (including invalid UTF-8 in a string: proto3
- * strings are validated, and protobuf-es refuses them rather than substituting U+FFFD). In both
- * cases the caller decodes with protobuf-es instead, so that path's results and error messages
- * stay the reference.
+ * strings are validated, and protobuf-es refuses them rather than substituting U+FFFD); inside a
+ * series' label fields it throws so only when the labels are read (WireSeries). In both cases the
+ * caller decodes with protobuf-es instead, so that path's results and error messages stay the
+ * reference.
  */
 import { isUtf8 } from 'node:buffer';
 import { BinaryReader, WireType } from '@floe/proto';
