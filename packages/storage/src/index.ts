@@ -55,8 +55,10 @@ export {
   parseSegmentKey,
   readSegment,
   recoverOpenSegments,
+  segmentBytes,
+  walBacklog,
 } from './wal-segments.ts';
-export type { SegmentName } from './wal-segments.ts';
+export type { SegmentName, WalBacklog } from './wal-segments.ts';
 export { newRecordId, recordIdTime } from './record-id.ts';
 
 export { ParquetWriter, writtenLocalFiles } from './parquet-writer.ts';

@@ -23,9 +23,10 @@ import { isColumnBatch, readColumnBatch, type BatchSchemaInfo, type ColumnBatchV
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 import { NeedsDuckDbError, sortedParquetPlan } from './sorted-batch-parquet.ts';
 import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
-import { ObjectNotFoundError, WalCorruptionError } from './errors.ts';
+import { WalCorruptionError } from './errors.ts';
 import type { ObjectStore } from './object-store.ts';
 import type { WalRecord } from './wal-format.ts';
+import { segmentBytes } from './wal-segments.ts';
 
 /**
  * Writes sorted, zstd Parquet files with Iceberg field ids, from either WAL record payloads
@@ -325,8 +326,7 @@ export class ParquetWriter {
    * (the store, the thread) is thrown as it is: the segment was not read, not found damaged.
    */
   async readSegment(store: ObjectStore, key: string, alloc?: (bytes: number) => Uint8Array): Promise<CheckedRecord[]> {
-    const bytes = await store.get(key, alloc);
-    if (bytes === undefined) throw new ObjectNotFoundError(key);
+    const bytes = await segmentBytes(store, key, alloc);
     const check = await this.#sorted.checkSegment(key, bytes);
     if ('corrupt' in check) throw new WalCorruptionError(key, check.corrupt.offset, check.corrupt.reason);
     return check.records.map(({ header, offset, length, batchError }) => {

@@ -58,15 +58,39 @@ export async function listSegments(store: ObjectStore, prefix: string = DEFAULT_
   return objects.filter((o) => parseSegmentKey(o.key, prefix) !== undefined);
 }
 
-/**
- * All records of a segment, verified (see wal-format.ts); throws WalCorruptionError when damaged.
- * The payloads are views of the segment's bytes, in memory from `alloc` where the store can
- * read into it (ObjectStore.get).
- */
-export async function readSegment(store: ObjectStore, key: string, alloc?: (bytes: number) => Uint8Array): Promise<WalRecord[]> {
+/** What a listing of the WAL says of the writer's backlog. */
+export interface WalBacklog {
+  segments: number;
+  bytes: number;
+  /** The time in the name of the oldest segment (undefined: none). */
+  oldestMs: number | undefined;
+}
+
+/** The backlog of a listing (listSegments). */
+export function walBacklog(segments: readonly ObjectInfo[], prefix: string = DEFAULT_WAL_PREFIX): WalBacklog {
+  let bytes = 0;
+  let oldestMs: number | undefined;
+  for (const s of segments) {
+    bytes += s.size;
+    const t = parseSegmentKey(s.key, prefix)?.timestampMs;
+    if (t !== undefined && (oldestMs === undefined || t < oldestMs)) oldestMs = t;
+  }
+  return { segments: segments.length, bytes, oldestMs };
+}
+
+/** A segment's bytes, in memory from `alloc` where the store can read into it; ObjectNotFoundError when gone. */
+export async function segmentBytes(store: ObjectStore, key: string, alloc?: (bytes: number) => Uint8Array): Promise<Uint8Array> {
   const bytes = await store.get(key, alloc);
   if (bytes === undefined) throw new ObjectNotFoundError(key);
-  return decodeSegment(bytes, key);
+  return bytes;
+}
+
+/**
+ * All records of a segment, verified (see wal-format.ts); throws WalCorruptionError when damaged.
+ * The payloads are views of the segment's bytes (segmentBytes).
+ */
+export async function readSegment(store: ObjectStore, key: string, alloc?: (bytes: number) => Uint8Array): Promise<WalRecord[]> {
+  return decodeSegment(await segmentBytes(store, key, alloc), key);
 }
 
 export async function deleteSegments(store: ObjectStore, keys: string[]): Promise<void> {

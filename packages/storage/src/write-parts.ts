@@ -20,24 +20,29 @@ function unwritten(slice: readonly Uint8Array[], done: number): Uint8Array[] {
 /** Bytes of the parts end to end. */
 export const totalBytes = (parts: readonly Uint8Array[]) => parts.reduce((n, p) => n + p.byteLength, 0);
 
+/** A file's writev and write, each resolving to the bytes it wrote. */
+interface AsyncWrites {
+  writev(parts: Uint8Array[]): Promise<number>;
+  write(part: Uint8Array): Promise<number>;
+}
+
 /**
  * Writes the parts one after the other at the handle's position, with writev, IOV_MAX at a
  * time. writev may write less than asked (a signal, a full disk just freed): what is left is
  * written with write until it is all there, so no caller sees a short write.
  */
 export async function writeParts(fh: FileHandle, parts: readonly Uint8Array[]): Promise<void> {
-  for (let i = 0; i < parts.length; i += IOV_MAX) {
-    const slice = parts.slice(i, i + IOV_MAX);
-    const done = (await fh.writev(slice)).bytesWritten;
-    if (done === totalBytes(slice)) continue;
-    for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray((await fh.write(rest)).bytesWritten);
-  }
+  await writeAll(parts, { writev: async (p) => (await fh.writev(p)).bytesWritten, write: async (p) => (await fh.write(p)).bytesWritten });
 }
 
-// fs's own promisified forms resolve to objects; these resolve to the bytes written.
-const writevAsync = (fd: number, parts: readonly Uint8Array[]) =>
-  new Promise<number>((resolve, reject) => writev(fd, parts as Uint8Array[], (err, n) => (err ? reject(err) : resolve(n))));
-const writeAsync = (fd: number, part: Uint8Array) => new Promise<number>((resolve, reject) => write(fd, part, (err, n) => (err ? reject(err) : resolve(n))));
+async function writeAll(parts: readonly Uint8Array[], io: AsyncWrites): Promise<void> {
+  for (let i = 0; i < parts.length; i += IOV_MAX) {
+    const slice = parts.slice(i, i + IOV_MAX);
+    const done = await io.writev(slice);
+    if (done === totalBytes(slice)) continue;
+    for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray(await io.write(rest));
+  }
+}
 
 /**
  * Below this many bytes a local write or read is made on the calling thread: a trip to libuv's
@@ -53,16 +58,12 @@ export const OFF_LOOP_IO_BYTES = 64 * 1024;
  * libuv's pool (see OFF_LOOP_IO_BYTES). Calls on one descriptor must not overlap.
  */
 export async function writePartsFd(fd: number, parts: readonly Uint8Array[]): Promise<void> {
-  if (totalBytes(parts) < OFF_LOOP_IO_BYTES) {
-    writePartsSync(fd, parts);
-    return;
-  }
-  for (let i = 0; i < parts.length; i += IOV_MAX) {
-    const slice = parts.slice(i, i + IOV_MAX);
-    const done = await writevAsync(fd, slice);
-    if (done === totalBytes(slice)) continue;
-    for (let rest of unwritten(slice, done)) while (rest.byteLength > 0) rest = rest.subarray(await writeAsync(fd, rest));
-  }
+  if (totalBytes(parts) < OFF_LOOP_IO_BYTES) writePartsSync(fd, parts);
+  else
+    await writeAll(parts, {
+      writev: (p) => new Promise((resolve, reject) => writev(fd, p, (err, n) => (err ? reject(err) : resolve(n)))),
+      write: (p) => new Promise((resolve, reject) => write(fd, p, (err, n) => (err ? reject(err) : resolve(n)))),
+    });
 }
 
 /** writeParts on a file descriptor, synchronously (writePartsFd's small writes). */

@@ -1,5 +1,5 @@
 import { FloeError } from '@floe/errors';
-import { DEFAULT_WAL_PREFIX, listSegments, type ObjectStore } from '@floe/storage';
+import { DEFAULT_WAL_PREFIX, listSegments, walBacklog, type ObjectStore, type WalBacklog } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
 /** Shortest pause between two listings of the WAL; a slow listing stretches it (see #schedule). */
@@ -8,6 +8,7 @@ const MIN_INTERVAL_MS = 1000;
 const LISTING_SHARE = 0.05;
 /** What a refused client is told to wait: about one listing, after which the gate may open. */
 const RETRY_AFTER_S = 5;
+const NONE: WalBacklog = { segments: 0, bytes: 0, oldestMs: undefined };
 
 /**
  * Refuses ingest while the WAL holds more than `acceptor.max_wal_backlog` bytes that the writer
@@ -25,8 +26,8 @@ export class WalBacklogGate {
   readonly #store: ObjectStore;
   readonly #maxBytes: number;
   readonly #log: Logger;
-  #bytes = 0;
-  #segments = 0;
+  /** As last listed; none before the first listing and while listings fail (the gate is open). */
+  #backlog: WalBacklog = NONE;
   #closed = false;
   #refusing = false;
   /** The last listing failed (logged once per stretch of failures, not every second). */
@@ -46,15 +47,16 @@ export class WalBacklogGate {
 
   /** The backlog as last listed (nothing before the first listing, or without a limit). */
   get backlog(): { bytes: number; segments: number } {
-    return { bytes: this.#bytes, segments: this.#segments };
+    return { bytes: this.#backlog.bytes, segments: this.#backlog.segments };
   }
 
   /** Throws the 503 FloeError while the backlog is over the limit. */
   check(): void {
-    if (this.#maxBytes <= 0 || this.#bytes <= this.#maxBytes) return;
+    const { bytes, segments } = this.#backlog;
+    if (this.#maxBytes <= 0 || bytes <= this.#maxBytes) return;
     throw new FloeError(
       'unavailable',
-      `write-ahead log backlog of ${this.#bytes} bytes in ${this.#segments} segments is over acceptor.max_wal_backlog (${this.#maxBytes}): the writer is behind or down; retry later`,
+      `write-ahead log backlog of ${bytes} bytes in ${segments} segments is over acceptor.max_wal_backlog (${this.#maxBytes}): the writer is behind or down; retry later`,
       { code: 'FLOE_ERR_WAL_BACKLOG', headers: { 'Retry-After': String(RETRY_AFTER_S) } },
     );
   }
@@ -67,22 +69,19 @@ export class WalBacklogGate {
   async #list(): Promise<void> {
     const started = Date.now();
     try {
-      const segments = await listSegments(this.#store, DEFAULT_WAL_PREFIX);
-      let bytes = 0;
-      for (const s of segments) bytes += s.size;
-      this.#bytes = bytes;
-      this.#segments = segments.length;
+      const backlog = (this.#backlog = walBacklog(await listSegments(this.#store, DEFAULT_WAL_PREFIX)));
+      const { bytes, segments } = backlog;
       if (this.#unlisted) this.#log.info('the WAL can be listed again; its backlog limits ingest again');
       this.#unlisted = false;
       const over = bytes > this.#maxBytes;
       if (over !== this.#refusing) {
         this.#refusing = over;
-        if (over) this.#log.warn({ backlogBytes: bytes, segments: segments.length, maxBytes: this.#maxBytes }, 'WAL backlog over acceptor.max_wal_backlog: refusing ingest (503) until the writer catches up');
-        else this.#log.info({ backlogBytes: bytes, segments: segments.length, maxBytes: this.#maxBytes }, 'WAL backlog back under acceptor.max_wal_backlog: accepting ingest again');
+        if (over) this.#log.warn({ backlogBytes: bytes, segments, maxBytes: this.#maxBytes }, 'WAL backlog over acceptor.max_wal_backlog: refusing ingest (503) until the writer catches up');
+        else this.#log.info({ backlogBytes: bytes, segments, maxBytes: this.#maxBytes }, 'WAL backlog back under acceptor.max_wal_backlog: accepting ingest again');
       }
     } catch (err) {
       if (this.#closed) return;
-      this.#bytes = 0;
+      this.#backlog = NONE;
       this.#refusing = false;
       if (!this.#unlisted) this.#log.warn({ err }, 'could not list the WAL to measure its backlog; not limiting ingest by it until a listing succeeds');
       this.#unlisted = true;

@@ -507,6 +507,9 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       // Dates: each end is held to the stored other one; a refused update changes nothing.
       const dated = await acme('PUT', `/api/v1/release_phases/${build.id}`, { release_phase: { start_date: '2025-08-01', end_date: '2025-09-15', position: 3 } });
       expect(phaseOf(dated)).toMatchObject({ start_date: '2025-08-01', end_date: '2025-09-15', position: 3 });
+      // A release lists its phases by position, not by creation.
+      expect(phaseOf(await acme('PUT', `/api/v1/release_phases/${designId}`, { release_phase: { position: 4 } })).position).toBe(4);
+      expect((await acme('GET', `/api/v1/releases/${release.id}`)).body.release.phases.map((p: Json) => p.name)).toEqual(['Build', 'Design']);
       const backwards = await acme('PUT', `/api/v1/release_phases/${build.id}`, { release_phase: { end_date: '2025-07-15', name: 'Renamed' } });
       expect(backwards.status).toBe(400);
       expect(backwards.body.message).toMatch(/end_date 2025-07-15 is before start_date 2025-08-01/);
@@ -525,7 +528,7 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       expect((await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release_phase: Number(designId) } })).body.feature.release_phase.name).toBe('Design');
       const unknown = await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release_phase: 'Launch' } });
       expect(unknown.status).toBe(400);
-      expect(unknown.body.message).toMatch(/no phase "Launch".*Design \(\d+\), Build \(\d+\)/);
+      expect(unknown.body.message).toMatch(/no phase "Launch".*Build \(\d+\), Design \(\d+\)/);
       const parked = (await acme('GET', '/api/v1/releases/PRJ1-R-2')).body.release;
       const parkedPhase = phaseOf(await acme('POST', `/api/v1/releases/${parked.id}/release_phases`, { release_phase: { name: 'Someday' } }));
       expect((await acme('PUT', `/api/v1/features/${f.id}`, { feature: { release_phase: parkedPhase.id } })).status).toBe(400);

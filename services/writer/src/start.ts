@@ -63,7 +63,6 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   })();
   let ready = true;
   let lastRound = 0;
-  let failures = 0;
   const status = new WriterStatus();
   const loop = (async () => {
     while (!abort.signal.aborted) {
@@ -81,11 +80,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         // A round in progress finishes even when a stop begins: its files are committed or not.
         const stats = await committer.round(abort.signal.aborted ? backlog : undefined);
         status.roundDone(lastRound, stats);
-        failures = 0;
         if (stats.segments > 0) log.debug({ ...stats, backlog: backlog.length }, 'round');
       } catch (err) {
-        failures++;
         status.roundFailed(err);
+        const failures = status.failuresInARow;
         metrics.commitFailures.add(1, { kind: 'transient' });
         log.error({ err, failures }, 'commit round failed; retrying');
         await sleep(Math.min(30_000, config.writer.poll_interval * 2 ** Math.min(failures, 8)), abort.signal);

@@ -1,4 +1,4 @@
-import { DEFAULT_WAL_PREFIX, parseSegmentKey, type ObjectInfo } from '@floe/storage';
+import { walBacklog, type ObjectInfo, type WalBacklog } from '@floe/storage';
 import type { RoundStats } from './committer.ts';
 
 /**
@@ -8,9 +8,7 @@ import type { RoundStats } from './committer.ts';
  * where an operator sees the backlog build up before that.
  */
 export class WriterStatus {
-  #segments = 0;
-  #bytes = 0;
-  #oldestMs: number | undefined;
+  #backlog: WalBacklog = { segments: 0, bytes: 0, oldestMs: undefined };
   #listedAt: number | undefined;
   #rounds = 0;
   #failuresInARow = 0;
@@ -18,17 +16,13 @@ export class WriterStatus {
   #lastError: { at: number; message: string } | undefined;
 
   backlogListed(segments: readonly ObjectInfo[]): void {
-    let bytes = 0;
-    let oldest: number | undefined;
-    for (const s of segments) {
-      bytes += s.size;
-      const t = parseSegmentKey(s.key, DEFAULT_WAL_PREFIX)?.timestampMs;
-      if (t !== undefined && (oldest === undefined || t < oldest)) oldest = t;
-    }
-    this.#segments = segments.length;
-    this.#bytes = bytes;
-    this.#oldestMs = oldest;
+    this.#backlog = walBacklog(segments);
     this.#listedAt = Date.now();
+  }
+
+  /** Rounds failed since the last one that succeeded (the loop's backoff). */
+  get failuresInARow(): number {
+    return this.#failuresInARow;
   }
 
   roundDone(startedAt: number, stats: RoundStats): void {
@@ -45,11 +39,12 @@ export class WriterStatus {
   toJSON(): unknown {
     const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
     const r = this.#lastRound;
+    const { segments, bytes, oldestMs } = this.#backlog;
     return {
       backlog: {
-        segments: this.#segments,
-        bytes: this.#bytes,
-        oldest_segment_age_ms: this.#oldestMs === undefined ? null : Math.max(0, Date.now() - this.#oldestMs),
+        segments,
+        bytes,
+        oldest_segment_age_ms: oldestMs === undefined ? null : Math.max(0, Date.now() - oldestMs),
         listed_at: iso(this.#listedAt),
       },
       rounds: this.#rounds,
