@@ -19,7 +19,7 @@ import {
 } from '@floe/schema';
 import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-counts.ts';
 import { IdBlocksWriter } from './id-blocks.ts';
-import { isColumnBatch, readColumnBatch, type BatchSchemaInfo, type ColumnBatchView } from './column-batch.ts';
+import { isColumnBatch, readColumnBatch, readColumnBatchHead, type BatchSchemaInfo, type ColumnBatchHead, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 import { NeedsDuckDbError, sortedParquetPlan } from './sorted-batch-parquet.ts';
 import { SortedParquetEncoder } from './sorted-parquet-encoder.ts';
@@ -81,9 +81,9 @@ const DEFAULT_ROW_GROUP_SIZE = 122_880;
  */
 export type BatchEncoder = 'auto' | 'duckdb';
 
-/** A WAL record as ParquetWriter.readSegment gives it: its column batch read, or why it could not be. */
+/** A WAL record as ParquetWriter.readSegment gives it: its column batch checked (its head read), or why it is not one. */
 export interface CheckedRecord extends WalRecord {
-  batch?: ColumnBatchView;
+  batch?: ColumnBatchHead;
   batchError?: string;
 }
 
@@ -127,19 +127,19 @@ export class ParquetWriter {
    * reads them all as raw columns (a column a batch schema lacks is NULL) and sorts and encodes
    * the union. Throws on a malformed payload.
    */
-  async write(table: TableDef, payloads: readonly (Uint8Array | ColumnBatchView)[], opts: WriteOptions = {}): Promise<WrittenFile> {
+  async write(table: TableDef, payloads: readonly (Uint8Array | ColumnBatchHead)[], opts: WriteOptions = {}): Promise<WrittenFile> {
     const json: Uint8Array[] = [];
-    const bySchema = new Map<BatchSchemaInfo, ColumnBatchView[]>();
+    const bySchema = new Map<BatchSchemaInfo, ColumnBatchHead[]>();
     for (const p of payloads) {
       if (p instanceof Uint8Array && !isColumnBatch(p)) {
         json.push(p);
         continue;
       }
-      // Payloads may come already read (the committer checks every batch before it writes).
-      const view = p instanceof Uint8Array ? readColumnBatch(p) : p;
-      const list = bySchema.get(view.schema);
-      if (list) list.push(view);
-      else bySchema.set(view.schema, [view]);
+      // Payloads may come already checked, their heads read (the committer checks every batch before it writes).
+      const head = p instanceof Uint8Array ? readColumnBatch(p) : p;
+      const list = bySchema.get(head.schema);
+      if (list) list.push(head);
+      else bySchema.set(head.schema, [head]);
     }
     // Id blocks are read back through DuckDB: those writes stay on the DuckDB path.
     if (json.length === 0 && bySchema.size === 1 && this.#encoder === 'auto' && !opts.idBlocks) {
@@ -169,10 +169,10 @@ export class ParquetWriter {
       if (bySchema.size > 0) {
         const files: string[] = [];
         const present = new Set<string>();
-        for (const [schema, batches] of bySchema) {
+        for (const [schema, heads] of bySchema) {
           const input = join(this.#dir, `${randomUUID()}.batch.parquet`);
           inputs.push(input);
-          await writeColumnBatchParquet(input, batches);
+          await writeColumnBatchParquet(input, heads.map(viewOf));
           files.push(input);
           for (const name of schema.names) present.add(name);
         }
@@ -180,7 +180,7 @@ export class ParquetWriter {
         sources.push(`SELECT ${cols.join(', ')} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`);
       }
       // Counted from the batches unless NDJSON rows must be counted too (then by the query).
-      const counts = opts.attributeTypes && json.length === 0 ? attributeKeyCounts(table, [...bySchema.values()].flat()) : undefined;
+      const counts = opts.attributeTypes && json.length === 0 ? attributeKeyCounts(table, [...bySchema.values()].flat().map(viewOf)) : undefined;
       const out = await this.#copy(table, `SELECT ${selectStoredColumns(table)} FROM (${sources.join(' UNION ALL ')})`, counts ? { ...opts, attributeTypes: false } : opts);
       return counts ? { ...out, attributeTypes: counts } : out;
     } finally {
@@ -188,7 +188,7 @@ export class ParquetWriter {
     }
   }
 
-  async #writeSorted(table: TableDef, batches: readonly ColumnBatchView[], opts: WriteOptions): Promise<WrittenFile> {
+  async #writeSorted(table: TableDef, batches: readonly ColumnBatchHead[], opts: WriteOptions): Promise<WrittenFile> {
     await this.#workDir();
     const path = join(this.#dir, `${randomUUID()}.parquet`);
     try {
@@ -332,7 +332,7 @@ export class ParquetWriter {
     return check.records.map(({ header, offset, length, batchError }) => {
       const payload = bytes.subarray(offset, offset + length);
       if (batchError !== undefined) return { header, payload, batchError };
-      return isColumnBatch(payload) ? { header, payload, batch: readColumnBatch(payload, { checked: true }) } : { header, payload };
+      return isColumnBatch(payload) ? { header, payload, batch: readColumnBatchHead(payload) } : { header, payload };
     });
   }
 
@@ -344,6 +344,9 @@ export class ParquetWriter {
     this.#instance = undefined;
   }
 }
+
+/** A batch's leaves, from its head when that is all a caller read (its bytes were checked then). */
+const viewOf = (b: ColumnBatchHead): ColumnBatchView => ('leaves' in b ? (b as ColumnBatchView) : readColumnBatch(b.bytes, { checked: true }));
 
 /** Every local file a write produced (to remove once published). */
 export const writtenLocalFiles = (w: WrittenFile): string[] => (w.idBlocksPath ? [w.path, w.idBlocksPath] : [w.path]);

@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, Scratch, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchView, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, Scratch, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { LoopSlices } from './loop-slices.ts';
@@ -289,7 +289,7 @@ function withinBudget(segments: ObjectInfo[], maxBytes: number): ObjectInfo[] {
 }
 
 /** A WAL record, the segment it came from (the unit of exactly-once) and its rows as the writer takes them. */
-type SegmentRecord = WalRecord & { segment: string; data: Uint8Array | ColumnBatchView };
+type SegmentRecord = WalRecord & { segment: string; data: Uint8Array | ColumnBatchHead };
 
 function* chunkByRows(records: SegmentRecord[], maxRows: number): Generator<SegmentRecord[]> {
   let chunk: SegmentRecord[] = [];
