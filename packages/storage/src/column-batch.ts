@@ -863,7 +863,13 @@ export interface ColumnBatchHead {
 
 /** A column batch payload's parts (the writer's view; validated, throws on a malformed payload). */
 export interface ColumnBatchView extends ColumnBatchHead {
-  leaves: LeafView[];
+  /** Every leaf's views, made on first use and kept. */
+  readonly leaves: readonly LeafView[];
+  /**
+   * Leaf i's views, made anew by each call: a flush reads each leaf of thousands of batches once,
+   * and views it does not keep die young (kept, they were the encoding thread's live heap).
+   */
+  leaf(i: number): LeafView;
 }
 
 /** A leaf's place in a batch: its value type and the nesting its levels encode. */
@@ -939,35 +945,79 @@ export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean }
   if (count !== shape.length) throw new TypeError(`column batch has ${count} leaves, its schema ${shape.length}`);
   if (p + 8 * count > payload.length) throw new TypeError('column batch leaf table runs past the payload');
   let at = p + 8 * count;
-  const leaves: LeafView[] = [];
+  const parts = new Int32Array(PARTS * count);
   const runLeaves = payload[3] === 0x32;
   for (let i = 0; i < count; i++) {
     let levels = dv.getUint32(p + 8 * i, true);
     const valueBytes = dv.getUint32(p + 8 * i + 4, true);
-    let runs: Uint32Array | undefined;
+    let runsAt = -1;
     if (runLeaves && levels >= RUNS_FLAG) {
       levels -= RUNS_FLAG;
       if (at + 4 > payload.length) throw new TypeError('column batch leaf runs past the payload');
       const fragments = dv.getUint32(at, true);
       if (at + 4 + 4 * fragments > payload.length) throw new TypeError('column batch leaf runs past the payload');
-      runs = new Uint32Array(fragments);
-      for (let f = 0; f < fragments; f++) runs[f] = dv.getUint32(at + 4 + 4 * f, true);
+      runsAt = at;
       at += 4 + 4 * fragments;
     }
-    const hasReps = shape[i]!.maxRep > 0;
-    const end = at + levels * (hasReps ? 2 : 1) + valueBytes;
+    const end = at + levels * (shape[i]!.maxRep > 0 ? 2 : 1) + valueBytes;
     if (end > payload.length) throw new TypeError('column batch leaf runs past the payload');
-    const defs = payload.subarray(at, at + levels);
-    at += levels;
-    const reps = hasReps ? payload.subarray(at, at + levels) : undefined;
-    if (hasReps) at += levels;
-    const leaf = { levels, defs, reps, values: payload.subarray(at, end), runs };
-    if (!opts.checked) checkLeaf(shape[i]!, leaf, rows, schema.leafNames[i]!);
-    leaves.push(leaf);
+    parts[PARTS * i] = levels;
+    parts[PARTS * i + 1] = at;
+    parts[PARTS * i + 2] = end - valueBytes;
+    parts[PARTS * i + 3] = end;
+    parts[PARTS * i + 4] = runsAt;
     at = end;
   }
   if (at !== payload.length) throw new TypeError('column batch has bytes after its last leaf');
-  return { rows, schema, leaves, bytes: payload };
+  const view = new PayloadBatch(rows, schema, payload, parts);
+  if (!opts.checked) for (let i = 0; i < count; i++) checkLeaf(shape[i]!, view.leaf(i), rows, schema.leafNames[i]!);
+  return view;
+}
+
+/** Numbers per leaf in PayloadBatch's table: levels, where its levels start, its values start and end, its runs (-1: none). */
+const PARTS = 5;
+
+/** A read payload: where each leaf's parts sit, its views made when asked for (ColumnBatchView.leaf). */
+class PayloadBatch implements ColumnBatchView {
+  readonly rows: number;
+  readonly schema: BatchSchemaInfo;
+  readonly bytes: Uint8Array;
+  readonly #parts: Int32Array;
+  #leaves: LeafView[] | undefined;
+
+  constructor(rows: number, schema: BatchSchemaInfo, bytes: Uint8Array, parts: Int32Array) {
+    this.rows = rows;
+    this.schema = schema;
+    this.bytes = bytes;
+    this.#parts = parts;
+  }
+
+  get leaves(): readonly LeafView[] {
+    return (this.#leaves ??= this.schema.leaves.map((_, i) => this.leaf(i)));
+  }
+
+  leaf(i: number): LeafView {
+    const b = this.bytes;
+    const k = PARTS * i;
+    const parts = this.#parts;
+    const levels = parts[k]!;
+    const at = parts[k + 1]!;
+    const valuesAt = parts[k + 2]!;
+    const runsAt = parts[k + 4]!;
+    let runs: Uint32Array | undefined;
+    if (runsAt >= 0) {
+      const dv = new DataView(b.buffer, b.byteOffset + runsAt);
+      runs = new Uint32Array(dv.getUint32(0, true));
+      for (let f = 0; f < runs.length; f++) runs[f] = dv.getUint32(4 + 4 * f, true);
+    }
+    return {
+      levels,
+      defs: b.subarray(at, at + levels),
+      reps: this.schema.leaves[i]!.maxRep > 0 ? b.subarray(at + levels, valuesAt) : undefined,
+      values: b.subarray(valuesAt, parts[k + 3]!),
+      runs,
+    };
+  }
 }
 
 /**
@@ -1072,5 +1122,6 @@ export function plainLeaf(leaf: LeafView, shape: LeafShape): LeafView {
 /** A batch with every run leaf made plain (plainLeaf). */
 export function plainBatch(view: ColumnBatchView): ColumnBatchView {
   if (!view.leaves.some((l) => l.runs)) return view;
-  return { ...view, leaves: view.leaves.map((l, i) => plainLeaf(l, view.schema.leaves[i]!)) };
+  const leaves = view.leaves.map((l, i) => plainLeaf(l, view.schema.leaves[i]!));
+  return { rows: view.rows, schema: view.schema, bytes: view.bytes, leaves, leaf: (i) => leaves[i]! };
 }

@@ -263,13 +263,15 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   let vals: Uint8Array;
   let fragments = 0;
   let runs = false;
-  for (const b of batches) {
-    const l = b.leaves[index]!;
+  // Each batch's views of this leaf, made here and dropped with the join (ColumnBatchView.leaf).
+  const parts = batches.map((b) => b.leaf(index));
+  for (let i = 0; i < batches.length; i++) {
+    const l = parts[i]!;
     if (l.runs) runs = true;
-    fragments += l.runs ? l.runs.length : b.rows;
+    fragments += l.runs ? l.runs.length : batches[i]!.rows;
   }
   if (batches.length === 1) {
-    const l = batches[0]!.leaves[index]!;
+    const l = parts[0]!;
     defs = l.defs;
     reps = l.reps;
     // gatherLeaf copies 4- and 8-byte values as 32-bit words: they must sit 4-byte aligned.
@@ -278,17 +280,16 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   } else {
     let n = 0;
     let bytes = 0;
-    for (const b of batches) {
-      n += b.leaves[index]!.levels;
-      bytes += b.leaves[index]!.values.length;
+    for (const l of parts) {
+      n += l.levels;
+      bytes += l.values.length;
     }
     defs = work.u8(n);
     reps = shape.maxRep > 0 ? work.u8(n) : undefined;
     vals = work.u8(bytes);
     let p = 0;
     let q = 0;
-    for (const b of batches) {
-      const l = b.leaves[index]!;
+    for (const l of parts) {
       defs.set(l.defs, p);
       if (reps) reps.set(l.reps!, p);
       vals.set(l.values, q);
@@ -334,12 +335,13 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   let bytes = 0;
   let row = 0;
   let base = 0;
-  for (const b of batches) {
-    const counts = b.leaves[index]!.runs;
+  for (let i = 0; i < batches.length; i++) {
+    const b = batches[i]!;
+    const counts = parts[i]!.runs;
     if (counts) {
-      for (let i = 0; i < counts.length; i++) {
-        const f = base + i;
-        const c = counts[i]!;
+      for (let j = 0; j < counts.length; j++) {
+        const f = base + j;
+        const c = counts[j]!;
         frag.fill(f, row, row + c);
         row += c;
         levels += c * levelsOf(f);
