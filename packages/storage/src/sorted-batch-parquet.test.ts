@@ -193,6 +193,19 @@ describe('column batches written sorted without DuckDB', () => {
     expect(await rowsOf(`SELECT count(*) FROM read_parquet('${file.path}') WHERE links_json IS NULL AND span_attr_bool IS NULL`)).toEqual([['50']]);
   });
 
+  it('writes columns NULL or empty in every row (a gauge sample’s histogram columns), in some batches or all', async () => {
+    const table = TABLES.metrics;
+    // In every row: NULL scalars, a NULL list, an empty list, a NULL map, an empty map.
+    const everywhere = { count: null, sum: null, explicit_bounds: null, quantiles: [], point_attr_bool: null, point_attr_int: {} };
+    const rows = rowsWithoutNegativeZero(table, 2_000, 5).map((r) => ({ ...r, ...everywhere }));
+    // `min` NULL in the first 1,000 rows only, `max` in the last 1,000 only: NULL throughout some batches, not the flush.
+    rows.forEach((r, i) => (i < 1_000 ? (r.min = null) : (r.max = null)));
+    const present = (c: string) => String(rows.filter((r) => r[c] !== null && r[c] !== undefined).length);
+    const { file } = await expectSameFile(table, [...batchesOf(table, rows.slice(0, 1_000), 250), ...runBatchesOf(table, rows.slice(1_000), 500, 3)]);
+    expect(await rowsOf(`SELECT count(*) FROM read_parquet('${file.path}') WHERE count IS NULL AND explicit_bounds IS NULL AND len(quantiles) = 0 AND cardinality(point_attr_int) = 0`)).toEqual([['2000']]);
+    expect(await rowsOf(`SELECT count(min), count(max) FROM read_parquet('${file.path}')`)).toEqual([[present('min'), present('max')]]);
+  });
+
   it('makes its work directory again after it was removed (one write fails, the next succeeds)', async () => {
     const work = join(dir, 'vanishing');
     const writer = new ParquetWriter(work);

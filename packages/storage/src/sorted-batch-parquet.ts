@@ -719,6 +719,30 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, rowOrder: Uin
 }
 
 
+/**
+ * The one definition level of a leaf that holds no values and one level per row (or per run) in
+ * every batch: NULL, or an empty list or map, in every row; -1 for any other leaf. Most of a
+ * remote-write sample's leaves are such (its histogram, summary and other kinds' columns).
+ */
+function constantDef(batches: readonly ColumnBatchView[], index: number): number {
+  let d = -1;
+  for (const b of batches) {
+    const l = b.leaf(index);
+    if (l.values.length > 0 || l.levels !== (l.runs ? l.runs.length : b.rows)) return -1;
+    const defs = l.defs;
+    if (d < 0 && defs.length > 0) d = defs[0]!;
+    for (let k = 0; k < defs.length; k++) if (defs[k] !== d) return -1;
+  }
+  return d;
+}
+
+const NO_VALUES = new Uint8Array(0);
+
+/** A row group of `levels` rows of a leaf at definition level `def` in every row (constantDef): what gatherLeaf would give for it. */
+function constantGroup(levels: number, def: number, maxRep: number): Gathered {
+  return { defs: work.u8(levels).fill(def), reps: maxRep > 0 ? work.u8(levels).fill(0) : undefined, vals: NO_VALUES, levels };
+}
+
 /** Row group g of a sorted leaf. */
 function groupOf(l: SortedLeaf, g: number): Gathered {
   const ls = l.levelAt[g]!;
@@ -1187,13 +1211,22 @@ export async function writeSortedBatchParquet(
     chunks = plan.leaves.map((leaf, l) => {
       const mark = work.mark();
       const src = leaf.source;
+      const keyType = opts.attributeTypes ? plan.keyLeaves.get(l) : undefined;
+      // A leaf NULL (or an empty list or map) in every row: its levels are one value, nothing to join or gather.
+      const constant = src.kind === 'null' ? 0 : src.kind === 'batch' && !kept.has(src.index) ? constantDef(batches, src.index) : -1;
+      if (constant >= 0) {
+        // A key leaf of maps empty in every row: counted, with no keys.
+        if (keyType) keyCounts[keyType] ??= new Map();
+        const out = groups.map(([from, to]) => encodeChunk(leaf, constantGroup(to - from, constant, leaf.maxRep)));
+        work.release(mark);
+        return out;
+      }
       const rowLeaf =
         src.kind === 'null'
           ? nullLeaf(rows, leaf.maxRep)
           : src.kind === 'label'
             ? labelLeaf(src, kept, shapes, rows)
             : (kept.get(src.index) ?? joinLeaf(batches, src.index, shapes[src.index]!, rows));
-      const keyType = opts.attributeTypes ? plan.keyLeaves.get(l) : undefined;
       const tally: KeyTally | undefined = keyType ? { counts: (keyCounts[keyType] ??= new Map()), counted: false } : undefined;
       const indexed = leaf.type === 'string' && (src.kind === 'batch' || src.kind === 'label') ? gatherStringIndices(rowLeaf, leaf.maxDef, order, plan.rowGroupSize, leaf.stats, tally) : undefined;
       if (tally && !tally.counted) keysComplete = false;
