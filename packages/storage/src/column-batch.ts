@@ -1039,17 +1039,28 @@ function checkLeaf(shape: LeafShape, leaf: LeafView, rows: number, name: string)
     // The fragments frame as the rows of a plain leaf do, one per run.
     rows = runs.length;
   }
+  const maxDef = shape.maxDef;
   let present = 0;
-  let starts = 0;
+  // Negative once a level is above maxDef (the loop stays free of branches; the level is found after).
+  let over = 0;
   for (let k = 0; k < levels; k++) {
     const d = defs[k]!;
-    if (d > shape.maxDef) throw new TypeError(`column batch leaf ${name}: definition level ${d} above ${shape.maxDef}`);
-    if (d === shape.maxDef) present++;
-    if (reps) {
+    present += d === maxDef ? 1 : 0;
+    over |= maxDef - d;
+  }
+  if (over < 0) {
+    const d = defs.find((x) => x > maxDef)!;
+    throw new TypeError(`column batch leaf ${name}: definition level ${d} above ${maxDef}`);
+  }
+  // A flat leaf has a level per row; a nested one starts each row at repetition level 0.
+  let starts = levels;
+  if (reps) {
+    starts = 0;
+    for (let k = 0; k < levels; k++) {
       const r = reps[k]!;
       if (r > shape.maxRep || (k === 0 && r !== 0)) throw new TypeError(`column batch leaf ${name}: bad repetition level ${r} at ${k}`);
       if (r === 0) starts++;
-    } else starts++;
+    }
   }
   if (starts !== rows) throw new TypeError(`column batch leaf ${name}: ${starts} rows, the batch has ${rows}`);
   const width = PLAIN_WIDTH[shape.type];

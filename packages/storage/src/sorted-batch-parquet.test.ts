@@ -197,7 +197,7 @@ describe('column batches written sorted without DuckDB', () => {
     const table = TABLES.metrics;
     // In every row: NULL scalars, a NULL list, an empty list, a NULL map, an empty map.
     const everywhere = { count: null, sum: null, explicit_bounds: null, quantiles: [], point_attr_bool: null, point_attr_int: {} };
-    const rows = rowsWithoutNegativeZero(table, 2_000, 5).map((r) => ({ ...r, ...everywhere }));
+    const rows: Record<string, unknown>[] = rowsWithoutNegativeZero(table, 2_000, 5).map((r) => ({ ...r, ...everywhere }));
     // `min` NULL in the first 1,000 rows only, `max` in the last 1,000 only: NULL throughout some batches, not the flush.
     rows.forEach((r, i) => (i < 1_000 ? (r.min = null) : (r.max = null)));
     const present = (c: string) => String(rows.filter((r) => r[c] !== null && r[c] !== undefined).length);
