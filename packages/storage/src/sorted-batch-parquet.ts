@@ -587,14 +587,34 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
  * The distinct values of a one-level-per-row string leaf as latin1 text (one char per byte, so
  * JavaScript's string order is the bytes' order), in order of first appearance, and each row's
  * index among them (NULL: 0xffffffff). Runs of one value (a request's service, a series' name)
- * skip the decode and the lookup.
+ * skip the lookup; values are found by their bytes (hashBytes), and only a new distinct value is
+ * decoded (a remote-write flush's series ids: thousands of values over hundreds of thousands of rows).
  */
 function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: string[]; index: Uint32Array } {
   const { defs, vals, rowVal, frag } = leaf;
   const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
   const dv = viewOf(vals);
-  const seen = new Map<string, number>();
   const values: string[] = [];
+  // Open addressing over the distinct values' ids, at most half full; value i is vals[from[i], to[i]).
+  let cap = 256;
+  let slots = new Int32Array(cap).fill(-1);
+  let from = new Int32Array(cap >> 1);
+  let to = new Int32Array(cap >> 1);
+  const grow = () => {
+    cap *= 2;
+    slots = new Int32Array(cap).fill(-1);
+    const f = new Int32Array(cap >> 1);
+    const t = new Int32Array(cap >> 1);
+    f.set(from);
+    t.set(to);
+    from = f;
+    to = t;
+    for (let id = 0; id < values.length; id++) {
+      let slot = hashBytes(vals, dv, from[id]!, to[id]!) & (cap - 1);
+      while (slots[slot]! >= 0) slot = (slot + 1) & (cap - 1);
+      slots[slot] = id;
+    }
+  };
   // Per fragment, then (run leaves) per row.
   const fragments = rowVal.length - 1;
   const index = work.u32(fragments);
@@ -609,11 +629,22 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
     const s = rowVal[r]! + 4;
     const e = rowVal[r + 1]!;
     if (prevStart < 0 || !bytesEqual(vals, dv, s, e, prevStart, prevEnd)) {
-      const str = text.toString('latin1', s, e);
-      let id = seen.get(str);
-      if (id === undefined) {
-        seen.set(str, (id = values.length));
-        values.push(str);
+      let slot = hashBytes(vals, dv, s, e) & (cap - 1);
+      let id = -1;
+      for (let c = slots[slot]!; c >= 0; c = slots[slot]!) {
+        if (bytesEqual(vals, dv, s, e, from[c]!, to[c]!)) {
+          id = c;
+          break;
+        }
+        slot = (slot + 1) & (cap - 1);
+      }
+      if (id < 0) {
+        id = values.length;
+        values.push(text.toString('latin1', s, e));
+        from[id] = s;
+        to[id] = e;
+        slots[slot] = id;
+        if (2 * values.length >= cap) grow();
       }
       prev = id;
       prevStart = s;
