@@ -486,18 +486,6 @@ function schemaKey(schema: BatchSchema): string {
   return key;
 }
 
-/** RowTemplate.nulls, one array per distinct content and schema: appendTemplate knows templates with the same NULL leaves by identity. */
-const nullSets = new Map<string, Int32Array>();
-function internNulls(schemaKey: string, nulls: readonly number[]): Int32Array {
-  const key = `${nulls.join(',')}\u0000${schemaKey}`;
-  let set = nullSets.get(key);
-  if (!set) {
-    if (nullSets.size >= 1024) nullSets.clear();
-    nullSets.set(key, (set = Int32Array.from(nulls)));
-  }
-  return set;
-}
-
 /**
  * One row's levels and values of some of a schema's columns, kept compact: the constant columns
  * of a series (ColumnBatchBuilder.template), appended to a batch for each of its points. Layout
@@ -551,12 +539,6 @@ export class ColumnBatchBuilder {
   readonly #owedDef: Int16Array;
   readonly #owedFrom: Int32Array;
   #owing = 0;
-  /**
-   * The NULL leaves of the last template appended (an interned RowTemplate.nulls) while each of
-   * them still owes its level: a template with the same NULL leaves (most series of a request)
-   * has nothing to add to what is owed. Cleared when a leaf's debt is written (#settle).
-   */
-  #owedNulls: Int32Array | undefined;
   /** One past the last row appendTemplate wrote: what owing leaves owe runs up to it. */
   #claimedEnd = 0;
   rows = 0;
@@ -600,7 +582,7 @@ export class ColumnBatchBuilder {
     const bytes = new Uint8Array(size);
     for (let k = 0, p = 0; k < kept.length; k += 4) p = scratch.#leaves[kept[k]!]!.writeTo(bytes, p);
     scratch.clear();
-    return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept), internNulls(this.#schemaKey, nulls));
+    return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept), Int32Array.from(nulls));
   }
 
   /**
@@ -622,17 +604,14 @@ export class ColumnBatchBuilder {
       if (owedDef[i]! >= 0) this.#settle(i, row);
       leaves[i]!.appendRaw(bytes, view, kept[k + 3]!, kept[k + 1]!, kept[k + 2]!);
     }
-    if (nulls !== this.#owedNulls) {
-      for (let k = 0; k < nulls.length; k += 2) {
-        const i = nulls[k]!;
-        const def = nulls[k + 1]!;
-        if (owedDef[i] === def) continue;
-        if (owedDef[i]! >= 0) this.#settle(i, row);
-        owedDef[i] = def;
-        this.#owedFrom[i] = row;
-        this.#owing++;
-      }
-      this.#owedNulls = nulls;
+    for (let k = 0; k < nulls.length; k += 2) {
+      const i = nulls[k]!;
+      const def = nulls[k + 1]!;
+      if (owedDef[i] === def) continue;
+      if (owedDef[i]! >= 0) this.#settle(i, row);
+      owedDef[i] = def;
+      this.#owedFrom[i] = row;
+      this.#owing++;
     }
     this.#claimedEnd = row + 1;
   }
@@ -642,7 +621,6 @@ export class ColumnBatchBuilder {
     this.#leaves[i]!.nils(this.#owedDef[i]!, end - this.#owedFrom[i]!);
     this.#owedDef[i] = -1;
     this.#owing--;
-    this.#owedNulls = undefined;
   }
 
   /** Writes what every leaf owes, up to the last row a template was appended to (ended or not). */
@@ -699,7 +677,6 @@ export class ColumnBatchBuilder {
   clear(): void {
     this.#owedDef.fill(-1);
     this.#owing = 0;
-    this.#owedNulls = undefined;
     this.#claimedEnd = 0;
     for (const l of this.#leaves) l.clear();
     this.rows = 0;
