@@ -1,6 +1,6 @@
 import type { Db } from '@floe/meta';
 import type { Actor } from './actor.ts';
-import { authorJson, ts } from './sql.ts';
+import { authorJson, listPage, ts, Where } from './sql.ts';
 
 /**
  * Comments on planning records (spec 3, Resources: Comment): id, body, created_at and the user
@@ -19,17 +19,9 @@ export interface CommentJson {
 const SELECT = `SELECT c.id::text AS id, c.body, ${ts('c.created_at')} AS created_at, ${authorJson('c.user_id', 'c.key_id')} AS user FROM planning_comments c`;
 
 export async function listComments(db: Db, tenantId: string, parent: { kind: CommentParentKind; id: string }, window: { limit: number; offset: number }): Promise<{ records: CommentJson[]; total: number }> {
-  const [page, count] = await Promise.all([
-    db.query<CommentJson>(`${SELECT} WHERE c.tenant_id = $1 AND c.parent_kind = $2 AND c.parent_id = $3 ORDER BY c.id LIMIT $4 OFFSET $5`, [
-      tenantId,
-      parent.kind,
-      parent.id,
-      window.limit,
-      window.offset,
-    ]),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM planning_comments WHERE tenant_id = $1 AND parent_kind = $2 AND parent_id = $3', [tenantId, parent.kind, parent.id]),
-  ]);
-  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+  const where = new Where('c', tenantId);
+  where.and(`c.parent_kind = ${where.param(parent.kind)}`).and(`c.parent_id = ${where.param(parent.id)}`);
+  return listPage<CommentJson>(db, { select: SELECT, from: 'planning_comments c', where, orderBy: 'c.id' }, window);
 }
 
 export async function addComment(db: Db, actor: Actor, parent: { kind: CommentParentKind; id: string }, body: string): Promise<CommentJson> {

@@ -1,7 +1,7 @@
 import type { Db } from '@floe/meta';
 import { parseRecordRef } from '../params/reference-numbers.ts';
 import type { Actor } from './actor.ts';
-import { ts } from './sql.ts';
+import { listPage, ts, Where } from './sql.ts';
 
 /** Competitors of a product (spec 3, Resources: Competitor): id, name, description, strengths, weaknesses. */
 export interface CompetitorJson {
@@ -27,11 +27,9 @@ const SELECT = `SELECT c.id::text AS id, c.name, c.description, c.strengths, c.w
 FROM planning_competitors c`;
 
 export async function listCompetitors(db: Db, tenantId: string, productId: string, window: { limit: number; offset: number }): Promise<{ records: CompetitorJson[]; total: number }> {
-  const [page, count] = await Promise.all([
-    db.query<CompetitorJson>(`${SELECT} WHERE c.tenant_id = $1 AND c.product_id = $2 ORDER BY c.id LIMIT $3 OFFSET $4`, [tenantId, productId, window.limit, window.offset]),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM planning_competitors WHERE tenant_id = $1 AND product_id = $2', [tenantId, productId]),
-  ]);
-  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+  const where = new Where('c', tenantId);
+  where.and(`c.product_id = ${where.param(productId)}`);
+  return listPage<CompetitorJson>(db, { select: SELECT, from: 'planning_competitors c', where, orderBy: 'c.id' }, window);
 }
 
 export async function getCompetitor(db: Db, tenantId: string, value: string): Promise<CompetitorJson | undefined> {

@@ -13,6 +13,7 @@ import {
   descriptionJson,
   fullTagsJson,
   goalsJson,
+  listPage,
   projectJson,
   releaseSummaryJson,
   ts,
@@ -81,11 +82,7 @@ export async function listEpics(db: Db, tenantId: string, scope: EpicScope, p: L
   if ('releaseId' in scope) where.and(`e.release_id = ${where.param(scope.releaseId)}`);
   if ('initiativeId' in scope) where.and(`e.initiative_id = ${where.param(scope.initiativeId)}`);
   if ('goalId' in scope) where.and(`EXISTS (SELECT 1 FROM planning_epic_goals l WHERE l.epic_id = e.id AND l.goal_id = ${where.param(scope.goalId)})`);
-  const { limit, offset } = pageWindow(p.page, p.perPage);
-  const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM planning_epics e ${where}`, where.params);
-  const params = [...where.params, limit, offset];
-  const page = await db.query<EpicJson>(`${SELECT} ${where} ORDER BY e.id LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
-  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+  return listPage<EpicJson>(db, { select: SELECT, from: 'planning_epics e', where, orderBy: 'e.id' }, pageWindow(p.page, p.perPage));
 }
 
 /** Creates an epic in a product, or in a release (then in the release's product). */

@@ -16,6 +16,7 @@ import {
   descriptionJson,
   fullTagsJson,
   goalsJson,
+  listPage,
   projectJson,
   releasePhaseJson,
   releaseSummaryJson,
@@ -113,11 +114,7 @@ export async function listFeatures(db: Db, tenantId: string, scope: FeatureScope
   if ('initiativeId' in scope) where.and(`f.initiative_id = ${where.param(scope.initiativeId)}`);
   if ('epicId' in scope) where.and(`f.epic_id = ${where.param(scope.epicId)}`);
   if ('goalId' in scope) where.and(`EXISTS (SELECT 1 FROM planning_feature_goals l WHERE l.feature_id = f.id AND l.goal_id = ${where.param(scope.goalId)})`);
-  const { limit, offset } = pageWindow(p.page, p.perPage);
-  const count = await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM planning_features f ${where}`, where.params);
-  const params = [...where.params, limit, offset];
-  const page = await db.query<FeatureJson>(`${SELECT} ${where} ORDER BY f.id LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
-  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+  return listPage<FeatureJson>(db, { select: SELECT, from: 'planning_features f', where, orderBy: 'f.id' }, pageWindow(p.page, p.perPage));
 }
 
 export async function createFeature(db: Db, actor: Actor, release: { id: string; productId: string }, body: FeatureBody): Promise<FeatureJson> {

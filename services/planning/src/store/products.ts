@@ -3,7 +3,7 @@ import type { Db } from '@floe/meta';
 import { DEFAULT_WORKFLOW_KINDS, DEFAULT_WORKFLOWS, type WorkflowRecordKind } from '../workflows.ts';
 import type { Actor } from './actor.ts';
 import { findProduct } from './lookups.ts';
-import { ts } from './sql.ts';
+import { listPage, ts, Where } from './sql.ts';
 
 /**
  * Products (workspaces): the container of releases, features, epics, goals, initiatives and
@@ -68,9 +68,5 @@ export async function getProduct(db: Db, tenantId: string, value: string): Promi
 }
 
 export async function listProducts(db: Db, tenantId: string, window: { limit: number; offset: number }): Promise<{ records: ProductJson[]; total: number }> {
-  const [page, count] = await Promise.all([
-    db.query<ProductJson>(`${SELECT} WHERE p.tenant_id = $1 ORDER BY p.id LIMIT $2 OFFSET $3`, [tenantId, window.limit, window.offset]),
-    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM planning_products WHERE tenant_id = $1`, [tenantId]),
-  ]);
-  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+  return listPage<ProductJson>(db, { select: SELECT, from: 'planning_products p', where: new Where('p', tenantId), orderBy: 'p.id' }, window);
 }

@@ -2,7 +2,7 @@ import { badData } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { parseRecordRef } from '../params/reference-numbers.ts';
 import { Assignments } from './record-patch.ts';
-import { day, ts } from './sql.ts';
+import { day, listPage, ts, Where } from './sql.ts';
 
 /**
  * Phases of a release (spec 3: a release's `phases` of {id, name, start_date, end_date,
@@ -47,11 +47,9 @@ export async function getPhase(db: Db, tenantId: string, id: string): Promise<Re
 }
 
 export async function listPhases(db: Db, tenantId: string, releaseId: string, window: { limit: number; offset: number }): Promise<{ records: ReleasePhaseJson[]; total: number }> {
-  const [page, count] = await Promise.all([
-    db.query<ReleasePhaseJson>(`${SELECT} WHERE ph.tenant_id = $1 AND ph.release_id = $2 ORDER BY ph.position, ph.id LIMIT $3 OFFSET $4`, [tenantId, releaseId, window.limit, window.offset]),
-    db.query<{ n: number }>('SELECT count(*)::int AS n FROM planning_release_phases WHERE tenant_id = $1 AND release_id = $2', [tenantId, releaseId]),
-  ]);
-  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+  const where = new Where('ph', tenantId);
+  where.and(`ph.release_id = ${where.param(releaseId)}`);
+  return listPage<ReleasePhaseJson>(db, { select: SELECT, from: 'planning_release_phases ph', where, orderBy: 'ph.position, ph.id' }, window);
 }
 
 /** A new phase, last in its release unless given a position. */

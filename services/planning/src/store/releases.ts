@@ -5,7 +5,7 @@ import { referenceNumber } from '../params/reference-numbers.ts';
 import type { Actor } from './actor.ts';
 import { addListFilters, findRecord, initialStatus } from './lookups.ts';
 import { assignCommonFields, assignStatus, Assignments, lockCurrent, NO_STATE, type CommonFields, type CurrentState } from './record-patch.ts';
-import { authorJson, commentsCount, customFieldsJson, day, descriptionJson, fullTagsJson, projectJson, releasePhasesJson, ts, userJson, Where, workflowStatusJson } from './sql.ts';
+import { authorJson, commentsCount, customFieldsJson, day, descriptionJson, fullTagsJson, listPage, projectJson, releasePhasesJson, ts, userJson, Where, workflowStatusJson } from './sql.ts';
 
 /** Releases of a product (spec 3, Resources: Release), numbered PRJ1-R-n. */
 export const RELEASE_FIELDS = [
@@ -58,14 +58,9 @@ export async function listReleases(db: Db, tenantId: string, scope: { productId?
   if (scope.productId !== undefined) where.and(`r.product_id = ${where.param(scope.productId)}`);
   if (p.status !== undefined) where.and(`lower(ws.name) = lower(${where.param(p.status)})`);
   if (p.parkingLot !== undefined) where.and(`r.parking_lot = ${where.param(p.parkingLot)}`);
-  const { limit, offset } = pageWindow(p.page, p.perPage);
-  const count = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM planning_releases r LEFT JOIN planning_workflow_statuses ws ON ws.id = r.workflow_status_id ${where}`,
-    where.params,
-  );
-  const params = [...where.params, limit, offset];
-  const page = await db.query<ReleaseJson>(`${SELECT} ${where} ORDER BY r.position, r.id LIMIT $${params.length - 1} OFFSET $${params.length}`, params);
-  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
+  // The status filter reads the release's workflow status, joined for the count as SELECT joins it.
+  const from = 'planning_releases r LEFT JOIN planning_workflow_statuses ws ON ws.id = r.workflow_status_id';
+  return listPage<ReleaseJson>(db, { select: SELECT, from, where, orderBy: 'r.position, r.id' }, pageWindow(p.page, p.perPage));
 }
 
 export async function createRelease(db: Db, actor: Actor, productId: string, body: ReleaseBody): Promise<ReleaseJson> {

@@ -1,3 +1,5 @@
+import type { Db } from '@floe/meta';
+
 /**
  * SQL shared by the planning repositories. Records are shaped into their JSON form by the
  * database (jsonb_build_object), so both backends (PGlite, PostgreSQL) hand back the same
@@ -105,4 +107,24 @@ export class Where {
 /** A LIKE pattern matching `text` anywhere, with the pattern characters of the text escaped. */
 export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+/**
+ * A page of a list and the length of the whole list: `select` (the records' SELECT ... FROM with
+ * its alias) and `from` (what the count reads: the same table and alias, with any join the
+ * filters need) both take `where`; `orderBy` must order the records totally (a page's rows then
+ * never change pages between requests that see the same data).
+ */
+export async function listPage<T>(
+  db: Db,
+  q: { select: string; from: string; where: Where; orderBy: string },
+  window: { limit: number; offset: number },
+): Promise<{ records: T[]; total: number }> {
+  const params = q.where.params;
+  const n = params.length;
+  const [page, count] = await Promise.all([
+    db.query<T>(`${q.select} ${q.where} ORDER BY ${q.orderBy} LIMIT $${n + 1} OFFSET $${n + 2}`, [...params, window.limit, window.offset]),
+    db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${q.from} ${q.where}`, params),
+  ]);
+  return { records: page.rows, total: count.rows[0]?.n ?? 0 };
 }
