@@ -206,6 +206,21 @@ describe('column batches written sorted without DuckDB', () => {
     expect(await rowsOf(`SELECT count(min), count(max) FROM read_parquet('${file.path}')`)).toEqual([[present('min'), present('max')]]);
   });
 
+  it('writes maps whose entries repeat row after row (a series’ labels in each of its samples) as they were sent', async () => {
+    const table = TABLES.metrics;
+    // 60 series of 100 samples each, in plain batches and in batches with runs (the same maps and
+    // lists in rows far apart), then a flush of mostly distinct maps.
+    const series = rowsWithoutNegativeZero(table, 60, 11);
+    const samples = rowsWithoutNegativeZero(table, 6_000, 12).map((r, i) => {
+      const s = series[i % 60]!;
+      return { ...r, metric_name: s.metric_name, series_id: s.series_id, point_attr_str: s.point_attr_str, point_attr_int: s.point_attr_int, explicit_bounds: s.explicit_bounds };
+    });
+    const { file } = await expectSameFile(table, [...batchesOf(table, samples.slice(0, 3_000), 500), ...runBatchesOf(table, samples.slice(3_000), 500, 5)]);
+    const perSeries = await rowsOf(`SELECT count(DISTINCT point_attr_str::VARCHAR) FROM read_parquet('${file.path}')`);
+    expect(Number(perSeries[0]![0])).toBeLessThanOrEqual(60);
+    await expectSameFile(table, batchesOf(table, rowsWithoutNegativeZero(table, 6_000, 13), 500));
+  });
+
   it('makes its work directory again after it was removed (one write fails, the next succeeds)', async () => {
     const work = join(dir, 'vanishing');
     const writer = new ParquetWriter(work);
