@@ -8,7 +8,7 @@ import { ColumnBatchBuilder, RowTemplate, batchSchema, readColumnBatch, type Bat
 import { columnBatchValues } from './column-batch-rows.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
-import { encodeLevelRuns } from './parquet-format.ts';
+import { encodeLevelRuns, encodeRepeatedRun } from './parquet-format.ts';
 
 let dir: string;
 let instance: DuckDBInstance;
@@ -187,6 +187,15 @@ describe('column batches', () => {
     // width 2: 8 levels 0..3 repeating pack into two bytes, then a run of 9 threes.
     expect([...encodeLevelRuns(Uint8Array.of(0, 1, 2, 3, 0, 1, 2, 3, ...new Array(9).fill(3)), 17, 2, 3)]).toEqual([3, 0b11100100, 0b11100100, 18, 3]);
     expect(() => encodeLevelRuns(Uint8Array.of(2), 1, 1, 1)).toThrow(/above its maximum/);
+  });
+
+  it('writes n equal values as the one RLE run encodeLevelRuns makes of them, without reading them', () => {
+    for (const [n, v, width] of [[8, 0, 1], [10, 1, 1], [122_880, 2, 2], [1_000_000, 300, 9], [70_000, 0x1234567, 27]] as const) {
+      expect([...encodeRepeatedRun(n, v, width)]).toEqual([...encodeLevelRuns(new Uint32Array(n).fill(v), n, width, 2 ** width - 1)]);
+    }
+    // Fewer than 8 (encodeLevelRuns would bit-pack them): still one run, header n << 1.
+    expect([...encodeRepeatedRun(3, 1, 1)]).toEqual([6, 1]);
+    expect(encodeRepeatedRun(0, 1, 1).length).toBe(0);
   });
 
   it('bit-packs values of every width from 2 to 32 bits as a BigInt reference packs them', () => {

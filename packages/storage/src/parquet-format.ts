@@ -200,6 +200,26 @@ export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, wid
   return out.subarray(0, o);
 }
 
+/**
+ * `n` equal values `v` of `width` bits as the RLE/bit-packed hybrid holds them: one RLE run (what
+ * encodeLevelRuns makes of such values, without reading them).
+ */
+export function encodeRepeatedRun(n: number, v: number, width: number, alloc: (bytes: number) => Uint8Array = (b) => new Uint8Array(b)): Uint8Array {
+  const valueBytes = (width + 7) >> 3;
+  const out = alloc(10 + valueBytes);
+  let o = 0;
+  if (n === 0) return out.subarray(0, 0);
+  for (let h = n * 2; ; h = Math.floor(h / 128)) {
+    if (h < 0x80) {
+      out[o++] = h;
+      break;
+    }
+    out[o++] = (h & 0x7f) | 0x80;
+  }
+  for (let b = 0; b < valueBytes; b++) out[o++] = Math.floor(v / 2 ** (8 * b)) & 0xff;
+  return out.subarray(0, o);
+}
+
 /** PLAIN booleans: value bytes (0 or 1, one per value, as column batches hold them) of consecutive parts as bits, LSB first. */
 export function packBooleans(parts: readonly Uint8Array[]): Uint8Array {
   let n = 0;

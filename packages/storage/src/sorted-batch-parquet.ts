@@ -9,6 +9,7 @@ import {
   dataPageHeader,
   dictionaryPageHeader,
   encodeLevelRuns,
+  encodeRepeatedRun,
   fileFooter,
   INT_32,
   INT_64,
@@ -769,9 +770,9 @@ function constantDef(batches: readonly ColumnBatchView[], index: number): number
 
 const NO_VALUES = new Uint8Array(0);
 
-/** A row group of `levels` rows of a leaf at definition level `def` in every row (constantDef): what gatherLeaf would give for it. */
+/** A row group of `levels` rows of a leaf at definition level `def` in every row (constantDef): its levels are not spelled out. */
 function constantGroup(levels: number, def: number, maxRep: number): Gathered {
-  return { defs: work.u8(levels).fill(def), reps: maxRep > 0 ? work.u8(levels).fill(0) : undefined, vals: NO_VALUES, levels };
+  return { defs: NO_VALUES, reps: maxRep > 0 ? NO_VALUES : undefined, vals: NO_VALUES, levels, constantDef: def };
 }
 
 /** Row group g of a sorted leaf. */
@@ -791,6 +792,8 @@ interface Gathered {
   dictionary?: Dictionary;
   /** The chunk's statistics, when made with the dictionary. */
   stats?: ChunkStats;
+  /** Set when every level is this definition level and repetition level 0 (constantGroup): `defs` and `reps` are then empty. */
+  constantDef?: number;
 }
 
 /** A chunk's dictionary: its page (PLAIN values, in order of first use), their count, each value's index. */
@@ -1135,16 +1138,18 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
  */
 function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   const parts: Uint8Array[] = [];
-  const levelRuns = (levels: Uint8Array, max: number) => {
-    const runs = encodeLevelRuns(levels, levels.length, bitWidth(max), max, workBytes);
+  const constant = g.constantDef;
+  const levelRuns = (levels: Uint8Array, max: number, same: number | undefined) => {
+    const runs = same === undefined ? encodeLevelRuns(levels, levels.length, bitWidth(max), max, workBytes) : encodeRepeatedRun(g.levels, same, bitWidth(max), workBytes);
     const len = work.u8(4);
     new DataView(len.buffer, len.byteOffset, 4).setUint32(0, runs.length, true);
     parts.push(len, runs);
   };
-  if (leaf.maxRep > 0) levelRuns(g.reps!, leaf.maxRep);
-  levelRuns(g.defs, leaf.maxDef);
+  if (leaf.maxRep > 0) levelRuns(g.reps!, leaf.maxRep, constant === undefined ? undefined : 0);
+  levelRuns(g.defs, leaf.maxDef, constant);
   let present = 0;
-  for (let i = 0; i < g.levels; i++) if (g.defs[i] === leaf.maxDef) present++;
+  if (constant !== undefined) present = constant === leaf.maxDef ? g.levels : 0;
+  else for (let i = 0; i < g.levels; i++) if (g.defs[i] === leaf.maxDef) present++;
   const dictionary = g.dictionary ?? (leaf.type === 'string' && present > 0 ? dictionaryOf(g.vals, present) : undefined);
   let dict: Chunk['dict'];
   let dictBytes = 0;
