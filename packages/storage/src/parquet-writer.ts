@@ -172,7 +172,7 @@ export class ParquetWriter {
         for (const [schema, heads] of bySchema) {
           const input = join(this.#dir, `${randomUUID()}.batch.parquet`);
           inputs.push(input);
-          await writeColumnBatchParquet(input, heads.map(viewOf));
+          await writeColumnBatchParquet(input, heads.map(batchViewOf));
           files.push(input);
           for (const name of schema.names) present.add(name);
         }
@@ -180,7 +180,7 @@ export class ParquetWriter {
         sources.push(`SELECT ${cols.join(', ')} FROM read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`);
       }
       // Counted from the batches unless NDJSON rows must be counted too (then by the query).
-      const counts = opts.attributeTypes && json.length === 0 ? attributeKeyCounts(table, [...bySchema.values()].flat().map(viewOf)) : undefined;
+      const counts = opts.attributeTypes && json.length === 0 ? attributeKeyCounts(table, [...bySchema.values()].flat().map(batchViewOf)) : undefined;
       const out = await this.#copy(table, `SELECT ${selectStoredColumns(table)} FROM (${sources.join(' UNION ALL ')})`, counts ? { ...opts, attributeTypes: false } : opts);
       return counts ? { ...out, attributeTypes: counts } : out;
     } finally {
@@ -346,7 +346,7 @@ export class ParquetWriter {
 }
 
 /** A batch's leaves, from its head when that is all a caller read (its bytes were checked then). */
-const viewOf = (b: ColumnBatchHead): ColumnBatchView => ('leaves' in b ? (b as ColumnBatchView) : readColumnBatch(b.bytes, { checked: true }));
+const batchViewOf = (b: ColumnBatchHead): ColumnBatchView => ('leaves' in b ? (b as ColumnBatchView) : readColumnBatch(b.bytes, { checked: true }));
 
 /** Every local file a write produced (to remove once published). */
 export const writtenLocalFiles = (w: WrittenFile): string[] => (w.idBlocksPath ? [w.path, w.idBlocksPath] : [w.path]);

@@ -8,6 +8,7 @@ import { ColumnBatchBuilder, batchSchema, batchSchemaInfo, readColumnBatch } fro
 import { ParquetWriter, type WrittenFile } from './parquet-writer.ts';
 import { sortedParquetPlan } from './sorted-batch-parquet.ts';
 import { randomRawRows } from './testing/raw-rows.ts';
+import { hashBytes, viewOf } from './byte-ranges.ts';
 
 let dir: string;
 let instance: DuckDBInstance;
@@ -219,6 +220,22 @@ describe('column batches written sorted without DuckDB', () => {
     const perSeries = await rowsOf(`SELECT count(DISTINCT point_attr_str::VARCHAR) FROM read_parquet('${file.path}')`);
     expect(Number(perSeries[0]![0])).toBeLessThanOrEqual(60);
     await expectSameFile(table, batchesOf(table, rowsWithoutNegativeZero(table, 6_000, 13), 500));
+  });
+
+  it('keeps ids and dictionaries right when values are made to collide in its hash tables (then PLAIN, and V8 strings)', async () => {
+    // 80 trace ids whose hashBytes agree in their low 10 bits: one probe sequence longer than
+    // the tables allow, in the id list's table and in the dictionary's.
+    const ids: string[] = [];
+    for (let i = 0; ids.length < 80; i++) {
+      const id = i.toString(16).padStart(32, '0');
+      const b = Buffer.from(id);
+      if ((hashBytes(b, viewOf(b), 0, b.length) & 1023) === 7) ids.push(id);
+    }
+    const rows = randomRawRows(tracesTable, 800, 21).map((r, i) => ({ ...r, trace_id: ids[i % ids.length] }));
+    const { file } = await expectSameFile(tracesTable, batchesOf(tracesTable, rows, 100));
+    expect([...file.ids].sort()).toEqual([...ids].sort());
+    const [[encodings]] = (await rowsOf(`SELECT first(encodings) FROM parquet_metadata('${file.path}') WHERE path_in_schema = 'trace_id'`)) as [[string]];
+    expect(String(encodings)).not.toContain('RLE_DICTIONARY');
   });
 
   it('makes its work directory again after it was removed (one write fails, the next succeeds)', async () => {

@@ -61,6 +61,11 @@ const workBytes = (n: number) => work.u8(n);
 
 /** Rows per row group for tables that set none (DuckDB's own default, as parquet-writer.ts). */
 const DEFAULT_ROW_GROUP_SIZE = 122_880;
+/**
+ * Longest probe sequence of the byte-keyed hash tables here (dictionaryOf, distinctOf): hashBytes
+ * has no secret key, so a client could send values that all land in one slot.
+ */
+const MAX_PROBES = 64;
 /** zstd's own default level, as DuckDB uses it. */
 const ZSTD_LEVEL = 3;
 
@@ -632,11 +637,13 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
     if (prevStart < 0 || !bytesEqual(vals, dv, s, e, prevStart, prevEnd)) {
       let slot = hashBytes(vals, dv, s, e) & (cap - 1);
       let id = -1;
-      for (let c = slots[slot]!; c >= 0; c = slots[slot]!) {
+      for (let c = slots[slot]!, probes = 0; c >= 0; c = slots[slot]!) {
         if (bytesEqual(vals, dv, s, e, from[c]!, to[c]!)) {
           id = c;
           break;
         }
+        // Values made to collide (the hash is not keyed): V8's own string hashing, which is.
+        if (++probes === MAX_PROBES) return distinctByText(leaf, rows, maxDef);
         slot = (slot + 1) & (cap - 1);
       }
       if (id < 0) {
@@ -652,6 +659,33 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
       prevEnd = e;
     }
     index[r] = prev;
+  }
+  if (!frag) return { values, index };
+  const byRow = work.u32(rows);
+  for (let r = 0; r < rows; r++) byRow[r] = index[frag[r]!]!;
+  return { values, index: byRow };
+}
+
+/** distinctOf by decoding each value that differs from the one before and looking it up in a Map. */
+function distinctByText(leaf: RowLeaf, rows: number, maxDef: number): { values: string[]; index: Uint32Array } {
+  const { defs, vals, rowVal, frag } = leaf;
+  const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
+  const seen = new Map<string, number>();
+  const values: string[] = [];
+  const fragments = rowVal.length - 1;
+  const index = work.u32(fragments);
+  for (let r = 0; r < fragments; r++) {
+    if (defs[r] !== maxDef) {
+      index[r] = 0xffffffff;
+      continue;
+    }
+    const str = text.toString('latin1', rowVal[r]! + 4, rowVal[r + 1]!);
+    let id = seen.get(str);
+    if (id === undefined) {
+      seen.set(str, (id = values.length));
+      values.push(str);
+    }
+    index[r] = id;
   }
   if (!frag) return { values, index };
   const byRow = work.u32(rows);
@@ -1099,11 +1133,13 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
     }
     let slot = hashBytes(vals, dv, s, e) & (cap - 1);
     let id = -1;
-    for (let c = slots[slot]!; c >= 0; c = slots[slot]!) {
+    for (let c = slots[slot]!, probes = 0; c >= 0; c = slots[slot]!) {
       if (bytesEqual(vals, dv, s, e, from[c]!, to[c]!)) {
         id = c;
         break;
       }
+      // Values made to collide (the hash is not keyed) would make the lookups quadratic: PLAIN then.
+      if (++probes === MAX_PROBES) return undefined;
       slot = (slot + 1) & (cap - 1);
     }
     if (id < 0) {
