@@ -17,7 +17,7 @@
  * Prometheus remote-write queue does. One metadata request (TYPE/HELP) goes first, uncounted.
  * Set FLOE_BENCH_CPU_PROF=<dir> to write a CPU profile of the Floe process.
  */
-import { errorSummary as errs, fmt, loadAverage, measuredDrive, type MeasuredDrive as Side } from '../lib/drive.ts';
+import { errorSummary as errs, fmt, loadAverage, measuredDrive, threadSummary, type MeasuredDrive as Side } from '../lib/drive.ts';
 import { floeSqlScalar, startFloeProcess } from '../lib/floe-process.ts';
 import { promMetric, startPrometheusReceiver } from '../lib/prometheus-process.ts';
 import { REMOTE_WRITE_HEADERS, RemoteWriteStream, metadataRequest } from '../lib/remote-write-stream.ts';
@@ -84,6 +84,7 @@ console.log(`  prometheus ${prom.version} (remote-write receiver → TSDB head +
 console.log(`    head samples appended: ${fmt(prom.appended)} (acknowledged ${fmt(prom.items)}); ${cpu(prom)}`);
 console.log(`  floe (remote write → WAL ack):                              ${fmt(floeRate)} samples/s acknowledged (${fmt(floe.requests)} requests, ${errs(floe)})`);
 console.log(`    rows in metrics after the drain: ${fmt(Number(floe.rows))} (acknowledged ${fmt(floe.items)}); ${cpu(floe)}`);
+console.log(`    Floe's threads (cores): ${threadSummary(floe)}`);
 console.log(`  ratio floe/prometheus: ${(floeRate / promRate).toFixed(3)} (goal ≥ 1.0)`);
 console.log(
   `  WAL backlog (segments, every 5 s): ${floe.backlog.join(' ')}; ${floe.left === 0 ? `drained ${(floe.drainMs / 1000).toFixed(1)} s after the load stopped` : `${floe.left} segments left after ${(floe.drainMs / 1000).toFixed(0)} s`}`,

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 
@@ -67,20 +67,67 @@ export async function drive(opts: DriveOptions): Promise<DriveResult> {
   return r;
 }
 
-/** A run of drive() with what it cost: CPU seconds of the receiver and of this load generator, the load average after. */
+/**
+ * A run of drive() with what it cost: CPU seconds of the receiver and of this load generator, the
+ * load average after, and the receiver's CPU seconds by kind of thread (threadCpuSeconds).
+ */
 export interface MeasuredDrive extends DriveResult {
   cpu: number;
   genCpu: number;
   load: string;
+  threads: Map<string, number>;
 }
 
 /** drive() against the receiver with process id `pid`, measuring what it cost (MeasuredDrive). */
 export async function measuredDrive(pid: number, opts: DriveOptions): Promise<MeasuredDrive> {
   const cpu0 = cpuSeconds(pid);
+  const threads0 = threadCpuSeconds(pid);
   const gen0 = ownCpuSeconds();
   const r = await drive(opts);
-  return { ...r, cpu: cpuSeconds(pid) - cpu0, genCpu: ownCpuSeconds() - gen0, load: loadAverage() };
+  const threads = threadCpuSeconds(pid);
+  for (const [kind, seconds] of threads) threads.set(kind, seconds - (threads0.get(kind) ?? 0));
+  return { ...r, cpu: cpuSeconds(pid) - cpu0, genCpu: ownCpuSeconds() - gen0, load: loadAverage(), threads };
 }
+
+/** Linux's names of a Node process's threads (/proc/<pid>/task/<tid>/comm), as the kinds a summary names. */
+const THREAD_KINDS: Record<string, string> = {
+  MainThread: 'event loop',
+  WorkerThread: 'worker threads',
+  V8Worker: "V8's helpers (GC, compiler)",
+  'libuv-worker': "libuv's pool",
+};
+
+/**
+ * CPU seconds so far of each kind of thread of process `pid` (THREAD_KINDS; anything else is
+ * `other`), from /proc (Linux); empty elsewhere. Threads that ended are not counted.
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        const kind = THREAD_KINDS[comm] ?? 'other';
+        out.set(kind, (out.get(kind) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+      } catch {
+        // The thread ended between the listing and the read.
+      }
+    }
+  } catch {
+    // Not Linux, or the process is gone.
+  }
+  return out;
+}
+
+/** The receiver's cores by kind of thread over a measured run, largest first ("event loop 0.71, ..."). */
+export const threadSummary = (r: MeasuredDrive) =>
+  [...r.threads]
+    .filter(([, s]) => s > 0)
+    .sort((a, b) => b[1] - a[1])
+    .map(([kind, s]) => `${kind} ${(s / r.seconds).toFixed(2)}`)
+    .join(', ');
 
 /** `N errors` of a run, with their kinds and the first one when there are any. */
 export const errorSummary = (r: DriveResult) => `${r.errors} errors${r.errors ? ` ${JSON.stringify(r.errorKinds)}, first: ${r.firstError}` : ''}`;
