@@ -8,19 +8,10 @@
  *
  *   node bench/ingest-remote-write/convert.ts
  */
-import { uncompress } from 'snappyjs';
 import { releaseBuilder, remoteWriteV1BodyToRows } from '@floe/acceptor';
-import { RemoteWriteStream } from '../lib/remote-write-stream.ts';
+import { firstRequestBodies } from '../lib/remote-write-stream.ts';
 
-const SHARDS = 16;
-const stream = new RemoteWriteStream({ series: 8000, shards: SHARDS, perRequest: 500, t0Ms: Math.floor(Date.now() / 1000) * 1000 - 30 * 60_000, intervalMs: 1000 });
-const bodies: Uint8Array[] = [];
-let samples = 0;
-for (let i = 0; i < 2000; i++) {
-  const next = stream.next(i % SHARDS)!;
-  bodies.push(uncompress(next.body));
-  samples += next.items;
-}
+const { bodies, samples } = firstRequestBodies(2000, Math.floor(Date.now() / 1000) * 1000 - 30 * 60_000);
 
 function pass(): number {
   const t0 = process.cpuUsage();

@@ -10,27 +10,18 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { uncompress } from 'snappyjs';
 import { remoteWriteV1BodyToRows } from '@floe/acceptor';
 import { metricsTable } from '@floe/schema';
 import { ParquetWriter } from '@floe/storage';
-import { RemoteWriteStream } from '../lib/remote-write-stream.ts';
+import { firstRequestBodies } from '../lib/remote-write-stream.ts';
 
-const SHARDS = 16;
-const REQUESTS = 1600;
 const PER_FLUSH = 200;
 // Every sample in one hour: one table partition, one file a flush.
 const hour = Math.floor(Date.now() / 3_600_000) * 3_600_000;
-const stream = new RemoteWriteStream({ series: 8000, shards: SHARDS, perRequest: 500, t0Ms: hour + 60_000, intervalMs: 1000 });
+const { bodies, samples } = firstRequestBodies(1600, hour + 60_000);
 const payloads: Uint8Array[] = [];
-let samples = 0;
-for (let i = 0; i < REQUESTS; i++) {
-  const out = remoteWriteV1BodyToRows(uncompress(stream.next(i % SHARDS)!.body));
-  for (const batch of out.points.byHour.values()) {
-    if (!batch.columns) continue;
-    payloads.push(batch.columns.finish());
-    samples += batch.columns.rows;
-  }
+for (const body of bodies) {
+  for (const batch of remoteWriteV1BodyToRows(body).points.byHour.values()) if (batch.columns) payloads.push(batch.columns.finish());
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'floe-bench-encode-'));

@@ -106,11 +106,8 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
-        const comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
-        const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        const kind = THREAD_KINDS[comm] ?? 'other';
-        out.set(kind, (out.get(kind) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+        const kind = THREAD_KINDS[readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim()] ?? 'other';
+        out.set(kind, (out.get(kind) ?? 0) + statCpuSeconds(`/proc/${pid}/task/${tid}/stat`));
       } catch {
         // The thread ended between the listing and the read.
       }
@@ -137,12 +134,17 @@ export const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximu
 /** CPU seconds (user + system) a process has used so far, from /proc (Linux); NaN elsewhere. */
 export function cpuSeconds(pid: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+    return statCpuSeconds(`/proc/${pid}/stat`);
   } catch {
     return NaN;
   }
+}
+
+/** utime + stime of a /proc stat file (a process's or a thread's), in seconds. */
+function statCpuSeconds(path: string): number {
+  const stat = readFileSync(path, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100; // clock ticks (USER_HZ = 100)
 }
 
 /** CPU seconds of this (load generator) process so far. */

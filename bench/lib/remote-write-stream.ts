@@ -352,3 +352,21 @@ export class RemoteWriteStream {
     }
   }
 }
+
+/**
+ * The uncompressed bodies of the first `requests` requests of the remote-write benchmark's stream
+ * (8,000 series, 16 shards, 500 samples a request, scraped every second from `t0Ms`, shards taken
+ * in turn) and their samples: the input of the benchmarks that time one part of ingest alone.
+ */
+export function firstRequestBodies(requests: number, t0Ms: number): { bodies: Uint8Array[]; samples: number } {
+  const shards = 16;
+  const stream = new RemoteWriteStream({ series: 8000, shards, perRequest: 500, t0Ms, intervalMs: 1000 });
+  const bodies: Uint8Array[] = [];
+  let samples = 0;
+  for (let i = 0; i < requests; i++) {
+    const next = stream.next(i % shards)!;
+    bodies.push(uncompress(next.body));
+    samples += next.items;
+  }
+  return { bodies, samples };
+}

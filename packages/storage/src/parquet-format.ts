@@ -133,13 +133,6 @@ export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, wid
   // Worst case per 8 values: a bit-packed group (`width` bytes) or an RLE run, plus a header.
   const out = alloc(Math.ceil(n / 8) * (Math.max(width, valueBytes + 1) + 5) + 16);
   let o = 0;
-  const varint = (v: number) => {
-    while (v >= 0x80) {
-      out[o++] = (v & 0x7f) | 0x80;
-      v = Math.floor(v / 128);
-    }
-    out[o++] = v;
-  };
   /** Whether levels[p, p + 8) are all equal. */
   const run8 = (p: number) => {
     if (p + 8 > n) return false;
@@ -154,15 +147,14 @@ export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, wid
     let j = i + 1;
     while (j < n && levels[j] === v) j++;
     if (j - i >= 8) {
-      varint((j - i) * 2);
-      for (let b = 0; b < valueBytes; b++) out[o++] = Math.floor(v / 2 ** (8 * b)) & 0xff;
+      o = putRleRun(out, o, j - i, v, valueBytes);
       i = j;
       continue;
     }
     let stop = i + 8;
     while (stop < n && !run8(stop)) stop += 8;
     const groups = Math.ceil((Math.min(stop, n) - i) / 8);
-    varint(groups * 2 + 1);
+    o = putVarint(out, o, groups * 2 + 1);
     // Levels (width ≤ 4) pack into one 32-bit int per group; wider values go through an
     // accumulator of under 8 pending bits and the value: a 32-bit int up to width 25, beyond
     // that a double that stays below 2^40.
@@ -207,17 +199,24 @@ export function encodeLevelRuns(levels: Uint8Array | Uint32Array, n: number, wid
 export function encodeRepeatedRun(n: number, v: number, width: number, alloc: (bytes: number) => Uint8Array = (b) => new Uint8Array(b)): Uint8Array {
   const valueBytes = (width + 7) >> 3;
   const out = alloc(10 + valueBytes);
-  let o = 0;
-  if (n === 0) return out.subarray(0, 0);
-  for (let h = n * 2; ; h = Math.floor(h / 128)) {
-    if (h < 0x80) {
-      out[o++] = h;
-      break;
-    }
-    out[o++] = (h & 0x7f) | 0x80;
+  return n === 0 ? out.subarray(0, 0) : out.subarray(0, putRleRun(out, 0, n, v, valueBytes));
+}
+
+/** An unsigned LEB128 varint at out[o]; returns the position after it. */
+function putVarint(out: Uint8Array, o: number, v: number): number {
+  while (v >= 0x80) {
+    out[o++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
   }
+  out[o++] = v;
+  return o;
+}
+
+/** An RLE run of `count` values `v` at out[o] (header count << 1, the value in `valueBytes` little-endian bytes); returns the position after it. */
+function putRleRun(out: Uint8Array, o: number, count: number, v: number, valueBytes: number): number {
+  o = putVarint(out, o, count * 2);
   for (let b = 0; b < valueBytes; b++) out[o++] = Math.floor(v / 2 ** (8 * b)) & 0xff;
-  return out.subarray(0, o);
+  return o;
 }
 
 /** PLAIN booleans: value bytes (0 or 1, one per value, as column batches hold them) of consecutive parts as bits, LSB first. */

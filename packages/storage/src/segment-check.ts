@@ -3,10 +3,10 @@ import { WalCorruptionError } from './errors.ts';
 import { decodeSegment, type WalRecordHeader } from './wal-format.ts';
 
 /**
- * A WAL segment's records as the writer's encoding thread checks them (segment-reader.ts): each
- * record's header and where its payload sits in the segment, and for a column batch whether its
- * leaves hold (batchError: why not). The CRCs and leaf checks are the writer's largest share of
- * ingest's event loop in `floe all`; on that thread they cost the loop nothing.
+ * A WAL segment's records as the writer's encoding thread checks them (ParquetWriter.readSegment):
+ * each record's header and where its payload sits in the segment, and for a column batch whether
+ * its leaves hold (batchError: why not). On the event loop the CRCs and leaf checks were the
+ * writer's largest share of it in `floe all`; on that thread they cost it nothing.
  */
 export interface CheckedRecordSpan {
   header: WalRecordHeader;

@@ -61,10 +61,7 @@ const workBytes = (n: number) => work.u8(n);
 
 /** Rows per row group for tables that set none (DuckDB's own default, as parquet-writer.ts). */
 const DEFAULT_ROW_GROUP_SIZE = 122_880;
-/**
- * Longest probe sequence of the byte-keyed hash tables here (dictionaryOf, distinctOf): hashBytes
- * has no secret key, so a client could send values that all land in one slot.
- */
+/** Longest probe sequence of a RangeIds lookup (see there). */
 const MAX_PROBES = 64;
 /** zstd's own default level, as DuckDB uses it. */
 const ZSTD_LEVEL = 3;
@@ -593,33 +590,35 @@ function sortRows(rows: number, keys: readonly { leaf: RowLeaf; type: SortKeyTyp
  * The distinct values of a one-level-per-row string leaf as latin1 text (one char per byte, so
  * JavaScript's string order is the bytes' order), in order of first appearance, and each row's
  * index among them (NULL: 0xffffffff). Runs of one value (a request's service, a series' name)
- * skip the lookup; values are found by their bytes (hashBytes), and only a new distinct value is
- * decoded (a remote-write flush's series ids: thousands of values over hundreds of thousands of rows).
+ * skip the lookup; values are found by their bytes (RangeIds), and only a new distinct value is
+ * decoded (a remote-write flush's series ids: thousands of values over hundreds of thousands of
+ * rows). Values made to collide in RangeIds are looked up as text from then on, in a Map (V8
+ * keys its string hashes).
  */
 function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: string[]; index: Uint32Array } {
   const { defs, vals, rowVal, frag } = leaf;
   const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
   const dv = viewOf(vals);
   const values: string[] = [];
-  // Open addressing over the distinct values' ids, at most half full; value i is vals[from[i], to[i]).
-  let cap = 256;
-  let slots = new Int32Array(cap).fill(-1);
-  let from = new Int32Array(cap >> 1);
-  let to = new Int32Array(cap >> 1);
-  const grow = () => {
-    cap *= 2;
-    slots = new Int32Array(cap).fill(-1);
-    const f = new Int32Array(cap >> 1);
-    const t = new Int32Array(cap >> 1);
-    f.set(from);
-    t.set(to);
-    from = f;
-    to = t;
-    for (let id = 0; id < values.length; id++) {
-      let slot = hashBytes(vals, dv, from[id]!, to[id]!) & (cap - 1);
-      while (slots[slot]! >= 0) slot = (slot + 1) & (cap - 1);
-      slots[slot] = id;
+  const known = new RangeIds(vals, dv);
+  let byText: Map<string, number> | undefined;
+  const idOf = (s: number, e: number): number => {
+    if (!byText) {
+      const id = known.find(s, e);
+      if (id >= 0) return id;
+      if (id === ABSENT) {
+        values.push(text.toString('latin1', s, e));
+        return known.add(s, e);
+      }
+      byText = new Map(values.map((v, i) => [v, i]));
     }
+    const str = text.toString('latin1', s, e);
+    let id = byText.get(str);
+    if (id === undefined) {
+      byText.set(str, (id = values.length));
+      values.push(str);
+    }
+    return id;
   };
   // Per fragment, then (run leaves) per row.
   const fragments = rowVal.length - 1;
@@ -635,57 +634,11 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
     const s = rowVal[r]! + 4;
     const e = rowVal[r + 1]!;
     if (prevStart < 0 || !bytesEqual(vals, dv, s, e, prevStart, prevEnd)) {
-      let slot = hashBytes(vals, dv, s, e) & (cap - 1);
-      let id = -1;
-      for (let c = slots[slot]!, probes = 0; c >= 0; c = slots[slot]!) {
-        if (bytesEqual(vals, dv, s, e, from[c]!, to[c]!)) {
-          id = c;
-          break;
-        }
-        // Values made to collide (the hash is not keyed): V8's own string hashing, which is.
-        if (++probes === MAX_PROBES) return distinctByText(leaf, rows, maxDef);
-        slot = (slot + 1) & (cap - 1);
-      }
-      if (id < 0) {
-        id = values.length;
-        values.push(text.toString('latin1', s, e));
-        from[id] = s;
-        to[id] = e;
-        slots[slot] = id;
-        if (2 * values.length >= cap) grow();
-      }
-      prev = id;
+      prev = idOf(s, e);
       prevStart = s;
       prevEnd = e;
     }
     index[r] = prev;
-  }
-  if (!frag) return { values, index };
-  const byRow = work.u32(rows);
-  for (let r = 0; r < rows; r++) byRow[r] = index[frag[r]!]!;
-  return { values, index: byRow };
-}
-
-/** distinctOf by decoding each value that differs from the one before and looking it up in a Map. */
-function distinctByText(leaf: RowLeaf, rows: number, maxDef: number): { values: string[]; index: Uint32Array } {
-  const { defs, vals, rowVal, frag } = leaf;
-  const text = Buffer.from(vals.buffer, vals.byteOffset, vals.byteLength);
-  const seen = new Map<string, number>();
-  const values: string[] = [];
-  const fragments = rowVal.length - 1;
-  const index = work.u32(fragments);
-  for (let r = 0; r < fragments; r++) {
-    if (defs[r] !== maxDef) {
-      index[r] = 0xffffffff;
-      continue;
-    }
-    const str = text.toString('latin1', rowVal[r]! + 4, rowVal[r + 1]!);
-    let id = seen.get(str);
-    if (id === undefined) {
-      seen.set(str, (id = values.length));
-      values.push(str);
-    }
-    index[r] = id;
   }
   if (!frag) return { values, index };
   const byRow = work.u32(rows);
@@ -1099,18 +1052,13 @@ const zstd = (body: Uint8Array) => zstdCompressSync(body, { params: { [zlibConst
  */
 function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined {
   const limit = Math.max(16, present >>> 2);
-  let cap = 32;
-  while (cap < 2 * Math.min(limit, present)) cap *= 2;
-  const slots = work.i32(cap).fill(-1);
-  // Entry i: its value bytes [from[i], to[i]), its PLAIN encoding starting 4 bytes before.
-  const from = work.i32(limit);
-  const to = work.i32(limit);
+  const dv = viewOf(vals);
+  // Entry i: its value bytes [entries.start(i), entries.end(i)), its PLAIN encoding starting 4 bytes before.
+  const entries = new RangeIds(vals, dv, Math.min(limit, present));
   /** The entry that last followed entry i (-1: none yet). */
   const next = work.i32(limit);
-  let size = 0;
   let bytes = 0;
   const indices = work.u32(present);
-  const dv = viewOf(vals);
   let prevS = -1;
   let prevE = -1;
   let prev = 0;
@@ -1125,31 +1073,21 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
     // The value that followed the previous one last time: map keys and the fields of a
     // repeated record come in the same order row after row.
     const guess = prevS >= 0 ? next[prev]! : -1;
-    if (guess >= 0 && bytesEqual(vals, dv, s, e, from[guess]!, to[guess]!)) {
+    if (guess >= 0 && bytesEqual(vals, dv, s, e, entries.start(guess), entries.end(guess))) {
       indices[k] = prev = guess;
       prevS = s;
       prevE = e;
       continue;
     }
-    let slot = hashBytes(vals, dv, s, e) & (cap - 1);
-    let id = -1;
-    for (let c = slots[slot]!, probes = 0; c >= 0; c = slots[slot]!) {
-      if (bytesEqual(vals, dv, s, e, from[c]!, to[c]!)) {
-        id = c;
-        break;
-      }
-      // Values made to collide (the hash is not keyed) would make the lookups quadratic: PLAIN then.
-      if (++probes === MAX_PROBES) return undefined;
-      slot = (slot + 1) & (cap - 1);
-    }
-    if (id < 0) {
+    let id = entries.find(s, e);
+    // Values made to collide in the table: PLAIN.
+    if (id === CROWDED) return undefined;
+    if (id === ABSENT) {
       // Too many distinct values, or already more than a quarter of the first 4,096: the rest
       // would only confirm it.
+      const size = entries.size;
       if (size === limit || (k >= 4096 && size * 4 > k)) return undefined;
-      id = size++;
-      slots[slot] = id;
-      from[id] = s;
-      to[id] = e;
+      id = entries.add(s, e);
       next[id] = -1;
       bytes += 4 + e - s;
     }
@@ -1159,11 +1097,92 @@ function dictionaryOf(vals: Uint8Array, present: number): Dictionary | undefined
     prevE = e;
   }
   const page = work.u8(bytes);
-  for (let i = 0, q = 0; i < size; i++) {
-    page.set(vals.subarray(from[i]! - 4, to[i]!), q);
-    q += to[i]! - from[i]! + 4;
+  for (let i = 0, q = 0; i < entries.size; i++) {
+    page.set(vals.subarray(entries.start(i) - 4, entries.end(i)), q);
+    q += entries.end(i) - entries.start(i) + 4;
   }
-  return { page, size, indices };
+  return { page, size: entries.size, indices };
+}
+
+/** RangeIds.find: the range is not there (add() may follow). */
+const ABSENT = -1;
+/** RangeIds.find: the range's probe sequence passed MAX_PROBES; the caller takes another way. */
+const CROWDED = -2;
+
+/**
+ * Ids (0, 1, ... in order of addition) of distinct byte ranges of one buffer, found by their
+ * bytes: open addressing over hashBytes, at most half full, in this thread's working memory.
+ * hashBytes has no secret key, so a client could send values that all land in one slot: a lookup
+ * gives up after MAX_PROBES (CROWDED) rather than make a flush quadratic.
+ */
+class RangeIds {
+  readonly #vals: Uint8Array;
+  readonly #dv: DataView;
+  #slots: Int32Array;
+  #from: Int32Array;
+  #to: Int32Array;
+  size = 0;
+  /** Where the last find() that gave ABSENT stopped: add() fills it. */
+  #free = -1;
+
+  /** `expected`: distinct ranges to make room for at once (the table grows past them). */
+  constructor(vals: Uint8Array, dv: DataView, expected = 64) {
+    this.#vals = vals;
+    this.#dv = dv;
+    let cap = 32;
+    while (cap < 2 * expected) cap *= 2;
+    this.#slots = work.i32(cap).fill(-1);
+    this.#from = work.i32(cap >> 1);
+    this.#to = work.i32(cap >> 1);
+  }
+
+  start(id: number): number {
+    return this.#from[id]!;
+  }
+
+  end(id: number): number {
+    return this.#to[id]!;
+  }
+
+  /** The id of vals[s, e), ABSENT, or CROWDED. */
+  find(s: number, e: number): number {
+    const slots = this.#slots;
+    const mask = slots.length - 1;
+    let slot = hashBytes(this.#vals, this.#dv, s, e) & mask;
+    for (let c = slots[slot]!, probes = 0; c >= 0; c = slots[slot]!) {
+      if (bytesEqual(this.#vals, this.#dv, s, e, this.#from[c]!, this.#to[c]!)) return c;
+      if (++probes === MAX_PROBES) return CROWDED;
+      slot = (slot + 1) & mask;
+    }
+    this.#free = slot;
+    return ABSENT;
+  }
+
+  /** Adds vals[s, e), which the last find() gave ABSENT for; returns its id. */
+  add(s: number, e: number): number {
+    const id = this.size++;
+    this.#slots[this.#free] = id;
+    this.#from[id] = s;
+    this.#to[id] = e;
+    if (2 * this.size >= this.#slots.length) this.#grow();
+    return id;
+  }
+
+  #grow(): void {
+    const cap = 2 * this.#slots.length;
+    const from = work.i32(cap >> 1);
+    const to = work.i32(cap >> 1);
+    from.set(this.#from.subarray(0, this.size));
+    to.set(this.#to.subarray(0, this.size));
+    this.#from = from;
+    this.#to = to;
+    const slots = (this.#slots = work.i32(cap).fill(-1));
+    for (let id = 0; id < this.size; id++) {
+      let slot = hashBytes(this.#vals, this.#dv, from[id]!, to[id]!) & (cap - 1);
+      while (slots[slot]! >= 0) slot = (slot + 1) & (cap - 1);
+      slots[slot] = id;
+    }
+  }
 }
 
 /**

@@ -341,6 +341,9 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       expect(byAnn.body.user).toEqual({ id: ann.id, name: 'Ann Analyst', email: ann.email, created_at: expect.any(String), updated_at: expect.any(String) });
       const list = await acme('GET', `/api/v1/features/${ref}/comments`);
       expect(list.body.comments.map((c: Json) => c.body)).toEqual(['Looks good', 'Agreed']);
+      const second = await acme('GET', `/api/v1/features/${ref}/comments?per_page=1&page=2`);
+      expect(second.body.comments.map((c: Json) => c.body)).toEqual(['Agreed']);
+      expect(second.body.meta.pagination).toEqual({ current_page: 2, per_page: 1, total_pages: 2, total_records: 2, next_page: null, prev_page: 1 });
       expect((await acme('GET', `/api/v1/features/${ref}`)).body.feature.comments_count).toBe(2);
       expect((await acme('GET', `/api/v1/releases/${release.id}/comments`)).body.comments).toEqual([]);
       expect((await acme('GET', '/api/v1/products/PRJ1/comments')).status).toBe(200);
@@ -358,6 +361,9 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       await acme('POST', '/api/v1/products/PRJ1/competitors', { competitor: { name: 'Buyly' } });
       const list = await acme('GET', '/api/v1/products/PRJ1/competitors');
       expect(list.body.competitors.map((x: Json) => x.name)).toEqual(['Shopr', 'Buyly']);
+      const first = await acme('GET', '/api/v1/products/PRJ1/competitors?per_page=1');
+      expect(first.body.competitors.map((x: Json) => x.name)).toEqual(['Shopr']);
+      expect(first.body.meta.pagination).toMatchObject({ current_page: 1, total_pages: 2, total_records: 2, next_page: 2 });
       expect(list.body.competitors[1]).toMatchObject({ description: '', strengths: '', weaknesses: '' });
       expect((await acme('GET', `/api/v1/competitors/${c.id}`)).body).toEqual(c);
       const updated = await acme('PUT', `/api/v1/competitors/${c.id}`, { competitor: { weaknesses: 'Support, uptime' } });

@@ -163,7 +163,7 @@ export class Committer {
           continue;
         }
         // A column batch DuckDB could not read would fail every write of its table: set it aside.
-        // The batch was read once (readSegment), and the write takes what was read.
+        // Batches were checked on the writer's thread (readSegment); the write takes the head read then.
         if (rec.batchError !== undefined) {
           const key = `${QUARANTINE_PREFIX}${seg.key.split('/').pop()}-${h.id}.batch`;
           log.error({ err: rec.batchError, segment: seg.key, record: h.id, tenant: h.tenant, table: h.table, quarantined: key }, 'malformed WAL record moved to quarantine');
@@ -172,13 +172,12 @@ export class Committer {
           stats.skippedRecords++;
           continue;
         }
-        const batch = rec.batch;
         const gk = `${h.tenant}\u0000${h.dataset}\u0000${h.table}`;
         let g = groups.get(gk);
         if (!g) groups.set(gk, (g = { tenant: h.tenant, dataset: h.dataset, table: h.table, segments: new Set(), hours: new Map() }));
         g.segments.add(seg.key);
         const list = g.hours.get(h.hour) ?? [];
-        list.push({ header: h, payload: rec.payload, segment: seg.key, data: batch ?? rec.payload });
+        list.push({ header: h, payload: rec.payload, segment: seg.key, data: rec.batch ?? rec.payload });
         g.hours.set(h.hour, list);
         stats.records++;
       }

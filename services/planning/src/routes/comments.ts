@@ -4,7 +4,6 @@ import type { Db } from '@floe/meta';
 import { callerOf } from '../auth.ts';
 import { commentBody, idParams, listQuery, writeQuery } from '../params/body-schemas.ts';
 import { parseListParams } from '../params/list-params.ts';
-import { pageWindow } from '../params/pagination.ts';
 import { addComment, listComments, type CommentParentKind } from '../store/comments.ts';
 import { findProduct, findRecord, type NumberedTable } from '../store/lookups.ts';
 import { findPhase } from '../store/release-phases.ts';
@@ -52,7 +51,7 @@ export const commentRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db })
         const p = parseListParams(req.query, { accepted: ['page', 'per_page'] });
         const tenantId = callerOf(req).tenantId;
         const id = await parentId(db, tenantId, parent, req.params.id);
-        return metaPage('comments', await listComments(db, tenantId, { kind: parent.kind, id }, pageWindow(p.page, p.perPage)), p);
+        return metaPage('comments', await listComments(db, tenantId, { kind: parent.kind, id }, p), p);
       },
     );
     if (!parent.add) continue;

@@ -3,7 +3,6 @@ import type { Db } from '@floe/meta';
 import { callerOf } from '../auth.ts';
 import { competitorCreateBody, competitorUpdateBody, idParams, listQuery, writeQuery } from '../params/body-schemas.ts';
 import { parseListParams } from '../params/list-params.ts';
-import { pageWindow } from '../params/pagination.ts';
 import { createCompetitor, deleteCompetitor, getCompetitor, listCompetitors, updateCompetitor, type CompetitorBody } from '../store/competitors.ts';
 import { found, metaPage, productOr404 } from './shapes.ts';
 
@@ -22,7 +21,7 @@ export const competitorRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db
       const p = parseListParams(req.query, { accepted: ['page', 'per_page'] });
       const tenantId = callerOf(req).tenantId;
       const product = await productOr404(db, tenantId, req.params.id);
-      return metaPage('competitors', await listCompetitors(db, tenantId, product.id, pageWindow(p.page, p.perPage)), p);
+      return metaPage('competitors', await listCompetitors(db, tenantId, product.id, p), p);
     },
   );
 

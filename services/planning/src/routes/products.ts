@@ -3,7 +3,6 @@ import type { Db } from '@floe/meta';
 import { callerOf, requireRole } from '../auth.ts';
 import { idParams, listQuery, productCreateBody } from '../params/body-schemas.ts';
 import { parseListParams } from '../params/list-params.ts';
-import { pageWindow } from '../params/pagination.ts';
 import { createProduct, getProduct, listProducts } from '../store/products.ts';
 import { found, metaPage } from './shapes.ts';
 
@@ -23,7 +22,7 @@ export const productRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db })
 
   app.get<{ Querystring: Record<string, string> }>('/products', { schema: { querystring: listQuery(['page', 'per_page']) } }, async (req) => {
     const p = parseListParams(req.query, { accepted: ['page', 'per_page'] });
-    return metaPage('products', await listProducts(db, callerOf(req).tenantId, pageWindow(p.page, p.perPage)), p);
+    return metaPage('products', await listProducts(db, callerOf(req).tenantId, p), p);
   });
 
   app.get<{ Params: { id: string } }>('/products/:id', { schema: { params: idParams } }, async (req) => ({

@@ -3,7 +3,6 @@ import type { Db } from '@floe/meta';
 import { callerOf } from '../auth.ts';
 import { idParams, listQuery, releasePhaseCreateBody, releasePhaseUpdateBody, writeQuery } from '../params/body-schemas.ts';
 import { parseListParams } from '../params/list-params.ts';
-import { pageWindow } from '../params/pagination.ts';
 import { project } from '../params/projection.ts';
 import { createPhase, deletePhase, findPhase, getPhase, listPhases, RELEASE_PHASE_FIELDS, updatePhase, type FoundPhase, type ReleasePhaseBody } from '../store/release-phases.ts';
 import { found, metaPage, recordOr404 } from './shapes.ts';
@@ -28,7 +27,7 @@ export const releasePhaseRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { 
       const p = parseListParams(req.query, { accepted: ['page', 'per_page', 'fields'], fieldNames: RELEASE_PHASE_FIELDS });
       const tenantId = callerOf(req).tenantId;
       const release = await recordOr404(db, 'planning_releases', tenantId, req.params.id);
-      return metaPage('release_phases', await listPhases(db, tenantId, release.id, pageWindow(p.page, p.perPage)), p);
+      return metaPage('release_phases', await listPhases(db, tenantId, release.id, p), p);
     },
   );
 

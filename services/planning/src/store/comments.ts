@@ -1,6 +1,6 @@
 import type { Db } from '@floe/meta';
 import type { Actor } from './actor.ts';
-import { authorJson, listPage, ts, Where } from './sql.ts';
+import { authorJson, listPage, ts, Where, type PageOf } from './sql.ts';
 
 /**
  * Comments on planning records (spec 3, Resources: Comment): id, body, created_at and the user
@@ -18,10 +18,10 @@ export interface CommentJson {
 
 const SELECT = `SELECT c.id::text AS id, c.body, ${ts('c.created_at')} AS created_at, ${authorJson('c.user_id', 'c.key_id')} AS user FROM planning_comments c`;
 
-export async function listComments(db: Db, tenantId: string, parent: { kind: CommentParentKind; id: string }, window: { limit: number; offset: number }): Promise<{ records: CommentJson[]; total: number }> {
+export async function listComments(db: Db, tenantId: string, parent: { kind: CommentParentKind; id: string }, page: PageOf): Promise<{ records: CommentJson[]; total: number }> {
   const where = new Where('c', tenantId);
   where.and(`c.parent_kind = ${where.param(parent.kind)}`).and(`c.parent_id = ${where.param(parent.id)}`);
-  return listPage<CommentJson>(db, { select: SELECT, from: 'planning_comments c', where, orderBy: 'c.id' }, window);
+  return listPage<CommentJson>(db, { select: SELECT, from: 'planning_comments c', where, orderBy: 'c.id' }, page);
 }
 
 export async function addComment(db: Db, actor: Actor, parent: { kind: CommentParentKind; id: string }, body: string): Promise<CommentJson> {

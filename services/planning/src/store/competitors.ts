@@ -1,7 +1,7 @@
 import type { Db } from '@floe/meta';
 import { parseRecordRef } from '../params/reference-numbers.ts';
 import type { Actor } from './actor.ts';
-import { listPage, ts, Where } from './sql.ts';
+import { listPage, ts, Where, type PageOf } from './sql.ts';
 
 /** Competitors of a product (spec 3, Resources: Competitor): id, name, description, strengths, weaknesses. */
 export interface CompetitorJson {
@@ -26,10 +26,10 @@ const SELECT = `SELECT c.id::text AS id, c.name, c.description, c.strengths, c.w
   ${ts('c.created_at')} AS created_at, ${ts('c.updated_at')} AS updated_at
 FROM planning_competitors c`;
 
-export async function listCompetitors(db: Db, tenantId: string, productId: string, window: { limit: number; offset: number }): Promise<{ records: CompetitorJson[]; total: number }> {
+export async function listCompetitors(db: Db, tenantId: string, productId: string, page: PageOf): Promise<{ records: CompetitorJson[]; total: number }> {
   const where = new Where('c', tenantId);
   where.and(`c.product_id = ${where.param(productId)}`);
-  return listPage<CompetitorJson>(db, { select: SELECT, from: 'planning_competitors c', where, orderBy: 'c.id' }, window);
+  return listPage<CompetitorJson>(db, { select: SELECT, from: 'planning_competitors c', where, orderBy: 'c.id' }, page);
 }
 
 export async function getCompetitor(db: Db, tenantId: string, value: string): Promise<CompetitorJson | undefined> {

@@ -1,6 +1,5 @@
 import type { Db } from '@floe/meta';
 import type { ListParams } from '../params/list-params.ts';
-import { pageWindow } from '../params/pagination.ts';
 import { referenceNumber } from '../params/reference-numbers.ts';
 import type { Actor } from './actor.ts';
 import { addListFilters, findRecord, initialStatus, resolveInProduct } from './lookups.ts';
@@ -82,7 +81,7 @@ export async function listEpics(db: Db, tenantId: string, scope: EpicScope, p: L
   if ('releaseId' in scope) where.and(`e.release_id = ${where.param(scope.releaseId)}`);
   if ('initiativeId' in scope) where.and(`e.initiative_id = ${where.param(scope.initiativeId)}`);
   if ('goalId' in scope) where.and(`EXISTS (SELECT 1 FROM planning_epic_goals l WHERE l.epic_id = e.id AND l.goal_id = ${where.param(scope.goalId)})`);
-  return listPage<EpicJson>(db, { select: SELECT, from: 'planning_epics e', where, orderBy: 'e.id' }, pageWindow(p.page, p.perPage));
+  return listPage<EpicJson>(db, { select: SELECT, from: 'planning_epics e', where, orderBy: 'e.id' }, p);
 }
 
 /** Creates an epic in a product, or in a release (then in the release's product). */

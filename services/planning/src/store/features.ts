@@ -1,7 +1,6 @@
 import { badData } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import type { ListParams } from '../params/list-params.ts';
-import { pageWindow } from '../params/pagination.ts';
 import { referenceNumber } from '../params/reference-numbers.ts';
 import { parseEstimateText, parseCustomFields, mergeCustomFields } from '../params/values.ts';
 import type { Actor } from './actor.ts';
@@ -114,7 +113,7 @@ export async function listFeatures(db: Db, tenantId: string, scope: FeatureScope
   if ('initiativeId' in scope) where.and(`f.initiative_id = ${where.param(scope.initiativeId)}`);
   if ('epicId' in scope) where.and(`f.epic_id = ${where.param(scope.epicId)}`);
   if ('goalId' in scope) where.and(`EXISTS (SELECT 1 FROM planning_feature_goals l WHERE l.feature_id = f.id AND l.goal_id = ${where.param(scope.goalId)})`);
-  return listPage<FeatureJson>(db, { select: SELECT, from: 'planning_features f', where, orderBy: 'f.id' }, pageWindow(p.page, p.perPage));
+  return listPage<FeatureJson>(db, { select: SELECT, from: 'planning_features f', where, orderBy: 'f.id' }, p);
 }
 
 export async function createFeature(db: Db, actor: Actor, release: { id: string; productId: string }, body: FeatureBody): Promise<FeatureJson> {

@@ -3,7 +3,7 @@ import type { Db } from '@floe/meta';
 import { DEFAULT_WORKFLOW_KINDS, DEFAULT_WORKFLOWS, type WorkflowRecordKind } from '../workflows.ts';
 import type { Actor } from './actor.ts';
 import { findProduct } from './lookups.ts';
-import { listPage, ts, Where } from './sql.ts';
+import { listPage, ts, Where, type PageOf } from './sql.ts';
 
 /**
  * Products (workspaces): the container of releases, features, epics, goals, initiatives and
@@ -67,6 +67,6 @@ export async function getProduct(db: Db, tenantId: string, value: string): Promi
   return rows[0];
 }
 
-export async function listProducts(db: Db, tenantId: string, window: { limit: number; offset: number }): Promise<{ records: ProductJson[]; total: number }> {
-  return listPage<ProductJson>(db, { select: SELECT, from: 'planning_products p', where: new Where('p', tenantId), orderBy: 'p.id' }, window);
+export async function listProducts(db: Db, tenantId: string, page: PageOf): Promise<{ records: ProductJson[]; total: number }> {
+  return listPage<ProductJson>(db, { select: SELECT, from: 'planning_products p', where: new Where('p', tenantId), orderBy: 'p.id' }, page);
 }

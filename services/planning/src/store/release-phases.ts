@@ -2,7 +2,7 @@ import { badData } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { parseRecordRef } from '../params/reference-numbers.ts';
 import { Assignments } from './record-patch.ts';
-import { day, listPage, ts, Where } from './sql.ts';
+import { day, listPage, ts, Where, type PageOf } from './sql.ts';
 
 /**
  * Phases of a release (spec 3: a release's `phases` of {id, name, start_date, end_date,
@@ -46,10 +46,10 @@ export async function getPhase(db: Db, tenantId: string, id: string): Promise<Re
   return rows[0];
 }
 
-export async function listPhases(db: Db, tenantId: string, releaseId: string, window: { limit: number; offset: number }): Promise<{ records: ReleasePhaseJson[]; total: number }> {
+export async function listPhases(db: Db, tenantId: string, releaseId: string, page: PageOf): Promise<{ records: ReleasePhaseJson[]; total: number }> {
   const where = new Where('ph', tenantId);
   where.and(`ph.release_id = ${where.param(releaseId)}`);
-  return listPage<ReleasePhaseJson>(db, { select: SELECT, from: 'planning_release_phases ph', where, orderBy: 'ph.position, ph.id' }, window);
+  return listPage<ReleasePhaseJson>(db, { select: SELECT, from: 'planning_release_phases ph', where, orderBy: 'ph.position, ph.id' }, page);
 }
 
 /** A new phase, last in its release unless given a position. */

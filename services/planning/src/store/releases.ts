@@ -1,6 +1,5 @@
 import type { Db } from '@floe/meta';
 import type { ListParams } from '../params/list-params.ts';
-import { pageWindow } from '../params/pagination.ts';
 import { referenceNumber } from '../params/reference-numbers.ts';
 import type { Actor } from './actor.ts';
 import { addListFilters, findRecord, initialStatus } from './lookups.ts';
@@ -60,7 +59,7 @@ export async function listReleases(db: Db, tenantId: string, scope: { productId?
   if (p.parkingLot !== undefined) where.and(`r.parking_lot = ${where.param(p.parkingLot)}`);
   // The status filter reads the release's workflow status, joined for the count as SELECT joins it.
   const from = 'planning_releases r LEFT JOIN planning_workflow_statuses ws ON ws.id = r.workflow_status_id';
-  return listPage<ReleaseJson>(db, { select: SELECT, from, where, orderBy: 'r.position, r.id' }, pageWindow(p.page, p.perPage));
+  return listPage<ReleaseJson>(db, { select: SELECT, from, where, orderBy: 'r.position, r.id' }, p);
 }
 
 export async function createRelease(db: Db, actor: Actor, productId: string, body: ReleaseBody): Promise<ReleaseJson> {

@@ -1,4 +1,5 @@
 import type { Db } from '@floe/meta';
+import { pageWindow } from '../params/pagination.ts';
 
 /**
  * SQL shared by the planning repositories. Records are shaped into their JSON form by the
@@ -109,6 +110,12 @@ export function containsPattern(text: string): string {
   return `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 }
 
+/** Which page of a list (both counted from 1; list-params.ts validates them). */
+export interface PageOf {
+  page: number;
+  perPage: number;
+}
+
 /**
  * A page of a list and the length of the whole list: `select` (the records' SELECT ... FROM with
  * its alias) and `from` (what the count reads: the same table and alias, with any join the
@@ -118,8 +125,9 @@ export function containsPattern(text: string): string {
 export async function listPage<T>(
   db: Db,
   q: { select: string; from: string; where: Where; orderBy: string },
-  window: { limit: number; offset: number },
+  which: PageOf,
 ): Promise<{ records: T[]; total: number }> {
+  const window = pageWindow(which.page, which.perPage);
   const params = q.where.params;
   const n = params.length;
   const [page, count] = await Promise.all([
