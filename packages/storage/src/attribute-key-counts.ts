@@ -29,6 +29,8 @@ export function attributeKeyCounts(table: TableDef, batches: readonly ColumnBatc
   const typeOf = new Map(attributeMaps(table).map((m) => [m.column, m.type]));
   const counts = new Map<AttributeType, Map<string, Tally>>();
   const keyLeavesOf = new Map<ColumnBatchView['schema'], { leaf: number; type: AttributeType }[]>();
+  // Per segment's series definitions and key leaf: how many rows reference each definition.
+  const referenced = new Map<readonly ColumnBatchView[], Map<number, { type: AttributeType; counts: Uint32Array }>>();
   for (const batch of batches) {
     let keyLeaves = keyLeavesOf.get(batch.schema);
     if (!keyLeaves) {
@@ -45,11 +47,31 @@ export function attributeKeyCounts(table: TableDef, batches: readonly ColumnBatc
       let byKey = counts.get(type);
       if (!byKey) counts.set(type, (byKey = new Map()));
       const l = batch.leaves[leaf]!;
+      if (l.ref) {
+        // Counted once per segment's definitions below, each weighted by the rows that reference it.
+        let perLeaf = referenced.get(batch.defs!);
+        if (!perLeaf) referenced.set(batch.defs!, (perLeaf = new Map()));
+        let rows = perLeaf.get(leaf);
+        if (!rows) perLeaf.set(leaf, (rows = { type, counts: new Uint32Array(batch.defs!.reduce((n, d) => n + d.rows, 0)) }));
+        for (const r of batch.refs!) rows.counts[r]!++;
+        continue;
+      }
       countKeys(l.values, byKey, l.runs && fragmentWeights(l.defs, l.reps!, l.runs));
     }
   }
+  for (const [defs, perLeaf] of referenced) {
+    for (const [leaf, { type, counts: rows }] of perLeaf) {
+      let at = 0;
+      for (const d of defs) {
+        const l = d.leaf(leaf);
+        countKeys(l.values, counts.get(type)!, fragmentWeights(l.defs, l.reps!, rows.subarray(at, at + d.rows)));
+        at += d.rows;
+      }
+    }
+  }
   const out: AttributeTypeCount[] = [];
-  for (const [type, byKey] of counts) for (const t of byKey.values()) out.push({ key: t.key, type, count: t.count });
+  // (A key only unreferenced definitions hold counts 0: it is not in these rows.)
+  for (const [type, byKey] of counts) for (const t of byKey.values()) if (t.count > 0) out.push({ key: t.key, type, count: t.count });
   return out;
 }
 

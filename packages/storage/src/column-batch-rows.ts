@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { columnLeaves, plainBatch, readColumnBatch } from './column-batch.ts';
+import { ColumnBatchBuilder, columnLeaves, plainBatch, readColumnBatch, type RowTemplate } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 
 /**
@@ -44,8 +44,10 @@ const doubleValue = (v: number): number | string => (Number.isFinite(v) ? v : St
  * text otherwise, NaN and infinities as text, maps as objects, lists as arrays, NULL as null.
  * Synchronous and without DuckDB; for tests of converters that write columns directly.
  */
-export function columnBatchValues(payload: Uint8Array): Record<string, unknown>[] {
-  const view = plainBatch(readColumnBatch(payload));
+export function columnBatchValues(payload: Uint8Array, series?: readonly RowTemplate[]): Record<string, unknown>[] {
+  // A batch of series references ("FCB3") reads its rows with the templates it references (ColumnBatchBuilder.templates).
+  const defs = series && series.length > 0 ? [readColumnBatch(ColumnBatchBuilder.seriesDefinitions(series))] : undefined;
+  const view = plainBatch(readColumnBatch(payload, defs ? { defs } : {}));
   const rows: Record<string, unknown>[] = Array.from({ length: view.rows }, () => ({}));
   const cursors = view.leaves.map((leaf, i) => ({ leaf, shape: view.schema.leaves[i]!, k: 0, vp: 0, dv: new DataView(leaf.values.buffer, leaf.values.byteOffset, leaf.values.byteLength) }));
   type Cursor = (typeof cursors)[number];

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { metricsTable, readJsonColumns, tracesTable, type TableDef } from '@floe/schema';
-import { ColumnBatchBuilder, RowTemplate, batchSchema, readColumnBatch, type BatchColumnType } from './column-batch.ts';
+import { ColumnBatchBuilder, RowTemplate, batchSchema, isColumnBatch, isSeriesDefinitions, plainBatch, readColumnBatch, renumberRefs, type BatchColumnType } from './column-batch.ts';
 import { columnBatchValues } from './column-batch-rows.ts';
 import { ParquetWriter } from './parquet-writer.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
@@ -285,6 +285,64 @@ describe('column batches', () => {
       b.endRow();
       expect(columnBatchValues(b.finish())).toEqual([asDecoded(metricsTable, { ...templates[2]!, time_unix_nano: 2, value: 2 })]);
     }
+  });
+
+  it('rows by series reference read back, with their definitions, as the rows their templates make', () => {
+    // Templates whose NULL columns differ (so some leaves are referenced, some NULL in every
+    // template), referenced in any order and more than once, renumbered as the WAL appender does.
+    const own = new Set(['time_unix_nano', 'value']);
+    const templates = Array.from({ length: 9 }, (_, i) => point(i));
+    const order = [3, 0, 0, 8, 1, 5, 3, 2, 7, 6, 4, 0];
+    const b = ColumnBatchBuilder.forTable(metricsTable);
+    const made = templates.map((row) => b.template(row, own));
+    const time = b.column('time_unix_nano');
+    const value = b.column('value');
+    if (time.kind !== 'primitive' || value.kind !== 'primitive') throw new Error('primitive columns expected');
+    const want = order.map((t, k) => {
+      b.appendRef(made[t]!);
+      time.leaf.long(1_000 + k);
+      value.leaf.f64(k / 4);
+      b.endRow();
+      return asDecoded(metricsTable, { ...templates[t]!, time_unix_nano: 1_000 + k, value: k / 4 });
+    });
+    // Templates in the order first referenced; each row's reference is its template's index there.
+    expect(b.templates).toEqual([...new Set(order)].map((t) => made[t]));
+    const payload = b.finish();
+    expect(columnBatchValues(payload, b.templates)).toEqual(want);
+    const view = readColumnBatch(payload);
+    expect([...view.refs!]).toEqual(order.map((t) => [...new Set(order)].indexOf(t)));
+    // A referenced leaf holds nothing in the batch: the series' labels and name are not there.
+    expect(view.leaves.filter((l) => l.ref).length).toBeGreaterThan(3);
+    expect(payload.length).toBeLessThan(ColumnBatchBuilder.seriesDefinitions(b.templates).length);
+
+    // Definitions split over two records and numbered in another order (a segment's numbering).
+    const numbering = b.templates.map((_, i) => (i * 5 + 2) % b.templates.length);
+    const byNumber = [...b.templates];
+    b.templates.forEach((t, i) => (byNumber[numbering[i]!] = t));
+    const copy = payload.slice();
+    renumberRefs(copy, numbering);
+    const defs = [byNumber.slice(0, 3), byNumber.slice(3)].map((ts) => readColumnBatch(ColumnBatchBuilder.seriesDefinitions(ts)));
+    expect(isSeriesDefinitions(defs[0]!.bytes)).toBe(true);
+    expect(isColumnBatch(defs[0]!.bytes)).toBe(false);
+    const plain = plainBatch(readColumnBatch(copy, { defs }));
+    const again = ColumnBatchBuilder.forTable(metricsTable);
+    for (const row of want) again.addRow(row as Record<string, unknown>);
+    expect(columnBatchValues(again.finish())).toEqual(want);
+    expect(plain.leaves.map((l) => [l.levels, [...l.defs], [...(l.reps ?? [])], [...l.values]])).toEqual(
+      plainBatch(readColumnBatch(again.finish())).leaves.map((l) => [l.levels, [...l.defs], [...(l.reps ?? [])], [...l.values]]),
+    );
+
+    // A reference beyond the definitions, or definitions of another schema, fail the check.
+    expect(() => readColumnBatch(copy, { defs: defs.slice(0, 1) })).toThrow(/references series \d+, its segment defines 3/);
+    const traceDefs = ColumnBatchBuilder.forTable(tracesTable);
+    const spanTemplate = traceDefs.template(span(1), new Set(['start_time_unix_nano']));
+    expect(() => readColumnBatch(copy, { defs: [readColumnBatch(ColumnBatchBuilder.seriesDefinitions([spanTemplate]))] })).toThrow(/another schema/);
+    // Rows of other kinds do not mix with references, in either order.
+    expect(() => b.addRow(point(1))).toThrow(/series reference/);
+    expect(() => b.appendTemplate(made[0]!)).toThrow(/series reference/);
+    b.clear();
+    b.addRow(point(1));
+    expect(() => b.appendRef(made[0]!)).toThrow(/another kind/);
   });
 
   it('keeps the columns rows share once per run, and reads them back as every row', () => {

@@ -25,6 +25,16 @@ import { copyBytes, viewOf } from './byte-ranges.ts';
  * version (other columns) correctly: records are grouped by schema text, and DuckDB unions the
  * groups by column name.
  *
+ * Series references ("FCB3"): the rows of a remote-write series share every column but their
+ * sample's four, and a sender repeats each series in every request. Such a batch carries, after
+ * the leaf table, one u32 per row: a reference to a row of "FCS2" payloads (series definitions,
+ * laid out as "FCB2" batches of one row per series) that the WAL appender writes into the same
+ * segment before the first record that references them (wal-appender.ts; references count the
+ * definitions of the segment's tenant, dataset, table and schema from 0, in segment order). A
+ * leaf whose level count is REF_FLAG holds nothing in the batch: each row takes its referenced
+ * definition's levels and values. So a sample costs the WAL its four values and a reference
+ * instead of its series' ~300 bytes, and the writer's dictionaries and copies work per series.
+ *
  * Parquet nesting, all nodes OPTIONAL except map keys (REQUIRED) and the repeated groups:
  *   primitive           max def 1
  *   map<string, T>      key_value repeated (rep 1): key max def 2, value max def 3
@@ -39,13 +49,21 @@ export type LeafType = 'string' | 'long' | 'int' | 'double' | 'boolean';
 const COLUMN_BATCH_MAGIC = Uint8Array.of(0x46, 0x43, 0x42, 0x32); // "FCB2"
 /** The top bit of a leaf's level count: the leaf holds runs (see the layout above). */
 const RUNS_FLAG = 0x80000000;
+/** A leaf's level count in an "FCB3" batch whose rows take the leaf from their series definitions. */
+const REF_FLAG = 0x40000000;
+const REF_BATCH = 0x33; // "FCB3"
+const SERIES_DEFINITIONS_MAGIC = Uint8Array.of(0x46, 0x43, 0x53, 0x32); // "FCS2"
 
 /** Bytes of one PLAIN value of the fixed-width types (booleans one byte each, as batches hold them). */
 export const PLAIN_WIDTH: Partial<Record<LeafType, number>> = { long: 8, double: 8, int: 4, boolean: 1 };
 
 /** True when a WAL payload is a column batch (otherwise it is the older NDJSON rows). */
 export const isColumnBatch = (payload: Uint8Array): boolean =>
-  payload.length >= 4 && payload[0] === 0x46 && payload[1] === 0x43 && payload[2] === 0x42 && (payload[3] === 0x32 || payload[3] === 0x31);
+  payload.length >= 4 && payload[0] === 0x46 && payload[1] === 0x43 && payload[2] === 0x42 && (payload[3] === 0x32 || payload[3] === 0x31 || payload[3] === REF_BATCH);
+
+/** True when a WAL payload holds series definitions ("FCS2", see the layout above): rows that other records reference, not rows of their own. */
+export const isSeriesDefinitions = (payload: Uint8Array): boolean =>
+  payload.length >= 4 && payload[0] === 0x46 && payload[1] === 0x43 && payload[2] === 0x53 && payload[3] === 0x32;
 
 /** Most bytes a cleared builder (or scratch leaf) may hold on to and still be reused. */
 export const REUSE_BYTES = 4 * 1024 * 1024;
@@ -503,6 +521,14 @@ export class RowTemplate {
   readonly leaves: Int32Array;
   /** Per leaf of one level and no value: its index and its definition level (its repetition level is a row's first, 0). */
   readonly nulls: Int32Array;
+  /** Which leaves it holds values in and which NULL, at which level: shared by the templates alike (appendRef folds each shape once per batch). */
+  readonly shape: TemplateShape;
+  /** The builder generation that last referenced it (appendRef) and its number there. */
+  refToken: object | undefined;
+  refNo = 0;
+  /** The last numbering of a WAL segment's series that took it (wal-appender.ts) and its number there. */
+  segmentSeries: object | undefined;
+  segmentNo = 0;
 
   constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array, nulls: Int32Array) {
     this.schemaKey = schemaKey;
@@ -510,12 +536,32 @@ export class RowTemplate {
     this.view = viewOf(bytes);
     this.leaves = leaves;
     this.nulls = nulls;
+    this.shape = templateShape(schemaKey, leaves, nulls);
   }
 
   /** Bytes held, for a cache's weight. */
   get size(): number {
     return this.bytes.length + this.leaves.byteLength + this.nulls.byteLength + 64;
   }
+}
+
+/** The leaves a template holds values in, and its NULL leaves with their levels (RowTemplate.shape). */
+interface TemplateShape {
+  kept: Int32Array;
+  nulls: Int32Array;
+}
+const shapes = new Map<string, TemplateShape>();
+
+function templateShape(schemaKey: string, leaves: Int32Array, nulls: Int32Array): TemplateShape {
+  const kept = new Int32Array(leaves.length / 4);
+  for (let k = 0; k < kept.length; k++) kept[k] = leaves[4 * k]!;
+  const key = `${schemaKey}|${kept.join(',')}|${nulls.join(',')}`;
+  let shape = shapes.get(key);
+  if (!shape) {
+    if (shapes.size >= 1024) shapes.clear();
+    shapes.set(key, (shape = { kept, nulls }));
+  }
+  return shape;
 }
 
 /**
@@ -541,6 +587,18 @@ export class ColumnBatchBuilder {
   #owing = 0;
   /** One past the last row appendTemplate wrote: what owing leaves owe runs up to it. */
   #claimedEnd = 0;
+  /**
+   * Rows by series reference (appendRef): each row's template number, the templates in the
+   * order first referenced, and per leaf what the templates hold in it: -1 nothing (a column the
+   * rows write themselves), a definition level (NULL or empty in every template so far), or
+   * REFERENCED (values, or levels that differ: the rows take it from their definitions).
+   */
+  #refs = new Uint32Array(0);
+  readonly #templates: RowTemplate[] = [];
+  /** The template shapes folded into #refState. */
+  readonly #folded: TemplateShape[] = [];
+  readonly #refState: Int16Array;
+  #refToken: object = {};
   rows = 0;
 
   constructor(schema: BatchSchema) {
@@ -550,6 +608,7 @@ export class ColumnBatchBuilder {
     this.#leaves = this.columns.flatMap(columnLeaves);
     this.#owedDef = new Int16Array(this.#leaves.length).fill(-1);
     this.#owedFrom = new Int32Array(this.#leaves.length);
+    this.#refState = new Int16Array(this.#leaves.length).fill(-1);
     this.#writers = this.columns.map(columnWriter);
     this.#schemaKey = schemaKey(schema);
     this.#schemaText = utf8.encode(this.#schemaKey);
@@ -595,6 +654,7 @@ export class ColumnBatchBuilder {
    */
   appendTemplate(t: RowTemplate): void {
     if (t.schemaKey !== this.#schemaKey) throw new TypeError('row template of another schema');
+    this.#notByRef();
     const row = this.rows;
     const owedDef = this.#owedDef;
     const { bytes, view, leaves: kept, nulls } = t;
@@ -614,6 +674,55 @@ export class ColumnBatchBuilder {
       this.#owing++;
     }
     this.#claimedEnd = row + 1;
+  }
+
+  /**
+   * Starts a row that references `t` (see the payload layout: "FCB3"): the row's template
+   * columns are not written here but taken from the template's definition, which the WAL
+   * appender writes into the segment (`templates`, seriesDefinitions). As with appendTemplate,
+   * the caller then writes the columns the template left out, and endRow(). Every row of such a
+   * batch is written this way.
+   */
+  appendRef(t: RowTemplate): void {
+    if (t.schemaKey !== this.#schemaKey) throw new TypeError('row template of another schema');
+    const row = this.rows;
+    if (row > 0 && this.#templates.length === 0) throw new TypeError('appendRef on a batch with rows of another kind');
+    let no = t.refNo;
+    if (t.refToken !== this.#refToken) {
+      no = this.#templates.length;
+      this.#templates.push(t);
+      t.refToken = this.#refToken;
+      t.refNo = no;
+      if (!this.#folded.includes(t.shape)) this.#fold(t.shape);
+    }
+    if (row === this.#refs.length) {
+      const grown = new Uint32Array(Math.max(64, 2 * row));
+      grown.set(this.#refs);
+      this.#refs = grown;
+    }
+    this.#refs[row] = no;
+  }
+
+  #fold(shape: TemplateShape): void {
+    this.#folded.push(shape);
+    const state = this.#refState;
+    const { kept, nulls } = shape;
+    for (let k = 0; k < kept.length; k++) state[kept[k]!] = REFERENCED;
+    for (let k = 0; k < nulls.length; k += 2) {
+      const i = nulls[k]!;
+      const s = state[i]!;
+      if (s === -1) state[i] = nulls[k + 1]!;
+      else if (s !== nulls[k + 1]) state[i] = REFERENCED;
+    }
+  }
+
+  /** The templates the rows reference (appendRef), each row's reference being its index here. */
+  get templates(): readonly RowTemplate[] {
+    return this.#templates;
+  }
+
+  #notByRef(): void {
+    if (this.#templates.length > 0) throw new TypeError('rows by series reference and rows of another kind in one batch');
   }
 
   /** Writes what leaf i owes (see appendTemplate) for the rows before `end`. */
@@ -646,6 +755,7 @@ export class ColumnBatchBuilder {
 
   /** A row as an object of raw column values, typed as the NDJSON rows were (see addValue). */
   addRow(row: Readonly<Record<string, unknown>>): void {
+    this.#notByRef();
     this.#settleAll();
     const w = this.#writers;
     for (let i = 0; i < w.length; i++) w[i]!(row);
@@ -657,6 +767,7 @@ export class ColumnBatchBuilder {
    * scope's: those are written once, from the first row, as runs (see the payload layout).
    */
   addRows(rows: readonly Readonly<Record<string, unknown>>[], shared: ReadonlySet<string>): void {
+    this.#notByRef();
     this.#settleAll();
     if (rows.length === 0) return;
     const w = this.#writers;
@@ -679,6 +790,12 @@ export class ColumnBatchBuilder {
     this.#owing = 0;
     this.#claimedEnd = 0;
     for (const l of this.#leaves) l.clear();
+    if (this.#templates.length > 0) {
+      this.#templates.length = 0;
+      this.#folded.length = 0;
+      this.#refState.fill(-1);
+      this.#refToken = {};
+    }
     this.rows = 0;
   }
 
@@ -697,6 +814,10 @@ export class ColumnBatchBuilder {
    * written: it need not be zeroed).
    */
   finish(alloc: (bytes: number) => Uint8Array = (n) => new Uint8Array(n)): Uint8Array {
+    return this.#templates.length > 0 ? this.#finishByRef(alloc) : this.#finish(alloc, COLUMN_BATCH_MAGIC);
+  }
+
+  #finish(alloc: (bytes: number) => Uint8Array, magic: Uint8Array): Uint8Array {
     this.#settleAll();
     const leaves = this.#leaves;
     const schema = this.#schemaText;
@@ -704,7 +825,7 @@ export class ColumnBatchBuilder {
     for (const l of leaves) size += l.byteLength;
     const out = alloc(size);
     const dv = new DataView(out.buffer, out.byteOffset, size);
-    out.set(COLUMN_BATCH_MAGIC, 0);
+    out.set(magic, 0);
     dv.setUint32(4, this.rows, true);
     dv.setUint32(8, schema.length, true);
     out.set(schema, 12);
@@ -718,6 +839,103 @@ export class ColumnBatchBuilder {
     }
     for (const l of leaves) p = l.writeTo(out, p);
     return out;
+  }
+
+  /** An "FCB3" payload: the rows' references, their own columns, and the template leaves NULL in every template as one level each. */
+  #finishByRef(alloc: (bytes: number) => Uint8Array): Uint8Array {
+    const leaves = this.#leaves;
+    const state = this.#refState;
+    const schema = this.#schemaText;
+    const rows = this.rows;
+    let size = 16 + schema.length + 8 * leaves.length + 4 * rows;
+    for (let i = 0; i < leaves.length; i++) {
+      const s = state[i]!;
+      if (s === -1) size += leaves[i]!.byteLength;
+      else if (s !== REFERENCED) size += rows * (leaves[i]!.maxRep > 0 ? 2 : 1);
+    }
+    const out = alloc(size);
+    const dv = new DataView(out.buffer, out.byteOffset, size);
+    out.set(COLUMN_BATCH_MAGIC, 0);
+    out[3] = REF_BATCH;
+    dv.setUint32(4, rows, true);
+    dv.setUint32(8, schema.length, true);
+    out.set(schema, 12);
+    let p = 12 + schema.length;
+    dv.setUint32(p, leaves.length, true);
+    p += 4;
+    for (let i = 0; i < leaves.length; i++) {
+      const s = state[i]!;
+      const l = leaves[i]!;
+      if (s !== -1 && l.n !== 0) throw new TypeError('a template column was written directly in a batch of series references');
+      if (s === -1 && l.runs) throw new TypeError('run leaves in a batch of series references');
+      dv.setUint32(p, s === -1 ? l.n : s === REFERENCED ? REF_FLAG : rows, true);
+      dv.setUint32(p + 4, s === -1 ? l.vp : 0, true);
+      p += 8;
+    }
+    for (let r = 0; r < rows; r++, p += 4) dv.setUint32(p, this.#refs[r]!, true);
+    for (let i = 0; i < leaves.length; i++) {
+      const s = state[i]!;
+      const l = leaves[i]!;
+      if (s === -1) p = l.writeTo(out, p);
+      else if (s !== REFERENCED) {
+        out.fill(s, p, p + rows);
+        p += rows;
+        if (l.maxRep > 0) {
+          out.fill(0, p, p + rows);
+          p += rows;
+        }
+      }
+    }
+    return out;
+  }
+
+  /**
+   * The "FCS2" payload that defines `templates` (made by builders of one schema, with the same
+   * columns left out): one row per template, in order, its left-out columns NULL.
+   */
+  static seriesDefinitions(templates: readonly RowTemplate[], alloc: (bytes: number) => Uint8Array = (n) => new Uint8Array(n)): Uint8Array {
+    if (templates.length === 0) throw new TypeError('seriesDefinitions: no templates');
+    const key = templates[0]!.schemaKey;
+    let b = definitionBuilders.get(key);
+    if (!b) {
+      if (definitionBuilders.size >= 16) definitionBuilders.clear();
+      definitionBuilders.set(key, (b = new ColumnBatchBuilder(JSON.parse(key) as BatchSchema)));
+    }
+    b.clear();
+    const covered = new Uint8Array(b.#leaves.length);
+    for (const t of templates) {
+      b.appendTemplate(t);
+      covered.fill(0);
+      for (let k = 0; k < t.leaves.length; k += 4) covered[t.leaves[k]!] = 1;
+      for (let k = 0; k < t.nulls.length; k += 2) covered[t.nulls[k]!] = 1;
+      for (let i = 0; i < covered.length; i++) if (!covered[i]) b.#leaves[i]!.nil(0);
+      b.endRow();
+    }
+    const out = b.#finish(alloc, SERIES_DEFINITIONS_MAGIC);
+    b.clear();
+    return out;
+  }
+}
+
+/** appendRef's mark of a leaf the rows take from their definitions. */
+const REFERENCED = 0x7fff;
+/** Builders of series definitions, per schema text (seriesDefinitions). */
+const definitionBuilders = new Map<string, ColumnBatchBuilder>();
+
+/**
+ * Rewrites an "FCB3" payload's references in place, each `r` to `to[r]` (the WAL appender's
+ * numbering of its segment's definitions, from the builder's own).
+ */
+export function renumberRefs(payload: Uint8Array, to: ArrayLike<number>): void {
+  if (!isColumnBatch(payload) || payload[3] !== REF_BATCH) throw new TypeError('not a batch of series references');
+  const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const rows = dv.getUint32(4, true);
+  let p = 12 + dv.getUint32(8, true);
+  p += 4 + 8 * dv.getUint32(p, true);
+  for (let r = 0; r < rows; r++, p += 4) {
+    const v = to[dv.getUint32(p, true)];
+    if (v === undefined) throw new RangeError('renumberRefs: a reference beyond the map');
+    dv.setUint32(p, v, true);
   }
 }
 
@@ -851,6 +1069,8 @@ export interface LeafView {
    * row's worth, the i-th standing for runs[i] rows in a row. Undefined for a plain leaf.
    */
   runs: Uint32Array | undefined;
+  /** Set on a leaf of an "FCB3" batch that its rows take from their series definitions (then it holds nothing). */
+  ref?: true;
 }
 
 /** What a column batch payload says of itself before its leaves: its rows and schema. */
@@ -859,6 +1079,11 @@ export interface ColumnBatchHead {
   schema: BatchSchemaInfo;
   /** The whole payload. */
   bytes: Uint8Array;
+  /**
+   * A batch of series references: the definitions ("FCS2" batches, in segment order) that its
+   * references number from 0, as the writer found them in the batch's segment.
+   */
+  defs?: readonly ColumnBatchHead[];
 }
 
 /** A column batch payload's parts (the writer's view; validated, throws on a malformed payload). */
@@ -870,6 +1095,9 @@ export interface ColumnBatchView extends ColumnBatchHead {
    * and views it does not keep die young (kept, they were the encoding thread's live heap).
    */
   leaf(i: number): LeafView;
+  /** Each row's series reference ("FCB3"), numbering the rows of `defs` end to end; undefined for other batches. */
+  readonly refs?: Uint32Array | undefined;
+  readonly defs?: readonly ColumnBatchView[];
 }
 
 /** A leaf's place in a batch: its value type and the nesting its levels encode. */
@@ -923,7 +1151,7 @@ export function batchSchemaInfo(text: string): BatchSchemaInfo {
  * record on the event loop, all kept until the flush, so promoted by its young-generation GCs.
  */
 export function readColumnBatchHead(payload: Uint8Array): ColumnBatchHead {
-  if (!isColumnBatch(payload) || payload.length < 16) throw new TypeError('not a column batch');
+  if (!(isColumnBatch(payload) || isSeriesDefinitions(payload)) || payload.length < 16) throw new TypeError('not a column batch');
   const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   const rows = dv.getUint32(4, true);
   const p = 12 + dv.getUint32(8, true);
@@ -935,7 +1163,7 @@ export function readColumnBatchHead(payload: Uint8Array): ColumnBatchHead {
  * `checked`: the same bytes were read before with their leaves checked (the writer's encoding
  * thread reads what the committer checked), so the per-level check is skipped.
  */
-export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean } = {}): ColumnBatchView {
+export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean; defs?: readonly ColumnBatchView[] } = {}): ColumnBatchView {
   const { rows, schema } = readColumnBatchHead(payload);
   const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   let p = 12 + dv.getUint32(8, true);
@@ -946,11 +1174,25 @@ export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean }
   if (p + 8 * count > payload.length) throw new TypeError('column batch leaf table runs past the payload');
   let at = p + 8 * count;
   const parts = new Int32Array(PARTS * count);
-  const runLeaves = payload[3] === 0x32;
+  const byRef = payload[2] === 0x42 && payload[3] === REF_BATCH;
+  const runLeaves = payload[3] === 0x32 || byRef;
+  let refs: Uint32Array | undefined;
+  if (byRef) {
+    if (at + 4 * rows > payload.length) throw new TypeError('column batch references run past the payload');
+    refs = new Uint32Array(rows);
+    for (let r = 0; r < rows; r++) refs[r] = dv.getUint32(at + 4 * r, true);
+    at += 4 * rows;
+  }
   for (let i = 0; i < count; i++) {
     let levels = dv.getUint32(p + 8 * i, true);
     const valueBytes = dv.getUint32(p + 8 * i + 4, true);
     let runsAt = -1;
+    if (byRef && levels === REF_FLAG) {
+      if (valueBytes !== 0) throw new TypeError(`column batch leaf ${schema.leafNames[i]}: a referenced leaf with values`);
+      parts[PARTS * i + 1] = parts[PARTS * i + 2] = parts[PARTS * i + 3] = at;
+      parts[PARTS * i + 4] = REF_LEAF;
+      continue;
+    }
     if (runLeaves && levels >= RUNS_FLAG) {
       levels -= RUNS_FLAG;
       if (at + 4 > payload.length) throw new TypeError('column batch leaf runs past the payload');
@@ -969,27 +1211,51 @@ export function readColumnBatch(payload: Uint8Array, opts: { checked?: boolean }
     at = end;
   }
   if (at !== payload.length) throw new TypeError('column batch has bytes after its last leaf');
-  const view = new PayloadBatch(rows, schema, payload, parts);
-  if (!opts.checked) for (let i = 0; i < count; i++) checkLeaf(shape[i]!, view.leaf(i), rows, schema.leafNames[i]!);
+  const view = new PayloadBatch(rows, schema, payload, parts, refs, opts.defs);
+  if (!opts.checked) {
+    for (let i = 0; i < count; i++) if (parts[PARTS * i + 4] !== REF_LEAF) checkLeaf(shape[i]!, view.leaf(i), rows, schema.leafNames[i]!);
+    if (refs && opts.defs) checkRefs(refs, opts.defs, schema);
+  }
   return view;
 }
 
-/** Numbers per leaf in PayloadBatch's table: levels, where its levels start, its values start and end, its runs (-1: none). */
+/**
+ * That every reference names a row of `defs`, batches of the referencing batch's schema: the
+ * writer's check of a batch of series references against its segment's definitions.
+ */
+export function checkRefs(refs: Uint32Array, defs: readonly ColumnBatchHead[], schema: BatchSchemaInfo): void {
+  let total = 0;
+  for (const d of defs) {
+    if (d.schema.text !== schema.text) throw new TypeError('series definitions of another schema');
+    total += d.rows;
+  }
+  let max = 0;
+  for (let r = 0; r < refs.length; r++) max = Math.max(max, refs[r]!);
+  if (refs.length > 0 && max >= total) throw new TypeError(`column batch references series ${max}, its segment defines ${total}`);
+}
+
+/** Numbers per leaf in PayloadBatch's table: levels, where its levels start, its values start and end, its runs (-1: none; REF_LEAF: a referenced leaf). */
 const PARTS = 5;
+const REF_LEAF = -2;
+const EMPTY = new Uint8Array(0);
 
 /** A read payload: where each leaf's parts sit, its views made when asked for (ColumnBatchView.leaf). */
 class PayloadBatch implements ColumnBatchView {
   readonly rows: number;
   readonly schema: BatchSchemaInfo;
   readonly bytes: Uint8Array;
+  readonly refs: Uint32Array | undefined;
+  readonly defs: readonly ColumnBatchView[] | undefined;
   readonly #parts: Int32Array;
   #leaves: LeafView[] | undefined;
 
-  constructor(rows: number, schema: BatchSchemaInfo, bytes: Uint8Array, parts: Int32Array) {
+  constructor(rows: number, schema: BatchSchemaInfo, bytes: Uint8Array, parts: Int32Array, refs: Uint32Array | undefined, defs: readonly ColumnBatchView[] | undefined) {
     this.rows = rows;
     this.schema = schema;
     this.bytes = bytes;
     this.#parts = parts;
+    this.refs = refs;
+    this.defs = defs;
   }
 
   get leaves(): readonly LeafView[] {
@@ -1004,6 +1270,7 @@ class PayloadBatch implements ColumnBatchView {
     const at = parts[k + 1]!;
     const valuesAt = parts[k + 2]!;
     const runsAt = parts[k + 4]!;
+    if (runsAt === REF_LEAF) return { levels: 0, defs: EMPTY, reps: this.schema.leaves[i]!.maxRep > 0 ? EMPTY : undefined, values: EMPTY, runs: undefined, ref: true };
     let runs: Uint32Array | undefined;
     if (runsAt >= 0) {
       const dv = new DataView(b.buffer, b.byteOffset + runsAt);
@@ -1130,9 +1397,71 @@ export function plainLeaf(leaf: LeafView, shape: LeafShape): LeafView {
   return { levels, defs: outDefs, reps: outReps, values: outVals, runs: undefined };
 }
 
-/** A batch with every run leaf made plain (plainLeaf). */
+/**
+ * A referenced leaf as a plain leaf: each row's definition's levels and values. `parts` are the
+ * leaf in each definitions batch (plain, a row per fragment); `refs` number their rows end to end.
+ */
+function referencedLeaf(parts: readonly LeafView[], refs: Uint32Array, shape: LeafShape): LeafView {
+  const width = PLAIN_WIDTH[shape.type];
+  // Fragment f: its part, levels [fl[f], fl[f + 1]) and value bytes [fv[f], fv[f + 1]) of that part.
+  const part: number[] = [];
+  const fl: number[] = [];
+  const fv: number[] = [];
+  const fle: number[] = [];
+  const fve: number[] = [];
+  parts.forEach((l, i) => {
+    if (l.runs) throw new TypeError('series definitions with run leaves');
+    const dv = viewOf(l.values);
+    let vp = 0;
+    for (let k = 0; k < l.levels; k++) {
+      if (!l.reps || l.reps[k] === 0) {
+        if (fle.length < fl.length) {
+          fle.push(k);
+          fve.push(vp);
+        }
+        part.push(i);
+        fl.push(k);
+        fv.push(vp);
+      }
+      if (l.defs[k] === shape.maxDef) vp += width ?? 4 + dv.getUint32(vp, true);
+    }
+    if (fle.length < fl.length) {
+      fle.push(l.levels);
+      fve.push(vp);
+    }
+  });
+  let levels = 0;
+  let bytes = 0;
+  for (let r = 0; r < refs.length; r++) {
+    const g = refs[r]!;
+    if (g >= part.length) throw new TypeError(`column batch references series ${g}, its definitions hold ${part.length}`);
+    levels += fle[g]! - fl[g]!;
+    bytes += fve[g]! - fv[g]!;
+  }
+  const defs = new Uint8Array(levels);
+  const reps = shape.maxRep > 0 ? new Uint8Array(levels) : undefined;
+  const values = new Uint8Array(bytes);
+  let n = 0;
+  let q = 0;
+  for (let r = 0; r < refs.length; r++) {
+    const g = refs[r]!;
+    const src = parts[part[g]!]!;
+    defs.set(src.defs.subarray(fl[g]!, fle[g]!), n);
+    if (reps) reps.set(src.reps!.subarray(fl[g]!, fle[g]!), n);
+    values.set(src.values.subarray(fv[g]!, fve[g]!), q);
+    n += fle[g]! - fl[g]!;
+    q += fve[g]! - fv[g]!;
+  }
+  return { levels, defs, reps, values, runs: undefined };
+}
+
+/** A batch with every run leaf made plain (plainLeaf), and a batch of series references resolved against its definitions. */
 export function plainBatch(view: ColumnBatchView): ColumnBatchView {
-  if (!view.leaves.some((l) => l.runs)) return view;
-  const leaves = view.leaves.map((l, i) => plainLeaf(l, view.schema.leaves[i]!));
+  if (!view.refs && !view.leaves.some((l) => l.runs)) return view;
+  const refs = view.refs;
+  if (refs && !view.defs) throw new TypeError('a batch of series references read without its definitions');
+  const leaves = view.leaves.map((l, i) =>
+    l.ref ? referencedLeaf(view.defs!.map((d) => d.leaf(i)), refs!, view.schema.leaves[i]!) : plainLeaf(l, view.schema.leaves[i]!),
+  );
   return { rows: view.rows, schema: view.schema, bytes: view.bytes, leaves, leaf: (i) => leaves[i]! };
 }

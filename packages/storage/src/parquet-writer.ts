@@ -192,12 +192,7 @@ export class ParquetWriter {
     await this.#workDir();
     const path = join(this.#dir, `${randomUUID()}.parquet`);
     try {
-      const out = await this.#sorted.encode(
-        path,
-        table,
-        batches.map((b) => b.bytes),
-        opts.attributeTypes === true,
-      );
+      const out = await this.#sorted.encode(path, table, batches, opts.attributeTypes === true);
       return { path, ...out.result, ...(out.attributeTypes ? { attributeTypes: out.attributeTypes } : {}) };
     } catch (err) {
       // The next write makes the directory again, should it be what went missing.
@@ -329,11 +324,21 @@ export class ParquetWriter {
     const bytes = await segmentBytes(store, key, alloc);
     const check = await this.#sorted.checkSegment(key, bytes);
     if ('corrupt' in check) throw new WalCorruptionError(key, check.corrupt.offset, check.corrupt.reason);
-    return check.records.map(({ header, offset, length, batchError }) => {
+    // Series definitions are not rows: the batches that reference them carry them (ColumnBatchHead.defs).
+    const defs: ColumnBatchHead[][] = [];
+    const records: CheckedRecord[] = [];
+    for (const { header, offset, length, batchError, defGroup, refGroup } of check.records) {
       const payload = bytes.subarray(offset, offset + length);
-      if (batchError !== undefined) return { header, payload, batchError };
-      return isColumnBatch(payload) ? { header, payload, batch: readColumnBatchHead(payload) } : { header, payload };
-    });
+      if (batchError !== undefined) records.push({ header, payload, batchError });
+      else if (defGroup !== undefined) (defs[defGroup] ??= []).push(readColumnBatchHead(payload));
+      else if (!isColumnBatch(payload)) records.push({ header, payload });
+      else {
+        const batch = readColumnBatchHead(payload);
+        if (refGroup !== undefined) batch.defs = defs[refGroup]!;
+        records.push({ header, payload, batch });
+      }
+    }
+    return records;
   }
 
   close(): void {
@@ -345,8 +350,19 @@ export class ParquetWriter {
   }
 }
 
-/** A batch's leaves, from its head when that is all a caller read (its bytes were checked then). */
-const batchViewOf = (b: ColumnBatchHead): ColumnBatchView => ('leaves' in b ? (b as ColumnBatchView) : readColumnBatch(b.bytes, { checked: true }));
+/** A batch's leaves, from its head when that is all a caller read (its bytes were checked then), with its series definitions. */
+const batchViewOf = (b: ColumnBatchHead): ColumnBatchView => {
+  if ('leaves' in b && (!b.defs || (b as ColumnBatchView).defs)) return b as ColumnBatchView;
+  return readColumnBatch(b.bytes, { checked: true, ...(b.defs ? { defs: definitionViews(b.defs) } : {}) });
+};
+
+const definitionViewsOf = new WeakMap<readonly ColumnBatchHead[], ColumnBatchView[]>();
+/** One set of views per segment's definitions, however many of its batches a write takes. */
+function definitionViews(defs: readonly ColumnBatchHead[]): ColumnBatchView[] {
+  let views = definitionViewsOf.get(defs);
+  if (!views || views.length !== defs.length) definitionViewsOf.set(defs, (views = defs.map(batchViewOf)));
+  return views;
+}
 
 /** Every local file a write produced (to remove once published). */
 export const writtenLocalFiles = (w: WrittenFile): string[] => (w.idBlocksPath ? [w.path, w.idBlocksPath] : [w.path]);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TABLES, quoteIdent, timeColumn, tracesTable, withMaterializedLabels, type TableDef } from '@floe/schema';
-import { ColumnBatchBuilder, batchSchema, batchSchemaInfo, readColumnBatch } from './column-batch.ts';
+import { ColumnBatchBuilder, batchSchema, batchSchemaInfo, readColumnBatch, readColumnBatchHead, renumberRefs, type ColumnBatchHead, type RowTemplate } from './column-batch.ts';
 import { ParquetWriter, type WrittenFile } from './parquet-writer.ts';
 import { sortedParquetPlan } from './sorted-batch-parquet.ts';
 import { randomRawRows } from './testing/raw-rows.ts';
@@ -80,7 +80,7 @@ const noNegativeZero = (v: unknown): unknown =>
 const writtenBy = async (path: string) => String((await rowsOf(`SELECT created_by FROM parquet_file_metadata('${path}')`))[0]![0]);
 
 /** Both writers over the same payloads; the direct one must not have fallen back to DuckDB. */
-async function writeBoth(table: TableDef, payloads: Uint8Array[]): Promise<{ js: WrittenFile; db: WrittenFile }> {
+async function writeBoth(table: TableDef, payloads: (Uint8Array | ColumnBatchHead)[]): Promise<{ js: WrittenFile; db: WrittenFile }> {
   const js = await direct.write(table, payloads, { attributeTypes: true });
   const db = await duckdb.write(table, payloads, { attributeTypes: true });
   expect(await writtenBy(js.path)).toBe('floe sorted column batches');
@@ -123,7 +123,7 @@ const summary = (w: WrittenFile) => ({
 });
 
 /** Both writers' files of the same payloads, described alike, and their WrittenFile summaries equal; Floe's description. */
-async function expectSameFile(table: TableDef, payloads: Uint8Array[]) {
+async function expectSameFile(table: TableDef, payloads: (Uint8Array | ColumnBatchHead)[]) {
   const { js, db } = await writeBoth(table, payloads);
   const [got, want] = await Promise.all([describeFile(table, js.path), describeFile(table, db.path)]);
   expect(got.types).toEqual(want.types);
@@ -220,6 +220,53 @@ describe('column batches written sorted without DuckDB', () => {
     const perSeries = await rowsOf(`SELECT count(DISTINCT point_attr_str::VARCHAR) FROM read_parquet('${file.path}')`);
     expect(Number(perSeries[0]![0])).toBeLessThanOrEqual(60);
     await expectSameFile(table, batchesOf(table, rowsWithoutNegativeZero(table, 6_000, 13), 500));
+  });
+
+  it('writes batches of series references with their segments’ definitions, beside plain batches and runs', async () => {
+    const table = TABLES.metrics;
+    const own = new Set(['start_unix_nano', 'time_unix_nano', 'value', 'flags']);
+    // 80 series; each of two segments defines the series it saw, numbered in its own order, and
+    // the second one also defines 20 series no row of this flush references (their labels and
+    // keys must not show in the file's dictionaries, statistics or attribute counts).
+    const series: Record<string, unknown>[] = rowsWithoutNegativeZero(table, 80, 21).map((r, i) => ({ ...r, point_attr_int: i >= 60 ? { only_unreferenced: 1 } : r.point_attr_int }));
+    const maker = ColumnBatchBuilder.forTable(table);
+    const templates = series.map((r) => maker.template(r, own));
+    const values = rowsWithoutNegativeZero(table, 4_000, 22);
+    let used = 0;
+    const segment = (samples: number, firstSeries: number, unreferenced: RowTemplate[]): ColumnBatchHead[] => {
+      const numbers = new Map<RowTemplate, number>();
+      const payloads: Uint8Array[] = [];
+      for (let from = 0; from < samples; from += 500) {
+        const b = ColumnBatchBuilder.forTable(table);
+        for (let k = from; k < Math.min(samples, from + 500); k++) {
+          const s = firstSeries + ((k * 7) % 40);
+          const v = values[used++]!;
+          b.appendRef(templates[s]!);
+          for (const c of own) {
+            const col = b.column(c);
+            if (col.kind !== 'primitive') throw new Error('primitive columns expected');
+            if (v[c] === null || v[c] === undefined) col.leaf.nil(0);
+            else if (c === 'value') col.leaf.f64(Number(v[c]));
+            else col.leaf.long(Number(v[c]));
+          }
+          b.endRow();
+        }
+        for (const t of b.templates) if (!numbers.has(t)) numbers.set(t, numbers.size);
+        const payload = b.finish();
+        renumberRefs(payload, b.templates.map((t) => numbers.get(t)!));
+        payloads.push(payload);
+      }
+      const defined = [...numbers.keys(), ...unreferenced];
+      const defs = [defined.slice(0, 25), defined.slice(25)].map((ts) => readColumnBatchHead(ColumnBatchBuilder.seriesDefinitions(ts)));
+      return payloads.map((p) => ({ ...readColumnBatchHead(p), defs }));
+    };
+    const first = segment(1_500, 0, []);
+    const second = segment(1_500, 20, templates.slice(60));
+    const plain = batchesOf(table, values.slice(3_000, 3_500).map((v, i) => ({ ...series[i % 60]!, ...Object.fromEntries([...own].map((c) => [c, v[c] ?? null])) })), 250);
+    const runs = runBatchesOf(table, values.slice(3_500, 4_000), 250, 9);
+    const { file } = await expectSameFile(table, [...first, ...plain, ...second, ...runs]);
+    expect(file.rowCount).toBe(4_000);
+    expect(file.attributeTypes?.some((a) => a.key === 'only_unreferenced')).toBe(false);
   });
 
   it('keeps ids and dictionaries right when values are made to collide in its hash tables (then PLAIN, and V8 strings)', async () => {

@@ -1,7 +1,7 @@
 import { open } from 'node:fs/promises';
 import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
 import { attributeMaps, isListType, isMapType, isStructType, labelSources, timeColumn, type AttributeType, type ColumnDef, type TableDef } from '@floe/schema';
-import { PLAIN_WIDTH, batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType } from './column-batch.ts';
+import { PLAIN_WIDTH, batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType, type LeafView } from './column-batch.ts';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import type { WrittenFile } from './parquet-writer.ts';
 import {
@@ -264,17 +264,42 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   let defs: Uint8Array;
   let reps: Uint8Array | undefined;
   let vals: Uint8Array;
-  let fragments = 0;
-  let runs = false;
   // Each batch's views of this leaf, made here and dropped with the join (ColumnBatchView.leaf).
   const parts = batches.map((b) => b.leaf(index));
+  // The fragments' sources: the series definitions that batches of references take this leaf
+  // from (each segment's once, first), then every other batch's own leaf. Each batch's first
+  // fragment among them is base[i] (for references, its definitions' first).
+  const sources: LeafView[] = [];
+  const base = new Int32Array(batches.length);
+  let fragments = 0;
+  let shared = false;
+  let defsBase: Map<readonly ColumnBatchView[], number> | undefined;
+  for (let i = 0; i < batches.length; i++) {
+    if (!parts[i]!.ref) continue;
+    const defs = batches[i]!.defs;
+    if (!defs) throw new TypeError('a batch of series references without its definitions');
+    defsBase ??= new Map();
+    let b = defsBase.get(defs);
+    if (b === undefined) {
+      defsBase.set(defs, (b = fragments));
+      for (const d of defs) {
+        sources.push(d.leaf(index));
+        fragments += d.rows;
+      }
+    }
+    base[i] = b;
+    shared = true;
+  }
   for (let i = 0; i < batches.length; i++) {
     const l = parts[i]!;
-    if (l.runs) runs = true;
+    if (l.ref) continue;
+    if (l.runs) shared = true;
+    base[i] = fragments;
+    sources.push(l);
     fragments += l.runs ? l.runs.length : batches[i]!.rows;
   }
-  if (batches.length === 1) {
-    const l = parts[0]!;
+  if (sources.length === 1) {
+    const l = sources[0]!;
     defs = l.defs;
     reps = l.reps;
     // gatherLeaf copies 4- and 8-byte values as 32-bit words: they must sit 4-byte aligned.
@@ -283,7 +308,7 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   } else {
     let n = 0;
     let bytes = 0;
-    for (const l of parts) {
+    for (const l of sources) {
       n += l.levels;
       bytes += l.values.length;
     }
@@ -292,7 +317,7 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
     vals = work.u8(bytes);
     let p = 0;
     let q = 0;
-    for (const l of parts) {
+    for (const l of sources) {
       defs.set(l.defs, p);
       if (reps) reps.set(l.reps!, p);
       vals.set(l.values, q);
@@ -330,33 +355,41 @@ function joinLeaf(batches: readonly ColumnBatchView[], index: number, shape: { t
   }
   if (rowLevel) rowLevel[fragments] = n;
   rowVal[fragments] = vp;
-  if (!runs) return { defs, reps, vals, rowLevel, rowVal, frag: undefined, levels: n, bytes: vp };
+  if (!shared) return { defs, reps, vals, rowLevel, rowVal, frag: undefined, levels: n, bytes: vp };
 
+  // Each row's fragment, and the levels and bytes of all the rows.
   const frag = work.u32(rows);
   const levelsOf = (f: number) => (rowLevel ? rowLevel[f + 1]! - rowLevel[f]! : 1);
   let levels = 0;
   let bytes = 0;
   let row = 0;
-  let base = 0;
   for (let i = 0; i < batches.length; i++) {
     const b = batches[i]!;
-    const counts = parts[i]!.runs;
-    if (counts) {
+    const l = parts[i]!;
+    const from = base[i]!;
+    const counts = l.runs;
+    if (l.ref) {
+      const refs = b.refs!;
+      for (let k = 0; k < b.rows; k++) {
+        const f = from + refs[k]!;
+        frag[row++] = f;
+        levels += levelsOf(f);
+        bytes += rowVal[f + 1]! - rowVal[f]!;
+      }
+    } else if (counts) {
       for (let j = 0; j < counts.length; j++) {
-        const f = base + j;
+        const f = from + j;
         const c = counts[j]!;
         frag.fill(f, row, row + c);
         row += c;
         levels += c * levelsOf(f);
         bytes += c * (rowVal[f + 1]! - rowVal[f]!);
       }
-      base += counts.length;
     } else {
-      for (let k = 0; k < b.rows; k++) frag[row + k] = base + k;
+      for (let k = 0; k < b.rows; k++) frag[row + k] = from + k;
       row += b.rows;
-      levels += rowLevel ? rowLevel[base + b.rows]! - rowLevel[base]! : b.rows;
-      bytes += rowVal[base + b.rows]! - rowVal[base]!;
-      base += b.rows;
+      levels += rowLevel ? rowLevel[from + b.rows]! - rowLevel[from]! : b.rows;
+      bytes += rowVal[from + b.rows]! - rowVal[from]!;
     }
   }
   return { defs, reps, vals, rowLevel, rowVal, frag, levels, bytes };
@@ -387,6 +420,8 @@ function countEntries(keys: KeyTally, all: Dictionary, entryAt: Int32Array, valu
   } else for (let j = 0; j < valueAt[valueAt.length - 1]!; j++) perEntry[ids[j]!]!++;
   const text = Buffer.from(all.page.buffer, all.page.byteOffset, all.page.byteLength);
   for (let e = 0; e < all.size; e++) {
+    // A key only fragments no row takes hold (unreferenced series definitions) is not in the file.
+    if (perEntry[e] === 0) continue;
     const key = text.toString('utf8', entryAt[e]! + 4, entryAt[e + 1]!);
     keys.counts.set(key, (keys.counts.get(key) ?? 0) + perEntry[e]!);
   }
@@ -646,6 +681,18 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
   return { values, index: byRow };
 }
 
+/**
+ * The distinct values of the rows (distinctOf), without those of fragments no row takes: series
+ * definitions of the segment that only other flushes' rows reference.
+ */
+function rowValues(leaf: RowLeaf, rows: number, maxDef: number): string[] {
+  const { values, index } = distinctOf(leaf, rows, maxDef);
+  if (!leaf.frag) return values;
+  const used = new Uint8Array(values.length);
+  for (let r = 0; r < rows; r++) if (index[r] !== 0xffffffff) used[index[r]!] = 1;
+  return values.filter((_, i) => used[i] === 1);
+}
+
 /** Each row's rank among the distinct strings of a one-level-per-row leaf, in byte order, NULL after every value. */
 function stringRanks(leaf: RowLeaf, rows: number, maxDef: number): Uint32Array & { distinct: number } {
   const { values, index } = distinctOf(leaf, rows, maxDef);
@@ -747,6 +794,16 @@ function constantDef(batches: readonly ColumnBatchView[], index: number): number
   let d = -1;
   for (const b of batches) {
     const l = b.leaf(index);
+    // A referenced leaf: its definitions' (those of every series in the segment, referenced here or not).
+    if (l.ref) {
+      for (const def of b.defs ?? []) {
+        const dl = def.leaf(index);
+        if (dl.values.length > 0 || dl.levels !== def.rows) return -1;
+        if (d < 0 && dl.defs.length > 0) d = dl.defs[0]!;
+        for (let k = 0; k < dl.defs.length; k++) if (dl.defs[k] !== d) return -1;
+      }
+      continue;
+    }
     if (l.values.length > 0 || l.levels !== (l.runs ? l.runs.length : b.rows)) return -1;
     const defs = l.defs;
     if (d < 0 && defs.length > 0) d = defs[0]!;
@@ -1296,7 +1353,7 @@ export async function writeSortedBatchParquet(
     }
 
     const order = sortRows(rows, keys);
-    ids = plan.idLeaf === undefined ? [] : distinctOf(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
+    ids = plan.idLeaf === undefined ? [] : rowValues(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).map((v) => Buffer.from(v, 'latin1').toString('utf8'));
 
     // Leaf by leaf, every row group's chunk.
     chunks = plan.leaves.map((leaf, l) => {

@@ -1,5 +1,6 @@
 import type { TableDef } from '@floe/schema';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
+import type { ColumnBatchHead } from './column-batch.ts';
 import { RequestThread } from './request-thread.ts';
 import type { SegmentCheck } from './segment-check.ts';
 import { shareParts, type SharedParts } from './shared-parts.ts';
@@ -21,6 +22,12 @@ export interface EncodeRequest extends SharedParts {
   /** The table definition as JSON (the thread keeps parsed definitions by this text). */
   tableText: string;
   attributeTypes: boolean;
+  /**
+   * The parts begin with series definitions, defCounts[g] of group g in turn (see
+   * ColumnBatchHead.defs); the batches follow, batch i referencing group groupOf[i] (-1: none).
+   */
+  defCounts: number[];
+  groupOf: number[];
 }
 
 /** A WAL segment to check (segment-check.ts), as one shared part. */
@@ -42,14 +49,29 @@ export class SortedParquetEncoder {
   readonly #thread = new RequestThread<EncodeRequest | CheckRequest, EncodeReply | CheckReply>(new URL('./sorted-parquet-worker.ts', import.meta.url), "the writer's encoding thread");
 
   /**
-   * Writes the payloads (column batches of one schema, checked) to `path` as `table`'s sorted
-   * file. Payloads in shared memory go as they are; the others are copied into a new shared buffer.
+   * Writes the batches (payloads or heads, of one schema, checked; with their series definitions) to `path` as
+   * `table`'s sorted file. Payloads in shared memory go as they are; the others are copied into
+   * a new shared buffer.
    */
-  async encode(path: string, table: TableDef, payloads: readonly Uint8Array[], attributeTypes: boolean): Promise<{ result: SortedParquetResult; attributeTypes?: AttributeTypeCount[] }> {
+  async encode(path: string, table: TableDef, batches: readonly (ColumnBatchHead | Uint8Array)[], attributeTypes: boolean): Promise<{ result: SortedParquetResult; attributeTypes?: AttributeTypeCount[] }> {
     let tableText = tableTexts.get(table);
     if (!tableText) tableTexts.set(table, (tableText = JSON.stringify(table)));
+    const payloads: Uint8Array[] = [];
+    const groups = new Map<readonly ColumnBatchHead[], number>();
+    const defCounts: number[] = [];
+    const groupOf = batches.map((b) => {
+      if (b instanceof Uint8Array || !b.defs) return -1;
+      let g = groups.get(b.defs);
+      if (g === undefined) {
+        groups.set(b.defs, (g = defCounts.length));
+        defCounts.push(b.defs.length);
+        for (const d of b.defs) payloads.push(d.bytes);
+      }
+      return g;
+    });
+    for (const b of batches) payloads.push(b instanceof Uint8Array ? b : b.bytes);
     const { buffers, spans } = shareParts(payloads);
-    const reply = (await this.#thread.request({ kind: 'encode', path, tableText, buffers, spans, attributeTypes })) as EncodeReply;
+    const reply = (await this.#thread.request({ kind: 'encode', path, tableText, buffers, spans, attributeTypes, defCounts, groupOf })) as EncodeReply;
     if (reply.error !== undefined) throw reply.needsDuckDb ? new NeedsDuckDbError(reply.error) : new Error(reply.error);
     return { result: reply.result, ...(reply.attributeTypes ? { attributeTypes: reply.attributeTypes } : {}) };
   }

@@ -35,8 +35,10 @@ parentPort!.on('message', (m: EncodeRequest | CheckRequest) => {
         if (tables.size >= 256) tables.clear();
         tables.set(m.tableText, (table = JSON.parse(m.tableText) as TableDef));
       }
-      const batches = [];
-      for (const payload of partsOf(m)) batches.push(readColumnBatch(payload, { checked: true }));
+      const payloads = partsOf(m);
+      let k = 0;
+      const defs = m.defCounts.map((n) => Array.from({ length: n }, () => readColumnBatch(payloads[k++]!, { checked: true })));
+      const batches = m.groupOf.map((g) => readColumnBatch(payloads[k++]!, { checked: true, ...(g >= 0 ? { defs: defs[g]! } : {}) }));
       const plan = sortedParquetPlan(table, batches[0]!.schema);
       if (!plan) throw new TypeError(`table ${table.name}: these batches need DuckDB`);
       // Key counts come with the file from its dictionaries, unless a key leaf had none.

@@ -21,11 +21,22 @@
 //
 // A failed write rejects every append() waiting on it with WalAppendError (callers answer 503)
 // and nothing of it is acknowledged; later appends start a fresh segment.
+//
+// Series definitions: a record of series references (WalRecord.series, column-batch.ts "FCB3")
+// needs its templates defined in its own segment, so that the writer, which takes a segment as a
+// unit, resolves it alone. When a group is placed in a segment, the templates the segment does
+// not define yet are written as one definitions record per tenant, dataset, table and schema
+// ahead of the group's records, and each record's references are renumbered to the segment's
+// numbering. A segment written by one put defines what its group uses; an appended segment
+// defines each series once for all the group commits it takes (Prometheus's WAL, too, writes a
+// series record once and samples that reference it).
 
 import { WalAppendError, WalClosedError } from './errors.ts';
 import { validatePrefix } from './keys.ts';
 import type { AppendableObject, AppendableObjects, ObjectStore } from './object-store.ts';
-import { frameRecord, OPEN_ENDED_COUNT, segmentHeader } from './wal-format.ts';
+import { ColumnBatchBuilder, renumberRefs, type RowTemplate } from './column-batch.ts';
+import { newRecordId } from './record-id.ts';
+import { frameRecord, OPEN_ENDED_COUNT, refreshCrc, segmentHeader } from './wal-format.ts';
 import type { WalRecord } from './wal-format.ts';
 import { DEFAULT_WAL_PREFIX, formatSegmentKey, validateInstanceId } from './wal-segments.ts';
 
@@ -53,7 +64,11 @@ interface OpenSegment {
   /** Set when its age is up: sealed before the next group, or at once when idle. */
   due: boolean;
   timer: ReturnType<typeof setTimeout>;
+  series: SegmentSeries;
 }
+
+/** The series a segment defines, per tenant, dataset, table and schema: each template's number there. */
+type SegmentSeries = Map<string, Map<RowTemplate, number>>;
 
 export interface WalAppendResult {
   /** Key of the segment that holds the records. */
@@ -61,6 +76,7 @@ export interface WalAppendResult {
 }
 
 interface PendingAppend {
+  records: WalRecord[];
   /** Each record's frame parts (frameRecord). */
   frames: Uint8Array[][];
   bytes: number;
@@ -128,7 +144,7 @@ export class WalAppender {
     let bytes = 0;
     for (const f of frames) for (const p of f) bytes += p.byteLength;
     return new Promise<WalAppendResult>((resolve, reject) => {
-      this.#queue.push({ frames, bytes, resolve, reject });
+      this.#queue.push({ records, frames, bytes, resolve, reject });
       this.#schedule();
     });
   }
@@ -216,17 +232,18 @@ export class WalAppender {
   /** Each group in turn as an append to the open segment (sealed first when due or full), or a new one. Never rejects. */
   async #appendBatches(appendables: AppendableObjects, batches: PendingAppend[][]): Promise<void> {
     for (const batch of batches) {
-      const { parts, bytes } = partsOf(batch);
       const open = this.#open;
-      if (open && (open.due || open.object.size + bytes > this.#maxBatchBytes)) await this.#seal();
+      if (open && (open.due || open.object.size + batchBytes(batch) > this.#maxBatchBytes)) await this.#seal();
       let key = this.#open?.object.key;
       try {
         if (this.#open) {
-          await this.#open.object.append(parts);
+          await this.#open.object.append(partsOf(batch, this.#open.series).parts);
         } else {
           key = this.#nextKey();
+          const series: SegmentSeries = new Map();
+          const { parts } = partsOf(batch, series);
           const object = await appendables.open(key, [segmentHeader(OPEN_ENDED_COUNT), ...parts]);
-          const entry: OpenSegment = { object, due: false, timer: setTimeout(() => this.#ageUp(entry), this.#segmentMaxAgeMs) };
+          const entry: OpenSegment = { object, due: false, series, timer: setTimeout(() => this.#ageUp(entry), this.#segmentMaxAgeMs) };
           entry.timer.unref?.();
           this.#open = entry;
         }
@@ -266,7 +283,7 @@ export class WalAppender {
     const key = this.#nextKey();
     try {
       // The parts are written as they are: the payloads are not copied into one segment buffer.
-      const { parts, records } = partsOf(batch);
+      const { parts, records } = partsOf(batch, new Map());
       await this.#store.put(key, [segmentHeader(records), ...parts]);
     } catch (err) {
       // Nothing in this segment is acknowledged. The object may still exist (a PUT that timed out
@@ -282,15 +299,53 @@ export class WalAppender {
   }
 }
 
-/** A group's frame parts in order, their bytes and how many records they hold. */
-function partsOf(batch: PendingAppend[]): { parts: Uint8Array[]; bytes: number; records: number } {
+const batchBytes = (batch: PendingAppend[]) => batch.reduce((n, p) => n + p.bytes, 0);
+
+/**
+ * A group's frame parts in order and how many records they hold, for a segment that defines
+ * `series` so far (updated): the series definitions its records need first, then the records,
+ * their references renumbered to the segment's.
+ */
+function partsOf(batch: PendingAppend[], series: SegmentSeries): { parts: Uint8Array[]; records: number } {
   const parts: Uint8Array[] = [];
-  let bytes = 0;
   let records = 0;
+  // New definitions per group key: the templates, and the header of a record of the group.
+  const fresh = new Map<string, { templates: RowTemplate[]; header: WalRecord['header'] }>();
+  for (const pending of batch) {
+    pending.records.forEach((record, j) => {
+      const templates = record.series;
+      if (templates === undefined || templates.length === 0) return;
+      const h = record.header;
+      const key = `${h.tenant}\u0000${h.dataset}\u0000${h.table}\u0000${templates[0]!.schemaKey}`;
+      let numbers = series.get(key);
+      if (!numbers) series.set(key, (numbers = new Map()));
+      const to = new Uint32Array(templates.length);
+      for (let i = 0; i < templates.length; i++) {
+        const t = templates[i]!;
+        // Most series belong to one numbering at a time: the template remembers its last.
+        let n = t.segmentSeries === numbers ? t.segmentNo : numbers.get(t);
+        if (n === undefined) {
+          numbers.set(t, (n = numbers.size));
+          let f = fresh.get(key);
+          if (!f) fresh.set(key, (f = { templates: [], header: h }));
+          f.templates.push(t);
+        }
+        t.segmentSeries = numbers;
+        t.segmentNo = n;
+        to[i] = n;
+      }
+      renumberRefs(record.payload, to);
+      refreshCrc(pending.frames[j]!);
+    });
+  }
+  for (const { templates, header } of fresh.values()) {
+    const payload = ColumnBatchBuilder.seriesDefinitions(templates);
+    parts.push(...frameRecord({ header: { ...header, rows: templates.length, id: newRecordId() }, payload }));
+    records++;
+  }
   for (const pending of batch) {
     for (const frame of pending.frames) parts.push(...frame);
     records += pending.frames.length;
-    bytes += pending.bytes;
   }
-  return { parts, bytes, records };
+  return { parts, records };
 }

@@ -23,6 +23,7 @@
 // what rows look like, the writer decodes them.
 
 import { crc32 } from 'node:zlib';
+import type { RowTemplate } from './column-batch.ts';
 import { WalCorruptionError } from './errors.ts';
 
 export interface WalRecordHeader {
@@ -39,6 +40,11 @@ export interface WalRecordHeader {
 export interface WalRecord {
   header: WalRecordHeader;
   payload: Uint8Array;
+  /**
+   * A batch of series references (column-batch.ts, "FCB3"): the templates its references number
+   * from 0. The appender defines them in the record's segment and renumbers the references.
+   */
+  series?: readonly RowTemplate[];
 }
 
 export const WAL_MAGIC = Uint8Array.of(0x46, 0x57, 0x41, 0x4c);
@@ -97,6 +103,13 @@ export function frameRecord(record: WalRecord): Uint8Array[] {
   const crc = new Uint8Array(4);
   new DataView(crc.buffer).setUint32(0, crc32(payload, crc32(headerBytes)), true);
   return [head, payload, crc];
+}
+
+/** A frame's CRC again (frameRecord), after its payload changed in place. */
+export function refreshCrc(frame: Uint8Array[]): void {
+  const [head, payload, crc] = frame as [Uint8Array, Uint8Array, Uint8Array];
+  const headerBytes = head.subarray(4, head.length - 4);
+  new DataView(crc.buffer, crc.byteOffset, 4).setUint32(0, crc32(payload, crc32(headerBytes)), true);
 }
 
 /** The segment header of a segment of `count` records (OPEN_ENDED_COUNT: as many as follow). */

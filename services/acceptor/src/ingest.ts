@@ -21,10 +21,20 @@ export interface IngestResult {
   rejectReason: string | undefined;
 }
 
-/** Each hour's rows as one column batch payload: the rows written as columns, then the row objects. */
+/**
+ * Each hour's rows as one column batch payload: the rows written as columns, then the row
+ * objects; or two, when the columns are series references (those batches hold nothing else).
+ */
 function hourPayloads(table: TableName, converted: ConvertedRows): HourPayload[] {
   const out: HourPayload[] = [];
   for (const b of converted.byHour.values()) {
+    if (b.columns && b.columns.templates.length > 0) {
+      const refs = b.columns;
+      b.columns = undefined;
+      // The templates outlive the builder (cleared for the next request): the appender reads them.
+      out.push({ hour: b.hour, rows: refs.rows, payload: refs.finish(payloadBuffers.take), series: refs.templates.slice() });
+      releaseBuilder(table, refs);
+    }
     if (b.items.length === 0 && !b.columns) continue;
     const batch = b.columns ?? takeBuilder(table);
     b.columns = undefined;
@@ -114,7 +124,7 @@ export class Ingest {
     const records: WalRecord[] = [];
     for (const [table, rows] of [['metrics', converted.points], ['metric_exemplars', converted.exemplars]] as const) {
       for (const b of hourPayloads(table, rows)) {
-        records.push({ header: { tenant: ctx.tenant, dataset: ctx.dataset, table, hour: b.hour, rows: b.rows, id: newRecordId() }, payload: b.payload });
+        records.push({ header: { tenant: ctx.tenant, dataset: ctx.dataset, table, hour: b.hour, rows: b.rows, id: newRecordId() }, payload: b.payload, ...(b.series ? { series: b.series } : {}) });
       }
     }
     if (records.length > 0) await this.append(records);

@@ -401,7 +401,7 @@ class Converter {
       const v = sample.value;
       const b = this.points.columns(time);
       const leaves = leavesOf(b);
-      b.appendTemplate(head);
+      b.appendRef(head);
       if (start > 0n) leaves.start.bigint(start * NS_PER_MS);
       else leaves.start.nil(0);
       leaves.time.bigint(time);

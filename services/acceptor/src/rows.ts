@@ -1,5 +1,5 @@
 import { NS_PER_HOUR, tableDef, type TableName } from '@floe/schema';
-import { ColumnBatchBuilder, columnBatchValues } from '@floe/storage';
+import { ColumnBatchBuilder, columnBatchValues, type RowTemplate } from '@floe/storage';
 
 /**
  * What every OTLP signal's conversion produces: rows of one table grouped by the hour of each
@@ -23,6 +23,8 @@ export interface HourPayload {
   hour: number;
   rows: number;
   payload: Uint8Array;
+  /** A batch of series references: the templates they number (WalRecord.series). */
+  series?: readonly RowTemplate[];
 }
 
 export interface ConvertedRows {
@@ -107,5 +109,5 @@ export class RowCollector {
 /** A batch's rows as plain JSON values (objects, then the rows written as columns), in the order added: for tests. */
 export const batchRows = (b: HourBatch): Record<string, unknown>[] => [
   ...b.items.map((r) => JSON.parse(JSON.stringify(r)) as Record<string, unknown>),
-  ...(b.columns && b.columns.rows > 0 ? columnBatchValues(b.columns.finish()) : []),
+  ...(b.columns && b.columns.rows > 0 ? columnBatchValues(b.columns.finish(), b.columns.templates) : []),
 ];
