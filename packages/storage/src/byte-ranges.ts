@@ -30,6 +30,16 @@ export function bytesEqual(b: Uint8Array, bv: DataView, s1: number, e1: number, 
   return true;
 }
 
+/** Whether all of `a` (av: its view) equals b[s, e) (bv: b's view). */
+export function rangesEqual(a: Uint8Array, av: DataView, b: Uint8Array, bv: DataView, s: number, e: number): boolean {
+  const n = e - s;
+  if (n !== a.length) return false;
+  let i = 0;
+  for (; i + 4 <= n; i += 4) if (av.getUint32(i) !== bv.getUint32(s + i)) return false;
+  for (; i < n; i++) if (a[i] !== b[s + i]) return false;
+  return true;
+}
+
 /** Whether b[start, start + n) holds exactly the bytes of `key` (a value compared with a key kept apart). */
 export function bytesAre(b: Uint8Array, start: number, n: number, key: Uint8Array): boolean {
   if (key.length !== n) return false;
