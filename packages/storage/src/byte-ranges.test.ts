@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bytesEqual, compareBytes, copyBytes, viewOf } from './byte-ranges.ts';
+import { bytesEqual, compareBytes, copyBytes, rangesEqual, viewOf } from './byte-ranges.ts';
 
 describe('copyBytes', () => {
   it('copies every length around its word and set() thresholds, at any offsets of views into larger buffers', () => {
@@ -20,6 +20,24 @@ describe('copyBytes', () => {
           expect(dstBacking.subarray(0, 5 + q).every((b) => b === 0xee)).toBe(true);
           expect(dstBacking.subarray(5 + q + n).every((b) => b === 0xee)).toBe(true);
         }
+      }
+    }
+  });
+
+  it('rangesEqual tells a key from a range of another buffer that differs in any byte or in length, at any offsets', () => {
+    const key = new Uint8Array(40).subarray(1, 38).map((_, i) => (i * 91 + 7) & 0xff);
+    const backing = new Uint8Array(100);
+    const b = backing.subarray(2);
+    for (const s of [0, 1, 2, 3, 5]) {
+      backing.fill(0);
+      b.set(key, s);
+      expect(rangesEqual(key, viewOf(key), b, viewOf(b), s, s + key.length)).toBe(true);
+      expect(rangesEqual(key, viewOf(key), b, viewOf(b), s, s + key.length - 1)).toBe(false);
+      expect(rangesEqual(key, viewOf(key), b, viewOf(b), s, s + key.length + 1)).toBe(false);
+      for (const i of [0, 3, 4, 35, 36]) {
+        b[s + i]! ^= 0x80;
+        expect(rangesEqual(key, viewOf(key), b, viewOf(b), s, s + key.length)).toBe(false);
+        b[s + i]! ^= 0x80;
       }
     }
   });
