@@ -589,15 +589,15 @@ export class ColumnBatchBuilder {
   #claimedEnd = 0;
   /**
    * Rows by series reference (appendRef): each row's template number, the templates in the
-   * order first referenced, and per leaf what the templates hold in it: -1 nothing (a column the
-   * rows write themselves), a definition level (NULL or empty in every template so far), or
-   * REFERENCED (values, or levels that differ: the rows take it from their definitions).
+   * order first referenced, and the leaves the rows take from their definitions (1: any leaf a
+   * template holds, its NULL ones too, so a row carries none of them; 0: a column the rows
+   * write themselves).
    */
   #refs = new Uint32Array(0);
   readonly #templates: RowTemplate[] = [];
-  /** The template shapes folded into #refState. */
+  /** The template shapes folded into #referenced. */
   readonly #folded: TemplateShape[] = [];
-  readonly #refState: Int16Array;
+  readonly #referenced: Uint8Array;
   #refToken: object = {};
   rows = 0;
 
@@ -608,7 +608,7 @@ export class ColumnBatchBuilder {
     this.#leaves = this.columns.flatMap(columnLeaves);
     this.#owedDef = new Int16Array(this.#leaves.length).fill(-1);
     this.#owedFrom = new Int32Array(this.#leaves.length);
-    this.#refState = new Int16Array(this.#leaves.length).fill(-1);
+    this.#referenced = new Uint8Array(this.#leaves.length);
     this.#writers = this.columns.map(columnWriter);
     this.#schemaKey = schemaKey(schema);
     this.#schemaText = utf8.encode(this.#schemaKey);
@@ -705,15 +705,9 @@ export class ColumnBatchBuilder {
 
   #fold(shape: TemplateShape): void {
     this.#folded.push(shape);
-    const state = this.#refState;
     const { kept, nulls } = shape;
-    for (let k = 0; k < kept.length; k++) state[kept[k]!] = REFERENCED;
-    for (let k = 0; k < nulls.length; k += 2) {
-      const i = nulls[k]!;
-      const s = state[i]!;
-      if (s === -1) state[i] = nulls[k + 1]!;
-      else if (s !== nulls[k + 1]) state[i] = REFERENCED;
-    }
+    for (let k = 0; k < kept.length; k++) this.#referenced[kept[k]!] = 1;
+    for (let k = 0; k < nulls.length; k += 2) this.#referenced[nulls[k]!] = 1;
   }
 
   /** The templates the rows reference (appendRef), each row's reference being its index here. */
@@ -793,7 +787,7 @@ export class ColumnBatchBuilder {
     if (this.#templates.length > 0) {
       this.#templates.length = 0;
       this.#folded.length = 0;
-      this.#refState.fill(-1);
+      this.#referenced.fill(0);
       this.#refToken = {};
     }
     this.rows = 0;
@@ -841,18 +835,14 @@ export class ColumnBatchBuilder {
     return out;
   }
 
-  /** An "FCB3" payload: the rows' references, their own columns, and the template leaves NULL in every template as one level each. */
+  /** An "FCB3" payload: the rows' references and their own columns. */
   #finishByRef(alloc: (bytes: number) => Uint8Array): Uint8Array {
     const leaves = this.#leaves;
-    const state = this.#refState;
+    const referenced = this.#referenced;
     const schema = this.#schemaText;
     const rows = this.rows;
     let size = 16 + schema.length + 8 * leaves.length + 4 * rows;
-    for (let i = 0; i < leaves.length; i++) {
-      const s = state[i]!;
-      if (s === -1) size += leaves[i]!.byteLength;
-      else if (s !== REFERENCED) size += rows * (leaves[i]!.maxRep > 0 ? 2 : 1);
-    }
+    for (let i = 0; i < leaves.length; i++) if (!referenced[i]) size += leaves[i]!.byteLength;
     const out = alloc(size);
     const dv = new DataView(out.buffer, out.byteOffset, size);
     out.set(COLUMN_BATCH_MAGIC, 0);
@@ -864,28 +854,15 @@ export class ColumnBatchBuilder {
     dv.setUint32(p, leaves.length, true);
     p += 4;
     for (let i = 0; i < leaves.length; i++) {
-      const s = state[i]!;
       const l = leaves[i]!;
-      if (s !== -1 && l.n !== 0) throw new TypeError('a template column was written directly in a batch of series references');
-      if (s === -1 && l.runs) throw new TypeError('run leaves in a batch of series references');
-      dv.setUint32(p, s === -1 ? l.n : s === REFERENCED ? REF_FLAG : rows, true);
-      dv.setUint32(p + 4, s === -1 ? l.vp : 0, true);
+      if (referenced[i] && l.n !== 0) throw new TypeError('a template column was written directly in a batch of series references');
+      if (!referenced[i] && l.runs) throw new TypeError('run leaves in a batch of series references');
+      dv.setUint32(p, referenced[i] ? REF_FLAG : l.n, true);
+      dv.setUint32(p + 4, referenced[i] ? 0 : l.vp, true);
       p += 8;
     }
     for (let r = 0; r < rows; r++, p += 4) dv.setUint32(p, this.#refs[r]!, true);
-    for (let i = 0; i < leaves.length; i++) {
-      const s = state[i]!;
-      const l = leaves[i]!;
-      if (s === -1) p = l.writeTo(out, p);
-      else if (s !== REFERENCED) {
-        out.fill(s, p, p + rows);
-        p += rows;
-        if (l.maxRep > 0) {
-          out.fill(0, p, p + rows);
-          p += rows;
-        }
-      }
-    }
+    for (let i = 0; i < leaves.length; i++) if (!referenced[i]) p = leaves[i]!.writeTo(out, p);
     return out;
   }
 
@@ -917,8 +894,6 @@ export class ColumnBatchBuilder {
   }
 }
 
-/** appendRef's mark of a leaf the rows take from their definitions. */
-const REFERENCED = 0x7fff;
 /** Builders of series definitions, per schema text (seriesDefinitions). */
 const definitionBuilders = new Map<string, ColumnBatchBuilder>();
 

@@ -792,11 +792,16 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, rowOrder: Uin
  */
 function constantDef(batches: readonly ColumnBatchView[], index: number): number {
   let d = -1;
+  let seen: Set<readonly ColumnBatchView[]> | undefined;
   for (const b of batches) {
     const l = b.leaf(index);
-    // A referenced leaf: its definitions' (those of every series in the segment, referenced here or not).
+    // A referenced leaf: its definitions' (those of every series in the segment, referenced here
+    // or not), each segment's once.
     if (l.ref) {
-      for (const def of b.defs ?? []) {
+      const defs = b.defs ?? [];
+      if ((seen ??= new Set()).has(defs)) continue;
+      seen.add(defs);
+      for (const def of defs) {
         const dl = def.leaf(index);
         if (dl.values.length > 0 || dl.levels !== def.rows) return -1;
         if (d < 0 && dl.defs.length > 0) d = dl.defs[0]!;
