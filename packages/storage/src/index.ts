@@ -68,6 +68,7 @@ export { IdBloom, idBloomKey } from './id-bloom.ts';
 export { IdBlocksIndex, IdBlocksWriter, findIdPayload, idBlocksKey, readIdPayload } from './id-blocks.ts';
 export type { IdPayloadRead } from './id-blocks.ts';
 export { BytesLru, Lru } from './lru.ts';
+export type { BytesHit } from './lru.ts';
 export { viewOf } from './byte-ranges.ts';
 export { eachAtMost } from './each-at-most.ts';
 export { ColumnBatchBuilder, Leaf, REUSE_BYTES, RowTemplate, batchSchema, isColumnBatch, plainBatch, readColumnBatch } from './column-batch.ts';

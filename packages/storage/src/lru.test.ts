@@ -53,14 +53,14 @@ describe('BytesLru', () => {
     const a = buf('..job=api,instance=a..');
     cache.set('counter|', a, viewOf(a), 2, 20, 'A');
     const b = buf('xxxxjob=api,instance=a');
-    expect(cache.get('counter|', b, viewOf(b), 4, 22)).toBe('A');
-    expect(cache.get('gauge|', b, viewOf(b), 4, 22)).toBeUndefined(); // another prefix
-    expect(cache.get('counter|', b, viewOf(b), 4, 21)).toBeUndefined(); // a shorter range
+    expect(cache.get('counter|', b, viewOf(b), 4, 22)?.value).toBe('A');
+    expect(cache.get('gauge|', b, viewOf(b), 4, 22)?.value).toBeUndefined(); // another prefix
+    expect(cache.get('counter|', b, viewOf(b), 4, 21)?.value).toBeUndefined(); // a shorter range
     const c = buf('job=api,instance=b');
-    expect(cache.get('counter|', c, viewOf(c), 0, c.length)).toBeUndefined();
+    expect(cache.get('counter|', c, viewOf(c), 0, c.length)?.value).toBeUndefined();
     // The cache kept a copy: changing the buffer it was set from changes nothing.
     a.fill(0);
-    expect(cache.get('counter|', b, viewOf(b), 4, 22)).toBe('A');
+    expect(cache.get('counter|', b, viewOf(b), 4, 22)?.value).toBe('A');
   });
 
   it('never answers a key with the value of another key of the same hash', () => {
@@ -84,10 +84,10 @@ describe('BytesLru', () => {
     const [x, y] = pair.map(keyOf);
     const cache = new BytesLru<string>(1024);
     cache.set('p', x!, viewOf(x!), 0, 8, 'x');
-    expect(cache.get('p', y!, viewOf(y!), 0, 8)).toBeUndefined();
+    expect(cache.get('p', y!, viewOf(y!), 0, 8)?.value).toBeUndefined();
     cache.set('p', y!, viewOf(y!), 0, 8, 'y');
-    expect(cache.get('p', y!, viewOf(y!), 0, 8)).toBe('y');
-    expect(cache.get('p', x!, viewOf(x!), 0, 8)).toBeUndefined(); // evicted by its twin, not confused with it
+    expect(cache.get('p', y!, viewOf(y!), 0, 8)?.value).toBe('y');
+    expect(cache.get('p', x!, viewOf(x!), 0, 8)?.value).toBeUndefined(); // evicted by its twin, not confused with it
   });
 
   it('weighs key bytes, prefix and value together', () => {
@@ -98,5 +98,30 @@ describe('BytesLru', () => {
     const k2 = buf('j'.repeat(40));
     cache.set('pp', k2, viewOf(k2), 0, 40, 'v'.repeat(50)); // 188 in all: one of them goes
     expect(cache.size).toBe(1);
+  });
+
+  it('finds keys that come in the same order again from the previous hit, and never an entry it evicted', () => {
+    const cache = new BytesLru<string>(10 * 64, () => 40);
+    const keys = Array.from({ length: 8 }, (_, i) => buf(`job=api,instance=host-${i}`));
+    let after;
+    for (const k of keys) after = cache.set('p|', k, viewOf(k), 0, k.length, k.toString(), after);
+    // The same order: each lookup after the last hit gets its own value.
+    after = undefined;
+    for (const k of keys) {
+      const hit = cache.get('p|', k, viewOf(k), 0, k.length, after);
+      expect(hit?.value).toBe(k.toString());
+      after = hit;
+    }
+    // Another order: the link is a guess, compared before it is taken.
+    const first = cache.get('p|', keys[0]!, viewOf(keys[0]!), 0, keys[0]!.length);
+    expect(cache.get('p|', keys[5]!, viewOf(keys[5]!), 0, keys[5]!.length, first)?.value).toBe(keys[5]!.toString());
+    // keys[0] leads to keys[1] again; then the cache fills with other keys, and keys[1] is evicted.
+    const h0 = cache.get('p|', keys[0]!, viewOf(keys[0]!), 0, keys[0]!.length);
+    cache.get('p|', keys[1]!, viewOf(keys[1]!), 0, keys[1]!.length, h0);
+    const filler = Array.from({ length: 12 }, (_, i) => buf(`job=other,instance=${i}`));
+    for (const k of filler) cache.set('p|', k, viewOf(k), 0, k.length, 'filler');
+    // h0 links to keys[1], which is gone: not answered from the link.
+    expect(cache.get('p|', keys[1]!, viewOf(keys[1]!), 0, keys[1]!.length, h0)).toBeUndefined();
+    expect(cache.size).toBeLessThanOrEqual(16);
   });
 });

@@ -17,11 +17,14 @@ export class Lru<K, V> {
   readonly #map = new Map<K, Entry<V>>();
   readonly #maxWeight: number;
   readonly #weigh: (value: V) => number;
+  readonly #onEvict: ((value: V) => void) | undefined;
   #weight = 0;
 
-  constructor(maxWeight: number, weigh: (value: V) => number = () => 1) {
+  /** `onEvict`: told of each value that leaves the cache (evicted, or replaced under its key). */
+  constructor(maxWeight: number, weigh: (value: V) => number = () => 1, onEvict?: (value: V) => void) {
     this.#maxWeight = maxWeight;
     this.#weigh = weigh;
+    this.#onEvict = onEvict;
   }
 
   get size(): number {
@@ -50,6 +53,7 @@ export class Lru<K, V> {
     if (old) {
       this.#weight -= old.weight;
       this.#map.delete(key);
+      this.#onEvict?.(old.value);
     }
     const weight = this.#weigh(value);
     if (weight > this.#maxWeight) return; // never cache something bigger than the whole cache
@@ -67,6 +71,7 @@ export class Lru<K, V> {
         continue;
       }
       this.#weight -= e.weight;
+      this.#onEvict?.(e.value);
     }
   }
 
@@ -76,11 +81,18 @@ export class Lru<K, V> {
   }
 }
 
-interface BytesEntry<V> {
+/** A cached value as BytesLru.get finds it: the `after` of the next lookup. */
+export interface BytesHit<V> {
+  readonly value: V;
+}
+
+interface BytesEntry<V> extends BytesHit<V> {
+  hash: number;
   prefix: string;
   key: Buffer;
   keyView: DataView;
-  value: V;
+  /** The entry looked up right after this one last time (see get). */
+  next: BytesEntry<V> | undefined;
 }
 
 /**
@@ -89,29 +101,45 @@ interface BytesEntry<V> {
  * cost more than the rest of a cache hit. A 32-bit hash of both parts finds the entry and a
  * comparison confirms it; two keys of the same hash evict each other, so a collision costs
  * misses, never a wrong value. Weighs each entry's key bytes and text with its value.
+ *
+ * Keys that come in the same order again (a remote-write shard sends its series in the same order
+ * in every request) are found without hashing: a lookup given the previous one's hit (`after`)
+ * first compares the key with the entry that followed that hit last time, and takes it if it is
+ * the same and still cached. An evicted entry forgets what followed it, so those links keep at
+ * most one evicted entry alive per cached one.
  */
 export class BytesLru<V> {
   readonly #lru: Lru<number, BytesEntry<V>>;
 
   constructor(maxWeight: number, weigh: (value: V) => number = () => 0) {
-    this.#lru = new Lru(maxWeight, (e) => e.key.length + 2 * e.prefix.length + weigh(e.value));
+    this.#lru = new Lru(
+      maxWeight,
+      (e) => e.key.length + 2 * e.prefix.length + weigh(e.value),
+      (e) => (e.next = undefined),
+    );
   }
 
   get size(): number {
     return this.#lru.size;
   }
 
-  /** `view` is a DataView of exactly `data` (viewOf), made once per buffer by the caller. */
-  get(prefix: string, data: Buffer, view: DataView, from: number, to: number): V | undefined {
-    const e = this.#lru.get(hashBytes(data, view, from, to, hashText(prefix)));
+  /** `view` is a DataView of exactly `data` (viewOf), made once per buffer by the caller; `after`, the hit of the lookup before (see above). */
+  get(prefix: string, data: Buffer, view: DataView, from: number, to: number, after?: BytesHit<V>): BytesHit<V> | undefined {
+    const guess = (after as BytesEntry<V> | undefined)?.next;
     // Compared here, word by word: Buffer#compare's native call cost more than the comparison.
+    if (guess !== undefined && guess.prefix === prefix && rangesEqual(guess.key, guess.keyView, data, view, from, to) && this.#lru.get(guess.hash) === guess) return guess;
+    const e = this.#lru.get(hashBytes(data, view, from, to, hashText(prefix)));
     if (e === undefined || e.prefix !== prefix || !rangesEqual(e.key, e.keyView, data, view, from, to)) return undefined;
-    return e.value;
+    if (after !== undefined) (after as BytesEntry<V>).next = e;
+    return e;
   }
 
-  set(prefix: string, data: Buffer, view: DataView, from: number, to: number, value: V): void {
+  set(prefix: string, data: Buffer, view: DataView, from: number, to: number, value: V, after?: BytesHit<V>): BytesHit<V> {
     const key = Buffer.from(data.subarray(from, to));
-    this.#lru.set(hashBytes(data, view, from, to, hashText(prefix)), { prefix, key, keyView: viewOf(key), value });
+    const e: BytesEntry<V> = { hash: hashBytes(data, view, from, to, hashText(prefix)), prefix, key, keyView: viewOf(key), value, next: undefined };
+    this.#lru.set(e.hash, e);
+    if (after !== undefined) (after as BytesEntry<V>).next = e;
+    return e;
   }
 
   clear(): void {

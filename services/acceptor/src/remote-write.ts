@@ -10,7 +10,7 @@ import {
 } from '@floe/proto';
 import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
-import { BytesLru, ColumnBatchBuilder, viewOf, type Leaf, type RowTemplate } from '@floe/storage';
+import { BytesLru, ColumnBatchBuilder, viewOf, type BytesHit, type Leaf, type RowTemplate } from '@floe/storage';
 import { readPlainWriteRequest, WireDecodeError, type WireSeries, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
@@ -360,6 +360,8 @@ class Converter {
   firstError: string | undefined;
   dropped = 0;
   firstDropped: string | undefined;
+  /** The cache entry of the request's last cached series: senders keep their series' order, so it tells the next one (BytesLru). */
+  #lastHead: BytesHit<CachedHead> | undefined;
 
   error(n: number, reason: string): void {
     this.errors += n;
@@ -375,10 +377,12 @@ class Converter {
     // The common case, a series of plain samples: its constant part comes from the cache.
     if (s.histograms.length === 0 && s.exemplars.length === 0 && s.samples.length > 0) {
       const key = seriesKey(s);
-      const cached = SERIES_HEADS.get(key.prefix, key.data, key.view, key.from, key.to);
+      const hit = SERIES_HEADS.get(key.prefix, key.data, key.view, key.from, key.to, this.#lastHead);
+      const cached = hit?.value;
       // A wire-keyed entry was made with the metadata its name had then: it serves while the
       // name has the same metadata in this request.
       if (cached !== undefined && (s.metaFor === undefined || cached.metaPrefix === keyPrefixes(s.metaFor(cached.name)).w)) {
+        this.#lastHead = hit;
         this.samples(s, cached.template);
         return;
       }
@@ -468,7 +472,7 @@ class Converter {
       seriesType = kind.type;
       templateMaker ??= ColumnBatchBuilder.forTable(tableDef('metrics'));
       const head = templateMaker.template({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }, SAMPLE_COLUMNS);
-      if (cacheAs !== undefined) SERIES_HEADS.set(cacheAs.prefix, cacheAs.data, cacheAs.view, cacheAs.from, cacheAs.to, { template: head, name, metaPrefix: keyPrefixes(s.meta).w });
+      if (cacheAs !== undefined) this.#lastHead = SERIES_HEADS.set(cacheAs.prefix, cacheAs.data, cacheAs.view, cacheAs.from, cacheAs.to, { template: head, name, metaPrefix: keyPrefixes(s.meta).w }, this.#lastHead);
       this.samples(s, head);
     }
     if (s.histograms.length > 0) {
