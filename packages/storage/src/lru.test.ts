@@ -43,6 +43,27 @@ describe('Lru (CLOCK)', () => {
     expect(lru.get('huge')).toBeUndefined();
     expect(lru.size).toBe(2);
   });
+
+  it('tells onEvict of every value that leaves (evicted, replaced, cleared), and a mark set on a value found without the key keeps it', () => {
+    const gone: number[] = [];
+    const lru = new Lru<string, number>(2, () => 1, (v) => gone.push(v));
+    const one = lru.set('a', 1);
+    lru.set('b', 2);
+    expect(lru.set('huge', 9)).toBeDefined();
+    expect(gone).toEqual([1]); // a was not read: it went
+    lru.set('b', 20); // replaced under its key
+    expect(gone).toEqual([1, 2]);
+    expect(one).toBeDefined();
+    // A holder marks its value as read through set's mark: older unread ones go first.
+    const c = lru.set('c', 3)!;
+    c.used = true;
+    lru.set('d', 4);
+    expect(gone).toEqual([1, 2, 9, 20]);
+    expect(keys(lru, ['b', 'c', 'd'])).toEqual(['c', 'd']);
+    lru.clear();
+    expect(gone.slice(4).sort()).toEqual([3, 4]);
+    expect(new Lru<string, number[]>(1, (v) => v.length).set('x', [1, 2])).toBeUndefined();
+  });
 });
 
 describe('BytesLru', () => {

@@ -48,7 +48,8 @@ export class Lru<K, V> {
     return hit.value;
   }
 
-  set(key: K, value: V): void {
+  /** Returns the entry's mark (see get), for a holder of the value that finds it without the key; undefined when not kept. */
+  set(key: K, value: V): LruMark | undefined {
     const old = this.#map.get(key);
     if (old) {
       this.#weight -= old.weight;
@@ -56,8 +57,9 @@ export class Lru<K, V> {
       this.#onEvict?.(old.value);
     }
     const weight = this.#weigh(value);
-    if (weight > this.#maxWeight) return; // never cache something bigger than the whole cache
-    this.#map.set(key, { value, weight, used: false });
+    if (weight > this.#maxWeight) return undefined; // never cache something bigger than the whole cache
+    const entry = { value, weight, used: false };
+    this.#map.set(key, entry);
     this.#weight += weight;
     // A marked entry, and the one just set, is moved to the young end instead of dropped; the
     // others go first. Marks are cleared as they are moved, and the new entry alone never
@@ -73,12 +75,19 @@ export class Lru<K, V> {
       this.#weight -= e.weight;
       this.#onEvict?.(e.value);
     }
+    return this.#map.get(key) === entry ? entry : undefined;
   }
 
   clear(): void {
+    if (this.#onEvict) for (const e of this.#map.values()) this.#onEvict(e.value);
     this.#map.clear();
     this.#weight = 0;
   }
+}
+
+/** What get() sets on a hit: a holder of a value found another way sets it too (BytesLru). */
+export interface LruMark {
+  used: boolean;
 }
 
 /** A cached value as BytesLru.get finds it: the `after` of the next lookup. */
@@ -87,12 +96,13 @@ export interface BytesHit<V> {
 }
 
 interface BytesEntry<V> extends BytesHit<V> {
-  hash: number;
   prefix: string;
   key: Buffer;
   keyView: DataView;
   /** The entry looked up right after this one last time (see get). */
   next: BytesEntry<V> | undefined;
+  /** Its mark in the Lru while it is cached; undefined once evicted. */
+  mark: LruMark | undefined;
 }
 
 /**
@@ -115,7 +125,10 @@ export class BytesLru<V> {
     this.#lru = new Lru(
       maxWeight,
       (e) => e.key.length + 2 * e.prefix.length + weigh(e.value),
-      (e) => (e.next = undefined),
+      (e) => {
+        e.next = undefined;
+        e.mark = undefined;
+      },
     );
   }
 
@@ -127,7 +140,11 @@ export class BytesLru<V> {
   get(prefix: string, data: Buffer, view: DataView, from: number, to: number, after?: BytesHit<V>): BytesHit<V> | undefined {
     const guess = (after as BytesEntry<V> | undefined)?.next;
     // Compared here, word by word: Buffer#compare's native call cost more than the comparison.
-    if (guess !== undefined && guess.prefix === prefix && rangesEqual(guess.key, guess.keyView, data, view, from, to) && this.#lru.get(guess.hash) === guess) return guess;
+    const mark = guess?.mark;
+    if (mark !== undefined && guess!.prefix === prefix && rangesEqual(guess!.key, guess!.keyView, data, view, from, to)) {
+      mark.used = true;
+      return guess;
+    }
     const e = this.#lru.get(hashBytes(data, view, from, to, hashText(prefix)));
     if (e === undefined || e.prefix !== prefix || !rangesEqual(e.key, e.keyView, data, view, from, to)) return undefined;
     if (after !== undefined) (after as BytesEntry<V>).next = e;
@@ -136,8 +153,8 @@ export class BytesLru<V> {
 
   set(prefix: string, data: Buffer, view: DataView, from: number, to: number, value: V, after?: BytesHit<V>): BytesHit<V> {
     const key = Buffer.from(data.subarray(from, to));
-    const e: BytesEntry<V> = { hash: hashBytes(data, view, from, to, hashText(prefix)), prefix, key, keyView: viewOf(key), value, next: undefined };
-    this.#lru.set(e.hash, e);
+    const e: BytesEntry<V> = { prefix, key, keyView: viewOf(key), value, next: undefined, mark: undefined };
+    e.mark = this.#lru.set(hashBytes(data, view, from, to, hashText(prefix)), e);
     if (after !== undefined) (after as BytesEntry<V>).next = e;
     return e;
   }
