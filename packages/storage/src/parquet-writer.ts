@@ -85,6 +85,8 @@ export type BatchEncoder = 'auto' | 'duckdb';
 export interface CheckedRecord extends WalRecord {
   batch?: ColumnBatchHead;
   batchError?: string;
+  /** A batch of series references that failed its check: the definitions of its segment it references (to set aside with it). */
+  definitions?: Uint8Array[];
 }
 
 export class ParquetWriter {
@@ -329,7 +331,10 @@ export class ParquetWriter {
     const records: CheckedRecord[] = [];
     for (const { header, offset, length, batchError, defGroup, refGroup } of check.records) {
       const payload = bytes.subarray(offset, offset + length);
-      if (batchError !== undefined) records.push({ header, payload, batchError });
+      if (batchError !== undefined) {
+        const definitions = refGroup !== undefined ? defs[refGroup]?.map((d) => d.bytes) : undefined;
+        records.push({ header, payload, batchError, ...(definitions ? { definitions } : {}) });
+      }
       else if (defGroup !== undefined) (defs[defGroup] ??= []).push(readColumnBatchHead(payload));
       else if (!isColumnBatch(payload)) records.push({ header, payload });
       else {

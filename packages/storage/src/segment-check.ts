@@ -70,9 +70,10 @@ export function checkSegment(bytes: Uint8Array, segment: string): SegmentCheck {
           if (view.refs) {
             const g = groups.get(groupKey(header, view.schema.text));
             if (!g) throw new TypeError('column batch references series its segment does not define');
+            // Set before the checks: a batch that fails them is set aside with its definitions.
+            span.refGroup = g.id;
             if (g.error) throw new TypeError(g.error);
             checkRefs(view.refs, g.heads, view.schema);
-            span.refGroup = g.id;
           }
         } catch (err) {
           span.batchError = err instanceof Error ? err.message : String(err);

@@ -5,8 +5,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SqlCatalog } from '@floe/iceberg';
 import { migrate, openDb, type Db } from '@floe/meta';
-import { ColumnBatchBuilder, ParquetWriter, WalAppender, createObjectStore, formatSegmentKey, listSegments, newRecordId, type ObjectStore } from '@floe/storage';
-import { tracesTable } from '@floe/schema';
+import { ColumnBatchBuilder, ParquetWriter, WalAppender, createObjectStore, formatSegmentKey, listSegments, newRecordId, readColumnBatch, type ObjectStore } from '@floe/storage';
+import { metricsTable, tracesTable } from '@floe/schema';
 import { silentLogger } from '@floe/telemetry';
 import { Committer } from './committer.ts';
 import { CATALOG_NAME, WAREHOUSE_PREFIX } from './tables.ts';
@@ -181,6 +181,47 @@ describe('Committer', () => {
     expect(await listSegments(store)).toHaveLength(0);
     expect((await store.list('wal-quarantine/')).filter((o) => o.key.endsWith('.batch'))).toHaveLength(1);
     expect((await storedIds('acme')).filter((n) => n >= 30)).toEqual([30, 32]);
+    await wal.close();
+  });
+
+  it('a batch of series references that fails its check is set aside with the definitions it references', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-refs' });
+    const own = new Set(['start_unix_nano', 'time_unix_nano', 'value', 'flags']);
+    const maker = ColumnBatchBuilder.forTable(metricsTable);
+    const templates = [0, 1, 2].map((i) => maker.template({ metric_name: `m_${i}`, metric_type: 'gauge', series_id: `s${i}`, service_name: 'svc', point_attr_str: { i: String(i) } }, own));
+    const samples = (which: number[]) => {
+      const b = ColumnBatchBuilder.forTable(metricsTable);
+      for (const t of which) {
+        b.appendRef(templates[t]!);
+        for (const c of own) {
+          const col = b.column(c);
+          if (col.kind !== 'primitive') throw new Error('primitive expected');
+          if (c === 'value') col.leaf.f64(t);
+          else col.leaf.long(490_005 * 3_600_000_000_000 + t);
+        }
+        b.endRow();
+      }
+      return { payload: b.finish(), series: b.templates.slice() };
+    };
+    const header = (rows: number) => ({ tenant: 'acme', dataset: 'default', table: 'metrics', hour: 490_005, rows, id: newRecordId() });
+    const good = samples([0, 1]);
+    // References the appender does not renumber (no `series`): its third template is not defined.
+    const bad = samples([2, 0, 1]);
+    const before = new Set((await store.list('wal-quarantine/')).map((o) => o.key));
+    await wal.append([
+      { header: header(2), ...good },
+      { header: header(3), payload: bad.payload },
+    ]);
+    const stats = await committer().round();
+    expect(stats).toMatchObject({ rows: 2, skippedRecords: 1, commits: 1 });
+    const set = (await store.list('wal-quarantine/')).map((o) => o.key).filter((k) => !before.has(k));
+    expect(set.filter((k) => k.endsWith('.batch'))).toHaveLength(1);
+    expect(set.filter((k) => k.endsWith('.batch.series-0'))).toHaveLength(1);
+    const setAside = (await store.get(set.find((k) => k.endsWith('.batch'))!))!;
+    // What was set aside tells an operator the same as the check: two series defined, the third referenced.
+    const defs = [readColumnBatch((await store.get(set.find((k) => k.endsWith('.series-0'))!))!)];
+    expect(defs[0]!.rows).toBe(2);
+    expect(() => readColumnBatch(setAside, { defs })).toThrow(/references series 2, its segment defines 2/);
     await wal.close();
   });
 

@@ -169,6 +169,8 @@ export class Committer {
           log.error({ err: rec.batchError, segment: seg.key, record: h.id, tenant: h.tenant, table: h.table, quarantined: key }, 'malformed WAL record moved to quarantine');
           this.#o.metrics?.commitFailures.add(1, { kind: 'permanent' });
           await store.put(key, rec.payload);
+          // Series references are read with the definitions they number: those go beside them.
+          for (const [i, d] of (rec.definitions ?? []).entries()) await store.put(`${key}.series-${i}`, d);
           stats.skippedRecords++;
           continue;
         }
