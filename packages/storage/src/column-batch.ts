@@ -521,8 +521,8 @@ export class RowTemplate {
   readonly leaves: Int32Array;
   /** Per leaf of one level and no value: its index and its definition level (its repetition level is a row's first, 0). */
   readonly nulls: Int32Array;
-  /** Which leaves it holds values in and which NULL, at which level: shared by the templates alike (appendRef folds each shape once per batch). */
-  readonly shape: TemplateShape;
+  /** The columns it leaves out (ColumnBatchBuilder.template): those its rows write themselves. */
+  readonly except: ReadonlySet<string>;
   /** The builder generation that last referenced it (appendRef) and its number there. */
   refToken: object | undefined;
   refNo = 0;
@@ -530,38 +530,19 @@ export class RowTemplate {
   segmentSeries: object | undefined;
   segmentNo = 0;
 
-  constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array, nulls: Int32Array) {
+  constructor(schemaKey: string, bytes: Uint8Array, leaves: Int32Array, nulls: Int32Array, except: ReadonlySet<string>) {
     this.schemaKey = schemaKey;
     this.bytes = bytes;
     this.view = viewOf(bytes);
     this.leaves = leaves;
     this.nulls = nulls;
-    this.shape = templateShape(schemaKey, leaves, nulls);
+    this.except = except;
   }
 
   /** Bytes held, for a cache's weight. */
   get size(): number {
     return this.bytes.length + this.leaves.byteLength + this.nulls.byteLength + 64;
   }
-}
-
-/** The leaves a template holds values in, and its NULL leaves with their levels (RowTemplate.shape). */
-interface TemplateShape {
-  kept: Int32Array;
-  nulls: Int32Array;
-}
-const shapes = new Map<string, TemplateShape>();
-
-function templateShape(schemaKey: string, leaves: Int32Array, nulls: Int32Array): TemplateShape {
-  const kept = new Int32Array(leaves.length / 4);
-  for (let k = 0; k < kept.length; k++) kept[k] = leaves[4 * k]!;
-  const key = `${schemaKey}|${kept.join(',')}|${nulls.join(',')}`;
-  let shape = shapes.get(key);
-  if (!shape) {
-    if (shapes.size >= 1024) shapes.clear();
-    shapes.set(key, (shape = { kept, nulls }));
-  }
-  return shape;
 }
 
 /**
@@ -589,14 +570,13 @@ export class ColumnBatchBuilder {
   #claimedEnd = 0;
   /**
    * Rows by series reference (appendRef): each row's template number, the templates in the
-   * order first referenced, and the leaves the rows take from their definitions (1: any leaf a
-   * template holds, its NULL ones too, so a row carries none of them; 0: a column the rows
-   * write themselves).
+   * order first referenced, and the leaves the rows take from their definitions (1: every leaf
+   * of a column a template holds, its NULL ones too, so a row carries none of them; 0: a column
+   * the rows write themselves), from the `except` sets of the templates (#folded: one, as a rule).
    */
   #refs = new Uint32Array(0);
   readonly #templates: RowTemplate[] = [];
-  /** The template shapes folded into #referenced. */
-  readonly #folded: TemplateShape[] = [];
+  readonly #folded: ReadonlySet<string>[] = [];
   readonly #referenced: Uint8Array;
   #refToken: object = {};
   rows = 0;
@@ -641,7 +621,7 @@ export class ColumnBatchBuilder {
     const bytes = new Uint8Array(size);
     for (let k = 0, p = 0; k < kept.length; k += 4) p = scratch.#leaves[kept[k]!]!.writeTo(bytes, p);
     scratch.clear();
-    return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept), Int32Array.from(nulls));
+    return new RowTemplate(this.#schemaKey, bytes, Int32Array.from(kept), Int32Array.from(nulls), except);
   }
 
   /**
@@ -693,7 +673,7 @@ export class ColumnBatchBuilder {
       this.#templates.push(t);
       t.refToken = this.#refToken;
       t.refNo = no;
-      if (!this.#folded.includes(t.shape)) this.#fold(t.shape);
+      if (!this.#folded.includes(t.except)) this.#fold(t.except);
     }
     if (row === this.#refs.length) {
       const grown = new Uint32Array(Math.max(64, 2 * row));
@@ -703,11 +683,14 @@ export class ColumnBatchBuilder {
     this.#refs[row] = no;
   }
 
-  #fold(shape: TemplateShape): void {
-    this.#folded.push(shape);
-    const { kept, nulls } = shape;
-    for (let k = 0; k < kept.length; k++) this.#referenced[kept[k]!] = 1;
-    for (let k = 0; k < nulls.length; k += 2) this.#referenced[nulls[k]!] = 1;
+  #fold(except: ReadonlySet<string>): void {
+    this.#folded.push(except);
+    let i = 0;
+    for (const c of this.columns) {
+      const n = columnLeaves(c).length;
+      if (!except.has(c.name)) this.#referenced.fill(1, i, i + n);
+      i += n;
+    }
   }
 
   /** The templates the rows reference (appendRef), each row's reference being its index here. */
@@ -879,13 +862,13 @@ export class ColumnBatchBuilder {
       definitionBuilders.set(key, (b = new ColumnBatchBuilder(JSON.parse(key) as BatchSchema)));
     }
     b.clear();
-    const covered = new Uint8Array(b.#leaves.length);
     for (const t of templates) {
       b.appendTemplate(t);
-      covered.fill(0);
-      for (let k = 0; k < t.leaves.length; k += 4) covered[t.leaves[k]!] = 1;
-      for (let k = 0; k < t.nulls.length; k += 2) covered[t.nulls[k]!] = 1;
-      for (let i = 0; i < covered.length; i++) if (!covered[i]) b.#leaves[i]!.nil(0);
+      // (Not b.column(): that would settle the NULL stretches appendTemplate leaves owing.)
+      for (const name of t.except) {
+        const c = b.#byName.get(name);
+        if (c) for (const l of columnLeaves(c)) l.nil(0);
+      }
       b.endRow();
     }
     const out = b.#finish(alloc, SERIES_DEFINITIONS_MAGIC);
@@ -1326,22 +1309,7 @@ function checkLeaf(shape: LeafShape, leaf: LeafView, rows: number, name: string)
 export function plainLeaf(leaf: LeafView, shape: LeafShape): LeafView {
   const { runs, defs, reps, values } = leaf;
   if (!runs) return leaf;
-  const width = PLAIN_WIDTH[shape.type];
-  // Fragment f: levels [fl[f], fl[f + 1]), value bytes [fv[f], fv[f + 1]).
-  const fl = new Int32Array(runs.length + 1);
-  const fv = new Int32Array(runs.length + 1);
-  const dv = viewOf(values);
-  let f = -1;
-  let vp = 0;
-  for (let k = 0; k < leaf.levels; k++) {
-    if (!reps || reps[k] === 0) {
-      fl[++f] = k;
-      fv[f] = vp;
-    }
-    if (defs[k] === shape.maxDef) vp += width ?? 4 + dv.getUint32(vp, true);
-  }
-  fl[runs.length] = leaf.levels;
-  fv[runs.length] = vp;
+  const { fl, fv } = fragmentBounds(leaf, shape, runs.length);
   let levels = 0;
   let bytes = 0;
   for (let i = 0; i < runs.length; i++) {
@@ -1373,61 +1341,69 @@ export function plainLeaf(leaf: LeafView, shape: LeafShape): LeafView {
 }
 
 /**
- * A referenced leaf as a plain leaf: each row's definition's levels and values. `parts` are the
- * leaf in each definitions batch (plain, a row per fragment); `refs` number their rows end to end.
+ * Where each fragment (a row's worth: one level, or a repetition level 0 and those after it) of
+ * a leaf starts: fragment f holds levels [fl[f], fl[f + 1]) and value bytes [fv[f], fv[f + 1]).
  */
-function referencedLeaf(parts: readonly LeafView[], refs: Uint32Array, shape: LeafShape): LeafView {
+function fragmentBounds(leaf: LeafView, shape: LeafShape, fragments: number): { fl: Int32Array; fv: Int32Array } {
+  const { defs, reps, values } = leaf;
   const width = PLAIN_WIDTH[shape.type];
-  // Fragment f: its part, levels [fl[f], fl[f + 1]) and value bytes [fv[f], fv[f + 1]) of that part.
-  const part: number[] = [];
-  const fl: number[] = [];
-  const fv: number[] = [];
-  const fle: number[] = [];
-  const fve: number[] = [];
-  parts.forEach((l, i) => {
-    if (l.runs) throw new TypeError('series definitions with run leaves');
-    const dv = viewOf(l.values);
-    let vp = 0;
-    for (let k = 0; k < l.levels; k++) {
-      if (!l.reps || l.reps[k] === 0) {
-        if (fle.length < fl.length) {
-          fle.push(k);
-          fve.push(vp);
-        }
-        part.push(i);
-        fl.push(k);
-        fv.push(vp);
-      }
-      if (l.defs[k] === shape.maxDef) vp += width ?? 4 + dv.getUint32(vp, true);
+  const fl = new Int32Array(fragments + 1);
+  const fv = new Int32Array(fragments + 1);
+  const dv = viewOf(values);
+  let f = -1;
+  let vp = 0;
+  for (let k = 0; k < leaf.levels; k++) {
+    if (!reps || reps[k] === 0) {
+      fl[++f] = k;
+      fv[f] = vp;
     }
-    if (fle.length < fl.length) {
-      fle.push(l.levels);
-      fve.push(vp);
-    }
-  });
+    if (defs[k] === shape.maxDef) vp += width ?? 4 + dv.getUint32(vp, true);
+  }
+  fl[fragments] = leaf.levels;
+  fv[fragments] = vp;
+  return { fl, fv };
+}
+
+/**
+ * A referenced leaf as a plain leaf: each row's definition's levels and values. `defs` are the
+ * definitions batches whose rows `refs` number end to end.
+ */
+function referencedLeaf(defs: readonly ColumnBatchView[], index: number, refs: Uint32Array, shape: LeafShape): LeafView {
+  const parts = defs.map((d) => d.leaf(index));
+  const all = concatLeaves(parts);
+  const fragments = defs.reduce((n, d) => n + d.rows, 0);
+  const { fl, fv } = fragmentBounds(all, shape, fragments);
   let levels = 0;
   let bytes = 0;
-  for (let r = 0; r < refs.length; r++) {
-    const g = refs[r]!;
-    if (g >= part.length) throw new TypeError(`column batch references series ${g}, its definitions hold ${part.length}`);
-    levels += fle[g]! - fl[g]!;
-    bytes += fve[g]! - fv[g]!;
+  for (const g of refs) {
+    if (g >= fragments) throw new TypeError(`column batch references series ${g}, its definitions hold ${fragments}`);
+    levels += fl[g + 1]! - fl[g]!;
+    bytes += fv[g + 1]! - fv[g]!;
   }
-  const defs = new Uint8Array(levels);
-  const reps = shape.maxRep > 0 ? new Uint8Array(levels) : undefined;
-  const values = new Uint8Array(bytes);
+  const out: LeafView = { levels, defs: new Uint8Array(levels), reps: all.reps ? new Uint8Array(levels) : undefined, values: new Uint8Array(bytes), runs: undefined };
   let n = 0;
   let q = 0;
-  for (let r = 0; r < refs.length; r++) {
-    const g = refs[r]!;
-    const src = parts[part[g]!]!;
-    defs.set(src.defs.subarray(fl[g]!, fle[g]!), n);
-    if (reps) reps.set(src.reps!.subarray(fl[g]!, fle[g]!), n);
-    values.set(src.values.subarray(fv[g]!, fve[g]!), q);
-    n += fle[g]! - fl[g]!;
-    q += fve[g]! - fv[g]!;
+  for (const g of refs) {
+    out.defs.set(all.defs.subarray(fl[g]!, fl[g + 1]!), n);
+    out.reps?.set(all.reps!.subarray(fl[g]!, fl[g + 1]!), n);
+    out.values.set(all.values.subarray(fv[g]!, fv[g + 1]!), q);
+    n += fl[g + 1]! - fl[g]!;
+    q += fv[g + 1]! - fv[g]!;
   }
-  return { levels, defs, reps, values, runs: undefined };
+  return out;
+}
+
+/** Plain leaves end to end, as one. */
+function concatLeaves(parts: readonly LeafView[]): LeafView {
+  if (parts.length === 1) return parts[0]!;
+  const cat = (pick: (l: LeafView) => Uint8Array) => Buffer.concat(parts.map(pick));
+  return {
+    levels: parts.reduce((n, l) => n + l.levels, 0),
+    defs: cat((l) => l.defs),
+    reps: parts[0]!.reps ? cat((l) => l.reps!) : undefined,
+    values: cat((l) => l.values),
+    runs: undefined,
+  };
 }
 
 /** A batch with every run leaf made plain (plainLeaf), and a batch of series references resolved against its definitions. */
@@ -1436,7 +1412,7 @@ export function plainBatch(view: ColumnBatchView): ColumnBatchView {
   const refs = view.refs;
   if (refs && !view.defs) throw new TypeError('a batch of series references read without its definitions');
   const leaves = view.leaves.map((l, i) =>
-    l.ref ? referencedLeaf(view.defs!.map((d) => d.leaf(i)), refs!, view.schema.leaves[i]!) : plainLeaf(l, view.schema.leaves[i]!),
+    l.ref ? referencedLeaf(view.defs!, i, refs!, view.schema.leaves[i]!) : plainLeaf(l, view.schema.leaves[i]!),
   );
   return { rows: view.rows, schema: view.schema, bytes: view.bytes, leaves, leaf: (i) => leaves[i]! };
 }

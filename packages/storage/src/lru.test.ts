@@ -121,7 +121,7 @@ describe('BytesLru', () => {
     expect(cache.size).toBe(1);
   });
 
-  it('finds keys that come in the same order again from the previous hit, and never an entry it evicted', () => {
+  it('answers lookups made after a previous hit right, in the same order or another, and never with an entry it evicted', () => {
     const cache = new BytesLru<string>(10 * 64, () => 40);
     const keys = Array.from({ length: 8 }, (_, i) => buf(`job=api,instance=host-${i}`));
     let after;

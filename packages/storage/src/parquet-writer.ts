@@ -334,8 +334,7 @@ export class ParquetWriter {
       if (batchError !== undefined) {
         const definitions = refGroup !== undefined ? defs[refGroup]?.map((d) => d.bytes) : undefined;
         records.push({ header, payload, batchError, ...(definitions ? { definitions } : {}) });
-      }
-      else if (defGroup !== undefined) (defs[defGroup] ??= []).push(readColumnBatchHead(payload));
+      } else if (defGroup !== undefined) (defs[defGroup] ??= []).push(readColumnBatchHead(payload));
       else if (!isColumnBatch(payload)) records.push({ header, payload });
       else {
         const batch = readColumnBatchHead(payload);
@@ -356,16 +355,14 @@ export class ParquetWriter {
 }
 
 /** A batch's leaves, from its head when that is all a caller read (its bytes were checked then), with its series definitions. */
-const batchViewOf = (b: ColumnBatchHead): ColumnBatchView => {
-  if ('leaves' in b && (!b.defs || (b as ColumnBatchView).defs)) return b as ColumnBatchView;
-  return readColumnBatch(b.bytes, { checked: true, ...(b.defs ? { defs: definitionViews(b.defs) } : {}) });
-};
+const batchViewOf = (b: ColumnBatchHead): ColumnBatchView =>
+  'leaves' in b ? (b as ColumnBatchView) : readColumnBatch(b.bytes, { checked: true, ...(b.defs ? { defs: definitionViews(b.defs) } : {}) });
 
 const definitionViewsOf = new WeakMap<readonly ColumnBatchHead[], ColumnBatchView[]>();
 /** One set of views per segment's definitions, however many of its batches a write takes. */
 function definitionViews(defs: readonly ColumnBatchHead[]): ColumnBatchView[] {
   let views = definitionViewsOf.get(defs);
-  if (!views || views.length !== defs.length) definitionViewsOf.set(defs, (views = defs.map(batchViewOf)));
+  if (!views) definitionViewsOf.set(defs, (views = defs.map(batchViewOf)));
   return views;
 }
 

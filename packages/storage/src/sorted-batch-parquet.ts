@@ -681,18 +681,6 @@ function distinctOf(leaf: RowLeaf, rows: number, maxDef: number): { values: stri
   return { values, index: byRow };
 }
 
-/**
- * The distinct values of the rows (distinctOf), without those of fragments no row takes: series
- * definitions of the segment that only other flushes' rows reference.
- */
-function rowValues(leaf: RowLeaf, rows: number, maxDef: number): string[] {
-  const { values, index } = distinctOf(leaf, rows, maxDef);
-  if (!leaf.frag) return values;
-  const used = new Uint8Array(values.length);
-  for (let r = 0; r < rows; r++) if (index[r] !== 0xffffffff) used[index[r]!] = 1;
-  return values.filter((_, i) => used[i] === 1);
-}
-
 /** Each row's rank among the distinct strings of a one-level-per-row leaf, in byte order, NULL after every value. */
 function stringRanks(leaf: RowLeaf, rows: number, maxDef: number): Uint32Array & { distinct: number } {
   const { values, index } = distinctOf(leaf, rows, maxDef);
@@ -792,27 +780,23 @@ function gatherLeaf(leaf: RowLeaf, type: LeafType, maxDef: number, rowOrder: Uin
  */
 function constantDef(batches: readonly ColumnBatchView[], index: number): number {
   let d = -1;
-  let seen: Set<readonly ColumnBatchView[]> | undefined;
+  /** Whether `l`, of `fragments` fragments, holds no value and only the level d (set by the first leaf with levels). */
+  const constant = (l: LeafView, fragments: number): boolean => {
+    if (l.values.length > 0 || l.levels !== fragments) return false;
+    if (d < 0 && l.levels > 0) d = l.defs[0]!;
+    for (let k = 0; k < l.levels; k++) if (l.defs[k] !== d) return false;
+    return true;
+  };
+  // A referenced leaf is its definitions' (every series of the segment, referenced here or not), each segment's once.
+  const seen = new Set<readonly ColumnBatchView[]>();
   for (const b of batches) {
     const l = b.leaf(index);
-    // A referenced leaf: its definitions' (those of every series in the segment, referenced here
-    // or not), each segment's once.
-    if (l.ref) {
-      const defs = b.defs ?? [];
-      if ((seen ??= new Set()).has(defs)) continue;
-      seen.add(defs);
-      for (const def of defs) {
-        const dl = def.leaf(index);
-        if (dl.values.length > 0 || dl.levels !== def.rows) return -1;
-        if (d < 0 && dl.defs.length > 0) d = dl.defs[0]!;
-        for (let k = 0; k < dl.defs.length; k++) if (dl.defs[k] !== d) return -1;
-      }
-      continue;
+    if (!l.ref) {
+      if (!constant(l, l.runs ? l.runs.length : b.rows)) return -1;
+    } else if (!seen.has(b.defs!)) {
+      seen.add(b.defs!);
+      for (const def of b.defs!) if (!constant(def.leaf(index), def.rows)) return -1;
     }
-    if (l.values.length > 0 || l.levels !== (l.runs ? l.runs.length : b.rows)) return -1;
-    const defs = l.defs;
-    if (d < 0 && defs.length > 0) d = defs[0]!;
-    for (let k = 0; k < defs.length; k++) if (defs[k] !== d) return -1;
   }
   return d;
 }
@@ -1358,7 +1342,7 @@ export async function writeSortedBatchParquet(
     }
 
     const order = sortRows(rows, keys);
-    ids = plan.idLeaf === undefined ? [] : rowValues(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).map((v) => Buffer.from(v, 'latin1').toString('utf8'));
+    ids = plan.idLeaf === undefined ? [] : distinctOf(keep(plan.idLeaf), rows, shapes[plan.idLeaf]!.maxDef).values.map((v) => Buffer.from(v, 'latin1').toString('utf8'));
 
     // Leaf by leaf, every row group's chunk.
     chunks = plan.leaves.map((leaf, l) => {

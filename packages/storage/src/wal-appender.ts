@@ -36,7 +36,7 @@ import { validatePrefix } from './keys.ts';
 import type { AppendableObject, AppendableObjects, ObjectStore } from './object-store.ts';
 import { ColumnBatchBuilder, renumberRefs, type RowTemplate } from './column-batch.ts';
 import { newRecordId } from './record-id.ts';
-import { frameRecord, OPEN_ENDED_COUNT, refreshCrc, segmentHeader } from './wal-format.ts';
+import { frameRecord, OPEN_ENDED_COUNT, refreshCrc, segmentHeader, unsealedFrame } from './wal-format.ts';
 import type { WalRecord } from './wal-format.ts';
 import { DEFAULT_WAL_PREFIX, formatSegmentKey, validateInstanceId } from './wal-segments.ts';
 
@@ -137,7 +137,8 @@ export class WalAppender {
       if (!Array.isArray(records) || records.length === 0) {
         throw new TypeError('WalAppender.append: at least one record is required');
       }
-      frames = records.map(frameRecord);
+      // A series record's references are renumbered when it is placed: its CRC is made then.
+      frames = records.map((r) => (r.series === undefined || r.series.length === 0 ? frameRecord(r) : unsealedFrame(r)));
     } catch (err) {
       return Promise.reject(err);
     }

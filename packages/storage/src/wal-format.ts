@@ -91,6 +91,13 @@ export function validateRecordHeader(value: unknown): WalRecordHeader {
  * (not copied: the caller must not change it until the segment is written); the CRC.
  */
 export function frameRecord(record: WalRecord): Uint8Array[] {
+  const frame = unsealedFrame(record);
+  refreshCrc(frame);
+  return frame;
+}
+
+/** frameRecord's parts with the CRC not yet made (refreshCrc): for a payload the appender still changes in place. */
+export function unsealedFrame(record: WalRecord): Uint8Array[] {
   const header = validateRecordHeader(record.header);
   if (!(record.payload instanceof Uint8Array)) throw new TypeError('WAL record payload must be a Uint8Array');
   const headerBytes = encoder.encode(JSON.stringify(header));
@@ -100,12 +107,10 @@ export function frameRecord(record: WalRecord): Uint8Array[] {
   view.setUint32(0, headerBytes.byteLength, true);
   head.set(headerBytes, 4);
   view.setUint32(4 + headerBytes.byteLength, payload.byteLength, true);
-  const crc = new Uint8Array(4);
-  new DataView(crc.buffer).setUint32(0, crc32(payload, crc32(headerBytes)), true);
-  return [head, payload, crc];
+  return [head, payload, new Uint8Array(4)];
 }
 
-/** A frame's CRC again (frameRecord), after its payload changed in place. */
+/** Sets a frame's CRC (frameRecord), from its header and its payload as they are now. */
 export function refreshCrc(frame: Uint8Array[]): void {
   const [head, payload, crc] = frame as [Uint8Array, Uint8Array, Uint8Array];
   const headerBytes = head.subarray(4, head.length - 4);
