@@ -6,9 +6,10 @@
  * count as V8 external memory, whose growth starts a full mark-compact of the heap (one every
  * ~0.2 s on the encoding thread under ingest load, and most of the GC threads' CPU).
  *
- * Arrays handed out are NOT zeroed. mark() and release() nest: everything taken after a mark is
- * given back by releasing it, and must not be used afterwards. The memory kept is the largest
- * ever in use at once, except that buffers beyond `keepBytes` are dropped by reset().
+ * Buffers are made in whole chunks (chunkBytes). Arrays handed out are NOT zeroed. mark() and
+ * release() nest: everything taken after a mark is given back by releasing it, and must not be
+ * used afterwards. The memory kept is the largest ever in use at once, except that buffers
+ * beyond `keepBytes` are dropped by reset().
  */
 export class Scratch {
   readonly #chunkBytes: number;
@@ -50,6 +51,13 @@ export class Scratch {
     }
   }
 
+  /** Bytes of the buffers kept now. */
+  get keptBytes(): number {
+    let n = 0;
+    for (const b of this.#chunks) n += b.byteLength;
+    return n;
+  }
+
   u8(n: number): Uint8Array {
     const [buffer, at] = this.#take(n);
     return new Uint8Array(buffer, at, n);
@@ -79,7 +87,10 @@ export class Scratch {
       buffer = this.#chunks[this.#chunk];
     }
     if (!buffer || buffer.byteLength < bytes) {
-      const size = Math.max(this.#chunkBytes, Math.ceil(bytes / 8) * 8);
+      // Whole chunks: requests of varying size (WAL segments of 16–34 MB, say) then settle on
+      // buffers that fit them all, where sizes made to measure were remade, page faults and
+      // all, each time a slightly larger one came.
+      const size = Math.ceil(bytes / this.#chunkBytes) * this.#chunkBytes || this.#chunkBytes;
       buffer = this.#shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size);
       this.#chunks[this.#chunk] = buffer;
     }

@@ -68,6 +68,28 @@ describe('Committer', () => {
     await wal.close();
   });
 
+  it('keeps the memory it read segments into while the WAL is empty only briefly, and lets it go after 30 s idle', async () => {
+    const c = committer();
+    const wal = new WalAppender(store, { instanceId: 'acc-test-idle' });
+    await append(wal, 'idle', [1, 2], 490_000);
+    await c.round();
+    const kept = c.keptBytes;
+    expect(kept).toBeGreaterThan(0);
+    const t0 = 1_000_000;
+    c.idle(t0);
+    c.idle(t0 + 29_000);
+    expect(c.keptBytes).toBe(kept); // the next segment is read into memory already there
+    // A round in between starts the idle time anew.
+    await append(wal, 'idle', [3], 490_000);
+    await c.round();
+    c.idle(t0 + 40_000);
+    expect(c.keptBytes).toBe(kept);
+    c.idle(t0 + 70_000);
+    expect(c.keptBytes).toBe(0);
+    expect(await storedIds('idle')).toEqual([1, 2, 3]);
+    await wal.close();
+  });
+
   it('a replay of segments that were committed but not deleted (crash) stores nothing twice', async () => {
     const wal = new WalAppender(store, { instanceId: 'acc-test-2' });
     await append(wal, 'acme', [10, 11], 490_002);

@@ -70,6 +70,11 @@ const QUARANTINE_PREFIX = 'wal-quarantine/';
  */
 const OPEN_SEGMENT_IDLE_MS = 15_000;
 const RECOVERY_INTERVAL_MS = 5_000;
+/** How long the WAL stays empty before the committer lets go of its round memory. */
+const IDLE_RELEASE_MS = 30_000;
+const ROUND_MEMORY_CHUNK_BYTES = 16 * 1024 * 1024;
+/** The most round memory kept however large writer.max_bytes_per_round is. */
+const MAX_KEPT_ROUND_BYTES = 1024 * 1024 * 1024;
 
 export class Committer {
   readonly #o: CommitterOptions;
@@ -78,18 +83,36 @@ export class Committer {
    * so the encoding thread takes the batches without a copy): a round reads tens of megabytes,
    * which as fresh buffers started most of the writer's full garbage collections.
    */
-  readonly #segments = new Scratch(16 * 1024 * 1024, 128 * 1024 * 1024, { shared: true });
+  readonly #segments: Scratch;
   readonly #alloc = (bytes: number) => this.#segments.u8(bytes);
   #running = false;
+  /** When the WAL was first found empty since the last round (idle()). */
+  #idleSince: number | undefined;
   #lastRecovery = 0;
 
   constructor(opts: CommitterOptions) {
     this.#o = opts;
+    // Kept from round to round: as much as a round may read (one chunk spare for the last
+    // segment's rounding up), so a writer under load reads into memory it already has.
+    const keep = Math.max(ROUND_MEMORY_CHUNK_BYTES * 8, Math.min(opts.maxBytesPerRound ?? Infinity, MAX_KEPT_ROUND_BYTES) + ROUND_MEMORY_CHUNK_BYTES);
+    this.#segments = new Scratch(ROUND_MEMORY_CHUNK_BYTES, keep, { shared: true });
   }
 
-  /** Lets go of the memory kept for rounds (the WAL is empty: none may come for a long time). */
-  idle(): void {
-    if (!this.#running) this.#segments.reset(0);
+  /**
+   * The WAL was found empty: once it has stayed so for IDLE_RELEASE_MS, lets go of the memory
+   * kept for rounds (none may come for a long time). Not at once: a writer that keeps up with
+   * its acceptors finds the WAL empty between most rounds, and reading each segment into fresh
+   * memory cost it a page fault per 4 KiB.
+   */
+  idle(now = Date.now()): void {
+    if (this.#running) return;
+    this.#idleSince ??= now;
+    if (now - this.#idleSince >= IDLE_RELEASE_MS) this.#segments.reset(0);
+  }
+
+  /** Bytes of round memory kept now (what idle() lets go of). */
+  get keptBytes(): number {
+    return this.#segments.keptBytes;
   }
 
   /**
@@ -109,6 +132,7 @@ export class Committer {
   async round(segments?: ObjectInfo[]): Promise<RoundStats> {
     if (this.#running) throw new Error('Committer.round: the previous round is still running');
     this.#running = true;
+    this.#idleSince = undefined;
     try {
       return await this.#round(segments);
     } finally {
