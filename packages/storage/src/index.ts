@@ -73,6 +73,7 @@ export { viewOf } from './byte-ranges.ts';
 export { eachAtMost } from './each-at-most.ts';
 export { ColumnBatchBuilder, Leaf, REUSE_BYTES, RowTemplate, batchSchema, isColumnBatch, plainBatch, readColumnBatch } from './column-batch.ts';
 export { Scratch } from './scratch.ts';
+export { BufferPool } from './buffer-pool.ts';
 export type { BatchColumn, BatchSchema, BatchSchemaInfo, ColumnBatchHead, ColumnBatchView } from './column-batch.ts';
 export { writeColumnBatchParquet } from './column-batch-parquet.ts';
 export { columnBatchRows, columnBatchValues } from './column-batch-rows.ts';

@@ -51,13 +51,6 @@ export class Scratch {
     }
   }
 
-  /** Bytes of the buffers kept now. */
-  get keptBytes(): number {
-    let n = 0;
-    for (const b of this.#chunks) n += b.byteLength;
-    return n;
-  }
-
   u8(n: number): Uint8Array {
     const [buffer, at] = this.#take(n);
     return new Uint8Array(buffer, at, n);

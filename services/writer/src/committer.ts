@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, Scratch, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, BufferPool, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { LoopSlices } from './loop-slices.ts';
@@ -83,7 +83,7 @@ export class Committer {
    * so the encoding thread takes the batches without a copy): a round reads tens of megabytes,
    * which as fresh buffers started most of the writer's full garbage collections.
    */
-  readonly #segments: Scratch;
+  readonly #segments: BufferPool;
   readonly #alloc = (bytes: number) => this.#segments.u8(bytes);
   #running = false;
   /** When the WAL was first found empty since the last round (idle()). */
@@ -92,10 +92,10 @@ export class Committer {
 
   constructor(opts: CommitterOptions) {
     this.#o = opts;
-    // Kept from round to round: as much as a round may read (one chunk spare for the last
-    // segment's rounding up), so a writer under load reads into memory it already has.
-    const keep = Math.max(ROUND_MEMORY_CHUNK_BYTES * 8, Math.min(opts.maxBytesPerRound ?? Infinity, MAX_KEPT_ROUND_BYTES) + ROUND_MEMORY_CHUNK_BYTES);
-    this.#segments = new Scratch(ROUND_MEMORY_CHUNK_BYTES, keep, { shared: true });
+    // Kept from round to round: as much as a round may read (and some chunks for segments'
+    // rounding up), so a writer under load reads into memory it already has.
+    const keep = Math.min(opts.maxBytesPerRound ?? Infinity, MAX_KEPT_ROUND_BYTES) + 4 * ROUND_MEMORY_CHUNK_BYTES;
+    this.#segments = new BufferPool(ROUND_MEMORY_CHUNK_BYTES, keep, { shared: true });
   }
 
   /**
@@ -107,7 +107,7 @@ export class Committer {
   idle(now = Date.now()): void {
     if (this.#running) return;
     this.#idleSince ??= now;
-    if (now - this.#idleSince >= IDLE_RELEASE_MS) this.#segments.reset(0);
+    if (now - this.#idleSince >= IDLE_RELEASE_MS) this.#segments.releaseAll(0);
   }
 
   /** Bytes of round memory kept now (what idle() lets go of). */
@@ -149,7 +149,7 @@ export class Committer {
     if (claimed.length === 0) return stats;
 
     // Rounds run one after another: nothing reads the last round's segments any more.
-    this.#segments.reset();
+    this.#segments.releaseAll();
     const groups = new Map<string, TableGroup>();
     const consumed: string[] = [];
     const slices = new LoopSlices();
