@@ -1,10 +1,10 @@
 /**
  * Whole buffers kept from one use to the next, for callers that take a few large arrays at a
- * time and give them all back together (the writer's WAL segments, read for a round). Unlike
- * Scratch's bump allocation, where a request lands depends only on its own size: it gets the
- * smallest free buffer that holds it, so a round of segments of varying size is read into
- * memory the last rounds made, where slots taken in arrival order were each, sooner or later,
- * asked for more than they held and remade (zeroed and page-faulted in again).
+ * time and give them all back together (the writer's WAL segments, read for a round). A request
+ * gets the smallest free buffer that holds it, whatever came before it, so a round of segments
+ * of varying size is read into memory that earlier rounds made. With Scratch's bump allocation
+ * the slot a segment landed in depended on the segments before it, and slots were, sooner or
+ * later, asked for more than they held and remade (zeroed and page-faulted in again).
  *
  * Buffers are made in whole chunks (`chunkBytes`), SharedArrayBuffers when `shared` (their
  * arrays can be handed to another thread without a copy). Arrays handed out are NOT zeroed.

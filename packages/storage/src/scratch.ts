@@ -80,9 +80,8 @@ export class Scratch {
       buffer = this.#chunks[this.#chunk];
     }
     if (!buffer || buffer.byteLength < bytes) {
-      // Whole chunks: requests of varying size (WAL segments of 16–34 MB, say) then settle on
-      // buffers that fit them all, where sizes made to measure were remade, page faults and
-      // all, each time a slightly larger one came.
+      // Whole chunks: requests of varying size then settle on buffers that fit them all, where
+      // buffers made to measure were remade, page faults and all, for each slightly larger one.
       const size = Math.ceil(bytes / this.#chunkBytes) * this.#chunkBytes || this.#chunkBytes;
       buffer = this.#shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size);
       this.#chunks[this.#chunk] = buffer;

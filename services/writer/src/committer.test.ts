@@ -68,7 +68,7 @@ describe('Committer', () => {
     await wal.close();
   });
 
-  it('keeps the memory it read segments into while the WAL is empty only briefly, and lets it go after 30 s idle', async () => {
+  it('keeps its round memory while the WAL has been empty less than 30 s, and lets it go after', async () => {
     const c = committer();
     const wal = new WalAppender(store, { instanceId: 'acc-test-idle' });
     await append(wal, 'idle', [1, 2], 490_000);
