@@ -157,7 +157,7 @@ export const writerSection = z.strictObject({
   flush_interval: duration('2s').describe('Longest a row waits in the WAL before it is committed to Iceberg.'),
   max_rows_per_file: z.number().int().positive().default(250_000).describe('Rows per Parquet file; larger batches are split.'),
   max_segments_per_round: z.number().int().positive().default(512).describe('Most WAL segments consumed by one commit round.'),
-  max_bytes_per_round: bytes(256 * 1024 * 1024).describe('Most WAL bytes one commit round reads into memory (always at least one segment): bounds the writer\'s memory while it catches up on a backlog of large appended segments.'),
+  max_bytes_per_round: bytes(256 * 1024 * 1024).describe('Most WAL bytes one commit round reads into memory (always at least one segment): bounds the writer\'s memory while it catches up on a backlog of large appended segments. The writer keeps that much (at most 1 GiB) from round to round, and lets it go once the WAL has been empty for 30 s.'),
   ingest_dedup_window: duration('1h').describe('Window in which a byte-identical resend is acknowledged and not stored twice, whichever acceptor it reaches (shared through limits.store).'),
   wal_marker_retention: duration('7d').describe(
       'How long the WAL idempotency markers (the segments each snapshot consumed, in its summary) are read and keep snapshots from expiring. A WAL segment older than this is not committed but set aside under wal-quarantine/ for an operator: the markers that would say whether it was already committed may be gone.',
