@@ -32,8 +32,7 @@ export class BufferPool {
       buffer = this.#free[i]!;
       this.#free.splice(i, 1);
     } else {
-      const size = Math.max(1, Math.ceil(n / this.#chunkBytes)) * this.#chunkBytes;
-      buffer = this.#shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size);
+      buffer = wholeChunks(n, this.#chunkBytes, this.#shared);
     }
     this.#taken.push(buffer);
     return new Uint8Array(buffer, 0, n);
@@ -64,4 +63,14 @@ export class BufferPool {
     for (const b of this.#taken) n += b.byteLength;
     return n;
   }
+}
+
+/**
+ * A buffer of at least `bytes` made of whole chunks (at least one), shared when `shared`: sizes
+ * then come in few steps, so memory kept for requests of varying size is reused instead of
+ * remade (zeroed and page-faulted in again) for each slightly larger one.
+ */
+export function wholeChunks(bytes: number, chunkBytes: number, shared: boolean): ArrayBufferLike {
+  const size = Math.max(1, Math.ceil(bytes / chunkBytes)) * chunkBytes;
+  return shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size);
 }

@@ -1,3 +1,5 @@
+import { wholeChunks } from './buffer-pool.ts';
+
 /**
  * Working memory kept from one use to the next: typed arrays bump-allocated from buffers that are
  * never freed, only rewound. A flush needs several copies of its data at once (joined leaves,
@@ -80,10 +82,7 @@ export class Scratch {
       buffer = this.#chunks[this.#chunk];
     }
     if (!buffer || buffer.byteLength < bytes) {
-      // Whole chunks: requests of varying size then settle on buffers that fit them all, where
-      // buffers made to measure were remade, page faults and all, for each slightly larger one.
-      const size = Math.ceil(bytes / this.#chunkBytes) * this.#chunkBytes || this.#chunkBytes;
-      buffer = this.#shared ? new SharedArrayBuffer(size) : new ArrayBuffer(size);
+      buffer = wholeChunks(bytes, this.#chunkBytes, this.#shared);
       this.#chunks[this.#chunk] = buffer;
     }
     const at = this.#offset;

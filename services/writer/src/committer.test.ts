@@ -78,10 +78,11 @@ describe('Committer', () => {
     const t0 = 1_000_000;
     c.idle(t0);
     c.idle(t0 + 29_000);
-    expect(c.keptBytes).toBe(kept); // the next segment is read into memory already there
-    // A round in between starts the idle time anew.
+    expect(c.keptBytes).toBe(kept);
+    // A round in between starts the idle time anew, and reads into the buffer the first one made.
     await append(wal, 'idle', [3], 490_000);
     await c.round();
+    expect(c.keptBytes).toBe(kept);
     c.idle(t0 + 40_000);
     expect(c.keptBytes).toBe(kept);
     c.idle(t0 + 70_000);

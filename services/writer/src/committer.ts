@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, BufferPool, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { BufferPool, deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { LoopSlices } from './loop-slices.ts';
