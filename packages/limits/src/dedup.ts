@@ -1,26 +1,25 @@
-import { hash } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { FingerprintTable } from './fingerprint-table.ts';
 
 /**
- * Remembers request fingerprints (a hash of tenant, dataset, signal and the exact body) for a
- * window, so a byte-identical resend of a batch already made durable is acknowledged without
- * being stored twice. Only requests whose append succeeded are remembered: a resend of a
- * request that failed is stored normally.
+ * Remembers request fingerprints for a window, so a byte-identical resend of a batch already made
+ * durable is acknowledged without being stored twice. A fingerprint is the SHA-256 digest (32
+ * bytes) of tenant, dataset, signal and the exact body. Only requests whose append succeeded are
+ * remembered: a resend of a request that failed is stored normally.
  */
 export interface DedupStore {
   /** Whether the fingerprint was remembered within its window. */
-  seen(fingerprint: string): Promise<boolean>;
-  remember(fingerprint: string, windowMs: number): Promise<void>;
+  seen(fingerprint: Uint8Array): Promise<boolean>;
+  remember(fingerprint: Uint8Array, windowMs: number): Promise<void>;
   close(): Promise<void>;
 }
 
 /**
  * Fingerprints remembered in this process's memory, outside the JavaScript heap
- * (fingerprint-table.ts): each is kept as the first 128 bits of its SHA-256, with its expiry.
- * Bounded: the most recent fingerprints are kept in two generations of at most maxEntries / 2
- * each; when the newer one is full it becomes the older and the older one is dropped, so between
- * maxEntries / 2 and maxEntries of the latest are remembered (expired ones go by then anyway).
+ * (fingerprint-table.ts): each as the first 128 bits of its digest, with its expiry. Bounded: the
+ * most recent fingerprints are kept in two generations of maxEntries / 2 each; when the newer one
+ * is full it becomes the older and the older one is dropped, so between maxEntries / 2 and
+ * maxEntries of the latest are remembered (expired ones go by then anyway).
  */
 export class MemoryDedup implements DedupStore {
   readonly #generation: number;
@@ -33,19 +32,18 @@ export class MemoryDedup implements DedupStore {
     this.#newer = new FingerprintTable(this.#generation);
   }
 
-  async seen(fingerprint: string): Promise<boolean> {
+  async seen(fingerprint: Uint8Array): Promise<boolean> {
     const k = this.#keyOf(fingerprint);
     const now = Date.now();
     return this.#newer.get(k) > now || (this.#older?.get(k) ?? 0) > now;
   }
 
-  async remember(fingerprint: string, windowMs: number): Promise<void> {
+  async remember(fingerprint: Uint8Array, windowMs: number): Promise<void> {
     const k = this.#keyOf(fingerprint);
     const until = Math.max(1, Date.now() + windowMs);
-    if (this.#newer.get(k) === 0 && this.#newer.size >= this.#generation) {
-      this.#older = this.#newer;
-      this.#newer = new FingerprintTable(this.#generation);
-    }
+    if (this.#newer.set(k, until)) return;
+    this.#older = this.#newer;
+    this.#newer = new FingerprintTable(this.#generation);
     this.#newer.set(k, until);
   }
 
@@ -54,46 +52,13 @@ export class MemoryDedup implements DedupStore {
     this.#older = undefined;
   }
 
-  /**
-   * The fingerprint's 128-bit key, in a buffer reused by the next call: the first 128 bits of a
-   * base64url SHA-256 digest (what the acceptor's fingerprints are) as they are, of any other
-   * string its SHA-256's. Either way the bits are uniformly spread, as the table needs.
-   */
-  #keyOf(fingerprint: string): Uint32Array {
+  /** The digest's first 128 bits as 4 words, in a buffer reused by the next call. */
+  #keyOf(fingerprint: Uint8Array): Uint32Array {
+    if (fingerprint.length < 16) throw new RangeError(`a dedup fingerprint is a digest of at least 16 bytes, got ${fingerprint.length}`);
     const k = this.#key;
-    if (fingerprint.length === 43 && decodeBase64url128(fingerprint, k)) return k;
-    const digest = hash('sha256', fingerprint, 'buffer');
-    for (let i = 0; i < 4; i++) k[i] = digest.readUInt32LE(4 * i);
+    for (let i = 0, p = 0; i < 4; i++, p += 4) k[i] = fingerprint[p]! | (fingerprint[p + 1]! << 8) | (fingerprint[p + 2]! << 16) | (fingerprint[p + 3]! << 24);
     return k;
   }
-}
-
-/** 6-bit values of the base64url alphabet by char code (-1: not in it). */
-const BASE64URL = new Int8Array(128).fill(-1);
-for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_'].entries()) BASE64URL[c.charCodeAt(0)] = i;
-
-/**
- * The first 16 bytes that base64url `text` encodes, as 4 words (by hand: Buffer.from would allocate
- * on every request); false when one of its first 22 chars is not base64url.
- */
-function decodeBase64url128(text: string, out: Uint32Array): boolean {
-  let word = 0;
-  let bytes = 0;
-  // Four chars hold three bytes; the sixth group's first two chars hold the 16th byte.
-  for (let i = 0; i < 24 && bytes < 16; i += 4) {
-    let group = 0;
-    for (let j = 0; j < 4; j++) {
-      const c = i + j < 22 ? text.charCodeAt(i + j) : 65; // 'A' (0) pads the last group
-      const v = c < 128 ? BASE64URL[c]! : -1;
-      if (v < 0) return false;
-      group = (group << 6) | v;
-    }
-    for (let b = 16; b >= 0 && bytes < 16; b -= 8) {
-      word = (word << 8) | ((group >>> b) & 0xff);
-      if (++bytes % 4 === 0) out[bytes / 4 - 1] = word >>> 0;
-    }
-  }
-  return true;
 }
 
 export class RedisDedup implements DedupStore {
@@ -105,13 +70,18 @@ export class RedisDedup implements DedupStore {
     this.#prefix = keyPrefix;
   }
 
-  async seen(fingerprint: string): Promise<boolean> {
-    return (await this.#redis.exists(`${this.#prefix}dedup:${fingerprint}`)) === 1;
+  async seen(fingerprint: Uint8Array): Promise<boolean> {
+    return (await this.#redis.exists(this.#keyOf(fingerprint))) === 1;
   }
 
-  async remember(fingerprint: string, windowMs: number): Promise<void> {
-    await this.#redis.set(`${this.#prefix}dedup:${fingerprint}`, '1', 'PX', Math.max(1, Math.round(windowMs)));
+  async remember(fingerprint: Uint8Array, windowMs: number): Promise<void> {
+    await this.#redis.set(this.#keyOf(fingerprint), '1', 'PX', Math.max(1, Math.round(windowMs)));
   }
 
   async close(): Promise<void> {}
+
+  /** The digest as base64url text in the key, as acceptors have always named it. */
+  #keyOf(fingerprint: Uint8Array): string {
+    return `${this.#prefix}dedup:${Buffer.from(fingerprint.buffer, fingerprint.byteOffset, fingerprint.byteLength).toString('base64url')}`;
+  }
 }

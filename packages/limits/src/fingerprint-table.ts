@@ -2,14 +2,14 @@
  * A set of 128-bit keys, each with an expiry time, in typed arrays: open addressing with linear
  * probing, at most half full, grown by doubling up to a fixed capacity. Nothing is ever removed
  * (MemoryDedup drops a whole table at once), so probing needs no tombstones. Keys are taken to be
- * uniformly random (a cryptographic hash's bytes): their first word picks the slot.
+ * uniformly random (a cryptographic digest's bytes): their first word picks the slot.
  *
  * Why not a Map of strings: a million remembered request fingerprints held as base64url strings
  * in a Map are about 110 MB of objects on the JavaScript heap that every full garbage collection
  * marks (a full collection took 94 ms with them against 14 ms with this table, on this project's
  * machine); here a key and its expiry are 24 bytes per slot, outside the heap. The Map's
- * oldest-first eviction also slowed each insert to 11–19 µs once full (deleted entries at its
- * front are walked past), against about 2 µs here.
+ * oldest-first eviction also slowed a lookup and insert to 11–19 µs once full (deleted entries
+ * at its front are walked past), against about 2 µs here.
  */
 export class FingerprintTable {
   /** Key words of slot i at [4i, 4i + 4). */
@@ -17,12 +17,12 @@ export class FingerprintTable {
   /** Expiry of slot i in ms since the epoch; 0: the slot is empty. */
   #until: Float64Array;
   #size = 0;
-  readonly #maxSlots: number;
+  readonly #maxEntries: number;
 
-  /** Holds at least `maxEntries` keys (its slots grow to twice that, rounded up to a power of two). */
+  /** Holds up to `maxEntries` keys (its slots grow to twice that, rounded up to a power of two). */
   constructor(maxEntries: number, initialSlots = 1024) {
-    this.#maxSlots = slotsFor(maxEntries);
-    const slots = Math.min(this.#maxSlots, slotsFor(initialSlots / 2));
+    this.#maxEntries = maxEntries;
+    const slots = Math.min(slotsFor(maxEntries), slotsFor(initialSlots / 2));
     this.#keys = new Uint32Array(4 * slots);
     this.#until = new Float64Array(slots);
   }
@@ -37,17 +37,15 @@ export class FingerprintTable {
     return slot < 0 ? 0 : this.#until[slot]!;
   }
 
-  /** Stores the key with expiry `until` (> 0), replacing the expiry it had. False when the table is full. */
+  /** Stores the key with expiry `until` (> 0), replacing the expiry it had. False when it is new and the table holds maxEntries keys. */
   set(k: Uint32Array, until: number): boolean {
     let slot = this.#find(k);
     if (slot >= 0) {
       this.#until[slot] = until;
       return true;
     }
-    if (2 * (this.#size + 1) > this.#until.length) {
-      if (this.#until.length >= this.#maxSlots) return false;
-      this.#grow();
-    }
+    if (this.#size === this.#maxEntries) return false;
+    if (2 * (this.#size + 1) > this.#until.length) this.#grow();
     slot = this.#free(k[0]!);
     this.#keys.set(k, 4 * slot);
     this.#until[slot] = until;

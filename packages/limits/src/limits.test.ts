@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -79,25 +80,33 @@ describe('token buckets in Redis', () => {
 });
 
 describe('resend dedup', () => {
+  const fp = (text: string) => createHash('sha256').update(text).digest();
+
   it.each([
     ['memory', () => new MemoryDedup()],
     ['redis (shared by two processes)', () => new RedisDedup(client(), prefix)],
   ] as const)('%s: remembered for the window only', async (_name, make) => {
     const first = make();
     const second = _name.startsWith('redis') ? make() : first;
-    expect(await second.seen('fp-1')).toBe(false);
-    await first.remember('fp-1', 150);
-    expect(await second.seen('fp-1')).toBe(true);
-    expect(await second.seen('fp-2')).toBe(false);
+    expect(await second.seen(fp('fp-1'))).toBe(false);
+    await first.remember(fp('fp-1'), 150);
+    expect(await second.seen(fp('fp-1'))).toBe(true);
+    expect(await second.seen(fp('fp-2'))).toBe(false);
     await new Promise((r) => setTimeout(r, 250));
-    expect(await second.seen('fp-1')).toBe(false);
+    expect(await second.seen(fp('fp-1'))).toBe(false);
+  });
+
+  it('redis keys name the digest in base64url, as acceptors always have', async () => {
+    const redis = client();
+    await new RedisDedup(redis, prefix).remember(fp('named'), 60_000);
+    expect(await redis.exists(`${prefix}dedup:${fp('named').toString('base64url')}`)).toBe(1);
   });
 
   it('memory dedup is bounded', async () => {
     const d = new MemoryDedup(3);
-    for (const k of ['a', 'b', 'c', 'd']) await d.remember(k, 60_000);
-    expect(await d.seen('a')).toBe(false);
-    expect(await d.seen('d')).toBe(true);
+    for (const k of ['a', 'b', 'c', 'd']) await d.remember(fp(k), 60_000);
+    expect(await d.seen(fp('a'))).toBe(false);
+    expect(await d.seen(fp('d'))).toBe(true);
   });
 });
 

@@ -99,15 +99,16 @@ export class Admission {
     return out;
   }
 
-  fingerprint(ctx: TenantContext, req: RequestIdentity): string {
+  /** The request's SHA-256 digest: who sent it where, and the exact bytes. */
+  fingerprint(ctx: TenantContext, req: RequestIdentity): Uint8Array {
     const h = createHash('sha256');
     h.update(`${ctx.tenant}\u0000${ctx.dataset}\u0000${req.signal}\u0000${req.contentType}\u0000${req.contentEncoding}\u0000`);
     h.update(req.body);
-    return h.digest('base64url');
+    return h.digest();
   }
 
   /** Whether this exact request was already made durable within a dedup window. */
-  async isResend(fingerprint: string): Promise<boolean> {
+  async isResend(fingerprint: Uint8Array): Promise<boolean> {
     if (await this.#local.seen(fingerprint)) return true;
     try {
       return await this.#o.dedup.seen(fingerprint);
@@ -119,7 +120,7 @@ export class Admission {
   }
 
   /** Called after the request's WAL append is durable. */
-  async remember(fingerprint: string): Promise<void> {
+  async remember(fingerprint: Uint8Array): Promise<void> {
     await this.#local.remember(fingerprint, this.#o.config.acceptor.retry_dedup_window);
     try {
       await this.#o.dedup.remember(fingerprint, this.#o.config.writer.ingest_dedup_window);
