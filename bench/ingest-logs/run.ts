@@ -2,7 +2,7 @@
  * bench/ingest-logs: log records/s acknowledged over OTLP HTTP protobuf, sustained, against the
  * bare receive-and-append baseline of bench/ingest-traces (bench/lib/append-baseline-server.ts:
  * the same bodies appended undecoded to one file with the WAL's group-commit fdatasync) in the
- * same run. Also reports the WAL backlog over the run (is the writer keeping up?), the rows in
+ * same run, half of its time before Floe's run and half after. Also reports the WAL backlog over the run (is the writer keeping up?), the rows in
  * `logs` after the drain, and the CPU seconds the receiver and the load generator used.
  *
  *   node bench/ingest-logs/run.ts [seconds=60] [concurrency=16] [recordsPerRequest=100]
@@ -14,7 +14,7 @@
  * Set FLOE_BENCH_CPU_PROF=<dir> to write a CPU profile of the Floe process.
  */
 import { startAppendBaseline } from '../lib/append-baseline.ts';
-import { errorSummary as errs, fmt, loadAverage, measuredDrive, threadSummary, type MeasuredDrive as Side } from '../lib/drive.ts';
+import { combinedDrives, errorSummary as errs, fmt, loadAverage, measuredDrive, threadSummary, type MeasuredDrive as Side } from '../lib/drive.ts';
 import { floeSqlScalar, startFloeProcess } from '../lib/floe-process.ts';
 import { MarkedTemplate, logsBody } from '../lib/otlp-gen.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
@@ -32,9 +32,9 @@ const next = () => {
 };
 const PROTOBUF = { 'content-type': 'application/x-protobuf' };
 
-async function baseline(): Promise<Side> {
+async function baseline(seconds: number): Promise<Side> {
   const server = await startAppendBaseline();
-  const r = await measuredDrive(server.pid, { url: `${server.url}/v1/logs`, headers: PROTOBUF, seconds: SECONDS, concurrency: CONCURRENCY, next });
+  const r = await measuredDrive(server.pid, { url: `${server.url}/v1/logs`, headers: PROTOBUF, seconds, concurrency: CONCURRENCY, next });
   await server.stop();
   return r;
 }
@@ -56,13 +56,16 @@ async function floeRun(): Promise<Side & { backlog: number[]; drainMs: number; l
 }
 
 const loadBefore = loadAverage();
-const base = await baseline();
+// Half the baseline before Floe's run and half after: the machine's drift weighs on both sides.
+const before = await baseline(SECONDS / 2);
 const floe = await floeRun();
+const after = await baseline(SECONDS / 2);
+const base = combinedDrives(before, after);
 const baseRate = base.items / base.seconds;
 const floeRate = floe.items / floe.seconds;
 console.log(`bench/ingest-logs: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${RECORDS} log records/request (${fmt(AVG_BYTES)} bytes on average)`);
 console.log(`  load average before: ${loadBefore}`);
-console.log(`  baseline (receive + append + fdatasync, undecoded): ${fmt(baseRate)} records/s (${errs(base)})`);
+console.log(`  baseline (receive + append + fdatasync, undecoded): ${fmt(baseRate)} records/s (${errs(base)}; ${fmt(before.items / before.seconds)} before Floe's run, ${fmt(after.items / after.seconds)} after)`);
 console.log(`    receiver CPU ${fmt(base.cpu / base.seconds, 2)} cores (${fmt((base.cpu * 1e6) / base.items, 1)} µs per record), load generator ${fmt(base.genCpu / base.seconds, 2)} cores, load avg after ${base.load}`);
 console.log(`  floe (OTLP HTTP protobuf → WAL ack):               ${fmt(floeRate)} records/s (${errs(floe)})`);
 console.log(

@@ -1,15 +1,16 @@
 /**
  * bench/ingest-traces: spans/s acknowledged over OTLP HTTP protobuf, sustained, against a
  * baseline measured in the same run that receives the same bodies and appends them undecoded to
- * a file with the same fsync policy. Also reports the WAL backlog over the run (is the writer
- * keeping up?) and the time from ack to visible in a trace-by-id query.
+ * a file with the same fsync policy: half of its time before Floe's run and half after, so that
+ * the machine's drift over the run weighs on both sides. Also reports the WAL backlog over the
+ * run (is the writer keeping up?) and the time from ack to visible in a trace-by-id query.
  *
  *   node bench/ingest-traces/run.ts [seconds=60] [concurrency=16] [spansPerRequest=100]
  */
 import { randomBytes } from 'node:crypto';
 import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
 import { startAppendBaseline } from '../lib/append-baseline.ts';
-import { measuredDrive, threadSummary, type DriveOptions } from '../lib/drive.ts';
+import { combinedDrives, measuredDrive, threadSummary, type DriveOptions } from '../lib/drive.ts';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
 import { MARKER, MarkedTemplate } from '../lib/otlp-gen.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
@@ -59,18 +60,18 @@ function nextBody(): { body: Buffer; traceId: string } {
   const at = TEMPLATE.offsets[0]!;
   return { body, traceId: body.subarray(at, at + 16).toString('hex') };
 }
-const load = (url: string, headers: Record<string, string>, onTick?: () => void): DriveOptions => ({
+const load = (url: string, headers: Record<string, string>, seconds: number, onTick?: () => void): DriveOptions => ({
   url,
   headers: { ...PROTOBUF, ...headers },
-  seconds: SECONDS,
+  seconds,
   concurrency: CONCURRENCY,
   next: () => ({ body: TEMPLATE.next(), items: SPANS }),
   ...(onTick ? { onTick } : {}),
 });
 
-async function baseline() {
+async function baseline(seconds: number) {
   const server = await startAppendBaseline();
-  const r = await measuredDrive(server.pid, load(`${server.url}/v1/traces`, {}));
+  const r = await measuredDrive(server.pid, load(`${server.url}/v1/traces`, {}, seconds));
   await server.stop();
   return r;
 }
@@ -105,7 +106,7 @@ async function floeRun() {
       await new Promise((x) => setTimeout(x, 2000));
     }
   })();
-  const r = await measuredDrive(floe.pid, load(`${floe.otlpHttpUrl}/v1/traces`, auth, () => wal.sample()));
+  const r = await measuredDrive(floe.pid, load(`${floe.otlpHttpUrl}/v1/traces`, auth, SECONDS, () => wal.sample()));
   wal.sample();
   probing = false;
   await probes;
@@ -116,12 +117,14 @@ async function floeRun() {
   return { ...r, backlog: wal.samples, latencies: latencies.sort((a, b) => a - b), drainMs: drain.ms };
 }
 
-const base = await baseline();
+const before = await baseline(SECONDS / 2);
 const floe = await floeRun();
+const after = await baseline(SECONDS / 2);
+const base = combinedDrives(before, after);
 const baseRate = base.items / base.seconds;
 const floeRate = floe.items / floe.seconds;
 console.log(`bench/ingest-traces: ${SECONDS}s, ${CONCURRENCY} concurrent requests, ${SPANS} spans/request (${TEMPLATE.body.length} bytes)`);
-console.log(`  baseline (receive + append + fdatasync, undecoded): ${baseRate.toFixed(0)} spans/s (${base.errors} errors)`);
+console.log(`  baseline (receive + append + fdatasync, undecoded): ${baseRate.toFixed(0)} spans/s (${base.errors} errors; ${(before.items / before.seconds).toFixed(0)} before Floe's run, ${(after.items / after.seconds).toFixed(0)} after)`);
 console.log(`    receiver CPU ${(base.cpu / base.seconds).toFixed(2)} cores (${((base.cpu * 1e6) / base.items).toFixed(1)} µs per span), load generator ${(base.genCpu / base.seconds).toFixed(2)} cores`);
 console.log(`  floe (OTLP HTTP protobuf → WAL ack):               ${floeRate.toFixed(0)} spans/s (${floe.errors} errors)`);
 console.log(`    Floe process CPU ${(floe.cpu / floe.seconds).toFixed(2)} cores, ${((floe.cpu * 1e6) / floe.items).toFixed(1)} µs per span; load generator ${(floe.genCpu / floe.seconds).toFixed(2)} cores`);

@@ -89,6 +89,31 @@ export async function measuredDrive(pid: number, opts: DriveOptions): Promise<Me
   return { ...r, cpu: cpuSeconds(pid) - cpu0, genCpu: ownCpuSeconds() - gen0, load: loadAverage(), threads };
 }
 
+/**
+ * Two measured runs as one: items, requests, bytes, errors, time and CPU added up (by kind of
+ * thread too), the load average of the later. For a baseline measured half before and half after
+ * the run it is compared with, so that the machine's drift over the run weighs on both sides.
+ */
+export function combinedDrives(a: MeasuredDrive, b: MeasuredDrive): MeasuredDrive {
+  const errorKinds = { ...a.errorKinds };
+  for (const [kind, n] of Object.entries(b.errorKinds)) errorKinds[kind] = (errorKinds[kind] ?? 0) + n;
+  const threads = new Map(a.threads);
+  for (const [kind, seconds] of b.threads) threads.set(kind, (threads.get(kind) ?? 0) + seconds);
+  return {
+    items: a.items + b.items,
+    requests: a.requests + b.requests,
+    bytes: a.bytes + b.bytes,
+    errors: a.errors + b.errors,
+    errorKinds,
+    firstError: a.firstError ?? b.firstError,
+    seconds: a.seconds + b.seconds,
+    cpu: a.cpu + b.cpu,
+    genCpu: a.genCpu + b.genCpu,
+    load: b.load,
+    threads,
+  };
+}
+
 /** Linux's names of a Node process's threads (/proc/<pid>/task/<tid>/comm), as the kinds a summary names. */
 const THREAD_KINDS: Record<string, string> = {
   MainThread: 'event loop',
