@@ -33,39 +33,39 @@ export class FingerprintTable {
 
   /** The expiry stored for the key (4 words at `k[0..3]`), or 0 when it is not there. */
   get(k: Uint32Array): number {
-    const slot = this.#find(k);
-    return slot < 0 ? 0 : this.#until[slot]!;
+    return this.#until[this.#slotOf(k)]!;
   }
 
   /** Stores the key with expiry `until` (> 0), replacing the expiry it had. False when it is new and the table holds maxEntries keys. */
   set(k: Uint32Array, until: number): boolean {
-    let slot = this.#find(k);
-    if (slot >= 0) {
-      this.#until[slot] = until;
-      return true;
+    let slot = this.#slotOf(k);
+    if (this.#until[slot] === 0) {
+      if (this.#size === this.#maxEntries) return false;
+      if (2 * (this.#size + 1) > this.#until.length) {
+        this.#grow();
+        slot = this.#slotOf(k);
+      }
+      this.#keys.set(k, 4 * slot);
+      this.#size++;
     }
-    if (this.#size === this.#maxEntries) return false;
-    if (2 * (this.#size + 1) > this.#until.length) this.#grow();
-    slot = this.#free(k[0]!);
-    this.#keys.set(k, 4 * slot);
     this.#until[slot] = until;
-    this.#size++;
     return true;
   }
 
-  /** The slot holding the key, or -1. */
-  #find(k: Uint32Array): number {
+  /** The slot holding the key, or else the empty slot where its probe ends (where set() puts it). */
+  #slotOf(k: Uint32Array): number {
     const keys = this.#keys;
     const until = this.#until;
     const mask = until.length - 1;
-    for (let slot = k[0]! & mask; until[slot] !== 0; slot = (slot + 1) & mask) {
+    let slot = k[0]! & mask;
+    for (; until[slot] !== 0; slot = (slot + 1) & mask) {
       const at = 4 * slot;
-      if (keys[at] === k[0] && keys[at + 1] === k[1] && keys[at + 2] === k[2] && keys[at + 3] === k[3]) return slot;
+      if (keys[at] === k[0] && keys[at + 1] === k[1] && keys[at + 2] === k[2] && keys[at + 3] === k[3]) break;
     }
-    return -1;
+    return slot;
   }
 
-  /** The first empty slot from the one `word` picks. */
+  /** The first empty slot from the one `word` picks (grow(): the keys it moves are distinct). */
   #free(word: number): number {
     const until = this.#until;
     const mask = until.length - 1;

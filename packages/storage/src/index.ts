@@ -29,6 +29,7 @@ export type {
 export { createObjectStore } from './create-object-store.ts';
 export { fileCacheFromConfig, objectStoreFromConfig } from './from-config.ts';
 export { FsObjectStore } from './fs-store.ts';
+export { OPEN_DIR } from './fs-appendables.ts';
 export { S3ObjectStore } from './s3-store.ts';
 export { compareKeys, validateKey, validatePrefix } from './keys.ts';
 export {

@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flightDoGet } from '@floe/flight';
 import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
+import { FsObjectStore, OPEN_DIR, listSegments } from '@floe/storage';
 import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
@@ -69,14 +70,22 @@ describe.each(['s3', 'fs'] as const)('durability under kill -9 (cluster, %s stor
     );
   }
 
-  /** fs store: the open (unsealed) segment files, fs-appendables.ts's `.floe-open` directory. */
+  /** fs store: the open (unsealed) segment files that hold anything. */
   function openSegments(): string[] {
-    const dir = join(floe.dataDir, 'data', '.floe-open');
+    const dir = join(floe.dataDir, 'data', OPEN_DIR);
+    let names: string[];
     try {
-      return readdirSync(dir).filter((name) => statSync(join(dir, name)).size > 0);
+      names = readdirSync(dir);
     } catch {
       return [];
     }
+    return names.filter((name) => {
+      try {
+        return statSync(join(dir, name)).size > 0;
+      } catch {
+        return false; // sealed or claimed since the listing
+      }
+    });
   }
 
   const sql = async (q: string) =>
@@ -121,16 +130,18 @@ describe.each(['s3', 'fs'] as const)('durability under kill -9 (cluster, %s stor
     expect(stats.distinct).toBeGreaterThanOrEqual(acked.size);
     if (storage === 'fs') {
       // Under a continuous stream the killed acceptor all but surely had an open segment (one is
-      // sealed every 2 s and the next group opens another at once; a segment file exists only
-      // once its first group is durable). Its records may all be unacknowledged ones (the kill
-      // fell between their fdatasync and the response), so the acknowledged spans can be complete
-      // before the writer's recovery (15 s idle) runs: wait for the publication itself.
+      // sealed every 2 s and the next group opens another at once; a segment file exists once its
+      // first group is durable). Its acknowledged spans were awaited above, so the writer's
+      // recovery (after 15 s idle) published them; it may also hold only unacknowledged records
+      // (the kill fell between their fdatasync and the reply), or only a torn first group, which
+      // the recovery drops. Either way the recovery takes every file the acceptor left open.
       // (Sealing and the next group's open are milliseconds apart; a kill in between leaves none.)
       if (leftOpen.length === 0) return;
-      const writerLog = join(floe.dataDir, 'writer.log');
-      await waitFor('the writer published the open segment', async () => /published WAL segments that an acceptor left open/.test(readFileSync(writerLog, 'utf8')) || undefined, 60_000, 500);
-      expect(openSegments().filter((name) => leftOpen.includes(name))).toEqual([]);
-      // What it held, acknowledged or not, is stored at most once beside the rest.
+      await waitFor('the writer recovered the segments the acceptor left open', async () => openSegments().every((name) => !leftOpen.includes(name)) || undefined, 60_000, 500);
+      // Then committed what they held (the stream has stopped: the WAL empties), acknowledged or
+      // not, at most once beside the rest.
+      const wal = new FsObjectStore(join(floe.dataDir, 'data'));
+      await waitFor('the WAL committed', async () => (await listSegments(wal)).length === 0 || undefined, 60_000, 500);
       const after = (await sql(`SELECT count(*) AS total, count(DISTINCT span_id) AS distinct_ids FROM traces WHERE service_name = 'dur-${RUN}'`)).toArray()[0]!;
       expect(Number(after.total)).toBe(Number(after.distinct_ids));
     }
