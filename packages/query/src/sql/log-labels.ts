@@ -1,5 +1,5 @@
 import type { LabelMatch, LabelPredicate, LinePredicate, NumericOp, RowFilter, TimeRange } from '../ir/logs.ts';
-import type { PlannerTable, SqlBuilder } from './printer.ts';
+import { literal, type PlannerTable, type SqlBuilder } from './printer.ts';
 
 /**
  * Label resolution for the logs table, exactly as spec 1 "Log label resolution" lays it out:
@@ -7,7 +7,7 @@ import type { PlannerTable, SqlBuilder } from './printer.ts';
  * | label                                      | resolves to                      |
  * |--------------------------------------------|----------------------------------|
  * | service_name, service, job, service.name    | column service_name              |
- * | level, severity, detected_level             | column severity_text             |
+ * | level, severity, detected_level             | column severity_text (detected_level also matches its derived level, detectedLevelMatchSql) |
  * | trace_id, span_id                           | the columns of the same name     |
  * | a materialized label, or its `_` spelling   | its column (ColumnDef.attributeKey) |
  * | any other label, dotted or not              | the typed attribute maps, by exact key |
@@ -117,11 +117,59 @@ export function labelNumber(b: SqlBuilder, target: LabelTarget): string {
 }
 
 /**
+ * Loki's detected_level of a row: from the OTLP severity number when it is set (1–4 trace, 5–8
+ * debug, 9–12 info, 13–16 warn, 17–20 error, 21–24 fatal), else from the severity text's usual
+ * spellings, else "unknown". Over the given severity number and text expressions (planner-printed,
+ * never user input).
+ */
+export function detectedLevelOf(num: string, severityText: string): string {
+  const text = `lower(coalesce(${severityText}, ''))`;
+  const byNumber: Array<[number, number, string]> = [
+    [1, 4, 'trace'],
+    [5, 8, 'debug'],
+    [9, 12, 'info'],
+    [13, 16, 'warn'],
+    [17, 20, 'error'],
+    [21, 24, 'fatal'],
+  ];
+  const byText: Array<[string[], string]> = [
+    [['trace', 'trc'], 'trace'],
+    [['debug', 'dbg'], 'debug'],
+    [['info', 'inf', 'information', 'notice'], 'info'],
+    [['warn', 'warning', 'wrn'], 'warn'],
+    [['error', 'err', 'eror'], 'error'],
+    [['critical', 'crit'], 'critical'],
+    [['fatal', 'panic', 'emerg', 'emergency', 'alert'], 'fatal'],
+  ];
+  const cases = [
+    ...byNumber.map(([lo, hi, level]) => `WHEN ${num} BETWEEN ${lo} AND ${hi} THEN ${literal(level)}`),
+    ...byText.map(([spellings, level]) => `WHEN ${text} IN (${spellings.map(literal).join(', ')}) THEN ${literal(level)}`),
+  ];
+  return `CASE ${cases.join(' ')} ELSE 'unknown' END`;
+}
+
+/**
+ * A `detected_level` matcher: the severity text as sent, exactly (rule 1), or the level derived
+ * from it and the severity number, which is what `by (detected_level)` reports. Without the
+ * second form, a level picked from Grafana's log volume (`info`) would be sent back as
+ * `detected_level="info"` and match none of the `INFO` rows it was counted from.
+ */
+function detectedLevelMatchSql(b: SqlBuilder, m: LabelMatch): string {
+  const text = `coalesce(${b.column('severity_text')}, '')`;
+  const level = detectedLevelOf(b.column('severity_number'), b.column('severity_text'));
+  const value = b.param(m.value);
+  const test = (expr: string) => (m.op === '=' || m.op === '!=' ? `${expr} = ${value}` : `regexp_full_match(${expr}, ${value})`);
+  const hit = `(${test(text)} OR ${test(level)})`;
+  return m.op === '=' || m.op === '=~' ? hit : `NOT ${hit}`;
+}
+
+/**
  * One matcher. Column equality keeps the bare column (`"service_name" = $1`) so DuckDB can use
  * Parquet min/max statistics; regexes are `regexp_full_match`, anchored like Loki's, except the
  * shapes regexShortcut recognises, which cost a fraction of a regex per row.
  */
 export function matchSql(b: SqlBuilder, m: LabelMatch): string {
+  if (m.label === 'detected_level') return detectedLevelMatchSql(b, m);
   const target = resolveLogLabel(m.label, b.table);
   if (target.kind === 'column') {
     const col = b.column(target.column);

@@ -251,6 +251,11 @@ describe('vector aggregations', () => {
     expect(await matrix('max by (detected_level) (count_over_time({service_name=~".+"}[1m]) by (detected_level))')).toContainEqual([{ detected_level: 'error' }, [[60, 2], [120, 1]]]);
   });
 
+  it('a level reported by detected_level filters back to the rows it counted (the severity-number-only line included)', async () => {
+    expect(await matrix('sum(count_over_time({service_name=~".+"} | detected_level="error" [1m]))')).toEqual([[{}, [[60, 2], [120, 1]]]]);
+    expect(await matrix('sum(count_over_time({service_name=~".+", detected_level="error"}[1m]))')).toEqual([[{}, [[60, 2], [120, 1]]]]);
+  });
+
   it('avg, min, max, count, stddev and stdvar across series (population)', async () => {
     const inner = 'sum by (service_name) (count_over_time({service_name=~".+"}[1m]))'; // checkout 4,2; billing 1,1; web 1,1
     expect(await matrix(`avg(${inner})`)).toEqual([[{}, [[60, 2], [120, 4 / 3]]]]);

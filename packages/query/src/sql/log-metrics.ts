@@ -1,8 +1,8 @@
 import { FloeError } from '@floe/errors';
 import { SAMPLE_COLUMNS, type LogSample, type SampleWindows } from '../ir/log-metrics.ts';
-import { labelNumber, labelText, resolveLogLabel, selectionSql } from './log-labels.ts';
+import { detectedLevelOf, labelNumber, labelText, resolveLogLabel, selectionSql } from './log-labels.ts';
 import { checkTable, hintsOf, type PlannedQuery } from './logs.ts';
-import { SqlBuilder, literal, quoteIdent, type PlannerTable } from './printer.ts';
+import { SqlBuilder, quoteIdent, type PlannerTable } from './printer.ts';
 
 /**
  * One leaf of a LogQL metric query (ir/log-metrics.ts) → DuckDB SQL over the `logs` view: the
@@ -27,38 +27,6 @@ import { SqlBuilder, literal, quoteIdent, type PlannerTable } from './printer.ts
 
 const C = SAMPLE_COLUMNS;
 const q = quoteIdent;
-
-/**
- * Loki's detected_level of a row: from the OTLP severity number when it is set (1–4 trace, 5–8
- * debug, 9–12 info, 13–16 warn, 17–20 error, 21–24 fatal), else from the severity text's usual
- * spellings, else "unknown". Over the given severity number and text expressions (planner-printed,
- * never user input).
- */
-function detectedLevelOf(num: string, severityText: string): string {
-  const text = `lower(coalesce(${severityText}, ''))`;
-  const byNumber: Array<[number, number, string]> = [
-    [1, 4, 'trace'],
-    [5, 8, 'debug'],
-    [9, 12, 'info'],
-    [13, 16, 'warn'],
-    [17, 20, 'error'],
-    [21, 24, 'fatal'],
-  ];
-  const byText: Array<[string[], string]> = [
-    [['trace', 'trc'], 'trace'],
-    [['debug', 'dbg'], 'debug'],
-    [['info', 'inf', 'information', 'notice'], 'info'],
-    [['warn', 'warning', 'wrn'], 'warn'],
-    [['error', 'err', 'eror'], 'error'],
-    [['critical', 'crit'], 'critical'],
-    [['fatal', 'panic', 'emerg', 'emergency', 'alert'], 'fatal'],
-  ];
-  const cases = [
-    ...byNumber.map(([lo, hi, level]) => `WHEN ${num} BETWEEN ${lo} AND ${hi} THEN ${literal(level)}`),
-    ...byText.map(([spellings, level]) => `WHEN ${text} IN (${spellings.map(literal).join(', ')}) THEN ${literal(level)}`),
-  ];
-  return `CASE ${cases.join(' ')} ELSE 'unknown' END`;
-}
 
 /** A series label as the sample SQL groups it: a column bare (NULL when absent), anything else as text. */
 function groupLabelSql(b: SqlBuilder, label: string): string {

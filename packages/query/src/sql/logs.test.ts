@@ -60,6 +60,15 @@ describe('log selection on DuckDB', () => {
     ['{level="ERROR"}', [2]],
     ['{severity="INFO"}', [6, 1]],
     ['{detected_level="debug"}', [5]],
+    // detected_level also matches the level `by (detected_level)` reports for the row.
+    ['{detected_level="INFO"}', [6, 1]],
+    ['{detected_level="info"}', [6, 1]],
+    ['{service_name=~".+", detected_level="unknown"}', [3]],
+    ['{service_name=~".+", detected_level=""}', [3]],
+    ['{service_name=~".+", detected_level!="info"}', [5, 4, 3, 2]],
+    ['{service_name=~".+", detected_level=~"warn|ERROR"}', [4, 2]],
+    ['{service_name=~".+", detected_level!~"warn|error|unknown"}', [6, 5, 1]],
+    ['{service_name=~".+"} | detected_level="error"', [2]],
     ['{trace_id="0af7651916cd43dd8448eb211c80319c"}', [1]],
     // An empty severity is an absent label; negative matchers also match rows without the label.
     ['{service_name="billing", level=""}', [3]],
