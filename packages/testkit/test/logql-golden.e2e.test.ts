@@ -11,6 +11,10 @@ import { emitLogRecords, protoLogExporter, startFloe, waitFor, type FloeMode, ty
  * exactly the expected status and JSON written there. The expectations were worked out from the
  * dataset by hand (with a throwaway model of the dataset, not with Floe's code) and are literal:
  * timestamps are the records' own nanoseconds, matrix times the base's seconds plus the step.
+ * A streams answer without the categorize-labels header carries each entry's structured metadata
+ * in its stream labels, as Loki's does; those label sets come from the dataset's attributes by the
+ * metadata rule (spec 1, "Log entry structured metadata"), the rule the hand-written
+ * categorize-labels cases follow entry by entry.
  *
  * Comparison rules: `stats` is ignored (Loki's own stats; Grafana only copies it); the order of
  * streams in a streams result and of series in a matrix is not part of Loki's contract, so both

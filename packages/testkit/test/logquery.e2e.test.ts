@@ -128,25 +128,33 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     await floe?.stop();
   });
 
-  it('query_range answers a streams result grouped by (service_name, level), newest first', async () => {
+  it('query_range answers a streams result, newest first; without categorize-labels each entry\'s metadata joins its stream labels, as Loki does', async () => {
     const r = await queryRange('{service_name="checkout"}');
     expect(r.status).toBe(200);
     const line = (id: string) => [times.get(id)!.toString(), ALL.find((x) => x.id === id)!.body];
+    const checkout = { service_name: 'checkout', 'k8s.pod.name': 'checkout-1', 'deployment.environment': 'prod', 'host.cpus': '4', 'scope.kind': 'e2e' };
+    const t1 = { trace_id: T1.traceId, span_id: T1.spanId };
     expect(r.body).toEqual({
       status: 'success',
       data: {
         resultType: 'streams',
         result: [
-          { stream: { service_name: 'checkout', level: 'ERROR' }, values: [line('c2')] },
-          { stream: { service_name: 'checkout', level: 'INFO' }, values: [line('c1')] },
-          { stream: { service_name: 'checkout', level: 'WARN' }, values: [line('c3')] },
+          { stream: { ...checkout, level: 'ERROR', 'http.status_code': '502', duration_ms: '1532.5', retry: 'true', user: 'bob', ...t1 }, values: [line('c2')] },
+          { stream: { ...checkout, level: 'INFO', 'http.route': '/cart', 'http.status_code': '200', user: 'ann', ...t1 }, values: [line('c1')] },
+          // The record's own k8s.pod.name wins over its resource's.
+          { stream: { ...checkout, level: 'WARN', 'http.status_code': '200', 'k8s.pod.name': 'override-pod' }, values: [line('c3')] },
         ],
         stats: {},
       },
     });
-    // A record without a severity has no level label.
+    // A record without a severity has no level label; resource and scope attributes still join.
     const billing = await queryRange('{service_name="billing", level=""}');
-    expect(billing.body.data.result).toEqual([{ stream: { service_name: 'billing' }, values: [line('b2')] }]);
+    expect(billing.body.data.result).toEqual([
+      { stream: { service_name: 'billing', 'k8s.pod.name': 'billing-1', 'deployment.environment': 'stage', 'scope.kind': 'e2e' }, values: [line('b2')] },
+    ]);
+    // Records with the same labels share a stream; its entries stay newest first.
+    const web = await queryRange('{service_name="web"} |= "GET /" != "500"');
+    expect(web.body.data.result).toEqual([{ stream: { service_name: 'web', level: 'INFO', 'http.status_code': '200', 'scope.kind': 'e2e' }, values: [line('w1')] }]);
   });
 
   it.each<[string, string[]]>([
@@ -359,7 +367,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     }
     expect((await getJson('/loki/api/v1/label/k8s.pod.name/values')).body).toEqual({ status: 'success', data: ['billing-1', 'checkout-1', 'override-pod'] });
     const theirs = await queryRange('{service_name=~".+"}', {}, { key: otherKey, tenant: other });
-    expect(theirs.body.data.result).toEqual([{ stream: { service_name: 'checkout', level: 'ERROR' }, values: [[expect.any(String), 'GET /cart 200 intruder']] }]);
+    expect(theirs.body.data.result).toEqual([
+      {
+        stream: { service_name: 'checkout', level: 'ERROR', 'k8s.pod.name': 'intruder-pod', 'scope.kind': 'e2e', user: 'ann', 'http.status_code': '500' },
+        values: [[expect.any(String), 'GET /cart 200 intruder']],
+      },
+    ]);
     const crossed = await queryRange('{service_name=~".+"}', {}, { key, tenant: other });
     expect(crossed.status).toBe(403);
   });

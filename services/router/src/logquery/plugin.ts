@@ -125,10 +125,11 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const ir = lowerLogQuery(expr, query, { range, direction, limit });
     const table = await tableOf(req, ir);
     noteDemand(req, [ir], table);
-    const withMetadata = categorize(req);
-    const rows = await run(req, planLogSelect(ir, table, { metadata: withMetadata }));
-    const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, withMetadata), stats: {} };
-    if (withMetadata) data.encodingFlags = [CATEGORIZE_LABELS];
+    const categorized = categorize(req);
+    // Both encodings carry the metadata: as a third element per entry, or in the stream labels.
+    const rows = await run(req, planLogSelect(ir, table, { metadata: true }));
+    const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, categorized), stats: {} };
+    if (categorized) data.encodingFlags = [CATEGORIZE_LABELS];
     return success(reply, data);
   };
 

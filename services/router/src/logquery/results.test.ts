@@ -17,6 +17,24 @@ describe('toStreams', () => {
     ]);
   });
 
+  it('uncategorized: the metadata joins the stream labels, one stream per label set; attributes named like a stream label alias stay out', () => {
+    const withMeta = [
+      row(4n, 'd', 'web', 'INFO', { trace_id: 't1', log_attr_str: new Map([['user', 'ann']]) }),
+      row(3n, 'c', 'web', 'INFO', { log_attr_str: new Map([['user', 'bob']]), resource_attr_str: new Map([['level', 'shadowed'], ['service.name', 'web']]) }),
+      row(2n, 'b', 'web', 'INFO', { log_attr_str: new Map([['user', 'ann']]), trace_id: 't1' }),
+      row(1n, 'a', 'web', 'INFO'),
+      row(0n, 'z', 'web', '', { resource_attr_str: new Map([['severity', 'attr']]) }),
+    ];
+    const streams = toStreams(withMeta, false);
+    expect(streams).toEqual([
+      { stream: { service_name: 'web' }, values: [['0', 'z']] },
+      { stream: { level: 'INFO', service_name: 'web' }, values: [['1', 'a']] },
+      { stream: { level: 'INFO', service_name: 'web', trace_id: 't1', user: 'ann' }, values: [['4', 'd'], ['2', 'b']] },
+      { stream: { level: 'INFO', service_name: 'web', user: 'bob' }, values: [['3', 'c']] },
+    ]);
+    expect(Object.keys(streams[2]!.stream)).toEqual(['level', 'service_name', 'trace_id', 'user']);
+  });
+
   it('categorized: a third element per entry, {} when there is no metadata', () => {
     const withMeta = [row(1n, 'a', 'web', 'INFO', { trace_id: 'abc', span_id: null, log_attr_str: new Map([['k', 'v']]) }), row(2n, 'b', 'web', 'INFO')];
     expect(toStreams(withMeta, true)).toEqual([

@@ -1,4 +1,4 @@
-import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LOG_COLUMNS, STREAM_LABELS, attributeMap } from '@floe/query';
+import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, LOG_COLUMNS, STREAM_LABELS, attributeMap } from '@floe/query';
 
 /**
  * Querier rows → the JSON shapes of Loki's API (reference/api-contracts.md §1.2). A stream is
@@ -38,25 +38,49 @@ export function streamLabels(row: Row): Record<string, string> {
 /**
  * Rows (already in the requested direction and cut at the limit) grouped into streams; each
  * stream keeps its entries in row order. Streams are ordered by their labels.
+ *
+ * Categorized (the client sent `categorize-labels`, as Grafana does): a stream is its
+ * service_name and level, and each entry carries its structured metadata as a third element.
+ * Otherwise, as Loki answers such clients (logcli, scripts), the metadata joins the stream's
+ * labels, so a stream is one distinct label set (attributes named like a stream label's alias stay out).
  */
 export function toStreams(rows: Row[], categorize: boolean): Stream[] {
-  const byKey = new Map<string, Stream>();
+  const byKey = new Map<string, { order: string; rest: Array<[string, string]>; stream: Stream }>();
   for (const row of rows) {
-    const labels = streamLabels(row);
-    const key = JSON.stringify(STREAM_LABELS.map(({ label }) => labels[label] ?? ''));
+    const own = streamLabels(row);
+    const metadata = structuredMetadata(row);
+    const order = JSON.stringify(STREAM_LABELS.map(({ label }) => own[label] ?? ''));
+    const rest = categorize ? [] : Object.entries(metadata).filter(([k]) => !STREAM_ALIASES.has(k));
+    const key = rest.length === 0 ? order : `${order}${JSON.stringify(rest)}`;
     let s = byKey.get(key);
-    if (!s) byKey.set(key, (s = { stream: labels, values: [] }));
+    if (!s) byKey.set(key, (s = { order, rest, stream: { stream: rest.length === 0 ? own : sortedLabels({ ...own, ...Object.fromEntries(rest) }), values: [] } }));
     const ts = String(row[LOG_COLUMNS.time]);
     const line = typeof row[LOG_COLUMNS.line] === 'string' ? (row[LOG_COLUMNS.line] as string) : '';
-    if (!categorize) {
-      s.values.push([ts, line]);
-    } else {
-      const metadata = structuredMetadata(row);
-      s.values.push([ts, line, Object.keys(metadata).length === 0 ? {} : { structuredMetadata: metadata }]);
-    }
+    if (!categorize) s.stream.values.push([ts, line]);
+    else s.stream.values.push([ts, line, Object.keys(metadata).length === 0 ? {} : { structuredMetadata: metadata }]);
   }
-  return [...byKey.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
+  // By service_name and level, then by the rest of the labels pair by pair (a label set that is
+  // a prefix of another first).
+  return [...byKey.values()].sort((a, b) => compareText(a.order, b.order) || compareEntries(a.rest, b.rest)).map((s) => s.stream);
 }
+
+/**
+ * Names that resolve to a stream label's column (service.name, severity, …): an attribute so
+ * named stays out of the stream labels, where a filter on the name would read the column, not it.
+ */
+const STREAM_ALIASES = new Set(Object.keys(LABEL_COLUMNS).filter((name) => STREAM_LABELS.some(({ column }) => column === LABEL_COLUMNS[name])));
+
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function compareEntries(a: Array<[string, string]>, b: Array<[string, string]>): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const c = compareText(a[i]![0], b[i]![0]) || compareText(a[i]![1], b[i]![1]);
+    if (c !== 0) return c;
+  }
+  return a.length - b.length;
+}
+
+const sortedLabels = (labels: Record<string, string>): Record<string, string> => Object.fromEntries(Object.keys(labels).sort().map((k) => [k, labels[k]!]));
 
 /** Flattened attributes plus trace_id / span_id, keys sorted. */
 export function structuredMetadata(row: Row): Record<string, string> {
@@ -72,7 +96,7 @@ export function structuredMetadata(row: Row): Record<string, string> {
     const v = row[id];
     if (typeof v === 'string' && v !== '') out[id] = v;
   }
-  return Object.fromEntries(Object.keys(out).sort().map((k) => [k, out[k]!]));
+  return sortedLabels(out);
 }
 
 /** Entries of an Arrow map value (a MapRow, which has toJSON), a Map or a plain object. */
