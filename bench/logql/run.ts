@@ -126,7 +126,8 @@ try {
 
   floe = await startFloeProcess({ ...embeddedStores(dir), compactor: { enabled: false } }, 'bench');
   const f = floe;
-  const headers = { authorization: `Bearer ${f.apiKey}`, 'x-tenant-id': 'bench' };
+  // As Grafana's Loki data source asks: entries grouped by (service_name, level), metadata per entry.
+  const headers = { authorization: `Bearer ${f.apiKey}`, 'x-tenant-id': 'bench', 'x-loki-response-encoding-flags': 'categorize-labels' };
   duck = await (await DuckDBInstance.create(':memory:', { threads: '2' })).connect();
   const d = duck;
   const allFiles = (await d.runAndReadAll(`SELECT file FROM glob('${join(dir, 'data', 'warehouse')}/**/*.parquet')`)).getRows().map((r) => String(r[0]));
@@ -217,5 +218,6 @@ try {
   duck?.closeSync();
   await floe?.stop();
   floe?.remove();
-  rmSync(dir, { recursive: true, force: true });
+  if (!process.env.FLOE_BENCH_KEEP) rmSync(dir, { recursive: true, force: true });
+  else console.log(`  data kept in ${dir}`);
 }

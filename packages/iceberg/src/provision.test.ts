@@ -171,6 +171,30 @@ describe('table provisioning', () => {
     expect((await listTenantTables(catalog, 'acme', ['prod'])).tables).toHaveLength(ALL.length);
   });
 
+  it('never provisions the custom tables declared in default_schemas.custom_schemas', async () => {
+    // default_schemas as configured: every signal on, and custom table declarations (free-form objects) beside them.
+    const defaults = {
+      traces_enabled: true,
+      logs_enabled: true,
+      metrics_enabled: true,
+      profiles_enabled: true,
+      custom_schemas: [
+        { name: 'checkout_events', signal: 'logs', columns: [{ name: 'order_id', type: 'string' }] },
+        { name: 'audit', table: 'audit', fields: { actor: 'string' } },
+      ],
+    };
+    const tables = enabledTables(defaults);
+    expect([...tables].sort()).toEqual([...ALL].sort());
+    const r = await provisionDataset(catalog, 'custom', 'default', tables, log);
+    expect(r.tables.every((t) => t.outcome === 'created')).toBe(true);
+    const listed = await listTenantTables(catalog, 'custom', ['default']);
+    expect(listed.tables.map((t) => t.name)).toEqual([...ALL].sort());
+    expect(listed.tables.every((t) => t.type !== null)).toBe(true);
+    // Nowhere in the catalog, under any tenant or dataset.
+    const everywhere = (await catalog.listTables()).map((t) => t.name);
+    expect(everywhere.filter((name) => name === 'checkout_events' || name === 'audit')).toEqual([]);
+  });
+
   it('enables signals by the defaults, narrowed by the tenant', () => {
     const all = { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true };
     expect(enabledTables(all)).toEqual(ALL.filter((t) => ['traces', 'logs', 'metrics', 'metric_exemplars', 'profiles'].includes(t)));

@@ -1,6 +1,7 @@
 import type { FloeConfig } from '@floe/config';
 import { enabledTables, provisionDataset, type SqlCatalog } from '@floe/iceberg';
 import { listDatasets, listTenants, withDefaultDataset, type Db } from '@floe/meta';
+import { sleep } from '@floe/runtime';
 import type { Logger } from '@floe/telemetry';
 import { datasetAttributes, type WriterMetrics } from './writer-metrics.ts';
 
@@ -61,4 +62,21 @@ export class TableReconciler {
     if (stats.tables_created > 0 || stats.tables_failed > 0) log.info(stats, 'table reconcile pass');
     return stats;
   }
+}
+
+/**
+ * The reconcile schedule (writer.table_reconcile_interval): a pass at start, then one every
+ * `intervalMs` until `signal` aborts. An interval of 0 keeps only the startup pass: the returned
+ * promise then settles after it, with no pass left to come. A failed pass is logged, never fatal.
+ */
+export async function runReconcileLoop(reconciler: Pick<TableReconciler, 'pass'>, intervalMs: number, signal: AbortSignal, log: Logger): Promise<void> {
+  do {
+    try {
+      await reconciler.pass();
+    } catch (err) {
+      log.warn({ err }, 'table reconcile pass failed; retrying at the next interval');
+    }
+    if (intervalMs <= 0) return;
+    await sleep(intervalMs, signal);
+  } while (!signal.aborted);
 }

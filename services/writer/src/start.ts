@@ -7,7 +7,7 @@ import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
-import { TableReconciler } from './reconcile.ts';
+import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
 import { writerMetrics } from './writer-metrics.ts';
 
@@ -50,17 +50,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const abort = new AbortController();
   const reconciler = new TableReconciler({ db, catalog, defaults: config.schema.default_schemas, log, metrics });
   // At start, then every writer.table_reconcile_interval (0: start only). Never fatal.
-  const reconcileLoop = (async () => {
-    do {
-      try {
-        await reconciler.pass();
-      } catch (err) {
-        log.warn({ err }, 'table reconcile pass failed; retrying at the next interval');
-      }
-      if (config.writer.table_reconcile_interval <= 0) return;
-      await sleep(config.writer.table_reconcile_interval, abort.signal);
-    } while (!abort.signal.aborted);
-  })();
+  const reconcileLoop = runReconcileLoop(reconciler, config.writer.table_reconcile_interval, abort.signal, log);
   let ready = true;
   let lastRound = 0;
   const status = new WriterStatus();
