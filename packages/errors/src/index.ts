@@ -20,5 +20,5 @@ export {
   internal,
 } from './floe-error.ts';
 export type { FloeErrorOptions } from './floe-error.ts';
-export { toHttp, toGrpc, kindFromGrpcCode, errorKindFromString } from './wire.ts';
+export { toHttp, toGrpc, kindFromGrpc, errorKindFromString, ERROR_KIND_METADATA } from './wire.ts';
 export type { ErrorEnvelope, HttpError, GrpcError } from './wire.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { FloeError, toGrpc, toHttp, kindFromGrpcCode } from './index.ts';
+import { ERROR_KIND_METADATA, FloeError, kindFromGrpc, toGrpc, toHttp } from './index.ts';
 
 describe('toHttp', () => {
   it.each([
@@ -40,7 +40,29 @@ describe('toGrpc', () => {
     expect(toGrpc(new FloeError('forbidden', 'x')).code).toBe(7);
     expect(toGrpc(new FloeError('timeout', 'x')).code).toBe(4);
     expect(toGrpc(new Error('boom'))).toMatchObject({ code: 13, details: 'internal server error' });
-    expect(kindFromGrpcCode(4)).toBe('timeout');
-    expect(kindFromGrpcCode(99)).toBe('internal');
+    expect(kindFromGrpc(4)).toBe('timeout');
+    expect(kindFromGrpc(99)).toBe('internal');
+  });
+
+  it('names the kind in a trailer, so kinds sharing a code come back as themselves', () => {
+    for (const kind of ['too_large', 'rate_limited', 'execution', 'bad_data', 'unsupported_media_type'] as const) {
+      const g = toGrpc(new FloeError(kind, 'x'));
+      expect(g.metadata[ERROR_KIND_METADATA]).toBe(kind);
+      expect(kindFromGrpc(g.code, g.metadata[ERROR_KIND_METADATA])).toBe(kind);
+    }
+    // Without the trailer (any other gRPC peer) the code's usual kind.
+    expect(kindFromGrpc(8)).toBe('rate_limited');
+    expect(kindFromGrpc(3)).toBe('bad_data');
+  });
+
+  it('trusts a kind trailer only when it agrees with the code', () => {
+    expect(kindFromGrpc(8, 'timeout')).toBe('rate_limited');
+    expect(kindFromGrpc(13, 'bad_data')).toBe('internal');
+    expect(kindFromGrpc(3, 'no-such-kind')).toBe('bad_data');
+  });
+
+  it('sends header hints as lower-case metadata names', () => {
+    const g = toGrpc(new FloeError('rate_limited', 'slow down', { headers: { 'Retry-After': '2', 'X-RateLimit-Limit': '100' } }));
+    expect(g.metadata).toEqual({ [ERROR_KIND_METADATA]: 'rate_limited', 'retry-after': '2', 'x-ratelimit-limit': '100' });
   });
 });

@@ -38,13 +38,25 @@ export interface GrpcError {
   code: number;
   details: string;
   unexpected: boolean;
-  /** gRPC metadata entries to attach (e.g. retry hints). */
+  /**
+   * gRPC metadata entries to attach, names in lower case as gRPC requires: the retry hints of
+   * the error's headers, and the error's kind under ERROR_KIND_METADATA.
+   */
   metadata: Record<string, string>;
 }
 
+/**
+ * The trailer naming a Floe error's kind. Several kinds share one gRPC code (too_large and
+ * rate_limited are both RESOURCE_EXHAUSTED; execution and bad_data both INVALID_ARGUMENT), so a
+ * Floe peer reads the kind from here to answer with the right HTTP status.
+ */
+export const ERROR_KIND_METADATA = 'x-floe-error-kind';
+
 export function toGrpc(err: unknown): GrpcError {
   if (isFloeError(err)) {
-    return { code: ERROR_KINDS[err.kind].grpc, details: err.message, unexpected: false, metadata: { ...err.headers } };
+    const metadata: Record<string, string> = { [ERROR_KIND_METADATA]: err.kind };
+    for (const [name, value] of Object.entries(err.headers)) metadata[name.toLowerCase()] = value;
+    return { code: ERROR_KINDS[err.kind].grpc, details: err.message, unexpected: false, metadata };
   }
   return { code: ERROR_KINDS.internal.grpc, details: GENERIC_INTERNAL, unexpected: true, metadata: {} };
 }
@@ -62,8 +74,13 @@ const GRPC_TO_KIND: Record<number, ErrorKind> = {
   16: 'unauthorized',
 };
 
-/** Maps a gRPC status code received from a peer (e.g. a querier) back onto a kind. */
-export function kindFromGrpcCode(code: number): ErrorKind {
+/**
+ * The kind of a gRPC status received from a peer (e.g. a querier): the kind its
+ * ERROR_KIND_METADATA trailer names when it is one, else the usual kind of the code.
+ */
+export function kindFromGrpc(code: number, kindTrailer?: string): ErrorKind {
+  const named = kindTrailer === undefined ? undefined : errorKindFromString(kindTrailer);
+  if (named !== undefined && named !== 'internal' && ERROR_KINDS[named].grpc === code) return named;
   return GRPC_TO_KIND[code] ?? 'internal';
 }
 

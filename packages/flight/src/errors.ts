@@ -1,4 +1,4 @@
-import { status } from '@grpc/grpc-js';
+import { Metadata, status } from '@grpc/grpc-js';
 import type { StatusObject } from '@grpc/grpc-js';
 
 /** The `grpcCode` of an error thrown on purpose for the client to see, if it carries a valid one. */
@@ -8,13 +8,14 @@ export function deliberateGrpcCode(err: unknown): number | undefined {
 }
 
 /**
- * The status a handler error is answered with: its `grpcCode` and message when it carries one,
- * otherwise INTERNAL with a fixed text, so that messages and stacks of unexpected faults never
- * reach the client.
+ * The status a handler error is answered with: its `grpcCode`, message and `metadata` (as
+ * trailers) when it carries a code, otherwise INTERNAL with a fixed text, so that messages and
+ * stacks of unexpected faults never reach the client.
  */
-export function grpcStatusFromError(err: unknown): Pick<StatusObject, 'code' | 'details'> {
+export function grpcStatusFromError(err: unknown): Pick<StatusObject, 'code' | 'details'> & { metadata?: Metadata } {
   const code = deliberateGrpcCode(err);
   if (code === undefined) return { code: status.INTERNAL, details: 'internal error' };
-  const message = (err as { message?: unknown }).message;
-  return { code, details: typeof message === 'string' ? message : '' };
+  const { message, metadata } = err as { message?: unknown; metadata?: unknown };
+  const answer = { code, details: typeof message === 'string' ? message : '' };
+  return metadata instanceof Metadata ? { ...answer, metadata } : answer;
 }

@@ -1,3 +1,4 @@
+import { Metadata } from '@grpc/grpc-js';
 import type { TempoTraceByIDResponse } from '@floe/proto';
 import type { Table } from 'apache-arrow';
 
@@ -17,7 +18,12 @@ export interface QuerierCalls {
   findTraceById(metadata: Readonly<Record<string, string>>, traceId: Uint8Array, deadlineMs: number): Promise<TempoTraceByIDResponse>;
 }
 
-/** The rejection of a querier call that failed with gRPC status `code`. */
-export function querierCallError(code: number, details: string): Error & { code: number; details: string } {
-  return Object.assign(new Error(details), { code, details });
+/**
+ * The rejection of a querier call that failed with gRPC status `code`; `metadata` becomes its
+ * trailers (over Flight) or is read from the error as a client reads them (in process).
+ */
+export function querierCallError(code: number, details: string, metadata: Readonly<Record<string, string>> = {}): Error & { code: number; details: string; metadata: Metadata } {
+  const md = new Metadata();
+  for (const [name, value] of Object.entries(metadata)) md.set(name, value);
+  return Object.assign(new Error(details), { code, details, metadata: md });
 }

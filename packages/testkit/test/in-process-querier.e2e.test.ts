@@ -82,6 +82,26 @@ describe('the in-process querier answers as its Flight server does', () => {
     expect(codes.slice(0, 2)).toEqual([16, 7]);
   });
 
+  it('names the kind of a refusal in the same trailer: an oversized ticket is too_large, a bad one bad_data', async () => {
+    const kindOf = async (call: () => Promise<unknown>) => {
+      try {
+        await call();
+        return undefined;
+      } catch (err) {
+        const e = err as { code?: number; metadata?: { get(name: string): unknown[] } };
+        return [e.code, e.metadata?.get('x-floe-error-kind')[0]];
+      }
+    };
+    const tickets: Array<[Buffer, [number, string]]> = [
+      [Buffer.from(`SELECT '${'x'.repeat(300 * 1024)}'`), [8, 'too_large']],
+      [Buffer.from('{"sql": 1}'), [3, 'bad_data']],
+    ];
+    for (const [ticket, expected] of tickets) {
+      expect(await kindOf(() => querier.doGet(meta(key), ticket, 20_000))).toEqual(expected);
+      expect(await kindOf(() => flightDoGet({ url: flight, ticket, metadata: meta(key), deadlineMs: 20_000 }))).toEqual(expected);
+    }
+  });
+
   it("finds traces the same way: an invalid id, a trace that does not exist", async () => {
     for (const id of [new Uint8Array(0), Buffer.alloc(16, 7)]) {
       const local = await outcome(() => querier.findTraceById(meta(key), id, 20_000));

@@ -32,7 +32,7 @@ const isParams = (p: unknown): p is Ticket['params'] =>
 
 export function parseTicket(bytes: Uint8Array): Ticket {
   if (bytes.length === 0) throw new FloeError('bad_data', 'empty ticket: send SQL text or {"sql": ...}');
-  if (bytes.length > MAX_TICKET_BYTES) throw new FloeError('too_large', `ticket larger than ${MAX_TICKET_BYTES} bytes`);
+  if (bytes.length > MAX_TICKET_BYTES) throw new FloeError('too_large', `ticket larger than ${MAX_TICKET_BYTES} bytes: send a shorter query`);
   const text = Buffer.from(bytes).toString('utf8');
   if (!text.trimStart().startsWith('{')) return { sql: text, params: [], hints: {}, rawHints: {}, sig: undefined };
   let raw: unknown;

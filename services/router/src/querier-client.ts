@@ -1,4 +1,4 @@
-import { FloeError, kindFromGrpcCode } from '@floe/errors';
+import { ERROR_KIND_METADATA, FloeError, kindFromGrpc } from '@floe/errors';
 import { signTicket } from '@floe/auth';
 import { findTraceById, flightDoGet, type QuerierCalls } from '@floe/flight';
 import type { TempoTraceByIDResponse } from '@floe/proto';
@@ -117,9 +117,10 @@ const rethrowFromQuerier = (err: unknown): never => {
 
 /** A querier's gRPC status as the FloeError the router answers with (deadlines are 504). */
 function fromQuerierError(err: unknown): unknown {
-  const code = (err as { code?: unknown }).code;
+  const { code, metadata } = err as { code?: unknown; metadata?: { get?: (name: string) => unknown[] } };
   if (typeof code !== 'number') return err;
-  const kind = kindFromGrpcCode(code);
+  const trailer = typeof metadata?.get === 'function' ? metadata.get(ERROR_KIND_METADATA)[0] : undefined;
+  const kind = kindFromGrpc(code, typeof trailer === 'string' ? trailer : undefined);
   const details = (err as { details?: string }).details ?? 'querier error';
   if (kind === 'timeout') return new FloeError('timeout', 'query timed out', { code: 'FLOE_ERR_QUERY_TIMEOUT', cause: err });
   if (kind === 'unavailable') return new FloeError('unavailable', 'querier unavailable', { code: 'FLOE_ERR_QUERIER_UNAVAILABLE', cause: err });
