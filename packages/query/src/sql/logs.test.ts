@@ -144,16 +144,30 @@ describe('log selection on DuckDB', () => {
     expect(plan.hints).toEqual({ start_ns: '2000', end_ns: '3999' });
   });
 
-  it('with metadata, the row carries trace and span ids and every attribute map', async () => {
+  it('with metadata, the row carries trace and span ids and the attributes flattened to text', async () => {
     const q = '{service_name="checkout"}';
     const rows = await db.run(planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction: 'forward', limit: 1 }), LOGS, { metadata: true }));
-    expect(Object.keys(rows[0]!)).toEqual([
-      'ts', 'line', 'service_name', 'level', 'trace_id', 'span_id',
-      'log_attr_str', 'log_attr_int', 'log_attr_double', 'log_attr_bool',
-      'resource_attr_str', 'resource_attr_int', 'resource_attr_double', 'resource_attr_bool',
-      'scope_attr_str', 'scope_attr_int', 'scope_attr_double', 'scope_attr_bool',
-    ]);
+    expect(Object.keys(rows[0]!)).toEqual(['ts', 'line', 'service_name', 'level', 'trace_id', 'span_id', 'attributes_json']);
     expect(rows[0]).toMatchObject({ line: 'GET /cart 200', service_name: 'checkout', level: 'INFO', trace_id: '0af7651916cd43dd8448eb211c80319c', span_id: null });
+    expect(JSON.parse(rows[0]!.attributes_json as string)).toEqual({ 'http.route': '/cart', user: 'ann', 'http.status_code': '200', 'service.name': 'checkout', 'k8s.pod.name': 'pod-1', env: 'prod' });
+  });
+
+  it('metadata: every type as DuckDB prints it, the record over the resource over the scope, the page in order', async () => {
+    const q = '{service_name=~".+"}';
+    for (const direction of ['backward', 'forward'] as const) {
+      const rows = await db.run(planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction, limit: 4 }), LOGS, { metadata: true }));
+      expect(rows.map((r) => Number(r.ts))).toEqual(direction === 'forward' ? [1000, 2000, 3000, 4000] : [6000, 5000, 4000, 3000]);
+      const byTs = new Map(rows.map((r) => [Number(r.ts), r.attributes_json === null ? null : JSON.parse(r.attributes_json as string)]));
+      if (direction === 'forward') {
+        expect(byTs.get(2000)).toEqual({ user: 'bob', 'http.status_code': '502', duration: '1.5', 'service.name': 'checkout', 'k8s.pod.name': 'pod-2', env: 'prod', 'host.cpus': '4', 'scope.kind': 'lib' });
+        expect(byTs.get(3000)).toEqual({ retry: 'true', 'service.name': 'billing', user: 'res-user', env: 'stage' });
+        // The record's k8s.pod.name wins over the resource's pod-3.
+        expect(byTs.get(4000)).toEqual({ 'k8s.pod.name': 'log-pod', env: 'prod' });
+      } else {
+        expect(byTs.get(5000)).toEqual({ 'http.status_code': 'abc', ratio: '0.25' });
+        expect(byTs.get(6000)).toEqual({ 'http.status_code': '404' });
+      }
+    }
   });
 });
 

@@ -29,6 +29,12 @@ export const LOG_COLUMNS = {
   line: 'line',
   traceId: 'trace_id',
   spanId: 'span_id',
+  /**
+   * The record's, resource's and scope's attributes as one JSON object of text values (the
+   * record's value winning over the resource's, the resource's over the scope's), printed as
+   * DuckDB's CAST … AS VARCHAR prints them, which is how a label filter on them reads them.
+   */
+  attributes: 'attributes_json',
 } as const;
 
 export interface LogSelectOptions {
@@ -44,7 +50,7 @@ export function checkTable(ir: { table: string }, table: PlannerTable) {
 }
 
 /**
- * `SELECT ts, line, <stream labels>[, trace_id, span_id, <12 attribute maps>] … ORDER BY time
+ * `SELECT ts, line, <stream labels>[, trace_id, span_id, attributes_json] … ORDER BY time
  * LIMIT n`: the newest (backward) or oldest (forward) `limit` lines over all streams, as Loki's
  * limit works.
  */
@@ -56,18 +62,29 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
     `${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}`,
     ...STREAM_LABELS.map((s) => `${b.column(s.column)} AS ${quoted(s.label)}`),
   ];
-  if (opts.metadata) {
-    columns.push(b.column('trace_id'), b.column('span_id'));
-    for (const scope of ATTRIBUTE_SCOPES) for (const type of ATTRIBUTE_TYPES) columns.push(b.column(attributeMap(scope, type)));
-  }
+  const maps = ATTRIBUTE_SCOPES.flatMap((scope) => ATTRIBUTE_TYPES.map((type) => attributeMap(scope, type)));
+  if (opts.metadata) columns.push(b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m)));
   const conditions = selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ');
   const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
-  const sql = [
+  const page = [
     `SELECT ${columns.join(', ')}`,
     `FROM ${b.tableName()}`,
     `WHERE ${conditions}`,
     `ORDER BY ${b.column('time_unix_nano')} ${order}`,
     `LIMIT ${intLiteral(ir.limit)}`,
+  ].join('\n');
+  if (!opts.metadata) return { sql: page, params: b.params, hints: hintsOf(ir.range) };
+  // The twelve maps merged into one text column on the page alone (after the limit): the
+  // caller then reads one string per entry instead of twelve nested map values. map_concat keeps
+  // the last map's value of a key, so the lowest precedence (scope) goes first.
+  const merged = [...ATTRIBUTE_SCOPES].reverse().flatMap((scope) =>
+    ATTRIBUTE_TYPES.map((type) => (type === 'str' ? quoted(attributeMap(scope, type)) : `CAST(${quoted(attributeMap(scope, type))} AS MAP(VARCHAR, VARCHAR))`)),
+  );
+  const kept = [LOG_COLUMNS.time, LOG_COLUMNS.line, ...STREAM_LABELS.map((s) => s.label), LOG_COLUMNS.traceId, LOG_COLUMNS.spanId].map(quoted);
+  const sql = [
+    `SELECT ${kept.join(', ')}, to_json(map_concat(${merged.join(', ')})) AS ${quoted(LOG_COLUMNS.attributes)}`,
+    `FROM (\n${page}\n) AS page`,
+    `ORDER BY ${quoted(LOG_COLUMNS.time)} ${order}`,
   ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.range) };
 }

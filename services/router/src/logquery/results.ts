@@ -1,11 +1,11 @@
-import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, LOG_COLUMNS, STREAM_LABELS, attributeMap } from '@floe/query';
+import { LABEL_COLUMNS, LOG_COLUMNS, STREAM_LABELS } from '@floe/query';
 
 /**
  * Querier rows → the JSON shapes of Loki's API (reference/api-contracts.md §1.2). A stream is
  * identified by service_name and level (spec 1, label resolution rule 6); an empty label is left
  * out, as Prometheus and Loki do. Each entry's structured metadata (spec 1, "Log entry structured
  * metadata") is trace_id, span_id and the record's, resource's and scope's attributes flattened to
- * strings, the record's value winning over the resource's and the resource's over the scope's.
+ * strings by the planner (LOG_COLUMNS.attributes).
  */
 
 export type Row = Record<string, unknown>;
@@ -82,43 +82,16 @@ function compareEntries(a: Array<[string, string]>, b: Array<[string, string]>):
 
 const sortedLabels = (labels: Record<string, string>): Record<string, string> => Object.fromEntries(Object.keys(labels).sort().map((k) => [k, labels[k]!]));
 
-/** Flattened attributes plus trace_id / span_id, keys sorted. */
+/** The entry's attributes (LOG_COLUMNS.attributes, flattened by the planner) plus trace_id / span_id, keys sorted. */
 export function structuredMetadata(row: Row): Record<string, string> {
-  // Without a prototype: an attribute key `__proto__` is a key like any other.
-  const out = Object.create(null) as Record<string, string>;
-  // Lowest precedence first, so a later scope overwrites: scope, then resource, then the record.
-  for (const scope of [...ATTRIBUTE_SCOPES].reverse()) {
-    for (const type of ATTRIBUTE_TYPES) {
-      for (const [k, v] of mapEntries(row[attributeMap(scope, type)])) out[k] = attributeText(v);
-    }
-  }
+  const attributes = row[LOG_COLUMNS.attributes];
+  // JSON.parse defines every key as an own property: an attribute `__proto__` is a key like any other.
+  const out = (typeof attributes === 'string' ? JSON.parse(attributes) : {}) as Record<string, string>;
   for (const id of [LOG_COLUMNS.traceId, LOG_COLUMNS.spanId]) {
     const v = row[id];
     if (typeof v === 'string' && v !== '') out[id] = v;
   }
   return sortedLabels(out);
-}
-
-/** Entries of an Arrow map value (a MapRow, which has toJSON), a Map or a plain object. */
-function mapEntries(v: unknown): Array<[string, unknown]> {
-  if (v === null || v === undefined) return [];
-  if (v instanceof Map) return [...v.entries()] as Array<[string, unknown]>;
-  const json = typeof (v as { toJSON?: unknown }).toJSON === 'function' ? (v as { toJSON(): unknown }).toJSON() : v;
-  if (json === null || typeof json !== 'object') return [];
-  return Object.entries(json as Record<string, unknown>);
-}
-
-/**
- * An attribute value as text, the way the planner's label resolution prints it in SQL (DuckDB's
- * CAST … AS VARCHAR), so a value shown here can be filtered on as shown: integers as decimals,
- * integral doubles with one decimal (3.0), booleans as true/false.
- */
-export function attributeText(v: unknown): string {
-  if (typeof v === 'string') return v;
-  if (typeof v === 'bigint') return v.toString();
-  if (typeof v === 'number') return Number.isInteger(v) && Math.abs(v) < 1e15 ? v.toFixed(1) : String(v);
-  if (typeof v === 'boolean') return v ? 'true' : 'false';
-  return v === null || v === undefined ? '' : String(v);
 }
 
 /** A matrix series of Loki's API: `values` are `[unix seconds, "value"]`, oldest first. */
