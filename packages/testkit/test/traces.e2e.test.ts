@@ -98,6 +98,29 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     expect(v2json.trace.resourceSpans).toHaveLength(1);
   });
 
+  it('start and end (unix seconds) bound the hours searched: a window around the trace finds it, one hours earlier does not; a bad range is 400', async () => {
+    const sent = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'windowed');
+    await waitForTrace(sent.traceId);
+    const nowS = Math.floor(Date.now() / 1000);
+    for (const version of ['', '/v2']) {
+      const around = await getTrace(`/api${version}/traces/${sent.traceId}?start=${nowS - 600}&end=${nowS + 60}`);
+      expect(around.status).toBe(200);
+      const spans = version === '' ? traceSpanCount((await around.json()) as Parameters<typeof traceSpanCount>[0]) : ((await around.json()) as { trace: { resourceSpans: unknown[] } }).trace.resourceSpans.length;
+      expect(spans).toBeGreaterThan(0);
+      // Only the hours the window names are read: the trace, written now, is not in them.
+      const before = await getTrace(`/api${version}/traces/${sent.traceId}?start=${nowS - 4 * 3600}&end=${nowS - 3 * 3600}`);
+      expect(before.status).toBe(404);
+      expect(await before.json()).toEqual({ status: 'error', errorType: 'not_found', error: 'trace not found' });
+    }
+    for (const query of [`start=${nowS}&end=${nowS - 60}`, 'start=yesterday', `end=${'9'.repeat(30)}`]) {
+      const bad = await getTrace(`/api/traces/${sent.traceId}?${query}`);
+      expect(bad.status, query).toBe(400);
+      const body = (await bad.json()) as { status: string; errorType: string; error: string };
+      expect(body, query).toMatchObject({ status: 'error', errorType: 'bad_data' });
+    }
+    expect(((await (await getTrace(`/api/traces/${sent.traceId}?start=${nowS}&end=${nowS - 60}`)).json()) as { error: string }).error).toBe('invalid range: end is before start');
+  });
+
   it('answers 404 in the envelope for an unknown trace, 400 for a bad id, echo with auth', async () => {
     const missing = await getTrace('/api/traces/0123456789abcdef0123456789abcdef');
     expect(missing.status).toBe(404);
