@@ -266,6 +266,14 @@ describe('source-control integration (embedded)', () => {
       expect(body).toMatchObject({ status: 'available', repository: 'acme-org/api', ref: 'v1.0.0', lines: [{ number: 1, text: 'tagged line 1' }, { number: 2, text: 'tagged line 2' }] });
     });
 
+    it('a context wider than 100 lines is answered with 100 on each side, not refused', async () => {
+      gh.put('acme-org/api', 'long.ts', { type: 'file', content: Array.from({ length: 400 }, (_, i) => `line ${i + 1}`).join('\n') });
+      const body = (await lookup({ repository: 'acme-org/api', path: 'long.ts', line: 200, context_lines: 5000 })) as { status: string; start_line: number; lines: Array<{ number: number }> };
+      expect(body.status).toBe('available');
+      expect(body.start_line).toBe(100);
+      expect(body.lines.map((l) => l.number)).toEqual(Array.from({ length: 201 }, (_, i) => 100 + i));
+    });
+
     it('without a repository probes the linked ones and names the one that served', async () => {
       expect(await lookup({ path: 'web/only.ts', line: 1 })).toMatchObject({ status: 'available', repository: 'acme-org/web', lines: [{ number: 1, text: 'only in web' }] });
     });

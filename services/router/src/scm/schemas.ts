@@ -67,7 +67,8 @@ export const sourceContextBody = {
     ref: { type: 'string', minLength: 1, maxLength: 255, description: 'Branch, tag or commit. Absent: the default branch (the answer then has ref null).' },
     path: { type: 'string', minLength: 1, maxLength: 4096, description: 'Path of the file inside the repository.' },
     line: { type: 'integer', description: '1-based line the window is centred on. Absent: the top of the file.' },
-    context_lines: { type: 'integer', minimum: 0, maximum: MAX_CONTEXT_LINES, default: DEFAULT_CONTEXT_LINES, description: 'Lines shown on each side of line.' },
+    // No maximum: a lookup answers 200 (spec 2, Errors), so a wider window is cut, not refused.
+    context_lines: { type: 'integer', minimum: 0, default: DEFAULT_CONTEXT_LINES, description: `Lines shown on each side of line; more than ${MAX_CONTEXT_LINES} are shown as ${MAX_CONTEXT_LINES}.` },
   },
 } as const;
 
