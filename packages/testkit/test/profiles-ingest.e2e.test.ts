@@ -183,6 +183,11 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
     expect(joined).toEqual([{ sample_type: 'cpu', span_name: 'compute-cart', span_service: traceService, total_value: 65_000_000n }]);
     const byTrace = await sql(`SELECT count(*) AS n FROM traces t JOIN profiles p ON p.trace_id = t.trace_id WHERE p.service_name = ${quote(service)}`);
     expect(byTrace).toEqual([{ n: 3n }]); // the trace's three spans, all joined through the trace id
+    // The tenant-pinned name reads the same table as the bare one.
+    const pinned = await sql(`SELECT count(*) AS n FROM sql_profiles WHERE service_name = ${quote(service)}`);
+    const bare = await sql(`SELECT count(*) AS n FROM profiles WHERE service_name = ${quote(service)}`);
+    expect(pinned).toEqual(bare);
+    expect((bare[0] as { n: bigint }).n).toBeGreaterThan(0n);
   });
 
   it.each(Object.keys(send))('%s: a profile with an out-of-range dictionary index is rejected as partial success; the others land', async (transport) => {
