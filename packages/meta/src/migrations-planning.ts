@@ -1,6 +1,7 @@
-// The tables of the product-planning API (spec 3, services/planning), one migration appended to
-// MIGRATIONS. They live in the metadata database because planning records are small, relational
-// and tenant-owned like tenants and keys; nothing of the telemetry path reads them.
+// The tables of the product-planning API (spec 3, services/planning): migration 6, then later
+// ones appended to MIGRATIONS (11 release phases, 12 ideas and to-dos). They live in the metadata
+// database because planning records are small, relational and tenant-owned like tenants and keys;
+// nothing of the telemetry path reads them.
 //
 // Load-bearing choices:
 // - Every row carries tenant_id (FK to tenants, cascade): a tenant's planning data goes with it,
@@ -16,6 +17,21 @@ import type { Migration } from './migrations.ts';
 const ID = `bigint PRIMARY KEY DEFAULT nextval('planning_ids')`;
 const TENANT = `text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE`;
 const USER_REF = `text REFERENCES users (id) ON DELETE SET NULL`;
+
+// Goals, initiatives (migration 6) and ideas (migration 12): records of a product with a name, a
+// description and a reference number, nothing more. Shipped migrations use it: never change it
+// (a change of these tables is a new migration).
+const productRecordTable = (table: string) => `CREATE TABLE IF NOT EXISTS ${table} (
+  id                  ${ID},
+  tenant_id           ${TENANT},
+  product_id          bigint NOT NULL REFERENCES planning_products (id) ON DELETE CASCADE,
+  reference_num       text NOT NULL,
+  name                text NOT NULL,
+  description         text NOT NULL DEFAULT '',
+  created_at          timestamptz NOT NULL DEFAULT now(),
+  updated_at          timestamptz NOT NULL DEFAULT now(),
+  UNIQUE (tenant_id, reference_num)
+);`;
 
 export const PLANNING_MIGRATION: Migration = {
   id: 6,
@@ -72,29 +88,9 @@ CREATE TABLE IF NOT EXISTS planning_tags (
   UNIQUE (tenant_id, name)
 );
 
-CREATE TABLE IF NOT EXISTS planning_initiatives (
-  id                  ${ID},
-  tenant_id           ${TENANT},
-  product_id          bigint NOT NULL REFERENCES planning_products (id) ON DELETE CASCADE,
-  reference_num       text NOT NULL,
-  name                text NOT NULL,
-  description         text NOT NULL DEFAULT '',
-  created_at          timestamptz NOT NULL DEFAULT now(),
-  updated_at          timestamptz NOT NULL DEFAULT now(),
-  UNIQUE (tenant_id, reference_num)
-);
+${productRecordTable('planning_initiatives')}
 
-CREATE TABLE IF NOT EXISTS planning_goals (
-  id                  ${ID},
-  tenant_id           ${TENANT},
-  product_id          bigint NOT NULL REFERENCES planning_products (id) ON DELETE CASCADE,
-  reference_num       text NOT NULL,
-  name                text NOT NULL,
-  description         text NOT NULL DEFAULT '',
-  created_at          timestamptz NOT NULL DEFAULT now(),
-  updated_at          timestamptz NOT NULL DEFAULT now(),
-  UNIQUE (tenant_id, reference_num)
-);
+${productRecordTable('planning_goals')}
 
 -- Columns shared by releases, epics and features: a description with an id of its own, people,
 -- tags, custom fields (key → value), the workflow status and the history of its changes.
@@ -290,5 +286,36 @@ CREATE TABLE IF NOT EXISTS planning_release_phases (
 );
 CREATE INDEX IF NOT EXISTS planning_release_phases_release ON planning_release_phases (tenant_id, release_id);
 ALTER TABLE planning_features ADD COLUMN IF NOT EXISTS release_phase_id bigint REFERENCES planning_release_phases (id) ON DELETE SET NULL;
+`,
+};
+
+/**
+ * Ideas and to-dos (spec 3: comments listed on both, added to ideas). Spec 3 shows no fields of
+ * either beyond their identifiers, so they hold what the API they are modelled on needs at the
+ * least: an idea is a product's, with a name, a description and a reference number (PRJ1-IDEA-n,
+ * its counter on the product row like the others); a to-do is a feature's, named by id only, with
+ * a name, a body, a status (pending or complete) and an optional due date. Deleting a feature
+ * deletes its to-dos (cascade) and the service deletes their comments in the same transaction.
+ */
+export const PLANNING_IDEAS_TODOS_MIGRATION: Migration = {
+  id: 12,
+  name: 'product planning: ideas and to-dos',
+  sql: `
+ALTER TABLE planning_products ADD COLUMN IF NOT EXISTS next_idea_num integer NOT NULL DEFAULT 1;
+
+${productRecordTable('planning_ideas')}
+
+CREATE TABLE IF NOT EXISTS planning_to_dos (
+  id          ${ID},
+  tenant_id   ${TENANT},
+  feature_id  bigint NOT NULL REFERENCES planning_features (id) ON DELETE CASCADE,
+  name        text NOT NULL,
+  body        text NOT NULL DEFAULT '',
+  status      text NOT NULL DEFAULT 'pending' CONSTRAINT planning_to_dos_status CHECK (status IN ('pending', 'complete')),
+  due_date    date,
+  created_at  timestamptz NOT NULL DEFAULT now(),
+  updated_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS planning_to_dos_feature ON planning_to_dos (tenant_id, feature_id);
 `,
 };

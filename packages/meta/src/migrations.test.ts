@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATIONS, migrate, validateMigrations } from './index.ts';
+import { PLANNING_IDEAS_TODOS_MIGRATION } from './migrations-planning.ts';
 import type { Db } from './index.ts';
 import { BACKENDS, createTestDatabase } from './test-databases.ts';
 import type { TestDatabase } from './test-databases.ts';
@@ -25,12 +26,14 @@ const EXPECTED_TABLES = [
   'planning_feature_goals',
   'planning_features',
   'planning_goals',
+  'planning_ideas',
   'planning_initiatives',
   'planning_products',
   'planning_release_phases',
   'planning_releases',
   'planning_requirements',
   'planning_tags',
+  'planning_to_dos',
   'planning_workflow_kinds',
   'planning_workflow_statuses',
   'schema_registries',
@@ -124,6 +127,19 @@ describe.each(BACKENDS)('migrate on %s', (kind) => {
     expect((await migrate(t.db, next)).applied).toEqual([MIGRATIONS.length + 1]);
     // Run by the older code again (a rolling upgrade): tolerated, reported.
     expect(await migrate(t.db)).toEqual({ applied: [], version: MIGRATIONS.length + 1, unknown: [MIGRATIONS.length + 1] });
+  });
+
+  it('brings a database migrated before ideas and to-dos up to date, keeping its products', async () => {
+    t = await createTestDatabase(kind);
+    await migrate(t.db, MIGRATIONS.slice(0, PLANNING_IDEAS_TODOS_MIGRATION.id - 1));
+    await t.db.exec(`
+      INSERT INTO tenants (id, display_name) VALUES ('acme', 'Acme');
+      INSERT INTO planning_products (tenant_id, reference_prefix, name, next_goal_num) VALUES ('acme', 'PRJ1', 'Checkout', 4);`);
+    expect((await migrate(t.db)).applied).toEqual(MIGRATIONS.map((m) => m.id).filter((id) => id >= PLANNING_IDEAS_TODOS_MIGRATION.id));
+    const { rows } = await t.db.query('SELECT reference_prefix, next_goal_num, next_idea_num FROM planning_products');
+    expect(rows).toEqual([{ reference_prefix: 'PRJ1', next_goal_num: 4, next_idea_num: 1 }]);
+    expect((await columns(t.db, 'planning_ideas')).map((c) => c.name)).toEqual(['id', 'tenant_id', 'product_id', 'reference_num', 'name', 'description', 'created_at', 'updated_at']);
+    expect((await columns(t.db, 'planning_to_dos')).map((c) => c.name)).toEqual(['id', 'tenant_id', 'feature_id', 'name', 'body', 'status', 'due_date', 'created_at', 'updated_at']);
   });
 
   it('rolls back every pending migration when one fails', async () => {

@@ -13,7 +13,7 @@
 
 import type { Db } from './db.ts';
 import { OAUTH_MIGRATION } from './migrations-oauth.ts';
-import { PLANNING_MIGRATION, PLANNING_PHASES_MIGRATION } from './migrations-planning.ts';
+import { PLANNING_IDEAS_TODOS_MIGRATION, PLANNING_MIGRATION, PLANNING_PHASES_MIGRATION } from './migrations-planning.ts';
 import { SCHEMA_REGISTRY_MIGRATION } from './migrations-schema-registry.ts';
 import { SCM_MIGRATION } from './migrations-scm.ts';
 import { SELF_MONITORING_MIGRATION } from './migrations-self-monitoring.ts';
@@ -211,6 +211,7 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
   SCHEMA_REGISTRY_MIGRATION,
   OAUTH_MIGRATION,
   PLANNING_PHASES_MIGRATION,
+  PLANNING_IDEAS_TODOS_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

@@ -58,6 +58,7 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
     return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
   }
   const acme = (method: string, path: string, body?: unknown) => call(method, path, { key: acmeKey, body });
+  const globex = (method: string, path: string, body?: unknown) => call(method, path, { key: globexKey, body });
 
   beforeAll(async () => {
     database = await migratedDatabase(backend);
@@ -559,8 +560,141 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       expect((await acme('GET', `/api/v1/releases/${release.id}`)).body.release.phases.map((p: Json) => p.name)).toEqual(['Build']);
     });
 
+    it('keeps ideas of a product, numbered PRJ1-IDEA-n, with their comments', async () => {
+      const product = (await acme('GET', '/api/v1/products/PRJ1')).body.product;
+      const created = await acme('POST', '/api/v1/products/PRJ1/ideas?disable_mailers=true', { idea: { name: '  Pay by bank  ', description: 'Lower fees' } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const idea = created.body.idea;
+      expect(idea).toEqual({
+        id: expect.stringMatching(/^\d+$/),
+        name: 'Pay by bank',
+        reference_num: 'PRJ1-IDEA-1',
+        product_id: product.id,
+        description: { id: idea.id, body: 'Lower fees' },
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        updated_at: idea.created_at,
+        comments_count: 0,
+      });
+      const second = await call('POST', `/api/v1/products/${product.id}/ideas`, { basic: [ann.email, ann.password], tenant: 'acme', body: { idea: { name: 'Wallet top-up' } } });
+      expect(second.status).toBe(201);
+      expect(second.body.idea).toMatchObject({ reference_num: 'PRJ1-IDEA-2', description: { body: '' } });
+      // Ideas count on their own: the initiative and goal numbers go on from where they were.
+      expect((await acme('POST', '/api/v1/products/PRJ1/initiatives', { initiative: { name: 'Bank rails' } })).body.initiative.reference_num).toBe('PRJ1-I-2');
+
+      expect(await acme('GET', `/api/v1/ideas/${idea.id}`)).toMatchObject({ status: 200, body: { idea } });
+      expect(await acme('GET', '/api/v1/ideas/prj1-idea-1')).toMatchObject({ status: 200, body: { idea } });
+      // PRJ1-I-1 is the initiative, not an idea.
+      expect((await acme('GET', '/api/v1/ideas/PRJ1-I-1')).status).toBe(404);
+
+      const comment = await acme('POST', '/api/v1/ideas/PRJ1-IDEA-1/comments', { body: 'Customers ask for it' });
+      expect(comment.status).toBe(201);
+      expect(comment.body).toMatchObject({ id: expect.stringMatching(/^\d+$/), body: 'Customers ask for it', user: { name: expect.stringMatching(/^API key /) } });
+      expect((await acme('POST', `/api/v1/ideas/${idea.id}/comments`, { comment: { body: 'Which banks?' } })).status).toBe(201);
+      const comments = await acme('GET', `/api/v1/ideas/${idea.id}/comments`);
+      expect(comments.status).toBe(200);
+      expect(comments.body.comments.map((c: Json) => c.body)).toEqual(['Customers ask for it', 'Which banks?']);
+      expect(comments.body.meta.pagination).toMatchObject({ total_records: 2, current_page: 1 });
+      expect((await acme('GET', '/api/v1/ideas/PRJ1-IDEA-1')).body.idea.comments_count).toBe(2);
+      expect((await acme('GET', '/api/v1/ideas/PRJ1-IDEA-2/comments')).body.comments).toEqual([]);
+
+      for (const path of ['/api/v1/ideas/PRJ1-IDEA-99', '/api/v1/ideas/999999999', '/api/v1/ideas/not-an-id', '/api/v1/ideas/PRJ1-IDEA-99/comments']) {
+        const res = await acme('GET', path);
+        expect(res.status, path).toBe(404);
+        expect(res.body, path).toMatchObject({ status: 'error', errorType: 'not_found', message: expect.stringMatching(/^idea .* not found$/) });
+      }
+      expect((await acme('POST', '/api/v1/ideas/PRJ1-IDEA-99/comments', { body: 'x' })).status).toBe(404);
+      expect((await acme('POST', '/api/v1/products/NOPE/ideas', { idea: { name: 'x' } })).body).toMatchObject({ errorType: 'not_found', message: 'product NOPE not found' });
+      for (const body of [{ idea: {} }, { idea: { name: '' } }, { idea: { description: 'no name' } }, { name: 'unwrapped' }, { idea: { name: 'x', votes: 3 } }]) {
+        const res = await acme('POST', '/api/v1/products/PRJ1/ideas', body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(res.body).toMatchObject({ errorType: 'bad_data' });
+      }
+      expect((await call('POST', '/api/v1/products/PRJ1/ideas', { key: acmeViewerKey, body: { idea: { name: 'x' } } })).status).toBe(403);
+      expect((await acme('GET', '/api/v1/ideas/PRJ1-IDEA-3')).status).toBe(404);
+
+      expect((await globex('GET', `/api/v1/ideas/${idea.id}`)).status).toBe(404);
+      expect((await globex('GET', '/api/v1/ideas/PRJ1-IDEA-1')).status).toBe(404);
+      expect((await globex('GET', `/api/v1/ideas/${idea.id}/comments`)).status).toBe(404);
+      expect((await globex('POST', `/api/v1/ideas/${idea.id}/comments`, { body: 'hi' })).status).toBe(404);
+      expect((await globex('POST', `/api/v1/products/${product.id}/ideas`, { idea: { name: 'sneak' } })).status).toBe(404);
+      expect((await acme('GET', `/api/v1/ideas/${idea.id}/comments`)).body.comments).toHaveLength(2);
+    });
+
+    it('keeps to-dos of a feature, with their (listed) comments', async () => {
+      const feature = features[0];
+      const created = await acme('POST', `/api/v1/features/${feature.reference_num}/to_dos?disable_mailers=false`, { to_do: { name: 'Check 3-D Secure', body: 'Both card networks', due_date: '2025-08-15' } });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const todo = created.body.to_do;
+      expect(todo).toEqual({
+        id: expect.stringMatching(/^\d+$/),
+        name: 'Check 3-D Secure',
+        body: 'Both card networks',
+        status: 'pending',
+        due_date: '2025-08-15',
+        feature_id: feature.id,
+        created_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+        updated_at: todo.created_at,
+        comments_count: 0,
+      });
+      const done = await call('POST', `/api/v1/features/${feature.id}/to_dos`, { basic: [ann.email, ann.password], tenant: 'acme', body: { to_do: { name: 'Write copy', status: 'complete' } } });
+      expect(done.status).toBe(201);
+      expect(done.body.to_do).toMatchObject({ name: 'Write copy', body: '', status: 'complete', due_date: null, feature_id: feature.id });
+
+      const list = await acme('GET', `/api/v1/features/${feature.reference_num}/to_dos`);
+      expect(list.status).toBe(200);
+      expect(list.body.to_dos.map((t: Json) => t.name)).toEqual(['Check 3-D Secure', 'Write copy']);
+      expect(list.body.to_dos[0]).toEqual(todo);
+      expect(list.body.meta.pagination).toEqual({ current_page: 1, per_page: 30, total_pages: 1, total_records: 2, next_page: null, prev_page: null });
+      const page2 = await acme('GET', `/api/v1/features/${feature.id}/to_dos?per_page=1&page=2`);
+      expect(page2.body.to_dos.map((t: Json) => t.name)).toEqual(['Write copy']);
+      expect(page2.body.meta.pagination).toMatchObject({ current_page: 2, total_pages: 2, prev_page: 1, next_page: null });
+      expect((await acme('GET', `/api/v1/features/${features[1].id}/to_dos`)).body).toEqual({
+        to_dos: [],
+        meta: { pagination: { current_page: 1, per_page: 30, total_pages: 0, total_records: 0, next_page: null, prev_page: null } },
+      });
+      expect((await acme('GET', `/api/v1/features/${feature.id}/to_dos?q=copy`)).status).toBe(400);
+
+      expect(await acme('GET', `/api/v1/to_dos/${todo.id}`)).toMatchObject({ status: 200, body: { to_do: todo } });
+      const comments = await acme('GET', `/api/v1/to_dos/${todo.id}/comments`);
+      expect(comments.status).toBe(200);
+      expect(comments.body).toEqual({ comments: [], meta: { pagination: { current_page: 1, per_page: 30, total_pages: 0, total_records: 0, next_page: null, prev_page: null } } });
+      // Spec 3 adds comments to features, epics, requirements, ideas and initiatives only.
+      expect((await acme('POST', `/api/v1/to_dos/${todo.id}/comments`, { body: 'x' })).status).toBe(404);
+
+      for (const path of ['/api/v1/to_dos/999999999', '/api/v1/to_dos/PRJ1-1', '/api/v1/to_dos/999999999/comments']) {
+        const res = await acme('GET', path);
+        expect(res.status, path).toBe(404);
+        expect(res.body, path).toMatchObject({ status: 'error', errorType: 'not_found' });
+      }
+      for (const [method, body] of [['GET', undefined], ['POST', { to_do: { name: 'x' } }]] as const) {
+        const res = await acme(method, '/api/v1/features/PRJ1-999/to_dos', body);
+        expect(res.status, method).toBe(404);
+        expect(res.body).toMatchObject({ errorType: 'not_found', message: 'feature PRJ1-999 not found' });
+      }
+      for (const body of [
+        { to_do: {} },
+        { to_do: { name: '' } },
+        { to_do: { body: 'no name' } },
+        { to_do: { name: 'x', status: 'done' } },
+        { to_do: { name: 'x', due_date: '2025-02-30' } },
+        { to_do: { name: 'x', due_date: 'tomorrow' } },
+        { to_do: { name: 'x', assignee: 'ann' } },
+        { todo: { name: 'x' } },
+      ]) {
+        const res = await acme('POST', `/api/v1/features/${feature.id}/to_dos`, body);
+        expect(res.status, JSON.stringify(body)).toBe(400);
+        expect(res.body).toMatchObject({ errorType: 'bad_data' });
+      }
+      expect((await acme('GET', `/api/v1/features/${feature.id}/to_dos`)).body.meta.pagination.total_records).toBe(2);
+
+      expect((await globex('GET', `/api/v1/to_dos/${todo.id}`)).status).toBe(404);
+      expect((await globex('GET', `/api/v1/to_dos/${todo.id}/comments`)).status).toBe(404);
+      expect((await globex('GET', `/api/v1/features/${feature.id}/to_dos`)).status).toBe(404);
+      expect((await globex('POST', `/api/v1/features/${feature.id}/to_dos`, { to_do: { name: 'sneak' } })).status).toBe(404);
+      expect((await acme('GET', `/api/v1/features/${feature.id}/to_dos`)).body.to_dos).toHaveLength(2);
+    });
+
     it('keeps tenants apart', async () => {
-      const globex = (method: string, path: string, body?: unknown) => call(method, path, { key: globexKey, body });
       expect((await globex('GET', '/api/v1/features')).body.features).toEqual([]);
       expect((await globex('GET', '/api/v1/releases')).body.releases).toEqual([]);
       expect((await globex('GET', '/api/v1/epics')).body.epics).toEqual([]);
@@ -589,13 +723,22 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       expect((await call('GET', '/api/v1/features', { basic: [bob.email, bob.password], tenant: 'acme' })).status).toBe(403);
     });
 
-    it('deletes a feature (204) with its comments', async () => {
+    it('deletes a feature (204) with its comments and to-dos', async () => {
       const ref = features[3].reference_num;
       await acme('POST', `/api/v1/features/${ref}/comments`, { body: 'bye' });
+      const todo = (await acme('POST', `/api/v1/features/${ref}/to_dos`, { to_do: { name: 'Last step' } })).body.to_do;
+      // No route adds comments to a to-do; one written directly must still go with its feature.
+      await database.db.query(`INSERT INTO planning_comments (tenant_id, parent_kind, parent_id, body) VALUES ('acme', 'to_do', $1, 'note')`, [todo.id]);
+      expect((await acme('GET', `/api/v1/to_dos/${todo.id}`)).body.to_do.comments_count).toBe(1);
       expect((await acme('DELETE', `/api/v1/features/${ref}`)).status).toBe(204);
       expect((await acme('GET', `/api/v1/features/${ref}`)).status).toBe(404);
       expect((await acme('DELETE', `/api/v1/features/${ref}`)).status).toBe(404);
-      const { rows } = await database.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM planning_comments WHERE parent_kind = 'feature' AND parent_id = $1`, [features[3].id]);
+      expect((await acme('GET', `/api/v1/to_dos/${todo.id}`)).status).toBe(404);
+      expect((await acme('GET', `/api/v1/to_dos/${todo.id}/comments`)).status).toBe(404);
+      const { rows } = await database.db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM planning_comments WHERE (parent_kind = 'feature' AND parent_id = $1) OR (parent_kind = 'to_do' AND parent_id = $2)`,
+        [features[3].id, todo.id],
+      );
       expect(rows[0]!.n).toBe(0);
     });
   });

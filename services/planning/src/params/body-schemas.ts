@@ -123,7 +123,8 @@ export const productCreateBody = wrap(
 );
 
 export const requirementCreateBody = wrap('requirement', { name, description: text(100_000), workflow_status: choice }, ['name']);
-export const strategyCreateBody = (kind: 'goal' | 'initiative') => wrap(kind, { name, description: text(100_000) }, ['name']);
+export const toDoCreateBody = wrap('to_do', { name, body: text(100_000), status: { type: 'string', enum: ['pending', 'complete'] }, due_date: date }, ['name']);
+export const productRecordCreateBody = (kind: 'goal' | 'initiative' | 'idea') => wrap(kind, { name, description: text(100_000) }, ['name']);
 
 /** Spec 3 shows `{body}`; `{comment: {body}}`, the wrapped form of the other bodies, is taken too. */
 const commentText = { type: 'string', minLength: 1, maxLength: 100_000 } as const;

@@ -8,6 +8,7 @@ describe('referenceNumber', () => {
     ['epic', 'PRJ1', 2, 'PRJ1-E-2'],
     ['initiative', 'APP', 1, 'APP-I-1'],
     ['goal', 'APP', 7, 'APP-G-7'],
+    ['idea', 'PRJ1', 4, 'PRJ1-IDEA-4'],
   ] as const)('%s %s #%i is %s', (kind, prefix, n, expected) => {
     expect(referenceNumber(kind, prefix, n)).toBe(expected);
   });
@@ -25,12 +26,17 @@ describe('parseRecordRef', () => {
     ['prj1-r-3', { by: 'reference', reference: 'PRJ1-R-3' }],
     ['PRJ1-E-2', { by: 'reference', reference: 'PRJ1-E-2' }],
     ['PRJ1-12-1', { by: 'reference', reference: 'PRJ1-12-1' }],
+    ['PRJ1-I-1', { by: 'reference', reference: 'PRJ1-I-1' }],
+    ['PRJ1-IDEA-4', { by: 'reference', reference: 'PRJ1-IDEA-4' }],
+    ['prj1-idea-4', { by: 'reference', reference: 'PRJ1-IDEA-4' }],
+    // A product whose prefix is IDEA numbers its features IDEA-n: still a reference number.
+    ['IDEA-3', { by: 'reference', reference: 'IDEA-3' }],
   ])('reads %s', (value, expected) => {
     expect(parseRecordRef(value)).toEqual(expected);
   });
 
   // Neither an id nor a reference number: the routes answer 404 without asking the database.
-  it.each(['', '0', '0123', '1000000000000000000', '1 OR 1=1', "PRJ1-12'", 'PRJ1', '-12', 'PRJ1--12', 'PRJ1-RR-3', 'ABCDEFGHIJK-1', 'PRJ1-12-1-1'])('refuses %j', (value) => {
+  it.each(['', '0', '0123', '1000000000000000000', '1 OR 1=1', "PRJ1-12'", 'PRJ1', '-12', 'PRJ1--12', 'PRJ1-RR-3', 'ABCDEFGHIJK-1', 'PRJ1-12-1-1', 'PRJ1-IDEAS-1', 'PRJ1-IDE-1', 'PRJ1-IDEA', 'PRJ1-IDEA-', 'PRJ1-IDEA-IDEA-1', 'PRJ1-I-IDEA-1'])('refuses %j', (value) => {
     expect(parseRecordRef(value)).toBeUndefined();
   });
 });

@@ -7,37 +7,36 @@ import { parseListParams } from '../params/list-params.ts';
 import { addComment, listComments, type CommentParentKind } from '../store/comments.ts';
 import { findProduct, findRecord, type NumberedTable } from '../store/lookups.ts';
 import { findPhase } from '../store/release-phases.ts';
+import { getToDo } from '../store/to-dos.ts';
 import { metaPage } from './shapes.ts';
 
 type IdParams = { id: string };
 type CommentBody = { body: string } | { comment: { body: string } };
 
+type Find = (db: Db, tenantId: string, value: string) => Promise<{ id: string } | undefined>;
+const inTable = (table: NumberedTable): Find => (db, tenantId, value) => findRecord(db, table, tenantId, value);
+
 /**
- * The record kinds that carry comments, by path segment (`/api/v1/{segment}/{id}/comments`).
- * Ideas and to-dos are parents spec 3 names that this service does not hold: their routes exist
- * and answer 404 for every id, as for any record that is not there.
+ * The record kinds that carry comments, by path segment (`/api/v1/{segment}/{id}/comments`), with
+ * how a path names one: by id or reference number, a product by id or prefix, a release phase or
+ * a to-do by id. Every kind spec 3 names is a record of this service.
  */
-const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; table: NumberedTable | 'product' | 'release_phase' | null; add: boolean }> = [
-  { segment: 'features', kind: 'feature', table: 'planning_features', add: true },
-  { segment: 'releases', kind: 'release', table: 'planning_releases', add: false },
-  { segment: 'epics', kind: 'epic', table: 'planning_epics', add: true },
-  { segment: 'requirements', kind: 'requirement', table: 'planning_requirements', add: true },
-  { segment: 'ideas', kind: 'idea', table: null, add: true },
-  { segment: 'initiatives', kind: 'initiative', table: 'planning_initiatives', add: true },
-  { segment: 'goals', kind: 'goal', table: 'planning_goals', add: false },
-  { segment: 'release_phases', kind: 'release_phase', table: 'release_phase', add: false },
-  { segment: 'to_dos', kind: 'to_do', table: null, add: false },
-  { segment: 'products', kind: 'product', table: 'product', add: false },
+const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; find: Find; add: boolean }> = [
+  { segment: 'features', kind: 'feature', find: inTable('planning_features'), add: true },
+  { segment: 'releases', kind: 'release', find: inTable('planning_releases'), add: false },
+  { segment: 'epics', kind: 'epic', find: inTable('planning_epics'), add: true },
+  { segment: 'requirements', kind: 'requirement', find: inTable('planning_requirements'), add: true },
+  { segment: 'ideas', kind: 'idea', find: inTable('planning_ideas'), add: true },
+  { segment: 'initiatives', kind: 'initiative', find: inTable('planning_initiatives'), add: true },
+  { segment: 'goals', kind: 'goal', find: inTable('planning_goals'), add: false },
+  { segment: 'release_phases', kind: 'release_phase', find: findPhase, add: false },
+  { segment: 'to_dos', kind: 'to_do', find: getToDo, add: false },
+  { segment: 'products', kind: 'product', find: findProduct, add: false },
 ];
 
 async function parentId(db: Db, tenantId: string, parent: (typeof PARENTS)[number], value: string): Promise<string> {
-  const { table } = parent;
-  const hit =
-    table === 'product' ? await findProduct(db, tenantId, value)
-    : table === 'release_phase' ? await findPhase(db, tenantId, value)
-    : table ? await findRecord(db, table, tenantId, value)
-    : undefined;
-  if (!hit) throw notFound(`${parent.kind.replace('_', ' ')} ${value} not found`);
+  const hit = await parent.find(db, tenantId, value);
+  if (!hit) throw notFound(`${parent.kind === 'to_do' ? 'to-do' : parent.kind.replace('_', ' ')} ${value} not found`);
   return hit.id;
 }
 

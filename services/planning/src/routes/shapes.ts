@@ -32,6 +32,7 @@ const NOUN: Record<NumberedTable, string> = {
   planning_requirements: 'requirement',
   planning_initiatives: 'initiative',
   planning_goals: 'goal',
+  planning_ideas: 'idea',
 };
 
 export async function recordOr404(db: Db, table: NumberedTable, tenantId: string, value: string): Promise<FoundRecord> {

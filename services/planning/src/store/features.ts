@@ -159,12 +159,13 @@ export async function updateFeatureCustomFields(db: Db, actor: Actor, id: string
   });
 }
 
-/** Deletes the feature with its requirements, goal links (cascade) and comments. */
+/** Deletes the feature with its requirements, to-dos, goal links (cascade) and comments. */
 export async function deleteFeature(db: Db, tenantId: string, id: string): Promise<void> {
   await db.withTransaction(async (tx) => {
     await tx.query(
       `DELETE FROM planning_comments WHERE tenant_id = $1 AND ((parent_kind = 'feature' AND parent_id = $2)
-         OR (parent_kind = 'requirement' AND parent_id IN (SELECT id FROM planning_requirements WHERE tenant_id = $1 AND feature_id = $2)))`,
+         OR (parent_kind = 'requirement' AND parent_id IN (SELECT id FROM planning_requirements WHERE tenant_id = $1 AND feature_id = $2))
+         OR (parent_kind = 'to_do' AND parent_id IN (SELECT id FROM planning_to_dos WHERE tenant_id = $1 AND feature_id = $2)))`,
       [tenantId, id],
     );
     await tx.query('DELETE FROM planning_features WHERE tenant_id = $1 AND id = $2', [tenantId, id]);

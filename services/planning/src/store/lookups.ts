@@ -12,7 +12,7 @@ import { containsPattern, type Where } from './sql.ts';
  */
 
 /** Tables whose records a path or body may name by id or reference number. */
-export type NumberedTable = 'planning_releases' | 'planning_features' | 'planning_epics' | 'planning_requirements' | 'planning_initiatives' | 'planning_goals';
+export type NumberedTable = 'planning_releases' | 'planning_features' | 'planning_epics' | 'planning_requirements' | 'planning_initiatives' | 'planning_goals' | 'planning_ideas';
 
 export interface FoundRecord {
   id: string;
@@ -26,6 +26,7 @@ const PRODUCT_OF: Record<NumberedTable, { from: string; product: string }> = {
   planning_epics: { from: 'planning_epics x', product: 'x.product_id' },
   planning_initiatives: { from: 'planning_initiatives x', product: 'x.product_id' },
   planning_goals: { from: 'planning_goals x', product: 'x.product_id' },
+  planning_ideas: { from: 'planning_ideas x', product: 'x.product_id' },
   planning_requirements: { from: 'planning_requirements x JOIN planning_features pf ON pf.id = x.feature_id', product: 'pf.product_id' },
 };
 
