@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { formPostSchema } from './openapi.ts';
 
 // Query API parameters, shared by the Loki- and Prometheus-compatible APIs.
 
@@ -31,8 +32,8 @@ export function acceptFormBodies(app: FastifyInstance, bodyLimit: number): void 
 
 export type ParamsRequest = FastifyRequest<{ Params: Record<string, string> }>;
 
-/** The same handler for GET and POST of a path. */
-export function getAndPost(scope: FastifyInstance, path: string, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>): void {
-  scope.get(path, handler);
-  scope.post(path, handler);
+/** The same handler for GET and POST of a path; `schema` (documentation only) names the GET, its form twin the POST. */
+export function getAndPost(scope: FastifyInstance, path: string, schema: FastifySchema, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>): void {
+  scope.get(path, { schema }, handler);
+  scope.post(path, { schema: formPostSchema(schema) }, handler);
 }

@@ -1,6 +1,7 @@
 import { FloeError } from '@floe/errors';
 import { TRACE_SEARCH_DEFAULTS, legacyTagConditions, parseTraceQL, type FoundTrace, type SpanCondition, type SpanField, type TimeRange, type TraceSearch } from '@floe/query';
 import { parseDurationParam } from './logquery/params.ts';
+import type { ParameterDoc } from './openapi.ts';
 import type { RequestParams } from './request-params.ts';
 
 /**
@@ -22,6 +23,9 @@ export const MAX_TAG_VALUES = 1000;
 export const INTRINSIC_TAGS = ['duration', 'kind', 'name', 'rootName', 'rootServiceName', 'status'] as const;
 
 const TRACE_ID_RE = /^[0-9a-fA-F]{1,32}$/;
+
+/** The trace id path parameter of the OpenAPI document, as storedTraceId reads it. */
+export const TRACE_ID_PARAM: ParameterDoc = { name: 'trace_id', schema: { type: 'string', pattern: TRACE_ID_RE.source }, description: 'Trace id: up to 32 hex digits (shorter ids are left-padded with zeros).' };
 
 /** A trace id from a path as stored: 32 lower-case hex digits (shorter ids are left-padded, as Tempo reads them). */
 export function storedTraceId(raw: string): string {

@@ -9,17 +9,19 @@ import {
   toJson,
   type ResourceSpans,
 } from '@floe/proto';
-import { planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResults, type PlannerTable } from '@floe/query';
+import { TRACE_SEARCH_DEFAULTS, planTraceSearch, planTraceTagNames, planTraceTagValues, traceSearchResults, type PlannerTable } from '@floe/query';
 import { tracesTable } from '@floe/schema';
 import type { QuerierClient } from './querier-client.ts';
 import { callerCredentials } from './auth-plugin.ts';
 import { profilesOfTrace } from './profilequery/by-trace.ts';
 import { rowsOf, type Row } from './logquery/results.ts';
 import { RequestParams } from './request-params.ts';
+import { queryRouteSchema, type ParameterDoc, type QueryRouteDoc } from './openapi.ts';
 import {
   MAX_TAG_VALUES,
   TAG_SAMPLE_ROWS,
   TAG_SCOPES,
+  TRACE_ID_PARAM,
   TAG_WINDOW_NS,
   parseTagScope,
   parseUnixSeconds,
@@ -63,11 +65,26 @@ const TRACES: PlannerTable = tracesTable;
 
 const wantsProtobuf = (req: FastifyRequest) => (req.headers.accept ?? '').includes('application/protobuf');
 
-export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (app, opts) => {
-  app.get('/api/echo', async (_req, reply) => reply.type('text/plain').send('echo'));
+/** The documentation of a route (openapi.ts). */
+const doc = (id: string, summary: string, returns: string, more: QueryRouteDoc = {}, mediaTypes?: readonly string[]) => ({ schema: queryRouteSchema('traces', id, summary, { ...more, returns: { description: returns, mediaTypes } }) });
+const seconds = (name: 'start' | 'end', what: string): ParameterDoc => ({ name, schema: { type: 'integer', minimum: 0 }, description: `${what} (unix seconds).` });
+/** start and end of the search and tag routes (secondsWindow). */
+const WINDOW = [seconds('start', 'Start of the window; default an hour before end'), seconds('end', 'End of the window, inclusive; default now')];
+const BY_ID: QueryRouteDoc = {
+  pathParameters: [TRACE_ID_PARAM],
+  queryParameters: [
+    seconds('start', 'Earliest span start; with end, prunes the partitions scanned'),
+    seconds('end', 'Latest span start'),
+    { name: 'include_profiles', schema: { type: 'boolean' }, description: 'JSON only: attach the summaries of the profiles linked to the trace (default false).' },
+  ],
+};
+const JSON_OR_PROTOBUF = ['application/json', 'application/protobuf'];
 
-  const lookup = async (req: FastifyRequest<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>) => {
-    const traceId = storedTraceId(req.params.id);
+export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (app, opts) => {
+  app.get('/api/echo', doc('get_trace_echo', 'Liveness of the trace query API (Grafana’s connection test)', 'The text `echo`.', {}, ['text/plain']), async (_req, reply) => reply.type('text/plain').send('echo'));
+
+  const lookup = async (req: FastifyRequest<{ Params: { trace_id: string }; Querystring: Record<string, string | undefined> }>) => {
+    const traceId = storedTraceId(req.params.trace_id);
     const start = parseSeconds('start', req.query.start);
     const end = parseSeconds('end', req.query.end);
     if (start !== undefined && end !== undefined && end < start) throw badData('invalid range: end is before start');
@@ -86,13 +103,14 @@ export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (ap
     return { batches, profiles };
   };
 
-  app.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>('/api/traces/:id', async (req, reply) => {
+  app.get<{ Params: { trace_id: string }; Querystring: Record<string, string | undefined> }>('/api/traces/:trace_id', doc('get_trace', 'A trace by id', 'Tempo’s Trace: `{"batches": [ResourceSpans…]}` in JSON (with `profiles` on include_profiles=true), or protobuf when Accept asks for it.', BY_ID, JSON_OR_PROTOBUF), async (req, reply) => {
     const { batches, profiles } = await lookup(req);
     if (wantsProtobuf(req)) return sendProto(reply, toBinary(TempoTraceSchema, create(TempoTraceSchema, { resourceSpans: batches })));
     return reply.type('application/json').send({ batches: batches.map(spanJson), ...(profiles ? { profiles } : {}) });
   });
 
-  app.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>('/api/v2/traces/:id', async (req, reply) => {
+  const v2 = doc('get_trace_response', 'A trace by id (v2)', 'Tempo’s TraceByIDResponse: `{"trace": {"resourceSpans": […]}}` in JSON (with `profiles` on include_profiles=true), or protobuf when Accept asks for it.', BY_ID, JSON_OR_PROTOBUF);
+  app.get<{ Params: { trace_id: string }; Querystring: Record<string, string | undefined> }>('/api/v2/traces/:trace_id', v2, async (req, reply) => {
     const { batches, profiles } = await lookup(req);
     if (wantsProtobuf(req)) {
       return sendProto(reply, toBinary(TempoTraceByIDResponseSchema, create(TempoTraceByIDResponseSchema, { trace: { resourceSpans: batches } })));
@@ -113,7 +131,18 @@ function registerSearch(app: Parameters<FastifyPluginAsync<TraceQueryOptions>>[0
   const run = async (req: FastifyRequest, plan: { sql: string; params: Array<string | number | boolean | null>; hints: { start_ns: string; end_ns: string } }): Promise<Row[]> =>
     rowsOf(await opts.querier.query(callerCredentials(req), { sql: plan.sql, params: plan.params, hints: plan.hints }, opts.queryTimeoutMs));
 
-  app.get('/api/search', async (req, reply) => {
+  const limit = (what: string, fallback: number, max: number): ParameterDoc => ({ name: 'limit', schema: { type: 'integer', minimum: 1 }, description: `${what} (default ${fallback}, at most ${max}).` });
+  const duration = (name: string, what: string): ParameterDoc => ({ name, description: `${what} span set duration, such as 100ms or 1.5s.` });
+  const searchParams = [
+    { name: 'q', description: 'TraceQL: one spanset of equality matchers joined by &&; `{}` selects everything.' },
+    { name: 'tags', description: 'Instead of q: logfmt attribute matches, such as service.name=api http.method="GET".' },
+    duration('minDuration', 'Shortest'),
+    duration('maxDuration', 'Longest'),
+    { name: 'spss', schema: { type: 'integer', minimum: 0 }, description: 'Spans per span set (0 or absent: all; `matched` still counts every span).' },
+    limit('Most traces returned', TRACE_SEARCH_DEFAULTS.limit, TRACE_SEARCH_DEFAULTS.maxLimit),
+    ...WINDOW,
+  ];
+  app.get('/api/search', doc('search_traces', 'Traces matching a TraceQL query or tags', '`{"traces": [TraceSearchMetadata…], "metrics": {…}}`.', { queryParameters: searchParams }), async (req, reply) => {
     const ir = searchRequest(params(req), nowNs());
     const rows = await run(req, planTraceSearch(ir, TRACES));
     return reply.type('application/json').send(searchResponse(traceSearchResults(ir, rows)));
@@ -129,12 +158,15 @@ function registerSearch(app: Parameters<FastifyPluginAsync<TraceQueryOptions>>[0
     const scopes = scope === 'none' ? [] : scope ? [scope] : [...TAG_SCOPES];
     return { scopes, byScope };
   };
-  app.get('/api/search/tags', async (req, reply) => {
+  const tagLimit = limit('Most names or values per scope', MAX_TAG_VALUES, MAX_TAG_VALUES);
+  const scopeParam = { name: 'scope', schema: { type: 'string', enum: [...TAG_SCOPES, 'event', 'link', 'instrumentation', 'all'] }, description: 'Only this scope (default all; event, link and instrumentation are always empty).' };
+  const tagNameParams = { queryParameters: [scopeParam, tagLimit, ...WINDOW] };
+  app.get('/api/search/tags', doc('list_trace_tags', 'Attribute keys and intrinsics observed in the window', '`{"tagNames": […]}`, sorted.', tagNameParams), async (req, reply) => {
     const { scopes, byScope } = await tagNames(req);
     const names = [...new Set(scopes.flatMap((s) => byScope[s]))].sort();
     return reply.type('application/json').send({ tagNames: names });
   });
-  app.get('/api/v2/search/tags', async (req, reply) => {
+  app.get('/api/v2/search/tags', doc('list_trace_tags_by_scope', 'Attribute keys and intrinsics observed in the window, by scope (v2)', '`{"scopes": [{"name", "tags": […]}]}`.', tagNameParams), async (req, reply) => {
     const { scopes, byScope } = await tagNames(req);
     return reply.type('application/json').send({ scopes: scopes.map((name) => ({ name, tags: byScope[name] })) });
   });
@@ -148,17 +180,23 @@ function registerSearch(app: Parameters<FastifyPluginAsync<TraceQueryOptions>>[0
     const plan = planTraceTagValues({ table: 'traces', range, field, conditions: tagConditions(p.get('q')), sampleLimit: TAG_SAMPLE_ROWS, limit }, TRACES);
     return (await run(req, plan)).map((r) => ({ type: String(r.type), value: String(r.value) }));
   };
-  app.get<{ Params: { tag: string } }>('/api/search/tag/:tag/values', async (req, reply) => {
+  const tagValueDoc: QueryRouteDoc = {
+    pathParameters: [{ name: 'tag', description: 'Attribute or intrinsic: resource.x, span.x, .x or x.' }],
+    queryParameters: [{ name: 'q', description: 'TraceQL narrowing the spans sampled (ignored when it does not parse).' }, { ...tagLimit, description: `Most values (default and at most ${MAX_TAG_VALUES}).` }, ...WINDOW],
+  };
+  app.get<{ Params: { tag: string } }>('/api/search/tag/:tag/values', doc('list_trace_tag_values', 'Values of one tag observed in the window', '`{"tagValues": […]}`; an unknown tag has none.', tagValueDoc), async (req, reply) => {
     const values = await tagValues(req);
     return reply.type('application/json').send({ tagValues: [...new Set(values.map((v) => v.value))] });
   });
-  app.get<{ Params: { tag: string } }>('/api/v2/search/tag/:tag/values', async (req, reply) => reply.type('application/json').send({ tagValues: await tagValues(req) }));
+  const typedValues = doc('list_trace_tag_values_typed', 'Values of one tag observed in the window, typed (v2)', '`{"tagValues": [{"type", "value"}]}`.', tagValueDoc);
+  app.get<{ Params: { tag: string } }>('/api/v2/search/tag/:tag/values', typedValues, async (req, reply) => reply.type('application/json').send({ tagValues: await tagValues(req) }));
 
   const metricsUnimplemented = async () => {
     throw new FloeError('not_implemented', 'TraceQL metrics are not implemented', { code: 'FLOE_ERR_TRACEQL_METRICS' });
   };
-  app.get('/api/metrics/query', metricsUnimplemented);
-  app.get('/api/metrics/query_range', metricsUnimplemented);
+  const unimplemented = (id: string, summary: string) => ({ schema: queryRouteSchema('traces', id, `${summary}: not implemented (501)`, { unimplemented: true }) });
+  app.get('/api/metrics/query', unimplemented('traceql_metrics_query', 'TraceQL metrics instant query'), metricsUnimplemented);
+  app.get('/api/metrics/query_range', unimplemented('traceql_metrics_query_range', 'TraceQL metrics range query'), metricsUnimplemented);
 }
 
 /** The tag endpoints' `limit`: at most (and by default) 1000, spec 1's cap per tag. */

@@ -1,5 +1,6 @@
 import { FloeError } from '@floe/errors';
 import { parseDuration, type Direction, type TimeRange } from '@floe/query';
+import type { ParameterDoc } from '../openapi.ts';
 import { RequestParams } from '../request-params.ts';
 
 /**
@@ -125,3 +126,24 @@ export function requireQuery(p: RequestParams, name = 'query'): string {
 }
 
 export const nowNs = (): bigint => BigInt(Date.now()) * 1_000_000n;
+
+const TIMES = 'unix nanoseconds, unix seconds (up to 10 digits, or with a fraction) or RFC3339';
+
+/** The parameters above as the OpenAPI document lists them (documentation only: the routes parse their own). */
+export const LOG_PARAMS = {
+  query: { name: 'query', required: true, description: 'LogQL query.' },
+  selector: { name: 'query', description: 'LogQL stream selector narrowing the streams (default: every stream).' },
+  start: { name: 'start', description: `Start of the window (${TIMES}); default end minus since.` },
+  end: { name: 'end', description: `End of the window (${TIMES}); default now.` },
+  since: { name: 'since', description: 'How long before end the window starts when start is absent, a duration such as 30m; default 1h.' },
+  time: { name: 'time', description: `Evaluation time (${TIMES}); default now. A log query reads the hour before it.` },
+  step: { name: 'step', description: 'The step between points, a duration (30s, 5m) or seconds; default the window over 250 points.' },
+  direction: { name: 'direction', schema: { type: 'string', enum: ['forward', 'backward'] }, description: 'Log queries: oldest (forward) or newest (backward, the default) lines first.' },
+  limit: { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, description: `Log queries: most lines returned (default ${DEFAULT_LIMIT}).` },
+} satisfies Record<string, ParameterDoc>;
+
+/** start, end and since: the window of range and discovery requests. */
+export const LOG_WINDOW: readonly ParameterDoc[] = [LOG_PARAMS.start, LOG_PARAMS.end, LOG_PARAMS.since];
+
+/** A positive count parameter (parseCount) and its default. */
+export const countParam = (name: string, what: string, fallback: number): ParameterDoc => ({ name, schema: { type: 'integer', minimum: 1 }, description: `${what} (default ${fallback}).` });

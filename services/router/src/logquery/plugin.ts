@@ -31,11 +31,12 @@ import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import type { QueryDemand } from '../query-demand.ts';
 import { runMetricQuery, toInstant, toMatrix } from './metrics.ts';
-import { HOUR_NS, MAX_LIMIT, NS_PER_SECOND, RequestParams, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
+import { HOUR_NS, LOG_PARAMS as P, LOG_WINDOW, MAX_LIMIT, NS_PER_SECOND, RequestParams, countParam, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 import { mayUseLabelColumn } from './table.ts';
 import { createTableCache, type TableColumns } from '../table-columns.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
+import { queryRouteSchema, type ParameterDoc, type QueryRouteDoc } from '../openapi.ts';
 
 /**
  * The Loki-compatible log query API (spec 1, "Log query API"; reference/api-contracts.md §1),
@@ -62,14 +63,15 @@ export interface LogQueryOptions {
   tableColumns?: TableColumns;
 }
 
-export const LOKI_PREFIXES = ['/api/v1', '/loki/api/v1'] as const;
+/** Each prefix and what its operation ids start with (the document needs one id per path). */
+export const LOKI_PREFIXES = { '/api/v1': '', '/loki/api/v1': 'loki_' } as const;
 
 /** Request header that asks for the categorized (three-element) `values` encoding. */
 export const ENCODING_FLAGS_HEADER = 'x-loki-response-encoding-flags';
 const CATEGORIZE_LABELS = 'categorize-labels';
 
-/** Endpoints of Loki's API that Floe does not serve yet: 501 in the error envelope, not a 404. */
-const NOT_YET = ['tail', 'patterns'] as const;
+/** Endpoints of Loki's API that Floe does not serve yet: 501 in the error envelope, not a 404 (path → operation id, summary). */
+const NOT_YET = { tail: ['tail_logs', 'Live tail of log lines'], patterns: ['list_log_patterns', 'Patterns detected in log lines'] } as const;
 
 /** detected_fields: lines sampled (`line_limit`), fields returned (`limit`, alias `field_limit`: spec 1, Limits). */
 const DETECTED_LINE_LIMIT = 1000;
@@ -78,8 +80,15 @@ const DETECTED_FIELD_LIMIT = 100;
 const DETECTED_VALUES_LIMIT = 1000;
 /** index/volume: series returned (Loki's default). */
 const VOLUME_LIMIT = 100;
+const VOLUME_DOCS = {
+  targetLabels: { name: 'targetLabels', description: 'Comma-separated labels to aggregate by (default: the selector’s labels).' },
+  aggregateBy: { name: 'aggregateBy', schema: { type: 'string', enum: ['series', 'labels'] }, description: 'Bytes per label set (series, the default) or per label name (labels).' },
+} satisfies Record<string, ParameterDoc>;
 /** index/volume by label name: querier calls in flight at once for one request. */
 const VOLUME_PARALLEL = 8;
+
+const ENCODING_FLAGS_DOC: ParameterDoc = { name: 'X-Loki-Response-Encoding-Flags', description: '`categorize-labels`: each entry carries its structured metadata and parsed labels as a third element.' };
+const LOKI_ENVELOPE = '`{"status":"success","data":…}`';
 
 const categorize = (req: FastifyRequest) => {
   const raw = req.headers[ENCODING_FLAGS_HEADER];
@@ -199,10 +208,12 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     return success(reply, { resultType: 'vector', result, stats: {} });
   };
 
-  const routes = (scope: FastifyInstance) => {
-    const both = (path: string, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>) => getAndPost(scope, path, handler);
+  const routes = (scope: FastifyInstance, idPrefix: string) => {
+    const both = (path: string, [id, summary, doc]: [string, string, QueryRouteDoc?], handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>) =>
+      getAndPost(scope, path, queryRouteSchema('logs', `${idPrefix}${id}`, idPrefix ? `${summary} (Loki's path)` : summary, doc), handler);
+    const streamsOrMatrix = { headerParameters: [ENCODING_FLAGS_DOC], returns: { description: `${LOKI_ENVELOPE} with a streams result (log query) or a matrix (metric query).` } };
 
-    both('/query_range', async (req, reply) => {
+    both('/query_range', ['logql_query_range', 'LogQL range query', { queryParameters: [P.query, ...LOG_WINDOW, P.step, P.limit, P.direction], ...streamsOrMatrix }], async (req, reply) => {
       const p = params(req);
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
@@ -217,7 +228,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
 
     // Instant: a metric query is evaluated at `time` (Grafana's health check is vector(1)+vector(1));
     // a log query gives the most recent lines over the hour ending at `time` (spec 1, Limits).
-    both('/query', async (req, reply) => {
+    both('/query', ['logql_query', 'LogQL instant query', { queryParameters: [P.query, P.time, P.limit, P.direction], headerParameters: [ENCODING_FLAGS_DOC], returns: { description: `${LOKI_ENVELOPE} with a vector or scalar (metric query) or streams (log query).` } }], async (req, reply) => {
       const p = params(req);
       const query = requireQuery(p);
       const time = parseTime('time', p.get('time'), nowNs());
@@ -228,7 +239,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return success(reply, { ...toInstant(result, time), stats: {} });
     });
 
-    both('/index/stats', async (req, reply) => {
+    both('/index/stats', ['get_log_index_stats', 'Streams, entries and bytes a selector matches', { queryParameters: [P.query, ...LOG_WINDOW], returns: { description: '`{streams, chunks, entries, bytes}` (not enveloped, as Loki answers).' } }], async (req, reply) => {
       const p = params(req);
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
@@ -239,10 +250,14 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return reply.type('application/json').send({ streams: n('streams'), chunks: n('chunks'), entries: n('entries'), bytes: n('bytes') });
     });
 
-    both('/index/volume', async (req, reply) => volume(req, reply, false));
-    both('/index/volume_range', async (req, reply) => volume(req, reply, true));
+    const volumeParams = [P.query, ...LOG_WINDOW, countParam('limit', 'Most series returned', VOLUME_LIMIT), VOLUME_DOCS.targetLabels, VOLUME_DOCS.aggregateBy];
+    both('/index/volume', ['get_log_volume', 'Bytes of log lines per label set or label name', { queryParameters: volumeParams, returns: { description: `${LOKI_ENVELOPE} with a vector.` } }], async (req, reply) => volume(req, reply, false));
+    both('/index/volume_range', ['get_log_volume_range', 'Bytes of log lines per label set or label name, per step', { queryParameters: [...volumeParams, P.step], returns: { description: `${LOKI_ENVELOPE} with a matrix.` } }], async (req, reply) =>
+      volume(req, reply, true),
+    );
 
-    both('/detected_fields', async (req, reply) => {
+    const lineLimit = countParam('line_limit', 'Log lines sampled', DETECTED_LINE_LIMIT);
+    both('/detected_fields', ['list_detected_fields', 'Fields of the sampled log lines, with type and cardinality', { queryParameters: [P.query, ...LOG_WINDOW, countParam('limit', 'Most fields returned; alias field_limit', DETECTED_FIELD_LIMIT), lineLimit], returns: { description: '`{fields, limit}` (not enveloped).' } }], async (req, reply) => {
       const p = params(req);
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
@@ -252,7 +267,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return reply.type('application/json').send({ fields: detectedFieldsOf(rows, limit), limit });
     });
 
-    both('/detected_field/:name/values', async (req, reply) => {
+    both('/detected_field/:name/values', ['list_detected_field_values', 'Values of one detected field in the sampled log lines', { queryParameters: [P.query, ...LOG_WINDOW, countParam('limit', 'Most values returned', DETECTED_VALUES_LIMIT), lineLimit], returns: { description: '`{values, limit}` (not enveloped).' } }], async (req, reply) => {
       const p = params(req);
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
@@ -264,7 +279,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return reply.type('application/json').send({ values: rows.map((r) => String(r.value)), limit });
     });
 
-    both('/detected_labels', async (req, reply) => {
+    both('/detected_labels', ['list_detected_labels', 'Stream labels with their cardinality', { queryParameters: [P.selector, ...LOG_WINDOW], returns: { description: '`{detectedLabels: [{label, cardinality}]}` (not enveloped).' } }], async (req, reply) => {
       const p = params(req);
       const range = parseRange(p, nowNs(), HOUR_NS);
       const streams = optionalStreams(p);
@@ -272,7 +287,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return reply.type('application/json').send({ detectedLabels: rows.map((r) => ({ label: String(r.name), cardinality: Number(r.cardinality) })) });
     });
 
-    both('/labels', async (req, reply) => {
+    both('/labels', ['list_log_labels', 'Label names in the window', { queryParameters: [P.selector, ...LOG_WINDOW], returns: { description: `${LOKI_ENVELOPE} with a list of names.` } }], async (req, reply) => {
       const p = params(req);
       const range = parseRange(p, nowNs(), HOUR_NS);
       const streams = optionalStreams(p);
@@ -280,7 +295,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return success(reply, rows.map((r) => String(r.name)));
     });
 
-    both('/label/:name/values', async (req, reply) => {
+    both('/label/:name/values', ['list_log_label_values', 'Values of one label in the window', { queryParameters: [P.selector, ...LOG_WINDOW], returns: { description: `${LOKI_ENVELOPE} with a list of values.` } }], async (req, reply) => {
       const p = params(req);
       const range = parseRange(p, nowNs(), HOUR_NS);
       const label = req.params.name ?? '';
@@ -290,7 +305,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return success(reply, rows.map((r) => String(r.value)));
     });
 
-    both('/series', async (req, reply) => {
+    const match = { name: 'match[]', schema: { type: 'array', items: { type: 'string' } }, description: 'Stream selectors; at least one (or `match`).' };
+    const single = { name: 'match', description: 'One stream selector, when no match[] is given.' };
+    both('/series', ['list_log_series', 'Label sets of the streams matching selectors', { queryParameters: [match, single, ...LOG_WINDOW], returns: { description: `${LOKI_ENVELOPE} with a list of label sets.` } }], async (req, reply) => {
       const p = params(req);
       const range = parseRange(p, nowNs(), HOUR_NS);
       const matches = p.getAll('match[]');
@@ -306,12 +323,12 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       return success(reply, data);
     });
 
-    for (const path of NOT_YET) {
-      both(`/${path}`, async () => {
+    for (const [path, [id, summary]] of Object.entries(NOT_YET)) {
+      both(`/${path}`, [id, `${summary}: not implemented (501)`, { unimplemented: true }], async () => {
         throw new FloeError('not_implemented', `/${path.replace(':name', '{name}')} is not implemented yet`, { code: 'FLOE_ERR_LOGQL_ENDPOINT' });
       });
     }
   };
 
-  for (const prefix of LOKI_PREFIXES) await app.register(async (scope) => routes(scope), { prefix });
+  for (const [prefix, idPrefix] of Object.entries(LOKI_PREFIXES)) await app.register(async (scope) => routes(scope, idPrefix), { prefix });
 };

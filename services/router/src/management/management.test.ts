@@ -13,12 +13,13 @@ import { DOCUMENTED_PREFIXES, type OpenApiDocument } from '../openapi.ts';
 
 /**
  * Route contracts of the management and session APIs through inject() on an in-memory PGlite:
- * the OpenAPI document against the router's own route table, cookie attributes by public URL,
- * and the provisioning hook. End-to-end rules (both modes, real processes) are in
+ * the OpenAPI document against the router's own route table (the query APIs' routes included),
+ * cookie attributes by public URL, and the provisioning hook. End-to-end rules (both modes, real processes) are in
  * packages/testkit/test/management.e2e.test.ts.
  */
 type App = Awaited<ReturnType<typeof buildApp>>;
 const ADMIN = 'admin-key-for-tests';
+const CONNECT_PATH = '/profilequery/querier.v1.QuerierService/';
 
 async function makeApp(db: Db, extra: { publicUrl?: string; provisionDataset?: (t: string, d: string) => Promise<unknown>; tables?: TenantTables } = {}): Promise<App> {
   const auth = authDepsFromDb(db, { adminApiKey: ADMIN, ttlMs: 1000 });
@@ -26,7 +27,7 @@ async function makeApp(db: Db, extra: { publicUrl?: string; provisionDataset?: (
     log: createLogger({ level: 'silent' }),
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth),
-    // The management API never calls a querier.
+    // Nothing here reaches a querier.
     querier: {} as never,
     queryTimeoutMs: 1000,
     maxBodyBytes: 1024 * 1024,
@@ -74,7 +75,7 @@ describe('management API route contracts', () => {
     await db?.close();
   });
 
-  it('documents exactly the /api/v1 and /ui/session routes the router serves', () => {
+  it('documents exactly the /api/v1, /ui/session and query API routes the router serves', () => {
     const served = routeTable(app)
       .filter(([, path]) => DOCUMENTED_PREFIXES.some((p) => path.startsWith(p)))
       .map(([m, p]) => `${m} ${p}`);
@@ -91,11 +92,16 @@ describe('management API route contracts', () => {
     expect(ids).toEqual(expect.arrayContaining(['list_tenants', 'create_tenant', 'get_tenant', 'update_tenant', 'delete_tenant', 'create_dataset', 'create_api_key', 'get_openapi']));
   });
 
-  it('documents the error envelope on every operation and resolves every $ref', () => {
+  it('documents the error envelope on every operation (Connect’s error on the Connect API) and resolves every $ref', () => {
     for (const [path, ops] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(ops)) {
-        const responses = (op as { responses: Record<string, { content?: { 'application/json': { schema: unknown } } }> }).responses;
-        expect(responses['4XX']?.content?.['application/json'].schema, `${method} ${path}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        const responses = (op as { responses: Record<string, { content?: { 'application/json': { schema: { required?: string[] } } } }> }).responses;
+        for (const range of ['4XX', '5XX']) {
+          const schema = responses[range]?.content?.['application/json'].schema;
+          // Pyroscope's Connect API answers Connect's own error, as Grafana's client expects.
+          if (path.startsWith(CONNECT_PATH)) expect(schema?.required, `${method} ${path}`).toEqual(['code', 'message']);
+          else expect(schema, `${method} ${path} ${range}`).toEqual({ $ref: '#/components/schemas/ErrorEnvelope' });
+        }
       }
     }
     const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"([^"]+)"/g)].map((m) => m[1]!);
@@ -104,6 +110,73 @@ describe('management API route contracts', () => {
       expect(doc.components.schemas).toHaveProperty(r.slice('#/components/schemas/'.length));
     }
     expect(JSON.stringify(doc)).not.toContain('"$id"');
+  });
+
+  it('documents every query API route, tagged by signal, with the spec’s operation ids', () => {
+    const queryPrefixes = ['/logquery/', '/metricquery/', '/tracequery/', '/profilequery/', '/api/profiles/'];
+    const served = routeTable(app).filter(([, path]) => queryPrefixes.some((p) => path.startsWith(p)));
+    expect(served.length).toBeGreaterThanOrEqual(90);
+    const tags: Record<string, string> = { logquery: 'logs', metricquery: 'metrics', tracequery: 'traces', profilequery: 'profiles', api: 'profiles' };
+    for (const [method, path] of served) {
+      const op = doc.paths[path]?.[method.toLowerCase()] as { operationId?: string; summary?: string; tags?: string[]; responses: Record<string, unknown> } | undefined;
+      expect(op, `${method} ${path}`).toBeDefined();
+      expect(op!.operationId).toMatch(/^[a-z]+(?:_[a-z]+)+$/);
+      expect(op!.summary).toBeTruthy();
+      expect(op!.tags).toEqual([tags[path.split('/')[1]!]]);
+    }
+    const idOf = (method: string, path: string) => (doc.paths[path]?.[method] as { operationId?: string } | undefined)?.operationId;
+    expect(
+      Object.fromEntries(
+        [
+          ['get', '/metricquery/api/v1/query'],
+          ['get', '/logquery/api/v1/query'],
+          ['get', '/profilequery/render'],
+          ['get', '/profilequery/render-diff'],
+          ['get', '/profilequery/profile-types'],
+          ['get', '/profilequery/label-names'],
+          ['get', '/profilequery/label-values'],
+          ['get', '/api/profiles/trace/{trace_id}'],
+        ].map(([m, p]) => [`${m} ${p}`, idOf(m!, p!)]),
+      ),
+    ).toEqual({
+      'get /metricquery/api/v1/query': 'promql_query',
+      'get /logquery/api/v1/query': 'logql_query',
+      'get /profilequery/render': 'pyroscope_render',
+      'get /profilequery/render-diff': 'pyroscope_render_diff',
+      'get /profilequery/profile-types': 'pyroscope_profile_types',
+      'get /profilequery/label-names': 'pyroscope_label_names',
+      'get /profilequery/label-values': 'pyroscope_label_values',
+      'get /api/profiles/trace/{trace_id}': 'profiles_by_trace',
+    });
+    // The form POST twin of a query route and Grafana's /loki/api/v1 path have ids of their own.
+    expect(idOf('post', '/metricquery/api/v1/query')).toBe('post_promql_query');
+    expect(idOf('get', '/logquery/loki/api/v1/query')).toBe('loki_logql_query');
+    // Query parameters and path parameters are documented although fastify validates none of them.
+    const range = doc.paths['/metricquery/api/v1/query_range']!['get'] as { parameters: Array<{ name: string; in: string; required: boolean }> };
+    expect(range.parameters.filter((p) => p.in === 'query' && p.required).map((p) => p.name)).toEqual(['query', 'start', 'end', 'step']);
+    const trace = doc.paths['/tracequery/api/traces/{trace_id}']!['get'] as { parameters: Array<{ name: string; in: string }>; responses: { 200: { content: object } } };
+    expect(trace.parameters).toContainEqual(expect.objectContaining({ name: 'trace_id', in: 'path', required: true }));
+    expect(Object.keys(trace.responses[200].content)).toEqual(['application/json', 'application/protobuf']);
+  });
+
+  it('leaves the query APIs’ own parameter parsing and errors alone', async () => {
+    // A documentation-only schema: no fastify validation in front of the routes' own parsers.
+    const headers = { authorization: `Bearer ${ADMIN}`, 'x-tenant-id': 'acme' };
+    const cases: Array<[string, string, RegExp]> = [
+      ['GET', '/logquery/api/v1/labels?start=soon&extra=1', /^invalid start: cannot parse "soon"/],
+      ['GET', '/metricquery/api/v1/query_range?query=up', /^invalid parameter "start": parameter is required$/],
+      ['GET', '/tracequery/api/traces/not-hex', /^invalid trace id "not-hex"/],
+      ['GET', '/api/profiles/trace/abc?limit=0', /^invalid limit "0"/],
+      ['GET', '/profilequery/label-values', /^missing label parameter/],
+    ];
+    for (const [method, url, message] of cases) {
+      const res = await app.inject({ method: method as 'GET', url, headers });
+      expect(res.statusCode, url).toBe(400);
+      expect(res.json(), url).toEqual({ status: 'error', errorType: 'bad_data', error: expect.stringMatching(message) });
+    }
+    const form = await app.inject({ method: 'POST', url: '/metricquery/api/v1/format_query', headers: { ...headers, 'content-type': 'application/x-www-form-urlencoded' }, payload: 'query=sum(up)by(job)' });
+    expect(form.statusCode).toBe(200);
+    expect(form.json()).toEqual({ status: 'success', data: 'sum by (job) (up)' });
   });
 
   it('validates request bodies against the documented schema, answering 400 in the envelope', async () => {

@@ -1,3 +1,4 @@
+import { ERROR_KINDS } from '@floe/errors';
 import { API_KEY_SCOPES, ID_PATTERN, MEMBERSHIP_ROLES, SYSTEM_TENANT_ID } from '@floe/meta';
 
 /**
@@ -38,7 +39,9 @@ export const SHARED_SCHEMAS = [
       status: { type: 'string', enum: ['error'] },
       errorType: {
         type: 'string',
-        description: 'Error kind: bad_data (400), unauthorized (401), forbidden (403), not_found (404), conflict (409), too_large (413), unsupported_media_type (415), rate_limited (429), internal (500), unavailable (503), timeout (504).',
+        description: `Error kind: ${Object.entries(ERROR_KINDS)
+          .map(([kind, { http }]) => `${kind} (${http})`)
+          .join(', ')}.`,
       },
       error: { type: 'string', description: 'Client-safe message.' },
       retryAfterMs: { type: 'integer' },

@@ -1,5 +1,6 @@
 import { FloeError } from '@floe/errors';
 import { parsePromDuration } from '@floe/query';
+import type { ParameterDoc } from '../openapi.ts';
 import { RequestParams as PromParams } from '../request-params.ts';
 
 /**
@@ -66,3 +67,18 @@ export function parsePromLimit(raw: string | undefined): number | undefined {
   const n = Number(raw);
   return n === 0 ? undefined : n;
 }
+
+const TIMES = 'unix seconds (fractions allowed) or RFC3339';
+
+/** The parameters above as the OpenAPI document lists them (documentation only: the routes parse their own). */
+export const PROM_PARAMS = {
+  query: { name: 'query', required: true, description: 'PromQL expression.' },
+  time: { name: 'time', description: `Evaluation time (${TIMES}); default now.` },
+  start: { name: 'start', description: `Start of the window (${TIMES}); default an hour before end.` },
+  end: { name: 'end', description: `End of the window (${TIMES}); default now.` },
+  step: { name: 'step', required: true, description: 'Resolution step, a duration (15s, 1m) or float seconds.' },
+  timeout: { name: 'timeout', description: 'Evaluation timeout, a duration; at most the router’s query timeout.' },
+  lookbackDelta: { name: 'lookback_delta', description: 'Lookback of instant selectors, a duration; default 5m.' },
+  match: { name: 'match[]', schema: { type: 'array', items: { type: 'string' } }, description: 'Series selectors; a series matching any is selected (default: every series).' },
+  limit: { name: 'limit', schema: { type: 'integer', minimum: 0 }, description: 'Most entries returned (0 or absent: all).' },
+} satisfies Record<string, ParameterDoc>;

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { FloeError } from '@floe/errors';
 import {
   checkRangeQueryType,
@@ -33,7 +33,8 @@ import type { QueryDemand } from '../query-demand.ts';
 import { mapLabels } from './results.ts';
 import { CatalogCache } from './catalog-cache.ts';
 import { MetricReader, SeriesLabelCache } from './data.ts';
-import { PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
+import { PROM_PARAMS as P, PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
+import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
 
 /**
  * The Prometheus-compatible metric query API (issue 6; spec 1 "Metric query API";
@@ -79,6 +80,11 @@ const success = (reply: FastifyReply, data: unknown, notes?: { warnings: string[
   });
 
 const seconds = (ms: number) => ms / 1000;
+
+/** The documentation of a route (openapi.ts): what `data` of the success envelope holds. */
+const doc = (id: string, summary: string, data: string, more: QueryRouteDoc = {}) =>
+  queryRouteSchema('metrics', id, summary, { ...more, returns: { description: `\`{"status":"success","data":…}\`, data ${data}.` } });
+const WINDOW = [P.start, P.end];
 
 /** A label set as JSON, names sorted as Prometheus prints them. */
 const metric = (l: PromLabels) => Object.fromEntries(Object.keys(l).sort().map((k) => [k, l[k]!]));
@@ -136,9 +142,9 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   };
 
   const routes = (scope: FastifyInstance) => {
-    const both = (path: string, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>) => getAndPost(scope, path, handler);
+    const both = (path: string, schema: FastifySchema, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>) => getAndPost(scope, path, schema, handler);
 
-    both('/query', async (req, reply) => {
+    both('/query', doc('promql_query', 'PromQL instant query', 'a vector, matrix, scalar or string result', { queryParameters: [P.query, P.time, P.timeout, P.lookbackDelta] }), async (req, reply) => {
       const p = params(req);
       const query = requireParam(p, 'query');
       const expr = parsePromQL(query);
@@ -162,7 +168,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       }
     });
 
-    both('/query_range', async (req, reply) => {
+    both('/query_range', doc('promql_query_range', 'PromQL range query', 'a matrix', { queryParameters: [P.query, { ...P.start, required: true }, { ...P.end, required: true }, P.step, P.timeout, P.lookbackDelta] }), async (req, reply) => {
       const p = params(req);
       const query = requireParam(p, 'query');
       const start = parsePromTime('start', requireParam(p, 'start'), 0);
@@ -207,7 +213,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       return [...out.values()];
     };
 
-    both('/labels', async (req, reply) => {
+    const labelParams = { queryParameters: [P.match, ...WINDOW, P.limit] };
+    both('/labels', doc('list_metric_labels', 'Label names of the series in the window', 'a sorted list of names', labelParams), async (req, reply) => {
       const p = params(req);
       const limit = parsePromLimit(p.get('limit'));
       const names = new Set<string>();
@@ -216,7 +223,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       return success(reply, limit === undefined ? sorted : sorted.slice(0, limit));
     });
 
-    both('/label/:name/values', async (req, reply) => {
+    both('/label/:name/values', doc('list_metric_label_values', 'Values of one label in the window', 'a sorted list of values', { ...labelParams, pathParameters: [{ name: 'name', description: 'Label name; U__ prefixes Prometheus’s UTF-8 escaping.' }] }), async (req, reply) => {
       const p = params(req);
       let name = req.params.name ?? '';
       // UTF-8 escaping of label names in the path (U__ prefix: `_` doubled, others `_<hex>_`).
@@ -236,14 +243,14 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       return success(reply, limit === undefined ? sorted : sorted.slice(0, limit));
     });
 
-    both('/series', async (req, reply) => {
+    both('/series', doc('list_metric_series', 'Label sets of the series matching selectors', 'a list of label sets', { queryParameters: [{ ...P.match, required: true }, ...WINDOW, P.limit] }), async (req, reply) => {
       const p = params(req);
       const limit = parsePromLimit(p.get('limit'));
       const sets = (await labelSets(req, p, true)).map((l) => ({ ...l }));
       return success(reply, limit === undefined ? sets : sets.slice(0, limit));
     });
 
-    both('/metadata', async (req, reply) => {
+    both('/metadata', doc('list_metric_metadata', 'Type, help and unit of metric families', 'metadata by family name', { queryParameters: [{ name: 'metric', description: 'Only this metric family.' }, ...WINDOW, P.limit] }), async (req, reply) => {
       const p = params(req);
       const limit = parsePromLimit(p.get('limit'));
       const only = p.get('metric');
@@ -262,7 +269,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       return success(reply, data);
     });
 
-    both('/query_exemplars', async (req, reply) => {
+    both('/query_exemplars', doc('promql_query_exemplars', 'Exemplars of the series a PromQL expression selects', 'exemplars grouped by series', { queryParameters: [P.query, ...WINDOW, P.timeout] }), async (req, reply) => {
       const p = params(req);
       const expr = parsePromQL(requireParam(p, 'query'));
       const { startMs, endMs } = labelWindow(p, Date.now());
@@ -298,17 +305,17 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       return success(reply, [...groups.values()]);
     });
 
-    both('/format_query', async (req, reply) => {
+    both('/format_query', doc('format_promql_query', 'A PromQL expression, formatted', 'the formatted expression', { queryParameters: [P.query] }), async (req, reply) => {
       const p = params(req);
       return success(reply, formatPromQL(parsePromQL(requireParam(p, 'query'))));
     });
 
-    both('/parse_query', async (req, reply) => {
+    both('/parse_query', doc('parse_promql_query', 'A PromQL expression’s syntax tree', 'the syntax tree', { queryParameters: [P.query] }), async (req, reply) => {
       const p = params(req);
       return success(reply, parsePromQL(requireParam(p, 'query')));
     });
 
-    scope.get('/status/buildinfo', async (_req, reply) => success(reply, BUILD_INFO));
+    scope.get('/status/buildinfo', { schema: doc('get_metric_build_info', 'Prometheus build information (for Grafana)', 'version and build fields') }, async (_req, reply) => success(reply, BUILD_INFO));
   };
 
   await app.register(async (scope) => routes(scope), { prefix: '/api/v1' });

@@ -6,8 +6,9 @@ import { callerCredentials } from '../auth-plugin.ts';
 import { rowsOf } from '../logquery/results.ts';
 import type { CallerCredentials, QuerierClient } from '../querier-client.ts';
 import { RequestParams } from '../request-params.ts';
-import { storedTraceId } from '../trace-search.ts';
-import { nowNs, parseProfileTime } from './params.ts';
+import { TRACE_ID_PARAM, storedTraceId } from '../trace-search.ts';
+import { PROFILE_TIMES, nowNs, parseProfileTime } from './params.ts';
+import { queryRouteSchema } from '../openapi.ts';
 
 /**
  * GET /api/profiles/trace/{trace_id} (spec 1, operation profiles_by_trace): summaries of the
@@ -58,9 +59,19 @@ export async function profilesOfTrace(
   return rowsOf(table).map((r) => profileSummaryOf(r, traceId));
 }
 
+const schema = queryRouteSchema('profiles', 'profiles_by_trace', 'Summaries of the profiles linked to a trace', {
+  pathParameters: [TRACE_ID_PARAM],
+  queryParameters: [
+    { name: 'from', description: `Earliest profile time (${PROFILE_TIMES}); default none. With until, narrows the partitions searched.` },
+    { name: 'until', description: `Latest profile time (${PROFILE_TIMES}); default none.` },
+    { name: 'limit', schema: { type: 'integer', minimum: 1 }, description: `Most summaries returned (default ${DEFAULT_LIMIT}, at most ${MAX_LIMIT}).` },
+  ],
+  returns: { description: '`{"traceID": "<32 hex>", "profiles": [ProfileSummary…]}`, oldest first; an empty list when the trace has none.' },
+});
+
 export const profilesByTracePlugin: FastifyPluginAsync<ProfilesByTraceOptions> = async (app, opts) => {
-  app.get('/trace/:id', async (req: FastifyRequest<{ Params: { id: string } }>, reply) => {
-    const traceId = storedTraceId(req.params.id);
+  app.get('/trace/:trace_id', { schema }, async (req: FastifyRequest<{ Params: { trace_id: string } }>, reply) => {
+    const traceId = storedTraceId(req.params.trace_id);
     const p = new RequestParams(req.url);
     const profiles = await profilesOfTrace(opts, callerCredentials(req), traceId, optionalRange(p), parseLimit(p.get('limit')));
     return reply.type('application/json').send({ traceID: traceId, profiles });

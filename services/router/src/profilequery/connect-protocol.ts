@@ -60,6 +60,14 @@ const CONNECT_HTTP: Readonly<Record<ConnectCode, number>> = {
   unauthenticated: 401,
 };
 
+/** Connect's error body, for the OpenAPI document. */
+export const CONNECT_ERROR_SCHEMA = {
+  description: 'Connect’s error: a snake_case gRPC code and a message.',
+  type: 'object',
+  required: ['code', 'message'],
+  properties: { code: { type: 'string', enum: Object.keys(CONNECT_HTTP) }, message: { type: 'string' } },
+};
+
 export interface ConnectErrorReply {
   status: number;
   body: { code: ConnectCode; message: string };

@@ -6,6 +6,7 @@ import { rowsOf } from '../logquery/results.ts';
 import { UNIMPLEMENTED_METHODS, querierService, type CallContext, type QuerierServiceImpl } from './connect-methods.ts';
 import {
   CONNECT_CONTENT_TYPES,
+  CONNECT_ERROR_SCHEMA,
   checkProtocolVersion,
   codecOf,
   connectError,
@@ -16,6 +17,7 @@ import {
   encodedBody,
 } from './connect-protocol.ts';
 import type { ProfileSurfaceOptions } from './plugin.ts';
+import { queryRouteSchema } from '../openapi.ts';
 
 /**
  * Pyroscope's Connect API under /profilequery: `POST /profilequery/querier.v1.QuerierService/<Method>`,
@@ -49,7 +51,19 @@ export const connectQuerierPlugin: FastifyPluginAsync<ProfileSurfaceOptions> = a
     void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
   });
 
-  app.post<{ Params: { method: string } }>(`/${SERVICE}/:method`, async (req, reply) => {
+  const codecs = Object.values(CONNECT_CONTENT_TYPES);
+  const schema = queryRouteSchema('profiles', 'call_pyroscope_querier', `A unary call of Pyroscope's ${SERVICE} (Connect protocol)`, {
+    pathParameters: [{ name: 'method', schema: { type: 'string', enum: [...methods.keys()].filter((m) => !Object.hasOwn(UNIMPLEMENTED_METHODS, m)) }, description: 'The method; the service’s others answer unimplemented.' }],
+    headerParameters: [
+      { name: 'Connect-Protocol-Version', schema: { type: 'string', enum: ['1'] }, description: 'Connect protocol version.' },
+      { name: 'Connect-Timeout-Ms', schema: { type: 'string', pattern: '^\\d{1,10}$' }, description: 'Deadline of the call; at most the router’s query timeout.' },
+    ],
+    rawBody: { mediaTypes: codecs, description: 'The method’s request message, bare: protobuf or proto-JSON as Content-Type says; gzip with Content-Encoding.' },
+    returns: { description: 'The method’s response message in the request’s codec.', mediaTypes: codecs },
+    errorBody: CONNECT_ERROR_SCHEMA,
+  });
+
+  app.post<{ Params: { method: string } }>(`/${SERVICE}/:method`, { schema }, async (req, reply) => {
     const started = Date.now();
     const name = req.params.method;
     if (Object.hasOwn(UNIMPLEMENTED_METHODS, name)) throw new FloeError('not_implemented', `${SERVICE}/${name} is not implemented by Floe: ${UNIMPLEMENTED_METHODS[name]}`, { code: 'FLOE_ERR_CONNECT_METHOD' });

@@ -1,5 +1,6 @@
 import { FloeError } from '@floe/errors';
 import { DEFAULT_MAX_NODES, MAX_MAX_NODES, parseDuration, type TimeRange } from '@floe/query';
+import type { ParameterDoc } from '../openapi.ts';
 import type { RequestParams } from '../request-params.ts';
 
 /**
@@ -70,3 +71,15 @@ export function requireParam(p: RequestParams, name: string): string {
   if (v === undefined) throw bad(`missing ${name} parameter`);
   return v;
 }
+
+/** How parseProfileTime reads a time, for the OpenAPI document. */
+export const PROFILE_TIMES = 'now, now-<duration> (now-1h), or unix seconds, milliseconds, microseconds or nanoseconds (by digit count)';
+
+/** The parameters above as the OpenAPI document lists them (documentation only: the routes parse their own). */
+export const PROFILE_PARAMS = {
+  from: { name: 'from', description: `Start of the window (${PROFILE_TIMES}); default an hour before until.` },
+  until: { name: 'until', description: `End of the window (${PROFILE_TIMES}); default now.` },
+  query: { name: 'query', required: true, description: 'Profile selector: a profile type and label matchers, such as process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="api"}.' },
+  selector: { name: 'query', description: 'Profile selector narrowing the profiles considered (default: all).' },
+  maxNodes: { name: 'max-nodes', schema: { type: 'integer', minimum: 0 }, description: `Most flamegraph nodes (alias maxNodes; absent or 0: ${DEFAULT_MAX_NODES}, at most ${MAX_MAX_NODES}).` },
+} satisfies Record<string, ParameterDoc>;

@@ -27,7 +27,8 @@ import type { QuerierClient } from '../querier-client.ts';
 import { RequestParams, acceptFormBodies, getAndPost } from '../request-params.ts';
 import { callerTables, type TableColumns } from '../table-columns.ts';
 import { connectQuerierPlugin } from './connect.ts';
-import { nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
+import { PROFILE_PARAMS as P, nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
+import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
 
 /**
  * The profile query API under /profilequery (spec 1, "Profile query API"; reference/
@@ -60,6 +61,11 @@ export interface ProfileSurfaceOptions extends ProfileQueryOptions {
   tableOf: (req: FastifyRequest) => Promise<PlannerTable>;
 }
 
+/** The documentation of a route (openapi.ts): its window and what it answers. */
+const doc = (id: string, summary: string, returns: string, more: QueryRouteDoc = {}) => queryRouteSchema('profiles', id, summary, { ...more, returns: { description: returns } });
+const WINDOW = [P.from, P.until];
+const DISCOVERY = [P.selector, ...WINDOW];
+
 export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async (app, opts) => {
   acceptFormBodies(app, 64 * 1024);
   const tableOf = callerTables(profilesTable, 'profiles', opts.tableColumns);
@@ -79,7 +85,7 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
 
   const stacksOf = async (req: FastifyRequest, selection: ProfileSelection) => mergedStacksOf(await run(req, planProfileStacks({ kind: 'profile_stacks', selection }, await tableOf(req))));
 
-  getAndPost(app, '/render', async (req, reply) => {
+  getAndPost(app, '/render', doc('pyroscope_render', 'Flamegraph of the profiles a selector matches', 'A flamebearer document with a timeline.', { queryParameters: [P.query, ...WINDOW, P.maxNodes] }), async (req, reply) => {
     const p = params(req);
     const selector = parseTypedProfileSelector(requireParam(p, 'query'));
     const range = parseWindow(p, nowNs());
@@ -94,7 +100,9 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
   // Pyroscope names each side's parameters leftQuery/leftFrom/leftUntil and right…; a shared
   // query/from/until fills in whatever a side leaves out (the same selector over two windows is
   // the usual diff).
-  getAndPost(app, '/render-diff', async (req, reply) => {
+  const side = (name: 'left' | 'right') => ['Query', 'From', 'Until'].map((p) => ({ name: `${name}${p}`, description: `${p === 'Query' ? 'Profile selector' : p === 'From' ? 'Start' : 'End'} of the ${name} side; default ${p.toLowerCase()}.` }));
+  const diffParams = [...side('left'), ...side('right'), { ...P.selector, description: 'Profile selector of each side that names none.' }, ...WINDOW, P.maxNodes];
+  getAndPost(app, '/render-diff', doc('pyroscope_render_diff', 'Differential flamegraph of two selections', 'A diff flamebearer document.', { queryParameters: diffParams }), async (req, reply) => {
     const p = params(req);
     const now = nowNs();
     const shared = { from: p.get('from'), until: p.get('until') };
@@ -113,17 +121,18 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
     return json(reply, diffFlamebearer(l, r, left.selector.profileType, maxNodes));
   });
 
-  getAndPost(app, '/profile-types', async (req, reply) => {
+  getAndPost(app, '/profile-types', doc('pyroscope_profile_types', 'Profile types in the window', '`{"profileTypes":[{ID, name, sampleType, sampleUnit, periodType, periodUnit}]}`.', { queryParameters: DISCOVERY }), async (req, reply) => {
     const rows = await run(req, planProfileTypes({ kind: 'profile_types', selection: discoverySelection(params(req)) }, await tableOf(req)));
     return json(reply, { profileTypes: rows.map((r) => profileTypeInfo(String(r.id))) });
   });
 
-  getAndPost(app, '/label-names', async (req, reply) => {
+  getAndPost(app, '/label-names', doc('pyroscope_label_names', 'Label names of the profiles in the window', 'A JSON array of names.', { queryParameters: DISCOVERY }), async (req, reply) => {
     const rows = await run(req, planProfileLabelNames({ kind: 'profile_label_names', selection: discoverySelection(params(req)) }, await tableOf(req)));
     return json(reply, rows.map((r) => String(r.name)));
   });
 
-  getAndPost(app, '/label-values', async (req, reply) => {
+  const label = { name: 'label', required: true, description: 'Label name (non-empty).' };
+  getAndPost(app, '/label-values', doc('pyroscope_label_values', 'Values of one label of the profiles in the window', 'A JSON array of values.', { queryParameters: [label, ...DISCOVERY] }), async (req, reply) => {
     const p = params(req);
     const label = p.get('label');
     if (label === undefined) throw new FloeError('bad_data', 'missing label parameter: label-values needs a non-empty label name', { code: 'FLOE_ERR_PROFILE_PARAM' });
