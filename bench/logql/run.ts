@@ -72,6 +72,19 @@ function hourSelect(hour: number): string {
   FROM range(${perHour}) t(i)`;
 }
 
+/** The attribute maps in the planner's precedence order, lowest first (scope, resource, record). */
+const ATTRIBUTE_MAPS = ['scope', 'resource', 'log'].flatMap((scope) => ['str', 'int', 'double', 'bool'].map((type) => `${scope}_attr_${type}`));
+
+/** trace_id, span_id and the maps of one DuckDB row as the log API's structured metadata, keys sorted. */
+function metadataOf([traceId, spanId, ...maps]: unknown[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  const text = (v: unknown) => (typeof v === 'number' && Number.isInteger(v) ? v.toFixed(1) : String(v));
+  for (const m of maps) for (const { key, value } of (m as { entries?: Array<{ key: unknown; value: unknown }> } | null)?.entries ?? []) out[String(key)] = text(value);
+  if (traceId) out.trace_id = String(traceId);
+  if (spanId) out.span_id = String(spanId);
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
 /**
  * An answer as entries keyed by series (or stream) labels and time: a matrix point's value, or a
  * log line's text. Both sides are turned into this, so they are compared whole.
@@ -87,7 +100,7 @@ interface Case {
   duckAnswer(rows: unknown[][]): Answer;
 }
 type Matrix = { data: { resultType: string; result: Array<{ metric: Record<string, string>; values: Array<[number, string]> }> } };
-type Streams = { data: { resultType: string; result: Array<{ stream: Record<string, string>; values: Array<[string, string]> }> } };
+type Streams = { data: { resultType: string; result: Array<{ stream: Record<string, string>; values: Array<[string, string, { structuredMetadata?: Record<string, string> }?]> }> } };
 function matrixAnswer(b: unknown): Answer {
   const { data } = b as Matrix;
   if (data.resultType !== 'matrix') throw new Error(`expected a matrix, got ${data.resultType}`);
@@ -146,17 +159,19 @@ try {
       duckAnswer: (r) => new Map(r.map((x) => [entryKey({ service_name: String(x[0]), level: String(x[1]) }, stepTime(x[2], s5)), Number(x[3])])),
     },
     {
-      name: '{service_name="svc-3"} limit 1000 (newest first)',
+      name: '{service_name="svc-3"} limit 1000 (newest first), with structured metadata',
       params: { query: '{service_name="svc-3"}', start: startNs.toString(), end: endNs.toString(), limit: '1000' },
-      sql: `SELECT time_unix_nano, body, service_name, severity_text FROM ${src}
+      // The same information Grafana is answered with: each line's trace and span ids and attributes.
+      sql: `SELECT time_unix_nano, body, service_name, severity_text, trace_id, span_id, ${ATTRIBUTE_MAPS.join(', ')} FROM ${src}
         WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3'
         ORDER BY time_unix_nano DESC LIMIT 1000`,
       floeAnswer: (b) => {
         const { data } = b as Streams;
         if (data.resultType !== 'streams') throw new Error(`expected streams, got ${data.resultType}`);
-        return new Map(data.result.flatMap((s) => s.values.map(([ts, line]) => [entryKey(s.stream, ts), line] as const)));
+        return new Map(data.result.flatMap((s) => s.values.map(([ts, line, extra]) => [entryKey(s.stream, ts), `${line} ${JSON.stringify(extra?.structuredMetadata ?? {})}`] as const)));
       },
-      duckAnswer: (r) => new Map(r.map((x) => [entryKey({ service_name: String(x[2]), level: String(x[3]) }, String(x[0])), String(x[1])])),
+      duckAnswer: (r) =>
+        new Map(r.map((x) => [entryKey({ service_name: String(x[2]), level: String(x[3]) }, String(x[0])), `${String(x[1])} ${JSON.stringify(metadataOf(x.slice(4)))}`])),
     },
     {
       name: 'sum by (level) (rate({service_name=~".+"}[1m])), step 1m',

@@ -171,6 +171,35 @@ describe('log selection on DuckDB', () => {
   });
 });
 
+describe('a page with metadata: ties at its boundary, fewer lines than the limit, none', () => {
+  let ties: LogsDb;
+  const tie = (t: number, body: string): LogRow => ({ t, service: 'web', severity: 'INFO', body, log: { str: { n: body } } });
+  beforeAll(async () => {
+    ties = await openLogsDb([tie(1000, 'a'), tie(2000, 'b'), tie(2000, 'c'), tie(2000, 'd'), tie(3000, 'e')]);
+  });
+  afterAll(() => ties.close());
+
+  const page = async (q: string, direction: Direction, limit: number) => {
+    const rows = await ties.run(planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction, limit }), LOGS, { metadata: true }));
+    for (const r of rows) expect(JSON.parse(r.attributes_json as string)).toEqual({ n: r.line });
+    return rows.map((r) => [Number(r.ts), r.line as string] as const);
+  };
+
+  it('cuts among the lines of the boundary time as one top-N would', async () => {
+    const two = await page('{service_name="web"}', 'backward', 2);
+    expect(two[0]).toEqual([3000, 'e']);
+    expect(two[1]![0]).toBe(2000);
+    expect((await page('{service_name="web"}', 'backward', 4)).map(([t]) => t)).toEqual([3000, 2000, 2000, 2000]);
+    expect((await page('{service_name="web"}', 'forward', 3)).map(([t]) => t)).toEqual([1000, 2000, 2000]);
+  });
+
+  it('answers every line when fewer match than the limit, and none when none match', async () => {
+    expect((await page('{service_name="web"} |= "e"', 'backward', 100))).toEqual([[3000, 'e']]);
+    expect((await page('{service_name="web"}', 'forward', 100)).map(([t]) => t)).toEqual([1000, 2000, 2000, 2000, 3000]);
+    expect(await page('{service_name="nope"}', 'backward', 100)).toEqual([]);
+  });
+});
+
 describe('label browser queries on DuckDB', () => {
   const selector = (q: string) => lowerStreamSelector(parseLogQL(q), q);
 

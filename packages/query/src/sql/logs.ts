@@ -62,18 +62,22 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
     `${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}`,
     ...STREAM_LABELS.map((s) => `${b.column(s.column)} AS ${quoted(s.label)}`),
   ];
-  const maps = ATTRIBUTE_SCOPES.flatMap((scope) => ATTRIBUTE_TYPES.map((type) => attributeMap(scope, type)));
-  if (opts.metadata) columns.push(b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m)));
   const conditions = selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ');
   const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
-  const page = [
-    `SELECT ${columns.join(', ')}`,
-    `FROM ${b.tableName()}`,
-    `WHERE ${conditions}`,
-    `ORDER BY ${b.column('time_unix_nano')} ${order}`,
-    `LIMIT ${intLiteral(ir.limit)}`,
-  ].join('\n');
-  if (!opts.metadata) return { sql: page, params: b.params, hints: hintsOf(ir.range) };
+  const time = b.column('time_unix_nano');
+  const firstRows = (select: string[], where: string) => [`SELECT ${select.join(', ')}`, `FROM ${b.tableName()}`, `WHERE ${where}`, `ORDER BY ${time} ${order}`, `LIMIT ${intLiteral(ir.limit)}`].join('\n');
+  if (!opts.metadata) return { sql: firstRows(columns, conditions), params: b.params, hints: hintsOf(ir.range) };
+  // The page in two scans: the first finds the time of its last entry reading only the filtered
+  // columns, the second reads the metadata of rows from that time on, where row-group statistics
+  // skip the rest. One scan would carry the twelve maps of every matching row through the top-N:
+  // 3-4x the time on a selector matching millions of lines (bench/logql). Ties at the boundary
+  // stay in and the limit cuts among them, as a single top-N would.
+  const maps = ATTRIBUTE_SCOPES.flatMap((scope) => ATTRIBUTE_TYPES.map((type) => attributeMap(scope, type)));
+  const boundary = `(SELECT ${ir.direction === 'forward' ? 'max' : 'min'}(t) FROM (\n${firstRows([`${time} AS t`], conditions)}\n) AS first_rows)`;
+  const page = firstRows(
+    [...columns, b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m))],
+    `${conditions}\n  AND ${time} ${ir.direction === 'forward' ? '<=' : '>='} ${boundary}`,
+  );
   // The twelve maps merged into one text column on the page alone (after the limit): the
   // caller then reads one string per entry instead of twelve nested map values. map_concat keeps
   // the last map's value of a key, so the lowest precedence (scope) goes first.
