@@ -69,9 +69,11 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
   if (!opts.metadata) return { sql: firstRows(columns, conditions), params: b.params, hints: hintsOf(ir.range) };
   // The page in two scans: the first finds the time of its last entry reading only the filtered
   // columns, the second reads the metadata of rows from that time on, where row-group statistics
-  // skip the rest. One scan would carry the twelve maps of every matching row through the top-N:
-  // 3-4x the time on a selector matching millions of lines (bench/logql). Ties at the boundary
-  // stay in and the limit cuts among them, as a single top-N would.
+  // skip the rest. One scan would carry the twelve maps of every matching row through the top-N
+  // (newest first, over files in time order, nearly every row enters it): on 5M lines, 2-2.8 s
+  // against 0.24-1 s in two scans. The price: a filter that matches fewer lines than the limit is
+  // evaluated twice over the whole range (a needle search: ~80 → ~150 ms there; bench/RESULTS.md).
+  // Ties at the boundary stay in and the limit cuts among them, as a single top-N would.
   const maps = ATTRIBUTE_SCOPES.flatMap((scope) => ATTRIBUTE_TYPES.map((type) => attributeMap(scope, type)));
   const boundary = `(SELECT ${ir.direction === 'forward' ? 'max' : 'min'}(t) FROM (\n${firstRows([`${time} AS t`], conditions)}\n) AS first_rows)`;
   const page = firstRows(
