@@ -147,6 +147,16 @@ try {
   const src = `read_parquet([${allFiles.map((file) => `'${file}'`).join(', ')}])`;
   const rows = Number((await d.runAndReadAll(`SELECT count(*) FROM ${src}`)).getRows()[0]![0]);
 
+  // A page of lines as both sides answer it: each line with its structured metadata.
+  const streamsWithMetadata: Pick<Case, 'floeAnswer' | 'duckAnswer'> = {
+    floeAnswer: (b) => {
+      const { data } = b as Streams;
+      if (data.resultType !== 'streams') throw new Error(`expected streams, got ${data.resultType}`);
+      return new Map(data.result.flatMap((s) => s.values.map(([ts, line, extra]) => [entryKey(s.stream, ts), `${line} ${JSON.stringify(extra?.structuredMetadata ?? {})}`] as const)));
+    },
+    duckAnswer: (r) =>
+      new Map(r.map((x) => [entryKey({ service_name: String(x[2]), level: String(x[3]) }, String(x[0])), `${String(x[1])} ${JSON.stringify(metadataOf(x.slice(4)))}`])),
+  };
   const CASES: Case[] = [
     {
       name: 'count_over_time({service_name="svc-3"} |= "timeout" [5m]), step 5m',
@@ -165,13 +175,16 @@ try {
       sql: `SELECT time_unix_nano, body, service_name, severity_text, trace_id, span_id, ${ATTRIBUTE_MAPS.join(', ')} FROM ${src}
         WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3'
         ORDER BY time_unix_nano DESC LIMIT 1000`,
-      floeAnswer: (b) => {
-        const { data } = b as Streams;
-        if (data.resultType !== 'streams') throw new Error(`expected streams, got ${data.resultType}`);
-        return new Map(data.result.flatMap((s) => s.values.map(([ts, line, extra]) => [entryKey(s.stream, ts), `${line} ${JSON.stringify(extra?.structuredMetadata ?? {})}`] as const)));
-      },
-      duckAnswer: (r) =>
-        new Map(r.map((x) => [entryKey({ service_name: String(x[2]), level: String(x[3]) }, String(x[0])), `${String(x[1])} ${JSON.stringify(metadataOf(x.slice(4)))}`])),
+      ...streamsWithMetadata,
+    },
+    {
+      // A needle: one line an hour (i = 4003 of each hour's range), fewer than the limit.
+      name: '{service_name="svc-3"} |= " 15ms user=user-4003" limit 1000, with structured metadata',
+      params: { query: '{service_name="svc-3"} |= " 15ms user=user-4003"', start: startNs.toString(), end: endNs.toString(), limit: '1000' },
+      sql: `SELECT time_unix_nano, body, service_name, severity_text, trace_id, span_id, ${ATTRIBUTE_MAPS.join(', ')} FROM ${src}
+        WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3' AND contains(body, ' 15ms user=user-4003')
+        ORDER BY time_unix_nano DESC LIMIT 1000`,
+      ...streamsWithMetadata,
     },
     {
       name: 'sum by (level) (rate({service_name=~".+"}[1m])), step 1m',
