@@ -2,6 +2,7 @@ import { deserializeValue, floeTableDef, type SqlCatalog } from '@floe/iceberg';
 import { NS_PER_HOUR, partitionFieldName, tableDef, type TableDef, type TableName } from '@floe/schema';
 import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
+import type { FileOrder } from './ticket.ts';
 
 /**
  * Resolves a (tenant, dataset, table) to the local paths of the Parquet files a query must read:
@@ -13,6 +14,8 @@ export interface FileHints {
   startNs?: bigint;
   endNs?: bigint;
   traceId?: string;
+  /** Files listed by their rows' time (ticket.ts FileOrder); files without a known time last. */
+  fileOrder?: FileOrder;
 }
 
 export interface CandidateFile {
@@ -55,6 +58,15 @@ export function timeRangeOf(hour: unknown, lowerUs: Uint8Array | undefined, uppe
   return a >= first && b <= last ? { first: a, last: b } : { first, last };
 }
 const MAX_BLOOMS = 50_000;
+
+/** Newest first: by the latest row time, descending; oldest first: by the earliest, ascending. */
+function byTime(order: FileOrder): (a: CandidateFile, b: CandidateFile) => number {
+  return (a, b) => {
+    if (!a.time || !b.time) return a.time ? -1 : b.time ? 1 : 0;
+    const [x, y] = order === 'newest_first' ? [b.time.last, a.time.last] : [a.time.first, b.time.first];
+    return x < y ? -1 : x > y ? 1 : 0;
+  };
+}
 
 export class FileResolver {
   readonly #catalog: SqlCatalog;
@@ -104,6 +116,7 @@ export class FileResolver {
       const time = timeRangeOf(f.partition[hourField], tsId === undefined ? undefined : f.lowerBounds[tsId], tsId === undefined ? undefined : f.upperBounds[tsId]);
       return { key: f.key, fileSizeBytes: f.fileSizeBytes, ...(time ? { time } : {}) };
     });
+    if (hints.fileOrder) files.sort(byTime(hints.fileOrder));
     return { files, considered: planned.length, def };
   }
 

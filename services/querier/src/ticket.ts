@@ -8,7 +8,7 @@ import { FloeError } from '@floe/errors';
 export interface Ticket {
   sql: string;
   params: Array<string | number | boolean | null>;
-  hints: { traceId?: string; startNs?: bigint; endNs?: bigint; perFile?: PerFileQuery };
+  hints: { traceId?: string; startNs?: bigint; endNs?: bigint; perFile?: PerFileQuery; fileOrder?: FileOrder };
   /** The hints object as sent (what a signature covers). */
   rawHints: unknown;
   /** Signature of Floe's planner (see @floe/auth signTicket), if any. */
@@ -24,6 +24,14 @@ export interface PerFileQuery {
   sql: string;
   params: Ticket['params'];
 }
+
+/**
+ * The order the files of a scan are listed in, by the time their rows lie in: a query reading the
+ * newest rows first (ORDER BY time DESC LIMIT n) then fills its top-N from the newest file, and
+ * DuckDB's dynamic filter from that top-N skips the older files' row groups instead of carrying
+ * every matching row through it. It never changes a result.
+ */
+export type FileOrder = 'newest_first' | 'oldest_first';
 
 const MAX_TICKET_BYTES = 256 * 1024;
 
@@ -54,6 +62,7 @@ export function parseTicket(bytes: Uint8Array): Ticket {
     const v = h[k];
     if (typeof v === 'string' && /^\d{1,20}$/.test(v)) hints[target] = BigInt(v);
   }
+  if (h.file_order === 'newest_first' || h.file_order === 'oldest_first') hints.fileOrder = h.file_order;
   const perFile = h.per_file as { sql?: unknown; params?: unknown } | undefined;
   if (perFile && typeof perFile === 'object' && typeof perFile.sql === 'string' && isParams(perFile.params)) hints.perFile = { sql: perFile.sql, params: perFile.params };
   return { sql: t.sql, params, hints, rawHints: t.hints ?? {}, sig: typeof t.sig === 'string' ? t.sig : undefined };

@@ -1,15 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tableRows } from '@floe/flight';
-import { ensureFloeTable, openFloeCatalog, publishDataFile, type SqlCatalog } from '@floe/iceberg';
-import { migrate, openDb, type Db } from '@floe/meta';
 import { emptyColumnsDdl, rebuildTrace, tracesTable, type SpanRow } from '@floe/schema';
-import { LocalFileCache, ParquetWriter, createObjectStore, type ObjectStore } from '@floe/storage';
 import { silentLogger } from '@floe/telemetry';
-import { FileResolver } from './file-resolver.ts';
 import { createTrustedRunner, type TrustedRunner } from './sandbox/index.ts';
+import { openTracesFixture, type TracesFixture } from './test-support.ts';
 import { TraceLookup } from './trace-lookup.ts';
 
 const TRACE_A = 'a1'.repeat(16);
@@ -51,51 +45,27 @@ function span(traceId: string, n: number, service: string): string {
   });
 }
 
-const ndjson = (lines: string[]) => [new TextEncoder().encode(`${lines.join('\n')}\n`)];
-
-let dir: string;
-let db: Db;
-let store: ObjectStore;
-let catalog: SqlCatalog;
-let writer: ParquetWriter;
-let cache: LocalFileCache;
+let fixture: TracesFixture;
 let trusted: TrustedRunner;
 let lookup: TraceLookup;
 let indexedFile: string;
 
-async function append(tenant: string, lines: string[], idBlocks: boolean): Promise<string> {
-  const handle = await ensureFloeTable(catalog, tenant, 'default', 'traces');
-  const written = await writer.write(tracesTable, ndjson(lines), { idBlocks });
-  const file = await publishDataFile(store, tracesTable, written, store.keyFromUri(handle.metadata.location), HOUR);
-  await catalog.appendFiles(handle, [file], {});
-  return store.localPath(file.key)!;
-}
+const append = async (tenant: string, lines: string[], idBlocks: boolean): Promise<string> => fixture.store.localPath(await fixture.append(tenant, lines, HOUR, { idBlocks }))!;
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'floe-trace-lookup-'));
-  db = await openDb({ kind: 'pglite', dataDir: 'memory://' });
-  await migrate(db);
-  store = createObjectStore({ kind: 'fs', root: join(dir, 'data') });
-  catalog = openFloeCatalog(db, store);
-  writer = new ParquetWriter(join(dir, 'work'));
-  cache = new LocalFileCache({ dir: join(dir, 'cache'), maxBytes: 0 });
+  fixture = await openTracesFixture('trace-lookup');
   trusted = createTrustedRunner();
   // acme: a compacted file with id blocks (A, B) and a fresh flush file without (A, C).
   indexedFile = await append('acme', [span(TRACE_A, 0, 'front'), span(TRACE_B, 1, 'front'), span(TRACE_A, 2, 'cart'), span(TRACE_A, 3, 'db'), span(TRACE_B, 4, 'db')], true);
   await append('acme', [span(TRACE_A, 5, 'cart'), span(TRACE_A, 6, 'front'), span(TRACE_C, 7, 'db')], false);
   // Another tenant with the same trace id.
   await append('other', [span(TRACE_A, 9, 'intruder')], true);
-  const resolver = new FileResolver(catalog, store, cache, silentLogger());
-  lookup = new TraceLookup(resolver, store, (o) => trusted.run(o), silentLogger());
+  lookup = new TraceLookup(fixture.resolver, fixture.store, (o) => trusted.run(o), silentLogger());
 });
 
 afterAll(async () => {
   trusted?.close();
-  writer?.close();
-  await cache?.close();
-  await store?.close();
-  await db?.close();
-  await rm(dir, { recursive: true, force: true });
+  await fixture?.close();
 });
 
 const spansOf = (res: Awaited<ReturnType<TraceLookup['find']>>) => res.trace!.resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans));

@@ -13,11 +13,12 @@ export interface QueryRequest {
   sql: string;
   params?: Array<string | number | boolean | null>;
   /**
-   * Pruning hints: they only narrow which files are opened, never the result. `per_file`: the
+   * Pruning hints: they only narrow which files are opened (and `file_order`, in which order),
+   * never the result. `per_file`: the
    * planner's per-file form of the query (@floe/query PlannedQuery), from which a querier may
    * keep and answer each file's part.
    */
-  hints?: { trace_id?: string; start_ns?: string; end_ns?: string; per_file?: { sql: string; params: ReadonlyArray<string | number | boolean | null> } };
+  hints?: { trace_id?: string; start_ns?: string; end_ns?: string; per_file?: { sql: string; params: ReadonlyArray<string | number | boolean | null> }; file_order?: 'newest_first' | 'oldest_first' };
 }
 
 export interface CallerCredentials {

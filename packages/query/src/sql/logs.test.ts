@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { lowerLogQuery, lowerStreamSelector } from '../logql/lower.ts';
 import { parseLogQL } from '../logql/parse.ts';
 import type { Direction } from '../ir/logs.ts';
-import { planLabelNames, planLabelValues, planLogPageBounds, planLogSelect, planSeries, readLogPage, type PlannedQuery } from './logs.ts';
+import { planLabelNames, planLabelValues, planLogSelect, planSeries } from './logs.ts';
 import { LOGS, openLogsDb, type LogRow, type LogsDb } from './test-db.ts';
 
 /**
@@ -44,8 +44,8 @@ afterAll(() => db.close());
 
 const range = { startNs: 0n, endNs: 1_000_000n };
 
-async function select(q: string, direction: Direction = 'backward', limit = 100): Promise<number[]> {
-  const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction, limit }), LOGS, { metadata: false });
+async function select(q: string, direction: Direction = 'backward', limit = 100, metadata = false): Promise<number[]> {
+  const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction, limit }), LOGS, { metadata });
   const rows = await db.run(plan);
   return rows.map((r) => Number(r.ts) / 1000);
 }
@@ -141,12 +141,12 @@ describe('log selection on DuckDB', () => {
     const q = '{service_name=~".+"}';
     const plan = planLogSelect(lowerLogQuery(parseLogQL(q), q, { range: { startNs: 2000n, endNs: 4000n }, direction: 'forward', limit: 10 }), LOGS, { metadata: false });
     expect((await db.run(plan)).map((r) => Number(r.ts))).toEqual([2000, 3000]);
-    expect(plan.hints).toEqual({ start_ns: '2000', end_ns: '3999' });
+    expect(plan.hints).toEqual({ start_ns: '2000', end_ns: '3999', file_order: 'oldest_first' });
   });
 
   it('with metadata, the row carries trace and span ids and the attributes flattened to text', async () => {
     const q = '{service_name="checkout"}';
-    const rows = await readLogPage((p) => db.run(p), lowerLogQuery(parseLogQL(q), q, { range, direction: 'forward', limit: 1 }), LOGS);
+    const rows = await db.run(planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction: 'forward', limit: 1 }), LOGS, { metadata: true }));
     expect(Object.keys(rows[0]!)).toEqual(['ts', 'line', 'service_name', 'level', 'trace_id', 'span_id', 'attributes_json']);
     expect(rows[0]).toMatchObject({ line: 'GET /cart 200', service_name: 'checkout', level: 'INFO', trace_id: '0af7651916cd43dd8448eb211c80319c', span_id: null });
     expect(JSON.parse(rows[0]!.attributes_json as string)).toEqual({ 'http.route': '/cart', user: 'ann', 'http.status_code': '200', 'service.name': 'checkout', 'k8s.pod.name': 'pod-1', env: 'prod' });
@@ -155,7 +155,7 @@ describe('log selection on DuckDB', () => {
   it('metadata: every type as DuckDB prints it, the record over the resource over the scope, the page in order', async () => {
     const q = '{service_name=~".+"}';
     for (const direction of ['backward', 'forward'] as const) {
-      const rows = await readLogPage((p) => db.run(p), lowerLogQuery(parseLogQL(q), q, { range, direction, limit: 4 }), LOGS);
+      const rows = await db.run(planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction, limit: 4 }), LOGS, { metadata: true }));
       expect(rows.map((r) => Number(r.ts))).toEqual(direction === 'forward' ? [1000, 2000, 3000, 4000] : [6000, 5000, 4000, 3000]);
       const byTs = new Map(rows.map((r) => [Number(r.ts), r.attributes_json === null ? null : JSON.parse(r.attributes_json as string)]));
       if (direction === 'forward') {
@@ -180,7 +180,7 @@ describe('a page with metadata: ties at its boundary, fewer lines than the limit
   afterAll(() => ties.close());
 
   const page = async (q: string, direction: Direction, limit: number) => {
-    const rows = await readLogPage((p) => ties.run(p), lowerLogQuery(parseLogQL(q), q, { range, direction, limit }), LOGS);
+    const rows = await ties.run(planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction, limit }), LOGS, { metadata: true }));
     for (const r of rows) expect(JSON.parse(r.attributes_json as string)).toEqual({ n: r.line });
     return rows.map((r) => [Number(r.ts), r.line as string] as const);
   };
@@ -191,23 +191,6 @@ describe('a page with metadata: ties at its boundary, fewer lines than the limit
     expect(two[1]![0]).toBe(2000);
     expect((await page('{service_name="web"}', 'backward', 4)).map(([t]) => t)).toEqual([3000, 2000, 2000, 2000]);
     expect((await page('{service_name="web"}', 'forward', 3)).map(([t]) => t)).toEqual([1000, 2000, 2000]);
-  });
-
-  it('reads the bounds first, then only the span of time they name; no second read when nothing matches', async () => {
-    const plans: PlannedQuery[] = [];
-    const run = (p: PlannedQuery) => {
-      plans.push(p);
-      return ties.run(p);
-    };
-    const ir = (q: string) => lowerLogQuery(parseLogQL(q), q, { range, direction: 'backward', limit: 2 });
-    expect((await readLogPage(run, ir('{service_name="web"}'), LOGS)).map((r) => Number(r.ts))).toEqual([3000, 2000]);
-    expect(plans).toHaveLength(2);
-    expect(plans[0]).toEqual(planLogPageBounds(ir('{service_name="web"}'), LOGS));
-    expect(plans[0]!.sql).not.toMatch(/_attr_/);
-    expect(plans[1]!.hints).toEqual({ start_ns: '2000', end_ns: '3000' });
-    plans.length = 0;
-    expect(await readLogPage(run, ir('{service_name="nope"}'), LOGS)).toEqual([]);
-    expect(plans).toHaveLength(1);
   });
 
   it('answers every line when fewer match than the limit, and none when none match', async () => {
@@ -308,7 +291,7 @@ describe('printed SQL', () => {
       ].join('\n'),
     );
     expect(plan.params).toEqual(['10', '20', 'checkout', 'debug', 'GET', 'status', 500]);
-    expect(plan.hints).toEqual({ start_ns: '10', end_ns: '19' });
+    expect(plan.hints).toEqual({ start_ns: '10', end_ns: '19', file_order: 'newest_first' });
   });
 
   it('forward direction, an attribute regex and an empty-value matcher', () => {

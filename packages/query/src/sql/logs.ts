@@ -20,8 +20,16 @@ export interface PlannedQuery extends PrintedSql {
    * result. `per_file`: the same read per data file (without the window, grouped by file too),
    * from which a querier may keep and answer each file's part (sql/metrics.ts planMetricSeriesPoints).
    */
-  hints: { start_ns: string; end_ns: string; per_file?: PrintedSql };
+  hints: { start_ns: string; end_ns: string; per_file?: PrintedSql; file_order?: FileOrder };
 }
+
+/**
+ * The querier's order of a scan's files by their rows' time. A page of lines newest first over
+ * files listed oldest first would carry every matching line (with its twelve attribute maps)
+ * through the top-N; listed newest first, the top-N fills from the newest file and DuckDB's
+ * dynamic filter from it skips the older files' row groups (bench/RESULTS.md, logql).
+ */
+export type FileOrder = 'newest_first' | 'oldest_first';
 
 /** Output columns of a planned log select. */
 export const LOG_COLUMNS = {
@@ -37,24 +45,16 @@ export const LOG_COLUMNS = {
   attributes: 'attributes_json',
 } as const;
 
-/**
- * Without metadata: the page in one read. With it (trace_id, span_id and the attributes of each
- * entry), the page is read in two (see planLogPageBounds), and `within` holds the first read's
- * answer.
- */
-export type LogSelectOptions = { metadata: false } | { metadata: true; within: LogPageBounds };
-
-/** The times of a page's oldest and newest entries (unix ns, inclusive). */
-export interface LogPageBounds {
-  fromNs: bigint;
-  toNs: bigint;
+export interface LogSelectOptions {
+  /** Read trace_id, span_id and every attribute map (the entries' structured metadata). */
+  metadata: boolean;
 }
-
-/** Output columns of planLogPageBounds. */
-const PAGE_BOUNDS = { from: 'from_ns', to: 'to_ns' } as const;
 
 /** The hints of a scan of [start, end): the querier's bounds are inclusive. */
 export const hintsOf = (range: TimeRange) => ({ start_ns: range.startNs.toString(), end_ns: (range.endNs > range.startNs ? range.endNs - 1n : range.endNs).toString() });
+
+/** The hints of a scan of [start, end) that keeps its newest rows (ORDER BY time DESC LIMIT n). */
+export const newestFirstHints = (range: TimeRange): PlannedQuery['hints'] => ({ ...hintsOf(range), file_order: 'newest_first' });
 
 export function checkTable(ir: { table: string }, table: PlannerTable) {
   if (ir.table !== table.name) throw new FloeError('internal', `log plan for table ${JSON.stringify(ir.table)} against ${table.name}`);
@@ -73,15 +73,19 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
     `${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}`,
     ...STREAM_LABELS.map((s) => `${b.column(s.column)} AS ${quoted(s.label)}`),
   ];
-  const conditions = selectionSql(b, ir.range, ir.streams, ir.filters);
-  if (!opts.metadata) return { sql: pageSql(b, ir, columns, conditions), params: b.params, hints: hintsOf(ir.range) };
-  const { fromNs, toNs } = opts.within;
   const maps = ATTRIBUTE_SCOPES.flatMap((scope) => ATTRIBUTE_TYPES.map((type) => attributeMap(scope, type)));
-  const time = b.column('time_unix_nano');
-  const page = pageSql(b, ir, [...columns, b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m))], [
-    ...conditions,
-    `${time} BETWEEN ${b.bigint(fromNs)} AND ${b.bigint(toNs)}`,
-  ]);
+  if (opts.metadata) columns.push(b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m)));
+  const conditions = selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ');
+  const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
+  const page = [
+    `SELECT ${columns.join(', ')}`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${conditions}`,
+    `ORDER BY ${b.column('time_unix_nano')} ${order}`,
+    `LIMIT ${intLiteral(ir.limit)}`,
+  ].join('\n');
+  const hints: PlannedQuery['hints'] = ir.direction === 'forward' ? { ...hintsOf(ir.range), file_order: 'oldest_first' } : newestFirstHints(ir.range);
+  if (!opts.metadata) return { sql: page, params: b.params, hints };
   // The twelve maps merged into one text column on the page alone (after the limit): the
   // caller then reads one string per entry instead of twelve nested map values. map_concat keeps
   // the last map's value of a key, so the lowest precedence (scope) goes first.
@@ -92,56 +96,9 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
   const sql = [
     `SELECT ${kept.join(', ')}, to_json(map_concat(${merged.join(', ')})) AS ${quoted(LOG_COLUMNS.attributes)}`,
     `FROM (\n${page}\n) AS page`,
-    `ORDER BY ${quoted(LOG_COLUMNS.time)} ${ir.direction === 'forward' ? 'ASC' : 'DESC'}`,
+    `ORDER BY ${quoted(LOG_COLUMNS.time)} ${order}`,
   ].join('\n');
-  // Only the files holding the page's span of time are opened.
-  return { sql, params: b.params, hints: hintsOf({ startNs: fromNs, endNs: toNs + 1n }) };
-}
-
-/**
- * The first read of a page with metadata: the times of its `limit` lines, reading only the columns
- * the selection filters on, as the oldest and newest of them (one row; NULLs when nothing
- * matches). The second read (planLogSelect with `within`) takes the attribute maps of the lines
- * in that span alone, in the files that hold it. One read would carry every matching line's twelve
- * maps through the top-N (newest first over files in time order, nearly every line enters it):
- * on 5M lines 1.8-2.8 s against ~0.25 s in two (bench/RESULTS.md, logql). When nothing matches
- * there is no second read; lines at the boundary time all stay in the span and the second read's
- * limit cuts among them, as one top-N would.
- */
-export function planLogPageBounds(ir: LogSelect, table: PlannerTable): PlannedQuery {
-  checkTable(ir, table);
-  const b = new SqlBuilder(table);
-  const page = pageSql(b, ir, [`${b.column('time_unix_nano')} AS t`], selectionSql(b, ir.range, ir.streams, ir.filters));
-  const sql = `SELECT min(t) AS ${quoted(PAGE_BOUNDS.from)}, max(t) AS ${quoted(PAGE_BOUNDS.to)}\nFROM (\n${page}\n) AS page`;
-  return { sql, params: b.params, hints: hintsOf(ir.range) };
-}
-
-/**
- * A page of lines with their metadata, read in the two steps of planLogPageBounds; `run` answers
- * a planned query (a querier, or DuckDB in tests).
- */
-export async function readLogPage<R extends Record<string, unknown>>(run: (plan: PlannedQuery) => Promise<R[]>, ir: LogSelect, table: PlannerTable): Promise<R[]> {
-  const within = logPageBounds(await run(planLogPageBounds(ir, table)));
-  return within ? run(planLogSelect(ir, table, { metadata: true, within })) : [];
-}
-
-/** planLogPageBounds's answer as bounds; undefined when no line matched. */
-function logPageBounds(rows: ReadonlyArray<Record<string, unknown>>): LogPageBounds | undefined {
-  const from = rows[0]?.[PAGE_BOUNDS.from];
-  const to = rows[0]?.[PAGE_BOUNDS.to];
-  if (from === null || from === undefined || to === null || to === undefined) return undefined;
-  return { fromNs: BigInt(from as bigint | number | string), toNs: BigInt(to as bigint | number | string) };
-}
-
-/** `SELECT <columns> FROM logs WHERE <conditions> ORDER BY time LIMIT n` in the page's direction. */
-function pageSql(b: SqlBuilder, ir: LogSelect, columns: string[], conditions: string[]): string {
-  return [
-    `SELECT ${columns.join(', ')}`,
-    `FROM ${b.tableName()}`,
-    `WHERE ${conditions.join('\n  AND ')}`,
-    `ORDER BY ${b.column('time_unix_nano')} ${ir.direction === 'forward' ? 'ASC' : 'DESC'}`,
-    `LIMIT ${intLiteral(ir.limit)}`,
-  ].join('\n');
+  return { sql, params: b.params, hints };
 }
 
 /**

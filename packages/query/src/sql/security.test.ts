@@ -3,7 +3,7 @@ import { FloeError } from '@floe/errors';
 import { lowerLogQuery } from '../logql/lower.ts';
 import { parseLogQL } from '../logql/parse.ts';
 import type { LogSelect } from '../ir/logs.ts';
-import { planLabelValues, planLogPageBounds, planLogSelect, planSeries } from './logs.ts';
+import { planLabelValues, planLogSelect, planSeries } from './logs.ts';
 import { LOGS, openLogsDb, type LogsDb } from './test-db.ts';
 
 /**
@@ -46,10 +46,7 @@ const TEMPLATES: Array<[string, (v: string) => string]> = [
 ];
 
 const range = { startNs: 0n, endNs: 10_000n };
-const ir = (q: string) => lowerLogQuery(parseLogQL(q), q, { range, direction: 'forward', limit: 100 });
-// Both reads of a page with metadata: its bounds, then its lines (within the whole range here).
-const plan = (q: string) => planLogSelect(ir(q), LOGS, { metadata: true, within: { fromNs: range.startNs, toNs: range.endNs } });
-const boundsPlan = (q: string) => planLogPageBounds(ir(q), LOGS);
+const plan = (q: string) => planLogSelect(lowerLogQuery(parseLogQL(q), q, { range, direction: 'forward', limit: 100 }), LOGS, { metadata: true });
 
 let db: LogsDb;
 beforeAll(async () => {
@@ -64,10 +61,6 @@ describe('hostile values never reach the SQL text', () => {
   const cases = TEMPLATES.flatMap(([where, make]) => HOSTILE.map((v) => [where, v, make] as const));
 
   it.each(cases)('%s: %j', async (where, value, make) => {
-    const [benignBounds, hostileBounds] = [boundsPlan(make('harmless')), boundsPlan(make(value))];
-    expect(hostileBounds.sql).toBe(benignBounds.sql);
-    expect(hostileBounds.params.length).toBe(benignBounds.params.length);
-    expect(hostileBounds.sql).not.toMatch(/;|--|\/\*|UNION|read_parquet|information_schema|duckdb_/i);
     const benign = plan(make('harmless'));
     const hostile = plan(make(value));
     expect(hostile.sql).toBe(benign.sql);

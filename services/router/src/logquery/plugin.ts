@@ -14,7 +14,7 @@ import {
   planIndexStats,
   planLabelNames,
   planLabelValues,
-  readLogPage,
+  planLogSelect,
   planSeries,
   volumeQuery,
   type Expr,
@@ -136,7 +136,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     noteDemand(req, [ir], table);
     const categorized = categorize(req);
     // Both encodings carry the metadata: as a third element per entry, or in the stream labels.
-    const rows = await readLogPage((plan) => run(req, plan), ir, table);
+    const rows = await run(req, planLogSelect(ir, table, { metadata: true }));
     const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, categorized), stats: {} };
     if (categorized) data.encodingFlags = [CATEGORIZE_LABELS];
     return success(reply, data);

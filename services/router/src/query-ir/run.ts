@@ -5,7 +5,7 @@ import {
   formatPromFloat,
   mergedStacksOf,
   parsePromQL,
-  readLogPage,
+  planLogSelect,
   planProfileStacks,
   planTraceSearch,
   selectorWindows,
@@ -82,7 +82,7 @@ const capped = <T>(items: T[], limit: number) => ({ items: items.slice(0, limit)
 
 async function logs(deps: RunContext, req: FastifyRequest, q: LogsQuery): Promise<Answer> {
   const ir = logSelectOf(q);
-  const { items, truncated } = capped(await readLogPage((plan) => run(deps, req, plan), ir, await deps.tables.logs(req)), q.limit ?? DEFAULT_LOG_LIMIT);
+  const { items, truncated } = capped(await run(deps, req, planLogSelect(ir, await deps.tables.logs(req), { metadata: true })), q.limit ?? DEFAULT_LOG_LIMIT);
   const rows = items.map((r) => ({ time: String(r.ts), line: typeof r.line === 'string' ? r.line : '', labels: streamLabels(r), metadata: structuredMetadata(r) }));
   return { source: 'logs', rows, truncated };
 }
