@@ -10,7 +10,7 @@ import { PER_FILE_COLUMN } from '@floe/query';
 import { mentions, tableRefs, type TableRef } from './table-refs.ts';
 import { fileInside, fileListsKeyer, mergeLists, splitByFile, type FileLists, type ListsPart, type SeriesListsCache } from './series-lists.ts';
 import { parseTicket, type PerFileQuery, type Ticket } from './ticket.ts';
-import { createTimeBoundsExtractor, type TimeBoundsExtractor } from './time-bounds.ts';
+import { createTimeBoundsExtractor, type ScanHints, type TimeBoundsExtractor } from './time-bounds.ts';
 
 export interface QueryLimits {
   timeoutMs: number;
@@ -74,15 +74,18 @@ export class QueryHandler {
     void this.#bounds?.then((b) => b.close());
   }
 
-  /** Hour-partition pruning for SQL without hints: time predicates read from the parsed SQL. */
-  async #timeBounds(sql: string, params: unknown[]) {
+  /**
+   * For SQL without hints: hour-partition pruning from the time predicates of the parsed SQL, and
+   * the file order from its ORDER BY … LIMIT.
+   */
+  async #scanHints(sql: string, params: unknown[]): Promise<ScanHints> {
     // DuckDB reads zone-less timestamps in the host's zone, so those bounds are widened by a day.
     this.#bounds ??= createTimeBoundsExtractor({ sessionTimeZoneIsUtc: false });
     try {
-      return await (await this.#bounds).extract(sql, params);
+      return await (await this.#bounds).scanHints(sql, params);
     } catch (err) {
       this.#log.warn({ err }, 'time bounds extraction failed; scanning every partition');
-      return new Map();
+      return { bounds: new Map() };
     }
   }
 
@@ -215,10 +218,11 @@ export class QueryHandler {
       const views = [];
       // One parse per query, not per table: hints from the planner win over parsing.
       const hinted = ticket.hints.startNs !== undefined || ticket.hints.endNs !== undefined;
-      const extracted = hinted || refs.length === 0 ? undefined : await this.#timeBounds(ticket.sql, ticket.params);
+      const parsed = hinted || refs.length === 0 ? undefined : await this.#scanHints(ticket.sql, ticket.params);
+      const fileOrder = ticket.hints.fileOrder ?? parsed?.fileOrder;
       for (const ref of refs) {
-        const bounds = extracted?.get(ref.viewName.toLowerCase());
-        const hints = bounds ? { ...ticket.hints, startNs: bounds.minNs, endNs: bounds.maxNs } : ticket.hints;
+        const bounds = parsed?.bounds.get(ref.viewName.toLowerCase());
+        const hints = { ...ticket.hints, ...(bounds ? { startNs: bounds.minNs, endNs: bounds.maxNs } : {}), ...(fileOrder ? { fileOrder } : {}) };
         const files = await this.#files.files(ref.tenant, ref.dataset, ref.table, hints);
         resolved.push(files);
         views.push({ name: ref.viewName, files: files.paths, emptySchemaSql: emptyColumnsDdl(files.def) });

@@ -347,3 +347,33 @@ describe('time bounds are never narrower than the truth', () => {
     expect(pruned).toBe(full);
   });
 });
+
+describe('file order from ORDER BY … LIMIT', () => {
+  let extractor: TimeBoundsExtractor;
+  beforeAll(async () => {
+    extractor = await createTimeBoundsExtractor();
+  });
+  afterAll(() => extractor?.close());
+
+  it.each<[string, string | undefined]>([
+    ['SELECT * FROM logs ORDER BY time_unix_nano DESC LIMIT 100', 'newest_first'],
+    ['SELECT body FROM logs l ORDER BY l."timestamp" LIMIT 5', 'oldest_first'],
+    ['SELECT * FROM traces WHERE service_name = $1 ORDER BY start_time_unix_nano ASC, span_id LIMIT 10', 'oldest_first'],
+    ['SELECT * FROM logs ORDER BY "TIME_UNIX_NANO" DESC NULLS LAST LIMIT 1', 'newest_first'],
+    // Not a top-N by time: no order.
+    ['SELECT * FROM logs ORDER BY time_unix_nano DESC', undefined],
+    ['SELECT * FROM logs LIMIT 10', undefined],
+    ['SELECT * FROM logs ORDER BY severity_text, time_unix_nano DESC LIMIT 10', undefined],
+    ['SELECT * FROM logs ORDER BY time_unix_nano + 0 DESC LIMIT 10', undefined],
+    ['SELECT * FROM (SELECT * FROM logs ORDER BY time_unix_nano DESC LIMIT 10) ORDER BY body', undefined],
+    ['SELECT 1; SELECT * FROM logs ORDER BY time_unix_nano DESC LIMIT 1', undefined],
+    ['SELEC nonsense', undefined],
+  ])('%s → %s', async (sql, want) => {
+    expect((await extractor.scanHints(sql, ['svc'])).fileOrder).toBe(want);
+  });
+
+  it('keeps the time bounds of the same parse', async () => {
+    const hints = await extractor.scanHints(`SELECT * FROM traces WHERE start_time_unix_nano >= ${T0} ORDER BY start_time_unix_nano DESC LIMIT 5`);
+    expect(hints).toEqual({ bounds: new Map([['traces', { minNs: T0 }]]), fileOrder: 'newest_first' });
+  });
+});

@@ -1,5 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { FileOrder } from './ticket.ts';
 
 /**
  * Time bounds a query provably puts on the rows it reads from each table, so the querier can skip
@@ -17,9 +18,21 @@ export interface TimeBounds {
   maxNs?: bigint;
 }
 
+/** What one parse of a query tells the file resolver: time bounds per table, and a file order. */
+export interface ScanHints {
+  bounds: Map<string, TimeBounds>;
+  /**
+   * The order to list files in when the statement keeps the first rows by time: `ORDER BY
+   * <time column> [ASC|DESC] … LIMIT n` at its top (ticket.ts FileOrder). Undefined otherwise.
+   */
+  fileOrder?: FileOrder;
+}
+
 export interface TimeBoundsExtractor {
   /** Bounds per table name as written in FROM, lower-cased, parts joined with '.'. Never rejects on bad SQL (empty map). */
   extract(sql: string, params?: unknown[]): Promise<Map<string, TimeBounds>>;
+  /** The bounds and the file order from one parse. Never rejects on bad SQL (no bounds, no order). */
+  scanHints(sql: string, params?: unknown[]): Promise<ScanHints>;
   /** Frees the parser instance (after any extraction in flight); extract() then rejects. */
   close(): void;
 }
@@ -71,16 +84,21 @@ export async function createTimeBoundsExtractor(options: TimeBoundsOptions = {})
     return run;
   };
 
+  const scanHints = async (sql: string, params: unknown[] = []): Promise<ScanHints> => {
+    if (closed) throw new Error('TimeBoundsExtractor is closed');
+    let text: unknown;
+    try {
+      text = await serialize(sql);
+    } catch {
+      return { bounds: new Map() };
+    }
+    return typeof text === 'string' ? scanHintsFromSerializedSql(text, params, options) : { bounds: new Map() };
+  };
+
   return {
+    scanHints,
     async extract(sql: string, params: unknown[] = []): Promise<Map<string, TimeBounds>> {
-      if (closed) throw new Error('TimeBoundsExtractor is closed');
-      let text: unknown;
-      try {
-        text = await serialize(sql);
-      } catch {
-        return new Map();
-      }
-      return typeof text === 'string' ? timeBoundsFromSerializedSql(text, params, options) : new Map();
+      return (await scanHints(sql, params)).bounds;
     },
     close(): void {
       if (closed) return;
@@ -99,12 +117,43 @@ export async function createTimeBoundsExtractor(options: TimeBoundsOptions = {})
  * beyond 2^53 must be read exactly). Any surprise gives an empty map.
  */
 export function timeBoundsFromSerializedSql(jsonText: string, params: readonly unknown[] = [], options: TimeBoundsOptions = {}): Map<string, TimeBounds> {
+  return scanHintsFromSerializedSql(jsonText, params, options).bounds;
+}
+
+/** Bounds and file order from the text `json_serialize_sql` returned. Any surprise gives neither. */
+export function scanHintsFromSerializedSql(jsonText: string, params: readonly unknown[] = [], options: TimeBoundsOptions = {}): ScanHints {
   try {
     const root = JSON.parse(jsonText, exactIntegers) as Json;
-    return analyseRoot(root, { params, naiveSlackUs: options.sessionTimeZoneIsUtc === false ? DAY_US : 0n });
+    const bounds = analyseRoot(root, { params, naiveSlackUs: options.sessionTimeZoneIsUtc === false ? DAY_US : 0n });
+    const fileOrder = topLevelFileOrder(root);
+    return fileOrder ? { bounds, fileOrder } : { bounds };
   } catch {
-    return new Map();
+    return { bounds: new Map() };
   }
+}
+
+/** Columns that order rows as their files' time does (every table's partition source or its twin). */
+const TIME_COLUMNS = new Set(['timestamp', 'time_unix_nano', 'start_time_unix_nano']);
+
+/**
+ * `SELECT … ORDER BY <time column> [ASC|DESC][, …] LIMIT n` as the statement's top: the rows it
+ * keeps are the newest (or oldest), which the files listed in that order give DuckDB's top-N
+ * first. Only an ordering hint: it never changes which rows are read or answered.
+ */
+function topLevelFileOrder(root: Json): FileOrder | undefined {
+  if (!isObj(root)) return undefined;
+  const statements = arr(root, 'statements');
+  const node = statements?.length === 1 && isObj(statements[0]) ? obj(statements[0], 'node') : undefined;
+  const modifiers = node ? arr(node, 'modifiers') : undefined;
+  if (!modifiers?.some((m) => isObj(m) && str(m, 'type') === 'LIMIT_MODIFIER')) return undefined;
+  const orderBy = modifiers.find((m): m is JsonObject => isObj(m) && str(m, 'type') === 'ORDER_MODIFIER');
+  const first = orderBy ? arr(orderBy, 'orders')?.[0] : undefined;
+  if (!isObj(first)) return undefined;
+  const expression = obj(first, 'expression');
+  const names = expression && str(expression, 'class') === 'COLUMN_REF' ? arr(expression, 'column_names') : undefined;
+  const column = names?.[names.length - 1];
+  if (typeof column !== 'string' || !TIME_COLUMNS.has(column.toLowerCase())) return undefined;
+  return str(first, 'type') === 'DESCENDING' ? 'newest_first' : 'oldest_first';
 }
 
 // ---------------------------------------------------------------------------------------------
