@@ -8,7 +8,8 @@ import { createLogger } from '@floe/telemetry';
 import { freePorts } from '../src/index.ts';
 
 /**
- * A router whose querier cannot be reached answers every query API with 503 `unavailable` in
+ * A router whose querier cannot be reached answers every query API (traces, logs, metrics,
+ * profiles) with 503 `unavailable` in
  * the shared envelope (a caller may retry elsewhere), never a 500, nor a 504 after waiting out
  * the query deadline.
  */
@@ -42,6 +43,9 @@ describe('a router without a reachable querier', () => {
     ['trace by id', '/tracequery/api/traces/0123456789abcdef0123456789abcdef'],
     ['log query', `/logquery/loki/api/v1/query_range?${new URLSearchParams({ query: '{service_name="web"}' })}`],
     ['PromQL query', `/metricquery/api/v1/query?${new URLSearchParams({ query: 'up' })}`],
+    ['flamegraph', `/profilequery/render?${new URLSearchParams({ query: 'process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="web"}', from: 'now-1h', until: 'now' })}`],
+    ['profile label names', '/profilequery/label-names'],
+    ['profiles of a trace', '/api/profiles/trace/0123456789abcdef0123456789abcdef'],
   ])('%s: 503 unavailable in the envelope', async (_name, path) => {
     const res = await fetch(`${router}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' } });
     expect(res.status).toBe(503);
