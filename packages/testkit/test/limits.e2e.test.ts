@@ -66,7 +66,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     expect(res.status).toBe(200);
   });
 
-  it('the log and metric query APIs draw on the same budget, and refuse in their envelope', async () => {
+  it('the log, metric and profile query APIs draw on the same budget, and refuse in their envelope', async () => {
     const key = await tenantWith('budget-apis', { max_query_requests_per_sec: 0.2, max_query_requests_burst: 2 });
     const get = (path: string) => fetch(`${floe.routerUrl}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'budget-apis' } });
     const first = await get('/logquery/loki/api/v1/labels');
@@ -75,7 +75,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     const second = await get('/metricquery/api/v1/status/buildinfo');
     expect(second.status).toBe(200);
     await second.arrayBuffer();
-    for (const path of ['/logquery/loki/api/v1/query?query=vector(1)', '/metricquery/api/v1/query?query=1%2B1']) {
+    for (const path of ['/logquery/loki/api/v1/query?query=vector(1)', '/metricquery/api/v1/query?query=1%2B1', '/profilequery/label-names', '/api/profiles/trace/0123456789abcdef0123456789abcdef']) {
       const res = await get(path);
       expect(res.status).toBe(429);
       expect(await res.json()).toMatchObject({ status: 'error', errorType: 'rate_limited' });
