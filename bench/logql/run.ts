@@ -153,6 +153,11 @@ try {
   const src = `read_parquet([${allFiles.map((file) => `'${file}'`).join(', ')}])`;
   const rows = Number((await d.runAndReadAll(`SELECT count(*) FROM ${src}`)).getRows()[0]![0]);
 
+  // A page of svc-3's newest lines and the same information Grafana is answered with: each line's
+  // trace and span ids and attributes.
+  const pageSql = (filter: string) => `SELECT time_unix_nano, body, service_name, severity_text, trace_id, span_id, ${ATTRIBUTE_MAPS.join(', ')} FROM ${src}
+    WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3'${filter}
+    ORDER BY time_unix_nano DESC LIMIT 1000`;
   // A page of lines as both sides answer it: each line with its structured metadata.
   const streamsWithMetadata: Pick<Case, 'floeAnswer' | 'duckAnswer'> = {
     floeAnswer: (b) => {
@@ -177,19 +182,14 @@ try {
     {
       name: '{service_name="svc-3"} limit 1000 (newest first), with structured metadata',
       params: { query: '{service_name="svc-3"}', start: startNs.toString(), end: endNs.toString(), limit: '1000' },
-      // The same information Grafana is answered with: each line's trace and span ids and attributes.
-      sql: `SELECT time_unix_nano, body, service_name, severity_text, trace_id, span_id, ${ATTRIBUTE_MAPS.join(', ')} FROM ${src}
-        WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3'
-        ORDER BY time_unix_nano DESC LIMIT 1000`,
+      sql: pageSql(''),
       ...streamsWithMetadata,
     },
     {
       // A needle: one line an hour (i = 4003 of each hour's range), fewer than the limit.
       name: '{service_name="svc-3"} |= " 15ms user=user-4003" limit 1000, with structured metadata',
       params: { query: '{service_name="svc-3"} |= " 15ms user=user-4003"', start: startNs.toString(), end: endNs.toString(), limit: '1000' },
-      sql: `SELECT time_unix_nano, body, service_name, severity_text, trace_id, span_id, ${ATTRIBUTE_MAPS.join(', ')} FROM ${src}
-        WHERE time_unix_nano >= ${startNs} AND time_unix_nano < ${endNs} AND service_name = 'svc-3' AND contains(body, ' 15ms user=user-4003')
-        ORDER BY time_unix_nano DESC LIMIT 1000`,
+      sql: pageSql(" AND contains(body, ' 15ms user=user-4003')"),
       ...streamsWithMetadata,
     },
     {

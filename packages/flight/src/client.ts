@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Table } from 'apache-arrow';
 import { create, FlightDescriptorSchema, FlightService, FlightTicketSchema, grpcServiceDefinition } from '@floe/proto';
 import type { FlightData, FlightDescriptor, FlightInfo, FlightTicket, MessageInitShape } from '@floe/proto';
+import { toMetadata } from './grpc-call.ts';
 import { decodeFlightData } from './ipc-messages.ts';
 
 interface FlightClient extends grpc.Client {
@@ -74,12 +75,6 @@ const clientFor = (url: string): FlightClient => cachedClient<FlightClient>(Clie
 export function closeFlightClients(): void {
   for (const client of clients.values()) client.close();
   clients.clear();
-}
-
-function toMetadata(values: Record<string, string> | undefined): grpc.Metadata {
-  const metadata = new grpc.Metadata();
-  for (const [key, value] of Object.entries(values ?? {})) metadata.set(key, value);
-  return metadata;
 }
 
 function callOptions(options: FlightCallOptions): grpc.CallOptions {

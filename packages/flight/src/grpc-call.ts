@@ -1,4 +1,11 @@
-import type * as grpc from '@grpc/grpc-js';
+import * as grpc from '@grpc/grpc-js';
+
+/** gRPC metadata holding these entries (names as given: gRPC wants them in lower case). */
+export function toMetadata(values: Readonly<Record<string, string>> | undefined): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  for (const [key, value] of Object.entries(values ?? {})) metadata.set(key, value);
+  return metadata;
+}
 
 /** A gRPC metadata value by name, as the string the auth helpers read. */
 export const metadataGetter = (md: grpc.Metadata) => (name: string) => {

@@ -1,6 +1,7 @@
-import { Metadata } from '@grpc/grpc-js';
+import type { Metadata } from '@grpc/grpc-js';
 import type { TempoTraceByIDResponse } from '@floe/proto';
 import type { Table } from 'apache-arrow';
+import { toMetadata } from './grpc-call.ts';
 
 /**
  * A querier's DoGet and Tempo FindTraceByID as calls: over Flight, or without the wire for a
@@ -23,7 +24,5 @@ export interface QuerierCalls {
  * trailers (over Flight) or is read from the error as a client reads them (in process).
  */
 export function querierCallError(code: number, details: string, metadata: Readonly<Record<string, string>> = {}): Error & { code: number; details: string; metadata: Metadata } {
-  const md = new Metadata();
-  for (const [name, value] of Object.entries(metadata)) md.set(name, value);
-  return Object.assign(new Error(details), { code, details, metadata: md });
+  return Object.assign(new Error(details), { code, details, metadata: toMetadata(metadata) });
 }

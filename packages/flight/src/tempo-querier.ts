@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { create, grpcServiceDefinition, Querier, TempoTraceByIDRequestSchema } from '@floe/proto';
 import type { TempoTraceByIDRequest, TempoTraceByIDResponse } from '@floe/proto';
 import { FlightClientError, cachedClient, type FlightCallOptions } from './client.ts';
+import { toMetadata } from './grpc-call.ts';
 
 /**
  * Client of Tempo's internal Querier service (tempopb.Querier), which Floe's querier serves on its
@@ -24,8 +25,7 @@ const clientFor = (url: string): QuerierClient => cachedClient<QuerierClient>(Cl
 
 export function findTraceById(options: FlightCallOptions & { traceId: Uint8Array }): Promise<TempoTraceByIDResponse> {
   if (options.signal?.aborted) return Promise.reject(new FlightClientError(grpc.status.CANCELLED, 'cancelled before the call started'));
-  const metadata = new grpc.Metadata();
-  for (const [key, value] of Object.entries(options.metadata ?? {})) metadata.set(key, value);
+  const metadata = toMetadata(options.metadata);
   const callOptions: grpc.CallOptions = options.deadlineMs === undefined ? {} : { deadline: Date.now() + options.deadlineMs };
   return new Promise((resolve, reject) => {
     const call = clientFor(options.url).FindTraceByID(create(TempoTraceByIDRequestSchema, { traceID: options.traceId }), metadata, callOptions, (err, res) => {

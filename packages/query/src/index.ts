@@ -66,7 +66,7 @@ export type {
   TimeRange,
 } from './ir/logs.ts';
 export { planLogSelect, planLabelNames, planLabelValues, planSeries, LOG_COLUMNS } from './sql/logs.ts';
-export type { LogSelectOptions, PlannedQuery } from './sql/logs.ts';
+export type { FileOrder, LogSelectOptions, PlannedQuery } from './sql/logs.ts';
 export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap } from './sql/log-labels.ts';
 export type { PlannerTable, PrintedSql, SqlParam } from './sql/printer.ts';
 export { filterDemand } from './sql/query-demand.ts';

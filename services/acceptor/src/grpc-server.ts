@@ -41,7 +41,7 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
     const g = toGrpc(err);
     if (g.unexpected) log.error({ err }, 'unexpected error');
     const md = new grpc.Metadata();
-    for (const [k, v] of Object.entries(g.metadata)) md.set(k.toLowerCase(), v);
+    for (const [k, v] of Object.entries(g.metadata)) md.set(k, v);
     cb({ code: g.code, details: g.details, metadata: md });
   };
   const exportHandler = (signal: OtlpSignal) => (call: grpc.ServerUnaryCall<Buffer, Uint8Array>, cb: grpc.sendUnaryData<Uint8Array>) => {

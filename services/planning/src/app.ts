@@ -14,7 +14,7 @@ import { productRoutes } from './routes/products.ts';
 import { releasePhaseRoutes } from './routes/release-phases.ts';
 import { releaseRoutes } from './routes/releases.ts';
 import { requirementRoutes } from './routes/requirements.ts';
-import { strategyRoutes } from './routes/strategy.ts';
+import { productRecordRoutes } from './routes/product-records.ts';
 import { toDoRoutes } from './routes/to-dos.ts';
 
 export interface PlanningAppOptions {
@@ -77,7 +77,7 @@ export async function buildApp(opts: PlanningAppOptions) {
       await api.register(planningAuthPlugin, { auth: opts.auth });
       await api.register(rateLimitPlugin, { buckets: opts.buckets, limit: opts.rateLimit });
       await api.register(planningRolePlugin);
-      for (const routes of [productRoutes, releaseRoutes, releasePhaseRoutes, featureRoutes, epicRoutes, requirementRoutes, toDoRoutes, strategyRoutes, competitorRoutes, commentRoutes]) {
+      for (const routes of [productRoutes, releaseRoutes, releasePhaseRoutes, featureRoutes, epicRoutes, requirementRoutes, toDoRoutes, productRecordRoutes, competitorRoutes, commentRoutes]) {
         await api.register(routes, { db: opts.db });
       }
     },

@@ -1,5 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { authDepsFromDb } from '@floe/auth';
+import { tableRows } from '@floe/flight';
+import { silentLogger } from '@floe/telemetry';
 import type { FileResolver } from './file-resolver.ts';
+import { QueryHandler } from './query-handler.ts';
 import { openTracesFixture, type TracesFixture } from './test-support.ts';
 import { parseTicket } from './ticket.ts';
 
@@ -56,5 +60,24 @@ describe('file order', () => {
     expect(hints({ file_order: 'oldest_first' }).fileOrder).toBe('oldest_first');
     expect(hints({ file_order: 'sideways' }).fileOrder).toBeUndefined();
     expect(hints({ file_order: 1 }).fileOrder).toBeUndefined();
+  });
+
+  it('reaches DuckDB in that order, from the ticket\'s hint or from the SQL\'s ORDER BY time … LIMIT', async () => {
+    const handler = new QueryHandler(authDepsFromDb(fixture.db, { adminApiKey: '', ttlMs: 0 }), fixture.resolver, { timeoutMs: 20_000, memoryLimit: '256MB', threads: 1, maxRows: 1000, tempDir: fixture.dir }, silentLogger());
+    const ctx = { tenant: 'acme', dataset: 'default', principal: 'test', scopes: [], isAdmin: false };
+    // row_number() OVER () numbers the rows as the scan reads them: in the order of the view's files.
+    const scanned = async (ticket: string) => {
+      const rows = tableRows<{ hour: bigint; read: bigint }>(await handler.run(ctx, new TextEncoder().encode(ticket)));
+      return rows.sort((a, b) => Number(a.read - b.read)).map((r) => Number(r.hour));
+    };
+    const columns = `start_time_unix_nano // ${NS_HOUR} - ${FIRST_HOUR} AS hour, row_number() OVER () AS read`;
+    try {
+      expect(await scanned(JSON.stringify({ sql: `SELECT ${columns} FROM traces`, hints: { file_order: 'newest_first' } }))).toEqual([3, 2, 1, 0]);
+      expect(await scanned(JSON.stringify({ sql: `SELECT ${columns} FROM traces`, hints: { file_order: 'oldest_first' } }))).toEqual([0, 1, 2, 3]);
+      expect(await scanned(`SELECT ${columns} FROM traces ORDER BY start_time_unix_nano DESC LIMIT 4`)).toEqual([3, 2, 1, 0]);
+      expect(await scanned(`SELECT ${columns} FROM traces ORDER BY "timestamp" LIMIT 4`)).toEqual([0, 1, 2, 3]);
+    } finally {
+      handler.close();
+    }
   });
 });

@@ -2,7 +2,7 @@ import { deserializeValue, floeTableDef, type SqlCatalog } from '@floe/iceberg';
 import { NS_PER_HOUR, partitionFieldName, tableDef, type TableDef, type TableName } from '@floe/schema';
 import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
-import type { FileOrder } from './ticket.ts';
+import type { FileOrder } from '@floe/query';
 
 /**
  * Resolves a (tenant, dataset, table) to the local paths of the Parquet files a query must read:
@@ -14,7 +14,7 @@ export interface FileHints {
   startNs?: bigint;
   endNs?: bigint;
   traceId?: string;
-  /** Files listed by their rows' time (ticket.ts FileOrder); files without a known time last. */
+  /** Files listed by their rows' time; files without a known time last. */
   fileOrder?: FileOrder;
 }
 

@@ -12,6 +12,9 @@ import { silentLogger } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
 
 export interface TracesFixture {
+  /** A directory of the fixture's own, removed with it. */
+  dir: string;
+  db: Db;
   store: ObjectStore;
   catalog: SqlCatalog;
   resolver: FileResolver;
@@ -29,6 +32,8 @@ export async function openTracesFixture(name: string): Promise<TracesFixture> {
   const writer = new ParquetWriter(join(dir, 'work'));
   const cache = new LocalFileCache({ dir: join(dir, 'cache'), maxBytes: 0 });
   return {
+    dir,
+    db,
     store,
     catalog,
     resolver: new FileResolver(catalog, store, cache, silentLogger()),

@@ -1,4 +1,5 @@
 import { FloeError } from '@floe/errors';
+import type { FileOrder } from '@floe/query';
 
 /**
  * A Flight ticket is either the SQL text itself (what any Flight client can send) or Floe's JSON
@@ -24,14 +25,6 @@ export interface PerFileQuery {
   sql: string;
   params: Ticket['params'];
 }
-
-/**
- * The order the files of a scan are listed in, by the time their rows lie in: a query reading the
- * newest rows first (ORDER BY time DESC LIMIT n) then fills its top-N from the newest file, and
- * DuckDB's dynamic filter from that top-N skips the older files' row groups instead of carrying
- * every matching row through it. It never changes a result.
- */
-export type FileOrder = 'newest_first' | 'oldest_first';
 
 const MAX_TICKET_BYTES = 256 * 1024;
 

@@ -1,6 +1,6 @@
 import { DuckDBInstance } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
-import type { FileOrder } from './ticket.ts';
+import type { FileOrder } from '@floe/query';
 
 /**
  * Time bounds a query provably puts on the rows it reads from each table, so the querier can skip
@@ -23,7 +23,7 @@ export interface ScanHints {
   bounds: Map<string, TimeBounds>;
   /**
    * The order to list files in when the statement keeps the first rows by time: `ORDER BY
-   * <time column> [ASC|DESC] … LIMIT n` at its top (ticket.ts FileOrder). Undefined otherwise.
+   * <time column> [ASC|DESC] … LIMIT n` at its top. Undefined otherwise.
    */
   fileOrder?: FileOrder;
 }

@@ -1,7 +1,9 @@
 import { ERROR_KIND_METADATA, FloeError, kindFromGrpc } from '@floe/errors';
 import { signTicket } from '@floe/auth';
-import { findTraceById, flightDoGet, type QuerierCalls } from '@floe/flight';
+import { findTraceById, flightDoGet, metadataGetter, type QuerierCalls } from '@floe/flight';
+import type { Metadata } from '@grpc/grpc-js';
 import type { TempoTraceByIDResponse } from '@floe/proto';
+import type { FileOrder } from '@floe/query';
 import type { Table } from 'apache-arrow';
 
 /**
@@ -18,7 +20,7 @@ export interface QueryRequest {
    * planner's per-file form of the query (@floe/query PlannedQuery), from which a querier may
    * keep and answer each file's part.
    */
-  hints?: { trace_id?: string; start_ns?: string; end_ns?: string; per_file?: { sql: string; params: ReadonlyArray<string | number | boolean | null> }; file_order?: 'newest_first' | 'oldest_first' };
+  hints?: { trace_id?: string; start_ns?: string; end_ns?: string; per_file?: { sql: string; params: ReadonlyArray<string | number | boolean | null> }; file_order?: FileOrder };
 }
 
 export interface CallerCredentials {
@@ -118,10 +120,9 @@ const rethrowFromQuerier = (err: unknown): never => {
 
 /** A querier's gRPC status as the FloeError the router answers with (deadlines are 504). */
 function fromQuerierError(err: unknown): unknown {
-  const { code, metadata } = err as { code?: unknown; metadata?: { get?: (name: string) => unknown[] } };
+  const { code, metadata } = err as { code?: unknown; metadata?: Metadata };
   if (typeof code !== 'number') return err;
-  const trailer = typeof metadata?.get === 'function' ? metadata.get(ERROR_KIND_METADATA)[0] : undefined;
-  const kind = kindFromGrpc(code, typeof trailer === 'string' ? trailer : undefined);
+  const kind = kindFromGrpc(code, metadata ? metadataGetter(metadata)(ERROR_KIND_METADATA) : undefined);
   const details = (err as { details?: string }).details ?? 'querier error';
   if (kind === 'timeout') return new FloeError('timeout', 'query timed out', { code: 'FLOE_ERR_QUERY_TIMEOUT', cause: err });
   if (kind === 'unavailable') return new FloeError('unavailable', 'querier unavailable', { code: 'FLOE_ERR_QUERIER_UNAVAILABLE', cause: err });

@@ -1,7 +1,7 @@
 import type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from '../ir/log-discovery.ts';
 import type { TimeRange } from '../ir/logs.ts';
 import { ATTRIBUTE_TYPES, attributeMap, labelText, resolveLogLabel, selectionSql } from './log-labels.ts';
-import { checkTable, hintsOf, newestFirstHints, type PlannedQuery } from './logs.ts';
+import { checkTable, hintsOf, type PlannedQuery } from './logs.ts';
 import { SqlBuilder, intLiteral, literal, type PlannerTable } from './printer.ts';
 
 /**
@@ -73,7 +73,7 @@ export function planDetectedFields(ir: DetectedFields, table: PlannerTable): Pla
     `GROUP BY ALL`,
     `ORDER BY "name", "kind"`,
   ].join('\n');
-  return { sql, params: b.params, hints: newestFirstHints(ir.range) };
+  return { sql, params: b.params, hints: hintsOf(ir.range, 'newest_first') };
 }
 
 export type FieldType = 'string' | 'int' | 'float' | 'boolean';
@@ -137,7 +137,7 @@ export function planDetectedFieldValues(ir: DetectedFieldValues, table: PlannerT
     `ORDER BY "value"`,
     `LIMIT ${intLiteral(ir.limit)}`,
   ].join('\n');
-  return { sql, params: b.params, hints: newestFirstHints(ir.range) };
+  return { sql, params: b.params, hints: hintsOf(ir.range, 'newest_first') };
 }
 
 /** Rows of (name, cardinality): service_name, level and every resource attribute key, over the window. */

@@ -171,7 +171,7 @@ describe('log selection on DuckDB', () => {
   });
 });
 
-describe('a page with metadata: ties at its boundary, fewer lines than the limit, none', () => {
+describe('a page with metadata: ties at the limit, fewer lines than the limit, none', () => {
   let ties: LogsDb;
   const tie = (t: number, body: string): LogRow => ({ t, service: 'web', severity: 'INFO', body, log: { str: { n: body } } });
   beforeAll(async () => {
@@ -185,7 +185,7 @@ describe('a page with metadata: ties at its boundary, fewer lines than the limit
     return rows.map((r) => [Number(r.ts), r.line as string] as const);
   };
 
-  it('cuts among the lines of the boundary time as one top-N would', async () => {
+  it('cuts among the lines of the last time the limit reaches, as a top-N does', async () => {
     const two = await page('{service_name="web"}', 'backward', 2);
     expect(two[0]).toEqual([3000, 'e']);
     expect(two[1]![0]).toBe(2000);

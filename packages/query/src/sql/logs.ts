@@ -24,10 +24,11 @@ export interface PlannedQuery extends PrintedSql {
 }
 
 /**
- * The querier's order of a scan's files by their rows' time. A page of lines newest first over
- * files listed oldest first would carry every matching line (with its twelve attribute maps)
- * through the top-N; listed newest first, the top-N fills from the newest file and DuckDB's
- * dynamic filter from it skips the older files' row groups (bench/RESULTS.md, logql).
+ * The order the querier lists a scan's files in, by their rows' time; it never changes a result.
+ * A page of lines newest first over files listed oldest first carries nearly every matching line
+ * (with its twelve attribute maps) through DuckDB's top-N; listed newest first, the top-N fills
+ * from the newest file and its dynamic filter skips the older files' row groups
+ * (bench/RESULTS.md, logql).
  */
 export type FileOrder = 'newest_first' | 'oldest_first';
 
@@ -50,11 +51,15 @@ export interface LogSelectOptions {
   metadata: boolean;
 }
 
-/** The hints of a scan of [start, end): the querier's bounds are inclusive. */
-export const hintsOf = (range: TimeRange) => ({ start_ns: range.startNs.toString(), end_ns: (range.endNs > range.startNs ? range.endNs - 1n : range.endNs).toString() });
-
-/** The hints of a scan of [start, end) that keeps its newest rows (ORDER BY time DESC LIMIT n). */
-export const newestFirstHints = (range: TimeRange): PlannedQuery['hints'] => ({ ...hintsOf(range), file_order: 'newest_first' });
+/**
+ * The hints of a scan of [start, end) (the querier's bounds are inclusive); `fileOrder` when it
+ * keeps the first rows by time (ORDER BY time … LIMIT n).
+ */
+export const hintsOf = (range: TimeRange, fileOrder?: FileOrder): PlannedQuery['hints'] => ({
+  start_ns: range.startNs.toString(),
+  end_ns: (range.endNs > range.startNs ? range.endNs - 1n : range.endNs).toString(),
+  ...(fileOrder ? { file_order: fileOrder } : {}),
+});
 
 export function checkTable(ir: { table: string }, table: PlannerTable) {
   if (ir.table !== table.name) throw new FloeError('internal', `log plan for table ${JSON.stringify(ir.table)} against ${table.name}`);
@@ -73,8 +78,9 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
     `${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}`,
     ...STREAM_LABELS.map((s) => `${b.column(s.column)} AS ${quoted(s.label)}`),
   ];
-  const maps = ATTRIBUTE_SCOPES.flatMap((scope) => ATTRIBUTE_TYPES.map((type) => attributeMap(scope, type)));
-  if (opts.metadata) columns.push(b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m)));
+  // Lowest precedence first (scope, resource, record), the order map_concat below merges them in.
+  const maps = [...ATTRIBUTE_SCOPES].reverse().flatMap((scope) => ATTRIBUTE_TYPES.map((type) => ({ name: attributeMap(scope, type), text: type === 'str' })));
+  if (opts.metadata) columns.push(b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m.name)));
   const conditions = selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ');
   const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
   const page = [
@@ -84,14 +90,12 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
     `ORDER BY ${b.column('time_unix_nano')} ${order}`,
     `LIMIT ${intLiteral(ir.limit)}`,
   ].join('\n');
-  const hints: PlannedQuery['hints'] = ir.direction === 'forward' ? { ...hintsOf(ir.range), file_order: 'oldest_first' } : newestFirstHints(ir.range);
+  const hints = hintsOf(ir.range, ir.direction === 'forward' ? 'oldest_first' : 'newest_first');
   if (!opts.metadata) return { sql: page, params: b.params, hints };
   // The twelve maps merged into one text column on the page alone (after the limit): the
   // caller then reads one string per entry instead of twelve nested map values. map_concat keeps
-  // the last map's value of a key, so the lowest precedence (scope) goes first.
-  const merged = [...ATTRIBUTE_SCOPES].reverse().flatMap((scope) =>
-    ATTRIBUTE_TYPES.map((type) => (type === 'str' ? quoted(attributeMap(scope, type)) : `CAST(${quoted(attributeMap(scope, type))} AS MAP(VARCHAR, VARCHAR))`)),
-  );
+  // the last map's value of a key, so the lowest precedence goes first.
+  const merged = maps.map((m) => (m.text ? quoted(m.name) : `CAST(${quoted(m.name)} AS MAP(VARCHAR, VARCHAR))`));
   const kept = [LOG_COLUMNS.time, LOG_COLUMNS.line, ...STREAM_LABELS.map((s) => s.label), LOG_COLUMNS.traceId, LOG_COLUMNS.spanId].map(quoted);
   const sql = [
     `SELECT ${kept.join(', ')}, to_json(map_concat(${merged.join(', ')})) AS ${quoted(LOG_COLUMNS.attributes)}`,

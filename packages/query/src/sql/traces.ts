@@ -1,6 +1,6 @@
 import type { TimeRange } from '../ir/logs.ts';
 import { ROOT_NOT_RECEIVED, type FoundTrace, type SpanCondition, type SpanField, type SpanValue, type TraceSearch, type TraceTagNames, type TraceTagValues } from '../ir/traces.ts';
-import { checkTable, hintsOf, newestFirstHints, type PlannedQuery } from './logs.ts';
+import { checkTable, hintsOf, type PlannedQuery } from './logs.ts';
 import { SqlBuilder, intLiteral, literal, type PlannerTable } from './printer.ts';
 
 /**
@@ -194,7 +194,7 @@ export function planTraceTagNames(ir: TraceTagNames, table: PlannerTable): Plann
     `)`,
     `ORDER BY "scope", "name"`,
   ].join('\n');
-  return { sql: withSample(b, ir, [], sql), params: b.params, hints: newestFirstHints(ir.range) };
+  return { sql: withSample(b, ir, [], sql), params: b.params, hints: hintsOf(ir.range, 'newest_first') };
 }
 
 /** `WITH "sample" AS (the newest sampleLimit spans of the window meeting `conditions`) <body>`. */
@@ -227,7 +227,7 @@ export function planTraceTagValues(ir: TraceTagValues, table: PlannerTable): Pla
     `ORDER BY "value", "type"`,
     `LIMIT ${intLiteral(ir.limit)}`,
   ].join('\n');
-  return { sql: withSample(b, ir, ir.conditions, sql), params: b.params, hints: newestFirstHints(ir.range) };
+  return { sql: withSample(b, ir, ir.conditions, sql), params: b.params, hints: hintsOf(ir.range, 'newest_first') };
 }
 
 const VALUE_TYPE: Record<AttrType, string> = { str: 'string', int: 'int', double: 'float', bool: 'bool' };

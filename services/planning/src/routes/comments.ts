@@ -7,7 +7,7 @@ import { parseListParams } from '../params/list-params.ts';
 import { addComment, listComments, type CommentParentKind } from '../store/comments.ts';
 import { findProduct, findRecord, type NumberedTable } from '../store/lookups.ts';
 import { findPhase } from '../store/release-phases.ts';
-import { getToDo } from '../store/to-dos.ts';
+import { findToDo } from '../store/to-dos.ts';
 import { metaPage } from './shapes.ts';
 
 type IdParams = { id: string };
@@ -30,7 +30,7 @@ const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; find: F
   { segment: 'initiatives', kind: 'initiative', find: inTable('planning_initiatives'), add: true },
   { segment: 'goals', kind: 'goal', find: inTable('planning_goals'), add: false },
   { segment: 'release_phases', kind: 'release_phase', find: findPhase, add: false },
-  { segment: 'to_dos', kind: 'to_do', find: getToDo, add: false },
+  { segment: 'to_dos', kind: 'to_do', find: findToDo, add: false },
   { segment: 'products', kind: 'product', find: findProduct, add: false },
 ];
 

@@ -24,11 +24,25 @@ const SELECT = `SELECT t.id::text AS id, t.name, t.body, t.status, ${day('t.due_
   ${ts('t.created_at')} AS created_at, ${ts('t.updated_at')} AS updated_at, ${commentsCount('to_do', 't')} AS comments_count
 FROM planning_to_dos t`;
 
-/** The tenant's to-do of that id (a path's value), or undefined. */
-export async function getToDo(db: Db, tenantId: string, value: string): Promise<ToDoJson | undefined> {
+/** The id a path's value names, when it can be one (to-dos are named by id only). */
+function idOf(value: string): string | undefined {
   const ref = parseRecordRef(value);
-  if (ref?.by !== 'id') return undefined;
-  const { rows } = await db.query<ToDoJson>(`${SELECT} WHERE t.tenant_id = $1 AND t.id = $2`, [tenantId, ref.id]);
+  return ref?.by === 'id' ? ref.id : undefined;
+}
+
+/** The tenant's to-do a path's value names, only its id (a comment's parent), or undefined. */
+export async function findToDo(db: Db, tenantId: string, value: string): Promise<{ id: string } | undefined> {
+  const id = idOf(value);
+  if (id === undefined) return undefined;
+  const { rows } = await db.query<{ id: string }>('SELECT id::text AS id FROM planning_to_dos WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+  return rows[0];
+}
+
+/** The tenant's to-do a path's value names, or undefined. */
+export async function getToDo(db: Db, tenantId: string, value: string): Promise<ToDoJson | undefined> {
+  const id = idOf(value);
+  if (id === undefined) return undefined;
+  const { rows } = await db.query<ToDoJson>(`${SELECT} WHERE t.tenant_id = $1 AND t.id = $2`, [tenantId, id]);
   return rows[0];
 }
 
