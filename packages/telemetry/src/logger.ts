@@ -29,10 +29,31 @@ export function silentLogger(): Logger {
 }
 
 /**
- * A child for HTTP frameworks that log every request at info: per-request lines would drown
- * the service's own log, so the child only passes warnings and errors (unless debugging).
+ * Logging options for an HTTP framework (fastify): its own per-request lines are off (they log
+ * at info, and spec 1 wants e.g. accepted profile requests at debug only), and its child logger
+ * passes only warnings and errors unless the service is debugging. Register
+ * `requestCompletedAtDebug` as an onResponse hook when debugging to get one line per request.
  */
-export function quietChild(log: Logger, surface: string): Logger {
+export function httpFrameworkLogging(log: Logger, surface: string): { loggerInstance: Logger; disableRequestLogging: true } {
   const level = log.levelVal <= 20 ? log.level : 'warn';
-  return log.child({ surface }, { level });
+  return { loggerInstance: log.child({ surface }, { level }), disableRequestLogging: true };
+}
+
+interface CompletedRequest {
+  method: string;
+  url: string;
+  log: Logger;
+  routeOptions?: { url?: string };
+}
+
+/**
+ * One debug line per answered request. The query string is left out: it can carry a login
+ * callback's code or a user's query text, neither of which belongs in a log.
+ */
+export async function requestCompletedAtDebug(req: CompletedRequest, reply: { statusCode: number; elapsedTime: number }): Promise<void> {
+  const q = req.url.indexOf('?');
+  req.log.debug(
+    { method: req.method, path: q < 0 ? req.url : req.url.slice(0, q), route: req.routeOptions?.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime * 10) / 10 },
+    'request completed',
+  );
 }

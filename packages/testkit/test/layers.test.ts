@@ -46,6 +46,7 @@ describe('layering', () => {
   it.each(units().map((u) => [u.name, u.dir] as const))('%s imports only what its layer allows', (name, dir) => {
     const mine = LAYER[name];
     expect(mine, `${name} needs a layer in this test`).toBeDefined();
+    if (mine === undefined) return;
     const problems: string[] = [];
     for (const file of sourceFiles(dir)) {
       const text = readFileSync(file, 'utf8');

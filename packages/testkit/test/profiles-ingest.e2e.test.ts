@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import {
   sampleProfilesRequest,
   sendSampleTrace,
   plain,
+  postProfiles,
   startFloe,
   waitFor,
   type FloeMode,
@@ -228,5 +231,54 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profiles ingest end to end (%s
       expect(garbage.details).toMatch(/ExportProfilesServiceRequest/);
       expect((await grpcExport(new Uint8Array(0), { 'x-tenant-id': tenant })).code).toBe(grpc.status.UNAUTHENTICATED);
     });
+  });
+});
+
+/**
+ * Spec 1, Ingest rule 6: accepted profile requests are logged at debug level only. An acceptor
+ * process running at debug writes its lines to its own log file; after an accepted profile export
+ * none of them above debug is about that request (fastify's own per-request lines were at info),
+ * while the debug lines say what happened.
+ */
+describe('profiles ingest logging (cluster, log level debug)', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+  const tenant = 'acme';
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'cluster', storage: 'fs', config: { log: { level: 'debug' } } });
+    key = (await floe.bootstrap(tenant)).api_key;
+  });
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  type Line = { level: string; msg: string; path?: string; status?: number; profiles?: number };
+  const acceptorLines = (): Line[] =>
+    readFileSync(join(floe.dataDir, 'acceptor.log'), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Line);
+
+  it('an accepted profile export leaves only debug lines: the acceptance and the request', async () => {
+    const before = acceptorLines().length;
+    const res = await postProfiles(floe.otlpHttpUrl, { apiKey: key, tenant }, sampleProfilesRequest('logged-svc', { traceId: '5b8aa5a2d2c872e8321cf37308d69df2', spanId: '051581bf3cb55c13' }, BigInt(Date.now()) * 1_000_000n));
+    expect(res.status).toBe(200);
+    const lines = await waitFor(
+      'the request line in the acceptor log',
+      async () => {
+        const now = acceptorLines().slice(before);
+        return now.some((l) => l.msg === 'request completed' && l.path === '/v1development/profiles') ? now : undefined;
+      },
+      10_000,
+      100,
+    );
+    expect(lines.filter((l) => l.level !== 'debug' && l.level !== 'trace')).toEqual([]);
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ level: 'debug', msg: 'profiles accepted', profiles: 2 }),
+        expect.objectContaining({ level: 'debug', msg: 'request completed', path: '/v1development/profiles', status: 200 }),
+      ]),
+    );
   });
 });

@@ -134,7 +134,7 @@ describe('single sign-on (embedded)', () => {
   const oidc = () => ({ issuer_url: issuer, client_id: CLIENT.id, client_secret: CLIENT.secret, display_name: 'Test IdP', allowed_email_domains: ['example.com'], group_claim: 'groups', group_mappings: MAPPINGS.map((m) => ({ ...m })) });
 
   beforeAll(async () => {
-    [routerPort, strictPort, providerPort] = await freePorts(3);
+    [routerPort, strictPort, providerPort] = (await freePorts(3)) as [number, number, number];
     issuer = `http://127.0.0.1:${providerPort}`;
     // The provider is down while Floe starts: discovery fails and is retried in the background.
     floe = await startFloe({ mode: 'embedded', config: { router: { port: routerPort }, public: { api_url: `http://127.0.0.1:${routerPort}` }, auth: { oidc: oidc() } } });

@@ -215,7 +215,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
       const req = create(TempoSearchRequestSchema, { Query: '{ resource.service.name = "billing" && status = error }', start, end: now + 60, SpansPerSpanSet: 1, Limit: 20 });
       // Grafana's data source sends its configured credentials as metadata (Basic auth names the tenant too).
       const basic = `Basic ${Buffer.from(`${tenant}:${key}`).toString('base64')}`;
-      for (const md of [{ authorization: `Bearer ${key}`, 'x-scope-orgid': tenant }, { authorization: basic }]) {
+      for (const md of [{ authorization: `Bearer ${key}`, 'x-scope-orgid': tenant }, { authorization: basic }] as Record<string, string>[]) {
         const messages = await stream<TempoSearchResponse>('Search', req, md);
         expect(messages).toHaveLength(1);
         expect(messages[0]!.traces.map((t) => [t.traceID, t.rootServiceName, t.spanSets[0]!.matched])).toEqual([[billing.traceId, 'billing', 2]]);

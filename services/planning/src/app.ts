@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { FloeError } from '@floe/errors';
 import type { BucketLimit, TokenBuckets } from '@floe/limits';
 import type { Db } from '@floe/meta';
-import { quietChild, type Logger } from '@floe/telemetry';
+import { httpFrameworkLogging, requestCompletedAtDebug, type Logger } from '@floe/telemetry';
 import { planningAuthPlugin, planningRolePlugin, type PlanningAuth } from './auth.ts';
 import { errorReply, validationError } from './errors.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
@@ -41,12 +41,13 @@ function refuseNul(key: string, value: unknown): unknown {
  */
 export async function buildApp(opts: PlanningAppOptions) {
   const app = Fastify({
-    loggerInstance: quietChild(opts.log, 'planning'),
+    ...httpFrameworkLogging(opts.log, 'planning'),
     bodyLimit: opts.maxBodyBytes,
     // Bodies are checked as written: no coercion ("1" is not a number), unknown fields refused.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: validationError,
   });
+  if (opts.log.isLevelEnabled('debug')) app.addHook('onResponse', requestCompletedAtDebug);
 
   app.setErrorHandler((err: unknown, req, reply) => {
     const out = errorReply(err);

@@ -3,7 +3,7 @@ import { agentToolsPlugin, listenUrl } from '@floe/agent-tools';
 import type { AuthDeps, AuthenticateOptions, ManagementAuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
-import { quietChild, type Logger } from '@floe/telemetry';
+import { httpFrameworkLogging, requestCompletedAtDebug, type Logger } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
@@ -85,13 +85,14 @@ const MANAGEMENT_BODY_LIMIT = 64 * 1024;
  */
 export async function buildApp(opts: AppOptions) {
   const app = Fastify({
-    loggerInstance: quietChild(opts.log, 'router'),
+    ...httpFrameworkLogging(opts.log, 'router'),
     bodyLimit: opts.maxBodyBytes,
     // Request bodies are checked as written: no type coercion ("true" is not a boolean) and unknown
     // fields refused rather than silently dropped (fastify's defaults do both).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: validationError,
   });
+  if (opts.log.isLevelEnabled('debug')) app.addHook('onResponse', requestCompletedAtDebug);
 
   app.setErrorHandler((err: unknown, req, reply) => {
     const out = toHttp(asFloeError(err));
