@@ -8,7 +8,7 @@
  * and the profiler, both exporting over OTLP/HTTP to an acceptor, and hands services a
  * `SelfTelemetry` (tracer and meter) explicitly; `noSelfTelemetry` records nothing.
  */
-export { createLogger, httpFrameworkLogging, requestCompletedAtDebug, silentLogger } from './logger.ts';
+export { createLogger, httpFrameworkLogging, silentLogger } from './logger.ts';
 export type { Logger, LoggerOptions } from './logger.ts';
 export { SERVICE_NAMESPACE, noSelfTelemetry, startSelfMonitoring } from './self-monitoring.ts';
 export type { SelfMonitoring, SelfMonitoringOptions, SelfTelemetry } from './self-monitoring.ts';

@@ -2,7 +2,7 @@ import Fastify, { type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { endHttpServerSpan, httpFrameworkLogging, requestCompletedAtDebug, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { endHttpServerSpan, httpFrameworkLogging, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
 import { formatOf, inflate } from './decode.ts';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
@@ -36,7 +36,6 @@ declare module 'fastify' {
  */
 export function buildHttpServer(opts: HttpServerOptions) {
   const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
-  if (opts.log.isLevelEnabled('debug')) app.addHook('onResponse', requestCompletedAtDebug);
 
   // Bodies are taken raw for every content type: the handler decides 415 vs decode, so a wrong
   // Content-Type gets the same envelope as every other error.

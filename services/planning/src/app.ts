@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { FloeError } from '@floe/errors';
 import type { BucketLimit, TokenBuckets } from '@floe/limits';
 import type { Db } from '@floe/meta';
-import { httpFrameworkLogging, requestCompletedAtDebug, type Logger } from '@floe/telemetry';
+import { httpFrameworkLogging, type Logger } from '@floe/telemetry';
 import { planningAuthPlugin, planningRolePlugin, type PlanningAuth } from './auth.ts';
 import { errorReply, validationError } from './errors.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
@@ -47,7 +47,6 @@ export async function buildApp(opts: PlanningAppOptions) {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: validationError,
   });
-  if (opts.log.isLevelEnabled('debug')) app.addHook('onResponse', requestCompletedAtDebug);
 
   app.setErrorHandler((err: unknown, req, reply) => {
     const out = errorReply(err);

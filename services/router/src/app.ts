@@ -3,7 +3,7 @@ import { agentToolsPlugin, listenUrl } from '@floe/agent-tools';
 import type { AuthDeps, AuthenticateOptions, ManagementAuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
-import { httpFrameworkLogging, requestCompletedAtDebug, type Logger } from '@floe/telemetry';
+import { httpFrameworkLogging, type Logger } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
@@ -92,7 +92,6 @@ export async function buildApp(opts: AppOptions) {
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: validationError,
   });
-  if (opts.log.isLevelEnabled('debug')) app.addHook('onResponse', requestCompletedAtDebug);
 
   app.setErrorHandler((err: unknown, req, reply) => {
     const out = toHttp(asFloeError(err));
