@@ -7,20 +7,20 @@ import { formatDurationMs, parseDurationMs } from './duration.ts';
  * Objects are strict: an unknown key fails start with its full path.
  */
 
+const toMs = (v: string | number, ctx: z.RefinementCtx): number => {
+  const ms = typeof v === 'number' ? v : parseDurationMs(v);
+  if (ms === undefined || !Number.isFinite(ms) || ms < 0) {
+    ctx.addIssue({ code: 'custom', message: `not a duration: ${JSON.stringify(v)} (use e.g. "500ms", "5s", "1h")` });
+    return z.NEVER;
+  }
+  return ms;
+};
+
 /** A duration written as "5s", "1h", "250ms"; held as milliseconds. */
-export const duration = (dflt: string) =>
-  z
-    .union([z.string(), z.number()])
-    .default(dflt)
-    .transform((v, ctx) => {
-      const ms = typeof v === 'number' ? v : parseDurationMs(v);
-      if (ms === undefined || !Number.isFinite(ms) || ms < 0) {
-        ctx.addIssue({ code: 'custom', message: `not a duration: ${JSON.stringify(v)} (use e.g. "500ms", "5s", "1h")` });
-        return z.NEVER;
-      }
-      return ms;
-    })
-    .meta({ format: 'duration' });
+export const duration = (dflt: string) => z.union([z.string(), z.number()]).default(dflt).transform(toMs).meta({ format: 'duration' });
+
+/** A duration with no default: absent means "not set here". */
+const optionalDuration = () => z.union([z.string(), z.number()]).transform(toMs).optional().meta({ format: 'duration' });
 
 const port = (dflt: number) => z.number().int().min(0).max(65535).default(dflt);
 const host = z.string().min(1).default('0.0.0.0');
@@ -293,6 +293,19 @@ export const limitsSection = z.strictObject({
   max_query_requests_per_sec: rate('Query API requests per second per tenant (the router\'s query budget)'),
   max_query_requests_burst: burst('Query API requests a tenant may send at once'),
   max_storage_bytes: z.number().int().nonnegative().default(0).describe('Stored data (Parquet bytes of the current snapshots) a tenant may hold before ingest answers quota_exceeded (0: unlimited). A tenant\'s settings.limits may override it.'),
+  retention: duration('0s').describe(
+    'How long data is kept (0s: forever). The compactor deletes each hour partition once all of it is older than this, so data goes up to an hour plus a compactor.interval after it expires; its files are deleted from storage when the deleting snapshot expires (compactor.snapshot_retention). A tenant\'s settings.limits.retention (a duration text such as "30d") overrides it.',
+  ),
+  retention_by_table: z
+    .strictObject({
+      traces: optionalDuration().describe('Retention of traces tables (unset: limits.retention).'),
+      logs: optionalDuration().describe('Retention of logs tables (unset: limits.retention).'),
+      metrics: optionalDuration().describe('Retention of metrics tables (unset: limits.retention).'),
+      metric_exemplars: optionalDuration().describe('Retention of metric_exemplars tables (unset: limits.retention).'),
+      profiles: optionalDuration().describe('Retention of profiles tables (unset: limits.retention).'),
+    })
+    .prefault({})
+    .describe('Per-table retention. A tenant\'s settings.limits.retention_by_table overrides it per table, and a tenant\'s own settings come before the instance\'s: the tenant\'s per-table value, its retention, this, then limits.retention.'),
 });
 
 // Spec 1 "Self-profiling" and spec 2 "Events": Floe's own spans, metrics and CPU profiles, stored

@@ -15,6 +15,12 @@ export const FLOE_WAREHOUSE_PREFIX = 'warehouse';
 
 export const floeNamespace = (tenant: string, dataset: string) => `${tenant}.${dataset}`;
 
+/** The tenant of a namespace floeNamespace made (tenant ids hold no dot). */
+export function tenantOfNamespace(namespace: string): string {
+  const dot = namespace.indexOf('.');
+  return dot < 0 ? namespace : namespace.slice(0, dot);
+}
+
 /**
  * The file size writers of the table aim for (Iceberg's name). Not set at creation (spec 2): the
  * compactor sets it from compactor.target_file_size_mb, so the table states what its compaction

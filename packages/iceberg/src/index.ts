@@ -98,6 +98,7 @@ export {
   floeNamespace,
   floeTableProperties,
   openFloeCatalog,
+  tenantOfNamespace,
 } from './floe-catalog.ts';
 export type { FloeCatalogOptions } from './floe-catalog.ts';
 export { floeTableDef } from './materialized-labels.ts';

@@ -102,6 +102,8 @@ describe('resend dedup', () => {
   });
 });
 
+const DAY = 86_400_000;
+
 describe('tenant limits', () => {
   const defaults = {
     ingest_requests_per_sec: 100,
@@ -111,6 +113,8 @@ describe('tenant limits', () => {
     max_query_requests_per_sec: 5,
     max_query_requests_burst: 10,
     max_storage_bytes: 0,
+    retention: 30 * DAY,
+    retention_by_table: { traces: 7 * DAY },
   };
   it('defaults, 0 as unlimited, burst defaulting to the rate, per-tenant overrides', () => {
     expect(tenantLimits(defaults)).toEqual({
@@ -118,10 +122,23 @@ describe('tenant limits', () => {
       ingestBytes: undefined,
       queryRequests: { ratePerSec: 5, burst: 10 },
       maxStorageBytes: undefined,
+      retentionMs: expect.any(Function),
     });
     const own = tenantLimits(defaults, { limits: { ingest_requests_per_sec: 0, max_storage_bytes: 1000, ingest_bytes_per_sec: 'x' } });
     expect(own.ingestRequests).toBeUndefined();
     expect(own.maxStorageBytes).toBe(1000);
     expect(own.ingestBytes).toBeUndefined();
+  });
+
+  it('retention: the tenant\'s per-table value, its retention, the instance\'s per-table value, then the instance\'s', () => {
+    const instance = tenantLimits(defaults);
+    expect([instance.retentionMs('traces'), instance.retentionMs('logs')]).toEqual([7 * DAY, 30 * DAY]);
+    const all = tenantLimits(defaults, { limits: { retention: '90d' } });
+    expect([all.retentionMs('traces'), all.retentionMs('logs')]).toEqual([90 * DAY, 90 * DAY]);
+    const perTable = tenantLimits(defaults, { limits: { retention: '0s', retention_by_table: { logs: '2w' } } });
+    expect([perTable.retentionMs('traces'), perTable.retentionMs('logs'), perTable.retentionMs('metrics')]).toEqual([0, 14 * DAY, 0]);
+    // Settings that are not duration texts are not settings: the instance's values stay.
+    const junk = tenantLimits(defaults, { limits: { retention: 5, retention_by_table: { traces: 'soon' } } });
+    expect([junk.retentionMs('traces'), junk.retentionMs('logs')]).toEqual([7 * DAY, 30 * DAY]);
   });
 });

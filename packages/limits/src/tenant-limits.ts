@@ -1,4 +1,4 @@
-import type { FloeConfig } from '@floe/config';
+import { parseDurationMs, type FloeConfig } from '@floe/config';
 import type { BucketLimit } from './token-bucket.ts';
 
 /**
@@ -12,6 +12,11 @@ export interface TenantLimits {
   queryRequests: BucketLimit | undefined;
   /** Bytes of stored data the tenant may hold; undefined: unlimited. */
   maxStorageBytes: number | undefined;
+  /**
+   * How long the tenant's rows of `table` are kept, in milliseconds (0: forever): the tenant's
+   * per-table setting, its retention, the instance's per-table value, then limits.retention.
+   */
+  retentionMs(table: string): number;
 }
 
 type LimitKeys = Pick<
@@ -23,9 +28,11 @@ type LimitKeys = Pick<
   | 'max_query_requests_per_sec'
   | 'max_query_requests_burst'
   | 'max_storage_bytes'
+  | 'retention'
+  | 'retention_by_table'
 >;
 
-const KEYS: ReadonlyArray<keyof LimitKeys> = [
+const KEYS: ReadonlyArray<Exclude<keyof LimitKeys, 'retention' | 'retention_by_table'>> = [
   'ingest_requests_per_sec',
   'ingest_requests_burst',
   'ingest_bytes_per_sec',
@@ -42,7 +49,7 @@ function bucket(rate: number, burst: number): BucketLimit | undefined {
 
 export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Record<string, unknown>> = {}): TenantLimits {
   const own = tenantSettings.limits && typeof tenantSettings.limits === 'object' ? (tenantSettings.limits as Record<string, unknown>) : {};
-  const v = {} as Record<keyof LimitKeys, number>;
+  const v = {} as Record<(typeof KEYS)[number], number>;
   for (const k of KEYS) {
     const o = own[k];
     v[k] = typeof o === 'number' && Number.isFinite(o) && o >= 0 ? o : defaults[k];
@@ -52,7 +59,20 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
     ingestBytes: bucket(v.ingest_bytes_per_sec, v.ingest_bytes_burst),
     queryRequests: bucket(v.max_query_requests_per_sec, v.max_query_requests_burst),
     maxStorageBytes: v.max_storage_bytes > 0 ? v.max_storage_bytes : undefined,
+    retentionMs: retentionOf(defaults, own),
   };
+}
+
+/** A tenant's duration setting ("30d", "0s"); anything else counts as not set. */
+function durationSetting(v: unknown): number | undefined {
+  return typeof v === 'string' ? parseDurationMs(v) : undefined;
+}
+
+function retentionOf(defaults: LimitKeys, own: Record<string, unknown>): (table: string) => number {
+  const ownByTable = own.retention_by_table && typeof own.retention_by_table === 'object' ? (own.retention_by_table as Record<string, unknown>) : {};
+  const ownAll = durationSetting(own.retention);
+  const byTable = defaults.retention_by_table as Readonly<Record<string, number | undefined>>;
+  return (table) => durationSetting(ownByTable[table]) ?? ownAll ?? byTable[table] ?? defaults.retention;
 }
 
 const TENANT_CACHE_MS = 10_000;

@@ -1,10 +1,11 @@
-import { floeNamespace, floeTableDef, TARGET_FILE_SIZE_PROPERTY, type SqlCatalog, type TableHandle, type TableIdentifier } from '@floe/iceberg';
+import { floeNamespace, floeTableDef, TARGET_FILE_SIZE_PROPERTY, tenantOfNamespace, type SqlCatalog, type TableHandle, type TableIdentifier } from '@floe/iceberg';
 import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats } from './compact.ts';
 import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
 import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
+import { applyRetention, emptyRetentionStats, type RetentionStats } from './retention.ts';
 
 export interface CompactorOptions {
   catalog: SqlCatalog;
@@ -18,6 +19,8 @@ export interface CompactorOptions {
   snapshotRetentionMs: number;
   /** WAL segments older than this no longer hold back expiry (writer.wal_marker_retention; default: forever). */
   markerRetentionMs?: number;
+  /** How long a tenant's rows of a table are kept (limits.retention and the tenant's settings); 0 or absent: forever. */
+  retentionMs?: (tenant: string, table: string) => Promise<number>;
   minFileAgeMs?: number;
   orphanMinAgeMs?: number;
   walPrefix?: string;
@@ -30,6 +33,8 @@ export interface PassStats {
   /** Tables where something was compacted, expired or swept, or whose target file size was set. */
   tablesChanged: number;
   failedTables: number;
+  /** Hour partitions deleted for being past their retention. */
+  retention: RetentionStats;
   compaction: CompactTableStats;
   expiry: ExpireStats;
   orphans: { data: number; metadata: number };
@@ -60,7 +65,7 @@ function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
 }
 
 export const hasWork = (s: PassStats): boolean =>
-  s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.expiry.metadataFiles + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
+  s.retention.files + s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.expiry.metadataFiles + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
 
 /**
  * Sets the table's `write.target-file-size-bytes` to what this compactor aims for (spec 2: the
@@ -75,7 +80,7 @@ export async function reconcileTargetFileSize(catalog: SqlCatalog, handle: Table
 
 /**
  * One compactor's state across passes. A pass visits every Floe table in the catalog, one after
- * another: merge small files per hour partition, expire old snapshots and delete what only they
+ * another: delete the hour partitions past the tenant's retention, merge small files per hour partition, expire old snapshots and delete what only they
  * referenced, then sweep objects no retained snapshot references. Each table is independent: a
  * failure is logged and the pass goes on with the next table.
  */
@@ -99,6 +104,7 @@ export class Compactor {
       tables: 0,
       tablesChanged: 0,
       failedTables: 0,
+      retention: emptyRetentionStats(),
       compaction: emptyCompactStats(),
       expiry: emptyExpireStats(),
       orphans: { data: 0, metadata: 0 },
@@ -162,10 +168,17 @@ export class Compactor {
     const target = await reconcileTargetFileSize(catalog, handle, this.#o.targetFileBytes);
     handle = target.handle;
 
+    // Before compaction: an hour about to be deleted is not worth rewriting.
+    const retentionMs = (await this.#o.retentionMs?.(tenantOfNamespace(id.namespace), id.name)) ?? 0;
+    const retained = await applyRetention(catalog, handle, retentionMs, now());
+    handle = retained.handle;
+    addInto(stats.retention, retained.stats);
+    if (retained.stats.files > 0) this.#o.log.info({ table: `${id.namespace}.${id.name}`, retentionMs, ...retained.stats }, 'retention: partitions deleted');
+
     const compacted = await compactTable(this.#o, handle, { targetFileBytes: this.#o.targetFileBytes, minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS, nowMs: now() }, signal);
     handle = compacted.handle;
     addInto(stats.compaction, compacted.stats);
-    if (signal?.aborted) return target.changed || compacted.stats.groups > 0;
+    if (signal?.aborted) return target.changed || retained.stats.files + compacted.stats.groups > 0;
 
     const expired = await expireTable(this.#o, handle, horizon);
     addInto(stats.expiry, expired.stats);
@@ -191,7 +204,7 @@ export class Compactor {
       stats.orphans.metadata += orphans.metadata.length;
       this.#o.log.debug({ table: `${id.namespace}.${id.name}`, data: orphans.data.length, metadata: orphans.metadata.length }, 'orphans removed');
     }
-    return target.changed || compacted.stats.groups + expired.stats.snapshots + dropped.length + orphans.data.length + orphans.metadata.length > 0;
+    return target.changed || retained.stats.files + compacted.stats.groups + expired.stats.snapshots + dropped.length + orphans.data.length + orphans.metadata.length > 0;
   }
 }
 

@@ -1,7 +1,8 @@
 import { join } from 'node:path';
 import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
-import { openDbFromConfig, type Db } from '@floe/meta';
+import { cachedTenantLimits } from '@floe/limits';
+import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
@@ -34,6 +35,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   // budget drops each copy as soon as its rewrite releases it. The querier's cache directory is
   // not shared, because two caches on one directory would evict each other's files.
   const cache = new LocalFileCache({ dir: join(c.work_dir, 'inputs'), maxBytes: 0 });
+  const limitsOf = cachedTenantLimits(config.limits, async (t) => (await getTenant(db, t))?.settings);
   const compactor = new Compactor({
     catalog,
     store,
@@ -43,6 +45,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     targetFileBytes: c.target_file_size_mb * 1024 * 1024,
     snapshotRetentionMs: c.snapshot_retention,
     markerRetentionMs: config.writer.wal_marker_retention,
+    retentionMs: async (tenant, table) => (await limitsOf(tenant)).retentionMs(table),
     minFileAgeMs: c.min_file_age,
   });
 
@@ -184,6 +187,9 @@ function passSummary(s: PassStats) {
     tables: s.tables,
     tablesChanged: s.tablesChanged,
     failedTables: s.failedTables,
+    partitionsExpired: s.retention.partitions,
+    filesExpired: s.retention.files,
+    rowsExpired: s.retention.rows,
     partitionsCompacted: s.compaction.partitions,
     filesBefore: s.compaction.filesBefore,
     filesAfter: s.compaction.filesAfter,
