@@ -27,7 +27,7 @@ export type TenantAction =
   | 'tables.manage'
   | 'schema_registry.manage';
 
-export type InstanceAction = 'tenant.create' | 'tenant.delete' | 'tenant.disable' | 'user.read' | 'user.manage' | 'ops.compact';
+export type InstanceAction = 'tenant.create' | 'tenant.delete' | 'tenant.disable' | 'tenant.limits' | 'user.read' | 'user.manage' | 'ops.compact';
 
 const MIN_ROLE: Record<TenantAction, MembershipRole> = {
   'tenant.read': 'viewer',

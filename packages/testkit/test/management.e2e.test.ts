@@ -126,6 +126,23 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
       expect(await floe.metaQuery('SELECT disabled, display_name FROM tenants WHERE id = $1', ['acme'])).toEqual([{ disabled: false, display_name: 'ACME' }]);
       expect(await floe.metaQuery('SELECT id FROM tenants WHERE id = $1', ['sneaky'])).toEqual([]);
     });
+
+    it('a tenant admin writes its settings but not its limits (rates, quota, retention): those are the operator\'s', async () => {
+      const limits = { max_storage_bytes: 1_000_000, retention: '30d' };
+      expect((await api('PATCH', '/api/v1/tenants/acme', { key: admin, body: { settings: { limits } } })).status).toBe(200);
+      const raise = await api('PATCH', '/api/v1/tenants/acme', { key: acmeKey, body: { settings: { limits: { ...limits, max_storage_bytes: 0 } } } });
+      expect(raise.status).toBe(403);
+      expect(raise.body).toMatchObject({ status: 'error', errorType: 'forbidden', error: 'tenant.limits needs an instance admin' });
+      // Other settings are the tenant's; an absent limits is carried over, an unchanged one accepted.
+      const own = await api('PATCH', '/api/v1/tenants/acme', { key: acmeKey, body: { settings: { theme: 'dark' } } });
+      expect(own.status).toBe(200);
+      expect(own.body.settings).toEqual({ theme: 'dark', limits });
+      expect((await api('PATCH', '/api/v1/tenants/acme', { key: acmeKey, body: { settings: { theme: 'light', limits } } })).status).toBe(200);
+      expect(await floe.metaQuery('SELECT settings FROM tenants WHERE id = $1', ['acme'])).toEqual([{ settings: { theme: 'light', limits } }]);
+      // The operator may lift them.
+      expect((await api('PATCH', '/api/v1/tenants/acme', { key: admin, body: { settings: { theme: 'light' } } })).status).toBe(200);
+      expect(await floe.metaQuery('SELECT settings FROM tenants WHERE id = $1', ['acme'])).toEqual([{ settings: { theme: 'light' } }]);
+    });
   });
 
   describe('datasets', () => {

@@ -1,5 +1,6 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
-import { authorizeInstance, authorizeTenant, isInstanceAdmin } from '@floe/auth';
+import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } from '@floe/auth';
 import { notFound } from '@floe/errors';
 import { createTenant, deleteTenant, getTenant, listTenants, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
@@ -23,6 +24,19 @@ const TAGS = ['tenants'];
 
 /** Tenants: created and deleted by instance admins, read by anyone with a role in them. */
 export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  /**
+   * A tenant's `settings.limits` (rates, storage quota, retention) are the operator's: settings
+   * written by the tenant's own admin keep the stored limits (an absent `limits` is carried over)
+   * and may not change them (403).
+   */
+  const keepingLimits = async (p: Principal, tenantId: string, settings: Record<string, unknown>): Promise<Record<string, unknown>> => {
+    if (isInstanceAdmin(p)) return settings;
+    const current = (await getTenant(opts.db, tenantId))?.settings.limits;
+    if ('limits' in settings && !isDeepStrictEqual(settings.limits, current)) authorizeInstance(p, 'tenant.limits');
+    const { limits: _dropped, ...rest } = settings;
+    return current === undefined ? rest : { ...rest, limits: current };
+  };
+
   app.get(
     '/tenants',
     {
@@ -101,10 +115,11 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
       authorizeTenant(p, 'tenant.update', req.params.tenant_id);
       // A tenant's own admin must not switch its keys off and on: that is the operator's call.
       if (req.body.disabled !== undefined) authorizeInstance(p, 'tenant.disable');
+      const settings = req.body.settings && (await keepingLimits(p, req.params.tenant_id, req.body.settings));
       const tenant = await updateTenant(opts.db, req.params.tenant_id, {
         displayName: req.body.display_name,
         disabled: req.body.disabled,
-        settings: req.body.settings,
+        settings,
       });
       return tenantWire(tenant);
     },

@@ -1,0 +1,78 @@
+import { SeverityNumber } from '@opentelemetry/api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flightDoGet } from '@floe/flight';
+import { emitLogRecords, protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+
+/**
+ * Retention end to end, in both modes (limits.retention, spec 1's "retention shortens"): an
+ * instance keeping data two days, a tenant whose settings keep it forever. Each tenant sends a
+ * log record of three days ago and one of now; after a compaction pass the old record of the
+ * tenant on the instance's retention is gone from SQL and from LogQL, the forever tenant still
+ * has both, and the pass reports what it deleted.
+ */
+describe.each<FloeMode>(['embedded', 'cluster'])('retention (%s)', (mode) => {
+  let floe: FloeUnderTest;
+  const keys: Record<string, string> = {};
+  const nowNs = BigInt(Date.now()) * 1_000_000n;
+  const oldNs = nowNs - 72n * 3_600_000_000_000n;
+
+  const count = async (tenant: string) => {
+    const table = await flightDoGet({
+      url: floe.flightAddress,
+      ticket: Buffer.from(`SELECT count(*) AS n FROM ${tenant}.default.logs`),
+      metadata: { authorization: `Bearer ${keys[tenant]}`, 'x-tenant-id': tenant },
+      deadlineMs: 20_000,
+    });
+    return Number(table.toArray()[0]!.n);
+  };
+  const ops = (method: string, path: string, body?: unknown) =>
+    fetch(`${floe.routerUrl}/api/v1/ops/compact${path}`, {
+      method,
+      headers: { authorization: `Bearer ${floe.adminApiKey}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    // The periodic pass runs once at start (no data yet), then not again during the test.
+    floe = await startFloe({ mode, config: { limits: { retention: '2d' }, compactor: { interval: '1h' } } });
+    const created = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'forever', settings: { limits: { retention: '0s' } } }),
+    });
+    expect(created.status).toBe(201);
+    for (const tenant of ['aged', 'forever']) {
+      keys[tenant] = (await floe.bootstrap(tenant)).api_key;
+      await emitLogRecords(protoLogExporter(floe.otlpHttpUrl, { apiKey: keys[tenant]!, tenant }), { 'service.name': 'kept-or-not' }, { name: 'retention-test', version: '1' }, [
+        { timeUnixNano: oldNs, severityNumber: SeverityNumber.INFO, body: 'three days ago' },
+        { timeUnixNano: nowNs, severityNumber: SeverityNumber.INFO, body: 'just now' },
+      ]);
+    }
+    for (const tenant of ['aged', 'forever']) await waitFor(`both records of ${tenant}`, async () => ((await count(tenant)) === 2 ? true : undefined), 30_000, 200);
+  }, 180_000);
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  it('a compaction pass deletes the hours past the tenant\'s retention and keeps the rest', async () => {
+    const started = await ops('POST', '', {});
+    expect(started.status).toBe(202);
+    const { id } = (await started.json()) as { id: string };
+    type Status = { requests: Array<{ id: string; finishedAt: string | null; result: { failed: boolean; partitionsExpired: number; filesExpired: number; rowsExpired: number } | null }> };
+    const done = await waitFor('the on-demand pass', async () => ((await (await ops('GET', '/status')).json()) as Status).requests.find((r) => r.id === id && r.finishedAt !== null), 60_000, 200);
+    expect(done.result).toMatchObject({ failed: false, partitionsExpired: 1, filesExpired: 1, rowsExpired: 1 });
+
+    expect(await count('aged')).toBe(1);
+    expect(await count('forever')).toBe(2);
+
+    const logql = async (tenant: string) => {
+      const params = new URLSearchParams({ query: '{service_name="kept-or-not"}', start: String(oldNs - 60_000_000_000n), end: String(nowNs + 60_000_000_000n), limit: '10' });
+      const res = await fetch(`${floe.routerUrl}/logquery/loki/api/v1/query_range?${params}`, { headers: { authorization: `Bearer ${keys[tenant]}`, 'x-tenant-id': tenant } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { data: { result: Array<{ values: Array<[string, string]> }> } };
+      return body.data.result.flatMap((s) => s.values.map((v) => v[1])).sort();
+    };
+    expect(await logql('aged')).toEqual(['just now']);
+    expect(await logql('forever')).toEqual(['just now', 'three days ago']);
+  });
+});
