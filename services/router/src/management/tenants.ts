@@ -98,7 +98,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     {
       schema: {
         operationId: 'update_tenant',
-        summary: 'Update a tenant (tenant admin; `disabled` needs an instance admin)',
+        summary: 'Update a tenant (tenant admin; `disabled` and a changed `settings.limits` need an instance admin)',
         tags: TAGS,
         params: tenantParams,
         body: {
