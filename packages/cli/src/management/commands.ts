@@ -60,7 +60,7 @@ export function registerManagementCommands(program: Command): void {
       const body = await callApi<Row>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}`);
       emit(opts, body, () => printRows([body], TENANT_COLUMNS));
     }));
-  withCommon(tenant.command('delete').description('delete a tenant with its datasets, keys and memberships (stored data stays)').argument('<id>'))
+  withCommon(tenant.command('delete').description('delete a tenant with its datasets, keys, memberships and stored data').argument('<id>'))
     .action(action('tenant delete', async (id: string, opts: CommonOptions) => {
       await callApi(conn(opts), 'DELETE', `api/v1/tenants/${seg(id)}`);
       emit(opts, { deleted: id }, () => process.stdout.write(`tenant ${id} deleted\n`));

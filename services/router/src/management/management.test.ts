@@ -252,7 +252,7 @@ describe('management API route contracts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'floe-broken-store-'));
     writeFileSync(join(dir, 'root'), 'not a directory');
     const store = createObjectStore({ kind: 'fs', root: join(dir, 'root') });
-    const tables = createTenantTables(openFloeCatalog(db, store), { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, createLogger({ level: 'silent' }));
+    const tables = createTenantTables(openFloeCatalog(db, store), store, { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, createLogger({ level: 'silent' }));
     const a = await makeApp(db, { tables, provisionDataset: provisionOnCreate(tables, db) });
     try {
       const admin = { authorization: `Bearer ${ADMIN}` };

@@ -1,8 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
 import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } from '@floe/auth';
-import { notFound } from '@floe/errors';
-import { createTenant, deleteTenant, getTenant, listTenants, updateTenant, type Tenant } from '@floe/meta';
+import { conflict, FloeError, notFound } from '@floe/errors';
+import { createTenant, deleteTenant, getTenant, listTenants, MetaError, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, labelSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
@@ -76,6 +76,14 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     },
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.create');
+      // Tables a deleted tenant of this id left (a purge that failed, or WAL records the writer
+      // committed after the delete) would be readable by the new tenant: they must go first.
+      const left = (await getTenant(opts.db, req.body.id)) ? [] : ((await opts.tables?.held(req.body.id)) ?? []);
+      if (left.length > 0) {
+        throw conflict(`tenant id ${req.body.id} still holds ${left.length} table(s) of a deleted tenant (${left.map((t) => `${t.namespace}.${t.name}`).slice(0, 5).join(', ')}); DELETE /api/v1/tenants/${req.body.id} removes them`, {
+          code: 'FLOE_ERR_TENANT_DATA_LEFT',
+        });
+      }
       const tenant = await createTenant(opts.db, { id: req.body.id, displayName: req.body.display_name, settings: req.body.settings });
       await provisionBestEffort(opts, req.log, tenant.id, tenant.defaultDatasetId ?? 'default');
       return reply.code(201).send(tenantWire(tenant));
@@ -130,7 +138,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     {
       schema: {
         operationId: 'delete_tenant',
-        summary: 'Delete a tenant with its datasets, keys and memberships (instance admin); its stored data is not removed',
+        summary: 'Delete a tenant with its datasets, keys, memberships, tables and their files (instance admin)',
         tags: TAGS,
         params: tenantParams,
         response: { 204: { type: 'null', description: 'Deleted' }, ...ERROR_RESPONSES },
@@ -138,7 +146,23 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     },
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.delete');
-      await deleteTenant(opts.db, req.params.tenant_id);
+      const id = req.params.tenant_id;
+      try {
+        await deleteTenant(opts.db, id);
+      } catch (err) {
+        // A tenant already deleted whose tables are still there: this removes them.
+        if (!(err instanceof MetaError && err.kind === 'not_found' && ((await opts.tables?.held(id)) ?? []).length > 0)) throw err;
+      }
+      // Its keys went with it, so nothing reads the tables any more. A purge that fails part-way
+      // leaves only unreachable objects, and a DELETE again finishes it.
+      if (opts.tables) {
+        try {
+          const purged = await opts.tables.purge(id);
+          if (purged.tables > 0) req.log.info({ tenant: id, ...purged }, 'deleted tenant\'s tables purged');
+        } catch (err) {
+          throw new FloeError('unavailable', `tenant ${id} is deleted, but deleting its tables failed (${err instanceof Error ? err.message : String(err)}); DELETE it again to finish`, { cause: err });
+        }
+      }
       return reply.code(204).send();
     },
   );
