@@ -46,3 +46,6 @@ export function action<A extends unknown[]>(name: string, run: (...args: A) => P
     }
   };
 }
+
+/** Commander's collector for an option that may be given more than once. */
+export const repeatable = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
+import type { z } from 'zod';
 import { floeConfigSchema, type FloeConfig } from './schema.ts';
 
 export const ENV_PREFIX = 'FLOE__';
@@ -112,17 +113,19 @@ export function loadConfig(opts: LoadOptions = {}): Readonly<FloeConfig> {
   }
   const merged = merge(merge(fromFile, envToTree(opts.env ?? process.env)), opts.overrides ?? {});
   const result = floeConfigSchema.safeParse(merged);
-  if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const base = issue.path.map(String).join('.');
-      if (issue.code === 'unrecognized_keys') {
-        return issue.keys.map((k) => `${base ? `${base}.` : ''}${k}: unknown key`).join('\n  ');
-      }
-      return `${base || '(root)'}: ${issue.message}`;
-    });
-    throw new ConfigError(problems);
-  }
+  if (!result.success) throw new ConfigError(issueLines(result.error.issues));
   const problems = crossChecks(result.data);
   if (problems.length > 0) throw new ConfigError(problems);
   return deepFreeze(result.data);
+}
+
+/** Zod issues as `key.path: message` lines, unknown keys one line each, under `prefix` if given. */
+export function issueLines(issues: readonly z.core.$ZodIssue[], prefix: readonly string[] = []): string[] {
+  return issues.map((issue) => {
+    const base = [...prefix, ...issue.path.map(String)].join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((k) => `${base ? `${base}.` : ''}${k}: unknown key`).join('\n  ');
+    }
+    return `${base || '(root)'}: ${issue.message}`;
+  });
 }

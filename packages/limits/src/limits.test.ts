@@ -138,7 +138,9 @@ describe('tenant limits', () => {
     const perTable = tenantLimits(defaults, { limits: { retention: '0s', retention_by_table: { logs: '2w' } } });
     expect([perTable.retentionMs('traces'), perTable.retentionMs('logs'), perTable.retentionMs('metrics')]).toEqual([0, 14 * DAY, 0]);
     // Settings that are not duration texts are not settings: the instance's values stay.
-    const junk = tenantLimits(defaults, { limits: { retention: 5, retention_by_table: { traces: 'soon' } } });
+    const junk = tenantLimits(defaults, { limits: { retention: true, retention_by_table: { traces: 'soon' } } });
     expect([junk.retentionMs('traces'), junk.retentionMs('logs')]).toEqual([7 * DAY, 30 * DAY]);
+    // Milliseconds, as in the config.
+    expect(tenantLimits(defaults, { limits: { retention: 3_600_000 } }).retentionMs('logs')).toBe(3_600_000);
   });
 });

@@ -63,8 +63,9 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
   };
 }
 
-/** A tenant's duration setting ("30d", "0s"); anything else counts as not set. */
+/** A tenant's duration setting: text ("30d", "0s") or milliseconds, as in the config; anything else counts as not set. */
 function durationSetting(v: unknown): number | undefined {
+  if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? v : undefined;
   return typeof v === 'string' ? parseDurationMs(v) : undefined;
 }
 

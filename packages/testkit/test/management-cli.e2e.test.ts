@@ -57,6 +57,33 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management CLI (%s)', (mode) =
     expect(gone.stderr).toMatch(/HTTP 404 not_found/);
   });
 
+  it('tenant limits shows, sets and unsets a tenant\'s overrides; a tenant\'s own key may only look', async () => {
+    const { api_key: key } = await floe.bootstrap('limited');
+    expect(await json(['tenant', 'limits', 'limited'])).toEqual({});
+    const set = await json(['tenant', 'limits', 'limited', '--set', 'retention=30d', '--set', 'retention_by_table.traces=14d', '--set', 'max_storage_bytes=1e9']);
+    expect(set).toEqual({ retention: '30d', retention_by_table: { traces: '14d' }, max_storage_bytes: 1e9 });
+    expect(await floe.metaQuery("SELECT settings->'limits' AS limits FROM tenants WHERE id = $1", ['limited'])).toEqual([{ limits: set }]);
+
+    const table = await floeCli(['tenant', 'limits', 'limited']);
+    expect(table.code).toBe(0);
+    expect(table.stdout.split('\n').slice(2, 5).map((l) => l.replace(/\s+/g, ' ').trim())).toEqual(['max_storage_bytes | 1000000000', 'retention | 30d', 'retention_by_table.traces | 14d']);
+
+    const bad = await floeCli(['tenant', 'limits', 'limited', '--set', 'retention=soon']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toMatch(/settings\.limits\.retention: not a duration: "soon".*HTTP 400 bad_data/);
+    expect((await floeCli(['tenant', 'limits', 'limited', '--set', 'retention'])).code).toBe(2);
+
+    // The tenant's own tenant:manage key reads its limits but may not raise them.
+    expect(await json(['tenant', 'limits', 'limited'], { FLOE_API_KEY: key })).toEqual(set);
+    const raise = await floeCli(['tenant', 'limits', 'limited', '--unset', 'max_storage_bytes'], { FLOE_API_KEY: key });
+    expect(raise.code).toBe(1);
+    expect(raise.stderr).toMatch(/tenant\.limits needs an instance admin \(HTTP 403 forbidden\)/);
+
+    expect(await json(['tenant', 'limits', 'limited', '--unset', 'retention_by_table.traces', '--unset', 'max_storage_bytes'])).toEqual({ retention: '30d' });
+    expect(await json(['tenant', 'limits', 'limited', '--unset', 'retention'])).toEqual({});
+    expect(await floe.metaQuery('SELECT settings FROM tenants WHERE id = $1', ['limited'])).toEqual([{ settings: {} }]);
+  });
+
   it('dataset create | list with a tenant:manage key from --api-key', async () => {
     const { api_key: key } = await floe.bootstrap('wayne');
     const ds = await json(['dataset', 'create', 'gotham', '--tenant', 'wayne', '--api-key', key]);

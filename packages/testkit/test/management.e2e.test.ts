@@ -139,6 +139,15 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
       expect(own.body.settings).toEqual({ theme: 'dark', limits });
       expect((await api('PATCH', '/api/v1/tenants/acme', { key: acmeKey, body: { settings: { theme: 'light', limits } } })).status).toBe(200);
       expect(await floe.metaQuery('SELECT settings FROM tenants WHERE id = $1', ['acme'])).toEqual([{ settings: { theme: 'light', limits } }]);
+      // The operator's are checked as the config keys they override.
+      const bad = await api('PATCH', '/api/v1/tenants/acme', { key: admin, body: { settings: { limits: { retention: 'soon', retention_by_table: { spans: '1d' }, store: 'redis' } } } });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toEqual({
+        status: 'error',
+        errorType: 'bad_data',
+        error: 'settings.limits.retention: not a duration: "soon" (use e.g. "500ms", "5s", "1h"); settings.limits.retention_by_table.spans: unknown key; settings.limits.store: unknown key',
+      });
+      expect((await api('POST', '/api/v1/tenants', { key: admin, body: { id: 'badlimits', settings: { limits: { max_storage_bytes: -1 } } } })).status).toBe(400);
       // The operator may lift them.
       expect((await api('PATCH', '/api/v1/tenants/acme', { key: admin, body: { settings: { theme: 'light' } } })).status).toBe(200);
       expect(await floe.metaQuery('SELECT settings FROM tenants WHERE id = $1', ['acme'])).toEqual([{ settings: { theme: 'light' } }]);

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
+import { action, repeatable, requireTenant, tenantOption, UsageError, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
 import { callApi, seg, type ConnectionOptions } from '@floe/client';
 
@@ -30,6 +30,29 @@ const emit = (opts: CommonOptions, body: unknown, human: () => void) => {
   if (opts.json) process.stdout.write(`${JSON.stringify(body)}\n`);
   else human();
 };
+
+/** A --set value: a number when it reads as one (rates, bytes), otherwise text (durations such as 30d). */
+const limitValue = (text: string): unknown => (text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text);
+
+function setPath(into: Row, path: string[], value: unknown): void {
+  let at = into;
+  for (const key of path.slice(0, -1)) {
+    if (typeof at[key] !== 'object' || at[key] === null) at[key] = {};
+    at = at[key] as Row;
+  }
+  at[path.at(-1)!] = value;
+}
+
+function unsetPath(from: Row, path: string[]): void {
+  const parent = path.slice(0, -1).reduce<Row | undefined>((at, key) => (at && typeof at[key] === 'object' ? (at[key] as Row) : undefined), from);
+  if (parent) delete parent[path.at(-1)!];
+  // An emptied group (retention_by_table) goes too.
+  if (path.length > 1 && parent && Object.keys(parent).length === 0) unsetPath(from, path.slice(0, -1));
+}
+
+/** Limits as `key | value` rows, nested groups as dotted keys. */
+const flatRows = (limits: Row, prefix = ''): Row[] =>
+  Object.entries(limits).flatMap(([k, v]) => (v && typeof v === 'object' ? flatRows(v as Row, `${prefix}${k}.`) : [{ limit: `${prefix}${k}`, value: v }]));
 
 const TENANT_COLUMNS = ['id', 'display_name', 'default_dataset', 'disabled', 'created_at'];
 const DATASET_COLUMNS = ['id', 'is_default', 'created_at'];
@@ -65,6 +88,34 @@ export function registerManagementCommands(program: Command): void {
       await callApi(conn(opts), 'DELETE', `api/v1/tenants/${seg(id)}`);
       emit(opts, { deleted: id }, () => process.stdout.write(`tenant ${id} deleted\n`));
     }));
+
+  withCommon(
+    tenant
+      .command('limits')
+      .description("show a tenant's own limits (settings.limits: rates, storage quota, retention), or change them (instance admin)")
+      .argument('<id>')
+      .option('--set <key=value>', 'override a limit, e.g. retention=30d, retention_by_table.traces=14d, max_storage_bytes=1e11 (repeatable)', repeatable, [])
+      .option('--unset <key>', "drop the tenant's override: the instance's limits.<key> applies again (repeatable)", repeatable, []),
+  ).action(
+    action('tenant limits', async (id: string, opts: CommonOptions & { set: string[]; unset: string[] }) => {
+      let body = await callApi<Row>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}`);
+      if (opts.set.length + opts.unset.length > 0) {
+        const settings = { ...((body.settings as Row | undefined) ?? {}) };
+        const limits = structuredClone((settings.limits as Row | undefined) ?? {});
+        for (const kv of opts.set) {
+          const eq = kv.indexOf('=');
+          if (eq <= 0) throw new UsageError(`--set takes key=value, got ${JSON.stringify(kv)}`);
+          setPath(limits, kv.slice(0, eq).split('.'), limitValue(kv.slice(eq + 1)));
+        }
+        for (const key of opts.unset) unsetPath(limits, key.split('.'));
+        if (Object.keys(limits).length > 0) settings.limits = limits;
+        else delete settings.limits;
+        body = await callApi<Row>(conn(opts), 'PATCH', `api/v1/tenants/${seg(id)}`, { settings });
+      }
+      const limits = ((body.settings as Row | undefined)?.limits as Row | undefined) ?? {};
+      emit(opts, limits, () => printRows(flatRows(limits).sort((a, b) => String(a.limit).localeCompare(String(b.limit))), ['limit', 'value']));
+    }),
+  );
 
   // `floe tenant table list|provision [tenant]`: any key of the tenant may call both.
   const table = tenant.command('table').description('the tables of a tenant’s datasets');

@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { UsageError } from '../command-helpers.ts';
 import { seg } from '@floe/client';
-import { queryVerb, repeatable } from './verb.ts';
+import { repeatable } from '../command-helpers.ts';
+import { queryVerb } from './verb.ts';
 
 /**
  * `floe metrics …`: the Prometheus-compatible query API under /metricquery/api/v1. Times are

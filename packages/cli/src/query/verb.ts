@@ -39,5 +39,3 @@ export function queryVerb<O extends object>(cmd: Command, name: string, request:
     );
 }
 
-/** Commander's collector for an option that may be given more than once. */
-export const repeatable = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];

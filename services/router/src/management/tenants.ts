@@ -1,7 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
 import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } from '@floe/auth';
-import { conflict, FloeError, notFound } from '@floe/errors';
+import { badData, conflict, FloeError, notFound } from '@floe/errors';
+import { tenantLimitsProblems } from '@floe/config';
 import { createTenant, deleteTenant, getTenant, listTenants, MetaError, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
@@ -27,14 +28,21 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
   /**
    * A tenant's `settings.limits` (rates, storage quota, retention) are the operator's: settings
    * written by the tenant's own admin keep the stored limits (an absent `limits` is carried over)
-   * and may not change them (403).
+   * and may not change them (403). An instance admin's are checked like the config keys they
+   * override (400 naming each bad key).
    */
   const keepingLimits = async (p: Principal, tenantId: string, settings: Record<string, unknown>): Promise<Record<string, unknown>> => {
-    if (isInstanceAdmin(p)) return settings;
+    if (isInstanceAdmin(p)) return checkedLimits(settings);
     const current = (await getTenant(opts.db, tenantId))?.settings.limits;
     if ('limits' in settings && !isDeepStrictEqual(settings.limits, current)) authorizeInstance(p, 'tenant.limits');
     const { limits: _dropped, ...rest } = settings;
     return current === undefined ? rest : { ...rest, limits: current };
+  };
+
+  const checkedLimits = (settings: Record<string, unknown>): Record<string, unknown> => {
+    const problems = 'limits' in settings ? tenantLimitsProblems(settings.limits) : [];
+    if (problems.length > 0) throw badData(problems.join('; '));
+    return settings;
   };
 
   app.get(
@@ -84,7 +92,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
           code: 'FLOE_ERR_TENANT_DATA_LEFT',
         });
       }
-      const tenant = await createTenant(opts.db, { id: req.body.id, displayName: req.body.display_name, settings: req.body.settings });
+      const tenant = await createTenant(opts.db, { id: req.body.id, displayName: req.body.display_name, settings: req.body.settings && checkedLimits(req.body.settings) });
       await provisionBestEffort(opts, req.log, tenant.id, tenant.defaultDatasetId ?? 'default');
       return reply.code(201).send(tenantWire(tenant));
     },
