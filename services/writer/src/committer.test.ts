@@ -68,6 +68,24 @@ describe('Committer', () => {
     await wal.close();
   });
 
+  it('drops the records of a deleted tenant (no table of it is created again) and commits the others', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-gone' });
+    await append(wal, 'gone', [1, 2], 490_000);
+    await append(wal, 'stays', [3], 490_000);
+    const asked: string[] = [];
+    const tenantExists = async (tenant: string) => {
+      asked.push(tenant);
+      return tenant !== 'gone';
+    };
+    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, tenantExists }).round();
+    expect(asked.sort()).toEqual(['gone', 'stays']);
+    expect(stats).toMatchObject({ segments: 2, records: 2, commits: 1, skippedRecords: 1 });
+    expect(await listSegments(store)).toHaveLength(0);
+    expect(await catalog.loadTable('gone.default', 'traces')).toBeUndefined();
+    expect(await storedIds('stays')).toEqual([3]);
+    await wal.close();
+  });
+
   it('keeps its round memory while the WAL has been empty less than 30 s, and lets it go after', async () => {
     const c = committer();
     const wal = new WalAppender(store, { instanceId: 'acc-test-idle' });

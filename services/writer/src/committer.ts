@@ -61,6 +61,11 @@ export interface CommitterOptions {
    * this is set aside instead of committed. Absent: every marker is read and no segment is too old.
    */
   markerRetentionMs?: number;
+  /**
+   * Whether a tenant still exists (absent: every tenant does). Records of a deleted tenant, still
+   * in the WAL when it was deleted, are dropped instead of recreating its tables.
+   */
+  tenantExists?: (tenant: string) => Promise<boolean>;
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
@@ -233,6 +238,12 @@ export class Committer {
   /** False when the group must be retried next round (its segments stay in the WAL). */
   async #commitGroup(g: TableGroup, stats: RoundStats): Promise<boolean> {
     const { catalog, store, writer, log, pins, metrics } = this.#o;
+    if (this.#o.tenantExists && !(await this.#o.tenantExists(g.tenant))) {
+      const records = [...g.hours.values()].reduce((a, list) => a + list.length, 0);
+      log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records }, 'WAL records of a deleted tenant dropped');
+      stats.skippedRecords += records;
+      return true;
+    }
     const handle = await ensureTable(catalog, g.tenant, g.dataset, g.table);
     // The table's own columns: labels it recorded at creation, not today's configuration.
     const def = floeTableDef(handle);

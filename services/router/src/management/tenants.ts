@@ -84,8 +84,8 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     },
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.create');
-      // Tables a deleted tenant of this id left (a purge that failed, or WAL records the writer
-      // committed after the delete) would be readable by the new tenant: they must go first.
+      // Tables a deleted tenant of this id left (a purge that failed, or a commit under way during
+      // the delete) would be readable by the new tenant: they must go first.
       const left = (await getTenant(opts.db, req.body.id)) ? [] : ((await opts.tables?.held(req.body.id)) ?? []);
       if (left.length > 0) {
         throw conflict(`tenant id ${req.body.id} still holds ${left.length} table(s) of a deleted tenant (${left.map((t) => `${t.namespace}.${t.name}`).slice(0, 5).join(', ')}); DELETE /api/v1/tenants/${req.body.id} removes them`, {
