@@ -23,7 +23,7 @@ export function parseDurationMs(text: string): number | undefined {
 
 export function formatDurationMs(ms: number): string {
   if (ms === 0) return '0s';
-  for (const [unit, size] of [['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
+  for (const [unit, size] of [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]] as const) {
     if (ms % size === 0) return `${ms / size}${unit}`;
   }
   return `${ms}ms`;

@@ -80,6 +80,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management CLI (%s)', (mode) =
     expect(raise.stderr).toMatch(/tenant\.limits needs an instance admin \(HTTP 403 forbidden\)/);
 
     expect(await json(['tenant', 'limits', 'limited', '--unset', 'retention_by_table.traces', '--unset', 'max_storage_bytes'])).toEqual({ retention: '30d' });
+    expect((await floeCli(['tenant', 'table', 'provision', 'limited'])).code).toBe(0);
+    const usage = await floeCli(['tenant', 'usage', 'limited']);
+    expect(usage.code).toBe(0);
+    expect(usage.stdout).toMatch(/^dataset\s+\| table\s+\| rows \| files \| bytes \| retention/);
+    expect(usage.stdout).toMatch(/\ndefault\s+\| traces\s+\| 0\s+\| 0\s+\| 0\s+\| 30d\s*\n/);
+    expect(usage.stdout).toMatch(/\nstored 0 bytes of unlimited\n$/);
     expect(await json(['tenant', 'limits', 'limited', '--unset', 'retention'])).toEqual({});
     expect(await floe.metaQuery('SELECT settings FROM tenants WHERE id = $1', ['limited'])).toEqual([{ settings: {} }]);
   });

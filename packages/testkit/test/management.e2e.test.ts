@@ -421,6 +421,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'get_attribute_stats GET /api/v1/tenants/{tenant_id}/datasets/{dataset_id}/attribute-stats',
           'list_tables GET /api/v1/tenants/{tenant_id}/tables',
           'create_tables POST /api/v1/tenants/{tenant_id}/tables/create',
+          'get_tenant_usage GET /api/v1/tenants/{tenant_id}/usage',
           'list_memberships GET /api/v1/tenants/{tenant_id}/memberships',
           'create_membership POST /api/v1/tenants/{tenant_id}/memberships',
           'delete_membership DELETE /api/v1/tenants/{tenant_id}/memberships/{user_id}',

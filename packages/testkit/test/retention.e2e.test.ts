@@ -75,4 +75,23 @@ describe.each<FloeMode>(['embedded', 'cluster'])('retention (%s)', (mode) => {
     expect(await logql('aged')).toEqual(['just now']);
     expect(await logql('forever')).toEqual(['just now', 'three days ago']);
   });
+
+  it('usage shows what each table holds against the quota, with its retention in effect', async () => {
+    type Usage = { tenant: string; stored_bytes: number; max_storage_bytes: number | null; tables: Array<{ dataset: string; table: string; bytes: number; rows: number; files: number; retention_ms: number | null }> };
+    const usage = async (tenant: string) => {
+      const res = await fetch(`${floe.routerUrl}/api/v1/tenants/${tenant}/usage`, { headers: { authorization: `Bearer ${keys[tenant]}` } });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Usage;
+    };
+    const aged = await usage('aged');
+    const logs = aged.tables.find((t) => t.table === 'logs')!;
+    expect(logs).toMatchObject({ dataset: 'default', rows: 1, retention_ms: 2 * 86_400_000 });
+    expect(logs.files).toBeGreaterThanOrEqual(1);
+    expect(logs.bytes).toBeGreaterThan(0);
+    expect(aged).toMatchObject({ tenant: 'aged', max_storage_bytes: null, stored_bytes: aged.tables.reduce((a, t) => a + t.bytes, 0) });
+    expect((await usage('forever')).tables.find((t) => t.table === 'logs')).toMatchObject({ rows: 2, retention_ms: null });
+    // Another tenant's key learns nothing.
+    const other = await fetch(`${floe.routerUrl}/api/v1/tenants/forever/usage`, { headers: { authorization: `Bearer ${keys.aged}` } });
+    expect(other.status).toBe(403);
+  });
 });

@@ -51,7 +51,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
-  const tables = createTenantTables(catalog, store, config.schema.default_schemas, log);
+  const tables = createTenantTables({ catalog, store, schemas: config.schema.default_schemas, limits: config.limits, log });
   // A table's columns as its metadata records them, label columns with their attribute keys
   // (parsed metadata is cached by location).
   const tableColumns = async (tenant: string, dataset: string, table: string) => {

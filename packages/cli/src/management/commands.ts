@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { action, repeatable, requireTenant, tenantOption, UsageError, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
 import { callApi, seg, type ConnectionOptions } from '@floe/client';
+import { formatDurationMs } from '@floe/config';
 
 /**
  * `floe tenant|dataset|key|user …`: the management API from a terminal. Each command takes the
@@ -116,6 +117,17 @@ export function registerManagementCommands(program: Command): void {
       emit(opts, limits, () => printRows(flatRows(limits).sort((a, b) => String(a.limit).localeCompare(String(b.limit))), ['limit', 'value']));
     }),
   );
+
+  withCommon(tenant.command('usage').description("what the tenant's tables hold against its storage quota, with each table's retention").argument('<id>'))
+    .action(action('tenant usage', async (id: string, opts: CommonOptions) => {
+      type Usage = { stored_bytes: number; max_storage_bytes: number | null; tables: Row[] };
+      const body = await callApi<Usage>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}/usage`);
+      emit(opts, body, () => {
+        const rows = body.tables.map((t) => ({ ...t, retention: t.retention_ms === null ? 'forever' : formatDurationMs(Number(t.retention_ms)) }));
+        printRows(rows, ['dataset', 'table', 'rows', 'files', 'bytes', 'retention']);
+        process.stdout.write(`stored ${body.stored_bytes} bytes of ${body.max_storage_bytes ?? 'unlimited'}\n`);
+      });
+    }));
 
   // `floe tenant table list|provision [tenant]`: any key of the tenant may call both.
   const table = tenant.command('table').description('the tables of a tenant’s datasets');

@@ -1,3 +1,4 @@
+import { loadConfig } from '@floe/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import { migrate, openDb, type Db } from '@floe/meta';
@@ -252,7 +253,7 @@ describe('management API route contracts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'floe-broken-store-'));
     writeFileSync(join(dir, 'root'), 'not a directory');
     const store = createObjectStore({ kind: 'fs', root: join(dir, 'root') });
-    const tables = createTenantTables(openFloeCatalog(db, store), store, { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, createLogger({ level: 'silent' }));
+    const tables = createTenantTables({ catalog: openFloeCatalog(db, store), store, schemas: { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, limits: loadConfig({ env: {} }).limits, log: createLogger({ level: 'silent' }) });
     const a = await makeApp(db, { tables, provisionDataset: provisionOnCreate(tables, db) });
     try {
       const admin = { authorization: `Bearer ${ADMIN}` };

@@ -116,4 +116,50 @@ export const tableRoutes: FastifyPluginAsync<ManagementOptions> = async (app, op
       return reply.code(201).send({ ...(await tables().list(tenant.id, datasets)), provisioned });
     },
   );
+
+  app.get<{ Params: TenantParams }>(
+    '/tenants/:tenant_id/usage',
+    {
+      schema: {
+        operationId: 'get_tenant_usage',
+        summary: "What the tenant's tables hold now against its storage quota, with each table's retention",
+        tags: TAGS,
+        params: tenantParams,
+        response: { 200: usageSchema, ...ERROR_RESPONSES },
+      },
+    },
+    async (req) => {
+      authorizeTables(principalOf(req), req.params.tenant_id);
+      return tables().usage(await mustGetTenant(opts, req.params.tenant_id));
+    },
+  );
 };
+
+const count = { type: 'integer', minimum: 0 } as const;
+
+const usageSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tenant', 'stored_bytes', 'max_storage_bytes', 'tables'],
+  properties: {
+    tenant: { type: 'string' },
+    stored_bytes: { ...count, description: 'Parquet bytes of the current snapshots: what the storage quota is measured against' },
+    max_storage_bytes: { type: ['integer', 'null'], description: 'The storage quota in effect (limits.max_storage_bytes or the tenant\'s own); null: unlimited' },
+    tables: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['dataset', 'table', 'bytes', 'rows', 'files', 'retention_ms'],
+        properties: {
+          dataset: { type: 'string' },
+          table: { type: 'string' },
+          bytes: count,
+          rows: count,
+          files: count,
+          retention_ms: { type: ['integer', 'null'], description: 'How long rows are kept (limits.retention, per table and per tenant); null: forever' },
+        },
+      },
+    },
+  },
+} as const;

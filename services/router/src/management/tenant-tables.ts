@@ -1,4 +1,5 @@
-import { enabledTables, listTenantTables, provisionDataset, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier } from '@floe/iceberg';
+import { currentSnapshot, enabledTables, listTenantTables, provisionDataset, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier } from '@floe/iceberg';
+import { tenantLimits } from '@floe/limits';
 import type { ObjectStore } from '@floe/storage';
 import type { FloeConfig } from '@floe/config';
 import { getTenant, type Db, type Tenant } from '@floe/meta';
@@ -24,9 +25,30 @@ export interface TenantTables {
    * finishes the job.
    */
   purge(tenantId: string): Promise<{ tables: number; objects: number }>;
+  /** What the tenant's tables hold now (their current snapshots) against its storage quota, and each one's retention. */
+  usage(tenant: Tenant): Promise<TenantUsage>;
 }
 
-export function createTenantTables(catalog: SqlCatalog, store: ObjectStore, defaults: FloeConfig['schema']['default_schemas'], log: Logger): TenantTables {
+export interface TenantUsage {
+  tenant: string;
+  /** Parquet bytes of the current snapshots: what limits.max_storage_bytes is measured against. */
+  stored_bytes: number;
+  /** The tenant's storage quota in effect; null: unlimited. */
+  max_storage_bytes: number | null;
+  tables: Array<{ dataset: string; table: string; bytes: number; rows: number; files: number; retention_ms: number | null }>;
+}
+
+export interface TenantTablesOptions {
+  catalog: SqlCatalog;
+  store: ObjectStore;
+  /** schema.default_schemas: which tables provisioning creates. */
+  schemas: FloeConfig['schema']['default_schemas'];
+  /** limits.*: the instance's quota and retention, which a tenant's settings may override. */
+  limits: FloeConfig['limits'];
+  log: Logger;
+}
+
+export function createTenantTables({ catalog, store, schemas: defaults, limits, log }: TenantTablesOptions): TenantTables {
   const held = (tenantId: string) => catalog.listTables(tenantId);
   return {
     async provision(tenant, datasets) {
@@ -51,6 +73,25 @@ export function createTenantTables(catalog: SqlCatalog, store: ObjectStore, defa
         objects += keys.length;
       }
       return { tables, objects };
+    },
+    async usage(tenant) {
+      const own = tenantLimits(limits, tenant.settings);
+      const tables: TenantUsage['tables'] = [];
+      for (const id of await held(tenant.id)) {
+        const handle = await catalog.loadTable(id.namespace, id.name);
+        const summary: Readonly<Record<string, string>> = (handle && currentSnapshot(handle.metadata)?.summary) ?? {};
+        const count = (key: string) => Number(summary[key] ?? 0) || 0;
+        const retention = own.retentionMs(id.name);
+        tables.push({
+          dataset: id.namespace.slice(tenant.id.length + 1),
+          table: id.name,
+          bytes: count('total-files-size'),
+          rows: count('total-records'),
+          files: count('total-data-files'),
+          retention_ms: retention > 0 ? retention : null,
+        });
+      }
+      return { tenant: tenant.id, stored_bytes: tables.reduce((a, t) => a + t.bytes, 0), max_storage_bytes: own.maxStorageBytes ?? null, tables };
     },
   };
 }
