@@ -31,7 +31,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
    * and may not change them (403). An instance admin's are checked like the config keys they
    * override (400 naming each bad key).
    */
-  const keepingLimits = async (p: Principal, tenantId: string, settings: Record<string, unknown>): Promise<Record<string, unknown>> => {
+  const settingsToStore = async (p: Principal, tenantId: string, settings: Record<string, unknown>): Promise<Record<string, unknown>> => {
     if (isInstanceAdmin(p)) return checkedLimits(settings);
     const current = (await getTenant(opts.db, tenantId))?.settings.limits;
     if ('limits' in settings && !isDeepStrictEqual(settings.limits, current)) authorizeInstance(p, 'tenant.limits');
@@ -131,7 +131,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
       authorizeTenant(p, 'tenant.update', req.params.tenant_id);
       // A tenant's own admin must not switch its keys off and on: that is the operator's call.
       if (req.body.disabled !== undefined) authorizeInstance(p, 'tenant.disable');
-      const settings = req.body.settings && (await keepingLimits(p, req.params.tenant_id, req.body.settings));
+      const settings = req.body.settings && (await settingsToStore(p, req.params.tenant_id, req.body.settings));
       const tenant = await updateTenant(opts.db, req.params.tenant_id, {
         displayName: req.body.display_name,
         disabled: req.body.disabled,
