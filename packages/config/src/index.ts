@@ -10,4 +10,4 @@ export { floeConfigSchema, duration, formatDurationMs } from './schema.ts';
 export type { FloeConfig, FloeConfigInput } from './schema.ts';
 export { parseDurationMs } from './duration.ts';
 export { renderConfigDocs } from './docs.ts';
-export { tenantLimitsProblems } from './tenant-limits.ts';
+export { tenantLimitOverrides, tenantLimitsProblems, type TenantLimitOverrides } from './tenant-limits.ts';

@@ -15,10 +15,10 @@ export const FLOE_WAREHOUSE_PREFIX = 'warehouse';
 
 export const floeNamespace = (tenant: string, dataset: string) => `${tenant}.${dataset}`;
 
-/** The tenant of a namespace floeNamespace made (tenant ids hold no dot). */
-export function tenantOfNamespace(namespace: string): string {
+/** The tenant and dataset of a namespace floeNamespace made (tenant ids hold no dot). */
+export function splitFloeNamespace(namespace: string): { tenant: string; dataset: string } {
   const dot = namespace.indexOf('.');
-  return dot < 0 ? namespace : namespace.slice(0, dot);
+  return dot < 0 ? { tenant: namespace, dataset: '' } : { tenant: namespace.slice(0, dot), dataset: namespace.slice(dot + 1) };
 }
 
 /**

@@ -98,7 +98,7 @@ export {
   floeNamespace,
   floeTableProperties,
   openFloeCatalog,
-  tenantOfNamespace,
+  splitFloeNamespace,
 } from './floe-catalog.ts';
 export type { FloeCatalogOptions } from './floe-catalog.ts';
 export { floeTableDef } from './materialized-labels.ts';
@@ -114,4 +114,4 @@ export {
   provisioningFailed,
 } from './provision.ts';
 export type { DatasetProvisioning, ListedTable, ProvisionLogger, Signal, SignalSchema, TableProvisioning } from './provision.ts';
-export { tenantStoredBytes } from './usage.ts';
+export { tenantStoredBytes, tenantTableUsage, type TableUsage } from './usage.ts';

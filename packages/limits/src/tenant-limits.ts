@@ -1,4 +1,4 @@
-import { parseDurationMs, type FloeConfig } from '@floe/config';
+import { tenantLimitOverrides, type FloeConfig } from '@floe/config';
 import type { BucketLimit } from './token-bucket.ts';
 
 /**
@@ -32,48 +32,23 @@ type LimitKeys = Pick<
   | 'retention_by_table'
 >;
 
-const KEYS: ReadonlyArray<Exclude<keyof LimitKeys, 'retention' | 'retention_by_table'>> = [
-  'ingest_requests_per_sec',
-  'ingest_requests_burst',
-  'ingest_bytes_per_sec',
-  'ingest_bytes_burst',
-  'max_query_requests_per_sec',
-  'max_query_requests_burst',
-  'max_storage_bytes',
-];
-
 function bucket(rate: number, burst: number): BucketLimit | undefined {
   if (!(rate > 0)) return undefined;
   return { ratePerSec: rate, burst: burst > 0 ? burst : rate };
 }
 
 export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Record<string, unknown>> = {}): TenantLimits {
-  const own = tenantSettings.limits && typeof tenantSettings.limits === 'object' ? (tenantSettings.limits as Record<string, unknown>) : {};
-  const v = {} as Record<(typeof KEYS)[number], number>;
-  for (const k of KEYS) {
-    const o = own[k];
-    v[k] = typeof o === 'number' && Number.isFinite(o) && o >= 0 ? o : defaults[k];
-  }
+  const own = tenantLimitOverrides(tenantSettings.limits);
+  const v = <K extends keyof LimitKeys>(key: K): LimitKeys[K] => (own[key] as LimitKeys[K] | undefined) ?? defaults[key];
+  const ownByTable: Readonly<Record<string, number | undefined>> = own.retention_by_table ?? {};
+  const byTable: Readonly<Record<string, number | undefined>> = defaults.retention_by_table;
   return {
-    ingestRequests: bucket(v.ingest_requests_per_sec, v.ingest_requests_burst),
-    ingestBytes: bucket(v.ingest_bytes_per_sec, v.ingest_bytes_burst),
-    queryRequests: bucket(v.max_query_requests_per_sec, v.max_query_requests_burst),
-    maxStorageBytes: v.max_storage_bytes > 0 ? v.max_storage_bytes : undefined,
-    retentionMs: retentionOf(defaults, own),
+    ingestRequests: bucket(v('ingest_requests_per_sec'), v('ingest_requests_burst')),
+    ingestBytes: bucket(v('ingest_bytes_per_sec'), v('ingest_bytes_burst')),
+    queryRequests: bucket(v('max_query_requests_per_sec'), v('max_query_requests_burst')),
+    maxStorageBytes: v('max_storage_bytes') > 0 ? v('max_storage_bytes') : undefined,
+    retentionMs: (table) => ownByTable[table] ?? own.retention ?? byTable[table] ?? defaults.retention,
   };
-}
-
-/** A tenant's duration setting: text ("30d", "0s") or milliseconds, as in the config; anything else counts as not set. */
-function durationSetting(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) && v >= 0 ? v : undefined;
-  return typeof v === 'string' ? parseDurationMs(v) : undefined;
-}
-
-function retentionOf(defaults: LimitKeys, own: Record<string, unknown>): (table: string) => number {
-  const ownByTable = own.retention_by_table && typeof own.retention_by_table === 'object' ? (own.retention_by_table as Record<string, unknown>) : {};
-  const ownAll = durationSetting(own.retention);
-  const byTable = defaults.retention_by_table as Readonly<Record<string, number | undefined>>;
-  return (table) => durationSetting(ownByTable[table]) ?? ownAll ?? byTable[table] ?? defaults.retention;
 }
 
 const TENANT_CACHE_MS = 10_000;

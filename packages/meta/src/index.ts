@@ -37,7 +37,7 @@ export {
   isValidTenantId,
 } from './ids.ts';
 
-export { createTenant, deleteTenant, ensureTenant, getTenant, listTenants, updateTenant } from './tenants.ts';
+export { createTenant, deleteTenant, ensureTenant, existingTenantIds, getTenant, listTenants, updateTenant } from './tenants.ts';
 export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } from './tenants.ts';
 
 export { createDataset, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';

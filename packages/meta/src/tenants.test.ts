@@ -6,6 +6,7 @@ import {
   createTenant,
   deleteTenant,
   ensureTenant,
+  existingTenantIds,
   getDataset,
   getDefaultDataset,
   getTenant,
@@ -49,6 +50,11 @@ describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
 
   it('defaults the display name to the id and accepts the _system tenant', async () => {
     expect(await createTenant(db, { id: '_system' })).toMatchObject({ id: '_system', displayName: '_system' });
+  });
+
+  it('existingTenantIds names which of the ids are tenants, in one query', async () => {
+    expect(await existingTenantIds(db, ['acme', '_system', 'nobody', "o'brien"])).toEqual(new Set(['acme', '_system']));
+    expect(await existingTenantIds(db, [])).toEqual(new Set());
   });
 
   it('refuses a duplicate tenant with kind conflict and leaves the original alone', async () => {

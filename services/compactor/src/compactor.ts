@@ -1,4 +1,4 @@
-import { floeNamespace, floeTableDef, TARGET_FILE_SIZE_PROPERTY, tenantOfNamespace, type SqlCatalog, type TableHandle, type TableIdentifier } from '@floe/iceberg';
+import { floeNamespace, floeTableDef, splitFloeNamespace, TARGET_FILE_SIZE_PROPERTY, type SqlCatalog, type TableHandle, type TableIdentifier } from '@floe/iceberg';
 import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
@@ -80,8 +80,9 @@ export async function reconcileTargetFileSize(catalog: SqlCatalog, handle: Table
 
 /**
  * One compactor's state across passes. A pass visits every Floe table in the catalog, one after
- * another: delete the hour partitions past the tenant's retention, merge small files per hour partition, expire old snapshots and delete what only they
- * referenced, then sweep objects no retained snapshot references. Each table is independent: a
+ * another: delete the hour partitions past the tenant's retention, merge small files per hour
+ * partition, expire old snapshots and delete what only they referenced, then sweep objects no
+ * retained snapshot references. Each table is independent: a
  * failure is logged and the pass goes on with the next table.
  */
 export class Compactor {
@@ -169,7 +170,7 @@ export class Compactor {
     handle = target.handle;
 
     // Before compaction: an hour about to be deleted is not worth rewriting.
-    const retentionMs = (await this.#o.retentionMs?.(tenantOfNamespace(id.namespace), id.name)) ?? 0;
+    const retentionMs = (await this.#o.retentionMs?.(splitFloeNamespace(id.namespace).tenant, id.name)) ?? 0;
     const retained = await applyRetention(catalog, handle, retentionMs, now());
     handle = retained.handle;
     addInto(stats.retention, retained.stats);

@@ -1,6 +1,8 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '@floe/config';
 import { currentSnapshot, tenantStoredBytes, type TableHandle } from '@floe/iceberg';
+import { TABLES } from '@floe/schema';
 import { silentLogger } from '@floe/telemetry';
 import { Compactor } from './compactor.ts';
 import { lastExpiredHour, RETENTION_SUMMARY_KEY } from './retention.ts';
@@ -9,6 +11,15 @@ import { appendSpanFile, createTracesTable, openFixture, type Fixture } from './
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 const TARGET = 128 * 1024 * 1024;
+
+describe('limits.retention_by_table', () => {
+  it('has a key for every table a dataset holds (the config lists them by hand: it cannot import @floe/schema)', () => {
+    const all = Object.fromEntries(Object.keys(TABLES).map((t, i) => [t, `${i + 1}d`]));
+    expect(loadConfig({ env: {}, overrides: { limits: { retention_by_table: all } } }).limits.retention_by_table).toEqual(
+      Object.fromEntries(Object.keys(TABLES).map((t, i) => [t, (i + 1) * DAY_MS])),
+    );
+  });
+});
 
 describe('lastExpiredHour', () => {
   it('is the newest hour that ends at or before now − retention', () => {

@@ -62,10 +62,11 @@ export interface CommitterOptions {
    */
   markerRetentionMs?: number;
   /**
-   * Whether a tenant still exists (absent: every tenant does). Records of a deleted tenant, still
-   * in the WAL when it was deleted, are dropped instead of recreating its tables.
+   * Which of the given tenants still exist, asked once per round (absent: every tenant does).
+   * Records of a deleted tenant, still in the WAL when it was deleted, are dropped instead of
+   * recreating its tables.
    */
-  tenantExists?: (tenant: string) => Promise<boolean>;
+  existingTenants?: (tenants: readonly string[]) => Promise<ReadonlySet<string>>;
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
@@ -216,7 +217,14 @@ export class Committer {
 
     // A segment is deleted only when every table it feeds has committed (or already had) its rows.
     const keep = new Set<string>();
+    const tenants = this.#o.existingTenants && (await this.#o.existingTenants([...new Set([...groups.values()].map((g) => g.tenant))]));
     for (const g of groups.values()) {
+      if (tenants && !tenants.has(g.tenant)) {
+        const records = [...g.hours.values()].reduce((a, list) => a + list.length, 0);
+        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records }, 'WAL records of a deleted tenant dropped');
+        stats.skippedRecords += records;
+        continue;
+      }
       if (await this.#commitGroup(g, stats)) continue;
       this.#o.metrics?.groupsDeferred.add(1);
       for (const k of g.segments) keep.add(k);
@@ -238,12 +246,6 @@ export class Committer {
   /** False when the group must be retried next round (its segments stay in the WAL). */
   async #commitGroup(g: TableGroup, stats: RoundStats): Promise<boolean> {
     const { catalog, store, writer, log, pins, metrics } = this.#o;
-    if (this.#o.tenantExists && !(await this.#o.tenantExists(g.tenant))) {
-      const records = [...g.hours.values()].reduce((a, list) => a + list.length, 0);
-      log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records }, 'WAL records of a deleted tenant dropped');
-      stats.skippedRecords += records;
-      return true;
-    }
     const handle = await ensureTable(catalog, g.tenant, g.dataset, g.table);
     // The table's own columns: labels it recorded at creation, not today's configuration.
     const def = floeTableDef(handle);

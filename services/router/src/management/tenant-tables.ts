@@ -1,4 +1,4 @@
-import { currentSnapshot, enabledTables, listTenantTables, provisionDataset, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier } from '@floe/iceberg';
+import { enabledTables, listTenantTables, provisionDataset, tenantTableUsage, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier, type TableUsage } from '@floe/iceberg';
 import { tenantLimits } from '@floe/limits';
 import type { ObjectStore } from '@floe/storage';
 import type { FloeConfig } from '@floe/config';
@@ -35,7 +35,8 @@ export interface TenantUsage {
   stored_bytes: number;
   /** The tenant's storage quota in effect; null: unlimited. */
   max_storage_bytes: number | null;
-  tables: Array<{ dataset: string; table: string; bytes: number; rows: number; files: number; retention_ms: number | null }>;
+  /** retention_ms: how long rows are kept; null: forever. */
+  tables: Array<TableUsage & { retention_ms: number | null }>;
 }
 
 export interface TenantTablesOptions {
@@ -76,21 +77,10 @@ export function createTenantTables({ catalog, store, schemas: defaults, limits, 
     },
     async usage(tenant) {
       const own = tenantLimits(limits, tenant.settings);
-      const tables: TenantUsage['tables'] = [];
-      for (const id of await held(tenant.id)) {
-        const handle = await catalog.loadTable(id.namespace, id.name);
-        const summary: Readonly<Record<string, string>> = (handle && currentSnapshot(handle.metadata)?.summary) ?? {};
-        const count = (key: string) => Number(summary[key] ?? 0) || 0;
-        const retention = own.retentionMs(id.name);
-        tables.push({
-          dataset: id.namespace.slice(tenant.id.length + 1),
-          table: id.name,
-          bytes: count('total-files-size'),
-          rows: count('total-records'),
-          files: count('total-data-files'),
-          retention_ms: retention > 0 ? retention : null,
-        });
-      }
+      const tables = (await tenantTableUsage(catalog, tenant.id)).map((t) => {
+        const retention = own.retentionMs(t.table);
+        return { ...t, retention_ms: retention > 0 ? retention : null };
+      });
       return { tenant: tenant.id, stored_bytes: tables.reduce((a, t) => a + t.bytes, 0), max_storage_bytes: own.maxStorageBytes ?? null, tables };
     },
   };
