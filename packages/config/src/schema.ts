@@ -293,6 +293,12 @@ export const limitsSection = z.strictObject({
   max_query_requests_per_sec: rate('Query API requests per second per tenant (the router\'s query budget)'),
   max_query_requests_burst: burst('Query API requests a tenant may send at once'),
   max_storage_bytes: z.number().int().nonnegative().default(0).describe('Stored data (Parquet bytes of the current snapshots) a tenant may hold before ingest answers quota_exceeded (0: unlimited). A tenant\'s settings.limits may override it.'),
+  ingest_max_age: duration('7d').describe(
+    'Rows whose time (a span\'s start, a log record\'s or a data point\'s time, a profile\'s) lies further in the past than this are refused at ingest (OTLP: rejected in the partial success; remote write: 400 after storing the rest), so a client with a broken clock cannot scatter a request over thousands of hour partitions. 0s: any age. A tenant\'s settings.limits may override it (e.g. for a backfill).',
+  ),
+  ingest_max_future: duration('10m').describe(
+    'Rows whose time lies further in the future than this are refused at ingest, like ingest_max_age (such rows would sit in partitions that retention never reaches). 0s: any time. A tenant\'s settings.limits may override it.',
+  ),
   retention: duration('0s').describe(
     'How long data is kept (0s: forever). The compactor deletes each hour partition once all of it is older than this, so data goes up to an hour plus a compactor.interval after it expires; its files are deleted from storage when the deleting snapshot expires (compactor.snapshot_retention). A tenant\'s settings.limits.retention (a duration text such as "30d") overrides it.',
   ),

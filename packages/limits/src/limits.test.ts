@@ -115,6 +115,8 @@ describe('tenant limits', () => {
     max_storage_bytes: 0,
     retention: 30 * DAY,
     retention_by_table: { traces: 7 * DAY },
+    ingest_max_age: 7 * DAY,
+    ingest_max_future: 600_000,
   };
   it('defaults, 0 as unlimited, burst defaulting to the rate, per-tenant overrides', () => {
     expect(tenantLimits(defaults)).toEqual({
@@ -123,11 +125,14 @@ describe('tenant limits', () => {
       queryRequests: { ratePerSec: 5, burst: 10 },
       maxStorageBytes: undefined,
       retentionMs: expect.any(Function),
+      ingestMaxAgeMs: 7 * DAY,
+      ingestMaxFutureMs: 600_000,
     });
-    const own = tenantLimits(defaults, { limits: { ingest_requests_per_sec: 0, max_storage_bytes: 1000, ingest_bytes_per_sec: 'x' } });
+    const own = tenantLimits(defaults, { limits: { ingest_requests_per_sec: 0, max_storage_bytes: 1000, ingest_bytes_per_sec: 'x', ingest_max_age: '0s', ingest_max_future: '1h' } });
     expect(own.ingestRequests).toBeUndefined();
     expect(own.maxStorageBytes).toBe(1000);
     expect(own.ingestBytes).toBeUndefined();
+    expect([own.ingestMaxAgeMs, own.ingestMaxFutureMs]).toEqual([0, 3_600_000]);
   });
 
   it('retention: the tenant\'s per-table value, its retention, the instance\'s per-table value, then the instance\'s', () => {

@@ -17,6 +17,10 @@ export interface TenantLimits {
    * per-table setting, its retention, the instance's per-table value, then limits.retention.
    */
   retentionMs(table: string): number;
+  /** How far in the past a row's time may lie at ingest, in milliseconds (0: any age). */
+  ingestMaxAgeMs: number;
+  /** How far in the future a row's time may lie at ingest, in milliseconds (0: any time). */
+  ingestMaxFutureMs: number;
 }
 
 type LimitKeys = Pick<
@@ -30,6 +34,8 @@ type LimitKeys = Pick<
   | 'max_storage_bytes'
   | 'retention'
   | 'retention_by_table'
+  | 'ingest_max_age'
+  | 'ingest_max_future'
 >;
 
 function bucket(rate: number, burst: number): BucketLimit | undefined {
@@ -48,6 +54,8 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
     queryRequests: bucket(v('max_query_requests_per_sec'), v('max_query_requests_burst')),
     maxStorageBytes: v('max_storage_bytes') > 0 ? v('max_storage_bytes') : undefined,
     retentionMs: (table) => ownByTable[table] ?? own.retention ?? byTable[table] ?? defaults.retention,
+    ingestMaxAgeMs: v('ingest_max_age'),
+    ingestMaxFutureMs: v('ingest_max_future'),
   };
 }
 

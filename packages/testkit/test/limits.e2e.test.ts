@@ -2,8 +2,9 @@ import { randomBytes } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flightDoGet } from '@floe/flight';
-import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
-import { startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { compress } from 'snappyjs';
+import { ExportTraceServiceRequestSchema, ExportTraceServiceResponseSchema, PromWriteRequestSchema, create, fromBinary, toBinary } from '@floe/proto';
+import { REMOTE_WRITE_HEADERS, plain, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Per-tenant limits (spec 1, Errors 3–5; Ingest rule 5), both modes (the cluster keeps buckets and
@@ -11,13 +12,11 @@ import { startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/in
  * HTTP and gRPC, the storage quota, and byte-identical resends stored once.
  */
 
-/** One span of a fresh trace as an OTLP protobuf body. */
-function spanBody(): { body: Buffer; traceId: string } {
+/** Spans of a fresh trace as an OTLP protobuf body, one per start time given (default: now). */
+function spanBody(starts: bigint[] = [BigInt(Date.now()) * 1_000_000n]): { body: Buffer; traceId: string } {
   const traceId = randomBytes(16);
-  const now = BigInt(Date.now()) * 1_000_000n;
-  const req = create(ExportTraceServiceRequestSchema, {
-    resourceSpans: [{ scopeSpans: [{ spans: [{ traceId, spanId: randomBytes(8), name: 'limited', startTimeUnixNano: now, endTimeUnixNano: now + 1000n }] }] }],
-  });
+  const spans = starts.map((start) => ({ traceId, spanId: randomBytes(8), name: 'limited', startTimeUnixNano: start, endTimeUnixNano: start + 1000n }));
+  const req = create(ExportTraceServiceRequestSchema, { resourceSpans: [{ scopeSpans: [{ spans }] }] });
   return { body: Buffer.from(toBinary(ExportTraceServiceRequestSchema, req)), traceId: traceId.toString('hex') };
 }
 describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
@@ -30,7 +29,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     await floe?.stop();
   });
 
-  async function tenantWith(id: string, limits: Record<string, number>): Promise<string> {
+  async function tenantWith(id: string, limits: Record<string, number | string>): Promise<string> {
     const res = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
       method: 'POST',
       headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
@@ -141,6 +140,75 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     expect(body.error).toContain('quota_exceeded');
     expect(body.retryAfterMs).toBeUndefined();
     expect(refused.headers.get('retry-after')).toBeNull();
+  });
+
+  it('rows older than limits.ingest_max_age (7d) or further ahead than ingest_max_future (10m) are refused item by item; a tenant may widen the window', async () => {
+    const key = (await floe.bootstrap('times')).api_key;
+    const headers = (tenant: string, k: string, contentType: string) => ({ authorization: `Bearer ${k}`, 'x-tenant-id': tenant, 'content-type': contentType });
+    const sql = async (tenant: string, k: string, text: string) =>
+      (await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(text), metadata: { authorization: `Bearer ${k}`, 'x-tenant-id': tenant }, deadlineMs: 20_000 })).toArray().map((r) => plain(r) as Record<string, unknown>);
+    const DAY = 86_400_000_000_000n;
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const oldest = /oldest accepted: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z\)$/;
+
+    // OTLP/JSON logs (the decoded path): one record each side of the window, one inside.
+    const logs = {
+      resourceLogs: [{ scopeLogs: [{ logRecords: [
+        { timeUnixNano: String(now - 8n * DAY), body: { stringValue: 'eight days old' } },
+        { timeUnixNano: String(now), body: { stringValue: 'now' } },
+        { timeUnixNano: String(now + DAY / 24n), body: { stringValue: 'an hour ahead' } },
+      ] }] }],
+    };
+    const res = await fetch(`${floe.otlpHttpUrl}/v1/logs`, { method: 'POST', body: JSON.stringify(logs), headers: headers('times', key, 'application/json') });
+    expect(res.status).toBe(200);
+    const answer = (await res.json()) as { partialSuccess: { rejectedLogRecords: string; errorMessage: string } };
+    expect(answer.partialSuccess.rejectedLogRecords).toBe('2');
+    expect(answer.partialSuccess.errorMessage).toMatch(/^log record time is more than 7d in the past \(limits\.ingest_max_age; /);
+    expect(answer.partialSuccess.errorMessage).toMatch(oldest);
+
+    // OTLP protobuf traces (the wire transcoder): the future span is named when it comes first.
+    const spans = spanBody([now + DAY, now, now - 30n * DAY]);
+    const traced = await post(floe.otlpHttpUrl, key, 'times', spans.body);
+    expect(traced.status).toBe(200);
+    const partial = fromBinary(ExportTraceServiceResponseSchema, new Uint8Array(await traced.arrayBuffer())).partialSuccess;
+    expect(partial?.rejectedSpans).toBe(2n);
+    expect(partial?.errorMessage).toMatch(/^span start time is more than 10m in the future \(limits\.ingest_max_future; latest accepted: \d{4}-/);
+
+    // Remote write: 400 naming the limit, after the sample inside the window is stored.
+    const nowMs = BigInt(Date.now());
+    const rw = toBinary(
+      PromWriteRequestSchema,
+      create(PromWriteRequestSchema, {
+        timeseries: [{ labels: [{ name: '__name__', value: 'times_total' }, { name: 'job', value: 'times' }], samples: [{ value: 1, timestamp: nowMs - 8n * 86_400_000n }, { value: 2, timestamp: nowMs }] }],
+      }),
+    );
+    const written = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: compress(rw), headers: { ...headers('times', key, ''), ...REMOTE_WRITE_HEADERS } });
+    expect(written.status).toBe(400);
+    const refusal = (await written.json()) as { errorType: string; error: string };
+    expect(refusal.errorType).toBe('bad_data');
+    expect(refusal.error).toMatch(/^1 samples, histograms or exemplars were refused \(the rest was stored\); first: sample timestamp is more than 7d in the past \(limits\.ingest_max_age; oldest accepted: .*\) \(times_total\{job="times"\}\)$/);
+
+    const stored = await waitFor('the rows inside the window', async () => {
+      const [l, t, m] = await Promise.all([
+        sql('times', key, 'SELECT body FROM logs'),
+        sql('times', key, `SELECT start_time_unix_nano AS start FROM traces WHERE trace_id = '${spans.traceId}'`),
+        sql('times', key, `SELECT value FROM metrics WHERE metric_name = 'times_total'`),
+      ]);
+      return l.length > 0 && t.length > 0 && m.length > 0 ? { l, t, m } : undefined;
+    }, 30_000, 200);
+    expect(stored).toEqual({ l: [{ body: 'now' }], t: [{ start: now }], m: [{ value: 2 }] });
+
+    // A tenant whose settings.limits take 30 days back and any future stores the same spans whole.
+    const wideKey = await tenantWith('times-wide', { ingest_max_age: '31d', ingest_max_future: '0s' });
+    const wide = spanBody([now + DAY, now, now - 30n * DAY]);
+    const accepted = await post(floe.otlpHttpUrl, wideKey, 'times-wide', wide.body);
+    expect(accepted.status).toBe(200);
+    expect(fromBinary(ExportTraceServiceResponseSchema, new Uint8Array(await accepted.arrayBuffer())).partialSuccess).toBeUndefined();
+    const all = await waitFor('the three spans', async () => {
+      const rows = await sql('times-wide', wideKey, `SELECT start_time_unix_nano AS start FROM traces WHERE trace_id = '${wide.traceId}' ORDER BY start`);
+      return rows.length === 3 ? rows : undefined;
+    }, 30_000, 200);
+    expect(all.map((r) => r.start)).toEqual([now - 30n * DAY, now, now + DAY]);
   });
 
   it('a byte-identical resend is acknowledged and stored once, on whichever acceptor it arrives', async () => {

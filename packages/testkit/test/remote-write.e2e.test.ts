@@ -379,7 +379,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('remote write end to end (%s)',
     expect(await res.json()).toEqual({
       status: 'error',
       errorType: 'bad_data',
-      error: `1 samples, histograms or exemplars could not be converted (the rest was stored); first: series has no __name__ label ({job="${job}"})`,
+      error: `1 samples, histograms or exemplars were refused (the rest was stored); first: series has no __name__ label ({job="${job}"})`,
     });
     const rows = await waitFor(
       'the 1.0 row',

@@ -5,6 +5,7 @@ import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
 import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type DedupStore, type TenantLimits, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
 import type { Counter, Logger } from '@floe/telemetry';
+import { AcceptedTimes } from './accepted-times.ts';
 import type { WalBacklogGate } from './wal-backlog.ts';
 
 export interface AdmissionDeps {
@@ -36,6 +37,7 @@ export interface RequestIdentity {
  *   Retry-After and X-RateLimit-* headers;
  * - the storage quota (limits.max_storage_bytes): 429 whose text contains quota_exceeded, no
  *   Retry-After; the stored total is re-read from the catalog every acceptor.quota_cache_ttl;
+ * - the row times it may write (limits.ingest_max_age, limits.ingest_max_future; accepted-times.ts);
  * - resend dedup: a request whose fingerprint was made durable within writer.ingest_dedup_window
  *   (shared store) or acceptor.retry_dedup_window (this acceptor's memory) is acknowledged without
  *   being stored again.
@@ -63,9 +65,9 @@ export class Admission {
   /**
    * Throws the 429 FloeError when the tenant is over a rate limit or its storage quota, and the
    * 503 one while the WAL backlog is over its limit (before taking tokens: a refused request
-   * costs its tenant nothing).
+   * costs its tenant nothing). Returns the row times the request may write.
    */
-  async admit(ctx: TenantContext, bodyBytes: number): Promise<void> {
+  async admit(ctx: TenantContext, bodyBytes: number): Promise<AcceptedTimes> {
     this.#o.walBacklog?.check();
     const limits = await this.#limits(ctx.tenant);
     if (limits.ingestRequests) {
@@ -80,21 +82,22 @@ export class Admission {
       const stored = await this.#storedBytes(ctx.tenant);
       if (stored >= limits.maxStorageBytes) throw quotaExceeded(ctx.tenant, stored, limits.maxStorageBytes);
     }
+    return new AcceptedTimes(Date.now(), limits.ingestMaxAgeMs, limits.ingestMaxFutureMs);
   }
 
   /**
    * The whole gate around one request: admit (or throw the 429), acknowledge a byte-identical
-   * resend with `onResend()` without storing it, otherwise `store()` and remember the request once
-   * that store is durable (it resolved).
+   * resend with `onResend()` without storing it, otherwise `store(times)` (the row times the
+   * tenant may write) and remember the request once that store is durable (it resolved).
    */
-  async run<R>(ctx: TenantContext, req: RequestIdentity, store: () => Promise<R>, onResend: () => R): Promise<R> {
-    await this.admit(ctx, req.body.byteLength);
+  async run<R>(ctx: TenantContext, req: RequestIdentity, store: (times: AcceptedTimes) => Promise<R>, onResend: () => R): Promise<R> {
+    const times = await this.admit(ctx, req.body.byteLength);
     const fp = this.fingerprint(ctx, req);
     if (await this.isResend(fp)) {
       this.#o.resendsDropped?.add(1, { signal: req.signal });
       return onResend();
     }
-    const out = await store();
+    const out = await store(times);
     await this.remember(fp);
     return out;
   }

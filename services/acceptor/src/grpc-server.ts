@@ -2,14 +2,15 @@ import * as grpc from '@grpc/grpc-js';
 import { authenticate, credentialsFrom, type AuthDeps } from '@floe/auth';
 import { toGrpc } from '@floe/errors';
 import { noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
+import type { AcceptedTimes } from './accepted-times.ts';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS, type OtlpSignal } from './signals.ts';
 
 export interface GrpcServerOptions {
   ingest: Ingest;
-  /** Per-tenant rate limits, storage quota and resend dedup (absent: none). */
-  admission?: Admission;
+  /** Per-tenant rate limits, storage quota, accepted row times and resend dedup. */
+  admission: Admission;
   auth: AuthDeps;
   log: Logger;
   maxBodyBytes: number;
@@ -51,9 +52,9 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
     };
     authenticate(credentialsFrom(get), opts.auth, 'ingest')
       .then((ctx) => {
-        const store = () => signal.ingest(opts.ingest, ctx, call.request, 'protobuf');
+        const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, ctx, call.request, 'protobuf', times);
         const identity = { signal: signal.name, contentType: 'protobuf', contentEncoding: '', body: call.request };
-        return opts.admission ? opts.admission.run(ctx, identity, store, () => ({ accepted: 0, rejected: 0, rejectReason: undefined })) : store();
+        return opts.admission.run(ctx, identity, store, () => ({ accepted: 0, rejected: 0, rejectReason: undefined }));
       })
       .then((r) => cb(null, signal.response(r, 'protobuf') as Uint8Array))
       .catch((err: unknown) => fail(cb, err));

@@ -4,6 +4,7 @@ import { FloeError, toHttp } from '@floe/errors';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
 import { endHttpServerSpan, httpFrameworkLogging, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
 import { formatOf, inflate } from './decode.ts';
+import type { AcceptedTimes } from './accepted-times.ts';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS } from './signals.ts';
@@ -13,8 +14,8 @@ import { snappyUncompress } from './snappy.ts';
 
 export interface HttpServerOptions {
   ingest: Ingest;
-  /** Per-tenant rate limits, storage quota and resend dedup (absent: none). */
-  admission?: Admission;
+  /** Per-tenant rate limits, storage quota, accepted row times and resend dedup. */
+  admission: Admission;
   auth: AuthDeps;
   log: Logger;
   maxBodyBytes: number;
@@ -87,9 +88,9 @@ export function buildHttpServer(opts: HttpServerOptions) {
     app.post(signal.httpPath, { onRequest: authHook }, async (req, reply) => {
       const format = formatOf(req.headers['content-type']);
       const raw = bodyBuffer(req.body);
-      const store = () => signal.ingest(opts.ingest, req.tenant!, inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes), format);
+      const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, req.tenant!, inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes), format, times);
       const identity = { signal: signal.name, contentType: format, contentEncoding: header(req, 'content-encoding') ?? '', body: raw };
-      const result = opts.admission ? await opts.admission.run(req.tenant!, identity, store, () => NOTHING_REJECTED) : await store();
+      const result = await opts.admission.run(req.tenant!, identity, store, () => NOTHING_REJECTED);
       const resp = signal.response(result, format);
       if (format === 'json') return reply.code(200).type('application/json').send(resp);
       return reply.code(200).type('application/x-protobuf').send(Buffer.from(resp as Uint8Array));
@@ -103,10 +104,10 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const version = remoteWriteVersion(header(req, 'content-type'));
     checkRemoteWriteEncoding(header(req, 'content-encoding'));
     const raw = bodyBuffer(req.body);
-    const store = () => remoteWrite.write(req.tenant!, snappyUncompress(raw, opts.maxDecompressedBytes), version);
+    const store = (times: AcceptedTimes) => remoteWrite.write(req.tenant!, snappyUncompress(raw, opts.maxDecompressedBytes), version, times);
     const identity = { signal: 'remote_write', contentType: `v${version}`, contentEncoding: 'snappy', body: raw };
     // A resend of a durable request is acknowledged without counts (senders then assume all written).
-    const outcome = opts.admission ? await opts.admission.run(req.tenant!, identity, store, () => undefined) : await store();
+    const outcome = await opts.admission.run(req.tenant!, identity, store, () => undefined);
     if (!outcome) return reply.code(204).send();
     if (version === 2) void reply.headers(outcome.headers);
     if (outcome.error) throw outcome.error;

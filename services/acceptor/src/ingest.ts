@@ -4,6 +4,7 @@ import type { TableName } from '@floe/schema';
 import type { TenantContext } from '@floe/auth';
 import { newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
+import type { AcceptedTimes } from './accepted-times.ts';
 import { logsToRows } from './logs-to-rows.ts';
 import { logsToPayloadsFromWire } from './logs-wire.ts';
 import type { ExportMetricsServiceRequest } from '@floe/proto';
@@ -61,8 +62,8 @@ export class Ingest {
   }
 
   /** A decoded trace export (OTLP/JSON bodies). */
-  async traces(ctx: TenantContext, req: ExportTraceServiceRequest): Promise<IngestResult> {
-    return this.storeRows(ctx, 'traces', spansToRows(req));
+  async traces(ctx: TenantContext, req: ExportTraceServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
+    return this.storeRows(ctx, 'traces', spansToRows(req, times));
   }
 
   /**
@@ -70,10 +71,10 @@ export class Ingest {
    * records as `traces(ctx, fromBinary(…))` without building the message. Malformed bytes are
    * `bad_data`.
    */
-  async tracesProtobuf(ctx: TenantContext, body: Uint8Array): Promise<IngestResult> {
+  async tracesProtobuf(ctx: TenantContext, body: Uint8Array, times: AcceptedTimes): Promise<IngestResult> {
     let converted: ConvertedPayloads;
     try {
-      converted = spansToPayloadsFromWire(body);
+      converted = spansToPayloadsFromWire(body, times);
     } catch (err) {
       throw new FloeError('bad_data', `body is not a valid ${ExportTraceServiceRequestSchema.typeName} protobuf message: ${(err as Error).message}`, {
         code: 'FLOE_ERR_INGEST_DECODE',
@@ -83,8 +84,8 @@ export class Ingest {
   }
 
   /** A decoded logs export (protobuf or JSON). */
-  async logs(ctx: TenantContext, req: ExportLogsServiceRequest): Promise<IngestResult> {
-    return this.storeRows(ctx, 'logs', logsToRows(req));
+  async logs(ctx: TenantContext, req: ExportLogsServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
+    return this.storeRows(ctx, 'logs', logsToRows(req, undefined, times));
   }
 
   /**
@@ -92,10 +93,10 @@ export class Ingest {
    * records as `logs(ctx, fromBinary(…))` without building the message. Malformed bytes are
    * `bad_data`.
    */
-  async logsProtobuf(ctx: TenantContext, body: Uint8Array): Promise<IngestResult> {
+  async logsProtobuf(ctx: TenantContext, body: Uint8Array, times: AcceptedTimes): Promise<IngestResult> {
     let converted: ConvertedPayloads;
     try {
-      converted = logsToPayloadsFromWire(body);
+      converted = logsToPayloadsFromWire(body, undefined, times);
     } catch (err) {
       throw new FloeError('bad_data', `body is not a valid ${ExportLogsServiceRequestSchema.typeName} protobuf message: ${(err as Error).message}`, {
         code: 'FLOE_ERR_INGEST_DECODE',
@@ -105,15 +106,15 @@ export class Ingest {
   }
 
   /** A decoded profiles export (protobuf or JSON). Accepted requests are logged at debug level only (spec 1, Ingest rule 6). */
-  async profiles(ctx: TenantContext, req: ExportProfilesServiceRequest): Promise<IngestResult> {
-    const result = await this.storeRows(ctx, 'profiles', profilesToRows(req));
+  async profiles(ctx: TenantContext, req: ExportProfilesServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
+    const result = await this.storeRows(ctx, 'profiles', profilesToRows(req, undefined, undefined, times));
     this.log.debug({ tenant: ctx.tenant, dataset: ctx.dataset, profiles: result.accepted, rejected: result.rejected }, 'profiles accepted');
     return result;
   }
 
   /** A decoded metrics export (protobuf or JSON): data points and their exemplars. */
-  async metrics(ctx: TenantContext, req: ExportMetricsServiceRequest): Promise<IngestResult> {
-    return this.storeMetrics(ctx, metricsToRows(req));
+  async metrics(ctx: TenantContext, req: ExportMetricsServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
+    return this.storeMetrics(ctx, metricsToRows(req, times));
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { ExportLogsServiceRequest, LogRecord } from '@floe/proto';
 import { anyValueAsString, anyValueKind, serviceName, splitAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 
 /**
  * Converts an OTLP logs export into rows of the logs table (@floe/schema logs.ts), grouped by
@@ -20,8 +21,8 @@ function invalidReason(r: LogRecord): string | undefined {
 /** Hex of an id, or null when the record has none (empty or all zeros, which OTLP calls invalid). */
 const idHex = (b: Uint8Array): string | null => (b.length === 0 || isZero(b) ? null : hex(b));
 
-export function logsToRows(req: ExportLogsServiceRequest, receivedNs: bigint = BigInt(Date.now()) * 1_000_000n): ConvertedRows {
-  const out = new RowCollector();
+export function logsToRows(req: ExportLogsServiceRequest, receivedNs: bigint = BigInt(Date.now()) * 1_000_000n, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRows {
+  const out = new RowCollector({ times });
   for (const rl of req.resourceLogs) {
     const resourceAttrs = rl.resource?.attributes ?? [];
     const res = splitAttributes(resourceAttrs);
@@ -37,6 +38,7 @@ export function logsToRows(req: ExportLogsServiceRequest, receivedNs: bigint = B
           continue;
         }
         const time = r.timeUnixNano > 0n ? r.timeUnixNano : r.observedTimeUnixNano > 0n ? r.observedTimeUnixNano : receivedNs;
+        if (!out.admits(time, 'log record time')) continue;
         const attrs = splitAttributes(r.attributes);
         out.add(time, {
           time_unix_nano: time.toString(),

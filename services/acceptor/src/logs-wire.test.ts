@@ -3,6 +3,7 @@ import { ExportLogsServiceRequestSchema, create, fromBinary, toBinary, type Mess
 import { logsTable } from '@floe/schema';
 import { readColumnBatch } from '@floe/storage';
 import { logsToRows } from './logs-to-rows.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { logsToPayloadsFromWire } from './logs-wire.ts';
 import {
   COMMON_SHAPE,
@@ -288,6 +289,26 @@ describe('logsToPayloadsFromWire: the payloads of logsToRows(fromBinary())', () 
     }
     expect(records).toBeGreaterThan(1000);
     expect(rejected).toBeGreaterThan(100);
+  });
+
+  it('accepted times (limits.ingest_max_age, ingest_max_future): both paths refuse the same records, the receive time standing in for a missing time (differential, 300 cases)', () => {
+    // NOW - 1 h to RECEIVED (NOW + 7 h) + 1 m.
+    const times = new AcceptedTimes(Number((RECEIVED - 8n * HOUR) / 1_000_000n) + 7 * 3_600_000, 8 * 3_600_000, 60_000);
+    const windowed = differential(
+      'logsToPayloadsFromWire',
+      (bytes) => referenceOf(logsTable, logsToRows(fromBinary(ExportLogsServiceRequestSchema, bytes), RECEIVED, times)),
+      (bytes) => logsToPayloadsFromWire(bytes, RECEIVED, times),
+    );
+    const r = prng(17);
+    const reasons = new Set<string>();
+    let accepted = 0;
+    for (let i = 0; i < 300; i++) {
+      const got = windowed.expectSame(encode(request(r)));
+      accepted += got.accepted;
+      if (got.rejectReason?.startsWith('log record time')) reasons.add(got.rejectReason.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/, 'T'));
+    }
+    expect(accepted).toBeGreaterThan(300);
+    expect(reasons).toEqual(new Set(['log record time is more than 8h in the past (limits.ingest_max_age; oldest accepted: T)', 'log record time is more than 1m in the future (limits.ingest_max_future; latest accepted: T)']));
   });
 
   it('random requests reshaped on the wire: any field order, unknown fields, repeated and split fields, padded varints', () => {

@@ -36,6 +36,7 @@ import { LogRecordSchema, fromBinary } from '@floe/proto';
 import { logsTable } from '@floe/schema';
 import { ColumnBatchBuilder, type Leaf } from '@floe/storage';
 import { anyValueAsString } from './attributes.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import {
   HourBatches,
   Out,
@@ -263,6 +264,7 @@ function logRecord(end: number): void {
       hi = recvHi;
     }
   }
+  if (!batches.admits(lo, hi, 'log record time')) return;
   writeRow(batches.get(hourOf(lo, hi)), lo, hi, start, end);
   seek(end); // past what rendering the body read
 }
@@ -350,10 +352,11 @@ const LOGS: SignalReader = { item: logRecord, endScope, keepScopeAttrs: true };
  * `logsToRows(fromBinary(ExportLogsServiceRequestSchema, bytes), receivedNs)`. Throws an Error on
  * malformed input (see the header for the cases stricter than protobuf-es).
  */
-export function logsToPayloadsFromWire(bytes: Uint8Array, receivedNs: bigint = BigInt(Date.now()) * 1_000_000n): ConvertedPayloads {
+export function logsToPayloadsFromWire(bytes: Uint8Array, receivedNs: bigint = BigInt(Date.now()) * 1_000_000n, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedPayloads {
   recvLo = Number(receivedNs & 0xffffffffn);
   recvHi = Number((receivedNs >> 32n) & 0xffffffffn);
   try {
+    batches.times = times;
     buf = beginRequest(bytes);
     readRequest(LOGS);
     return batches.result();

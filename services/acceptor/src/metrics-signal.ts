@@ -11,7 +11,7 @@ export const metricsSignal: OtlpSignal = {
   name: 'metrics',
   httpPath: '/v1/metrics',
   grpcMethod: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
-  ingest: (ingest, ctx, body, format) => ingest.metrics(ctx, decodeMessage(ExportMetricsServiceRequestSchema, body, format)),
+  ingest: (ingest, ctx, body, format, times) => ingest.metrics(ctx, decodeMessage(ExportMetricsServiceRequestSchema, body, format), times),
   response(r, format) {
     const resp = create(ExportMetricsServiceResponseSchema, {
       partialSuccess: r.rejected > 0 ? { rejectedDataPoints: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { AggregationTemporality, ExportMetricsServiceRequestSchema, create, type MessageInitShape } from '@floe/proto';
 import { decodeMessage } from './decode.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { metricsToRows } from './metrics-to-rows.ts';
 import { batchRows } from './rows.ts';
 
@@ -543,5 +544,23 @@ describe('metricsToRows', () => {
     expect(row).toMatchObject({ metric_type: 'sum', temporality: 'cumulative', is_monotonic: true, value: 12, value_int: 12, service_name: 'unknown_service', start_unix_nano: START.toString() });
     const ex = batchRows(out.exemplars.byHour.get(490_000)!)[0] as Row;
     expect(ex).toMatchObject({ trace_id: '0102030405060708090a0b0c0d0e0f10', span_id: 'a0a1a2a3a4a5a6a7', value: 1.5 });
+  });
+  it('accepted times: a point outside is rejected and named; an exemplar outside its point\'s window is dropped, not counted', () => {
+    // T - 1 h to T + 1 m.
+    const times = new AcceptedTimes(Number(T / 1_000_000n), 3_600_000, 60_000);
+    const gauge = (time: bigint, exemplarTime?: bigint) => ({
+      timeUnixNano: time,
+      value: { case: 'asDouble' as const, value: Number((time - T) / 1_000_000_000n) },
+      exemplars: exemplarTime === undefined ? [] : [{ timeUnixNano: exemplarTime, value: { case: 'asDouble' as const, value: 1 }, traceId: TRACE, spanId: SPAN }],
+    });
+    const out = metricsToRows(
+      create(ExportMetricsServiceRequestSchema, request([{ name: 'g', data: { case: 'gauge', value: { dataPoints: [gauge(T - 2n * HOUR), gauge(T, T - 2n * HOUR), gauge(T + 59_000_000_000n, T), gauge(T + HOUR)] } } }])),
+      times,
+    );
+    expect([out.points.accepted, out.points.rejected]).toEqual([2, 2]);
+    expect(out.points.rejectReason).toMatch(/^data point time is more than 1h in the past \(limits\.ingest_max_age; oldest accepted: /);
+    expect([...out.points.byHour.values()].flatMap((b) => batchRows(b).map((r) => r.value))).toEqual([0, 59]);
+    // The exemplar two hours back is dropped with its point kept; the one at T is kept.
+    expect([...out.exemplars.byHour.values()].flatMap((b) => batchRows(b).map((r) => r.time_unix_nano))).toEqual([T.toString()]);
   });
 });

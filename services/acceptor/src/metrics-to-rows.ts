@@ -11,6 +11,7 @@ import {
 } from '@floe/proto';
 import { emptyTyped, serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { seriesId, seriesPrefix, seriesResource, type SeriesPrefix, type SeriesResource } from './series-id.ts';
 
 /**
@@ -224,9 +225,9 @@ function pointsOf(m: Metric): readonly AnyPoint[] {
   return m.data.case === undefined ? [] : m.data.value.dataPoints;
 }
 
-export function metricsToRows(req: ExportMetricsServiceRequest): ConvertedMetrics {
-  const points = new RowCollector();
-  const exemplars = new RowCollector();
+export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedMetrics {
+  const points = new RowCollector({ times });
+  const exemplars = new RowCollector({ times });
   for (const rm of req.resourceMetrics) {
     const resourceKvs: readonly KeyValue[] = rm.resource?.attributes ?? [];
     const resource = splitAttributes(resourceKvs);
@@ -243,6 +244,7 @@ export function metricsToRows(req: ExportMetricsServiceRequest): ConvertedMetric
             points.reject(reason);
             continue;
           }
+          if (!points.admits(p.timeUnixNano, 'data point time')) continue;
           const attrs = splitAttributes(p.attributes);
           const sid = seriesId(ctx.prefix, attrs);
           points.add(p.timeUnixNano, {
@@ -276,6 +278,8 @@ export function metricsToRows(req: ExportMetricsServiceRequest): ConvertedMetric
 function addExemplar(out: RowCollector, ctx: MetricContext, sid: string, point: TypedAttributes, pointTime: bigint, e: Exemplar): void {
   // OTLP requires an exemplar's time; one without is placed at its data point's time.
   const time = e.timeUnixNano > 0n ? e.timeUnixNano : pointTime;
+  // Outside the accepted times its point is not: dropped (exemplars are not counted as rejected points).
+  if (!out.admits(time, 'exemplar time')) return;
   const filtered = e.filteredAttributes.length ? splitAttributes(e.filteredAttributes) : emptyTyped();
   out.add(time, {
     metric_name: ctx.name,

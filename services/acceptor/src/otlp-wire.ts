@@ -35,6 +35,7 @@
 import { isUtf8 } from 'node:buffer';
 import { KeyValueSchema, fromBinary, toJson } from '@floe/proto';
 import { ColumnBatchBuilder, Leaf, REUSE_BYTES } from '@floe/storage';
+import { AcceptedTimes, nsOfHalves } from './accepted-times.ts';
 import { anyValueText } from './attributes.ts';
 import { payloadBuffers } from './payload-buffers.ts';
 import type { HourPayload } from './rows.ts';
@@ -1545,6 +1546,8 @@ export class HourBatches<H extends HourRows> {
   accepted = 0;
   rejected = 0;
   rejectReason: string | undefined = undefined;
+  /** The row times the request's tenant may write (set per request; reset() forgets them). */
+  times: AcceptedTimes = AcceptedTimes.ANY;
 
   constructor(make: () => H) {
     this.make = make;
@@ -1577,6 +1580,15 @@ export class HourBatches<H extends HourRows> {
     this.rejectReason ??= reason;
   }
 
+  /** Whether a row whose time (of `what`) is the halves lo, hi is within `times`; if not, it is rejected. */
+  admits(lo: number, hi: number, what: string): boolean {
+    const ns = nsOfHalves(lo, hi);
+    if (this.times.admits(ns)) return true;
+    if (this.rejectReason === undefined) this.rejectReason = this.times.refusal(what, ns);
+    this.rejected++;
+    return false;
+  }
+
   result(): ConvertedPayloads {
     const byHour = new Map<number, HourPayload>();
     for (const [hour, h] of this.hours) byHour.set(hour, { hour, rows: h.batch.rows, payload: h.batch.finish(payloadBuffers.take) });
@@ -1596,6 +1608,7 @@ export class HourBatches<H extends HourRows> {
     this.lastHour = -1;
     this.last = undefined;
     this.pending.length = 0;
+    this.times = AcceptedTimes.ANY;
     this.accepted = 0;
     this.rejected = 0;
     this.rejectReason = undefined;

@@ -7,6 +7,7 @@ import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
 import { ColumnBatchBuilder, FsObjectStore, WalAppender, columnBatchValues, readColumnBatch, type ObjectStore } from '@floe/storage';
 import { tracesTable } from '@floe/schema';
 import { silentLogger } from '@floe/telemetry';
+import { AcceptedTimes } from './accepted-times.ts';
 import { Ingest } from './ingest.ts';
 import { PayloadBuffers, payloadBuffers } from './payload-buffers.ts';
 
@@ -93,13 +94,13 @@ describe('PayloadBuffers', () => {
     );
     const appended = vi.spyOn(wal, 'append');
     try {
-      await ingest.tracesProtobuf(ctx, body);
+      await ingest.tracesProtobuf(ctx, body, AcceptedTimes.ANY);
       const durable = appended.mock.calls[0]![0][0]!.payload;
       // Given back: the next payload of that size is made in the same memory.
       expect(payloadBuffers.take(durable.length).buffer).toBe(durable.buffer);
 
       failing = true;
-      await expect(ingest.tracesProtobuf(ctx, body)).rejects.toMatchObject({ code: 'FLOE_ERR_WAL_UNAVAILABLE' });
+      await expect(ingest.tracesProtobuf(ctx, body, AcceptedTimes.ANY)).rejects.toMatchObject({ code: 'FLOE_ERR_WAL_UNAVAILABLE' });
       const failed = appended.mock.calls[1]![0][0]!.payload;
       expect(failed.buffer).not.toBe(durable.buffer);
       // Not given back: whatever is taken next, it is never the failed append's memory.

@@ -7,6 +7,7 @@ import { FloeError } from '@floe/errors';
 import { ExportProfilesServiceRequestSchema, ExportProfilesServiceResponseSchema, create, fromBinary, toBinary, toJson, type JsonValue, type MessageInitShape } from '@floe/proto';
 import { WalAppender, columnBatchRows, createObjectStore, listSegments, readSegment, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
+import { AcceptedTimes } from './accepted-times.ts';
 import { Ingest } from './ingest.ts';
 import { profilesSignal } from './profiles-signal.ts';
 import { SIGNALS } from './signals.ts';
@@ -103,7 +104,7 @@ describe('profiles signal', () => {
 
   it('JSON with hex ids lands in the WAL as profiles rows; partial success names rejected_profiles; logged at debug only', async () => {
     const ingest = setup('debug');
-    const result = await profilesSignal.ingest(ingest, ctx, Buffer.from(otlpJson(request(true))), 'json');
+    const result = await profilesSignal.ingest(ingest, ctx, Buffer.from(otlpJson(request(true))), 'json', AcceptedTimes.ANY);
     expect(result).toEqual({ accepted: 1, rejected: 1, rejectReason: 'profile references stack_index 9, out of range of the stack_table (2 entries)' });
     expect(profilesSignal.response(result, 'json')).toEqual({
       partialSuccess: { rejectedProfiles: '1', errorMessage: 'profile references stack_index 9, out of range of the stack_table (2 entries)' },
@@ -121,7 +122,7 @@ describe('profiles signal', () => {
   it('protobuf: a full success is an empty response; nothing is logged above debug', async () => {
     const ingest = setup('info');
     const body = toBinary(ExportProfilesServiceRequestSchema, create(ExportProfilesServiceRequestSchema, request()));
-    const result = await profilesSignal.ingest(ingest, ctx, body, 'protobuf');
+    const result = await profilesSignal.ingest(ingest, ctx, body, 'protobuf', AcceptedTimes.ANY);
     expect(result).toEqual({ accepted: 2, rejected: 0, rejectReason: undefined });
     const resp = profilesSignal.response(result, 'protobuf') as Uint8Array;
     expect(resp).toHaveLength(0);
@@ -139,7 +140,7 @@ describe('profiles signal', () => {
     ] as const) {
       // Decoding throws before any promise exists (HTTP and gRPC both call ingest inside a promise chain).
       const err = await Promise.resolve()
-        .then(() => profilesSignal.ingest(ingest, ctx, body, format))
+        .then(() => profilesSignal.ingest(ingest, ctx, body, format, AcceptedTimes.ANY))
         .then(
         () => undefined,
         (e: unknown) => e,

@@ -11,7 +11,7 @@ export const profilesSignal: OtlpSignal = {
   name: 'profiles',
   httpPath: '/v1development/profiles',
   grpcMethod: '/opentelemetry.proto.collector.profiles.v1development.ProfilesService/Export',
-  ingest: (ingest, ctx, body, format) => ingest.profiles(ctx, decodeMessage(ExportProfilesServiceRequestSchema, body, format)),
+  ingest: (ingest, ctx, body, format, times) => ingest.profiles(ctx, decodeMessage(ExportProfilesServiceRequestSchema, body, format), times),
   response(r, format) {
     const resp = create(ExportProfilesServiceResponseSchema, {
       partialSuccess: r.rejected > 0 ? { rejectedProfiles: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,

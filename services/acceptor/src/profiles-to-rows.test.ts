@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ExportProfilesServiceRequestSchema, create, toBinary, type ExportProfilesServiceRequest, type MessageInitShape, type Profile, type ProfilesDictionary } from '@floe/proto';
 import { decodeMessage } from './decode.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { profileTypeId, profilesToRows } from './profiles-to-rows.ts';
 import { batchRows, type ConvertedRows } from './rows.ts';
 
@@ -211,6 +212,23 @@ describe('profilesToRows', () => {
     const bin = toBinary(ExportProfilesServiceRequestSchema, create(ExportProfilesServiceRequestSchema, request([cpuProfile()])));
     const decoded = decodeMessage(ExportProfilesServiceRequestSchema, bin, 'protobuf');
     expect(rowsOf(profilesToRows(decoded, RECEIVED))).toEqual(rowsOf(convert(request([cpuProfile()]))));
+  });
+
+  it('accepted times: a profile outside is rejected before its dictionary is resolved; one without a time takes the receive time', () => {
+    // RECEIVED - 1 h to RECEIVED + 1 m: T (seven hours back) is too old, RECEIVED + 1 h too new.
+    const times = new AcceptedTimes(Number(RECEIVED / 1_000_000n), 3_600_000, 60_000);
+    const out = profilesToRows(
+      create(ExportProfilesServiceRequestSchema, request([cpuProfile(), cpuProfile({ timeUnixNano: RECEIVED + HOUR }), cpuProfile({ timeUnixNano: 0n }), cpuProfile({ timeUnixNano: RECEIVED - 1_000_000n })])),
+      RECEIVED,
+      {},
+      times,
+    );
+    expect([out.accepted, out.rejected]).toEqual([2, 2]);
+    expect(out.rejectReason).toMatch(/^profile time is more than 1h in the past \(limits\.ingest_max_age; oldest accepted: /);
+    expect(rowsOf(out).map((r) => r.time_unix_nano)).toEqual([RECEIVED.toString(), (RECEIVED - 1_000_000n).toString()]);
+    // Refused first, so a profile whose stacks are out of range is counted once, for its time.
+    const broken = profilesToRows(create(ExportProfilesServiceRequestSchema, request([cpuProfile({ timeUnixNano: RECEIVED + HOUR, samples: [{ stackIndex: 99, values: [1n] }] })])), RECEIVED, {}, times);
+    expect([broken.rejected, broken.rejectReason?.startsWith('profile time is more than 1m in the future')]).toEqual([1, true]);
   });
 
   it('several profiles share the dictionary; each keeps its own type, stacks and link', () => {

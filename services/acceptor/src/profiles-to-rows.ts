@@ -11,6 +11,7 @@ import {
 } from '@floe/proto';
 import { serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 
 /**
  * Converts an OTLP profiles export (v1development, v1.10/v1.11 wire layout) into rows of the
@@ -300,7 +301,7 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
   let linked: { link: { trace_id: string; span_id: string }; weight: bigint } | undefined;
   for (const w of linkWeight.values()) if (!linked || w.weight > linked.weight) linked = w;
 
-  const time = p.timeUnixNano > 0n ? p.timeUnixNano : receivedNs;
+  const time = profileTime(p, receivedNs);
   return {
     time,
     row: {
@@ -326,12 +327,16 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
   };
 }
 
+/** A profile's partition time: its own, else when it was received. */
+const profileTime = (p: Profile, receivedNs: bigint): bigint => (p.timeUnixNano > 0n ? p.timeUnixNano : receivedNs);
+
 export function profilesToRows(
   req: ExportProfilesServiceRequest,
   receivedNs: bigint = BigInt(Date.now()) * 1_000_000n,
   limits: { rowMax?: number; requestMax?: number } = {},
+  times: AcceptedTimes = AcceptedTimes.ANY,
 ): ConvertedRows {
-  const out = new RowCollector();
+  const out = new RowCollector({ times });
   const requestMax = limits.requestMax ?? MAX_REQUEST_RESOLVED_BYTES;
   const budget: Budget = { rowMax: limits.rowMax ?? MAX_PROFILE_ROW_BYTES, requestLeft: requestMax, requestMax };
   const dict = new Dictionary(req.dictionary, budget.rowMax);
@@ -343,6 +348,7 @@ export function profilesToRows(
       const scopeName = sp.scope?.name ?? '';
       const scopeVersion = sp.scope?.version ?? '';
       for (const p of sp.profiles) {
+        if (!out.admits(profileTime(p, receivedNs), 'profile time')) continue;
         let converted: ReturnType<typeof profileRow>;
         try {
           converted = profileRow(p, dict, receivedNs, budget);

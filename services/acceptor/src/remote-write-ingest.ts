@@ -1,6 +1,7 @@
 import type { TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import type { Logger } from '@floe/telemetry';
+import type { AcceptedTimes } from './accepted-times.ts';
 import type { Ingest } from './ingest.ts';
 import {
   RemoteWriteMetadata,
@@ -35,13 +36,14 @@ export class RemoteWriteIngest {
     this.#log = log.child({ surface: 'remote-write' });
   }
 
-  async write(ctx: TenantContext, body: Uint8Array, version: RemoteWriteVersion): Promise<RemoteWriteOutcome> {
+  /** `times`: the sample times the tenant may write (Admission); samples outside are refused like unconvertible ones. */
+  async write(ctx: TenantContext, body: Uint8Array, version: RemoteWriteVersion, times: AcceptedTimes): Promise<RemoteWriteOutcome> {
     const converted: ConvertedRemoteWrite =
-      version === 1 ? remoteWriteV1BodyToRows(body, this.#metadata, `${ctx.tenant}/${ctx.dataset}`) : remoteWriteV2ToRows(decodeRemoteWriteV2(body));
+      version === 1 ? remoteWriteV1BodyToRows(body, this.#metadata, `${ctx.tenant}/${ctx.dataset}`, times) : remoteWriteV2ToRows(decodeRemoteWriteV2(body), times);
     if (converted.dropped > 0) {
       this.#log.warn(
         { tenant: ctx.tenant, dataset: ctx.dataset, dropped: converted.dropped, first: converted.firstDropped },
-        'remote write: dropped native histograms or exemplars that OpenTelemetry metrics cannot represent',
+        'remote write: dropped native histograms that OpenTelemetry metrics cannot represent, or exemplars without a usable time',
       );
     }
     await this.#ingest.storeMetrics(ctx, converted);
@@ -52,7 +54,7 @@ export class RemoteWriteIngest {
     };
     const error =
       converted.errors > 0
-        ? new FloeError('bad_data', `${converted.errors} samples, histograms or exemplars could not be converted (the rest was stored); first: ${converted.firstError}`, {
+        ? new FloeError('bad_data', `${converted.errors} samples, histograms or exemplars were refused (the rest was stored); first: ${converted.firstError}`, {
             code: 'FLOE_ERR_REMOTE_WRITE_CONVERT',
           })
         : undefined;

@@ -21,6 +21,7 @@ import {
   remoteWriteVersion,
   type ConvertedRemoteWrite,
 } from './remote-write.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { batchRows } from './rows.ts';
 
 type V1 = MessageInitShape<typeof PromWriteRequestSchema>;
@@ -336,6 +337,37 @@ describe('remote write 1.0 → metrics rows', () => {
     expect(out).toMatchObject({ errors: 1, samplesWritten: 1 });
     expect(out.firstError).toMatch(message);
     expect(rows.map((r) => r.value)).toEqual([2]);
+  });
+
+  it('accepted times: samples and histograms outside are errors (400, the rest stored); exemplars outside are dropped', () => {
+    // MS - 1 h to MS + 1 m, over both protocol readers.
+    const times = new AcceptedTimes(Number(MS), 3_600_000, 60_000);
+    const init: V1 = {
+      timeseries: [
+        {
+          labels: labels({ __name__: 'm_total', job: 'j' }),
+          samples: [{ value: 1, timestamp: MS - 2n * HOUR_MS }, { value: 2, timestamp: MS }, { value: 3, timestamp: MS + HOUR_MS }],
+          exemplars: [{ labels: labels({ a: 'b' }), value: 1, timestamp: MS - 2n * HOUR_MS }],
+        },
+      ],
+    };
+    for (const out of [
+      remoteWriteV1ToRows(decodeRemoteWriteV1(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, init))), undefined, '', times),
+      remoteWriteV1BodyToRows(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, init)), undefined, '', times),
+    ]) {
+      expect(out).toMatchObject({ errors: 2, samplesWritten: 1, dropped: 1, exemplarsWritten: 0 });
+      expect(out.firstError).toMatch(/^sample timestamp is more than 1h in the past \(limits\.ingest_max_age; oldest accepted: .*\) \(m_total\{job="j"\}\)$/);
+      expect(out.firstDropped).toMatch(/^exemplar timestamp is more than 1h in the past/);
+      expect(flat(out.points).map((r) => r.value)).toEqual([2]);
+    }
+    const histogram = remoteWriteV2ToRows(
+      decodeRemoteWriteV2(
+        toBinary(RwV2RequestSchema, create(RwV2RequestSchema, { symbols: ['', '__name__', 'h'], timeseries: [{ labelsRefs: [1, 2], histograms: [{ count: { case: 'countInt', value: 1n }, schema: 0, timestamp: MS + HOUR_MS }] }] })),
+      ),
+      times,
+    );
+    expect(histogram).toMatchObject({ errors: 1, histogramsWritten: 0 });
+    expect(histogram.firstError).toMatch(/^histogram timestamp is more than 1m in the future \(limits\.ingest_max_future; latest accepted: /);
   });
 
   it('native histograms sent over 1.0 are exponential histograms too', () => {

@@ -13,6 +13,7 @@ import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } f
 import { BytesLru, ColumnBatchBuilder, viewOf, type BytesHit, type Leaf, type RowTemplate } from '@floe/storage';
 import { readPlainWriteRequest, WireDecodeError, type WireSeries, type WireWriteRequest } from './remote-write-wire.ts';
 import { MAX_INT64, RowCollector } from './rows.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
 import { REMOTE_WRITE_SCOPE } from '@floe/query';
 import { tableDef } from '@floe/schema';
@@ -220,7 +221,7 @@ export interface ConvertedRemoteWrite extends ConvertedMetrics {
   samplesWritten: number;
   histogramsWritten: number;
   exemplarsWritten: number;
-  /** Samples, histograms and exemplars that could not be converted: the request is answered 400. */
+  /** Samples, histograms and exemplars that could not be converted or lie outside the accepted times: the request is answered 400. */
   errors: number;
   firstError: string | undefined;
   /** Native histograms OpenTelemetry cannot represent, and exemplars without a usable time: dropped with a warning, not an error. */
@@ -362,6 +363,17 @@ class Converter {
   firstDropped: string | undefined;
   /** The cache entry of the request's last cached series: senders keep their series' order, so it tells the next one (BytesLru). */
   #lastHead: BytesHit<CachedHead> | undefined;
+  readonly #times: AcceptedTimes;
+
+  constructor(times: AcceptedTimes) {
+    this.#times = times;
+  }
+
+  /** Why a sample (`what`) at `ms` is outside the tenant's accepted times, if it is. */
+  #outside(ms: bigint, what: string): string | undefined {
+    const ns = Number(ms) * 1e6;
+    return this.#times.admits(ns) ? undefined : this.#times.refusal(what, ns);
+  }
 
   error(n: number, reason: string): void {
     this.errors += n;
@@ -395,7 +407,7 @@ class Converter {
   /** Plain samples of a series whose other columns are `head`. */
   private samples(s: SeriesIn, head: RowTemplate): void {
     for (const sample of s.samples) {
-      const reason = timeInvalid(sample.timestamp) ?? startInvalid(sample.startTimestamp ?? 0n);
+      const reason = timeInvalid(sample.timestamp) ?? startInvalid(sample.startTimestamp ?? 0n) ?? this.#outside(sample.timestamp, 'sample timestamp');
       if (reason) {
         this.error(1, `${reason} (${describe(s.labels)})`);
         continue;
@@ -480,7 +492,7 @@ class Converter {
       const gauge = s.meta?.type === 'gaugehistogram';
       for (const h of s.histograms) {
         const hstart = 'startTimestamp' in h ? h.startTimestamp : 0n;
-        const reason = timeInvalid(h.timestamp) ?? startInvalid(hstart);
+        const reason = timeInvalid(h.timestamp) ?? startInvalid(hstart) ?? this.#outside(h.timestamp, 'histogram timestamp');
         if (reason) {
           this.error(1, `${reason} (${describe(s.labels)})`);
           continue;
@@ -512,6 +524,11 @@ class Converter {
       if (timeInvalid(e.timestamp)) {
         // As in Prometheus's receiver, a bad exemplar never fails its request: dropped, logged.
         this.drop(`exemplar without a timestamp in the int64 range of unix nanoseconds (${describe(s.labels)})`);
+        continue;
+      }
+      const outside = this.#outside(e.timestamp, 'exemplar timestamp');
+      if (outside !== undefined) {
+        this.drop(`${outside} (${describe(s.labels)})`);
         continue;
       }
       const filtered: Record<string, string> = Object.create(null) as Record<string, string>;
@@ -689,10 +706,10 @@ const NONE: readonly never[] = [];
  * A protocol 1.0 request → rows. Its metadata types the request's own series, and is remembered
  * in `cache` (when given, under `scope`: tenant and dataset) for later requests.
  */
-export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMetadata, scope = ''): ConvertedRemoteWrite {
+export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMetadata, scope = '', times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRemoteWrite {
   const { metaOf, remember } = v1Metadata(req.metadata, cache, scope);
   remember();
-  const out = new Converter();
+  const out = new Converter(times);
   for (const ts of req.timeseries) {
     const labels = ts.labels.map((l) => [l.name, l.value] as const);
     out.series({
@@ -712,7 +729,7 @@ export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMe
  * (remote-write-wire.ts), anything else (exemplars, native histograms, bytes the wire reader
  * refuses) through protobuf-es, whose decoding and errors are the reference.
  */
-export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMetadata, scope = ''): ConvertedRemoteWrite {
+export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMetadata, scope = '', times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRemoteWrite {
   let plain: WireWriteRequest | undefined;
   try {
     plain = readPlainWriteRequest(body);
@@ -721,9 +738,9 @@ export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMet
     if (!(err instanceof WireDecodeError)) throw err;
     plain = undefined;
   }
-  if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope);
+  if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope, times);
   const { metaOf, remember } = v1Metadata(plain.metadata, cache, scope);
-  const out = new Converter();
+  const out = new Converter(times);
   try {
     for (const ts of plain.timeseries) out.series(new WireSeriesIn(ts, metaOf));
   } catch (err) {
@@ -803,14 +820,14 @@ function v1Metadata(
 }
 
 /** A protocol 2.0 request (references already checked by decodeRemoteWriteV2) → rows. */
-export function remoteWriteV2ToRows(req: RwV2Request): ConvertedRemoteWrite {
+export function remoteWriteV2ToRows(req: RwV2Request, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRemoteWrite {
   const sym = req.symbols;
   const pairs = (refs: readonly number[]) => {
     const out: Array<readonly [string, string]> = [];
     for (let i = 0; i + 1 < refs.length; i += 2) out.push([sym[refs[i]!] ?? '', sym[refs[i + 1]!] ?? ''] as const);
     return out;
   };
-  const out = new Converter();
+  const out = new Converter(times);
   for (const ts of req.timeseries) {
     const m = ts.metadata;
     const meta: PromMetadata | undefined =

@@ -1,5 +1,6 @@
 import { NS_PER_HOUR, tableDef, type TableName } from '@floe/schema';
 import { ColumnBatchBuilder, columnBatchValues, type RowTemplate } from '@floe/storage';
+import { AcceptedTimes } from './accepted-times.ts';
 
 /**
  * What every OTLP signal's conversion produces: rows of one table grouped by the hour of each
@@ -66,10 +67,23 @@ export class RowCollector {
   rejected = 0;
   rejectReason: string | undefined;
   readonly #table: TableName | undefined;
+  readonly #times: AcceptedTimes;
 
-  /** `table`: the table whose rows columns() writes directly (a converter that uses it). */
-  constructor(opts: { table?: TableName } = {}) {
+  /**
+   * `table`: the table whose rows columns() writes directly (a converter that uses it); `times`:
+   * the row times the tenant may write (admits()).
+   */
+  constructor(opts: { table?: TableName; times?: AcceptedTimes } = {}) {
     this.#table = opts.table;
+    this.#times = opts.times ?? AcceptedTimes.ANY;
+  }
+
+  /** Whether a row whose time (of `what`) is `timeNs` is within the accepted times; if not, it is rejected. */
+  admits(timeNs: bigint, what: string): boolean {
+    const ns = Number(timeNs);
+    if (this.#times.admits(ns)) return true;
+    this.reject(this.#times.refusal(what, ns));
+    return false;
   }
 
   #batch(timeNs: bigint): HourBatch {

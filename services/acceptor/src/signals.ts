@@ -9,6 +9,7 @@ import {
   toJson,
   type JsonValue,
 } from '@floe/proto';
+import type { AcceptedTimes } from './accepted-times.ts';
 import { decodeMessage, type BodyFormat } from './decode.ts';
 import type { Ingest, IngestResult } from './ingest.ts';
 import { profilesSignal } from './profiles-signal.ts';
@@ -23,7 +24,8 @@ export interface OtlpSignal {
   name: string;
   httpPath: string;
   grpcMethod: string;
-  ingest(ingest: Ingest, ctx: TenantContext, body: Uint8Array, format: BodyFormat): Promise<IngestResult>;
+  /** `times`: the row times the tenant may write (Admission). */
+  ingest(ingest: Ingest, ctx: TenantContext, body: Uint8Array, format: BodyFormat, times: AcceptedTimes): Promise<IngestResult>;
   response(result: IngestResult, format: BodyFormat): Uint8Array | JsonValue;
 }
 
@@ -32,8 +34,8 @@ export const tracesSignal: OtlpSignal = {
   httpPath: '/v1/traces',
   grpcMethod: '/opentelemetry.proto.collector.trace.v1.TraceService/Export',
   // Protobuf is transcoded from the wire bytes; JSON is decoded, then converted.
-  ingest: (ingest, ctx, body, format) =>
-    format === 'protobuf' ? ingest.tracesProtobuf(ctx, body) : ingest.traces(ctx, decodeMessage(ExportTraceServiceRequestSchema, body, format)),
+  ingest: (ingest, ctx, body, format, times) =>
+    format === 'protobuf' ? ingest.tracesProtobuf(ctx, body, times) : ingest.traces(ctx, decodeMessage(ExportTraceServiceRequestSchema, body, format), times),
   response(r, format) {
     const resp = create(ExportTraceServiceResponseSchema, {
       partialSuccess: r.rejected > 0 ? { rejectedSpans: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,
@@ -47,8 +49,8 @@ export const logsSignal: OtlpSignal = {
   httpPath: '/v1/logs',
   grpcMethod: '/opentelemetry.proto.collector.logs.v1.LogsService/Export',
   // Protobuf is transcoded from the wire bytes; JSON is decoded, then converted.
-  ingest: (ingest, ctx, body, format) =>
-    format === 'protobuf' ? ingest.logsProtobuf(ctx, body) : ingest.logs(ctx, decodeMessage(ExportLogsServiceRequestSchema, body, format)),
+  ingest: (ingest, ctx, body, format, times) =>
+    format === 'protobuf' ? ingest.logsProtobuf(ctx, body, times) : ingest.logs(ctx, decodeMessage(ExportLogsServiceRequestSchema, body, format), times),
   response(r, format) {
     const resp = create(ExportLogsServiceResponseSchema, {
       partialSuccess: r.rejected > 0 ? { rejectedLogRecords: BigInt(r.rejected), errorMessage: r.rejectReason ?? '' } : undefined,

@@ -1,6 +1,7 @@
 import { KeyValueSchema, toJson, type ExportTraceServiceRequest, type KeyValue, type Span } from '@floe/proto';
 import { serviceName, splitAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows, type HourBatch } from './rows.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 
 /**
  * Converts a decoded OTLP trace export (OTLP/JSON bodies) into row objects of the traces table,
@@ -28,8 +29,8 @@ function invalidReason(span: Span): string | undefined {
   return undefined;
 }
 
-export function spansToRows(req: ExportTraceServiceRequest): ConvertedSpans {
-  const out = new RowCollector();
+export function spansToRows(req: ExportTraceServiceRequest, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedSpans {
+  const out = new RowCollector({ times });
   for (const rs of req.resourceSpans) {
     const resourceAttrs = rs.resource?.attributes ?? [];
     const res = splitAttributes(resourceAttrs);
@@ -43,6 +44,7 @@ export function spansToRows(req: ExportTraceServiceRequest): ConvertedSpans {
           out.reject(reason);
           continue;
         }
+        if (!out.admits(span.startTimeUnixNano, 'span start time')) continue;
         const attrs = splitAttributes(span.attributes);
         const end = span.endTimeUnixNano >= span.startTimeUnixNano ? span.endTimeUnixNano : span.startTimeUnixNano;
         const dropped =

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ExportTraceServiceRequestSchema, create, fromBinary, toBinary, type MessageInitShape } from '@floe/proto';
 import { tracesTable } from '@floe/schema';
 import { spansToRows } from './traces-to-rows.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { spansToPayloadsFromWire } from './traces-wire.ts';
 import {
   COMMON_SHAPE,
@@ -300,6 +301,31 @@ describe('spansToPayloadsFromWire: the payloads of spansToRows(fromBinary())', (
     let spans = 0;
     for (let i = 0; i < 400; i++) spans += expectSame(encode(request(r))).accepted;
     expect(spans).toBeGreaterThan(500);
+  });
+
+  it('accepted times (limits.ingest_max_age, ingest_max_future): both paths refuse the same spans, with the same first reason (differential, 300 cases)', () => {
+    // NOW - 2 h to NOW + 1 h: the random spans start from NOW - 5 h to NOW + 4 h, or anywhere.
+    const times = new AcceptedTimes(Number(NOW / 1_000_000n), 2 * 3_600_000, 3_600_000);
+    const windowed = differential(
+      'spansToPayloadsFromWire',
+      (bytes) => referenceOf(tracesTable, spansToRows(fromBinary(ExportTraceServiceRequestSchema, bytes), times)),
+      (bytes) => spansToPayloadsFromWire(bytes, times),
+    );
+    const r = prng(7);
+    const reasons = new Set<string>();
+    let accepted = 0;
+    for (let i = 0; i < 300; i++) {
+      const got = windowed.expectSame(encode(request(r)));
+      accepted += got.accepted;
+      if (got.rejectReason) reasons.add(got.rejectReason.replace(/\d{4}-\d\d-\d\dT[\d:.]+Z/, 'T'));
+    }
+    expect(accepted).toBeGreaterThan(150);
+    expect(reasons).toContain('span start time is more than 2h in the past (limits.ingest_max_age; oldest accepted: T)');
+    expect(reasons).toContain('span start time is more than 1h in the future (limits.ingest_max_future; latest accepted: T)');
+    // The window is the request's only: the next call without one takes every time again.
+    const late = encode(base([{ traceId: T, spanId: S, startTimeUnixNano: NOW + 10n * HOUR }]));
+    expect(windowed.expectSame(late).rejected).toBe(1);
+    expect(expectSame(late).accepted).toBe(1);
   });
 
   it('random requests reshaped on the wire: any field order, unknown fields, repeated and split fields, padded varints', () => {

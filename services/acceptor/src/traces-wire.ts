@@ -41,6 +41,7 @@
  */
 import { tracesTable } from '@floe/schema';
 import { ColumnBatchBuilder, type Leaf } from '@floe/storage';
+import { AcceptedTimes } from './accepted-times.ts';
 import {
   HourBatches,
   Out,
@@ -461,6 +462,7 @@ function span(end: number): void {
     batches.reject(reason);
     return;
   }
+  if (!batches.admits(stLo, stHi, 'span start time')) return;
   if (!(enHi > stHi || (enHi === stHi && enLo >= stLo))) {
     enLo = stLo;
     enHi = stHi;
@@ -532,8 +534,9 @@ const TRACES: SignalReader = { item: span, endScope, keepScopeAttrs: false };
  * `spansToRows(fromBinary(ExportTraceServiceRequestSchema, bytes))`. Throws an Error on malformed
  * input (see the header for the cases stricter than protobuf-es).
  */
-export function spansToPayloadsFromWire(bytes: Uint8Array): ConvertedPayloads {
+export function spansToPayloadsFromWire(bytes: Uint8Array, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedPayloads {
   try {
+    batches.times = times;
     buf = beginRequest(bytes);
     readRequest(TRACES);
     return batches.result();
