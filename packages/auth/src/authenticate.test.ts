@@ -34,6 +34,9 @@ describe('authenticate', () => {
     [{ authorization: 'Bearer k-acme', tenant: 'acme', dataset: undefined }, 'ok'],
     [{ authorization: 'bearer k-acme-prod', tenant: 'acme', dataset: undefined }, 'ok'],
     [{ authorization: 'Bearer root-secret', tenant: 'anyone', dataset: undefined }, 'ok'],
+    [{ authorization: 'Bearer root-secret', tenant: 'acme', dataset: 'prod' }, 'ok'],
+    // A dataset that does not exist (or no longer does) is refused to the admin key too.
+    [{ authorization: 'Bearer root-secret', tenant: 'acme', dataset: 'missing' }, 'forbidden'],
   ])('%o → %s', async (creds, expected) => {
     expect(await kindOf(authenticate(creds, deps))).toBe(expected);
   });

@@ -78,6 +78,9 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
 
   if (deps.adminApiKey && sameSecret(secret, deps.adminApiKey)) {
     const dataset = datasetHeader ?? DEFAULT_DATASET;
+    // As for a key: data written to a dataset that does not exist would never be stored (the
+    // writer drops records of deleted datasets), so it is refused here.
+    if (datasetHeader !== undefined && !(await deps.datasetExists(tenant, dataset))) throw noSuchDataset(tenant, dataset);
     return { tenant, dataset, principal: 'admin', scopes: ['*'], isAdmin: true };
   }
   // The router has already checked the session's membership and the dataset; the service key only reads.
@@ -95,11 +98,12 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
   if (requiredScope && !key.scopes.includes(requiredScope) && !key.scopes.includes('*')) {
     throw new FloeError('forbidden', `API key lacks the ${requiredScope} scope`, { code: 'FLOE_ERR_AUTH_SCOPE' });
   }
-  if (datasetHeader !== undefined && !(await deps.datasetExists(tenant, dataset))) {
-    throw new FloeError('forbidden', `dataset ${dataset} does not exist for tenant ${tenant}`, { code: 'FLOE_ERR_AUTH_NO_DATASET' });
-  }
+  if (datasetHeader !== undefined && !(await deps.datasetExists(tenant, dataset))) throw noSuchDataset(tenant, dataset);
   return { tenant, dataset, principal: key.keyId, scopes: key.scopes, isAdmin: false };
 }
+
+const noSuchDataset = (tenant: string, dataset: string) =>
+  new FloeError('forbidden', `dataset ${dataset} does not exist for tenant ${tenant}`, { code: 'FLOE_ERR_AUTH_NO_DATASET' });
 
 const MALFORMED = 'malformed Authorization header (expected "Bearer <api key>" or "Basic base64(<tenant>:<api key>)")';
 

@@ -4,11 +4,13 @@ import type { ManagementAuthDeps } from './principal.ts';
 
 /**
  * The AuthDeps every service builds from the metadata DB: cached key verification and a cached
- * dataset-existence check (both expire after `ttlMs`, so revocations reach every process).
+ * dataset-existence check (both expire after `ttlMs`, and are cleared by revocations and dataset
+ * deletions as they are announced, so those reach every process).
  */
 export function authDepsFromDb(db: Db, opts: { adminApiKey: string; ttlMs: number }): AuthDeps {
-  const verifier = createKeyVerifier(db, { ttlMs: opts.ttlMs });
   const seen = new Map<string, number>();
+  // A dataset's deletion invalidates the keys (its bound keys go with it), and with them this.
+  const verifier = createKeyVerifier(db, { ttlMs: opts.ttlMs, onInvalidate: () => seen.clear() });
   return {
     adminApiKey: opts.adminApiKey,
     verifyKey: (secret) => verifier.verify(secret),

@@ -46,12 +46,12 @@ describe('who may do what in tenant acme', () => {
   const expectations: Record<string, Partial<Record<TenantAction, string>>> = {
     breakGlass: { 'dataset.create': 'ok', 'api_key.manage': 'ok', 'tenant.update': 'ok' },
     instanceAdmin: { 'dataset.create': 'ok', 'membership.manage': 'ok' },
-    tenantAdmin: { 'dataset.create': 'ok', 'api_key.create': 'ok', 'api_key.manage': 'ok', 'membership.manage': 'ok', 'tenant.update': 'ok' },
+    tenantAdmin: { 'dataset.create': 'ok', 'dataset.delete': 'ok', 'api_key.create': 'ok', 'api_key.manage': 'ok', 'membership.manage': 'ok', 'tenant.update': 'ok' },
     manageKey: { 'dataset.create': 'ok', 'api_key.create': 'ok', 'membership.manage': 'ok', 'tenant.read': 'ok' },
-    member: { 'tenant.read': 'ok', 'api_key.read': 'ok', 'api_key.create': 'ok', 'dataset.create': 'forbidden', 'api_key.manage': 'forbidden', 'membership.manage': 'forbidden' },
+    member: { 'tenant.read': 'ok', 'api_key.read': 'ok', 'api_key.create': 'ok', 'dataset.create': 'forbidden', 'dataset.delete': 'forbidden', 'api_key.manage': 'forbidden', 'membership.manage': 'forbidden' },
     viewer: { 'tenant.read': 'ok', 'membership.read': 'ok', 'api_key.create': 'forbidden', 'api_key.read': 'forbidden', 'dataset.create': 'forbidden' },
     stranger: { 'tenant.read': 'forbidden', 'dataset.create': 'forbidden' },
-    datasetManageKey: { 'tenant.read': 'ok', 'dataset.create': 'forbidden', 'api_key.create': 'forbidden' },
+    datasetManageKey: { 'tenant.read': 'ok', 'dataset.create': 'forbidden', 'dataset.delete': 'forbidden', 'api_key.create': 'forbidden' },
     ingestKey: { 'tenant.read': 'ok', 'dataset.create': 'forbidden', 'api_key.create': 'forbidden' },
   };
   for (const [who, acts] of Object.entries(expectations)) for (const [act, want] of Object.entries(acts)) table.push([who, act as TenantAction, want]);

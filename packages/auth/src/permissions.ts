@@ -19,6 +19,7 @@ export type TenantAction =
   | 'tenant.read'
   | 'tenant.update'
   | 'dataset.create'
+  | 'dataset.delete'
   | 'membership.read'
   | 'membership.manage'
   | 'api_key.read'
@@ -38,6 +39,7 @@ const MIN_ROLE: Record<TenantAction, MembershipRole> = {
   'api_key.manage': 'admin',
   'tenant.update': 'admin',
   'dataset.create': 'admin',
+  'dataset.delete': 'admin',
   'membership.manage': 'admin',
   'tables.manage': 'admin',
   'schema_registry.manage': 'admin',

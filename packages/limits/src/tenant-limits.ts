@@ -61,16 +61,33 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
 
 const TENANT_CACHE_MS = 10_000;
 
+/** What cachedTenantLimits reads of a tenant (the metadata DB's tenant record has both). */
+export interface TenantRecord {
+  settings: Readonly<Record<string, unknown>>;
+  createdAt: Date;
+}
+
+/** A tenant's limits, and which tenant of that id they belong to. */
+export interface CachedTenantLimits extends TenantLimits {
+  /**
+   * When the tenant was created (ms; undefined: no such tenant): a tenant deleted and created
+   * again under the same id is another tenant, and must not be taken for the first (the
+   * acceptor's resend fingerprints include it).
+   */
+  createdAtMs: number | undefined;
+}
+
 /**
- * A tenant's limits by id, from its settings (`readSettings`, e.g. the metadata DB), cached for
- * 10 s per tenant: a changed limit takes effect within that time on every process.
+ * A tenant's limits by id, from its record (`readTenant`, e.g. the metadata DB), cached for 10 s
+ * per tenant: a changed limit takes effect within that time on every process.
  */
-export function cachedTenantLimits(defaults: LimitKeys, readSettings: (tenant: string) => Promise<Readonly<Record<string, unknown>> | undefined>): (tenant: string) => Promise<TenantLimits> {
-  const cache = new Map<string, { at: number; limits: TenantLimits }>();
+export function cachedTenantLimits(defaults: LimitKeys, readTenant: (tenant: string) => Promise<TenantRecord | undefined>): (tenant: string) => Promise<CachedTenantLimits> {
+  const cache = new Map<string, { at: number; limits: CachedTenantLimits }>();
   return async (tenant) => {
     const hit = cache.get(tenant);
     if (hit && Date.now() - hit.at < TENANT_CACHE_MS) return hit.limits;
-    const limits = tenantLimits(defaults, (await readSettings(tenant)) ?? {});
+    const record = await readTenant(tenant);
+    const limits = { ...tenantLimits(defaults, record?.settings ?? {}), createdAtMs: record?.createdAt.getTime() };
     cache.set(tenant, { at: Date.now(), limits });
     return limits;
   };

@@ -206,6 +206,8 @@ export interface KeyVerifierOptions {
   ttlMs?: number;
   /** Bound on cached results; the oldest go first. Default 10,000. */
   maxEntries?: number;
+  /** Called with every invalidation, for caches that go stale with the same writes (datasets that exist). */
+  onInvalidate?: () => void;
 }
 
 export interface KeyVerifier {
@@ -218,8 +220,8 @@ export interface KeyVerifier {
 
 /**
  * verifyApiKey with a short-lived in-memory cache, for ingest (one verification per request).
- * Revocations, scope changes and tenant disable/delete made through this package on the same Db in
- * this process clear the cache once committed; changes made by other processes are seen within
+ * Revocations, scope changes, tenant disable/delete and dataset deletion made through this package
+ * on the same Db in this process clear the cache once committed; changes made by other processes are seen within
  * `ttlMs`. Concurrent verifications of the same secret share one database lookup.
  */
 export function createKeyVerifier(db: Db, opts: KeyVerifierOptions = {}): KeyVerifier {
@@ -235,6 +237,7 @@ export function createKeyVerifier(db: Db, opts: KeyVerifierOptions = {}): KeyVer
     generation++;
     cache.clear();
     inflight.clear();
+    opts.onInvalidate?.();
   };
   const unregister = registerKeyCache(db, invalidate);
 

@@ -5,6 +5,7 @@
 import type { Db } from './db.ts';
 import { MetaError, mapConstraintError } from './errors.ts';
 import { DEFAULT_DATASET_ID, assertDatasetId, isValidDatasetId, isValidTenantId } from './ids.ts';
+import { keysChanged } from './key-cache.ts';
 import type { Tenant } from './tenants.ts';
 
 export interface Dataset {
@@ -85,4 +86,37 @@ export async function getDefaultDataset(db: Db, tenantId: string): Promise<Datas
     [tenantId],
   );
   return rows[0] && toDataset(rows[0]);
+}
+
+/**
+ * Deletes a dataset and, through their foreign keys, the API keys bound to it and its attribute
+ * statistics. Its tables are the caller's to purge. Errors: not_found (no such dataset), conflict
+ * (the tenant's default dataset, which lives as long as its tenant).
+ */
+export async function deleteDataset(db: Db, tenantId: string, id: string): Promise<void> {
+  const dataset = await getDataset(db, tenantId, id);
+  if (!dataset) throw new MetaError('not_found', `dataset ${id} not found in tenant ${tenantId}`);
+  if (dataset.isDefault) throw new MetaError('conflict', `dataset ${id} is the default dataset of tenant ${tenantId}; it goes only with its tenant`);
+  await db.query('DELETE FROM datasets WHERE tenant_id = $1 AND id = $2 AND NOT is_default', [tenantId, id]);
+  await keysChanged(db);
+}
+
+/**
+ * Which of the (tenant, dataset) pairs name a dataset that exists now, as `tenant/dataset` keys,
+ * in one query: a tenant's default dataset exists as long as its tenant (spec 2 counts it even
+ * without a row). The writer asks once per round for the datasets its WAL records name.
+ */
+export async function existingDatasetKeys(db: Db, pairs: ReadonlyArray<{ tenant: string; dataset: string }>): Promise<Set<string>> {
+  if (pairs.length === 0) return new Set();
+  const tenants = [...new Set(pairs.map((p) => p.tenant))];
+  const { rows } = await db.query<{ tenant_id: string; id: string | null }>(
+    `SELECT t.id AS tenant_id, d.id FROM tenants t LEFT JOIN datasets d ON d.tenant_id = t.id WHERE t.id = ANY($1::text[])`,
+    [tenants],
+  );
+  const out = new Set<string>();
+  for (const r of rows) {
+    out.add(`${r.tenant_id}/${DEFAULT_DATASET_ID}`);
+    if (r.id !== null) out.add(`${r.tenant_id}/${r.id}`);
+  }
+  return out;
 }

@@ -37,10 +37,10 @@ export {
   isValidTenantId,
 } from './ids.ts';
 
-export { createTenant, deleteTenant, ensureTenant, existingTenantIds, getTenant, listTenants, updateTenant } from './tenants.ts';
+export { createTenant, deleteTenant, ensureTenant, getTenant, listTenants, updateTenant } from './tenants.ts';
 export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } from './tenants.ts';
 
-export { createDataset, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
+export { createDataset, deleteDataset, existingDatasetKeys, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
 export type { CreateDatasetInput, Dataset } from './datasets.ts';
 
 export {

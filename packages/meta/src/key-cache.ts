@@ -1,5 +1,5 @@
 // Process-local registry of API-key verification caches, keyed by the root Db handle. Writes that can
-// change a verification result (revoke, scope change, tenant disabled or deleted) call
+// change a verification result (revoke, scope change, tenant disabled or deleted, dataset deleted) call
 // keysChanged(db), which clears every cache on that database once the write is committed.
 //
 // Other processes hear of it too on PostgreSQL: keysChanged also sends NOTIFY floe_keys_changed in

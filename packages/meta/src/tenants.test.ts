@@ -4,9 +4,10 @@ import {
   createApiKey,
   createDataset,
   createTenant,
+  deleteDataset,
   deleteTenant,
   ensureTenant,
-  existingTenantIds,
+  existingDatasetKeys,
   getDataset,
   getDefaultDataset,
   getTenant,
@@ -52,9 +53,28 @@ describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
     expect(await createTenant(db, { id: '_system' })).toMatchObject({ id: '_system', displayName: '_system' });
   });
 
-  it('existingTenantIds names which of the ids are tenants, in one query', async () => {
-    expect(await existingTenantIds(db, ['acme', '_system', 'nobody', "o'brien"])).toEqual(new Set(['acme', '_system']));
-    expect(await existingTenantIds(db, [])).toEqual(new Set());
+  it('existingDatasetKeys names which datasets exist, a tenant\'s default one always; deleteDataset refuses the default one', async () => {
+    await createDataset(db, { tenantId: 'acme', id: 'short-lived' });
+    const pairs = [
+      { tenant: 'acme', dataset: 'default' },
+      { tenant: 'acme', dataset: 'short-lived' },
+      { tenant: 'acme', dataset: 'never' },
+      { tenant: '_system', dataset: 'default' },
+      { tenant: 'nobody', dataset: 'default' },
+      { tenant: "o'brien", dataset: "x'y" },
+    ];
+    expect(await existingDatasetKeys(db, pairs)).toEqual(new Set(['acme/default', 'acme/short-lived', '_system/default']));
+    expect(await existingDatasetKeys(db, [])).toEqual(new Set());
+
+    const key = await createApiKey(db, { tenantId: 'acme', datasetId: 'short-lived', scopes: ['ingest'] });
+    await deleteDataset(db, 'acme', 'short-lived');
+    expect(await getDataset(db, 'acme', 'short-lived')).toBeUndefined();
+    // The keys bound to it went with it.
+    expect((await listApiKeys(db, 'acme')).map((k) => k.id)).not.toContain(key.id);
+    expect(await existingDatasetKeys(db, pairs)).toEqual(new Set(['acme/default', '_system/default']));
+    await expect(deleteDataset(db, 'acme', 'short-lived')).rejects.toMatchObject({ kind: 'not_found' });
+    await expect(deleteDataset(db, 'acme', 'default')).rejects.toMatchObject({ kind: 'conflict', message: 'dataset default is the default dataset of tenant acme; it goes only with its tenant' });
+    await expect(deleteDataset(db, 'acme', 'Not Valid')).rejects.toMatchObject({ kind: 'not_found' });
   });
 
   it('refuses a duplicate tenant with kind conflict and leaves the original alone', async () => {

@@ -102,13 +102,6 @@ export async function getTenant(db: Db, id: string): Promise<Tenant | undefined>
   return rows[0] && toTenant(rows[0]);
 }
 
-/** Which of `ids` are tenants now, in one query (the writer asks once per round for the tenants its WAL records name). */
-export async function existingTenantIds(db: Db, ids: readonly string[]): Promise<Set<string>> {
-  if (ids.length === 0) return new Set();
-  const { rows } = await db.query<{ id: string }>('SELECT id FROM tenants WHERE id = ANY($1::text[])', [[...ids]]);
-  return new Set(rows.map((r) => r.id));
-}
-
 async function mustGet(db: Db, id: string): Promise<Tenant> {
   const tenant = await getTenant(db, id);
   if (!tenant) throw new MetaError('not_found', `tenant ${id} not found`);

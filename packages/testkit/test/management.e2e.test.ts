@@ -418,6 +418,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'create_dataset POST /api/v1/tenants/{tenant_id}/datasets',
           'list_datasets GET /api/v1/tenants/{tenant_id}/datasets',
           'get_dataset GET /api/v1/tenants/{tenant_id}/datasets/{dataset_id}',
+          'delete_dataset DELETE /api/v1/tenants/{tenant_id}/datasets/{dataset_id}',
           'get_attribute_stats GET /api/v1/tenants/{tenant_id}/datasets/{dataset_id}/attribute-stats',
           'list_tables GET /api/v1/tenants/{tenant_id}/tables',
           'create_tables POST /api/v1/tenants/{tenant_id}/tables/create',

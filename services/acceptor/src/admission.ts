@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { TenantContext } from '@floe/auth';
 import type { FloeConfig } from '@floe/config';
 import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
-import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type DedupStore, type TenantLimits, type TokenBuckets } from '@floe/limits';
+import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type CachedTenantLimits, type DedupStore, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
 import type { Counter, Logger } from '@floe/telemetry';
 import { AcceptedTimes } from './accepted-times.ts';
@@ -45,12 +45,12 @@ export interface RequestIdentity {
 export class Admission {
   readonly #o: AdmissionDeps;
   readonly #local = new MemoryDedup(200_000);
-  readonly #limits: (tenant: string) => Promise<TenantLimits>;
+  readonly #limits: (tenant: string) => Promise<CachedTenantLimits>;
   readonly #stored = new Map<string, { at: number; bytes: Promise<number> }>();
 
   constructor(deps: AdmissionDeps) {
     this.#o = deps;
-    this.#limits = cachedTenantLimits(deps.config.limits, async (t) => (await getTenant(deps.db, t))?.settings);
+    this.#limits = cachedTenantLimits(deps.config.limits, (t) => getTenant(deps.db, t));
   }
 
   #storedBytes(tenant: string): Promise<number> {
@@ -65,9 +65,9 @@ export class Admission {
   /**
    * Throws the 429 FloeError when the tenant is over a rate limit or its storage quota, and the
    * 503 one while the WAL backlog is over its limit (before taking tokens: a refused request
-   * costs its tenant nothing). Returns the row times the request may write.
+   * costs its tenant nothing). Returns the tenant's limits.
    */
-  async admit(ctx: TenantContext, bodyBytes: number): Promise<AcceptedTimes> {
+  async admit(ctx: TenantContext, bodyBytes: number): Promise<CachedTenantLimits> {
     this.#o.walBacklog?.check();
     const limits = await this.#limits(ctx.tenant);
     if (limits.ingestRequests) {
@@ -82,7 +82,7 @@ export class Admission {
       const stored = await this.#storedBytes(ctx.tenant);
       if (stored >= limits.maxStorageBytes) throw quotaExceeded(ctx.tenant, stored, limits.maxStorageBytes);
     }
-    return new AcceptedTimes(Date.now(), limits.ingestMaxAgeMs, limits.ingestMaxFutureMs);
+    return limits;
   }
 
   /**
@@ -91,21 +91,31 @@ export class Admission {
    * tenant may write) and remember the request once that store is durable (it resolved).
    */
   async run<R>(ctx: TenantContext, req: RequestIdentity, store: (times: AcceptedTimes) => Promise<R>, onResend: () => R): Promise<R> {
-    const times = await this.admit(ctx, req.body.byteLength);
-    const fp = this.fingerprint(ctx, req);
+    const limits = await this.admit(ctx, req.body.byteLength);
+    let fp = this.fingerprint(ctx, req, limits.createdAtMs);
     if (await this.isResend(fp)) {
-      this.#o.resendsDropped?.add(1, { signal: req.signal });
-      return onResend();
+      // The cached limits may predate the tenant id's deletion and re-creation; a resend is rare
+      // enough to ask the metadata DB which tenant it is now.
+      const current = (await getTenant(this.#o.db, ctx.tenant))?.createdAt.getTime();
+      if (current !== limits.createdAtMs) fp = this.fingerprint(ctx, req, current);
+      if (current === limits.createdAtMs || (await this.isResend(fp))) {
+        this.#o.resendsDropped?.add(1, { signal: req.signal });
+        return onResend();
+      }
     }
-    const out = await store(times);
+    const out = await store(new AcceptedTimes(Date.now(), limits.ingestMaxAgeMs, limits.ingestMaxFutureMs));
     await this.remember(fp);
     return out;
   }
 
-  /** The request's SHA-256 digest: who sent it where, and the exact bytes. */
-  fingerprint(ctx: TenantContext, req: RequestIdentity): Uint8Array {
+  /**
+   * The request's SHA-256 digest: who sent it where, and the exact bytes. `tenantCreatedAtMs` tells
+   * the tenant from an earlier one of the same id (deleted since): a request to it is never taken
+   * for a resend of one stored for the first.
+   */
+  fingerprint(ctx: TenantContext, req: RequestIdentity, tenantCreatedAtMs: number | undefined): Uint8Array {
     const h = createHash('sha256');
-    h.update(`${ctx.tenant}\u0000${ctx.dataset}\u0000${req.signal}\u0000${req.contentType}\u0000${req.contentEncoding}\u0000`);
+    h.update(`${ctx.tenant}\u0000${tenantCreatedAtMs ?? ''}\u0000${ctx.dataset}\u0000${req.signal}\u0000${req.contentType}\u0000${req.contentEncoding}\u0000`);
     h.update(req.body);
     return h.digest();
   }

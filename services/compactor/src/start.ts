@@ -35,7 +35,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   // budget drops each copy as soon as its rewrite releases it. The querier's cache directory is
   // not shared, because two caches on one directory would evict each other's files.
   const cache = new LocalFileCache({ dir: join(c.work_dir, 'inputs'), maxBytes: 0 });
-  const limitsOf = cachedTenantLimits(config.limits, async (t) => (await getTenant(db, t))?.settings);
+  const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const compactor = new Compactor({
     catalog,
     store,

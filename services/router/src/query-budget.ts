@@ -14,7 +14,7 @@ export interface QueryBudget {
  * router of a cluster when limits.store is redis (spec 1, Errors 3).
  */
 export function createQueryBudget(buckets: TokenBuckets, db: Db, defaults: FloeConfig['limits']): QueryBudget {
-  const limitsOf = cachedTenantLimits(defaults, async (t) => (await getTenant(db, t))?.settings);
+  const limitsOf = cachedTenantLimits(defaults, (t) => getTenant(db, t));
   return {
     async take(tenant) {
       const limit = (await limitsOf(tenant)).queryRequests;

@@ -68,18 +68,19 @@ describe('Committer', () => {
     await wal.close();
   });
 
-  it('drops the records of a deleted tenant (no table of it is created again) and commits the others', async () => {
+  it('drops the records of a deleted tenant or dataset (no table of it is created again) and commits the others', async () => {
     const wal = new WalAppender(store, { instanceId: 'acc-test-gone' });
     await append(wal, 'gone', [1, 2], 490_000);
     await append(wal, 'stays', [3], 490_000);
     const asked: string[][] = [];
-    const existingTenants = async (tenants: readonly string[]) => {
-      asked.push([...tenants].sort());
-      return new Set(tenants.filter((t) => t !== 'gone'));
+    const existingDatasets = async (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => {
+      const keys = pairs.map((p) => `${p.tenant}/${p.dataset}`);
+      asked.push(keys.sort());
+      return new Set(keys.filter((k) => k !== 'gone/default'));
     };
-    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, existingTenants }).round();
-    // One question per round, naming every tenant of the round's records.
-    expect(asked).toEqual([['gone', 'stays']]);
+    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, existingDatasets }).round();
+    // One question per round, naming every dataset of the round's records once.
+    expect(asked).toEqual([['gone/default', 'stays/default']]);
     expect(stats).toMatchObject({ segments: 2, records: 2, commits: 1, skippedRecords: 1 });
     expect(await listSegments(store)).toHaveLength(0);
     expect(await catalog.loadTable('gone.default', 'traces')).toBeUndefined();

@@ -62,11 +62,11 @@ export interface CommitterOptions {
    */
   markerRetentionMs?: number;
   /**
-   * Which of the given tenants still exist, asked once per round (absent: every tenant does).
-   * Records of a deleted tenant, still in the WAL when it was deleted, are dropped instead of
-   * recreating its tables.
+   * Which of the given datasets still exist, as `tenant/dataset` keys, asked once per round
+   * (absent: every one does). Records of a deleted tenant or dataset, still in the WAL when it was
+   * deleted, are dropped instead of recreating its tables.
    */
-  existingTenants?: (tenants: readonly string[]) => Promise<ReadonlySet<string>>;
+  existingDatasets?: (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => Promise<ReadonlySet<string>>;
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
@@ -217,11 +217,12 @@ export class Committer {
 
     // A segment is deleted only when every table it feeds has committed (or already had) its rows.
     const keep = new Set<string>();
-    const tenants = this.#o.existingTenants && (await this.#o.existingTenants([...new Set([...groups.values()].map((g) => g.tenant))]));
+    const named = new Map([...groups.values()].map((g) => [`${g.tenant}/${g.dataset}`, { tenant: g.tenant, dataset: g.dataset }]));
+    const datasets = this.#o.existingDatasets && (await this.#o.existingDatasets([...named.values()]));
     for (const g of groups.values()) {
-      if (tenants && !tenants.has(g.tenant)) {
+      if (datasets && !datasets.has(`${g.tenant}/${g.dataset}`)) {
         const records = [...g.hours.values()].reduce((a, list) => a + list.length, 0);
-        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records }, 'WAL records of a deleted tenant dropped');
+        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records }, 'WAL records of a deleted tenant or dataset dropped');
         stats.skippedRecords += records;
         continue;
       }

@@ -160,6 +160,12 @@ export function registerManagementCommands(program: Command): void {
       const body = await callApi<{ datasets: Row[] }>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/datasets`);
       emit(opts, body, () => printRows(body.datasets, DATASET_COLUMNS));
     }));
+  withCommon(tenantOption(dataset.command('delete').description('delete a dataset with the keys bound to it and its stored data (tenant admin)').argument('<id>')))
+    .action(action('dataset delete', async (id: string, opts: CommonOptions & { tenant?: string }) => {
+      const t = requireTenant(opts.tenant);
+      await callApi(conn(opts, t), 'DELETE', `api/v1/tenants/${seg(t)}/datasets/${seg(id)}`);
+      emit(opts, { tenant: t, deleted: id }, () => process.stdout.write(`dataset ${id} of tenant ${t} deleted\n`));
+    }));
 
   const key = program.command('key').description('API keys of a tenant');
   withCommon(

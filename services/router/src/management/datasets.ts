@@ -3,7 +3,9 @@ import { authorizeTenant } from '@floe/auth';
 import { conflict, notFound } from '@floe/errors';
 import {
   DEFAULT_DATASET_ID,
+  MetaError,
   createDataset,
+  deleteDataset,
   getDataset,
   getTenant,
   listAttributeQueryDemand,
@@ -14,6 +16,7 @@ import {
   type Tenant,
 } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
+import { purgeDeleted } from './tenant-tables.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, datasetIdSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
 import { datasetWire } from './wire.ts';
@@ -48,6 +51,15 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
       const tenantId = req.params.tenant_id;
       authorizeTenant(principalOf(req), 'dataset.create', tenantId);
       if (req.body.id === DEFAULT_DATASET_ID) throw conflict(`dataset ${DEFAULT_DATASET_ID} already exists in tenant ${tenantId}`);
+      // Tables a deleted dataset of this id left (a purge that failed, or a commit under way
+      // during the delete) would be readable in the new one: they must go first.
+      const left = (await getDataset(opts.db, tenantId, req.body.id)) ? [] : ((await opts.tables?.held(tenantId, req.body.id)) ?? []);
+      if (left.length > 0) {
+        throw conflict(
+          `dataset id ${req.body.id} still holds ${left.length} table(s) of a deleted dataset (${left.map((t) => `${t.namespace}.${t.name}`).slice(0, 5).join(', ')}); DELETE /api/v1/tenants/${tenantId}/datasets/${req.body.id} removes them`,
+          { code: 'FLOE_ERR_DATASET_DATA_LEFT' },
+        );
+      }
       const dataset = await createDataset(opts.db, { tenantId, id: req.body.id });
       await provisionBestEffort(opts, req.log, tenantId, dataset.id);
       return reply.code(201).send(datasetWire(dataset));
@@ -86,6 +98,35 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
     async (req) => {
       authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
       return datasetWire(await mustGetDataset(opts, req.params.tenant_id, req.params.dataset_id));
+    },
+  );
+
+  app.delete<{ Params: DatasetParams }>(
+    '/tenants/:tenant_id/datasets/:dataset_id',
+    {
+      schema: {
+        operationId: 'delete_dataset',
+        summary: 'Delete a dataset with the API keys bound to it, its tables and their files (tenant admin); the default dataset goes only with its tenant (409)',
+        tags: TAGS,
+        params: datasetParams,
+        response: { 204: { type: 'null', description: 'Deleted' }, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      const { tenant_id: tenantId, dataset_id: id } = req.params;
+      authorizeTenant(principalOf(req), 'dataset.delete', tenantId);
+      await mustGetTenant(opts, tenantId);
+      try {
+        await deleteDataset(opts.db, tenantId, id);
+      } catch (err) {
+        // A dataset already deleted whose tables are still there: this removes them.
+        if (!(err instanceof MetaError && err.kind === 'not_found' && ((await opts.tables?.held(tenantId, id)) ?? []).length > 0)) throw err;
+      }
+      // Its keys went with it and no key reaches it any more (auth refuses a dataset that does not
+      // exist; the writer drops WAL records of one). A purge that fails part-way leaves only
+      // unreachable objects, and a DELETE again finishes it.
+      await purgeDeleted(opts.tables, req.log, `dataset ${id} of tenant ${tenantId}`, tenantId, id);
+      return reply.code(204).send();
     },
   );
 

@@ -1,10 +1,11 @@
-import { enabledTables, listTenantTables, provisionDataset, tenantTableUsage, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier, type TableUsage } from '@floe/iceberg';
+import { enabledTables, listTenantTables, provisionDataset, splitFloeNamespace, tenantTableUsage, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier, type TableUsage } from '@floe/iceberg';
 import { tenantLimits } from '@floe/limits';
 import type { ObjectStore } from '@floe/storage';
 import type { FloeConfig } from '@floe/config';
 import { getTenant, type Db, type Tenant } from '@floe/meta';
 import type { ProvisionDataset } from './options.ts';
 import type { Logger } from '@floe/telemetry';
+import { FloeError } from '@floe/errors';
 
 /**
  * The router's view of a tenant's tables: provisioning on demand and at dataset creation (spec 2,
@@ -16,15 +17,15 @@ export interface TenantTables {
   list(tenantId: string, datasets: readonly string[]): Promise<{ tables: ListedTable[]; datasets: Array<{ dataset: string; tables: ListedTable[] }> }>;
   /** The configured default_schemas the provisioning above follows (the schema endpoints show them). */
   readonly defaults: FloeConfig['schema']['default_schemas'];
-  /** Tables the catalog holds in the tenant's namespaces (`<tenant>.<dataset>`). */
-  held(tenantId: string): Promise<TableIdentifier[]>;
+  /** Tables the catalog holds in the tenant's namespaces (`<tenant>.<dataset>`), or in one dataset's. */
+  held(tenantId: string, dataset?: string): Promise<TableIdentifier[]>;
   /**
-   * Deletes the tables of a deleted tenant: each table's catalog entry, then every object under
-   * its location (data files, sidecars, manifests, metadata). Nothing of it is readable after the
-   * catalog entry goes, so a failure part-way leaves only unreachable objects; purging again
-   * finishes the job.
+   * Deletes the tables of a deleted tenant, or of one deleted dataset: each table's catalog
+   * entry, then every object under its location (data files, sidecars, manifests, metadata).
+   * Nothing of it is readable after the catalog entry goes, so a failure part-way leaves only
+   * unreachable objects; purging again finishes the job.
    */
-  purge(tenantId: string): Promise<{ tables: number; objects: number }>;
+  purge(tenantId: string, dataset?: string): Promise<{ tables: number; objects: number }>;
   /** What the tenant's tables hold now (their current snapshots) against its storage quota, and each one's retention. */
   usage(tenant: Tenant): Promise<TenantUsage>;
 }
@@ -50,7 +51,10 @@ export interface TenantTablesOptions {
 }
 
 export function createTenantTables({ catalog, store, schemas: defaults, limits, log }: TenantTablesOptions): TenantTables {
-  const held = (tenantId: string) => catalog.listTables(tenantId);
+  const held = async (tenantId: string, dataset?: string) => {
+    const all = await catalog.listTables(tenantId);
+    return dataset === undefined ? all : all.filter((t) => splitFloeNamespace(t.namespace).dataset === dataset);
+  };
   return {
     async provision(tenant, datasets) {
       const tables = enabledTables(defaults, tenant.settings);
@@ -61,10 +65,10 @@ export function createTenantTables({ catalog, store, schemas: defaults, limits, 
     list: (tenantId, datasets) => listTenantTables(catalog, tenantId, datasets),
     defaults,
     held,
-    async purge(tenantId) {
+    async purge(tenantId, dataset) {
       let tables = 0;
       let objects = 0;
-      for (const id of await held(tenantId)) {
+      for (const id of await held(tenantId, dataset)) {
         const handle = await catalog.loadTable(id.namespace, id.name);
         await catalog.dropTable(id.namespace, id.name);
         tables++;
@@ -92,4 +96,19 @@ export function provisionOnCreate(tables: TenantTables, db: Db): ProvisionDatase
     const tenant = await getTenant(db, tenantId);
     if (tenant) await tables.provision(tenant, [datasetId]);
   };
+}
+
+/**
+ * After a tenant's or a dataset's row is deleted: purges its tables (`dataset` undefined: every
+ * dataset of the tenant), logging what went. A failure is 503 naming `what` ("tenant acme"): the
+ * row is gone, and a DELETE again finishes the purge.
+ */
+export async function purgeDeleted(tables: TenantTables | undefined, log: { info(obj: object, msg: string): void }, what: string, tenantId: string, dataset?: string): Promise<void> {
+  if (!tables) return;
+  try {
+    const purged = await tables.purge(tenantId, dataset);
+    if (purged.tables > 0) log.info({ tenant: tenantId, ...(dataset === undefined ? {} : { dataset }), ...purged }, `deleted ${what.split(' ')[0]}'s tables purged`);
+  } catch (err) {
+    throw new FloeError('unavailable', `${what} is deleted, but deleting its tables failed (${err instanceof Error ? err.message : String(err)}); DELETE it again to finish`, { cause: err });
+  }
 }

@@ -1,10 +1,11 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
 import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } from '@floe/auth';
-import { badData, conflict, FloeError, notFound } from '@floe/errors';
+import { badData, conflict, notFound } from '@floe/errors';
 import { tenantLimitsProblems } from '@floe/config';
 import { createTenant, deleteTenant, getTenant, listTenants, MetaError, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
+import { purgeDeleted } from './tenant-tables.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, labelSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
 import { tenantWire } from './wire.ts';
@@ -163,14 +164,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
       }
       // Its keys went with it, so nothing reads the tables any more. A purge that fails part-way
       // leaves only unreachable objects, and a DELETE again finishes it.
-      if (opts.tables) {
-        try {
-          const purged = await opts.tables.purge(id);
-          if (purged.tables > 0) req.log.info({ tenant: id, ...purged }, 'deleted tenant\'s tables purged');
-        } catch (err) {
-          throw new FloeError('unavailable', `tenant ${id} is deleted, but deleting its tables failed (${err instanceof Error ? err.message : String(err)}); DELETE it again to finish`, { cause: err });
-        }
-      }
+      await purgeDeleted(opts.tables, req.log, `tenant ${id}`, id);
       return reply.code(204).send();
     },
   );
