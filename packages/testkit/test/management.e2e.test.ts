@@ -537,6 +537,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'list_metric_series GET /metricquery/api/v1/series',
           'post_list_metric_series POST /metricquery/api/v1/series',
           'get_metric_build_info GET /metricquery/api/v1/status/buildinfo',
+          'get_metric_tsdb_status GET /metricquery/api/v1/status/tsdb',
           'pyroscope_label_names GET /profilequery/label-names',
           'post_pyroscope_label_names POST /profilequery/label-names',
           'pyroscope_label_values GET /profilequery/label-values',

@@ -412,6 +412,30 @@ describe('PromQL agrees with Prometheus', () => {
     expect(unlisted, 'disagreements missing from promql-disagreements.md').toEqual([]);
   }, 600_000);
 
+  it('/status/tsdb: the cardinality Prometheus reports for the same series (its lists largest first, each entry exact)', async () => {
+    type Stat = { name: string; value: number };
+    type Status = { headStats: { numSeries: number; numLabelPairs: number }; [list: string]: unknown };
+    const get = async (url: string, headers: Record<string, string> = {}) => {
+      const res = await fetch(url, { headers });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: Status }).data;
+    };
+    const window = new URLSearchParams({ start: ((endMs - 62 * 60_000) / 1000).toFixed(3), end: ((endMs + 60_000) / 1000).toFixed(3) });
+    const floeStatus = (limit?: number) =>
+      get(`${floe.routerUrl}/metricquery/api/v1/status/tsdb?${window.toString()}${limit === undefined ? '' : `&limit=${limit}`}`, { authorization: `Bearer ${apiKey}`, 'x-tenant-id': tenant });
+    // Prometheus 2.42 lists its top 10 whatever the limit; later versions take one.
+    const [p, top, all] = await Promise.all([get(`${prom.url}/api/v1/status/tsdb?limit=1000`), floeStatus(), floeStatus(1000)]);
+    expect(all.headStats).toMatchObject({ numSeries: p.headStats.numSeries, numLabelPairs: p.headStats.numLabelPairs });
+    for (const list of ['seriesCountByMetricName', 'labelValueCountByLabelName', 'memoryInBytesByLabelName', 'seriesCountByLabelValuePair']) {
+      const want = p[list] as Stat[];
+      expect(want.length, list).toBeGreaterThan(0);
+      // Ties may come in any order: the values in order, and every entry as Prometheus has it.
+      expect((all[list] as Stat[]).slice(0, want.length).map((s) => s.value), list).toEqual(want.map((s) => s.value));
+      for (const entry of want) expect(all[list] as Stat[], list).toContainEqual(entry);
+      expect((top[list] as Stat[]).length, list).toBe(Math.min(10, (all[list] as Stat[]).length));
+    }
+  });
+
   it('refuses bad range parameters as Prometheus does, the step checked before the query', async () => {
     const start = ((endMs - 3_600_000) / 1000).toFixed(3);
     const end = (endMs / 1000).toFixed(3);

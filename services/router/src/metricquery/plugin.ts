@@ -32,6 +32,7 @@ import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-par
 import type { QueryDemand } from '../query-demand.ts';
 import { mapLabels } from './results.ts';
 import { CatalogCache } from './catalog-cache.ts';
+import { tsdbStatus } from './tsdb-status.ts';
 import { MetricReader, SeriesLabelCache } from './data.ts';
 import { PROM_PARAMS as P, PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
@@ -85,6 +86,8 @@ const seconds = (ms: number) => ms / 1000;
 const doc = (id: string, summary: string, data: string, more: QueryRouteDoc = {}) =>
   queryRouteSchema('metrics', id, summary, { ...more, returns: { description: `\`{"status":"success","data":…}\`, data ${data}.` } });
 const WINDOW = [P.start, P.end];
+/** Entries per list of /status/tsdb when the request names no limit (Prometheus's). */
+const TSDB_STATUS_LIMIT = 10;
 
 /** A label set as JSON, names sorted as Prometheus prints them. */
 const metric = (l: PromLabels) => Object.fromEntries(Object.keys(l).sort().map((k) => [k, l[k]!]));
@@ -316,6 +319,19 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     });
 
     scope.get('/status/buildinfo', { schema: doc('get_metric_build_info', 'Prometheus build information (for Grafana)', 'version and build fields') }, async (_req, reply) => success(reply, BUILD_INFO));
+
+    // Prometheus's TSDB status (its UI's cardinality page, and the first stop when a series count
+    // explodes), over the series of the window rather than a head block.
+    const tsdbLimit = { name: 'limit', schema: { type: 'integer', minimum: 1 }, description: `Entries per list (default ${TSDB_STATUS_LIMIT}).` };
+    scope.get(
+      '/status/tsdb',
+      { schema: doc('get_metric_tsdb_status', 'Series cardinality: series per metric name, values per label name, series per label pair', 'headStats and the four lists, largest first', { queryParameters: [tsdbLimit, ...WINDOW] }) },
+      async (req: ParamsRequest, reply) => {
+        const p = params(req);
+        const limit = parsePromLimit(p.get('limit')) ?? TSDB_STATUS_LIMIT;
+        return success(reply, tsdbStatus(await labelSets(req, p, false), limit, labelWindow(p, Date.now())));
+      },
+    );
   };
 
   await app.register(async (scope) => routes(scope), { prefix: '/api/v1' });
