@@ -357,6 +357,26 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     expect(((await noAuth.json()) as { status: string }).status).toBe('error');
   });
 
+  it('status/buildinfo names Loki 3.5; drilldown-limits gives the tenant\'s own logs retention and no pattern ingester', async () => {
+    const info = await getJson<Record<string, string>>('/loki/api/v1/status/buildinfo');
+    expect(info).toEqual({ status: 200, body: { version: '3.5.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: expect.any(String), goVersion: 'n/a' } });
+    const created = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'kept', settings: { limits: { retention: '30d', retention_by_table: { logs: '14d' } } } }),
+    });
+    expect(created.status).toBe(201);
+    const keptKey = (await floe.bootstrap('kept')).api_key;
+    type Drilldown = { limits: Record<string, unknown>; pattern_ingester_enabled: boolean; version: string };
+    for (const [prefix, k, t, retention] of [['/loki/api/v1', keptKey, 'kept', '14d'], ['/api/v1', key, tenant, '0s']] as const) {
+      const r = await getJson<Drilldown>(`${prefix}/drilldown-limits`, { key: k, tenant: t });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ pattern_ingester_enabled: false, version: '3.5.0' });
+      expect(r.body.limits).toMatchObject({ retention_period: retention, query_timeout: '30s', max_entries_limit_per_query: 5000, volume_enabled: true, discover_service_name: ['service.name'] });
+    }
+    expect((await fetch(`${floe.routerUrl}/logquery/loki/api/v1/drilldown-limits`)).status).toBe(401);
+  });
+
   it("never shows another tenant's lines, and a key of one tenant cannot read another", async () => {
     for (const q of ['{service_name="checkout"}', '{service_name=~".+"} |= "intruder"', '{k8s.pod.name="intruder-pod"}']) {
       const r = await queryRange(q);

@@ -466,6 +466,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'delete_session DELETE /ui/session',
           // The query APIs (GET, the form POST twin, and Grafana's /loki/api/v1 path of the log API).
           'profiles_by_trace GET /api/profiles/trace/{trace_id}',
+          'get_log_build_info GET /logquery/api/v1/status/buildinfo',
+          'get_log_drilldown_limits GET /logquery/api/v1/drilldown-limits',
+          'loki_get_log_build_info GET /logquery/loki/api/v1/status/buildinfo',
+          'loki_get_log_drilldown_limits GET /logquery/loki/api/v1/drilldown-limits',
           'list_detected_field_values GET /logquery/api/v1/detected_field/{name}/values',
           'post_list_detected_field_values POST /logquery/api/v1/detected_field/{name}/values',
           'list_detected_fields GET /logquery/api/v1/detected_fields',

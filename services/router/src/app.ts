@@ -6,6 +6,7 @@ import type { Db } from '@floe/meta';
 import { httpFrameworkLogging, type Logger } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
+import type { TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, validationError } from '@floe/runtime';
 import { logQueryPlugin } from './logquery/plugin.ts';
@@ -39,6 +40,8 @@ export interface AppOptions {
   querier: QuerierClient;
   /** The per-tenant query budget of the query APIs (absent: unlimited). */
   queryBudget?: QueryBudget;
+  /** A tenant's limits (its settings over limits.*), which the log API's drilldown-limits shows (absent: the defaults). */
+  tenantLimits?: (tenant: string) => Promise<TenantLimits>;
   /** Query demand counting of the query APIs (absent: not counted). */
   queryDemand?: QueryDemand;
   /** A dataset's table columns from the catalog (materialized labels); see table-columns.ts. */
@@ -128,7 +131,7 @@ export async function buildApp(opts: AppOptions) {
     );
   // Spec 1, Authentication rule 3: on the trace query API a request naming no tenant is malformed (400).
   await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }), { missingTenant: 'bad_data' });
-  await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns }));
+  await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns, tenantLimits: opts.tenantLimits }));
   await queryApi('/metricquery', (s) =>
     s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize, tableColumns: opts.tableColumns }),
   );

@@ -1,7 +1,5 @@
 import fp from 'fastify-plugin';
-import type { FloeConfig } from '@floe/config';
-import { cachedTenantLimits, rateLimited, type TokenBuckets } from '@floe/limits';
-import { getTenant, type Db } from '@floe/meta';
+import { rateLimited, type TenantLimits, type TokenBuckets } from '@floe/limits';
 
 export interface QueryBudget {
   /** Throws the 429 FloeError when the tenant's query budget is spent. */
@@ -13,8 +11,7 @@ export interface QueryBudget {
  * tenant's settings.limits): one token per query API request, from a bucket shared by every
  * router of a cluster when limits.store is redis (spec 1, Errors 3).
  */
-export function createQueryBudget(buckets: TokenBuckets, db: Db, defaults: FloeConfig['limits']): QueryBudget {
-  const limitsOf = cachedTenantLimits(defaults, (t) => getTenant(db, t));
+export function createQueryBudget(buckets: TokenBuckets, limitsOf: (tenant: string) => Promise<TenantLimits>): QueryBudget {
   return {
     async take(tenant) {
       const limit = (await limitsOf(tenant)).queryRequests;

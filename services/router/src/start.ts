@@ -2,8 +2,8 @@ import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import type { QuerierCalls } from '@floe/flight';
 import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
-import { limitStoresFromConfig } from '@floe/limits';
-import { openDbFromConfig, type Db } from '@floe/meta';
+import { cachedTenantLimits, limitStoresFromConfig } from '@floe/limits';
+import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { ServiceHandle } from '@floe/runtime';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
@@ -71,7 +71,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const login = await loginFromConfig(config, db, log, deps.oidcRetry);
   const timings = deps.telemetry?.enabled ? new StageTimings() : undefined;
   const queryDemand = createQueryDemand(db, log, config.router.query_demand_flush_interval);
-  const queryBudget = createQueryBudget(limitStores.buckets, db, config.limits);
+  // Each tenant's limits, read from its settings over the instance's (cached 10 s): the query budget's and the log API's.
+  const tenantLimitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
+  const queryBudget = createQueryBudget(limitStores.buckets, tenantLimitsOf);
   const querierClient = timings ? timedQuerier(querier(), timings) : querier();
   const app = await buildApp({
     log,
@@ -79,6 +81,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     managementAuth: managementAuthDepsFromDb(db, auth, { isDemoUser: login.isDemoUser }),
     login: login.login,
     queryBudget,
+    tenantLimits: tenantLimitsOf,
     querier: querierClient,
     selfTracing: timings && deps.telemetry ? { telemetry: deps.telemetry, timings } : undefined,
     queryDemand,

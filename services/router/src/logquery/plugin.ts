@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
+import { formatDurationMs } from '@floe/config';
+import type { TenantLimits } from '@floe/limits';
 import {
   detectedFieldsOf,
   filterDemand,
@@ -61,7 +63,15 @@ export interface LogQueryOptions {
    * against logsTable.
    */
   tableColumns?: TableColumns;
+  /** A tenant's limits, whose logs retention drilldown-limits shows (absent: shown as 0s, forever). */
+  tenantLimits?: (tenant: string) => Promise<Pick<TenantLimits, 'retentionMs'>>;
 }
+
+/**
+ * Loki's build information: the Loki 3 API this log API answers (detected fields and labels,
+ * volume, drilldown-limits), as the PromQL API names Prometheus 3.
+ */
+const LOKI_BUILD_INFO = { version: '3.5.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
 
 /** Each prefix and what its operation ids start with (the document needs one id per path). */
 export const LOKI_PREFIXES = { '/api/v1': '', '/loki/api/v1': 'loki_' } as const;
@@ -176,7 +186,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const p = params(req);
     const query = requireQuery(p);
     const range = parseRange(p, nowNs(), HOUR_NS);
-    const limit = parseCount('limit', p.get('limit'), VOLUME_LIMIT);
+    const limit = Math.min(parseCount('limit', p.get('limit'), VOLUME_LIMIT), MAX_LIMIT);
     const streams = lowerStreamSelector(parseLogQL(query), query);
     const target = p.get('targetLabels')?.split(',').map((l) => l.trim()).filter((l) => l !== '');
     const labels = target && target.length > 0 ? target : [...new Set(streams.map((m) => m.label))];
@@ -321,6 +331,40 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const rows = await run(req, await planFor(req, planSeries, { kind: 'series', table: 'logs', range, selectors }));
       const data = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => typeof v === 'string' && v !== '')));
       return success(reply, data);
+    });
+
+    scope.get('/status/buildinfo', { schema: queryRouteSchema('logs', `${idPrefix}get_log_build_info`, 'Loki build information', { returns: { description: '`{version, revision, branch, buildUser, buildDate, goVersion}` (not enveloped).' } }) }, async (_req, reply) =>
+      reply.type('application/json').send(LOKI_BUILD_INFO),
+    );
+
+    // What Grafana's Logs Drilldown app reads first (Loki 3.5): the tenant's limits as Loki names
+    // them, and that there is no pattern ingester, so it shows patterns as not configured instead
+    // of failing on the patterns route.
+    scope.get('/drilldown-limits', { schema: queryRouteSchema('logs', `${idPrefix}get_log_drilldown_limits`, 'Limits of the log API, as Grafana\'s Logs Drilldown reads them', { returns: { description: '`{limits, pattern_ingester_enabled, version}` (not enveloped).' } }) }, async (req, reply) => {
+      const retentionMs = opts.tenantLimits ? (await opts.tenantLimits(req.tenant!.tenant)).retentionMs('logs') : 0;
+      return reply.type('application/json').send({
+        limits: {
+          discover_log_levels: false,
+          discover_service_name: ['service.name'],
+          log_level_fields: [],
+          max_entries_limit_per_query: MAX_LIMIT,
+          max_line_size_truncate: false,
+          max_query_bytes_read: '0B',
+          max_query_length: '0s',
+          max_query_lookback: '0s',
+          max_query_range: '0s',
+          max_query_series: MAX_LIMIT,
+          metric_aggregation_enabled: false,
+          otlp_config: { ResourceAttributes: { AttributesConfig: [], IgnoreDefaults: false }, ScopeAttributes: null, LogAttributes: null, SeverityTextAsLabel: false },
+          pattern_persistence_enabled: false,
+          query_timeout: formatDurationMs(opts.queryTimeoutMs),
+          retention_period: formatDurationMs(retentionMs),
+          volume_enabled: true,
+          volume_max_series: MAX_LIMIT,
+        },
+        pattern_ingester_enabled: false,
+        version: LOKI_BUILD_INFO.version,
+      });
     });
 
     for (const [path, [id, summary]] of Object.entries(NOT_YET)) {
