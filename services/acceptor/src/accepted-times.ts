@@ -33,11 +33,6 @@ export class AcceptedTimes {
     return ns >= this.minNs && ns <= this.maxNs;
   }
 
-  /** admits() of a time given as bigint nanoseconds. */
-  admitsBig(ns: bigint): boolean {
-    return this.admits(Number(ns));
-  }
-
   /** Why the time `ns` of `what` (e.g. "span start time") is refused; only for a time admits() refused. */
   refusal(what: string, ns: number): string {
     if (ns < this.minNs) {

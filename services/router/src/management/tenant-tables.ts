@@ -107,7 +107,7 @@ export async function purgeDeleted(tables: TenantTables | undefined, log: { info
   if (!tables) return;
   try {
     const purged = await tables.purge(tenantId, dataset);
-    if (purged.tables > 0) log.info({ tenant: tenantId, ...(dataset === undefined ? {} : { dataset }), ...purged }, `deleted ${what.split(' ')[0]}'s tables purged`);
+    if (purged.tables > 0) log.info({ tenant: tenantId, ...(dataset === undefined ? {} : { dataset }), ...purged }, `tables of a deleted ${dataset === undefined ? 'tenant' : 'dataset'} purged`);
   } catch (err) {
     throw new FloeError('unavailable', `${what} is deleted, but deleting its tables failed (${err instanceof Error ? err.message : String(err)}); DELETE it again to finish`, { cause: err });
   }
