@@ -372,7 +372,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
       const r = await getJson<Drilldown>(`${prefix}/drilldown-limits`, { key: k, tenant: t });
       expect(r.status).toBe(200);
       expect(r.body).toMatchObject({ pattern_ingester_enabled: false, version: '3.5.0' });
-      expect(r.body.limits).toMatchObject({ retention_period: retention, query_timeout: '30s', max_entries_limit_per_query: 5000, volume_enabled: true, discover_service_name: ['service.name'] });
+      expect(r.body.limits).toMatchObject({ retention_period: retention, query_timeout: '30s', max_entries_limit_per_query: 5000, max_query_series: 5000, volume_enabled: true, discover_service_name: ['service.name'] });
     }
     expect((await fetch(`${floe.routerUrl}/logquery/loki/api/v1/drilldown-limits`)).status).toBe(401);
   });

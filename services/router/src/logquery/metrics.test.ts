@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { toInstant, toMatrix } from './metrics.ts';
+import { toInstant, toMatrix, withinSeriesLimit } from './metrics.ts';
 import { defaultStepNs } from './params.ts';
 import { secondsOf } from './results.ts';
 
@@ -33,6 +33,13 @@ describe('metric results in Loki shapes', () => {
     const series = [{ labels: { level: 'INFO' }, points: new Map([[2, 3], [0, 1]]) }];
     expect(toMatrix({ kind: 'matrix', series }, grid)).toEqual([{ metric: { level: 'INFO' }, values: [[100, '1'], [160, '3']] }]);
     expect(toMatrix({ kind: 'scalar', value: 2 }, grid)).toEqual([{ metric: {}, values: [[100, '2'], [130, '2'], [160, '2']] }]);
+  });
+
+  it('more series than the limit is 400, as Loki answers max_query_series; at the limit, or a scalar, passes', () => {
+    const series = (n: number) => ({ kind: 'matrix' as const, series: Array.from({ length: n }, (_, i) => ({ labels: { pod: `p${i}` }, points: new Map([[0, 1]]) })) });
+    expect(withinSeriesLimit(series(3), 3)).toEqual(series(3));
+    expect(withinSeriesLimit({ kind: 'scalar', value: 1 }, 0)).toEqual({ kind: 'scalar', value: 1 });
+    expect(() => withinSeriesLimit(series(4), 3)).toThrow(expect.objectContaining({ kind: 'bad_data', code: 'FLOE_ERR_LOGQL_SERIES', message: expect.stringMatching(/^maximum number of series \(3\) reached for a single query/) }));
   });
 
   it('an instant result is a vector at the time, or a scalar', () => {

@@ -10,7 +10,23 @@ import {
   type PlannerTable,
   type StepGrid,
 } from '@floe/query';
+import { FloeError } from '@floe/errors';
 import { secondsOf, type MatrixSeries, type Row, type VectorSample } from './results.ts';
+
+/** Most series one LogQL metric query may answer (Loki's max_query_series; drilldown-limits publishes it). */
+export const MAX_QUERY_SERIES = 5000;
+
+/**
+ * A metric query's result, or the 400 Loki answers when it has more than `max` series: an
+ * unaggregated query over a high-cardinality selector would otherwise build and send a response
+ * without bound.
+ */
+export function withinSeriesLimit(result: MetricResult, max = MAX_QUERY_SERIES): MetricResult {
+  if (result.kind === 'matrix' && result.series.length > max) {
+    throw new FloeError('bad_data', `maximum number of series (${max}) reached for a single query; narrow the selector or aggregate, e.g. sum by (level) (…)`, { code: 'FLOE_ERR_LOGQL_SERIES' });
+  }
+  return result;
+}
 
 /**
  * Runs a lowered LogQL metric query: one SQL call per leaf (in parallel, each with the request's

@@ -32,7 +32,7 @@ import { eachAtMost } from '@floe/storage';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import type { QueryDemand } from '../query-demand.ts';
-import { runMetricQuery, toInstant, toMatrix } from './metrics.ts';
+import { MAX_QUERY_SERIES, runMetricQuery, toInstant, toMatrix, withinSeriesLimit } from './metrics.ts';
 import { HOUR_NS, LOG_PARAMS as P, LOG_WINDOW, MAX_LIMIT, NS_PER_SECOND, RequestParams, countParam, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 import { mayUseLabelColumn } from './table.ts';
@@ -157,7 +157,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const metric = lowerMetricQuery(expr, query);
     const table = await tableOf(req, metric);
     noteDemand(req, metric.leaves.map((l) => l.sample), table);
-    return runMetricQuery((plan) => run(req, plan), table, metric, grid);
+    return withinSeriesLimit(await runMetricQuery((plan) => run(req, plan), table, metric, grid));
   };
 
   /** The stream matchers of an optional `query` selector (none: every stream). */
@@ -353,7 +353,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
           max_query_length: '0s',
           max_query_lookback: '0s',
           max_query_range: '0s',
-          max_query_series: MAX_LIMIT,
+          max_query_series: MAX_QUERY_SERIES,
           metric_aggregation_enabled: false,
           otlp_config: { ResourceAttributes: { AttributesConfig: [], IgnoreDefaults: false }, ScopeAttributes: null, LogAttributes: null, SeverityTextAsLabel: false },
           pattern_persistence_enabled: false,
