@@ -45,6 +45,7 @@ export type {
 } from './logql/ast.ts';
 export { isLogExpr } from './logql/ast.ts';
 export { parseLogQL, MAX_QUERY_LENGTH } from './logql/parse.ts';
+export { formatLogQL } from './logql/format.ts';
 export { lowerLogQuery, lowerStreamSelector } from './logql/lower.ts';
 export type { LogQueryOptions } from './logql/lower.ts';
 export { parseDuration } from './logql/durations.ts';

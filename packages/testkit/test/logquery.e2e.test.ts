@@ -377,6 +377,14 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     expect((await fetch(`${floe.routerUrl}/logquery/loki/api/v1/drilldown-limits`)).status).toBe(401);
   });
 
+  it('format_query answers the canonical form of a LogQL expression, and 400 for one that does not parse', async () => {
+    const ok = await getJson(`/loki/api/v1/format_query?${qs({ query: 'sum(count_over_time({service_name="web"}|="x"[120s])) by (level)' })}`);
+    expect(ok).toEqual({ status: 200, body: { status: 'success', data: 'sum by (level) (count_over_time({service_name="web"} |= "x" [2m]))' } });
+    const bad = await getJson<{ status: string; errorType: string; error: string }>(`/api/v1/format_query?${qs({ query: 'sum(' })}`);
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ status: 'error', errorType: 'bad_data', error: expect.stringMatching(/^parse error/) });
+  });
+
   it("never shows another tenant's lines, and a key of one tenant cannot read another", async () => {
     for (const q of ['{service_name="checkout"}', '{service_name=~".+"} |= "intruder"', '{k8s.pod.name="intruder-pod"}']) {
       const r = await queryRange(q);

@@ -467,6 +467,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           // The query APIs (GET, the form POST twin, and Grafana's /loki/api/v1 path of the log API).
           'profiles_by_trace GET /api/profiles/trace/{trace_id}',
           'get_log_build_info GET /logquery/api/v1/status/buildinfo',
+          'format_logql_query GET /logquery/api/v1/format_query',
+          'post_format_logql_query POST /logquery/api/v1/format_query',
+          'loki_format_logql_query GET /logquery/loki/api/v1/format_query',
+          'post_loki_format_logql_query POST /logquery/loki/api/v1/format_query',
           'get_log_drilldown_limits GET /logquery/api/v1/drilldown-limits',
           'loki_get_log_build_info GET /logquery/loki/api/v1/status/buildinfo',
           'loki_get_log_drilldown_limits GET /logquery/loki/api/v1/drilldown-limits',

@@ -9,6 +9,7 @@ import {
   lowerLogQuery,
   lowerMetricQuery,
   lowerStreamSelector,
+  formatLogQL,
   parseLogQL,
   planDetectedFieldValues,
   planDetectedFields,
@@ -331,6 +332,11 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const rows = await run(req, await planFor(req, planSeries, { kind: 'series', table: 'logs', range, selectors }));
       const data = rows.map((r) => Object.fromEntries(Object.entries(r).filter(([, v]) => typeof v === 'string' && v !== '')));
       return success(reply, data);
+    });
+
+    both('/format_query', ['format_logql_query', 'A LogQL expression in canonical form', { queryParameters: [P.query], returns: { description: `${LOKI_ENVELOPE} with the formatted expression.` } }], async (req, reply) => {
+      const query = requireQuery(params(req));
+      return success(reply, formatLogQL(parseLogQL(query)));
     });
 
     scope.get('/status/buildinfo', { schema: queryRouteSchema('logs', `${idPrefix}get_log_build_info`, 'Loki build information', { returns: { description: '`{version, revision, branch, buildUser, buildDate, goVersion}` (not enveloped).' } }) }, async (_req, reply) =>
