@@ -89,7 +89,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('tenant deletion (%s)', (mode) 
     };
     await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: boundKey, tenant: 'ds-owner', dataset: 'scratch' }), 'scratch');
     await waitFor('spans of the scratch dataset', async () => ((await scratchSpans(boundKey)) > 0 ? true : undefined), 30_000, 200);
-    const scratchTables = async () => (await catalogTables('ds-owner')).filter((r) => r.table_name.startsWith('scratch.'));
+    const namespaceTables = async (namespace: string) => (await floe.metaQuery<{ table_name: string }>('SELECT table_name FROM iceberg_tables WHERE table_namespace = $1', [namespace])).map((r) => r.table_name);
+    expect(await namespaceTables('ds-owner.scratch')).toContain('traces');
+    const defaultTables = await namespaceTables('ds-owner.default');
+    expect(defaultTables).toContain('traces');
     const scratchDir = join(warehouse('ds-owner'), 'scratch');
     expect(objectsUnder(scratchDir)).toBeGreaterThan(0);
     const defaultSpans = await spans('ds-owner', tenantKey);
@@ -107,7 +110,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('tenant deletion (%s)', (mode) 
     const cli = await runFloeCli(['dataset', 'delete', 'scratch', '--tenant', 'ds-owner', '--json'], { FLOE_URL: floe.routerUrl, FLOE_API_KEY: floe.adminApiKey, FLOE_TENANT: '' });
     expect([cli.code, cli.stderr]).toEqual([0, '']);
     expect(JSON.parse(cli.stdout)).toEqual({ tenant: 'ds-owner', deleted: 'scratch' });
-    expect(await scratchTables()).toEqual([]);
+    expect(await namespaceTables('ds-owner.scratch')).toEqual([]);
+    expect(await namespaceTables('ds-owner.default')).toEqual(defaultTables);
     expect(objectsUnder(scratchDir)).toBe(0);
     // Its key went with it; the dataset is gone for every other key too.
     const gone = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: new Uint8Array(0), headers: { authorization: `Bearer ${boundKey}`, 'x-tenant-id': 'ds-owner', 'x-dataset-id': 'scratch', 'content-type': 'application/x-protobuf' } });

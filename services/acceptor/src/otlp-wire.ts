@@ -1584,8 +1584,7 @@ export class HourBatches<H extends HourRows> {
   admits(lo: number, hi: number, what: string): boolean {
     const ns = nsOfHalves(lo, hi);
     if (this.times.admits(ns)) return true;
-    if (this.rejectReason === undefined) this.rejectReason = this.times.refusal(what, ns);
-    this.rejected++;
+    this.reject(this.rejectReason ?? this.times.refusal(what, ns));
     return false;
   }
 

@@ -82,7 +82,7 @@ export class RowCollector {
   admits(timeNs: bigint, what: string): boolean {
     const ns = Number(timeNs);
     if (this.#times.admits(ns)) return true;
-    this.reject(this.#times.refusal(what, ns));
+    this.reject(this.rejectReason ?? this.#times.refusal(what, ns));
     return false;
   }
 

@@ -5,6 +5,7 @@
  */
 const DURATION_RE = /^(?:(\d+)y)?(?:(\d+)w)?(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?(?:(\d+)ms)?$/;
 const UNIT_MS = [365 * 86_400_000, 7 * 86_400_000, 86_400_000, 3_600_000, 60_000, 1000, 1];
+const UNIT_NAMES = ['y', 'w', 'd', 'h', 'm', 's', 'ms'];
 
 export function parseDuration(text: string): number | undefined {
   if (text === '') return undefined;
@@ -13,6 +14,19 @@ export function parseDuration(text: string): number | undefined {
   let ms = 0;
   for (let i = 0; i < UNIT_MS.length; i++) if (m[i + 1] !== undefined) ms += Number(m[i + 1]) * UNIT_MS[i]!;
   return Number.isSafeInteger(ms) ? ms : undefined;
+}
+
+/** A non-negative duration in its largest units (`5400000` → `1h30m`), as Prometheus prints one; `0s` for 0. */
+export function formatDuration(ms: number): string {
+  if (ms === 0) return '0s';
+  let out = '';
+  let rest = ms;
+  for (let i = 0; i < UNIT_MS.length; i++) {
+    const n = Math.floor(rest / UNIT_MS[i]!);
+    if (n > 0) out += `${n}${UNIT_NAMES[i]!}`;
+    rest -= n * UNIT_MS[i]!;
+  }
+  return out;
 }
 
 /** Byte sizes as the grammar's Bytes token spells them (`10KB` = 10,000, `10KiB` = 10,240). */

@@ -1,10 +1,12 @@
+import { formatFloat } from '../promql/labels.ts';
 import type { BinaryExpr, BinaryOp, Expr, Grouping, LabelFilterExpr, LabelMatcher, LogExpr, MetricExpr, Selector, Stage, Unwrap } from './ast.ts';
+import { formatDuration as duration } from './durations.ts';
 
 /**
  * A LogQL expression in canonical form (Loki's format_query): one line, single spaces, strings
  * double-quoted with Go escapes, durations in their largest units, `by (…)` before the
  * aggregated expression, parentheses only where precedence needs them. Parsing the output gives
- * the same syntax tree (format.test.ts checks it over the parser's and the golden suite's queries).
+ * the same syntax tree (format.test.ts checks it over a corpus of every construct).
  */
 export function formatLogQL(expr: Expr): string {
   return expr.kind === 'log' ? logExpr(expr) : metricExpr(expr);
@@ -12,30 +14,6 @@ export function formatLogQL(expr: Expr): string {
 
 /** Go's strconv.Quote accepts what JSON.stringify writes (\", \\, \n, \t, \uXXXX, …). */
 const quote = (s: string) => JSON.stringify(s);
-
-const DURATION_UNITS: ReadonlyArray<[string, number]> = [
-  ['y', 365 * 86_400_000],
-  ['w', 7 * 86_400_000],
-  ['d', 86_400_000],
-  ['h', 3_600_000],
-  ['m', 60_000],
-  ['s', 1000],
-  ['ms', 1],
-];
-
-function duration(ms: number): string {
-  if (ms === 0) return '0s';
-  let out = '';
-  let rest = ms;
-  for (const [unit, size] of DURATION_UNITS) {
-    const n = Math.floor(rest / size);
-    if (n > 0) out += `${n}${unit}`;
-    rest -= n * size;
-  }
-  return out;
-}
-
-const number = (n: number) => (Number.isNaN(n) ? 'NaN' : n === Infinity ? '+Inf' : n === -Infinity ? '-Inf' : String(n));
 
 const matcher = (m: LabelMatcher) => `${m.label}${m.op}${quote(m.value)}`;
 
@@ -46,7 +24,7 @@ function labelFilter(e: LabelFilterExpr, parent?: 'and' | 'or'): string {
     case 'matcher':
       return matcher(e.matcher);
     case 'number':
-      return `${e.label} ${e.op} ${number(e.value)}`;
+      return `${e.label} ${e.op} ${formatFloat(e.value)}`;
     case 'duration':
     case 'bytes':
       return `${e.label} ${e.op} ${e.text}`;
@@ -130,17 +108,17 @@ function operand(e: Expr, parent: BinaryExpr, side: 'left' | 'right'): string {
 function metricExpr(e: MetricExpr): string {
   switch (e.kind) {
     case 'number':
-      return number(e.value);
+      return formatFloat(e.value);
     case 'vector':
-      return `vector(${number(e.value)})`;
+      return `vector(${formatFloat(e.value)})`;
     case 'range_aggregation': {
-      const param = e.param === undefined ? '' : `${number(e.param)}, `;
+      const param = e.param === undefined ? '' : `${formatFloat(e.param)}, `;
       const inner = [logExpr(e.log), ...(e.unwrap ? [unwrap(e.unwrap)] : [])].join(' ');
       const offset = e.offsetMs === undefined ? '' : ` offset ${duration(e.offsetMs)}`;
       return `${e.op}(${param}${inner} [${duration(e.rangeMs)}]${offset})${grouping(e.grouping)}`;
     }
     case 'vector_aggregation': {
-      const param = e.param === undefined ? '' : `${number(e.param)}, `;
+      const param = e.param === undefined ? '' : `${formatFloat(e.param)}, `;
       return `${e.op}${grouping(e.grouping)} (${param}${metricExpr(e.expr)})`;
     }
     case 'label_replace':

@@ -1,4 +1,5 @@
 import type { AtModifier, Expr, LabelMatcher, VectorSelector } from './ast.ts';
+import { formatDuration as duration } from '../logql/durations.ts';
 import { LABEL_NAME_RE, METRIC_NAME, formatFloat } from './labels.ts';
 
 /**
@@ -59,16 +60,3 @@ function modifiers(offsetMs: number, at: AtModifier | undefined): string {
   return out;
 }
 
-function duration(ms: number): string {
-  if (ms === 0) return '0s';
-  const units: Array<[string, number]> = [['y', 31_536_000_000], ['w', 604_800_000], ['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000], ['ms', 1]];
-  let out = '';
-  let rest = ms;
-  for (const [u, n] of units) {
-    if (rest >= n) {
-      out += `${Math.floor(rest / n)}${u}`;
-      rest %= n;
-    }
-  }
-  return out;
-}

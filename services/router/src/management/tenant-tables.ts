@@ -1,4 +1,4 @@
-import { enabledTables, listTenantTables, provisionDataset, splitFloeNamespace, tenantTableUsage, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier, type TableUsage } from '@floe/iceberg';
+import { enabledTables, listTenantTables, floeNamespace, provisionDataset, tenantTableUsage, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier, type TableUsage } from '@floe/iceberg';
 import { tenantLimits } from '@floe/limits';
 import type { ObjectStore } from '@floe/storage';
 import type { FloeConfig } from '@floe/config';
@@ -51,10 +51,8 @@ export interface TenantTablesOptions {
 }
 
 export function createTenantTables({ catalog, store, schemas: defaults, limits, log }: TenantTablesOptions): TenantTables {
-  const held = async (tenantId: string, dataset?: string) => {
-    const all = await catalog.listTables(tenantId);
-    return dataset === undefined ? all : all.filter((t) => splitFloeNamespace(t.namespace).dataset === dataset);
-  };
+  // A namespace prefix lists the tables of that namespace and of those under it.
+  const held = (tenantId: string, dataset?: string) => catalog.listTables(dataset === undefined ? tenantId : floeNamespace(tenantId, dataset));
   return {
     async provision(tenant, datasets) {
       const tables = enabledTables(defaults, tenant.settings);

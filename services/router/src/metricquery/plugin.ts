@@ -192,11 +192,11 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     });
 
     /** Label sets of the series in the window that match any of `match[]` (all series without one). */
-    const labelSets = async (req: FastifyRequest, p: PromParams, requireMatch: boolean): Promise<PromLabels[]> => {
+    const labelSets = async (req: FastifyRequest, p: PromParams, requireMatch: boolean, window = labelWindow(p, Date.now())): Promise<PromLabels[]> => {
       const matches = p.getAll('match[]').map(parseSelector);
       if (requireMatch && matches.length === 0) throw new FloeError('bad_data', 'no match[] parameter provided', { code: 'FLOE_ERR_PROMQL_PARAM' });
       await noteDemand(req, matches);
-      const { startMs, endMs } = labelWindow(p, Date.now());
+      const { startMs, endMs } = window;
       const reader = openReader(req, opts.queryTimeoutMs);
       const { catalog, names } = await reader.namesFor(startMs, endMs, matches);
       const wantsTargetInfo =
@@ -329,7 +329,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       async (req: ParamsRequest, reply) => {
         const p = params(req);
         const limit = parsePromLimit(p.get('limit')) ?? TSDB_STATUS_LIMIT;
-        return success(reply, tsdbStatus(await labelSets(req, p, false), limit, labelWindow(p, Date.now())));
+        const window = labelWindow(p, Date.now());
+        return success(reply, tsdbStatus(await labelSets(req, p, false, window), limit, window));
       },
     );
   };
