@@ -45,8 +45,8 @@ const MIN_ROLE: Record<TenantAction, MembershipRole> = {
   'schema_registry.manage': 'admin',
 };
 
-/** Scopes only a tenant admin may put on a key. */
-const ADMIN_ONLY_SCOPES = new Set(['tenant:manage']);
+/** Scopes only a tenant admin may put on a key: managing the tenant, and deleting its data. */
+const ADMIN_ONLY_SCOPES = new Set(['tenant:manage', 'delete']);
 
 export function isInstanceAdmin(p: Principal): boolean {
   return p.kind === 'admin_key' || (p.kind === 'user' && p.user.isInstanceAdmin);

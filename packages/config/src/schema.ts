@@ -201,6 +201,9 @@ export const compactorSection = z.strictObject({
   target_file_size_mb: z.number().int().positive().default(128).describe('Size compaction aims for per Parquet file.'),
   snapshot_retention: duration('1h').describe('Snapshots older than this are expired (the current one is always kept).'),
   min_file_age: duration('1m').describe('A data file is merged only once committed at least this long ago, so a flush is not rewritten while the writer may still be adding to its hour.'),
+  delete_request_cancel_period: duration('24h').describe(
+    'How long a delete request (the log API\'s POST /loki/api/v1/delete) can be cancelled before the compactor deletes its rows: the first pass after this period rewrites the affected files. Queries leave the rows out from the moment the request is recorded.',
+  ),
   work_dir: z.string().default('./data/tmp/compactor').describe('Local scratch directory for rewrites.'),
   threads: z.number().int().positive().default(2).describe('DuckDB threads of a rewrite.'),
 });

@@ -17,7 +17,7 @@ import { assertLabel, isValidDatasetId, isValidTenantId } from './ids.ts';
 import { keysChanged, registerKeyCache } from './key-cache.ts';
 
 /** Scopes a key may carry. */
-export const API_KEY_SCOPES = ['ingest', 'query', 'tenant:manage'] as const;
+export const API_KEY_SCOPES = ['ingest', 'query', 'delete', 'tenant:manage'] as const;
 export type ApiKeyScope = (typeof API_KEY_SCOPES)[number];
 
 export interface ApiKey {

@@ -11,6 +11,7 @@ const EXPECTED_TABLES = [
   'attribute_type_mismatches',
   'attribute_type_pins',
   'datasets',
+  'delete_requests',
   'floe_migrations',
   'iceberg_namespace_properties',
   'iceberg_tables',

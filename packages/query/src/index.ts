@@ -46,7 +46,7 @@ export type {
 export { isLogExpr } from './logql/ast.ts';
 export { parseLogQL, MAX_QUERY_LENGTH } from './logql/parse.ts';
 export { formatLogQL } from './logql/format.ts';
-export { lowerLogQuery, lowerStreamSelector } from './logql/lower.ts';
+export { lowerLogDeletion, lowerLogQuery, lowerStreamSelector } from './logql/lower.ts';
 export type { LogQueryOptions } from './logql/lower.ts';
 export { parseDuration } from './logql/durations.ts';
 export { anchoredRe2, re2RegExp, re2Source, type Re2Options } from './re2.ts';
@@ -58,6 +58,7 @@ export type {
   LabelPredicate,
   LabelValues,
   LinePredicate,
+  LogDeletion,
   LogIR,
   LogSelect,
   LogTable,
@@ -66,7 +67,7 @@ export type {
   SeriesSelect,
   TimeRange,
 } from './ir/logs.ts';
-export { planLogSelect, planLabelNames, planLabelValues, planSeries, LOG_COLUMNS } from './sql/logs.ts';
+export { planLogDeletion, planLogSelect, planLabelNames, planLabelValues, planSeries, LOG_COLUMNS } from './sql/logs.ts';
 export type { FileOrder, LogSelectOptions, PlannedQuery } from './sql/logs.ts';
 export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap } from './sql/log-labels.ts';
 export type { PlannerTable, PrintedSql, SqlParam } from './sql/printer.ts';

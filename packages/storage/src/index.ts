@@ -63,7 +63,7 @@ export type { SegmentName, WalBacklog } from './wal-segments.ts';
 export { newRecordId, recordIdTime } from './record-id.ts';
 
 export { ParquetWriter, writtenLocalFiles } from './parquet-writer.ts';
-export type { CheckedRecord, WriteOptions, WrittenFile } from './parquet-writer.ts';
+export type { CheckedRecord, RowCondition, WriteOptions, WrittenFile } from './parquet-writer.ts';
 export type { AttributeTypeCount } from './attribute-key-counts.ts';
 export { IdBloom, idBloomKey } from './id-bloom.ts';
 export { IdBlocksIndex, IdBlocksWriter, findIdPayload, idBlocksKey, readIdPayload } from './id-blocks.ts';

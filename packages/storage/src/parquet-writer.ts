@@ -69,6 +69,15 @@ export interface WriteOptions {
   attributeTypes?: boolean;
 }
 
+/**
+ * A condition over a table's columns with `$1…$n` placeholders and their values (as @floe/query
+ * prints them): the rows a rewrite leaves out (delete requests), never text a caller typed.
+ */
+export interface RowCondition {
+  sql: string;
+  params: ReadonlyArray<string | number | boolean | null>;
+}
+
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
 
 /** DuckDB's own default, for tables that don't set TableDef.rowGroupSize. */
@@ -210,13 +219,29 @@ export class ParquetWriter {
    * was written without it, and a column the inputs all lack (added to the table after they were
    * written) is NULL, so a rewrite never fails on a column the table has and its files don't.
    */
-  async rewrite(table: TableDef, files: readonly string[], opts: WriteOptions = {}): Promise<WrittenFile> {
+  async rewrite(table: TableDef, files: readonly string[], opts: WriteOptions & { exclude?: RowCondition } = {}): Promise<WrittenFile> {
+    const rows = await this.#tableRows(table, files);
+    if (!opts.exclude) return this.#copy(table, rows, opts);
+    // NULL keeps a row: only rows the condition holds for go.
+    return this.#copy(table, `SELECT * FROM (${rows}) WHERE (${opts.exclude.sql}) IS NOT TRUE`, opts, opts.exclude.params);
+  }
+
+  /** How many rows of the files (read as the table's columns, as `rewrite` reads them) the condition holds for. */
+  async countWhere(table: TableDef, files: readonly string[], where: RowCondition): Promise<number> {
+    const conn = await this.#connection();
+    const rows = await this.#tableRows(table, files);
+    const result = await conn.runAndReadAll(`SELECT count(*)::BIGINT FROM (${rows}) WHERE (${where.sql}) IS TRUE`, [...where.params]);
+    return Number(result.getRows()[0]![0]);
+  }
+
+  /** A SELECT of the files' rows as the table's stored columns (selectRewriteColumns). */
+  async #tableRows(table: TableDef, files: readonly string[]): Promise<string> {
     const conn = await this.#connection();
     const source = `read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`;
     // Reads only the footers.
     const described = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${source}`);
     const present = new Set(described.getRowObjectsJson().map((r) => String(r.column_name)));
-    return this.#copy(table, `SELECT ${selectRewriteColumns(table, present)} FROM ${source}`, opts);
+    return `SELECT ${selectRewriteColumns(table, present)} FROM ${source}`;
   }
 
   /**
@@ -227,7 +252,7 @@ export class ParquetWriter {
     return this.#copy(table, select, opts);
   }
 
-  async #copy(table: TableDef, source: string, opts: WriteOptions = {}): Promise<WrittenFile> {
+  async #copy(table: TableDef, source: string, opts: WriteOptions = {}, params: RowCondition['params'] = []): Promise<WrittenFile> {
     const conn = await this.#connection();
     const output = join(this.#dir, `${randomUUID()}.parquet`);
     try {
@@ -235,6 +260,7 @@ export class ParquetWriter {
       await conn.run(
         `COPY (${source} ORDER BY ${order}) ` +
           `TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE}, FIELD_IDS ${parquetFieldIds(table)})`,
+        params.length > 0 ? [...params] : undefined,
       );
       const src = `read_parquet(${literal(output)})`;
       const ns = quoteIdent(timeColumn(table));

@@ -1,10 +1,12 @@
 import { floeNamespace, floeTableDef, splitFloeNamespace, TARGET_FILE_SIZE_PROPERTY, type SqlCatalog, type TableHandle, type TableIdentifier } from '@floe/iceberg';
+import type { DeleteRequest } from '@floe/meta';
 import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats } from './compact.ts';
 import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
 import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
+import { applyDeleteRequest, emptyDeleteStats, type DeleteStats } from './deletes.ts';
 import { applyRetention, emptyRetentionStats, type RetentionStats } from './retention.ts';
 
 export interface CompactorOptions {
@@ -23,8 +25,19 @@ export interface CompactorOptions {
   retentionMs?: (tenant: string, table: string) => Promise<number>;
   minFileAgeMs?: number;
   orphanMinAgeMs?: number;
+  /** Where delete requests come from and are marked done (the metadata DB); absent: none are processed. */
+  deleteRequests?: DeleteRequestQueue;
   walPrefix?: string;
   now?: () => number;
+}
+
+/** Delete requests as the compactor works through them (@floe/meta's delete_requests). */
+export interface DeleteRequestQueue {
+  /** Requests past their cancel period and not processed yet, oldest first. */
+  due(nowMs: number): Promise<DeleteRequest[]>;
+  /** Takes a request up (it can no longer be cancelled); false when it was cancelled meanwhile. */
+  start(id: string): Promise<boolean>;
+  finish(id: string, deletedRows: number): Promise<void>;
 }
 
 export interface PassStats {
@@ -35,6 +48,8 @@ export interface PassStats {
   failedTables: number;
   /** Hour partitions deleted for being past their retention. */
   retention: RetentionStats;
+  /** Delete requests processed. */
+  deletes: DeleteStats;
   compaction: CompactTableStats;
   expiry: ExpireStats;
   orphans: { data: number; metadata: number };
@@ -65,7 +80,7 @@ function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
 }
 
 export const hasWork = (s: PassStats): boolean =>
-  s.retention.files + s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.expiry.metadataFiles + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
+  s.retention.files + s.deletes.requests + s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.expiry.metadataFiles + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
 
 /**
  * Sets the table's `write.target-file-size-bytes` to what this compactor aims for (spec 2: the
@@ -106,11 +121,13 @@ export class Compactor {
       tablesChanged: 0,
       failedTables: 0,
       retention: emptyRetentionStats(),
+      deletes: emptyDeleteStats(),
       compaction: emptyCompactStats(),
       expiry: emptyExpireStats(),
       orphans: { data: 0, metadata: 0 },
       durationMs: 0,
     };
+    await this.#deletes(stats, scope, signal);
     const horizon = await expiryHorizon(store, started, this.#o.snapshotRetentionMs, this.#o.walPrefix, this.#o.markerRetentionMs);
     for (const id of await catalog.listTables()) {
       if (signal?.aborted) break;
@@ -157,6 +174,36 @@ export class Compactor {
       });
     }
     return out;
+  }
+
+  /**
+   * Works through the delete requests past their cancel period, before the tables are compacted
+   * (a file about to be rewritten for a request is not worth merging first). A request whose table
+   * does not exist (nothing written yet, or dropped) is done with nothing deleted; one that fails
+   * or meets a conflict stays for the next pass.
+   */
+  async #deletes(stats: PassStats, scope: PassScope | undefined, signal?: AbortSignal): Promise<void> {
+    const queue = this.#o.deleteRequests;
+    if (!queue) return;
+    const { catalog, log } = this.#o;
+    const now = this.#o.now ?? Date.now;
+    for (const req of await queue.due(now())) {
+      if (signal?.aborted) return;
+      const namespace = floeNamespace(req.tenantId, req.datasetId);
+      if (!inScope({ namespace, name: req.table }, scope)) continue;
+      try {
+        if (!(await queue.start(req.id))) continue;
+        const handle = await catalog.loadTable(namespace, req.table);
+        const outcome = handle ? await applyDeleteRequest(this.#o, handle, req, signal) : { kind: 'committed' as const, files: 0, rows: 0 };
+        if (outcome.kind === 'retry') continue;
+        await queue.finish(req.id, outcome.rows);
+        stats.deletes.requests++;
+        stats.deletes.files += outcome.files;
+        stats.deletes.rows += outcome.rows;
+      } catch (err) {
+        log.error({ err, request: req.id, table: `${namespace}.${req.table}` }, 'delete request failed; retrying next pass');
+      }
+    }
   }
 
   async #table(id: TableIdentifier, horizon: number, stats: PassStats, signal?: AbortSignal): Promise<boolean> {

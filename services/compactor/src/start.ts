@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits } from '@floe/limits';
-import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
+import { dueDeleteRequests, finishDeleteRequest, getTenant, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger } from '@floe/telemetry';
@@ -47,6 +47,11 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     markerRetentionMs: config.writer.wal_marker_retention,
     retentionMs: async (tenant, table) => (await limitsOf(tenant)).retentionMs(table),
     minFileAgeMs: c.min_file_age,
+    deleteRequests: {
+      due: (nowMs) => dueDeleteRequests(db, new Date(nowMs - c.delete_request_cancel_period)),
+      start: (id) => startDeleteRequest(db, id),
+      finish: (id, rows) => finishDeleteRequest(db, id, rows),
+    },
   });
 
   const abort = new AbortController();
@@ -190,6 +195,8 @@ function passSummary(s: PassStats) {
     partitionsExpired: s.retention.partitions,
     filesExpired: s.retention.files,
     rowsExpired: s.retention.rows,
+    deleteRequestsProcessed: s.deletes.requests,
+    rowsDeleted: s.deletes.rows,
     partitionsCompacted: s.compaction.partitions,
     filesBefore: s.compaction.filesBefore,
     filesAfter: s.compaction.filesAfter,

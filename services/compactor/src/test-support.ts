@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { ensureFloeTable, openFloeCatalog, publishDataFile, type SqlCatalog, type TableHandle } from '@floe/iceberg';
 import { migrate, openDb, type Db } from '@floe/meta';
-import { tableDef } from '@floe/schema';
+import { tableDef, type TableName } from '@floe/schema';
 import { createObjectStore, LocalFileCache, ParquetWriter, type ObjectStore } from '@floe/storage';
 
 export const PG_ADMIN_URL = process.env.FLOE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -144,9 +144,14 @@ export function spanRows(hour: number, count: number, seed: number): Uint8Array 
 }
 
 /** Writes one Parquet file of `rows` spans for `hour` and commits it as its own fast append. */
-export async function appendSpanFile(f: Fixture, handle: TableHandle, hour: number, rows: number, seed: number): Promise<{ handle: TableHandle; key: string }> {
-  const def = tableDef('traces');
-  const written = await f.writer.write(def, [spanRows(hour, rows, seed)]);
+export function appendSpanFile(f: Fixture, handle: TableHandle, hour: number, rows: number, seed: number): Promise<{ handle: TableHandle; key: string }> {
+  return appendRowsFile(f, handle, 'traces', hour, spanRows(hour, rows, seed));
+}
+
+/** Writes one Parquet file of a table's NDJSON rows for `hour`, as the writer would, and commits it as its own fast append. */
+export async function appendRowsFile(f: Fixture, handle: TableHandle, table: TableName, hour: number, ndjson: Uint8Array): Promise<{ handle: TableHandle; key: string }> {
+  const def = tableDef(table);
+  const written = await f.writer.write(def, [ndjson]);
   try {
     const file = await publishDataFile(f.store, def, written, f.store.keyFromUri(handle.metadata.location), hour);
     const res = await f.catalog.appendFiles(handle, [file], { summary: { 'floe.writer': 'test' } });

@@ -9,6 +9,8 @@ import { authPlugin } from './auth-plugin.ts';
 import type { TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, validationError } from '@floe/runtime';
+import { logDeletePlugin } from './logquery/deletes.ts';
+import { createPendingDeletions } from './logquery/pending-deletions.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
 import type { TableColumns } from './table-columns.ts';
 import { managementPlugin } from './management/plugin.ts';
@@ -131,7 +133,18 @@ export async function buildApp(opts: AppOptions) {
     );
   // Spec 1, Authentication rule 3: on the trace query API a request naming no tenant is malformed (400).
   await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }), { missingTenant: 'bad_data' });
-  await queryApi('/logquery', (s) => s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns, tenantLimits: opts.tenantLimits }));
+  const pendingDeletions = createPendingDeletions(opts.db, app.log);
+  await queryApi('/logquery', (s) =>
+    s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns, tenantLimits: opts.tenantLimits, pendingDeletions }),
+  );
+  // Loki's log deletion API beside the log queries: keys with the delete scope, no query budget.
+  await app.register(
+    async (scope) => {
+      await scope.register(authPlugin, { auth: opts.auth, scope: 'delete' });
+      await scope.register(logDeletePlugin, { db: opts.db, changed: pendingDeletions.changed });
+    },
+    { prefix: '/logquery' },
+  );
   await queryApi('/metricquery', (s) =>
     s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize, tableColumns: opts.tableColumns }),
   );

@@ -173,7 +173,7 @@ export function registerManagementCommands(program: Command): void {
       key
         .command('create')
         .description('create an API key; its secret is printed once')
-        .requiredOption('--scopes <list>', 'comma-separated: ingest, query, tenant:manage')
+        .requiredOption('--scopes <list>', 'comma-separated: ingest, query, delete, tenant:manage')
         .option('--dataset <id>', 'bind the key to one dataset')
         .option('--name <name>', 'a label for the key'),
     ),

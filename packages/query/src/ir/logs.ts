@@ -42,7 +42,19 @@ export interface LinePredicate {
   values: string[];
 }
 
-export type RowFilter = { kind: 'line'; line: LinePredicate } | { kind: 'labels'; predicate: LabelPredicate };
+/**
+ * Rows are left out when any deletion selects them: the delete requests of the caller's dataset
+ * that the compactor has not processed yet, so deleted lines vanish from answers as soon as the
+ * request is recorded (as Loki's filter-and-delete mode).
+ */
+export type RowFilter = { kind: 'line'; line: LinePredicate } | { kind: 'labels'; predicate: LabelPredicate } | { kind: 'exclude'; deletions: LogDeletion[] };
+
+/** The rows a log delete request removes: what its LogQL log query selects within its window. */
+export interface LogDeletion {
+  range: TimeRange;
+  streams: LabelMatch[];
+  filters: RowFilter[];
+}
 
 export type Direction = 'forward' | 'backward';
 

@@ -1,5 +1,5 @@
 import { FloeError } from '@floe/errors';
-import type { Direction, LabelMatch, LabelPredicate, LogSelect, NumericOp, RowFilter, TimeRange } from '../ir/logs.ts';
+import type { Direction, LabelMatch, LabelPredicate, LogDeletion, LogSelect, NumericOp, RowFilter, TimeRange } from '../ir/logs.ts';
 import type { Expr, LabelFilterExpr, LabelMatcher, LogExpr, Stage } from './ast.ts';
 import { positionOf, unsupported } from './errors.ts';
 import { toJsRegexSource } from './strings.ts';
@@ -51,6 +51,18 @@ export function lowerStreamSelector(expr: Expr, source: string): LabelMatch[] {
     });
   }
   return expr.selector.matchers.map(toMatch);
+}
+
+/**
+ * A delete request's query → the rows it deletes within `range`: exactly what the same log query
+ * answers over that window (Loki: a stream selector with optional filters), so running the query
+ * first shows what will go. A metric query is refused.
+ */
+export function lowerLogDeletion(expr: Expr, source: string, range: TimeRange): LogDeletion {
+  if (expr.kind !== 'log') {
+    throw new FloeError('bad_data', 'a delete request takes a log query (a stream selector with optional filters), not a metric query', { code: 'FLOE_ERR_LOGQL_PARAM' });
+  }
+  return { range, streams: expr.selector.matchers.map(toMatch), filters: lowerPipeline(expr.pipeline, source) };
 }
 
 function requireLogExpr(expr: Expr, source: string): LogExpr {

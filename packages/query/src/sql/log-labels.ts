@@ -1,4 +1,4 @@
-import type { LabelMatch, LabelPredicate, LinePredicate, NumericOp, RowFilter, TimeRange } from '../ir/logs.ts';
+import type { LabelMatch, LabelPredicate, LinePredicate, LogDeletion, NumericOp, RowFilter, TimeRange } from '../ir/logs.ts';
 import { literal, type PlannerTable, type SqlBuilder } from './printer.ts';
 
 /**
@@ -265,7 +265,21 @@ export function lineSql(b: SqlBuilder, p: LinePredicate): string {
 }
 
 export function filterSql(b: SqlBuilder, f: RowFilter): string {
-  return f.kind === 'line' ? lineSql(b, f.line) : predicateSql(b, f.predicate);
+  switch (f.kind) {
+    case 'line':
+      return lineSql(b, f.line);
+    case 'labels':
+      return predicateSql(b, f.predicate);
+    case 'exclude':
+      // A row is deleted when a deletion's condition is TRUE (deletionSql): NULL keeps it, here too.
+      if (f.deletions.length === 0) return 'TRUE';
+      return `(${f.deletions.map((d) => `(${deletionSql(b, d)})`).join(' OR ')}) IS NOT TRUE`;
+  }
+}
+
+/** The condition that selects a deletion's rows: its window, stream matchers and filters. */
+export function deletionSql(b: SqlBuilder, d: LogDeletion): string {
+  return selectionSql(b, d.range, d.streams, d.filters).join(' AND ');
 }
 
 /**

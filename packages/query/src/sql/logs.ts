@@ -1,6 +1,6 @@
 import { FloeError } from '@floe/errors';
-import type { LabelNames, LabelValues, LogSelect, SeriesSelect, TimeRange } from '../ir/logs.ts';
-import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, STREAM_LABELS, attributeMap, labelText, matchSql, rangeSql, resolveLogLabel, selectionSql } from './log-labels.ts';
+import type { LabelNames, LabelValues, LogDeletion, LogSelect, SeriesSelect, TimeRange } from '../ir/logs.ts';
+import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, STREAM_LABELS, attributeMap, deletionSql, labelText, matchSql, rangeSql, resolveLogLabel, selectionSql } from './log-labels.ts';
 import { SqlBuilder, intLiteral, literal, quoteIdent, type PlannerTable, type PrintedSql } from './printer.ts';
 
 /**
@@ -162,6 +162,16 @@ export function planSeries(ir: SeriesSelect, table: PlannerTable): PlannedQuery 
     `ORDER BY ${STREAM_LABELS.map((s) => quoted(s.label)).join(', ')}`,
   ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.range) };
+}
+
+/**
+ * The condition over the table's columns that selects a delete request's rows (a row goes when it
+ * is TRUE, so NULL keeps it): the compactor rewrites a file `WHERE (condition) IS NOT TRUE`. It
+ * names columns only, unqualified, so it applies to any relation with the table's columns.
+ */
+export function planLogDeletion(d: LogDeletion, table: PlannerTable): PrintedSql {
+  const b = new SqlBuilder(table);
+  return { sql: deletionSql(b, d), params: b.params };
 }
 
 /** Output aliases are the planner's own fixed names. */

@@ -16,6 +16,9 @@ export const HOUR_NS = 3600n * NS_PER_SECOND;
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 5000;
 
+/** Each prefix of the log API's routes and what their operation ids start with (the document needs one id per path). */
+export const LOKI_PREFIXES = { '/api/v1': '', '/loki/api/v1': 'loki_' } as const;
+
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_LOGQL_PARAM' });
 
 export { RequestParams };

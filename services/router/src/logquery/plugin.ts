@@ -34,9 +34,10 @@ import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import type { QueryDemand } from '../query-demand.ts';
 import { MAX_QUERY_SERIES, runMetricQuery, toInstant, toMatrix, withinSeriesLimit } from './metrics.ts';
-import { HOUR_NS, LOG_PARAMS as P, LOG_WINDOW, MAX_LIMIT, NS_PER_SECOND, RequestParams, countParam, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
+import { HOUR_NS, LOG_PARAMS as P, LOG_WINDOW, LOKI_PREFIXES, MAX_LIMIT, NS_PER_SECOND, RequestParams, countParam, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 import { mayUseLabelColumn } from './table.ts';
+import { exclusionFilter, type PendingDeletions } from './pending-deletions.ts';
 import { createTableCache, type TableColumns } from '../table-columns.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import { queryRouteSchema, type ParameterDoc, type QueryRouteDoc } from '../openapi.ts';
@@ -66,6 +67,8 @@ export interface LogQueryOptions {
   tableColumns?: TableColumns;
   /** A tenant's limits, whose logs retention drilldown-limits shows (absent: shown as 0s, forever). */
   tenantLimits?: (tenant: string) => Promise<Pick<TenantLimits, 'retentionMs'>>;
+  /** The dataset's delete requests not processed yet, whose lines queries leave out (absent: none). */
+  pendingDeletions?: PendingDeletions;
 }
 
 /**
@@ -74,8 +77,6 @@ export interface LogQueryOptions {
  */
 const LOKI_BUILD_INFO = { version: '3.5.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
 
-/** Each prefix and what its operation ids start with (the document needs one id per path). */
-export const LOKI_PREFIXES = { '/api/v1': '', '/loki/api/v1': 'loki_' } as const;
 
 /** Request header that asks for the categorized (three-element) `values` encoding. */
 export const ENCODING_FLAGS_HEADER = 'x-loki-response-encoding-flags';
@@ -136,6 +137,12 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     if (opts.demand) opts.demand.note(req.tenant!.tenant, req.tenant!.dataset, 'logs', filterDemand(parts, table));
   };
 
+  /** The filter leaving out the lines of the caller's pending delete requests that meet `range` (all when absent). */
+  const exclusion = async (req: FastifyRequest, range?: TimeRange): Promise<RowFilter | undefined> => {
+    if (!opts.pendingDeletions) return undefined;
+    return exclusionFilter(await opts.pendingDeletions.of(req.tenant!.tenant, req.tenant!.dataset), range);
+  };
+
   const success = (reply: FastifyReply, data: unknown) => reply.type('application/json').send({ status: 'success', data });
 
   /** A log query over `range`, shaped as a `streams` result. */
@@ -145,6 +152,8 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const ir = lowerLogQuery(expr, query, { range, direction, limit });
     const table = await tableOf(req, ir);
     noteDemand(req, [ir], table);
+    const excluded = await exclusion(req, range);
+    if (excluded) ir.filters.push(excluded);
     const categorized = categorize(req);
     // Both encodings carry the metadata: as a third element per entry, or in the stream labels.
     const rows = await run(req, planLogSelect(ir, table, { metadata: true }));
@@ -158,6 +167,8 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const metric = lowerMetricQuery(expr, query);
     const table = await tableOf(req, metric);
     noteDemand(req, metric.leaves.map((l) => l.sample), table);
+    const excluded = await exclusion(req);
+    if (excluded) for (const leaf of metric.leaves) leaf.sample.filters.push(excluded);
     return withinSeriesLimit(await runMetricQuery((plan) => run(req, plan), table, metric, grid));
   };
 

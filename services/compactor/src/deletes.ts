@@ -1,0 +1,125 @@
+import { rm } from 'node:fs/promises';
+import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type TableHandle } from '@floe/iceberg';
+import type { DeleteRequest } from '@floe/meta';
+import { lowerLogDeletion, parseLogQL, planLogDeletion } from '@floe/query';
+import { partitionFieldName, type TableDef } from '@floe/schema';
+import { writtenLocalFiles, type RowCondition, type WrittenFile } from '@floe/storage';
+import type { CompactDeps } from './compact.ts';
+
+/** Snapshot summary key of a delete request's commit: the request's id. */
+export const DELETE_REQUEST_SUMMARY_KEY = 'floe.delete-request';
+
+const MS_PER_HOUR = 3_600_000;
+
+export interface DeleteStats {
+  /** Requests processed (marked so) in the pass. */
+  requests: number;
+  /** Data files rewritten or removed. */
+  files: number;
+  rows: number;
+}
+
+export const emptyDeleteStats = (): DeleteStats => ({ requests: 0, files: 0, rows: 0 });
+
+/**
+ * The condition selecting a request's rows in the table, planned as the router validated it at
+ * creation: the same LogQL, lowered and planned as a log query over the request's window
+ * ([start, end] in milliseconds, both ends included, as Loki's). Tables without a deletion
+ * language throw.
+ */
+export function deletionCondition(req: Pick<DeleteRequest, 'table' | 'query' | 'startMs' | 'endMs'>, def: TableDef): RowCondition {
+  if (req.table !== 'logs') throw new Error(`delete requests on table ${req.table} are not supported`);
+  const range = { startNs: BigInt(req.startMs) * 1_000_000n, endNs: (BigInt(req.endMs) + 1n) * 1_000_000n };
+  return planLogDeletion(lowerLogDeletion(parseLogQL(req.query), req.query, range), def);
+}
+
+/** `retry`: a conflict, or the pass was stopped; the request stays for the next pass. */
+export type DeleteOutcome = { kind: 'committed'; handle: TableHandle; files: number; rows: number } | { kind: 'retry' };
+
+/**
+ * Deletes a request's rows from one table, copy-on-write: each data file of the window's hour
+ * partitions whose time bounds overlap the window and that holds matching rows is rewritten
+ * without them (or dropped when every row matches), and all of them are swapped in one
+ * `overwrite` commit, so queries see the request applied at once or not at all. The old files go
+ * when the snapshots before this one expire (compactor.snapshot_retention). A conflict (another
+ * commit touched those files) leaves the request for the next pass.
+ */
+export async function applyDeleteRequest(deps: CompactDeps, handle: TableHandle, req: DeleteRequest, signal?: AbortSignal): Promise<DeleteOutcome> {
+  const { catalog, store, writer, cache, log } = deps;
+  const def = floeTableDef(handle);
+  const condition = deletionCondition(req, def);
+  const field = partitionFieldName(def);
+  const firstHour = Math.floor(req.startMs / MS_PER_HOUR);
+  const lastHour = Math.floor(req.endMs / MS_PER_HOUR);
+  const tsId = def.columns.find((c) => c.name === def.partitionSource)?.id;
+  const loUs = BigInt(req.startMs) * 1000n;
+  const hiUs = BigInt(req.endMs) * 1000n + 999n;
+  const files = await catalog.planFiles(handle, {
+    partitionFilter: (p) => typeof p[field] === 'number' && (p[field] as number) >= firstHour && (p[field] as number) <= lastHour,
+    boundsFilter: (lower, upper) => {
+      const lo = tsId === undefined ? undefined : longOf(lower[tsId]);
+      const hi = tsId === undefined ? undefined : longOf(upper[tsId]);
+      return (lo === undefined || lo <= hiUs) && (hi === undefined || hi >= loUs);
+    },
+  });
+
+  const remove: string[] = [];
+  const uploads: string[] = [];
+  const add: Awaited<ReturnType<typeof publishDataFile>>[] = [];
+  let rows = 0;
+  const locationKey = store.keyFromUri(handle.metadata.location);
+  // Until the commit is asked for nothing can reference the uploads; after a conflict nothing ever
+  // will. Any other commit error leaves it open whether the swap landed: the orphan sweep decides.
+  let commitAsked = false;
+  try {
+    for (const file of files) {
+      if (signal?.aborted) break;
+      const hour = file.partition[field];
+      if (typeof hour !== 'number') continue;
+      const lease = await cache.acquire(store, file.key, file.fileSizeBytes);
+      let written: WrittenFile | undefined;
+      try {
+        const matched = await writer.countWhere(def, [lease.path], condition);
+        if (matched === 0) continue;
+        remove.push(file.key);
+        rows += matched;
+        if (matched >= file.recordCount) continue;
+        written = await writer.rewrite(def, [lease.path], { idBlocks: true, exclude: condition });
+        if (written.rowCount !== file.recordCount - matched) {
+          throw new Error(`rewrite of ${file.key} kept ${written.rowCount} rows; ${file.recordCount} less ${matched} deleted was expected`);
+        }
+        const input = await publishDataFile(store, def, written, locationKey, hour);
+        uploads.push(input.key);
+        add.push(input);
+      } finally {
+        lease.release();
+        if (written) await Promise.all(writtenLocalFiles(written).map((f) => rm(f, { force: true })));
+      }
+    }
+    if (signal?.aborted) {
+      if (uploads.length > 0) await deleteDataFiles(store, uploads).catch((e: unknown) => log.warn({ err: e }, 'could not delete uncommitted delete-request outputs; the orphan sweep will'));
+      return { kind: 'retry' };
+    }
+    if (remove.length === 0) return { kind: 'committed', handle, files: 0, rows: 0 };
+    commitAsked = true;
+    const result = await catalog.replaceFiles(handle, {
+      remove,
+      add,
+      operation: add.length === 0 ? 'delete' : 'overwrite',
+      summary: { [DELETE_REQUEST_SUMMARY_KEY]: req.id },
+    });
+    log.info({ table: `${handle.namespace}.${handle.name}`, request: req.id, files: remove.length, rows }, 'delete request applied');
+    return { kind: 'committed', handle: result.handle, files: remove.length, rows };
+  } catch (err) {
+    const conflict = err instanceof CommitConflictError;
+    if (uploads.length > 0 && (!commitAsked || conflict)) {
+      await deleteDataFiles(store, uploads).catch((e: unknown) => log.warn({ err: e }, 'could not delete uncommitted delete-request outputs; the orphan sweep will'));
+    }
+    if (conflict) return { kind: 'retry' };
+    throw err;
+  }
+}
+
+function longOf(b: Uint8Array | undefined): bigint | undefined {
+  return b && b.byteLength === 8 ? new DataView(b.buffer, b.byteOffset, 8).getBigInt64(0, true) : undefined;
+}
