@@ -55,6 +55,15 @@ describe.each(BACKENDS)('delete requests on %s', (kind) => {
     expect((await listDeleteRequests(db, 'other', 'default', 'logs', { pendingOnly: true })).map((d) => d.id)).not.toContain(r.id);
   });
 
+  it('keeps a metrics request’s series, and hands it over at once when its table is immediate', async () => {
+    const r = await createDeleteRequest(db, { tenantId: 'other', datasetId: 'default', table: 'metrics', query: 'up{job="a"}', seriesIds: ['s1', 's2'], startMs: 0, endMs: 5 });
+    expect(r.seriesIds).toEqual(['s1', 's2']);
+    const longAgo = new Date(0);
+    expect((await dueDeleteRequests(db, longAgo)).map((d) => d.id)).not.toContain(r.id);
+    const due = await dueDeleteRequests(db, longAgo, ['metrics']);
+    expect(due.map((d) => [d.id, d.seriesIds])).toEqual([[r.id, ['s1', 's2']]]);
+  });
+
   it('go with their dataset', async () => {
     await req('acme', 'prod');
     await deleteDataset(db, 'acme', 'prod');

@@ -10,8 +10,10 @@ export interface CreateDeleteRequestInput {
   datasetId: string;
   /** The table the rows are deleted from (`logs`). */
   table: string;
-  /** What selects the rows, in the table's query language (LogQL for logs), as the caller sent it. */
+  /** What selects the rows, as the caller sent it: LogQL for logs, the `match[]` selectors (one per line) for metrics. */
   query: string;
+  /** The series a metrics request deletes, resolved when it was recorded (absent for logs). */
+  seriesIds?: string[];
   /** The window, in unix milliseconds, both ends included (as Loki's). */
   startMs: number;
   endMs: number;
@@ -30,6 +32,7 @@ export interface DeleteRequest extends CreateDeleteRequestInput {
 
 type Row = {
   id: string;
+  series_ids: string[] | null;
   tenant_id: string;
   dataset_id: string;
   table_name: string;
@@ -42,7 +45,7 @@ type Row = {
   deleted_rows: string | number | null;
 };
 
-const COLUMNS = 'id, tenant_id, dataset_id, table_name, query, start_ms, end_ms, created_at, started_at, processed_at, deleted_rows';
+const COLUMNS = 'id, tenant_id, dataset_id, table_name, query, series_ids, start_ms, end_ms, created_at, started_at, processed_at, deleted_rows';
 
 const fromRow = (r: Row): DeleteRequest => ({
   id: r.id,
@@ -50,6 +53,7 @@ const fromRow = (r: Row): DeleteRequest => ({
   datasetId: r.dataset_id,
   table: r.table_name,
   query: r.query,
+  ...(r.series_ids ? { seriesIds: r.series_ids } : {}),
   startMs: Number(r.start_ms),
   endMs: Number(r.end_ms),
   createdAt: r.created_at,
@@ -61,8 +65,8 @@ const fromRow = (r: Row): DeleteRequest => ({
 export async function createDeleteRequest(db: Db, input: CreateDeleteRequestInput): Promise<DeleteRequest> {
   const id = randomBytes(8).toString('hex');
   const { rows } = await db.query<Row>(
-    `INSERT INTO delete_requests (id, tenant_id, dataset_id, table_name, query, start_ms, end_ms) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING ${COLUMNS}`,
-    [id, input.tenantId, input.datasetId, input.table, input.query, input.startMs, input.endMs],
+    `INSERT INTO delete_requests (id, tenant_id, dataset_id, table_name, query, series_ids, start_ms, end_ms) VALUES ($1, $2, $3, $4, $5, $6::text[], $7, $8) RETURNING ${COLUMNS}`,
+    [id, input.tenantId, input.datasetId, input.table, input.query, input.seriesIds ?? null, input.startMs, input.endMs],
   );
   return fromRow(rows[0]!);
 }
@@ -94,9 +98,13 @@ export async function cancelDeleteRequest(db: Db, tenantId: string, datasetId: s
   return rows[0]!.started ? 'started' : 'cancelled';
 }
 
-/** Requests not processed yet and created at or before `cutoff` (past their cancel period), oldest first. */
-export async function dueDeleteRequests(db: Db, cutoff: Date): Promise<DeleteRequest[]> {
-  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM delete_requests WHERE processed_at IS NULL AND created_at <= $1 ORDER BY seq`, [cutoff]);
+/**
+ * Requests not processed yet and created at or before `cutoff` (past their cancel period), and
+ * those of the `immediate` tables whatever their age (Prometheus's deletes are not cancellable),
+ * oldest first.
+ */
+export async function dueDeleteRequests(db: Db, cutoff: Date, immediate: readonly string[] = []): Promise<DeleteRequest[]> {
+  const { rows } = await db.query<Row>(`SELECT ${COLUMNS} FROM delete_requests WHERE processed_at IS NULL AND (created_at <= $1 OR table_name = ANY($2::text[])) ORDER BY seq`, [cutoff, [...immediate]]);
   return rows.map(fromRow);
 }
 

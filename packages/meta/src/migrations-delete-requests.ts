@@ -28,3 +28,12 @@ CREATE INDEX IF NOT EXISTS delete_requests_dataset ON delete_requests (tenant_id
 CREATE INDEX IF NOT EXISTS delete_requests_pending ON delete_requests (created_at) WHERE processed_at IS NULL;
 `,
 };
+
+/** Metric delete requests name the series they delete, resolved when they are recorded (Prometheus's delete_series). */
+export const DELETE_REQUEST_SERIES_MIGRATION: Migration = {
+  id: 14,
+  name: 'delete requests: series ids',
+  sql: `
+ALTER TABLE delete_requests ADD COLUMN IF NOT EXISTS series_ids text[];
+`,
+};

@@ -12,7 +12,7 @@
 //   same time apply each migration exactly once; PGlite is a single in-process connection.
 
 import type { Db } from './db.ts';
-import { DELETE_REQUESTS_MIGRATION } from './migrations-delete-requests.ts';
+import { DELETE_REQUEST_SERIES_MIGRATION, DELETE_REQUESTS_MIGRATION } from './migrations-delete-requests.ts';
 import { OAUTH_MIGRATION } from './migrations-oauth.ts';
 import { PLANNING_IDEAS_TODOS_MIGRATION, PLANNING_MIGRATION, PLANNING_PHASES_MIGRATION } from './migrations-planning.ts';
 import { SCHEMA_REGISTRY_MIGRATION } from './migrations-schema-registry.ts';
@@ -214,6 +214,7 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
   PLANNING_PHASES_MIGRATION,
   PLANNING_IDEAS_TODOS_MIGRATION,
   DELETE_REQUESTS_MIGRATION,
+  DELETE_REQUEST_SERIES_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

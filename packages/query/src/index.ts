@@ -144,9 +144,11 @@ export {
   PER_FILE_COLUMN,
   PER_FILE_HOUR_NS,
   planMetricTargetInfo,
+  planSeriesDeletion,
   REMOTE_WRITE_SCOPE,
   seriesIdFromHalves,
 } from './sql/metrics.ts';
+export type { SeriesDeletion } from './sql/metrics.ts';
 export type { DetectedFieldValues, DetectedFields, DetectedLabels, IndexStats } from './ir/log-discovery.ts';
 export { planDetectedFieldValues, planDetectedFields, planDetectedLabels, planIndexStats, detectedFieldsOf } from './sql/log-discovery.ts';
 export type { FieldType } from './sql/log-discovery.ts';

@@ -1,7 +1,7 @@
 import { SeverityNumber } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flightDoGet } from '@floe/flight';
-import { emitLogRecords, protoLogExporter, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { emitLogRecords, protoLogExporter, runFloeCli, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Loki's log deletion API end to end, in both modes: a key with the delete scope records a
@@ -122,6 +122,21 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log deletion (%s)', (mode) => 
     expect(((await again.json()) as { error: string }).error).toBe('could not find delete request with given id');
   });
 
+  it('works from the CLI: floe logs delete, delete-requests and cancel-delete', async () => {
+    const cli = (args: string[]) => runFloeCli(args, { FLOE_URL: floe.routerUrl, FLOE_API_KEY: deleteKey, FLOE_TENANT: 'acme', FLOE_DATASET: '' });
+    const recorded = await cli(['logs', 'delete', '{service_name="cart"} |= "card="', '--start', startSeconds]);
+    expect(recorded).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    const listed = await cli(['logs', 'delete-requests']);
+    expect(listed.code).toBe(0);
+    const [request] = JSON.parse(listed.stdout) as Array<{ request_id: string; query: string; status: string }>;
+    expect(request).toMatchObject({ query: '{service_name="cart"} |= "card="', status: 'received' });
+    expect(await cli(['logs', 'cancel-delete', request!.request_id])).toMatchObject({ code: 0, stdout: '' });
+    const gone = await cli(['logs', 'cancel-delete', request!.request_id]);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('could not find delete request with given id');
+    expect(await list()).toEqual([]);
+  });
+
   it("hides the lines at once and deletes them at the next pass, leaving other lines and tenants alone", async () => {
     const res = await deleteApi('POST', { query: '{service_name="checkout"} |= "card="', start: startSeconds });
     expect(res.status).toBe(204);
@@ -135,6 +150,14 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log deletion (%s)', (mode) => 
     expect(counted.data.result[0]!.values.every(([, v]) => v === '1')).toBe(true);
     expect(await sqlBodies('acme')).toHaveLength(3);
     expect(await lines('other')).toHaveLength(3);
+    // The native Query IR leaves them out too.
+    const ir = await fetch(`${floe.routerUrl}/api/v1/query`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.acme}`, 'x-tenant-id': 'acme', 'content-type': 'application/json' },
+      body: JSON.stringify({ source: 'logs', range: { start: new Date(Date.now() - 3_600_000).toISOString(), end: new Date(Date.now() + 60_000).toISOString() }, streams: [{ label: 'service_name', op: '=', value: 'checkout' }], limit: 10 }),
+    });
+    expect(ir.status).toBe(200);
+    expect(((await ir.json()) as { rows: Array<{ line: string }> }).rows.map((r) => r.line)).toEqual(['user 2 paid']);
 
     const started = await ops('POST', '', {});
     expect(started.status).toBe(202);

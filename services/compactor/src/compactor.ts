@@ -6,7 +6,7 @@ import type { Logger } from '@floe/telemetry';
 import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats } from './compact.ts';
 import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
 import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
-import { applyDeleteRequest, emptyDeleteStats, type DeleteStats } from './deletes.ts';
+import { applyDeleteRequest, deletionTables, emptyDeleteStats, type DeleteStats } from './deletes.ts';
 import { applyRetention, emptyRetentionStats, type RetentionStats } from './retention.ts';
 
 export interface CompactorOptions {
@@ -193,13 +193,27 @@ export class Compactor {
       if (!inScope({ namespace, name: req.table }, scope)) continue;
       try {
         if (!(await queue.start(req.id))) continue;
-        const handle = await catalog.loadTable(namespace, req.table);
-        const outcome = handle ? await applyDeleteRequest(this.#o, handle, req, signal) : { kind: 'committed' as const, files: 0, rows: 0 };
-        if (outcome.kind === 'retry') continue;
-        await queue.finish(req.id, outcome.rows);
+        // A table at a time; should a later one fail, the next pass redoes the request, and the
+        // tables already done have nothing left to delete.
+        let files = 0;
+        let rows = 0;
+        let retry = false;
+        for (const table of deletionTables(req)) {
+          const handle = await catalog.loadTable(namespace, table);
+          if (!handle) continue;
+          const outcome = await applyDeleteRequest(this.#o, handle, req, signal);
+          if (outcome.kind === 'retry') {
+            retry = true;
+            break;
+          }
+          files += outcome.files;
+          rows += outcome.rows;
+        }
+        if (retry) continue;
+        await queue.finish(req.id, rows);
         stats.deletes.requests++;
-        stats.deletes.files += outcome.files;
-        stats.deletes.rows += outcome.rows;
+        stats.deletes.files += files;
+        stats.deletes.rows += rows;
       } catch (err) {
         log.error({ err, request: req.id, table: `${namespace}.${req.table}` }, 'delete request failed; retrying next pass');
       }

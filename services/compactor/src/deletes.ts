@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type TableHandle } from '@floe/iceberg';
 import type { DeleteRequest } from '@floe/meta';
-import { lowerLogDeletion, parseLogQL, planLogDeletion } from '@floe/query';
+import { lowerLogDeletion, parseLogQL, planLogDeletion, planSeriesDeletion } from '@floe/query';
 import { partitionFieldName, type TableDef } from '@floe/schema';
 import { writtenLocalFiles, type RowCondition, type WrittenFile } from '@floe/storage';
 import type { CompactDeps } from './compact.ts';
@@ -21,19 +21,27 @@ export interface DeleteStats {
 
 export const emptyDeleteStats = (): DeleteStats => ({ requests: 0, files: 0, rows: 0 });
 
+/** The tables a request deletes from: a metrics request's series also leave their exemplars. */
+export const deletionTables = (req: Pick<DeleteRequest, 'table'>): string[] => (req.table === 'metrics' ? ['metrics', 'metric_exemplars'] : [req.table]);
+
 /**
- * The condition selecting a request's rows in the table, planned as the router validated it at
- * creation: the same LogQL, lowered and planned as a log query over the request's window
- * ([start, end] in milliseconds, both ends included, as Loki's). Tables without a deletion
- * language throw.
+ * The condition selecting a request's rows in one of its tables ([start, end] in milliseconds,
+ * both ends included, as Loki's and Prometheus's): for logs its LogQL, lowered and planned as a log
+ * query over the window (as the router checked it at creation); for metrics its series ids.
  */
-export function deletionCondition(req: Pick<DeleteRequest, 'table' | 'query' | 'startMs' | 'endMs'>, def: TableDef): RowCondition {
-  if (req.table !== 'logs') throw new Error(`delete requests on table ${req.table} are not supported`);
-  const range = { startNs: BigInt(req.startMs) * 1_000_000n, endNs: (BigInt(req.endMs) + 1n) * 1_000_000n };
-  return planLogDeletion(lowerLogDeletion(parseLogQL(req.query), req.query, range), def);
+export function deletionCondition(req: Pick<DeleteRequest, 'table' | 'query' | 'seriesIds' | 'startMs' | 'endMs'>, def: TableDef): RowCondition {
+  const startNs = BigInt(req.startMs) * 1_000_000n;
+  const endNs = BigInt(req.endMs) * 1_000_000n + 999_999n;
+  switch (req.table) {
+    case 'logs':
+      return planLogDeletion(lowerLogDeletion(parseLogQL(req.query), req.query, { startNs, endNs: endNs + 1n }), def);
+    case 'metrics':
+      return planSeriesDeletion({ seriesIds: req.seriesIds ?? [], startNs, endNs }, def);
+    default:
+      throw new Error(`delete requests on table ${req.table} are not supported`);
+  }
 }
 
-/** `retry`: a conflict, or the pass was stopped; the request stays for the next pass. */
 export type DeleteOutcome = { kind: 'committed'; handle: TableHandle; files: number; rows: number } | { kind: 'retry' };
 
 /**

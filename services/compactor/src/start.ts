@@ -48,7 +48,8 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     retentionMs: async (tenant, table) => (await limitsOf(tenant)).retentionMs(table),
     minFileAgeMs: c.min_file_age,
     deleteRequests: {
-      due: (nowMs) => dueDeleteRequests(db, new Date(nowMs - c.delete_request_cancel_period)),
+      // Prometheus deletes series at once and never takes a delete back: no cancel period for metrics.
+      due: (nowMs) => dueDeleteRequests(db, new Date(nowMs - c.delete_request_cancel_period), ['metrics']),
       start: (id) => startDeleteRequest(db, id),
       finish: (id, rows) => finishDeleteRequest(db, id, rows),
     },

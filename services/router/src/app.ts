@@ -146,7 +146,15 @@ export async function buildApp(opts: AppOptions) {
     { prefix: '/logquery' },
   );
   await queryApi('/metricquery', (s) =>
-    s.register(metricQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, maxSamples: opts.maxQuerySamples, seriesLabelCacheSize: opts.seriesLabelCacheSize, tableColumns: opts.tableColumns }),
+    s.register(metricQueryPlugin, {
+      querier: opts.querier,
+      queryTimeoutMs: opts.queryTimeoutMs,
+      demand: opts.queryDemand,
+      maxSamples: opts.maxQuerySamples,
+      seriesLabelCacheSize: opts.seriesLabelCacheSize,
+      tableColumns: opts.tableColumns,
+      deletes: { db: opts.db, compactor: opts.compactor },
+    }),
   );
   await queryApi('/profilequery', (s) => s.register(profileQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, tableColumns: opts.tableColumns }));
   // profiles_by_trace sits at the root's /api/profiles (spec 1), with the query APIs' auth and budget.
@@ -172,7 +180,17 @@ export async function buildApp(opts: AppOptions) {
   });
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   // The native Query IR (spec 2): beside the management API, with the query APIs' key rules plus sessions.
-  await app.register(queryIrPlugin, { prefix: '/api/v1', auth: opts.auth, managementAuth: opts.managementAuth, querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, maxSamples: opts.maxQuerySamples, queryBudget: opts.queryBudget, tableColumns: opts.tableColumns });
+  await app.register(queryIrPlugin, {
+    prefix: '/api/v1',
+    auth: opts.auth,
+    managementAuth: opts.managementAuth,
+    querier: opts.querier,
+    queryTimeoutMs: opts.queryTimeoutMs,
+    maxSamples: opts.maxQuerySamples,
+    queryBudget: opts.queryBudget,
+    tableColumns: opts.tableColumns,
+    pendingDeletions,
+  });
   await app.register(managementPlugin, { prefix: '/api/v1', db: opts.db, auth: opts.managementAuth, provisionDataset: opts.provisionDataset, tables: opts.tables, compactor: opts.compactor, routes });
   await app.register(scmPlugin, { scm: opts.scm, auth: opts.managementAuth, publicUrl: opts.publicUrl });
   if (opts.oauth) await app.register(oauthPlugin, { db: opts.db, auth: opts.managementAuth, publicUrl: opts.publicUrl, ...opts.oauth });

@@ -66,6 +66,23 @@ export function registerLogCommands(program: Command): void {
     ([name], o) => ({ path: `${BASE}/label/${seg(name!)}/values`, query: { start: o.start, end: o.end, since: o.since, query: o.query } }),
   );
 
+  queryVerb<{ start: string; end?: string }>(
+    logs
+      .command('delete')
+      .description('request deletion of the lines a log query selects in a window (needs a key with the delete scope); queries leave them out at once')
+      .argument('<logql>', 'LogQL log query, such as {service_name="shop"} |= "card="')
+      .requiredOption('--start <time>', 'window start (unix s or RFC3339)')
+      .option('--end <time>', 'window end, included (default now)'),
+    'logs delete',
+    ([query], o) => ({ method: 'POST', path: `${BASE}/delete`, query: { query, start: o.start, end: o.end } }),
+  );
+  queryVerb(logs.command('delete-requests').description('the delete requests of the dataset, received or processed'), 'logs delete-requests', () => ({ path: `${BASE}/delete` }));
+  queryVerb(
+    logs.command('cancel-delete').description('cancel a delete request no compactor has taken up yet').argument('<request_id>', 'as delete-requests lists it'),
+    'logs cancel-delete',
+    ([id]) => ({ method: 'DELETE', path: `${BASE}/delete`, query: { request_id: id } }),
+  );
+
   queryVerb<Window>(
     windowOptions(logs.command('series').description('label sets of the streams matching any selector').argument('<selector...>', 'stream selectors, such as {service_name="shop"}')),
     'logs series',

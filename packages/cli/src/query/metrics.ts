@@ -71,4 +71,15 @@ export function registerMetricCommands(program: Command): void {
     'metrics series',
     (matches, o) => ({ path: `${BASE}/series`, query: { 'match[]': matches, start: o.start, end: o.end } }),
   );
+
+  queryVerb<Omit<Window, 'match'>>(
+    metrics
+      .command('delete-series')
+      .description('delete the samples and exemplars of the series matching any selector in a window, within seconds and for good (needs the delete scope)')
+      .argument('<match...>', 'series selectors, such as up{job="api"}')
+      .option('--start <time>', 'window start (unix s or RFC3339; default 1970)')
+      .option('--end <time>', 'window end (unix s or RFC3339; default a day from now)'),
+    'metrics delete-series',
+    (matches, o) => ({ method: 'POST', path: `${BASE}/admin/tsdb/delete_series`, query: { 'match[]': matches, start: o.start, end: o.end } }),
+  );
 }

@@ -18,6 +18,8 @@ export interface QueryFlags extends ConnectionFlags {
 export interface QueryRequest {
   path: string;
   query?: QueryParams;
+  /** GET unless the verb changes something (the deletion APIs). */
+  method?: 'GET' | 'POST' | 'DELETE';
 }
 
 /**
@@ -33,8 +35,9 @@ export function queryVerb<O extends object>(cmd: Command, name: string, request:
         const opts = command.opts<O & QueryFlags>();
         const tenant = requireTenant(opts.tenant);
         const req = request(command.args, opts);
-        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, 'GET', req.path, { query: req.query });
-        process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
+        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, req.method ?? 'GET', req.path, { query: req.query });
+        // A 204 (a deletion recorded) prints nothing.
+        if (text !== '') process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
       }),
     );
 }

@@ -13,7 +13,7 @@ import type {
   MetricTargetInfo,
   MetricWindow,
 } from '../ir/metrics.ts';
-import { SqlBuilder, quoteIdent, type PlannerTable } from './printer.ts';
+import { SqlBuilder, quoteIdent, type PlannerTable, type PrintedSql } from './printer.ts';
 import type { PlannedQuery } from './logs.ts';
 
 /**
@@ -141,6 +141,25 @@ function idsSql(b: SqlBuilder, ids: readonly string[]): string {
   }
   const col = b.column('series_id');
   return `${col} BETWEEN ${b.param(lo)} AND ${b.param(hi)} AND ${col} IN (${ids.map((id) => b.param(id)).join(', ')})`;
+}
+
+/** The rows a metric delete request removes: its series (by id) within [startNs, endNs], both ends included. */
+export interface SeriesDeletion {
+  seriesIds: readonly string[];
+  startNs: bigint;
+  endNs: bigint;
+}
+
+/**
+ * The condition over a metrics or metric_exemplars table's columns that selects a delete
+ * request's rows (a row goes when it is TRUE): its series ids and window, every value a parameter.
+ */
+export function planSeriesDeletion(d: SeriesDeletion, table: PlannerTable): PrintedSql {
+  if (table.name !== 'metrics' && table.name !== 'metric_exemplars') throw new FloeError('internal', `series deletion on ${table.name}`);
+  const b = new SqlBuilder(table);
+  const t = b.column('time_unix_nano');
+  const sql = `${idsSql(b, d.seriesIds)} AND ${t} >= ${b.bigint(d.startNs)} AND ${t} <= ${b.bigint(d.endNs)}`;
+  return { sql, params: b.params };
 }
 
 function typesSql(b: SqlBuilder, types: readonly string[] | undefined): string {

@@ -193,6 +193,13 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     return { streams: leaf.sample.streams, filters: leaf.sample.filters };
   };
 
+  /** The selection of the lines the detected_* endpoints sample: the query's, less pending deletions. */
+  const sampled = async (req: FastifyRequest, query: string, range: TimeRange) => {
+    const s = selection(query);
+    const excluded = await exclusion(req, range);
+    return excluded ? { streams: s.streams, filters: [...s.filters, excluded] } : s;
+  };
+
   /** Loki's index/volume and index/volume_range: bytes per label set (aggregateBy=series) or per label name (aggregateBy=labels). */
   const volume = async (req: FastifyRequest, reply: FastifyReply, ranged: boolean) => {
     const p = params(req);
@@ -285,7 +292,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const range = parseRange(p, nowNs(), HOUR_NS);
       const limit = parseCount('limit', p.get('limit') ?? p.get('field_limit'), DETECTED_FIELD_LIMIT);
       const sampleLimit = Math.min(parseCount('line_limit', p.get('line_limit'), DETECTED_LINE_LIMIT), MAX_LIMIT);
-      const rows = await run(req, await planFor(req, planDetectedFields, { kind: 'detected_fields', table: 'logs', range, ...selection(query), sampleLimit }));
+      const rows = await run(req, await planFor(req, planDetectedFields, { kind: 'detected_fields', table: 'logs', range, ...(await sampled(req, query, range)), sampleLimit }));
       return reply.type('application/json').send({ fields: detectedFieldsOf(rows, limit), limit });
     });
 
@@ -297,7 +304,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       if (field === '') throw new FloeError('bad_data', 'missing field name', { code: 'FLOE_ERR_LOGQL_PARAM' });
       const limit = Math.min(parseCount('limit', p.get('limit'), DETECTED_VALUES_LIMIT), MAX_LIMIT);
       const sampleLimit = Math.min(parseCount('line_limit', p.get('line_limit'), DETECTED_LINE_LIMIT), MAX_LIMIT);
-      const rows = await run(req, await planFor(req, planDetectedFieldValues, { kind: 'detected_field_values', table: 'logs', range, ...selection(query), field, sampleLimit, limit }));
+      const rows = await run(req, await planFor(req, planDetectedFieldValues, { kind: 'detected_field_values', table: 'logs', range, ...(await sampled(req, query, range)), field, sampleLimit, limit }));
       return reply.type('application/json').send({ values: rows.map((r) => String(r.value)), limit });
     });
 

@@ -26,6 +26,8 @@ import {
   type SeriesPoints,
 } from '@floe/query';
 import type { QuerierClient } from '../querier-client.ts';
+import type { CompactorClient } from '../compactor-client.ts';
+import { createDeleteRequest, type Db } from '@floe/meta';
 import { createTableCache, type TableColumns } from '../table-columns.ts';
 import { metricsTable } from '@floe/schema';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
@@ -63,7 +65,14 @@ export interface MetricQueryOptions {
   seriesLabelCacheSize?: number;
   /** A dataset's table columns from the catalog (materialized labels): label matchers read their columns. */
   tableColumns?: TableColumns;
+  /** Where delete_series records its request, and the compactor it asks to apply it (absent: 501). */
+  deletes?: { db: Db; compactor?: CompactorClient };
 }
+
+/** Series one delete_series may name: past this the selector is too wide to hold as one request. */
+export const MAX_DELETE_SERIES = 100_000;
+/** The window delete_series reads when it names no end: a day past now, for samples stamped ahead. */
+const DELETE_END_AHEAD_MS = 86_400_000;
 
 /** Prometheus's defaults: --query.lookback-delta 5m, evaluation_interval 1m. */
 export const DEFAULT_LOOKBACK_DELTA_MS = 300_000;
@@ -333,6 +342,57 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
         return success(reply, tsdbStatus(await labelSets(req, p, false, window), limit, window));
       },
     );
+
+    // Prometheus's TSDB admin API. delete_series records the series its selectors match in the
+    // window (resolved now, as Prometheus deletes what it holds when asked) and asks the compactor
+    // for a pass over the dataset's metrics, which rewrites their files without those samples and
+    // their exemplars; like Prometheus's it cannot be taken back. A stored OpenTelemetry histogram
+    // or summary is one series: a selector matching any of its Prometheus series (_bucket, _sum,
+    // _count) deletes all of them. Keys need the delete scope besides query.
+    const deleteSeries = async (req: ParamsRequest, reply: FastifyReply) => {
+      const deletes = opts.deletes;
+      if (!deletes) throw new FloeError('not_implemented', 'series deletion needs the metadata DB', { code: 'FLOE_ERR_NOT_IMPLEMENTED' });
+      const { tenant, dataset, scopes } = req.tenant!;
+      if (!scopes.includes('delete') && !scopes.includes('*')) throw new FloeError('forbidden', 'API key lacks the delete scope', { code: 'FLOE_ERR_AUTH_SCOPE' });
+      const p = params(req);
+      const texts = p.getAll('match[]');
+      if (texts.length === 0) throw new FloeError('bad_data', 'no match[] parameter provided', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      const matches = texts.map(parseSelector);
+      const now = Date.now();
+      const endMs = parsePromTime('end', p.get('end'), now + DELETE_END_AHEAD_MS);
+      const startMs = Math.max(0, parsePromTime('start', p.get('start'), 0));
+      if (endMs < startMs) throw new FloeError('bad_data', 'invalid parameter "end": end timestamp must not be before start time', { code: 'FLOE_ERR_PROMQL_PARAM' });
+      const reader = openReader(req, opts.queryTimeoutMs);
+      // The reader's windows leave their start out; the request's includes it.
+      const { names } = await reader.namesFor(startMs - 1, endMs, matches);
+      const ids: string[] = [];
+      for (const row of await reader.series(startMs - 1, endMs, names)) {
+        if (seriesLabelSets(row).some((l) => matches.some((m) => matchLabels(l, m)))) ids.push(String(row.series_id));
+      }
+      if (ids.length > MAX_DELETE_SERIES) {
+        throw new FloeError('bad_data', `the selectors match ${ids.length} series, more than the ${MAX_DELETE_SERIES} one request may delete: narrow them or the window`, { code: 'FLOE_ERR_PROMQL_PARAM' });
+      }
+      if (ids.length === 0) return reply.code(204).send();
+      const created = await createDeleteRequest(deletes.db, { tenantId: tenant, datasetId: dataset, table: 'metrics', query: texts.join('\n'), seriesIds: ids, startMs, endMs });
+      req.log.info({ tenant, dataset, request: created.id, series: ids.length, startMs, endMs }, 'series delete request recorded');
+      // Without an answer the periodic pass applies it.
+      deletes.compactor?.call('POST', '/compact', { tenant, dataset, table: 'metrics' }).catch((err: unknown) => req.log.warn({ err }, 'could not ask the compactor for a pass; the next periodic pass deletes the series'));
+      return reply.code(204).header('x-floe-delete-request-id', created.id).send();
+    };
+    const deleteDoc = {
+      ...doc('delete_metric_series', 'Delete the samples and exemplars of the series matching selectors in a window', 'nothing'),
+      queryParameters: [{ ...P.match, required: true }, { ...P.start, description: 'Start of the window (included); default 1970.' }, { ...P.end, description: 'End of the window (included); default a day from now.' }],
+      response: { 204: { type: 'null', description: 'Recorded; the compactor deletes the samples within seconds' } },
+    };
+    scope.post('/admin/tsdb/delete_series', { schema: deleteDoc }, deleteSeries);
+    scope.put('/admin/tsdb/delete_series', { schema: { ...deleteDoc, operationId: 'put_delete_metric_series' } }, deleteSeries);
+    const cleanDoc = {
+      ...doc('clean_metric_tombstones', 'Clean tombstones (nothing to do: deleted samples leave their files, no tombstones stay)', 'nothing'),
+      response: { 204: { type: 'null', description: 'Done' } },
+    };
+    const clean = async (_req: FastifyRequest, reply: FastifyReply) => reply.code(204).send();
+    scope.post('/admin/tsdb/clean_tombstones', { schema: cleanDoc }, clean);
+    scope.put('/admin/tsdb/clean_tombstones', { schema: { ...cleanDoc, operationId: 'put_clean_metric_tombstones' } }, clean);
   };
 
   await app.register(async (scope) => routes(scope), { prefix: '/api/v1' });

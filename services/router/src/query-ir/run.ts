@@ -18,6 +18,7 @@ import {
 import { logsTable, metricsTable, profilesTable, tracesTable } from '@floe/schema';
 import { callerTables, type TableColumns } from '../table-columns.ts';
 import { callerCredentials } from '../auth-plugin.ts';
+import { exclusionFilter, type PendingDeletions } from '../logquery/pending-deletions.ts';
 import { rowsOf, streamLabels, structuredMetadata, type Row } from '../logquery/results.ts';
 import { MetricReader } from '../metricquery/data.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS, DEFAULT_SUBQUERY_STEP_MS } from '../metricquery/plugin.ts';
@@ -38,6 +39,8 @@ export interface RunDeps {
   maxSamples?: number;
   /** A dataset's table columns from the catalog (materialized labels): label matchers read their columns. */
   tableColumns?: TableColumns;
+  /** The dataset's log delete requests not processed yet, whose lines reads leave out (absent: none). */
+  pendingDeletions?: PendingDeletions;
 }
 
 /** RunDeps with the callers' tables resolved (query-ir/plugin.ts makes them once). */
@@ -82,6 +85,9 @@ const capped = <T>(items: T[], limit: number) => ({ items: items.slice(0, limit)
 
 async function logs(deps: RunContext, req: FastifyRequest, q: LogsQuery): Promise<Answer> {
   const ir = logSelectOf(q);
+  const deletions = deps.pendingDeletions ? await deps.pendingDeletions.of(req.tenant!.tenant, req.tenant!.dataset) : [];
+  const excluded = exclusionFilter(deletions, ir.range);
+  if (excluded) ir.filters.push(excluded);
   const { items, truncated } = capped(await run(deps, req, planLogSelect(ir, await deps.tables.logs(req), { metadata: true })), q.limit ?? DEFAULT_LOG_LIMIT);
   const rows = items.map((r) => ({ time: String(r.ts), line: typeof r.line === 'string' ? r.line : '', labels: streamLabels(r), metadata: structuredMetadata(r) }));
   return { source: 'logs', rows, truncated };
