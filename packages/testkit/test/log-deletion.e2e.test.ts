@@ -122,6 +122,27 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log deletion (%s)', (mode) => 
     expect(((await again.json()) as { error: string }).error).toBe('could not find delete request with given id');
   });
 
+  it('holds at most 100 pending requests per dataset, and each dataset its own', async () => {
+    const made = await fetch(`${floe.routerUrl}/api/v1/tenants/acme/datasets`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.acme}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'bulk' }),
+    });
+    expect(made.status).toBe(201);
+    const inBulk = (method: string, params: Record<string, string>) =>
+      fetch(`${floe.routerUrl}/logquery/loki/api/v1/delete?${new URLSearchParams(params)}`, { method, headers: { authorization: `Bearer ${deleteKey}`, 'x-tenant-id': 'acme', 'x-dataset-id': 'bulk' } });
+    for (let i = 0; i < 100; i++) expect((await inBulk('POST', { query: `{service_name="s${i}"}`, start: startSeconds })).status).toBe(204);
+    const over = await inBulk('POST', { query: '{service_name="one-more"}', start: startSeconds });
+    expect(over.status).toBe(400);
+    expect(((await over.json()) as { error: string }).error).toContain('100 delete requests the compactor has not processed yet');
+    const bulk = (await (await inBulk('GET', {})).json()) as Array<{ request_id: string }>;
+    expect(bulk).toHaveLength(100);
+    // The default dataset sees none of them; cancelling one makes room again.
+    expect(await list()).toEqual([]);
+    expect((await inBulk('DELETE', { request_id: bulk[0]!.request_id })).status).toBe(204);
+    expect((await inBulk('POST', { query: '{service_name="one-more"}', start: startSeconds })).status).toBe(204);
+  });
+
   it('works from the CLI: floe logs delete, delete-requests and cancel-delete', async () => {
     const cli = (args: string[]) => runFloeCli(args, { FLOE_URL: floe.routerUrl, FLOE_API_KEY: deleteKey, FLOE_TENANT: 'acme', FLOE_DATASET: '' });
     const recorded = await cli(['logs', 'delete', '{service_name="cart"} |= "card="', '--start', startSeconds]);
@@ -159,7 +180,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log deletion (%s)', (mode) => 
     expect(ir.status).toBe(200);
     expect(((await ir.json()) as { rows: Array<{ line: string }> }).rows.map((r) => r.line)).toEqual(['user 2 paid']);
 
-    const started = await ops('POST', '', {});
+    // The bulk dataset's requests (above) stay out of this pass.
+    const started = await ops('POST', '', { tenant: 'acme', dataset: 'default' });
     expect(started.status).toBe(202);
     const { id: passId } = (await started.json()) as { id: string };
     type Status = { requests: Array<{ id: string; finishedAt: string | null; result: { failed: boolean; deleteRequestsProcessed: number; rowsDeleted: number } | null }> };

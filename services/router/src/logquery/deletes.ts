@@ -22,6 +22,11 @@ export interface LogDeleteOptions {
 }
 
 const TABLE = 'logs';
+/**
+ * Requests of a dataset not processed yet: every log query leaves out the lines of each, so their
+ * number is what a query's plan grows by. Past it a request waits for the compactor to catch up.
+ */
+export const MAX_PENDING_DELETES = 100;
 const NS_PER_MS = 1_000_000n;
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_DELETE_REQUEST' });
@@ -77,6 +82,10 @@ export const logDeletePlugin: FastifyPluginAsync<LogDeleteOptions> = async (app,
     const { startMs, endMs } = windowOf(p);
     logDeletionOf(query, startMs, endMs);
     const { tenant, dataset } = req.tenant!;
+    const pending = await listDeleteRequests(opts.db, tenant, dataset, TABLE, { pendingOnly: true });
+    if (pending.length >= MAX_PENDING_DELETES) {
+      throw bad(`the dataset has ${pending.length} delete requests the compactor has not processed yet, the most it may have: wait for them or cancel some`);
+    }
     const created = await createDeleteRequest(opts.db, { tenantId: tenant, datasetId: dataset, table: TABLE, query, startMs, endMs });
     opts.changed(tenant, dataset);
     req.log.info({ tenant, dataset, request: created.id, query, startMs, endMs }, 'delete request recorded');
