@@ -2,6 +2,7 @@ import { Command } from 'commander';
 import { runStdio } from '@floe/agent-tools';
 import { ConfigError, loadConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
+import { retentionStreamProblems } from '@floe/query';
 import { onShutdownSignal } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
 import { tenantOption, withConnection } from './command-helpers.ts';
@@ -18,7 +19,11 @@ const program = new Command('floe').description('Floe: multi-tenant telemetry st
 
 const loadOrExit = (file: string | undefined) => {
   try {
-    return loadConfig({ file });
+    const config = loadConfig({ file });
+    // The schema checks a rule's shape; whether its selector is LogQL is the query package's to say.
+    const problems = retentionStreamProblems(config.limits.retention_stream, 'limits.retention_stream');
+    if (problems.length > 0) throw new ConfigError(problems);
+    return config;
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);

@@ -315,6 +315,23 @@ export const limitsSection = z.strictObject({
     })
     .prefault({})
     .describe('Per-table retention. A tenant\'s settings.limits.retention_by_table overrides it per table, and a tenant\'s own settings come before the instance\'s: the tenant\'s per-table value, its retention, this, then limits.retention.'),
+  retention_stream: z
+    .array(
+      z.strictObject({
+        selector: z.string().min(1).describe('LogQL stream selector, such as {service_name="debug"} or {k8s.namespace.name=~"dev-.*"}.'),
+        priority: z.number().int().default(0).describe('Among rules that match a stream, the highest priority wins.'),
+        period: z
+          .union([z.string(), z.number()])
+          .transform(toMs)
+          .refine((ms) => ms > 0, 'must be longer than 0s')
+          .meta({ format: 'duration' })
+          .describe('How long the matching log lines are kept; longer or shorter than the logs retention.'),
+      }),
+    )
+    .default([])
+    .describe(
+      'Per-stream retention of logs, as Loki\'s retention_stream: a log line is kept for the period of the first rule that matches its stream, looking at the tenant\'s settings.limits.retention_stream by priority, then these by priority; lines no rule matches keep the logs retention. The compactor deletes lines an hour at a time once the whole hour is past their period, rewriting the files that hold them.',
+    ),
 });
 
 // Spec 1 "Self-profiling" and spec 2 "Events": Floe's own spans, metrics and CPU profiles, stored

@@ -9,7 +9,7 @@ export { RedisTokenBuckets } from './redis-buckets.ts';
 export { MemoryDedup, RedisDedup } from './dedup.ts';
 export type { DedupStore } from './dedup.ts';
 export { cachedTenantLimits, tenantLimits } from './tenant-limits.ts';
-export type { CachedTenantLimits, TenantLimits, TenantRecord } from './tenant-limits.ts';
+export type { CachedTenantLimits, RetentionStream, TenantLimits, TenantRecord } from './tenant-limits.ts';
 export { limitStoresFromConfig } from './from-config.ts';
 export type { LimitStores } from './from-config.ts';
 export { quotaExceeded, rateLimited } from './errors.ts';

@@ -115,6 +115,10 @@ describe('tenant limits', () => {
     max_storage_bytes: 0,
     retention: 30 * DAY,
     retention_by_table: { traces: 7 * DAY },
+    retention_stream: [
+      { selector: '{service_name="noisy"}', priority: 1, period: DAY },
+      { selector: '{service_name="audit"}', priority: 5, period: 400 * DAY },
+    ],
     ingest_max_age: 7 * DAY,
     ingest_max_future: 600_000,
   };
@@ -125,6 +129,10 @@ describe('tenant limits', () => {
       queryRequests: { ratePerSec: 5, burst: 10 },
       maxStorageBytes: undefined,
       retentionMs: expect.any(Function),
+      retentionStreams: [
+        { selector: '{service_name="audit"}', priority: 5, periodMs: 400 * DAY, source: 'instance' },
+        { selector: '{service_name="noisy"}', priority: 1, periodMs: DAY, source: 'instance' },
+      ],
       ingestMaxAgeMs: 7 * DAY,
       ingestMaxFutureMs: 600_000,
     });
@@ -147,5 +155,24 @@ describe('tenant limits', () => {
     expect([junk.retentionMs('traces'), junk.retentionMs('logs')]).toEqual([7 * DAY, 30 * DAY]);
     // Milliseconds, as in the config.
     expect(tenantLimits(defaults, { limits: { retention: 3_600_000 } }).retentionMs('logs')).toBe(3_600_000);
+  });
+
+  it('stream retention: the tenant\'s rules by priority, then the instance\'s by priority', () => {
+    const own = tenantLimits(defaults, {
+      limits: {
+        retention_stream: [
+          { selector: '{service_name="a"}', period: '2d' },
+          { selector: '{service_name="b"}', priority: 3, period: '12h' },
+        ],
+      },
+    });
+    expect(own.retentionStreams.map((r) => [r.selector, r.priority, r.periodMs, r.source])).toEqual([
+      ['{service_name="b"}', 3, DAY / 2, 'tenant'],
+      ['{service_name="a"}', 0, 2 * DAY, 'tenant'],
+      ['{service_name="audit"}', 5, 400 * DAY, 'instance'],
+      ['{service_name="noisy"}', 1, DAY, 'instance'],
+    ]);
+    // A period of 0s is no rule: refused as a whole, so the instance's rules alone stay.
+    expect(tenantLimits(defaults, { limits: { retention_stream: [{ selector: '{a="b"}', period: '0s' }] } }).retentionStreams.map((r) => r.source)).toEqual(['instance', 'instance']);
   });
 });

@@ -17,10 +17,25 @@ export interface TenantLimits {
    * per-table setting, its retention, the instance's per-table value, then limits.retention.
    */
   retentionMs(table: string): number;
+  /**
+   * Per-stream retention of logs (Loki's retention_stream), in the order they are tried: the
+   * tenant's rules by priority, highest first, then the instance's; a line keeps the period of the
+   * first whose selector matches it.
+   */
+  retentionStreams: RetentionStream[];
   /** How far in the past a row's time may lie at ingest, in milliseconds (0: any age). */
   ingestMaxAgeMs: number;
   /** How far in the future a row's time may lie at ingest, in milliseconds (0: any time). */
   ingestMaxFutureMs: number;
+}
+
+export interface RetentionStream {
+  /** LogQL stream selector. */
+  selector: string;
+  priority: number;
+  periodMs: number;
+  /** Whose rule it is: the tenant's settings or limits.retention_stream. */
+  source: 'tenant' | 'instance';
 }
 
 type LimitKeys = Pick<
@@ -34,6 +49,7 @@ type LimitKeys = Pick<
   | 'max_storage_bytes'
   | 'retention'
   | 'retention_by_table'
+  | 'retention_stream'
   | 'ingest_max_age'
   | 'ingest_max_future'
 >;
@@ -42,6 +58,10 @@ function bucket(rate: number, burst: number): BucketLimit | undefined {
   if (!(rate > 0)) return undefined;
   return { ratePerSec: rate, burst: burst > 0 ? burst : rate };
 }
+
+/** Rules highest priority first; equal priorities keep their listed order. */
+const byPriority = (rules: ReadonlyArray<{ selector: string; priority: number; period: number }>, source: RetentionStream['source']): RetentionStream[] =>
+  rules.map((r) => ({ selector: r.selector, priority: r.priority, periodMs: r.period, source })).sort((a, b) => b.priority - a.priority);
 
 export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Record<string, unknown>> = {}): TenantLimits {
   const own = tenantLimitOverrides(tenantSettings.limits);
@@ -54,6 +74,7 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
     queryRequests: bucket(v('max_query_requests_per_sec'), v('max_query_requests_burst')),
     maxStorageBytes: v('max_storage_bytes') > 0 ? v('max_storage_bytes') : undefined,
     retentionMs: (table) => ownByTable[table] ?? own.retention ?? byTable[table] ?? defaults.retention,
+    retentionStreams: [...byPriority(own.retention_stream ?? [], 'tenant'), ...byPriority(defaults.retention_stream, 'instance')],
     ingestMaxAgeMs: v('ingest_max_age'),
     ingestMaxFutureMs: v('ingest_max_future'),
   };

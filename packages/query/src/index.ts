@@ -46,7 +46,7 @@ export type {
 export { isLogExpr } from './logql/ast.ts';
 export { parseLogQL, MAX_QUERY_LENGTH } from './logql/parse.ts';
 export { formatLogQL } from './logql/format.ts';
-export { lowerLogDeletion, lowerLogQuery, lowerStreamSelector } from './logql/lower.ts';
+export { lowerLogDeletion, lowerLogQuery, lowerStreamSelector, retentionStreamProblems } from './logql/lower.ts';
 export type { LogQueryOptions } from './logql/lower.ts';
 export { parseDuration } from './logql/durations.ts';
 export { anchoredRe2, re2RegExp, re2Source, type Re2Options } from './re2.ts';

@@ -11,6 +11,8 @@ describe('floe refuses a bad configuration', () => {
     [{ FLOE__WRITER__FLUSH_INTERVAL: 'soon' }, /writer\.flush_interval: not a duration/],
     [{ FLOE__ROUTER__NOPE: '1' }, /router\.nope: unknown key/],
     [{ FLOE__META__KIND: 'pg' }, /meta\.url: required when meta\.kind is "pg"/],
+    [{ FLOE__LIMITS__RETENTION_STREAM: '[{"selector":"service_name=x","period":"1d"}]' }, /limits\.retention_stream\[0\]\.selector: parse error/],
+    [{ FLOE__LIMITS__RETENTION_STREAM: '[{"selector":"{a=\\"b\\"}","period":"0s"}]' }, /limits\.retention_stream\.0\.period: must be longer than 0s/],
   ])('%o', async (env, message) => {
     const r = await runFloeCli(['router'], env);
     expect(r.code).toBe(2);

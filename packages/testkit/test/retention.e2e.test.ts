@@ -34,7 +34,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('retention (%s)', (mode) => {
 
   beforeAll(async () => {
     // The periodic pass runs once at start (no data yet), then not again during the test.
-    floe = await startFloe({ mode, config: { limits: { retention: '2d' }, compactor: { interval: '1h' } } });
+    // Lines of the chatty service keep an hour (limits.retention_stream), whatever the tenant's retention.
+    floe = await startFloe({ mode, config: { limits: { retention: '2d', retention_stream: [{ selector: '{service_name="chatty"}', period: '1h' }] }, compactor: { interval: '1h' } } });
     const created = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
       method: 'POST',
       headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
@@ -47,23 +48,39 @@ describe.each<FloeMode>(['embedded', 'cluster'])('retention (%s)', (mode) => {
         { timeUnixNano: oldNs, severityNumber: SeverityNumber.INFO, body: 'three days ago' },
         { timeUnixNano: nowNs, severityNumber: SeverityNumber.INFO, body: 'just now' },
       ]);
+      await emitLogRecords(protoLogExporter(floe.otlpHttpUrl, { apiKey: keys[tenant]!, tenant }), { 'service.name': 'chatty' }, { name: 'retention-test', version: '1' }, [
+        { timeUnixNano: nowNs - 3n * 3_600_000_000_000n, severityNumber: SeverityNumber.INFO, body: 'chatty three hours ago' },
+        { timeUnixNano: nowNs, severityNumber: SeverityNumber.INFO, body: 'chatty now' },
+      ]);
     }
-    for (const tenant of ['aged', 'forever']) await waitFor(`both records of ${tenant}`, async () => ((await count(tenant)) === 2 ? true : undefined), 30_000, 200);
+    for (const tenant of ['aged', 'forever']) await waitFor(`the records of ${tenant}`, async () => ((await count(tenant)) === 4 ? true : undefined), 30_000, 200);
   }, 180_000);
   afterAll(async () => {
     await floe?.stop();
   });
 
-  it('a compaction pass deletes the hours past the tenant\'s retention and keeps the rest', async () => {
+  it('refuses a tenant stream rule whose selector is not LogQL, naming it', async () => {
+    const res = await fetch(`${floe.routerUrl}/api/v1/tenants/forever`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ settings: { limits: { retention: '0s', retention_stream: [{ selector: 'service_name="x"', period: '1d' }] } } }),
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toContain('settings.limits.retention_stream[0].selector');
+  });
+
+  it('a compaction pass deletes the hours past the tenant\'s retention and the stream lines past their rule, and keeps the rest', async () => {
     const started = await ops('POST', '', {});
     expect(started.status).toBe(202);
     const { id } = (await started.json()) as { id: string };
-    type Status = { requests: Array<{ id: string; finishedAt: string | null; result: { failed: boolean; partitionsExpired: number; filesExpired: number; rowsExpired: number } | null }> };
+    type Status = { requests: Array<{ id: string; finishedAt: string | null; result: { failed: boolean; partitionsExpired: number; filesExpired: number; rowsExpired: number; streamFilesRewritten: number } | null }> };
     const done = await waitFor('the on-demand pass', async () => ((await (await ops('GET', '/status')).json()) as Status).requests.find((r) => r.id === id && r.finishedAt !== null), 60_000, 200);
-    expect(done.result).toMatchObject({ failed: false, partitionsExpired: 1, filesExpired: 1, rowsExpired: 1 });
+    // One hour partition of the aged tenant, and each tenant's chatty line of three hours ago.
+    expect(done.result).toMatchObject({ failed: false, partitionsExpired: 1, filesExpired: 1, rowsExpired: 3 });
+    expect(done.result!.streamFilesRewritten).toBeGreaterThanOrEqual(2);
 
-    expect(await count('aged')).toBe(1);
-    expect(await count('forever')).toBe(2);
+    expect(await count('aged')).toBe(2);
+    expect(await count('forever')).toBe(3);
 
     const logql = async (tenant: string) => {
       const params = new URLSearchParams({ query: '{service_name="kept-or-not"}', start: String(oldNs - 60_000_000_000n), end: String(nowNs + 60_000_000_000n), limit: '10' });
@@ -74,6 +91,13 @@ describe.each<FloeMode>(['embedded', 'cluster'])('retention (%s)', (mode) => {
     };
     expect(await logql('aged')).toEqual(['just now']);
     expect(await logql('forever')).toEqual(['just now', 'three days ago']);
+    const chatty = async (tenant: string) => {
+      const params = new URLSearchParams({ query: '{service_name="chatty"}', start: String(oldNs), end: String(nowNs + 60_000_000_000n), limit: '10' });
+      const res = await fetch(`${floe.routerUrl}/logquery/loki/api/v1/query_range?${params}`, { headers: { authorization: `Bearer ${keys[tenant]}`, 'x-tenant-id': tenant } });
+      return ((await res.json()) as { data: { result: Array<{ values: Array<[string, string]> }> } }).data.result.flatMap((s) => s.values.map((v) => v[1]));
+    };
+    expect(await chatty('aged')).toEqual(['chatty now']);
+    expect(await chatty('forever')).toEqual(['chatty now']);
   });
 
   it('usage shows what each table holds against the quota, with its retention in effect', async () => {
@@ -85,11 +109,11 @@ describe.each<FloeMode>(['embedded', 'cluster'])('retention (%s)', (mode) => {
     };
     const aged = await usage('aged');
     const logs = aged.tables.find((t) => t.table === 'logs')!;
-    expect(logs).toMatchObject({ dataset: 'default', rows: 1, retention_ms: 2 * 86_400_000 });
+    expect(logs).toMatchObject({ dataset: 'default', rows: 2, retention_ms: 2 * 86_400_000 });
     expect(logs.files).toBeGreaterThanOrEqual(1);
     expect(logs.bytes).toBeGreaterThan(0);
     expect(aged).toMatchObject({ tenant: 'aged', max_storage_bytes: null, stored_bytes: aged.tables.reduce((a, t) => a + t.bytes, 0) });
-    expect((await usage('forever')).tables.find((t) => t.table === 'logs')).toMatchObject({ rows: 2, retention_ms: null });
+    expect((await usage('forever')).tables.find((t) => t.table === 'logs')).toMatchObject({ rows: 3, retention_ms: null });
     // Another tenant's key learns nothing.
     const other = await fetch(`${floe.routerUrl}/api/v1/tenants/forever/usage`, { headers: { authorization: `Bearer ${keys.aged}` } });
     expect(other.status).toBe(403);

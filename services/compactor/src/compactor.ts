@@ -1,4 +1,5 @@
 import { floeNamespace, floeTableDef, splitFloeNamespace, TARGET_FILE_SIZE_PROPERTY, type SqlCatalog, type TableHandle, type TableIdentifier } from '@floe/iceberg';
+import type { RetentionStream } from '@floe/limits';
 import type { DeleteRequest } from '@floe/meta';
 import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
@@ -8,6 +9,7 @@ import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, typ
 import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
 import { applyDeleteRequest, deletionTables, emptyDeleteStats, type DeleteStats } from './deletes.ts';
 import { applyRetention, emptyRetentionStats, type RetentionStats } from './retention.ts';
+import { applyStreamRetention, partitionRetentionMs } from './stream-retention.ts';
 
 export interface CompactorOptions {
   catalog: SqlCatalog;
@@ -23,6 +25,8 @@ export interface CompactorOptions {
   markerRetentionMs?: number;
   /** How long a tenant's rows of a table are kept (limits.retention and the tenant's settings); 0 or absent: forever. */
   retentionMs?: (tenant: string, table: string) => Promise<number>;
+  /** A tenant's per-stream retention of logs (limits.retention_stream and its settings), in the order tried; absent: none. */
+  retentionStreams?: (tenant: string) => Promise<RetentionStream[]>;
   minFileAgeMs?: number;
   orphanMinAgeMs?: number;
   /** Where delete requests come from and are marked done (the metadata DB); absent: none are processed. */
@@ -80,7 +84,7 @@ function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
 }
 
 export const hasWork = (s: PassStats): boolean =>
-  s.retention.files + s.deletes.requests + s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.expiry.metadataFiles + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
+  s.retention.files + s.retention.streamFiles + s.deletes.requests + s.compaction.groups + s.compaction.conflicts + s.compaction.failures + s.expiry.snapshots + s.expiry.metadataFiles + s.orphans.data + s.orphans.metadata + s.failedTables > 0;
 
 /**
  * Sets the table's `write.target-file-size-bytes` to what this compactor aims for (spec 2: the
@@ -231,11 +235,20 @@ export class Compactor {
     handle = target.handle;
 
     // Before compaction: an hour about to be deleted is not worth rewriting.
-    const retentionMs = (await this.#o.retentionMs?.(splitFloeNamespace(id.namespace).tenant, id.name)) ?? 0;
-    const retained = await applyRetention(catalog, handle, retentionMs, now());
+    const tenant = splitFloeNamespace(id.namespace).tenant;
+    const retentionMs = (await this.#o.retentionMs?.(tenant, id.name)) ?? 0;
+    const streams = id.name === 'logs' ? ((await this.#o.retentionStreams?.(tenant)) ?? []) : [];
+    const retained = await applyRetention(catalog, handle, partitionRetentionMs(retentionMs, streams), now());
     handle = retained.handle;
     addInto(stats.retention, retained.stats);
     if (retained.stats.files > 0) this.#o.log.info({ table: `${id.namespace}.${id.name}`, retentionMs, ...retained.stats }, 'retention: partitions deleted');
+    const byStream = id.name === 'logs' ? await applyStreamRetention(this.#o, handle, retentionMs, streams, now(), signal) : undefined;
+    if (byStream) {
+      handle = byStream.handle;
+      stats.retention.rows += byStream.stats.rows;
+      stats.retention.streamFiles += byStream.stats.files;
+      if (byStream.stats.files > 0) this.#o.log.info({ table: `${id.namespace}.${id.name}`, ...byStream.stats }, 'retention: stream lines deleted');
+    }
 
     const compacted = await compactTable(this.#o, handle, { targetFileBytes: this.#o.targetFileBytes, minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS, nowMs: now() }, signal);
     handle = compacted.handle;
@@ -266,7 +279,7 @@ export class Compactor {
       stats.orphans.metadata += orphans.metadata.length;
       this.#o.log.debug({ table: `${id.namespace}.${id.name}`, data: orphans.data.length, metadata: orphans.metadata.length }, 'orphans removed');
     }
-    return target.changed || retained.stats.files + compacted.stats.groups + expired.stats.snapshots + dropped.length + orphans.data.length + orphans.metadata.length > 0;
+    return target.changed || retained.stats.files + (byStream?.stats.files ?? 0) + compacted.stats.groups + expired.stats.snapshots + dropped.length + orphans.data.length + orphans.metadata.length > 0;
   }
 }
 

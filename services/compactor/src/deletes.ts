@@ -1,5 +1,5 @@
 import { rm } from 'node:fs/promises';
-import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type TableHandle } from '@floe/iceberg';
+import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type TableHandle } from '@floe/iceberg';
 import type { DeleteRequest } from '@floe/meta';
 import { lowerLogDeletion, parseLogQL, planLogDeletion, planSeriesDeletion } from '@floe/query';
 import { partitionFieldName, type TableDef } from '@floe/schema';
@@ -44,25 +44,42 @@ export function deletionCondition(req: Pick<DeleteRequest, 'table' | 'query' | '
 
 export type DeleteOutcome = { kind: 'committed'; handle: TableHandle; files: number; rows: number } | { kind: 'retry' };
 
+/** Rows to delete from a table: a condition over its columns, within a window of unix milliseconds (both ends included). */
+export interface RowDeletion {
+  condition: RowCondition;
+  startMs: number;
+  endMs: number;
+  /** Snapshot summary of the commit, naming why. */
+  summary: Record<string, string>;
+  /** Only files this accepts are looked at (absent: every file of the window). */
+  files?: (file: PlannedFile) => boolean;
+}
+
+/** Deletes a request's rows from one table (deleteRows). */
+export function applyDeleteRequest(deps: CompactDeps, handle: TableHandle, req: DeleteRequest, signal?: AbortSignal): Promise<DeleteOutcome> {
+  const condition = deletionCondition(req, floeTableDef(handle));
+  return deleteRows(deps, handle, { condition, startMs: req.startMs, endMs: req.endMs, summary: { [DELETE_REQUEST_SUMMARY_KEY]: req.id } }, signal);
+}
+
 /**
- * Deletes a request's rows from one table, copy-on-write: each data file of the window's hour
- * partitions whose time bounds overlap the window and that holds matching rows is rewritten
- * without them (or dropped when every row matches), and all of them are swapped in one
- * `overwrite` commit, so queries see the request applied at once or not at all. The old files go
- * when the snapshots before this one expire (compactor.snapshot_retention). A conflict (another
- * commit touched those files) leaves the request for the next pass.
+ * Deletes rows from one table, copy-on-write: each data file of the window's hour partitions
+ * whose time bounds overlap the window and that holds rows the condition selects is rewritten
+ * without them (or dropped when every row goes), and all of them are swapped in one `overwrite`
+ * commit, so queries see the deletion whole or not at all. The old files go when the snapshots
+ * before this one expire (compactor.snapshot_retention). A conflict (another commit touched those
+ * files) or a stop leaves it for the next pass (`retry`).
  */
-export async function applyDeleteRequest(deps: CompactDeps, handle: TableHandle, req: DeleteRequest, signal?: AbortSignal): Promise<DeleteOutcome> {
+export async function deleteRows(deps: CompactDeps, handle: TableHandle, deletion: RowDeletion, signal?: AbortSignal): Promise<DeleteOutcome> {
   const { catalog, store, writer, cache, log } = deps;
   const def = floeTableDef(handle);
-  const condition = deletionCondition(req, def);
+  const { condition } = deletion;
   const field = partitionFieldName(def);
-  const firstHour = Math.floor(req.startMs / MS_PER_HOUR);
-  const lastHour = Math.floor(req.endMs / MS_PER_HOUR);
+  const firstHour = Math.floor(deletion.startMs / MS_PER_HOUR);
+  const lastHour = Math.floor(deletion.endMs / MS_PER_HOUR);
   const tsId = def.columns.find((c) => c.name === def.partitionSource)?.id;
-  const loUs = BigInt(req.startMs) * 1000n;
-  const hiUs = BigInt(req.endMs) * 1000n + 999n;
-  const files = await catalog.planFiles(handle, {
+  const loUs = BigInt(deletion.startMs) * 1000n;
+  const hiUs = BigInt(deletion.endMs) * 1000n + 999n;
+  const planned = await catalog.planFiles(handle, {
     partitionFilter: (p) => typeof p[field] === 'number' && (p[field] as number) >= firstHour && (p[field] as number) <= lastHour,
     boundsFilter: (lower, upper) => {
       const lo = tsId === undefined ? undefined : longOf(lower[tsId]);
@@ -70,6 +87,7 @@ export async function applyDeleteRequest(deps: CompactDeps, handle: TableHandle,
       return (lo === undefined || lo <= hiUs) && (hi === undefined || hi >= loUs);
     },
   });
+  const files = deletion.files ? planned.filter(deletion.files) : planned;
 
   const remove: string[] = [];
   const uploads: string[] = [];
@@ -114,9 +132,9 @@ export async function applyDeleteRequest(deps: CompactDeps, handle: TableHandle,
       remove,
       add,
       operation: add.length === 0 ? 'delete' : 'overwrite',
-      summary: { [DELETE_REQUEST_SUMMARY_KEY]: req.id },
+      summary: deletion.summary,
     });
-    log.info({ table: `${handle.namespace}.${handle.name}`, request: req.id, files: remove.length, rows }, 'delete request applied');
+    log.info({ table: `${handle.namespace}.${handle.name}`, ...deletion.summary, files: remove.length, rows }, 'rows deleted');
     return { kind: 'committed', handle: result.handle, files: remove.length, rows };
   } catch (err) {
     const conflict = err instanceof CommitConflictError;

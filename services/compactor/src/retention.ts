@@ -10,11 +10,14 @@ export interface RetentionStats {
   /** Hour partitions emptied. */
   partitions: number;
   files: number;
+  /** Rows deleted, with whole partitions and by stream (stream-retention.ts). */
   rows: number;
   bytes: number;
+  /** Files rewritten or dropped by per-stream retention. */
+  streamFiles: number;
 }
 
-export const emptyRetentionStats = (): RetentionStats => ({ partitions: 0, files: 0, rows: 0, bytes: 0 });
+export const emptyRetentionStats = (): RetentionStats => ({ partitions: 0, files: 0, rows: 0, bytes: 0, streamFiles: 0 });
 
 /** The newest hour partition (hours since the epoch) that lies wholly before `nowMs − retentionMs`: hour h holds [h, h + 1) hours. */
 export const lastExpiredHour = (nowMs: number, retentionMs: number): number => Math.floor((nowMs - retentionMs) / HOUR_MS) - 1;

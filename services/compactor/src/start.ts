@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { FloeConfig } from '@floe/config';
+import { ConfigError, type FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits } from '@floe/limits';
 import { dueDeleteRequests, finishDeleteRequest, getTenant, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
@@ -8,6 +8,7 @@ import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore 
 import { createLogger, type Logger } from '@floe/telemetry';
 import { randomUUID } from 'node:crypto';
 import { Compactor, hasWork, type PassScope, type PassStats } from './compactor.ts';
+import { retentionStreamProblems } from '@floe/query';
 
 /** Same catalog and warehouse as the writer's tables (services/writer/src/tables.ts). */
 
@@ -24,6 +25,7 @@ export interface CompactorDeps {
  */
 export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = {}): Promise<ServiceHandle> {
   const c = config.compactor;
+  checkRetentionStreams(config.limits.retention_stream);
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'compactor' });
   const ownDb = !deps.db;
   const db = deps.db ?? (await openDbFromConfig(config));
@@ -46,6 +48,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     snapshotRetentionMs: c.snapshot_retention,
     markerRetentionMs: config.writer.wal_marker_retention,
     retentionMs: async (tenant, table) => (await limitsOf(tenant)).retentionMs(table),
+    retentionStreams: async (tenant) => (await limitsOf(tenant)).retentionStreams,
     minFileAgeMs: c.min_file_age,
     deleteRequests: {
       // Prometheus deletes series at once and never takes a delete back: no cancel period for metrics.
@@ -196,6 +199,7 @@ function passSummary(s: PassStats) {
     partitionsExpired: s.retention.partitions,
     filesExpired: s.retention.files,
     rowsExpired: s.retention.rows,
+    streamFilesRewritten: s.retention.streamFiles,
     deleteRequestsProcessed: s.deletes.requests,
     rowsDeleted: s.deletes.rows,
     partitionsCompacted: s.compaction.partitions,
@@ -213,4 +217,10 @@ function passSummary(s: PassStats) {
     orphanMetadataFiles: s.orphans.metadata,
     durationMs: s.durationMs,
   };
+}
+
+/** A selector of limits.retention_stream that is no LogQL stream selector fails start, naming the key. */
+function checkRetentionStreams(rules: FloeConfig['limits']['retention_stream']): void {
+  const problems = retentionStreamProblems(rules, 'limits.retention_stream');
+  if (problems.length > 0) throw new ConfigError(problems);
 }

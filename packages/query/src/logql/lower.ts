@@ -3,6 +3,7 @@ import type { Direction, LabelMatch, LabelPredicate, LogDeletion, LogSelect, Num
 import type { Expr, LabelFilterExpr, LabelMatcher, LogExpr, Stage } from './ast.ts';
 import { positionOf, unsupported } from './errors.ts';
 import { toJsRegexSource } from './strings.ts';
+import { parseLogQL } from './parse.ts';
 
 /**
  * Typed AST → Query IR for log queries. This is where "parses but cannot run yet" is decided:
@@ -63,6 +64,29 @@ export function lowerLogDeletion(expr: Expr, source: string, range: TimeRange): 
     throw new FloeError('bad_data', 'a delete request takes a log query (a stream selector with optional filters), not a metric query', { code: 'FLOE_ERR_LOGQL_PARAM' });
   }
   return { range, streams: expr.selector.matchers.map(toMatch), filters: lowerPipeline(expr.pipeline, source) };
+}
+
+/**
+ * Why a text is not a bare stream selector (a retention_stream rule's), or undefined when it is:
+ * it must parse, lower, and carry no pipeline.
+ */
+export function streamSelectorProblem(text: string): string | undefined {
+  try {
+    const expr = parseLogQL(text);
+    if (expr.kind !== 'log' || expr.pipeline.length > 0) return 'expected a stream selector such as {service_name="debug"}, without filters';
+    lowerStreamSelector(expr, text);
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
+/** What is wrong with retention_stream rules, one line per bad selector naming `<path>[i].selector` (empty: nothing). */
+export function retentionStreamProblems(rules: ReadonlyArray<{ selector: string }>, path: string): string[] {
+  return rules.flatMap((r, i) => {
+    const problem = streamSelectorProblem(r.selector);
+    return problem ? [`${path}[${i}].selector: ${problem}`] : [];
+  });
 }
 
 function requireLogExpr(expr: Expr, source: string): LogExpr {

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } from '@floe/auth';
 import { badData, conflict, notFound } from '@floe/errors';
 import { tenantLimitsProblems } from '@floe/config';
+import { retentionStreamProblems } from '@floe/query';
 import { createTenant, deleteTenant, getTenant, listTenants, MetaError, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
 import { purgeDeleted } from './tenant-tables.ts';
@@ -42,6 +43,8 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
 
   const checkedLimits = (settings: Record<string, unknown>): Record<string, unknown> => {
     const problems = 'limits' in settings ? tenantLimitsProblems(settings.limits) : [];
+    // The config schema checks a rule's shape; whether its selector is LogQL is the query package's to say.
+    if (problems.length === 0) problems.push(...retentionStreamProblems((settings.limits as { retention_stream?: Array<{ selector: string }> } | undefined)?.retention_stream ?? [], 'settings.limits.retention_stream'));
     if (problems.length > 0) throw badData(problems.join('; '));
     return settings;
   };
@@ -169,3 +172,4 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     },
   );
 };
+
