@@ -46,6 +46,8 @@ export type {
 export { isLogExpr } from './logql/ast.ts';
 export { parseLogQL, MAX_QUERY_LENGTH } from './logql/parse.ts';
 export { formatLogQL } from './logql/format.ts';
+export { LogPatternMiner, PATTERN_WILDCARD } from './logql/patterns.ts';
+export type { LogPattern, PatternOptions } from './logql/patterns.ts';
 export { lowerLogDeletion, lowerLogQuery, lowerStreamSelector, retentionStreamProblems } from './logql/lower.ts';
 export type { LogQueryOptions } from './logql/lower.ts';
 export { parseDuration } from './logql/durations.ts';
@@ -67,7 +69,7 @@ export type {
   SeriesSelect,
   TimeRange,
 } from './ir/logs.ts';
-export { planLogDeletion, planLogSelect, planLabelNames, planLabelValues, planSeries, LOG_COLUMNS } from './sql/logs.ts';
+export { planLogDeletion, planLogSelect, planPatternLines, planLabelNames, planLabelValues, planSeries, LOG_COLUMNS } from './sql/logs.ts';
 export type { FileOrder, LogSelectOptions, PlannedQuery } from './sql/logs.ts';
 export { LABEL_COLUMNS, STREAM_LABELS, ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, attributeMap } from './sql/log-labels.ts';
 export type { PlannerTable, PrintedSql, SqlParam } from './sql/printer.ts';

@@ -342,7 +342,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
       ['/loki/api/v1/query_range', 400, 'bad_data', /missing query parameter/],
       [`/loki/api/v1/series?${qs({ 'match[]': 'rate({a="b"}[1m])' })}`, 400, 'bad_data', /expecting a log stream selector/],
       [`/loki/api/v1/tail?${qs({ query: '{service_name="web"}' })}`, 501, 'not_implemented', /\/tail is not implemented yet/],
-      ['/api/v1/patterns', 501, 'not_implemented', /\/patterns is not implemented yet/],
+      [`/api/v1/patterns?${qs({ query: 'count_over_time({service_name="web"}[1m])' })}`, 400, 'bad_data', /patterns takes a log query/],
       ['/api/v1/index/stats', 400, 'bad_data', /missing query parameter/],
     ];
     for (const [path, status, errorType, message] of cases) {
@@ -357,7 +357,33 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     expect(((await noAuth.json()) as { status: string }).status).toBe('error');
   });
 
-  it('status/buildinfo names Loki 3.5; drilldown-limits gives the tenant\'s own logs retention and no pattern ingester', async () => {
+  it('patterns: templates of the lines per detected level, with lines per step, of the caller\'s tenant only', async () => {
+    const start = (BigInt(startMs) - 60_000n) * 1_000_000n;
+    const end = BigInt(Date.now()) * 1_000_000n;
+    type Patterns = { status: string; data: Array<{ pattern: string; level: string; samples: Array<[number, number]> }> };
+    const r = await getJson<Patterns>(`/loki/api/v1/patterns?${qs({ query: '{service_name=~"checkout|web"}', start: String(start), end: String(end), step: '60s' })}`);
+    expect(r.status).toBe(200);
+    // Lines per minute of the given records, as the samples count them.
+    const samples = (...recordIds: string[]) => {
+      const byMinute = new Map<number, number>();
+      for (const id of recordIds) {
+        const minute = Math.floor(Number(times.get(id)! / 1_000_000_000n) / 60) * 60;
+        byMinute.set(minute, (byMinute.get(minute) ?? 0) + 1);
+      }
+      return [...byMinute].sort((a, b) => a[0] - b[0]);
+    };
+    expect(r.body).toEqual({
+      status: 'success',
+      data: [
+        { pattern: 'GET <_> 200', level: 'info', samples: samples('c1', 'w1') },
+        { pattern: 'GET /cart 500', level: 'error', samples: samples('w2') },
+        { pattern: 'payment failed: card "declined"', level: 'error', samples: samples('c2') },
+        { pattern: 'slow response: 100% of budget', level: 'warn', samples: samples('c3') },
+      ],
+    });
+  });
+
+  it('status/buildinfo names Loki 3.5; drilldown-limits gives the tenant\'s own logs retention and the pattern API', async () => {
     const info = await getJson<Record<string, string>>('/loki/api/v1/status/buildinfo');
     expect(info).toEqual({ status: 200, body: { version: '3.5.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: expect.any(String), goVersion: 'n/a' } });
     const created = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
@@ -371,7 +397,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     for (const [prefix, k, t, retention] of [['/loki/api/v1', keptKey, 'kept', '14d'], ['/api/v1', key, tenant, '0s']] as const) {
       const r = await getJson<Drilldown>(`${prefix}/drilldown-limits`, { key: k, tenant: t });
       expect(r.status).toBe(200);
-      expect(r.body).toMatchObject({ pattern_ingester_enabled: false, version: '3.5.0' });
+      expect(r.body).toMatchObject({ pattern_ingester_enabled: true, version: '3.5.0' });
       expect(r.body.limits).toMatchObject({ retention_period: retention, query_timeout: '30s', max_entries_limit_per_query: 5000, max_query_series: 5000, volume_enabled: true, discover_service_name: ['service.name'] });
     }
     expect((await fetch(`${floe.routerUrl}/logquery/loki/api/v1/drilldown-limits`)).status).toBe(401);

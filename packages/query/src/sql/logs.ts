@@ -1,6 +1,6 @@
 import { FloeError } from '@floe/errors';
 import type { LabelNames, LabelValues, LogDeletion, LogSelect, SeriesSelect, TimeRange } from '../ir/logs.ts';
-import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, STREAM_LABELS, attributeMap, deletionSql, labelText, matchSql, rangeSql, resolveLogLabel, selectionSql } from './log-labels.ts';
+import { ATTRIBUTE_SCOPES, ATTRIBUTE_TYPES, LABEL_COLUMNS, STREAM_LABELS, attributeMap, deletionSql, detectedLevelOf, labelText, matchSql, rangeSql, resolveLogLabel, selectionSql } from './log-labels.ts';
 import { SqlBuilder, intLiteral, literal, quoteIdent, type PlannerTable, type PrintedSql } from './printer.ts';
 
 /**
@@ -162,6 +162,24 @@ export function planSeries(ir: SeriesSelect, table: PlannerTable): PlannedQuery 
     `ORDER BY ${STREAM_LABELS.map((s) => quoted(s.label)).join(', ')}`,
   ].join('\n');
   return { sql, params: b.params, hints: hintsOf(ir.range) };
+}
+
+/**
+ * The lines a pattern miner reads (logql/patterns.ts): `ts`, `line` and `level` (Loki's
+ * detected_level) of the selection's newest (or oldest) `limit` lines.
+ */
+export function planPatternLines(ir: LogSelect, table: PlannerTable): PlannedQuery {
+  checkTable(ir, table);
+  const b = new SqlBuilder(table);
+  const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
+  const sql = [
+    `SELECT ${b.column('time_unix_nano')} AS ${quoted(LOG_COLUMNS.time)}, ${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}, ${detectedLevelOf(b.column('severity_number'), b.column('severity_text'))} AS "level"`,
+    `FROM ${b.tableName()}`,
+    `WHERE ${selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ')}`,
+    `ORDER BY ${b.column('time_unix_nano')} ${order}`,
+    `LIMIT ${intLiteral(ir.limit)}`,
+  ].join('\n');
+  return { sql, params: b.params, hints: hintsOf(ir.range, ir.direction === 'forward' ? 'oldest_first' : 'newest_first') };
 }
 
 /**

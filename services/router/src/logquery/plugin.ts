@@ -18,6 +18,8 @@ import {
   planLabelNames,
   planLabelValues,
   planLogSelect,
+  planPatternLines,
+  LogPatternMiner,
   planSeries,
   volumeQuery,
   type Expr,
@@ -50,7 +52,7 @@ import { queryRouteSchema, type ParameterDoc, type QueryRouteDoc } from '../open
  * is one call (streams); a metric query is one call per range aggregation, evaluated by
  * @floe/query's pure evaluator into a matrix (query_range) or a vector / scalar (query).
  * index/volume(_range) are metric queries too (bytes grouped by labels); index/stats and the
- * detected_* endpoints answer unenveloped, as Loki does. tail and patterns are 501.
+ * detected_* endpoints answer unenveloped, as Loki does. patterns mines the newest lines; tail is 501.
  *
  * Auth and the per-tenant query budget come from the enclosing scope (app.ts), as for /tracequery.
  */
@@ -83,7 +85,15 @@ export const ENCODING_FLAGS_HEADER = 'x-loki-response-encoding-flags';
 const CATEGORIZE_LABELS = 'categorize-labels';
 
 /** Endpoints of Loki's API that Floe does not serve yet: 501 in the error envelope, not a 404 (path → operation id, summary). */
-const NOT_YET = { tail: ['tail_logs', 'Live tail of log lines'], patterns: ['list_log_patterns', 'Patterns detected in log lines'] } as const;
+const NOT_YET = { tail: ['tail_logs', 'Live tail of log lines'] } as const;
+
+/**
+ * patterns: the newest lines of the window mined (Loki's pattern ingester sees every line; here a
+ * request reads at most this many, so counts are those of the lines read).
+ */
+export const PATTERN_LINE_LIMIT = 20_000;
+/** Lines mined between two turns of the event loop. */
+const PATTERN_CHUNK = 1000;
 
 /** detected_fields: lines sampled (`line_limit`), fields returned (`limit`, alias `field_limit`: spec 1, Limits). */
 const DETECTED_LINE_LIMIT = 1000;
@@ -362,8 +372,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     );
 
     // What Grafana's Logs Drilldown app reads first (Loki 3.5): the tenant's limits as Loki names
-    // them, and that there is no pattern ingester, so it shows patterns as not configured instead
-    // of failing on the patterns route.
+    // them, and that patterns are served (the app then shows its Patterns tab).
     scope.get('/drilldown-limits', { schema: queryRouteSchema('logs', `${idPrefix}get_log_drilldown_limits`, 'Limits of the log API, as Grafana\'s Logs Drilldown reads them', { returns: { description: '`{limits, pattern_ingester_enabled, version}` (not enveloped).' } }) }, async (req, reply) => {
       const retentionMs = opts.tenantLimits ? (await opts.tenantLimits(req.tenant!.tenant)).retentionMs('logs') : 0;
       return reply.type('application/json').send({
@@ -386,9 +395,34 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
           volume_enabled: true,
           volume_max_series: MAX_LIMIT,
         },
-        pattern_ingester_enabled: false,
+        pattern_ingester_enabled: true,
         version: LOKI_BUILD_INFO.version,
       });
+    });
+
+    // Loki's patterns (Grafana's Logs Drilldown): templates of the newest lines a log query selects
+    // in the window, mined per detected level (@floe/query LogPatternMiner), with lines per step.
+    both('/patterns', ['list_log_patterns', 'Patterns detected in log lines, with their counts per step', { queryParameters: [P.query, ...LOG_WINDOW, P.step], returns: { description: `${LOKI_ENVELOPE} with \`[{pattern, level, samples: [[unix seconds, lines], …]}]\`, most lines first, of the newest ${PATTERN_LINE_LIMIT} lines of the window.` } }], async (req, reply) => {
+      const p = params(req);
+      const query = requireQuery(p);
+      const range = parseRange(p, nowNs(), HOUR_NS);
+      const step = parseStep(p.get('step'), range);
+      const expr = parseLogQL(query);
+      if (!isLogExpr(expr)) throw new FloeError('bad_data', 'patterns takes a log query (a stream selector with optional filters), not a metric query', { code: 'FLOE_ERR_LOGQL_PARAM' });
+      const ir = lowerLogQuery(expr, query, { range, direction: 'backward', limit: PATTERN_LINE_LIMIT });
+      const table = await tableOf(req, ir);
+      noteDemand(req, [ir], table);
+      const excluded = await exclusion(req, range);
+      if (excluded) ir.filters.push(excluded);
+      const miner = new LogPatternMiner(Number(step / NS_PER_SECOND));
+      const rows = await run(req, planPatternLines(ir, table));
+      for (let i = 0; i < rows.length; i++) {
+        // Mining lines that share little can take a while: other requests get the event loop between chunks.
+        if (i > 0 && i % PATTERN_CHUNK === 0) await new Promise((resolve) => setImmediate(resolve));
+        const row = rows[i]!;
+        miner.add(typeof row.line === 'string' ? row.line : '', Number(BigInt(String(row.ts)) / NS_PER_SECOND), String(row.level ?? ''));
+      }
+      return success(reply, miner.patterns());
     });
 
     for (const [path, [id, summary]] of Object.entries(NOT_YET)) {
