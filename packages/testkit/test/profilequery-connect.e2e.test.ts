@@ -12,6 +12,8 @@ import {
   PyroProfileFormat,
   PyroProfileTypesRequestSchema,
   PyroProfileTypesResponseSchema,
+  PyroSelectMergeSpanProfileRequestSchema,
+  PyroSelectMergeSpanProfileResponseSchema,
   PyroSelectMergeStacktracesRequestSchema,
   PyroSelectMergeStacktracesResponseSchema,
   PyroSelectSeriesRequestSchema,
@@ -178,6 +180,28 @@ describe('Pyroscope Connect API end to end (embedded)', () => {
     expect(none.message!.flamegraph).toBeUndefined();
   });
 
+  it("SelectMergeSpanProfile: the samples linked to the span only (Grafana's profile of a span)", async () => {
+    const ask = (spanSelector: string[], labelSelector = `{service_name="${service}"}`) =>
+      call('SelectMergeSpanProfile', PyroSelectMergeSpanProfileRequestSchema, { profileTypeID: CPU, labelSelector, spanSelector, ...window() }, PyroSelectMergeSpanProfileResponseSchema);
+    // Three of the CPU profile's four samples (30 + 20 + 10 ms) link the span; the 5 ms one does not.
+    const linked = await ask(['CD'.repeat(8)]);
+    expect(linked.status).toBe(200);
+    const fg = linked.message!.flamegraph!;
+    expect(fg.total).toBe(BigInt(60 * MS));
+    expect(fg.names).toEqual(expect.arrayContaining(['total']));
+    const all = await call('SelectMergeStacktraces', PyroSelectMergeStacktracesRequestSchema, { profileTypeID: CPU, labelSelector: `{service_name="${service}"}`, ...window() }, PyroSelectMergeStacktracesResponseSchema);
+    const unlinked = all.message!.flamegraph!.names.filter((n) => !fg.names.includes(n));
+    expect(unlinked.length).toBeGreaterThan(0);
+    // Another span, or no span at all: nothing.
+    expect((await ask(['ef'.repeat(8)])).message!.flamegraph).toBeUndefined();
+    expect((await ask([])).message!.flamegraph).toBeUndefined();
+    const bad = await ask(['not-a-span']);
+    expect(bad).toMatchObject({ status: 400, error: { code: 'invalid_argument', message: expect.stringContaining('invalid span id') } });
+    // The other tenant's key sees nothing of it.
+    const foreign = await call('SelectMergeSpanProfile', PyroSelectMergeSpanProfileRequestSchema, { profileTypeID: CPU, labelSelector: '{}', spanSelector: ['cd'.repeat(8)], ...window() }, PyroSelectMergeSpanProfileResponseSchema, { key: otherKey, tenant: other });
+    expect(foreign.message!.flamegraph).toBeUndefined();
+  });
+
   it("SelectSeries: points sum to the profile's total, per group, sum and average", async () => {
     const w = window();
     const r = await call(
@@ -258,7 +282,7 @@ describe('Pyroscope Connect API end to end (embedded)', () => {
     const noAuth = await call('ProfileTypes', PyroProfileTypesRequestSchema, window(), PyroProfileTypesResponseSchema, { key: null });
     expect(noAuth).toMatchObject({ status: 401, error: { code: 'unauthenticated' } });
 
-    for (const method of ['SelectMergeSpanProfile', 'SelectMergeProfile', 'SelectHeatmap', 'AnalyzeQuery']) {
+    for (const method of ['SelectMergeProfile', 'SelectHeatmap', 'AnalyzeQuery']) {
       const r = await call(method, PyroProfileTypesRequestSchema, {}, PyroProfileTypesResponseSchema);
       expect(r).toMatchObject({ status: 501, error: { code: 'unimplemented', message: expect.stringContaining(`querier.v1.QuerierService/${method} is not implemented`) } });
     }

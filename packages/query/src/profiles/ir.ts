@@ -18,6 +18,11 @@ export interface ProfileSelection {
 export interface ProfileStacks {
   kind: 'profile_stacks';
   selection: ProfileSelection;
+  /**
+   * Only samples linked to one of these spans (16 lower-case hex digits; Pyroscope's span
+   * selector), by each sample's own link. Absent: every sample.
+   */
+  spanIds?: string[];
 }
 
 /** The selection's total value per `stepNs` slot from the range's start (the render timeline). */

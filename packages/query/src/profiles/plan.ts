@@ -46,6 +46,7 @@ export const TRACE_PROFILE_COLUMNS = [
 const STACKS_SHAPE = '[["VARCHAR"]]';
 const SAMPLES_SHAPE = '{"stack":"BIGINT","value":"BIGINT"}';
 const LINKED_SAMPLES_SHAPE = '{"value":"BIGINT","trace_id":"VARCHAR"}';
+const SPAN_SAMPLES_SHAPE = '{"stack":"BIGINT","value":"BIGINT","span_id":"VARCHAR"}';
 
 /** A builder over the profiles table; planning another table's columns would be a router bug. */
 function builder(table: PlannerTable): SqlBuilder {
@@ -75,6 +76,9 @@ const planned = (b: SqlBuilder, sql: string[], range: TimeRange | undefined): Pr
 export function planProfileStacks(ir: ProfileStacks, table: PlannerTable): ProfilePlan {
   const b = builder(table);
   const where = selectionSql(b, ir.selection);
+  const spans = ir.spanIds;
+  if (spans && spans.length === 0) throw new FloeError('bad_data', 'the span selector names no span');
+  const bySpan = spans ? ` AND "s"."span_id" IN (${spans.map((id) => b.param(id)).join(', ')})` : '';
   return planned(
     b,
     [
@@ -83,10 +87,11 @@ export function planProfileStacks(ir: ProfileStacks, table: PlannerTable): Profi
       `  SELECT "stacks"["s"."stack" + 1] AS "stack", "s"."value" AS "value"`,
       `  FROM (`,
       `    SELECT json_transform(${b.column('stacktraces_json')}, ${literal(STACKS_SHAPE)}) AS "stacks",`,
-      `      unnest(json_transform(${b.column('samples_json')}, ${literal(`[${SAMPLES_SHAPE}]`)})) AS "s"`,
+      `      unnest(json_transform(${b.column('samples_json')}, ${literal(`[${spans ? SPAN_SAMPLES_SHAPE : SAMPLES_SHAPE}]`)})) AS "s"`,
       `    FROM ${b.tableName()}`,
       `    WHERE ${where}`,
       `  )`,
+      `  WHERE TRUE${bySpan}`,
       `)`,
       `WHERE "stack" IS NOT NULL`,
       `GROUP BY "stack"`,

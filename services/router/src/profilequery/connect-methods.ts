@@ -53,7 +53,6 @@ export type QuerierServiceImpl = { [K in keyof Methods]: Handler<Methods[K]> };
 
 /** Methods of the service Floe does not serve: they answer Connect's unimplemented, naming why. */
 export const UNIMPLEMENTED_METHODS: Readonly<Record<string, string>> = {
-  SelectMergeSpanProfile: 'span-scoped flamegraphs are not available: use the trace view, or SelectMergeStacktraces with a label selector',
   SelectMergeProfile: 'pprof export is not available: use SelectMergeStacktraces',
   SelectHeatmap: 'heatmaps are not available: use SelectSeries',
   AnalyzeQuery: 'query analysis is not available',
@@ -63,6 +62,8 @@ export const UNIMPLEMENTED_METHODS: Readonly<Record<string, string>> = {
 const MAX_MATCHERS = 32;
 const MAX_LABELS = 16;
 const MAX_LABEL_SETS = 10_000;
+/** Span ids of one SelectMergeSpanProfile (Grafana sends a span and its descendants). */
+const MAX_SPANS = 1000;
 /** Prometheus's ceiling on points per series; a finer step is widened to fit. */
 const MAX_POINTS_PER_SERIES = 11_000n;
 
@@ -115,6 +116,13 @@ function maxNodesOfRequest(maxNodes: bigint | undefined): number {
 
 const levelsOf = (fb: FlamebearerDocument['flamebearer']) => fb.levels.map((values) => ({ values: values.map((v) => BigInt(v)) }));
 
+/** A merged flamegraph as SelectMergeStacktraces and SelectMergeSpanProfile answer it; none when nothing matched. */
+function flamegraphAnswer(stacks: ReturnType<typeof mergedStacksOf>, profileType: ProfileTypeRef, maxNodes: bigint | undefined) {
+  if (stacks.length === 0) return {};
+  const fb = singleFlamebearer(stacks, profileType, null, maxNodesOfRequest(maxNodes)).flamebearer;
+  return { flamegraph: { names: fb.names, levels: levelsOf(fb), total: BigInt(fb.numTicks), maxSelf: BigInt(fb.maxSelf) } };
+}
+
 /** The merged stacks of one side of SelectMergeStacktraces or Diff. */
 async function stacksOf(ctx: CallContext, req: PyroSelectMergeStacktracesRequest) {
   checkFormat(req.format);
@@ -158,9 +166,22 @@ export const querierService: QuerierServiceImpl = {
 
   async selectMergeStacktraces(req, ctx) {
     const { stacks, profileType } = await stacksOf(ctx, req);
-    if (stacks.length === 0) return {};
-    const fb = singleFlamebearer(stacks, profileType, null, maxNodesOfRequest(req.maxNodes)).flamebearer;
-    return { flamegraph: { names: fb.names, levels: levelsOf(fb), total: BigInt(fb.numTicks), maxSelf: BigInt(fb.maxSelf) } };
+    return flamegraphAnswer(stacks, profileType, req.maxNodes);
+  },
+
+  // Grafana's Tempo data source: the profile of a span (and its children, when it sends their ids).
+  async selectMergeSpanProfile(req, ctx) {
+    checkFormat(req.format);
+    if (req.spanSelector.length > MAX_SPANS) throw bad(`at most ${MAX_SPANS} span ids per request, got ${req.spanSelector.length}`);
+    const spanIds = req.spanSelector.map((id) => {
+      const hex = id.toLowerCase();
+      if (!/^[0-9a-f]{16}$/.test(hex)) throw bad(`invalid span id ${JSON.stringify(id.slice(0, 40))}: 16 hex digits expected`);
+      return hex;
+    });
+    if (spanIds.length === 0) return {};
+    const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
+    const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection, spanIds }, ctx.table)));
+    return flamegraphAnswer(stacks, selection.profileType, req.maxNodes);
   },
 
   async selectSeries(req, ctx) {
