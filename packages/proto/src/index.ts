@@ -420,3 +420,7 @@ export type {
   ProfileType as PyroProfileType,
   Series as PyroSeries,
 } from './gen/pyroscope/types/v1/types_pb.js';
+
+// Loki's push API body (POST /loki/api/v1/push).
+export { PushRequestSchema as LokiPushRequestSchema, StreamAdapterSchema as LokiStreamAdapterSchema, EntryAdapterSchema as LokiEntryAdapterSchema } from './gen/logproto/push_pb.js';
+export type { PushRequest as LokiPushRequest, StreamAdapter as LokiStreamAdapter, EntryAdapter as LokiEntryAdapter } from './gen/logproto/push_pb.js';

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
@@ -11,6 +11,7 @@ import { SIGNALS } from './signals.ts';
 import { checkRemoteWriteEncoding, remoteWriteVersion } from './remote-write.ts';
 import { RemoteWriteIngest } from './remote-write-ingest.ts';
 import { snappyUncompress } from './snappy.ts';
+import { lokiStreamsFromJson, lokiStreamsFromProtobuf, lokiStreamsToOtlp } from './loki-push.ts';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -33,7 +34,8 @@ declare module 'fastify' {
 
 /**
  * OTLP/HTTP on 4318: POST /v1/traces, /v1/logs, … (every signal of signals.ts; protobuf or JSON,
- * optionally gzip), Prometheus remote write at POST /api/v1/write, and GET /ready.
+ * optionally gzip), Prometheus remote write at POST /api/v1/write, Loki's push API at POST
+ * /loki/api/v1/push, and GET /ready.
  */
 export function buildHttpServer(opts: HttpServerOptions) {
   const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
@@ -113,6 +115,27 @@ export function buildHttpServer(opts: HttpServerOptions) {
     if (outcome.error) throw outcome.error;
     return reply.code(204).send();
   });
+
+  // Loki's push API (Promtail, Alloy's loki.write, Fluent Bit, Vector; loki-push.ts): snappy
+  // protobuf, or JSON with optional gzip, stored as OTLP logs; 204 as Loki answers. Entries
+  // refused (outside the accepted times) make it 400 after the rest is stored, as remote write.
+  const lokiPush = async (req: FastifyRequest, reply: FastifyReply) => {
+    const format = formatOf(req.headers['content-type']);
+    const raw = bodyBuffer(req.body);
+    const encoding = header(req, 'content-encoding');
+    const store = (times: AcceptedTimes) => {
+      const streams = format === 'protobuf' ? lokiStreamsFromProtobuf(snappyUncompress(raw, opts.maxDecompressedBytes)) : lokiStreamsFromJson(inflate(raw, encoding, opts.maxDecompressedBytes));
+      return opts.ingest.logs(req.tenant!, lokiStreamsToOtlp(streams), times);
+    };
+    const identity = { signal: 'loki_push', contentType: format, contentEncoding: encoding ?? '', body: raw };
+    const result = await opts.admission.run(req.tenant!, identity, store, () => NOTHING_REJECTED);
+    if (result.rejected > 0) {
+      throw new FloeError('bad_data', `${result.rejected} entries were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
+    }
+    return reply.code(204).send();
+  };
+  app.post('/loki/api/v1/push', { onRequest: authHook }, lokiPush);
+  app.post('/api/prom/push', { onRequest: authHook }, lokiPush);
 
   return app;
 }
