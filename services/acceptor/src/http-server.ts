@@ -12,6 +12,7 @@ import { checkRemoteWriteEncoding, remoteWriteVersion } from './remote-write.ts'
 import { RemoteWriteIngest } from './remote-write-ingest.ts';
 import { snappyUncompress } from './snappy.ts';
 import { lokiStreamsFromJson, lokiStreamsFromProtobuf, lokiStreamsToOtlp } from './loki-push.ts';
+import { zipkinToOtlp } from './zipkin.ts';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -35,7 +36,7 @@ declare module 'fastify' {
 /**
  * OTLP/HTTP on 4318: POST /v1/traces, /v1/logs, … (every signal of signals.ts; protobuf or JSON,
  * optionally gzip), Prometheus remote write at POST /api/v1/write, Loki's push API at POST
- * /loki/api/v1/push, and GET /ready.
+ * /loki/api/v1/push, Zipkin's v2 spans at POST /api/v2/spans, and GET /ready.
  */
 export function buildHttpServer(opts: HttpServerOptions) {
   const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
@@ -136,6 +137,22 @@ export function buildHttpServer(opts: HttpServerOptions) {
   };
   app.post('/loki/api/v1/push', { onRequest: authHook }, lokiPush);
   app.post('/api/prom/push', { onRequest: authHook }, lokiPush);
+
+  // Zipkin's v2 span API (Envoy, Istio, Brave, Spring Cloud Sleuth; zipkin.ts): a JSON array of
+  // spans, optionally gzip, stored as OTLP traces; 202 as Zipkin answers.
+  app.post('/api/v2/spans', { onRequest: authHook }, async (req, reply) => {
+    if (formatOf(req.headers['content-type']) !== 'json') {
+      throw new FloeError('unsupported_media_type', 'Zipkin spans are taken as application/json (Zipkin v2 JSON); send OTLP for protobuf', { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
+    }
+    const raw = bodyBuffer(req.body);
+    const encoding = header(req, 'content-encoding');
+    const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, zipkinToOtlp(inflate(raw, encoding, opts.maxDecompressedBytes)), times);
+    const result = await opts.admission.run(req.tenant!, { signal: 'zipkin', contentType: 'json', contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
+    if (result.rejected > 0) {
+      throw new FloeError('bad_data', `${result.rejected} spans were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
+    }
+    return reply.code(202).send();
+  });
 
   return app;
 }

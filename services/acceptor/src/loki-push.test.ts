@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { create, LokiPushRequestSchema, toBinary, type ExportLogsServiceRequest } from '@floe/proto';
+import { create, LokiPushRequestSchema, toBinary, type KeyValue } from '@floe/proto';
 import { lokiStreamsFromJson, lokiStreamsFromProtobuf, lokiStreamsToOtlp, parseLabels } from './loki-push.ts';
 import { logsToRows } from './logs-to-rows.ts';
 
 const json = (doc: unknown) => new TextEncoder().encode(JSON.stringify(doc));
-const stringAttrs = (kvs: ExportLogsServiceRequest['resourceLogs'][number]['resource'] extends infer R ? NonNullable<R>['attributes'] : never) =>
+const stringAttrs = (kvs: readonly KeyValue[]) =>
   Object.fromEntries(kvs.map((kv) => [kv.key, kv.value?.value.case === 'stringValue' ? kv.value.value.value : undefined]));
 
 describe('Loki push bodies', () => {
