@@ -424,3 +424,9 @@ export type {
 // Loki's push API body (POST /loki/api/v1/push).
 export { PushRequestSchema as LokiPushRequestSchema, StreamAdapterSchema as LokiStreamAdapterSchema, EntryAdapterSchema as LokiEntryAdapterSchema } from './gen/logproto/push_pb.js';
 export type { PushRequest as LokiPushRequest, StreamAdapter as LokiStreamAdapter, EntryAdapter as LokiEntryAdapter } from './gen/logproto/push_pb.js';
+
+// Pyroscope's push API (POST /push.v1.PusherService/Push) and the pprof profiles it carries.
+export { PusherService as PyroPusherService, PushRequestSchema as PyroPushRequestSchema, PushResponseSchema as PyroPushResponseSchema } from './gen/push/v1/push_pb.js';
+export type { PushRequest as PyroPushRequest, RawProfileSeries as PyroRawProfileSeries } from './gen/push/v1/push_pb.js';
+export { ProfileSchema as PprofProfileSchema } from './gen/perftools/profiles/profile_pb.js';
+export type { Profile as PprofProfile } from './gen/perftools/profiles/profile_pb.js';

@@ -11,3 +11,18 @@ export { SERVICE_NAMES, isServiceName } from './service.ts';
 export type { ServiceHandle, ServiceName } from './service.ts';
 export { onShutdownSignal, sleep } from './lifecycle.ts';
 export { asFloeError, validationError, type SchemaValidationFailure } from './http-errors.ts';
+export {
+  CONNECT_CONTENT_TYPES,
+  CONNECT_ERROR_SCHEMA,
+  checkProtocolVersion,
+  codecOf,
+  connectError,
+  deadlineMsOf,
+  decodeMessage as decodeConnectMessage,
+  decodedBody as decodedConnectBody,
+  encodeMessage as encodeConnectMessage,
+  encodedBody as encodedConnectBody,
+  type ConnectCode,
+  type ConnectCodec,
+  type ConnectErrorReply,
+} from './connect-protocol.ts';

@@ -13,6 +13,9 @@ import { RemoteWriteIngest } from './remote-write-ingest.ts';
 import { snappyUncompress } from './snappy.ts';
 import { lokiStreamsFromJson, lokiStreamsFromProtobuf, lokiStreamsToOtlp } from './loki-push.ts';
 import { zipkinToOtlp } from './zipkin.ts';
+import { pprofToOtlp } from './pprof.ts';
+import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
+import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage } from '@floe/runtime';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -36,7 +39,8 @@ declare module 'fastify' {
 /**
  * OTLP/HTTP on 4318: POST /v1/traces, /v1/logs, … (every signal of signals.ts; protobuf or JSON,
  * optionally gzip), Prometheus remote write at POST /api/v1/write, Loki's push API at POST
- * /loki/api/v1/push, Zipkin's v2 spans at POST /api/v2/spans, and GET /ready.
+ * /loki/api/v1/push, Zipkin's v2 spans at POST /api/v2/spans, Pyroscope's push API at POST
+ * /push.v1.PusherService/Push, and GET /ready.
  */
 export function buildHttpServer(opts: HttpServerOptions) {
   const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
@@ -137,6 +141,33 @@ export function buildHttpServer(opts: HttpServerOptions) {
   };
   app.post('/loki/api/v1/push', { onRequest: authHook }, lokiPush);
   app.post('/api/prom/push', { onRequest: authHook }, lokiPush);
+
+  // Pyroscope's push API over Connect (Alloy's pyroscope.write, Pyroscope's SDKs; pprof.ts): pprof
+  // profiles with their series labels, stored as OTLP profiles. Errors in Connect's own shape.
+  app.register(async (scope) => {
+    scope.setErrorHandler((err: unknown, req, reply) => {
+      const out = connectError(fastifyToFloe(err));
+      if (out.unexpected) req.log.error({ err }, 'unexpected error');
+      void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
+    });
+    scope.post('/push.v1.PusherService/Push', { onRequest: authHook }, async (req, reply) => {
+      checkProtocolVersion(header(req, 'connect-protocol-version'));
+      const codec = codecOf(req.headers['content-type']);
+      const raw = bodyBuffer(req.body);
+      const encoding = header(req, 'content-encoding');
+      const store = async (times: AcceptedTimes) => {
+        const push = decodeConnectMessage(PyroPushRequestSchema, codec, await decodedConnectBody(raw, encoding, opts.maxDecompressedBytes));
+        const series = push.series.map((s) => ({ labels: s.labels, profiles: s.samples.map((x) => x.rawProfile) }));
+        const { request, names } = pprofToOtlp(series, opts.maxDecompressedBytes);
+        return opts.ingest.profiles(req.tenant!, request, times, names);
+      };
+      const result = await opts.admission.run(req.tenant!, { signal: 'pyroscope_push', contentType: codec, contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
+      if (result.rejected > 0) {
+        throw new FloeError('bad_data', `${result.rejected} profiles were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
+      }
+      return reply.code(200).type(CONNECT_CONTENT_TYPES[codec]).send(encodeConnectMessage(PyroPushResponseSchema, codec, {}));
+    });
+  });
 
   // Zipkin's v2 span API (Envoy, Istio, Brave, Spring Cloud Sleuth; zipkin.ts): a JSON array of
   // spans, optionally gzip, stored as OTLP traces; 202 as Zipkin answers.

@@ -220,8 +220,8 @@ export function profileName(sampleType: string, periodType: string): string {
 }
 
 /** Pyroscope's 5-part id; ':' inside a part would make it unparseable, so it becomes '_'. */
-export function profileTypeId(sampleType: string, sampleUnit: string, periodType: string, periodUnit: string): string {
-  return [profileName(sampleType, periodType), sampleType, sampleUnit, periodType, periodUnit].map((p) => p.replaceAll(':', '_')).join(':');
+export function profileTypeId(sampleType: string, sampleUnit: string, periodType: string, periodUnit: string, name = profileName(sampleType, periodType)): string {
+  return [name, sampleType, sampleUnit, periodType, periodUnit].map((p) => p.replaceAll(':', '_')).join(':');
 }
 
 interface SampleJson {
@@ -242,7 +242,7 @@ interface Budget {
   rowMax: number;
 }
 
-function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Budget) {
+function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Budget, name: string | undefined) {
   if (p.profileId.length !== 0 && p.profileId.length !== 16) throw new Rejected('profile has an invalid profile_id (must be empty or 16 bytes)');
   if (p.timeUnixNano > MAX_INT64 || p.durationNano > MAX_INT64) throw new Rejected('profile has a time or duration beyond the int64 range of nanoseconds');
   const sampleType = dict.string(p.sampleType?.typeStrindex ?? 0, 'sample_type type_strindex');
@@ -307,7 +307,7 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
     row: {
       time_unix_nano: time.toString(),
       profile_id: p.profileId.length === 0 || isZero(p.profileId) ? null : hex(p.profileId),
-      profile_type: profileTypeId(sampleType, sampleUnit, periodType, periodUnit),
+      profile_type: profileTypeId(sampleType, sampleUnit, periodType, periodUnit, name || undefined),
       sample_type: sampleType,
       sample_unit: sampleUnit,
       period_type: periodType,
@@ -335,6 +335,8 @@ export function profilesToRows(
   receivedNs: bigint = BigInt(Date.now()) * 1_000_000n,
   limits: { rowMax?: number; requestMax?: number } = {},
   times: AcceptedTimes = AcceptedTimes.ANY,
+  /** Profile names the sender gave (Pyroscope's `__name__`), over the one profileName derives. */
+  names?: ReadonlyMap<Profile, string>,
 ): ConvertedRows {
   const out = new RowCollector({ times });
   const requestMax = limits.requestMax ?? MAX_REQUEST_RESOLVED_BYTES;
@@ -351,7 +353,7 @@ export function profilesToRows(
         if (!out.admits(profileTime(p, receivedNs), 'profile time')) continue;
         let converted: ReturnType<typeof profileRow>;
         try {
-          converted = profileRow(p, dict, receivedNs, budget);
+          converted = profileRow(p, dict, receivedNs, budget, names?.get(p));
         } catch (err) {
           if (!(err instanceof Rejected)) throw err;
           out.reject(err.message);

@@ -10,12 +10,12 @@ import {
   checkProtocolVersion,
   codecOf,
   connectError,
-  decodeMessage,
-  decodedBody,
+  decodeConnectMessage as decodeMessage,
+  decodedConnectBody as decodedBody,
   deadlineMsOf,
-  encodeMessage,
-  encodedBody,
-} from './connect-protocol.ts';
+  encodeConnectMessage as encodeMessage,
+  encodedConnectBody as encodedBody,
+} from '@floe/runtime';
 import type { ProfileSurfaceOptions } from './plugin.ts';
 import { queryRouteSchema } from '../openapi.ts';
 

@@ -2,7 +2,7 @@ import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
 import { ERROR_KINDS, FloeError, toHttp } from '@floe/errors';
 import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMessage, type MessageInitShape, type MessageShape } from '@floe/proto';
-import { asFloeError } from '@floe/runtime';
+import { asFloeError } from './http-errors.ts';
 
 /**
  * The Connect protocol's unary calls, as far as Floe serves them (reference/api-contracts.md
