@@ -86,6 +86,44 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Pyroscope push API (%s)', (mod
     expect((await render(`${CPU}{service_name="alloy-app"}`, 'globex', otherKey)).numTicks).toBe(0);
   });
 
+  it("serves a span's profile from the span_id labels Pyroscope's SDKs put on samples", async () => {
+    const strings = ['', 'cpu', 'nanoseconds', 'main.handle', 'main.other', 'span_id', 'a1b2c3d4e5f60718', '0102030405060708'];
+    const raw = toBinary(
+      PprofProfileSchema,
+      create(PprofProfileSchema, {
+        sampleType: [{ type: 1n, unit: 2n }],
+        periodType: { type: 1n, unit: 2n },
+        timeNanos: nowNs,
+        stringTable: strings,
+        function: [
+          { id: 1n, name: 3n },
+          { id: 2n, name: 4n },
+        ],
+        location: [
+          { id: 1n, line: [{ functionId: 1n }] },
+          { id: 2n, line: [{ functionId: 2n }] },
+        ],
+        sample: [
+          { locationId: [1n], value: [7_000_000n], label: [{ key: 5n, str: 6n }] },
+          { locationId: [2n], value: [2_000_000n], label: [{ key: 5n, str: 7n }] },
+        ],
+      }),
+    );
+    const pushed = await push(toBinary(PyroPushRequestSchema, create(PyroPushRequestSchema, { series: [{ labels: [{ name: '__name__', value: 'process_cpu' }, { name: 'service_name', value: 'spans-app' }], samples: [{ rawProfile: raw }] }] })), 'application/proto');
+    expect(pushed.status).toBe(200);
+    await waitFor('the span profile', async () => ((await render(`${CPU}{service_name="spans-app"}`)).numTicks === 9_000_000 ? true : undefined), 30_000, 250);
+    const res = await fetch(`${floe.routerUrl}/profilequery/querier.v1.QuerierService/SelectMergeSpanProfile`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'connect-protocol-version': '1', authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' },
+      body: JSON.stringify({ profileTypeID: CPU, labelSelector: '{service_name="spans-app"}', spanSelector: ['a1b2c3d4e5f60718'], start: String(Number(nowNs / 1_000_000n) - 60_000), end: String(Number(nowNs / 1_000_000n) + 60_000) }),
+    });
+    expect(res.status).toBe(200);
+    const body = (await res.json()) as { flamegraph: { names: string[]; total: string } };
+    expect(body.flamegraph.total).toBe('7000000');
+    expect(body.flamegraph.names).toContain('main.handle');
+    expect(body.flamegraph.names).not.toContain('main.other');
+  });
+
   it("answers errors in Connect's shape", async () => {
     const bad = toBinary(PyroPushRequestSchema, create(PyroPushRequestSchema, { series: [{ labels: [{ name: 'service_name', value: 'x' }], samples: [{ rawProfile: new Uint8Array([0x0a, 0xff]) }] }] }));
     const r = await push(bad, 'application/proto');

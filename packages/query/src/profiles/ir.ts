@@ -20,7 +20,8 @@ export interface ProfileStacks {
   selection: ProfileSelection;
   /**
    * Only samples linked to one of these spans (16 lower-case hex digits; Pyroscope's span
-   * selector), by each sample's own link. Absent: every sample.
+   * selector), by each sample's own link, else its `span_id` attribute (the pprof label of
+   * Pyroscope's SDKs). Absent: every sample.
    */
   spanIds?: string[];
 }

@@ -46,7 +46,8 @@ export const TRACE_PROFILE_COLUMNS = [
 const STACKS_SHAPE = '[["VARCHAR"]]';
 const SAMPLES_SHAPE = '{"stack":"BIGINT","value":"BIGINT"}';
 const LINKED_SAMPLES_SHAPE = '{"value":"BIGINT","trace_id":"VARCHAR"}';
-const SPAN_SAMPLES_SHAPE = '{"stack":"BIGINT","value":"BIGINT","span_id":"VARCHAR"}';
+/** A sample's span: its OTLP link, or the `span_id` label Pyroscope's SDKs put on pprof samples (their span profiles). */
+const SPAN_SAMPLES_SHAPE = '{"stack":"BIGINT","value":"BIGINT","span_id":"VARCHAR","attributes":{"span_id":"VARCHAR"}}';
 
 /** A builder over the profiles table; planning another table's columns would be a router bug. */
 function builder(table: PlannerTable): SqlBuilder {
@@ -78,7 +79,7 @@ export function planProfileStacks(ir: ProfileStacks, table: PlannerTable): Profi
   const where = selectionSql(b, ir.selection);
   const spans = ir.spanIds;
   if (spans && spans.length === 0) throw new FloeError('bad_data', 'the span selector names no span');
-  const bySpan = spans ? ` AND "s"."span_id" IN (${spans.map((id) => b.param(id)).join(', ')})` : '';
+  const bySpan = spans ? ` AND coalesce("s"."span_id", lower("s"."attributes"."span_id")) IN (${spans.map((id) => b.param(id)).join(', ')})` : '';
   return planned(
     b,
     [
