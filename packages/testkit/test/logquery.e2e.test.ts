@@ -401,6 +401,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
       expect(r.body.limits).toMatchObject({ retention_period: retention, query_timeout: '30s', max_entries_limit_per_query: 5000, max_query_series: 5000, volume_enabled: true, discover_service_name: ['service.name'] });
     }
     expect((await fetch(`${floe.routerUrl}/logquery/loki/api/v1/drilldown-limits`)).status).toBe(401);
+    // Grafana's alert list asks a Loki data source for its rules: none, not an error.
+    expect(await getJson('/prometheus/api/v1/rules')).toEqual({ status: 200, body: { status: 'success', data: { groups: [] } } });
+    expect(await getJson('/prometheus/api/v1/alerts')).toEqual({ status: 200, body: { status: 'success', data: { alerts: [] } } });
+    expect((await fetch(`${floe.routerUrl}/logquery/prometheus/api/v1/rules`)).status).toBe(401);
   });
 
   it('format_query answers the canonical form of a LogQL expression, and 400 for one that does not parse', async () => {

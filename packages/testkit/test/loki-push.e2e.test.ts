@@ -75,6 +75,13 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Loki push API (%s)', (mode) =>
     ]);
   });
 
+  it('takes OTLP logs under /otlp too, where Loki has its OTLP endpoint', async () => {
+    const otlp = { resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'otlp-at-loki-path' } }] }, scopeLogs: [{ logRecords: [{ timeUnixNano: String(nowNs - 10_000_000_000n), body: { stringValue: 'via /otlp' } }] }] }] };
+    const res = await fetch(`${floe.otlpHttpUrl}/otlp/v1/logs`, { method: 'POST', body: JSON.stringify(otlp), headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/json' } });
+    expect(res.status).toBe(200);
+    await waitFor('the OTLP line', async () => ((await logql('{service_name="otlp-at-loki-path"}')).flatMap((s) => s.values.map((v) => v[1])).join() === 'via /otlp' ? true : undefined), 30_000, 200);
+  });
+
   it('refuses bad bodies with the documented statuses, and keeps tenants apart', async () => {
     const cases: Array<[Uint8Array, Record<string, string>, number, RegExp]> = [
       [new TextEncoder().encode('{"streams":[{"stream":{},"values":[]}]}'), { 'content-type': 'application/json' }, 400, /has no labels/],

@@ -151,6 +151,9 @@ describe('metric query API over OTLP metrics', () => {
     expect(info.status).toBe(200);
     expect(info.body.data).not.toHaveProperty('features');
     expect((info.body.data as { version: string }).version).toMatch(/^\d+\.\d+\.\d+/);
+    // Grafana's alert list asks a Prometheus data source for its rules and alerts: none, not an error.
+    expect(await api('rules', {}, 'GET')).toMatchObject({ status: 200, body: { status: 'success', data: { groups: [] } } });
+    expect(await api('alerts', {}, 'GET')).toMatchObject({ status: 200, body: { status: 'success', data: { alerts: [] } } });
     const fmt = await api('format_query', { query: 'sum(rate(x{a="b"}[5m]))by(a)' });
     expect(fmt.body.data).toBe('sum by (a) (rate(x{a="b"}[5m]))');
     const bad = await api('query', { query: 'sum(rate(x[5m])' });

@@ -92,7 +92,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   };
 
   for (const signal of SIGNALS) {
-    app.post(signal.httpPath, { onRequest: authHook }, async (req, reply) => {
+    const handler = async (req: FastifyRequest, reply: FastifyReply) => {
       const format = formatOf(req.headers['content-type']);
       const raw = bodyBuffer(req.body);
       const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, req.tenant!, inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes), format, times);
@@ -101,7 +101,11 @@ export function buildHttpServer(opts: HttpServerOptions) {
       const resp = signal.response(result, format);
       if (format === 'json') return reply.code(200).type('application/json').send(resp);
       return reply.code(200).type('application/x-protobuf').send(Buffer.from(resp as Uint8Array));
-    });
+    };
+    app.post(signal.httpPath, { onRequest: authHook }, handler);
+    // Also under /otlp, where Loki's and Mimir's OTLP endpoints take it: an exporter pointed at
+    // `<floe>/otlp`, as at Loki or Mimir, reaches the same route.
+    app.post(`/otlp${signal.httpPath}`, { onRequest: authHook }, handler);
   }
 
   // Prometheus remote write 1.0 / 2.0 (spec 1, Ingest; reference §6): snappy block bodies,

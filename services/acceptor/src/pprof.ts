@@ -11,7 +11,7 @@ import { create, ExportProfilesServiceRequestSchema, fromBinary, PprofProfileSch
  * other labels become resource attributes (`service_name` as service.name; Pyroscope's internal
  * `__…__` labels are left out); a sample's pprof labels become its attributes, numeric ones as
  * integers. Samples of value 0 for a sample type are left out of that type's profile, as Pyroscope
- * does. Body sizes are the caller's to bound; a gzip profile inflates to at most `maxBytes`.
+ * does. The request's profiles inflate to at most `maxBytes` together (413 past it).
  */
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_INGEST_DECODE' });
@@ -60,12 +60,19 @@ class DictionaryBuilder {
 export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): { request: ExportProfilesServiceRequest; names: Map<Profile, string> } {
   const dict = new DictionaryBuilder();
   const named: Array<{ profile: ReturnType<typeof profilesOf>[number]; name: string }> = [];
+  // The request's profiles together inflate to at most maxBytes, not each of them.
+  let inflated = 0;
   const resourceProfiles = series.map((s, i) => {
     const name = s.labels.find((l) => l.name === '__name__')?.value ?? '';
     const attributes = s.labels
       .filter((l) => !(l.name.startsWith('__') && l.name.endsWith('__')))
       .map((l) => ({ key: l.name === 'service_name' ? 'service.name' : l.name, value: { value: { case: 'stringValue' as const, value: l.value } } }));
-    const profiles = s.profiles.flatMap((raw, j) => profilesOf(decodePprof(raw, maxBytes, `series[${i}].samples[${j}]`), dict));
+    const profiles = s.profiles.flatMap((raw, j) => {
+      const at = `series[${i}].samples[${j}]`;
+      const bytes = inflatePprof(raw, maxBytes - inflated, at);
+      inflated += bytes.length;
+      return profilesOf(decodePprof(bytes, at), dict);
+    });
     for (const profile of profiles) named.push({ profile, name });
     return { resource: { attributes }, scopeProfiles: [{ scope: { name: 'pyroscope.push' }, profiles }] };
   });
@@ -89,15 +96,23 @@ export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): {
   return { request, names };
 }
 
-function decodePprof(raw: Uint8Array, maxBytes: number, at: string): PprofProfile {
-  let bytes = raw;
-  if (raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b) {
-    try {
-      bytes = gunzipSync(raw, { maxOutputLength: maxBytes });
-    } catch (err) {
-      throw bad(`${at}: the profile is not valid gzip or inflates beyond ${maxBytes} bytes: ${(err as Error).message}`);
-    }
+/** A profile's bytes, gunzipped when they are gzip, within `budget` bytes. */
+function inflatePprof(raw: Uint8Array, budget: number, at: string): Uint8Array {
+  if (!(raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b)) {
+    if (raw.length > budget) throw new FloeError('too_large', `${at}: the request's profiles come to more than the acceptor's decompressed body limit`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
+    return raw;
   }
+  try {
+    return gunzipSync(raw, { maxOutputLength: Math.max(1, budget) });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new FloeError('too_large', `${at}: the request's profiles inflate to more than the acceptor's decompressed body limit`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
+    }
+    throw bad(`${at}: the profile is not valid gzip: ${(err as Error).message}`);
+  }
+}
+
+function decodePprof(bytes: Uint8Array, at: string): PprofProfile {
   try {
     return fromBinary(PprofProfileSchema, bytes);
   } catch (err) {

@@ -433,4 +433,16 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
   };
 
   for (const [prefix, idPrefix] of Object.entries(LOKI_PREFIXES)) await app.register(async (scope) => routes(scope, idPrefix), { prefix });
+
+  // Loki's Prometheus-style rules API, which Grafana's alerting lists for a Loki data source: Floe
+  // evaluates no LogQL rules (Grafana-managed alert rules query it like any panel), so empty.
+  await app.register(
+    async (scope) => {
+      const empty = (path: string, id: string, summary: string, data: Record<string, unknown>) =>
+        scope.get(path, { schema: queryRouteSchema('logs', id, summary, { returns: { description: `${LOKI_ENVELOPE} with ${JSON.stringify(data)}.` } }) }, async (_req, reply) => success(reply, data));
+      empty('/rules', 'list_log_rules', 'LogQL recording and alerting rules: none, Floe runs no rule evaluation', { groups: [] });
+      empty('/alerts', 'list_log_alerts', 'Active LogQL alerts: none, Floe runs no rule evaluation', { alerts: [] });
+    },
+    { prefix: '/prometheus/api/v1' },
+  );
 };

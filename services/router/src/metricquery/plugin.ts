@@ -329,6 +329,12 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
 
     scope.get('/status/buildinfo', { schema: doc('get_metric_build_info', 'Prometheus build information (for Grafana)', 'version and build fields') }, async (_req, reply) => success(reply, BUILD_INFO));
 
+    // Grafana's alerting lists the rules and alerts of each Prometheus data source. Floe evaluates
+    // no rules itself (Grafana-managed alert rules query it like any panel), so both lists are
+    // empty, where a 404 would show as an error on Grafana's alert list.
+    scope.get('/rules', { schema: doc('list_metric_rules', 'Recording and alerting rules: none, Floe runs no rule evaluation', '`{groups: []}`') }, async (_req, reply) => success(reply, { groups: [] }));
+    scope.get('/alerts', { schema: doc('list_metric_alerts', 'Active alerts: none, Floe runs no rule evaluation', '`{alerts: []}`') }, async (_req, reply) => success(reply, { alerts: [] }));
+
     // Prometheus's TSDB status (its UI's cardinality page, and the first stop when a series count
     // explodes), over the series of the window rather than a head block.
     const tsdbLimit = { name: 'limit', schema: { type: 'integer', minimum: 1 }, description: `Entries per list (default ${TSDB_STATUS_LIMIT}).` };
