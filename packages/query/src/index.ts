@@ -48,7 +48,7 @@ export { parseLogQL, MAX_QUERY_LENGTH } from './logql/parse.ts';
 export { formatLogQL } from './logql/format.ts';
 export { LogPatternMiner, PATTERN_WILDCARD } from './logql/patterns.ts';
 export type { LogPattern, PatternOptions } from './logql/patterns.ts';
-export { lowerLogDeletion, lowerLogQuery, lowerStreamSelector, retentionStreamProblems } from './logql/lower.ts';
+export { logDeletionOfRequest, lowerLogDeletion, lowerLogQuery, lowerStreamSelector, retentionStreamProblems } from './logql/lower.ts';
 export type { LogQueryOptions } from './logql/lower.ts';
 export { parseDuration } from './logql/durations.ts';
 export { anchoredRe2, re2RegExp, re2Source, type Re2Options } from './re2.ts';

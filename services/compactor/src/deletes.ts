@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type TableHandle } from '@floe/iceberg';
 import type { DeleteRequest } from '@floe/meta';
-import { lowerLogDeletion, parseLogQL, planLogDeletion, planSeriesDeletion } from '@floe/query';
+import { logDeletionOfRequest, planLogDeletion, planSeriesDeletion } from '@floe/query';
 import { partitionFieldName, type TableDef } from '@floe/schema';
 import { writtenLocalFiles, type RowCondition, type WrittenFile } from '@floe/storage';
 import type { CompactDeps } from './compact.ts';
@@ -30,13 +30,11 @@ export const deletionTables = (req: Pick<DeleteRequest, 'table'>): string[] => (
  * query over the window (as the router checked it at creation); for metrics its series ids.
  */
 export function deletionCondition(req: Pick<DeleteRequest, 'table' | 'query' | 'seriesIds' | 'startMs' | 'endMs'>, def: TableDef): RowCondition {
-  const startNs = BigInt(req.startMs) * 1_000_000n;
-  const endNs = BigInt(req.endMs) * 1_000_000n + 999_999n;
   switch (req.table) {
     case 'logs':
-      return planLogDeletion(lowerLogDeletion(parseLogQL(req.query), req.query, { startNs, endNs: endNs + 1n }), def);
+      return planLogDeletion(logDeletionOfRequest(req.query, req.startMs, req.endMs), def);
     case 'metrics':
-      return planSeriesDeletion({ seriesIds: req.seriesIds ?? [], startNs, endNs }, def);
+      return planSeriesDeletion({ seriesIds: req.seriesIds ?? [], startNs: BigInt(req.startMs) * 1_000_000n, endNs: BigInt(req.endMs) * 1_000_000n + 999_999n }, def);
     default:
       throw new Error(`delete requests on table ${req.table} are not supported`);
   }

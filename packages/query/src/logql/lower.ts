@@ -67,6 +67,15 @@ export function lowerLogDeletion(expr: Expr, source: string, range: TimeRange): 
 }
 
 /**
+ * A recorded delete request (LogQL text and a window of unix milliseconds, both ends included, as
+ * Loki's) as the rows it deletes: what the router filters from queries and the compactor rewrites
+ * away, from this one definition.
+ */
+export function logDeletionOfRequest(query: string, startMs: number, endMs: number): LogDeletion {
+  return lowerLogDeletion(parseLogQL(query), query, { startNs: BigInt(startMs) * 1_000_000n, endNs: (BigInt(endMs) + 1n) * 1_000_000n });
+}
+
+/**
  * Why a text is not a bare stream selector (a retention_stream rule's), or undefined when it is:
  * it must parse, lower, and carry no pipeline.
  */

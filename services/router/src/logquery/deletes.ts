@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import { cancelDeleteRequest, createDeleteRequest, listDeleteRequests, type Db, type DeleteRequest } from '@floe/meta';
-import { lowerLogDeletion, parseLogQL, planLogDeletion, type LogDeletion, type PlannerTable } from '@floe/query';
+import { logDeletionOfRequest, planLogDeletion, type LogDeletion, type PlannerTable } from '@floe/query';
 import { logsTable } from '@floe/schema';
 import { queryRouteSchema, type ParameterDoc } from '../openapi.ts';
 import { LOKI_PREFIXES, RequestParams, nowNs, parseTime } from './params.ts';
@@ -54,7 +54,7 @@ export function lokiDeleteRequest(r: DeleteRequest) {
 
 /** The deletion a request's query and window select, checked by planning it as the compactor will. */
 export function logDeletionOf(query: string, startMs: number, endMs: number, table: PlannerTable = logsTable): LogDeletion {
-  const deletion = lowerLogDeletion(parseLogQL(query), query, { startNs: BigInt(startMs) * NS_PER_MS, endNs: (BigInt(endMs) + 1n) * NS_PER_MS });
+  const deletion = logDeletionOfRequest(query, startMs, endMs);
   planLogDeletion(deletion, table);
   return deletion;
 }
