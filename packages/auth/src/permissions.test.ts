@@ -77,6 +77,9 @@ describe('who may do what in tenant acme', () => {
     expect(outcome(() => assertGrantableScopes('member', ['ingest', 'query']))).toBe('ok');
     expect(outcome(() => assertGrantableScopes('member', ['tenant:manage']))).toBe('forbidden');
     expect(outcome(() => assertGrantableScopes('admin', ['tenant:manage']))).toBe('ok');
+    // Deleting data is a tenant admin's to grant too.
+    expect(outcome(() => assertGrantableScopes('member', ['query', 'delete']))).toBe('forbidden');
+    expect(outcome(() => assertGrantableScopes('admin', ['query', 'delete']))).toBe('ok');
     expect(mayRevokeKey(P.member!, 'acme', { createdBy: 'user:u1' })).toBe(true);
     expect(mayRevokeKey(P.member!, 'acme', { createdBy: 'user:u2' })).toBe(false);
     expect(mayRevokeKey(P.viewer!, 'acme', { createdBy: 'user:u1' })).toBe(false);
