@@ -1,6 +1,6 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import { FloeError } from '@floe/errors';
-import { isValidName, type TenantContext } from './tenant-context.ts';
+import { isValidName, requireScope, type TenantContext } from './tenant-context.ts';
 
 export interface VerifiedKey {
   keyId: string;
@@ -95,9 +95,7 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
   if (key.datasetId !== null && key.datasetId !== dataset) {
     throw new FloeError('forbidden', `API key is not valid for dataset ${dataset}`, { code: 'FLOE_ERR_AUTH_WRONG_DATASET' });
   }
-  if (requiredScope && !key.scopes.includes(requiredScope) && !key.scopes.includes('*')) {
-    throw new FloeError('forbidden', `API key lacks the ${requiredScope} scope`, { code: 'FLOE_ERR_AUTH_SCOPE' });
-  }
+  if (requiredScope) requireScope(key.scopes, requiredScope);
   if (datasetHeader !== undefined && !(await deps.datasetExists(tenant, dataset))) throw noSuchDataset(tenant, dataset);
   return { tenant, dataset, principal: key.keyId, scopes: key.scopes, isAdmin: false };
 }

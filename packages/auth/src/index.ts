@@ -9,7 +9,7 @@
  */
 export { authenticate, credentialsFrom, DEFAULT_DATASET, withScopeOrgId } from './authenticate.ts';
 export type { AuthDeps, AuthenticateOptions, Credentials, VerifiedKey } from './authenticate.ts';
-export { isValidName } from './tenant-context.ts';
+export { isValidName, requireScope } from './tenant-context.ts';
 export type { TenantContext } from './tenant-context.ts';
 export { signTicket, verifyTicketSignature } from './ticket-signature.ts';
 export type { SignedPart } from './ticket-signature.ts';

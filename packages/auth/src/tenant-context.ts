@@ -1,3 +1,5 @@
+import { FloeError } from '@floe/errors';
+
 /**
  * Who is calling, resolved once per request by the auth step and passed explicitly to every
  * storage and query call. Nothing reads the tenant from ambient state.
@@ -9,6 +11,11 @@ export interface TenantContext {
   principal: string;
   scopes: readonly string[];
   isAdmin: boolean;
+}
+
+/** Throws 403 unless the scopes grant `scope` (a key's own, or '*' for the break-glass key). */
+export function requireScope(scopes: readonly string[], scope: string): void {
+  if (!scopes.includes(scope) && !scopes.includes('*')) throw new FloeError('forbidden', `API key lacks the ${scope} scope`, { code: 'FLOE_ERR_AUTH_SCOPE' });
 }
 
 /** Names that may appear in tenant/dataset positions (they become Iceberg namespaces and paths). */

@@ -219,19 +219,24 @@ export class ParquetWriter {
    * was written without it, and a column the inputs all lack (added to the table after they were
    * written) is NULL, so a rewrite never fails on a column the table has and its files don't.
    */
-  async rewrite(table: TableDef, files: readonly string[], opts: WriteOptions & { exclude?: RowCondition } = {}): Promise<WrittenFile> {
-    const rows = await this.#tableRows(table, files);
-    if (!opts.exclude) return this.#copy(table, rows, opts);
-    // NULL keeps a row: only rows the condition holds for go.
-    return this.#copy(table, `SELECT * FROM (${rows}) WHERE (${opts.exclude.sql}) IS NOT TRUE`, opts, opts.exclude.params);
+  async rewrite(table: TableDef, files: readonly string[], opts: WriteOptions = {}): Promise<WrittenFile> {
+    return this.#copy(table, await this.#tableRows(table, files), opts);
   }
 
-  /** How many rows of the files (read as the table's columns, as `rewrite` reads them) the condition holds for. */
-  async countWhere(table: TableDef, files: readonly string[], where: RowCondition): Promise<number> {
+  /**
+   * The files without the rows a condition holds for (NULL keeps a row), as `rewrite` reads them:
+   * how many rows they hold and how many the condition selects, in one read; and, only when some
+   * but not all go, one file of the rest in canonical order. Delete requests and per-stream
+   * retention rewrite data files with it.
+   */
+  async deleteWhere(table: TableDef, files: readonly string[], where: RowCondition, opts: WriteOptions = {}): Promise<{ rows: number; deleted: number; kept?: WrittenFile }> {
     const conn = await this.#connection();
     const rows = await this.#tableRows(table, files);
-    const result = await conn.runAndReadAll(`SELECT count(*)::BIGINT FROM (${rows}) WHERE (${where.sql}) IS TRUE`, [...where.params]);
-    return Number(result.getRows()[0]![0]);
+    const counted = await conn.runAndReadAll(`SELECT count(*)::BIGINT, (count(*) FILTER (WHERE (${where.sql}) IS TRUE))::BIGINT FROM (${rows})`, [...where.params]);
+    const [total, deleted] = counted.getRows()[0]!.map(Number) as [number, number];
+    if (deleted === 0 || deleted === total) return { rows: total, deleted };
+    const kept = await this.#copy(table, `SELECT * FROM (${rows}) WHERE (${where.sql}) IS NOT TRUE`, opts, where.params);
+    return { rows: total, deleted, kept };
   }
 
   /** A SELECT of the files' rows as the table's stored columns (selectRewriteColumns). */

@@ -75,6 +75,15 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Loki push API (%s)', (mode) =>
     ]);
   });
 
+  it('stores the entries inside the accepted times and answers 400 naming the ones outside', async () => {
+    const old = String(nowNs - 30n * 86_400_000_000_000n);
+    const body = { streams: [{ stream: { app: 'late-sender' }, values: [[old, 'a month ago'], [String(nowNs - 5_000_000_000n), 'just now']] }] };
+    const res = await push(new TextEncoder().encode(JSON.stringify(body)), { 'content-type': 'application/json' });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: string }).error).toMatch(/^1 entries were refused \(the rest was stored\); first: .*ingest_max_age/);
+    await waitFor('the accepted entry', async () => ((await logql('{app="late-sender"}')).flatMap((s) => s.values.map((v) => v[1])).join() === 'just now' ? true : undefined), 30_000, 200);
+  });
+
   it('takes OTLP logs under /otlp too, where Loki has its OTLP endpoint', async () => {
     const otlp = { resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'otlp-at-loki-path' } }] }, scopeLogs: [{ logRecords: [{ timeUnixNano: String(nowNs - 10_000_000_000n), body: { stringValue: 'via /otlp' } }] }] }] };
     const res = await fetch(`${floe.otlpHttpUrl}/otlp/v1/logs`, { method: 'POST', body: JSON.stringify(otlp), headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/json' } });

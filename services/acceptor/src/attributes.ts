@@ -140,3 +140,12 @@ export function plainJson(v: AnyValue | undefined): string {
       return 'null';
   }
 }
+
+/**
+ * An OTLP KeyValue as `create()` takes it, for the converters that build OTLP requests from other
+ * protocols (Loki push, Zipkin, pprof).
+ */
+export type KeyValueInit = { key: string; value: AnyValueInit };
+export type AnyValueInit = { value: { case: 'stringValue'; value: string } | { case: 'intValue'; value: bigint } };
+export const stringKeyValue = (key: string, value: string): KeyValueInit => ({ key, value: { value: { case: 'stringValue', value } } });
+export const intKeyValue = (key: string, value: bigint): KeyValueInit => ({ key, value: { value: { case: 'intValue', value } } });

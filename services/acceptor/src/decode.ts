@@ -35,6 +35,15 @@ export function inflate(body: Buffer, contentEncoding: string | undefined, maxBy
   }
 }
 
+/** A JSON body of another protocol than OTLP (Loki push, Zipkin): UTF-8 text parsed, or bad_data. */
+export function parseJsonBody(body: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(body));
+  } catch {
+    throw new FloeError('bad_data', 'body is not valid JSON', { code: 'FLOE_ERR_INGEST_DECODE' });
+  }
+}
+
 export function decodeMessage<D extends DescMessage>(schema: D, body: Uint8Array, format: BodyFormat): MessageShape<D> {
   if (format === 'protobuf') {
     try {

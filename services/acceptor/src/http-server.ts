@@ -138,9 +138,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     };
     const identity = { signal: 'loki_push', contentType: format, contentEncoding: encoding ?? '', body: raw };
     const result = await opts.admission.run(req.tenant!, identity, store, () => NOTHING_REJECTED);
-    if (result.rejected > 0) {
-      throw new FloeError('bad_data', `${result.rejected} entries were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
-    }
+    refusedRest(result, 'entries');
     return reply.code(204).send();
   };
   app.post('/loki/api/v1/push', { onRequest: authHook }, lokiPush);
@@ -166,9 +164,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
         return opts.ingest.profiles(req.tenant!, request, times, names);
       };
       const result = await opts.admission.run(req.tenant!, { signal: 'pyroscope_push', contentType: codec, contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
-      if (result.rejected > 0) {
-        throw new FloeError('bad_data', `${result.rejected} profiles were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
-      }
+      refusedRest(result, 'profiles');
       return reply.code(200).type(CONNECT_CONTENT_TYPES[codec]).send(encodeConnectMessage(PyroPushResponseSchema, codec, {}));
     });
   });
@@ -183,9 +179,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const encoding = header(req, 'content-encoding');
     const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, zipkinToOtlp(inflate(raw, encoding, opts.maxDecompressedBytes)), times);
     const result = await opts.admission.run(req.tenant!, { signal: 'zipkin', contentType: 'json', contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
-    if (result.rejected > 0) {
-      throw new FloeError('bad_data', `${result.rejected} spans were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
-    }
+    refusedRest(result, 'spans');
     return reply.code(202).send();
   });
 
@@ -193,6 +187,16 @@ export function buildHttpServer(opts: HttpServerOptions) {
 }
 
 const NOTHING_REJECTED = { accepted: 0, rejected: 0, rejectReason: undefined };
+
+/**
+ * The answer of a push API without a partial-success shape (Loki push, Zipkin, Pyroscope push),
+ * as remote write answers: when some items were refused (outside the accepted times), 400 naming
+ * how many and the first reason, after the rest was stored.
+ */
+function refusedRest(result: { rejected: number; rejectReason: string | undefined }, items: string): void {
+  if (result.rejected === 0) return;
+  throw new FloeError('bad_data', `${result.rejected} ${items} were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
+}
 
 function header(req: FastifyRequest, name: string): string | undefined {
   const v = req.headers[name];

@@ -9,7 +9,7 @@ import { logsToRows } from './logs-to-rows.ts';
 import { logsToPayloadsFromWire } from './logs-wire.ts';
 import type { ExportMetricsServiceRequest } from '@floe/proto';
 import { metricsToRows, type ConvertedMetrics } from './metrics-to-rows.ts';
-import type { ExportProfilesServiceRequest, Profile } from '@floe/proto';
+import type { ExportProfilesServiceRequest } from '@floe/proto';
 import { profilesToRows } from './profiles-to-rows.ts';
 import { payloadBuffers } from './payload-buffers.ts';
 import { releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload } from './rows.ts';
@@ -106,7 +106,8 @@ export class Ingest {
   }
 
   /** A decoded profiles export (protobuf or JSON). Accepted requests are logged at debug level only (spec 1, Ingest rule 6). */
-  async profiles(ctx: TenantContext, req: ExportProfilesServiceRequest, times: AcceptedTimes, names?: ReadonlyMap<Profile, string>): Promise<IngestResult> {
+  /** `names`: per resource, the profile name its sender gave (profilesToRows). */
+  async profiles(ctx: TenantContext, req: ExportProfilesServiceRequest, times: AcceptedTimes, names?: readonly string[]): Promise<IngestResult> {
     const result = await this.storeRows(ctx, 'profiles', profilesToRows(req, undefined, undefined, times, names));
     this.log.debug({ tenant: ctx.tenant, dataset: ctx.dataset, profiles: result.accepted, rejected: result.rejected }, 'profiles accepted');
     return result;

@@ -1,6 +1,8 @@
 import { FloeError } from '@floe/errors';
-import { create, ExportLogsServiceRequestSchema, fromBinary, LokiPushRequestSchema, type ExportLogsServiceRequest } from '@floe/proto';
+import { create, ExportLogsServiceRequestSchema, LokiPushRequestSchema, type ExportLogsServiceRequest } from '@floe/proto';
 import { parseLogQL } from '@floe/query';
+import { stringKeyValue, type KeyValueInit } from './attributes.ts';
+import { decodeMessage, parseJsonBody } from './decode.ts';
 
 /**
  * Loki's push API (POST /loki/api/v1/push), so that Promtail, Grafana Alloy's loki.write, Fluent
@@ -16,8 +18,8 @@ import { parseLogQL } from '@floe/query';
  *   valid hex fill the record's trace and span ids instead.
  */
 
-/** Labels Loki 3 takes service_name from when a stream has none, in its order. */
-const SERVICE_LABELS = ['service', 'app', 'application', 'name', 'app_kubernetes_io_name', 'container', 'container_name', 'component', 'workload', 'job'];
+/** The service_name label, then the labels Loki 3 takes it from when a stream has none, in its order. */
+const SERVICE_LABELS = ['service_name', 'service', 'app', 'application', 'name', 'app_kubernetes_io_name', 'container', 'container_name', 'component', 'workload', 'job'];
 const LEVEL_LABELS = ['level', 'detected_level'];
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_INGEST_DECODE' });
@@ -29,13 +31,7 @@ interface PushStream {
 
 /** A protobuf push body (already snappy-decompressed) as streams. */
 export function lokiStreamsFromProtobuf(body: Uint8Array): PushStream[] {
-  let req;
-  try {
-    req = fromBinary(LokiPushRequestSchema, body);
-  } catch (err) {
-    throw bad(`body is not a valid logproto.PushRequest protobuf message: ${(err as Error).message}`);
-  }
-  return req.streams.map((s) => ({
+  return decodeMessage(LokiPushRequestSchema, body, 'protobuf').streams.map((s) => ({
     labels: parseLabels(s.labels),
     entries: s.entries.map((e) => ({
       timeNs: e.timestamp ? e.timestamp.seconds * 1_000_000_000n + BigInt(e.timestamp.nanos) : 0n,
@@ -47,13 +43,7 @@ export function lokiStreamsFromProtobuf(body: Uint8Array): PushStream[] {
 
 /** A JSON push body: `{"streams":[{"stream":{…},"values":[["<unix ns>","<line>"(, {metadata})], …]}]}`. */
 export function lokiStreamsFromJson(body: Uint8Array): PushStream[] {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
-  } catch {
-    throw bad('body is not valid JSON');
-  }
-  const streams = (doc as { streams?: unknown })?.streams;
+  const streams = (parseJsonBody(body) as { streams?: unknown } | null)?.streams;
   if (!Array.isArray(streams)) throw bad('body must be an object with a "streams" array');
   return streams.map((s, i) => {
     const at = `streams[${i}]`;
@@ -82,11 +72,11 @@ export function lokiStreamsToOtlp(streams: readonly PushStream[]): ExportLogsSer
     resourceLogs: streams.map((s) => {
       const level = LEVEL_LABELS.map((l) => s.labels[l]).find((v) => v !== undefined && v !== '') ?? '';
       const attributes: KeyValueInit[] = [];
-      const service = s.labels.service_name ?? SERVICE_LABELS.map((l) => s.labels[l]).find((v) => v !== undefined && v !== '');
-      if (service !== undefined && service !== '') attributes.push(str('service.name', service));
+      const service = SERVICE_LABELS.map((l) => s.labels[l]).find((v) => v !== undefined && v !== '');
+      if (service !== undefined) attributes.push(stringKeyValue('service.name', service));
       for (const [name, value] of Object.entries(s.labels)) {
         if (name === 'service_name' || LEVEL_LABELS.includes(name)) continue;
-        attributes.push(str(name, value));
+        attributes.push(stringKeyValue(name, value));
       }
       return {
         resource: { attributes },
@@ -103,7 +93,7 @@ function recordOf(e: PushStream['entries'][number], level: string) {
   for (const [name, value] of e.metadata) {
     if (name === 'trace_id' && /^[0-9a-fA-F]{32}$/.test(value)) traceId = Buffer.from(value, 'hex');
     else if (name === 'span_id' && /^[0-9a-fA-F]{16}$/.test(value)) spanId = Buffer.from(value, 'hex');
-    else attributes.push(str(name, value));
+    else attributes.push(stringKeyValue(name, value));
   }
   return {
     timeUnixNano: e.timeNs,
@@ -115,8 +105,6 @@ function recordOf(e: PushStream['entries'][number], level: string) {
   };
 }
 
-type KeyValueInit = { key: string; value: { value: { case: 'stringValue'; value: string } } };
-const str = (key: string, value: string): KeyValueInit => ({ key, value: { value: { case: 'stringValue', value } } });
 
 /**
  * A stream's label set text, `{app="api", env="prod"}`, read with the LogQL grammar (the same

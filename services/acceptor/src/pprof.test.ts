@@ -95,10 +95,10 @@ describe('pprof from Pyroscope push', () => {
     const badString = toBinary(PprofProfileSchema, create(PprofProfileSchema, { stringTable: [''], sampleType: [{ type: 5n, unit: 0n }] }));
     expect(() => pprofToOtlp([{ labels: [], profiles: [badString] }], 1 << 20)).toThrow(/string index 5 is out of range/);
     const huge = gzipSync(Buffer.alloc(2 << 20));
-    expect(() => pprofToOtlp([{ labels: [], profiles: [huge] }], 1 << 20)).toThrow(/inflate to more than the acceptor's decompressed body limit/);
+    expect(() => pprofToOtlp([{ labels: [], profiles: [huge] }], 1 << 20)).toThrow(/the request's profiles inflate beyond 1048576 bytes/);
     // The limit holds for the request's profiles together.
     const half = gzipSync(heapProfile(t));
     const size = heapProfile(t).length;
-    expect(() => pprofToOtlp([{ labels: [], profiles: [half, half, half] }], size * 2 + 1)).toThrow(/samples\[2\]: the request's profiles inflate to more than/);
+    expect(() => pprofToOtlp([{ labels: [], profiles: [half, half, half] }], size * 2 + 1)).toThrow(/the request's profiles inflate beyond \d+ bytes/);
   });
 });

@@ -1,6 +1,7 @@
-import { gunzipSync } from 'node:zlib';
 import { FloeError } from '@floe/errors';
-import { create, ExportProfilesServiceRequestSchema, fromBinary, PprofProfileSchema, type ExportProfilesServiceRequest, type PprofProfile, type Profile } from '@floe/proto';
+import { create, ExportProfilesServiceRequestSchema, fromBinary, PprofProfileSchema, type ExportProfilesServiceRequest, type PprofProfile } from '@floe/proto';
+import { stringKeyValue, type AnyValueInit } from './attributes.ts';
+import { inflate } from './decode.ts';
 
 /**
  * Pyroscope's push API (push.v1.PusherService/Push): series of labels with pprof profiles, as
@@ -20,8 +21,6 @@ export interface PprofSeries {
   labels: ReadonlyArray<{ name: string; value: string }>;
   profiles: readonly Uint8Array[];
 }
-
-type AnyValueInit = { value: { case: 'stringValue'; value: string } | { case: 'intValue'; value: bigint } };
 
 /** Dictionary tables under construction; index 0 of each is the zero entry OTLP reserves. */
 class DictionaryBuilder {
@@ -56,24 +55,22 @@ class DictionaryBuilder {
   }
 }
 
-/** The series as one OTLP profiles export, and the name each of its profiles was pushed under. */
-export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): { request: ExportProfilesServiceRequest; names: Map<Profile, string> } {
+/**
+ * The series as one OTLP profiles export (one resource per series), and the name each resource's
+ * profiles were pushed under (its `__name__`; empty when none).
+ */
+export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): { request: ExportProfilesServiceRequest; names: string[] } {
   const dict = new DictionaryBuilder();
-  const named: Array<{ profile: ReturnType<typeof profilesOf>[number]; name: string }> = [];
   // The request's profiles together inflate to at most maxBytes, not each of them.
   let inflated = 0;
   const resourceProfiles = series.map((s, i) => {
-    const name = s.labels.find((l) => l.name === '__name__')?.value ?? '';
-    const attributes = s.labels
-      .filter((l) => !(l.name.startsWith('__') && l.name.endsWith('__')))
-      .map((l) => ({ key: l.name === 'service_name' ? 'service.name' : l.name, value: { value: { case: 'stringValue' as const, value: l.value } } }));
+    const attributes = s.labels.filter((l) => !(l.name.startsWith('__') && l.name.endsWith('__'))).map((l) => stringKeyValue(l.name === 'service_name' ? 'service.name' : l.name, l.value));
     const profiles = s.profiles.flatMap((raw, j) => {
       const at = `series[${i}].samples[${j}]`;
-      const bytes = inflatePprof(raw, maxBytes - inflated, at);
+      const bytes = inflatePprof(raw, maxBytes - inflated, maxBytes);
       inflated += bytes.length;
       return profilesOf(decodePprof(bytes, at), dict);
     });
-    for (const profile of profiles) named.push({ profile, name });
     return { resource: { attributes }, scopeProfiles: [{ scope: { name: 'pyroscope.push' }, profiles }] };
   });
   const request = create(ExportProfilesServiceRequestSchema, {
@@ -87,28 +84,21 @@ export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): {
       attributeTable: dict.attributes,
     },
   });
-  // create() copies the profiles: map the names onto the request's own objects, in the same order.
-  const names = new Map<Profile, string>();
-  const built = request.resourceProfiles.flatMap((rp) => rp.scopeProfiles.flatMap((sp) => sp.profiles));
-  built.forEach((p, k) => {
-    if (named[k]!.name !== '') names.set(p, named[k]!.name);
-  });
-  return { request, names };
+  return { request, names: series.map((s) => s.labels.find((l) => l.name === '__name__')?.value ?? '') };
 }
 
-/** A profile's bytes, gunzipped when they are gzip, within `budget` bytes. */
-function inflatePprof(raw: Uint8Array, budget: number, at: string): Uint8Array {
-  if (!(raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b)) {
-    if (raw.length > budget) throw new FloeError('too_large', `${at}: the request's profiles come to more than the acceptor's decompressed body limit`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
+/** A profile's bytes, gunzipped when they are gzip (the acceptor's own inflate), within what is left of `maxBytes`. */
+function inflatePprof(raw: Uint8Array, left: number, maxBytes: number): Uint8Array {
+  const tooLarge = () => new FloeError('too_large', `the request's profiles inflate beyond ${maxBytes} bytes`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
+  const gzip = raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b;
+  if (!gzip) {
+    if (raw.length > left) throw tooLarge();
     return raw;
   }
   try {
-    return gunzipSync(raw, { maxOutputLength: Math.max(1, budget) });
+    return inflate(Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength), 'gzip', Math.max(1, left));
   } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
-      throw new FloeError('too_large', `${at}: the request's profiles inflate to more than the acceptor's decompressed body limit`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
-    }
-    throw bad(`${at}: the profile is not valid gzip: ${(err as Error).message}`);
+    throw err instanceof FloeError && err.kind === 'too_large' ? tooLarge() : err;
   }
 }
 

@@ -307,7 +307,7 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
     row: {
       time_unix_nano: time.toString(),
       profile_id: p.profileId.length === 0 || isZero(p.profileId) ? null : hex(p.profileId),
-      profile_type: profileTypeId(sampleType, sampleUnit, periodType, periodUnit, name || undefined),
+      profile_type: profileTypeId(sampleType, sampleUnit, periodType, periodUnit, name),
       sample_type: sampleType,
       sample_unit: sampleUnit,
       period_type: periodType,
@@ -335,14 +335,15 @@ export function profilesToRows(
   receivedNs: bigint = BigInt(Date.now()) * 1_000_000n,
   limits: { rowMax?: number; requestMax?: number } = {},
   times: AcceptedTimes = AcceptedTimes.ANY,
-  /** Profile names the sender gave (Pyroscope's `__name__`), over the one profileName derives. */
-  names?: ReadonlyMap<Profile, string>,
+  /** Per resource, the profile name its sender gave (Pyroscope's `__name__`), over the one profileName derives; empty: derived. */
+  names: readonly string[] = [],
 ): ConvertedRows {
   const out = new RowCollector({ times });
   const requestMax = limits.requestMax ?? MAX_REQUEST_RESOLVED_BYTES;
   const budget: Budget = { rowMax: limits.rowMax ?? MAX_PROFILE_ROW_BYTES, requestLeft: requestMax, requestMax };
   const dict = new Dictionary(req.dictionary, budget.rowMax);
-  for (const rp of req.resourceProfiles) {
+  for (const [r, rp] of req.resourceProfiles.entries()) {
+    const name = names[r] || undefined;
     const resourceAttrs = rp.resource?.attributes ?? [];
     const res: TypedAttributes = splitAttributes(resourceAttrs);
     const service = serviceName(resourceAttrs);
@@ -353,7 +354,7 @@ export function profilesToRows(
         if (!out.admits(profileTime(p, receivedNs), 'profile time')) continue;
         let converted: ReturnType<typeof profileRow>;
         try {
-          converted = profileRow(p, dict, receivedNs, budget, names?.get(p));
+          converted = profileRow(p, dict, receivedNs, budget, name);
         } catch (err) {
           if (!(err instanceof Rejected)) throw err;
           out.reject(err.message);

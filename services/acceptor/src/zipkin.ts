@@ -1,5 +1,7 @@
 import { FloeError } from '@floe/errors';
 import { create, ExportTraceServiceRequestSchema, Span_SpanKind, Status_StatusCode, type ExportTraceServiceRequest } from '@floe/proto';
+import { intKeyValue, stringKeyValue, type KeyValueInit } from './attributes.ts';
+import { parseJsonBody } from './decode.ts';
 
 /**
  * Zipkin's v2 span API (POST /api/v2/spans, a JSON array), which Envoy, Istio, Brave and Spring
@@ -25,35 +27,22 @@ const KINDS: Record<string, Span_SpanKind> = {
 };
 
 type Endpoint = { serviceName?: unknown; ipv4?: unknown; ipv6?: unknown; port?: unknown };
-type StrAttr = { key: string; value: { value: { case: 'stringValue'; value: string } } };
-type IntAttr = { key: string; value: { value: { case: 'intValue'; value: bigint } } };
-type Attr = StrAttr | IntAttr;
-
-const strAttr = (key: string, value: string): Attr => ({ key, value: { value: { case: 'stringValue', value } } });
-const intAttr = (key: string, value: number): Attr => ({ key, value: { value: { case: 'intValue', value: BigInt(value) } } });
 
 /** A JSON body of Zipkin v2 spans as an OTLP trace export; a malformed span is 400 naming it. */
 export function zipkinToOtlp(body: Uint8Array): ExportTraceServiceRequest {
-  let doc: unknown;
-  try {
-    doc = JSON.parse(Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8'));
-  } catch {
-    throw bad('body is not valid JSON');
-  }
+  const doc = parseJsonBody(body);
   if (!Array.isArray(doc)) throw bad('body must be a JSON array of Zipkin v2 spans');
-  const byService = new Map<string, ReturnType<typeof spanOf>[]>();
+  const byService = new Map<string, ReturnType<typeof spanOf>['span'][]>();
   doc.forEach((raw, i) => {
     if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw bad(`spans[${i}] must be an object`);
-    const s = raw as Record<string, unknown>;
-    const local = endpointOf(s.localEndpoint, `spans[${i}].localEndpoint`);
-    const service = typeof local?.serviceName === 'string' && local.serviceName !== '' ? local.serviceName : '';
+    const { service, span } = spanOf(raw as Record<string, unknown>, `spans[${i}]`);
     let list = byService.get(service);
     if (!list) byService.set(service, (list = []));
-    list.push(spanOf(s, `spans[${i}]`));
+    list.push(span);
   });
   return create(ExportTraceServiceRequestSchema, {
     resourceSpans: [...byService].map(([service, spans]) => ({
-      resource: { attributes: service === '' ? [] : [strAttr('service.name', service)] },
+      resource: { attributes: service === '' ? [] : [stringKeyValue('service.name', service)] },
       scopeSpans: [{ scope: { name: 'zipkin' }, spans }],
     })),
   });
@@ -67,7 +56,7 @@ function spanOf(s: Record<string, unknown>, at: string) {
   const duration = micros(s.duration, `${at}.duration`) ?? 0;
   const kind = s.kind === undefined ? Span_SpanKind.UNSPECIFIED : KINDS[String(s.kind)];
   if (kind === undefined) throw bad(`${at}.kind must be CLIENT, SERVER, PRODUCER or CONSUMER`);
-  const attributes: Attr[] = [];
+  const attributes: KeyValueInit[] = [];
   let status: { code: Status_StatusCode; message: string } | undefined;
   const tags = s.tags;
   if (tags !== undefined) {
@@ -75,18 +64,18 @@ function spanOf(s: Record<string, unknown>, at: string) {
     for (const [key, value] of Object.entries(tags)) {
       if (typeof value !== 'string') throw bad(`${at}.tags.${key} must be a string`);
       if (key === 'error') status = { code: Status_StatusCode.ERROR, message: value };
-      else attributes.push(strAttr(key, value));
+      else attributes.push(stringKeyValue(key, value));
     }
   }
   const local = endpointOf(s.localEndpoint, `${at}.localEndpoint`);
   const localAddress = local && (typeof local.ipv4 === 'string' ? local.ipv4 : typeof local.ipv6 === 'string' ? local.ipv6 : undefined);
-  if (localAddress) attributes.push(strAttr('network.local.address', localAddress));
+  if (localAddress) attributes.push(stringKeyValue('network.local.address', localAddress));
   const remote = endpointOf(s.remoteEndpoint, `${at}.remoteEndpoint`);
   if (remote) {
-    if (typeof remote.serviceName === 'string' && remote.serviceName !== '') attributes.push(strAttr('peer.service', remote.serviceName));
+    if (typeof remote.serviceName === 'string' && remote.serviceName !== '') attributes.push(stringKeyValue('peer.service', remote.serviceName));
     const address = typeof remote.ipv4 === 'string' ? remote.ipv4 : typeof remote.ipv6 === 'string' ? remote.ipv6 : undefined;
-    if (address) attributes.push(strAttr('network.peer.address', address));
-    if (typeof remote.port === 'number' && Number.isInteger(remote.port) && remote.port > 0) attributes.push(intAttr('network.peer.port', remote.port));
+    if (address) attributes.push(stringKeyValue('network.peer.address', address));
+    if (typeof remote.port === 'number' && Number.isInteger(remote.port) && remote.port > 0) attributes.push(intKeyValue('network.peer.port', BigInt(remote.port)));
   }
   const annotations = s.annotations;
   if (annotations !== undefined && !Array.isArray(annotations)) throw bad(`${at}.annotations must be an array`);
@@ -96,7 +85,8 @@ function spanOf(s: Record<string, unknown>, at: string) {
     return { timeUnixNano: BigInt(micros((a as { timestamp?: unknown }).timestamp, `${where}.timestamp`) ?? timestamp) * 1000n, name: (a as { value: string }).value };
   });
   const start = BigInt(timestamp) * 1000n;
-  return {
+  const service = typeof local?.serviceName === 'string' ? local.serviceName : '';
+  const span = {
     traceId,
     spanId,
     parentSpanId,
@@ -108,6 +98,7 @@ function spanOf(s: Record<string, unknown>, at: string) {
     events,
     ...(status ? { status } : {}),
   };
+  return { service, span };
 }
 
 function endpointOf(v: unknown, at: string): Endpoint | undefined {

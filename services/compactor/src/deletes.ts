@@ -103,15 +103,15 @@ export async function deleteRows(deps: CompactDeps, handle: TableHandle, deletio
       const lease = await cache.acquire(store, file.key, file.fileSizeBytes);
       let written: WrittenFile | undefined;
       try {
-        const matched = await writer.countWhere(def, [lease.path], condition);
-        if (matched === 0) continue;
-        remove.push(file.key);
-        rows += matched;
-        if (matched >= file.recordCount) continue;
-        written = await writer.rewrite(def, [lease.path], { idBlocks: true, exclude: condition });
-        if (written.rowCount !== file.recordCount - matched) {
-          throw new Error(`rewrite of ${file.key} kept ${written.rowCount} rows; ${file.recordCount} less ${matched} deleted was expected`);
+        const out = await writer.deleteWhere(def, [lease.path], condition, { idBlocks: true });
+        written = out.kept;
+        if (out.deleted === 0) continue;
+        if (out.rows !== file.recordCount || (written && written.rowCount !== out.rows - out.deleted)) {
+          throw new Error(`${file.key} read ${out.rows} rows and kept ${written?.rowCount ?? 0} of them deleting ${out.deleted}; the manifest lists ${file.recordCount}`);
         }
+        remove.push(file.key);
+        rows += out.deleted;
+        if (!written) continue;
         const input = await publishDataFile(store, def, written, locationKey, hour);
         uploads.push(input.key);
         add.push(input);

@@ -47,7 +47,7 @@ export interface RetentionClass {
   deletion(range: TimeRange): LogDeletion;
 }
 
-/** The classes of lines with a period, in rule order, the unmatched lines last (when the table's retention is not forever). */
+/** The classes of lines with a period, in rule order, the unmatched lines last (when they need rewriting to go). */
 export function retentionClasses(baseMs: number, rules: readonly RetentionStream[]): RetentionClass[] {
   const matchers: LabelMatch[][] = rules.map((r) => lowerStreamSelector(parseLogQL(r.selector), r.selector));
   const before = (i: number): RowFilter[] => (i === 0 ? [] : [{ kind: 'exclude', deletions: matchers.slice(0, i).map((streams) => ({ range: ALL_TIME, streams, filters: [] })) }]);
@@ -57,7 +57,9 @@ export function retentionClasses(baseMs: number, rules: readonly RetentionStream
       .digest('hex')
       .slice(0, 16);
   const classes: RetentionClass[] = rules.map((r, i) => ({ key: keyOf(i, r.periodMs), periodMs: r.periodMs, deletion: (range) => ({ range, streams: matchers[i]!, filters: before(i) }) }));
-  if (baseMs > 0) classes.push({ key: `rest-${keyOf(rules.length, baseMs)}`, periodMs: baseMs, deletion: (range) => ({ range, streams: [], filters: before(rules.length) }) });
+  // While no rule outlives the table's retention, whole partitions go at it (partitionRetentionMs)
+  // and the unmatched lines need no rewrite of their own.
+  if (baseMs > 0 && rules.some((r) => r.periodMs > baseMs)) classes.push({ key: `rest-${keyOf(rules.length, baseMs)}`, periodMs: baseMs, deletion: (range) => ({ range, streams: [], filters: before(rules.length) }) });
   return classes;
 }
 
@@ -81,14 +83,22 @@ export async function applyStreamRetention(
   // Without rules, whole partitions are the table's retention (retention.ts); only old marks go.
   const classes = rules.length === 0 ? [] : retentionClasses(baseMs, rules);
   let current = handle;
+  // The marks go in one commit at the end: each class's cleared hour and the sequence number its
+  // files were planned at, and the removal of marks of rules that no longer exist.
+  const marks: Record<string, string | null> = {};
   for (const c of classes) {
     if (signal?.aborted) break;
     const property = STREAM_RETENTION_PROPERTY_PREFIX + c.key;
     const [doneHour, doneSeq] = (current.metadata.properties[property] ?? '').split(':').map(Number);
     const cutoff = lastExpiredHour(nowMs, c.periodMs);
     const seen = Number.isFinite(doneHour) && Number.isFinite(doneSeq);
+    // No new hour to clear and nothing committed since: not even the manifests need reading.
+    if (seen && doneHour === cutoff && doneSeq === current.metadata['last-sequence-number']) continue;
     const endMs = (cutoff + 1) * HOUR_MS - 1;
     const range = { startNs: 0n, endNs: BigInt(endMs + 1) * 1_000_000n };
+    // The files planned are those committed up to here; anything later (this rewrite's outputs,
+    // an append the commit was rebased over) is looked at once more next pass.
+    const planned = current.metadata['last-sequence-number'];
     const outcome = await deleteRows(
       deps,
       current,
@@ -106,13 +116,12 @@ export async function applyStreamRetention(
     current = outcome.handle;
     stats.files += outcome.files;
     stats.rows += outcome.rows;
-    const mark = `${cutoff}:${current.metadata['last-sequence-number']}`;
-    if (current.metadata.properties[property] !== mark) current = await deps.catalog.setProperties(current, { [property]: mark });
+    marks[property] = `${cutoff}:${planned}`;
   }
-  // Marks of rules that no longer exist.
   const keys = new Set(classes.map((c) => STREAM_RETENTION_PROPERTY_PREFIX + c.key));
-  const stale = Object.keys(current.metadata.properties).filter((k) => k.startsWith(STREAM_RETENTION_PROPERTY_PREFIX) && !keys.has(k));
-  if (stale.length > 0) current = await deps.catalog.setProperties(current, Object.fromEntries(stale.map((k) => [k, null])));
+  for (const k of Object.keys(current.metadata.properties)) if (k.startsWith(STREAM_RETENTION_PROPERTY_PREFIX) && !keys.has(k)) marks[k] = null;
+  const changed = Object.entries(marks).some(([k, v]) => (current.metadata.properties[k] ?? null) !== v);
+  if (changed) current = await deps.catalog.setProperties(current, marks);
   return { handle: current, stats };
 }
 

@@ -81,16 +81,7 @@ export function planLogSelect(ir: LogSelect, table: PlannerTable, opts: LogSelec
   // Lowest precedence first (scope, resource, record), the order map_concat below merges them in.
   const maps = [...ATTRIBUTE_SCOPES].reverse().flatMap((scope) => ATTRIBUTE_TYPES.map((type) => ({ name: attributeMap(scope, type), text: type === 'str' })));
   if (opts.metadata) columns.push(b.column('trace_id'), b.column('span_id'), ...maps.map((m) => b.column(m.name)));
-  const conditions = selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ');
-  const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
-  const page = [
-    `SELECT ${columns.join(', ')}`,
-    `FROM ${b.tableName()}`,
-    `WHERE ${conditions}`,
-    `ORDER BY ${b.column('time_unix_nano')} ${order}`,
-    `LIMIT ${intLiteral(ir.limit)}`,
-  ].join('\n');
-  const hints = hintsOf(ir.range, ir.direction === 'forward' ? 'oldest_first' : 'newest_first');
+  const { page, order, hints } = pageOf(b, ir, columns);
   if (!opts.metadata) return { sql: page, params: b.params, hints };
   // The twelve maps merged into one text column on the page alone (after the limit): the
   // caller then reads one string per entry instead of twelve nested map values. map_concat keeps
@@ -171,15 +162,25 @@ export function planSeries(ir: SeriesSelect, table: PlannerTable): PlannedQuery 
 export function planPatternLines(ir: LogSelect, table: PlannerTable): PlannedQuery {
   checkTable(ir, table);
   const b = new SqlBuilder(table);
+  const { page, hints } = pageOf(b, ir, [
+    `${b.column('time_unix_nano')} AS ${quoted(LOG_COLUMNS.time)}`,
+    `${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}`,
+    `${detectedLevelOf(b.column('severity_number'), b.column('severity_text'))} AS "level"`,
+  ]);
+  return { sql: page, params: b.params, hints };
+}
+
+/** `SELECT columns … ORDER BY time LIMIT n` of a log select, newest or oldest first, with the hints that list files in that order. */
+function pageOf(b: SqlBuilder, ir: LogSelect, columns: readonly string[]) {
   const order = ir.direction === 'forward' ? 'ASC' : 'DESC';
-  const sql = [
-    `SELECT ${b.column('time_unix_nano')} AS ${quoted(LOG_COLUMNS.time)}, ${b.column('body')} AS ${quoted(LOG_COLUMNS.line)}, ${detectedLevelOf(b.column('severity_number'), b.column('severity_text'))} AS "level"`,
+  const page = [
+    `SELECT ${columns.join(', ')}`,
     `FROM ${b.tableName()}`,
     `WHERE ${selectionSql(b, ir.range, ir.streams, ir.filters).join('\n  AND ')}`,
     `ORDER BY ${b.column('time_unix_nano')} ${order}`,
     `LIMIT ${intLiteral(ir.limit)}`,
   ].join('\n');
-  return { sql, params: b.params, hints: hintsOf(ir.range, ir.direction === 'forward' ? 'oldest_first' : 'newest_first') };
+  return { page, order, hints: hintsOf(ir.range, ir.direction === 'forward' ? 'oldest_first' : 'newest_first') };
 }
 
 /**

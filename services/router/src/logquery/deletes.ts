@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import { cancelDeleteRequest, createDeleteRequest, listDeleteRequests, type Db, type DeleteRequest } from '@floe/meta';
-import { logDeletionOfRequest, planLogDeletion, type LogDeletion, type PlannerTable } from '@floe/query';
+import { logDeletionOfRequest, planLogDeletion } from '@floe/query';
 import { logsTable } from '@floe/schema';
 import { queryRouteSchema, type ParameterDoc } from '../openapi.ts';
 import { LOKI_PREFIXES, RequestParams, nowNs, parseTime } from './params.ts';
@@ -41,7 +41,7 @@ const PARAMS = {
 } satisfies Record<string, ParameterDoc>;
 
 /** A delete request as Loki lists it: times in unix seconds, status received or processed. */
-export function lokiDeleteRequest(r: DeleteRequest) {
+function lokiDeleteRequest(r: DeleteRequest) {
   return {
     request_id: r.id,
     start_time: r.startMs / 1000,
@@ -50,13 +50,6 @@ export function lokiDeleteRequest(r: DeleteRequest) {
     status: r.processedAt ? 'processed' : 'received',
     created_at: r.createdAt.getTime() / 1000,
   };
-}
-
-/** The deletion a request's query and window select, checked by planning it as the compactor will. */
-export function logDeletionOf(query: string, startMs: number, endMs: number, table: PlannerTable = logsTable): LogDeletion {
-  const deletion = logDeletionOfRequest(query, startMs, endMs);
-  planLogDeletion(deletion, table);
-  return deletion;
 }
 
 export const logDeletePlugin: FastifyPluginAsync<LogDeleteOptions> = async (app, opts) => {
@@ -80,7 +73,8 @@ export const logDeletePlugin: FastifyPluginAsync<LogDeleteOptions> = async (app,
     const query = p.get('query');
     if (query === undefined || query.trim() === '') throw bad('query not set');
     const { startMs, endMs } = windowOf(p);
-    logDeletionOf(query, startMs, endMs);
+    // Planned as the compactor will plan it: what cannot be is refused now, not at processing.
+    planLogDeletion(logDeletionOfRequest(query, startMs, endMs), logsTable);
     const { tenant, dataset } = req.tenant!;
     const pending = await listDeleteRequests(opts.db, tenant, dataset, TABLE, { pendingOnly: true });
     if (pending.length >= MAX_PENDING_DELETES) {

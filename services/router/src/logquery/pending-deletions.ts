@@ -1,7 +1,6 @@
 import { listDeleteRequests, type Db } from '@floe/meta';
-import type { LogDeletion, RowFilter, TimeRange } from '@floe/query';
+import { logDeletionOfRequest, type LogDeletion, type RowFilter, type TimeRange } from '@floe/query';
 import type { FastifyBaseLogger } from 'fastify';
-import { logDeletionOf } from './deletes.ts';
 
 /**
  * The delete requests of a dataset's logs that the compactor has not processed yet, as the
@@ -26,10 +25,10 @@ export function createPendingDeletions(db: Db, log: FastifyBaseLogger, now: () =
     const out: LogDeletion[] = [];
     for (const r of await listDeleteRequests(db, tenant, dataset, 'logs', { pendingOnly: true })) {
       try {
-        out.push(logDeletionOf(r.query, r.startMs, r.endMs));
+        out.push(logDeletionOfRequest(r.query, r.startMs, r.endMs));
       } catch (err) {
-        // Checked when it was recorded; a query this version cannot plan stays with the compactor.
-        log.warn({ err, request: r.id, tenant, dataset }, 'a pending delete request could not be planned; its lines are not filtered from queries');
+        // Checked when it was recorded; a query this version cannot read stays with the compactor.
+        log.warn({ err, request: r.id, tenant, dataset }, 'a pending delete request could not be read; its lines are not filtered from queries');
       }
     }
     return out;

@@ -24,6 +24,7 @@ import {
   volumeQuery,
   type Expr,
   type LabelMatch,
+  type LogQueryOptions as LowerLogOptions,
   type PlannedQuery,
   type PlannerTable,
   type RowFilter,
@@ -156,14 +157,21 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
   const success = (reply: FastifyReply, data: unknown) => reply.type('application/json').send({ status: 'success', data });
 
   /** A log query over `range`, shaped as a `streams` result. */
-  const streamsQuery = async (req: FastifyRequest, reply: FastifyReply, expr: Expr, query: string, range: TimeRange, p: RequestParams) => {
-    const direction = parseDirection(p.get('direction'));
-    const limit = parseLimit(p.get('limit'));
-    const ir = lowerLogQuery(expr, query, { range, direction, limit });
+  /**
+   * A log query's selection as the caller's table plans it: lowered, its filter keys counted as
+   * demand, and the lines of pending delete requests left out (log queries and patterns).
+   */
+  const logSelect = async (req: FastifyRequest, expr: Expr, query: string, opts: LowerLogOptions) => {
+    const ir = lowerLogQuery(expr, query, opts);
     const table = await tableOf(req, ir);
     noteDemand(req, [ir], table);
-    const excluded = await exclusion(req, range);
+    const excluded = await exclusion(req, opts.range);
     if (excluded) ir.filters.push(excluded);
+    return { ir, table };
+  };
+
+  const streamsQuery = async (req: FastifyRequest, reply: FastifyReply, expr: Expr, query: string, range: TimeRange, p: RequestParams) => {
+    const { ir, table } = await logSelect(req, expr, query, { range, direction: parseDirection(p.get('direction')), limit: parseLimit(p.get('limit')) });
     const categorized = categorize(req);
     // Both encodings carry the metadata: as a third element per entry, or in the stream labels.
     const rows = await run(req, planLogSelect(ir, table, { metadata: true }));
@@ -409,11 +417,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       const step = parseStep(p.get('step'), range);
       const expr = parseLogQL(query);
       if (!isLogExpr(expr)) throw new FloeError('bad_data', 'patterns takes a log query (a stream selector with optional filters), not a metric query', { code: 'FLOE_ERR_LOGQL_PARAM' });
-      const ir = lowerLogQuery(expr, query, { range, direction: 'backward', limit: PATTERN_LINE_LIMIT });
-      const table = await tableOf(req, ir);
-      noteDemand(req, [ir], table);
-      const excluded = await exclusion(req, range);
-      if (excluded) ir.filters.push(excluded);
+      const { ir, table } = await logSelect(req, expr, query, { range, direction: 'backward', limit: PATTERN_LINE_LIMIT });
       const miner = new LogPatternMiner(Number(step / NS_PER_SECOND));
       const rows = await run(req, planPatternLines(ir, table));
       for (let i = 0; i < rows.length; i++) {

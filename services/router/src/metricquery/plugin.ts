@@ -25,6 +25,7 @@ import {
   type PromLabels,
   type SeriesPoints,
 } from '@floe/query';
+import { requireScope } from '@floe/auth';
 import type { QuerierClient } from '../querier-client.ts';
 import type { CompactorClient } from '../compactor-client.ts';
 import { createDeleteRequest, type Db } from '@floe/meta';
@@ -65,8 +66,8 @@ export interface MetricQueryOptions {
   seriesLabelCacheSize?: number;
   /** A dataset's table columns from the catalog (materialized labels): label matchers read their columns. */
   tableColumns?: TableColumns;
-  /** Where delete_series records its request, and the compactor it asks to apply it (absent: 501). */
-  deletes?: { db: Db; compactor?: CompactorClient };
+  /** Where delete_series records its request, and the compactor it asks to apply it (absent: the periodic pass does). */
+  deletes: { db: Db; compactor?: CompactorClient };
 }
 
 /** Series one delete_series may name: past this the selector is too wide to hold as one request. */
@@ -357,9 +358,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     // _count) deletes all of them. Keys need the delete scope besides query.
     const deleteSeries = async (req: ParamsRequest, reply: FastifyReply) => {
       const deletes = opts.deletes;
-      if (!deletes) throw new FloeError('not_implemented', 'series deletion needs the metadata DB', { code: 'FLOE_ERR_NOT_IMPLEMENTED' });
       const { tenant, dataset, scopes } = req.tenant!;
-      if (!scopes.includes('delete') && !scopes.includes('*')) throw new FloeError('forbidden', 'API key lacks the delete scope', { code: 'FLOE_ERR_AUTH_SCOPE' });
+      requireScope(scopes, 'delete');
       const p = params(req);
       const texts = p.getAll('match[]');
       if (texts.length === 0) throw new FloeError('bad_data', 'no match[] parameter provided', { code: 'FLOE_ERR_PROMQL_PARAM' });
