@@ -296,6 +296,19 @@ export const limitsSection = z.strictObject({
   max_query_requests_per_sec: rate('Query API requests per second per tenant (the router\'s query budget)'),
   max_query_requests_burst: burst('Query API requests a tenant may send at once'),
   max_storage_bytes: z.number().int().nonnegative().default(0).describe('Stored data (Parquet bytes of the current snapshots) a tenant may hold before ingest answers quota_exceeded (0: unlimited). A tenant\'s settings.limits may override it.'),
+  max_active_series: z
+    .number()
+    .int()
+    .nonnegative()
+    .default(0)
+    .describe(
+      'Metric series (a metric name with its resource, scope and data point attributes, or a remote-write label set) a tenant may have active at once, across its datasets and every acceptor, as Mimir\'s per-user series limit: once it has this many, data points of a series it does not have yet are refused (OTLP: rejected in the partial success; remote write: 400 after storing the rest), while its active series keep being written. 0: unlimited. A tenant\'s settings.limits may override it.',
+    ),
+  active_series_window: duration('1h')
+    .refine((ms) => ms > 0, 'must be longer than 0s')
+    .describe(
+    'A series counts as active for limits.max_active_series until it has taken no data point for this long. A tenant\'s settings.limits may override it.',
+  ),
   ingest_max_age: duration('7d').describe(
     'Rows whose time (a span\'s start, a log record\'s or a data point\'s time, a profile\'s) lies further in the past than this are refused at ingest (OTLP: rejected in the partial success; remote write: 400 after storing the rest), so a client with a broken clock cannot scatter a request over thousands of hour partitions. 0s: any age. A tenant\'s settings.limits may override it (e.g. for a backfill).',
   ),

@@ -1,3 +1,4 @@
+import { formatDurationMs } from '@floe/config';
 import { FloeError } from '@floe/errors';
 import type { BucketLimit, TakeResult } from './token-bucket.ts';
 
@@ -24,4 +25,13 @@ export function quotaExceeded(tenant: string, storedBytes: number, maxBytes: num
   return new FloeError('rate_limited', `quota_exceeded: tenant ${tenant} stores ${storedBytes} bytes, its quota is ${maxBytes} bytes; delete data, shorten retention or raise limits.max_storage_bytes`, {
     code: 'FLOE_ERR_QUOTA_EXCEEDED',
   });
+}
+
+/**
+ * Why a data point of a new series is refused when its tenant is at limits.max_active_series
+ * (the OTLP partial success's message, remote write's 400). Not a 429: Prometheus and the OTLP
+ * exporters would retry that in vain until the series' idle ones age out.
+ */
+export function seriesLimitRefusal(tenant: string, limit: number, windowMs: number): string {
+  return `tenant ${tenant} is at its limit of ${limit} active series (limits.max_active_series; a series stays active ${formatDurationMs(windowMs)} after its last data point), so data points of new series are refused: drop labels that vary without bound, or raise the limit`;
 }

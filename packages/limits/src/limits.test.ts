@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MemoryActiveSeries, RedisActiveSeries, type ActiveSeriesStore } from './active-series.ts';
 import { MemoryDedup, RedisDedup } from './dedup.ts';
 import { RedisTokenBuckets } from './redis-buckets.ts';
 import { tenantLimits } from './tenant-limits.ts';
@@ -102,6 +103,39 @@ describe('resend dedup', () => {
   });
 });
 
+describe.each([
+  ['memory', () => new MemoryActiveSeries()],
+  ['redis', () => new RedisActiveSeries(client(), prefix)],
+] as const)('active series (%s)', (_name, make: () => ActiveSeriesStore) => {
+  const key = () => `t-${randomBytes(4).toString('hex')}`;
+
+  it('admits new series up to the limit, then only the ones already active', async () => {
+    const store = make();
+    const k = key();
+    expect(await store.admit(k, ['a', 'b'], 3, 60_000)).toEqual(new Set());
+    // c takes the last place; d and e find none; a and b, active, are never refused.
+    expect(await store.admit(k, ['c', 'd', 'a', 'e', 'b'], 3, 60_000)).toEqual(new Set(['d', 'e']));
+    expect(await store.admit(k, ['a', 'b', 'c'], 3, 60_000)).toEqual(new Set());
+    expect(await store.count(k, 60_000)).toBe(3);
+    // Another tenant's key has its own places.
+    expect(await store.admit(key(), ['d'], 3, 60_000)).toEqual(new Set());
+  });
+
+  it('a series idle for the whole window leaves the count and frees its place', async () => {
+    const store = make();
+    const k = key();
+    expect(await store.admit(k, ['old'], 2, 300)).toEqual(new Set());
+    await new Promise((r) => setTimeout(r, 150));
+    expect(await store.admit(k, ['kept'], 2, 300)).toEqual(new Set());
+    expect(await store.admit(k, ['new'], 2, 300)).toEqual(new Set(['new']));
+    await new Promise((r) => setTimeout(r, 200));
+    // 'old' has been idle 350 ms of a 300 ms window; 'kept' 200 ms.
+    expect(await store.admit(k, ['new'], 2, 300)).toEqual(new Set());
+    expect(await store.admit(k, ['old'], 2, 300)).toEqual(new Set(['old']));
+    expect(await store.count(k, 300)).toBe(2);
+  });
+});
+
 const DAY = 86_400_000;
 
 describe('tenant limits', () => {
@@ -121,6 +155,8 @@ describe('tenant limits', () => {
     ],
     ingest_max_age: 7 * DAY,
     ingest_max_future: 600_000,
+    max_active_series: 0,
+    active_series_window: 3_600_000,
   };
   it('defaults, 0 as unlimited, burst defaulting to the rate, per-tenant overrides', () => {
     expect(tenantLimits(defaults)).toEqual({
@@ -133,6 +169,8 @@ describe('tenant limits', () => {
         { selector: '{service_name="audit"}', priority: 5, periodMs: 400 * DAY, source: 'instance' },
         { selector: '{service_name="noisy"}', priority: 1, periodMs: DAY, source: 'instance' },
       ],
+      maxActiveSeries: undefined,
+      activeSeriesWindowMs: 3_600_000,
       ingestMaxAgeMs: 7 * DAY,
       ingestMaxFutureMs: 600_000,
     });
@@ -141,6 +179,10 @@ describe('tenant limits', () => {
     expect(own.maxStorageBytes).toBe(1000);
     expect(own.ingestBytes).toBeUndefined();
     expect([own.ingestMaxAgeMs, own.ingestMaxFutureMs]).toEqual([0, 3_600_000]);
+    const series = tenantLimits(defaults, { limits: { max_active_series: 5000, active_series_window: '20m' } });
+    expect([series.maxActiveSeries, series.activeSeriesWindowMs]).toEqual([5000, 1_200_000]);
+    // A window of 0 would count nothing: not a setting, the instance's stays.
+    expect(tenantLimits(defaults, { limits: { active_series_window: '0s' } }).activeSeriesWindowMs).toBe(3_600_000);
   });
 
   it('retention: the tenant\'s per-table value, its retention, the instance\'s per-table value, then the instance\'s', () => {

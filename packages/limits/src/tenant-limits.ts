@@ -23,6 +23,10 @@ export interface TenantLimits {
    * first whose selector matches it.
    */
   retentionStreams: RetentionStream[];
+  /** Metric series the tenant may have active at once; undefined: unlimited. */
+  maxActiveSeries: number | undefined;
+  /** How long a series stays active after its last data point, in milliseconds. */
+  activeSeriesWindowMs: number;
   /** How far in the past a row's time may lie at ingest, in milliseconds (0: any age). */
   ingestMaxAgeMs: number;
   /** How far in the future a row's time may lie at ingest, in milliseconds (0: any time). */
@@ -52,6 +56,8 @@ type LimitKeys = Pick<
   | 'retention_stream'
   | 'ingest_max_age'
   | 'ingest_max_future'
+  | 'max_active_series'
+  | 'active_series_window'
 >;
 
 function bucket(rate: number, burst: number): BucketLimit | undefined {
@@ -75,6 +81,8 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
     maxStorageBytes: v('max_storage_bytes') > 0 ? v('max_storage_bytes') : undefined,
     retentionMs: (table) => ownByTable[table] ?? own.retention ?? byTable[table] ?? defaults.retention,
     retentionStreams: [...byPriority(own.retention_stream ?? [], 'tenant'), ...byPriority(defaults.retention_stream, 'instance')],
+    maxActiveSeries: v('max_active_series') > 0 ? v('max_active_series') : undefined,
+    activeSeriesWindowMs: v('active_series_window'),
     ingestMaxAgeMs: v('ingest_max_age'),
     ingestMaxFutureMs: v('ingest_max_future'),
   };

@@ -211,6 +211,76 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     expect(all.map((r) => r.start)).toEqual([now - 30n * DAY, now, now + DAY]);
   });
 
+  it('limits.max_active_series: at its limit a tenant keeps writing its active series, points of new ones are refused on every acceptor', async () => {
+    const key = await tenantWith('series-cap', { max_active_series: 3 });
+    const headers = (contentType: string) => ({ authorization: `Bearer ${key}`, 'x-tenant-id': 'series-cap', 'content-type': contentType });
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const gauge = (values: string[], t: bigint) =>
+      JSON.stringify({
+        resourceMetrics: [{
+          resource: { attributes: [{ key: 'service.name', value: { stringValue: 'capped' } }] },
+          scopeMetrics: [{ metrics: [{ name: 'capped_gauge', gauge: { dataPoints: values.map((v) => ({ timeUnixNano: String(t), asDouble: Number(v), attributes: [{ key: 'slot', value: { stringValue: v } }] })) } }] }],
+        }],
+      });
+    const otlp = async (url: string, values: string[], t: bigint) => {
+      const res = await fetch(`${url}/v1/metrics`, { method: 'POST', body: gauge(values, t), headers: headers('application/json') });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { partialSuccess?: { rejectedDataPoints?: string; errorMessage?: string } }).partialSuccess;
+    };
+    const rw = (url: string, jobs: string[]) =>
+      fetch(`${url}/api/v1/write`, {
+        method: 'POST',
+        body: compress(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, {
+          timeseries: jobs.map((job) => ({ labels: [{ name: '__name__', value: 'capped_total' }, { name: 'job', value: job }], samples: [{ value: 1, timestamp: BigInt(Date.now()) }] })),
+        }))),
+        headers: { ...headers(''), ...REMOTE_WRITE_HEADERS },
+      });
+    const refusal = /tenant series-cap is at its limit of 3 active series \(limits\.max_active_series; a series stays active 1h after its last data point\)/;
+
+    // Two OTLP series, then remote write's first series takes the last place and its second is refused.
+    expect(await otlp(floe.otlpHttpUrl, ['1', '2'], now)).toBeUndefined();
+    const third = await rw(floe.otlpHttpUrl, ['a', 'b']);
+    expect(third.status).toBe(400);
+    const thirdBody = (await third.json()) as { errorType: string; error: string };
+    expect(thirdBody.errorType).toBe('bad_data');
+    expect(thirdBody.error).toMatch(/^1 samples, histograms or exemplars were refused \(the rest was stored\); first: tenant series-cap /);
+    expect(thirdBody.error).toMatch(refusal);
+    expect(thirdBody.error).toMatch(/\(capped_total\{job="b"\}\)$/);
+
+    // An active series keeps taking points; a new one is refused in the partial success.
+    const partial = await otlp(floe.otlpHttpUrl, ['1', '3'], now + 1_000_000_000n);
+    expect(partial?.rejectedDataPoints).toBe('1');
+    expect(partial?.errorMessage).toMatch(refusal);
+
+    // Another acceptor counts the same series (Redis in a cluster): job a is active, c is new.
+    const extra = mode === 'cluster' ? await floe.startExtraAcceptor() : undefined;
+    try {
+      const elsewhere = await rw(extra?.otlpHttpUrl ?? floe.otlpHttpUrl, ['a', 'c']);
+      expect(elsewhere.status).toBe(400);
+      expect(((await elsewhere.json()) as { error: string }).error).toMatch(/\(capped_total\{job="c"\}\)$/);
+    } finally {
+      await extra?.stop();
+    }
+
+    // Another tenant is not limited by this one's series.
+    const otherKey = (await floe.bootstrap('series-free')).api_key;
+    const free = await fetch(`${floe.otlpHttpUrl}/v1/metrics`, { method: 'POST', body: gauge(['1', '2', '3', '4', '5'], now), headers: { authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'series-free', 'content-type': 'application/json' } });
+    expect(await free.json()).toEqual({});
+
+    const sql = async (text: string) =>
+      (await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(text), metadata: { authorization: `Bearer ${key}`, 'x-tenant-id': 'series-cap' }, deadlineMs: 20_000 })).toArray().map((r) => plain(r) as Record<string, unknown>);
+    const query = `SELECT metric_name AS name, coalesce(point_attr_str['slot'], point_attr_str['job']) AS label, count(*) AS points FROM metrics GROUP BY ALL ORDER BY ALL`;
+    const rows = await waitFor('the admitted points', async () => {
+      const r = await sql(query);
+      return r.reduce((n, x) => n + Number(x.points), 0) === 5 ? r : undefined;
+    }, 30_000, 200);
+    expect(rows).toEqual([
+      { name: 'capped_gauge', label: '1', points: 2n },
+      { name: 'capped_gauge', label: '2', points: 1n },
+      { name: 'capped_total', label: 'a', points: 2n },
+    ]);
+  });
+
   it('a byte-identical resend is acknowledged and stored once, on whichever acceptor it arrives', async () => {
     const key = (await floe.bootstrap('resend')).api_key;
     const { body, traceId } = spanBody();

@@ -20,6 +20,8 @@ export interface AdmissionDeps {
   resendsDropped?: Counter;
   /** Refuses every tenant while the WAL backlog is over acceptor.max_wal_backlog (absent: no limit). */
   walBacklog?: WalBacklogGate;
+  /** Each tenant's limits (absent: read from the metadata DB, cached as cachedTenantLimits caches). */
+  limitsOf?: (tenant: string) => Promise<CachedTenantLimits>;
 }
 
 /** What identifies a byte-identical resend: who sent it where, and the exact bytes. */
@@ -50,7 +52,7 @@ export class Admission {
 
   constructor(deps: AdmissionDeps) {
     this.#o = deps;
-    this.#limits = cachedTenantLimits(deps.config.limits, (t) => getTenant(deps.db, t));
+    this.#limits = deps.limitsOf ?? cachedTenantLimits(deps.config.limits, (t) => getTenant(deps.db, t));
   }
 
   #storedBytes(tenant: string): Promise<number> {

@@ -12,7 +12,8 @@ import { metricsToRows, type ConvertedMetrics } from './metrics-to-rows.ts';
 import type { ExportProfilesServiceRequest } from '@floe/proto';
 import { profilesToRows } from './profiles-to-rows.ts';
 import { payloadBuffers } from './payload-buffers.ts';
-import { releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload } from './rows.ts';
+import { discardRows, releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload } from './rows.ts';
+import type { SeriesGate, SeriesLimiter } from './series-limit.ts';
 import { spansToRows } from './traces-to-rows.ts';
 import { spansToPayloadsFromWire, type ConvertedPayloads } from './traces-wire.ts';
 
@@ -55,10 +56,13 @@ function hourPayloads(table: TableName, converted: ConvertedRows): HourPayload[]
 export class Ingest {
   private readonly wal: WalAppender;
   private readonly log: Logger;
+  private readonly series: SeriesLimiter | undefined;
 
-  constructor(wal: WalAppender, log: Logger) {
+  /** `series`: limits.max_active_series (absent: metric series are not limited). */
+  constructor(wal: WalAppender, log: Logger, series?: SeriesLimiter) {
     this.wal = wal;
     this.log = log;
+    this.series = series;
   }
 
   /** A decoded trace export (OTLP/JSON bodies). */
@@ -115,7 +119,19 @@ export class Ingest {
 
   /** A decoded metrics export (protobuf or JSON): data points and their exemplars. */
   async metrics(ctx: TenantContext, req: ExportMetricsServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
-    return this.storeMetrics(ctx, metricsToRows(req, times));
+    return this.storeMetrics(ctx, await this.convertMetrics(ctx, (gate) => metricsToRows(req, times, gate)));
+  }
+
+  /**
+   * A metrics conversion (OTLP or remote write) under the tenant's active-series limit: `convert`
+   * is given the series it may write, and may run twice (series-limit.ts).
+   */
+  async convertMetrics<T extends ConvertedMetrics>(ctx: TenantContext, convert: (series: SeriesGate | undefined) => T): Promise<T> {
+    if (!this.series) return convert(undefined);
+    return this.series.convert(ctx, convert, (c) => {
+      discardRows('metrics', c.points);
+      discardRows('metric_exemplars', c.exemplars);
+    });
   }
 
   /**

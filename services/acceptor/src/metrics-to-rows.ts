@@ -13,6 +13,7 @@ import { emptyTyped, serviceName, splitAttributes, type TypedAttributes } from '
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 import { seriesId, seriesPrefix, seriesResource, type SeriesPrefix, type SeriesResource } from './series-id.ts';
+import type { SeriesGate } from './series-limit.ts';
 
 /**
  * Converts an OTLP metrics export into rows of the `metrics` table (one per data point, every
@@ -225,7 +226,8 @@ function pointsOf(m: Metric): readonly AnyPoint[] {
   return m.data.case === undefined ? [] : m.data.value.dataPoints;
 }
 
-export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedMetrics {
+/** `series`: the series the request may write points of (limits.max_active_series); absent: all. */
+export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedTimes = AcceptedTimes.ANY, series?: SeriesGate): ConvertedMetrics {
   const points = new RowCollector({ times });
   const exemplars = new RowCollector({ times });
   for (const rm of req.resourceMetrics) {
@@ -247,6 +249,10 @@ export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedT
           if (!points.admits(p.timeUnixNano, 'data point time')) continue;
           const attrs = splitAttributes(p.attributes);
           const sid = seriesId(ctx.prefix, attrs);
+          if (series !== undefined && !series.admits(sid)) {
+            points.reject(series.refusal);
+            continue;
+          }
           points.add(p.timeUnixNano, {
             ...ctx.common,
             series_id: sid,

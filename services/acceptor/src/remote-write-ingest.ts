@@ -38,8 +38,10 @@ export class RemoteWriteIngest {
 
   /** `times`: the sample times the tenant may write (Admission); samples outside are refused like unconvertible ones. */
   async write(ctx: TenantContext, body: Uint8Array, version: RemoteWriteVersion, times: AcceptedTimes): Promise<RemoteWriteOutcome> {
-    const converted: ConvertedRemoteWrite =
-      version === 1 ? remoteWriteV1BodyToRows(body, this.#metadata, `${ctx.tenant}/${ctx.dataset}`, times) : remoteWriteV2ToRows(decodeRemoteWriteV2(body), times);
+    const v2 = version === 2 ? decodeRemoteWriteV2(body) : undefined;
+    const converted: ConvertedRemoteWrite = await this.#ingest.convertMetrics(ctx, (series) =>
+      v2 ? remoteWriteV2ToRows(v2, times, series) : remoteWriteV1BodyToRows(body, this.#metadata, `${ctx.tenant}/${ctx.dataset}`, times, series),
+    );
     if (converted.dropped > 0) {
       this.#log.warn(
         { tenant: ctx.tenant, dataset: ctx.dataset, dropped: converted.dropped, first: converted.firstDropped },

@@ -15,6 +15,7 @@ import { readPlainWriteRequest, WireDecodeError, type WireSeries, type WireWrite
 import { MAX_INT64, RowCollector } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
+import type { SeriesGate } from './series-limit.ts';
 import { REMOTE_WRITE_SCOPE } from '@floe/query';
 import { tableDef } from '@floe/schema';
 
@@ -272,6 +273,8 @@ const MAX_DENSE_BUCKETS = 1 << 16;
  */
 interface CachedHead {
   template: RowTemplate;
+  /** The series' series_id (its template holds it too), for limits.max_active_series. */
+  sid: string;
   /** The series' metric name and its metadata's key prefix (KeyPrefixes.w), for wire-keyed entries. */
   name: string;
   metaPrefix: string;
@@ -364,9 +367,18 @@ class Converter {
   /** The cache entry of the request's last cached series: senders keep their series' order, so it tells the next one (BytesLru). */
   #lastHead: BytesHit<CachedHead> | undefined;
   readonly #times: AcceptedTimes;
+  readonly #series: SeriesGate | undefined;
 
-  constructor(times: AcceptedTimes) {
+  constructor(times: AcceptedTimes, series: SeriesGate | undefined) {
     this.#times = times;
+    this.#series = series;
+  }
+
+  /** Whether the series (`sid`) may take its `items`; if not, they are refused. */
+  #admitsSeries(sid: string, s: SeriesIn, items: number): boolean {
+    if (this.#series === undefined || this.#series.admits(sid)) return true;
+    this.error(items, `${this.#series.refusal} (${describe(s.labels)})`);
+    return false;
   }
 
   /** Why a sample (`what`) at `ms` is outside the tenant's accepted times, if it is. */
@@ -395,7 +407,7 @@ class Converter {
       // name has the same metadata in this request.
       if (cached !== undefined && (s.metaFor === undefined || cached.metaPrefix === keyPrefixes(s.metaFor(cached.name)).w)) {
         this.#lastHead = hit;
-        this.samples(s, cached.template);
+        if (this.#admitsSeries(cached.sid, s, s.samples.length)) this.samples(s, cached.template);
         return;
       }
       this.seriesSlow(s, key);
@@ -455,6 +467,7 @@ class Converter {
     if (labels.instance !== undefined) resource.str['service.instance.id'] = labels.instance;
     const point: TypedAttributes = { str: labels, int: {}, double: {}, bool: {} };
     const sid = seriesId(seriesPrefix(name, seriesResource(resource), REMOTE_WRITE_SCOPE, ''), point);
+    if (!this.#admitsSeries(sid, s, items)) return;
     const scopeAttrs: Record<string, string> = s.meta && s.meta.type !== 'unknown' ? { 'prometheus.type': s.meta.type } : {};
     const base = {
       metric_name: name,
@@ -484,7 +497,7 @@ class Converter {
       seriesType = kind.type;
       templateMaker ??= ColumnBatchBuilder.forTable(tableDef('metrics'));
       const head = templateMaker.template({ ...base, metric_type: kind.type, temporality: kind.temporality, is_monotonic: kind.isMonotonic }, SAMPLE_COLUMNS);
-      if (cacheAs !== undefined) this.#lastHead = SERIES_HEADS.set(cacheAs.prefix, cacheAs.data, cacheAs.view, cacheAs.from, cacheAs.to, { template: head, name, metaPrefix: keyPrefixes(s.meta).w }, this.#lastHead);
+      if (cacheAs !== undefined) this.#lastHead = SERIES_HEADS.set(cacheAs.prefix, cacheAs.data, cacheAs.view, cacheAs.from, cacheAs.to, { template: head, sid, name, metaPrefix: keyPrefixes(s.meta).w }, this.#lastHead);
       this.samples(s, head);
     }
     if (s.histograms.length > 0) {
@@ -706,10 +719,16 @@ const NONE: readonly never[] = [];
  * A protocol 1.0 request → rows. Its metadata types the request's own series, and is remembered
  * in `cache` (when given, under `scope`: tenant and dataset) for later requests.
  */
-export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMetadata, scope = '', times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRemoteWrite {
+export function remoteWriteV1ToRows(
+  req: PromWriteRequest,
+  cache?: RemoteWriteMetadata,
+  scope = '',
+  times: AcceptedTimes = AcceptedTimes.ANY,
+  series?: SeriesGate,
+): ConvertedRemoteWrite {
   const { metaOf, remember } = v1Metadata(req.metadata, cache, scope);
   remember();
-  const out = new Converter(times);
+  const out = new Converter(times, series);
   for (const ts of req.timeseries) {
     const labels = ts.labels.map((l) => [l.name, l.value] as const);
     out.series({
@@ -729,7 +748,13 @@ export function remoteWriteV1ToRows(req: PromWriteRequest, cache?: RemoteWriteMe
  * (remote-write-wire.ts), anything else (exemplars, native histograms, bytes the wire reader
  * refuses) through protobuf-es, whose decoding and errors are the reference.
  */
-export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMetadata, scope = '', times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRemoteWrite {
+export function remoteWriteV1BodyToRows(
+  body: Uint8Array,
+  cache?: RemoteWriteMetadata,
+  scope = '',
+  times: AcceptedTimes = AcceptedTimes.ANY,
+  series?: SeriesGate,
+): ConvertedRemoteWrite {
   let plain: WireWriteRequest | undefined;
   try {
     plain = readPlainWriteRequest(body);
@@ -738,16 +763,16 @@ export function remoteWriteV1BodyToRows(body: Uint8Array, cache?: RemoteWriteMet
     if (!(err instanceof WireDecodeError)) throw err;
     plain = undefined;
   }
-  if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope, times);
+  if (!plain) return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope, times, series);
   const { metaOf, remember } = v1Metadata(plain.metadata, cache, scope);
-  const out = new Converter(times);
+  const out = new Converter(times, series);
   try {
     for (const ts of plain.timeseries) out.series(new WireSeriesIn(ts, metaOf));
   } catch (err) {
     // A series' labels are read only when its row head is not cached (WireSeries): bad bytes
     // found then go to the reference decoder like any other, and nothing of the request is kept.
     if (!(err instanceof WireDecodeError)) throw err;
-    return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope);
+    return remoteWriteV1ToRows(decodeRemoteWriteV1(body), cache, scope, times, series);
   }
   remember();
   return out.result();
@@ -820,14 +845,14 @@ function v1Metadata(
 }
 
 /** A protocol 2.0 request (references already checked by decodeRemoteWriteV2) → rows. */
-export function remoteWriteV2ToRows(req: RwV2Request, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRemoteWrite {
+export function remoteWriteV2ToRows(req: RwV2Request, times: AcceptedTimes = AcceptedTimes.ANY, series?: SeriesGate): ConvertedRemoteWrite {
   const sym = req.symbols;
   const pairs = (refs: readonly number[]) => {
     const out: Array<readonly [string, string]> = [];
     for (let i = 0; i + 1 < refs.length; i += 2) out.push([sym[refs[i]!] ?? '', sym[refs[i + 1]!] ?? ''] as const);
     return out;
   };
-  const out = new Converter(times);
+  const out = new Converter(times, series);
   for (const ts of req.timeseries) {
     const m = ts.metadata;
     const meta: PromMetadata | undefined =

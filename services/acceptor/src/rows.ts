@@ -54,6 +54,14 @@ export function releaseBuilder(table: TableName, b: ColumnBatchBuilder): void {
   if (list.length < KEEP_BUILDERS) list.push(b);
 }
 
+/** Gives back the builders of converted rows that will not be stored. */
+export function discardRows(table: TableName, converted: ConvertedRows): void {
+  for (const b of converted.byHour.values()) {
+    if (b.columns) releaseBuilder(table, b.columns);
+    b.columns = undefined;
+  }
+}
+
 /** Time columns are Iceberg longs: an OTLP fixed64 beyond this cannot be stored. */
 export const MAX_INT64 = 0x7fff_ffff_ffff_ffffn;
 

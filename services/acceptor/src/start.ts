@@ -3,8 +3,8 @@ import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb } from '@floe/auth';
 import { openFloeCatalog } from '@floe/iceberg';
-import { limitStoresFromConfig } from '@floe/limits';
-import { openDbFromConfig, type Db } from '@floe/meta';
+import { cachedTenantLimits, limitStoresFromConfig } from '@floe/limits';
+import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
@@ -12,6 +12,7 @@ import { Admission } from './admission.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { buildHttpServer } from './http-server.ts';
 import { Ingest } from './ingest.ts';
+import { SeriesLimiter } from './series-limit.ts';
 import { WalBacklogGate } from './wal-backlog.ts';
 
 /**
@@ -52,8 +53,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     onSealError: (err, segment) => log.warn({ err, segment }, 'WAL segment could not be sealed; the writer publishes it once it has been idle a while'),
   });
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
-  const ingest = new Ingest(wal, log);
   const limitStores = limitStoresFromConfig(config);
+  // One cache of tenants' limits for admission and the series limit.
+  const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
+  const ingest = new Ingest(wal, log, new SeriesLimiter(limitStores.activeSeries, limitsOf, log));
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;
   const walBacklog = new WalBacklogGate(store, config.acceptor.max_wal_backlog, log);
   if (config.acceptor.max_wal_backlog > 0) {
@@ -74,6 +77,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     log,
     resendsDropped: meter.createCounter('resends_dropped', { description: 'Byte-identical resends acknowledged without being stored again' }),
     walBacklog,
+    limitsOf,
   });
   let ready = false;
   const http = buildHttpServer({
