@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { FloeConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, openDbFromConfig, migrate, type Db } from '@floe/meta';
 import { startModules, SERVICE_NAMES, type ModuleDef, type StartedModules } from '@floe/runtime';
+import { limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { QuerierCalls } from '@floe/flight';
 import { EmbeddedLock } from './embedded-lock.ts';
@@ -33,6 +34,8 @@ interface Ctx {
   telemetry: SelfTelemetry;
   /** OTLP/HTTP URL of the acceptor of this process, where self-monitoring exports. */
   acceptorUrl?: string;
+  /** Token buckets, resend fingerprints and active series, one set for the acceptor and router of the process. */
+  limitStores?: LimitStores;
 }
 
 const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>): ModuleDef<Ctx> => ({
@@ -61,6 +64,11 @@ const MODULES: ModuleDef<Ctx>[] = [
       lock?.release();
     };
   }),
+  plumbing('limits', async (ctx) => {
+    const stores = limitStoresFromConfig(ctx.config);
+    ctx.limitStores = stores;
+    return () => stores.close();
+  }),
   plumbing('store', async (ctx) => {
     ctx.store = objectStoreFromConfig(ctx.config);
     const store = ctx.store;
@@ -79,9 +87,9 @@ const MODULES: ModuleDef<Ctx>[] = [
   },
   {
     name: 'acceptor',
-    deps: ['meta', 'store'],
+    deps: ['meta', 'store', 'limits'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry });
+      const handle = await (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, limitStores: ctx.limitStores });
       ctx.acceptorUrl = `http://127.0.0.1:${handle.ports.http}`;
       return handle;
     },
@@ -98,7 +106,7 @@ const MODULES: ModuleDef<Ctx>[] = [
   },
   {
     name: 'router',
-    deps: ['meta', 'store'],
+    deps: ['meta', 'store', 'limits'],
     start: async (ctx) =>
       (await import('@floe/router')).start(ctx.config, {
         log: ctx.log,
@@ -110,6 +118,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         localAdminToken: ctx.lock?.token,
         compactorUrl: ctx.compactorUrl,
         telemetry: ctx.telemetry,
+        limitStores: ctx.limitStores,
       }).then((handle) => {
         ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.http}` });
         return handle;

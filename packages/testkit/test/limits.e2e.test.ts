@@ -267,6 +267,11 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     const free = await fetch(`${floe.otlpHttpUrl}/v1/metrics`, { method: 'POST', body: gauge(['1', '2', '3', '4', '5'], now), headers: { authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'series-free', 'content-type': 'application/json' } });
     expect(await free.json()).toEqual({});
 
+    // The tenant's usage shows its series against the limit; a tenant without one is not counted.
+    const usage = async (tenant: string, k: string) => (await (await fetch(`${floe.routerUrl}/api/v1/tenants/${tenant}/usage`, { headers: { authorization: `Bearer ${k}` } })).json()) as Record<string, unknown>;
+    expect(await usage('series-cap', key)).toMatchObject({ active_series: 3, max_active_series: 3 });
+    expect(await usage('series-free', otherKey)).toMatchObject({ active_series: null, max_active_series: null });
+
     const sql = async (text: string) =>
       (await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(text), metadata: { authorization: `Bearer ${key}`, 'x-tenant-id': 'series-cap' }, deadlineMs: 20_000 })).toArray().map((r) => plain(r) as Record<string, unknown>);
     const query = `SELECT metric_name AS name, coalesce(point_attr_str['slot'], point_attr_str['job']) AS label, count(*) AS points FROM metrics GROUP BY ALL ORDER BY ALL`;

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb } from '@floe/auth';
 import { openFloeCatalog } from '@floe/iceberg';
-import { cachedTenantLimits, limitStoresFromConfig } from '@floe/limits';
+import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
@@ -32,6 +32,8 @@ export interface SharedDeps {
   store?: ObjectStore;
   /** Floe's own meter (self_monitoring); absent: nothing is recorded. */
   telemetry?: SelfTelemetry;
+  /** The limit stores of the process (`floe all` shares them with the router); absent: its own from limits.*. */
+  limitStores?: LimitStores;
 }
 
 /**
@@ -53,7 +55,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     onSealError: (err, segment) => log.warn({ err, segment }, 'WAL segment could not be sealed; the writer publishes it once it has been idle a while'),
   });
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
-  const limitStores = limitStoresFromConfig(config);
+  const ownLimitStores = !deps.limitStores;
+  const limitStores = deps.limitStores ?? limitStoresFromConfig(config);
   // One cache of tenants' limits for admission and the series limit.
   const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const ingest = new Ingest(wal, log, new SeriesLimiter(limitStores.activeSeries, limitsOf, log));
@@ -111,7 +114,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       await http.close();
       await wal.close();
       walBacklog.close();
-      await limitStores.close();
+      if (ownLimitStores) await limitStores.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();
     },

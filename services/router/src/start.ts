@@ -2,7 +2,7 @@ import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import type { QuerierCalls } from '@floe/flight';
 import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
-import { cachedTenantLimits, limitStoresFromConfig } from '@floe/limits';
+import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { ServiceHandle } from '@floe/runtime';
@@ -41,6 +41,8 @@ export interface SharedDeps {
   oidcRetry?: OidcRetry;
   /** Floe's own tracer (self_monitoring); absent or disabled: no spans, no Server-Timing. */
   telemetry?: SelfTelemetry;
+  /** The limit stores of the process (`floe all`: the acceptor's too, so usage sees its active series in memory). */
+  limitStores?: LimitStores;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -51,15 +53,16 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
-  const tables = createTenantTables({ catalog, store, schemas: config.schema.default_schemas, limits: config.limits, log });
   // A table's columns as its metadata records them, label columns with their attribute keys
   // (parsed metadata is cached by location).
   const tableColumns = async (tenant: string, dataset: string, table: string) => {
     const handle = await catalog.loadTable(floeNamespace(tenant, dataset), table);
     return handle ? floeTableDef(handle).columns : [];
   };
+  const ownLimitStores = !deps.limitStores;
+  const limitStores = deps.limitStores ?? limitStoresFromConfig(config);
+  const tables = createTenantTables({ catalog, store, schemas: config.schema.default_schemas, limits: config.limits, activeSeries: limitStores.activeSeries, log });
   const provisionDataset = deps.provisionDataset ?? provisionOnCreate(tables, db);
-  const limitStores = limitStoresFromConfig(config);
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
   const configured = config.router.querier_urls;
   const querierUrls = configured.length > 0 ? () => configured : (deps.querierUrls ?? (() => [`127.0.0.1:${config.querier.port}`]));
@@ -127,7 +130,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       await app.close();
       login.close();
       await queryDemand.close();
-      await limitStores.close();
+      if (ownLimitStores) await limitStores.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();
     },

@@ -120,12 +120,13 @@ export function registerManagementCommands(program: Command): void {
 
   withCommon(tenant.command('usage').description("what the tenant's tables hold against its storage quota, with each table's retention").argument('<id>'))
     .action(action('tenant usage', async (id: string, opts: CommonOptions) => {
-      type Usage = { stored_bytes: number; max_storage_bytes: number | null; tables: Row[] };
+      type Usage = { stored_bytes: number; max_storage_bytes: number | null; active_series: number | null; max_active_series: number | null; tables: Row[] };
       const body = await callApi<Usage>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}/usage`);
       emit(opts, body, () => {
         const rows = body.tables.map((t) => ({ ...t, retention: t.retention_ms === null ? 'forever' : formatDurationMs(Number(t.retention_ms)) }));
         printRows(rows, ['dataset', 'table', 'rows', 'files', 'bytes', 'retention']);
         process.stdout.write(`stored ${body.stored_bytes} bytes of ${body.max_storage_bytes ?? 'unlimited'}\n`);
+        if (body.max_active_series !== null) process.stdout.write(`active series ${body.active_series ?? 0} of ${body.max_active_series}\n`);
       });
     }));
 

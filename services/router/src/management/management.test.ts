@@ -10,6 +10,7 @@ import { openFloeCatalog } from '@floe/iceberg';
 import { createObjectStore } from '@floe/storage';
 import { buildApp } from '../app.ts';
 import { createTenantTables, provisionOnCreate, type TenantTables } from './tenant-tables.ts';
+import { MemoryActiveSeries } from '@floe/limits';
 import { DOCUMENTED_PREFIXES, type OpenApiDocument } from '../openapi.ts';
 
 /**
@@ -253,7 +254,7 @@ describe('management API route contracts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'floe-broken-store-'));
     writeFileSync(join(dir, 'root'), 'not a directory');
     const store = createObjectStore({ kind: 'fs', root: join(dir, 'root') });
-    const tables = createTenantTables({ catalog: openFloeCatalog(db, store), store, schemas: { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, limits: loadConfig({ env: {} }).limits, log: createLogger({ level: 'silent' }) });
+    const tables = createTenantTables({ catalog: openFloeCatalog(db, store), store, schemas: { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, limits: loadConfig({ env: {} }).limits, activeSeries: new MemoryActiveSeries(), log: createLogger({ level: 'silent' }) });
     const a = await makeApp(db, { tables, provisionDataset: provisionOnCreate(tables, db) });
     try {
       const admin = { authorization: `Bearer ${ADMIN}` };

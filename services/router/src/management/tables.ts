@@ -140,11 +140,13 @@ const count = { type: 'integer', minimum: 0 } as const;
 const usageSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['tenant', 'stored_bytes', 'max_storage_bytes', 'tables'],
+  required: ['tenant', 'stored_bytes', 'max_storage_bytes', 'active_series', 'max_active_series', 'tables'],
   properties: {
     tenant: { type: 'string' },
     stored_bytes: { ...count, description: 'Parquet bytes of the current snapshots: what the storage quota is measured against' },
     max_storage_bytes: { type: ['integer', 'null'], description: 'The storage quota in effect (limits.max_storage_bytes or the tenant\'s own); null: unlimited' },
+    active_series: { type: ['integer', 'null'], minimum: 0, description: 'Metric series that took a data point within limits.active_series_window; null: not counted (acceptors count them only under a series limit)' },
+    max_active_series: { type: ['integer', 'null'], description: 'The active-series limit in effect (limits.max_active_series or the tenant\'s own); null: unlimited' },
     tables: {
       type: 'array',
       items: {

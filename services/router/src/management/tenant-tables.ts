@@ -1,5 +1,5 @@
 import { enabledTables, listTenantTables, floeNamespace, provisionDataset, tenantTableUsage, type DatasetProvisioning, type ListedTable, type SqlCatalog, type TableIdentifier, type TableUsage } from '@floe/iceberg';
-import { tenantLimits } from '@floe/limits';
+import { tenantLimits, type ActiveSeriesStore } from '@floe/limits';
 import type { ObjectStore } from '@floe/storage';
 import type { FloeConfig } from '@floe/config';
 import { getTenant, type Db, type Tenant } from '@floe/meta';
@@ -36,6 +36,10 @@ export interface TenantUsage {
   stored_bytes: number;
   /** The tenant's storage quota in effect; null: unlimited. */
   max_storage_bytes: number | null;
+  /** Metric series that took a data point within the tenant's active_series_window; null: not counted (no series limit). */
+  active_series: number | null;
+  /** The tenant's limits.max_active_series in effect; null: unlimited. */
+  max_active_series: number | null;
   /** retention_ms: how long rows are kept; null: forever. */
   tables: Array<TableUsage & { retention_ms: number | null }>;
 }
@@ -47,10 +51,12 @@ export interface TenantTablesOptions {
   schemas: FloeConfig['schema']['default_schemas'];
   /** limits.*: the instance's quota and retention, which a tenant's settings may override. */
   limits: FloeConfig['limits'];
+  /** The acceptors' count of each tenant's active series (shared with them: Redis, or this process's memory). */
+  activeSeries: ActiveSeriesStore;
   log: Logger;
 }
 
-export function createTenantTables({ catalog, store, schemas: defaults, limits, log }: TenantTablesOptions): TenantTables {
+export function createTenantTables({ catalog, store, schemas: defaults, limits, activeSeries, log }: TenantTablesOptions): TenantTables {
   // A namespace prefix lists the tables of that namespace and of those under it.
   const held = (tenantId: string, dataset?: string) => catalog.listTables(dataset === undefined ? tenantId : floeNamespace(tenantId, dataset));
   return {
@@ -83,7 +89,14 @@ export function createTenantTables({ catalog, store, schemas: defaults, limits, 
         const retention = own.retentionMs(t.table);
         return { ...t, retention_ms: retention > 0 ? retention : null };
       });
-      return { tenant: tenant.id, stored_bytes: tables.reduce((a, t) => a + t.bytes, 0), max_storage_bytes: own.maxStorageBytes ?? null, tables };
+      return {
+        tenant: tenant.id,
+        stored_bytes: tables.reduce((a, t) => a + t.bytes, 0),
+        max_storage_bytes: own.maxStorageBytes ?? null,
+        active_series: own.maxActiveSeries === undefined ? null : await activeSeries.count(tenant.id, own.activeSeriesWindowMs),
+        max_active_series: own.maxActiveSeries ?? null,
+        tables,
+      };
     },
   };
 }
