@@ -118,8 +118,9 @@ function parseAuthorization(header: string): { secret: string; user: string | un
 }
 
 /**
- * A header getter in which Tempo's X-Scope-OrgID names the tenant when X-Tenant-ID is absent (the
- * Tempo surfaces: Grafana sends the tenant so). Credentials are still required and must be valid
+ * A header getter in which X-Scope-OrgID, the Grafana stack's tenant header, names the tenant when
+ * X-Tenant-ID is absent (the Tempo surfaces, where Grafana sends it; the acceptor, where Grafana's
+ * agents and SDKs do). Credentials are still required and must be valid
  * for that tenant: Tempo trusts the header, but Floe's ports reach every tenant's data, so a bare
  * header would let any caller read any tenant.
  */

@@ -18,6 +18,7 @@ export { PROMETHEUS_BIN, requirePrometheus, startPrometheus } from './prometheus
 export type { PrometheusOptions, PrometheusUnderTest } from './prometheus.ts';
 export { installFileFetch } from './file-fetch.ts';
 export { plain } from './plain.ts';
+export { goCpuPprof } from './pprof.ts';
 export { comparePromAnswers } from './promql-compare.ts';
 export { REMOTE_WRITE_HEADERS, STALE_PLACEHOLDER, promMetadata, remoteWriteMetadataBody, withStaleMarkers } from './remote-write.ts';
 export type { MetricFamily } from './remote-write.ts';

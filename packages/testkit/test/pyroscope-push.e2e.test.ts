@@ -1,7 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { create, PprofProfileSchema, PyroPushRequestSchema, toBinary, toJsonString } from '@floe/proto';
-import { startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { goCpuPprof, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Pyroscope's push API end to end, in both modes: a pprof CPU profile pushed over Connect as
@@ -17,36 +17,6 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Pyroscope push API (%s)', (mod
   const nowNs = BigInt(Date.now()) * 1_000_000n;
   const CPU = 'process_cpu:cpu:nanoseconds:cpu:nanoseconds';
 
-  /** A CPU profile: 30 ms in main.work under main.main, 10 ms in main.main itself. */
-  const cpuProfile = (at: bigint) => {
-    const strings = ['', 'samples', 'count', 'cpu', 'nanoseconds', 'main.main', 'main.work'];
-    return toBinary(
-      PprofProfileSchema,
-      create(PprofProfileSchema, {
-        sampleType: [
-          { type: 1n, unit: 2n },
-          { type: 3n, unit: 4n },
-        ],
-        periodType: { type: 3n, unit: 4n },
-        period: 10_000_000n,
-        timeNanos: at,
-        durationNanos: 10_000_000_000n,
-        stringTable: strings,
-        function: [
-          { id: 1n, name: 5n },
-          { id: 2n, name: 6n },
-        ],
-        location: [
-          { id: 1n, line: [{ functionId: 1n }] },
-          { id: 2n, line: [{ functionId: 2n }] },
-        ],
-        sample: [
-          { locationId: [2n, 1n], value: [3n, 30_000_000n] },
-          { locationId: [1n], value: [1n, 10_000_000n] },
-        ],
-      }),
-    );
-  };
   const push = (body: Uint8Array | string, contentType: string, as: { key?: string | null; tenant?: string } = {}) =>
     fetch(`${floe.otlpHttpUrl}/push.v1.PusherService/Push`, {
       method: 'POST',
@@ -66,10 +36,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Pyroscope push API (%s)', (mod
     otherKey = (await floe.bootstrap('globex')).api_key;
     const request = (service: string, raw: Uint8Array) =>
       create(PyroPushRequestSchema, { series: [{ labels: [{ name: '__name__', value: 'process_cpu' }, { name: 'service_name', value: service }, { name: 'env', value: 'prod' }], samples: [{ rawProfile: raw, ID: 'x' }] }] });
-    const binary = await push(toBinary(PyroPushRequestSchema, request('alloy-app', gzipSync(cpuProfile(nowNs)))), 'application/proto');
+    const binary = await push(toBinary(PyroPushRequestSchema, request('alloy-app', gzipSync(goCpuPprof(nowNs)))), 'application/proto');
     expect(binary.status).toBe(200);
     expect(binary.headers.get('content-type')).toContain('application/proto');
-    const json = await push(toJsonString(PyroPushRequestSchema, request('json-app', cpuProfile(nowNs + 1n))), 'application/json');
+    const json = await push(toJsonString(PyroPushRequestSchema, request('json-app', goCpuPprof(nowNs + 1n))), 'application/json');
     expect(json.status).toBe(200);
     expect(await json.json()).toEqual({});
     await waitFor('the pushed profiles to be queryable', async () => ((await render(`${CPU}{service_name="json-app"}`)).numTicks === 40_000_000 ? true : undefined), 30_000, 250);

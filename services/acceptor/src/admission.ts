@@ -30,6 +30,8 @@ export interface RequestIdentity {
   signal: string;
   contentType: string;
   contentEncoding: string;
+  /** The query string, where it says what the body is (Pyroscope's /ingest). */
+  params?: string;
   body: Uint8Array;
 }
 
@@ -118,6 +120,7 @@ export class Admission {
   fingerprint(ctx: TenantContext, req: RequestIdentity, tenantCreatedAtMs: number | undefined): Uint8Array {
     const h = createHash('sha256');
     h.update(`${ctx.tenant}\u0000${tenantCreatedAtMs ?? ''}\u0000${ctx.dataset}\u0000${req.signal}\u0000${req.contentType}\u0000${req.contentEncoding}\u0000`);
+    if (req.params !== undefined) h.update(`${req.params}\u0000`);
     h.update(req.body);
     return h.digest();
   }

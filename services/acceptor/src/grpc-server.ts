@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { authenticate, credentialsFrom, type AuthDeps } from '@floe/auth';
+import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps } from '@floe/auth';
 import { toGrpc } from '@floe/errors';
 import { noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import type { AcceptedTimes } from './accepted-times.ts';
@@ -50,7 +50,8 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
       const v = call.metadata.get(name)[0];
       return typeof v === 'string' ? v : v?.toString();
     };
-    authenticate(credentialsFrom(get), opts.auth, 'ingest')
+    // X-Scope-OrgID names the tenant too, as at the HTTP port (http-server.ts).
+    authenticate(credentialsFrom(withScopeOrgId(get)), opts.auth, 'ingest')
       .then((ctx) => {
         const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, ctx, call.request, 'protobuf', times);
         const identity = { signal: signal.name, contentType: 'protobuf', contentEncoding: '', body: call.request };

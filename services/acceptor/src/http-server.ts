@@ -1,5 +1,5 @@
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
-import { authenticate, credentialsFrom, type AuthDeps, type TenantContext } from '@floe/auth';
+import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
 import { endHttpServerSpan, httpFrameworkLogging, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
@@ -14,6 +14,7 @@ import { snappyUncompress } from './snappy.ts';
 import { lokiStreamsFromJson, lokiStreamsFromProtobuf, lokiStreamsToOtlp } from './loki-push.ts';
 import { zipkinToOtlp } from './zipkin.ts';
 import { pprofToOtlp } from './pprof.ts';
+import { legacyIngestSeries } from './pyroscope-ingest.ts';
 import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
 import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage } from '@floe/runtime';
 
@@ -87,8 +88,10 @@ export function buildHttpServer(opts: HttpServerOptions) {
 
   app.get('/ready', async (_req, reply) => (opts.isReady() ? reply.code(200).send('ready\n') : reply.code(503).send('not ready\n')));
 
+  // X-Scope-OrgID names the tenant too: Grafana's agents and SDKs (Promtail, Alloy, Pyroscope's
+  // SDKs, exporters set up for Mimir, Loki or Tempo) send it; the key must still be the tenant's.
   const authHook = async (req: FastifyRequest) => {
-    req.tenant = await authenticate(credentialsFrom((n) => header(req, n)), opts.auth, 'ingest');
+    req.tenant = await authenticate(credentialsFrom(withScopeOrgId((n) => header(req, n))), opts.auth, 'ingest');
   };
 
   for (const signal of SIGNALS) {
@@ -167,6 +170,26 @@ export function buildHttpServer(opts: HttpServerOptions) {
       refusedRest(result, 'profiles');
       return reply.code(200).type(CONNECT_CONTENT_TYPES[codec]).send(encodeConnectMessage(PyroPushResponseSchema, codec, {}));
     });
+  });
+
+  // Pyroscope's HTTP ingest (its SDKs and pyroscope-cli; pyroscope-ingest.ts): one window of one
+  // application's profile, folded stacks or pprof, with what it is in the query. 200, empty.
+  app.post('/ingest', { onRequest: authHook }, async (req, reply) => {
+    const raw = bodyBuffer(req.body);
+    const encoding = header(req, 'content-encoding');
+    const contentType = header(req, 'content-type');
+    const query: Record<string, string | undefined> = {};
+    for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
+    const store = async (times: AcceptedTimes) => {
+      const series = await legacyIngestSeries({ query, contentType, body: inflate(raw, encoding, opts.maxDecompressedBytes) }, BigInt(Date.now()) * 1_000_000n);
+      const { request, names } = pprofToOtlp([series], opts.maxDecompressedBytes);
+      return opts.ingest.profiles(req.tenant!, request, times, names);
+    };
+    // The query says what the body is: the same body under another name or window is no resend.
+    const params = req.url.slice(req.url.indexOf('?') + 1 || req.url.length);
+    const result = await opts.admission.run(req.tenant!, { signal: 'pyroscope_ingest', contentType: contentType ?? '', contentEncoding: encoding ?? '', params, body: raw }, store, () => NOTHING_REJECTED);
+    refusedRest(result, 'profiles');
+    return reply.code(200).send();
   });
 
   // Zipkin's v2 span API (Envoy, Istio, Brave, Spring Cloud Sleuth; zipkin.ts): a JSON array of

@@ -19,7 +19,10 @@ const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLO
 
 export interface PprofSeries {
   labels: ReadonlyArray<{ name: string; value: string }>;
-  profiles: readonly Uint8Array[];
+  /** Encoded pprof (gzip or not), or a profile already built (Pyroscope's folded /ingest bodies). */
+  profiles: ReadonlyArray<Uint8Array | PprofProfile>;
+  /** The time and duration of profiles that carry none (Pyroscope's /ingest has them in its query). */
+  window?: { timeNs: bigint; durationNs: bigint };
 }
 
 /** Dictionary tables under construction; index 0 of each is the zero entry OTLP reserves. */
@@ -66,10 +69,11 @@ export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): {
   const resourceProfiles = series.map((s, i) => {
     const attributes = s.labels.filter((l) => !(l.name.startsWith('__') && l.name.endsWith('__'))).map((l) => stringKeyValue(l.name === 'service_name' ? 'service.name' : l.name, l.value));
     const profiles = s.profiles.flatMap((raw, j) => {
+      if (!(raw instanceof Uint8Array)) return profilesOf(raw, dict, s.window);
       const at = `series[${i}].samples[${j}]`;
       const bytes = inflatePprof(raw, maxBytes - inflated, maxBytes);
       inflated += bytes.length;
-      return profilesOf(decodePprof(bytes, at), dict);
+      return profilesOf(decodePprof(bytes, at), dict, s.window);
     });
     return { resource: { attributes }, scopeProfiles: [{ scope: { name: 'pyroscope.push' }, profiles }] };
   });
@@ -111,7 +115,7 @@ function decodePprof(bytes: Uint8Array, at: string): PprofProfile {
 }
 
 /** One OTLP profile per pprof sample type, sharing the request's dictionary. */
-function profilesOf(p: PprofProfile, dict: DictionaryBuilder) {
+function profilesOf(p: PprofProfile, dict: DictionaryBuilder, window: PprofSeries['window']) {
   const str = (i: bigint | number): string => {
     const s = p.stringTable[Number(i)];
     if (s === undefined) throw bad(`pprof string index ${i} is out of range (${p.stringTable.length} strings)`);
@@ -148,8 +152,8 @@ function profilesOf(p: PprofProfile, dict: DictionaryBuilder) {
     sampleType: { typeStrindex: dict.string(str(t.type)), unitStrindex: dict.string(str(t.unit)) },
     periodType: p.periodType ? { typeStrindex: dict.string(str(p.periodType.type)), unitStrindex: dict.string(str(p.periodType.unit)) } : undefined,
     period: p.period,
-    timeUnixNano: p.timeNanos > 0n ? p.timeNanos : 0n,
-    durationNano: p.durationNanos > 0n ? p.durationNanos : 0n,
+    timeUnixNano: p.timeNanos > 0n ? p.timeNanos : (window?.timeNs ?? 0n),
+    durationNano: p.durationNanos > 0n ? p.durationNanos : (window?.durationNs ?? 0n),
     samples: samples.filter((s) => s.values[i] !== 0n).map((s) => ({ stackIndex: s.stack, attributeIndices: s.attributeIndices, values: [s.values[i]!] })),
   }));
 }

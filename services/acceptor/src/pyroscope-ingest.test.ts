@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import type { PprofProfile } from '@floe/proto';
+import { ingestFormat, legacyIngestSeries, parseIngestName, parseIngestTime } from './pyroscope-ingest.ts';
+
+const NOW = 1_700_000_000_000_000_000n;
+
+describe('Pyroscope /ingest names, times and formats', () => {
+  it('splits the name into service, kind and labels', () => {
+    expect(parseIngestName('my.awesome.app.cpu{env=staging, region=us-west-1}', undefined)).toEqual({
+      service: 'my.awesome.app',
+      kind: expect.objectContaining({ name: 'process_cpu', type: 'cpu', unit: 'nanoseconds' }),
+      labels: [
+        { name: 'env', value: 'staging' },
+        { name: 'region', value: 'us-west-1' },
+      ],
+    });
+    expect(parseIngestName('svc.inuse_space', undefined).kind).toMatchObject({ name: 'memory', type: 'inuse_space', unit: 'bytes' });
+    expect(parseIngestName('svc.lock_duration', undefined).kind).toMatchObject({ name: 'mutex', type: 'delay', unit: 'nanoseconds' });
+    // No known kind: the whole name is the service, and the units say what the values are.
+    expect(parseIngestName('my.app', 'objects')).toMatchObject({ service: 'my.app', kind: { name: 'memory', type: 'alloc_objects' } });
+    expect(parseIngestName('my.app', undefined)).toMatchObject({ service: 'my.app', kind: { name: 'process_cpu' } });
+    // A label may not rename the service.
+    expect(parseIngestName('a.cpu{service_name=b,__name__=c,x=1}', undefined).labels).toEqual([{ name: 'x', value: '1' }]);
+    expect(() => parseIngestName('a.cpu{env=prod', undefined)).toThrow(/labels must end with \}/);
+    expect(() => parseIngestName('.cpu', undefined)).toThrow(/no application name/);
+    expect(() => parseIngestName('app', 'furlongs')).toThrow(/units "furlongs" is not one of/);
+  });
+
+  it('reads seconds, milliseconds and nanoseconds by size; absent is now', () => {
+    expect(parseIngestTime('from', '1700000000', NOW)).toBe(1_700_000_000_000_000_000n);
+    expect(parseIngestTime('from', '1700000000123', NOW)).toBe(1_700_000_000_123_000_000n);
+    expect(parseIngestTime('from', '1700000000123456789', NOW)).toBe(1_700_000_000_123_456_789n);
+    expect(parseIngestTime('from', undefined, NOW)).toBe(NOW);
+    expect(() => parseIngestTime('until', '-5', NOW)).toThrow(/until "-5" is not a unix time/);
+  });
+
+  it('tells the format from the parameter, else from the content type', () => {
+    expect(ingestFormat(undefined, 'text/plain')).toBe('folded');
+    expect(ingestFormat('collapsed', undefined)).toBe('folded');
+    expect(ingestFormat(undefined, 'multipart/form-data; boundary=x')).toBe('pprof');
+    expect(ingestFormat('LINES', undefined)).toBe('lines');
+    expect(() => ingestFormat('trie', undefined)).toThrow(/trie format is not taken/);
+    expect(() => ingestFormat('png', undefined)).toThrow(/format "png" is not one of folded, lines, pprof/);
+  });
+
+  it('sums repeated folded stacks, skips blank lines and zero counts, takes CRLF, and stores stacks leaf first', async () => {
+    const series = await legacyIngestSeries(
+      { query: { name: 'app.cpu', from: '1700000000', until: '1700000010', sampleRate: '50' }, contentType: undefined, body: Buffer.from('a;b 2\r\n\na;b 3\r\na 0\na;c 1\n') },
+      NOW,
+    );
+    expect(series.labels).toEqual([
+      { name: '__name__', value: 'process_cpu' },
+      { name: 'service_name', value: 'app' },
+    ]);
+    expect(series.window).toEqual({ timeNs: 1_700_000_000_000_000_000n, durationNs: 10_000_000_000n });
+    const p = series.profiles[0] as PprofProfile;
+    const name = (locationId: bigint) => p.stringTable[Number(p.function.find((f) => f.id === p.location.find((l) => l.id === locationId)!.line[0]!.functionId)!.name)];
+    // 50 Hz: a tick is 20 ms.
+    expect(p.period).toBe(20_000_000n);
+    expect(p.sample.map((s) => [s.locationId.map(name).join(','), s.value])).toEqual([
+      ['b,a', [100_000_000n]],
+      ['c,a', [20_000_000n]],
+    ]);
+    expect([p.stringTable[Number(p.sampleType[0]!.type)], p.stringTable[Number(p.sampleType[0]!.unit)]]).toEqual(['cpu', 'nanoseconds']);
+  });
+
+  it('refuses a window that ends before it starts and a sample rate that is no rate', async () => {
+    const body = Buffer.from('a 1');
+    await expect(legacyIngestSeries({ query: { name: 'app', from: '20', until: '10' }, contentType: undefined, body }, NOW)).rejects.toThrow(/from \(20\) is after until \(10\)/);
+    await expect(legacyIngestSeries({ query: { name: 'app', sampleRate: '0' }, contentType: undefined, body }, NOW)).rejects.toThrow(/sampleRate "0"/);
+  });
+});

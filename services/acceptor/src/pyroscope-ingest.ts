@@ -1,0 +1,248 @@
+import { FloeError } from '@floe/errors';
+import { create, PprofProfileSchema, type PprofProfile } from '@floe/proto';
+import type { PprofSeries } from './pprof.ts';
+
+/**
+ * Pyroscope's HTTP ingest API, `POST /ingest?name=…&from=…&until=…`, which Pyroscope's SDKs
+ * (Python, Ruby, .NET, Rust, Go before push) and pyroscope-cli use: the profile of one
+ * application over one window, as folded stacks (`format=folded`, the default: `a;b;c 42` per
+ * line), one stack per sample (`format=lines`), or pprof (`format=pprof`: the body, or the
+ * `profile` part of a multipart form). The query's `name` is `<app>.<kind>{label=value,…}`;
+ * `<kind>` (cpu, wall, alloc_objects, inuse_space, goroutines, mutex_count, …) names the
+ * Pyroscope profile type the samples are stored under, and `<app>` the service. Each window
+ * becomes a pprof profile for the push path (pprof.ts), so both store the same rows.
+ *
+ * Folded samples of CPU and wall time (units `samples`) are counts of ticks at `sampleRate` Hz:
+ * stored as nanoseconds (count × 1e9 / sampleRate), the unit a Go CPU profile has, so one query
+ * and one flame graph serve services profiled by either. Not taken: JFR (Pyroscope's Java
+ * agent), Pyroscope 0.x's internal trie and tree formats, and pprof with `prev_profile` (a
+ * cumulative profile to subtract); each is refused with 400 naming it.
+ */
+
+const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_INGEST_DECODE' });
+
+/** What the samples of a name's `<kind>` measure, as Pyroscope names its profile types. */
+interface Kind {
+  /** The profile name (`__name__`): the first part of the profile type id. */
+  name: string;
+  type: string;
+  unit: string;
+  periodType: string;
+  periodUnit: string;
+  /** Folded counts are ticks of the sample rate, stored as nanoseconds. */
+  ticks?: true;
+}
+
+const cpu: Kind = { name: 'process_cpu', type: 'cpu', unit: 'nanoseconds', periodType: 'cpu', periodUnit: 'nanoseconds', ticks: true };
+const memory = (type: string, unit: string): Kind => ({ name: 'memory', type, unit, periodType: 'space', periodUnit: 'bytes' });
+const contention = (name: string, type: string, unit: string): Kind => ({ name, type, unit, periodType: 'contentions', periodUnit: 'count' });
+
+const KINDS: Readonly<Record<string, Kind>> = {
+  cpu,
+  itimer: cpu,
+  wall: { name: 'wall', type: 'wall', unit: 'nanoseconds', periodType: 'wall', periodUnit: 'nanoseconds', ticks: true },
+  alloc_objects: memory('alloc_objects', 'count'),
+  alloc_space: memory('alloc_space', 'bytes'),
+  alloc_in_new_tlab_objects: memory('alloc_in_new_tlab_objects', 'count'),
+  alloc_in_new_tlab_bytes: memory('alloc_in_new_tlab_bytes', 'bytes'),
+  inuse_objects: memory('inuse_objects', 'count'),
+  inuse_space: memory('inuse_space', 'bytes'),
+  goroutines: { name: 'goroutines', type: 'goroutine', unit: 'count', periodType: 'goroutine', periodUnit: 'count' },
+  mutex_count: contention('mutex', 'contentions', 'count'),
+  mutex_duration: contention('mutex', 'delay', 'nanoseconds'),
+  lock_count: contention('mutex', 'contentions', 'count'),
+  lock_duration: contention('mutex', 'delay', 'nanoseconds'),
+  block_count: contention('block', 'contentions', 'count'),
+  block_duration: contention('block', 'delay', 'nanoseconds'),
+  exceptions: { name: 'exceptions', type: 'exceptions', unit: 'count', periodType: 'exceptions', periodUnit: 'count' },
+};
+
+/** A name without a known `<kind>`: what its `units` say. */
+const BY_UNITS: Readonly<Record<string, Kind>> = {
+  samples: cpu,
+  objects: memory('alloc_objects', 'count'),
+  bytes: memory('alloc_space', 'bytes'),
+  goroutines: KINDS.goroutines!,
+  lock_samples: KINDS.lock_count!,
+  lock_nanoseconds: KINDS.lock_duration!,
+};
+
+export interface ParsedName {
+  service: string;
+  kind: Kind;
+  labels: Array<{ name: string; value: string }>;
+}
+
+const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_.]*$/;
+
+/** `my.app.cpu{env=staging,region=us}` → service `my.app`, kind cpu, the labels. */
+export function parseIngestName(text: string | undefined, units: string | undefined): ParsedName {
+  if (!text) throw bad('query parameter name is required: the application name, e.g. my.app.cpu{env=staging}');
+  const brace = text.indexOf('{');
+  const app = (brace < 0 ? text : text.slice(0, brace)).trim();
+  const labels: Array<{ name: string; value: string }> = [];
+  if (brace >= 0) {
+    if (!text.endsWith('}')) throw bad(`name ${JSON.stringify(text)}: labels must end with }`);
+    const inner = text.slice(brace + 1, -1).trim();
+    for (const pair of inner === '' ? [] : inner.split(',')) {
+      const eq = pair.indexOf('=');
+      const key = (eq < 0 ? pair : pair.slice(0, eq)).trim();
+      if (eq < 0 || !LABEL_NAME.test(key)) throw bad(`name ${JSON.stringify(text)}: ${JSON.stringify(pair)} is not a label=value pair`);
+      // The name is the service: a label may not rename it.
+      if (key === '__name__' || key === 'service_name') continue;
+      labels.push({ name: key, value: pair.slice(eq + 1).trim() });
+    }
+  }
+  const dot = app.lastIndexOf('.');
+  const suffix = dot < 0 ? '' : app.slice(dot + 1);
+  const known = KINDS[suffix];
+  const service = known ? app.slice(0, dot) : app;
+  if (service === '') throw bad(`name ${JSON.stringify(text)} has no application name`);
+  const kind = known ?? BY_UNITS[units || 'samples'];
+  if (!kind) throw bad(`units ${JSON.stringify(units)} is not one of ${Object.keys(BY_UNITS).join(', ')}; or end the name with the profile kind (${Object.keys(KINDS).join(', ')})`);
+  return { service, kind, labels };
+}
+
+/** A `from`/`until` value: unix seconds (Pyroscope's SDKs), or milliseconds or nanoseconds told apart by size; absent: now. */
+export function parseIngestTime(param: string, text: string | undefined, nowNs: bigint): bigint {
+  if (text === undefined || text === '') return nowNs;
+  if (!/^\d{1,19}$/.test(text)) throw bad(`${param} ${JSON.stringify(text)} is not a unix time in seconds`);
+  const v = BigInt(text);
+  if (v >= 10n ** 17n) return v;
+  if (v >= 10n ** 11n) return v * 1_000_000n;
+  return v * 1_000_000_000n;
+}
+
+/** Stacks of folded or lines text → their values (counts), stacks root first. */
+function parseStacks(text: string, format: 'folded' | 'lines'): Map<string, bigint> {
+  const out = new Map<string, bigint>();
+  let lineNo = 0;
+  for (const raw of text.split('\n')) {
+    lineNo++;
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (line.trim() === '') continue;
+    let stack = line;
+    let count = 1n;
+    if (format === 'folded') {
+      const space = line.lastIndexOf(' ');
+      const value = space < 0 ? '' : line.slice(space + 1);
+      if (!/^\d{1,18}$/.test(value)) throw bad(`folded line ${lineNo} does not end in a sample count: ${JSON.stringify(line.slice(0, 120))}`);
+      stack = line.slice(0, space);
+      count = BigInt(value);
+    }
+    if (count === 0n || stack === '') continue;
+    out.set(stack, (out.get(stack) ?? 0n) + count);
+  }
+  return out;
+}
+
+/** Folded or lines stacks as a pprof profile of the kind, over the window. */
+function stacksToPprof(stacks: Map<string, bigint>, kind: Kind, sampleRate: number, fromNs: bigint, untilNs: bigint): PprofProfile {
+  const strings = [''];
+  const stringIds = new Map<string, bigint>([['', 0n]]);
+  const str = (s: string): bigint => {
+    let id = stringIds.get(s);
+    if (id === undefined) stringIds.set(s, (id = BigInt(strings.push(s) - 1)));
+    return id;
+  };
+  // One function and one location per frame name; pprof ids start at 1.
+  const locations = new Map<string, bigint>();
+  const functionList: Array<{ id: bigint; name: bigint }> = [];
+  const locationList: Array<{ id: bigint; line: Array<{ functionId: bigint }> }> = [];
+  const locationOf = (frame: string): bigint => {
+    let id = locations.get(frame);
+    if (id === undefined) {
+      id = BigInt(locations.size + 1);
+      locations.set(frame, id);
+      functionList.push({ id, name: str(frame) });
+      locationList.push({ id, line: [{ functionId: id }] });
+    }
+    return id;
+  };
+  const periodNs = BigInt(Math.round(1e9 / sampleRate));
+  const sample = [...stacks].map(([stack, count]) => ({
+    // Folded stacks are root first; pprof's are leaf first.
+    locationId: stack.split(';').map(locationOf).reverse(),
+    value: [kind.ticks ? count * periodNs : count],
+  }));
+  return create(PprofProfileSchema, {
+    sampleType: [{ type: str(kind.type), unit: str(kind.unit) }],
+    periodType: { type: str(kind.periodType), unit: str(kind.periodUnit) },
+    period: kind.ticks ? periodNs : 0n,
+    sample,
+    function: functionList,
+    location: locationList,
+    stringTable: strings,
+    timeNanos: fromNs,
+    durationNanos: untilNs > fromNs ? untilNs - fromNs : 0n,
+  });
+}
+
+export type IngestFormat = 'folded' | 'lines' | 'pprof';
+
+const REFUSED_FORMATS: Readonly<Record<string, string>> = {
+  jfr: 'JFR (the Pyroscope Java agent) is not taken; export the agent\'s profiles as pprof (pyroscope.format=pprof where the agent offers it) or send OTLP profiles',
+  trie: "Pyroscope 0.x's trie format is not taken; send folded, lines or pprof",
+  tree: "Pyroscope 0.x's tree format is not taken; send folded, lines or pprof",
+  speedscope: 'speedscope files are not taken; send folded, lines or pprof',
+};
+
+/** The body's format: the `format` parameter, else pprof for a multipart form or a pprof content type, else folded. */
+export function ingestFormat(param: string | undefined, contentType: string | undefined): IngestFormat {
+  const format = (param ?? '').toLowerCase();
+  if (format === 'folded' || format === 'collapsed' || format === '') {
+    if (format === '' && contentType && /^(multipart\/form-data|application\/x-protobuf|application\/vnd\.google\.protobuf)/i.test(contentType)) return 'pprof';
+    return 'folded';
+  }
+  if (format === 'lines' || format === 'pprof') return format;
+  const refused = REFUSED_FORMATS[format];
+  throw new FloeError('unsupported_media_type', refused ?? `format ${JSON.stringify(param)} is not one of folded, lines, pprof`, { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
+}
+
+export interface LegacyIngest {
+  query: Readonly<Record<string, string | undefined>>;
+  contentType: string | undefined;
+  /** The body after Content-Encoding. */
+  body: Buffer;
+}
+
+/**
+ * One /ingest request as a push series (pprof.ts's input): the service and labels of its name,
+ * and its profile(s). Async because a multipart form is read with the platform's own parser.
+ */
+export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Promise<PprofSeries> {
+  const q = req.query;
+  const parsed = parseIngestName(q.name, q.units);
+  const format = ingestFormat(q.format, req.contentType);
+  const untilNs = parseIngestTime('until', q.until, nowNs);
+  const fromNs = parseIngestTime('from', q.from, untilNs);
+  if (fromNs > untilNs) throw bad(`from (${q.from}) is after until (${q.until})`);
+  const labels = [{ name: '__name__', value: parsed.kind.name }, { name: 'service_name', value: parsed.service }, ...parsed.labels];
+  if (q.spyName) labels.push({ name: 'pyroscope_spy', value: q.spyName });
+  const window = { timeNs: fromNs, durationNs: untilNs - fromNs };
+  if (format !== 'pprof') {
+    const sampleRate = q.sampleRate === undefined || q.sampleRate === '' ? 100 : Number(q.sampleRate);
+    if (!Number.isFinite(sampleRate) || sampleRate <= 0 || sampleRate > 1e9) throw bad(`sampleRate ${JSON.stringify(q.sampleRate)} is not a positive rate in Hz`);
+    const profile = stacksToPprof(parseStacks(req.body.toString('utf8'), format), parsed.kind, sampleRate, fromNs, untilNs);
+    return { labels, profiles: [profile], window };
+  }
+  return { labels, profiles: [await pprofPart(req)], window };
+}
+
+/** The pprof bytes of a request: its body, or the `profile` part of a multipart form. */
+async function pprofPart(req: LegacyIngest): Promise<Uint8Array> {
+  if (!req.contentType || !/^multipart\/form-data/i.test(req.contentType)) return req.body;
+  let form: FormData;
+  try {
+    form = await new Response(req.body, { headers: { 'content-type': req.contentType } }).formData();
+  } catch (err) {
+    throw bad(`the body is not a valid multipart form: ${(err as Error).message}`);
+  }
+  const prev = form.get('prev_profile');
+  if (prev instanceof Blob && prev.size > 0) {
+    throw bad('prev_profile (a cumulative profile to subtract) is not taken; send delta profiles, as current Pyroscope SDKs do');
+  }
+  const profile = form.get('profile');
+  if (!(profile instanceof Blob)) throw bad('the multipart form has no profile part');
+  return new Uint8Array(await profile.arrayBuffer());
+}
