@@ -31,6 +31,7 @@ export { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 
 export { grpcServiceDefinition } from './grpc.ts';
 export { decodeOtlpJson, hexIdsToBase64 } from './otlp-json.ts';
+export { pprofOfNamedStacks, type NamedStackProfile } from './pprof.ts';
 
 // OTLP common + resource
 export {
@@ -368,6 +369,7 @@ export {
   QuerierService as PyroQuerierService,
   SelectMergeSpanProfileRequestSchema as PyroSelectMergeSpanProfileRequestSchema,
   SelectMergeSpanProfileResponseSchema as PyroSelectMergeSpanProfileResponseSchema,
+  SelectMergeProfileRequestSchema as PyroSelectMergeProfileRequestSchema,
   SelectMergeStacktracesRequestSchema as PyroSelectMergeStacktracesRequestSchema,
   SelectMergeStacktracesResponseSchema as PyroSelectMergeStacktracesResponseSchema,
   SelectSeriesRequestSchema as PyroSelectSeriesRequestSchema,
@@ -385,6 +387,7 @@ export type {
   ProfileTypesResponse as PyroProfileTypesResponse,
   SelectMergeSpanProfileRequest as PyroSelectMergeSpanProfileRequest,
   SelectMergeSpanProfileResponse as PyroSelectMergeSpanProfileResponse,
+  SelectMergeProfileRequest as PyroSelectMergeProfileRequest,
   SelectMergeStacktracesRequest as PyroSelectMergeStacktracesRequest,
   SelectMergeStacktracesResponse as PyroSelectMergeStacktracesResponse,
   SelectSeriesRequest as PyroSelectSeriesRequest,

@@ -12,6 +12,8 @@ import {
   PyroProfileFormat,
   PyroProfileTypesRequestSchema,
   PyroProfileTypesResponseSchema,
+  PprofProfileSchema,
+  PyroSelectMergeProfileRequestSchema,
   PyroSelectMergeSpanProfileRequestSchema,
   PyroSelectMergeSpanProfileResponseSchema,
   PyroSelectMergeStacktracesRequestSchema,
@@ -29,7 +31,7 @@ import {
   type MessageShape,
   type PyroFlameGraph,
 } from '@floe/proto';
-import { postProfiles, sampleProfilesRequest, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { SAMPLE_CPU_STACKS, postProfiles, sampleProfilesRequest, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Pyroscope's Connect API under /profilequery end to end, as Grafana's Pyroscope data source
@@ -162,6 +164,40 @@ describe('Pyroscope Connect API end to end (embedded)', () => {
     expect(threads.message!.labelsSet.map((s) => s.labels.map(({ name, value }) => ({ name, value })))).toEqual([[{ name: 'thread.name', value: 'worker-1' }]]);
   });
 
+  it('SelectMergeProfile: the merge as one pprof profile, stacks leaf first with their merged values, in protobuf and proto-JSON', async () => {
+    const request = { profileTypeID: CPU, labelSelector: `{service_name="${service}"}`, ...window() };
+    const r = await call('SelectMergeProfile', PyroSelectMergeProfileRequestSchema, request, PprofProfileSchema);
+    expect(r.status).toBe(200);
+    const p = r.message!;
+    const s = (i: bigint) => p.stringTable[Number(i)];
+    expect(p.sampleType.map((t) => [s(t.type), s(t.unit)])).toEqual([['cpu', 'nanoseconds']]);
+    expect([s(p.periodType!.type), s(p.periodType!.unit), s(p.defaultSampleType)]).toEqual(['cpu', 'nanoseconds', 'cpu']);
+    expect([p.timeNanos, p.durationNanos]).toEqual([request.start * 1_000_000n, 120_000_000_000n]);
+    const functionName = new Map(p.function.map((f) => [f.id, s(f.name)]));
+    const frame = new Map(p.location.map((l) => [l.id, functionName.get(l.line[0]!.functionId)]));
+    const samples = p.sample.map((x) => ({ stack: x.locationId.map((id) => frame.get(id)), value: Number(x.value[0]) })).sort((a, b) => b.value - a.value);
+    // The first stack was sent twice (30 + 10 ms): merged.
+    expect(samples).toEqual([
+      { stack: SAMPLE_CPU_STACKS[0], value: 40 * MS },
+      { stack: SAMPLE_CPU_STACKS[1], value: 20 * MS },
+      { stack: SAMPLE_CPU_STACKS[2], value: 5 * MS },
+    ]);
+
+    const json = await fetch(`${floe.routerUrl}${SERVICE_PATH}/SelectMergeProfile`, {
+      method: 'POST',
+      headers: headersOf({}, 'application/json'),
+      body: JSON.stringify({ profileTypeID: CPU, labelSelector: '{}', start: String(request.start), end: String(request.end) }),
+    });
+    expect(json.status).toBe(200);
+    const body = (await json.json()) as { sample: Array<{ value: string[] }>; stringTable: string[] };
+    expect(body.sample.reduce((n, x) => n + Number(x.value[0]), 0)).toBe(65 * MS);
+    expect(body.stringTable).toEqual(expect.arrayContaining(['memmove', 'handleCheckout']));
+
+    const elsewhere = await call('SelectMergeProfile', PyroSelectMergeProfileRequestSchema, request, PprofProfileSchema, { key: otherKey, tenant: other });
+    expect(elsewhere.status).toBe(200);
+    expect(elsewhere.message!.sample).toEqual([]);
+  });
+
   it('SelectMergeStacktraces: the same names, levels and total as /render, node cap included', async () => {
     const selector = `{service_name="${service}"}`;
     const r = await call('SelectMergeStacktraces', PyroSelectMergeStacktracesRequestSchema, { profileTypeID: CPU, labelSelector: selector, ...window() }, PyroSelectMergeStacktracesResponseSchema);
@@ -282,7 +318,7 @@ describe('Pyroscope Connect API end to end (embedded)', () => {
     const noAuth = await call('ProfileTypes', PyroProfileTypesRequestSchema, window(), PyroProfileTypesResponseSchema, { key: null });
     expect(noAuth).toMatchObject({ status: 401, error: { code: 'unauthenticated' } });
 
-    for (const method of ['SelectMergeProfile', 'SelectHeatmap', 'AnalyzeQuery']) {
+    for (const method of ['SelectHeatmap', 'AnalyzeQuery']) {
       const r = await call(method, PyroProfileTypesRequestSchema, {}, PyroProfileTypesResponseSchema);
       expect(r).toMatchObject({ status: 501, error: { code: 'unimplemented', message: expect.stringContaining(`querier.v1.QuerierService/${method} is not implemented`) } });
     }

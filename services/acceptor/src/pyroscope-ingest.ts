@@ -1,5 +1,5 @@
 import { FloeError } from '@floe/errors';
-import { create, PprofProfileSchema, type PprofProfile } from '@floe/proto';
+import { pprofOfNamedStacks, type PprofProfile } from '@floe/proto';
 import type { PprofSeries } from './pprof.ts';
 
 /**
@@ -138,43 +138,15 @@ function parseStacks(text: string, format: 'folded' | 'lines'): Map<string, bigi
 
 /** Folded or lines stacks as a pprof profile of the kind, over the window. */
 function stacksToPprof(stacks: Map<string, bigint>, kind: Kind, sampleRate: number, fromNs: bigint, untilNs: bigint): PprofProfile {
-  const strings = [''];
-  const stringIds = new Map<string, bigint>([['', 0n]]);
-  const str = (s: string): bigint => {
-    let id = stringIds.get(s);
-    if (id === undefined) stringIds.set(s, (id = BigInt(strings.push(s) - 1)));
-    return id;
-  };
-  // One function and one location per frame name; pprof ids start at 1.
-  const locations = new Map<string, bigint>();
-  const functionList: Array<{ id: bigint; name: bigint }> = [];
-  const locationList: Array<{ id: bigint; line: Array<{ functionId: bigint }> }> = [];
-  const locationOf = (frame: string): bigint => {
-    let id = locations.get(frame);
-    if (id === undefined) {
-      id = BigInt(locations.size + 1);
-      locations.set(frame, id);
-      functionList.push({ id, name: str(frame) });
-      locationList.push({ id, line: [{ functionId: id }] });
-    }
-    return id;
-  };
   const periodNs = BigInt(Math.round(1e9 / sampleRate));
-  const sample = [...stacks].map(([stack, count]) => ({
-    // Folded stacks are root first; pprof's are leaf first.
-    locationId: stack.split(';').map(locationOf).reverse(),
-    value: [kind.ticks ? count * periodNs : count],
-  }));
-  return create(PprofProfileSchema, {
-    sampleType: [{ type: str(kind.type), unit: str(kind.unit) }],
-    periodType: { type: str(kind.periodType), unit: str(kind.periodUnit) },
+  return pprofOfNamedStacks({
+    sampleTypes: [{ type: kind.type, unit: kind.unit }],
+    periodType: { type: kind.periodType, unit: kind.periodUnit },
     period: kind.ticks ? periodNs : 0n,
-    sample,
-    function: functionList,
-    location: locationList,
-    stringTable: strings,
     timeNanos: fromNs,
     durationNanos: untilNs > fromNs ? untilNs - fromNs : 0n,
+    // Folded stacks are root first; pprof's are leaf first.
+    stacks: [...stacks].map(([stack, count]) => ({ frames: stack.split(';').reverse(), values: [kind.ticks ? count * periodNs : count] })),
   });
 }
 

@@ -27,6 +27,7 @@ import {
 } from '@floe/query';
 import type { Row } from '../logquery/results.ts';
 import { NS_PER_MS, maxNodesOf, nowNs } from './params.ts';
+import { mergedPprof } from './pprof-export.ts';
 
 /**
  * Pyroscope's querier.v1.QuerierService over Floe's profile plans (reference/api-contracts.md
@@ -53,7 +54,6 @@ export type QuerierServiceImpl = { [K in keyof Methods]: Handler<Methods[K]> };
 
 /** Methods of the service Floe does not serve: they answer Connect's unimplemented, naming why. */
 export const UNIMPLEMENTED_METHODS: Readonly<Record<string, string>> = {
-  SelectMergeProfile: 'pprof export is not available: use SelectMergeStacktraces',
   SelectHeatmap: 'heatmaps are not available: use SelectSeries',
   AnalyzeQuery: 'query analysis is not available',
 };
@@ -182,6 +182,15 @@ export const querierService: QuerierServiceImpl = {
     const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
     const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection, spanIds }, ctx.table)));
     return flamegraphAnswer(stacks, selection.profileType, req.maxNodes);
+  },
+
+  // Grafana's "export as pprof" and profilecli: the merge as a pprof profile (pprof-export.ts).
+  // max_nodes is not applied: a download is the whole merge, as stored.
+  async selectMergeProfile(req, ctx) {
+    const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
+    if (req.maxNodes !== undefined && req.maxNodes < 0n) throw bad('max_nodes must not be negative');
+    const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection }, ctx.table)));
+    return mergedPprof(stacks, selection.profileType, selection.range);
   },
 
   async selectSeries(req, ctx) {
