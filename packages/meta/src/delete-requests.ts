@@ -114,6 +114,12 @@ export async function startDeleteRequest(db: Db, id: string): Promise<boolean> {
   return rows.length > 0;
 }
 
+/** Whether the request has been carried out (false also for one cancelled or unknown). */
+export async function deleteRequestProcessed(db: Db, id: string): Promise<boolean> {
+  const { rows } = await db.query<{ done: boolean }>(`SELECT processed_at IS NOT NULL AS done FROM delete_requests WHERE id = $1`, [id]);
+  return rows[0]?.done === true;
+}
+
 export async function finishDeleteRequest(db: Db, id: string, deletedRows: number): Promise<void> {
   await db.query(`UPDATE delete_requests SET processed_at = now(), deleted_rows = $2 WHERE id = $1`, [id, deletedRows]);
 }

@@ -40,7 +40,7 @@ export {
 export { createTenant, deleteTenant, ensureTenant, getTenant, listTenants, updateTenant } from './tenants.ts';
 export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } from './tenants.ts';
 
-export { cancelDeleteRequest, createDeleteRequest, dueDeleteRequests, finishDeleteRequest, listDeleteRequests, startDeleteRequest } from './delete-requests.ts';
+export { cancelDeleteRequest, createDeleteRequest, deleteRequestProcessed, dueDeleteRequests, finishDeleteRequest, listDeleteRequests, startDeleteRequest } from './delete-requests.ts';
 export type { CancelOutcome, CreateDeleteRequestInput, DeleteRequest } from './delete-requests.ts';
 export { createDataset, deleteDataset, existingDatasetKeys, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
 export type { CreateDatasetInput, Dataset } from './datasets.ts';

@@ -28,7 +28,7 @@ import {
 import { requireScope } from '@floe/auth';
 import type { QuerierClient } from '../querier-client.ts';
 import type { CompactorClient } from '../compactor-client.ts';
-import { createDeleteRequest, type Db } from '@floe/meta';
+import { createDeleteRequest, deleteRequestProcessed, type Db } from '@floe/meta';
 import { createTableCache, type TableColumns } from '../table-columns.ts';
 import { metricsTable } from '@floe/schema';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
@@ -72,6 +72,19 @@ export interface MetricQueryOptions {
 
 /** Series one delete_series may name: past this the selector is too wide to hold as one request. */
 export const MAX_DELETE_SERIES = 100_000;
+/** How long delete_series waits for the compactor's pass before answering anyway. */
+const DELETE_WAIT_MS = 30_000;
+
+/** Whether the delete request is processed within `ms` (polled, 50 ms growing to 500 ms apart). */
+async function appliedWithin(db: Db, id: string, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  for (let wait = 50; ; wait = Math.min(500, wait * 2)) {
+    if (await deleteRequestProcessed(db, id)) return true;
+    if (Date.now() + wait > deadline) return false;
+    await new Promise((r) => setTimeout(r, wait));
+  }
+}
+
 /** The window delete_series reads when it names no end: a day past now, for samples stamped ahead. */
 const DELETE_END_AHEAD_MS = 86_400_000;
 
@@ -381,14 +394,20 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       if (ids.length === 0) return reply.code(204).send();
       const created = await createDeleteRequest(deletes.db, { tenantId: tenant, datasetId: dataset, table: 'metrics', query: texts.join('\n'), seriesIds: ids, startMs, endMs });
       req.log.info({ tenant, dataset, request: created.id, series: ids.length, startMs, endMs }, 'series delete request recorded');
-      // Without an answer the periodic pass applies it.
-      deletes.compactor?.call('POST', '/compact', { tenant, dataset, table: 'metrics' }).catch((err: unknown) => req.log.warn({ err }, 'could not ask the compactor for a pass; the next periodic pass deletes the series'));
+      // As Prometheus's, the answer comes once the samples are gone: after the pass the compactor
+      // was asked for, or DELETE_WAIT_MS. Without a compactor to ask, the periodic pass applies it.
+      const asked = await deletes.compactor?.call('POST', '/compact', { tenant, dataset, table: 'metrics' }).catch((err: unknown) => {
+        req.log.warn({ err }, 'could not ask the compactor for a pass; the next periodic pass deletes the series');
+        return undefined;
+      });
+      const applied = asked?.status === 202 && (await appliedWithin(deletes.db, created.id, Math.min(DELETE_WAIT_MS, opts.queryTimeoutMs)));
+      if (!applied) req.log.info({ tenant, dataset, request: created.id }, 'series delete request answered before the compactor applied it');
       return reply.code(204).header('x-floe-delete-request-id', created.id).send();
     };
     const deleteDoc = {
       ...doc('delete_metric_series', 'Delete the samples and exemplars of the series matching selectors in a window', 'nothing'),
       queryParameters: [{ ...P.match, required: true }, { ...P.start, description: 'Start of the window (included); default 1970.' }, { ...P.end, description: 'End of the window (included); default a day from now.' }],
-      response: { 204: { type: 'null', description: 'Recorded; the compactor deletes the samples within seconds' } },
+      response: { 204: { type: 'null', description: 'Done: the samples are gone (or, past 30 s or without a compactor to ask, recorded for its next pass)' } },
     };
     scope.post('/admin/tsdb/delete_series', { schema: deleteDoc }, deleteSeries);
     scope.put('/admin/tsdb/delete_series', { schema: { ...deleteDoc, operationId: 'put_delete_metric_series' } }, deleteSeries);
