@@ -202,6 +202,37 @@ describe('self-monitoring (embedded)', () => {
     expect(rows[0]).toMatchObject({ metric_type: 'sum', is_monotonic: true, signal: 'logs' });
   });
 
+  it('counts the items an acknowledged request left out in items_refused, by tenant, signal and reason', async () => {
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const DAY = 86_400_000_000_000n;
+    const logs = {
+      resourceLogs: [{ scopeLogs: [{ logRecords: [
+        { timeUnixNano: String(now - 8n * DAY), body: { stringValue: 'eight days old' } },
+        { timeUnixNano: String(now - 9n * DAY), body: { stringValue: 'nine days old' } },
+        { timeUnixNano: String(now + DAY), body: { stringValue: 'a day ahead' } },
+        { timeUnixNano: String(now), body: { stringValue: 'now' } },
+      ] }] }],
+    };
+    const res = await fetch(`${floe.otlpHttpUrl}/v1/logs`, { method: 'POST', body: JSON.stringify(logs), headers: { ...asTenant(), 'content-type': 'application/json' } });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { partialSuccess: { rejectedLogRecords: string } }).partialSuccess.rejectedLogRecords).toBe('3');
+    const rows = await waitFor(
+      'items_refused in _system._monitoring.metrics',
+      async () => {
+        const r = await sql(
+          `SELECT point_attr_str['reason'] AS reason, max(value) AS n, any_value(metric_type) AS type FROM _system._monitoring.metrics WHERE metric_name = 'items_refused' AND point_attr_str['tenant.id'] = '${tenant}' AND point_attr_str['signal'] = 'logs' GROUP BY ALL ORDER BY reason`,
+        );
+        return r.length === 2 ? r : undefined;
+      },
+      60_000,
+      500,
+    );
+    expect(rows).toEqual([
+      { reason: 'too_new', n: 1, type: 'sum' },
+      { reason: 'too_old', n: 2, type: 'sum' },
+    ]);
+  });
+
   it('stores CPU profiles of the process with Floe\'s own functions in _system\'s profiles table', async () => {
     // Functions of Floe's ingest, commit and query paths, some of which a busy window samples.
     const floeFunctions = ['authenticate', 'spansToPayloadsFromWire', 'hourPayloads', 'cpuProfileToOtlp', 'exportWindow', 'buildApp', 'chunkByRows', 'withinBudget', 'flightDoGet'];

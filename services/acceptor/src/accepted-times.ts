@@ -33,6 +33,11 @@ export class AcceptedTimes {
     return ns >= this.minNs && ns <= this.maxNs;
   }
 
+  /** Which bound a time admits() refused is past. */
+  kindOf(ns: number): 'too_old' | 'too_new' {
+    return ns < this.minNs ? 'too_old' : 'too_new';
+  }
+
   /** Why the time `ns` of `what` (e.g. "span start time") is refused; only for a time admits() refused. */
   refusal(what: string, ns: number): string {
     if (ns < this.minNs) {

@@ -3,7 +3,7 @@ import { ExportLogsServiceRequestSchema, ExportTraceServiceRequestSchema, type E
 import type { TableName } from '@floe/schema';
 import type { TenantContext } from '@floe/auth';
 import { newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
-import type { Logger } from '@floe/telemetry';
+import type { Counter, Logger } from '@floe/telemetry';
 import type { AcceptedTimes } from './accepted-times.ts';
 import { logsToRows } from './logs-to-rows.ts';
 import { logsToPayloadsFromWire } from './logs-wire.ts';
@@ -12,7 +12,7 @@ import { metricsToRows, type ConvertedMetrics } from './metrics-to-rows.ts';
 import type { ExportProfilesServiceRequest } from '@floe/proto';
 import { profilesToRows } from './profiles-to-rows.ts';
 import { payloadBuffers } from './payload-buffers.ts';
-import { discardRows, releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload } from './rows.ts';
+import { discardRows, releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload, type RefusalCounts } from './rows.ts';
 import type { SeriesGate, SeriesLimiter } from './series-limit.ts';
 import { spansToRows } from './traces-to-rows.ts';
 import { spansToPayloadsFromWire, type ConvertedPayloads } from './traces-wire.ts';
@@ -21,6 +21,13 @@ export interface IngestResult {
   accepted: number;
   rejected: number;
   rejectReason: string | undefined;
+}
+
+export interface IngestOptions {
+  /** limits.max_active_series (absent: metric series are not limited). */
+  series?: SeriesLimiter;
+  /** Self-monitoring's items_refused: items not stored, by tenant, signal and reason (rows.ts RefusalKind). */
+  itemsRefused?: Counter;
 }
 
 /**
@@ -57,12 +64,13 @@ export class Ingest {
   private readonly wal: WalAppender;
   private readonly log: Logger;
   private readonly series: SeriesLimiter | undefined;
+  private readonly itemsRefused: Counter | undefined;
 
-  /** `series`: limits.max_active_series (absent: metric series are not limited). */
-  constructor(wal: WalAppender, log: Logger, series?: SeriesLimiter) {
+  constructor(wal: WalAppender, log: Logger, opts: IngestOptions = {}) {
     this.wal = wal;
     this.log = log;
-    this.series = series;
+    this.series = opts.series;
+    this.itemsRefused = opts.itemsRefused;
   }
 
   /** A decoded trace export (OTLP/JSON bodies). */
@@ -146,6 +154,7 @@ export class Ingest {
       }
     }
     if (records.length > 0) await this.append(records);
+    this.countRefused(ctx, 'metrics', converted.points.refusedBy);
     const { accepted, rejected, rejectReason } = converted.points;
     return { accepted, rejected, rejectReason };
   }
@@ -154,7 +163,15 @@ export class Ingest {
     return this.store(ctx, table, hourPayloads(table, converted), converted);
   }
 
-  private async store(ctx: TenantContext, table: TableName, batches: Iterable<HourPayload>, counts: IngestResult): Promise<IngestResult> {
+  /** Records what a stored request left out (after its append: a failed request stored nothing and refused nothing). */
+  private countRefused(ctx: TenantContext, signal: TableName, refusedBy: RefusalCounts): void {
+    if (!this.itemsRefused) return;
+    for (const [reason, n] of Object.entries(refusedBy)) {
+      if (n > 0) this.itemsRefused.add(n, { 'tenant.id': ctx.tenant, 'dataset.id': ctx.dataset, signal, reason });
+    }
+  }
+
+  private async store(ctx: TenantContext, table: TableName, batches: Iterable<HourPayload>, counts: IngestResult & { refusedBy: RefusalCounts }): Promise<IngestResult> {
     const records: WalRecord[] = [];
     for (const batch of batches) {
       records.push({
@@ -163,6 +180,7 @@ export class Ingest {
       });
     }
     if (records.length > 0) await this.append(records);
+    this.countRefused(ctx, table, counts.refusedBy);
     return { accepted: counts.accepted, rejected: counts.rejected, rejectReason: counts.rejectReason };
   }
 

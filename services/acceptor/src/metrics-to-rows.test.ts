@@ -558,6 +558,7 @@ describe('metricsToRows', () => {
       times,
     );
     expect([out.points.accepted, out.points.rejected]).toEqual([2, 2]);
+    expect(out.points.refusedBy).toEqual({ too_old: 1, too_new: 1 });
     expect(out.points.rejectReason).toMatch(/^data point time is more than 1h in the past \(limits\.ingest_max_age; oldest accepted: /);
     expect([...out.points.byHour.values()].flatMap((b) => batchRows(b).map((r) => r.value))).toEqual([0, 59]);
     // The exemplar two hours back is dropped with its point kept; the one at T is kept.

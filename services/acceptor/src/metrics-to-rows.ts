@@ -250,7 +250,7 @@ export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedT
           const attrs = splitAttributes(p.attributes);
           const sid = seriesId(ctx.prefix, attrs);
           if (series !== undefined && !series.admits(sid)) {
-            points.reject(series.refusal);
+            points.reject(series.refusal, 'series_limit');
             continue;
           }
           points.add(p.timeUnixNano, {

@@ -38,7 +38,7 @@ import { ColumnBatchBuilder, Leaf, REUSE_BYTES } from '@floe/storage';
 import { AcceptedTimes, nsOfHalves } from './accepted-times.ts';
 import { anyValueText } from './attributes.ts';
 import { payloadBuffers } from './payload-buffers.ts';
-import type { HourPayload } from './rows.ts';
+import type { HourPayload, RefusalCounts, RefusalKind } from './rows.ts';
 
 const ERR_OVERRUN = 'a field runs past the end of its enclosing message';
 const ERR_WIRE_TYPE = 'a known field has the wrong wire type';
@@ -1519,6 +1519,7 @@ export interface ConvertedPayloads {
   accepted: number;
   rejected: number;
   rejectReason: string | undefined;
+  refusedBy: RefusalCounts;
 }
 
 /** One hour's column batch, with the leaves its transcoder writes. */
@@ -1546,6 +1547,7 @@ export class HourBatches<H extends HourRows> {
   accepted = 0;
   rejected = 0;
   rejectReason: string | undefined = undefined;
+  refusedBy: RefusalCounts = {};
   /** The row times the request's tenant may write (set per request; reset() forgets them). */
   times: AcceptedTimes = AcceptedTimes.ANY;
 
@@ -1575,23 +1577,24 @@ export class HourBatches<H extends HourRows> {
     if (h.run++ === 0) this.pending.push(h);
   }
 
-  reject(reason: string): void {
+  reject(reason: string, kind: RefusalKind = 'invalid'): void {
     this.rejected++;
     this.rejectReason ??= reason;
+    this.refusedBy[kind] = (this.refusedBy[kind] ?? 0) + 1;
   }
 
   /** Whether a row whose time (of `what`) is the halves lo, hi is within `times`; if not, it is rejected. */
   admits(lo: number, hi: number, what: string): boolean {
     const ns = nsOfHalves(lo, hi);
     if (this.times.admits(ns)) return true;
-    this.reject(this.rejectReason ?? this.times.refusal(what, ns));
+    this.reject(this.rejectReason ?? this.times.refusal(what, ns), this.times.kindOf(ns));
     return false;
   }
 
   result(): ConvertedPayloads {
     const byHour = new Map<number, HourPayload>();
     for (const [hour, h] of this.hours) byHour.set(hour, { hour, rows: h.batch.rows, payload: h.batch.finish(payloadBuffers.take) });
-    return { byHour, accepted: this.accepted, rejected: this.rejected, rejectReason: this.rejectReason };
+    return { byHour, accepted: this.accepted, rejected: this.rejected, rejectReason: this.rejectReason, refusedBy: this.refusedBy };
   }
 
   /** Clears the batches for the next request (also after a failed one), dropping any a huge request grew. */
@@ -1611,6 +1614,7 @@ export class HourBatches<H extends HourRows> {
     this.accepted = 0;
     this.rejected = 0;
     this.rejectReason = undefined;
+    this.refusedBy = {};
   }
 }
 

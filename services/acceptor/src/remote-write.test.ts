@@ -359,6 +359,8 @@ describe('remote write 1.0 → metrics rows', () => {
       expect(out.firstError).toMatch(/^sample timestamp is more than 1h in the past \(limits\.ingest_max_age; oldest accepted: .*\) \(m_total\{job="j"\}\)$/);
       expect(out.firstDropped).toMatch(/^exemplar timestamp is more than 1h in the past/);
       expect(flat(out.points).map((r) => r.value)).toEqual([2]);
+      // What the acceptor's items_refused counts.
+      expect(out.points.refusedBy).toEqual({ too_old: 1, too_new: 1, unsupported: 1 });
     }
     const histogram = remoteWriteV2ToRows(
       decodeRemoteWriteV2(
@@ -367,6 +369,7 @@ describe('remote write 1.0 → metrics rows', () => {
       times,
     );
     expect(histogram).toMatchObject({ errors: 1, histogramsWritten: 0 });
+    expect(histogram.points.refusedBy).toEqual({ too_new: 1 });
     expect(histogram.firstError).toMatch(/^histogram timestamp is more than 1m in the future \(limits\.ingest_max_future; latest accepted: /);
   });
 

@@ -12,7 +12,7 @@ import { emptyTyped, type TypedAttributes } from './attributes.ts';
 import { FLAG_NO_RECORDED_VALUE, jsonFloat, jsonInt64, type ConvertedMetrics } from './metrics-to-rows.ts';
 import { BytesLru, ColumnBatchBuilder, viewOf, type BytesHit, type Leaf, type RowTemplate } from '@floe/storage';
 import { readPlainWriteRequest, WireDecodeError, type WireSeries, type WireWriteRequest } from './remote-write-wire.ts';
-import { MAX_INT64, RowCollector } from './rows.ts';
+import { MAX_INT64, RowCollector, type RefusalKind } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
 import type { SeriesGate } from './series-limit.ts';
@@ -377,24 +377,32 @@ class Converter {
   /** Whether the series (`sid`) may take its `items`; if not, they are refused. */
   #admitsSeries(sid: string, s: SeriesIn, items: number): boolean {
     if (this.#series === undefined || this.#series.admits(sid)) return true;
-    this.error(items, `${this.#series.refusal} (${describe(s.labels)})`);
+    this.error(items, `${this.#series.refusal} (${describe(s.labels)})`, 'series_limit');
     return false;
   }
 
-  /** Why a sample (`what`) at `ms` is outside the tenant's accepted times, if it is. */
-  #outside(ms: bigint, what: string): string | undefined {
+  /** Why a sample (`what`) at `ms` is outside the tenant's accepted times, and which bound, if it is. */
+  #outside(ms: bigint, what: string): { reason: string; kind: RefusalKind } | undefined {
     const ns = Number(ms) * 1e6;
-    return this.#times.admits(ns) ? undefined : this.#times.refusal(what, ns);
+    return this.#times.admits(ns) ? undefined : { reason: this.#times.refusal(what, ns), kind: this.#times.kindOf(ns) };
   }
 
-  error(n: number, reason: string): void {
+  /** Why a sample, histogram or exemplar at `ms` (starting at `start`, 0: none) is refused, if it is. */
+  #timeRefusal(ms: bigint, start: bigint, what: string): { reason: string; kind: RefusalKind } | undefined {
+    const invalid = timeInvalid(ms) ?? startInvalid(start);
+    return invalid !== undefined ? { reason: invalid, kind: 'invalid' } : this.#outside(ms, what);
+  }
+
+  error(n: number, reason: string, kind: RefusalKind = 'invalid'): void {
     this.errors += n;
     this.firstError ??= reason;
+    this.points.countRefused(kind, n);
   }
 
   drop(reason: string): void {
     this.dropped++;
     this.firstDropped ??= reason;
+    this.points.countRefused('unsupported', 1);
   }
 
   series(s: SeriesIn): void {
@@ -419,9 +427,9 @@ class Converter {
   /** Plain samples of a series whose other columns are `head`. */
   private samples(s: SeriesIn, head: RowTemplate): void {
     for (const sample of s.samples) {
-      const reason = timeInvalid(sample.timestamp) ?? startInvalid(sample.startTimestamp ?? 0n) ?? this.#outside(sample.timestamp, 'sample timestamp');
-      if (reason) {
-        this.error(1, `${reason} (${describe(s.labels)})`);
+      const refused = this.#timeRefusal(sample.timestamp, sample.startTimestamp ?? 0n, 'sample timestamp');
+      if (refused) {
+        this.error(1, `${refused.reason} (${describe(s.labels)})`, refused.kind);
         continue;
       }
       const start = startMs(sample.startTimestamp ?? 0n, s.created);
@@ -505,9 +513,9 @@ class Converter {
       const gauge = s.meta?.type === 'gaugehistogram';
       for (const h of s.histograms) {
         const hstart = 'startTimestamp' in h ? h.startTimestamp : 0n;
-        const reason = timeInvalid(h.timestamp) ?? startInvalid(hstart) ?? this.#outside(h.timestamp, 'histogram timestamp');
-        if (reason) {
-          this.error(1, `${reason} (${describe(s.labels)})`);
+        const refused = this.#timeRefusal(h.timestamp, hstart, 'histogram timestamp');
+        if (refused) {
+          this.error(1, `${refused.reason} (${describe(s.labels)})`, refused.kind);
           continue;
         }
         const converted = nativeHistogram(h);
@@ -541,7 +549,7 @@ class Converter {
       }
       const outside = this.#outside(e.timestamp, 'exemplar timestamp');
       if (outside !== undefined) {
-        this.drop(`${outside} (${describe(s.labels)})`);
+        this.drop(`${outside.reason} (${describe(s.labels)})`);
         continue;
       }
       const filtered: Record<string, string> = Object.create(null) as Record<string, string>;

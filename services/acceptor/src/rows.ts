@@ -28,12 +28,23 @@ export interface HourPayload {
   series?: readonly RowTemplate[];
 }
 
+/**
+ * Why items of a request were not stored, as the acceptor's items_refused counter tells them
+ * apart: invalid (the protocol's or Floe's rules), too_old / too_new (limits.ingest_max_age,
+ * ingest_max_future), series_limit (limits.max_active_series), unsupported (remote write's
+ * custom-bucket histograms and exemplars without a time, dropped).
+ */
+export type RefusalKind = 'invalid' | 'too_old' | 'too_new' | 'series_limit' | 'unsupported';
+export type RefusalCounts = Partial<Record<RefusalKind, number>>;
+
 export interface ConvertedRows {
   byHour: Map<number, HourBatch>;
   accepted: number;
   rejected: number;
   /** The first reason an item was rejected (OTLP partial_success.error_message). */
   rejectReason: string | undefined;
+  /** The rejected items (and remote write's dropped ones) by kind. */
+  refusedBy: RefusalCounts;
 }
 
 /** Builders reused across requests, a few per table (conversion is synchronous). */
@@ -74,6 +85,7 @@ export class RowCollector {
   accepted = 0;
   rejected = 0;
   rejectReason: string | undefined;
+  readonly refusedBy: RefusalCounts = {};
   readonly #table: TableName | undefined;
   readonly #times: AcceptedTimes;
 
@@ -90,7 +102,7 @@ export class RowCollector {
   admits(timeNs: bigint, what: string): boolean {
     const ns = Number(timeNs);
     if (this.#times.admits(ns)) return true;
-    this.reject(this.rejectReason ?? this.#times.refusal(what, ns));
+    this.reject(this.rejectReason ?? this.#times.refusal(what, ns), this.#times.kindOf(ns));
     return false;
   }
 
@@ -118,13 +130,19 @@ export class RowCollector {
     return (batch.columns ??= takeBuilder(this.#table));
   }
 
-  reject(reason: string): void {
+  reject(reason: string, kind: RefusalKind = 'invalid'): void {
     this.rejected++;
     this.rejectReason ??= reason;
+    this.countRefused(kind, 1);
+  }
+
+  /** Counts `n` items of `kind` not stored, without rejecting (remote write keeps its own answer). */
+  countRefused(kind: RefusalKind, n: number): void {
+    this.refusedBy[kind] = (this.refusedBy[kind] ?? 0) + n;
   }
 
   result(): ConvertedRows {
-    return { byHour: this.byHour, accepted: this.accepted, rejected: this.rejected, rejectReason: this.rejectReason };
+    return { byHour: this.byHour, accepted: this.accepted, rejected: this.rejected, rejectReason: this.rejectReason, refusedBy: this.refusedBy };
   }
 }
 

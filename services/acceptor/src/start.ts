@@ -59,8 +59,13 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const limitStores = deps.limitStores ?? limitStoresFromConfig(config);
   // One cache of tenants' limits for admission and the series limit.
   const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
-  const ingest = new Ingest(wal, log, new SeriesLimiter(limitStores.activeSeries, limitsOf, log));
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;
+  const ingest = new Ingest(wal, log, {
+    series: new SeriesLimiter(limitStores.activeSeries, limitsOf, log),
+    itemsRefused: meter.createCounter('items_refused', {
+      description: 'Items (spans, log records, data points, profiles) of acknowledged ingest requests that were not stored, by tenant, signal and reason: invalid, too_old, too_new, series_limit, unsupported',
+    }),
+  });
   const walBacklog = new WalBacklogGate(store, config.acceptor.max_wal_backlog, log);
   if (config.acceptor.max_wal_backlog > 0) {
     // What the gate last listed, so an alert can fire on a writer falling behind before the limit.

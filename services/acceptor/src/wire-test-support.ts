@@ -35,7 +35,7 @@ export function referenceOf(table: TableDef, converted: ConvertedRows): Referenc
     byHour.set(hour, { hour, rows: batch.rows, payload: b.finish() });
     rows.set(hour, batch.items);
   }
-  return { byHour, accepted: converted.accepted, rejected: converted.rejected, rejectReason: converted.rejectReason, rows };
+  return { byHour, accepted: converted.accepted, rejected: converted.rejected, rejectReason: converted.rejectReason, refusedBy: converted.refusedBy, rows };
 }
 
 const shown = (v: unknown) => {
