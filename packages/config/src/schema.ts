@@ -414,6 +414,27 @@ export const scmSection = z
     }
   });
 
+// Tempo's metrics-generator: RED metrics and service-graph edges derived from ingested spans,
+// written as ordinary metrics of the spans' own dataset, for Grafana's service graph.
+export const metricsGeneratorSection = z.strictObject({
+  enabled: z.boolean().default(false).describe('Derive metrics from ingested spans, as Tempo\'s metrics-generator does, into the metrics table of the spans\' dataset (each acceptor keeps its own counters and labels them with its instance).'),
+  processors: z
+    .array(z.enum(['span_metrics', 'service_graphs']))
+    .default(['span_metrics', 'service_graphs'])
+    .describe('span_metrics: traces_spanmetrics_calls_total and traces_spanmetrics_latency (by service, span_name, span_kind, status_code); service_graphs: traces_service_graph_request_total, _failed_total and the client and server latency histograms, by client, server and connection_type.'),
+  collection_interval: duration('15s').refine((ms) => ms >= 1000, 'must be at least 1s').describe('How often the counters are written (one point per series each time).'),
+  histogram_buckets: z
+    .array(z.number().positive())
+    .min(1)
+    .default([0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384])
+    .refine((b) => b.every((x, i) => i === 0 || x > b[i - 1]!), 'must be ascending')
+    .describe('Upper bounds (seconds) of the latency histograms\' buckets.'),
+  dimensions: z.array(z.string().min(1)).max(16).default([]).describe('Span or resource attributes added as labels of the span metrics (dots become underscores, as Tempo names them).'),
+  service_graph_wait: duration('10s').describe('How long a client or server span waits for its other half before it counts as unpaired.'),
+  max_series: z.number().int().positive().default(10_000).describe('Series the generator keeps per dataset and processor; spans of further new series are not counted (traces_spanmetrics_dropped_spans / traces_service_graph_dropped_spans count them).'),
+  max_pending_edges: z.number().int().positive().default(10_000).describe('Client and server spans a dataset may hold waiting for their other half; beyond it they are dropped.'),
+});
+
 export const floeConfigSchema = z.strictObject({
   log: logSection.prefault({}),
   runtime: runtimeSection.prefault({}),
@@ -433,6 +454,7 @@ export const floeConfigSchema = z.strictObject({
   scm: scmSection.prefault({}),
   self_monitoring: selfMonitoringSection.prefault({}),
   profiling: profilingSection.prefault({}),
+  metrics_generator: metricsGeneratorSection.prefault({}),
 });
 
 export type FloeConfig = z.output<typeof floeConfigSchema>;

@@ -1,5 +1,6 @@
 import { FloeError } from '@floe/errors';
-import { ExportLogsServiceRequestSchema, ExportTraceServiceRequestSchema, type ExportLogsServiceRequest, type ExportTraceServiceRequest } from '@floe/proto';
+import { ExportLogsServiceRequestSchema, ExportTraceServiceRequestSchema, fromBinary, type ExportLogsServiceRequest, type ExportTraceServiceRequest } from '@floe/proto';
+import type { MetricsGenerator } from './metrics-generator.ts';
 import type { TableName } from '@floe/schema';
 import type { TenantContext } from '@floe/auth';
 import { newRecordId, type WalAppender, type WalRecord } from '@floe/storage';
@@ -28,6 +29,8 @@ export interface IngestOptions {
   series?: SeriesLimiter;
   /** Self-monitoring's items_refused: items not stored, by tenant, signal and reason (rows.ts RefusalKind). */
   itemsRefused?: Counter;
+  /** metrics_generator: counts the spans of stored trace exports (absent: off). */
+  generator?: MetricsGenerator;
 }
 
 /**
@@ -65,17 +68,21 @@ export class Ingest {
   private readonly log: Logger;
   private readonly series: SeriesLimiter | undefined;
   private readonly itemsRefused: Counter | undefined;
+  private readonly generator: MetricsGenerator | undefined;
 
   constructor(wal: WalAppender, log: Logger, opts: IngestOptions = {}) {
     this.wal = wal;
     this.log = log;
     this.series = opts.series;
     this.itemsRefused = opts.itemsRefused;
+    this.generator = opts.generator;
   }
 
   /** A decoded trace export (OTLP/JSON bodies). */
   async traces(ctx: TenantContext, req: ExportTraceServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
-    return this.storeRows(ctx, 'traces', spansToRows(req, times));
+    const result = await this.storeRows(ctx, 'traces', spansToRows(req, times));
+    this.generator?.observe(ctx, req, times);
+    return result;
   }
 
   /**
@@ -92,7 +99,18 @@ export class Ingest {
         code: 'FLOE_ERR_INGEST_DECODE',
       });
     }
-    return this.store(ctx, 'traces', converted.byHour.values(), converted);
+    const result = await this.store(ctx, 'traces', converted.byHour.values(), converted);
+    if (this.generator) {
+      // The generator reads spans as messages; only when it is on is the body decoded again.
+      let req: ExportTraceServiceRequest | undefined;
+      try {
+        req = fromBinary(ExportTraceServiceRequestSchema, body);
+      } catch (err) {
+        this.log.debug({ err }, 'metrics generator: stored spans that protobuf-es does not decode are not counted');
+      }
+      if (req) this.generator.observe(ctx, req, times);
+    }
+    return result;
   }
 
   /** A decoded logs export (protobuf or JSON). */

@@ -11,7 +11,9 @@ import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '
 import { Admission } from './admission.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { buildHttpServer } from './http-server.ts';
+import { AcceptedTimes } from './accepted-times.ts';
 import { Ingest } from './ingest.ts';
+import { MetricsGenerator } from './metrics-generator.ts';
 import { SeriesLimiter } from './series-limit.ts';
 import { WalBacklogGate } from './wal-backlog.ts';
 
@@ -60,7 +62,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   // One cache of tenants' limits for admission and the series limit.
   const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;
+  const generator = config.metrics_generator.enabled ? new MetricsGenerator(config.metrics_generator, config.runtime.instance_id || `${hostname()}-${process.pid}`, log) : undefined;
   const ingest = new Ingest(wal, log, {
+    generator,
     series: new SeriesLimiter(limitStores.activeSeries, limitsOf, log),
     itemsRefused: meter.createCounter('items_refused', {
       description: 'Items (spans, log records, data points, profiles) of acknowledged ingest requests that were not stored, by tenant, signal and reason: invalid, too_old, too_new, series_limit, unsupported',
@@ -102,6 +106,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const httpPort = (http.server.address() as { port: number }).port;
   const grpcServer = await startGrpcServer({ ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes, telemetry: deps.telemetry }, config.acceptor.host, config.acceptor.grpc_port);
   walBacklog.start();
+  // Generated metrics go through this acceptor's own WAL, as any export does.
+  generator?.start((ctx, req) => ingest.metrics(ctx, req, AcceptedTimes.ANY));
   ready = true;
   log.info({ httpPort, grpcPort: grpcServer.port }, 'acceptor ready');
 
@@ -117,6 +123,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       // Stop taking requests, let in-flight ones finish (their WAL appends complete), then close.
       await grpcServer.stop();
       await http.close();
+      await generator?.stop();
       await wal.close();
       walBacklog.close();
       if (ownLimitStores) await limitStores.close();
