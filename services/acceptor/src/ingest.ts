@@ -81,7 +81,7 @@ export class Ingest {
   /** A decoded trace export (OTLP/JSON bodies). */
   async traces(ctx: TenantContext, req: ExportTraceServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
     const result = await this.storeRows(ctx, 'traces', spansToRows(req, times));
-    this.generator?.observe(ctx, req, times);
+    if (this.generator) this.observeSpans(ctx, () => req, times);
     return result;
   }
 
@@ -100,16 +100,8 @@ export class Ingest {
       });
     }
     const result = await this.store(ctx, 'traces', converted.byHour.values(), converted);
-    if (this.generator) {
-      // The generator reads spans as messages; only when it is on is the body decoded again.
-      let req: ExportTraceServiceRequest | undefined;
-      try {
-        req = fromBinary(ExportTraceServiceRequestSchema, body);
-      } catch (err) {
-        this.log.debug({ err }, 'metrics generator: stored spans that protobuf-es does not decode are not counted');
-      }
-      if (req) this.generator.observe(ctx, req, times);
-    }
+    // The generator reads spans as messages: only when it is on is the body decoded again.
+    if (this.generator) this.observeSpans(ctx, () => fromBinary(ExportTraceServiceRequestSchema, body), times);
     return result;
   }
 
@@ -179,6 +171,15 @@ export class Ingest {
 
   private storeRows(ctx: TenantContext, table: TableName, converted: ConvertedRows): Promise<IngestResult> {
     return this.store(ctx, table, hourPayloads(table, converted), converted);
+  }
+
+  /** Spans of a stored export for the metrics generator, whose failure never fails the request (its spans are stored). */
+  private observeSpans(ctx: TenantContext, req: () => ExportTraceServiceRequest, times: AcceptedTimes): void {
+    try {
+      this.generator!.observe(ctx, req(), times);
+    } catch (err) {
+      this.log.debug({ err }, 'metrics generator: spans not counted');
+    }
   }
 
   /** Records what a stored request left out (after its append: a failed request stored nothing and refused nothing). */
