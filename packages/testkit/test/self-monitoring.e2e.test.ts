@@ -233,6 +233,16 @@ describe('self-monitoring (embedded)', () => {
     ]);
   });
 
+  it('counts an authenticated request answered with an error in requests_refused, by signal and reason', async () => {
+    const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: new Uint8Array([0x0a, 0xff, 0xff]), headers: { ...asTenant(), 'content-type': 'application/x-protobuf' } });
+    expect(res.status).toBe(400);
+    const rows = await rowsOf(
+      'requests_refused in _system._monitoring.metrics',
+      `SELECT metric_type, max(value) AS n FROM _system._monitoring.metrics WHERE metric_name = 'requests_refused' AND point_attr_str['tenant.id'] = '${tenant}' AND point_attr_str['signal'] = 'traces' AND point_attr_str['reason'] = 'bad_data' GROUP BY ALL`,
+    );
+    expect(rows).toEqual([{ metric_type: 'sum', n: 1 }]);
+  });
+
   it('stores CPU profiles of the process with Floe\'s own functions in _system\'s profiles table', async () => {
     // Functions of Floe's ingest, commit and query paths, some of which a busy window samples.
     const floeFunctions = ['authenticate', 'spansToPayloadsFromWire', 'hourPayloads', 'cpuProfileToOtlp', 'exportWindow', 'buildApp', 'chunkByRows', 'withinBudget', 'flightDoGet'];

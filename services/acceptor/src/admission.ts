@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { TenantContext } from '@floe/auth';
 import type { FloeConfig } from '@floe/config';
+import { FloeError } from '@floe/errors';
 import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
 import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type CachedTenantLimits, type DedupStore, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
@@ -18,10 +19,29 @@ export interface AdmissionDeps {
   log: Logger;
   /** Self-monitoring's resends_dropped (spec 2, Events): resends acknowledged without storing. */
   resendsDropped?: Counter;
+  /** Self-monitoring's requests_refused: authenticated requests answered with an error, by tenant, signal and reason. */
+  requestsRefused?: Counter;
   /** Refuses every tenant while the WAL backlog is over acceptor.max_wal_backlog (absent: no limit). */
   walBacklog?: WalBacklogGate;
   /** Each tenant's limits (absent: read from the metadata DB, cached as cachedTenantLimits caches). */
   limitsOf?: (tenant: string) => Promise<CachedTenantLimits>;
+}
+
+/** Why a request was refused, as requests_refused tells: the limit, or the error's kind. */
+function refusalReason(err: unknown): string {
+  if (!(err instanceof FloeError)) return 'internal';
+  switch (err.code) {
+    case 'FLOE_ERR_RATE_LIMITED':
+      return 'rate_limited';
+    case 'FLOE_ERR_QUOTA_EXCEEDED':
+      return 'quota_exceeded';
+    case 'FLOE_ERR_WAL_BACKLOG':
+      return 'wal_backlog';
+    case 'FLOE_ERR_WAL_UNAVAILABLE':
+      return 'wal_unavailable';
+    default:
+      return err.kind;
+  }
 }
 
 /** What identifies a byte-identical resend: who sent it where, and the exact bytes. */
@@ -95,6 +115,15 @@ export class Admission {
    * tenant may write) and remember the request once that store is durable (it resolved).
    */
   async run<R>(ctx: TenantContext, req: RequestIdentity, store: (times: AcceptedTimes) => Promise<R>, onResend: () => R): Promise<R> {
+    try {
+      return await this.#run(ctx, req, store, onResend);
+    } catch (err) {
+      this.#o.requestsRefused?.add(1, { 'tenant.id': ctx.tenant, 'dataset.id': ctx.dataset, signal: req.signal, reason: refusalReason(err) });
+      throw err;
+    }
+  }
+
+  async #run<R>(ctx: TenantContext, req: RequestIdentity, store: (times: AcceptedTimes) => Promise<R>, onResend: () => R): Promise<R> {
     const limits = await this.admit(ctx, req.body.byteLength);
     let fp = this.fingerprint(ctx, req, limits.createdAtMs);
     if (await this.isResend(fp)) {

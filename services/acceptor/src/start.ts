@@ -88,6 +88,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     config,
     log,
     resendsDropped: meter.createCounter('resends_dropped', { description: 'Byte-identical resends acknowledged without being stored again' }),
+    requestsRefused: meter.createCounter('requests_refused', {
+      description: 'Authenticated ingest requests answered with an error, by tenant, signal and reason: rate_limited, quota_exceeded, wal_backlog, wal_unavailable, or the error kind (bad_data, too_large, unsupported_media_type, …)',
+    }),
     walBacklog,
     limitsOf,
   });
