@@ -309,6 +309,12 @@ export const limitsSection = z.strictObject({
     .describe(
     'A series counts as active for limits.max_active_series until it has taken no data point for this long. A tenant\'s settings.limits may override it.',
   ),
+  metrics_generator_processors: z
+    .array(z.enum(['span_metrics', 'service_graphs']))
+    .default(['span_metrics', 'service_graphs'])
+    .describe(
+      'What the metrics generator (metrics_generator.enabled) derives from a tenant\'s spans: span_metrics (traces_spanmetrics_calls_total and traces_spanmetrics_latency by service, span_name, span_kind, status_code), service_graphs (traces_service_graph_request_total, _failed_total and the client and server latency histograms by client, server, connection_type); [] none. A tenant\'s settings.limits may override it, as Tempo\'s per-tenant metrics_generator_processors.',
+    ),
   ingest_max_age: duration('7d').describe(
     'Rows whose time (a span\'s start, a log record\'s or a data point\'s time, a profile\'s) lies further in the past than this are refused at ingest (OTLP: rejected in the partial success; remote write: 400 after storing the rest), so a client with a broken clock cannot scatter a request over thousands of hour partitions. 0s: any age. A tenant\'s settings.limits may override it (e.g. for a backfill).',
   ),
@@ -417,11 +423,7 @@ export const scmSection = z
 // Tempo's metrics-generator: RED metrics and service-graph edges derived from ingested spans,
 // written as ordinary metrics of the spans' own dataset, for Grafana's service graph.
 export const metricsGeneratorSection = z.strictObject({
-  enabled: z.boolean().default(false).describe('Derive metrics from ingested spans, as Tempo\'s metrics-generator does, into the metrics table of the spans\' dataset (each acceptor keeps its own counters and labels them with its instance).'),
-  processors: z
-    .array(z.enum(['span_metrics', 'service_graphs']))
-    .default(['span_metrics', 'service_graphs'])
-    .describe('span_metrics: traces_spanmetrics_calls_total and traces_spanmetrics_latency (by service, span_name, span_kind, status_code); service_graphs: traces_service_graph_request_total, _failed_total and the client and server latency histograms, by client, server and connection_type.'),
+  enabled: z.boolean().default(false).describe('Derive metrics from ingested spans, as Tempo\'s metrics-generator does, into the metrics table of the spans\' dataset (each acceptor keeps its own counters and labels them with its instance); which ones, per tenant: limits.metrics_generator_processors.'),
   collection_interval: duration('15s').refine((ms) => ms >= 1000, 'must be at least 1s').describe('How often the counters are written (one point per series each time).'),
   histogram_buckets: z
     .array(z.number().positive())

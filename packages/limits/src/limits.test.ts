@@ -157,6 +157,7 @@ describe('tenant limits', () => {
     ingest_max_future: 600_000,
     max_active_series: 0,
     active_series_window: 3_600_000,
+    metrics_generator_processors: ['span_metrics' as const, 'service_graphs' as const],
   };
   it('defaults, 0 as unlimited, burst defaulting to the rate, per-tenant overrides', () => {
     expect(tenantLimits(defaults)).toEqual({
@@ -171,6 +172,7 @@ describe('tenant limits', () => {
       ],
       maxActiveSeries: undefined,
       activeSeriesWindowMs: 3_600_000,
+      metricsGeneratorProcessors: ['span_metrics', 'service_graphs'],
       ingestMaxAgeMs: 7 * DAY,
       ingestMaxFutureMs: 600_000,
     });
@@ -183,6 +185,8 @@ describe('tenant limits', () => {
     expect([series.maxActiveSeries, series.activeSeriesWindowMs]).toEqual([5000, 1_200_000]);
     // A window of 0 would count nothing: not a setting, the instance's stays.
     expect(tenantLimits(defaults, { limits: { active_series_window: '0s' } }).activeSeriesWindowMs).toBe(3_600_000);
+    expect(tenantLimits(defaults, { limits: { metrics_generator_processors: [] } }).metricsGeneratorProcessors).toEqual([]);
+    expect(tenantLimits(defaults, { limits: { metrics_generator_processors: ['nope'] } }).metricsGeneratorProcessors).toEqual(['span_metrics', 'service_graphs']);
   });
 
   it('retention: the tenant\'s per-table value, its retention, the instance\'s per-table value, then the instance\'s', () => {

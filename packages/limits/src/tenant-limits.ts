@@ -27,6 +27,8 @@ export interface TenantLimits {
   maxActiveSeries: number | undefined;
   /** How long a series stays active after its last data point, in milliseconds. */
   activeSeriesWindowMs: number;
+  /** What the metrics generator derives from the tenant's spans (none: nothing). */
+  metricsGeneratorProcessors: ReadonlyArray<'span_metrics' | 'service_graphs'>;
   /** How far in the past a row's time may lie at ingest, in milliseconds (0: any age). */
   ingestMaxAgeMs: number;
   /** How far in the future a row's time may lie at ingest, in milliseconds (0: any time). */
@@ -58,6 +60,7 @@ type LimitKeys = Pick<
   | 'ingest_max_future'
   | 'max_active_series'
   | 'active_series_window'
+  | 'metrics_generator_processors'
 >;
 
 function bucket(rate: number, burst: number): BucketLimit | undefined {
@@ -83,6 +86,7 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
     retentionStreams: [...byPriority(own.retention_stream ?? [], 'tenant'), ...byPriority(defaults.retention_stream, 'instance')],
     maxActiveSeries: v('max_active_series') > 0 ? v('max_active_series') : undefined,
     activeSeriesWindowMs: v('active_series_window'),
+    metricsGeneratorProcessors: v('metrics_generator_processors'),
     ingestMaxAgeMs: v('ingest_max_age'),
     ingestMaxFutureMs: v('ingest_max_future'),
   };

@@ -72,6 +72,9 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management CLI (%s)', (mode) =
     expect(bad.code).toBe(1);
     expect(bad.stderr).toMatch(/settings\.limits\.retention: not a duration: "soon".*HTTP 400 bad_data/);
     expect((await floeCli(['tenant', 'limits', 'limited', '--set', 'retention'])).code).toBe(2);
+    // A list is given as JSON.
+    expect(await json(['tenant', 'limits', 'limited', '--set', 'metrics_generator_processors=["span_metrics"]'])).toEqual({ ...set, metrics_generator_processors: ['span_metrics'] });
+    expect(await json(['tenant', 'limits', 'limited', '--unset', 'metrics_generator_processors'])).toEqual(set);
 
     // The tenant's own tenant:manage key reads its limits but may not raise them.
     expect(await json(['tenant', 'limits', 'limited'], { FLOE_API_KEY: key })).toEqual(set);

@@ -42,8 +42,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('metrics generator (%s)', (mode
         ],
       }),
     );
-  const post = async (body: Uint8Array) => {
-    const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme', 'content-type': 'application/x-protobuf' } });
+  const post = async (body: Uint8Array, tenant = 'acme', k = key) => {
+    const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { authorization: `Bearer ${k}`, 'x-tenant-id': tenant, 'content-type': 'application/x-protobuf' } });
     expect(res.status).toBe(200);
   };
   const promql = async (query: string, tenant = 'acme', k = key) => {
@@ -100,5 +100,22 @@ describe.each<FloeMode>(['embedded', 'cluster'])('metrics generator (%s)', (mode
     expect(writers).toEqual([{ job: 'floe-metrics-generator', instance: expect.any(String), value: 3 }]);
     // Another tenant has no such series.
     expect(await promql('traces_spanmetrics_calls_total', 'globex', otherKey)).toEqual([]);
+  });
+
+  it("derives only a tenant's own processors (settings.limits.metrics_generator_processors)", async () => {
+    const created = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'spans-only', settings: { limits: { metrics_generator_processors: ['span_metrics'] } } }),
+    });
+    expect(created.status).toBe(201);
+    const k = (await floe.bootstrap('spans-only')).api_key;
+    await post(spans('solo', [{ id: 1, name: 'GET /', kind: Span_SpanKind.SERVER, ms: 5 }]), 'spans-only', k);
+    const calls = await waitFor('the span metrics of spans-only', async () => {
+      const r = await promql('sum by (service) (traces_spanmetrics_calls_total)', 'spans-only', k);
+      return r.length > 0 ? r : undefined;
+    }, 60_000, 500);
+    expect(calls).toEqual([{ service: 'solo', value: 1 }]);
+    expect(await promql('traces_service_graph_request_total', 'spans-only', k)).toEqual([]);
   });
 });

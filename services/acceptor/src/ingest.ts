@@ -81,7 +81,7 @@ export class Ingest {
   /** A decoded trace export (OTLP/JSON bodies). */
   async traces(ctx: TenantContext, req: ExportTraceServiceRequest, times: AcceptedTimes): Promise<IngestResult> {
     const result = await this.storeRows(ctx, 'traces', spansToRows(req, times));
-    if (this.generator) this.observeSpans(ctx, () => req, times);
+    if (this.generator) await this.observeSpans(ctx, () => req, times);
     return result;
   }
 
@@ -101,7 +101,7 @@ export class Ingest {
     }
     const result = await this.store(ctx, 'traces', converted.byHour.values(), converted);
     // The generator reads spans as messages: only when it is on is the body decoded again.
-    if (this.generator) this.observeSpans(ctx, () => fromBinary(ExportTraceServiceRequestSchema, body), times);
+    if (this.generator) await this.observeSpans(ctx, () => fromBinary(ExportTraceServiceRequestSchema, body), times);
     return result;
   }
 
@@ -174,9 +174,9 @@ export class Ingest {
   }
 
   /** Spans of a stored export for the metrics generator, whose failure never fails the request (its spans are stored). */
-  private observeSpans(ctx: TenantContext, req: () => ExportTraceServiceRequest, times: AcceptedTimes): void {
+  private async observeSpans(ctx: TenantContext, req: () => ExportTraceServiceRequest, times: AcceptedTimes): Promise<void> {
     try {
-      this.generator!.observe(ctx, req(), times);
+      await this.generator!.observe(ctx, req, times);
     } catch (err) {
       this.log.debug({ err }, 'metrics generator: spans not counted');
     }

@@ -5,6 +5,7 @@ import { ExportTraceServiceRequestSchema, Span_SpanKind, Status_StatusCode, crea
 import { createLogger } from '@floe/telemetry';
 import { AcceptedTimes } from './accepted-times.ts';
 import { MetricsGenerator } from './metrics-generator.ts';
+import { tenantLimits } from '@floe/limits';
 
 const log = createLogger({ level: 'silent' });
 const ctx: TenantContext = { tenant: 'acme', dataset: 'default', principal: 'k', scopes: ['ingest'], isAdmin: false };
@@ -38,9 +39,10 @@ const request = (service: string, spans: SpanInit[]) =>
     ],
   });
 
-function generator(overrides: Record<string, unknown> = {}) {
-  const cfg = loadConfig({ env: {}, overrides: { metrics_generator: { enabled: true, service_graph_wait: '50ms', histogram_buckets: [0.01, 0.1, 1], ...overrides } } }).metrics_generator;
-  return new MetricsGenerator(cfg, 'acc-1', log);
+/** A generator whose tenants derive `processors`. */
+function generator({ processors = ['span_metrics', 'service_graphs'], ...overrides }: { processors?: string[] } & Record<string, unknown> = {}) {
+  const config = loadConfig({ env: {}, overrides: { metrics_generator: { enabled: true, service_graph_wait: '50ms', histogram_buckets: [0.01, 0.1, 1], ...overrides }, limits: { metrics_generator_processors: processors } } });
+  return new MetricsGenerator(config.metrics_generator, 'acc-1', log, async () => tenantLimits(config.limits));
 }
 
 /** One collection: each written metric's points as { labels, value } (histograms: count and buckets). */
@@ -72,7 +74,7 @@ async function collect(g: MetricsGenerator): Promise<Record<string, Array<Record
 describe('metrics generator', () => {
   it('span metrics: calls and latency by service, span name, kind and status, plus configured dimensions', async () => {
     const g = generator({ processors: ['span_metrics'], dimensions: ['http.route'] });
-    g.observe(ctx, request('api', [
+    await g.observe(ctx, () => request('api', [
       { id: 1, name: 'GET /a', kind: Span_SpanKind.SERVER, ms: 5, attrs: { 'http.route': '/a' } },
       { id: 2, name: 'GET /a', kind: Span_SpanKind.SERVER, ms: 50, attrs: { 'http.route': '/a' } },
       { id: 3, name: 'GET /a', kind: Span_SpanKind.SERVER, ms: 2000, error: true, attrs: { 'http.route': '/a' } },
@@ -92,11 +94,11 @@ describe('metrics generator', () => {
 
   it('service graphs: client and server halves pair across requests; a root server span is called by user', async () => {
     const g = generator({ processors: ['service_graphs'] });
-    g.observe(ctx, request('frontend', [
+    await g.observe(ctx, () => request('frontend', [
       { id: 1, name: 'GET /', kind: Span_SpanKind.SERVER, ms: 30 },
       { id: 2, parent: 1, name: 'call backend', kind: Span_SpanKind.CLIENT, ms: 20 },
     ]), AcceptedTimes.ANY);
-    g.observe(ctx, request('backend', [{ id: 3, parent: 2, name: 'handle', kind: Span_SpanKind.SERVER, ms: 15, error: true }]), AcceptedTimes.ANY);
+    await g.observe(ctx, () => request('backend', [{ id: 3, parent: 2, name: 'handle', kind: Span_SpanKind.SERVER, ms: 15, error: true }]), AcceptedTimes.ANY);
     const m = await collect(g);
     expect(m.traces_service_graph_request).toEqual([
       { labels: { client: 'user', server: 'frontend', connection_type: 'virtual_node' }, value: 1 },
@@ -116,12 +118,12 @@ describe('metrics generator', () => {
 
   it('a client half left alone calls its named peer (a database) once its wait is over; one naming none is unpaired', async () => {
     const g = generator({ processors: ['service_graphs'] });
-    g.observe(ctx, request('api', [
+    await g.observe(ctx, () => request('api', [
       { id: 1, parent: 9, name: 'SELECT', kind: Span_SpanKind.CLIENT, ms: 3, attrs: { 'db.system': 'postgresql', 'db.name': 'orders' } },
       { id: 2, parent: 9, name: 'POST', kind: Span_SpanKind.CLIENT, ms: 3 },
       { id: 3, parent: 9, name: 'publish', kind: Span_SpanKind.PRODUCER, ms: 1 },
     ]), AcceptedTimes.ANY);
-    g.observe(ctx, request('worker', [{ id: 4, parent: 3, name: 'consume', kind: Span_SpanKind.CONSUMER, ms: 2 }]), AcceptedTimes.ANY);
+    await g.observe(ctx, () => request('worker', [{ id: 4, parent: 3, name: 'consume', kind: Span_SpanKind.CONSUMER, ms: 2 }]), AcceptedTimes.ANY);
     await new Promise((r) => setTimeout(r, 80));
     const m = await collect(g);
     expect(m.traces_service_graph_request).toEqual([
@@ -131,15 +133,23 @@ describe('metrics generator', () => {
     expect(m.traces_service_graph_unpaired_spans).toEqual([{ labels: {}, value: 1 }]);
   });
 
+  it('a tenant whose processors are none derives nothing, and its spans are not even read', async () => {
+    const g = generator({ processors: [] });
+    await g.observe(ctx, () => {
+      throw new Error('read');
+    }, AcceptedTimes.ANY);
+    expect(await collect(g)).toEqual({});
+  });
+
   it('counters are cumulative across collections; spans outside the accepted times and series past the cap are not counted', async () => {
     const g = generator({ processors: ['span_metrics'], max_series: 1 });
     const span = (name: string) => request('api', [{ id: 1, name, kind: Span_SpanKind.INTERNAL, ms: 1 }]);
-    g.observe(ctx, span('a'), AcceptedTimes.ANY);
+    await g.observe(ctx, () => span('a'), AcceptedTimes.ANY);
     expect((await collect(g)).traces_spanmetrics_calls).toEqual([{ labels: expect.objectContaining({ span_name: 'a' }), value: 1 }]);
-    g.observe(ctx, span('a'), AcceptedTimes.ANY);
-    g.observe(ctx, span('b'), AcceptedTimes.ANY);
+    await g.observe(ctx, () => span('a'), AcceptedTimes.ANY);
+    await g.observe(ctx, () => span('b'), AcceptedTimes.ANY);
     // A tenant whose window ends an hour ago: the span is not counted.
-    g.observe(ctx, span('a'), new AcceptedTimes(Date.now() - 7_200_000, 3_600_000, 1));
+    await g.observe(ctx, () => span('a'), new AcceptedTimes(Date.now() - 7_200_000, 3_600_000, 1));
     const m = await collect(g);
     expect(m.traces_spanmetrics_calls).toEqual([{ labels: expect.objectContaining({ span_name: 'a' }), value: 2 }]);
     expect(m.traces_spanmetrics_dropped_spans).toEqual([{ labels: {}, value: 1 }]);

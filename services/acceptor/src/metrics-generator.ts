@@ -1,5 +1,6 @@
 import type { TenantContext } from '@floe/auth';
 import type { FloeConfig } from '@floe/config';
+import type { TenantLimits } from '@floe/limits';
 import { ExportMetricsServiceRequestSchema, Span_SpanKind, Status_StatusCode, create, type ExportMetricsServiceRequest, type ExportTraceServiceRequest, type KeyValue, type Span } from '@floe/proto';
 import type { Logger } from '@floe/telemetry';
 import type { AcceptedTimes } from './accepted-times.ts';
@@ -29,6 +30,7 @@ import { anyValueText, serviceName, stringKeyValue, type KeyValueInit } from './
  */
 
 type Config = FloeConfig['metrics_generator'];
+type Processors = TenantLimits['metricsGeneratorProcessors'];
 
 const SPAN_KINDS: Record<number, string> = {
   [Span_SpanKind.UNSPECIFIED]: 'SPAN_KIND_UNSPECIFIED',
@@ -153,11 +155,11 @@ class DatasetGenerator {
     this.#edges = new SeriesTable(cfg.max_series, () => ({ total: 0, failed: 0, client: new Histogram(bounds), server: new Histogram(bounds) }));
   }
 
-  observe(service: string, resource: readonly KeyValue[], span: Span, nowMs: number): void {
+  observe(service: string, resource: readonly KeyValue[], span: Span, processors: Processors, nowMs: number): void {
     this.lastObservedMs = nowMs;
     const failed = span.status?.code === Status_StatusCode.ERROR;
     const seconds = durationSeconds(span);
-    if (this.#cfg.processors.includes('span_metrics')) {
+    if (processors.includes('span_metrics')) {
       const labels: Record<string, string> = {
         service,
         span_name: span.name,
@@ -172,7 +174,7 @@ class DatasetGenerator {
       if (calls) calls.n++;
       this.#latency.get(labels, nowMs)?.observe(this.#cfg.histogram_buckets, seconds);
     }
-    if (this.#cfg.processors.includes('service_graphs')) this.#graph(service, span, failed, seconds, nowMs);
+    if (processors.includes('service_graphs')) this.#graph(service, span, failed, seconds, nowMs);
   }
 
   #graph(service: string, span: Span, failed: boolean, seconds: number, nowMs: number): void {
@@ -279,18 +281,27 @@ export class MetricsGenerator {
   readonly #cfg: Config;
   readonly #instance: string;
   readonly #log: Logger;
+  readonly #limitsOf: (tenant: string) => Promise<TenantLimits>;
   readonly #datasets = new Map<string, { tenant: string; dataset: string; gen: DatasetGenerator }>();
   #timer: NodeJS.Timeout | undefined;
   #collecting: Promise<void> | undefined;
 
-  constructor(cfg: Config, instance: string, log: Logger) {
+  /** `limitsOf`: each tenant's limits, whose metrics_generator_processors say what to derive. */
+  constructor(cfg: Config, instance: string, log: Logger, limitsOf: (tenant: string) => Promise<TenantLimits>) {
     this.#cfg = cfg;
     this.#instance = instance;
     this.#log = log.child({ component: 'metrics-generator' });
+    this.#limitsOf = limitsOf;
   }
 
-  /** Counts the spans of an export that was stored (their times within what the tenant may write). */
-  observe(ctx: TenantContext, req: ExportTraceServiceRequest, times: AcceptedTimes): void {
+  /**
+   * Counts the spans of an export that was stored (their times within what the tenant may write),
+   * with the tenant's processors; `request` is only called when it has some.
+   */
+  async observe(ctx: TenantContext, request: () => ExportTraceServiceRequest, times: AcceptedTimes): Promise<void> {
+    const processors = (await this.#limitsOf(ctx.tenant)).metricsGeneratorProcessors;
+    if (processors.length === 0) return;
+    const req = request();
     const key = `${ctx.tenant}\u0000${ctx.dataset}`;
     let entry = this.#datasets.get(key);
     if (!entry) this.#datasets.set(key, (entry = { tenant: ctx.tenant, dataset: ctx.dataset, gen: new DatasetGenerator(this.#cfg) }));
@@ -299,7 +310,7 @@ export class MetricsGenerator {
       const resource = rs.resource?.attributes ?? [];
       const service = serviceName(resource);
       for (const ss of rs.scopeSpans) {
-        for (const span of ss.spans) if (times.admits(Number(span.startTimeUnixNano))) entry.gen.observe(service, resource, span, nowMs);
+        for (const span of ss.spans) if (times.admits(Number(span.startTimeUnixNano))) entry.gen.observe(service, resource, span, processors, nowMs);
       }
     }
   }

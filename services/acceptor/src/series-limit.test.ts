@@ -21,6 +21,7 @@ const BASE = {
   ingest_max_future: 0,
   max_active_series: 0,
   active_series_window: 3_600_000,
+  metrics_generator_processors: [],
 };
 
 /** A real in-memory store that counts the members it is asked about. */

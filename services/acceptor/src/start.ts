@@ -62,7 +62,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   // One cache of tenants' limits for admission and the series limit.
   const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;
-  const generator = config.metrics_generator.enabled ? new MetricsGenerator(config.metrics_generator, config.runtime.instance_id || `${hostname()}-${process.pid}`, log) : undefined;
+  const generator = config.metrics_generator.enabled ? new MetricsGenerator(config.metrics_generator, config.runtime.instance_id || `${hostname()}-${process.pid}`, log, limitsOf) : undefined;
   const ingest = new Ingest(wal, log, {
     generator,
     series: new SeriesLimiter(limitStores.activeSeries, limitsOf, log),

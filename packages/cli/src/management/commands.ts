@@ -33,7 +33,18 @@ const emit = (opts: CommonOptions, body: unknown, human: () => void) => {
 };
 
 /** A --set value: a number when it reads as one (rates, bytes), otherwise text (durations such as 30d). */
-const limitValue = (text: string): unknown => (text.trim() !== '' && Number.isFinite(Number(text)) ? Number(text) : text);
+/** A --set value: a number, a JSON array or object (lists such as metrics_generator_processors), else text. */
+function limitValue(text: string): unknown {
+  if (text.trim() !== '' && Number.isFinite(Number(text))) return Number(text);
+  if (/^\s*[[{]/.test(text)) {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      return text;
+    }
+  }
+  return text;
+}
 
 function setPath(into: Row, path: string[], value: unknown): void {
   let at = into;
