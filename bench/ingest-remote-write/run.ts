@@ -49,7 +49,10 @@ async function prometheusRun(): Promise<Side & { appended: number; version: stri
 
 async function floeRun(): Promise<Side & { backlog: number[]; drainMs: number; left: number; rows: bigint }> {
   const stream = newStream();
-  const floe = await startFloeProcess();
+  // The simulated scrapes run faster than the clock (30 simulated minutes back, then ~80 rounds a
+  // second): past ten minutes they lie in the future, which Prometheus's receiver takes and
+  // Floe's default limits.ingest_max_future refuses. Both sides take the same stream.
+  const floe = await startFloeProcess({ limits: { ingest_max_future: '0s' } });
   try {
     const headers = { ...REMOTE_WRITE_HEADERS, authorization: `Basic ${Buffer.from(`${floe.tenant}:${floe.apiKey}`).toString('base64')}` };
     const url = `${floe.otlpHttpUrl}/api/v1/write`;
