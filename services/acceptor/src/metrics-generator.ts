@@ -137,8 +137,8 @@ function attribute(attrs: readonly KeyValue[], key: string): string | undefined 
 /** What one dataset's spans have added up to. */
 class DatasetGenerator {
   readonly #cfg: Config;
-  readonly #calls: SeriesTable<{ n: number }>;
-  readonly #latency: SeriesTable<Histogram>;
+  /** Span metrics: calls and latency share their label sets. */
+  readonly #spans: SeriesTable<{ calls: number; latency: Histogram }>;
   readonly #edges: SeriesTable<Edge>;
   /** Halves by trace id + the id of the caller span (a callee's parent). */
   readonly #pending = new Map<string, Half>();
@@ -150,8 +150,7 @@ class DatasetGenerator {
   constructor(cfg: Config) {
     this.#cfg = cfg;
     const bounds = cfg.histogram_buckets;
-    this.#calls = new SeriesTable(cfg.max_series, () => ({ n: 0 }));
-    this.#latency = new SeriesTable(cfg.max_series, () => new Histogram(bounds));
+    this.#spans = new SeriesTable(cfg.max_series, () => ({ calls: 0, latency: new Histogram(bounds) }));
     this.#edges = new SeriesTable(cfg.max_series, () => ({ total: 0, failed: 0, client: new Histogram(bounds), server: new Histogram(bounds) }));
   }
 
@@ -170,9 +169,11 @@ class DatasetGenerator {
         const v = attribute(span.attributes, d) ?? attribute(resource, d);
         if (v !== undefined) labels[labelName(d)] = v;
       }
-      const calls = this.#calls.get(labels, nowMs);
-      if (calls) calls.n++;
-      this.#latency.get(labels, nowMs)?.observe(this.#cfg.histogram_buckets, seconds);
+      const series = this.#spans.get(labels, nowMs);
+      if (series) {
+        series.calls++;
+        series.latency.observe(this.#cfg.histogram_buckets, seconds);
+      }
     }
     if (processors.includes('service_graphs')) this.#graph(service, span, failed, seconds, nowMs);
   }
@@ -249,10 +250,10 @@ class DatasetGenerator {
       },
     });
     const metrics = [];
-    const calls = this.#calls.live(nowMs);
-    if (calls.length > 0) {
-      metrics.push(sum('traces_spanmetrics_calls', calls.map((s) => ({ labels: s.labels, startNs: s.startNs, n: s.state.n }))));
-      metrics.push(histogram('traces_spanmetrics_latency', this.#latency.live(nowMs).map((s) => ({ labels: s.labels, startNs: s.startNs, h: s.state }))));
+    const spans = this.#spans.live(nowMs);
+    if (spans.length > 0) {
+      metrics.push(sum('traces_spanmetrics_calls', spans.map((s) => ({ labels: s.labels, startNs: s.startNs, n: s.state.calls }))));
+      metrics.push(histogram('traces_spanmetrics_latency', spans.map((s) => ({ labels: s.labels, startNs: s.startNs, h: s.state.latency }))));
     }
     const edges = this.#edges.live(nowMs);
     if (edges.length > 0) {
@@ -264,10 +265,10 @@ class DatasetGenerator {
     const totals: Array<[string, number]> = [
       ['traces_service_graph_unpaired_spans', this.unpaired],
       ['traces_service_graph_dropped_spans', this.droppedHalves + this.#edges.dropped],
-      ['traces_spanmetrics_dropped_spans', this.#calls.dropped],
+      ['traces_spanmetrics_dropped_spans', this.#spans.dropped],
     ];
     for (const [name, n] of totals) if (n > 0) metrics.push(sum(name, [{ labels: {}, startNs: this.#startNs, n }]));
-    if (calls.length === 0 && edges.length === 0 && this.#pending.size === 0 && nowMs - this.lastObservedMs > IDLE_SERIES_MS) return 'idle';
+    if (spans.length === 0 && edges.length === 0 && this.#pending.size === 0 && nowMs - this.lastObservedMs > IDLE_SERIES_MS) return 'idle';
     if (metrics.length === 0) return undefined;
     return create(ExportMetricsServiceRequestSchema, { resourceMetrics: [{ resource: { attributes: resource }, scopeMetrics: [{ scope: { name: 'floe.metrics_generator' }, metrics }] }] });
   }
