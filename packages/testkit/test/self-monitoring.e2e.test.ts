@@ -233,6 +233,35 @@ describe('self-monitoring (embedded)', () => {
     ]);
   });
 
+  it('reports a limited tenant\'s active series and its limit (active_series, active_series_limit)', async () => {
+    const created = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ id: 'capped', settings: { limits: { max_active_series: 10 } } }),
+    });
+    expect(created.status).toBe(201);
+    const cappedKey = (await floe.bootstrap('capped')).api_key;
+    const points = ['a', 'b'].map((v) => ({ timeUnixNano: String(BigInt(Date.now()) * 1_000_000n), asDouble: 1, attributes: [{ key: 'k', value: { stringValue: v } }] }));
+    const body = JSON.stringify({ resourceMetrics: [{ scopeMetrics: [{ metrics: [{ name: 'g', gauge: { dataPoints: points } }] }] }] });
+    const res = await fetch(`${floe.otlpHttpUrl}/v1/metrics`, { method: 'POST', body, headers: { authorization: `Bearer ${cappedKey}`, 'x-tenant-id': 'capped', 'content-type': 'application/json' } });
+    expect(res.status).toBe(200);
+    const rows = await waitFor(
+      'active_series in _system._monitoring.metrics',
+      async () => {
+        const r = await sql(
+          `SELECT metric_name AS name, arg_max(value, time_unix_nano) AS v FROM _system._monitoring.metrics WHERE metric_name IN ('active_series', 'active_series_limit') AND point_attr_str['tenant.id'] = 'capped' GROUP BY ALL ORDER BY name`,
+        );
+        return r.length === 2 && r[0]!.v === 2 ? r : undefined;
+      },
+      60_000,
+      500,
+    );
+    expect(rows).toEqual([
+      { name: 'active_series', v: 2 },
+      { name: 'active_series_limit', v: 10 },
+    ]);
+  });
+
   it('counts an authenticated request answered with an error in requests_refused, by signal and reason', async () => {
     const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: new Uint8Array([0x0a, 0xff, 0xff]), headers: { ...asTenant(), 'content-type': 'application/x-protobuf' } });
     expect(res.status).toBe(400);

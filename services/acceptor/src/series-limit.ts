@@ -54,6 +54,8 @@ export class SeriesLimiter {
   readonly #log: Logger;
   /** tenant → `<dataset>:<series_id>` → when the store last confirmed it (ms); oldest first. */
   readonly #confirmed = new Map<string, Map<string, number>>();
+  /** The tenants this acceptor has seen under a series limit, with it: what active() reports. */
+  readonly #limited = new Map<string, { limit: number; windowMs: number }>();
   #warnedAt = 0;
 
   constructor(store: ActiveSeriesStore, limitsOf: (tenant: string) => Promise<TenantLimits>, log: Logger) {
@@ -70,13 +72,33 @@ export class SeriesLimiter {
   async convert<T>(ctx: TenantContext, convert: (gate: SeriesGate | undefined) => T, discard: (converted: T) => void): Promise<T> {
     const limits = await this.#limitsOf(ctx.tenant);
     const limit = limits.maxActiveSeries;
-    if (limit === undefined) return convert(undefined);
+    if (limit === undefined) {
+      this.#limited.delete(ctx.tenant);
+      return convert(undefined);
+    }
+    this.#limited.set(ctx.tenant, { limit, windowMs: limits.activeSeriesWindowMs });
     const seen = new SeriesSeen();
     const first = convert(seen);
     const refused = await this.#refused(ctx, seen.ids, limit, limits.activeSeriesWindowMs);
     if (refused.size === 0) return first;
     discard(first);
     return convert(new SeriesRefused(refused, seriesLimitRefusal(ctx.tenant, limit, limits.activeSeriesWindowMs)));
+  }
+
+  /**
+   * Each tenant this acceptor has written metrics of under a series limit: its active series (the
+   * shared store's count) and the limit, for self-monitoring's active_series gauges.
+   */
+  async active(): Promise<Array<{ tenant: string; active: number; limit: number }>> {
+    const out: Array<{ tenant: string; active: number; limit: number }> = [];
+    for (const [tenant, { limit, windowMs }] of this.#limited) {
+      try {
+        out.push({ tenant, active: await this.#store.count(tenant, windowMs), limit });
+      } catch {
+        // Unreachable store: nothing to report this time.
+      }
+    }
+    return out;
   }
 
   /** The ids of `ids` the tenant's store refuses. */

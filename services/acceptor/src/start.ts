@@ -62,10 +62,20 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   // One cache of tenants' limits for admission and the series limit.
   const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;
+  const seriesLimiter = new SeriesLimiter(limitStores.activeSeries, limitsOf, log);
+  // Mimir's active-series gauges: how close each limited tenant is to its limit.
+  const activeSeries = meter.createObservableGauge('active_series', { description: 'Metric series a tenant under limits.max_active_series has active (across acceptors), by tenant' });
+  const activeSeriesLimit = meter.createObservableGauge('active_series_limit', { description: "A tenant's limits.max_active_series, for tenants this acceptor has written metrics of" });
+  meter.addBatchObservableCallback(async (r) => {
+    for (const t of await seriesLimiter.active()) {
+      r.observe(activeSeries, t.active, { 'tenant.id': t.tenant });
+      r.observe(activeSeriesLimit, t.limit, { 'tenant.id': t.tenant });
+    }
+  }, [activeSeries, activeSeriesLimit]);
   const generator = config.metrics_generator.enabled ? new MetricsGenerator(config.metrics_generator, config.runtime.instance_id || `${hostname()}-${process.pid}`, log, limitsOf) : undefined;
   const ingest = new Ingest(wal, log, {
     generator,
-    series: new SeriesLimiter(limitStores.activeSeries, limitsOf, log),
+    series: seriesLimiter,
     itemsRefused: meter.createCounter('items_refused', {
       description: 'Items (spans, log records, data points, profiles) of acknowledged ingest requests that were not stored, by tenant, signal and reason: invalid, too_old, too_new, series_limit, unsupported',
     }),
