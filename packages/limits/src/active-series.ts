@@ -31,7 +31,8 @@ export class MemoryActiveSeries implements ActiveSeriesStore {
     const refused = new Set<string>();
     let pruned = false;
     for (const m of members) {
-      if (active.has(m) && active.get(m)! > now - windowMs) {
+      const at = active.get(m);
+      if (at !== undefined && at > now - windowMs) {
         active.delete(m);
         active.set(m, now);
         continue;

@@ -83,6 +83,9 @@ describe('ingest bad input', () => {
     expect(await call(validBody(), { authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'acme' })).toMatchObject({ code: grpc.status.PERMISSION_DENIED });
     expect((await call(Buffer.alloc(100 * 1024, 0), auth)).code).toBe(grpc.status.RESOURCE_EXHAUSTED);
     expect(await call(validBody(), auth)).toEqual({ code: 0, details: '' });
+    // X-Scope-OrgID names the tenant as X-Tenant-ID does; the key must still be that tenant's.
+    expect(await call(validBody(), { authorization: `Bearer ${key}`, 'x-scope-orgid': 'acme' })).toEqual({ code: 0, details: '' });
+    expect(await call(validBody(), { authorization: `Bearer ${otherKey}`, 'x-scope-orgid': 'acme' })).toMatchObject({ code: grpc.status.PERMISSION_DENIED });
     client.close();
   });
 

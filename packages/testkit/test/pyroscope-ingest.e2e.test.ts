@@ -80,6 +80,18 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Pyroscope /ingest (%s)', (mode
     expect((await render('process_cpu:samples:count:cpu:nanoseconds{service_name="legacy-go"}')).numTicks).toBe(4);
   });
 
+  it('the same body under another name is another profile, not a resend', async () => {
+    const body = 'main;loop 2\n';
+    for (const app of ['twin-a', 'twin-b']) expect((await ingest({ name: `${app}.cpu`, ...window }, body)).status).toBe(200);
+    for (const app of ['twin-a', 'twin-b']) {
+      const fb = await waitFor(`the profile of ${app}`, async () => {
+        const f = await render(`${CPU}{service_name="${app}"}`);
+        return f.numTicks > 0 ? f : undefined;
+      }, 30_000, 250);
+      expect(fb.numTicks).toBe(20_000_000);
+    }
+  });
+
   it('refuses what it cannot take with a clear 4xx, and stores nothing of it', async () => {
     const error = async (res: Response, status: number, text: RegExp) => {
       expect(res.status).toBe(status);

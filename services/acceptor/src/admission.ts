@@ -3,7 +3,7 @@ import type { TenantContext } from '@floe/auth';
 import type { FloeConfig } from '@floe/config';
 import { FloeError } from '@floe/errors';
 import { tenantStoredBytes, type SqlCatalog } from '@floe/iceberg';
-import { MemoryDedup, cachedTenantLimits, quotaExceeded, rateLimited, type CachedTenantLimits, type DedupStore, type TokenBuckets } from '@floe/limits';
+import { MemoryDedup, quotaExceeded, rateLimited, type CachedTenantLimits, type DedupStore, type TokenBuckets } from '@floe/limits';
 import { getTenant, type Db } from '@floe/meta';
 import type { Counter, Logger } from '@floe/telemetry';
 import { AcceptedTimes } from './accepted-times.ts';
@@ -23,8 +23,8 @@ export interface AdmissionDeps {
   requestsRefused?: Counter;
   /** Refuses every tenant while the WAL backlog is over acceptor.max_wal_backlog (absent: no limit). */
   walBacklog?: WalBacklogGate;
-  /** Each tenant's limits (absent: read from the metadata DB, cached as cachedTenantLimits caches). */
-  limitsOf?: (tenant: string) => Promise<CachedTenantLimits>;
+  /** Each tenant's limits (cachedTenantLimits over the metadata DB), the cache the series limit and metrics generator read too. */
+  limitsOf: (tenant: string) => Promise<CachedTenantLimits>;
 }
 
 /** Why a request was refused, as requests_refused tells: the limit, or the error's kind. */
@@ -74,7 +74,7 @@ export class Admission {
 
   constructor(deps: AdmissionDeps) {
     this.#o = deps;
-    this.#limits = deps.limitsOf ?? cachedTenantLimits(deps.config.limits, (t) => getTenant(deps.db, t));
+    this.#limits = deps.limitsOf;
   }
 
   #storedBytes(tenant: string): Promise<number> {

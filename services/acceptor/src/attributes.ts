@@ -66,6 +66,12 @@ export const stringAttribute = (attrs: readonly KeyValue[], key: string): string
   return kv?.value?.value.case === 'stringValue' ? kv.value.value.value : undefined;
 };
 
+/** The value of attribute `key` as text, whatever its type (anyValueText); undefined when absent. */
+export const attributeText = (attrs: readonly KeyValue[], key: string): string | undefined => {
+  const kv = attrs.find((a) => a.key === key);
+  return kv === undefined ? undefined : anyValueText(kv.value);
+};
+
 /** The resource's service.name, as every table's service_name column holds it. */
 export const serviceName = (resourceAttrs: readonly KeyValue[]): string => stringAttribute(resourceAttrs, 'service.name') ?? 'unknown_service';
 

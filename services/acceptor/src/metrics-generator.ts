@@ -4,7 +4,8 @@ import type { TenantLimits } from '@floe/limits';
 import { ExportMetricsServiceRequestSchema, Span_SpanKind, Status_StatusCode, create, type ExportMetricsServiceRequest, type ExportTraceServiceRequest, type KeyValue, type Span } from '@floe/proto';
 import type { Logger } from '@floe/telemetry';
 import type { AcceptedTimes } from './accepted-times.ts';
-import { anyValueText, serviceName, stringKeyValue, type KeyValueInit } from './attributes.ts';
+import { attributeText as attribute, serviceName, stringKeyValue, type KeyValueInit } from './attributes.ts';
+import { hex } from './rows.ts';
 
 /**
  * Tempo's metrics-generator in the acceptor: RED metrics and service-graph edges derived from the
@@ -126,13 +127,8 @@ interface Half {
 const durationSeconds = (s: Span) => (s.endTimeUnixNano > s.startTimeUnixNano ? Number(s.endTimeUnixNano - s.startTimeUnixNano) / 1e9 : 0);
 const isCallerKind = (k: Span_SpanKind) => k === Span_SpanKind.CLIENT || k === Span_SpanKind.PRODUCER;
 const isCalleeKind = (k: Span_SpanKind) => k === Span_SpanKind.SERVER || k === Span_SpanKind.CONSUMER;
-const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 const labelName = (key: string) => key.replace(/[^a-zA-Z0-9_]/g, '_');
 
-function attribute(attrs: readonly KeyValue[], key: string): string | undefined {
-  for (const kv of attrs) if (kv.key === key) return anyValueText(kv.value);
-  return undefined;
-}
 
 /** What one dataset's spans have added up to. */
 class DatasetGenerator {

@@ -23,10 +23,12 @@ import { WalBacklogGate } from './wal-backlog.ts';
  * in every process, so a name that outlives a process (a configured instance_id, or the hostname
  * and pid 1 of a restarted container) would make a restart's segments look consumed already.
  */
-function walInstanceId(configured: string): string {
-  const name = configured || `${hostname()}-${process.pid}`;
+function walInstanceId(name: string): string {
   return `acc-${name}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
 }
+
+/** This acceptor's name: runtime.instance_id, else host and pid. */
+const instanceName = (configured: string): string => configured || `${hostname()}-${process.pid}`;
 
 export interface SharedDeps {
   log?: Logger;
@@ -50,7 +52,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
   const wal = new WalAppender(store, {
-    instanceId: walInstanceId(config.runtime.instance_id),
+    instanceId: walInstanceId(instanceName(config.runtime.instance_id)),
     maxBatchBytes: config.acceptor.wal_max_segment_bytes,
     lingerMs: config.acceptor.wal_linger,
     segmentMaxAgeMs: config.acceptor.wal_segment_max_age,
@@ -72,7 +74,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       r.observe(activeSeriesLimit, t.limit, { 'tenant.id': t.tenant });
     }
   }, [activeSeries, activeSeriesLimit]);
-  const generator = config.metrics_generator.enabled ? new MetricsGenerator(config.metrics_generator, config.runtime.instance_id || `${hostname()}-${process.pid}`, log, limitsOf) : undefined;
+  const generator = config.metrics_generator.enabled ? new MetricsGenerator(config.metrics_generator, instanceName(config.runtime.instance_id), log, limitsOf) : undefined;
   const ingest = new Ingest(wal, log, {
     generator,
     series: seriesLimiter,
