@@ -9,7 +9,7 @@ import { migrate, openDb } from '@floe/meta';
 import { createLogger } from '@floe/telemetry';
 import { createTestDatabase, createTestRedisPrefix, startTestS3 } from './backends.ts';
 import { FLOE_BIN, NODE_BIN, runFloeCli } from './cli.ts';
-import { WaitAborted, freePorts, isReady, waitFor } from './ports.ts';
+import { WaitAborted, freePorts, isReady, listensOn, waitFor } from './ports.ts';
 
 /**
  * Starts real Floe for a test, in either mode:
@@ -175,6 +175,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     acceptor: `http://127.0.0.1:${httpPort}/ready`,
     router: `http://127.0.0.1:${routerAt}/ready`,
   };
+  const readyPort: Record<Service, number> = { querier: qAdmin!, writer: wAdmin!, compactor: cAdmin!, acceptor: httpPort!, router: routerAt };
   const procs = new Map<Service, ChildProcess>();
   const extra: ChildProcess[] = [];
   const spawnService = async (service: Service) => {
@@ -185,7 +186,8 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     procs.set(service, child);
     await waitFor(`${service} /ready (log: ${join(dir, `${service}.log`)})`, async () => {
       if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`${service} exited (${child.exitCode ?? child.signalCode}); log: ${join(dir, `${service}.log`)}`);
-      return (await isReady(readyUrl[service])) || undefined;
+      // Ready only from our child: another test's process may hold the port and answer for it.
+      return ((await isReady(readyUrl[service])) && listensOn(child.pid!, readyPort[service])) || undefined;
     }, 60_000);
   };
   const stopService = async (service: Service, signal: NodeJS.Signals) => {
@@ -248,7 +250,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
       extra.push(child);
       await waitFor(`extra acceptor /ready`, async () => {
         if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`extra acceptor exited (${child.exitCode ?? child.signalCode})`);
-        return (await isReady(`http://127.0.0.1:${http}/ready`)) || undefined;
+        return ((await isReady(`http://127.0.0.1:${http}/ready`)) && listensOn(child.pid!, http!)) || undefined;
       }, 60_000);
       return {
         otlpHttpUrl: `http://127.0.0.1:${http}`,

@@ -1,4 +1,5 @@
 import { createServer } from 'node:net';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 
 /** Asks the OS for free loopback ports (for child processes that need them up front). */
 export async function freePorts(n: number): Promise<number[]> {
@@ -40,4 +41,40 @@ export async function isReady(url: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/**
+ * Whether process `pid` holds a listening TCP socket on `port`. A port picked by freePorts is free
+ * only until someone binds it: a parallel test's process may take it before the child we spawned
+ * does, and would then answer our /ready in its place. Reads /proc (Linux); elsewhere it cannot
+ * tell and says yes.
+ */
+export function listensOn(pid: number, port: number): boolean {
+  if (!existsSync('/proc/net/tcp')) return true;
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    if (!existsSync(table)) continue;
+    for (const line of readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      // local_address is ADDR:PORT in hex; state 0A is LISTEN; field 9 is the socket's inode.
+      if (f.length > 9 && f[1]!.endsWith(`:${hexPort}`) && f[3] === '0A') inodes.add(f[9]!);
+    }
+  }
+  if (inodes.size === 0) return false;
+  let fds: string[];
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false;
+  }
+  for (const fd of fds) {
+    try {
+      const m = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`));
+      if (m && inodes.has(m[1]!)) return true;
+    } catch {
+      // closed between readdir and readlink
+    }
+  }
+  return false;
 }

@@ -3,7 +3,7 @@ import { accessSync, constants, createWriteStream, mkdtempSync, readFileSync, rm
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { WaitAborted, freePorts, isReady, waitFor } from './ports.ts';
+import { WaitAborted, freePorts, isReady, listensOn, waitFor } from './ports.ts';
 
 /**
  * A real Prometheus (the Debian package `prometheus`) for end-to-end tests: started on loopback
@@ -118,7 +118,7 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
       'Prometheus /-/ready',
       async () => {
         if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`prometheus exited (${child.exitCode ?? child.signalCode}): ${log().slice(-2000)}`);
-        return (await isReady(`${url}/-/ready`)) || undefined;
+        return ((await isReady(`${url}/-/ready`)) && listensOn(child.pid!, port!)) || undefined;
       },
       60_000,
       200,
