@@ -174,5 +174,5 @@ export {
 } from './profiles/plan.ts';
 export { DEFAULT_SERIES_LABELS, labelSetsOf, seriesOf, type LabelPair as ProfileLabelPair, type ProfileSeriesData, type SeriesPoint as ProfileSeriesPoint } from './profiles/series.ts';
 export { DEFAULT_MAX_NODES, MAX_MAX_NODES, buildTimeline, diffFlamebearer, mergedStacksOf, singleFlamebearer, timelineStepNs, type FlamebearerDocument, type Timeline } from './profiles/flamebearer.ts';
-export type { MergedStack } from './profiles/flamegraph.ts';
+export { truncateStacks, type MergedStack } from './profiles/flamegraph.ts';
 export { profileSummaryOf, type ProfileSummary } from './profiles/summary.ts';

@@ -183,6 +183,16 @@ describe('Pyroscope Connect API end to end (embedded)', () => {
       { stack: SAMPLE_CPU_STACKS[2], value: 5 * MS },
     ]);
 
+    // max_nodes cuts the call tree as the flamegraph does: at most 3 nodes, the rest "other", no value lost.
+    const cut = (await call('SelectMergeProfile', PyroSelectMergeProfileRequestSchema, { ...request, maxNodes: 3n }, PprofProfileSchema)).message!;
+    const cutName = new Map(cut.function.map((f) => [f.id, cut.stringTable[Number(f.name)]]));
+    const cutFrame = new Map(cut.location.map((l) => [l.id, cutName.get(l.line[0]!.functionId)]));
+    const cutStacks = cut.sample.map((x) => ({ rootFirst: x.locationId.map((id) => cutFrame.get(id)!).reverse(), value: Number(x.value[0]) }));
+    const nodes = new Set(cutStacks.flatMap(({ rootFirst }) => rootFirst.map((_, i) => rootFirst.slice(0, i + 1).join(';'))));
+    expect(nodes.size).toBeLessThanOrEqual(3);
+    expect(cutStacks.some(({ rootFirst }) => rootFirst.at(-1) === 'other')).toBe(true);
+    expect(cutStacks.reduce((n, x) => n + x.value, 0)).toBe(65 * MS);
+
     const json = await fetch(`${floe.routerUrl}${SERVICE_PATH}/SelectMergeProfile`, {
       method: 'POST',
       headers: headersOf({}, 'application/json'),

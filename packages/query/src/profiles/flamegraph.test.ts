@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { flamegraphLevels } from './flamegraph.ts';
+import { flamegraphLevels, truncateStacks } from './flamegraph.ts';
 import { buildTimeline, diffFlamebearer, singleFlamebearer, timelineStepNs } from './flamebearer.ts';
 import { parseProfileTypeRef } from './profile-type.ts';
 
@@ -153,5 +153,27 @@ describe('flamebearer documents', () => {
     [30n * 86_400n, 1728n],
   ])('timeline step of a %is range is %is', (seconds, step) => {
     expect(timelineStepNs({ startNs: 0n, endNs: seconds * 1_000_000_000n })).toBe(step * 1_000_000_000n);
+  });
+});
+
+describe('truncateStacks', () => {
+  const byStack = (stacks: ReadonlyArray<{ stack: readonly string[]; value: number }>) => [...stacks].sort((x, y) => x.stack.join(';').localeCompare(y.stack.join(';')));
+
+  it('leaves stacks that fit as they are', () => {
+    expect(byStack(truncateStacks(STACKS, 6))).toEqual(byStack(STACKS));
+  });
+
+  it('folds the lightest subtrees into "other" frames, keeping the total', () => {
+    // Four nodes: only a is heavy enough; its children and e fold (see flamegraphLevels).
+    expect(byStack(truncateStacks(STACKS, 4))).toEqual([
+      { stack: ['other'], value: 1 },
+      { stack: ['other', 'a'], value: 10 },
+    ]);
+  });
+
+  it('draws the same flamegraph as truncating the levels', () => {
+    for (const max of [1, 2, 3, 4, 5, 6]) {
+      expect(flamegraphLevels([truncateStacks(STACKS, max)], 100), `max ${max}`).toEqual(flamegraphLevels([STACKS], max));
+    }
   });
 });

@@ -178,3 +178,24 @@ export function flamegraphLevels(sides: ReadonlyArray<readonly MergedStack[]>, m
   }
   return { names, levels, totals: root.total, maxSelf };
 }
+
+/**
+ * The stacks cut to at most maxNodes distinct call-tree nodes below the root, the flamegraph's own
+ * truncation applied to stacks: a folded node's whole subtree becomes one frame "other" under its
+ * parent. For downloads (pprof) that must stay stacks rather than levels.
+ */
+export function truncateStacks(stacks: readonly MergedStack[], maxNodes: number): MergedStack[] {
+  const root = buildTree([stacks]);
+  const cut = truncationCut(root, Math.max(1, maxNodes));
+  if (cut === -Infinity) return [...stacks];
+  const out: MergedStack[] = [];
+  // Paths are root first while walking; stacks are stored leaf first.
+  const pending: Array<{ node: Node; path: string[] }> = [{ node: root, path: [] }];
+  while (pending.length > 0) {
+    const { node, path } = pending.pop()!;
+    if (node.self[0]! > 0) out.push({ stack: [...path].reverse(), value: node.self[0]! });
+    // A folded "other" has no children and all its weight as self, so it ends its stack.
+    for (const child of shownChildren(node, cut, 1)) pending.push({ node: child, path: [...path, child.name] });
+  }
+  return out;
+}

@@ -18,6 +18,7 @@ import {
   sameProfileType,
   seriesOf,
   singleFlamebearer,
+  truncateStacks,
   type FlamebearerDocument,
   type PlannerTable,
   type ProfilePlan,
@@ -185,12 +186,14 @@ export const querierService: QuerierServiceImpl = {
   },
 
   // Grafana's "export as pprof" and profilecli: the merge as a pprof profile (pprof-export.ts).
-  // max_nodes is not applied: a download is the whole merge, as stored.
+  // Absent or 0, max_nodes leaves the download whole; otherwise its lightest subtrees become
+  // "other" frames, as in the flamegraph.
   async selectMergeProfile(req, ctx) {
     const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
     if (req.maxNodes !== undefined && req.maxNodes < 0n) throw bad('max_nodes must not be negative');
     const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection }, ctx.table)));
-    return mergedPprof(stacks, selection.profileType, selection.range);
+    const maxNodes = Number(req.maxNodes ?? 0n);
+    return mergedPprof(maxNodes > 0 ? truncateStacks(stacks, maxNodes) : stacks, selection.profileType, selection.range);
   },
 
   async selectSeries(req, ctx) {
