@@ -139,6 +139,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
     const empty = await json<{ scopes: Array<{ name: string; tags: string[] }> }>(`/api/v2/search/tags?start=${start - 7200}&end=${start - 3600}`);
     expect(empty.scopes.find((s) => s.name === 'intrinsic')!.tags).toEqual(['duration', 'kind', 'name', 'rootName', 'rootServiceName', 'status']);
     expect(empty.scopes.find((s) => s.name === 'span')!.tags).toEqual([]);
+    // q narrows the keys to those of the spans it matches; a half-typed q narrows nothing.
+    const dbOnly = await json<{ scopes: Array<{ name: string; tags: string[] }> }>(`/api/v2/search/tags?scope=span&q=${encodeURIComponent('{ span.db.system = "postgresql" }')}&${window()}`);
+    expect(dbOnly.scopes[0]!.tags).toContain('db.system');
+    expect(dbOnly.scopes[0]!.tags).not.toContain('http.method');
+    const typing = await json<{ scopes: Array<{ name: string; tags: string[] }> }>(`/api/v2/search/tags?scope=span&q=${encodeURIComponent('{ span.db.system = ')}&${window()}`);
+    expect(typing.scopes[0]!.tags).toEqual(scope('span'));
   });
 
   it('lists tag values, v1 as text and v2 typed; scoped names resolve like bare ones', async () => {
@@ -159,6 +165,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
     expect((await v2('resource.service.name', `&q=${encodeURIComponent('{ span.http.method = }')}`)).tagValues).toHaveLength(2);
     expect((await v2('no.such.tag')).tagValues).toEqual([]);
     expect((await v2('duration')).tagValues).toEqual([]);
+    // A trace's root service and name: the root spans' only.
+    expect((await v2('rootServiceName')).tagValues).toEqual([{ type: 'string', value: 'billing' }, { type: 'string', value: 'shop' }]);
+    expect((await v2('trace:rootName')).tagValues).toEqual([{ type: 'string', value: 'GET /checkout' }]);
+    expect((await json<{ tagValues: string[] }>(`/api/search/tag/rootName/values?${window()}`)).tagValues).toEqual(['GET /checkout']);
     expect((await get(`/api/v2/search/tag/name/values?start=1700000000000`)).status).toBe(400);
   });
 

@@ -25,12 +25,14 @@ describe('tagsConditions (Tempo’s legacy logfmt tags)', () => {
 
 describe('tagField', () => {
   it('resolves intrinsics, the service and scoped or bare attribute names to one field', () => {
-    expect(tagField('span:status')).toEqual({ kind: 'status' });
-    expect(tagField('kind')).toEqual({ kind: 'kind' });
-    expect(tagField('resource.service.name')).toEqual({ kind: 'service' });
-    expect(tagField('service.name')).toEqual({ kind: 'service' });
-    for (const t of ['span.http.method', '.http.method', 'resource.http.method', 'http.method']) expect(tagField(t)).toEqual({ kind: 'attribute', scope: 'any', key: 'http.method' });
-    for (const t of ['duration', 'rootServiceName', 'event:name', 'trace:rootService', '.']) expect(tagField(t)).toBeUndefined();
+    expect(tagField('span:status')).toEqual({ field: { kind: 'status' } });
+    expect(tagField('kind')).toEqual({ field: { kind: 'kind' } });
+    expect(tagField('resource.service.name')).toEqual({ field: { kind: 'service' } });
+    expect(tagField('service.name')).toEqual({ field: { kind: 'service' } });
+    for (const t of ['span.http.method', '.http.method', 'resource.http.method', 'http.method']) expect(tagField(t)).toEqual({ field: { kind: 'attribute', scope: 'any', key: 'http.method' } });
+    for (const t of ['rootServiceName', 'trace:rootService']) expect(tagField(t)).toEqual({ field: { kind: 'service' }, rootOnly: true });
+    for (const t of ['rootName', 'trace:rootName']) expect(tagField(t)).toEqual({ field: { kind: 'name' }, rootOnly: true });
+    for (const t of ['duration', 'event:name', 'trace:duration', '.']) expect(tagField(t)).toBeUndefined();
   });
 });
 

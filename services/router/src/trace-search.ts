@@ -222,26 +222,33 @@ export function tagNamesByScope(rows: ReadonlyArray<Record<string, unknown>>, li
 /**
  * The field a tag names. v1 names attributes bare (`http.method`) and the intrinsics by name;
  * v2 names them as TraceQL does (`span.http.method`, `.http.method`, `resource.x`, `name`,
- * `span:status`). Spec 1: a scoped name resolves to the same attribute as the unscoped form.
- * Undefined for a tag that has no stored values (duration, rootName, …).
+ * `span:status`, `trace:rootService`). Spec 1: a scoped name resolves to the same attribute as the
+ * unscoped form. A trace's root service and name are the service and name of its root spans.
+ * Undefined for a tag that has no stored values (duration, event:name, …).
  */
-export function tagField(tag: string): SpanField | undefined {
+export function tagField(tag: string): { field: SpanField; rootOnly?: true } | undefined {
   switch (tag) {
     case 'name':
     case 'span:name':
-      return { kind: 'name' };
+      return { field: { kind: 'name' } };
     case 'status':
     case 'span:status':
-      return { kind: 'status' };
+      return { field: { kind: 'status' } };
     case 'kind':
     case 'span:kind':
-      return { kind: 'kind' };
+      return { field: { kind: 'kind' } };
+    case 'rootServiceName':
+    case 'trace:rootService':
+      return { field: { kind: 'service' }, rootOnly: true };
+    case 'rootName':
+    case 'trace:rootName':
+      return { field: { kind: 'name' }, rootOnly: true };
   }
   if (/^[a-zA-Z]+:/.test(tag) || (INTRINSIC_TAGS as readonly string[]).includes(tag)) return undefined;
   const key = tag.startsWith('resource.') ? tag.slice('resource.'.length) : tag.startsWith('span.') ? tag.slice('span.'.length) : tag.startsWith('.') ? tag.slice(1) : tag;
   if (key === '') return undefined;
-  if (key === 'service.name') return { kind: 'service' };
-  return { kind: 'attribute', scope: 'any', key };
+  if (key === 'service.name') return { field: { kind: 'service' } };
+  return { field: { kind: 'attribute', scope: 'any', key } };
 }
 
 /** The conditions of a tag request's `q` when it is a TraceQL query of the subset; Grafana sends half-typed ones, which narrow nothing. */

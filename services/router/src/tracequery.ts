@@ -153,14 +153,16 @@ function registerSearch(app: Parameters<FastifyPluginAsync<TraceQueryOptions>>[0
     const scope = parseTagScope(p.get('scope'));
     const limit = positiveLimit(p.get('limit'));
     const range = secondsWindow(p, nowNs(), TAG_WINDOW_NS);
-    const rows = scope === 'none' || scope === 'intrinsic' ? [] : await run(req, planTraceTagNames({ table: 'traces', range, sampleLimit: TAG_SAMPLE_ROWS }, TRACES));
+    const conditions = tagConditions(p.get('q'));
+    const rows = scope === 'none' || scope === 'intrinsic' ? [] : await run(req, planTraceTagNames({ table: 'traces', range, conditions, sampleLimit: TAG_SAMPLE_ROWS }, TRACES));
     const byScope = tagNamesByScope(rows, limit);
     const scopes = scope === 'none' ? [] : scope ? [scope] : [...TAG_SCOPES];
     return { scopes, byScope };
   };
   const tagLimit = limit('Most names or values per scope', MAX_TAG_VALUES, MAX_TAG_VALUES);
   const scopeParam = { name: 'scope', schema: { type: 'string', enum: [...TAG_SCOPES, 'event', 'link', 'instrumentation', 'all'] }, description: 'Only this scope (default all; event, link and instrumentation are always empty).' };
-  const tagNameParams = { queryParameters: [scopeParam, tagLimit, ...WINDOW] };
+  const tagNameQ = { name: 'q', description: 'TraceQL: only keys of the spans it matches (ignored when it does not parse).' };
+  const tagNameParams = { queryParameters: [scopeParam, tagNameQ, tagLimit, ...WINDOW] };
   app.get('/api/search/tags', doc('list_trace_tags', 'Attribute keys and intrinsics observed in the window', '`{"tagNames": […]}`, sorted.', tagNameParams), async (req, reply) => {
     const { scopes, byScope } = await tagNames(req);
     const names = [...new Set(scopes.flatMap((s) => byScope[s]))].sort();
@@ -175,9 +177,9 @@ function registerSearch(app: Parameters<FastifyPluginAsync<TraceQueryOptions>>[0
     const p = params(req);
     const limit = positiveLimit(p.get('limit'));
     const range = secondsWindow(p, nowNs(), TAG_WINDOW_NS);
-    const field = tagField(req.params.tag);
-    if (!field) return [];
-    const plan = planTraceTagValues({ table: 'traces', range, field, conditions: tagConditions(p.get('q')), sampleLimit: TAG_SAMPLE_ROWS, limit }, TRACES);
+    const target = tagField(req.params.tag);
+    if (!target) return [];
+    const plan = planTraceTagValues({ table: 'traces', range, ...target, conditions: tagConditions(p.get('q')), sampleLimit: TAG_SAMPLE_ROWS, limit }, TRACES);
     return (await run(req, plan)).map((r) => ({ type: String(r.type), value: String(r.value) }));
   };
   const tagValueDoc: QueryRouteDoc = {

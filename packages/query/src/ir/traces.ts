@@ -63,6 +63,8 @@ export interface TraceSearch {
 export interface TraceTagNames {
   table: 'traces';
   range: TimeRange;
+  /** Only keys of spans that meet these (a tag request's `q`). */
+  conditions: SpanCondition[];
   sampleLimit: number;
 }
 
@@ -74,6 +76,8 @@ export interface TraceTagValues {
   table: 'traces';
   range: TimeRange;
   field: SpanField;
+  /** Values of root spans only (a trace's rootServiceName and rootName). */
+  rootOnly?: boolean;
   conditions: SpanCondition[];
   sampleLimit: number;
   limit: number;

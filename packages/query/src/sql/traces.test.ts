@@ -153,7 +153,7 @@ describe('planTraceSearch', () => {
 
 describe('planTraceTagNames / planTraceTagValues', () => {
   it('lists the attribute keys of the sampled spans per scope', async () => {
-    const rows = await db.run(planTraceTagNames({ table: 'traces', range, sampleLimit: 1000 }, TRACES));
+    const rows = await db.run(planTraceTagNames({ table: 'traces', range, conditions: [], sampleLimit: 1000 }, TRACES));
     expect(rows.map((r) => [r.scope, r.name])).toEqual([
       ['resource', 'env'],
       ['resource', 'service.name'],
@@ -162,14 +162,23 @@ describe('planTraceTagNames / planTraceTagValues', () => {
       ['span', 'ratio'],
       ['span', 'retry'],
     ]);
-    const newest = await db.run(planTraceTagNames({ table: 'traces', range, sampleLimit: 2 }, TRACES));
+    const newest = await db.run(planTraceTagNames({ table: 'traces', range, conditions: [], sampleLimit: 2 }, TRACES));
     expect(newest.map((r) => r.name)).toEqual(['env', 'http.method', 'http.status_code']);
   });
 
-  const values = async (field: SpanField, extra: { conditions?: string; sampleLimit?: number; limit?: number } = {}) =>
+  it('lists only the keys of spans that meet the conditions (a tag request\'s q)', async () => {
+    const rows = await db.run(planTraceTagNames({ table: 'traces', range, conditions: parseTraceQL('{ name = "GET /home" }'), sampleLimit: 1000 }, TRACES));
+    expect(rows.map((r) => [r.scope, r.name])).toEqual([
+      ['resource', 'env'],
+      ['span', 'http.method'],
+      ['span', 'http.status_code'],
+    ]);
+  });
+
+  const values = async (field: SpanField, extra: { conditions?: string; sampleLimit?: number; limit?: number; rootOnly?: boolean } = {}) =>
     (
       await db.run(
-        planTraceTagValues({ table: 'traces', range, field, conditions: extra.conditions ? parseTraceQL(extra.conditions) : [], sampleLimit: extra.sampleLimit ?? 1000, limit: extra.limit ?? 1000 }, TRACES),
+        planTraceTagValues({ table: 'traces', range, field, rootOnly: extra.rootOnly, conditions: extra.conditions ? parseTraceQL(extra.conditions) : [], sampleLimit: extra.sampleLimit ?? 1000, limit: extra.limit ?? 1000 }, TRACES),
       )
     ).map((r) => [r.type, r.value]);
 
@@ -191,5 +200,10 @@ describe('planTraceTagNames / planTraceTagValues', () => {
     expect(await values({ kind: 'status' }, { conditions: '{ resource.service.name = "payments" }' })).toEqual([['keyword', 'error']]);
     expect(await values({ kind: 'name' }, { sampleLimit: 1 })).toEqual([['string', 'charge']]);
     expect(await values({ kind: 'name' }, { limit: 2 })).toEqual([['string', 'GET /checkout'], ['string', 'GET /home']]);
+  });
+
+  it('lists the root spans\' services and names (rootServiceName, rootName)', async () => {
+    expect(await values({ kind: 'service' }, { rootOnly: true })).toEqual([['string', 'frontend']]);
+    expect(await values({ kind: 'name' }, { rootOnly: true })).toEqual([['string', 'GET /checkout'], ['string', 'GET /home']]);
   });
 });

@@ -194,12 +194,12 @@ export function planTraceTagNames(ir: TraceTagNames, table: PlannerTable): Plann
     `)`,
     `ORDER BY "scope", "name"`,
   ].join('\n');
-  return { sql: withSample(b, ir, [], sql), params: b.params, hints: hintsOf(ir.range, 'newest_first') };
+  return { sql: withSample(b, ir, ir.conditions, sql), params: b.params, hints: hintsOf(ir.range, 'newest_first') };
 }
 
-/** `WITH "sample" AS (the newest sampleLimit spans of the window meeting `conditions`) <body>`. */
-function withSample(b: SqlBuilder, ir: { range: TimeRange; sampleLimit: number }, conditions: readonly SpanCondition[], body: string): string {
-  const where = [...rangeSql(b, ir.range), ...conditions.map((c) => conditionSql(b, c))].join(' AND ');
+/** `WITH "sample" AS (the newest sampleLimit spans of the window meeting `conditions`, root spans only if asked) <body>`. */
+function withSample(b: SqlBuilder, ir: { range: TimeRange; sampleLimit: number; rootOnly?: boolean }, conditions: readonly SpanCondition[], body: string): string {
+  const where = [...rangeSql(b, ir.range), ...conditions.map((c) => conditionSql(b, c)), ...(ir.rootOnly ? [IS_ROOT(b)] : [])].join(' AND ');
   return [
     `WITH "sample" AS (`,
     `  SELECT * FROM ${b.tableName()}`,
