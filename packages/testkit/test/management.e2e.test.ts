@@ -574,6 +574,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'pyroscope_render_diff GET /profilequery/render-diff',
           'post_pyroscope_render_diff POST /profilequery/render-diff',
           'get_trace_echo GET /tracequery/api/echo',
+          'get_trace_build_info GET /tracequery/api/status/buildinfo',
           'traceql_metrics_query GET /tracequery/api/metrics/query',
           'traceql_metrics_query_range GET /tracequery/api/metrics/query_range',
           'search_traces GET /tracequery/api/search',

@@ -130,6 +130,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     expect(((await bad.json()) as { errorType: string }).errorType).toBe('bad_data');
     const echo = await getTrace('/api/echo');
     expect(await echo.text()).toBe('echo');
+    // Tempo's build info, as tools read it to pick features.
+    const info = await getTrace('/api/status/buildinfo');
+    expect(info.status).toBe(200);
+    expect(await info.json()).toMatchObject({ version: '2.8.0', revision: 'floe', branch: 'floe' });
     // Spec 1, Authentication rule 3: no credentials at all is 401; credentials naming no tenant is a malformed request.
     const noAuth = await fetch(`${floe.routerUrl}/tracequery/api/echo`);
     expect(noAuth.status).toBe(401);

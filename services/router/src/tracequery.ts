@@ -16,6 +16,7 @@ import { callerCredentials } from './auth-plugin.ts';
 import { profilesOfTrace } from './profilequery/by-trace.ts';
 import { rowsOf, type Row } from './logquery/results.ts';
 import { RequestParams } from './request-params.ts';
+import { buildInfo } from './build-info.ts';
 import { queryRouteSchema, type ParameterDoc, type QueryRouteDoc } from './openapi.ts';
 import {
   MAX_TAG_VALUES,
@@ -79,9 +80,14 @@ const BY_ID: QueryRouteDoc = {
   ],
 };
 const JSON_OR_PROTOBUF = ['application/json', 'application/protobuf'];
+/** The Tempo release whose HTTP API this one follows (search v2 tags, TraceByIDResponse). */
+const TEMPO_BUILD_INFO = buildInfo('2.8.0');
 
 export const traceQueryPlugin: FastifyPluginAsync<TraceQueryOptions> = async (app, opts) => {
   app.get('/api/echo', doc('get_trace_echo', 'Liveness of the trace query API (Grafana’s connection test)', 'The text `echo`.', {}, ['text/plain']), async (_req, reply) => reply.type('text/plain').send('echo'));
+  app.get('/api/status/buildinfo', doc('get_trace_build_info', 'Tempo build information', '`{version, revision, branch, buildUser, buildDate, goVersion}` (not enveloped).'), async (_req, reply) =>
+    reply.type('application/json').send(TEMPO_BUILD_INFO),
+  );
 
   const lookup = async (req: FastifyRequest<{ Params: { trace_id: string }; Querystring: Record<string, string | undefined> }>) => {
     const traceId = storedTraceId(req.params.trace_id);

@@ -44,6 +44,7 @@ import { exclusionFilter, type PendingDeletions } from './pending-deletions.ts';
 import { createTableCache, type TableColumns } from '../table-columns.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import { queryRouteSchema, type ParameterDoc, type QueryRouteDoc } from '../openapi.ts';
+import { buildInfo } from '../build-info.ts';
 
 /**
  * The Loki-compatible log query API (spec 1, "Log query API"; reference/api-contracts.md §1),
@@ -78,7 +79,7 @@ export interface LogQueryOptions {
  * Loki's build information: the Loki 3 API this log API answers (detected fields and labels,
  * volume, drilldown-limits), as the PromQL API names Prometheus 3.
  */
-const LOKI_BUILD_INFO = { version: '3.5.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
+const LOKI_BUILD_INFO = buildInfo('3.5.0');
 
 
 /** Request header that asks for the categorized (three-element) `values` encoding. */

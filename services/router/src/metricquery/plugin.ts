@@ -39,6 +39,7 @@ import { tsdbStatus } from './tsdb-status.ts';
 import { MetricReader, SeriesLabelCache } from './data.ts';
 import { PROM_PARAMS as P, PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
+import { buildInfo } from '../build-info.ts';
 
 /**
  * The Prometheus-compatible metric query API (issue 6; spec 1 "Metric query API";
@@ -92,7 +93,7 @@ const DELETE_END_AHEAD_MS = 86_400_000;
 export const DEFAULT_LOOKBACK_DELTA_MS = 300_000;
 export const DEFAULT_SUBQUERY_STEP_MS = 60_000;
 
-const BUILD_INFO = { version: '3.0.0', revision: 'floe', branch: 'floe', buildUser: 'floe', buildDate: '20260101-00:00:00', goVersion: 'n/a' };
+const BUILD_INFO = buildInfo('3.0.0');
 
 /** Prometheus's success envelope; `warnings` and `infos` only when there are some, as Prometheus omits them. */
 const success = (reply: FastifyReply, data: unknown, notes?: { warnings: string[]; infos: string[] }) =>
