@@ -436,6 +436,34 @@ describe('PromQL agrees with Prometheus', () => {
     }
   });
 
+  // Prometheus 3's `limit` (the Debian package here predates it, so Floe is checked on its own).
+  it('limit cuts a result or a list to that many with the warning "results truncated due to limit"; limit_per_metric caps metadata', async () => {
+    type Limited = { status: string; data: unknown; warnings?: string[] };
+    const ask = async (path: string, params: Record<string, string>) => (await floeApi(path, params)).body as unknown as Limited;
+    const time = (endMs / 1000).toFixed(3);
+    const all = (await ask('query', { query: 'http_requests_total', time })).data as { result: unknown[] };
+    expect(all.result.length).toBeGreaterThan(1);
+    const cut = await ask('query', { query: 'http_requests_total', time, limit: '1' });
+    expect((cut.data as { result: unknown[] }).result).toEqual(all.result.slice(0, 1));
+    expect(cut.warnings).toEqual(['results truncated due to limit']);
+    expect((await ask('query', { query: 'http_requests_total', time, limit: String(all.result.length) })).warnings).toBeUndefined();
+    const range = { query: 'http_requests_total', start: ((endMs - 600_000) / 1000).toFixed(3), end: time, step: '60' };
+    const allRange = (await ask('query_range', range)).data as { result: unknown[] };
+    const cutRange = await ask('query_range', { ...range, limit: '2' });
+    expect((cutRange.data as { result: unknown[] }).result).toEqual(allRange.result.slice(0, 2));
+    expect(cutRange.warnings).toEqual(['results truncated due to limit']);
+    const labels = await ask('labels', { limit: '2' });
+    expect(labels.data).toHaveLength(2);
+    expect(labels.warnings).toEqual(['results truncated due to limit']);
+    const metadata = (await ask('metadata', { limit_per_metric: '1' })).data as Record<string, unknown[]>;
+    expect(Object.keys(metadata).length).toBeGreaterThan(0);
+    for (const entries of Object.values(metadata)) expect(entries).toHaveLength(1);
+    for (const [path, params] of [['query', { query: 'up', time, limit: '-1' }], ['metadata', { limit_per_metric: 'x' }]] as const) {
+      const bad = await floeApi(path, params);
+      expect({ http: bad.http, errorType: bad.body.errorType }).toEqual({ http: 400, errorType: 'bad_data' });
+    }
+  });
+
   it('refuses bad range parameters as Prometheus does, the step checked before the query', async () => {
     const start = ((endMs - 3_600_000) / 1000).toFixed(3);
     const end = (endMs / 1000).toFixed(3);

@@ -61,9 +61,9 @@ export function labelWindow(p: PromParams, nowMs: number): { startMs: number; en
   return { startMs, endMs };
 }
 
-export function parsePromLimit(raw: string | undefined): number | undefined {
+export function parsePromLimit(raw: string | undefined, name = 'limit'): number | undefined {
   if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw)) throw bad(`invalid parameter "limit": cannot parse "${raw.slice(0, 32)}" to a valid limit`);
+  if (!/^\d+$/.test(raw)) throw bad(`invalid parameter "${name}": cannot parse "${raw.slice(0, 32)}" to a valid limit`);
   const n = Number(raw);
   return n === 0 ? undefined : n;
 }
@@ -81,4 +81,6 @@ export const PROM_PARAMS = {
   lookbackDelta: { name: 'lookback_delta', description: 'Lookback of instant selectors, a duration; default 5m.' },
   match: { name: 'match[]', schema: { type: 'array', items: { type: 'string' } }, description: 'Series selectors; a series matching any is selected (default: every series).' },
   limit: { name: 'limit', schema: { type: 'integer', minimum: 0 }, description: 'Most entries returned (0 or absent: all).' },
+  seriesLimit: { name: 'limit', schema: { type: 'integer', minimum: 0 }, description: 'Most series returned (0 or absent: all); a cut result carries the warning "results truncated due to limit".' },
+  limitPerMetric: { name: 'limit_per_metric', schema: { type: 'integer', minimum: 0 }, description: 'Most metadata entries per metric family (0 or absent: all).' },
 } satisfies Record<string, ParameterDoc>;

@@ -106,6 +106,15 @@ const success = (reply: FastifyReply, data: unknown, notes?: { warnings: string[
 
 const seconds = (ms: number) => ms / 1000;
 
+/** Prometheus's warning when `limit` cut a list or a result's series. */
+export const TRUNCATED_WARNING = 'results truncated due to limit';
+
+/** The first `limit` entries (all when undefined), with Prometheus's warning when any were cut. */
+function truncated<T>(list: T[], limit: number | undefined, notes: { warnings: string[]; infos: string[] } = { warnings: [], infos: [] }) {
+  if (limit === undefined || list.length <= limit) return { list, notes };
+  return { list: list.slice(0, limit), notes: { warnings: [...notes.warnings, TRUNCATED_WARNING], infos: notes.infos } };
+}
+
 /** The documentation of a route (openapi.ts): what `data` of the success envelope holds. */
 const doc = (id: string, summary: string, data: string, more: QueryRouteDoc = {}) =>
   queryRouteSchema('metrics', id, summary, { ...more, returns: { description: `\`{"status":"success","data":…}\`, data ${data}.` } });
@@ -171,9 +180,10 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   const routes = (scope: FastifyInstance) => {
     const both = (path: string, schema: FastifySchema, handler: (req: ParamsRequest, reply: FastifyReply) => Promise<unknown>) => getAndPost(scope, path, schema, handler);
 
-    both('/query', doc('promql_query', 'PromQL instant query', 'a vector, matrix, scalar or string result', { queryParameters: [P.query, P.time, P.timeout, P.lookbackDelta] }), async (req, reply) => {
+    both('/query', doc('promql_query', 'PromQL instant query', 'a vector, matrix, scalar or string result', { queryParameters: [P.query, P.time, P.timeout, P.lookbackDelta, P.seriesLimit] }), async (req, reply) => {
       const p = params(req);
       const query = requireParam(p, 'query');
+      const limit = parsePromLimit(p.get('limit'));
       const expr = parsePromQL(query);
       await noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const time = parsePromTime('time', p.get('time'), Date.now());
@@ -188,20 +198,25 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
           return success(reply, { resultType: 'scalar', result: [seconds(r.result[0]), formatPromFloat(r.result[1])] }, notes);
         case 'string':
           return success(reply, { resultType: 'string', result: [seconds(r.result[0]), r.result[1]] }, notes);
-        case 'vector':
-          return success(reply, { resultType: 'vector', result: r.result.map((s) => ({ metric: metric(s.labels), value: [seconds(s.t), formatPromFloat(s.v)] })) }, notes);
-        case 'matrix':
-          return success(reply, matrix(r.result), notes);
+        case 'vector': {
+          const cut = truncated(r.result, limit, notes);
+          return success(reply, { resultType: 'vector', result: cut.list.map((s) => ({ metric: metric(s.labels), value: [seconds(s.t), formatPromFloat(s.v)] })) }, cut.notes);
+        }
+        case 'matrix': {
+          const cut = truncated(r.result, limit, notes);
+          return success(reply, matrix(cut.list), cut.notes);
+        }
       }
     });
 
-    both('/query_range', doc('promql_query_range', 'PromQL range query', 'a matrix', { queryParameters: [P.query, { ...P.start, required: true }, { ...P.end, required: true }, P.step, P.timeout, P.lookbackDelta] }), async (req, reply) => {
+    both('/query_range', doc('promql_query_range', 'PromQL range query', 'a matrix', { queryParameters: [P.query, { ...P.start, required: true }, { ...P.end, required: true }, P.step, P.timeout, P.lookbackDelta, P.seriesLimit] }), async (req, reply) => {
       const p = params(req);
       const query = requireParam(p, 'query');
       const start = parsePromTime('start', requireParam(p, 'start'), 0);
       const end = parsePromTime('end', requireParam(p, 'end'), 0);
       if (end < start) throw new FloeError('bad_data', 'invalid parameter "end": end timestamp must not be before start time', { code: 'FLOE_ERR_PROMQL_PARAM' });
       const step = parsePromDurationParam('step', requireParam(p, 'step'));
+      const limit = parsePromLimit(p.get('limit'));
       // In Prometheus's order (steps before the query), and before any read.
       checkRangeSteps(start, end, step);
       const expr = parsePromQL(query);
@@ -211,8 +226,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const annotations = new PromAnnotations();
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      const result = evalRange(expr, start, end, step, source, evalOpts).result;
-      return success(reply, matrix(result), annotations.asStrings(query));
+      const cut = truncated(evalRange(expr, start, end, step, source, evalOpts).result, limit, annotations.asStrings(query));
+      return success(reply, matrix(cut.list), cut.notes);
     });
 
     /** Label sets of the series in the window that match any of `match[]` (all series without one). */
@@ -246,8 +261,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const limit = parsePromLimit(p.get('limit'));
       const names = new Set<string>();
       for (const l of await labelSets(req, p, false)) for (const k of Object.keys(l)) names.add(k);
-      const sorted = [...names].sort();
-      return success(reply, limit === undefined ? sorted : sorted.slice(0, limit));
+      const cut = truncated([...names].sort(), limit);
+      return success(reply, cut.list, cut.notes);
     });
 
     both('/label/:name/values', doc('list_metric_label_values', 'Values of one label in the window', 'a sorted list of values', { ...labelParams, pathParameters: [{ name: 'name', description: 'Label name; U__ prefixes Prometheus’s UTF-8 escaping.' }] }), async (req, reply) => {
@@ -266,20 +281,21 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       } else {
         for (const l of await labelSets(req, p, false)) if (l[name] !== undefined) values.add(l[name]!);
       }
-      const sorted = [...values].sort();
-      return success(reply, limit === undefined ? sorted : sorted.slice(0, limit));
+      const cut = truncated([...values].sort(), limit);
+      return success(reply, cut.list, cut.notes);
     });
 
     both('/series', doc('list_metric_series', 'Label sets of the series matching selectors', 'a list of label sets', { queryParameters: [{ ...P.match, required: true }, ...WINDOW, P.limit] }), async (req, reply) => {
       const p = params(req);
       const limit = parsePromLimit(p.get('limit'));
-      const sets = (await labelSets(req, p, true)).map((l) => ({ ...l }));
-      return success(reply, limit === undefined ? sets : sets.slice(0, limit));
+      const cut = truncated((await labelSets(req, p, true)).map((l) => ({ ...l })), limit);
+      return success(reply, cut.list, cut.notes);
     });
 
-    both('/metadata', doc('list_metric_metadata', 'Type, help and unit of metric families', 'metadata by family name', { queryParameters: [{ name: 'metric', description: 'Only this metric family.' }, ...WINDOW, P.limit] }), async (req, reply) => {
+    both('/metadata', doc('list_metric_metadata', 'Type, help and unit of metric families', 'metadata by family name', { queryParameters: [{ name: 'metric', description: 'Only this metric family.' }, ...WINDOW, P.limit, P.limitPerMetric] }), async (req, reply) => {
       const p = params(req);
       const limit = parsePromLimit(p.get('limit'));
+      const perMetric = parsePromLimit(p.get('limit_per_metric'), 'limit_per_metric');
       const only = p.get('metric');
       const { startMs, endMs } = labelWindow(p, Date.now());
       const reader = openReader(req, opts.queryTimeoutMs);
@@ -289,6 +305,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
         if (only !== undefined && fam.family !== only) continue;
         const list = (out[fam.family] ??= []);
         const entry = { type: fam.type, help: e.description, unit: e.rw ? e.unit : '' };
+        if (perMetric !== undefined && list.length >= perMetric) continue;
         if (!list.some((x) => x.type === entry.type && x.help === entry.help && x.unit === entry.unit)) list.push(entry);
       }
       const keys = Object.keys(out).sort();
