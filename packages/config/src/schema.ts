@@ -117,7 +117,7 @@ export const demoSection = z
   .strictObject({
     enabled: z.boolean().default(false).describe('Provision the read-only demo account at every start and show its credentials on the login page.'),
     tenant_id: z.string().default('').describe('Tenant the demo user may view (required when enabled; must already exist).'),
-    dataset_id: z.string().default('').describe('Dataset the demo opens on (optional).'),
+    dataset_id: z.string().default('').describe('Dataset the demo opens on (optional): the login configuration names it beside the tenant; one the tenant lacks is logged as a warning at start.'),
     username: z.string().default('').describe('Email address of the demo user (required when enabled).'),
     password: z.string().default('').describe('Password of the demo user, shown publicly on the login page (required when enabled).'),
   })

@@ -25,7 +25,7 @@ describe('demo mode (embedded)', () => {
     await grantMembership(db, { tenantId: 'demo', userId: u.id, role: 'admin', grantedBy: 'admin' });
     await grantMembership(db, { tenantId: 'acme', userId: u.id, role: 'member', grantedBy: 'admin' });
     await db.close();
-    floe = await startFloe({ mode: 'embedded', config: { meta: { data_dir: metaDir }, demo: { enabled: true, tenant_id: 'demo', ...DEMO } } });
+    floe = await startFloe({ mode: 'embedded', config: { meta: { data_dir: metaDir }, demo: { enabled: true, tenant_id: 'demo', dataset_id: 'default', ...DEMO } } });
   }, 120_000);
   afterAll(async () => {
     await floe?.stop();
@@ -56,8 +56,8 @@ describe('demo mode (embedded)', () => {
     expect((await api('POST', '/ui/session', { body: { username: DEMO.username, password: 'an-old-password' } })).status).toBe(401);
   });
 
-  it('the login configuration shows the demo credentials', async () => {
-    expect((await api('GET', '/ui/session/config')).body).toEqual({ oidc: null, password_enabled: true, demo: DEMO });
+  it('the login configuration shows the demo credentials and where the demo opens', async () => {
+    expect((await api('GET', '/ui/session/config')).body).toEqual({ oidc: null, password_enabled: true, demo: { ...DEMO, tenant_id: 'demo', dataset_id: 'default' } });
   });
 
   it('the session reports is_demo', async () => {

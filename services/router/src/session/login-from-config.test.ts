@@ -210,6 +210,12 @@ describe('router sign-in setup at start', () => {
       expect(res.status).toBe(401);
     });
 
+    it('a demo.dataset_id the tenant lacks is logged as a warning and still offered', async () => {
+      const r = await startRouter({ demo: { enabled: true, tenant_id: 'demo', dataset_id: 'nope', ...DEMO } });
+      expect(await r.logged('demo.dataset_id names no dataset of demo.tenant_id: the login page offers it anyway')).toMatchObject([{ level: 'warn', tenant: 'demo', dataset: 'nope' }]);
+      expect((await getJson(`${r.url}/ui/session/config`)).body).toMatchObject({ demo: { tenant_id: 'demo', dataset_id: 'nope' } });
+    });
+
     it('a restart with demo mode off leaves the demo user and its membership in place', async () => {
       const on = await startRouter({ demo: { enabled: true, tenant_id: 'demo', ...DEMO } });
       expect(await on.logged('demo account provisioned')).toMatchObject([{ level: 'info', msg: 'demo account provisioned', tenant: 'demo', username: DEMO.username }]);

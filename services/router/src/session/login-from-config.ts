@@ -1,5 +1,5 @@
 import type { FloeConfig } from '@floe/config';
-import { normaliseEmail, provisionDemoUser, type Db } from '@floe/meta';
+import { getDataset, normaliseEmail, provisionDemoUser, type Db } from '@floe/meta';
 import type { Logger } from '@floe/telemetry';
 import { oidcRedirectUri } from './oidc-routes.ts';
 import { startOidcDiscovery, type OidcRetry } from './oidc-provider.ts';
@@ -27,6 +27,9 @@ export async function loginFromConfig(config: Readonly<FloeConfig>, db: Db, log:
     try {
       await provisionDemoUser(db, { email: demoEmail, password: demo.password, tenantId: demo.tenant_id });
       log.info({ tenant: demo.tenant_id, username: demoEmail }, 'demo account provisioned');
+      if (demo.dataset_id && !(await getDataset(db, demo.tenant_id, demo.dataset_id))) {
+        log.warn({ tenant: demo.tenant_id, dataset: demo.dataset_id }, 'demo.dataset_id names no dataset of demo.tenant_id: the login page offers it anyway');
+      }
     } catch (err) {
       log.error({ err: err instanceof Error ? err.message : String(err), tenant: demo.tenant_id }, 'demo account provisioning failed');
     }
@@ -42,7 +45,7 @@ export async function loginFromConfig(config: Readonly<FloeConfig>, db: Db, log:
         groupMappings: o.group_mappings,
       },
       passwordLoginDisabled: o.disable_password_login,
-      demo: demo.enabled ? { username: demo.username, password: demo.password } : undefined,
+      demo: demo.enabled ? { username: demo.username, password: demo.password, tenant_id: demo.tenant_id, ...(demo.dataset_id ? { dataset_id: demo.dataset_id } : {}) } : undefined,
     },
     isDemoUser: (email) => demoEmail !== undefined && email === demoEmail,
     close: () => provider?.close(),

@@ -18,7 +18,7 @@ export interface SessionOptions {
   /** auth.oidc.disable_password_login: the password form is refused for every user. */
   passwordLoginDisabled?: boolean;
   /** The demo account's credentials, shown on the login page while demo mode is on. */
-  demo?: { username: string; password: string };
+  demo?: { username: string; password: string; tenant_id: string; dataset_id?: string };
   /** Where the browser goes after SSO sign-in (public.api_url). */
   appUrl: string;
 }
@@ -73,8 +73,13 @@ export const sessionRoutes: FastifyPluginAsync<SessionOptions> = async (app, opt
               demo: {
                 type: 'object',
                 additionalProperties: false,
-                required: ['username', 'password'],
-                properties: { username: { type: 'string' }, password: { type: 'string' } },
+                required: ['username', 'password', 'tenant_id'],
+                properties: {
+                  username: { type: 'string' },
+                  password: { type: 'string' },
+                  tenant_id: { type: 'string', description: 'The tenant the demo account views.' },
+                  dataset_id: { type: 'string', description: 'The dataset the demo opens on (demo.dataset_id; absent when not configured).' },
+                },
                 description: 'Present only when demo mode is on.',
               },
             },
