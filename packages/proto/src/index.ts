@@ -396,6 +396,7 @@ export type {
   SeriesResponse as PyroSeriesResponse,
 } from './gen/pyroscope/querier/v1/querier_pb.js';
 export {
+  ExemplarSchema as PyroExemplarSchema,
   ExemplarType as PyroExemplarType,
   GetProfileStatsRequestSchema as PyroGetProfileStatsRequestSchema,
   GetProfileStatsResponseSchema as PyroGetProfileStatsResponseSchema,
@@ -408,9 +409,12 @@ export {
   PointSchema as PyroPointSchema,
   ProfileTypeSchema as PyroProfileTypeSchema,
   SeriesSchema as PyroSeriesSchema,
+  StackTraceSelectorSchema as PyroStackTraceSelectorSchema,
   TimeSeriesAggregationType as PyroTimeSeriesAggregationType,
 } from './gen/pyroscope/types/v1/types_pb.js';
 export type {
+  Exemplar as PyroExemplar,
+  StackTraceSelector as PyroStackTraceSelector,
   GetProfileStatsRequest as PyroGetProfileStatsRequest,
   GetProfileStatsResponse as PyroGetProfileStatsResponse,
   LabelNamesRequest as PyroLabelNamesRequest,

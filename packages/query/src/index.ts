@@ -159,7 +159,7 @@ export type { FieldType } from './sql/log-discovery.ts';
 // the rows (profiles/flamebearer.ts), plus the trace → profile summaries.
 export { parseOptionalProfileSelector, parseProfileSelector, parseTypedProfileSelector, type ProfileSelector } from './profiles/selector.ts';
 export { parseProfileTypeRef, profileTypeInfo, sameProfileType, type ProfileTypeInfo, type ProfileTypeRef } from './profiles/profile-type.ts';
-export type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './profiles/ir.ts';
+export type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace, StackFilter } from './profiles/ir.ts';
 export {
   planProfileLabelNames,
   planProfileLabelValues,
@@ -172,7 +172,7 @@ export {
   planProfilesByTrace,
   type ProfilePlan,
 } from './profiles/plan.ts';
-export { DEFAULT_SERIES_LABELS, labelSetsOf, seriesOf, type LabelPair as ProfileLabelPair, type ProfileSeriesData, type SeriesPoint as ProfileSeriesPoint } from './profiles/series.ts';
+export { DEFAULT_SERIES_LABELS, labelSetsOf, seriesOf, type LabelPair as ProfileLabelPair, type ProfileSeriesData, type SeriesExemplar as ProfileSeriesExemplar, type SeriesPoint as ProfileSeriesPoint } from './profiles/series.ts';
 export { DEFAULT_MAX_NODES, MAX_MAX_NODES, buildTimeline, diffFlamebearer, mergedStacksOf, singleFlamebearer, timelineStepNs, type FlamebearerDocument, type Timeline } from './profiles/flamebearer.ts';
 export { truncateStacks, type MergedStack } from './profiles/flamegraph.ts';
 export { profileSummaryOf, type ProfileSummary } from './profiles/summary.ts';

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   PyroDiffRequestSchema,
   PyroDiffResponseSchema,
+  PyroExemplarType,
   PyroGetProfileStatsRequestSchema,
   PyroGetProfileStatsResponseSchema,
   PyroLabelNamesRequestSchema,
@@ -31,7 +32,7 @@ import {
   type MessageShape,
   type PyroFlameGraph,
 } from '@floe/proto';
-import { SAMPLE_CPU_STACKS, postProfiles, sampleProfilesRequest, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { SAMPLE_CPU_STACKS, SAMPLE_PROFILE_ID_HEX, postProfiles, sampleProfilesRequest, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Pyroscope's Connect API under /profilequery end to end, as Grafana's Pyroscope data source
@@ -273,6 +274,45 @@ describe('Pyroscope Connect API end to end (embedded)', () => {
       PyroSelectSeriesResponseSchema,
     );
     expect(avg.message!.series.map((s) => ({ labels: s.labels.length, values: s.points.map((p) => p.value) }))).toEqual([{ labels: 0, values: [5120] }]);
+  });
+
+  it("SelectSeries's exemplars name each point's profile, whose id then selects it in the merges; a call site and Go PGO's leaf cut select stacks", async () => {
+    const w = window();
+    const selector = `{service_name="${service}"}`;
+    const seriesOf = async (extra: object) => {
+      const request = { profileTypeID: CPU, labelSelector: selector, step: 15, ...w, ...extra } as MessageInitShape<typeof PyroSelectSeriesRequestSchema>;
+      const r = await call('SelectSeries', PyroSelectSeriesRequestSchema, request, PyroSelectSeriesResponseSchema);
+      expect(r.status).toBe(200);
+      return r.message!.series[0]!.points;
+    };
+    const [point] = await seriesOf({ exemplarType: PyroExemplarType.INDIVIDUAL });
+    expect(point!.exemplars.map((e) => ({ profileId: e.profileId, value: e.value, timestamp: e.timestamp, spanId: e.spanId, traceId: e.traceId }))).toEqual([
+      { profileId: SAMPLE_PROFILE_ID_HEX, value: BigInt(65 * MS), timestamp: BigInt(nowMs), spanId: 'cd'.repeat(8), traceId: 'ab'.repeat(16) },
+    ]);
+    expect((await seriesOf({ exemplarType: PyroExemplarType.SPAN }))[0]!.exemplars.map((e) => e.spanId)).toEqual(['cd'.repeat(8)]);
+    expect((await seriesOf({}))[0]!.exemplars).toEqual([]);
+
+    const merged = async (extra: object) => {
+      const request = { profileTypeID: CPU, labelSelector: selector, ...w, ...extra } as MessageInitShape<typeof PyroSelectMergeStacktracesRequestSchema>;
+      return (await call('SelectMergeStacktraces', PyroSelectMergeStacktracesRequestSchema, request, PyroSelectMergeStacktracesResponseSchema)).message!.flamegraph?.total;
+    };
+    expect(await merged({ profileIdSelector: [point!.exemplars[0]!.profileId] })).toBe(BigInt(65 * MS));
+    expect(await merged({ profileIdSelector: ['00'.repeat(16)] })).toBeUndefined();
+    // main > handleCheckout > computeTotal holds the first two stacks: 40 + 20 ms.
+    const callSite = { callSite: ['main', 'handleCheckout', 'computeTotal'].map((name) => ({ name })) };
+    expect(await merged({ stackTraceSelector: callSite })).toBe(BigInt(60 * MS));
+    expect((await seriesOf({ stackTraceSelector: callSite })).map((p) => p.value)).toEqual([60 * MS]);
+    expect(await merged({ stackTraceSelector: { callSite: [{ name: 'handleCheckout' }] } })).toBeUndefined();
+
+    const pgo = await call('SelectMergeProfile', PyroSelectMergeProfileRequestSchema, { profileTypeID: CPU, labelSelector: selector, ...w, stackTraceSelector: { goPgo: { keepLocations: 1 } } }, PprofProfileSchema);
+    const p = pgo.message!;
+    const name = new Map(p.function.map((f) => [f.id, p.stringTable[Number(f.name)]]));
+    const frame = new Map(p.location.map((l) => [l.id, name.get(l.line[0]!.functionId)]));
+    expect(p.sample.map((x) => ({ stack: x.locationId.map((id) => frame.get(id)), value: Number(x.value[0]) })).sort((a, b) => b.value - a.value)).toEqual([
+      { stack: ['memmove'], value: 40 * MS },
+      { stack: ['hash'], value: 20 * MS },
+      { stack: ['/usr/lib/x86_64-linux-gnu/libc.so.6'], value: 5 * MS },
+    ]);
   });
 
   it('Diff: one flamegraph of both sides with leftTicks and rightTicks', async () => {

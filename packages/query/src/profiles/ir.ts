@@ -24,6 +24,20 @@ export interface ProfileStacks {
    * Pyroscope's SDKs). Absent: every sample.
    */
   spanIds?: string[];
+  /** Only these profiles (their profile_id; Pyroscope's profile id selector). Absent: every one. */
+  profileIds?: string[];
+  /** Which stacks and how much of each (Pyroscope's stack trace selector). */
+  stackFilter?: StackFilter;
+}
+
+/**
+ * Pyroscope's stack trace selector: `callSite` keeps the stacks whose root end begins with these
+ * frames (root first); `keepLeaves` (its Go PGO form, which wins) cuts every stack to that many
+ * leaf frames, merging the stacks that then agree.
+ */
+export interface StackFilter {
+  callSite?: string[];
+  keepLeaves?: number;
 }
 
 /** The selection's total value per `stepNs` slot from the range's start (the render timeline). */
@@ -75,6 +89,13 @@ export interface ProfileSeriesPoints {
   groupBy: string[];
   stepNs: bigint;
   aggregation: 'sum' | 'avg';
+  /** Only the value of stacks under this call site (root first): each profile counts its matching samples. */
+  callSite?: string[];
+  /**
+   * Per point, the profile with the largest value as its exemplar: any profile ('individual') or
+   * only those linked to a span ('span'). Absent: no exemplars.
+   */
+  exemplars?: 'individual' | 'span';
 }
 
 /** How many profiles the caller has and the times of the oldest and newest, over every partition. */

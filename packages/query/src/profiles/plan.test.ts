@@ -92,6 +92,36 @@ describe('planProfileStacks: every matching profile merged per stack', () => {
   });
 });
 
+describe('planProfileStacks: profile id and stack trace selectors', () => {
+  const stacks = async (extra: { profileIds?: string[]; stackFilter?: { callSite?: string[]; keepLeaves?: number } }, selector = `${CPU}{service_name="api"}`) =>
+    mergedStacksOf(await db.run(planProfileStacks({ kind: 'profile_stacks', selection: selection(selector), ...extra }, PROFILES))).sort((a, b) => b.value - a.value || a.stack.join().localeCompare(b.stack.join()));
+
+  it('profile ids keep only those profiles', async () => {
+    expect(await stacks({ profileIds: ['aa'.repeat(16)] })).toEqual([{ stack: ['c', 'b', 'a'], value: 3 }, { stack: ['b', 'a'], value: 2 }]);
+    expect(await stacks({ profileIds: ['bb'.repeat(16)] })).toEqual([]);
+    expect(() => planProfileStacks({ kind: 'profile_stacks', selection: selection(CPU), profileIds: [] }, PROFILES)).toThrow(/names no profile/);
+  });
+
+  it('a call site keeps the stacks under it, root first', async () => {
+    expect(await stacks({ stackFilter: { callSite: ['a', 'b'] } })).toEqual([{ stack: ['c', 'b', 'a'], value: 8 }, { stack: ['b', 'a'], value: 2 }]);
+    expect(await stacks({ stackFilter: { callSite: ['a'] } })).toHaveLength(3);
+    expect(await stacks({ stackFilter: { callSite: ['b'] } })).toEqual([]);
+    expect(await stacks({ stackFilter: { callSite: ['a', 'b', 'c', 'd'] } })).toEqual([]);
+  });
+
+  it('keeping leaf frames merges the stacks that then agree', async () => {
+    expect(await stacks({ stackFilter: { keepLeaves: 1 } })).toEqual([{ stack: ['c'], value: 8 }, { stack: ['b'], value: 2 }, { stack: ['d'], value: 1 }]);
+    expect(await stacks({ stackFilter: { keepLeaves: 1 } }, `${HEAP}`)).toEqual([{ stack: ['b'], value: 4096 }]);
+    expect(() => planProfileStacks({ kind: 'profile_stacks', selection: selection(CPU), stackFilter: { keepLeaves: 0 } }, PROFILES)).toThrow(/keep_locations/);
+  });
+
+  it('frames are parameters', () => {
+    const plan = planProfileStacks({ kind: 'profile_stacks', selection: selection(CPU), stackFilter: { callSite: ["x'] OR 1=1 --"] } }, PROFILES);
+    expect(plan.sql).not.toContain('OR 1=1');
+    expect(plan.params).toContain("x'] OR 1=1 --");
+  });
+});
+
 describe('materialized label columns', () => {
   const LABELS = { label_env: 'env', label_thread_id: 'thread.id' };
   const TABLE = withLabelColumns(LABELS);
@@ -195,6 +225,31 @@ describe('planProfileSeriesPoints (SelectSeries)', () => {
     expect(await points(`${CPU}{service_name="api"}`, ['service_name', 'thread.id'], 60n)).toEqual([
       { l0: 'api', l1: '', slot: 0n, value: 5 },
       { l0: 'api', l1: '7', slot: 1n, value: 6 },
+    ]);
+  });
+
+  it('a call site counts only the samples under it, and a profile with none not at all', async () => {
+    const rows = await db.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(CPU), groupBy: ['service_name'], stepNs: 10n * S, aggregation: 'sum', callSite: ['a', 'b'] }, PROFILES));
+    expect(rows).toEqual([
+      { l0: 'api', slot: 0n, value: 5 },
+      { l0: 'api', slot: 1n, value: 5 },
+    ]);
+    const avg = await db.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(CPU), groupBy: [], stepNs: 60n * S, aggregation: 'avg', callSite: ['a'] }, PROFILES));
+    expect(avg).toEqual([{ slot: 0n, value: 5 }, { slot: 1n, value: 6 }]);
+  });
+
+  it('exemplars: the largest profile of each point, or of those linked to a span', async () => {
+    const X = (exemplars: 'individual' | 'span') => db.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(CPU), groupBy: [], stepNs: 20n * S, aggregation: 'sum', exemplars }, PROFILES));
+    const individual = await X('individual');
+    expect(individual).toEqual([
+      { slot: 0n, value: 5, ex_profile_id: 'aa'.repeat(16), ex_value: 5n, ex_time: 1000n * S, ex_span_id: '1111111111111111', ex_trace_id: T1 },
+      { slot: 1n, value: 16, ex_profile_id: null, ex_value: 10n, ex_time: 1020n * S, ex_span_id: null, ex_trace_id: null },
+    ]);
+    const span = await X('span');
+    expect(span[1]).toEqual({ slot: 1n, value: 16, ex_profile_id: null, ex_value: 6n, ex_time: 1010n * S, ex_span_id: '2222222222222222', ex_trace_id: T2 });
+    expect(seriesOf(individual, [], WINDOW, 20n * S)[0]!.points).toEqual([
+      { timestampMs: 1_000_000, value: 5, exemplar: { profileId: 'aa'.repeat(16), timestampMs: 1_000_000, value: 5n, spanId: '1111111111111111', traceId: T1 } },
+      { timestampMs: 1_020_000, value: 16, exemplar: { profileId: '', timestampMs: 1_020_000, value: 10n, spanId: '', traceId: '' } },
     ]);
   });
 

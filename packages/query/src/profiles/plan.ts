@@ -73,29 +73,52 @@ function selectionSql(b: SqlBuilder, sel: ProfileSelection): string {
 
 const planned = (b: SqlBuilder, sql: string[], range: TimeRange | undefined): ProfilePlan => ({ sql: sql.join('\n'), params: b.params, hints: range ? hintsOf(range) : {} });
 
+/** Most frames a call site may name (deeper stacks are rare; the SQL grows with it). */
+export const MAX_CALL_SITE_FRAMES = 512;
+
+/** A leaf-first stack expression begins, at its root end, with `callSite` (root first). */
+function callSiteSql(b: SqlBuilder, stack: string, callSite: readonly string[]): string {
+  if (callSite.length > MAX_CALL_SITE_FRAMES) throw new FloeError('bad_data', `a call site may name at most ${MAX_CALL_SITE_FRAMES} frames, got ${callSite.length}`);
+  return `list_reverse(${stack})[1:${intLiteral(callSite.length)}] = [${callSite.map((f) => `CAST(${b.param(f)} AS VARCHAR)`).join(', ')}]`;
+}
+
+/** `profile_id IN (...)`, or nothing for no profile id selector. */
+function profileIdSql(b: SqlBuilder, ids: readonly string[] | undefined): string[] {
+  if (ids === undefined) return [];
+  if (ids.length === 0) throw new FloeError('bad_data', 'the profile id selector names no profile');
+  return [`${b.column('profile_id')} IN (${ids.map((id) => b.param(id)).join(', ')})`];
+}
+
 /** Rows of (stack, value): every distinct stack of the selection, its value summed over every sample of every profile. */
 export function planProfileStacks(ir: ProfileStacks, table: PlannerTable): ProfilePlan {
   const b = builder(table);
-  const where = selectionSql(b, ir.selection);
+  const where = [selectionSql(b, ir.selection), ...profileIdSql(b, ir.profileIds)].join('\n    AND ');
   const spans = ir.spanIds;
   if (spans && spans.length === 0) throw new FloeError('bad_data', 'the span selector names no span');
   const bySpan = spans ? ` AND coalesce("s"."span_id", lower("s"."attributes"."span_id")) IN (${spans.map((id) => b.param(id)).join(', ')})` : '';
+  const { callSite, keepLeaves } = ir.stackFilter ?? {};
+  if (keepLeaves !== undefined && (!Number.isInteger(keepLeaves) || keepLeaves < 1)) throw new FloeError('bad_data', 'keep_locations must be a positive number of frames');
+  const kept = keepLeaves !== undefined ? `"stack"[1:${intLiteral(keepLeaves)}]` : '"stack"';
+  const underCallSite = keepLeaves === undefined && callSite && callSite.length > 0 ? ` AND ${callSiteSql(b, '"stack"', callSite)}` : '';
   return planned(
     b,
     [
-      `SELECT CAST(to_json("stack") AS VARCHAR) AS "${STACK_COLUMNS.stack}", CAST(sum("value") AS BIGINT) AS "${STACK_COLUMNS.value}"`,
+      `SELECT CAST(to_json("kept") AS VARCHAR) AS "${STACK_COLUMNS.stack}", CAST(sum("value") AS BIGINT) AS "${STACK_COLUMNS.value}"`,
       `FROM (`,
-      `  SELECT "stacks"["s"."stack" + 1] AS "stack", "s"."value" AS "value"`,
+      `  SELECT ${kept} AS "kept", "value"`,
       `  FROM (`,
-      `    SELECT json_transform(${b.column('stacktraces_json')}, ${literal(STACKS_SHAPE)}) AS "stacks",`,
-      `      unnest(json_transform(${b.column('samples_json')}, ${literal(`[${spans ? SPAN_SAMPLES_SHAPE : SAMPLES_SHAPE}]`)})) AS "s"`,
-      `    FROM ${b.tableName()}`,
-      `    WHERE ${where}`,
+      `    SELECT "stacks"["s"."stack" + 1] AS "stack", "s"."value" AS "value"`,
+      `    FROM (`,
+      `      SELECT json_transform(${b.column('stacktraces_json')}, ${literal(STACKS_SHAPE)}) AS "stacks",`,
+      `        unnest(json_transform(${b.column('samples_json')}, ${literal(`[${spans ? SPAN_SAMPLES_SHAPE : SAMPLES_SHAPE}]`)})) AS "s"`,
+      `      FROM ${b.tableName()}`,
+      `      WHERE ${where}`,
+      `    )`,
+      `    WHERE TRUE${bySpan}`,
       `  )`,
-      `  WHERE TRUE${bySpan}`,
+      `  WHERE "stack" IS NOT NULL${underCallSite}`,
       `)`,
-      `WHERE "stack" IS NOT NULL`,
-      `GROUP BY "stack"`,
+      `GROUP BY "kept"`,
     ],
     ir.selection.range,
   );
@@ -179,20 +202,64 @@ export function planProfileSeries(ir: ProfileSeries, table: PlannerTable): Profi
   );
 }
 
+/** Output columns of planProfileSeriesPoints's exemplar (with IR `exemplars`): the point's largest profile. */
+export const EXEMPLAR_COLUMNS = { profileId: 'ex_profile_id', value: 'ex_value', timeNs: 'ex_time', spanId: 'ex_span_id', traceId: 'ex_trace_id' } as const;
+
 /**
  * Rows of (l0, ..., slot, value) per group-by value tuple and step: slot k covers the profiles in
  * (start + (k-1)·step, start + k·step], so it is stamped with its end as Pyroscope does; value is
- * the sum or the average of their total_value, as DOUBLE (the point type of the answer).
+ * the sum or the average of the profiles' values, as DOUBLE (the point type of the answer). A
+ * profile's value is its total_value, or with a call site the sum of its samples under it (a
+ * profile with none does not count). With exemplars, EXEMPLAR_COLUMNS name the largest profile
+ * of the point (of those linked to a span, for 'span'; NULL when there is none).
  */
 export function planProfileSeriesPoints(ir: ProfileSeriesPoints, table: PlannerTable): ProfilePlan {
   const b = builder(table);
   const groups = ir.groupBy.map((label, i) => `${profileLabelText(b, label)} AS "${labelColumn(i)}"`);
+  const groupColumns = ir.groupBy.map((_, i) => `"${labelColumn(i)}"`);
   const step = b.bigint(ir.stepNs);
   const slot = `CAST((${b.column('time_unix_nano')} - ${b.bigint(ir.selection.range.startNs)} + ${step} - 1) // ${step} AS BIGINT) AS "slot"`;
-  const total = b.column('total_value');
-  const value = `CAST(${ir.aggregation === 'avg' ? `avg(${total})` : `sum(${total})`} AS DOUBLE) AS "value"`;
-  const order = [...ir.groupBy.map((_, i) => `"${labelColumn(i)}"`), '"slot"'].join(', ');
-  return planned(b, [`SELECT ${[...groups, slot, value].join(', ')}`, `FROM ${b.tableName()}`, `WHERE ${selectionSql(b, ir.selection)}`, `GROUP BY ALL`, `ORDER BY ${order}`], ir.selection.range);
+  const identity = [`${b.column('profile_id')} AS "pid"`, `${b.column('time_unix_nano')} AS "t"`, `${b.column('span_id')} AS "sid"`, `${b.column('trace_id')} AS "tid"`];
+  const where = selectionSql(b, ir.selection);
+  const callSite = ir.callSite && ir.callSite.length > 0 ? ir.callSite : undefined;
+  // One row per profile: its group, slot, identity and value.
+  const perProfile = callSite
+    ? [
+        `SELECT * EXCLUDE ("stacks", "s"), CAST(sum(CASE WHEN ${callSiteSql(b, '"stacks"["s"."stack" + 1]', callSite)} THEN "s"."value" ELSE 0 END) AS BIGINT) AS "pv"`,
+        `FROM (`,
+        `  SELECT ${[...groups, slot, ...identity].join(', ')}, json_transform(${b.column('stacktraces_json')}, ${literal(STACKS_SHAPE)}) AS "stacks",`,
+        `    unnest(json_transform(${b.column('samples_json')}, ${literal(`[${SAMPLES_SHAPE}]`)})) AS "s"`,
+        `  FROM ${b.tableName()}`,
+        `  WHERE ${where}`,
+        `)`,
+        `GROUP BY ALL`,
+        `HAVING "pv" <> 0`,
+      ]
+    : [`SELECT ${[...groups, slot, ...identity].join(', ')}, ${b.column('total_value')} AS "pv"`, `FROM ${b.tableName()}`, `WHERE ${where}`];
+  const value = `CAST(${ir.aggregation === 'avg' ? 'avg("pv")' : 'sum("pv")'} AS DOUBLE) AS "value"`;
+  const X = EXEMPLAR_COLUMNS;
+  const onlyLinked = ir.exemplars === 'span' ? ` FILTER (WHERE coalesce("sid", '') <> '')` : '';
+  // One arg_max over the whole identity, so every column comes from the same profile even on ties.
+  const exemplar = ir.exemplars ? [`arg_max_null({'pid': "pid", 't': "t", 'sid': "sid", 'tid': "tid"}, "pv")${onlyLinked} AS "ex"`, `max("pv")${onlyLinked} AS "${X.value}"`] : [];
+  const exemplarColumns = ir.exemplars
+    ? [`"ex"."pid" AS "${X.profileId}"`, `"${X.value}"`, `"ex"."t" AS "${X.timeNs}"`, `"ex"."sid" AS "${X.spanId}"`, `"ex"."tid" AS "${X.traceId}"`]
+    : [];
+  const order = [...groupColumns, '"slot"'].join(', ');
+  return planned(
+    b,
+    [
+      `SELECT ${[...groupColumns, '"slot"', '"value"', ...exemplarColumns].join(', ')}`,
+      `FROM (`,
+      `  SELECT ${[...groupColumns, '"slot"', value, ...exemplar].join(', ')}`,
+      `  FROM (`,
+      ...perProfile.map((l) => `    ${l}`),
+      `  )`,
+      `  GROUP BY ${order}`,
+      `)`,
+      `ORDER BY ${order}`,
+    ],
+    ir.selection.range,
+  );
 }
 
 /** One row of (profiles, oldest_ns, newest_ns) over every partition; the times are NULL without profiles. */

@@ -1,6 +1,6 @@
 import type { TimeRange } from '../ir/logs.ts';
 import { NAME_LABEL, PROFILE_TYPE_LABEL, SERVICE_LABEL } from './labels.ts';
-import { labelColumn } from './plan.ts';
+import { EXEMPLAR_COLUMNS, labelColumn } from './plan.ts';
 
 /**
  * Rows of the series plans (plan.ts planProfileSeries, planProfileSeriesPoints) → the label sets
@@ -21,6 +21,33 @@ export interface SeriesPoint {
   /** Unix milliseconds: the end of the point's step. */
   timestampMs: number;
   value: number;
+  /** The point's largest profile, when exemplars were asked for and one qualifies. */
+  exemplar?: SeriesExemplar;
+}
+
+export interface SeriesExemplar {
+  profileId: string;
+  /** Unix milliseconds: the profile's own time. */
+  timestampMs: number;
+  value: bigint;
+  /** '' when the profile is linked to no span. */
+  spanId: string;
+  traceId: string;
+}
+
+const text = (v: unknown) => (typeof v === 'string' ? v : '');
+
+function exemplarOf(row: Row): SeriesExemplar | undefined {
+  const X = EXEMPLAR_COLUMNS;
+  const value = row[X.value];
+  if (value === null || value === undefined) return undefined;
+  return {
+    profileId: text(row[X.profileId]),
+    timestampMs: Number(BigInt(row[X.timeNs] as bigint | number) / NS_PER_MS),
+    value: BigInt(value as bigint | number),
+    spanId: text(row[X.spanId]),
+    traceId: text(row[X.traceId]),
+  };
 }
 
 export interface ProfileSeriesData {
@@ -72,7 +99,8 @@ export function seriesOf(rows: readonly Row[], groupBy: readonly string[], range
       byGroup.set(key, series);
     }
     const slot = BigInt(row.slot as bigint | number);
-    series.points.push({ timestampMs: Number((range.startNs + slot * stepNs) / NS_PER_MS), value: Number(row.value) });
+    const exemplar = exemplarOf(row);
+    series.points.push({ timestampMs: Number((range.startNs + slot * stepNs) / NS_PER_MS), value: Number(row.value), ...(exemplar ? { exemplar } : {}) });
   }
   const all = [...byGroup.values()];
   if (limit === undefined || limit <= 0) return all;

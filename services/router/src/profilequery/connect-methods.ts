@@ -1,5 +1,5 @@
 import { FloeError } from '@floe/errors';
-import { PyroProfileFormat, PyroTimeSeriesAggregationType, type MessageInitShape, type MessageShape, type PyroQuerierService, type PyroSelectMergeStacktracesRequest } from '@floe/proto';
+import { PyroExemplarType, PyroProfileFormat, PyroTimeSeriesAggregationType, type MessageInitShape, type MessageShape, type PyroQuerierService, type PyroSelectMergeStacktracesRequest, type PyroStackTraceSelector } from '@floe/proto';
 import {
   DEFAULT_SERIES_LABELS,
   diffFlamebearer,
@@ -20,6 +20,7 @@ import {
   singleFlamebearer,
   truncateStacks,
   type FlamebearerDocument,
+  type StackFilter,
   type PlannerTable,
   type ProfilePlan,
   type ProfileSelection,
@@ -37,9 +38,11 @@ import { mergedPprof } from './pprof-export.ts';
  * render, and an end of 0 (unset) is now.
  *
  * Decisions worth knowing: Series lists the values of DEFAULT_SERIES_LABELS (or the requested
- * label_names), not every attribute of a profile; SelectSeries answers no exemplars whatever
- * exemplar_type asks; SelectMergeStacktraces answers without a flamegraph when nothing matched,
- * which Grafana shows as "no data".
+ * label_names), not every attribute of a profile; SelectSeries's exemplars are one per point,
+ * its largest profile (of those linked to a span, for EXEMPLAR_TYPE_SPAN), without labels; a
+ * stack trace selector's Go PGO form cuts stacks in the merges and changes no series value;
+ * SelectMergeStacktraces answers without a flamegraph when nothing matched, which Grafana shows
+ * as "no data".
  */
 
 export interface CallContext {
@@ -67,8 +70,27 @@ const MAX_LABEL_SETS = 10_000;
 const MAX_SPANS = 1000;
 /** Prometheus's ceiling on points per series; a finer step is widened to fit. */
 const MAX_POINTS_PER_SERIES = 11_000n;
+/** Profile ids of one profile id selector. */
+const MAX_PROFILE_IDS = 1000;
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROFILE_PARAM' });
+
+/** A stack trace selector as the plans take it; none when it selects everything. */
+function stackFilterOf(selector: PyroStackTraceSelector | undefined): StackFilter | undefined {
+  if (!selector) return undefined;
+  if (selector.goPgo) return selector.goPgo.keepLocations > 0 ? { keepLeaves: selector.goPgo.keepLocations } : undefined;
+  const callSite = selector.callSite.map((l) => l.name);
+  return callSite.length > 0 ? { callSite } : undefined;
+}
+
+/** A profile id selector: none when empty (a repeated field cannot say "absent"). */
+function profileIdsOf(ids: readonly string[]): string[] | undefined {
+  if (ids.length === 0) return undefined;
+  if (ids.length > MAX_PROFILE_IDS) throw bad(`at most ${MAX_PROFILE_IDS} profile ids per request, got ${ids.length}`);
+  return [...ids];
+}
+
+const EXEMPLARS: Partial<Record<PyroExemplarType, 'individual' | 'span'>> = { [PyroExemplarType.INDIVIDUAL]: 'individual', [PyroExemplarType.SPAN]: 'span' };
 
 function rangeOf(start: bigint, end: bigint): TimeRange {
   const range = { startNs: start * NS_PER_MS, endNs: end === 0n ? nowNs() : end * NS_PER_MS };
@@ -128,7 +150,8 @@ function flamegraphAnswer(stacks: ReturnType<typeof mergedStacksOf>, profileType
 async function stacksOf(ctx: CallContext, req: PyroSelectMergeStacktracesRequest) {
   checkFormat(req.format);
   const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
-  const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection }, ctx.table)));
+  const plan = planProfileStacks({ kind: 'profile_stacks', selection, profileIds: profileIdsOf(req.profileIdSelector), stackFilter: stackFilterOf(req.stackTraceSelector) }, ctx.table);
+  const stacks = mergedStacksOf(await ctx.run(plan));
   return { stacks, profileType: selection.profileType };
 }
 
@@ -191,7 +214,8 @@ export const querierService: QuerierServiceImpl = {
   async selectMergeProfile(req, ctx) {
     const selection = typedSelection(req.profileTypeID, req.labelSelector, rangeOf(req.start, req.end));
     if (req.maxNodes !== undefined && req.maxNodes < 0n) throw bad('max_nodes must not be negative');
-    const stacks = mergedStacksOf(await ctx.run(planProfileStacks({ kind: 'profile_stacks', selection }, ctx.table)));
+    const plan = planProfileStacks({ kind: 'profile_stacks', selection, profileIds: profileIdsOf(req.profileIdSelector), stackFilter: stackFilterOf(req.stackTraceSelector) }, ctx.table);
+    const stacks = mergedStacksOf(await ctx.run(plan));
     const maxNodes = Number(req.maxNodes ?? 0n);
     return mergedPprof(maxNodes > 0 ? truncateStacks(stacks, maxNodes) : stacks, selection.profileType, selection.range);
   },
@@ -203,9 +227,21 @@ export const querierService: QuerierServiceImpl = {
     const stepNs = stepNsOf(req.step, range);
     if (req.limit !== undefined && req.limit < 0n) throw bad('limit must not be negative');
     const aggregation = req.aggregation === PyroTimeSeriesAggregationType.AVERAGE ? 'avg' : 'sum';
-    const rows = await ctx.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection, groupBy, stepNs, aggregation }, ctx.table));
+    // Go PGO's leaf cut merges stacks but keeps every sample, so only a call site changes a value.
+    const callSite = stackFilterOf(req.stackTraceSelector)?.callSite;
+    const exemplars = EXEMPLARS[req.exemplarType];
+    const rows = await ctx.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection, groupBy, stepNs, aggregation, callSite, exemplars }, ctx.table));
     const series = seriesOf(rows, groupBy, range, stepNs, req.limit === undefined ? undefined : Number(req.limit));
-    return { series: series.map((s) => ({ labels: s.labels, points: s.points.map((p) => ({ value: p.value, timestamp: BigInt(p.timestampMs) })) })) };
+    return {
+      series: series.map((s) => ({
+        labels: s.labels,
+        points: s.points.map((p) => ({
+          value: p.value,
+          timestamp: BigInt(p.timestampMs),
+          exemplars: p.exemplar ? [{ timestamp: BigInt(p.exemplar.timestampMs), profileId: p.exemplar.profileId, spanId: p.exemplar.spanId, traceId: p.exemplar.traceId, value: p.exemplar.value, labels: [] }] : [],
+        })),
+      })),
+    };
   },
 
   async diff(req, ctx) {

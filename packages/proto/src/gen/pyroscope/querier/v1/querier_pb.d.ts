@@ -3,8 +3,8 @@
 // api-contracts.md §4.4, §4.5). The package and service names make up those paths, and the field
 // numbers are the wire contract, so both are Pyroscope's. Only the methods Floe answers with data
 // are declared; the router answers the others (SelectHeatmap, AnalyzeQuery) with Connect's
-// unimplemented without decoding them. Request fields Floe cannot honour (stack trace and profile
-// id selectors) are left out. SelectMergeProfile answers Pyroscope's google.v1.Profile, which is
+// unimplemented without decoding them. Request fields Floe cannot honour (SelectMergeStacktraces's
+// async, trace and span selectors of newer releases) are left out. SelectMergeProfile answers Pyroscope's google.v1.Profile, which is
 // pprof's message under another package name: the same fields and numbers as
 // perftools.profiles.Profile, so the same bytes and proto-JSON.
 
@@ -14,7 +14,7 @@
 
 import type { GenEnum, GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import type { Message } from "@bufbuild/protobuf";
-import type { ExemplarType, GetProfileStatsRequestSchema, GetProfileStatsResponseSchema, LabelNamesRequestSchema, LabelNamesResponseSchema, Labels, LabelValuesRequestSchema, LabelValuesResponseSchema, ProfileType, Series, TimeSeriesAggregationType } from "../../types/v1/types_pb.js";
+import type { ExemplarType, GetProfileStatsRequestSchema, GetProfileStatsResponseSchema, LabelNamesRequestSchema, LabelNamesResponseSchema, Labels, LabelValuesRequestSchema, LabelValuesResponseSchema, ProfileType, Series, StackTraceSelector, TimeSeriesAggregationType } from "../../types/v1/types_pb.js";
 import type { ProfileSchema } from "../../../perftools/profiles/profile_pb.js";
 
 /**
@@ -141,6 +141,18 @@ export declare type SelectMergeStacktracesRequest = Message<"querier.v1.SelectMe
    * @generated from field: querier.v1.ProfileFormat format = 6;
    */
   format: ProfileFormat;
+
+  /**
+   * @generated from field: optional types.v1.StackTraceSelector stack_trace_selector = 7;
+   */
+  stackTraceSelector?: StackTraceSelector | undefined;
+
+  /**
+   * Only these profiles (their profile ids).
+   *
+   * @generated from field: repeated string profile_id_selector = 8;
+   */
+  profileIdSelector: string[];
 };
 
 /**
@@ -362,6 +374,11 @@ export declare type SelectSeriesRequest = Message<"querier.v1.SelectSeriesReques
   aggregation?: TimeSeriesAggregationType | undefined;
 
   /**
+   * @generated from field: optional types.v1.StackTraceSelector stack_trace_selector = 8;
+   */
+  stackTraceSelector?: StackTraceSelector | undefined;
+
+  /**
    * @generated from field: optional int64 limit = 9;
    */
   limit?: bigint | undefined;
@@ -461,6 +478,16 @@ export declare type SelectMergeProfileRequest = Message<"querier.v1.SelectMergeP
    * @generated from field: optional int64 max_nodes = 5;
    */
   maxNodes?: bigint | undefined;
+
+  /**
+   * @generated from field: optional types.v1.StackTraceSelector stack_trace_selector = 6;
+   */
+  stackTraceSelector?: StackTraceSelector | undefined;
+
+  /**
+   * @generated from field: repeated string profile_id_selector = 7;
+   */
+  profileIdSelector: string[];
 };
 
 /**
