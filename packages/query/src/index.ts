@@ -175,4 +175,5 @@ export {
 export { DEFAULT_SERIES_LABELS, labelSetsOf, seriesOf, type LabelPair as ProfileLabelPair, type ProfileSeriesData, type SeriesExemplar as ProfileSeriesExemplar, type SeriesPoint as ProfileSeriesPoint } from './profiles/series.ts';
 export { DEFAULT_MAX_NODES, MAX_MAX_NODES, buildTimeline, diffFlamebearer, mergedStacksOf, singleFlamebearer, timelineStepNs, type FlamebearerDocument, type Timeline } from './profiles/flamebearer.ts';
 export { truncateStacks, type MergedStack } from './profiles/flamegraph.ts';
+export { dotGraph } from './profiles/dot.ts';
 export { profileSummaryOf, type ProfileSummary } from './profiles/summary.ts';

@@ -153,6 +153,36 @@ describe.each<FloeMode>(['embedded', 'cluster'])('profile query API end to end (
     });
   });
 
+  it("render: groupBy adds a timeline per value, aggregation=avg, format=dot a call graph, and Pyroscope's /pyroscope paths", async () => {
+    const query = `${CPU}{service_name="${service}"}`;
+    const grouped = await get<Flamebearer & { groups: Record<string, { samples: number[]; durationDelta: number }> }>('/profilequery/render', { query, ...around(), groupBy: 'thread.name' });
+    expect(grouped.status).toBe(200);
+    expect(grouped.body.flamebearer).toEqual(CPU_FLAMEBEARER);
+    expect(Object.keys(grouped.body.groups)).toEqual(['worker-1']);
+    expect(grouped.body.groups['worker-1']!.samples).toEqual(grouped.body.timeline!.samples);
+    const avg = await get<Flamebearer>('/profilequery/render', { query: `${HEAP}{service_name="${service}"}`, ...around(), aggregation: 'avg' });
+    expect(avg.body.timeline!.samples.reduce((a, b) => a + b, 0)).toBe(5120);
+
+    const dot = await fetch(`${floe.routerUrl}/profilequery/render?${new URLSearchParams({ query, ...around(), format: 'dot' })}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant } });
+    expect(dot.status).toBe(200);
+    expect(dot.headers.get('content-type')).toMatch(/^text\/plain/);
+    const text = await dot.text();
+    expect(text.startsWith('digraph "process_cpu:cpu" {')).toBe(true);
+    // main calls handleCheckout with the whole 65 ms; memmove is a leaf of 40 ms.
+    expect(text).toMatch(/label="main\\n0 nanoseconds \(0\.00%\)\\nof 65000000 nanoseconds \(100\.00%\)"/);
+    expect(text).toMatch(/label="memmove\\n40000000 nanoseconds/);
+    const id = (name: string) => new RegExp(`(N\\d+) \\[label="${name}\\\\n`).exec(text)![1];
+    expect(text).toContain(`${id('main')} -> ${id('handleCheckout')} [label=" 65000000"`);
+
+    const upstream = await get<Flamebearer>('/profilequery/pyroscope/render', { query, ...around() });
+    expect(upstream).toEqual(await get<Flamebearer>('/profilequery/render', { query, ...around() }));
+    expect((await get('/profilequery/pyroscope/label-values', { label: 'service_name' })).body).toEqual([service]);
+    for (const bad of [{ format: 'xml' }, { aggregation: 'max' }] as Array<Record<string, string>>) {
+      const r = await get<{ errorType: string }>('/profilequery/render', { query, ...around(), ...bad });
+      expect({ status: r.status, errorType: r.body.errorType }).toEqual({ status: 400, errorType: 'bad_data' });
+    }
+  });
+
   it('render: a window without profiles is 200 with an empty flamegraph', async () => {
     for (const params of [
       { query: CPU, from: 'now-3h', until: 'now-2h' },

@@ -35,7 +35,8 @@ export interface FlamebearerDocument {
   flamebearer: { names: string[]; levels: number[][]; numTicks: number; maxSelf: number };
   metadata: { format: 'single' | 'double'; spyName: string; sampleRate: number; units: string; name: string };
   timeline: Timeline | null;
-  groups: null;
+  /** render's groupBy: one timeline per value of the label. */
+  groups: Record<string, Timeline> | null;
   heatmap: null;
   leftTicks?: number;
   rightTicks?: number;
@@ -58,14 +59,14 @@ export function buildTimeline(rows: ReadonlyArray<{ slot: number; value: number 
   return { startTime: Number(startSeconds), samples, durationDelta: Number(stepNs / NS_PER_SECOND), watermarks: null };
 }
 
-export function singleFlamebearer(stacks: readonly MergedStack[], type: ProfileTypeRef, timeline: Timeline | null, maxNodes: number): FlamebearerDocument {
+export function singleFlamebearer(stacks: readonly MergedStack[], type: ProfileTypeRef, timeline: Timeline | null, maxNodes: number, groups: Record<string, Timeline> | null = null): FlamebearerDocument {
   const fg = flamegraphLevels([stacks], maxNodes);
   return {
     version: 1,
     flamebearer: { names: fg.names, levels: fg.levels, numTicks: fg.totals[0]!, maxSelf: fg.maxSelf },
     metadata: { format: 'single', spyName: '', ...flamegraphMetadata(type) },
     timeline,
-    groups: null,
+    groups,
     heatmap: null,
   };
 }

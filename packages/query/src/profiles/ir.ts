@@ -45,6 +45,10 @@ export interface ProfileTimeline {
   kind: 'profile_timeline';
   selection: ProfileSelection;
   stepNs: bigint;
+  /** One timeline per value of this label (output column l0; '' where absent). */
+  groupBy?: string;
+  /** Per slot, the sum of the profiles' totals (default) or their average. */
+  aggregation?: 'sum' | 'avg';
 }
 
 /** The distinct profile types of the selection. */

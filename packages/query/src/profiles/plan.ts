@@ -128,14 +128,18 @@ export function planProfileStacks(ir: ProfileStacks, table: PlannerTable): Profi
 export function planProfileTimeline(ir: ProfileTimeline, table: PlannerTable): ProfilePlan {
   const b = builder(table);
   const where = selectionSql(b, ir.selection);
+  const group = ir.groupBy === undefined ? [] : [`${profileLabelText(b, ir.groupBy)} AS "${labelColumn(0)}"`];
+  const keys = [...(ir.groupBy === undefined ? [] : [`"${labelColumn(0)}"`]), '"slot"'].join(', ');
+  const total = b.column('total_value');
+  const value = ir.aggregation === 'avg' ? `CAST(avg(${total}) AS DOUBLE)` : `CAST(sum(${total}) AS BIGINT)`;
   return planned(
     b,
     [
-      `SELECT CAST((${b.column('time_unix_nano')} - ${b.bigint(ir.selection.range.startNs)}) // ${b.bigint(ir.stepNs)} AS BIGINT) AS "slot", CAST(sum(${b.column('total_value')}) AS BIGINT) AS "value"`,
+      `SELECT ${[...group, `CAST((${b.column('time_unix_nano')} - ${b.bigint(ir.selection.range.startNs)}) // ${b.bigint(ir.stepNs)} AS BIGINT) AS "slot"`, `${value} AS "value"`].join(', ')}`,
       `FROM ${b.tableName()}`,
       `WHERE ${where}`,
-      `GROUP BY "slot"`,
-      `ORDER BY "slot"`,
+      `GROUP BY ${keys}`,
+      `ORDER BY ${keys}`,
     ],
     ir.selection.range,
   );

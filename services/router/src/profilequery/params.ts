@@ -53,6 +53,23 @@ export function parseWindow(p: RequestParams, now: bigint, names: { from: string
 }
 
 /** `max-nodes` / `maxNodes`: the flamegraph's node cap; absent or 0 is the default, more than the ceiling is the ceiling. */
+/** Functions a DOT call graph draws when the request names no max-nodes (a graph of thousands is unreadable). */
+export const DOT_MAX_NODES = 100;
+
+/** render's `format`: json (default) or dot. */
+export function parseRenderFormat(raw: string | undefined): 'json' | 'dot' {
+  if (raw === undefined || raw === '' || raw === 'json') return 'json';
+  if (raw === 'dot') return 'dot';
+  throw bad(`invalid format ${JSON.stringify(raw.slice(0, 32))}: expected json or dot`);
+}
+
+/** render's `aggregation`: sum (default) or avg. */
+export function parseAggregation(raw: string | undefined): 'sum' | 'avg' {
+  if (raw === undefined || raw === '' || raw === 'sum') return 'sum';
+  if (raw === 'avg') return 'avg';
+  throw bad(`invalid aggregation ${JSON.stringify(raw.slice(0, 32))}: expected sum or avg`);
+}
+
 export function parseMaxNodes(p: RequestParams): number {
   const raw = p.get('max-nodes') ?? p.get('maxNodes');
   if (raw === undefined) return DEFAULT_MAX_NODES;
@@ -81,5 +98,8 @@ export const PROFILE_PARAMS = {
   until: { name: 'until', description: `End of the window (${PROFILE_TIMES}); default now.` },
   query: { name: 'query', required: true, description: 'Profile selector: a profile type and label matchers, such as process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="api"}.' },
   selector: { name: 'query', description: 'Profile selector narrowing the profiles considered (default: all).' },
-  maxNodes: { name: 'max-nodes', schema: { type: 'integer', minimum: 0 }, description: `Most flamegraph nodes (alias maxNodes; absent or 0: ${DEFAULT_MAX_NODES}, at most ${MAX_MAX_NODES}).` },
+  maxNodes: { name: 'max-nodes', schema: { type: 'integer', minimum: 0 }, description: `Most flamegraph nodes (alias maxNodes; absent or 0: ${DEFAULT_MAX_NODES}, at most ${MAX_MAX_NODES}; format=dot: absent ${DOT_MAX_NODES}).` },
+  groupBy: { name: 'groupBy', description: 'A label: the answer adds one timeline per value in `groups` (the first groupBy only, as Pyroscope).' },
+  aggregation: { name: 'aggregation', schema: { type: 'string', enum: ['sum', 'avg'] }, description: 'How a timeline slot combines its profiles (default sum).' },
+  format: { name: 'format', schema: { type: 'string', enum: ['json', 'dot'] }, description: 'json (default) or dot: a Graphviz call graph as text.' },
 } satisfies Record<string, ParameterDoc>;

@@ -1,8 +1,9 @@
-import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { FloeError } from '@floe/errors';
 import {
   buildTimeline,
   diffFlamebearer,
+  dotGraph,
   mergedStacksOf,
   parseProfileSelector,
   parseTypedProfileSelector,
@@ -19,6 +20,7 @@ import {
   type PlannerTable,
   type ProfileSelection,
   type TimeRange,
+  type Timeline,
 } from '@floe/query';
 import { profilesTable } from '@floe/schema';
 import { callerCredentials } from '../auth-plugin.ts';
@@ -27,7 +29,7 @@ import type { QuerierClient } from '../querier-client.ts';
 import { RequestParams, acceptFormBodies, getAndPost } from '../request-params.ts';
 import { callerTables, type TableColumns } from '../table-columns.ts';
 import { connectQuerierPlugin } from './connect.ts';
-import { PROFILE_PARAMS as P, nowNs, parseMaxNodes, parseWindow, requireParam } from './params.ts';
+import { DOT_MAX_NODES, PROFILE_PARAMS as P, nowNs, parseAggregation, parseMaxNodes, parseRenderFormat, parseWindow, requireParam } from './params.ts';
 import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
 
 /**
@@ -85,16 +87,48 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
 
   const stacksOf = async (req: FastifyRequest, selection: ProfileSelection) => mergedStacksOf(await run(req, planProfileStacks({ kind: 'profile_stacks', selection }, await tableOf(req))));
 
-  getAndPost(app, '/render', doc('pyroscope_render', 'Flamegraph of the profiles a selector matches', 'A flamebearer document with a timeline.', { queryParameters: [P.query, ...WINDOW, P.maxNodes] }), async (req, reply) => {
+  // Pyroscope serves its legacy routes under /pyroscope: a client written for it finds them under
+  // this mount with that prefix too (render, render-diff, label-values, as reference §4.1 lists).
+  const legacy = (path: string, schema: FastifySchema & { operationId?: string; summary?: string }, handler: Parameters<typeof getAndPost>[3]) => {
+    getAndPost(app, path, schema, handler);
+    getAndPost(app, `/pyroscope${path}`, { ...schema, operationId: `${schema.operationId}_pyroscope_path`, summary: `${schema.summary} (Pyroscope's path)` }, handler);
+  };
+
+  const renderParams = [P.query, ...WINDOW, P.maxNodes, P.groupBy, P.aggregation, P.format];
+  legacy('/render', doc('pyroscope_render', 'Flamegraph of the profiles a selector matches', 'A flamebearer document with a timeline (and one per groupBy value in `groups`); with format=dot, a Graphviz DOT call graph as text.', { queryParameters: renderParams }), async (req, reply) => {
     const p = params(req);
     const selector = parseTypedProfileSelector(requireParam(p, 'query'));
     const range = parseWindow(p, nowNs());
-    const maxNodes = parseMaxNodes(p);
+    const format = parseRenderFormat(p.get('format'));
+    const aggregation = parseAggregation(p.get('aggregation'));
+    // Pyroscope uses the first groupBy only.
+    const groupBy = p.getAll('groupBy').find((g) => g !== '');
     const selection: ProfileSelection = { range, ...selector };
+    const table = await tableOf(req);
+    if (format === 'dot') {
+      const explicit = p.get('max-nodes') ?? p.get('maxNodes');
+      const nodes = explicit === undefined ? DOT_MAX_NODES : parseMaxNodes(p);
+      const stacks = await stacksOf(req, selection);
+      return reply.type('text/plain; charset=utf-8').send(dotGraph(stacks, `${selector.profileType.name}:${selector.profileType.sampleType}`, selector.profileType.sampleUnit, nodes));
+    }
+    const maxNodes = parseMaxNodes(p);
     const stepNs = timelineStepNs(range);
-    const [stacks, slots] = await Promise.all([stacksOf(req, selection), run(req, planProfileTimeline({ kind: 'profile_timeline', selection, stepNs }, await tableOf(req)))]);
-    const timeline = buildTimeline(slots.map((r) => ({ slot: Number(r.slot), value: Number(r.value) })), range, stepNs);
-    return json(reply, singleFlamebearer(stacks, selector.profileType, timeline, maxNodes));
+    const [stacks, slots, grouped] = await Promise.all([
+      stacksOf(req, selection),
+      run(req, planProfileTimeline({ kind: 'profile_timeline', selection, stepNs, aggregation }, table)),
+      groupBy === undefined ? undefined : run(req, planProfileTimeline({ kind: 'profile_timeline', selection, stepNs, aggregation, groupBy }, table)),
+    ]);
+    const timelineOf = (rows: Row[]) => buildTimeline(rows.map((r) => ({ slot: Number(r.slot), value: Number(r.value) })), range, stepNs);
+    let groups: Record<string, Timeline> | null = null;
+    if (grouped) {
+      const byValue = new Map<string, Row[]>();
+      for (const r of grouped) {
+        const key = String(r.l0 ?? '');
+        byValue.set(key, [...(byValue.get(key) ?? []), r]);
+      }
+      groups = Object.fromEntries([...byValue].map(([value, rows]) => [value, timelineOf(rows)]));
+    }
+    return json(reply, singleFlamebearer(stacks, selector.profileType, timelineOf(slots), maxNodes, groups));
   });
 
   // Pyroscope names each side's parameters leftQuery/leftFrom/leftUntil and right…; a shared
@@ -102,7 +136,7 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
   // the usual diff).
   const side = (name: 'left' | 'right') => ['Query', 'From', 'Until'].map((p) => ({ name: `${name}${p}`, description: `${p === 'Query' ? 'Profile selector' : p === 'From' ? 'Start' : 'End'} of the ${name} side; default ${p.toLowerCase()}.` }));
   const diffParams = [...side('left'), ...side('right'), { ...P.selector, description: 'Profile selector of each side that names none.' }, ...WINDOW, P.maxNodes];
-  getAndPost(app, '/render-diff', doc('pyroscope_render_diff', 'Differential flamegraph of two selections', 'A diff flamebearer document.', { queryParameters: diffParams }), async (req, reply) => {
+  legacy('/render-diff', doc('pyroscope_render_diff', 'Differential flamegraph of two selections', 'A diff flamebearer document.', { queryParameters: diffParams }), async (req, reply) => {
     const p = params(req);
     const now = nowNs();
     const shared = { from: p.get('from'), until: p.get('until') };
@@ -132,7 +166,7 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
   });
 
   const label = { name: 'label', required: true, description: 'Label name (non-empty).' };
-  getAndPost(app, '/label-values', doc('pyroscope_label_values', 'Values of one label of the profiles in the window', 'A JSON array of values.', { queryParameters: [label, ...DISCOVERY] }), async (req, reply) => {
+  legacy('/label-values', doc('pyroscope_label_values', 'Values of one label of the profiles in the window', 'A JSON array of values.', { queryParameters: [label, ...DISCOVERY] }), async (req, reply) => {
     const p = params(req);
     const label = p.get('label');
     if (label === undefined) throw new FloeError('bad_data', 'missing label parameter: label-values needs a non-empty label name', { code: 'FLOE_ERR_PROFILE_PARAM' });
