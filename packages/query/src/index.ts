@@ -159,10 +159,11 @@ export type { FieldType } from './sql/log-discovery.ts';
 // the rows (profiles/flamebearer.ts), plus the trace → profile summaries.
 export { parseOptionalProfileSelector, parseProfileSelector, parseTypedProfileSelector, type ProfileSelector } from './profiles/selector.ts';
 export { parseProfileTypeRef, profileTypeInfo, sameProfileType, type ProfileTypeInfo, type ProfileTypeRef } from './profiles/profile-type.ts';
-export type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace, StackFilter } from './profiles/ir.ts';
+export type { ProfileLabelNames, ProfileLabelValues, ProfileList, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace, StackFilter } from './profiles/ir.ts';
 export {
   planProfileLabelNames,
   planProfileLabelValues,
+  planProfileList,
   planProfileSeries,
   planProfileSeriesPoints,
   planProfileStacks,
@@ -176,4 +177,4 @@ export { DEFAULT_SERIES_LABELS, labelSetsOf, seriesOf, type LabelPair as Profile
 export { DEFAULT_MAX_NODES, MAX_MAX_NODES, buildTimeline, diffFlamebearer, mergedStacksOf, singleFlamebearer, timelineStepNs, type FlamebearerDocument, type Timeline } from './profiles/flamebearer.ts';
 export { truncateStacks, type MergedStack } from './profiles/flamegraph.ts';
 export { dotGraph } from './profiles/dot.ts';
-export { profileSummaryOf, type ProfileSummary } from './profiles/summary.ts';
+export { listedProfileSummaryOf, profileSummaryOf, type ListedProfileSummary, type ProfileSummary } from './profiles/summary.ts';

@@ -1,6 +1,6 @@
 import { SeverityNumber } from '@opentelemetry/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emitLogRecords, protoLogExporter, protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
+import { SAMPLE_PROFILE_ID_HEX, emitLogRecords, postProfiles, protoLogExporter, protoTraceExporter, sampleProfilesRequest, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest, type SentTrace } from '../src/index.ts';
 
 /**
  * The native Query IR endpoint (spec 2: POST /api/v1/query, GET /api/v1/query/sources) end to
@@ -28,6 +28,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('native Query IR (%s)', (mode) 
     return { status: res.status, body: (await res.json()) as any };
   };
   const query = (body: unknown, o: { key?: string; tenant?: string; cookie?: string } = { key, tenant }) => call('POST', '/api/v1/query', { ...o, body });
+  const CPU = 'process_cpu:cpu:nanoseconds:cpu:nanoseconds';
   const logsQuery = () => ({ source: 'logs', range: range(), streams: [{ label: 'service_name', op: '=', value: 'irsvc' }], limit: 10 });
 
   beforeAll(async () => {
@@ -37,9 +38,11 @@ describe.each<FloeMode>(['embedded', 'cluster'])('native Query IR (%s)', (mode) 
     trace = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'irshop');
     const records = ['first line', 'second line error'].map((body, i) => ({ timeUnixNano: BigInt(startMs + i) * 1_000_000n, severityNumber: SeverityNumber.INFO, severityText: 'INFO', body, attributes: { n: i } }));
     await emitLogRecords(protoLogExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), { 'service.name': 'irsvc' }, { name: 'floe-e2e-query-ir', version: '1.0.0' }, records);
-    await waitFor('logs and trace queryable', async () => {
-      const [l, t] = await Promise.all([query(logsQuery()), query({ source: 'traces', range: range() })]);
-      return l.body.rows?.length === 2 && t.body.traces?.length === 1 ? true : undefined;
+    const profiles = await postProfiles(floe.otlpHttpUrl, { apiKey: key, tenant }, sampleProfilesRequest('irprof', { traceId: trace.traceId, spanId: trace.spanIds[0]! }, BigInt(startMs) * 1_000_000n));
+    expect(profiles.status).toBe(200);
+    await waitFor('logs, trace and profiles queryable', async () => {
+      const [l, t, p] = await Promise.all([query(logsQuery()), query({ source: 'traces', range: range() }), query({ source: 'profiles', range: range(), selector: `${CPU}{}`, view: 'profiles' })]);
+      return l.body.rows?.length === 2 && t.body.traces?.length === 1 && p.body.profiles?.length === 1 ? true : undefined;
     }, 30_000, 200);
   }, 120_000);
   afterAll(async () => {
@@ -87,6 +90,36 @@ describe.each<FloeMode>(['embedded', 'cluster'])('native Query IR (%s)', (mode) 
     expect(res.status).toBe(400);
     expect(res.body).toMatchObject({ status: 'error', errorType: 'bad_data' });
     expect(res.body.error).toContain(field);
+  });
+
+  it('a profiles query: top functions, the flamegraph, or the profiles themselves as summaries', async () => {
+    const ask = (extra: object) => query({ source: 'profiles', range: range(), selector: `${CPU}{service_name="irprof"}`, ...extra });
+    const top = await ask({ limit: 1 });
+    expect(top.status).toBe(200);
+    expect(top.body).toEqual({ source: 'profiles', functions: [{ name: 'memmove', self: 40_000_000, total: 40_000_000 }], truncated: true });
+    expect((await ask({ view: 'flamegraph' })).body.flamegraph.flamebearer.numTicks).toBe(65_000_000);
+    const listed = await ask({ view: 'profiles' });
+    expect(listed.body).toEqual({
+      source: 'profiles',
+      truncated: false,
+      profiles: [
+        {
+          'profile.id': SAMPLE_PROFILE_ID_HEX,
+          'profile.type': CPU,
+          'sample.type': 'cpu',
+          'sample.unit': 'nanoseconds',
+          'service.name': 'irprof',
+          timestamp: new Date(startMs).toISOString().replace('Z', '000000Z'),
+          time_unix_nano: String(BigInt(startMs) * 1_000_000n),
+          duration: 10_000_000_000,
+          'trace.id': trace.traceId,
+          'span.id': trace.spanIds[0],
+          value: 65_000_000,
+        },
+      ],
+    });
+    expect((await ask({ view: 'profiles', limit: 1 })).body.truncated).toBe(false);
+    expect((await ask({ view: 'nope' })).status).toBe(400);
   });
 
   it('answers 501 for a valid request it cannot run yet', async () => {

@@ -108,6 +108,13 @@ export interface ProfileStats {
 }
 
 /** Summaries of the profiles linked to a trace, in time order, at most `limit`. */
+/** The newest `limit` profiles of the selection, as summaries (the native Query IR's `profiles` view). */
+export interface ProfileList {
+  kind: 'profile_list';
+  selection: ProfileSelection;
+  limit: number;
+}
+
 export interface ProfilesByTrace {
   kind: 'profiles_by_trace';
   /** 32 lower-case hex digits. */

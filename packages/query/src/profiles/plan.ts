@@ -2,7 +2,7 @@ import { FloeError } from '@floe/errors';
 import type { TimeRange } from '../ir/logs.ts';
 import { hintsOf } from '../sql/logs.ts';
 import { SqlBuilder, intLiteral, literal, type PlannerTable, type PrintedSql } from '../sql/printer.ts';
-import type { ProfileLabelNames, ProfileLabelValues, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './ir.ts';
+import type { ProfileLabelNames, ProfileLabelValues, ProfileList, ProfileSelection, ProfileSeries, ProfileSeriesPoints, ProfileStacks, ProfileStats, ProfileTimeline, ProfileTypes, ProfilesByTrace } from './ir.ts';
 import { NAME_LABEL, PROFILE_ATTRIBUTE_SCOPES, PROFILE_ATTRIBUTE_TYPES, PROFILE_TYPE_LABEL, SERVICE_LABEL, profileAttributeMap, profileLabelText, profileMatchSql } from './labels.ts';
 import { profileTypeKey } from './profile-type.ts';
 
@@ -271,6 +271,22 @@ export function planProfileStats(_ir: ProfileStats, table: PlannerTable): Profil
   const b = builder(table);
   const t = b.column('time_unix_nano');
   return planned(b, [`SELECT CAST(count(*) AS BIGINT) AS "profiles", min(${t}) AS "oldest_ns", max(${t}) AS "newest_ns"`, `FROM ${b.tableName()}`], undefined);
+}
+
+/** Summaries (TRACE_PROFILE_COLUMNS) of the selection's newest `limit` profiles, newest first. */
+export function planProfileList(ir: ProfileList, table: PlannerTable): ProfilePlan {
+  const b = builder(table);
+  return planned(
+    b,
+    [
+      `SELECT ${TRACE_PROFILE_COLUMNS.map((c) => b.column(c)).join(', ')}`,
+      `FROM ${b.tableName()}`,
+      `WHERE ${selectionSql(b, ir.selection)}`,
+      `ORDER BY ${b.column('time_unix_nano')} DESC, ${b.column('profile_id')}`,
+      `LIMIT ${intLiteral(ir.limit)}`,
+    ],
+    ir.selection.range,
+  );
 }
 
 /**

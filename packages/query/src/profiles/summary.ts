@@ -1,6 +1,7 @@
 /**
  * Profile summaries (spec 1, "Profile row": profile.id, timestamp, duration, sample.type,
- * service.name and more), one per row of plan.ts's planProfilesByTrace. The keys use the dotted
+ * service.name and more), one per row of plan.ts's planProfilesByTrace (for one trace) or
+ * planProfileList (the native Query IR's `profiles` view, each with its own link). The keys use the dotted
  * OpenTelemetry spelling the spec names; the trace query API's include_profiles answer is meant
  * to attach the same objects (spec 1, profile query rule 4).
  */
@@ -35,6 +36,14 @@ export function rfc3339Nano(ns: bigint): string {
   const iso = new Date(Number(ms)).toISOString();
   const fraction = (((ns % 1_000_000_000n) + 1_000_000_000n) % 1_000_000_000n).toString().padStart(9, '0');
   return `${iso.slice(0, 19)}.${fraction}Z`;
+}
+
+/** A listed profile's summary: its own trace and span link (null when it has none), no linked value. */
+export type ListedProfileSummary = Omit<ProfileSummary, 'trace.id' | 'linked_value'> & { 'trace.id': string | null };
+
+export function listedProfileSummaryOf(row: Record<string, unknown>): ListedProfileSummary {
+  const { linked_value: _linked, ...summary } = profileSummaryOf(row, text(row.trace_id));
+  return { ...summary, 'trace.id': row.trace_id ? String(row.trace_id) : null };
 }
 
 export function profileSummaryOf(row: Record<string, unknown>, traceId: string): ProfileSummary {

@@ -3,9 +3,11 @@ import {
   PromAnnotations,
   evalRange,
   formatPromFloat,
+  listedProfileSummaryOf,
   mergedStacksOf,
   parsePromQL,
   planLogSelect,
+  planProfileList,
   planProfileStacks,
   planTraceSearch,
   selectorWindows,
@@ -24,7 +26,7 @@ import { MetricReader } from '../metricquery/data.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS, DEFAULT_SUBQUERY_STEP_MS } from '../metricquery/plugin.ts';
 import type { QuerierClient, QueryRequest } from '../querier-client.ts';
 import { MAX_SERIES, type LogsQuery, type MetricsQuery, type ProfilesQuery, type QueryIrBody, type TracesQuery } from './schema.ts';
-import { DEFAULT_LOG_LIMIT, DEFAULT_MAX_NODES, DEFAULT_TOP_FUNCTIONS, DEFAULT_TRACE_LIMIT, logSelectOf, metricGridOf, profileSelectionOf, traceSearchOf } from './to-ir.ts';
+import { DEFAULT_LOG_LIMIT, DEFAULT_MAX_NODES, DEFAULT_PROFILE_LIST, DEFAULT_TOP_FUNCTIONS, DEFAULT_TRACE_LIMIT, logSelectOf, metricGridOf, profileSelectionOf, traceSearchOf } from './to-ir.ts';
 
 /**
  * Runs one Query IR request: JSON → IR (to-ir.ts) → the planners of @floe/query → the querier
@@ -139,6 +141,12 @@ async function metrics(deps: RunContext, req: FastifyRequest, q: MetricsQuery): 
 
 async function profiles(deps: RunContext, req: FastifyRequest, q: ProfilesQuery): Promise<Answer> {
   const selection = profileSelectionOf(q);
+  if (q.view === 'profiles') {
+    // One row more than asked tells a cut list from a complete one.
+    const limit = q.limit ?? DEFAULT_PROFILE_LIST;
+    const rows = await run(deps, req, planProfileList({ kind: 'profile_list', selection, limit: limit + 1 }, await deps.tables.profiles(req)));
+    return { source: 'profiles', profiles: rows.slice(0, limit).map(listedProfileSummaryOf), truncated: rows.length > limit };
+  }
   const stacks = mergedStacksOf(await run(deps, req, planProfileStacks({ kind: 'profile_stacks', selection }, await deps.tables.profiles(req))));
   if (q.view === 'flamegraph') return { source: 'profiles', flamegraph: singleFlamebearer(stacks, selection.profileType, null, q.max_nodes ?? DEFAULT_MAX_NODES), truncated: false };
   const { items, truncated } = capped(topFunctions(stacks), q.limit ?? DEFAULT_TOP_FUNCTIONS);

@@ -65,7 +65,7 @@ export interface ProfilesQuery {
   source: 'profiles';
   range: RangeJson;
   selector: string;
-  view?: 'top' | 'flamegraph';
+  view?: 'top' | 'flamegraph' | 'profiles';
   limit?: number;
   max_nodes?: number;
 }
@@ -172,8 +172,8 @@ const profilesBody = {
   properties: {
     ...common,
     selector: { type: 'string', minLength: 1, maxLength: 4096, description: 'Pyroscope selector with its profile type: process_cpu:cpu:nanoseconds:cpu:nanoseconds{service_name="api"}.' },
-    view: { type: 'string', enum: ['top', 'flamegraph'], description: 'top (default): functions by self value; flamegraph: a Pyroscope flamebearer document.' },
-    limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'top: functions at most (default 100).' },
+    view: { type: 'string', enum: ['top', 'flamegraph', 'profiles'], description: 'top (default): functions by self value; flamegraph: a Pyroscope flamebearer document; profiles: the newest profiles as summaries (profile.id, timestamp, duration, sample.type, service.name, trace and span links, value).' },
+    limit: { type: 'integer', minimum: 1, maximum: 10000, description: 'top: functions at most; profiles: profiles at most (default 100 each).' },
     max_nodes: { type: 'integer', minimum: 1, maximum: 65536, description: 'flamegraph: nodes at most (default 1024).' },
   },
 } as const;
@@ -256,6 +256,28 @@ export const runQueryResponse = {
       items: { type: 'object', additionalProperties: false, required: ['name', 'self', 'total'], properties: { name: { type: 'string' }, self: { type: 'number' }, total: { type: 'number' } } },
     },
     flamegraph: { type: 'object', additionalProperties: true, description: 'profiles (flamegraph): Pyroscope’s flamebearer document, as /profilequery/render answers.' },
+    profiles: {
+      type: 'array',
+      description: 'profiles (profiles view): summaries, newest first.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['profile.id', 'profile.type', 'sample.type', 'sample.unit', 'service.name', 'timestamp', 'time_unix_nano', 'duration', 'trace.id', 'span.id', 'value'],
+        properties: {
+          'profile.id': { type: ['string', 'null'], description: '32 hex digits; null when the sender set none.' },
+          'profile.type': { type: 'string' },
+          'sample.type': { type: 'string' },
+          'sample.unit': { type: 'string' },
+          'service.name': { type: 'string' },
+          timestamp: { type: 'string', description: 'RFC 3339 with nanoseconds.' },
+          time_unix_nano: nsText,
+          duration: { type: 'number', description: 'Nanoseconds.' },
+          'trace.id': { type: ['string', 'null'], description: 'The trace the profile is linked to (the span carrying most of its samples); null when none.' },
+          'span.id': { type: ['string', 'null'] },
+          value: { type: 'number', description: 'Sum of every sample value, in sample.unit.' },
+        },
+      },
+    },
     warnings: { type: 'array', items: { type: 'string' } },
   },
 } as const;

@@ -41,7 +41,7 @@ const SOURCE_INFO: readonly SourceInfo[] = [
     name: 'profiles',
     table: TABLES.profiles,
     description: 'Profiles; stacks of the selected profile type merged over the range.',
-    operations: ['top: functions by self value', 'flamegraph: a flamebearer document'],
+    operations: ['top: functions by self value', 'flamegraph: a flamebearer document', 'profiles: the newest profiles as summaries'],
     queryFields: ['selector', 'view', 'limit', 'max_nodes'],
   },
 ];

@@ -33,6 +33,8 @@ export const DEFAULT_TRACE_LIMIT = 20;
 export const DEFAULT_MAX_NODES = 1024;
 /** Functions a `top` profile answer lists (the rest is cut and `truncated` says so). */
 export const DEFAULT_TOP_FUNCTIONS = 100;
+/** Profiles a `profiles` view lists, newest first. */
+export const DEFAULT_PROFILE_LIST = 100;
 
 /** `range` as a half-open range: RFC 3339, unix nanoseconds or unix seconds (Loki's reading, shared with /logquery). */
 export function rangeOf(range: RangeJson): TimeRange {
