@@ -363,7 +363,12 @@ export const selfMonitoringSection = z.strictObject({
   profiles_enabled: z.boolean().default(false).describe('Profile this process\'s CPU and store one profile per profile_interval under tenant _system (works without enabled). Requires auth.admin_api_key.'),
   profile_sample_rate_hz: z.number().positive().max(10_000).default(99).describe('CPU sampling frequency of self-profiling.'),
   profile_interval: duration('60s').describe('One CPU profile per window of this length.'),
-  heap_profiles_enabled: z.boolean().default(false).describe('Also export a heap profile per window; this build has no heap-profiling feature, so a warning is logged and nothing happens.'),
+  heap_profiles_enabled: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Also export a live-heap profile per window, in the same request as the CPU profile: sample type inuse_space (the estimated bytes still alive of the allocations V8\'s sampling heap profiler sampled since profiling started, one sample per 512 KiB allocated on average), period type space/bytes. The sampler is part of every Node build and this setting alone switches it on (no environment variable); if it cannot be started, a warning is logged and no heap profile is exported. Takes effect only with profiles_enabled, and not when profiling.enabled wins (heap profiles are never sent to the external backend).',
+    ),
 });
 
 // Spec 1 "Self-profiling": the same CPU profiles sent to an external profiling backend instead of

@@ -4,7 +4,7 @@
  * the caller.
  *
  * Self-monitoring (spec 2 "Events", spec 1 "Self-profiling") stores Floe's own spans, metrics and
- * CPU profiles as telemetry of the tenant _system: the composition starts the OpenTelemetry SDK
+ * CPU (and optionally live-heap) profiles as telemetry of the tenant _system: the composition starts the OpenTelemetry SDK
  * and the profiler, both exporting over OTLP/HTTP to an acceptor, and hands services a
  * `SelfTelemetry` (tracer and meter) explicitly; `noSelfTelemetry` records nothing.
  */
@@ -18,7 +18,11 @@ export { parentFromTraceparent } from './traceparent.ts';
 export { traceGrpcService } from './grpc-spans.ts';
 export { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf } from './http-spans.ts';
 export type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
-export { cpuProfileToOtlp } from './cpu-profile.ts';
-export type { CpuProfileMeta, ProfilesRequestInit, V8CpuProfile } from './cpu-profile.ts';
-export { startSelfProfiler } from './self-profiler.ts';
+export { OtlpProfileBuilder } from './otlp-profile.ts';
+export type { ProfileEntry, ProfileRequestMeta, ProfilesRequestInit, V8CallFrame } from './otlp-profile.ts';
+export { addCpuProfile, cpuProfileToOtlp } from './cpu-profile.ts';
+export type { CpuProfileMeta, V8CpuProfile } from './cpu-profile.ts';
+export { addHeapProfile, heapProfileToOtlp } from './heap-profile.ts';
+export type { HeapProfileMeta, V8SamplingHeapNode, V8SamplingHeapProfile } from './heap-profile.ts';
+export { HEAP_SAMPLING_INTERVAL_BYTES, startSelfProfiler } from './self-profiler.ts';
 export type { SelfProfiler, SelfProfilerOptions } from './self-profiler.ts';

@@ -10,9 +10,10 @@ import { WaitAborted, freePorts, grpcTraceExporter, plain, protoTraceExporter, s
  * Self-monitoring end to end (spec 2 Events, spec 1 Self-profiling), embedded: Floe started with
  * self_monitoring on exports its own router spans, writer metrics and CPU profiles to its own
  * acceptor as tenant _system, dataset _monitoring, where the break-glass key reads them back over
- * SQL (Flight). Router responses carry Server-Timing and traceresponse for tenants, not for
- * _system, and not at all when self-monitoring is off. With the external profiling section on as
- * well, the CPU profiles go to its endpoint instead of _system.
+ * SQL (Flight), and with heap_profiles_enabled a live-heap profile per window as well. Router
+ * responses carry Server-Timing and traceresponse for tenants, not for _system, and not at all
+ * when self-monitoring is off. With the external profiling section on as well, the CPU profiles go
+ * to its endpoint instead of _system.
  */
 
 const TRACEPARENT = /^00-[0-9a-f]{32}-[0-9a-f]{16}-01$/;
@@ -35,6 +36,7 @@ describe('self-monitoring (embedded)', () => {
           // Dense sampling so short windows still see Floe's own functions.
           profile_sample_rate_hz: 1000,
           profile_interval: '1s',
+          heap_profiles_enabled: true,
         },
       },
     });
@@ -274,7 +276,7 @@ describe('self-monitoring (embedded)', () => {
 
   it('stores CPU profiles of the process with Floe\'s own functions in _system\'s profiles table', async () => {
     // Functions of Floe's ingest, commit and query paths, some of which a busy window samples.
-    const floeFunctions = ['authenticate', 'spansToPayloadsFromWire', 'hourPayloads', 'cpuProfileToOtlp', 'exportWindow', 'buildApp', 'chunkByRows', 'withinBudget', 'flightDoGet'];
+    const floeFunctions = ['authenticate', 'spansToPayloadsFromWire', 'hourPayloads', 'addCpuProfile', 'exportWindow', 'buildApp', 'chunkByRows', 'withinBudget', 'flightDoGet'];
     const seen = await waitFor(
       'a CPU profile with Floe functions',
       async () => {
@@ -282,7 +284,7 @@ describe('self-monitoring (embedded)', () => {
         await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'checkout');
         await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asTenant() });
         const rows = await sql(
-          `SELECT service_name, sample_type, sample_unit, period, duration_nano, total_value, resource_attr_str, stacktraces_json FROM _system._monitoring.profiles`,
+          `SELECT service_name, sample_type, sample_unit, period, duration_nano, total_value, resource_attr_str, stacktraces_json FROM _system._monitoring.profiles WHERE sample_type = 'cpu'`,
         );
         const names = new Set(rows.flatMap((r) => (JSON.parse(r.stacktraces_json as string) as string[][]).flat()));
         const found = floeFunctions.filter((f) => names.has(f));
@@ -297,6 +299,29 @@ describe('self-monitoring (embedded)', () => {
     // Values are samples x period: every stack's value is a whole number of periods.
     expect((row.total_value as bigint) % 1_000_000n).toBe(0n);
     expect(seen.found.length).toBeGreaterThan(0);
+  });
+
+  it('stores live-heap (inuse_space) profiles of the process in _system\'s profiles table', async () => {
+    const rows = await rowsOf(
+      'an inuse_space profile with live bytes',
+      `SELECT service_name, sample_type, sample_unit, period_type, period_unit, period, duration_nano, total_value, profile_type, resource_attr_str, stacktraces_json FROM _system._monitoring.profiles WHERE sample_type = 'inuse_space' AND total_value > 0`,
+    );
+    const row = rows[0]!;
+    expect(row).toMatchObject({
+      service_name: 'floe',
+      sample_type: 'inuse_space',
+      sample_unit: 'bytes',
+      period_type: 'space',
+      period_unit: 'bytes',
+      period: 524_288n, // HEAP_SAMPLING_INTERVAL_BYTES
+      duration_nano: 0n, // a snapshot
+      profile_type: 'memory:inuse_space:bytes:space:bytes',
+    });
+    expect(row.total_value as bigint).toBeGreaterThan(0n);
+    expect(row.resource_attr_str).toMatchObject({ 'service.name': 'floe', 'deployment.environment': 'self-monitoring' });
+    // Allocation sites are resolved to function names.
+    const frames = (JSON.parse(row.stacktraces_json as string) as string[][]).flat();
+    expect(frames.some((f) => f !== '' && f !== 'unknown' && !f.startsWith('0x'))).toBe(true);
   });
 });
 
