@@ -28,6 +28,8 @@ interface Ctx {
   internalKey: string;
   /** Admin URL of the compactor of this process, which the router's /api/v1/ops/compact drives. */
   compactorUrl?: string;
+  /** The planning service of this process, for the router to forward its paths to. */
+  planningUrl?: string;
   /** Held while this process owns the embedded metadata DB. */
   lock?: EmbeddedLock;
   /** Floe's own tracer and meter (self_monitoring), shared by the services of the process. */
@@ -117,6 +119,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         inProcessQuerier: ctx.querier,
         localAdminToken: ctx.lock?.token,
         compactorUrl: ctx.compactorUrl,
+        planningUrl: () => ctx.planningUrl,
         telemetry: ctx.telemetry,
         limitStores: ctx.limitStores,
       }).then((handle) => {
@@ -126,7 +129,16 @@ const MODULES: ModuleDef<Ctx>[] = [
   },
   { name: 'all', deps: ['querier', 'writer', 'acceptor', 'compactor', 'router'], start: async () => ({ name: 'all', ports: {}, isReady: () => true, stop: async () => {} }) },
   // The product-planning API (spec 3): a separate service beside Floe, not part of `all`.
-  { name: 'planning', deps: ['meta'], start: async (ctx) => (await import('@floe/planning')).start(ctx.config, { log: ctx.log, db: ctx.db }) },
+  // Started beside the router (`floe all planning`), it also answers at the router's address.
+  {
+    name: 'planning',
+    deps: ['meta'],
+    start: async (ctx) => {
+      const handle = await (await import('@floe/planning')).start(ctx.config, { log: ctx.log, db: ctx.db });
+      ctx.planningUrl = `http://127.0.0.1:${handle.ports.http}`;
+      return handle;
+    },
+  },
 ];
 
 export const TARGETS = [...SERVICE_NAMES, 'planning', 'all'] as const;

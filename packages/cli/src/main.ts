@@ -34,23 +34,24 @@ const loadOrExit = (file: string | undefined) => {
 };
 
 for (const target of TARGETS) {
-  program
+  const command = program
     .command(target)
     .description(target === 'all' ? 'run every service in one process (embedded defaults)' : target === 'planning' ? 'run the product-planning API (a separate service, not part of all)' : `run the ${target} service`)
-    .option('-c, --config <file>', 'YAML configuration file (env FLOE__SECTION__KEY overrides it)', process.env.FLOE_CONFIG)
-    .action(async (opts: { config?: string }) => {
-      const config = loadOrExit(opts.config);
-      const log = createLogger({ level: config.log.level, name: target });
-      try {
-        const started = await startFloe(config, [target], log);
-        log.info({ target, ports: Object.fromEntries(started.handles.map((h) => [h.name, h.ports])) }, 'floe started');
-        onShutdownSignal(log, () => started.stop(config.runtime.shutdown_delay), config.runtime.shutdown_timeout + config.runtime.shutdown_delay);
-      } catch (err) {
-        log.fatal({ err }, 'start failed');
-        log.flush();
-        setTimeout(() => process.exit(1), 50);
-      }
-    });
+    .option('-c, --config <file>', 'YAML configuration file (env FLOE__SECTION__KEY overrides it)', process.env.FLOE_CONFIG);
+  if (target === 'all') command.option('--planning', "also run the product-planning API in this process (on its own port, and under the router's /api/v1)");
+  command.action(async (opts: { config?: string; planning?: boolean }) => {
+    const config = loadOrExit(opts.config);
+    const log = createLogger({ level: config.log.level, name: target });
+    try {
+      const started = await startFloe(config, opts.planning ? [target, 'planning'] : [target], log);
+      log.info({ target, ports: Object.fromEntries(started.handles.map((h) => [h.name, h.ports])) }, 'floe started');
+      onShutdownSignal(log, () => started.stop(config.runtime.shutdown_delay), config.runtime.shutdown_timeout + config.runtime.shutdown_delay);
+    } catch (err) {
+      log.fatal({ err }, 'start failed');
+      log.flush();
+      setTimeout(() => process.exit(1), 50);
+    }
+  });
 }
 
 const admin = program.command('admin').description('administrative commands that talk to the metadata DB directly');

@@ -217,6 +217,12 @@ export const routerSection = z.strictObject({
     .string()
     .default('')
     .describe('Admin URL of the compactor (http://host:9093) that /api/v1/ops/compact drives. Empty: the compactor of this process in `floe all`, else http://127.0.0.1:<compactor.admin_port>.'),
+  planning_url: z
+    .string()
+    .default('')
+    .describe(
+      'Base URL of the product-planning API (http://host:3300) whose paths (/api/v1/products, /releases, /features, …) the router forwards, so that API answers at the router\'s address too (spec 3\'s base address). Empty: the planning service of this process when one runs beside the router (`floe all planning`), else those paths are 404 here.',
+    ),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
   max_query_samples: z
     .number()

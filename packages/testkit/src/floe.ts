@@ -55,6 +55,8 @@ export interface StartOptions {
   storage?: 's3' | 'fs';
   /** Extra configuration merged over the test defaults. */
   config?: FloeConfigInput;
+  /** embedded only: also run the product-planning API in the process (`floe all --planning`). */
+  planning?: boolean;
 }
 
 const NODE = NODE_BIN;
@@ -98,10 +100,11 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     querier: { host: '127.0.0.1', port: 0, admin_port: 0, temp_dir: join(dir, 'tmp-q') },
     writer: { host: '127.0.0.1', admin_port: 0, flush_interval: '500ms', poll_interval: '100ms', work_dir: join(dir, 'tmp-w') },
     compactor: { host: '127.0.0.1', admin_port: 0, work_dir: join(dir, 'tmp-c') },
+    planning: { host: '127.0.0.1', port: 0 },
   };
   const config = loadConfig({ env: {}, overrides: merge(base, (opts.config ?? {}) as Tree) });
   const log = createLogger({ level: config.log.level, name: 'floe-test', fd: 2 });
-  const started = await startInProcess(config, ['all'], log);
+  const started = await startInProcess(config, opts.planning ? ['all', 'planning'] : ['all'], log);
   const port = (name: string, key: string) => started.get(name)!.ports[key]!;
   return {
     mode: 'embedded',

@@ -27,6 +27,7 @@ import type { QuerierClient } from './querier-client.ts';
 import type { QueryDemand } from './query-demand.ts';
 import { isHttpsUrl } from './session/cookie.ts';
 import { sessionRoutes, type SessionOptions } from './session/routes.ts';
+import { planningProxyPlugin, type PlanningProxyOptions } from './planning-proxy.ts';
 import { demoReadOnly } from './demo-read-only.ts';
 import { traceQueryPlugin } from './tracequery.ts';
 import { selfTracingPlugin, type SelfTracingOptions } from './self-tracing.ts';
@@ -36,6 +37,8 @@ import type { Scm } from './scm/service.ts';
 
 export interface AppOptions {
   log: Logger;
+  /** The product-planning API forwarded at this address (planning-proxy.ts); absent: its paths are 404. */
+  planning?: PlanningProxyOptions;
   auth: AuthDeps;
   /** Credentials of the management API and sessions (break-glass key, API keys, session cookie). */
   managementAuth: ManagementAuthDeps;
@@ -116,6 +119,8 @@ export async function buildApp(opts: AppOptions) {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // Before any route, so its hooks see every request.
   if (opts.selfTracing) await app.register(selfTracingPlugin, opts.selfTracing);
+  // Before the routes are collected: the planning service documents its own API, not this one.
+  if (opts.planning) await app.register(planningProxyPlugin, opts.planning);
   const routes = collectRoutes(app);
   if (opts.login?.demo) await app.register(demoReadOnly, { auth: opts.managementAuth });
 

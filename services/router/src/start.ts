@@ -37,6 +37,8 @@ export interface SharedDeps {
   provisionDataset?: ProvisionDataset;
   /** Admin URL of the compactor of this process (`floe all`), used when router.compactor_url is empty. */
   compactorUrl?: string;
+  /** The planning service of this process (`floe all planning`), used when router.planning_url is empty; read per request. */
+  planningUrl?: () => string | undefined;
   /** SSO discovery retry schedule (tests shorten it; spec 2 Limits: 1 s doubling to 5 min). */
   oidcRetry?: OidcRetry;
   /** Floe's own tracer (self_monitoring); absent or disabled: no spans, no Server-Timing. */
@@ -93,6 +95,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     maxQuerySamples: config.router.max_query_samples,
     seriesLabelCacheSize: config.router.series_label_cache_size,
     maxBodyBytes: config.router.max_body_bytes,
+    planning: {
+      planningUrl: () => config.router.planning_url || deps.planningUrl?.(),
+      timeoutMs: config.router.query_timeout,
+      maxBodyBytes: config.router.max_body_bytes,
+    },
     isReady: () => ready,
     db,
     adminKeys: () => [config.auth.admin_api_key, deps.localAdminToken ?? ''],

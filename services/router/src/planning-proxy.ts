@@ -1,0 +1,76 @@
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { FloeError } from '@floe/errors';
+
+/**
+ * The product-planning API (spec 3) at the router's address: spec 3's base address is
+ * {base_url}, the router, while the API runs as its own service (@floe/planning, port 3300). The
+ * router forwards its paths, untouched, to that service: method, path and query, body bytes and
+ * the headers that carry meaning (credentials, tenant, content type), and hands the answer back as
+ * it came (status, body, pagination and rate-limit headers). Authentication, limits and errors
+ * stay the planning service's own; the router adds nothing to a forwarded request but a deadline.
+ * An unreachable planning service is 503, one that does not answer in time 504, in the router's
+ * envelope. Without a planning URL these paths stay 404, as before.
+ */
+
+/** The top-level collections of the planning API under /api/v1 (services/planning/src/routes). */
+export const PLANNING_COLLECTIONS = [
+  'products',
+  'releases',
+  'release_phases',
+  'features',
+  'epics',
+  'requirements',
+  'goals',
+  'initiatives',
+  'ideas',
+  'comments',
+  'competitors',
+  'to_dos',
+] as const;
+
+export interface PlanningProxyOptions {
+  /** The planning service's base URL (http://host:3300); read per request, so `floe all planning` can fill it in after start. */
+  planningUrl: () => string | undefined;
+  timeoutMs: number;
+  maxBodyBytes: number;
+}
+
+// Hop-by-hop headers (RFC 9110 §7.6.1) and those the outgoing request sets itself.
+const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
+const NOT_RETURNED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'date', 'server']);
+
+export const planningProxyPlugin: FastifyPluginAsync<PlanningProxyOptions> = async (app, opts) => {
+  // The body goes on as the bytes that came, whatever their type: the planning service judges it.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.maxBodyBytes }, (_req, body, done) => done(null, body));
+
+  const forward = async (req: FastifyRequest, reply: FastifyReply) => {
+    const base = opts.planningUrl();
+    if (!base) throw new FloeError('not_found', 'no such endpoint');
+    const headers = new Headers();
+    for (const [name, value] of Object.entries(req.headers)) {
+      if (value === undefined || NOT_FORWARDED.has(name)) continue;
+      headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+    }
+    const body = req.body instanceof Buffer && req.method !== 'GET' && req.method !== 'HEAD' ? req.body : undefined;
+    let res: Response;
+    try {
+      res = await fetch(new URL(req.url, base), { method: req.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(opts.timeoutMs) });
+    } catch (err) {
+      if (err instanceof Error && err.name === 'TimeoutError') throw new FloeError('timeout', 'the planning service did not answer in time');
+      req.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'planning service unreachable');
+      throw new FloeError('unavailable', 'the planning service is unavailable');
+    }
+    reply.code(res.status);
+    res.headers.forEach((value, name) => {
+      if (!NOT_RETURNED.has(name)) void reply.header(name, value);
+    });
+    return reply.send(Buffer.from(await res.arrayBuffer()));
+  };
+
+  // GET brings its HEAD twin (fastify's own).
+  const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+  for (const collection of PLANNING_COLLECTIONS) {
+    for (const url of [`/api/v1/${collection}`, `/api/v1/${collection}/*`]) app.route({ method: methods, url, handler: forward });
+  }
+};
