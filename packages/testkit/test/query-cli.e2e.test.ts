@@ -1,6 +1,13 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PromMetricMetadata_MetricType, PromWriteRequestSchema, create, toBinary } from '@floe/proto';
 import {
+  REMOTE_WRITE_HEADERS,
   postProfiles,
+  promMetadata,
   protoLogExporter,
   protoTraceExporter,
   runFloeCli,
@@ -16,11 +23,12 @@ import {
 } from '../src/index.ts';
 
 /**
- * `floe logs|metrics|traces|profiles …` (spec 1: "a command-line client whose verbs mirror the
- * endpoints"; profile query rule 5) through the real CLI process against an embedded Floe that
- * holds a trace, logs and profiles sent by the OpenTelemetry SDK and OTLP: each verb prints the
- * router's own body, byte for byte; the router's errors go to stderr with exit code 1; a missing
- * tenant is a usage error (exit 2). One Floe for the whole file: starting one is slow.
+ * `floe logs|metrics|traces|profiles|query …` (spec 1: "a command-line client whose verbs mirror
+ * the endpoints"; profile query rule 5) through the real CLI process against an embedded Floe
+ * that holds a trace, logs and profiles sent by the OpenTelemetry SDK and OTLP and a
+ * remote-written series with metadata and an exemplar: each verb prints the router's own body,
+ * byte for byte; the router's errors go to stderr with exit code 1; a usage mistake (a missing
+ * tenant, Query IR that is not JSON) exits 2. One Floe for the whole file: starting one is slow.
  */
 describe('query CLI (embedded)', () => {
   let floe: FloeUnderTest;
@@ -31,6 +39,11 @@ describe('query CLI (embedded)', () => {
   const service = 'cli-shop';
   const logService = 'cli-logs';
   const CPU = 'process_cpu:cpu:nanoseconds:cpu:nanoseconds';
+  /** The remote-written series: samples 0…9 a second apart ending at a whole second a minute ago, one exemplar. */
+  const gauge = 'cli_queue_depth';
+  const writtenMs = Math.floor(Date.now() / 1000) * 1000 - 60_000;
+  const exemplarTraceId = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const tmp = mkdtempSync(join(tmpdir(), 'floe-query-cli-'));
 
   const env = () => ({ FLOE_URL: floe.routerUrl, FLOE_API_KEY: key, FLOE_TENANT: tenant, FLOE_DATASET: '' });
   const cli = (args: string[], extraEnv: Record<string, string> = {}) => runFloeCli(args, { ...env(), ...extraEnv });
@@ -59,22 +72,37 @@ describe('query CLI (embedded)', () => {
     logs = await sendSampleLogs(protoLogExporter(floe.otlpHttpUrl, creds), logService);
     const sent = await postProfiles(floe.otlpHttpUrl, creds, sampleProfilesRequest(service, { traceId: trace.traceId, spanId: trace.spanIds[1]! }, BigInt(Date.now()) * 1_000_000n));
     expect(sent.status).toBe(200);
+    const write = create(PromWriteRequestSchema, {
+      timeseries: [
+        {
+          labels: [{ name: '__name__', value: gauge }, { name: 'job', value: 'cli' }, { name: 'instance', value: 'a' }],
+          samples: Array.from({ length: 10 }, (_, i) => ({ value: i, timestamp: BigInt(writtenMs - (9 - i) * 1000) })),
+          exemplars: [{ labels: [{ name: 'trace_id', value: exemplarTraceId }], value: 7.5, timestamp: BigInt(writtenMs - 2000) }],
+        },
+      ],
+      metadata: promMetadata([[gauge, PromMetricMetadata_MetricType.GAUGE, 'Items waiting.']]),
+    });
+    const written = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body: compress(toBinary(PromWriteRequestSchema, write)), headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': tenant } });
+    expect(written.status).toBe(204);
     const json = async (path: string) => {
       const res = await fetch(`${floe.routerUrl}${path}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant } });
       return res.ok ? ((await res.json()) as any) : undefined;
     };
     await waitFor('the trace, logs and profiles queryable', async () => {
-      const [traceBody, logBody, profileBody] = await Promise.all([
+      const [traceBody, logBody, profileBody, metricBody] = await Promise.all([
         json(`/tracequery/api/traces/${trace.traceId}`),
         json(`/logquery/api/v1/query_range?${q({ query: `{service_name="${logService}"}`, limit: '100' })}`),
         json(`/api/profiles/trace/${trace.traceId}`),
+        json(`/metricquery/api/v1/query?${q({ query: `count_over_time(${gauge}[1m])`, time: String(writtenMs / 1000 + 0.5) })}`),
       ]);
       const lines = (logBody?.data?.result ?? []).flatMap((s: { values: unknown[] }) => s.values).length;
-      return traceBody && traceSpanCount(traceBody) === trace.spanIds.length && lines === logs.records.length && profileBody?.profiles?.length > 0 ? true : undefined;
+      const samples = Number(metricBody?.data?.result?.[0]?.value?.[1] ?? 0);
+      return traceBody && traceSpanCount(traceBody) === trace.spanIds.length && lines === logs.records.length && profileBody?.profiles?.length > 0 && samples === 10 ? true : undefined;
     }, 60_000, 250);
   }, 180_000);
   afterAll(async () => {
     await floe?.stop();
+    rmSync(tmp, { recursive: true, force: true });
   });
 
   it('traces get prints what GET /tracequery/api/traces/{id} answers', async () => {
@@ -153,6 +181,149 @@ describe('query CLI (embedded)', () => {
     const linked = await ok(['profiles', 'by-trace', trace.traceId]);
     expect(linked.body.traceID).toBe(trace.traceId);
     expect(linked.body.profiles.length).toBeGreaterThan(0);
+  });
+
+  it('traces get --include-profiles adds the linked profiles; --v2 answers Tempo’s v2 shape', async () => {
+    const linked = await ok(['traces', 'get', trace.traceId, '--include-profiles']);
+    expect(linked.stdout).toBe(`${await api(`/tracequery/api/traces/${trace.traceId}?include_profiles=true`)}\n`);
+    expect(linked.body.batches.length).toBeGreaterThan(0);
+    const byTrace = JSON.parse(await api(`/api/profiles/trace/${trace.traceId}`)) as { profiles: unknown[] };
+    expect(linked.body.profiles).toEqual(byTrace.profiles);
+    expect(linked.body.profiles.length).toBeGreaterThan(0);
+    // Without the flag the answer has no profiles at all.
+    expect((await ok(['traces', 'get', trace.traceId])).body).not.toHaveProperty('profiles');
+
+    const v2 = await ok(['traces', 'get', trace.traceId, '--v2', '--include-profiles']);
+    expect(v2.stdout).toBe(`${await api(`/tracequery/api/v2/traces/${trace.traceId}?include_profiles=true`)}\n`);
+    expect(v2.body.trace.resourceSpans.length).toBe(linked.body.batches.length);
+    expect(v2.body.profiles).toEqual(byTrace.profiles);
+  });
+
+  it('logs stats, volume, volume-range, detected-*, patterns and format-query read the logs back', async () => {
+    const selector = `{service_name="${logService}"}`;
+    const stats = await ok(['logs', 'stats', selector, '--since', '2h']);
+    expect(stats.body).toMatchObject({ streams: expect.any(Number), entries: logs.records.length });
+    expect(stats.body.bytes).toBeGreaterThan(0);
+
+    const volume = await ok(['logs', 'volume', selector, '--since', '2h']);
+    expect(volume.body).toMatchObject({ status: 'success', data: { resultType: 'vector', result: [{ metric: { service_name: logService } }] } });
+    const bytes = Number(volume.body.data.result[0].value[1]);
+    expect(bytes).toBeGreaterThan(0);
+    const byLabel = await ok(['logs', 'volume', selector, '--since', '2h', '--target-labels', 'service_name,level', '--aggregate-by', 'labels', '--limit', '1']);
+    expect(byLabel.body.data.result).toHaveLength(1);
+    const [[label, empty]] = Object.entries(byLabel.body.data.result[0].metric as Record<string, string>) as [[string, string]];
+    expect(['service_name', 'level']).toContain(label);
+    expect(empty).toBe('');
+    const range = await ok(['logs', 'volume-range', selector, '--since', '2h', '--step', '1h']);
+    expect(range.body).toMatchObject({ status: 'success', data: { resultType: 'matrix', result: [{ metric: { service_name: logService } }] } });
+    // Each line counts in exactly one step-wide window: the points add up to the instant volume.
+    expect(range.body.data.result[0].values.reduce((sum: number, [, v]: [number, string]) => sum + Number(v), 0)).toBe(bytes);
+
+    const fields = await ok(['logs', 'detected-fields', selector, '--since', '2h', '--limit', '50', '--line-limit', '100']);
+    expect(fields.body.limit).toBe(50);
+    expect(fields.stdout).toBe(`${await api(`/logquery/api/v1/detected_fields?${q({ query: selector, since: '2h', limit: '50', line_limit: '100' })}`)}\n`);
+    expect(fields.body.fields).toContainEqual({ label: 'order.id', type: 'string', cardinality: 1, parsers: null });
+    expect(fields.body.fields).toContainEqual({ label: 'http.status_code', type: 'int', cardinality: 1, parsers: null });
+    const values = await ok(['logs', 'detected-field-values', 'order.id', selector, '--since', '2h', '--limit', '10']);
+    expect(values.body).toEqual({ values: ['o-42'], limit: 10 });
+
+    const labels = await ok(['logs', 'detected-labels', '--query', selector]);
+    expect(labels.body.detectedLabels).toContainEqual({ label: 'service_name', cardinality: 1 });
+    // The sample's levels: info (INFO and INFO4), error, warn, debug, trace and fatal.
+    expect(labels.body.detectedLabels).toContainEqual({ label: 'level', cardinality: 6 });
+
+    // Every line of the sample is its own template here; each counts once in its minute.
+    const patterns = await ok(['logs', 'patterns', selector, '--since', '2h', '--step', '1m']);
+    expect(patterns.body.status).toBe('success');
+    expect(patterns.body.data).toContainEqual({ pattern: 'payment accepted for order 42', level: 'info', samples: [[expect.any(Number), 1]] });
+    expect(patterns.body.data.map((p: { pattern: string }) => p.pattern).sort()).toEqual(logs.records.map((r) => r.body).filter((b) => b !== '').sort());
+
+    expect((await ok(['logs', 'format-query', `${selector}|="x"`])).body).toEqual({ status: 'success', data: `${selector} |= "x"` });
+  });
+
+  it('metrics metadata, query-exemplars, tsdb-status, format-query and parse-query answer from the remote-written series', async () => {
+    const metadata = await ok(['metrics', 'metadata', gauge]);
+    expect(metadata.body).toEqual({ status: 'success', data: { [gauge]: [{ type: 'gauge', help: 'Items waiting.', unit: '' }] } });
+    expect((await ok(['metrics', 'metadata', '--limit', '1'])).body.data).toSatisfy((d: object) => Object.keys(d).length === 1);
+
+    const start = String(Math.floor(writtenMs / 1000) - 60);
+    const end = String(Math.ceil(writtenMs / 1000) + 1);
+    const exemplars = await ok(['metrics', 'query-exemplars', gauge, '--start', start, '--end', end]);
+    expect(exemplars.body).toEqual({
+      status: 'success',
+      data: [{ seriesLabels: { __name__: gauge, job: 'cli', instance: 'a' }, exemplars: [{ labels: { trace_id: exemplarTraceId }, value: '7.5', timestamp: (writtenMs - 2000) / 1000 }] }],
+    });
+    expect(exemplars.stdout).toBe(`${await api(`/metricquery/api/v1/query_exemplars?${q({ query: gauge, start, end })}`)}\n`);
+
+    const tsdb = await ok(['metrics', 'tsdb-status', '--limit', '5']);
+    expect(tsdb.body.status).toBe('success');
+    expect(tsdb.body.data.seriesCountByMetricName).toContainEqual({ name: gauge, value: 1 });
+
+    expect((await ok(['metrics', 'format-query', 'sum by(job)(rate(x[5m]))'])).body).toEqual({ status: 'success', data: 'sum by (job) (rate(x[5m]))' });
+    const parsed = await ok(['metrics', 'parse-query', gauge]);
+    expect(parsed.body).toMatchObject({ status: 'success', data: { type: 'selector', name: gauge, matchers: [{ name: '__name__', op: '=', value: gauge }] } });
+    expect(parsed.stdout).toBe(`${await api(`/metricquery/api/v1/parse_query?${q({ query: gauge })}`)}\n`);
+  });
+
+  it('query runs Query IR given inline, as @file or on stdin; query sources lists the sources', async () => {
+    const sources = await ok(['query', 'sources']);
+    expect(sources.body).toMatchObject({ tenant, dataset: 'default' });
+    expect(sources.body.sources.map((s: { name: string }) => s.name)).toEqual(['logs', 'metrics', 'traces', 'profiles']);
+    expect(sources.stdout).toBe(`${await api('/api/v1/query/sources')}\n`);
+
+    const range = { start: new Date(Date.now() - 2 * 3600_000).toISOString(), end: new Date(Date.now() + 60_000).toISOString() };
+    const logsIr = { source: 'logs', range, streams: [{ label: 'service_name', op: '=', value: logService }], filters: [{ type: 'line', op: 'contains', value: 'payment' }], limit: 10 };
+    const inline = await ok(['query', JSON.stringify(logsIr)]);
+    expect(inline.body).toMatchObject({ source: 'logs', truncated: false, rows: [{ line: 'payment accepted for order 42', labels: { service_name: logService } }] });
+    expect(inline.body.rows).toHaveLength(1);
+
+    const file = join(tmp, 'traces.json');
+    writeFileSync(file, JSON.stringify({ source: 'traces', range, conditions: [{ field: 'resource.service.name', value: service }] }));
+    const fromFile = await ok(['query', `@${file}`, '--tenant', tenant]);
+    expect(fromFile.body.traces.map((t: { trace_id: string }) => t.trace_id)).toEqual([trace.traceId]);
+
+    // Points at the written second minus 5 s and at it: the samples 4 and 9.
+    const at = writtenMs / 1000;
+    const stdin = await runFloeCli(['query', '@-'], env(), JSON.stringify({ source: 'metrics', range: { start: String(at - 5), end: String(at + 1) }, promql: `max(${gauge})`, step: '5s' }));
+    expect(stdin).toMatchObject({ code: 0, stderr: '' });
+    const ns = (s: number) => String(BigInt(s) * 1_000_000_000n);
+    expect(JSON.parse(stdin.stdout)).toEqual({ source: 'metrics', truncated: false, series: [{ labels: {}, points: [{ time: ns(at - 5), value: '4' }, { time: ns(at), value: '9' }] }] });
+
+    // The explicit subcommand is the same verb.
+    expect((await ok(['query', 'run', JSON.stringify(logsIr)])).stdout).toBe(inline.stdout);
+  });
+
+  it('query refuses IR that is not JSON or a file it cannot read (exit 2), and prints the router’s 400 for invalid IR (exit 1)', async () => {
+    const notJson = await cli(['query', '{source: logs}']);
+    expect(notJson).toMatchObject({ code: 2, stdout: '' });
+    expect(notJson.stderr).toMatch(/^floe query: the query is not JSON: .+ \(pass the IR as JSON, @file or @- for stdin\)\n$/);
+    const missing = join(tmp, 'absent.json');
+    expect(await cli(['query', `@${missing}`])).toMatchObject({ code: 2, stdout: '', stderr: `floe query: cannot read the query from ${missing}: ENOENT\n` });
+
+    const invalid = { source: 'logs', range: { start: '1', end: '2' }, filters: [{ type: 'line', op: 'equals', value: 'a' }] };
+    const res = await fetch(`${floe.routerUrl}/api/v1/query`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/json' }, body: JSON.stringify(invalid) });
+    expect(res.status).toBe(400);
+    const envelope = (await res.json()) as { error: string };
+    expect(envelope.error).toContain('body.filters[0].op');
+    expect(await cli(['query', JSON.stringify(invalid)])).toMatchObject({ code: 1, stdout: '', stderr: `floe query: ${envelope.error} (HTTP 400 bad_data)\n` });
+  });
+
+  it('the new log and metric verbs print the router’s refusal of a bad argument (exit 1)', async () => {
+    const selector = `{service_name="${logService}"}`;
+    expect(await cli(['logs', 'volume', selector, '--aggregate-by', 'streams'])).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'floe logs volume: invalid aggregateBy "streams": expected series or labels (HTTP 400 bad_data)\n',
+    });
+    expect(await cli(['logs', 'patterns', `count_over_time(${selector}[1m])`])).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'floe logs patterns: patterns takes a log query (a stream selector with optional filters), not a metric query (HTTP 400 bad_data)\n',
+    });
+    expect(await cli(['logs', 'detected-fields', selector, '--line-limit', '0'])).toMatchObject({ code: 1, stderr: 'floe logs detected-fields: invalid line_limit "0": expected a positive integer (HTTP 400 bad_data)\n' });
+    const badPromql = await cli(['metrics', 'format-query', 'sum(']);
+    expect(badPromql).toMatchObject({ code: 1, stdout: '' });
+    expect(badPromql.stderr).toMatch(/^floe metrics format-query: .+ \(HTTP 400 bad_data\)\n$/);
   });
 
   it('the router’s errors go to stderr with exit code 1; a missing tenant is a usage error (exit 2)', async () => {

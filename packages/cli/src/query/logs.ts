@@ -88,4 +88,73 @@ export function registerLogCommands(program: Command): void {
     'logs series',
     (selectors, o) => ({ path: `${BASE}/series`, query: { 'match[]': selectors, start: o.start, end: o.end, since: o.since } }),
   );
+
+  queryVerb<Window>(
+    windowOptions(logs.command('stats').description('streams, chunks, entries and bytes a selector matches in the window').argument('<selector>', 'stream selector, such as {service_name="shop"}')),
+    'logs stats',
+    ([query], o) => ({ path: `${BASE}/index/stats`, query: { query, start: o.start, end: o.end, since: o.since } }),
+  );
+
+  // Bytes per label set (or per label name): an instant vector over the window, or a matrix per --step.
+  type Volume = Window & { limit?: string; targetLabels?: string; aggregateBy?: string };
+  const volumeOptions = (cmd: Command) =>
+    windowOptions(cmd.argument('<selector>', 'stream selector, such as {service_name=~".+"}'))
+      .option('--limit <n>', 'most series returned (default 100)')
+      .option('--target-labels <labels>', 'comma-separated labels to aggregate by (default the selector’s)')
+      .option('--aggregate-by <what>', 'series (bytes per label set, the default) or labels (per label name)');
+  const volumeQuery = (query: string | undefined, o: Volume) => ({ query, start: o.start, end: o.end, since: o.since, limit: o.limit, targetLabels: o.targetLabels, aggregateBy: o.aggregateBy });
+  queryVerb<Volume>(volumeOptions(logs.command('volume').description('bytes of the log lines in the window per label set or label name')), 'logs volume', ([query], o) => ({
+    path: `${BASE}/index/volume`,
+    query: volumeQuery(query, o),
+  }));
+  queryVerb<Volume & { step?: string }>(
+    volumeOptions(logs.command('volume-range').description('bytes of the log lines per label set or label name, per step')).option('--step <duration>', 'width of each point, such as 5m'),
+    'logs volume-range',
+    ([query], o) => ({ path: `${BASE}/index/volume_range`, query: { ...volumeQuery(query, o), step: o.step } }),
+  );
+
+  queryVerb<Window & { limit?: string; lineLimit?: string }>(
+    windowOptions(logs.command('detected-fields').description('fields of the sampled log lines, with type and cardinality').argument('<logql>', 'LogQL query selecting the lines sampled'))
+      .option('--limit <n>', 'most fields returned (default 100)')
+      .option('--line-limit <n>', 'log lines sampled (default 1000)'),
+    'logs detected-fields',
+    ([query], o) => ({ path: `${BASE}/detected_fields`, query: { query, start: o.start, end: o.end, since: o.since, line_limit: o.lineLimit, limit: o.limit } }),
+  );
+
+  queryVerb<Window & { limit?: string; lineLimit?: string }>(
+    windowOptions(
+      logs
+        .command('detected-field-values')
+        .description('values of one detected field in the sampled log lines')
+        .argument('<name>', 'field name, as detected-fields lists it')
+        .argument('<logql>', 'LogQL query selecting the lines sampled'),
+    )
+      .option('--limit <n>', 'most values returned (default 1000)')
+      .option('--line-limit <n>', 'log lines sampled (default 1000)'),
+    'logs detected-field-values',
+    ([name, query], o) => ({ path: `${BASE}/detected_field/${seg(name!)}/values`, query: { query, start: o.start, end: o.end, since: o.since, line_limit: o.lineLimit, limit: o.limit } }),
+  );
+
+  queryVerb<Window & { query?: string }>(
+    windowOptions(logs.command('detected-labels').description('stream labels in the window with their cardinality')).option('--query <selector>', 'only streams matching this selector'),
+    'logs detected-labels',
+    (_args, o) => ({ path: `${BASE}/detected_labels`, query: { query: o.query, start: o.start, end: o.end, since: o.since } }),
+  );
+
+  queryVerb<Window & { step?: string }>(
+    windowOptions(
+      logs
+        .command('patterns')
+        .description('patterns of the newest lines a log query selects in the window, with their lines per step')
+        .argument('<logql>', 'LogQL log query, such as {service_name="shop"} |= "GET"'),
+    ).option('--step <duration>', 'width of each count, such as 1m'),
+    'logs patterns',
+    ([query], o) => ({ path: `${BASE}/patterns`, query: { query, start: o.start, end: o.end, since: o.since, step: o.step } }),
+  );
+
+  queryVerb(
+    logs.command('format-query').description('a LogQL expression in canonical form').argument('<logql>', 'LogQL query'),
+    'logs format-query',
+    ([query]) => ({ path: `${BASE}/format_query`, query: { query } }),
+  );
 }

@@ -18,11 +18,8 @@ interface Window {
   match?: string[];
 }
 
-const windowOptions = (cmd: Command) =>
-  cmd
-    .option('--start <time>', 'window start (unix s or RFC3339)')
-    .option('--end <time>', 'window end (unix s or RFC3339)')
-    .option('--match <selector>', 'only series matching this selector (repeatable)', repeatable);
+const timeWindow = (cmd: Command) => cmd.option('--start <time>', 'window start (unix s or RFC3339)').option('--end <time>', 'window end (unix s or RFC3339)');
+const windowOptions = (cmd: Command) => timeWindow(cmd).option('--match <selector>', 'only series matching this selector (repeatable)', repeatable);
 
 export function registerMetricCommands(program: Command): void {
   const metrics = program.command('metrics').description('query metrics with PromQL (the /metricquery API)');
@@ -70,6 +67,41 @@ export function registerMetricCommands(program: Command): void {
       .option('--end <time>', 'window end (unix s or RFC3339)'),
     'metrics series',
     (matches, o) => ({ path: `${BASE}/series`, query: { 'match[]': matches, start: o.start, end: o.end } }),
+  );
+
+  queryVerb<Omit<Window, 'match'> & { limit?: string; limitPerMetric?: string }>(
+    timeWindow(metrics.command('metadata').description('type, help and unit of the metric families in the window').argument('[metric]', 'only this metric family, such as http_requests_total'))
+      .option('--limit <n>', 'most metric families')
+      .option('--limit-per-metric <n>', 'most entries per family'),
+    'metrics metadata',
+    ([metric], o) => ({ path: `${BASE}/metadata`, query: { metric, start: o.start, end: o.end, limit: o.limit, limit_per_metric: o.limitPerMetric } }),
+  );
+
+  queryVerb<Omit<Window, 'match'>>(
+    timeWindow(metrics.command('query-exemplars').description('exemplars of the series a PromQL expression selects in the window').argument('<promql>', 'PromQL expression')),
+    'metrics query-exemplars',
+    ([query], o) => ({ path: `${BASE}/query_exemplars`, query: { query, start: o.start, end: o.end } }),
+  );
+
+  queryVerb<Omit<Window, 'match'> & { limit?: string }>(
+    timeWindow(metrics.command('tsdb-status').description('series cardinality in the window: series per metric name, values per label name, series per label pair')).option(
+      '--limit <n>',
+      'entries per list (default 10)',
+    ),
+    'metrics tsdb-status',
+    (_args, o) => ({ path: `${BASE}/status/tsdb`, query: { limit: o.limit, start: o.start, end: o.end } }),
+  );
+
+  queryVerb(
+    metrics.command('format-query').description('a PromQL expression, formatted').argument('<promql>', 'PromQL expression'),
+    'metrics format-query',
+    ([query]) => ({ path: `${BASE}/format_query`, query: { query } }),
+  );
+
+  queryVerb(
+    metrics.command('parse-query').description('a PromQL expression’s syntax tree').argument('<promql>', 'PromQL expression'),
+    'metrics parse-query',
+    ([query]) => ({ path: `${BASE}/parse_query`, query: { query } }),
   );
 
   queryVerb<Omit<Window, 'match'>>(

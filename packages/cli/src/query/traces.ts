@@ -4,8 +4,8 @@ import { queryVerb } from './verb.ts';
 
 /**
  * `floe traces …`: the Tempo-compatible trace API under /tracequery (spec 1, "Trace query API").
- * Times are unix seconds. `get` asks the v1 path for JSON; `tags` and `tag-values` take --v2 for
- * the scoped (v2) answer shapes.
+ * Times are unix seconds. `get` asks for JSON; `get`, `tags` and `tag-values` take --v2 for the v2
+ * answer shapes.
  */
 
 const BASE = 'tracequery/api';
@@ -21,15 +21,17 @@ const windowOptions = (cmd: Command) =>
 export function registerTraceCommands(program: Command): void {
   const traces = program.command('traces').description('query traces with TraceQL (the /tracequery API)');
 
-  queryVerb<Window>(
+  queryVerb<Window & { includeProfiles?: boolean; v2?: boolean }>(
     traces
       .command('get')
       .description('one trace by id')
       .argument('<trace_id>', 'up to 32 hex digits')
       .option('--start <seconds>', 'earliest start, unix seconds (narrows the partitions read)')
-      .option('--end <seconds>', 'latest end, unix seconds'),
+      .option('--end <seconds>', 'latest end, unix seconds')
+      .option('--include-profiles', 'add "profiles": the summaries of the profiles linked to the trace')
+      .option('--v2', 'Tempo’s v2 shape, {"trace": {"resourceSpans": […]}} (/api/v2/traces/{id})'),
     'traces get',
-    ([id], o) => ({ path: `${BASE}/traces/${seg(id!)}`, query: { start: o.start, end: o.end } }),
+    ([id], o) => ({ path: `${BASE}/${o.v2 ? 'v2/' : ''}traces/${seg(id!)}`, query: { start: o.start, end: o.end, include_profiles: o.includeProfiles ? 'true' : undefined } }),
   );
 
   queryVerb<Window & { tags?: string; limit?: string; spss?: string; minDuration?: string; maxDuration?: string }>(

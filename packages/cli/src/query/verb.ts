@@ -3,10 +3,11 @@ import { action, requireTenant, tenantOption, withConnection, type ConnectionFla
 import { callApiText, type QueryParams } from '@floe/client';
 
 /**
- * One query verb: a GET on the router built from the command line, whose body is printed exactly
- * as the router sent it (spec 1, profile query rule 5: "prints the native JSON response
- * unchanged"), so `floe … | jq` sees what Grafana would: parsing and re-serialising would round
- * integers beyond 2^53 and respell numbers.
+ * One query verb: a request to the router built from the command line (URL parameters, and for
+ * the native Query IR a JSON body), whose answer is printed exactly as the router sent it (spec
+ * 1, profile query rule 5: "prints the native JSON response unchanged"), so `floe … | jq` sees
+ * what Grafana would: parsing and re-serialising would round integers beyond 2^53 and respell
+ * numbers.
  */
 
 export interface QueryFlags extends ConnectionFlags {
@@ -18,8 +19,10 @@ export interface QueryFlags extends ConnectionFlags {
 export interface QueryRequest {
   path: string;
   query?: QueryParams;
-  /** GET unless the verb changes something (the deletion APIs). */
+  /** GET unless the verb changes something (the deletion APIs) or sends a body (the Query IR). */
   method?: 'GET' | 'POST' | 'DELETE';
+  /** A JSON body (sent with Content-Type application/json). */
+  body?: unknown;
 }
 
 /**
@@ -35,7 +38,7 @@ export function queryVerb<O extends object>(cmd: Command, name: string, request:
         const opts = command.opts<O & QueryFlags>();
         const tenant = requireTenant(opts.tenant);
         const req = request(command.args, opts);
-        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, req.method ?? 'GET', req.path, { query: req.query });
+        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, req.method ?? 'GET', req.path, { query: req.query, body: req.body });
         // A 204 (a deletion recorded) prints nothing.
         if (text !== '') process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
       }),
