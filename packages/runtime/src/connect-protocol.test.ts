@@ -100,7 +100,7 @@ describe('bodies', () => {
 
   it('decodes binary and proto-JSON (Pyroscope field names, int64 as strings, unknown fields ignored)', () => {
     expect(decodeMessage(PyroSelectSeriesRequestSchema, 'proto', Buffer.from(toBinary(PyroSelectSeriesRequestSchema, request)))).toEqual(request);
-    const json = { ...JSON.parse(toJsonString(PyroSelectSeriesRequestSchema, request)), stackTraceSelector: { callSite: [] } };
+    const json = { ...JSON.parse(toJsonString(PyroSelectSeriesRequestSchema, request)), someFutureField: { callSite: [] } };
     expect(json).toMatchObject({ profileTypeID: CPU, labelSelector: '{service_name="api"}', start: '1000', groupBy: ['service_name'], aggregation: 'TIME_SERIES_AGGREGATION_TYPE_AVERAGE', limit: '3' });
     expect(decodeMessage(PyroSelectSeriesRequestSchema, 'json', Buffer.from(JSON.stringify(json)))).toEqual(request);
     expect(decodeMessage(PyroSelectMergeStacktracesRequestSchema, 'json', Buffer.alloc(0)).maxNodes).toBeUndefined();
