@@ -265,6 +265,76 @@ describe('query CLI (embedded)', () => {
     expect(parsed.stdout).toBe(`${await api(`/metricquery/api/v1/parse_query?${q({ query: gauge })}`)}\n`);
   });
 
+  it('metrics query and query-range take --limit, --timeout and --lookback-delta; labels take --limit', async () => {
+    // Two series: {x="a"} and {x="b"}.
+    const two = 'label_replace(vector(1), "x", "a", "", "") or label_replace(vector(2), "x", "b", "", "")';
+    const all = await ok(['metrics', 'query', two, '--time', '1700000000']);
+    expect(all.body.data.result).toHaveLength(2);
+    expect(all.body).not.toHaveProperty('warnings');
+    const cut = await ok(['metrics', 'query', two, '--time', '1700000000', '--limit', '1']);
+    expect(cut.body).toMatchObject({ status: 'success', data: { resultType: 'vector' }, warnings: ['results truncated due to limit'] });
+    expect(cut.body.data.result).toHaveLength(1);
+    expect(cut.stdout).toBe(`${await api(`/metricquery/api/v1/query?${q({ query: two, time: '1700000000', limit: '1' })}`)}\n`);
+    const range = await ok(['metrics', 'query-range', two, '--start', '1700000000', '--end', '1700000060', '--step', '30s', '--limit', '1', '--timeout', '30s', '--lookback-delta', '1m']);
+    expect(range.body).toMatchObject({ status: 'success', data: { resultType: 'matrix' }, warnings: ['results truncated due to limit'] });
+    expect(range.body.data.result).toHaveLength(1);
+
+    // Two minutes after the last sample: within the default 5m lookback, outside a 1m one.
+    const later = String(writtenMs / 1000 + 120);
+    expect((await ok(['metrics', 'query', gauge, '--time', later])).body.data.result).toEqual([{ metric: { __name__: gauge, job: 'cli', instance: 'a' }, value: [Number(later), '9'] }]);
+    expect((await ok(['metrics', 'query', gauge, '--time', later, '--lookback-delta', '1m'])).body.data.result).toEqual([]);
+    const badTimeout = await cli(['metrics', 'query', gauge, '--timeout', 'soon']);
+    expect(badTimeout).toMatchObject({ code: 1, stdout: '' });
+    expect(badTimeout.stderr).toMatch(/^floe metrics query: invalid parameter "timeout": .+ \(HTTP 400 bad_data\)\n$/);
+
+    // The written series has three label names: __name__, instance and job.
+    const start = String(Math.floor(writtenMs / 1000) - 60);
+    const names = await ok(['metrics', 'labels', '--match', gauge, '--start', start]);
+    expect(names.body.data).toEqual(['__name__', 'instance', 'job']);
+    expect((await ok(['metrics', 'labels', '--match', gauge, '--start', start, '--limit', '1'])).body).toEqual({ status: 'success', data: ['__name__'], warnings: ['results truncated due to limit'] });
+    expect((await ok(['metrics', 'series', gauge, '--start', start, '--limit', '1'])).body).toEqual({ status: 'success', data: [{ __name__: gauge, job: 'cli', instance: 'a' }] });
+  });
+
+  it('traces tags take --q and --limit; tag-values takes --limit', async () => {
+    const all = await ok(['traces', 'tags']);
+    expect(all.body.tagNames).toEqual(expect.arrayContaining(['service.name', 'deployment.environment', 'db.system']));
+    // --q narrows the keys to those of the spans it matches: none here, leaving the intrinsics.
+    const none = await ok(['traces', 'tags', '--q', '{ resource.service.name = "nobody" }']);
+    expect(none.body.tagNames).not.toContain('service.name');
+    expect(none.body.tagNames.length).toBeLessThan(all.body.tagNames.length);
+    expect(none.stdout).toBe(`${await api(`/tracequery/api/search/tags?${q({ q: '{ resource.service.name = "nobody" }' })}`)}\n`);
+    const ours = await ok(['traces', 'tags', '--q', `{ resource.service.name = "${service}" }`]);
+    expect(ours.body.tagNames).toContain('service.name');
+
+    const limited = await ok(['traces', 'tags', '--v2', '--scope', 'resource', '--limit', '1']);
+    expect(limited.body.scopes).toEqual([{ name: 'resource', tags: [expect.any(String)] }]);
+
+    // The sample trace's three span names, or one of them.
+    expect((await ok(['traces', 'tag-values', 'name'])).body.tagValues).toHaveLength(3);
+    expect((await ok(['traces', 'tag-values', 'name', '--limit', '1'])).body.tagValues).toHaveLength(1);
+  });
+
+  it('profiles render takes --format dot, --group-by and --aggregation; types takes --query', async () => {
+    const selector = `${CPU}{service_name="${service}"}`;
+    const dot = await cli(['profiles', 'render', selector, '--format', 'dot', '--max-nodes', '2']);
+    expect(dot).toMatchObject({ code: 0, stderr: '' });
+    expect(dot.stdout).toMatch(/^digraph "process_cpu:cpu" \{\n/);
+    expect(dot.stdout).toMatch(/Showing 2 of \d+ nodes/);
+    expect(dot.stdout.endsWith('}\n')).toBe(true);
+
+    const grouped = await ok(['profiles', 'render', selector, '--group-by', 'service_name', '--aggregation', 'avg']);
+    expect(Object.keys(grouped.body.groups)).toEqual([service]);
+    expect(grouped.body.flamebearer.names).toEqual(expect.arrayContaining(['handleCheckout', 'main']));
+    expect(await cli(['profiles', 'render', selector, '--aggregation', 'median'])).toMatchObject({
+      code: 1,
+      stdout: '',
+      stderr: 'floe profiles render: invalid aggregation "median": expected sum or avg (HTTP 400 bad_data)\n',
+    });
+
+    expect((await ok(['profiles', 'types', '--query', selector])).body.profileTypes.map((t: { ID: string }) => t.ID)).toContain(CPU);
+    expect((await ok(['profiles', 'types', '--query', `${CPU}{service_name="nobody"}`])).body).toEqual({ profileTypes: [] });
+  });
+
   it('query runs Query IR given inline, as @file or on stdin; query sources lists the sources', async () => {
     const sources = await ok(['query', 'sources']);
     expect(sources.body).toMatchObject({ tenant, dataset: 'default' });

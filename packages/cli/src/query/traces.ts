@@ -53,19 +53,22 @@ export function registerTraceCommands(program: Command): void {
     }),
   );
 
-  queryVerb<Window & { scope?: string; v2?: boolean }>(
+  queryVerb<Window & { scope?: string; q?: string; limit?: string; v2?: boolean }>(
     windowOptions(traces.command('tags').description('attribute names seen in the window'))
       .option('--scope <scope>', 'resource, span or intrinsic (default: all)')
+      .option('--q <traceql>', 'only names on spans matching this TraceQL, such as { resource.service.name = "shop" }')
+      .option('--limit <n>', 'most names per scope (default and at most 1000)')
       .option('--v2', 'names grouped by scope (/api/v2/search/tags)'),
     'traces tags',
-    (_args, o) => ({ path: o.v2 ? `${BASE}/v2/search/tags` : `${BASE}/search/tags`, query: { scope: o.scope, start: o.start, end: o.end } }),
+    (_args, o) => ({ path: o.v2 ? `${BASE}/v2/search/tags` : `${BASE}/search/tags`, query: { scope: o.scope, q: o.q, limit: o.limit, start: o.start, end: o.end } }),
   );
 
-  queryVerb<Window & { v2?: boolean; q?: string }>(
+  queryVerb<Window & { v2?: boolean; q?: string; limit?: string }>(
     windowOptions(traces.command('tag-values').description('values of one attribute seen in the window').argument('<tag>', 'attribute, such as service.name or span.http.route'))
       .option('--q <traceql>', 'only values on spans matching this TraceQL')
+      .option('--limit <n>', 'most values (default and at most 1000)')
       .option('--v2', 'typed values (/api/v2/search/tag/{tag}/values)'),
     'traces tag-values',
-    ([tag], o) => ({ path: `${BASE}/${o.v2 ? 'v2/' : ''}search/tag/${seg(tag!)}/values`, query: { q: o.q, start: o.start, end: o.end } }),
+    ([tag], o) => ({ path: `${BASE}/${o.v2 ? 'v2/' : ''}search/tag/${seg(tag!)}/values`, query: { q: o.q, limit: o.limit, start: o.start, end: o.end } }),
   );
 }
