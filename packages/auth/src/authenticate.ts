@@ -105,7 +105,8 @@ const noSuchDataset = (tenant: string, dataset: string) =>
 
 const MALFORMED = 'malformed Authorization header (expected "Bearer <api key>" or "Basic base64(<tenant>:<api key>)")';
 
-function parseAuthorization(header: string): { secret: string; user: string | undefined } {
+/** The key of `Bearer <key>` or `Basic base64(<tenant>:<key>)`, with the Basic form's tenant; anything else is 401. */
+export function parseAuthorization(header: string): { secret: string; user: string | undefined } {
   const bearer = /^Bearer\s+(\S+)$/i.exec(header);
   if (bearer) return { secret: bearer[1]!, user: undefined };
   const basic = /^Basic\s+([A-Za-z0-9+/]+=*)$/i.exec(header);

@@ -7,7 +7,7 @@
  * users): `resolvePrincipal` turns its credentials (bearer key or session cookie) into a
  * Principal, and `permissions.ts` is the one table of who may do what with it.
  */
-export { authenticate, credentialsFrom, DEFAULT_DATASET, withScopeOrgId } from './authenticate.ts';
+export { authenticate, credentialsFrom, DEFAULT_DATASET, parseAuthorization, withScopeOrgId } from './authenticate.ts';
 export type { AuthDeps, AuthenticateOptions, Credentials, VerifiedKey } from './authenticate.ts';
 export { isValidName, requireScope } from './tenant-context.ts';
 export type { TenantContext } from './tenant-context.ts';

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import type { RecordBatch, Schema, Table } from 'apache-arrow';
-import { create, FlightInfoSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
-import type { FlightData, FlightDescriptor, FlightInfo, FlightSchemaResult, FlightTicket, MessageInitShape } from '@floe/proto';
+import { create, FlightHandshakeResponseSchema, FlightInfoSchema, FlightResultSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
+import type { FlightAction, FlightData, FlightDescriptor, FlightHandshakeRequest, FlightHandshakeResponse, FlightInfo, FlightResult, FlightSchemaResult, FlightTicket, MessageInitShape } from '@floe/proto';
 import { deliberateGrpcCode, grpcStatusFromError } from './errors.ts';
 import { serializeFlightData } from './flight-data-wire.ts';
 import { encodeFlightData, ipcSchemaBytes } from './ipc-messages.ts';
@@ -23,6 +23,14 @@ export interface FlightHandlers {
   ): Promise<FlightInfo | MessageInitShape<typeof FlightInfoSchema>>;
   /** Answered as SchemaResult with the schema in its encapsulated IPC form. */
   getSchema?(descriptor: FlightDescriptor, metadata: grpc.Metadata): Promise<Schema>;
+  /**
+   * Flight's Handshake, the log-in of Flight SQL clients (JDBC, ADBC): the credentials come in
+   * the call's metadata; the answer is the bearer token they send on every later call, returned
+   * in the `authorization` response header as those clients read it.
+   */
+  handshake?(metadata: grpc.Metadata): Promise<string>;
+  /** Flight's DoAction: the bodies of the Result messages to stream back, in order. */
+  doAction?(type: string, body: Uint8Array, metadata: grpc.Metadata): Promise<Uint8Array[]>;
 }
 
 export interface ExtraService {
@@ -79,7 +87,7 @@ function bindAddress(host: string, port: number): string {
   return `${bracketed}:${port}`;
 }
 
-/** Starts a grpc-js server exposing FlightService (DoGet, GetFlightInfo, GetSchema); other Flight methods answer UNIMPLEMENTED. */
+/** Starts a grpc-js server exposing FlightService (DoGet, GetFlightInfo, GetSchema, Handshake, DoAction); other Flight methods answer UNIMPLEMENTED. */
 export async function startFlightServer(options: FlightServerOptions): Promise<FlightServerHandle> {
   const { handlers, onError } = options;
   const report = (err: unknown, method: string, signal?: AbortSignal) => {
@@ -132,6 +140,43 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
         (err: unknown) => {
           report(err, 'GetSchema');
           callback(grpcStatusFromError(err));
+        },
+      );
+    };
+  }
+
+  if (handlers.handshake) {
+    const handshake = handlers.handshake.bind(handlers);
+    implementation.Handshake = (call: grpc.ServerDuplexStream<FlightHandshakeRequest, FlightHandshakeResponse>) => {
+      // The client's request messages carry nothing Floe reads: the credentials are its headers.
+      call.on('data', () => undefined);
+      handshake(call.metadata).then(
+        (token) => {
+          const headers = new grpc.Metadata();
+          headers.set('authorization', `Bearer ${token}`);
+          call.sendMetadata(headers);
+          call.write(create(FlightHandshakeResponseSchema, { protocolVersion: 0n }));
+          call.end();
+        },
+        (err: unknown) => {
+          report(err, 'Handshake');
+          call.emit('error', grpcStatusFromError(err));
+        },
+      );
+    };
+  }
+
+  if (handlers.doAction) {
+    const doAction = handlers.doAction.bind(handlers);
+    implementation.DoAction = (call: grpc.ServerWritableStream<FlightAction, FlightResult>) => {
+      doAction(call.request.type, call.request.body, call.metadata).then(
+        (bodies) => {
+          for (const body of bodies) call.write(create(FlightResultSchema, { body }));
+          call.end();
+        },
+        (err: unknown) => {
+          report(err, 'DoAction');
+          call.emit('error', grpcStatusFromError(err));
         },
       );
     };

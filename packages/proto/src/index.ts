@@ -26,6 +26,9 @@ export type {
   MessageShape,
 } from '@bufbuild/protobuf';
 export type { GenMessage, GenService } from '@bufbuild/protobuf/codegenv2';
+// google.protobuf.Any, which carries Flight SQL's commands.
+export { AnySchema, anyIs, anyPack, anyUnpack } from '@bufbuild/protobuf/wkt';
+export type { Any } from '@bufbuild/protobuf/wkt';
 // The wire layer, for the few hot paths that walk or write protobuf bytes without messages.
 export { BinaryReader, BinaryWriter, WireType } from '@bufbuild/protobuf/wire';
 
@@ -437,3 +440,17 @@ export { PusherService as PyroPusherService, PushRequestSchema as PyroPushReques
 export type { PushRequest as PyroPushRequest, RawProfileSeries as PyroRawProfileSeries } from './gen/push/v1/push_pb.js';
 export { ProfileSchema as PprofProfileSchema } from './gen/perftools/profiles/profile_pb.js';
 export type { Profile as PprofProfile } from './gen/perftools/profiles/profile_pb.js';
+
+// Arrow Flight SQL's commands (the querier's SQL-client surface).
+export {
+  ActionClosePreparedStatementRequestSchema as FlightSqlClosePreparedStatementSchema,
+  ActionCreatePreparedStatementRequestSchema as FlightSqlCreatePreparedStatementSchema,
+  ActionCreatePreparedStatementResultSchema as FlightSqlPreparedStatementResultSchema,
+  CommandPreparedStatementQuerySchema as FlightSqlPreparedStatementQuerySchema,
+  CommandGetCatalogsSchema as FlightSqlGetCatalogsSchema,
+  CommandGetDbSchemasSchema as FlightSqlGetDbSchemasSchema,
+  CommandGetTablesSchema as FlightSqlGetTablesSchema,
+  CommandGetTableTypesSchema as FlightSqlGetTableTypesSchema,
+  CommandStatementQuerySchema as FlightSqlStatementQuerySchema,
+  TicketStatementQuerySchema as FlightSqlTicketStatementQuerySchema,
+} from './gen/arrow/flight/protocol/sql/flight_sql_pb.js';

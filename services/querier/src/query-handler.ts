@@ -190,8 +190,9 @@ export class QueryHandler {
     }
   }
 
-  authenticate(get: (name: string) => string | undefined): Promise<TenantContext> {
-    return authenticate({ authorization: get('authorization'), tenant: get('x-tenant-id'), dataset: get('x-dataset-id') }, this.#auth, 'query');
+  /** `tenantFromKey`: without X-Tenant-ID the key's own tenant (Flight SQL clients, which send only the token Handshake gave them). */
+  authenticate(get: (name: string) => string | undefined, opts: { tenantFromKey?: boolean } = {}): Promise<TenantContext> {
+    return authenticate({ authorization: get('authorization'), tenant: get('x-tenant-id'), dataset: get('x-dataset-id') }, this.#auth, 'query', opts);
   }
 
   async run(ctx: TenantContext, ticketBytes: Uint8Array, deadlineMs?: number): Promise<Table> {

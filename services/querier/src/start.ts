@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
+import type { Table } from 'apache-arrow';
 import type { FloeConfig } from '@floe/config';
-import { authDepsFromDb } from '@floe/auth';
+import { authDepsFromDb, parseAuthorization, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import { ipcSchemaBytes, metadataGetter, remainingMs, startFlightServer, type QuerierCalls } from '@floe/flight';
 import { openFloeCatalog } from '@floe/iceberg';
@@ -14,6 +15,7 @@ import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
+import { flightSqlCommand, metadataTable, preparedStatementAction, statementTicket, type MetadataScope } from './flight-sql.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -66,11 +68,21 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
 
   const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined) => {
     try {
-      return await handler.run(await handler.authenticate(get), ticket, callerMs);
+      const sql = flightSqlCommand(ticket);
+      if (!sql) return await handler.run(await handler.authenticate(get), ticket, callerMs);
+      const ctx = await handler.authenticate(get, { tenantFromKey: true });
+      if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await handler.run(ctx, Buffer.from(sql.query, 'utf8'), callerMs);
+      return await metadataTable(sql, metadataScope(ctx));
     } catch (err) {
       throw callError(err, log, 'query failed');
     }
   };
+  /** What Flight SQL's catalog requests see: the caller's tenant and dataset, and its tables' schemas. */
+  const metadataScope = (ctx: TenantContext): MetadataScope => ({
+    tenant: ctx.tenant,
+    dataset: ctx.dataset,
+    tableSchema: async (table) => ipcSchemaBytes((await handler.run(ctx, Buffer.from(`SELECT * FROM ${table} LIMIT 0`, 'utf8'))).schema),
+  });
   const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log });
   // The same calls for a router in this process.
   const inProcess: QuerierCalls = {
@@ -87,20 +99,49 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       // A command descriptor carries the same bytes as a ticket (SQL text or the JSON form). The
       // answer names one endpoint whose ticket is that command, as Flight clients expect; the
       // schema and row count come from running it, since DuckDB knows them only then.
+      // Flight SQL's commands (flight-sql.ts) come packed in an Any: a statement's endpoint gets
+      // a statement ticket, a metadata request's the request itself.
       async getFlightInfo(descriptor, metadata) {
         try {
           if (descriptor.cmd.length === 0) throw new FloeError('bad_data', 'GetFlightInfo needs a command descriptor holding SQL');
-          const ctx = await handler.authenticate(metadataGetter(metadata));
-          const table = await handler.run(ctx, descriptor.cmd);
+          const sql = flightSqlCommand(descriptor.cmd);
+          const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: sql !== undefined });
+          let table: Table;
+          let ticket = descriptor.cmd;
+          if (!sql) table = await handler.run(ctx, descriptor.cmd);
+          else if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
+            table = await handler.run(ctx, Buffer.from(sql.query, 'utf8'));
+            ticket = statementTicket(sql.query);
+          } else table = await metadataTable(sql, metadataScope(ctx));
           return {
             schema: ipcSchemaBytes(table.schema),
             flightDescriptor: descriptor,
-            endpoint: [{ ticket: { ticket: descriptor.cmd } }],
+            endpoint: [{ ticket: { ticket } }],
             totalRecords: BigInt(table.numRows),
             totalBytes: -1n,
           };
         } catch (err) {
           throw callError(err, log, 'GetFlightInfo failed');
+        }
+      },
+      // Flight SQL's prepared statements: the caller must be someone, though the handle is only its SQL.
+      async doAction(type, body, metadata) {
+        try {
+          await handler.authenticate(metadataGetter(metadata), { tenantFromKey: true });
+          return preparedStatementAction(type, body);
+        } catch (err) {
+          throw callError(err, log, 'DoAction failed');
+        }
+      },
+      // Flight SQL clients log in with Basic <tenant>:<api key> (or present a bearer key): the
+      // key, once it proves to be the tenant's, is the token they send from then on.
+      async handshake(metadata) {
+        try {
+          const get = metadataGetter(metadata);
+          await handler.authenticate(get, { tenantFromKey: true });
+          return parseAuthorization(get('authorization') ?? '').secret;
+        } catch (err) {
+          throw callError(err, log, 'Handshake failed');
         }
       },
     },

@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { AnySchema, FlightSqlStatementQuerySchema, anyPack, create, toBinary } from '@floe/proto';
+import { flightSqlCommand, likePattern, preparedStatementAction, statementTicket } from './flight-sql.ts';
+
+describe('flightSqlCommand', () => {
+  it('leaves Floe’s own tickets alone: SQL text (even after a newline) and JSON', () => {
+    for (const text of ['SELECT 1', '\nSELECT 1', '{"sql":"SELECT 1"}', '']) expect(flightSqlCommand(Buffer.from(text))).toBeUndefined();
+  });
+
+  it('reads a packed statement, its ticket and a prepared statement handle (the SQL itself)', () => {
+    const packed = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query: 'SELECT 2' })));
+    expect(flightSqlCommand(packed)).toEqual({ kind: 'statement', query: 'SELECT 2' });
+    expect(flightSqlCommand(statementTicket('SELECT 3'))).toEqual({ kind: 'statement_ticket', query: 'SELECT 3' });
+    const [created] = preparedStatementAction('CreatePreparedStatement', toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.ActionCreatePreparedStatementRequest', value: Buffer.from([0x0a, 0x08, ...Buffer.from('SELECT 4')]) })));
+    expect(created).toBeDefined();
+  });
+
+  it('refuses commands it does not serve as not implemented, and transactions', () => {
+    const other = toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.CommandStatementUpdate', value: new Uint8Array() }));
+    expect(() => flightSqlCommand(other)).toThrow(expect.objectContaining({ kind: 'not_implemented' }));
+    const inTx = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query: 'SELECT 1', transactionId: new Uint8Array([1]) })));
+    expect(() => flightSqlCommand(inTx)).toThrow(/transactions/);
+    expect(() => preparedStatementAction('BeginTransaction', new Uint8Array())).toThrow(expect.objectContaining({ kind: 'not_implemented' }));
+  });
+});
+
+describe('likePattern', () => {
+  it('matches % and _ as SQL LIKE does, everything else literally, the whole string', () => {
+    expect(['traces', 'metrics', 'metric_exemplars'].filter(likePattern('%s'))).toEqual(['traces', 'metrics', 'metric_exemplars']);
+    expect(['traces', 'metrics', 'metric_exemplars'].filter(likePattern('metric_'))).toEqual(['metrics']);
+    expect(['a.c', 'abc'].filter(likePattern('a.c'))).toEqual(['a.c']);
+    expect(['default'].filter(likePattern(undefined))).toEqual(['default']);
+    expect(['x(y'].filter(likePattern('x(%'))).toEqual(['x(y']);
+  });
+});

@@ -1,0 +1,197 @@
+import { Binary, Field, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from 'apache-arrow';
+import { FloeError } from '@floe/errors';
+import {
+  AnySchema,
+  FlightSqlClosePreparedStatementSchema,
+  FlightSqlCreatePreparedStatementSchema,
+  FlightSqlGetDbSchemasSchema,
+  FlightSqlGetTablesSchema,
+  FlightSqlPreparedStatementQuerySchema,
+  FlightSqlPreparedStatementResultSchema,
+  FlightSqlStatementQuerySchema,
+  FlightSqlTicketStatementQuerySchema,
+  anyPack,
+  create,
+  fromBinary,
+  toBinary,
+  type DescMessage,
+} from '@floe/proto';
+import { TABLES } from '@floe/schema';
+
+/**
+ * Arrow Flight SQL over the querier's Flight service, for SQL clients that speak it (JDBC, ADBC,
+ * DBeaver, arrow-flight's FlightSqlServiceClient) rather than Floe's plain SQL tickets. Commands
+ * arrive packed in a google.protobuf.Any, in a GetFlightInfo descriptor or a DoGet ticket:
+ *
+ * - CommandStatementQuery runs the SQL as a plain ticket would (same sandbox, same refusals);
+ *   its endpoint's ticket is a TicketStatementQuery whose handle is the SQL text itself, so any
+ *   querier can answer the DoGet and nothing is kept between the two calls.
+ * - The catalog requests describe Floe's naming, `<tenant>.<dataset>.<table>`: the caller's
+ *   tenant is the one catalog, its dataset the one schema, and the tables of a dataset are
+ *   Floe's five (an empty or not yet created table reads as empty, so all five are always
+ *   listed). Their endpoint's ticket is the command itself: metadata is cheap to make again.
+ *
+ * - Prepared statements (how most clients run a query) are stateless too: the handle is the SQL.
+ *
+ * Transactions, updates, parameter binding, SqlInfo and the key and type-info requests are
+ * refused as not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
+ * `Authorization: Bearer <key>` (the tenant then comes from X-Tenant-ID or the key itself).
+ */
+
+const TYPE_PREFIX = 'type.googleapis.com/arrow.flight.protocol.sql.';
+
+export type FlightSqlCommand =
+  | { kind: 'statement'; query: string }
+  | { kind: 'prepared'; query: string }
+  | { kind: 'statement_ticket'; query: string }
+  | { kind: 'catalogs' }
+  | { kind: 'db_schemas'; catalog?: string; schemaPattern?: string }
+  | { kind: 'tables'; catalog?: string; schemaPattern?: string; tablePattern?: string; tableTypes: string[]; includeSchema: boolean }
+  | { kind: 'table_types' };
+
+/** The only table type Floe has. */
+const TABLE_TYPE = 'TABLE';
+
+const unpack = <D extends DescMessage>(schema: D, value: Uint8Array) => {
+  try {
+    return fromBinary(schema, value);
+  } catch {
+    throw new FloeError('bad_data', `Flight SQL ${schema.name} does not decode`);
+  }
+};
+
+/**
+ * The Flight SQL command in a descriptor's or ticket's bytes; undefined for anything else (Floe's
+ * own SQL text or JSON tickets, which never start with an Any of this type URL).
+ */
+export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefined {
+  // An Any starts with its type_url (field 1, length-delimited): tag byte 0x0a.
+  if (bytes.length === 0 || bytes[0] !== 0x0a) return undefined;
+  let typeUrl: string;
+  let value: Uint8Array;
+  try {
+    ({ typeUrl, value } = fromBinary(AnySchema, bytes));
+  } catch {
+    return undefined;
+  }
+  if (!typeUrl.startsWith(TYPE_PREFIX)) return undefined;
+  const name = typeUrl.slice(TYPE_PREFIX.length);
+  switch (name) {
+    case 'CommandStatementQuery': {
+      const q = unpack(FlightSqlStatementQuerySchema, value);
+      if (q.transactionId !== undefined) throw new FloeError('not_implemented', 'Flight SQL transactions are not supported: Floe is read-only');
+      return { kind: 'statement', query: q.query };
+    }
+    case 'CommandPreparedStatementQuery':
+      return { kind: 'prepared', query: Buffer.from(unpack(FlightSqlPreparedStatementQuerySchema, value).preparedStatementHandle).toString('utf8') };
+    case 'TicketStatementQuery':
+      return { kind: 'statement_ticket', query: Buffer.from(unpack(FlightSqlTicketStatementQuerySchema, value).statementHandle).toString('utf8') };
+    case 'CommandGetCatalogs':
+      return { kind: 'catalogs' };
+    case 'CommandGetDbSchemas': {
+      const c = unpack(FlightSqlGetDbSchemasSchema, value);
+      return { kind: 'db_schemas', catalog: c.catalog, schemaPattern: c.dbSchemaFilterPattern };
+    }
+    case 'CommandGetTables': {
+      const c = unpack(FlightSqlGetTablesSchema, value);
+      return { kind: 'tables', catalog: c.catalog, schemaPattern: c.dbSchemaFilterPattern, tablePattern: c.tableNameFilterPattern, tableTypes: c.tableTypes, includeSchema: c.includeSchema };
+    }
+    case 'CommandGetTableTypes':
+      return { kind: 'table_types' };
+    default:
+      throw new FloeError('not_implemented', `Flight SQL ${name} is not supported: Floe answers statement queries and the catalog, schema, table and table type listings`);
+  }
+}
+
+/** The ticket of a statement query's endpoint: a TicketStatementQuery carrying the SQL. */
+export function statementTicket(query: string): Uint8Array {
+  return toBinary(AnySchema, anyPack(FlightSqlTicketStatementQuerySchema, create(FlightSqlTicketStatementQuerySchema, { statementHandle: Buffer.from(query, 'utf8') })));
+}
+
+/** Flight SQL's prepared-statement actions (DoAction types). */
+export const CREATE_PREPARED_STATEMENT = 'CreatePreparedStatement';
+export const CLOSE_PREPARED_STATEMENT = 'ClosePreparedStatement';
+
+/**
+ * A DoAction of Flight SQL: CreatePreparedStatement answers a handle that is the SQL itself (no
+ * schema: DuckDB knows it only by running the query, which GetFlightInfo does); closing one has
+ * nothing to free. Other actions are not implemented.
+ */
+export function preparedStatementAction(type: string, body: Uint8Array): Uint8Array[] {
+  const request = (() => {
+    try {
+      return fromBinary(AnySchema, body);
+    } catch {
+      throw new FloeError('bad_data', `the ${type} action's body is not a google.protobuf.Any`);
+    }
+  })();
+  switch (type) {
+    case CREATE_PREPARED_STATEMENT: {
+      const q = unpack(FlightSqlCreatePreparedStatementSchema, request.value);
+      if (q.transactionId !== undefined) throw new FloeError('not_implemented', 'Flight SQL transactions are not supported: Floe is read-only');
+      const result = create(FlightSqlPreparedStatementResultSchema, { preparedStatementHandle: Buffer.from(q.query, 'utf8') });
+      return [toBinary(AnySchema, anyPack(FlightSqlPreparedStatementResultSchema, result))];
+    }
+    case CLOSE_PREPARED_STATEMENT:
+      unpack(FlightSqlClosePreparedStatementSchema, request.value);
+      return [];
+    default:
+      throw new FloeError('not_implemented', `the action ${JSON.stringify(type.slice(0, 64))} is not supported: Floe answers ${CREATE_PREPARED_STATEMENT} and ${CLOSE_PREPARED_STATEMENT}`);
+  }
+}
+
+/** A Flight SQL filter pattern (`%` any run, `_` any one character) as a whole-string test. */
+export function likePattern(pattern: string | undefined): (value: string) => boolean {
+  if (pattern === undefined) return () => true;
+  const source = [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
+  const re = new RegExp(`^${source}$`, 'su');
+  return (value) => re.test(value);
+}
+
+/** A table of the given fields from whole columns (not-null fields as Flight SQL declares them). */
+function tableOf(fields: Field[], columns: unknown[][]): Table {
+  const length = columns[0]?.length ?? 0;
+  const children = fields.map((f, i) => {
+    const data = vectorFromArray(columns[i]!, f.type as DataType).data[0];
+    return data ?? makeData({ type: f.type as Utf8, length: 0, nullCount: 0 });
+  });
+  const schema = new Schema(fields);
+  return new Table([new RecordBatch(schema, makeData({ type: new Struct(fields), length, nullCount: 0, children }))]);
+}
+
+const utf8 = (name: string, nullable: boolean) => new Field(name, new Utf8(), nullable);
+
+export interface MetadataScope {
+  tenant: string;
+  dataset: string;
+  /** The Arrow schema of one of the caller's tables, as a query over it answers (include_schema). */
+  tableSchema(table: string): Promise<Uint8Array>;
+}
+
+/** The answer to a catalog metadata command, for the caller's tenant and dataset only. */
+export async function metadataTable(cmd: Exclude<FlightSqlCommand, { kind: 'statement' | 'prepared' | 'statement_ticket' }>, scope: MetadataScope): Promise<Table> {
+  const inCatalog = (catalog: string | undefined) => catalog === undefined || catalog === scope.tenant;
+  switch (cmd.kind) {
+    case 'catalogs':
+      return tableOf([utf8('catalog_name', false)], [[scope.tenant]]);
+    case 'table_types':
+      return tableOf([utf8('table_type', false)], [[TABLE_TYPE]]);
+    case 'db_schemas': {
+      const shown = inCatalog(cmd.catalog) && likePattern(cmd.schemaPattern)(scope.dataset);
+      return tableOf([utf8('catalog_name', true), utf8('db_schema_name', false)], [shown ? [scope.tenant] : [], shown ? [scope.dataset] : []]);
+    }
+    case 'tables': {
+      const typeOk = cmd.tableTypes.length === 0 || cmd.tableTypes.includes(TABLE_TYPE);
+      const schemaOk = inCatalog(cmd.catalog) && likePattern(cmd.schemaPattern)(scope.dataset);
+      const matches = likePattern(cmd.tablePattern);
+      const names = typeOk && schemaOk ? Object.keys(TABLES).filter(matches).sort() : [];
+      const fields: Field[] = [utf8('catalog_name', true), utf8('db_schema_name', true), utf8('table_name', false), utf8('table_type', false)];
+      const columns: unknown[][] = [names.map(() => scope.tenant), names.map(() => scope.dataset), names, names.map(() => TABLE_TYPE)];
+      if (cmd.includeSchema) {
+        fields.push(new Field('table_schema', new Binary(), false));
+        columns.push(await Promise.all(names.map((n) => scope.tableSchema(n))));
+      }
+      return tableOf(fields, columns);
+    }
+  }
+}
