@@ -448,6 +448,7 @@ export {
   ActionCreatePreparedStatementResultSchema as FlightSqlPreparedStatementResultSchema,
   CommandPreparedStatementQuerySchema as FlightSqlPreparedStatementQuerySchema,
   CommandGetCatalogsSchema as FlightSqlGetCatalogsSchema,
+  CommandGetSqlInfoSchema as FlightSqlGetSqlInfoSchema,
   CommandGetDbSchemasSchema as FlightSqlGetDbSchemasSchema,
   CommandGetTablesSchema as FlightSqlGetTablesSchema,
   CommandGetTableTypesSchema as FlightSqlGetTableTypesSchema,

@@ -1,6 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { createFlightSqlClient, type FlightSqlClient } from '@lakehouse-rs/flight-sql-client';
 import { tableFromIPC } from 'apache-arrow';
+import { flightDoGet } from '@floe/flight';
+import { AnySchema, FlightSqlGetSqlInfoSchema, anyPack, create, toBinary } from '@floe/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
@@ -66,6 +68,18 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
     expect(rows(await client.getTables({ tableNameFilterPattern: 'metric_' })).map((r) => r.table_name)).toEqual(['metrics']);
     expect(rows(await client.getTables({ tableNameFilterPattern: 'metric' }))).toEqual([]);
     expect(rows(await client.getTables({ tableTypes: ['VIEW'] }))).toEqual([]);
+  });
+
+  it('answers SqlInfo as JDBC drivers ask it first: a read-only SQL server named Floe, DuckDB\'s identifier rules', async () => {
+    const ticket = toBinary(AnySchema, anyPack(FlightSqlGetSqlInfoSchema, create(FlightSqlGetSqlInfoSchema, { info: [0, 3, 4, 504, 531] })));
+    const table = await flightDoGet({ url: floe.flightAddress, ticket, metadata: { authorization: `Bearer ${key}` }, deadlineMs: 20_000 });
+    expect(table.toArray().map((r) => [r.info_name, r.value])).toEqual([
+      [0, 'Floe'],
+      [3, true],
+      [4, true],
+      [504, '"'],
+      [531, 'tenant'],
+    ]);
   });
 
   it('is locked down as plain SQL is: files, settings and other tenants are refused', async () => {

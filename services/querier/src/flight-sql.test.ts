@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AnySchema, FlightSqlStatementQuerySchema, anyPack, create, toBinary } from '@floe/proto';
-import { flightSqlCommand, likePattern, preparedStatementAction, statementTicket } from './flight-sql.ts';
+import { UnionMode, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { flightSqlCommand, likePattern, preparedStatementAction, sqlInfoTable, statementTicket } from './flight-sql.ts';
 
 describe('flightSqlCommand', () => {
   it('leaves Floe’s own tickets alone: SQL text (even after a newline) and JSON', () => {
@@ -31,5 +32,25 @@ describe('likePattern', () => {
     expect(['a.c', 'abc'].filter(likePattern('a.c'))).toEqual(['a.c']);
     expect(['default'].filter(likePattern(undefined))).toEqual(['default']);
     expect(['x(y'].filter(likePattern('x(%'))).toEqual(['x(y']);
+  });
+});
+
+describe('sqlInfoTable', () => {
+  it('answers the asked ids in a dense union that survives an IPC round trip', () => {
+    const table = tableFromIPC(tableToIPC(sqlInfoTable([504, 0, 3, 507, 99999], '1.2.3')));
+    expect(table.schema.fields.map((f) => [f.name, String(f.type), f.nullable])).toEqual([
+      ['info_name', 'Uint32', false],
+      ['value', 'Union<Utf8 | Bool | Int64 | Int32 | List<Utf8> | Map<{key:Int32, value:List<Int32>}>>', false],
+    ]);
+    expect((table.schema.fields[1]!.type as { mode: number }).mode).toBe(UnionMode.Dense);
+    expect(table.toArray().map((r) => [r.info_name, r.value])).toEqual([
+      [0, 'Floe'],
+      [3, true],
+      [504, '"'],
+      [507, 3],
+    ]);
+    const all = sqlInfoTable([], '1.2.3');
+    expect(all.numRows).toBeGreaterThan(10);
+    expect(all.toArray().find((r) => r.info_name === 1)?.value).toBe('1.2.3');
   });
 });

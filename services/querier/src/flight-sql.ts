@@ -1,10 +1,11 @@
-import { Binary, Field, RecordBatch, Schema, Struct, Table, Utf8, makeData, vectorFromArray, type DataType } from 'apache-arrow';
+import { Binary, Bool, DenseUnion, Field, Int32, Int64, List, Map_, RecordBatch, Schema, Struct, Table, Uint32, Utf8, makeData, vectorFromArray, type Data, type DataType } from 'apache-arrow';
 import { FloeError } from '@floe/errors';
 import {
   AnySchema,
   FlightSqlClosePreparedStatementSchema,
   FlightSqlCreatePreparedStatementSchema,
   FlightSqlGetDbSchemasSchema,
+  FlightSqlGetSqlInfoSchema,
   FlightSqlGetTablesSchema,
   FlightSqlPreparedStatementQuerySchema,
   FlightSqlPreparedStatementResultSchema,
@@ -33,8 +34,11 @@ import { TABLES } from '@floe/schema';
  *
  * - Prepared statements (how most clients run a query) are stateless too: the handle is the SQL.
  *
- * Transactions, updates, parameter binding, SqlInfo and the key and type-info requests are
- * refused as not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
+ * - SqlInfo answers what JDBC and ODBC drivers ask first: the server's name and version, that it
+ *   is read-only SQL without transactions, and DuckDB's identifier and null-ordering rules.
+ *
+ * Transactions, updates, parameter binding and the key and type-info requests are refused as
+ * not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
  * `Authorization: Bearer <key>` (the tenant then comes from X-Tenant-ID or the key itself).
  */
 
@@ -47,7 +51,8 @@ export type FlightSqlCommand =
   | { kind: 'catalogs' }
   | { kind: 'db_schemas'; catalog?: string; schemaPattern?: string }
   | { kind: 'tables'; catalog?: string; schemaPattern?: string; tablePattern?: string; tableTypes: string[]; includeSchema: boolean }
-  | { kind: 'table_types' };
+  | { kind: 'table_types' }
+  | { kind: 'sql_info'; info: number[] };
 
 /** The only table type Floe has. */
 const TABLE_TYPE = 'TABLE';
@@ -98,6 +103,8 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
     }
     case 'CommandGetTableTypes':
       return { kind: 'table_types' };
+    case 'CommandGetSqlInfo':
+      return { kind: 'sql_info', info: unpack(FlightSqlGetSqlInfoSchema, value).info };
     default:
       throw new FloeError('not_implemented', `Flight SQL ${name} is not supported: Floe answers statement queries and the catalog, schema, table and table type listings`);
   }
@@ -164,6 +171,8 @@ const utf8 = (name: string, nullable: boolean) => new Field(name, new Utf8(), nu
 export interface MetadataScope {
   tenant: string;
   dataset: string;
+  /** The querier's version (FLIGHT_SQL_SERVER_VERSION). */
+  version: string;
   /** The Arrow schema of one of the caller's tables, as a query over it answers (include_schema). */
   tableSchema(table: string): Promise<Uint8Array>;
 }
@@ -180,6 +189,8 @@ export async function metadataTable(cmd: Exclude<FlightSqlCommand, { kind: 'stat
       const shown = inCatalog(cmd.catalog) && likePattern(cmd.schemaPattern)(scope.dataset);
       return tableOf([utf8('catalog_name', true), utf8('db_schema_name', false)], [shown ? [scope.tenant] : [], shown ? [scope.dataset] : []]);
     }
+    case 'sql_info':
+      return sqlInfoTable(cmd.info, scope.version);
     case 'tables': {
       const typeOk = cmd.tableTypes.length === 0 || cmd.tableTypes.includes(TABLE_TYPE);
       const schemaOk = inCatalog(cmd.catalog) && likePattern(cmd.schemaPattern)(scope.dataset);
@@ -194,4 +205,78 @@ export async function metadataTable(cmd: Exclude<FlightSqlCommand, { kind: 'stat
       return tableOf(fields, columns);
     }
   }
+}
+
+// SqlInfo ids (FlightSql.proto's SqlInfo enum) and the union members their values use.
+const SQL_INFO_VALUE = new DenseUnion(
+  [0, 1, 2, 3, 4, 5],
+  [
+    new Field('string_value', new Utf8(), true),
+    new Field('bool_value', new Bool(), true),
+    new Field('bigint_value', new Int64(), true),
+    new Field('int32_bitmask', new Int32(), true),
+    new Field('string_list', new List(new Field('string_data', new Utf8(), true)), true),
+    new Field(
+      'int32_to_int32_list_map',
+      new Map_(new Field('entries', new Struct<{ key: Int32; value: List<Int32> }>([new Field('key', new Int32(), false), new Field('value', new List(new Field('$data$', new Int32(), true)), true)] as never), false)),
+      true,
+    ),
+  ],
+);
+type InfoValue = { string: string } | { bool: boolean } | { int32: number };
+
+/**
+ * What Floe says of itself. Case sensitivity 1 is CASE_INSENSITIVE (DuckDB folds unquoted and
+ * quoted identifiers alike); null ordering 3 is NULLS AT END (DuckDB's default); transactions 0 is NONE.
+ */
+function sqlInfoValues(version: string): Map<number, InfoValue> {
+  return new Map<number, InfoValue>([
+    [0, { string: 'Floe' }], // FLIGHT_SQL_SERVER_NAME
+    [1, { string: version }], // FLIGHT_SQL_SERVER_VERSION
+    [3, { bool: true }], // FLIGHT_SQL_SERVER_READ_ONLY
+    [4, { bool: true }], // FLIGHT_SQL_SERVER_SQL
+    [5, { bool: false }], // FLIGHT_SQL_SERVER_SUBSTRAIT
+    [8, { int32: 0 }], // FLIGHT_SQL_SERVER_TRANSACTION
+    [9, { bool: false }], // FLIGHT_SQL_SERVER_CANCEL
+    [500, { bool: false }], // SQL_DDL_CATALOG
+    [501, { bool: false }], // SQL_DDL_SCHEMA
+    [502, { bool: false }], // SQL_DDL_TABLE
+    [503, { int32: 1 }], // SQL_IDENTIFIER_CASE
+    [504, { string: '"' }], // SQL_IDENTIFIER_QUOTE_CHAR
+    [505, { int32: 1 }], // SQL_QUOTED_IDENTIFIER_CASE
+    [506, { bool: true }], // SQL_ALL_TABLES_ARE_SELECTABLE
+    [507, { int32: 3 }], // SQL_NULL_ORDERING
+    [529, { string: 'dataset' }], // SQL_SCHEMA_TERM
+    [531, { string: 'tenant' }], // SQL_CATALOG_TERM
+    [532, { bool: true }], // SQL_CATALOG_AT_START
+  ]);
+}
+
+/** The SqlInfo rows asked for (all known ones when none is named; unknown ids are left out). */
+export function sqlInfoTable(info: readonly number[], version: string): Table {
+  const known = sqlInfoValues(version);
+  const ids = (info.length === 0 ? [...known.keys()] : [...new Set(info)].filter((id) => known.has(id))).sort((a, b) => a - b);
+  const strings: string[] = [];
+  const bools: boolean[] = [];
+  const ints: number[] = [];
+  const typeIds = new Int8Array(ids.length);
+  const offsets = new Int32Array(ids.length);
+  ids.forEach((id, i) => {
+    const v = known.get(id)!;
+    if ('string' in v) [typeIds[i], offsets[i]] = [0, strings.push(v.string) - 1];
+    else if ('bool' in v) [typeIds[i], offsets[i]] = [1, bools.push(v.bool) - 1];
+    else [typeIds[i], offsets[i]] = [3, ints.push(v.int32) - 1];
+  });
+  const member = (i: number, values: unknown[]): Data => vectorFromArray(values, SQL_INFO_VALUE.children[i]!.type as DataType).data[0] ?? makeData({ type: SQL_INFO_VALUE.children[i]!.type as Utf8, length: 0, nullCount: 0 });
+  const value = makeData({
+    type: SQL_INFO_VALUE,
+    length: ids.length,
+    nullCount: 0,
+    typeIds,
+    valueOffsets: offsets,
+    children: [member(0, strings), member(1, bools), member(2, []), member(3, ints), member(4, []), member(5, [])],
+  });
+  const name = vectorFromArray(ids, new Uint32()).data[0] ?? makeData({ type: new Uint32(), length: 0, nullCount: 0 });
+  const fields = [new Field('info_name', new Uint32(), false), new Field('value', SQL_INFO_VALUE, false)];
+  return new Table([new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: ids.length, nullCount: 0, children: [name, value] }))]);
 }

@@ -15,7 +15,11 @@ import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
+import { readFileSync } from 'node:fs';
 import { flightSqlCommand, metadataTable, preparedStatementAction, statementTicket, type MetadataScope } from './flight-sql.ts';
+
+/** This package's version, as Flight SQL's SqlInfo reports it. */
+const QUERIER_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 export interface SharedDeps {
   log?: Logger;
@@ -81,6 +85,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const metadataScope = (ctx: TenantContext): MetadataScope => ({
     tenant: ctx.tenant,
     dataset: ctx.dataset,
+    version: QUERIER_VERSION,
     tableSchema: async (table) => ipcSchemaBytes((await handler.run(ctx, Buffer.from(`SELECT * FROM ${table} LIMIT 0`, 'utf8'))).schema),
   });
   const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log });

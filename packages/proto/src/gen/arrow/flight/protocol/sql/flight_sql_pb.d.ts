@@ -235,3 +235,23 @@ export declare type CommandPreparedStatementQuery = Message<"arrow.flight.protoc
  */
 export declare const CommandPreparedStatementQuerySchema: GenMessage<CommandPreparedStatementQuery>;
 
+/**
+ * Server and SQL syntax information: <info_name: uint32 not null, value: dense_union<string_value:
+ * utf8, bool_value: bool, bigint_value: int64, int32_bitmask: int32, string_list: list<utf8>,
+ * int32_to_int32_list_map: map<int32, list<int32>>> not null>; info empty: every one known.
+ *
+ * @generated from message arrow.flight.protocol.sql.CommandGetSqlInfo
+ */
+export declare type CommandGetSqlInfo = Message<"arrow.flight.protocol.sql.CommandGetSqlInfo"> & {
+  /**
+   * @generated from field: repeated uint32 info = 1;
+   */
+  info: number[];
+};
+
+/**
+ * Describes the message arrow.flight.protocol.sql.CommandGetSqlInfo.
+ * Use `create(CommandGetSqlInfoSchema)` to create a new message.
+ */
+export declare const CommandGetSqlInfoSchema: GenMessage<CommandGetSqlInfo>;
+
