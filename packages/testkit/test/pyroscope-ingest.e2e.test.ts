@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { goCpuPprof, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
@@ -92,6 +93,27 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Pyroscope /ingest (%s)', (mode
     }
   });
 
+  it("takes the Java agent's JFR recordings (format=jfr, the form's jfr part): execution samples as CPU, allocation samples as memory", async () => {
+    // A JDK 17 recording and the JDK's own reading of it (services/acceptor/test/fixtures/jfr).
+    const fixtures = new URL('../../../services/acceptor/test/fixtures/jfr/', import.meta.url);
+    const recording = readFileSync(new URL('cpu-alloc.jfr', fixtures));
+    const expected = JSON.parse(readFileSync(new URL('cpu-alloc.expected.json', fixtures), 'utf8')) as { executionSample: { count: number }; objectAllocationSample: { totalWeight: number } };
+    const form = new FormData();
+    form.set('jfr', new Blob([recording]), 'jfr');
+    const res = await ingest({ name: 'java.shop{env=prod}', ...window, format: 'jfr', sampleRate: '100', spyName: 'javaspy' }, form);
+    expect(res.status).toBe(200);
+    const cpu = await waitFor('the JFR CPU profile', async () => {
+      const f = await render(`${CPU}{service_name="java.shop", env="prod"}`);
+      return f.numTicks > 0 ? f : undefined;
+    }, 30_000, 250);
+    // One execution sample is one 10 ms tick at 100 Hz.
+    expect(cpu.numTicks).toBe(expected.executionSample.count * 10_000_000);
+    expect(cpu.names).toEqual(expect.arrayContaining(['floe.fixture.Busy.main', 'floe.fixture.Busy.hashLoop', 'java.util.Arrays.sort']));
+    const alloc = await render('memory:alloc_space:bytes:space:bytes{service_name="java.shop"}');
+    expect(alloc.numTicks).toBe(expected.objectAllocationSample.totalWeight);
+    expect(alloc.names).toContain('floe.fixture.Busy.allocate');
+  });
+
   it('refuses what it cannot take with a clear 4xx, and stores nothing of it', async () => {
     const error = async (res: Response, status: number, text: RegExp) => {
       expect(res.status).toBe(status);
@@ -100,7 +122,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Pyroscope /ingest (%s)', (mode
       expect(body.error).toMatch(text);
     };
     await error(await ingest({ ...window }, 'a;b 1'), 400, /query parameter name is required/);
-    await error(await ingest({ name: 'x.cpu', ...window, format: 'jfr' }, 'x'), 415, /JFR/);
+    await error(await ingest({ name: 'x.cpu', ...window, format: 'jfr' }, 'x'), 400, /not a JFR recording/);
+    await error(await ingest({ name: 'x.cpu', ...window, format: 'trie' }, 'x'), 415, /trie/);
     await error(await ingest({ name: 'x.cpu', ...window }, 'a;b many'), 400, /folded line 1 does not end in a sample count/);
     await error(await ingest({ name: 'x.cpu{env}', ...window }, 'a;b 1'), 400, /is not a label=value pair/);
     await error(await ingest({ name: 'x.cpu', from: 'yesterday', until: window.until }, 'a;b 1'), 400, /from "yesterday" is not a unix time/);

@@ -173,7 +173,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   });
 
   // Pyroscope's HTTP ingest (its SDKs and pyroscope-cli; pyroscope-ingest.ts): one window of one
-  // application's profile, folded stacks or pprof, with what it is in the query. 200, empty.
+  // application's profile, folded stacks, pprof or JFR, with what it is in the query. 200, empty.
   app.post('/ingest', { onRequest: authHook }, async (req, reply) => {
     const raw = bodyBuffer(req.body);
     const encoding = header(req, 'content-encoding');
@@ -182,7 +182,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
     const store = async (times: AcceptedTimes) => {
       const series = await legacyIngestSeries({ query, contentType, body: inflate(raw, encoding, opts.maxDecompressedBytes) }, BigInt(Date.now()) * 1_000_000n);
-      const { request, names } = pprofToOtlp([series], opts.maxDecompressedBytes);
+      const { request, names } = pprofToOtlp(series, opts.maxDecompressedBytes);
       return opts.ingest.profiles(req.tenant!, request, times, names);
     };
     // The query says what the body is: the same body under another name or window is no resend.

@@ -40,14 +40,17 @@ describe('Pyroscope /ingest names, times and formats', () => {
     expect(ingestFormat(undefined, 'multipart/form-data; boundary=x')).toBe('pprof');
     expect(ingestFormat('LINES', undefined)).toBe('lines');
     expect(() => ingestFormat('trie', undefined)).toThrow(/trie format is not taken/);
-    expect(() => ingestFormat('png', undefined)).toThrow(/format "png" is not one of folded, lines, pprof/);
+    expect(() => ingestFormat('png', undefined)).toThrow(/format "png" is not one of folded, lines, pprof, jfr/);
+    expect(ingestFormat('jfr', 'multipart/form-data; boundary=x')).toBe('jfr');
   });
 
   it('sums repeated folded stacks, skips blank lines and zero counts, takes CRLF, and stores stacks leaf first', async () => {
-    const series = await legacyIngestSeries(
+    const [series, ...more] = await legacyIngestSeries(
       { query: { name: 'app.cpu', from: '1700000000', until: '1700000010', sampleRate: '50' }, contentType: undefined, body: Buffer.from('a;b 2\r\n\na;b 3\r\na 0\na;c 1\n') },
       NOW,
     );
+    expect(more).toEqual([]);
+    if (!series) throw new Error('no series');
     expect(series.labels).toEqual([
       { name: '__name__', value: 'process_cpu' },
       { name: 'service_name', value: 'app' },

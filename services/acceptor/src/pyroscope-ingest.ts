@@ -1,22 +1,25 @@
 import { FloeError } from '@floe/errors';
 import { pprofOfNamedStacks, type PprofProfile } from '@floe/proto';
 import type { PprofSeries } from './pprof.ts';
+import { JfrError } from './jfr/reader.ts';
+import { jfrStacks } from './jfr/stacks.ts';
 
 /**
  * Pyroscope's HTTP ingest API, `POST /ingest?name=…&from=…&until=…`, which Pyroscope's SDKs
  * (Python, Ruby, .NET, Rust, Go before push) and pyroscope-cli use: the profile of one
  * application over one window, as folded stacks (`format=folded`, the default: `a;b;c 42` per
- * line), one stack per sample (`format=lines`), or pprof (`format=pprof`: the body, or the
- * `profile` part of a multipart form). The query's `name` is `<app>.<kind>{label=value,…}`;
+ * line), one stack per sample (`format=lines`), pprof (`format=pprof`: the body, or the
+ * `profile` part of a multipart form), or a Java Flight Recorder recording (`format=jfr`, what
+ * the Pyroscope Java agent sends: the body or the form's `jfr` part; jfr/). The query's `name` is `<app>.<kind>{label=value,…}`;
  * `<kind>` (cpu, wall, alloc_objects, inuse_space, goroutines, mutex_count, …) names the
  * Pyroscope profile type the samples are stored under, and `<app>` the service. Each window
  * becomes a pprof profile for the push path (pprof.ts), so both store the same rows.
  *
  * Folded samples of CPU and wall time (units `samples`) are counts of ticks at `sampleRate` Hz:
  * stored as nanoseconds (count × 1e9 / sampleRate), the unit a Go CPU profile has, so one query
- * and one flame graph serve services profiled by either. Not taken: JFR (Pyroscope's Java
- * agent), Pyroscope 0.x's internal trie and tree formats, and pprof with `prev_profile` (a
- * cumulative profile to subtract); each is refused with 400 naming it.
+ * and one flame graph serve services profiled by either; so are JFR execution samples. Not
+ * taken: Pyroscope 0.x's internal trie and tree formats, and pprof with `prev_profile` (a
+ * cumulative profile to subtract); each is refused naming it.
  */
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_INGEST_DECODE' });
@@ -45,6 +48,8 @@ const KINDS: Readonly<Record<string, Kind>> = {
   alloc_space: memory('alloc_space', 'bytes'),
   alloc_in_new_tlab_objects: memory('alloc_in_new_tlab_objects', 'count'),
   alloc_in_new_tlab_bytes: memory('alloc_in_new_tlab_bytes', 'bytes'),
+  alloc_outside_tlab_objects: memory('alloc_outside_tlab_objects', 'count'),
+  alloc_outside_tlab_bytes: memory('alloc_outside_tlab_bytes', 'bytes'),
   inuse_objects: memory('inuse_objects', 'count'),
   inuse_space: memory('inuse_space', 'bytes'),
   goroutines: { name: 'goroutines', type: 'goroutine', unit: 'count', periodType: 'goroutine', periodUnit: 'count' },
@@ -150,10 +155,9 @@ function stacksToPprof(stacks: Map<string, bigint>, kind: Kind, sampleRate: numb
   });
 }
 
-export type IngestFormat = 'folded' | 'lines' | 'pprof';
+export type IngestFormat = 'folded' | 'lines' | 'pprof' | 'jfr';
 
 const REFUSED_FORMATS: Readonly<Record<string, string>> = {
-  jfr: 'JFR (the Pyroscope Java agent) is not taken; export the agent\'s profiles as pprof (pyroscope.format=pprof where the agent offers it) or send OTLP profiles',
   trie: "Pyroscope 0.x's trie format is not taken; send folded, lines or pprof",
   tree: "Pyroscope 0.x's tree format is not taken; send folded, lines or pprof",
   speedscope: 'speedscope files are not taken; send folded, lines or pprof',
@@ -166,9 +170,9 @@ export function ingestFormat(param: string | undefined, contentType: string | un
     if (format === '' && contentType && /^(multipart\/form-data|application\/x-protobuf|application\/vnd\.google\.protobuf)/i.test(contentType)) return 'pprof';
     return 'folded';
   }
-  if (format === 'lines' || format === 'pprof') return format;
+  if (format === 'lines' || format === 'pprof' || format === 'jfr') return format;
   const refused = REFUSED_FORMATS[format];
-  throw new FloeError('unsupported_media_type', refused ?? `format ${JSON.stringify(param)} is not one of folded, lines, pprof`, { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
+  throw new FloeError('unsupported_media_type', refused ?? `format ${JSON.stringify(param)} is not one of folded, lines, pprof, jfr`, { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
 }
 
 export interface LegacyIngest {
@@ -179,30 +183,55 @@ export interface LegacyIngest {
 }
 
 /**
- * One /ingest request as a push series (pprof.ts's input): the service and labels of its name,
- * and its profile(s). Async because a multipart form is read with the platform's own parser.
+ * One /ingest request as push series (pprof.ts's input): the service and labels of its name, and
+ * its profile(s); a JFR recording gives one series per profile kind it holds (jfr/stacks.ts).
+ * Async because a multipart form is read with the platform's own parser.
  */
-export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Promise<PprofSeries> {
+export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Promise<PprofSeries[]> {
   const q = req.query;
   const parsed = parseIngestName(q.name, q.units);
   const format = ingestFormat(q.format, req.contentType);
   const untilNs = parseIngestTime('until', q.until, nowNs);
   const fromNs = parseIngestTime('from', q.from, untilNs);
   if (fromNs > untilNs) throw bad(`from (${q.from}) is after until (${q.until})`);
-  const labels = [{ name: '__name__', value: parsed.kind.name }, { name: 'service_name', value: parsed.service }, ...parsed.labels];
-  if (q.spyName) labels.push({ name: 'pyroscope_spy', value: q.spyName });
+  const labelsOf = (kind: Kind) => {
+    const labels = [{ name: '__name__', value: kind.name }, { name: 'service_name', value: parsed.service }, ...parsed.labels];
+    if (q.spyName) labels.push({ name: 'pyroscope_spy', value: q.spyName });
+    return labels;
+  };
   const window = { timeNs: fromNs, durationNs: untilNs - fromNs };
-  if (format !== 'pprof') {
-    const sampleRate = q.sampleRate === undefined || q.sampleRate === '' ? 100 : Number(q.sampleRate);
-    if (!Number.isFinite(sampleRate) || sampleRate <= 0 || sampleRate > 1e9) throw bad(`sampleRate ${JSON.stringify(q.sampleRate)} is not a positive rate in Hz`);
-    const profile = stacksToPprof(parseStacks(req.body.toString('utf8'), format), parsed.kind, sampleRate, fromNs, untilNs);
-    return { labels, profiles: [profile], window };
+  const sampleRate = q.sampleRate === undefined || q.sampleRate === '' ? 100 : Number(q.sampleRate);
+  if (!Number.isFinite(sampleRate) || sampleRate <= 0 || sampleRate > 1e9) throw bad(`sampleRate ${JSON.stringify(q.sampleRate)} is not a positive rate in Hz`);
+  switch (format) {
+    case 'folded':
+    case 'lines': {
+      const profile = stacksToPprof(parseStacks(req.body.toString('utf8'), format), parsed.kind, sampleRate, fromNs, untilNs);
+      return [{ labels: labelsOf(parsed.kind), profiles: [profile], window }];
+    }
+    case 'pprof':
+      return [{ labels: labelsOf(parsed.kind), profiles: [await formPart(req, 'profile', true)], window }];
+    case 'jfr': {
+      // The name's kind does not apply: the recording's events say what each profile is.
+      let kinds: Map<string, Map<string, bigint>>;
+      try {
+        kinds = jfrStacks(Buffer.from(await formPart(req, 'jfr', false)));
+      } catch (err) {
+        if (err instanceof JfrError) throw bad(`the body is not a JFR recording Floe can read: ${err.message}`);
+        throw err;
+      }
+      return [...kinds].map(([name, stacks]) => {
+        const kind = KINDS[name]!;
+        return { labels: labelsOf(kind), profiles: [stacksToPprof(stacks, kind, sampleRate, fromNs, untilNs)], window };
+      });
+    }
   }
-  return { labels, profiles: [await pprofPart(req)], window };
 }
 
-/** The pprof bytes of a request: its body, or the `profile` part of a multipart form. */
-async function pprofPart(req: LegacyIngest): Promise<Uint8Array> {
+/**
+ * The profile bytes of a request: its body, or the named part of a multipart form (`profile` for
+ * pprof, `jfr` for the Java agent's recordings; a `labels` part beside it is not read).
+ */
+async function formPart(req: LegacyIngest, part: 'profile' | 'jfr', refusePrevious: boolean): Promise<Uint8Array> {
   if (!req.contentType || !/^multipart\/form-data/i.test(req.contentType)) return req.body;
   let form: FormData;
   try {
@@ -211,10 +240,10 @@ async function pprofPart(req: LegacyIngest): Promise<Uint8Array> {
     throw bad(`the body is not a valid multipart form: ${(err as Error).message}`);
   }
   const prev = form.get('prev_profile');
-  if (prev instanceof Blob && prev.size > 0) {
+  if (refusePrevious && prev instanceof Blob && prev.size > 0) {
     throw bad('prev_profile (a cumulative profile to subtract) is not taken; send delta profiles, as current Pyroscope SDKs do');
   }
-  const profile = form.get('profile');
-  if (!(profile instanceof Blob)) throw bad('the multipart form has no profile part');
+  const profile = form.get(part);
+  if (!(profile instanceof Blob)) throw bad(`the multipart form has no ${part} part`);
   return new Uint8Array(await profile.arrayBuffer());
 }

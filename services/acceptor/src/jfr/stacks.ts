@@ -1,0 +1,122 @@
+import { isRef, readJfr, type JfrChunk, type JfrObject, type JfrValue } from './reader.ts';
+
+/**
+ * The stack samples of a JFR recording (reader.ts) as Pyroscope's Java profile kinds, each a map
+ * of folded stacks (`root;…;leaf`, frames `<class with dots>.<method>`) to values, as the Pyroscope
+ * Java agent's recordings are read by Pyroscope:
+ *
+ * | JFR event | kinds (value per event) |
+ * |---|---|
+ * | jdk.ExecutionSample | cpu (one sample) |
+ * | profiler.WallClockSample (async-profiler) | wall (one sample) |
+ * | jdk.ObjectAllocationInNewTLAB | alloc_in_new_tlab_objects (1), alloc_in_new_tlab_bytes (tlabSize) |
+ * | jdk.ObjectAllocationOutsideTLAB | alloc_outside_tlab_objects (1), alloc_outside_tlab_bytes (allocationSize) |
+ * | jdk.ObjectAllocationSample | alloc_objects (1), alloc_space (weight) |
+ * | jdk.JavaMonitorEnter | lock_count (1), lock_duration (duration, ns) |
+ * | jdk.ThreadPark | block_count (1), block_duration (duration, ns) |
+ *
+ * Events without a stack trace are skipped; a truncated stack keeps the frames it has.
+ */
+
+interface Measure {
+  kind: string;
+  value: (e: JfrObject, durationNs: (ticks: bigint) => bigint) => bigint;
+}
+
+const one = () => 1n;
+const field = (name: string) => (e: JfrObject) => toBigInt(e[name]);
+const duration = (e: JfrObject, ns: (ticks: bigint) => bigint) => ns(toBigInt(e.duration));
+
+const EVENTS: Readonly<Record<string, readonly Measure[]>> = {
+  'jdk.ExecutionSample': [{ kind: 'cpu', value: one }],
+  'profiler.WallClockSample': [{ kind: 'wall', value: one }],
+  'jdk.ObjectAllocationInNewTLAB': [
+    { kind: 'alloc_in_new_tlab_objects', value: one },
+    { kind: 'alloc_in_new_tlab_bytes', value: field('tlabSize') },
+  ],
+  'jdk.ObjectAllocationOutsideTLAB': [
+    { kind: 'alloc_outside_tlab_objects', value: one },
+    { kind: 'alloc_outside_tlab_bytes', value: field('allocationSize') },
+  ],
+  'jdk.ObjectAllocationSample': [
+    { kind: 'alloc_objects', value: one },
+    { kind: 'alloc_space', value: field('weight') },
+  ],
+  'jdk.JavaMonitorEnter': [
+    { kind: 'lock_count', value: one },
+    { kind: 'lock_duration', value: duration },
+  ],
+  'jdk.ThreadPark': [
+    { kind: 'block_count', value: one },
+    { kind: 'block_duration', value: duration },
+  ],
+};
+
+function toBigInt(v: JfrValue | undefined): bigint {
+  if (typeof v === 'bigint') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return BigInt(Math.trunc(v));
+  return 0n;
+}
+
+/** Folded stacks per kind, kinds in the order first seen. */
+export function jfrStacks(buf: Buffer): Map<string, Map<string, bigint>> {
+  const out = new Map<string, Map<string, bigint>>();
+  for (const chunk of readJfr(buf, (name) => Object.hasOwn(EVENTS, name))) {
+    const folded = stackNamer(chunk);
+    const ns = (ticks: bigint) => (chunk.ticksPerSecond > 0n ? (ticks * 1_000_000_000n) / chunk.ticksPerSecond : 0n);
+    for (const event of chunk.events) {
+      const stack = folded(event.fields.stackTrace);
+      if (stack === undefined) continue;
+      for (const m of EVENTS[event.type]!) {
+        const value = m.value(event.fields, ns);
+        if (value <= 0n) continue;
+        const stacks = out.get(m.kind) ?? new Map<string, bigint>();
+        out.set(m.kind, stacks);
+        stacks.set(stack, (stacks.get(stack) ?? 0n) + value);
+      }
+    }
+  }
+  return out;
+}
+
+/** A chunk's stack trace references → folded stacks (root first), each trace resolved once. */
+function stackNamer(chunk: JfrChunk): (ref: JfrValue | undefined) => string | undefined {
+  const deref = (v: JfrValue | undefined): JfrValue | undefined => (v !== undefined && isRef(v) ? chunk.resolve(v) : v);
+  const obj = (v: JfrValue | undefined): JfrObject | undefined => {
+    const d = deref(v);
+    return d !== null && typeof d === 'object' && !Array.isArray(d) && !isRef(d) ? (d as JfrObject) : undefined;
+  };
+  const text = (v: JfrValue | undefined): string => {
+    const d = deref(v);
+    if (typeof d === 'string') return d;
+    const sym = obj(d);
+    // A Symbol holds its text in `string` (itself possibly in the String pool).
+    return sym ? text(sym.string) : '';
+  };
+  const methods = new Map<string, string>();
+  const frameName = (method: JfrValue | undefined): string => {
+    const key = isRef(method as JfrValue) ? `${(method as { id: bigint }).id}` : undefined;
+    const hit = key === undefined ? undefined : methods.get(key);
+    if (hit !== undefined) return hit;
+    const m = obj(method);
+    const cls = obj(m?.type);
+    const className = text(cls?.name).replace(/\//g, '.');
+    const name = className ? `${className}.${text(m?.name)}` : text(m?.name) || '<unknown>';
+    if (key !== undefined) methods.set(key, name);
+    return name;
+  };
+  const traces = new Map<bigint, string | undefined>();
+  return (ref) => {
+    if (ref === undefined || ref === null || !isRef(ref)) return undefined;
+    if (traces.has(ref.id)) return traces.get(ref.id);
+    const trace = obj(ref);
+    const frames = trace?.frames;
+    let folded: string | undefined;
+    if (Array.isArray(frames) && frames.length > 0) {
+      // JFR lists frames leaf first; folded stacks read root first.
+      folded = frames.map((f) => frameName(obj(f)?.method)).reverse().join(';');
+    }
+    traces.set(ref.id, folded);
+    return folded;
+  };
+}
