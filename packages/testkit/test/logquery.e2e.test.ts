@@ -230,6 +230,31 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     expect(ids(iso.body)).toEqual(['w2', 'w1']);
   });
 
+  it('interval: only lines at least that far apart, measured from the last line returned, in the direction asked', async () => {
+    const all = await queryRange('{service_name=~".+"}', { direction: 'forward' });
+    const inOrder = [...times].filter(([id]) => ids(all.body).includes(id)).sort((a, b) => (a[1] < b[1] ? -1 : 1));
+    const spaced = (list: Array<[string, bigint]>, intervalNs: bigint, forward: boolean) => {
+      const out: string[] = [];
+      let last: bigint | undefined;
+      for (const [id, t] of forward ? list : [...list].reverse()) {
+        if (last === undefined || (forward ? t >= last + intervalNs : t <= last - intervalNs)) {
+          out.push(id);
+          last = t;
+        }
+      }
+      return out;
+    };
+    // Lines are 1 ms apart: every other one is returned at 2 ms, one in three at 3ms.
+    const fwd = await queryRange('{service_name=~".+"}', { direction: 'forward', interval: '2ms' });
+    expect(ids(fwd.body).sort()).toEqual(spaced(inOrder, 2_000_000n, true).sort());
+    const back = await queryRange('{service_name=~".+"}', { interval: '0.003' });
+    expect(ids(back.body).sort()).toEqual(spaced(inOrder, 3_000_000n, false).sort());
+    expect(ids(back.body).length).toBeLessThan(inOrder.length);
+    const limited = await queryRange('{service_name=~".+"}', { direction: 'forward', interval: '2ms', limit: '2' });
+    expect(ids(limited.body).sort()).toEqual(spaced(inOrder, 2_000_000n, true).slice(0, 2).sort());
+    expect((await queryRange('{service_name=~".+"}', { interval: 'soon' })).status).toBe(400);
+  });
+
   it('both URL prefixes answer the same', async () => {
     const q = '{service_name=~".+"} |= "GET"';
     const a = await queryRange(q, {}, undefined, '/api/v1');

@@ -115,6 +115,14 @@ export function defaultStepNs(startNs: bigint, endNs: bigint): bigint {
 }
 
 /** The `step` of a range request in nanoseconds: positive, or Loki's default for `range` when absent. */
+/** Loki's `interval` (log queries): a duration or seconds; absent or 0: every line. */
+export function parseInterval(raw: string | undefined): bigint | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  const ns = parseDurationParam('interval', raw);
+  if (ns < 0n) throw bad('invalid interval: must not be negative');
+  return ns === 0n ? undefined : ns;
+}
+
 export function parseStep(raw: string | undefined, range: TimeRange): bigint {
   if (raw === undefined) return defaultStepNs(range.startNs, range.endNs);
   const step = parseDurationParam('step', raw);
@@ -141,6 +149,7 @@ export const LOG_PARAMS = {
   since: { name: 'since', description: 'How long before end the window starts when start is absent, a duration such as 30m; default 1h.' },
   time: { name: 'time', description: `Evaluation time (${TIMES}); default now. A log query reads the hour before it.` },
   step: { name: 'step', description: 'The step between points, a duration (30s, 5m) or seconds; default the window over 250 points.' },
+  interval: { name: 'interval', description: 'Log queries: return only lines at least this far apart (a duration or seconds), each measured from the previous line returned, in the query\'s direction across all streams.' },
   direction: { name: 'direction', schema: { type: 'string', enum: ['forward', 'backward'] }, description: 'Log queries: oldest (forward) or newest (backward, the default) lines first.' },
   limit: { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: MAX_LIMIT }, description: `Log queries: most lines returned (default ${DEFAULT_LIMIT}).` },
 } satisfies Record<string, ParameterDoc>;

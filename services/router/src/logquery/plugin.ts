@@ -37,7 +37,8 @@ import { callerCredentials } from '../auth-plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import type { QueryDemand } from '../query-demand.ts';
 import { MAX_QUERY_SERIES, runMetricQuery, toInstant, toMatrix, withinSeriesLimit } from './metrics.ts';
-import { HOUR_NS, LOG_PARAMS as P, LOG_WINDOW, LOKI_PREFIXES, MAX_LIMIT, NS_PER_SECOND, RequestParams, countParam, nowNs, parseCount, parseDirection, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
+import { HOUR_NS, LOG_PARAMS as P, LOG_WINDOW, LOKI_PREFIXES, MAX_LIMIT, NS_PER_SECOND, RequestParams, countParam, nowNs, parseCount, parseDirection, parseInterval, parseLimit, parseRange, parseStep, parseTime, requireQuery } from './params.ts';
+import { spacedLines } from './interval.ts';
 import { rowsOf, secondsOf, toStreams, type MatrixSeries, type Row, type VectorSample } from './results.ts';
 import { mayUseLabelColumn } from './table.ts';
 import { exclusionFilter, type PendingDeletions } from './pending-deletions.ts';
@@ -174,8 +175,9 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
   const streamsQuery = async (req: FastifyRequest, reply: FastifyReply, expr: Expr, query: string, range: TimeRange, p: RequestParams) => {
     const { ir, table } = await logSelect(req, expr, query, { range, direction: parseDirection(p.get('direction')), limit: parseLimit(p.get('limit')) });
     const categorized = categorize(req);
+    const interval = parseInterval(p.get('interval'));
     // Both encodings carry the metadata: as a third element per entry, or in the stream labels.
-    const rows = await run(req, planLogSelect(ir, table, { metadata: true }));
+    const rows = interval === undefined ? await run(req, planLogSelect(ir, table, { metadata: true })) : await spacedLines(ir, interval, (page) => run(req, planLogSelect(page, table, { metadata: true })));
     const data: Record<string, unknown> = { resultType: 'streams', result: toStreams(rows, categorized), stats: {} };
     if (categorized) data.encodingFlags = [CATEGORIZE_LABELS];
     return success(reply, data);
@@ -261,7 +263,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
       getAndPost(scope, path, queryRouteSchema('logs', `${idPrefix}${id}`, idPrefix ? `${summary} (Loki's path)` : summary, doc), handler);
     const streamsOrMatrix = { headerParameters: [ENCODING_FLAGS_DOC], returns: { description: `${LOKI_ENVELOPE} with a streams result (log query) or a matrix (metric query).` } };
 
-    both('/query_range', ['logql_query_range', 'LogQL range query', { queryParameters: [P.query, ...LOG_WINDOW, P.step, P.limit, P.direction], ...streamsOrMatrix }], async (req, reply) => {
+    both('/query_range', ['logql_query_range', 'LogQL range query', { queryParameters: [P.query, ...LOG_WINDOW, P.step, P.interval, P.limit, P.direction], ...streamsOrMatrix }], async (req, reply) => {
       const p = params(req);
       const query = requireQuery(p);
       const range = parseRange(p, nowNs(), HOUR_NS);
