@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts, startFloe, type FloeUnderTest } from '../src/index.ts';
 
@@ -49,6 +50,24 @@ describe('planning API through the router (embedded, floe all --planning)', () =
     expect((await call('GET', '/api/v1/features/999999', { key })).status).toBe(404);
     // The router's own API beside it is untouched.
     expect((await call('GET', '/api/v1/tenants', { key: floe.adminApiKey })).status).toBe(200);
+  });
+
+  it('forwards only planning paths to the planning service: no absolute-form target, no dot segments', async () => {
+    // Sent raw: fetch would resolve the dot segments and refuse the absolute form itself.
+    const raw = (path: string) =>
+      new Promise<number>((resolve, reject) => {
+        const { hostname, port } = new URL(floe.routerUrl);
+        const req = httpRequest({ hostname, port, path, method: 'GET', headers: { authorization: `Bearer ${key}` } }, (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await raw('/api/v1/products')).toBe(200);
+    for (const hostile of ['http://127.0.0.1:9/api/v1/products', '/api/v1/products/../../ready', '/api/v1/features/%2e%2e/%2e%2e/x', '/api/v1/products/..%2f..%2fsecret']) {
+      expect(await raw(hostile), hostile).toBe(400);
+    }
   });
 });
 

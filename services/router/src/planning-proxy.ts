@@ -35,8 +35,36 @@ export interface PlanningProxyOptions {
   maxBodyBytes: number;
 }
 
-// Hop-by-hop headers (RFC 9110 §7.6.1) and those the outgoing request sets itself.
-const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect']);
+// Hop-by-hop headers (RFC 9110 §7.6.1), those the outgoing request sets itself, and the router's
+// session cookie, which is no credential of the planning API.
+const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'te', 'trailer', 'upgrade', 'host', 'content-length', 'expect', 'cookie']);
+
+/** A planning path as it may be forwarded: absolute-path form, one of the collections, no dot segments. */
+const FORWARDABLE = new RegExp(`^/api/v1/(?:${PLANNING_COLLECTIONS.join('|')})(?:/[^?#]*)?$`);
+
+/**
+ * The planning service's URL for a request: its base's origin with the request's path and query.
+ * The request target is checked, not trusted: an absolute-form target (`GET http://elsewhere/…`)
+ * or dot segments would otherwise make `new URL` leave the base and the router an open proxy.
+ */
+function targetOf(base: string, requestTarget: string): URL {
+  const q = requestTarget.indexOf('?');
+  const path = q < 0 ? requestTarget : requestTarget.slice(0, q);
+  const decoded = (() => {
+    try {
+      return decodeURIComponent(path);
+    } catch {
+      return '';
+    }
+  })();
+  if (!FORWARDABLE.test(path) || decoded.split('/').some((s) => s === '.' || s === '..') || decoded.includes('\\')) {
+    throw new FloeError('bad_data', 'not a path of the planning API');
+  }
+  const target = new URL(base);
+  target.pathname = path;
+  target.search = q < 0 ? '' : requestTarget.slice(q);
+  return target;
+}
 const NOT_RETURNED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'date', 'server']);
 
 export const planningProxyPlugin: FastifyPluginAsync<PlanningProxyOptions> = async (app, opts) => {
@@ -52,10 +80,14 @@ export const planningProxyPlugin: FastifyPluginAsync<PlanningProxyOptions> = asy
       if (value === undefined || NOT_FORWARDED.has(name)) continue;
       headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
+    const target = targetOf(base, req.url);
     const body = req.body instanceof Buffer && req.method !== 'GET' && req.method !== 'HEAD' ? req.body : undefined;
     let res: Response;
+    let answer: Buffer;
     try {
-      res = await fetch(new URL(req.url, base), { method: req.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(opts.timeoutMs) });
+      res = await fetch(target, { method: req.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(opts.timeoutMs) });
+      // Inside the deadline too: a body that stops coming is the same timeout.
+      answer = Buffer.from(await res.arrayBuffer());
     } catch (err) {
       if (err instanceof Error && err.name === 'TimeoutError') throw new FloeError('timeout', 'the planning service did not answer in time');
       req.log.warn({ err: err instanceof Error ? err.message : String(err) }, 'planning service unreachable');
@@ -65,7 +97,7 @@ export const planningProxyPlugin: FastifyPluginAsync<PlanningProxyOptions> = asy
     res.headers.forEach((value, name) => {
       if (!NOT_RETURNED.has(name)) void reply.header(name, value);
     });
-    return reply.send(Buffer.from(await res.arrayBuffer()));
+    return reply.send(answer);
   };
 
   // GET brings its HEAD twin (fastify's own).
