@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AnySchema, FlightSqlStatementQuerySchema, anyPack, create, toBinary } from '@floe/proto';
+import { AnySchema, FlightSqlCreatePreparedStatementSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightSqlStatementQuerySchema, anyPack, anyUnpack, create, fromBinary, toBinary } from '@floe/proto';
 import { UnionMode, tableFromIPC, tableToIPC } from 'apache-arrow';
 import { flightSqlCommand, likePattern, preparedStatementAction, sqlInfoTable, statementTicket } from './flight-sql.ts';
 
@@ -12,8 +12,13 @@ describe('flightSqlCommand', () => {
     const packed = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query: 'SELECT 2' })));
     expect(flightSqlCommand(packed)).toEqual({ kind: 'statement', query: 'SELECT 2' });
     expect(flightSqlCommand(statementTicket('SELECT 3'))).toEqual({ kind: 'statement_ticket', query: 'SELECT 3' });
-    const [created] = preparedStatementAction('CreatePreparedStatement', toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.ActionCreatePreparedStatementRequest', value: Buffer.from([0x0a, 0x08, ...Buffer.from('SELECT 4')]) })));
-    expect(created).toBeDefined();
+    const request = create(FlightSqlCreatePreparedStatementSchema, { query: 'SELECT 4' });
+    const [created] = preparedStatementAction('CreatePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlCreatePreparedStatementSchema, request)));
+    const result = anyUnpack(fromBinary(AnySchema, created!), FlightSqlPreparedStatementResultSchema)!;
+    expect(Buffer.from(result.preparedStatementHandle).toString()).toBe('SELECT 4');
+    const execute = create(FlightSqlPreparedStatementQuerySchema, { preparedStatementHandle: result.preparedStatementHandle });
+    expect(flightSqlCommand(toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)))).toEqual({ kind: 'prepared', query: 'SELECT 4' });
+    expect(preparedStatementAction('ClosePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)))).toEqual([]);
   });
 
   it('refuses commands it does not serve as not implemented, and transactions', () => {
@@ -32,6 +37,15 @@ describe('likePattern', () => {
     expect(['a.c', 'abc'].filter(likePattern('a.c'))).toEqual(['a.c']);
     expect(['default'].filter(likePattern(undefined))).toEqual(['default']);
     expect(['x(y'].filter(likePattern('x(%'))).toEqual(['x(y']);
+    expect(['', 'a'].filter(likePattern('%'))).toEqual(['', 'a']);
+    expect(['ab', 'b'].filter(likePattern('_b'))).toEqual(['ab']);
+  });
+
+  it('answers a pattern of many % without backtracking (a RegExp would take minutes), and refuses a very long one', () => {
+    const many = `${'%'.repeat(200)}Z`;
+    expect(likePattern(many)('metric_exemplars'.repeat(10))).toBe(false);
+    expect(likePattern(`${'%a'.repeat(100)}`)('a'.repeat(100))).toBe(true);
+    expect(() => likePattern('%'.repeat(300))).toThrow(/at most 256/);
   });
 });
 

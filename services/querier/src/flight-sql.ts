@@ -65,22 +65,26 @@ const unpack = <D extends DescMessage>(schema: D, value: Uint8Array) => {
   }
 };
 
-/**
- * The Flight SQL command in a descriptor's or ticket's bytes; undefined for anything else (Floe's
- * own SQL text or JSON tickets, which never start with an Any of this type URL).
- */
-export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefined {
+/** The Flight SQL Any in a descriptor's or ticket's bytes, if they hold one (Floe's own SQL text or JSON tickets never do). */
+function flightSqlAny(bytes: Uint8Array): { name: string; value: Uint8Array } | undefined {
   // An Any starts with its type_url (field 1, length-delimited): tag byte 0x0a.
   if (bytes.length === 0 || bytes[0] !== 0x0a) return undefined;
-  let typeUrl: string;
-  let value: Uint8Array;
   try {
-    ({ typeUrl, value } = fromBinary(AnySchema, bytes));
+    const { typeUrl, value } = fromBinary(AnySchema, bytes);
+    return typeUrl.startsWith(TYPE_PREFIX) ? { name: typeUrl.slice(TYPE_PREFIX.length), value } : undefined;
   } catch {
     return undefined;
   }
-  if (!typeUrl.startsWith(TYPE_PREFIX)) return undefined;
-  const name = typeUrl.slice(TYPE_PREFIX.length);
+}
+
+/** Whether the bytes are a Flight SQL command or ticket (decided before authenticating, which it steers). */
+export const isFlightSql = (bytes: Uint8Array): boolean => flightSqlAny(bytes) !== undefined;
+
+/** The Flight SQL command in a descriptor's or ticket's bytes; undefined for anything else. */
+export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefined {
+  const any = flightSqlAny(bytes);
+  if (!any) return undefined;
+  const { name, value } = any;
   switch (name) {
     case 'CommandStatementQuery': {
       const q = unpack(FlightSqlStatementQuerySchema, value);
@@ -108,6 +112,14 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
     default:
       throw new FloeError('not_implemented', `Flight SQL ${name} is not supported: Floe answers statement queries and the catalog, schema, table and table type listings`);
   }
+}
+
+/**
+ * The statement wrapped to read no rows, for GetFlightInfo's schema: DuckDB knows a result's
+ * columns only by planning it, and running the whole statement there would run it twice.
+ */
+export function schemaQueryOf(query: string): string {
+  return `SELECT * FROM (${query.replace(/[\s;]+$/, '')}\n) LIMIT 0`;
 }
 
 /** The ticket of a statement query's endpoint: a TicketStatementQuery carrying the SQL. */
@@ -147,21 +159,50 @@ export function preparedStatementAction(type: string, body: Uint8Array): Uint8Ar
   }
 }
 
-/** A Flight SQL filter pattern (`%` any run, `_` any one character) as a whole-string test. */
+/** Longest filter pattern taken: patterns name schemas and tables, never long text. */
+const MAX_PATTERN = 256;
+
+/**
+ * A Flight SQL filter pattern (`%` any run, `_` any one character) as a whole-string test. Matched
+ * by the linear two-pointer wildcard walk, not a RegExp: `.*` runs backtrack exponentially on a
+ * pattern of many `%`, which any caller could send.
+ */
 export function likePattern(pattern: string | undefined): (value: string) => boolean {
   if (pattern === undefined) return () => true;
-  const source = [...pattern].map((ch) => (ch === '%' ? '.*' : ch === '_' ? '.' : ch.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
-  const re = new RegExp(`^${source}$`, 'su');
-  return (value) => re.test(value);
+  if (pattern.length > MAX_PATTERN) throw new FloeError('bad_data', `a filter pattern may be at most ${MAX_PATTERN} characters`);
+  const p = [...pattern];
+  return (text) => {
+    const v = [...text];
+    let i = 0;
+    let j = 0;
+    let star = -1;
+    let resume = 0;
+    while (i < v.length) {
+      if (j < p.length && (p[j] === '_' || p[j] === v[i])) {
+        i++;
+        j++;
+      } else if (j < p.length && p[j] === '%') {
+        star = j++;
+        resume = i;
+      } else if (star >= 0) {
+        j = star + 1;
+        i = ++resume;
+      } else return false;
+    }
+    while (j < p.length && p[j] === '%') j++;
+    return j === p.length;
+  };
+}
+
+/** The Arrow data of one column (an empty column has no chunk of its own). */
+function columnData(values: unknown[], type: DataType): Data {
+  return vectorFromArray(values, type).data[0] ?? makeData({ type: type as Utf8, length: 0, nullCount: 0 });
 }
 
 /** A table of the given fields from whole columns (not-null fields as Flight SQL declares them). */
 function tableOf(fields: Field[], columns: unknown[][]): Table {
   const length = columns[0]?.length ?? 0;
-  const children = fields.map((f, i) => {
-    const data = vectorFromArray(columns[i]!, f.type as DataType).data[0];
-    return data ?? makeData({ type: f.type as Utf8, length: 0, nullCount: 0 });
-  });
+  const children = fields.map((f, i) => columnData(columns[i]!, f.type as DataType));
   const schema = new Schema(fields);
   return new Table([new RecordBatch(schema, makeData({ type: new Struct(fields), length, nullCount: 0, children }))]);
 }
@@ -267,7 +308,7 @@ export function sqlInfoTable(info: readonly number[], version: string): Table {
     else if ('bool' in v) [typeIds[i], offsets[i]] = [1, bools.push(v.bool) - 1];
     else [typeIds[i], offsets[i]] = [3, ints.push(v.int32) - 1];
   });
-  const member = (i: number, values: unknown[]): Data => vectorFromArray(values, SQL_INFO_VALUE.children[i]!.type as DataType).data[0] ?? makeData({ type: SQL_INFO_VALUE.children[i]!.type as Utf8, length: 0, nullCount: 0 });
+  const member = (i: number, values: unknown[]) => columnData(values, SQL_INFO_VALUE.children[i]!.type as DataType);
   const value = makeData({
     type: SQL_INFO_VALUE,
     length: ids.length,
@@ -276,7 +317,7 @@ export function sqlInfoTable(info: readonly number[], version: string): Table {
     valueOffsets: offsets,
     children: [member(0, strings), member(1, bools), member(2, []), member(3, ints), member(4, []), member(5, [])],
   });
-  const name = vectorFromArray(ids, new Uint32()).data[0] ?? makeData({ type: new Uint32(), length: 0, nullCount: 0 });
+  const name = columnData(ids, new Uint32());
   const fields = [new Field('info_name', new Uint32(), false), new Field('value', SQL_INFO_VALUE, false)];
   return new Table([new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: ids.length, nullCount: 0, children: [name, value] }))]);
 }

@@ -16,7 +16,7 @@ import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-ser
 import { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
 import { readFileSync } from 'node:fs';
-import { flightSqlCommand, metadataTable, preparedStatementAction, statementTicket, type MetadataScope } from './flight-sql.ts';
+import { flightSqlCommand, isFlightSql, metadataTable, preparedStatementAction, schemaQueryOf, statementTicket, type MetadataScope } from './flight-sql.ts';
 
 /** This package's version, as Flight SQL's SqlInfo reports it. */
 const QUERIER_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -72,9 +72,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
 
   const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined) => {
     try {
+      // Authenticated before the command is read: a caller without credentials learns nothing of it.
+      const ctx = await handler.authenticate(get, { tenantFromKey: isFlightSql(ticket) });
       const sql = flightSqlCommand(ticket);
-      if (!sql) return await handler.run(await handler.authenticate(get), ticket, callerMs);
-      const ctx = await handler.authenticate(get, { tenantFromKey: true });
+      if (!sql) return await handler.run(ctx, ticket, callerMs);
       if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await handler.run(ctx, Buffer.from(sql.query, 'utf8'), callerMs);
       return await metadataTable(sql, metadataScope(ctx));
     } catch (err) {
@@ -109,20 +110,27 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       async getFlightInfo(descriptor, metadata) {
         try {
           if (descriptor.cmd.length === 0) throw new FloeError('bad_data', 'GetFlightInfo needs a command descriptor holding SQL');
+          const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: isFlightSql(descriptor.cmd) });
           const sql = flightSqlCommand(descriptor.cmd);
-          const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: sql !== undefined });
           let table: Table;
           let ticket = descriptor.cmd;
-          if (!sql) table = await handler.run(ctx, descriptor.cmd);
-          else if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
-            table = await handler.run(ctx, Buffer.from(sql.query, 'utf8'));
+          // -1: a Flight SQL statement's rows are counted only by the DoGet that reads them.
+          let totalRecords = -1n;
+          if (!sql) {
+            table = await handler.run(ctx, descriptor.cmd);
+            totalRecords = BigInt(table.numRows);
+          } else if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
+            table = await handler.run(ctx, Buffer.from(schemaQueryOf(sql.query), 'utf8'));
             ticket = statementTicket(sql.query);
-          } else table = await metadataTable(sql, metadataScope(ctx));
+          } else {
+            table = await metadataTable(sql, metadataScope(ctx));
+            totalRecords = BigInt(table.numRows);
+          }
           return {
             schema: ipcSchemaBytes(table.schema),
             flightDescriptor: descriptor,
             endpoint: [{ ticket: { ticket } }],
-            totalRecords: BigInt(table.numRows),
+            totalRecords,
             totalBytes: -1n,
           };
         } catch (err) {
