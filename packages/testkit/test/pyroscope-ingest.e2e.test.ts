@@ -112,6 +112,15 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Pyroscope /ingest (%s)', (mode
     const alloc = await render('memory:alloc_space:bytes:space:bytes{service_name="java.shop"}');
     expect(alloc.numTicks).toBe(expected.objectAllocationSample.totalWeight);
     expect(alloc.names).toContain('floe.fixture.Busy.allocate');
+    // The agent gzips the part by default.
+    const gzipped = new FormData();
+    gzipped.set('jfr', new Blob([gzipSync(recording)]), 'jfr');
+    expect((await ingest({ name: 'java.gz', ...window, format: 'jfr' }, gzipped)).status).toBe(200);
+    const fromGzip = await waitFor('the gzipped JFR profile', async () => {
+      const f = await render(`${CPU}{service_name="java.gz"}`);
+      return f.numTicks > 0 ? f : undefined;
+    }, 30_000, 250);
+    expect(fromGzip.numTicks).toBe(cpu.numTicks);
   });
 
   it('refuses what it cannot take with a clear 4xx, and stores nothing of it', async () => {

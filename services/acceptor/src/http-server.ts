@@ -181,7 +181,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const query: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
     const store = async (times: AcceptedTimes) => {
-      const series = await legacyIngestSeries({ query, contentType, body: inflate(raw, encoding, opts.maxDecompressedBytes) }, BigInt(Date.now()) * 1_000_000n);
+      const series = await legacyIngestSeries({ query, contentType, body: inflate(raw, encoding, opts.maxDecompressedBytes), maxDecompressedBytes: opts.maxDecompressedBytes }, BigInt(Date.now()) * 1_000_000n);
       const { request, names } = pprofToOtlp(series, opts.maxDecompressedBytes);
       return opts.ingest.profiles(req.tenant!, request, times, names);
     };

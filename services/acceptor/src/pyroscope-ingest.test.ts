@@ -46,7 +46,7 @@ describe('Pyroscope /ingest names, times and formats', () => {
 
   it('sums repeated folded stacks, skips blank lines and zero counts, takes CRLF, and stores stacks leaf first', async () => {
     const [series, ...more] = await legacyIngestSeries(
-      { query: { name: 'app.cpu', from: '1700000000', until: '1700000010', sampleRate: '50' }, contentType: undefined, body: Buffer.from('a;b 2\r\n\na;b 3\r\na 0\na;c 1\n') },
+      { query: { name: 'app.cpu', from: '1700000000', until: '1700000010', sampleRate: '50' }, contentType: undefined, body: Buffer.from('a;b 2\r\n\na;b 3\r\na 0\na;c 1\n'), maxDecompressedBytes: 1 << 20 },
       NOW,
     );
     expect(more).toEqual([]);
@@ -69,7 +69,7 @@ describe('Pyroscope /ingest names, times and formats', () => {
 
   it('refuses a window that ends before it starts and a sample rate that is no rate', async () => {
     const body = Buffer.from('a 1');
-    await expect(legacyIngestSeries({ query: { name: 'app', from: '20', until: '10' }, contentType: undefined, body }, NOW)).rejects.toThrow(/from \(20\) is after until \(10\)/);
-    await expect(legacyIngestSeries({ query: { name: 'app', sampleRate: '0' }, contentType: undefined, body }, NOW)).rejects.toThrow(/sampleRate "0"/);
+    await expect(legacyIngestSeries({ query: { name: 'app', from: '20', until: '10' }, contentType: undefined, body, maxDecompressedBytes: 1 << 20 }, NOW)).rejects.toThrow(/from \(20\) is after until \(10\)/);
+    await expect(legacyIngestSeries({ query: { name: 'app', sampleRate: '0' }, contentType: undefined, body, maxDecompressedBytes: 1 << 20 }, NOW)).rejects.toThrow(/sampleRate "0"/);
   });
 });

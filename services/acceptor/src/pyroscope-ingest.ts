@@ -1,6 +1,7 @@
 import { FloeError } from '@floe/errors';
 import { pprofOfNamedStacks, type PprofProfile } from '@floe/proto';
 import type { PprofSeries } from './pprof.ts';
+import { inflate } from './decode.ts';
 import { JfrError } from './jfr/reader.ts';
 import { jfrStacks } from './jfr/stacks.ts';
 
@@ -180,7 +181,11 @@ export interface LegacyIngest {
   contentType: string | undefined;
   /** The body after Content-Encoding. */
   body: Buffer;
+  /** The most a gzip-compressed part may inflate to (acceptor.max_decompressed_bytes). */
+  maxDecompressedBytes: number;
 }
+
+const GZIP_MAGIC = [0x1f, 0x8b];
 
 /**
  * One /ingest request as push series (pprof.ts's input): the service and labels of its name, and
@@ -212,12 +217,15 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
       return [{ labels: labelsOf(parsed.kind), profiles: [await formPart(req, 'profile', true)], window }];
     case 'jfr': {
       // The name's kind does not apply: the recording's events say what each profile is.
+      // The Java agent gzips the recording inside the form by default.
+      let recording: Buffer = Buffer.from(await formPart(req, 'jfr', false));
+      if (recording[0] === GZIP_MAGIC[0] && recording[1] === GZIP_MAGIC[1]) recording = inflate(recording, 'gzip', req.maxDecompressedBytes);
       let kinds: Map<string, Map<string, bigint>>;
       try {
-        kinds = jfrStacks(Buffer.from(await formPart(req, 'jfr', false)));
+        kinds = jfrStacks(recording);
       } catch (err) {
-        if (err instanceof JfrError) throw bad(`the body is not a JFR recording Floe can read: ${err.message}`);
-        throw err;
+        // Whatever a crafted recording trips is the sender's error, never a 5xx the agent would retry.
+        throw bad(`the body is not a JFR recording Floe can read: ${err instanceof JfrError ? err.message : 'malformed'}`);
       }
       return [...kinds].map(([name, stacks]) => {
         const kind = KINDS[name]!;

@@ -13,7 +13,7 @@
  * compressed-integers flag is set (every recording JDK 11+ writes), fixed big-endian otherwise.
  *
  * Everything read is bounded by the buffer: a malformed file is a JfrError, never a hang (each
- * loop advances or stops) or an out-of-range read.
+ * loop advances or stops), an out-of-range read, or more values than its bytes can hold.
  */
 
 export class JfrError extends Error {}
@@ -200,15 +200,19 @@ function readMetadata(c: Cursor): Map<bigint, ClassDesc> {
   }
   const root = readElement(c, strings, 0);
   const classes = new Map<bigint, ClassDesc>();
+  const idOf = (text: string | undefined, what: string) => {
+    if (text === undefined || !/^-?\d{1,19}$/.test(text)) throw new JfrError(`metadata ${what} ${JSON.stringify(text?.slice(0, 40))} is not a class id`);
+    return BigInt(text);
+  };
   const visit = (e: Element, depth: number) => {
     if (depth > MAX_DEPTH) return;
     if (e.name === 'class') {
-      const id = BigInt(e.attributes.get('id') ?? '-1');
+      const id = idOf(e.attributes.get('id'), 'class id');
       const fields = e.children
         .filter((f) => f.name === 'field')
         .map((f) => ({
           name: f.attributes.get('name') ?? '',
-          typeId: BigInt(f.attributes.get('class') ?? '-1'),
+          typeId: idOf(f.attributes.get('class'), 'field class'),
           constantPool: f.attributes.get('constantPool') === 'true',
           array: (f.attributes.get('dimension') ?? '0') !== '0',
         }));
@@ -221,18 +225,26 @@ function readMetadata(c: Cursor): Map<bigint, ClassDesc> {
 }
 
 /** Reads values of the chunk's classes. */
+/**
+ * Values left to read in the whole recording. A class without fields reads no bytes, so the bytes
+ * alone do not bound the work or the memory; every real value costs at least a byte, so a few per
+ * byte is all a recording can hold.
+ */
+interface Budget {
+  left: number;
+}
+
 class ValueReader {
   readonly classes: Map<bigint, ClassDesc>;
-  /** Values left to read in this chunk: a class of only its own kind reads no bytes, so bytes alone cannot bound the work. */
-  #budget: number;
-  constructor(classes: Map<bigint, ClassDesc>, budget: number) {
+  readonly #budget: Budget;
+  constructor(classes: Map<bigint, ClassDesc>, budget: Budget) {
     this.classes = classes;
     this.#budget = budget;
   }
 
   read(c: Cursor, typeId: bigint, depth = 0): JfrValue {
     if (depth > MAX_DEPTH) throw new JfrError('values nested too deep');
-    if (--this.#budget < 0) throw new JfrError('the recording describes more values than its bytes can hold');
+    if (--this.#budget.left < 0) throw new JfrError('the recording describes more values than its bytes can hold');
     const cls = this.classes.get(typeId);
     if (!cls) throw new JfrError(`unknown class id ${typeId}`);
     switch (cls.name) {
@@ -270,7 +282,12 @@ class ValueReader {
   #array(c: Cursor, f: FieldDesc, depth: number): JfrValue[] {
     const n = c.count();
     const items: JfrValue[] = [];
-    for (let i = 0; i < n; i++) items.push(this.#field(c, f, depth));
+    const start = c.pos;
+    for (let i = 0; i < n; i++) {
+      items.push(this.#field(c, f, depth));
+      // Elements that take no bytes can only be a crafted class without fields.
+      if (i === 0 && n > 1 && c.pos === start) throw new JfrError(`an array of ${n} values that take no bytes at ${start}`);
+    }
     return items;
   }
 }
@@ -278,6 +295,7 @@ class ValueReader {
 /** The chunks of a recording, each with its metadata, pools and the events whose class `wanted` accepts. */
 export function readJfr(buf: Buffer, wanted: (className: string) => boolean): JfrChunk[] {
   const chunks: JfrChunk[] = [];
+  const budget: Budget = { left: 4 * buf.length + 1024 };
   let at = 0;
   while (at < buf.length) {
     if (buf.length - at < HEADER_BYTES || buf.readUInt32BE(at) !== 0x464c5200) throw new JfrError(at === 0 ? 'not a JFR recording (no FLR magic)' : `no chunk header at ${at}`);
@@ -291,7 +309,7 @@ export function readJfr(buf: Buffer, wanted: (className: string) => boolean): Jf
     const compressed = (buf.readInt32BE(at + 64) & 1) !== 0;
     if (metaOffset < HEADER_BYTES || at + metaOffset >= end) throw new JfrError(`chunk at ${at} has no metadata inside it`);
     const classes = readMetadata(new Cursor(buf, at + metaOffset, end, compressed));
-    const values = new ValueReader(classes, 16 * (end - at) + 1024);
+    const values = new ValueReader(classes, budget);
 
     // Constant pools: the header names the last; each names the one before by a negative delta.
     const pools = new Map<bigint, Map<bigint, JfrValue>>();

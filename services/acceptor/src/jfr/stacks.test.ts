@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { JfrError, readJfr } from './reader.ts';
 import { jfrStacks } from './stacks.ts';
+import { craftedRecording, str, v } from './crafted.test-support.ts';
 
 /**
  * The JFR reader against the JDK's own reading of a real recording
@@ -39,6 +40,47 @@ describe('jfrStacks on a JDK 17 recording', () => {
     expect(() => readJfr(recording.subarray(0, 5000), () => true)).toThrow(JfrError);
     const scrambled = Buffer.from(recording);
     for (let i = 200; i < scrambled.length; i += 97) scrambled[i] = (scrambled[i]! * 31 + 7) & 0xff;
-    expect(() => jfrStacks(scrambled)).toThrow();
+    expect(() => jfrStacks(scrambled)).toThrow(JfrError);
+  });
+});
+
+describe('crafted recordings', () => {
+  // The classes a stack sample needs: a StackTrace of inline frames naming methods of classes.
+  const sampleClasses = (symbolField: { name: string; type: string; constantPool?: boolean }) => [
+    { id: '1', name: 'long' },
+    { id: '2', name: 'java.lang.String' },
+    { id: '3', name: 'jdk.types.Symbol', fields: [symbolField] },
+    { id: '4', name: 'java.lang.Class', fields: [{ name: 'name', type: '3', constantPool: true }] },
+    { id: '5', name: 'jdk.types.Method', fields: [{ name: 'type', type: '4', constantPool: true }, { name: 'name', type: '3', constantPool: true }] },
+    { id: '6', name: 'jdk.types.StackFrame', fields: [{ name: 'method', type: '5', constantPool: true }] },
+    { id: '7', name: 'jdk.types.StackTrace', fields: [{ name: 'frames', type: '6', array: true }] },
+    { id: '8', name: 'jdk.ExecutionSample', fields: [{ name: 'startTime', type: '1' }, { name: 'stackTrace', type: '7', constantPool: true }] },
+  ];
+  const pools = (symbol: number[]) => [
+    { classId: 3, constants: [{ id: 1, value: symbol }] },
+    { classId: 4, constants: [{ id: 1, value: v(1) }] },
+    { classId: 5, constants: [{ id: 1, value: [...v(1), ...v(1)] }] },
+    { classId: 7, constants: [{ id: 1, value: [...v(1), ...v(1)] }] },
+  ];
+  const sample = [...v(8), ...v(5), ...v(1)];
+
+  it('reads a hand-built sample, the way the JDK lays one out', () => {
+    const ok = craftedRecording(sampleClasses({ name: 'string', type: '2' }), pools(str('work')), [sample, sample]);
+    expect(jfrStacks(ok)).toEqual(new Map([['cpu', new Map([['work.work', 2n]])]]));
+  });
+
+  it('a Symbol that names itself reads as no name, not a stack overflow', () => {
+    const loop = craftedRecording(sampleClasses({ name: 'string', type: '3', constantPool: true }), pools(v(1)), [sample]);
+    expect(jfrStacks(loop)).toEqual(new Map([['cpu', new Map([['<unknown>', 1n]])]]));
+  });
+
+  it('a class id that is no number, and an array of values that take no bytes, are JfrErrors', () => {
+    expect(() => readJfr(craftedRecording([{ id: 'x', name: 'long' }], [], []), () => true)).toThrow(/is not a class id/);
+    const empty = [
+      { id: '1', name: 'jdk.types.Nothing' },
+      { id: '2', name: 'jdk.Bomb', fields: [{ name: 'items', type: '1', array: true }] },
+    ];
+    expect(() => readJfr(craftedRecording(empty, [], [[...v(2), ...v(1_000_000)]]), () => true)).toThrow(/implausible count/);
+    expect(() => readJfr(craftedRecording(empty, [], [[...v(2), ...v(5), ...new Array<number>(10).fill(0)]]), () => true)).toThrow(/5 values that take no bytes/);
   });
 });

@@ -86,12 +86,13 @@ function stackNamer(chunk: JfrChunk): (ref: JfrValue | undefined) => string | un
     const d = deref(v);
     return d !== null && typeof d === 'object' && !Array.isArray(d) && !isRef(d) ? (d as JfrObject) : undefined;
   };
-  const text = (v: JfrValue | undefined): string => {
+  const text = (v: JfrValue | undefined, depth = 0): string => {
     const d = deref(v);
     if (typeof d === 'string') return d;
     const sym = obj(d);
-    // A Symbol holds its text in `string` (itself possibly in the String pool).
-    return sym ? text(sym.string) : '';
+    // A Symbol holds its text in `string` (itself possibly in the String pool); a crafted one
+    // pointing back at itself names nothing.
+    return sym && depth < 4 ? text(sym.string, depth + 1) : '';
   };
   const methods = new Map<string, string>();
   const frameName = (method: JfrValue | undefined): string => {
