@@ -455,9 +455,12 @@ describe('PromQL agrees with Prometheus', () => {
     const labels = await ask('labels', { limit: '2' });
     expect(labels.data).toHaveLength(2);
     expect(labels.warnings).toEqual(['results truncated due to limit']);
-    const metadata = (await ask('metadata', { limit_per_metric: '1' })).data as Record<string, unknown[]>;
-    expect(Object.keys(metadata).length).toBeGreaterThan(0);
-    for (const entries of Object.values(metadata)) expect(entries).toHaveLength(1);
+    // The answer cut to each family's first entry (the dataset has one entry per family, so this
+    // checks the shape of the cut, not that a second entry is dropped).
+    const full = (await ask('metadata', {})).data as Record<string, unknown[]>;
+    const perMetric = (await ask('metadata', { limit_per_metric: '1' })).data as Record<string, unknown[]>;
+    expect(Object.keys(full).length).toBeGreaterThan(0);
+    expect(perMetric).toEqual(Object.fromEntries(Object.entries(full).map(([k, entries]) => [k, entries.slice(0, 1)])));
     for (const [path, params] of [['query', { query: 'up', time, limit: '-1' }], ['metadata', { limit_per_metric: 'x' }]] as const) {
       const bad = await floeApi(path, params);
       expect({ http: bad.http, errorType: bad.body.errorType }).toEqual({ http: 400, errorType: 'bad_data' });

@@ -107,7 +107,6 @@ export interface ProfileStats {
   kind: 'profile_stats';
 }
 
-/** Summaries of the profiles linked to a trace, in time order, at most `limit`. */
 /** The newest `limit` profiles of the selection, as summaries (the native Query IR's `profiles` view). */
 export interface ProfileList {
   kind: 'profile_list';
@@ -115,6 +114,7 @@ export interface ProfileList {
   limit: number;
 }
 
+/** Summaries of the profiles linked to a trace, in time order, at most `limit`. */
 export interface ProfilesByTrace {
   kind: 'profiles_by_trace';
   /** 32 lower-case hex digits. */

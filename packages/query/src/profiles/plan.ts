@@ -215,7 +215,7 @@ export const EXEMPLAR_COLUMNS = { profileId: 'ex_profile_id', value: 'ex_value',
  * the sum or the average of the profiles' values, as DOUBLE (the point type of the answer). A
  * profile's value is its total_value, or with a call site the sum of its samples under it (a
  * profile with none does not count). With exemplars, EXEMPLAR_COLUMNS name the largest profile
- * of the point (of those linked to a span, for 'span'; NULL when there is none).
+ * of the point that has an id (and is linked to a span, for 'span'; NULL when there is none).
  */
 export function planProfileSeriesPoints(ir: ProfileSeriesPoints, table: PlannerTable): ProfilePlan {
   const b = builder(table);
@@ -242,7 +242,8 @@ export function planProfileSeriesPoints(ir: ProfileSeriesPoints, table: PlannerT
     : [`SELECT ${[...groups, slot, ...identity].join(', ')}, ${b.column('total_value')} AS "pv"`, `FROM ${b.tableName()}`, `WHERE ${where}`];
   const value = `CAST(${ir.aggregation === 'avg' ? 'avg("pv")' : 'sum("pv")'} AS DOUBLE) AS "value"`;
   const X = EXEMPLAR_COLUMNS;
-  const onlyLinked = ir.exemplars === 'span' ? ` FILTER (WHERE coalesce("sid", '') <> '')` : '';
+  // An exemplar is there to be opened: only profiles with an id (and a span, for 'span') qualify.
+  const onlyLinked = ` FILTER (WHERE "pid" IS NOT NULL${ir.exemplars === 'span' ? ` AND coalesce("sid", '') <> ''` : ''})`;
   // One arg_max over the whole identity, so every column comes from the same profile even on ties.
   const exemplar = ir.exemplars ? [`arg_max_null({'pid': "pid", 't': "t", 'sid': "sid", 'tid': "tid"}, "pv")${onlyLinked} AS "ex"`, `max("pv")${onlyLinked} AS "${X.value}"`] : [];
   const exemplarColumns = ir.exemplars

@@ -54,4 +54,16 @@ describe('spacedLines', () => {
     expect(got).toHaveLength(3);
     expect(reads).toBeLessThanOrEqual(4);
   });
+
+  it('fills the limit however many pages that takes (each yields a line)', async () => {
+    // 5000 lines 1 ns apart, an interval of 7: 715 returnable lines, far more than 50 pages' worth.
+    const dense = Array.from({ length: 5000 }, (_, i) => BigInt(i));
+    const readDense = async (page: LogSelect) => {
+      const inside = dense.filter((x) => x >= page.range.startNs && x < page.range.endNs);
+      return (page.direction === 'forward' ? inside : inside.reverse()).slice(0, page.limit).map((x) => ({ [LOG_COLUMNS.time]: x.toString() }));
+    };
+    const got = await spacedLines(ir('backward', 700), 7n, readDense);
+    expect(got.map((r) => BigInt(String(r[LOG_COLUMNS.time])))).toEqual(reference(dense, false, 7n, 700));
+    expect(got).toHaveLength(700);
+  });
 });

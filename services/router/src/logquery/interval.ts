@@ -13,26 +13,35 @@ import type { Row } from './results.ts';
 
 /** Lines a page reads. */
 const PAGE = 1000;
-/** Pages one request reads at most: a sparse window may need many; the answer then holds what they found. */
-const MAX_PAGES = 50;
+/** Lines a page reads once pages yield one line each (an interval wider than a page's span). */
+const SPARSE_PAGE = 16;
 
+const timeOf = (row: Row) => BigInt(String(row[LOG_COLUMNS.time]));
+
+/**
+ * Every page after the first starts at or past the next returnable time, so each yields a line
+ * unless the window is done: `limit + 1` pages at most, none of them wasted.
+ */
 export async function spacedLines(ir: LogSelect, intervalNs: bigint, read: (page: LogSelect) => Promise<Row[]>): Promise<Row[]> {
   const forward = ir.direction === 'forward';
   const out: Row[] = [];
   let range = ir.range;
   let last: bigint | undefined;
-  for (let page = 0; page < MAX_PAGES && out.length < ir.limit && range.startNs < range.endNs; page++) {
-    const rows = await read({ ...ir, range, limit: PAGE });
+  let pageSize = PAGE;
+  while (out.length < ir.limit && range.startNs < range.endNs) {
+    const rows = await read({ ...ir, range, limit: pageSize });
+    const before = out.length;
     for (const row of rows) {
-      const ts = BigInt(String(row[LOG_COLUMNS.time]));
+      const ts = timeOf(row);
       if (last === undefined || (forward ? ts >= last + intervalNs : ts <= last - intervalNs)) {
         out.push(row);
         last = ts;
         if (out.length === ir.limit) return out;
       }
     }
-    if (rows.length < PAGE || last === undefined) break;
-    const edge = BigInt(String(rows.at(-1)![LOG_COLUMNS.time]));
+    if (rows.length < pageSize || last === undefined) break;
+    if (out.length - before <= 1) pageSize = SPARSE_PAGE;
+    const edge = timeOf(rows.at(-1)!);
     // The window is half-open [start, end).
     range = forward
       ? { startNs: maxOf(edge + 1n, last + intervalNs), endNs: range.endNs }

@@ -114,7 +114,6 @@ export function defaultStepNs(startNs: bigint, endNs: bigint): bigint {
   return (seconds < 1n ? 1n : seconds) * NS_PER_SECOND;
 }
 
-/** The `step` of a range request in nanoseconds: positive, or Loki's default for `range` when absent. */
 /** Loki's `interval` (log queries): a duration or seconds; absent or 0: every line. */
 export function parseInterval(raw: string | undefined): bigint | undefined {
   if (raw === undefined || raw === '') return undefined;
@@ -123,6 +122,7 @@ export function parseInterval(raw: string | undefined): bigint | undefined {
   return ns === 0n ? undefined : ns;
 }
 
+/** The `step` of a range request in nanoseconds: positive, or Loki's default for `range` when absent. */
 export function parseStep(raw: string | undefined, range: TimeRange): bigint {
   if (raw === undefined) return defaultStepNs(range.startNs, range.endNs);
   const step = parseDurationParam('step', raw);

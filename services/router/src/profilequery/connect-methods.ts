@@ -83,11 +83,14 @@ function stackFilterOf(selector: PyroStackTraceSelector | undefined): StackFilte
   return callSite.length > 0 ? { callSite } : undefined;
 }
 
-/** A profile id selector: none when empty (a repeated field cannot say "absent"). */
+/**
+ * A profile id selector: none when empty (a repeated field cannot say "absent"). Floe keeps ids
+ * as 32 hex digits; Pyroscope's clients may write them as UUIDs, dashed and in capitals.
+ */
 function profileIdsOf(ids: readonly string[]): string[] | undefined {
   if (ids.length === 0) return undefined;
   if (ids.length > MAX_PROFILE_IDS) throw bad(`at most ${MAX_PROFILE_IDS} profile ids per request, got ${ids.length}`);
-  return [...ids];
+  return ids.map((id) => id.replace(/-/g, '').toLowerCase());
 }
 
 const EXEMPLARS: Partial<Record<PyroExemplarType, 'individual' | 'span'>> = { [PyroExemplarType.INDIVIDUAL]: 'individual', [PyroExemplarType.SPAN]: 'span' };

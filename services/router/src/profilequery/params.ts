@@ -52,7 +52,6 @@ export function parseWindow(p: RequestParams, now: bigint, names: { from: string
   return { startNs, endNs };
 }
 
-/** `max-nodes` / `maxNodes`: the flamegraph's node cap; absent or 0 is the default, more than the ceiling is the ceiling. */
 /** Functions a DOT call graph draws when the request names no max-nodes (a graph of thousands is unreadable). */
 export const DOT_MAX_NODES = 100;
 
@@ -70,6 +69,7 @@ export function parseAggregation(raw: string | undefined): 'sum' | 'avg' {
   throw bad(`invalid aggregation ${JSON.stringify(raw.slice(0, 32))}: expected sum or avg`);
 }
 
+/** `max-nodes` / `maxNodes`: the flamegraph's node cap; absent or 0 is the default, more than the ceiling is the ceiling. */
 export function parseMaxNodes(p: RequestParams): number {
   const raw = p.get('max-nodes') ?? p.get('maxNodes');
   if (raw === undefined) return DEFAULT_MAX_NODES;

@@ -64,6 +64,9 @@ export interface ProfileSurfaceOptions extends ProfileQueryOptions {
 }
 
 /** The documentation of a route (openapi.ts): its window and what it answers. */
+/** Timelines a grouped render answers at most: the largest groups by total. */
+const MAX_RENDER_GROUPS = 100;
+
 const doc = (id: string, summary: string, returns: string, more: QueryRouteDoc = {}) => queryRouteSchema('profiles', id, summary, { ...more, returns: { description: returns } });
 const WINDOW = [P.from, P.until];
 const DISCOVERY = [P.selector, ...WINDOW];
@@ -124,9 +127,14 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
       const byValue = new Map<string, Row[]>();
       for (const r of grouped) {
         const key = String(r.l0 ?? '');
-        byValue.set(key, [...(byValue.get(key) ?? []), r]);
+        const rows = byValue.get(key);
+        if (rows) rows.push(r);
+        else byValue.set(key, [r]);
       }
-      groups = Object.fromEntries([...byValue].map(([value, rows]) => [value, timelineOf(rows)]));
+      // The largest groups by their total, as many as a UI can draw.
+      const total = (rows: Row[]) => rows.reduce((a, r) => a + Number(r.value), 0);
+      const kept = [...byValue].sort((a, b) => total(b[1]) - total(a[1])).slice(0, MAX_RENDER_GROUPS);
+      groups = Object.fromEntries(kept.map(([value, rows]) => [value, timelineOf(rows)]));
     }
     return json(reply, singleFlamebearer(stacks, selector.profileType, timelineOf(slots), maxNodes, groups));
   });

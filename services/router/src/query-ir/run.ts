@@ -145,7 +145,8 @@ async function profiles(deps: RunContext, req: FastifyRequest, q: ProfilesQuery)
     // One row more than asked tells a cut list from a complete one.
     const limit = q.limit ?? DEFAULT_PROFILE_LIST;
     const rows = await run(deps, req, planProfileList({ kind: 'profile_list', selection, limit: limit + 1 }, await deps.tables.profiles(req)));
-    return { source: 'profiles', profiles: rows.slice(0, limit).map(listedProfileSummaryOf), truncated: rows.length > limit };
+    const { items, truncated } = capped(rows, limit);
+    return { source: 'profiles', profiles: items.map(listedProfileSummaryOf), truncated };
   }
   const stacks = mergedStacksOf(await run(deps, req, planProfileStacks({ kind: 'profile_stacks', selection }, await deps.tables.profiles(req))));
   if (q.view === 'flamegraph') return { source: 'profiles', flamegraph: singleFlamebearer(stacks, selection.profileType, null, q.max_nodes ?? DEFAULT_MAX_NODES), truncated: false };
