@@ -13,6 +13,7 @@ import { RemoteWriteIngest } from './remote-write-ingest.ts';
 import { snappyUncompress } from './snappy.ts';
 import { lokiStreamsFromJson, lokiStreamsFromProtobuf, lokiStreamsToOtlp } from './loki-push.ts';
 import { zipkinToOtlp } from './zipkin.ts';
+import { jaegerToOtlp } from './jaeger.ts';
 import { pprofToOtlp } from './pprof.ts';
 import { legacyIngestSeries } from './pyroscope-ingest.ts';
 import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
@@ -40,8 +41,8 @@ declare module 'fastify' {
 /**
  * OTLP/HTTP on 4318: POST /v1/traces, /v1/logs, … (every signal of signals.ts; protobuf or JSON,
  * optionally gzip), Prometheus remote write at POST /api/v1/write, Loki's push API at POST
- * /loki/api/v1/push, Zipkin's v2 spans at POST /api/v2/spans, Pyroscope's push API at POST
- * /push.v1.PusherService/Push, and GET /ready.
+ * /loki/api/v1/push, Zipkin's v2 spans at POST /api/v2/spans, Jaeger's thrift batches at POST
+ * /api/traces, Pyroscope's push API at POST /push.v1.PusherService/Push, and GET /ready.
  */
 export function buildHttpServer(opts: HttpServerOptions) {
   const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
@@ -206,13 +207,28 @@ export function buildHttpServer(opts: HttpServerOptions) {
     return reply.code(202).send();
   });
 
+  // Jaeger's thrift_http API (the Jaeger clients' HTTP senders; jaeger.ts): a Thrift
+  // binary-protocol Batch, optionally gzip, stored as OTLP traces; 202 as Jaeger answers.
+  app.post('/api/traces', { onRequest: authHook }, async (req, reply) => {
+    const type = (header(req, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    if (type !== 'application/x-thrift' && type !== 'application/vnd.apache.thrift.binary') {
+      throw new FloeError('unsupported_media_type', 'Jaeger batches are taken as application/x-thrift (Thrift binary protocol); send OTLP for protobuf or JSON', { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
+    }
+    const raw = bodyBuffer(req.body);
+    const encoding = header(req, 'content-encoding');
+    const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, jaegerToOtlp(inflate(raw, encoding, opts.maxDecompressedBytes)), times);
+    const result = await opts.admission.run(req.tenant!, { signal: 'jaeger', contentType: 'thrift', contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
+    refusedRest(result, 'spans');
+    return reply.code(202).send();
+  });
+
   return app;
 }
 
 const NOTHING_REJECTED = { accepted: 0, rejected: 0, rejectReason: undefined };
 
 /**
- * The answer of a push API without a partial-success shape (Loki push, Zipkin, Pyroscope push),
+ * The answer of a push API without a partial-success shape (Loki push, Zipkin, Jaeger, Pyroscope push),
  * as remote write answers: when some items were refused (outside the accepted times), 400 naming
  * how many and the first reason, after the rest was stored.
  */
