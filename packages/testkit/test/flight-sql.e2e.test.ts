@@ -80,6 +80,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
       [504, '"'],
       [531, 'tenant'],
     ]);
+    // Key listings, which JDBC tools ask of every table: empty, Floe's tables have no keys.
+    const keys = toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.CommandGetPrimaryKeys', value: new Uint8Array() }));
+    const pk = await flightDoGet({ url: floe.flightAddress, ticket: keys, metadata: { authorization: `Bearer ${key}` }, deadlineMs: 20_000 });
+    expect([pk.numRows, pk.schema.fields.map((f) => f.name)]).toEqual([0, ['catalog_name', 'db_schema_name', 'table_name', 'column_name', 'key_name', 'key_sequence']]);
   });
 
   it('is locked down as plain SQL is: files, settings and other tenants are refused', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AnySchema, FlightSqlCreatePreparedStatementSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightSqlStatementQuerySchema, anyPack, anyUnpack, create, fromBinary, toBinary } from '@floe/proto';
 import { UnionMode, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { flightSqlCommand, likePattern, preparedStatementAction, sqlInfoTable, statementTicket } from './flight-sql.ts';
+import { flightSqlCommand, likePattern, metadataTable, preparedStatementAction, sqlInfoTable, statementTicket } from './flight-sql.ts';
 
 describe('flightSqlCommand', () => {
   it('leaves Floe’s own tickets alone: SQL text (even after a newline) and JSON', () => {
@@ -66,5 +66,21 @@ describe('sqlInfoTable', () => {
     const all = sqlInfoTable([], '1.2.3');
     expect(all.numRows).toBeGreaterThan(10);
     expect(all.toArray().find((r) => r.info_name === 1)?.value).toBe('1.2.3');
+  });
+});
+
+describe('key listings', () => {
+  it('answer empty tables in Flight SQL\'s schemas: no Floe table has keys', async () => {
+    const packed = (name: string) => toBinary(AnySchema, create(AnySchema, { typeUrl: `type.googleapis.com/arrow.flight.protocol.sql.${name}`, value: new Uint8Array() }));
+    const scope = { tenant: 't', dataset: 'd', version: '0', tableSchema: async () => new Uint8Array() };
+    const primary = flightSqlCommand(packed('CommandGetPrimaryKeys'))!;
+    const pk = await metadataTable(primary as Exclude<typeof primary, { kind: 'statement' | 'prepared' | 'statement_ticket' }>, scope);
+    expect([pk.numRows, pk.schema.fields.map((f) => f.name)]).toEqual([0, ['catalog_name', 'db_schema_name', 'table_name', 'column_name', 'key_name', 'key_sequence']]);
+    for (const name of ['CommandGetExportedKeys', 'CommandGetImportedKeys', 'CommandGetCrossReference']) {
+      const cmd = flightSqlCommand(packed(name))!;
+      const fk = tableFromIPC(tableToIPC(await metadataTable(cmd as Exclude<typeof cmd, { kind: 'statement' | 'prepared' | 'statement_ticket' }>, scope)));
+      expect(fk.numRows).toBe(0);
+      expect(fk.schema.fields.map((f) => f.name)).toEqual(['pk_catalog_name', 'pk_db_schema_name', 'pk_table_name', 'pk_column_name', 'fk_catalog_name', 'fk_db_schema_name', 'fk_table_name', 'fk_column_name', 'key_sequence', 'fk_key_name', 'pk_key_name', 'update_rule', 'delete_rule']);
+    }
   });
 });

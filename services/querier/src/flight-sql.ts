@@ -1,4 +1,4 @@
-import { Binary, Bool, DenseUnion, Field, Int32, Int64, List, Map_, RecordBatch, Schema, Struct, Table, Uint32, Utf8, makeData, vectorFromArray, type Data, type DataType } from 'apache-arrow';
+import { Binary, Bool, DenseUnion, Field, Int32, Int64, List, Map_, RecordBatch, Schema, Struct, Table, Uint32, Uint8, Utf8, makeData, vectorFromArray, type Data, type DataType } from 'apache-arrow';
 import { FloeError } from '@floe/errors';
 import {
   AnySchema,
@@ -37,8 +37,9 @@ import { TABLES } from '@floe/schema';
  * - SqlInfo answers what JDBC and ODBC drivers ask first: the server's name and version, that it
  *   is read-only SQL without transactions, and DuckDB's identifier and null-ordering rules.
  *
- * Transactions, updates, parameter binding and the key and type-info requests are refused as
- * not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
+ * - The key listings (primary, exported, imported, cross-reference) answer empty: no table has keys.
+ *
+ * Transactions, updates, parameter binding and the XDBC type info are refused as not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
  * `Authorization: Bearer <key>` (the tenant then comes from X-Tenant-ID or the key itself).
  */
 
@@ -52,7 +53,9 @@ export type FlightSqlCommand =
   | { kind: 'db_schemas'; catalog?: string; schemaPattern?: string }
   | { kind: 'tables'; catalog?: string; schemaPattern?: string; tablePattern?: string; tableTypes: string[]; includeSchema: boolean }
   | { kind: 'table_types' }
-  | { kind: 'sql_info'; info: number[] };
+  | { kind: 'sql_info'; info: number[] }
+  | { kind: 'primary_keys' }
+  | { kind: 'foreign_keys' };
 
 /** The only table type Floe has. */
 const TABLE_TYPE = 'TABLE';
@@ -109,6 +112,14 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
       return { kind: 'table_types' };
     case 'CommandGetSqlInfo':
       return { kind: 'sql_info', info: unpack(FlightSqlGetSqlInfoSchema, value).info };
+    // Floe's tables have no keys: whatever table these name, the answer is empty (JDBC's
+    // DatabaseMetaData asks them of every table a tool shows).
+    case 'CommandGetPrimaryKeys':
+      return { kind: 'primary_keys' };
+    case 'CommandGetExportedKeys':
+    case 'CommandGetImportedKeys':
+    case 'CommandGetCrossReference':
+      return { kind: 'foreign_keys' };
     default:
       throw new FloeError('not_implemented', `Flight SQL ${name} is not supported: Floe answers statement queries and the catalog, schema, table and table type listings`);
   }
@@ -232,6 +243,16 @@ export async function metadataTable(cmd: Exclude<FlightSqlCommand, { kind: 'stat
     }
     case 'sql_info':
       return sqlInfoTable(cmd.info, scope.version);
+    case 'primary_keys':
+      return tableOf(
+        [utf8('catalog_name', true), utf8('db_schema_name', true), utf8('table_name', false), utf8('column_name', false), utf8('key_name', true), new Field('key_sequence', new Int32(), false)],
+        [[], [], [], [], [], []],
+      );
+    case 'foreign_keys': {
+      const side = (p: 'pk' | 'fk') => [utf8(`${p}_catalog_name`, true), utf8(`${p}_db_schema_name`, true), utf8(`${p}_table_name`, false), utf8(`${p}_column_name`, false)];
+      const fields = [...side('pk'), ...side('fk'), new Field('key_sequence', new Int32(), false), utf8('fk_key_name', true), utf8('pk_key_name', true), new Field('update_rule', new Uint8(), false), new Field('delete_rule', new Uint8(), false)];
+      return tableOf(fields, fields.map(() => []));
+    }
     case 'tables': {
       const typeOk = cmd.tableTypes.length === 0 || cmd.tableTypes.includes(TABLE_TYPE);
       const schemaOk = inCatalog(cmd.catalog) && likePattern(cmd.schemaPattern)(scope.dataset);
