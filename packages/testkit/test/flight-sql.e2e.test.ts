@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { createFlightSqlClient, type FlightSqlClient } from '@lakehouse-rs/flight-sql-client';
 import { tableFromIPC } from 'apache-arrow';
 import { flightDoGet } from '@floe/flight';
-import { AnySchema, FlightSqlGetSqlInfoSchema, anyPack, create, toBinary } from '@floe/proto';
+import { AnySchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightSchemaResultSchema, FlightSqlGetSqlInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
@@ -84,6 +84,21 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
     const keys = toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.CommandGetPrimaryKeys', value: new Uint8Array() }));
     const pk = await flightDoGet({ url: floe.flightAddress, ticket: keys, metadata: { authorization: `Bearer ${key}` }, deadlineMs: 20_000 });
     expect([pk.numRows, pk.schema.fields.map((f) => f.name)]).toEqual([0, ['catalog_name', 'db_schema_name', 'table_name', 'column_name', 'key_name', 'key_sequence']]);
+  });
+
+  it("answers GetSchema for a statement from its plan, without running it", async () => {
+    const cmd = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query: 'SELECT service_name AS who, duration_nano FROM traces' })));
+    const descriptor = toBinary(FlightDescriptorSchema, create(FlightDescriptorSchema, { type: FlightDescriptor_DescriptorType.CMD, cmd }));
+    const client = new grpc.Client(floe.flightAddress, grpc.credentials.createInsecure());
+    const md = new grpc.Metadata();
+    md.set('authorization', `Bearer ${key}`);
+    const bytes = await new Promise<Buffer>((resolve, reject) =>
+      client.makeUnaryRequest('/arrow.flight.protocol.FlightService/GetSchema', (x: Buffer) => x, (b: Buffer) => b, Buffer.from(descriptor), md, (err, res) => (err ? reject(err) : resolve(res!))),
+    );
+    client.close();
+    const schema = Buffer.from(fromBinary(FlightSchemaResultSchema, bytes).schema).toString('latin1');
+    expect(schema).toContain('who');
+    expect(schema).toContain('duration_nano');
   });
 
   it('is locked down as plain SQL is: files, settings and other tenants are refused', async () => {

@@ -1,5 +1,6 @@
 import { mkdir } from 'node:fs/promises';
-import type { Table } from 'apache-arrow';
+import type * as grpc from '@grpc/grpc-js';
+import type { FlightDescriptor } from '@floe/proto';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, parseAuthorization, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
@@ -82,6 +83,27 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       throw callError(err, log, 'query failed');
     }
   };
+  /**
+   * A command descriptor's result schema (with its row count when known) and the ticket of its
+   * endpoint, for GetFlightInfo and GetSchema. A plain ticket runs, so both are its result's; a
+   * Flight SQL statement is only planned (LIMIT 0), since its DoGet runs it.
+   */
+  const described = async (descriptor: FlightDescriptor, metadata: grpc.Metadata) => {
+    if (descriptor.cmd.length === 0) throw new FloeError('bad_data', 'a command descriptor holding SQL is needed');
+    const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: isFlightSql(descriptor.cmd) });
+    const sql = flightSqlCommand(descriptor.cmd);
+    if (!sql) {
+      // A plain ticket may be Floe's JSON form (SQL with parameters), which cannot be wrapped: it runs.
+      const table = await handler.run(ctx, descriptor.cmd);
+      return { table, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
+    }
+    if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
+      // -1: a statement's rows are counted only by the DoGet that reads them.
+      return { table: await handler.run(ctx, Buffer.from(schemaQueryOf(sql.query), 'utf8')), ticket: statementTicket(sql.query), totalRecords: -1n };
+    }
+    const table = await metadataTable(sql, metadataScope(ctx));
+    return { table, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
+  };
   /** What Flight SQL's catalog requests see: the caller's tenant and dataset, and its tables' schemas. */
   const metadataScope = (ctx: TenantContext): MetadataScope => ({
     tenant: ctx.tenant,
@@ -109,23 +131,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       // a statement ticket, a metadata request's the request itself.
       async getFlightInfo(descriptor, metadata) {
         try {
-          if (descriptor.cmd.length === 0) throw new FloeError('bad_data', 'GetFlightInfo needs a command descriptor holding SQL');
-          const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: isFlightSql(descriptor.cmd) });
-          const sql = flightSqlCommand(descriptor.cmd);
-          let table: Table;
-          let ticket = descriptor.cmd;
-          // -1: a Flight SQL statement's rows are counted only by the DoGet that reads them.
-          let totalRecords = -1n;
-          if (!sql) {
-            table = await handler.run(ctx, descriptor.cmd);
-            totalRecords = BigInt(table.numRows);
-          } else if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
-            table = await handler.run(ctx, Buffer.from(schemaQueryOf(sql.query), 'utf8'));
-            ticket = statementTicket(sql.query);
-          } else {
-            table = await metadataTable(sql, metadataScope(ctx));
-            totalRecords = BigInt(table.numRows);
-          }
+          const { table, ticket, totalRecords } = await described(descriptor, metadata);
           return {
             schema: ipcSchemaBytes(table.schema),
             flightDescriptor: descriptor,
@@ -135,6 +141,14 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
           };
         } catch (err) {
           throw callError(err, log, 'GetFlightInfo failed');
+        }
+      },
+      // The result's columns without its rows (ADBC and JDBC ask before executing).
+      async getSchema(descriptor, metadata) {
+        try {
+          return (await described(descriptor, metadata)).table.schema;
+        } catch (err) {
+          throw callError(err, log, 'GetSchema failed');
         }
       },
       // Flight SQL's prepared statements: the caller must be someone, though the handle is only its SQL.
