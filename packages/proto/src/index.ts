@@ -449,6 +449,7 @@ export {
   CommandPreparedStatementQuerySchema as FlightSqlPreparedStatementQuerySchema,
   CommandGetCatalogsSchema as FlightSqlGetCatalogsSchema,
   CommandGetSqlInfoSchema as FlightSqlGetSqlInfoSchema,
+  CommandGetXdbcTypeInfoSchema as FlightSqlGetXdbcTypeInfoSchema,
   CommandGetDbSchemasSchema as FlightSqlGetDbSchemasSchema,
   CommandGetTablesSchema as FlightSqlGetTablesSchema,
   CommandGetTableTypesSchema as FlightSqlGetTableTypesSchema,

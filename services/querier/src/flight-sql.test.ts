@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { AnySchema, FlightSqlCreatePreparedStatementSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightSqlStatementQuerySchema, anyPack, anyUnpack, create, fromBinary, toBinary } from '@floe/proto';
 import { UnionMode, tableFromIPC, tableToIPC } from 'apache-arrow';
-import { flightSqlCommand, likePattern, metadataTable, preparedStatementAction, sqlInfoTable, statementTicket } from './flight-sql.ts';
+import { flightSqlCommand, likePattern, metadataTable, preparedStatementAction, sqlInfoTable, statementTicket, typeInfoTable } from './flight-sql.ts';
 
 describe('flightSqlCommand', () => {
   it('leaves Floe’s own tickets alone: SQL text (even after a newline) and JSON', () => {
@@ -82,5 +82,19 @@ describe('key listings', () => {
       expect(fk.numRows).toBe(0);
       expect(fk.schema.fields.map((f) => f.name)).toEqual(['pk_catalog_name', 'pk_db_schema_name', 'pk_table_name', 'pk_column_name', 'fk_catalog_name', 'fk_db_schema_name', 'fk_table_name', 'fk_column_name', 'key_sequence', 'fk_key_name', 'pk_key_name', 'update_rule', 'delete_rule']);
     }
+  });
+});
+
+describe('typeInfoTable', () => {
+  it('lists DuckDB types by XDBC type, with one type when asked, and survives an IPC round trip', () => {
+    const all = tableFromIPC(tableToIPC(typeInfoTable(undefined)));
+    const types = all.toArray().map((r) => [r.type_name, r.data_type]);
+    expect(types).toEqual([...types].sort((a, b) => (a[1] as number) - (b[1] as number)));
+    expect(types).toContainEqual(['VARCHAR', 12]);
+    expect(types).toContainEqual(['BIGINT', -5]);
+    const ts = all.toArray().find((r) => r.type_name === 'TIMESTAMP')!;
+    expect([ts.sql_data_type, ts.datetime_subcode, ts.literal_prefix]).toEqual([9, 3, "'"]);
+    expect(typeInfoTable(8).toArray().map((r) => r.type_name)).toEqual(['DOUBLE']);
+    expect(all.schema.fields.length).toBe(19);
   });
 });

@@ -6,6 +6,7 @@ import {
   FlightSqlCreatePreparedStatementSchema,
   FlightSqlGetDbSchemasSchema,
   FlightSqlGetSqlInfoSchema,
+  FlightSqlGetXdbcTypeInfoSchema,
   FlightSqlGetTablesSchema,
   FlightSqlPreparedStatementQuerySchema,
   FlightSqlPreparedStatementResultSchema,
@@ -39,7 +40,9 @@ import { TABLES } from '@floe/schema';
  *
  * - The key listings (primary, exported, imported, cross-reference) answer empty: no table has keys.
  *
- * Transactions, updates, parameter binding and the XDBC type info are refused as not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
+ * - The XDBC type info lists the DuckDB types Floe's tables and queries produce.
+ *
+ * Transactions, updates and parameter binding are refused as not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
  * `Authorization: Bearer <key>` (the tenant then comes from X-Tenant-ID or the key itself).
  */
 
@@ -54,6 +57,7 @@ export type FlightSqlCommand =
   | { kind: 'tables'; catalog?: string; schemaPattern?: string; tablePattern?: string; tableTypes: string[]; includeSchema: boolean }
   | { kind: 'table_types' }
   | { kind: 'sql_info'; info: number[] }
+  | { kind: 'type_info'; dataType?: number }
   | { kind: 'primary_keys' }
   | { kind: 'foreign_keys' };
 
@@ -112,6 +116,8 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
       return { kind: 'table_types' };
     case 'CommandGetSqlInfo':
       return { kind: 'sql_info', info: unpack(FlightSqlGetSqlInfoSchema, value).info };
+    case 'CommandGetXdbcTypeInfo':
+      return { kind: 'type_info', dataType: unpack(FlightSqlGetXdbcTypeInfoSchema, value).dataType };
     // Floe's tables have no keys: whatever table these name, the answer is empty (JDBC's
     // DatabaseMetaData asks them of every table a tool shows).
     case 'CommandGetPrimaryKeys':
@@ -243,6 +249,8 @@ export async function metadataTable(cmd: Exclude<FlightSqlCommand, { kind: 'stat
     }
     case 'sql_info':
       return sqlInfoTable(cmd.info, scope.version);
+    case 'type_info':
+      return typeInfoTable(cmd.dataType);
     case 'primary_keys':
       return tableOf(
         [utf8('catalog_name', true), utf8('db_schema_name', true), utf8('table_name', false), utf8('column_name', false), utf8('key_name', true), new Field('key_sequence', new Int32(), false)],
@@ -341,4 +349,77 @@ export function sqlInfoTable(info: readonly number[], version: string): Table {
   const name = columnData(ids, new Uint32());
   const fields = [new Field('info_name', new Uint32(), false), new Field('value', SQL_INFO_VALUE, false)];
   return new Table([new RecordBatch(new Schema(fields), makeData({ type: new Struct(fields), length: ids.length, nullCount: 0, children: [name, value] }))]);
+}
+
+/**
+ * The SQL types a result can hold, as JDBC's getTypeInfo lists them: DuckDB's names with their
+ * XDBC type (FlightSql.proto's XdbcDataType, JDBC's values), precision and literal quoting.
+ */
+const XDBC_TYPES: ReadonlyArray<{ name: string; type: number; size: number | null; quote?: string; radix?: number; fixed?: boolean; caseSensitive?: boolean; scale?: [number, number] }> = [
+  { name: 'VARCHAR', type: 12, size: null, quote: "'", caseSensitive: true },
+  { name: 'BLOB', type: -3, size: null, quote: "'" },
+  { name: 'BIGINT', type: -5, size: 19, radix: 10, scale: [0, 0] },
+  { name: 'TINYINT', type: -6, size: 3, radix: 10, scale: [0, 0] },
+  { name: 'BOOLEAN', type: -7, size: 1 },
+  { name: 'DECIMAL', type: 3, size: 38, radix: 10, fixed: true, scale: [0, 38] },
+  { name: 'INTEGER', type: 4, size: 10, radix: 10, scale: [0, 0] },
+  { name: 'SMALLINT', type: 5, size: 5, radix: 10, scale: [0, 0] },
+  { name: 'FLOAT', type: 7, size: 24, radix: 2 },
+  { name: 'DOUBLE', type: 8, size: 53, radix: 2 },
+  { name: 'DATE', type: 91, size: 10, quote: "'" },
+  { name: 'TIME', type: 92, size: 15, quote: "'" },
+  { name: 'TIMESTAMP', type: 93, size: 26, quote: "'" },
+];
+
+/** JDBC's getTypeInfo answer, ordered by data type then name; `dataType` keeps one XDBC type. */
+export function typeInfoTable(dataType: number | undefined): Table {
+  const rows = XDBC_TYPES.filter((t) => dataType === undefined || t.type === dataType).sort((a, b) => a.type - b.type || (a.name < b.name ? -1 : 1));
+  const int32 = (name: string, nullable: boolean) => new Field(name, new Int32(), nullable);
+  const bool = (name: string, nullable: boolean) => new Field(name, new Bool(), nullable);
+  // Datetime types carry their subcode; the SQL data type of datetimes is the generic DATETIME (9).
+  const subcode: Record<number, number> = { 91: 1, 92: 2, 93: 3 };
+  const fields = [
+    utf8('type_name', false),
+    int32('data_type', false),
+    int32('column_size', true),
+    utf8('literal_prefix', true),
+    utf8('literal_suffix', true),
+    new Field('create_params', new List(new Field('item', new Utf8(), false)), true),
+    int32('nullable', false),
+    bool('case_sensitive', false),
+    int32('searchable', false),
+    bool('unsigned_attribute', true),
+    bool('fixed_prec_scale', false),
+    bool('auto_increment', true),
+    utf8('local_type_name', true),
+    int32('minimum_scale', true),
+    int32('maximum_scale', true),
+    int32('sql_data_type', false),
+    int32('datetime_subcode', true),
+    int32('num_prec_radix', true),
+    int32('interval_precision', true),
+  ];
+  const numeric = (t: (typeof rows)[number]) => t.radix !== undefined;
+  const columns: unknown[][] = [
+    rows.map((t) => t.name),
+    rows.map((t) => t.type),
+    rows.map((t) => t.size),
+    rows.map((t) => t.quote ?? null),
+    rows.map((t) => t.quote ?? null),
+    rows.map(() => null),
+    rows.map(() => 1), // NULLABILITY_NULLABLE
+    rows.map((t) => t.caseSensitive ?? false),
+    rows.map((t) => (t.type === 12 ? 3 : 2)), // SEARCHABLE_FULL for text (LIKE too), else BASIC
+    rows.map((t) => (numeric(t) ? false : null)),
+    rows.map((t) => t.fixed ?? false),
+    rows.map((t) => (numeric(t) ? false : null)),
+    rows.map((t) => t.name),
+    rows.map((t) => t.scale?.[0] ?? null),
+    rows.map((t) => t.scale?.[1] ?? null),
+    rows.map((t) => (subcode[t.type] !== undefined ? 9 : t.type)),
+    rows.map((t) => subcode[t.type] ?? null),
+    rows.map((t) => t.radix ?? null),
+    rows.map(() => null),
+  ];
+  return tableOf(fields, columns);
 }

@@ -255,3 +255,21 @@ export declare type CommandGetSqlInfo = Message<"arrow.flight.protocol.sql.Comma
  */
 export declare const CommandGetSqlInfoSchema: GenMessage<CommandGetSqlInfo>;
 
+/**
+ * The SQL data types the server has (JDBC's getTypeInfo); data_type narrows to one XDBC type.
+ *
+ * @generated from message arrow.flight.protocol.sql.CommandGetXdbcTypeInfo
+ */
+export declare type CommandGetXdbcTypeInfo = Message<"arrow.flight.protocol.sql.CommandGetXdbcTypeInfo"> & {
+  /**
+   * @generated from field: optional int32 data_type = 1;
+   */
+  dataType?: number | undefined;
+};
+
+/**
+ * Describes the message arrow.flight.protocol.sql.CommandGetXdbcTypeInfo.
+ * Use `create(CommandGetXdbcTypeInfoSchema)` to create a new message.
+ */
+export declare const CommandGetXdbcTypeInfoSchema: GenMessage<CommandGetXdbcTypeInfo>;
+
