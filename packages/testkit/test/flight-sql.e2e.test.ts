@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { createFlightSqlClient, type FlightSqlClient } from '@lakehouse-rs/flight-sql-client';
 import { tableFromIPC } from 'apache-arrow';
 import { flightDoGet } from '@floe/flight';
-import { AnySchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightSchemaResultSchema, FlightSqlGetSqlInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
+import { AnySchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightSchemaResultSchema, FlightSqlGetSqlInfoSchema, FlightSqlGetXdbcTypeInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
@@ -84,6 +84,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
     const keys = toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.CommandGetPrimaryKeys', value: new Uint8Array() }));
     const pk = await flightDoGet({ url: floe.flightAddress, ticket: keys, metadata: { authorization: `Bearer ${key}` }, deadlineMs: 20_000 });
     expect([pk.numRows, pk.schema.fields.map((f) => f.name)]).toEqual([0, ['catalog_name', 'db_schema_name', 'table_name', 'column_name', 'key_name', 'key_sequence']]);
+    // JDBC's getTypeInfo: the VARCHAR type only, as asked by its XDBC code (12).
+    const typeInfo = toBinary(AnySchema, anyPack(FlightSqlGetXdbcTypeInfoSchema, create(FlightSqlGetXdbcTypeInfoSchema, { dataType: 12 })));
+    const types = await flightDoGet({ url: floe.flightAddress, ticket: typeInfo, metadata: { authorization: `Bearer ${key}` }, deadlineMs: 20_000 });
+    expect(types.toArray().map((r) => [r.type_name, r.data_type, r.literal_prefix])).toEqual([['VARCHAR', 12, "'"]]);
   });
 
   it("answers GetSchema for a statement from its plan, without running it", async () => {
