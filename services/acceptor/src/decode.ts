@@ -19,6 +19,9 @@ export function formatOf(contentType: string | undefined): BodyFormat {
   });
 }
 
+/** Whether bytes start with gzip's magic (profiles and recordings sent gzipped inside a form or a field). */
+export const isGzip = (bytes: Uint8Array): boolean => bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+
 export function inflate(body: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
   const enc = (contentEncoding ?? 'identity').trim().toLowerCase();
   if (enc === '' || enc === 'identity') return body;

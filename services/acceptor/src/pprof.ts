@@ -1,7 +1,7 @@
 import { FloeError } from '@floe/errors';
 import { create, ExportProfilesServiceRequestSchema, fromBinary, PprofProfileSchema, type ExportProfilesServiceRequest, type PprofProfile } from '@floe/proto';
 import { stringKeyValue, type AnyValueInit } from './attributes.ts';
-import { inflate } from './decode.ts';
+import { inflate, isGzip } from './decode.ts';
 
 /**
  * Pyroscope's push API (push.v1.PusherService/Push): series of labels with pprof profiles, as
@@ -94,8 +94,7 @@ export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): {
 /** A profile's bytes, gunzipped when they are gzip (the acceptor's own inflate), within what is left of `maxBytes`. */
 function inflatePprof(raw: Uint8Array, left: number, maxBytes: number): Uint8Array {
   const tooLarge = () => new FloeError('too_large', `the request's profiles inflate beyond ${maxBytes} bytes`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
-  const gzip = raw.length >= 2 && raw[0] === 0x1f && raw[1] === 0x8b;
-  if (!gzip) {
+  if (!isGzip(raw)) {
     if (raw.length > left) throw tooLarge();
     return raw;
   }

@@ -1,7 +1,7 @@
 import { FloeError } from '@floe/errors';
 import { pprofOfNamedStacks, type PprofProfile } from '@floe/proto';
 import type { PprofSeries } from './pprof.ts';
-import { inflate } from './decode.ts';
+import { inflate, isGzip } from './decode.ts';
 import { JfrError } from './jfr/reader.ts';
 import { jfrStacks } from './jfr/stacks.ts';
 
@@ -185,8 +185,6 @@ export interface LegacyIngest {
   maxDecompressedBytes: number;
 }
 
-const GZIP_MAGIC = [0x1f, 0x8b];
-
 /**
  * One /ingest request as push series (pprof.ts's input): the service and labels of its name, and
  * its profile(s); a JFR recording gives one series per profile kind it holds (jfr/stacks.ts).
@@ -219,7 +217,7 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
       // The name's kind does not apply: the recording's events say what each profile is.
       // The Java agent gzips the recording inside the form by default.
       let recording: Buffer = Buffer.from(await formPart(req, 'jfr', false));
-      if (recording[0] === GZIP_MAGIC[0] && recording[1] === GZIP_MAGIC[1]) recording = inflate(recording, 'gzip', req.maxDecompressedBytes);
+      if (isGzip(recording)) recording = inflate(recording, 'gzip', req.maxDecompressedBytes);
       let kinds: Map<string, Map<string, bigint>>;
       try {
         kinds = jfrStacks(recording);

@@ -87,6 +87,11 @@ function flightSqlAny(bytes: Uint8Array): { name: string; value: Uint8Array } | 
 /** Whether the bytes are a Flight SQL command or ticket (decided before authenticating, which it steers). */
 export const isFlightSql = (bytes: Uint8Array): boolean => flightSqlAny(bytes) !== undefined;
 
+/** A statement run inside a transaction is refused: Floe is read-only and has none. */
+function outsideTransaction(transactionId: Uint8Array | undefined): void {
+  if (transactionId !== undefined) throw new FloeError('not_implemented', 'Flight SQL transactions are not supported: Floe is read-only');
+}
+
 /** The Flight SQL command in a descriptor's or ticket's bytes; undefined for anything else. */
 export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefined {
   const any = flightSqlAny(bytes);
@@ -95,7 +100,7 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
   switch (name) {
     case 'CommandStatementQuery': {
       const q = unpack(FlightSqlStatementQuerySchema, value);
-      if (q.transactionId !== undefined) throw new FloeError('not_implemented', 'Flight SQL transactions are not supported: Floe is read-only');
+      outsideTransaction(q.transactionId);
       return { kind: 'statement', query: q.query };
     }
     case 'CommandPreparedStatementQuery':
@@ -154,17 +159,11 @@ export const CLOSE_PREPARED_STATEMENT = 'ClosePreparedStatement';
  * nothing to free. Other actions are not implemented.
  */
 export function preparedStatementAction(type: string, body: Uint8Array): Uint8Array[] {
-  const request = (() => {
-    try {
-      return fromBinary(AnySchema, body);
-    } catch {
-      throw new FloeError('bad_data', `the ${type} action's body is not a google.protobuf.Any`);
-    }
-  })();
+  const request = unpack(AnySchema, body);
   switch (type) {
     case CREATE_PREPARED_STATEMENT: {
       const q = unpack(FlightSqlCreatePreparedStatementSchema, request.value);
-      if (q.transactionId !== undefined) throw new FloeError('not_implemented', 'Flight SQL transactions are not supported: Floe is read-only');
+      outsideTransaction(q.transactionId);
       const result = create(FlightSqlPreparedStatementResultSchema, { preparedStatementHandle: Buffer.from(q.query, 'utf8') });
       return [toBinary(AnySchema, anyPack(FlightSqlPreparedStatementResultSchema, result))];
     }

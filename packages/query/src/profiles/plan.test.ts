@@ -162,6 +162,16 @@ describe('planProfileTimeline', () => {
       { slot: 2n, value: 10n },
     ]);
   });
+
+  it('averages a slot\'s profiles with aggregation avg, and groups by a label (render\'s groupBy)', async () => {
+    const timeline = (extra: { aggregation?: 'sum' | 'avg'; groupBy?: string }) => db.run(planProfileTimeline({ kind: 'profile_timeline', selection: selection(CPU), stepNs: 20n * S, ...extra }, PROFILES));
+    // The 1000 s and 1010 s profiles (5 and 6) share the first 20 s slot.
+    expect(await timeline({ aggregation: 'avg' })).toEqual([{ slot: 0n, value: 5.5 }, { slot: 1n, value: 10 }]);
+    expect(await timeline({ groupBy: 'service_name' })).toEqual([
+      { l0: 'api', slot: 0n, value: 11n },
+      { l0: 'web', slot: 1n, value: 10n },
+    ]);
+  });
 });
 
 describe('discovery', () => {
@@ -249,6 +259,19 @@ describe('planProfileSeriesPoints (SelectSeries)', () => {
     const span = await X('span');
     expect(span[0]).toEqual(individual[0]);
     expect(span[1]).toEqual(individual[1]);
+    // Where the largest profile is linked to no span, the two kinds part.
+    const mixed = await openProfilesDb([
+      { t: 2000n * S, service: 'api', type: CPU, id: 'a1'.repeat(16), samples: [{ stack: ['x'], value: 10 }], resource: { str: { 'service.name': 'api' } } },
+      { t: 2001n * S, service: 'api', type: CPU, id: 'b2'.repeat(16), spanId: '3333333333333333', traceId: T1, samples: [{ stack: ['y'], value: 4 }], resource: { str: { 'service.name': 'api' } } },
+    ]);
+    try {
+      const at = (exemplars: 'individual' | 'span') =>
+        mixed.run(planProfileSeriesPoints({ kind: 'profile_series_points', selection: selection(CPU, { startNs: 1999n * S, endNs: 2010n * S }), groupBy: [], stepNs: 60n * S, aggregation: 'sum', exemplars }, PROFILES));
+      expect((await at('individual')).map((r) => [r.ex_profile_id, r.ex_value])).toEqual([['a1'.repeat(16), 10n]]);
+      expect((await at('span')).map((r) => [r.ex_profile_id, r.ex_value, r.ex_span_id])).toEqual([['b2'.repeat(16), 4n, '3333333333333333']]);
+    } finally {
+      mixed.close();
+    }
     expect(seriesOf(individual, [], WINDOW, 20n * S)[0]!.points).toEqual([
       { timestampMs: 1_000_000, value: 5, exemplar: { profileId: 'aa'.repeat(16), timestampMs: 1_000_000, value: 5n, spanId: '1111111111111111', traceId: T1 } },
       { timestampMs: 1_020_000, value: 16 },

@@ -94,9 +94,10 @@ function stackNamer(chunk: JfrChunk): (ref: JfrValue | undefined) => string | un
     // pointing back at itself names nothing.
     return sym && depth < 4 ? text(sym.string, depth + 1) : '';
   };
-  const methods = new Map<string, string>();
+  // Frames name methods by pool id: each method is named once per chunk.
+  const methods = new Map<bigint, string>();
   const frameName = (method: JfrValue | undefined): string => {
-    const key = isRef(method as JfrValue) ? `${(method as { id: bigint }).id}` : undefined;
+    const key = method !== undefined && isRef(method) ? method.id : undefined;
     const hit = key === undefined ? undefined : methods.get(key);
     if (hit !== undefined) return hit;
     const m = obj(method);

@@ -132,9 +132,9 @@ export const profileQueryPlugin: FastifyPluginAsync<ProfileQueryOptions> = async
         else byValue.set(key, [r]);
       }
       // The largest groups by their total, as many as a UI can draw.
-      const total = (rows: Row[]) => rows.reduce((a, r) => a + Number(r.value), 0);
-      const kept = [...byValue].sort((a, b) => total(b[1]) - total(a[1])).slice(0, MAX_RENDER_GROUPS);
-      groups = Object.fromEntries(kept.map(([value, rows]) => [value, timelineOf(rows)]));
+      const totals = [...byValue].map(([value, rows]) => ({ value, rows, total: rows.reduce((a, r) => a + Number(r.value), 0) }));
+      const kept = totals.sort((a, b) => b.total - a.total).slice(0, MAX_RENDER_GROUPS);
+      groups = Object.fromEntries(kept.map(({ value, rows }) => [value, timelineOf(rows)]));
     }
     return json(reply, singleFlamebearer(stacks, selector.profileType, timelineOf(slots), maxNodes, groups));
   });
