@@ -105,6 +105,9 @@ describe('authenticate with the internal service key', () => {
     ['another scope: refused like an unknown key', withService, 'ingest', 'unauthorized'],
     ['no scope asked: refused', withService, undefined, 'unauthorized'],
     ['no service key configured', { ...deps, serviceKey: '' }, 'query', 'unauthorized'],
+    ['ingest where the process grants it (an acceptor, for the ruler)', { ...withService, serviceScopes: ['ingest'] }, 'ingest', 'ok'],
+    ['query where the process grants ingest only', { ...withService, serviceScopes: ['ingest'] }, 'query', 'unauthorized'],
+    ['delete, never granted', { ...withService, serviceScopes: ['ingest'] }, 'delete', 'unauthorized'],
   ] as const)('%s', async (_name, d, scope, expected) => {
     expect(await kindOf(authenticate({ authorization: 'Bearer svc-secret', tenant: 'acme', dataset: 'prod' }, d, scope))).toBe(expected);
   });

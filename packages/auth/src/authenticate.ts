@@ -16,11 +16,14 @@ export interface AuthDeps {
   /** Break-glass key from config (`auth.admin_api_key`); empty disables it. */
   adminApiKey: string;
   /**
-   * Floe's internal service key (auth.internal_service_key), accepted for the `query` scope only:
-   * the router presents it on behalf of a signed-in session, which has no API key to forward
-   * (the native Query IR endpoint, spec 2). Empty or absent: not accepted.
+   * Floe's internal service key (auth.internal_service_key), accepted for `serviceScopes` only:
+   * the router presents it to a querier on behalf of a signed-in session, which has no API key to
+   * forward (the native Query IR endpoint, spec 2), and its ruler to an acceptor to write
+   * recording-rule results. Empty or absent: not accepted.
    */
   serviceKey?: string;
+  /** The scopes the service key stands for in this process (default: `query` only). */
+  serviceScopes?: readonly string[];
 }
 
 export interface Credentials {
@@ -83,9 +86,10 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
     if (datasetHeader !== undefined && !(await deps.datasetExists(tenant, dataset))) throw noSuchDataset(tenant, dataset);
     return { tenant, dataset, principal: 'admin', scopes: ['*'], isAdmin: true };
   }
-  // The router has already checked the session's membership and the dataset; the service key only reads.
-  if (deps.serviceKey && requiredScope === 'query' && sameSecret(secret, deps.serviceKey)) {
-    return { tenant, dataset: datasetHeader ?? DEFAULT_DATASET, principal: 'service', scopes: ['query'], isAdmin: false };
+  // The router has already checked the session's membership and the dataset, or evaluates the
+  // tenant's own rules; the key stands only for the scopes this process grants it.
+  if (deps.serviceKey && requiredScope !== undefined && (deps.serviceScopes ?? ['query']).includes(requiredScope) && sameSecret(secret, deps.serviceKey)) {
+    return { tenant, dataset: datasetHeader ?? DEFAULT_DATASET, principal: 'service', scopes: [requiredScope], isAdmin: false };
   }
 
   const key = await deps.verifyKey(secret);

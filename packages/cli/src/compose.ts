@@ -91,7 +91,7 @@ const MODULES: ModuleDef<Ctx>[] = [
     name: 'acceptor',
     deps: ['meta', 'store', 'limits'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, limitStores: ctx.limitStores });
+      const handle = await (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, limitStores: ctx.limitStores, internalKey: ctx.internalKey });
       ctx.acceptorUrl = `http://127.0.0.1:${handle.ports.http}`;
       return handle;
     },
@@ -119,6 +119,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         inProcessQuerier: ctx.querier,
         localAdminToken: ctx.lock?.token,
         compactorUrl: ctx.compactorUrl,
+        acceptor: ctx.acceptorUrl ? { url: ctx.acceptorUrl, key: ctx.internalKey } : undefined,
         planningUrl: () => ctx.planningUrl,
         telemetry: ctx.telemetry,
         limitStores: ctx.limitStores,

@@ -30,7 +30,10 @@ export class ApiError extends Error {
 export type QueryParams = Record<string, string | readonly string[] | undefined>;
 
 export interface RequestOptions {
+  /** A JSON body. */
   body?: unknown;
+  /** A body sent as it is, with its media type (a rule group's YAML). */
+  rawBody?: { text: string; contentType: string };
   query?: QueryParams;
 }
 
@@ -45,6 +48,7 @@ export async function callApiText(conn: ConnectionOptions, method: string, path:
   if (conn.tenant) headers['x-tenant-id'] = conn.tenant;
   if (conn.dataset) headers['x-dataset-id'] = conn.dataset;
   if (opts.body !== undefined) headers['content-type'] = 'application/json';
+  if (opts.rawBody) headers['content-type'] = opts.rawBody.contentType;
   // Relative to the base so a router behind a path prefix keeps it.
   const url = new URL(path.replace(/^\/+/, ''), conn.url.endsWith('/') ? conn.url : `${conn.url}/`);
   for (const [name, value] of Object.entries(opts.query ?? {})) {
@@ -52,7 +56,7 @@ export async function callApiText(conn: ConnectionOptions, method: string, path:
   }
   let res: Response;
   try {
-    res = await fetch(url, { method, headers, body: opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    res = await fetch(url, { method, headers, body: opts.rawBody ? opts.rawBody.text : opts.body === undefined ? undefined : JSON.stringify(opts.body) });
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new ApiError(0, 'unavailable', `cannot reach ${conn.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);

@@ -448,6 +448,22 @@ export const metricsGeneratorSection = z.strictObject({
   max_pending_edges: z.number().int().positive().default(10_000).describe('Client and server spans a dataset may hold waiting for their other half; beyond it they are dropped.'),
 });
 
+// The ruler: Prometheus recording and alerting rules per tenant and dataset, evaluated by one
+// router at a time (a lease in the metadata DB), as Mimir's and Loki's rulers do.
+export const rulerSection = z.strictObject({
+  enabled: z.boolean().default(true).describe('Evaluate the tenants\' rule groups on this router (one router of a cluster at a time: a lease in the metadata DB decides which). False: the rules API still stores and lists rules, but this router never evaluates them.'),
+  evaluation_interval: duration('1m').refine((ms) => ms >= 1000, 'must be at least 1s').describe('How often a group is evaluated when it names no interval of its own (Prometheus\'s global evaluation_interval).'),
+  poll_interval: duration('10s').refine((ms) => ms >= 100, 'must be at least 100ms').describe('How often the evaluating router reloads rule groups from the metadata DB and renews its lease (the lease lasts three of these).'),
+  query_offset: duration('0s').describe('How far in the past a group without its own query_offset evaluates (Prometheus\'s rule_query_offset), so that samples still on their way into storage are not missed.'),
+  remote_write_url: z.string().default('').describe('Where recording-rule results and the ALERTS series are written: an acceptor\'s Prometheus remote-write URL (http://acceptor:4318/api/v1/write), with auth.internal_service_key as the credential. Empty: the acceptor of this process in `floe all`, else http://127.0.0.1:<acceptor.http_port>/api/v1/write.'),
+  alertmanager_urls: z.array(z.string().url()).default([]).describe('Alertmanagers that firing and resolved alerts are sent to (POST <url>/api/v2/alerts, X-Scope-OrgID naming the tenant), each of them, as Prometheus does for an HA pair. Empty: alerts are only listed by /api/v1/alerts and written as the ALERTS series.'),
+  resend_delay: duration('1m').describe('How often a firing alert is sent to the Alertmanagers again (Prometheus --rules.alert.resend-delay).'),
+  for_outage_tolerance: duration('1h').describe('How long evaluation may have stopped (a restart, a new evaluating router) before pending and firing alerts start their `for` over instead of being restored (Prometheus --rules.alert.for-outage-tolerance).'),
+  external_labels: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/), z.string()).default({}).describe('Labels added to every alert sent to the Alertmanagers (Prometheus\'s global external_labels); templates see them as $externalLabels.'),
+  max_groups_per_tenant: z.number().int().positive().default(100).describe('Rule groups a tenant may have per query language; more is 400.'),
+  max_rules_per_group: z.number().int().positive().default(100).describe('Rules one group may hold; more is 400.'),
+});
+
 export const floeConfigSchema = z.strictObject({
   log: logSection.prefault({}),
   runtime: runtimeSection.prefault({}),
@@ -468,6 +484,7 @@ export const floeConfigSchema = z.strictObject({
   self_monitoring: selfMonitoringSection.prefault({}),
   profiling: profilingSection.prefault({}),
   metrics_generator: metricsGeneratorSection.prefault({}),
+  ruler: rulerSection.prefault({}),
 });
 
 export type FloeConfig = z.output<typeof floeConfigSchema>;

@@ -18,6 +18,7 @@ import { PLANNING_IDEAS_TODOS_MIGRATION, PLANNING_MIGRATION, PLANNING_PHASES_MIG
 import { SCHEMA_REGISTRY_MIGRATION } from './migrations-schema-registry.ts';
 import { SCM_MIGRATION } from './migrations-scm.ts';
 import { SELF_MONITORING_MIGRATION } from './migrations-self-monitoring.ts';
+import { RULES_MIGRATION } from './migrations-rules.ts';
 
 export interface Migration {
   readonly id: number;
@@ -215,6 +216,7 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
   PLANNING_IDEAS_TODOS_MIGRATION,
   DELETE_REQUESTS_MIGRATION,
   DELETE_REQUEST_SERIES_MIGRATION,
+  RULES_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

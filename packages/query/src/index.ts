@@ -178,3 +178,23 @@ export { DEFAULT_MAX_NODES, MAX_MAX_NODES, buildTimeline, diffFlamebearer, merge
 export { truncateStacks, type MergedStack } from './profiles/flamegraph.ts';
 export { dotGraph } from './profiles/dot.ts';
 export { listedProfileSummaryOf, profileSummaryOf, type ListedProfileSummary, type ProfileSummary } from './profiles/summary.ts';
+
+// The ruler's rule files (Prometheus and Loki rule groups) and alert templates.
+export {
+  MAX_RULE_TEXT_BYTES,
+  MAX_RULES_PER_GROUP,
+  parseRuleFile,
+  parseRuleGroup,
+  ruleGroupFromJson,
+  ruleGroupToJson,
+  ruleGroupToYaml,
+  ruleNamespacesToYaml,
+  type AlertingRule,
+  type RecordingRule,
+  type Rule,
+  type RuleCheckOptions,
+  type RuleGroup,
+  type RuleGroupJson,
+  type RuleLanguage as RuleFileLanguage,
+} from './rules/rule-groups.ts';
+export { expandAlertTemplate, parseAlertTemplate, type AlertTemplate, type AlertTemplateData } from './promql/alert-template.ts';

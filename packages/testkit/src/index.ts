@@ -26,3 +26,5 @@ export type { PromApiBody } from './promql-compare.ts';
 export { runFloeCli, FLOE_BIN, NODE_BIN } from './cli.ts';
 export { startFakeGitHub } from './fake-github.ts';
 export type { FakeEntry, FakeGitHub, FakeGitHubOptions, FakeInstallation, RecordedRequest } from './fake-github.ts';
+export { ALERTMANAGER_DEFAULT_BIN, alertmanagerBin, requireAlertmanager, startAlertmanager } from './alertmanager.ts';
+export type { AlertmanagerStartOptions, AlertmanagerUnderTest } from './alertmanager.ts';

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { accessSync, constants, createWriteStream, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { WaitAborted, freePorts, isReady, listensOn, waitFor } from './ports.ts';
+import { startChildServer } from './child-server.ts';
+import { freePorts } from './ports.ts';
 
 /**
  * A real Prometheus (the Debian package `prometheus`) for end-to-end tests: started on loopback
@@ -77,11 +77,10 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
   const configFile = join(dir, 'prometheus.yml');
   writeFileSync(configFile, toYaml(config));
   const tsdb = join(dir, 'tsdb');
-  const logFile = join(dir, 'prometheus.log');
-  const out = createWriteStream(logFile);
-  const child: ChildProcess = spawn(
+  const server = await startChildServer({
+    name: 'Prometheus',
     bin,
-    [
+    args: [
       `--config.file=${configFile}`,
       `--storage.tsdb.path=${tsdb}`,
       `--web.listen-address=127.0.0.1:${port}`,
@@ -89,50 +88,16 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
       ...(opts.remoteWriteReceiver ? ['--web.enable-remote-write-receiver'] : []),
       ...(opts.flags ?? []),
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'] },
-  );
-  child.stdout!.pipe(out);
-  child.stderr!.pipe(out);
-  const log = () => {
-    let text = '';
-    try {
-      text = readFileSync(logFile, 'utf8');
-    } catch {
-      // not written yet
-    }
-    return text;
-  };
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    }
-    out.end();
-    rmSync(dir, { recursive: true, force: true });
-  };
-  try {
-    await waitFor(
-      'Prometheus /-/ready',
-      async () => {
-        if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`prometheus exited (${child.exitCode ?? child.signalCode}): ${log().slice(-2000)}`);
-        return ((await isReady(`${url}/-/ready`)) && listensOn(child.pid!, port!)) || undefined;
-      },
-      60_000,
-      200,
-    );
-  } catch (err) {
-    await stop();
-    throw err;
-  }
+    dir,
+    port: port!,
+    readyUrl: `${url}/-/ready`,
+  });
   return {
     url,
     tsdb,
-    pid: child.pid!,
-    log,
-    stop,
+    pid: server.pid,
+    log: server.log,
+    stop: server.stop,
     async api<T>(path: string, params: Record<string, string> = {}): Promise<T> {
       const res = await fetch(`${url}/api/v1/${path}?${new URLSearchParams(params).toString()}`);
       const body = (await res.json()) as { status: string; data: T; error?: string };

@@ -265,6 +265,36 @@ describe('query CLI (embedded)', () => {
     expect(parsed.stdout).toBe(`${await api(`/metricquery/api/v1/parse_query?${q({ query: gauge })}`)}\n`);
   });
 
+  it('metrics and logs rule verbs set, print, list and delete rule groups through the ruler config API', async () => {
+    const file = join(tmp, 'group.yaml');
+    writeFileSync(file, `name: cli-group\ninterval: 1m\nrules:\n  - record: cli:depth:max\n    expr: max(${gauge})\n`);
+    const set = await ok(['metrics', 'set-rule-group', 'cli-ns', file]);
+    expect(set.body).toEqual({ status: 'success', data: null, errorType: '', error: '' });
+    const yaml = await cli(['metrics', 'rule-groups', 'cli-ns', 'cli-group']);
+    expect(yaml.code).toBe(0);
+    expect(yaml.stdout).toBe(await api('/metricquery/config/v1/rules/cli-ns/cli-group'));
+    expect(yaml.stdout).toContain('record: cli:depth:max');
+    expect((await cli(['metrics', 'rule-groups'])).stdout).toMatch(/^cli-ns:\n/);
+    const rules = await ok(['metrics', 'rules', '--type', 'record', '--namespace', 'cli-ns']);
+    expect(rules.body.data.groups).toMatchObject([{ name: 'cli-group', file: 'cli-ns', rules: [{ name: 'cli:depth:max', type: 'recording', query: `max(${gauge})` }] }]);
+    expect((await ok(['metrics', 'alerts'])).body).toEqual({ status: 'success', data: { alerts: [] } });
+
+    writeFileSync(file, 'name: broken\nrules:\n  - record: x\n    expr: max(\n');
+    const broken = await cli(['metrics', 'set-rule-group', 'cli-ns', file]);
+    expect(broken.code).toBe(1);
+    expect(broken.stderr).toContain('could not parse expression');
+    expect((await cli(['metrics', 'set-rule-group', 'cli-ns', join(tmp, 'missing.yaml')])).code).toBe(2);
+
+    writeFileSync(file, `name: cli-logs\nrules:\n  - record: cli:log_lines:count1m\n    expr: sum(count_over_time({service_name="${logService}"}[1m]))\n`);
+    expect((await ok(['logs', 'set-rule-group', 'cli-logs-ns', file])).body.status).toBe('success');
+    expect((await ok(['logs', 'rules'])).body.data.groups.map((g: { name: string }) => g.name)).toEqual(['cli-logs']);
+    expect((await ok(['logs', 'delete-rule-group', 'cli-logs-ns'])).body.status).toBe('success');
+    expect((await ok(['metrics', 'delete-rule-group', 'cli-ns', 'cli-group'])).body.status).toBe('success');
+    const gone = await cli(['metrics', 'rule-groups', 'cli-ns']);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain('no rule groups found');
+  });
+
   it('metrics query and query-range take --limit, --timeout and --lookback-delta; labels take --limit', async () => {
     // Two series: {x="a"} and {x="b"}.
     const two = 'label_replace(vector(1), "x", "a", "", "") or label_replace(vector(2), "x", "b", "", "")';

@@ -38,6 +38,8 @@ export interface SharedDeps {
   telemetry?: SelfTelemetry;
   /** The limit stores of the process (`floe all` shares them with the router); absent: its own from limits.*. */
   limitStores?: LimitStores;
+  /** Key shared with the router of this process (`floe all`) when auth.internal_service_key is empty. */
+  internalKey?: string;
 }
 
 /**
@@ -58,7 +60,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     segmentMaxAgeMs: config.acceptor.wal_segment_max_age,
     onSealError: (err, segment) => log.warn({ err, segment }, 'WAL segment could not be sealed; the writer publishes it once it has been idle a while'),
   });
-  const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
+  // The internal key writes for the router's ruler (recording-rule results, ALERTS), nothing else.
+  const auth = { ...authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl }), serviceKey: config.auth.internal_service_key || deps.internalKey || '', serviceScopes: ['ingest'] };
   const ownLimitStores = !deps.limitStores;
   const limitStores = deps.limitStores ?? limitStoresFromConfig(config);
   // One cache of tenants' limits for admission and the series limit.

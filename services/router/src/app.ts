@@ -14,7 +14,7 @@ import { createPendingDeletions } from './logquery/pending-deletions.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
 import type { TableColumns } from './table-columns.ts';
 import { managementPlugin } from './management/plugin.ts';
-import { metricQueryPlugin } from './metricquery/plugin.ts';
+import { metricQueryPlugin, type MetricQueryOptions } from './metricquery/plugin.ts';
 import { profilesByTracePlugin } from './profilequery/by-trace.ts';
 import { profileQueryPlugin } from './profilequery/plugin.ts';
 import { queryIrPlugin } from './query-ir/plugin.ts';
@@ -77,6 +77,8 @@ export interface AppOptions {
   selfTracing?: SelfTracingOptions;
   /** The source-control integration (absent: the scm section is unset; its link routes answer 404). */
   scm?: Scm;
+  /** The ruler's config API and rule state (absent: /api/v1/rules and /alerts answer empty lists). */
+  rules?: MetricQueryOptions['rules'];
   /** The OAuth authorization server (auth.oauth; absent: disabled, its routes answer 404). */
   oauth?: Pick<OAuthOptions, 'accessTokenTtlMs' | 'refreshTokenTtlMs' | 'consentUrl'>;
 }
@@ -140,7 +142,7 @@ export async function buildApp(opts: AppOptions) {
   await queryApi('/tracequery', (s) => s.register(traceQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs }), { missingTenant: 'bad_data' });
   const pendingDeletions = createPendingDeletions(opts.db, app.log);
   await queryApi('/logquery', (s) =>
-    s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns, tenantLimits: opts.tenantLimits, pendingDeletions }),
+    s.register(logQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, demand: opts.queryDemand, tableColumns: opts.tableColumns, tenantLimits: opts.tenantLimits, pendingDeletions, rules: opts.rules }),
   );
   // Loki's log deletion API beside the log queries: keys with the delete scope, no query budget.
   await app.register(
@@ -159,6 +161,7 @@ export async function buildApp(opts: AppOptions) {
       seriesLabelCacheSize: opts.seriesLabelCacheSize,
       tableColumns: opts.tableColumns,
       deletes: { db: opts.db, compactor: opts.compactor },
+      rules: opts.rules,
     }),
   );
   await queryApi('/profilequery', (s) => s.register(profileQueryPlugin, { querier: opts.querier, queryTimeoutMs: opts.queryTimeoutMs, tableColumns: opts.tableColumns }));

@@ -13,6 +13,7 @@ import type { ProvisionDataset } from './management/options.ts';
 import { createTenantTables, provisionOnCreate } from './management/tenant-tables.ts';
 import { createQueryBudget } from './query-budget.ts';
 import { createQueryDemand } from './query-demand.ts';
+import { createRuler } from './ruler/from-config.ts';
 import { createCompactorClient } from './compactor-client.ts';
 import { StageTimings, timedQuerier } from './self-tracing.ts';
 import { scmFromConfig } from './scm/service.ts';
@@ -37,6 +38,8 @@ export interface SharedDeps {
   provisionDataset?: ProvisionDataset;
   /** Admin URL of the compactor of this process (`floe all`), used when router.compactor_url is empty. */
   compactorUrl?: string;
+  /** The acceptor of this process (`floe all`): where the ruler writes when ruler.remote_write_url is empty, and the key it takes. */
+  acceptor?: { url: string; key: string };
   /** The planning service of this process (`floe all planning`), used when router.planning_url is empty; read per request. */
   planningUrl?: () => string | undefined;
   /** SSO discovery retry schedule (tests shorten it; spec 2 Limits: 1 s doubling to 5 min). */
@@ -80,6 +83,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const tenantLimitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const queryBudget = createQueryBudget(limitStores.buckets, tenantLimitsOf);
   const querierClient = timings ? timedQuerier(querier(), timings) : querier();
+  const rules = createRuler(config, { db, log, querier: querierClient, tableColumns, acceptor: deps.acceptor });
   const app = await buildApp({
     log,
     auth,
@@ -112,6 +116,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     tables,
     compactor: createCompactorClient(config.router.compactor_url || deps.compactorUrl || `http://127.0.0.1:${config.compactor.admin_port}`),
     scm: scmFromConfig(config, db, log, limitStores.buckets),
+    rules: rules.routes,
   });
   const streaming = config.router.tempo_streaming
     ? sharePortWithGrpc(
@@ -122,6 +127,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   await app.listen({ host: config.router.host, port: config.router.port });
   const port = (app.server.address() as { port: number }).port;
   ready = true;
+  rules.ruler?.start();
   log.info({ port }, 'router ready');
   return {
     name: 'router',
@@ -134,6 +140,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       ready = false;
       // gRPC connections are the injector's, not the HTTP server's: closed first, or close would wait for them.
       streaming?.stop();
+      await rules.ruler?.stop();
+      await rules.notifier?.stop();
       await app.close();
       login.close();
       await queryDemand.close();

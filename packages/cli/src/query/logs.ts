@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { seg } from '@floe/client';
 import { queryVerb } from './verb.ts';
+import { registerRuleCommands } from './rules.ts';
 
 /**
  * `floe logs …`: the Loki-compatible log query API under /logquery/api/v1 (spec 1, "Log query
@@ -24,6 +25,7 @@ const windowOptions = (cmd: Command) =>
 
 export function registerLogCommands(program: Command): void {
   const logs = program.command('logs').description('query logs with LogQL (the /logquery API)');
+  registerRuleCommands(logs, { name: 'logs', config: 'logquery/loki/api/v1/rules', state: 'logquery/prometheus/api/v1' });
 
   queryVerb<{ limit?: string; time?: string; direction?: string }>(
     logs

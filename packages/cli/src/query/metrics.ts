@@ -3,6 +3,7 @@ import { UsageError } from '../command-helpers.ts';
 import { seg } from '@floe/client';
 import { repeatable } from '../command-helpers.ts';
 import { queryVerb } from './verb.ts';
+import { registerRuleCommands } from './rules.ts';
 
 /**
  * `floe metrics …`: the Prometheus-compatible query API under /metricquery/api/v1. Times are
@@ -36,6 +37,7 @@ const evaluation = (o: Evaluation) => ({ limit: o.limit, timeout: o.timeout, loo
 
 export function registerMetricCommands(program: Command): void {
   const metrics = program.command('metrics').description('query metrics with PromQL (the /metricquery API)');
+  registerRuleCommands(metrics, { name: 'metrics', config: 'metricquery/config/v1/rules', state: BASE });
 
   queryVerb<Evaluation & { time?: string }>(
     evaluationOptions(metrics.command('query').description('instant query at --time').argument('<promql>', 'PromQL expression').option('--time <time>', 'evaluation time (default now)')),

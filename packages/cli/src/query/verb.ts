@@ -23,6 +23,8 @@ export interface QueryRequest {
   method?: 'GET' | 'POST' | 'DELETE';
   /** A JSON body (sent with Content-Type application/json). */
   body?: unknown;
+  /** A body sent as it is (a rule group's YAML). */
+  rawBody?: { text: string; contentType: string };
 }
 
 /**
@@ -38,7 +40,7 @@ export function queryVerb<O extends object>(cmd: Command, name: string, request:
         const opts = command.opts<O & QueryFlags>();
         const tenant = requireTenant(opts.tenant);
         const req = request(command.args, opts);
-        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, req.method ?? 'GET', req.path, { query: req.query, body: req.body });
+        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, req.method ?? 'GET', req.path, { query: req.query, body: req.body, ...(req.rawBody ? { rawBody: req.rawBody } : {}) });
         // A 204 (a deletion recorded) prints nothing.
         if (text !== '') process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
       }),

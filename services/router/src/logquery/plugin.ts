@@ -46,6 +46,7 @@ import { createTableCache, type TableColumns } from '../table-columns.ts';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import { queryRouteSchema, type ParameterDoc, type QueryRouteDoc } from '../openapi.ts';
 import { buildInfo } from '../build-info.ts';
+import { ruleConfigRoutes, ruleStateRoutes, type RuleRoutesOptions } from '../ruler/routes.ts';
 
 /**
  * The Loki-compatible log query API (spec 1, "Log query API"; reference/api-contracts.md §1),
@@ -74,6 +75,8 @@ export interface LogQueryOptions {
   tenantLimits?: (tenant: string) => Promise<Pick<TenantLimits, 'retentionMs'>>;
   /** The dataset's delete requests not processed yet, whose lines queries leave out (absent: none). */
   pendingDeletions?: PendingDeletions;
+  /** The ruler's config and state routes (absent: /prometheus/api/v1/rules and /alerts answer empty lists). */
+  rules?: Omit<RuleRoutesOptions, 'language' | 'tag'> & { evaluationIntervalMs: number };
 }
 
 /**
@@ -441,15 +444,19 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
 
   for (const [prefix, idPrefix] of Object.entries(LOKI_PREFIXES)) await app.register(async (scope) => routes(scope, idPrefix), { prefix });
 
-  // Loki's Prometheus-style rules API, which Grafana's alerting lists for a Loki data source: Floe
-  // evaluates no LogQL rules (Grafana-managed alert rules query it like any panel), so empty.
+  // Loki's Prometheus-style rules API, which Grafana's alerting lists for a Loki data source: the
+  // ruler's rules and alerts (ruler/routes.ts), or empty lists where no rules are kept.
+  const rules = opts.rules;
   await app.register(
     async (scope) => {
+      if (rules) return ruleStateRoutes(scope, { ...rules, language: 'logql', tag: 'logs' });
       const empty = (path: string, id: string, summary: string, data: Record<string, unknown>) =>
         scope.get(path, { schema: queryRouteSchema('logs', id, summary, { returns: { description: `${LOKI_ENVELOPE} with ${JSON.stringify(data)}.` } }) }, async (_req, reply) => success(reply, data));
-      empty('/rules', 'list_log_rules', 'LogQL recording and alerting rules: none, Floe runs no rule evaluation', { groups: [] });
-      empty('/alerts', 'list_log_alerts', 'Active LogQL alerts: none, Floe runs no rule evaluation', { alerts: [] });
+      empty('/rules', 'list_log_rules', 'LogQL recording and alerting rules: none kept here', { groups: [] });
+      empty('/alerts', 'list_log_alerts', 'Active LogQL alerts: none kept here', { alerts: [] });
     },
     { prefix: '/prometheus/api/v1' },
   );
+  // Loki's ruler config API (/loki/api/v1/rules, and /api/prom/rules, Grafana's path for it).
+  if (rules) await app.register(async (scope) => ruleConfigRoutes(scope, { ...rules, language: 'logql', tag: 'logs' }));
 };

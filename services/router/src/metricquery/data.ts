@@ -30,11 +30,9 @@ import {
   type PlannerTable,
 } from '@floe/query';
 import { metricExemplarsTable, metricsTable } from '@floe/schema';
-import type { FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import { Lru } from '@floe/storage';
-import { callerCredentials } from '../auth-plugin.ts';
-import type { QuerierClient } from '../querier-client.ts';
+import type { CallerCredentials, QuerierClient } from '../querier-client.ts';
 import { rowsOf, type Row } from '../logquery/results.ts';
 import { pointListsRows, seriesIdList } from './results.ts';
 import { CATALOG_TTL_MS, type CatalogCache } from './catalog-cache.ts';
@@ -191,7 +189,7 @@ export class SeriesLabelCache {
 
 export class MetricReader {
   readonly #querier: QuerierClient;
-  readonly #req: FastifyRequest;
+  readonly #caller: CallerCredentials;
   readonly #deadline: number;
 
   readonly #maxSamples: number;
@@ -205,7 +203,7 @@ export class MetricReader {
    */
   constructor(
     querier: QuerierClient,
-    req: FastifyRequest,
+    caller: CallerCredentials,
     timeoutMs: number,
     maxSamples = DEFAULT_MAX_SAMPLES,
     catalogs?: CatalogCache,
@@ -213,7 +211,7 @@ export class MetricReader {
     table: () => Promise<PlannerTable> = async () => metricsTable,
   ) {
     this.#querier = querier;
-    this.#req = req;
+    this.#caller = caller;
     this.#deadline = Date.now() + timeoutMs;
     this.#maxSamples = maxSamples;
     this.#catalogs = catalogs;
@@ -223,7 +221,7 @@ export class MetricReader {
 
   /** The caller's (tenant, dataset), the key of its cached catalogs and labels. */
   #scope(): string | undefined {
-    return this.#req.tenant ? `${this.#req.tenant.tenant}\u0000${this.#req.tenant.dataset}` : undefined;
+    return `${this.#caller.tenant}\u0000${this.#caller.dataset ?? ''}`;
   }
 
   /** The catalog of a window or a cached superset of it (query evaluation only: see CatalogCache). */
@@ -244,7 +242,7 @@ export class MetricReader {
   }
 
   runTable(plan: PlannedQuery): Promise<Table> {
-    return this.#querier.query(callerCredentials(this.#req), { sql: plan.sql, params: plan.params, hints: plan.hints }, this.remainingMs());
+    return this.#querier.query(this.#caller, { sql: plan.sql, params: plan.params, hints: plan.hints }, this.remainingMs());
   }
 
   async catalog(startMs: number, endMs: number): Promise<CatalogEntry[]> {

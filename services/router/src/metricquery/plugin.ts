@@ -27,6 +27,7 @@ import {
 } from '@floe/query';
 import { requireScope } from '@floe/auth';
 import type { QuerierClient } from '../querier-client.ts';
+import { callerCredentials } from '../auth-plugin.ts';
 import type { CompactorClient } from '../compactor-client.ts';
 import { createDeleteRequest, deleteRequestProcessed, type Db } from '@floe/meta';
 import { createTableCache, type TableColumns } from '../table-columns.ts';
@@ -40,6 +41,7 @@ import { MetricReader, SeriesLabelCache } from './data.ts';
 import { PROM_PARAMS as P, PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
 import { buildInfo } from '../build-info.ts';
+import { ruleConfigRoutes, ruleStateRoutes, type RuleRoutesOptions } from '../ruler/routes.ts';
 
 /**
  * The Prometheus-compatible metric query API (issue 6; spec 1 "Metric query API";
@@ -69,6 +71,8 @@ export interface MetricQueryOptions {
   tableColumns?: TableColumns;
   /** Where delete_series records its request, and the compactor it asks to apply it (absent: the periodic pass does). */
   deletes: { db: Db; compactor?: CompactorClient };
+  /** The ruler's config and state routes (absent: /api/v1/rules and /alerts answer empty lists). */
+  rules?: Omit<RuleRoutesOptions, 'language' | 'tag'> & { evaluationIntervalMs: number };
 }
 
 /** Series one delete_series may name: past this the selector is too wide to hold as one request. */
@@ -94,6 +98,11 @@ export const DEFAULT_LOOKBACK_DELTA_MS = 300_000;
 export const DEFAULT_SUBQUERY_STEP_MS = 60_000;
 
 const BUILD_INFO = buildInfo('3.0.0');
+/**
+ * Mimir's build-info `features`: Grafana's alerting reads `ruler_config_api` to offer managing this
+ * data source's rules through <url>/config/v1/rules (ruler/routes.ts).
+ */
+const RULER_FEATURES = { ruler_config_api: 'true', alertmanager_config_api: 'false', query_sharding: 'false', federated_rules: 'false' };
 
 /** Prometheus's success envelope; `warnings` and `infos` only when there are some, as Prometheus omits them. */
 const success = (reply: FastifyReply, data: unknown, notes?: { warnings: string[]; infos: string[] }) =>
@@ -154,7 +163,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     const { tenant, dataset } = req.tenant;
     return tables.get(tenant, dataset, () => columns(tenant, dataset, 'metrics'));
   };
-  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, req, timeoutMs, opts.maxSamples, catalogs, seriesLabels, tableOf(req));
+  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, callerCredentials(req), timeoutMs, opts.maxSamples, catalogs, seriesLabels, tableOf(req));
   /**
    * Query demand: the selectors' label names without a column, table `metrics`: neither a fixed
    * column nor a materialized label column of the caller's table.
@@ -359,13 +368,15 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       return success(reply, parsePromQL(requireParam(p, 'query')));
     });
 
-    scope.get('/status/buildinfo', { schema: doc('get_metric_build_info', 'Prometheus build information (for Grafana)', 'version and build fields') }, async (_req, reply) => success(reply, BUILD_INFO));
+    scope.get('/status/buildinfo', { schema: doc('get_metric_build_info', 'Prometheus build information (for Grafana)', 'version and build fields') }, async (_req, reply) => success(reply, opts.rules ? { ...BUILD_INFO, features: RULER_FEATURES } : BUILD_INFO));
 
-    // Grafana's alerting lists the rules and alerts of each Prometheus data source. Floe evaluates
-    // no rules itself (Grafana-managed alert rules query it like any panel), so both lists are
-    // empty, where a 404 would show as an error on Grafana's alert list.
-    scope.get('/rules', { schema: doc('list_metric_rules', 'Recording and alerting rules: none, Floe runs no rule evaluation', '`{groups: []}`') }, async (_req, reply) => success(reply, { groups: [] }));
-    scope.get('/alerts', { schema: doc('list_metric_alerts', 'Active alerts: none, Floe runs no rule evaluation', '`{alerts: []}`') }, async (_req, reply) => success(reply, { alerts: [] }));
+    // Grafana's alerting lists the rules and alerts of each Prometheus data source: the ruler's
+    // (ruler/routes.ts), or empty lists where no rules are kept, since a 404 would show as an error.
+    if (opts.rules) ruleStateRoutes(scope, { ...opts.rules, language: 'promql', tag: 'metrics' });
+    else {
+      scope.get('/rules', { schema: doc('list_metric_rules', 'Recording and alerting rules: none kept here', '`{groups: []}`') }, async (_req, reply) => success(reply, { groups: [] }));
+      scope.get('/alerts', { schema: doc('list_metric_alerts', 'Active alerts: none kept here', '`{alerts: []}`') }, async (_req, reply) => success(reply, { alerts: [] }));
+    }
 
     // Prometheus's TSDB status (its UI's cardinality page, and the first stop when a series count
     // explodes), over the series of the window rather than a head block.
@@ -439,4 +450,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   };
 
   await app.register(async (scope) => routes(scope), { prefix: '/api/v1' });
+  // The ruler config API beside it (Mimir: <prefix>/config/v1/rules; Cortex: <prefix>/rules).
+  const rules = opts.rules;
+  if (rules) await app.register(async (scope) => ruleConfigRoutes(scope, { ...rules, language: 'promql', tag: 'metrics' }));
 };

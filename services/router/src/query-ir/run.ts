@@ -125,7 +125,7 @@ async function traces(deps: RunContext, req: FastifyRequest, q: TracesQuery): Pr
 async function metrics(deps: RunContext, req: FastifyRequest, q: MetricsQuery): Promise<Answer> {
   const { startMs, endMs, stepMs } = metricGridOf(q);
   const expr = parsePromQL(q.promql);
-  const reader = new MetricReader(deps.querier, req, deps.queryTimeoutMs, deps.maxSamples, undefined, undefined, () => deps.tables.metrics(req));
+  const reader = new MetricReader(deps.querier, callerCredentials(req), deps.queryTimeoutMs, deps.maxSamples, undefined, undefined, () => deps.tables.metrics(req));
   const annotations = new PromAnnotations();
   const evalOpts: EvalOptions = { startMs, endMs, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: DEFAULT_SUBQUERY_STEP_MS, annotations };
   const source = await reader.selectorSource(selectorWindows(expr, evalOpts));

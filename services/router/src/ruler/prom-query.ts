@@ -1,0 +1,36 @@
+import { evalInstant, parsePromQL, selectorWindows, type EvalOptions, type InstantResult } from '@floe/query';
+import { metricsTable } from '@floe/schema';
+import { CatalogCache } from '../metricquery/catalog-cache.ts';
+import { MetricReader } from '../metricquery/data.ts';
+import { DEFAULT_LOOKBACK_DELTA_MS } from '../metricquery/plugin.ts';
+import type { CallerCredentials, QuerierClient } from '../querier-client.ts';
+import { createTableCache, type TableColumns } from '../table-columns.ts';
+
+export interface RulerQueryOptions {
+  querier: QuerierClient;
+  queryTimeoutMs: number;
+  maxSamples?: number;
+  tableColumns?: TableColumns;
+  /** Step of subqueries written without one: the evaluation interval, as in Prometheus. */
+  defaultSubqueryStepMs: number;
+}
+
+/**
+ * The ruler's instant PromQL queries: the same reads and evaluation as the query API's
+ * /api/v1/query, for a tenant's dataset, with the internal service key standing for the tenant
+ * (the querier takes it for reads only). Catalogs and table columns are cached as for the API.
+ */
+export function rulerPromQuery(opts: RulerQueryOptions): (tenant: string, dataset: string, expr: string, t: number) => Promise<InstantResult> {
+  const catalogs = new CatalogCache();
+  const tables = createTableCache(metricsTable);
+  return async (tenant, dataset, text, t) => {
+    const caller: CallerCredentials = { authorization: '', tenant, dataset, session: true };
+    const columns = opts.tableColumns;
+    const table = columns ? () => tables.get(tenant, dataset, () => columns(tenant, dataset, 'metrics')) : async () => metricsTable;
+    const reader = new MetricReader(opts.querier, caller, opts.queryTimeoutMs, opts.maxSamples, catalogs, undefined, table);
+    const expr = parsePromQL(text);
+    const evalOpts: EvalOptions = { startMs: t, endMs: t, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: opts.defaultSubqueryStepMs };
+    const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
+    return evalInstant(expr, t, source, evalOpts);
+  };
+}
