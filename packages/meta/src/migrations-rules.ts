@@ -11,7 +11,7 @@ export const RULES_MIGRATION: Migration = {
   name: 'ruler: rule groups, their evaluation state, the evaluator lease',
   sql: `
 CREATE TABLE IF NOT EXISTS rule_groups (
-  tenant_id   text NOT NULL REFERENCES tenants (id) ON DELETE CASCADE,
+  tenant_id   text NOT NULL,
   dataset_id  text NOT NULL,
   language    text NOT NULL CONSTRAINT rule_groups_language CHECK (language IN ('promql', 'logql')),
   namespace   text NOT NULL,
@@ -22,7 +22,9 @@ CREATE TABLE IF NOT EXISTS rule_groups (
   version     integer NOT NULL DEFAULT 1,
   -- The evaluation state of this definition; cleared when the definition changes.
   state       jsonb,
-  PRIMARY KEY (tenant_id, dataset_id, language, namespace, name)
+  PRIMARY KEY (tenant_id, dataset_id, language, namespace, name),
+  -- A dataset's rules go with it (and with its tenant, through the dataset).
+  FOREIGN KEY (tenant_id, dataset_id) REFERENCES datasets (tenant_id, id) ON DELETE CASCADE
 );
 
 CREATE TABLE IF NOT EXISTS leases (

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireLease, createTenant, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
+import { acquireLease, createDataset, createTenant, deleteDataset, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
 import { BACKENDS, createMigratedTestDatabase, type TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('rule groups on %s', (kind) => {
@@ -60,7 +60,7 @@ describe.each(BACKENDS)('rule groups on %s', (kind) => {
     expect((await listRuleGroups(db, { tenantId: 'other', namespace: 'cap' })).map((g) => g.definition)).toEqual([{ changed: true }]);
   });
 
-  it('deletes one group or a namespace of one tenant only, and all of a deleted tenant', async () => {
+  it('deletes one group or a namespace of one tenant only, and all of a deleted tenant or dataset', async () => {
     expect(await deleteRuleGroups(db, { tenantId: 'acme', language: 'promql', namespace: 'ns1', name: 'b' })).toBe(1);
     expect(await deleteRuleGroups(db, { tenantId: 'acme', language: 'promql', namespace: 'ns1' })).toBe(1);
     expect((await listRuleGroups(db, { tenantId: 'other', namespace: 'ns1' })).length).toBe(1);
@@ -68,6 +68,11 @@ describe.each(BACKENDS)('rule groups on %s', (kind) => {
     await putRuleGroup(db, key('gone', 'ns', 'g'), {}, 10);
     await deleteTenant(db, 'gone');
     expect(await listRuleGroups(db, { tenantId: 'gone' })).toEqual([]);
+    await createDataset(db, { tenantId: 'other', id: 'prod' });
+    await putRuleGroup(db, { ...key('other', 'ns', 'g'), datasetId: 'prod' }, {}, 10);
+    await deleteDataset(db, 'other', 'prod');
+    expect(await listRuleGroups(db, { tenantId: 'other', datasetId: 'prod' })).toEqual([]);
+    expect((await listRuleGroups(db, { tenantId: 'other' })).length).toBeGreaterThan(0);
   });
 
   it('gives a lease to one holder at a time until it expires or is released', async () => {

@@ -144,14 +144,15 @@ describe('metric query API over OTLP metrics', () => {
     expect(data.e2e_latency_seconds![0]!.type).toBe('histogram');
   });
 
-  it('answers Grafana’s connection test, buildinfo without features, format_query, and errors in the envelope', async () => {
+  it('answers Grafana’s connection test, buildinfo with the ruler feature, format_query, and errors in the envelope', async () => {
     const one = await api('query', { query: '1+1', time: '1700000000' });
     expect(one.body).toEqual({ status: 'success', data: { resultType: 'scalar', result: [1700000000, '2'] } });
     const info = await api('status/buildinfo', {}, 'GET');
     expect(info.status).toBe(200);
-    expect(info.body.data).not.toHaveProperty('features');
+    // Mimir's `features`: Grafana's alerting then manages this data source's rules through <url>/config/v1/rules.
+    expect((info.body.data as { features: Record<string, string> }).features).toMatchObject({ ruler_config_api: 'true' });
     expect((info.body.data as { version: string }).version).toMatch(/^\d+\.\d+\.\d+/);
-    // Grafana's alert list asks a Prometheus data source for its rules and alerts: none, not an error.
+    // Grafana's alert list asks a Prometheus data source for its rules and alerts: none set, not an error.
     expect(await api('rules', {}, 'GET')).toMatchObject({ status: 200, body: { status: 'success', data: { groups: [] } } });
     expect(await api('alerts', {}, 'GET')).toMatchObject({ status: 200, body: { status: 'success', data: { alerts: [] } } });
     const fmt = await api('format_query', { query: 'sum(rate(x{a="b"}[5m]))by(a)' });

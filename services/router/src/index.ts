@@ -7,4 +7,7 @@
 export { start } from './start.ts';
 export type { SharedDeps } from './start.ts';
 export { buildApp } from './app.ts';
+// The ruler's Alertmanager client (its tests run a real Alertmanager from @floe/testkit).
+export { AlertmanagerNotifier } from './ruler/alertmanager.ts';
+export type { AlertmanagerOptions, NotifiedAlert, NotifierStats } from './ruler/alertmanager.ts';
 export type { ProvisionDataset } from './management/options.ts';

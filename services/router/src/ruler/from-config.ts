@@ -1,7 +1,7 @@
 import type { FloeConfig } from '@floe/config';
 import type { Db } from '@floe/meta';
 import { expandAlertTemplate, parseAlertTemplate } from '@floe/query';
-import type { Logger } from '@floe/telemetry';
+import type { Logger, SelfTelemetry } from '@floe/telemetry';
 import type { MetricQueryOptions } from '../metricquery/plugin.ts';
 import type { QuerierClient } from '../querier-client.ts';
 import type { TableColumns } from '../table-columns.ts';
@@ -10,6 +10,7 @@ import { createPendingDeletions } from '../logquery/pending-deletions.ts';
 import { rulerLogQuery } from './log-query.ts';
 import { rulerPromQuery } from './prom-query.ts';
 import { Ruler } from './ruler.ts';
+import { rulerMetrics } from './ruler-metrics.ts';
 import { remoteWriteSamples } from './sample-writer.ts';
 
 export interface RulerParts {
@@ -23,7 +24,7 @@ export interface RulerParts {
 /** The ruler of a router from config.ruler: its routes, evaluator, writer and notifier. */
 export function createRuler(
   config: Readonly<FloeConfig>,
-  deps: { db: Db; log: Logger; querier: QuerierClient; tableColumns?: TableColumns; acceptor?: { url: string; key: string } },
+  deps: { db: Db; log: Logger; querier: QuerierClient; tableColumns?: TableColumns; acceptor?: { url: string; key: string }; telemetry?: SelfTelemetry },
 ): RulerParts {
   const r = config.ruler;
   const routes = {
@@ -48,6 +49,7 @@ export function createRuler(
     expand: (template, data) => expandAlertTemplate(template, data),
     writer: remoteWriteSamples(() => ({ url, key, timeoutMs: config.router.query_timeout })),
     ...(notifier ? { notifier } : {}),
+    metrics: rulerMetrics(deps.telemetry, notifier),
     evaluationIntervalMs: r.evaluation_interval,
     pollIntervalMs: r.poll_interval,
     queryOffsetMs: r.query_offset,

@@ -181,12 +181,15 @@ async function vectorOf(expr: string, ts: number, ctx: EvaluationContext): Promi
   }
 }
 
+/** Sets a label as an own property, so that even one named `__proto__` is an ordinary label. */
+const setLabel = (labels: Labels, name: string, value: string) => Object.defineProperty(labels, name, { value, enumerable: true, writable: true, configurable: true });
+
 /** Applies rule labels over a label set: an empty value removes the label. */
 function withLabels(base: Labels, extra: Labels): Labels {
   const out: Labels = { ...base };
   for (const [k, v] of Object.entries(extra)) {
     if (v === '') delete out[k];
-    else out[k] = v;
+    else setLabel(out, k, v);
   }
   return out;
 }
@@ -218,11 +221,11 @@ async function evalAlerting(rule: AlertingRule, group: RuleGroup, ts: number, be
     const { __name__: _dropped, ...sampleLabels } = s.labels;
     const expand = (text: string) => ctx.expand(text, sampleLabels, s.v);
     const ruleLabels: Labels = {};
-    for (const [k, v] of Object.entries(rule.labels)) ruleLabels[k] = expand(v);
+    for (const [k, v] of Object.entries(rule.labels)) setLabel(ruleLabels, k, expand(v));
     const labels = withLabels(withLabels(sampleLabels, group.labels ?? {}), ruleLabels);
     labels.alertname = rule.alert;
     const annotations: Labels = {};
-    for (const [k, v] of Object.entries(rule.annotations)) annotations[k] = expand(v);
+    for (const [k, v] of Object.entries(rule.annotations)) setLabel(annotations, k, expand(v));
     const key = labelsKey(labels);
     if (found.has(key)) throw new Error('vector contains metrics with the same labelset after applying alert labels');
     found.set(key, { labels, annotations, state: 'pending', value: s.v, activeAt: ts });

@@ -4,6 +4,7 @@ import { ruleGroupFromJson, type InstantResult, type RuleGroup } from '@floe/que
 import type { Logger } from '@floe/telemetry';
 import type { AlertmanagerNotifier } from './alertmanager.ts';
 import { evaluateGroup, restoreGroupState, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
+import type { RulerMetrics } from './ruler-metrics.ts';
 import type { SampleWriter } from './sample-writer.ts';
 
 /**
@@ -31,6 +32,8 @@ export interface RulerOptions {
   externalLabels: Labels;
   /** public.api_url: alerts link back to the query API from there. */
   externalUrl: string;
+  /** Self-monitoring (absent: nothing recorded). */
+  metrics?: RulerMetrics;
   /** Groups evaluated at once at most. */
   concurrency?: number;
   now?: () => number;
@@ -196,6 +199,14 @@ export class Ruler {
       }
     }
     g.state = result.state;
+    const metrics = this.#opts.metrics;
+    if (metrics) {
+      const attributes = { 'tenant.id': stored.tenantId, language: stored.language };
+      metrics.groupDuration.record(result.state.evaluationTime, attributes);
+      metrics.evaluations.add(result.state.rules.length, attributes);
+      const failed = result.state.rules.filter((r) => r.health === 'err').length;
+      if (failed > 0) metrics.evaluationFailures.add(failed, attributes);
+    }
     if (result.due.length > 0 && this.#opts.notifier) this.#opts.notifier.send(stored.tenantId, result.due.map((a) => this.#notified(a, g)));
     await saveRuleGroupState(this.#opts.db, stored, stored.version, result.state);
   }

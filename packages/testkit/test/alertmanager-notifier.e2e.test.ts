@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Logger } from '@floe/telemetry';
-import { freePorts, requireAlertmanager, startAlertmanager, waitFor, type AlertmanagerUnderTest } from '@floe/testkit';
-import { AlertmanagerNotifier, type NotifiedAlert } from './alertmanager.ts';
+import { AlertmanagerNotifier, type NotifiedAlert } from '@floe/router';
+import { freePorts, requireAlertmanager, startAlertmanager, waitFor, type AlertmanagerUnderTest } from '../src/index.ts';
 
 interface Received {
   path: string;

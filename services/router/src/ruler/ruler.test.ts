@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTenant, listRuleGroups, migrate, openDb, putRuleGroup, type Db } from '@floe/meta';
+import { parseRuleGroup, ruleGroupToJson, type InstantResult } from '@floe/query';
+import { silentLogger } from '@floe/telemetry';
+import type { GroupState, OutputSample } from './group-evaluation.ts';
+import { Ruler } from './ruler.ts';
+
+/**
+ * The scheduler against a real (in-memory PGlite) metadata DB: one of two rulers evaluates (the
+ * lease), the other takes over once the first stops; groups run on their interval; results reach
+ * the writer; the state is saved, and a new evaluator restores a firing alert instead of starting
+ * its `for` over. Queries are answered by the test (the query engines are tested elsewhere).
+ */
+describe('ruler scheduler', () => {
+  let db: Db;
+  const written: Array<{ tenant: string; samples: readonly OutputSample[] }> = [];
+  const value = 5;
+
+  const ruler = () =>
+    new Ruler({
+      db,
+      log: silentLogger(),
+      queries: {
+        promql: async (_tenant, _dataset, expr, t): Promise<InstantResult> => {
+          if (expr === 'up') return { resultType: 'vector', result: [{ labels: { __name__: 'up', job: 'api' }, t, v: value }] };
+          if (expr === 'up > 1') return { resultType: 'vector', result: value > 1 ? [{ labels: { job: 'api' }, t, v: value }] : [] };
+          throw new Error(`unexpected expression ${expr}`);
+        },
+        logql: async () => ({ resultType: 'vector', result: [] }),
+      },
+      expand: (template) => template,
+      writer: { write: async (tenant, _dataset, samples) => void written.push({ tenant, samples }) },
+      evaluationIntervalMs: 1000,
+      pollIntervalMs: 100,
+      queryOffsetMs: 0,
+      resendDelayMs: 60_000,
+      forOutageToleranceMs: 3_600_000,
+      externalLabels: {},
+      externalUrl: 'http://floe.test',
+    });
+  const until = async (what: string, check: () => boolean | Promise<boolean>, ms = 10_000) => {
+    const end = Date.now() + ms;
+    while (!(await check())) {
+      if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const savedState = async () => (await listRuleGroups(db, { tenantId: 'acme' }))[0]?.state as GroupState | null;
+
+  beforeAll(async () => {
+    db = await openDb({ kind: 'pglite', dataDir: 'memory://' });
+    await migrate(db);
+    await createTenant(db, { id: 'acme', displayName: 'Acme' });
+    const group = parseRuleGroup('name: g\ninterval: 1s\nrules:\n  - record: job:up:max\n    expr: up\n  - alert: Up\n    expr: up > 1\n    for: 1h\n', { language: 'promql' });
+    await putRuleGroup(db, { tenantId: 'acme', datasetId: 'default', language: 'promql', namespace: 'ns', name: 'g' }, ruleGroupToJson(group), 10);
+  });
+  afterAll(async () => {
+    await db?.close();
+  });
+
+  it('evaluates on one ruler only, hands over when it stops, and restores a pending alert from the saved state', async () => {
+    const a = ruler();
+    const b = ruler();
+    a.start();
+    await until('a to lead', () => a.leader);
+    b.start();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.leader).toBe(false);
+
+    await until('two evaluations written', () => written.length >= 2);
+    expect(written[0]!.tenant).toBe('acme');
+    expect(written[0]!.samples.map((s) => s.labels)).toEqual([
+      { __name__: 'job:up:max', job: 'api' },
+      { __name__: 'ALERTS', alertname: 'Up', alertstate: 'pending', job: 'api' },
+      { __name__: 'ALERTS_FOR_STATE', alertname: 'Up', job: 'api' },
+    ]);
+    // Evaluations fall on whole seconds (the group's interval, shifted by its offset) a second apart.
+    const [t1, t2] = [written[0]!.samples[0]!.t, written[1]!.samples[0]!.t];
+    expect(t2 - t1).toBe(1000);
+
+    await until('the state saved', async () => (await savedState())?.rules[1]?.alerts[0]?.state === 'pending');
+    const activeAt = (await savedState())!.rules[1]!.alerts[0]!.activeAt;
+
+    await a.stop();
+    await until('b to take over', () => b.leader, 5_000);
+    const before = written.length;
+    await until('b to evaluate', () => written.length > before);
+    // b restored the pending alert: its activeAt is a's, not the time b started evaluating.
+    await until('b to save its state', async () => ((await savedState())?.lastEvaluation ?? 0) > written[before - 1]!.samples[0]!.t);
+    expect((await savedState())!.rules[1]!.alerts[0]).toMatchObject({ state: 'pending', activeAt });
+    await b.stop();
+  });
+});
