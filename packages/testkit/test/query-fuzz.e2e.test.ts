@@ -1,5 +1,8 @@
+import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PromWriteRequestSchema, create, toBinary } from '@floe/proto';
 import {
+  REMOTE_WRITE_HEADERS,
   postProfiles,
   protoLogExporter,
   protoMetricExporter,
@@ -113,6 +116,29 @@ describe('query APIs under hostile queries (embedded)', () => {
   }, 120_000);
   afterAll(async () => {
     await floe?.stop();
+  });
+
+  it('regexes that backtrack exponentially in JavaScript answer at once over a stored label value', async () => {
+    // A label value of 40 a's and a b: `(a|a)+` takes a backtracking engine ~2^40 steps on it,
+    // which would stall the router for every tenant; RE2's automata (Prometheus's engine) take 41.
+    const hostile = `${'a'.repeat(40)}b`;
+    const timeseries = [{ labels: [{ name: '__name__', value: 'fuzz_rx' }, { name: 'v', value: hostile }], samples: [{ value: 1, timestamp: BigInt(Date.now()) }] }];
+    const write = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', headers: { ...headers, ...REMOTE_WRITE_HEADERS }, body: compress(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries }))) });
+    expect(write.status).toBe(204);
+    const query = async (promql: string) => {
+      const res = await fetch(`${floe.routerUrl}/metricquery/api/v1/query?query=${encodeURIComponent(promql)}`, { headers, signal: AbortSignal.timeout(30_000) });
+      expect(res.status).toBe(200);
+      return ((await res.json()) as { data: { result: Array<{ metric: Record<string, string> }> } }).data.result;
+    };
+    await waitFor('the series', async () => ((await query('fuzz_rx')).length === 1 ? true : undefined), 30_000, 200);
+    const [matcher, replaced, negated] = await Promise.all([
+      query('fuzz_rx{v=~"(a|a)+"}'),
+      query('label_replace(fuzz_rx, "x", "$1", "v", "(a+)+")'),
+      query('fuzz_rx{v!~"(.*a){30}"}'),
+    ]);
+    expect(matcher).toEqual([]);
+    expect(replaced.map((r) => r.metric)).toEqual([{ __name__: 'fuzz_rx', v: hostile }]);
+    expect(negated.map((r) => r.metric)).toEqual([{ __name__: 'fuzz_rx', v: hostile }]);
   });
 
   it.each([1, 2, 3])('seed %i: 150 mutated queries over every read API answer 2xx, 4xx or 501 in the envelope', async (seed) => {

@@ -10,7 +10,7 @@ import {
   type RangeNode,
   type SampleWindows,
 } from '../ir/log-metrics.ts';
-import { anchoredRe2 } from '../re2.ts';
+import { cachedAnchoredRe2 } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
 import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { quantile } from '../quantile.ts';
@@ -653,7 +653,7 @@ class Evaluator {
   labelReplace(node: LabelReplaceNode): Value {
     const input = this.vector(node.expr, 'label_replace');
     // parse.ts already refused a regex RE2 would refuse.
-    const re = anchoredRe2(node.regex);
+    const re = cachedAnchoredRe2(node.regex);
     const seen = new Set<string>();
     const out: Series[] = [];
     for (const s of input) {

@@ -9,7 +9,8 @@
  * does ("error calling humanize: …").
  */
 
-import { re2RegExp } from '../re2.ts';
+import { re2Search, type Re2Searcher } from '../re2.ts';
+import { expandTemplate } from '../regex-template.ts';
 import { parseDuration } from '../logql/durations.ts';
 import {
   TMap,
@@ -374,24 +375,14 @@ function parsePromDuration(s: string): number {
   return ms / 1000;
 }
 
-/** Compiled regexps for one expansion: RE2 syntax via re2.ts, global for reReplaceAll's scan. */
-function compile(pattern: string, cache: Map<string, RegExp>): RegExp {
+/** Compiled patterns for one expansion: RE2 syntax and linear-time matching (re2.ts). */
+function compile(pattern: string, cache: Map<string, Re2Searcher>): Re2Searcher {
   let re = cache.get(pattern);
   if (!re) {
-    re = new RegExp(re2RegExp(pattern).source, 'gu');
+    re = re2Search(pattern);
     cache.set(pattern, re);
   }
   return re;
-}
-
-/** regexp.Regexp.Expand's template: $1, ${1}, $name, ${name}; `$$` is a dollar; an unknown group is empty. */
-function expandReplacement(repl: string, m: RegExpExecArray): string {
-  return repl.replace(/\$(?:\$|\{([A-Za-z0-9_]+)\}|([A-Za-z0-9_]+))/g, (all, braced: string | undefined, bare: string | undefined) => {
-    if (all === '$$') return '$';
-    const name = (braced ?? bare)!;
-    if (/^\d+$/.test(name)) return m[Number(name)] ?? '';
-    return m.groups?.[name] ?? '';
-  });
 }
 
 /**
@@ -399,18 +390,17 @@ function expandReplacement(repl: string, m: RegExpExecArray): string {
  * right after a previous match is not replaced (JavaScript's replace would replace it, so
  * `reReplaceAll "a*" "-" "baaac"` would differ).
  */
-function replaceAll(re: RegExp, repl: string, text: string): string {
+function replaceAll(re: Re2Searcher, repl: string, text: string): string {
   let out = '';
   let lastMatchEnd = 0;
   let searchPos = 0;
   while (searchPos <= text.length) {
-    re.lastIndex = searchPos;
-    const m = re.exec(text);
+    const m = re.execFrom(text, searchPos);
     if (!m) break;
     const start = m.index;
     const end = start + m[0].length;
     out += text.slice(lastMatchEnd, start);
-    if (end > lastMatchEnd || start === 0) out += expandReplacement(repl, m);
+    if (end > lastMatchEnd || start === 0) out += expandTemplate(repl, m);
     lastMatchEnd = end;
     const width = searchPos < text.length ? String.fromCodePoint(text.codePointAt(searchPos)!).length : 1;
     searchPos = searchPos + width > end ? searchPos + width : end;
@@ -420,8 +410,8 @@ function replaceAll(re: RegExp, repl: string, text: string): string {
 
 /** The functions of one expansion; regexps are cached per expansion, not shared between alerts. */
 export function templateFunctions(): Map<string, TemplateFunc> {
-  const regexps = new Map<string, RegExp>();
-  const regexp = (pattern: string, caller: 'match' | 'reReplaceAll'): RegExp => {
+  const regexps = new Map<string, Re2Searcher>();
+  const regexp = (pattern: string, caller: 'match' | 'reReplaceAll'): Re2Searcher => {
     try {
       return compile(pattern, regexps);
     } catch (err) {
@@ -464,11 +454,7 @@ export function templateFunctions(): Map<string, TemplateFunc> {
     ['title', fn(['string'], ([a]) => title(s(a)))],
     ['toUpper', fn(['string'], ([a]) => mapRunes(s(a), 'upper'))],
     ['toLower', fn(['string'], ([a]) => mapRunes(s(a), 'lower'))],
-    ['match', fn(['string', 'string'], ([p, t]) => {
-      const re = regexp(s(p), 'match');
-      re.lastIndex = 0;
-      return re.test(s(t));
-    })],
+    ['match', fn(['string', 'string'], ([p, t]) => regexp(s(p), 'match').test(s(t)))],
     ['reReplaceAll', fn(['string', 'string', 'string'], ([p, r, t]) => replaceAll(regexp(s(p), 'reReplaceAll'), s(r), s(t)))],
     ['safeHtml', fn(['string'], ([a]) => a!)],
     ['stripPort', fn(['string'], ([a]) => splitHostPort(s(a))?.[0] ?? s(a))],

@@ -5,7 +5,7 @@ import { KEEPS_METRIC_NAME } from './functions.ts';
 import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { LABEL_NAME_RE, METRIC_NAME, dropMetricName, formatFloat, groupOf } from './labels.ts';
 import { typeOf } from './parse.ts';
-import { anchoredRe2 } from '../re2.ts';
+import { cachedAnchoredRe2, type Re2Matcher } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
 import { quantile } from '../quantile.ts';
 import { evalSteps } from './steps.ts';
@@ -871,9 +871,9 @@ class Evaluator {
       case 'label_replace': {
         const v = this.vectorArg(c.args[0]!, ts);
         const [dst, repl, src, re] = c.args.slice(1).map((a) => this.stringArg(a, ts)) as [string, string, string, string];
-        let regex: RegExp;
+        let regex: Re2Matcher;
         try {
-          regex = anchoredRe2(re);
+          regex = cachedAnchoredRe2(re);
         } catch {
           throw execError(`invalid regular expression in label_replace(): ${re}`);
         }

@@ -2,7 +2,7 @@ import type { LabelMatcher } from './ast.ts';
 import type { RawSeries } from './eval.ts';
 import { labelsKey, makeLabels, type Labels } from '../labels.ts';
 import { METRIC_NAME, formatFloat } from './labels.ts';
-import { anchoredRe2 } from '../re2.ts';
+import { cachedAnchoredRe2 } from '../re2.ts';
 import { DERIVED_LABELS } from '../ir/metrics.ts';
 
 /**
@@ -111,17 +111,6 @@ export function promFamily(e: CatalogEntry): PromFamily {
   }
 }
 
-const regexCache = new Map<string, RegExp>();
-function regex(pattern: string): RegExp {
-  let r = regexCache.get(pattern);
-  if (!r) {
-    r = anchoredRe2(pattern);
-    if (regexCache.size > 1000) regexCache.clear();
-    regexCache.set(pattern, r);
-  }
-  return r;
-}
-
 export function matchValue(m: LabelMatcher, value: string): boolean {
   switch (m.op) {
     case '=':
@@ -129,9 +118,9 @@ export function matchValue(m: LabelMatcher, value: string): boolean {
     case '!=':
       return value !== m.value;
     case '=~':
-      return regex(m.value).test(value);
+      return cachedAnchoredRe2(m.value).test(value);
     case '!~':
-      return !regex(m.value).test(value);
+      return !cachedAnchoredRe2(m.value).test(value);
   }
 }
 
