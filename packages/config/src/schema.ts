@@ -321,6 +321,18 @@ export const limitsSection = z.strictObject({
     .describe(
       'What the metrics generator (metrics_generator.enabled) derives from a tenant\'s spans: span_metrics (traces_spanmetrics_calls_total and traces_spanmetrics_latency by service, span_name, span_kind, status_code), service_graphs (traces_service_graph_request_total, _failed_total and the client and server latency histograms by client, server, connection_type); [] none. A tenant\'s settings.limits may override it, as Tempo\'s per-tenant metrics_generator_processors.',
     ),
+  ruler_max_rule_groups_per_tenant: z
+    .number()
+    .int()
+    .positive()
+    .default(100)
+    .describe('Rule groups a tenant may have per query language (PromQL, LogQL), as Mimir\'s limit of that name; more is 400. A tenant\'s settings.limits may override it.'),
+  ruler_max_rules_per_rule_group: z
+    .number()
+    .int()
+    .positive()
+    .default(100)
+    .describe('Rules one rule group of a tenant may hold, as Mimir\'s limit of that name; more is 400. A tenant\'s settings.limits may override it.'),
   ingest_max_age: duration('7d').describe(
     'Rows whose time (a span\'s start, a log record\'s or a data point\'s time, a profile\'s) lies further in the past than this are refused at ingest (OTLP: rejected in the partial success; remote write: 400 after storing the rest), so a client with a broken clock cannot scatter a request over thousands of hour partitions. 0s: any age. A tenant\'s settings.limits may override it (e.g. for a backfill).',
   ),
@@ -460,8 +472,6 @@ export const rulerSection = z.strictObject({
   resend_delay: duration('1m').describe('How often a firing alert is sent to the Alertmanagers again (Prometheus --rules.alert.resend-delay).'),
   for_outage_tolerance: duration('1h').describe('How long evaluation may have stopped (a restart, a new evaluating router) before pending and firing alerts start their `for` over instead of being restored (Prometheus --rules.alert.for-outage-tolerance).'),
   external_labels: z.record(z.string().regex(/^[a-zA-Z_][a-zA-Z0-9_]*$/), z.string()).default({}).describe('Labels added to every alert sent to the Alertmanagers (Prometheus\'s global external_labels); templates see them as $externalLabels.'),
-  max_groups_per_tenant: z.number().int().positive().default(100).describe('Rule groups a tenant may have per query language; more is 400.'),
-  max_rules_per_group: z.number().int().positive().default(100).describe('Rules one group may hold; more is 400.'),
 });
 
 export const floeConfigSchema = z.strictObject({

@@ -158,6 +158,8 @@ describe('tenant limits', () => {
     max_active_series: 0,
     active_series_window: 3_600_000,
     metrics_generator_processors: ['span_metrics' as const, 'service_graphs' as const],
+    ruler_max_rule_groups_per_tenant: 100,
+    ruler_max_rules_per_rule_group: 20,
   };
   it('defaults, 0 as unlimited, burst defaulting to the rate, per-tenant overrides', () => {
     expect(tenantLimits(defaults)).toEqual({
@@ -175,6 +177,8 @@ describe('tenant limits', () => {
       metricsGeneratorProcessors: ['span_metrics', 'service_graphs'],
       ingestMaxAgeMs: 7 * DAY,
       ingestMaxFutureMs: 600_000,
+      rulerMaxRuleGroups: 100,
+      rulerMaxRulesPerGroup: 20,
     });
     const own = tenantLimits(defaults, { limits: { ingest_requests_per_sec: 0, max_storage_bytes: 1000, ingest_bytes_per_sec: 'x', ingest_max_age: '0s', ingest_max_future: '1h' } });
     expect(own.ingestRequests).toBeUndefined();
@@ -187,6 +191,9 @@ describe('tenant limits', () => {
     expect(tenantLimits(defaults, { limits: { active_series_window: '0s' } }).activeSeriesWindowMs).toBe(3_600_000);
     expect(tenantLimits(defaults, { limits: { metrics_generator_processors: [] } }).metricsGeneratorProcessors).toEqual([]);
     expect(tenantLimits(defaults, { limits: { metrics_generator_processors: ['nope'] } }).metricsGeneratorProcessors).toEqual(['span_metrics', 'service_graphs']);
+    const ruler = tenantLimits(defaults, { limits: { ruler_max_rule_groups_per_tenant: 3, ruler_max_rules_per_rule_group: 0 } });
+    // 0 is no count of rules: not a setting, the instance's stays.
+    expect([ruler.rulerMaxRuleGroups, ruler.rulerMaxRulesPerGroup]).toEqual([3, 20]);
   });
 
   it('retention: the tenant\'s per-table value, its retention, the instance\'s per-table value, then the instance\'s', () => {

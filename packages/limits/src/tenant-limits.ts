@@ -33,6 +33,10 @@ export interface TenantLimits {
   ingestMaxAgeMs: number;
   /** How far in the future a row's time may lie at ingest, in milliseconds (0: any time). */
   ingestMaxFutureMs: number;
+  /** Rule groups the tenant may have per query language. */
+  rulerMaxRuleGroups: number;
+  /** Rules one of the tenant's rule groups may hold. */
+  rulerMaxRulesPerGroup: number;
 }
 
 export interface RetentionStream {
@@ -61,6 +65,8 @@ type LimitKeys = Pick<
   | 'max_active_series'
   | 'active_series_window'
   | 'metrics_generator_processors'
+  | 'ruler_max_rule_groups_per_tenant'
+  | 'ruler_max_rules_per_rule_group'
 >;
 
 function bucket(rate: number, burst: number): BucketLimit | undefined {
@@ -89,6 +95,8 @@ export function tenantLimits(defaults: LimitKeys, tenantSettings: Readonly<Recor
     metricsGeneratorProcessors: v('metrics_generator_processors'),
     ingestMaxAgeMs: v('ingest_max_age'),
     ingestMaxFutureMs: v('ingest_max_future'),
+    rulerMaxRuleGroups: v('ruler_max_rule_groups_per_tenant'),
+    rulerMaxRulesPerGroup: v('ruler_max_rules_per_rule_group'),
   };
 }
 

@@ -55,7 +55,7 @@ describe.each(BACKENDS)('rule groups on %s', (kind) => {
 
   it('refuses a group past the per-tenant cap but still replaces an existing one', async () => {
     await putRuleGroup(db, key('other', 'cap', 'x'), {}, 2);
-    await expect(putRuleGroup(db, key('other', 'cap', 'y'), {}, 2)).rejects.toMatchObject({ kind: 'bad_data', message: expect.stringContaining('ruler.max_groups_per_tenant') });
+    await expect(putRuleGroup(db, key('other', 'cap', 'y'), {}, 2)).rejects.toMatchObject({ kind: 'bad_data', message: expect.stringContaining('limits.ruler_max_rule_groups_per_tenant') });
     await putRuleGroup(db, key('other', 'cap', 'x'), { changed: true }, 2);
     expect((await listRuleGroups(db, { tenantId: 'other', namespace: 'cap' })).map((g) => g.definition)).toEqual([{ changed: true }]);
   });

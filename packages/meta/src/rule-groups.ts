@@ -98,7 +98,7 @@ export async function putRuleGroup(db: Db, key: RuleGroupKey, definition: unknow
     );
     const n = Number(rows[0]?.n ?? 0);
     if (!rows[0]?.present && n >= maxGroupsPerTenant) {
-      throw new MetaError('bad_data', `per-tenant rule group limit reached: ${maxGroupsPerTenant} groups (ruler.max_groups_per_tenant)`);
+      throw new MetaError('bad_data', `per-tenant rule group limit reached: ${maxGroupsPerTenant} groups (limits.ruler_max_rule_groups_per_tenant)`);
     }
     await tx.query(
       `INSERT INTO rule_groups (tenant_id, dataset_id, language, namespace, name, definition, updated_at, state)

@@ -124,6 +124,25 @@ describe.each(['embedded', 'cluster'] as const)('ruler (%s): recording and alert
     expect((await api({ key: 'floe_bad', tenant: 'acme' }, 'GET', '/config/v1/rules')).status).toBe(401);
   });
 
+  it('holds a tenant to its own ruler limits (limits.ruler_*, overridden in its settings)', async () => {
+    const capped = { key: (await floe.bootstrap('capped')).api_key, tenant: 'capped' };
+    const patched = await fetch(`${floe.routerUrl}/api/v1/tenants/capped`, {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ settings: { limits: { ruler_max_rule_groups_per_tenant: 1, ruler_max_rules_per_rule_group: 1 } } }),
+    });
+    expect(patched.status).toBe(200);
+    const two = await api(capped, 'POST', '/config/v1/rules/ns', GROUP);
+    expect(two.status).toBe(400);
+    expect(two.json().error).toContain('limits.ruler_max_rules_per_rule_group');
+    const one = (name: string) => `name: ${name}\nrules:\n  - record: a:b\n    expr: up\n`;
+    expect((await api(capped, 'POST', '/config/v1/rules/ns', one('first'))).status).toBe(202);
+    expect((await api(capped, 'POST', '/config/v1/rules/ns', one('first'))).status).toBe(202);
+    const second = await api(capped, 'POST', '/config/v1/rules/ns', one('second'));
+    expect(second.status).toBe(400);
+    expect(second.json().error).toContain('limits.ruler_max_rule_groups_per_tenant');
+  });
+
   it('records the rule’s result and fires the alert after `for`, into Floe and the Alertmanager', async () => {
     await write(acme, 'a', 150);
     await write(acme, 'b', 20);

@@ -22,6 +22,8 @@ const BASE = {
   max_active_series: 0,
   active_series_window: 3_600_000,
   metrics_generator_processors: [],
+  ruler_max_rule_groups_per_tenant: 100,
+  ruler_max_rules_per_rule_group: 100,
 };
 
 /** A real in-memory store that counts the members it is asked about. */

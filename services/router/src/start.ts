@@ -83,7 +83,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const tenantLimitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const queryBudget = createQueryBudget(limitStores.buckets, tenantLimitsOf);
   const querierClient = timings ? timedQuerier(querier(), timings) : querier();
-  const rules = createRuler(config, { db, log, querier: querierClient, tableColumns, acceptor: deps.acceptor, telemetry: deps.telemetry });
+  const rules = createRuler(config, { db, log, querier: querierClient, tableColumns, acceptor: deps.acceptor, telemetry: deps.telemetry, limitsOf: tenantLimitsOf });
   const app = await buildApp({
     log,
     auth,

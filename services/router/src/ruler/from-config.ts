@@ -3,6 +3,9 @@ import type { Db } from '@floe/meta';
 import { expandAlertTemplate, parseAlertTemplate } from '@floe/query';
 import type { Logger, SelfTelemetry } from '@floe/telemetry';
 import type { MetricQueryOptions } from '../metricquery/plugin.ts';
+import type { RuleRoutesOptions } from './routes.ts';
+
+type RulerRoutesLimits = RuleRoutesOptions['limitsOf'];
 import type { QuerierClient } from '../querier-client.ts';
 import type { TableColumns } from '../table-columns.ts';
 import { AlertmanagerNotifier } from './alertmanager.ts';
@@ -24,14 +27,13 @@ export interface RulerParts {
 /** The ruler of a router from config.ruler: its routes, evaluator, writer and notifier. */
 export function createRuler(
   config: Readonly<FloeConfig>,
-  deps: { db: Db; log: Logger; querier: QuerierClient; tableColumns?: TableColumns; acceptor?: { url: string; key: string }; telemetry?: SelfTelemetry },
+  deps: { db: Db; log: Logger; querier: QuerierClient; tableColumns?: TableColumns; acceptor?: { url: string; key: string }; telemetry?: SelfTelemetry; limitsOf: RulerRoutesLimits },
 ): RulerParts {
   const r = config.ruler;
   const routes = {
     db: deps.db,
     checkTemplate: (text: string, where: string) => void parseAlertTemplate(text, where),
-    maxGroupsPerTenant: r.max_groups_per_tenant,
-    maxRulesPerGroup: r.max_rules_per_group,
+    limitsOf: deps.limitsOf,
     evaluationIntervalMs: r.evaluation_interval,
   };
   if (!r.enabled) return { routes };

@@ -93,6 +93,11 @@ export function labelsKey(labels: Labels): string {
   return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
 }
 
+/** The label set a labelsKey names. */
+export function labelsOfKey(key: string): Labels {
+  return Object.fromEntries(JSON.parse(key) as Array<[string, string]>);
+}
+
 export function emptyGroupState(group: RuleGroup): GroupState {
   return { evaluationTime: 0, rules: group.rules.map((r) => emptyRuleState(ruleName(r))) };
 }
@@ -151,7 +156,7 @@ export async function evaluateGroup(group: RuleGroup, ts: number, prev: GroupSta
     if (error === '') {
       for (const key of before.series) {
         if (written.has(key)) continue;
-        samples.push({ labels: Object.fromEntries(JSON.parse(key) as Array<[string, string]>), t: ts, v: STALE_NAN });
+        samples.push({ labels: labelsOfKey(key), t: ts, v: STALE_NAN });
       }
     }
     if (rule.kind === 'alerting' && error === '') due.push(...dueAlerts(out.alerts, ts, ctx));

@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { requireScope } from '@floe/auth';
 import { FloeError } from '@floe/errors';
+import type { TenantLimits } from '@floe/limits';
 import { deleteRuleGroups, isMetaError, listRuleGroups, putRuleGroup, type Db, type RuleLanguage, type StoredRuleGroup } from '@floe/meta';
 import { formatPromFloat, parseRuleGroup, ruleGroupFromJson, ruleGroupToJson, ruleGroupToYaml, ruleNamespacesToYaml, type RuleGroup } from '@floe/query';
 import { queryRouteSchema, type QueryApiTag, type QueryRouteDoc } from '../openapi.ts';
@@ -21,8 +22,8 @@ export interface RuleRoutesOptions {
   tag: QueryApiTag;
   /** Checks an alert template (throws on a syntax error). */
   checkTemplate: (text: string, where: string) => void;
-  maxGroupsPerTenant: number;
-  maxRulesPerGroup: number;
+  /** The tenant's ruler limits (limits.ruler_*, overridable per tenant). */
+  limitsOf: (tenant: string) => Promise<Pick<TenantLimits, 'rulerMaxRuleGroups' | 'rulerMaxRulesPerGroup'>>;
 }
 
 /** Where each API serves the config API, with a name for its operation ids: Mimir's and Cortex's paths; Loki's and its legacy one. */
@@ -85,11 +86,12 @@ export async function ruleConfigRoutes(scope: FastifyInstance, opts: RuleRoutesO
     if (text.trim() === '') throw new FloeError('bad_data', 'the body must be a rule group in YAML', { code: 'FLOE_ERR_RULES_BODY' });
     const group = parseRuleGroup(text, { language: opts.language, checkTemplate: opts.checkTemplate });
     pathName(group.name, 'group');
-    if (group.rules.length > opts.maxRulesPerGroup) {
-      throw new FloeError('bad_data', `per-group rules limit exceeded: ${group.rules.length} rules, at most ${opts.maxRulesPerGroup} (ruler.max_rules_per_group)`, { code: 'FLOE_ERR_RULES_LIMIT' });
+    const limits = await opts.limitsOf(req.tenant!.tenant);
+    if (group.rules.length > limits.rulerMaxRulesPerGroup) {
+      throw new FloeError('bad_data', `per-group rules limit exceeded: ${group.rules.length} rules, at most ${limits.rulerMaxRulesPerGroup} (limits.ruler_max_rules_per_rule_group)`, { code: 'FLOE_ERR_RULES_LIMIT' });
     }
     try {
-      await putRuleGroup(opts.db, { ...scopeOf(req), namespace, name: group.name }, ruleGroupToJson(group), opts.maxGroupsPerTenant);
+      await putRuleGroup(opts.db, { ...scopeOf(req), namespace, name: group.name }, ruleGroupToJson(group), limits.rulerMaxRuleGroups);
     } catch (err) {
       if (isMetaError(err) && err.kind === 'bad_data') throw new FloeError('bad_data', err.message, { code: 'FLOE_ERR_RULES_LIMIT' });
       throw err;

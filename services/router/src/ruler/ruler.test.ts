@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTenant, listRuleGroups, migrate, openDb, putRuleGroup, type Db } from '@floe/meta';
+import { createTenant, deleteRuleGroups, listRuleGroups, migrate, openDb, putRuleGroup, type Db } from '@floe/meta';
 import { parseRuleGroup, ruleGroupToJson, type InstantResult } from '@floe/query';
 import { silentLogger } from '@floe/telemetry';
 import type { GroupState, OutputSample } from './group-evaluation.ts';
@@ -8,8 +8,9 @@ import { Ruler } from './ruler.ts';
 /**
  * The scheduler against a real (in-memory PGlite) metadata DB: one of two rulers evaluates (the
  * lease), the other takes over once the first stops; groups run on their interval; results reach
- * the writer; the state is saved, and a new evaluator restores a firing alert instead of starting
- * its `for` over. Queries are answered by the test (the query engines are tested elsewhere).
+ * the writer; the state is saved, and a new evaluator restores a pending alert instead of starting
+ * its `for` over; a deleted group's series end with staleness markers. Queries are answered by the
+ * test (the query engines are tested elsewhere).
  */
 describe('ruler scheduler', () => {
   let db: Db;
@@ -88,6 +89,13 @@ describe('ruler scheduler', () => {
     // b restored the pending alert: its activeAt is a's, not the time b started evaluating.
     await until('b to save its state', async () => ((await savedState())?.lastEvaluation ?? 0) > written[before - 1]!.samples[0]!.t);
     expect((await savedState())!.rules[1]!.alerts[0]).toMatchObject({ state: 'pending', activeAt });
+
+    // Deleting the group ends its series at once with staleness markers.
+    const sent = written.length;
+    await deleteRuleGroups(db, { tenantId: 'acme', namespace: 'ns', name: 'g' });
+    await until('the staleness markers', () => written.slice(sent).some((w) => w.samples.every((x) => Number.isNaN(x.v))));
+    const stale = written.slice(sent).find((w) => w.samples.every((x) => Number.isNaN(x.v)))!;
+    expect(stale.samples.map((x) => x.labels.__name__).sort()).toEqual(['ALERTS', 'ALERTS_FOR_STATE', 'job:up:max']);
     await b.stop();
   });
 });

@@ -3,7 +3,7 @@ import { acquireLease, listRuleGroups, releaseLease, saveRuleGroupState, type Db
 import { ruleGroupFromJson, type InstantResult, type RuleGroup } from '@floe/query';
 import type { Logger } from '@floe/telemetry';
 import type { AlertmanagerNotifier } from './alertmanager.ts';
-import { evaluateGroup, restoreGroupState, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
+import { evaluateGroup, labelsOfKey, restoreGroupState, STALE_NAN, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
 import type { RulerMetrics } from './ruler-metrics.ts';
 import type { SampleWriter } from './sample-writer.ts';
 
@@ -142,7 +142,22 @@ export class Ruler {
         running: false,
       });
     }
+    const gone = [...this.#groups].filter(([key, g]) => next.get(key) !== g).map(([, g]) => g);
     this.#groups = next;
+    await Promise.all(gone.map((g) => this.#endSeries(g, now)));
+  }
+
+  /**
+   * Staleness markers for every series a removed or replaced group wrote last, as Prometheus
+   * writes them when a reload drops rules: queries stop seeing them at once, not after the
+   * lookback delta.
+   */
+  async #endSeries(g: Scheduled, now: number): Promise<void> {
+    const samples = (g.state?.rules ?? []).flatMap((r) => r.series.map((key) => ({ labels: labelsOfKey(key), t: now, v: STALE_NAN })));
+    if (samples.length === 0) return;
+    await this.#opts.writer.write(g.stored.tenantId, g.stored.datasetId, samples).catch((err: unknown) => {
+      this.#opts.log.warn({ err, tenant: g.stored.tenantId, namespace: g.stored.namespace, group: g.stored.name }, 'ruler: ending the series of a removed rule group failed');
+    });
   }
 
   #runDue(): void {
