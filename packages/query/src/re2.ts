@@ -511,20 +511,24 @@ export function anchoredRe2(pattern: string): Re2Matcher {
   };
 }
 
-/** Values remembered per matcher at most; past it the memory starts over. */
-const MEMO_VALUES = 10_000;
+/**
+ * Values remembered per matcher at most; past it the memory starts over. With PATTERNS_KEPT
+ * matchers cached, at most ~1M entries (tens of MB) in all.
+ */
+const MEMO_VALUES = 4096;
+const PATTERNS_KEPT = 256;
 function remember<V>(memo: Map<string, V>, key: string, value: V): void {
   if (memo.size >= MEMO_VALUES) memo.clear();
   memo.set(key, value);
 }
 
 const anchoredCache = new Map<string, Re2Matcher>();
-/** anchoredRe2, compiled once per pattern for the process (at most 1,000 patterns kept). */
+/** anchoredRe2, compiled once per pattern for the process (the last PATTERNS_KEPT patterns). */
 export function cachedAnchoredRe2(pattern: string): Re2Matcher {
   let r = anchoredCache.get(pattern);
   if (!r) {
     r = anchoredRe2(pattern);
-    if (anchoredCache.size >= 1000) anchoredCache.clear();
+    if (anchoredCache.size >= PATTERNS_KEPT) anchoredCache.clear();
     anchoredCache.set(pattern, r);
   }
   return r;

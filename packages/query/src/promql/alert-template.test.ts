@@ -384,7 +384,7 @@ describe('execution errors', () => {
   });
 
   it('keeps a parsed template reusable across alerts', () => {
-    const t = parseAlertTemplate('{{ $labels.instance | stripPort }} is {{ humanize $value }}', 'rule/annotation');
+    const t = parseAlertTemplate('{{ $labels.instance | stripPort }} is {{ humanize $value }}');
     expect(t.expand({ ...data, value: 1500 })).toBe('web-1.example.com is 1.5k');
     expect(t.expand({ ...data, labels: { instance: 'db:5432' }, value: 0.002 })).toBe('db is 2m');
   });

@@ -43,10 +43,9 @@ const templateError = (message: string) => new FloeError('bad_data', message, { 
 /**
  * Parses a template, throwing a FloeError (bad_data, FLOE_ERR_ALERT_TEMPLATE) on a syntax error or
  * a function that is unknown or unsupported. The message names only the problem and its line and
- * column; the caller prefixes the rule and field, so `name` (Go's template name) is not repeated in it.
+ * column; the caller prefixes the rule and field.
  */
-export function parseAlertTemplate(text: string, name?: string): AlertTemplate {
-  void name;
+export function parseAlertTemplate(text: string): AlertTemplate {
   if (utf8Length(text) > MAX_ALERT_TEMPLATE_BYTES) {
     throw templateError(`template is ${utf8Length(text)} bytes, more than the ${MAX_ALERT_TEMPLATE_BYTES}-byte limit`);
   }

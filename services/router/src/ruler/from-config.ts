@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import type { Db } from '@floe/meta';
-import { expandAlertTemplate, parseAlertTemplate } from '@floe/query';
+import { expandAlertTemplate, parseAlertTemplate, type AlertTemplate, type AlertTemplateData } from '@floe/query';
 import type { Logger, SelfTelemetry } from '@floe/telemetry';
 import type { MetricQueryOptions } from '../metricquery/plugin.ts';
 import type { RuleRoutesOptions } from './routes.ts';
@@ -24,6 +24,24 @@ export interface RulerParts {
   notifier?: AlertmanagerNotifier;
 }
 
+/** Expansion with each template text parsed once (the last 1,000 kept): it runs per alert and evaluation. */
+function cachedTemplates(): (text: string, data: AlertTemplateData) => string {
+  const parsed = new Map<string, AlertTemplate | undefined>();
+  return (text, data) => {
+    if (!parsed.has(text)) {
+      if (parsed.size >= 1000) parsed.clear();
+      let template: AlertTemplate | undefined;
+      try {
+        template = parseAlertTemplate(text);
+      } catch {
+        template = undefined; // checked when the group was set; expandAlertTemplate reports it
+      }
+      parsed.set(text, template);
+    }
+    return parsed.get(text)?.expand(data) ?? expandAlertTemplate(text, data);
+  };
+}
+
 /** The ruler of a router from config.ruler: its routes, evaluator, writer and notifier. */
 export function createRuler(
   config: Readonly<FloeConfig>,
@@ -32,7 +50,7 @@ export function createRuler(
   const r = config.ruler;
   const routes = {
     db: deps.db,
-    checkTemplate: (text: string, where: string) => void parseAlertTemplate(text, where),
+    checkTemplate: (text: string) => void parseAlertTemplate(text),
     limitsOf: deps.limitsOf,
     evaluationIntervalMs: r.evaluation_interval,
   };
@@ -48,7 +66,7 @@ export function createRuler(
       promql: rulerPromQuery({ querier: deps.querier, queryTimeoutMs: config.router.query_timeout, maxSamples: config.router.max_query_samples, tableColumns: deps.tableColumns, defaultSubqueryStepMs: r.evaluation_interval }),
       logql: rulerLogQuery({ querier: deps.querier, queryTimeoutMs: config.router.query_timeout, tableColumns: deps.tableColumns, pendingDeletions: createPendingDeletions(deps.db, log) }),
     },
-    expand: (template, data) => expandAlertTemplate(template, data),
+    expand: cachedTemplates(),
     writer: remoteWriteSamples(() => ({ url, key, timeoutMs: config.router.query_timeout })),
     ...(notifier ? { notifier } : {}),
     metrics: rulerMetrics(deps.telemetry, notifier),

@@ -71,6 +71,7 @@ export class Ruler {
   #timer: ReturnType<typeof setTimeout> | undefined;
   #tick: ReturnType<typeof setInterval> | undefined;
   #stopped = false;
+  #polling: Promise<void> | undefined;
   #running = 0;
   #inFlight = new Set<Promise<void>>();
 
@@ -87,9 +88,12 @@ export class Ruler {
   start(): void {
     const poll = () => {
       if (this.#stopped) return;
-      void this.poll()
-        .catch((err: unknown) => this.#opts.log.warn({ err }, 'ruler: poll failed'))
+      this.#polling = this.poll()
+        .catch((err: unknown) => {
+          if (!this.#stopped) this.#opts.log.warn({ err }, 'ruler: poll failed');
+        })
         .finally(() => {
+          this.#polling = undefined;
           if (!this.#stopped) this.#timer = setTimeout(poll, this.#opts.pollIntervalMs);
         });
     };
@@ -102,6 +106,11 @@ export class Ruler {
   /** Renews (or takes) the lease and reloads the groups. */
   async poll(): Promise<void> {
     const leader = await acquireLease(this.#opts.db, LEASE, this.#holder, 3 * this.#opts.pollIntervalMs);
+    // stop() ran meanwhile: it waits for this poll, then gives the lease up; nothing more here.
+    if (this.#stopped) {
+      this.#leader = leader;
+      return;
+    }
     if (leader !== this.#leader) this.#opts.log.info({ holder: this.#holder }, leader ? 'ruler: evaluating rules here' : 'ruler: another router evaluates the rules');
     this.#leader = leader;
     if (!leader) {
@@ -164,9 +173,12 @@ export class Ruler {
     if (!this.#leader || this.#stopped) return;
     const now = this.#now();
     const limit = this.#opts.concurrency ?? 4;
-    for (const g of this.#groups.values()) {
+    if (this.#running >= limit) return;
+    // The longest overdue first: when evaluations cannot keep up, no group (and no tenant) is
+    // always the one left waiting.
+    const due = [...this.#groups.values()].filter((g) => !g.running && g.next <= now).sort((a, b) => a.next - b.next);
+    for (const g of due) {
       if (this.#running >= limit) return;
-      if (g.running || g.next > now) continue;
       // Evaluations missed while busy or away are skipped, as Prometheus does: the latest due time counts.
       const ts = alignedAtOrBefore(now, g.intervalMs, g.offsetMs);
       g.next = ts + g.intervalMs;
@@ -242,6 +254,8 @@ export class Ruler {
     this.#stopped = true;
     if (this.#timer) clearTimeout(this.#timer);
     if (this.#tick) clearInterval(this.#tick);
+    // A poll in flight finishes first, so nothing is logged or leased after stop() returns.
+    await this.#polling;
     await Promise.allSettled([...this.#inFlight]);
     if (this.#leader) await releaseLease(this.#opts.db, LEASE, this.#holder).catch(() => {});
     this.#leader = false;
