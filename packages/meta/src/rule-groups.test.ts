@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireLease, createDataset, createTenant, deleteDataset, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
+import { acquireLease, createDataset, createTenant, deleteDataset, updateTenant, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
 import { BACKENDS, createMigratedTestDatabase, type TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('rule groups on %s', (kind) => {
@@ -73,6 +73,15 @@ describe.each(BACKENDS)('rule groups on %s', (kind) => {
     await deleteDataset(db, 'other', 'prod');
     expect(await listRuleGroups(db, { tenantId: 'other', datasetId: 'prod' })).toEqual([]);
     expect((await listRuleGroups(db, { tenantId: 'other' })).length).toBeGreaterThan(0);
+  });
+
+  it('leaves out the groups of disabled tenants when asked', async () => {
+    await createTenant(db, { id: 'paused' });
+    await putRuleGroup(db, key('paused', 'ns', 'g'), {}, 10);
+    await updateTenant(db, 'paused', { disabled: true });
+    expect((await listRuleGroups(db, { tenantId: 'paused' })).length).toBe(1);
+    expect(await listRuleGroups(db, { tenantId: 'paused', enabledTenantsOnly: true })).toEqual([]);
+    expect((await listRuleGroups(db, { enabledTenantsOnly: true })).some((g) => g.tenantId === 'acme')).toBe(true);
   });
 
   it('gives a lease to one holder at a time until it expires or is released', async () => {

@@ -25,6 +25,8 @@ export interface StoredRuleGroup extends RuleGroupKey {
 }
 
 export interface RuleGroupFilter {
+  /** Leave out the groups of disabled tenants (the ruler evaluates none of theirs). */
+  enabledTenantsOnly?: boolean;
   tenantId?: string;
   datasetId?: string;
   language?: RuleLanguage;
@@ -70,6 +72,7 @@ function where(filter: RuleGroupFilter): { sql: string; params: unknown[] } {
   add('language', filter.language);
   add('namespace', filter.namespace);
   add('name', filter.name);
+  if (filter.enabledTenantsOnly) parts.push('tenant_id IN (SELECT id FROM tenants WHERE NOT disabled)');
   return { sql: parts.length > 0 ? `WHERE ${parts.join(' AND ')}` : '', params };
 }
 

@@ -121,7 +121,7 @@ export class Ruler {
   }
 
   async #reload(): Promise<void> {
-    const stored = await listRuleGroups(this.#opts.db);
+    const stored = await listRuleGroups(this.#opts.db, { enabledTenantsOnly: true });
     const next = new Map<string, Scheduled>();
     const now = this.#now();
     for (const s of stored) {
