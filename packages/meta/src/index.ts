@@ -42,7 +42,7 @@ export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } fro
 
 export { cancelDeleteRequest, createDeleteRequest, deleteRequestProcessed, dueDeleteRequests, finishDeleteRequest, listDeleteRequests, startDeleteRequest } from './delete-requests.ts';
 export type { CancelOutcome, CreateDeleteRequestInput, DeleteRequest } from './delete-requests.ts';
-export { acquireLease, deleteRuleGroups, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState } from './rule-groups.ts';
+export { acquireLease, deleteRuleGroups, listRuleGroups, listRuleGroupVersions, putRuleGroup, releaseLease, saveRuleGroupState } from './rule-groups.ts';
 export type { RuleGroupFilter, RuleGroupKey, RuleLanguage, StoredRuleGroup } from './rule-groups.ts';
 export { createDataset, deleteDataset, existingDatasetKeys, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
 export type { CreateDatasetInput, Dataset } from './datasets.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireLease, createDataset, createTenant, deleteDataset, updateTenant, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
+import { acquireLease, listRuleGroupVersions, createDataset, createTenant, deleteDataset, updateTenant, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
 import { BACKENDS, createMigratedTestDatabase, type TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('rule groups on %s', (kind) => {
@@ -36,6 +36,18 @@ describe.each(BACKENDS)('rule groups on %s', (kind) => {
     await putRuleGroup(db, key('acme', 'ns1', 'a'), { rules: [2, 2] }, 10);
     const [replaced] = await listRuleGroups(db, { ...key('acme', 'ns1', 'a') });
     expect(replaced).toMatchObject({ definition: { rules: [2, 2] }, version: 2 });
+    // What an evaluator polls: versions only, then the definitions of the groups that changed.
+    expect((await listRuleGroupVersions(db, { tenantId: 'acme', language: 'promql' })).map((g) => [g.namespace, g.name, g.version])).toEqual([
+      ['ns1', 'a', 2],
+      ['ns1', 'b', 1],
+      ['ns2', 'a', 1],
+    ]);
+    const some = await listRuleGroups(db, { keys: [key('acme', 'ns2', 'a'), key('other', 'ns1', 'a'), key('acme', 'nope', 'a')] });
+    expect(some.map((g) => [g.tenantId, g.namespace, g.definition])).toEqual([
+      ['acme', 'ns2', { rules: [3] }],
+      ['other', 'ns1', { rules: [5] }],
+    ]);
+    expect(await listRuleGroups(db, { keys: [] })).toEqual([]);
   });
 
   it('saves evaluation state only over the version evaluated, and clears it when the definition changes', async () => {

@@ -27,6 +27,8 @@ export interface StoredRuleGroup extends RuleGroupKey {
 export interface RuleGroupFilter {
   /** Leave out the groups of disabled tenants (the ruler evaluates none of theirs). */
   enabledTenantsOnly?: boolean;
+  /** Only these groups. */
+  keys?: readonly RuleGroupKey[];
   tenantId?: string;
   datasetId?: string;
   language?: RuleLanguage;
@@ -73,6 +75,13 @@ function where(filter: RuleGroupFilter): { sql: string; params: unknown[] } {
   add('namespace', filter.namespace);
   add('name', filter.name);
   if (filter.enabledTenantsOnly) parts.push('tenant_id IN (SELECT id FROM tenants WHERE NOT disabled)');
+  if (filter.keys) {
+    const columns = (['tenantId', 'datasetId', 'language', 'namespace', 'name'] as const).map((k) => {
+      params.push(filter.keys!.map((key) => key[k]));
+      return `$${params.length}::text[]`;
+    });
+    parts.push(`(tenant_id, dataset_id, language, namespace, name) IN (SELECT * FROM unnest(${columns.join(', ')}))`);
+  }
   return { sql: parts.length > 0 ? `WHERE ${parts.join(' AND ')}` : '', params };
 }
 
@@ -84,6 +93,19 @@ export async function listRuleGroups(db: Db, filter: RuleGroupFilter = {}): Prom
     w.params,
   );
   return rows.map(fromRow);
+}
+
+/**
+ * The groups matching the filter with their versions only: what an evaluator polls to learn which
+ * groups changed, without reading every definition and state each time.
+ */
+export async function listRuleGroupVersions(db: Db, filter: RuleGroupFilter = {}): Promise<Array<RuleGroupKey & { version: number }>> {
+  const w = where(filter);
+  const { rows } = await db.query<Pick<Row, 'tenant_id' | 'dataset_id' | 'language' | 'namespace' | 'name' | 'version'>>(
+    `SELECT tenant_id, dataset_id, language, namespace, name, version FROM rule_groups ${w.sql} ORDER BY tenant_id, dataset_id, language, namespace, name`,
+    w.params,
+  );
+  return rows.map((r) => ({ tenantId: r.tenant_id, datasetId: r.dataset_id, language: r.language, namespace: r.namespace, name: r.name, version: Number(r.version) }));
 }
 
 /**

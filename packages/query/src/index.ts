@@ -51,7 +51,7 @@ export type { LogPattern, PatternOptions } from './logql/patterns.ts';
 export { logDeletionOfRequest, lowerLogDeletion, lowerLogQuery, lowerStreamSelector, retentionStreamProblems } from './logql/lower.ts';
 export type { LogQueryOptions } from './logql/lower.ts';
 export { parseDuration } from './logql/durations.ts';
-export { anchoredRe2, cachedAnchoredRe2, re2RegExp, re2Search, re2Source, type Re2Matcher, type Re2Options, type Re2Searcher } from './re2.ts';
+export { anchoredRe2, cachedAnchoredRe2, cachedRe2Search, re2RegExp, re2Search, re2Source, type Re2Matcher, type Re2Options, type Re2Searcher } from './re2.ts';
 export type {
   Direction,
   LabelMatch,

@@ -475,7 +475,9 @@ export interface Re2Matcher {
 }
 
 /** An unanchored matcher that can also search from a position (Go's ReplaceAll scans so). */
-export interface Re2Searcher extends Re2Matcher {
+export interface Re2Searcher {
+  /** Whether the pattern matches anywhere in the text. */
+  test(text: string): boolean;
   /** The first match starting at or after `from` (a UTF-16 index), or null. */
   execFrom(text: string, from: number): RegExpExecArray | null;
 }
@@ -522,31 +524,37 @@ function remember<V>(memo: Map<string, V>, key: string, value: V): void {
   memo.set(key, value);
 }
 
-const anchoredCache = new Map<string, Re2Matcher>();
-/** anchoredRe2, compiled once per pattern for the process (the last PATTERNS_KEPT patterns). */
-export function cachedAnchoredRe2(pattern: string): Re2Matcher {
-  let r = anchoredCache.get(pattern);
-  if (!r) {
-    r = anchoredRe2(pattern);
-    if (anchoredCache.size >= PATTERNS_KEPT) anchoredCache.clear();
-    anchoredCache.set(pattern, r);
-  }
-  return r;
-}
-
 /** An unanchored matcher for an RE2 pattern (Go's regexp.MustCompile), `.` not matching newlines. */
 export function re2Search(pattern: string): Re2Searcher {
   re2Source(pattern);
   const re = RE2JS.compile(pattern);
   return {
     test: (text) => re.test(text),
-    exec: (text) => re.exec(text) as RegExpExecArray | null,
     execFrom(text, from) {
       const m = re.matcher(text);
       return m.find(from) ? execArray(re, m, text) : null;
     },
   };
 }
+
+/** `compile`, once per pattern for the process (the last PATTERNS_KEPT patterns); a pattern that does not compile throws each time. */
+function compiledOnce<T>(compile: (pattern: string) => T): (pattern: string) => T {
+  const cache = new Map<string, T>();
+  return (pattern) => {
+    let r = cache.get(pattern);
+    if (r === undefined) {
+      r = compile(pattern);
+      if (cache.size >= PATTERNS_KEPT) cache.clear();
+      cache.set(pattern, r);
+    }
+    return r;
+  };
+}
+
+/** anchoredRe2 compiled once per pattern: label matchers and label_replace meet the same patterns query after query. */
+export const cachedAnchoredRe2 = compiledOnce(anchoredRe2);
+/** re2Search compiled once per pattern (the ruler's templates expand the same patterns per alert). */
+export const cachedRe2Search = compiledOnce(re2Search);
 
 /** The current match of `m` in RegExp.exec's shape: groups by number (undefined when unmatched) and by name. */
 function execArray(re: RE2JS, m: Matcher, text: string): RegExpExecArray {

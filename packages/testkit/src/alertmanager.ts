@@ -1,8 +1,8 @@
-import { accessSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { startChildServer } from './child-server.ts';
+import { requireBinary, startChildServer } from './child-server.ts';
 import { freePorts } from './ports.ts';
 
 /**
@@ -50,15 +50,7 @@ export interface AlertmanagerUnderTest {
 }
 
 export function requireAlertmanager(): string {
-  const bin = alertmanagerBin();
-  try {
-    accessSync(bin, constants.X_OK);
-  } catch {
-    throw new Error(
-      `no Alertmanager binary at ${bin}: install the Debian package "prometheus-alertmanager" (apt-get install -y prometheus-alertmanager; .ci/run does this), or point FLOE_TEST_ALERTMANAGER_BIN at one`,
-    );
-  }
-  return bin;
+  return requireBinary('Alertmanager', alertmanagerBin(), 'prometheus-alertmanager', 'FLOE_TEST_ALERTMANAGER_BIN');
 }
 
 export async function startAlertmanager(opts: AlertmanagerStartOptions = {}): Promise<AlertmanagerUnderTest> {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createWriteStream, readFileSync, rmSync } from 'node:fs';
+import { accessSync, constants, createWriteStream, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { WaitAborted, isReady, listensOn, waitFor } from './ports.ts';
 
@@ -8,6 +8,19 @@ import { WaitAborted, isReady, listensOn, waitFor } from './ports.ts';
  * in a log file of `dir`, ready once `readyUrl` answers and its own pid listens on `port` (not a
  * neighbour that took the port), stopped with SIGTERM (SIGKILL after 10 s) and `dir` removed.
  */
+/**
+ * `bin` when it is an executable; else an error naming the Debian package that provides it and the
+ * variable that points elsewhere: these tests must fail, not skip, on a machine without it.
+ */
+export function requireBinary(name: string, bin: string, debianPackage: string, envVariable: string): string {
+  try {
+    accessSync(bin, constants.X_OK);
+  } catch {
+    throw new Error(`no ${name} binary at ${bin}: install the Debian package "${debianPackage}" (apt-get install -y ${debianPackage}; .ci/run does this), or point ${envVariable} at one`);
+  }
+  return bin;
+}
+
 export interface ChildServer {
   pid: number;
   /** Its output so far (for failure messages). */

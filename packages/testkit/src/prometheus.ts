@@ -1,8 +1,8 @@
-import { accessSync, constants, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
-import { startChildServer } from './child-server.ts';
+import { requireBinary, startChildServer } from './child-server.ts';
 import { freePorts } from './ports.ts';
 
 /**
@@ -44,14 +44,7 @@ export interface PrometheusUnderTest {
 }
 
 export function requirePrometheus(): string {
-  try {
-    accessSync(PROMETHEUS_BIN, constants.X_OK);
-  } catch {
-    throw new Error(
-      `no Prometheus binary at ${PROMETHEUS_BIN}: install the Debian package "prometheus" (apt-get install -y prometheus; .ci/run does this), or point FLOE_TEST_PROMETHEUS_BIN at one`,
-    );
-  }
-  return PROMETHEUS_BIN;
+  return requireBinary('Prometheus', PROMETHEUS_BIN, 'prometheus', 'FLOE_TEST_PROMETHEUS_BIN');
 }
 
 export async function startPrometheus(opts: PrometheusOptions = {}): Promise<PrometheusUnderTest> {

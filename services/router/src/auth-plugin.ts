@@ -29,7 +29,7 @@ export const authPlugin = fp<{ auth: AuthDeps; scope: string } & AuthenticateOpt
 /** The credentials forwarded to a querier, which authorises the call the same way. */
 export function callerCredentials(req: FastifyRequest): CallerCredentials {
   const creds: CallerCredentials = { authorization: header(req, 'authorization') ?? '', tenant: req.tenant!.tenant, dataset: req.tenant!.dataset };
-  return req.tenantFromSession ? { ...creds, session: true } : creds;
+  return req.tenantFromSession ? { ...creds, asService: true } : creds;
 }
 
 export type { FastifyPluginAsync };

@@ -28,14 +28,17 @@ export interface CallerCredentials {
   tenant: string;
   dataset: string | undefined;
   /**
-   * The router authenticated the caller by a session cookie, which has no key to forward: the
-   * querier is shown the internal service key for this tenant and dataset instead (the router has
-   * checked the membership; see AuthDeps.serviceKey).
+   * The caller has no key to forward: a user signed in by a session cookie (the router has checked
+   * the membership), or the router's own ruler evaluating the tenant's rules. The querier is shown
+   * the internal service key for this tenant and dataset instead (see AuthDeps.serviceKey).
    */
-  session?: boolean;
+  asService?: boolean;
   /** The router's span of the request (W3C traceparent), which the querier's span continues. */
   traceparent?: string;
 }
+
+/** The credentials of the router's own reads of a tenant's dataset (the ruler's queries). */
+export const serviceCaller = (tenant: string, dataset: string): CallerCredentials => ({ authorization: '', tenant, dataset, asService: true });
 
 export interface TraceByIdRequest {
   /** 32 lower-case hex digits. */
@@ -60,14 +63,14 @@ function ticketOf(creds: CallerCredentials, req: QueryRequest, internalKey: stri
 }
 
 function callerMetadata(creds: CallerCredentials, internalKey: string): Record<string, string> {
-  const metadata: Record<string, string> = { authorization: creds.session ? serviceAuthorization(internalKey) : creds.authorization, 'x-tenant-id': creds.tenant };
+  const metadata: Record<string, string> = { authorization: creds.asService ? serviceAuthorization(internalKey) : creds.authorization, 'x-tenant-id': creds.tenant };
   if (creds.dataset) metadata['x-dataset-id'] = creds.dataset;
   if (creds.traceparent) metadata.traceparent = creds.traceparent;
   return metadata;
 }
 
 function serviceAuthorization(internalKey: string): string {
-  if (!internalKey) throw new FloeError('unavailable', 'queries from a session need auth.internal_service_key (shared by the router and its queriers)', { code: 'FLOE_ERR_NO_SERVICE_KEY' });
+  if (!internalKey) throw new FloeError('unavailable', 'queries from a session or the ruler need auth.internal_service_key (shared by the router and its queriers)', { code: 'FLOE_ERR_NO_SERVICE_KEY' });
   return `Bearer ${internalKey}`;
 }
 

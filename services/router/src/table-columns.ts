@@ -63,15 +63,17 @@ export function createTableCache(base: PlannerTable, now: () => number = Date.no
 }
 
 /**
- * The caller's planner table of one signal's table (`base`, named `table` in the catalog), its
- * materialized label columns included, cached per (tenant, dataset); `base` when the router has no
- * catalog to ask or the request no tenant.
+ * The planner table of one signal's table (`base`, named `table` in the catalog) for a dataset,
+ * its materialized label columns included, cached per (tenant, dataset); `base` when the router
+ * has no catalog to ask.
  */
-export function callerTables(base: PlannerTable, table: string, columns: TableColumns | undefined): (req: FastifyRequest) => Promise<PlannerTable> {
+export function datasetTables(base: PlannerTable, table: string, columns: TableColumns | undefined): (tenant: string, dataset: string) => Promise<PlannerTable> {
   const cache = createTableCache(base);
-  return async (req) => {
-    if (!columns || !req.tenant) return base;
-    const { tenant, dataset } = req.tenant;
-    return cache.get(tenant, dataset, () => columns(tenant, dataset, table));
-  };
+  return async (tenant, dataset) => (columns ? cache.get(tenant, dataset, () => columns(tenant, dataset, table)) : base);
+}
+
+/** datasetTables for the caller of a request (`base` when it names no tenant). */
+export function callerTables(base: PlannerTable, table: string, columns: TableColumns | undefined): (req: FastifyRequest) => Promise<PlannerTable> {
+  const of = datasetTables(base, table, columns);
+  return async (req) => (req.tenant ? of(req.tenant.tenant, req.tenant.dataset) : base);
 }

@@ -35,6 +35,9 @@ function readRuleFile(path: string): string {
 }
 
 export function registerRuleCommands(parent: Command, paths: RulePaths): void {
+  /** The config API's path of all groups, a namespace or one group. */
+  const configPath = (...names: Array<string | undefined>) => [paths.config, ...names.filter((n) => n !== undefined).map(seg)].join('/');
+
   queryVerb<StateFilters>(
     parent
       .command('rules')
@@ -59,7 +62,7 @@ export function registerRuleCommands(parent: Command, paths: RulePaths): void {
       .argument('[namespace]', 'only this namespace')
       .argument('[group]', 'only this group of the namespace'),
     `${paths.name} rule-groups`,
-    ([namespace, group]) => ({ path: [paths.config, ...(namespace ? [seg(namespace)] : []), ...(group ? [seg(group)] : [])].join('/') }),
+    ([namespace, group]) => ({ path: configPath(namespace, group) }),
   );
   queryVerb(
     parent
@@ -68,7 +71,7 @@ export function registerRuleCommands(parent: Command, paths: RulePaths): void {
       .argument('<namespace>', 'the namespace (a rule file’s name)')
       .argument('<file>', 'YAML of one group: name, interval, rules'),
     `${paths.name} set-rule-group`,
-    ([namespace, file]) => ({ method: 'POST', path: `${paths.config}/${seg(namespace!)}`, rawBody: { text: readRuleFile(file!), contentType: 'application/yaml' } }),
+    ([namespace, file]) => ({ method: 'POST', path: configPath(namespace), rawBody: { text: readRuleFile(file!), contentType: 'application/yaml' } }),
   );
   queryVerb(
     parent
@@ -77,9 +80,6 @@ export function registerRuleCommands(parent: Command, paths: RulePaths): void {
       .argument('<namespace>', 'the namespace')
       .argument('[group]', 'the group (absent: every group of the namespace)'),
     `${paths.name} delete-rule-group`,
-    ([namespace, group]) => {
-      if (!namespace) throw new UsageError('a namespace is required');
-      return { method: 'DELETE', path: [paths.config, seg(namespace), ...(group ? [seg(group)] : [])].join('/') };
-    },
+    ([namespace, group]) => ({ method: 'DELETE', path: configPath(namespace, group) }),
   );
 }

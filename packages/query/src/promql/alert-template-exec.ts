@@ -33,7 +33,7 @@ interface Variable {
 
 export class Executor {
   readonly #text: string;
-  readonly #funcs: Map<string, TemplateFunc>;
+  readonly #funcs: ReadonlyMap<string, TemplateFunc>;
   readonly #vars: Variable[];
   #out = '';
   #outBytes = 0;
@@ -42,7 +42,7 @@ export class Executor {
   /** The node being evaluated, for the error's position and context. */
   #at: { pos: number; context: string } = { pos: 0, context: '' };
 
-  constructor(text: string, funcs: Map<string, TemplateFunc>, dot: TValue, vars: Record<string, TValue>) {
+  constructor(text: string, funcs: ReadonlyMap<string, TemplateFunc>, dot: TValue, vars: Record<string, TValue>) {
     this.#text = text;
     this.#funcs = funcs;
     this.#vars = [{ name: '$', value: dot }, ...Object.entries(vars).map(([name, value]) => ({ name, value }))];

@@ -9,7 +9,7 @@
  * does ("error calling humanize: …").
  */
 
-import { re2Search, type Re2Searcher } from '../re2.ts';
+import { cachedRe2Search, type Re2Searcher } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
 import { parseDuration } from '../logql/durations.ts';
 import {
@@ -375,16 +375,6 @@ function parsePromDuration(s: string): number {
   return ms / 1000;
 }
 
-/** Compiled patterns for one expansion: RE2 syntax and linear-time matching (re2.ts). */
-function compile(pattern: string, cache: Map<string, Re2Searcher>): Re2Searcher {
-  let re = cache.get(pattern);
-  if (!re) {
-    re = re2Search(pattern);
-    cache.set(pattern, re);
-  }
-  return re;
-}
-
 /**
  * regexp.ReplaceAllString: successive non-overlapping matches, with Go's rule that an empty match
  * right after a previous match is not replaced (JavaScript's replace would replace it, so
@@ -408,69 +398,67 @@ function replaceAll(re: Re2Searcher, repl: string, text: string): string {
   return out + text.slice(lastMatchEnd);
 }
 
-/** The functions of one expansion; regexps are cached per expansion, not shared between alerts. */
-export function templateFunctions(): Map<string, TemplateFunc> {
-  const regexps = new Map<string, Re2Searcher>();
-  const regexp = (pattern: string, caller: 'match' | 'reReplaceAll'): Re2Searcher => {
-    try {
-      return compile(pattern, regexps);
-    } catch (err) {
-      const why = `error parsing regexp: ${(err as Error).message}`;
-      // match returns Go's compile error; reReplaceAll uses MustCompile, whose panic names the pattern.
-      throw new Error(caller === 'match' ? why : `regexp: Compile(${JSON.stringify(pattern)}): ${why}`);
-    }
-  };
-  const s = (v: TValue | undefined) => v as string;
-  return new Map<string, TemplateFunc>([
-    // Go builtins. and/or are evaluated lazily by the evaluator; these entries give their arity.
-    ['and', fn(['any'], () => null, 'any')],
-    ['or', fn(['any'], () => null, 'any')],
-    ['not', fn(['any'], ([a]) => !isTrue(a!))],
-    ['eq', fn(['any'], ([a, ...rest]) => eq(a!, rest), 'any')],
-    ['ne', fn(['any', 'any'], ([a, b]) => !eq(a!, [b!]))],
-    ['lt', fn(['any', 'any'], ([a, b]) => lt(a!, b!))],
-    ['le', fn(['any', 'any'], ([a, b]) => le(a!, b!))],
-    ['gt', fn(['any', 'any'], ([a, b]) => !le(a!, b!))],
-    ['ge', fn(['any', 'any'], ([a, b]) => !lt(a!, b!))],
-    ['len', fn(['any'], ([a]) => len(a!))],
-    ['index', fn(['any'], ([a, ...rest]) => index(a!, rest), 'any')],
-    ['slice', fn(['any'], ([a, ...rest]) => slice(a!, rest), 'any')],
-    ['print', fn([], (args) => sprint(args), 'any')],
-    ['printf', fn(['string'], ([f, ...rest]) => sprintf(s(f), rest), 'any')],
-    ['println', fn([], (args) => sprintln(args), 'any')],
-    ['html', fn([], (args) => htmlEscape(escaperInput(args)), 'any')],
-    ['js', fn([], (args) => jsEscape(escaperInput(args)), 'any')],
-    ['urlquery', fn([], (args) => queryEscape(escaperInput(args)), 'any')],
-    ['call', fn(['any'], ([f]) => {
-      throw new Error(`non-function ${formatValue(f!)} of type ${goTypeName(f!)}`);
-    }, 'any')],
-    // Prometheus.
-    ['humanize', fn(['any'], ([a]) => humanize(a!))],
-    ['humanize1024', fn(['any'], ([a]) => humanize1024(a!))],
-    ['humanizeDuration', fn(['any'], ([a]) => humanizeDuration(a!))],
-    ['humanizePercentage', fn(['any'], ([a]) => humanizePercentage(a!))],
-    ['humanizeTimestamp', fn(['any'], ([a]) => humanizeTimestamp(a!))],
-    ['toTime', fn(['any'], ([a]) => toTime(a!))],
-    ['title', fn(['string'], ([a]) => title(s(a)))],
-    ['toUpper', fn(['string'], ([a]) => mapRunes(s(a), 'upper'))],
-    ['toLower', fn(['string'], ([a]) => mapRunes(s(a), 'lower'))],
-    ['match', fn(['string', 'string'], ([p, t]) => regexp(s(p), 'match').test(s(t)))],
-    ['reReplaceAll', fn(['string', 'string', 'string'], ([p, r, t]) => replaceAll(regexp(s(p), 'reReplaceAll'), s(r), s(t)))],
-    ['safeHtml', fn(['string'], ([a]) => a!)],
-    ['stripPort', fn(['string'], ([a]) => splitHostPort(s(a))?.[0] ?? s(a))],
-    ['stripDomain', fn(['string'], ([a]) => stripDomain(s(a)))],
-    ['parseDuration', fn(['string'], ([a]) => parsePromDuration(s(a)))],
-  ]);
+/** A template's regexp, compiled once per pattern for the process (re2.ts: linear-time matching). */
+function regexp(pattern: string, caller: 'match' | 'reReplaceAll'): Re2Searcher {
+  try {
+    return cachedRe2Search(pattern);
+  } catch (err) {
+    const why = `error parsing regexp: ${(err as Error).message}`;
+    // match returns Go's compile error; reReplaceAll uses MustCompile, whose panic names the pattern.
+    throw new Error(caller === 'match' ? why : `regexp: Compile(${JSON.stringify(pattern)}): ${why}`);
+  }
 }
 
-const KNOWN = new Set(templateFunctions().keys());
+const s = (v: TValue | undefined) => v as string;
+
+/** Every function a template may call, by name: stateless, so one table serves every expansion. */
+export const TEMPLATE_FUNCTIONS: ReadonlyMap<string, TemplateFunc> = new Map<string, TemplateFunc>([
+  // Go builtins. and/or are evaluated lazily by the evaluator; these entries give their arity.
+  ['and', fn(['any'], () => null, 'any')],
+  ['or', fn(['any'], () => null, 'any')],
+  ['not', fn(['any'], ([a]) => !isTrue(a!))],
+  ['eq', fn(['any'], ([a, ...rest]) => eq(a!, rest), 'any')],
+  ['ne', fn(['any', 'any'], ([a, b]) => !eq(a!, [b!]))],
+  ['lt', fn(['any', 'any'], ([a, b]) => lt(a!, b!))],
+  ['le', fn(['any', 'any'], ([a, b]) => le(a!, b!))],
+  ['gt', fn(['any', 'any'], ([a, b]) => !le(a!, b!))],
+  ['ge', fn(['any', 'any'], ([a, b]) => !lt(a!, b!))],
+  ['len', fn(['any'], ([a]) => len(a!))],
+  ['index', fn(['any'], ([a, ...rest]) => index(a!, rest), 'any')],
+  ['slice', fn(['any'], ([a, ...rest]) => slice(a!, rest), 'any')],
+  ['print', fn([], (args) => sprint(args), 'any')],
+  ['printf', fn(['string'], ([f, ...rest]) => sprintf(s(f), rest), 'any')],
+  ['println', fn([], (args) => sprintln(args), 'any')],
+  ['html', fn([], (args) => htmlEscape(escaperInput(args)), 'any')],
+  ['js', fn([], (args) => jsEscape(escaperInput(args)), 'any')],
+  ['urlquery', fn([], (args) => queryEscape(escaperInput(args)), 'any')],
+  ['call', fn(['any'], ([f]) => {
+    throw new Error(`non-function ${formatValue(f!)} of type ${goTypeName(f!)}`);
+  }, 'any')],
+  // Prometheus.
+  ['humanize', fn(['any'], ([a]) => humanize(a!))],
+  ['humanize1024', fn(['any'], ([a]) => humanize1024(a!))],
+  ['humanizeDuration', fn(['any'], ([a]) => humanizeDuration(a!))],
+  ['humanizePercentage', fn(['any'], ([a]) => humanizePercentage(a!))],
+  ['humanizeTimestamp', fn(['any'], ([a]) => humanizeTimestamp(a!))],
+  ['toTime', fn(['any'], ([a]) => toTime(a!))],
+  ['title', fn(['string'], ([a]) => title(s(a)))],
+  ['toUpper', fn(['string'], ([a]) => mapRunes(s(a), 'upper'))],
+  ['toLower', fn(['string'], ([a]) => mapRunes(s(a), 'lower'))],
+  ['match', fn(['string', 'string'], ([p, t]) => regexp(s(p), 'match').test(s(t)))],
+  ['reReplaceAll', fn(['string', 'string', 'string'], ([p, r, t]) => replaceAll(regexp(s(p), 'reReplaceAll'), s(r), s(t)))],
+  ['safeHtml', fn(['string'], ([a]) => a!)],
+  ['stripPort', fn(['string'], ([a]) => splitHostPort(s(a))?.[0] ?? s(a))],
+  ['stripDomain', fn(['string'], ([a]) => stripDomain(s(a)))],
+  ['parseDuration', fn(['string'], ([a]) => parsePromDuration(s(a)))],
+]);
 
 /** Prometheus functions that need its TSDB, template arguments or server; Floe's ruler has none of these. */
 const UNSUPPORTED = new Set(['query', 'first', 'label', 'value', 'sortByLabel', 'strvalue', 'args', 'tmpl', 'pathPrefix', 'externalURL']);
 
 /** For the parser: undefined when a function may be called, else the reason it may not. */
 export function checkFunction(name: string): string | undefined {
-  if (KNOWN.has(name)) return undefined;
+  if (TEMPLATE_FUNCTIONS.has(name)) return undefined;
   if (UNSUPPORTED.has(name)) return `function "${name}" is not supported by Floe's ruler`;
   return `function "${name}" not defined`;
 }

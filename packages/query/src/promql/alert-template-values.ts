@@ -90,18 +90,7 @@ export function isTrue(v: TValue): boolean {
   return (v as readonly TValue[]).length > 0;
 }
 
-export function utf8Length(s: string): number {
-  let n = 0;
-  for (let i = 0; i < s.length; i++) {
-    const c = s.charCodeAt(i);
-    if (c < 0x80) n += 1;
-    else if (c < 0x800) n += 2;
-    else if (c >= 0xd800 && c <= 0xdbff) n += 2; // half of a 4-byte pair; the low surrogate adds the other 2
-    else if (c >= 0xdc00 && c <= 0xdfff) n += 2;
-    else n += 3;
-  }
-  return n;
-}
+export const utf8Length = (s: string): number => Buffer.byteLength(s, 'utf8');
 
 const encoder = new TextEncoder();
 export const utf8Bytes = (s: string): Uint8Array => encoder.encode(s);

@@ -17,7 +17,7 @@
 
 import { FloeError } from '@floe/errors';
 import { Executor } from './alert-template-exec.ts';
-import { checkFunction, templateFunctions } from './alert-template-funcs.ts';
+import { checkFunction, TEMPLATE_FUNCTIONS } from './alert-template-funcs.ts';
 import { TemplateSyntaxError, parseTemplate, type Node } from './alert-template-parse.ts';
 import { TMap, TStruct, utf8Length, type TValue } from './alert-template-values.ts';
 
@@ -85,7 +85,7 @@ function expand(text: string, nodes: Node[], data: AlertTemplateData): string {
   );
   const vars = { $labels: labels, $externalLabels: externalLabels, $value: data.value, $externalURL: data.externalURL };
   try {
-    return new Executor(text, templateFunctions(), dot, vars).run(nodes, dot);
+    return new Executor(text, TEMPLATE_FUNCTIONS, dot, vars).run(nodes, dot);
   } catch (err) {
     return `<error expanding template: ${err instanceof Error ? err.message : String(err)}>`;
   }

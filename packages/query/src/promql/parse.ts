@@ -17,7 +17,7 @@ import { FUNCTIONS } from './functions.ts';
 import { positionOf } from '../logql/errors.ts';
 import { parseDuration } from '../logql/durations.ts';
 import { unquote } from '../logql/strings.ts';
-import { anchoredRe2 } from '../re2.ts';
+import { cachedAnchoredRe2 } from '../re2.ts';
 
 /**
  * PromQL text → Floe's typed AST, through Prometheus's own grammar (`@prometheus-io/lezer-promql`,
@@ -274,7 +274,7 @@ class Lowering {
           const value = this.string(c.getChild('StringLiteral')!);
           if (op === '=~' || op === '!~') {
             try {
-              anchoredRe2(value);
+              cachedAnchoredRe2(value);
             } catch (err) {
               throw this.error(c.from, `invalid regular expression ${JSON.stringify(value)}: ${(err as Error).message}`);
             }
@@ -285,7 +285,7 @@ class Lowering {
       }
     }
     const matchesEmpty = (m: LabelMatcher) =>
-      m.op === '=' ? m.value === '' : m.op === '!=' ? m.value !== '' : m.op === '=~' ? anchoredRe2(m.value).test('') : !anchoredRe2(m.value).test('');
+      m.op === '=' ? m.value === '' : m.op === '!=' ? m.value !== '' : m.op === '=~' ? cachedAnchoredRe2(m.value).test('') : !cachedAnchoredRe2(m.value).test('');
     if (matchers.every(matchesEmpty)) throw this.error(n.from, 'vector selector must contain at least one non-empty matcher');
     return { type: 'selector', name, matchers, offsetMs: 0, at: undefined, from: n.from, to: n.to };
   }

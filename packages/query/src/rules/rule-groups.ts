@@ -33,7 +33,6 @@ export function parseRuleGroup(text: string, opts: RuleCheckOptions): RuleGroup 
 
 /** Before any parsing, so an oversized body costs nothing more. */
 function checkSize(text: string, what: string): void {
-  // A UTF-16 unit is at least one UTF-8 byte and at most three, so only texts in between need counting.
-  const bytes = text.length > MAX_RULE_TEXT_BYTES || text.length * 3 <= MAX_RULE_TEXT_BYTES ? text.length : new TextEncoder().encode(text).length;
+  const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_RULE_TEXT_BYTES) throw rulesError([{ message: `${what} too large: more than ${MAX_RULE_TEXT_BYTES} bytes (${MAX_RULE_TEXT_BYTES / 1024 / 1024} MiB)` }]);
 }

@@ -21,7 +21,6 @@ import {
   PromAnnotations,
   type EvalOptions,
   type PromLabelMatcher,
-  type PlannerTable,
   type PromLabels,
   type SeriesPoints,
 } from '@floe/query';
@@ -30,7 +29,7 @@ import type { QuerierClient } from '../querier-client.ts';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { CompactorClient } from '../compactor-client.ts';
 import { createDeleteRequest, deleteRequestProcessed, type Db } from '@floe/meta';
-import { createTableCache, type TableColumns } from '../table-columns.ts';
+import { callerTables, type TableColumns } from '../table-columns.ts';
 import { metricsTable } from '@floe/schema';
 import { acceptFormBodies, getAndPost, type ParamsRequest } from '../request-params.ts';
 import type { QueryDemand } from '../query-demand.ts';
@@ -155,15 +154,9 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   const catalogs = new CatalogCache();
   const cacheSize = opts.seriesLabelCacheSize ?? 200_000;
   const seriesLabels = cacheSize > 0 ? new SeriesLabelCache(cacheSize) : undefined;
-  const tables = createTableCache(metricsTable);
   /** The caller's metrics table with its materialized label columns (../table-columns.ts). */
-  const tableOf = (req: FastifyRequest) => async (): Promise<PlannerTable> => {
-    const columns = opts.tableColumns;
-    if (!columns || !req.tenant) return metricsTable;
-    const { tenant, dataset } = req.tenant;
-    return tables.get(tenant, dataset, () => columns(tenant, dataset, 'metrics'));
-  };
-  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, callerCredentials(req), timeoutMs, opts.maxSamples, catalogs, seriesLabels, tableOf(req));
+  const tableOf = callerTables(metricsTable, 'metrics', opts.tableColumns);
+  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, callerCredentials(req), timeoutMs, opts.maxSamples, catalogs, seriesLabels, () => tableOf(req));
   /**
    * Query demand: the selectors' label names without a column, table `metrics`: neither a fixed
    * column nor a materialized label column of the caller's table.
@@ -172,7 +165,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     if (!opts.demand || !req.tenant) return;
     let keys = selectorDemand(selectors);
     if (keys.length > 0 && opts.tableColumns) {
-      const held = new Set((await tableOf(req)()).columns.map((c) => c.attributeKey));
+      const held = new Set((await tableOf(req)).columns.map((c) => c.attributeKey));
       keys = keys.filter((k) => !held.has(k));
     }
     opts.demand.note(req.tenant.tenant, req.tenant.dataset, 'metrics', keys);

@@ -44,6 +44,14 @@ describe('recording rules', () => {
     expect(r!.state.rules[0]).toMatchObject({ health: 'ok', lastError: '', lastEvaluation: 10 * M });
   });
 
+  it('keeps a label named __proto__ as an ordinary label', async () => {
+    const rule: RuleGroup = { name: 'p', labels: {}, rules: [{ kind: 'recording', record: 'r', expr: 'x', labels: Object.fromEntries([['__proto__', 'from-rule']]) }] };
+    const [r] = await run(rule, [[M, vector([Object.fromEntries([['__proto__', 'from-series'], ['job', 'a']]), 1])]]);
+    const labels = r!.samples[0]!.labels;
+    expect(Object.getOwnPropertyDescriptor(labels, '__proto__')?.value).toBe('from-rule');
+    expect(Object.keys(labels).sort()).toEqual(['__name__', '__proto__', 'job']);
+  });
+
   it('takes a scalar as one sample without labels', async () => {
     const [r] = await run({ ...group, rules: [{ kind: 'recording', record: 'answer', expr: '42', labels: {} }] }, [[M, { resultType: 'scalar', result: [M, 42] }]]);
     expect(r!.samples).toEqual([{ labels: { __name__: 'answer' }, t: M, v: 42 }]);

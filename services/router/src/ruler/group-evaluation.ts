@@ -1,4 +1,4 @@
-import type { AlertingRule, InstantResult, RecordingRule, RuleGroup } from '@floe/query';
+import { makePromLabels, promLabelsKey, type AlertingRule, type InstantResult, type RecordingRule, type Rule, type RuleGroup } from '@floe/query';
 
 /**
  * One evaluation of a rule group, as Prometheus's rules manager does it, without I/O: each rule's
@@ -45,8 +45,8 @@ export interface RuleState {
   evaluationTime: number;
   /** Alerting rules: the active alerts, by fingerprint. */
   alerts: ActiveAlert[];
-  /** Keys of the series this rule wrote last time (stale markers end the ones that go away). */
-  series: string[];
+  /** The series this rule wrote last time (stale markers end the ones that go away). */
+  series: Labels[];
 }
 
 export interface GroupState {
@@ -88,40 +88,38 @@ export interface GroupEvaluation {
   due: DueAlert[];
 }
 
-/** A label set's identity: names sorted, unambiguous for any values. */
-export function labelsKey(labels: Labels): string {
-  return JSON.stringify(Object.keys(labels).sort().map((k) => [k, labels[k]]));
-}
-
-/** The label set a labelsKey names. */
-export function labelsOfKey(key: string): Labels {
-  return Object.fromEntries(JSON.parse(key) as Array<[string, string]>);
-}
-
 export function emptyGroupState(group: RuleGroup): GroupState {
   return { evaluationTime: 0, rules: group.rules.map((r) => emptyRuleState(ruleName(r))) };
 }
 
 const emptyRuleState = (name: string): RuleState => ({ name, health: 'unknown', lastError: '', evaluationTime: 0, alerts: [], series: [] });
 
-export const ruleName = (r: RecordingRule | AlertingRule) => (r.kind === 'recording' ? r.record : r.alert);
+export const ruleName = (r: Rule) => (r.kind === 'recording' ? r.record : r.alert);
 
 /**
- * The saved state of a group as the starting point of its next evaluation: the rules' states by
- * position where the rule there still has the same name, fresh otherwise; alerts kept only when
- * the state is recent enough (`toleranceMs` since its last evaluation), as Prometheus restores
- * `for` state within --rules.alert.for-outage-tolerance.
+ * The state a saved group state holds for the group's rule at `index`: the saved one where the
+ * rule there still has the same name (rules are kept by position, as Prometheus keeps them
+ * across a reload), a fresh one otherwise.
  */
-export function restoreGroupState(group: RuleGroup, saved: GroupState | undefined, now: number, toleranceMs: number): GroupState {
-  if (!saved || !Array.isArray(saved.rules)) return emptyGroupState(group);
+export function ruleStateAt(saved: GroupState | null | undefined, rule: Rule, index: number): RuleState {
+  const s = saved?.rules[index];
+  return s && s.name === ruleName(rule) ? s : emptyRuleState(ruleName(rule));
+}
+
+/**
+ * The saved state of a group as the starting point of its next evaluation (ruleStateAt for each
+ * rule), alerts kept only when the state is recent enough (`toleranceMs` since its last
+ * evaluation), as Prometheus restores `for` state within --rules.alert.for-outage-tolerance.
+ */
+export function restoreGroupState(group: RuleGroup, saved: GroupState | null | undefined, now: number, toleranceMs: number): GroupState {
+  if (!saved) return emptyGroupState(group);
   const recent = saved.lastEvaluation !== undefined && now - saved.lastEvaluation <= toleranceMs;
   return {
     ...(saved.lastEvaluation !== undefined ? { lastEvaluation: saved.lastEvaluation } : {}),
-    evaluationTime: saved.evaluationTime ?? 0,
+    evaluationTime: saved.evaluationTime,
     rules: group.rules.map((rule, i) => {
-      const s = saved.rules[i];
-      if (!s || s.name !== ruleName(rule)) return emptyRuleState(ruleName(rule));
-      return { ...s, alerts: recent && rule.kind === 'alerting' ? s.alerts : [], series: s.series ?? [] };
+      const s = ruleStateAt(saved, rule, i);
+      return recent || s.alerts.length === 0 ? s : { ...s, alerts: [] };
     }),
   };
 }
@@ -134,7 +132,7 @@ export async function evaluateGroup(group: RuleGroup, ts: number, prev: GroupSta
   const rules: RuleState[] = [];
   for (let i = 0; i < group.rules.length; i++) {
     const rule = group.rules[i]!;
-    const before = prev.rules[i]?.name === ruleName(rule) ? prev.rules[i]! : emptyRuleState(ruleName(rule));
+    const before = ruleStateAt(prev, rule, i);
     const ruleStarted = performance.now();
     let out: { samples: OutputSample[]; alerts: ActiveAlert[] };
     let error = '';
@@ -146,18 +144,12 @@ export async function evaluateGroup(group: RuleGroup, ts: number, prev: GroupSta
       // abandoned, not taken as "no alerts"); a failed recording rule writes nothing.
       out = { samples: [], alerts: before.alerts };
     }
-    const written = new Set<string>();
-    for (const s of out.samples) {
-      written.add(labelsKey(s.labels));
-      samples.push(s);
-    }
+    samples.push(...out.samples);
     // Series of the last evaluation that this one did not write end with a staleness marker,
     // unless the rule failed: then nothing is known about them.
     if (error === '') {
-      for (const key of before.series) {
-        if (written.has(key)) continue;
-        samples.push({ labels: labelsOfKey(key), t: ts, v: STALE_NAN });
-      }
+      const written = new Set(out.samples.map((x) => promLabelsKey(x.labels)));
+      for (const labels of before.series) if (!written.has(promLabelsKey(labels))) samples.push({ labels, t: ts, v: STALE_NAN });
     }
     if (rule.kind === 'alerting' && error === '') due.push(...dueAlerts(out.alerts, ts, ctx));
     rules.push({
@@ -167,7 +159,7 @@ export async function evaluateGroup(group: RuleGroup, ts: number, prev: GroupSta
       lastEvaluation: ts,
       evaluationTime: (performance.now() - ruleStarted) / 1000,
       alerts: out.alerts,
-      series: error === '' ? [...written] : before.series,
+      series: error === '' ? out.samples.map((x) => x.labels) : before.series,
     });
   }
   return { state: { lastEvaluation: ts, evaluationTime: (performance.now() - started) / 1000, rules }, samples, due };
@@ -180,23 +172,21 @@ async function vectorOf(expr: string, ts: number, ctx: EvaluationContext): Promi
     case 'vector':
       return r.result.map((s) => ({ labels: s.labels, v: s.v }));
     case 'scalar':
-      return [{ labels: {}, v: r.result[1] }];
+      return [{ labels: makePromLabels(), v: r.result[1] }];
     default:
       throw new Error(`rule result is not a vector or scalar: ${r.resultType}`);
   }
 }
 
-/** Sets a label as an own property, so that even one named `__proto__` is an ordinary label. */
-const setLabel = (labels: Labels, name: string, value: string) => Object.defineProperty(labels, name, { value, enumerable: true, writable: true, configurable: true });
-
-/** Applies rule labels over a label set: an empty value removes the label. */
-function withLabels(base: Labels, extra: Labels): Labels {
-  const out: Labels = { ...base };
-  for (const [k, v] of Object.entries(extra)) {
-    if (v === '') delete out[k];
-    else setLabel(out, k, v);
-  }
-  return out;
+/**
+ * Rule (or group) labels applied over a label set: they override, and an empty value removes the
+ * label, as in Prometheus. The result has no prototype (@floe/query's label sets), so a label
+ * named `__proto__` is an ordinary one.
+ */
+function withLabels(base: Labels, ...overrides: Labels[]): Labels {
+  const merged = new Map(Object.entries(base));
+  for (const o of overrides) for (const [k, v] of Object.entries(o)) merged.set(k, v);
+  return makePromLabels(merged);
 }
 
 function checkLimit(limit: number | undefined, n: number, what: string): void {
@@ -208,9 +198,8 @@ async function evalRecording(rule: RecordingRule, group: RuleGroup, ts: number, 
   const seen = new Set<string>();
   const samples: OutputSample[] = [];
   for (const s of vector) {
-    const labels = withLabels(withLabels(s.labels, group.labels ?? {}), rule.labels);
-    labels.__name__ = rule.record;
-    const key = labelsKey(labels);
+    const labels = withLabels(s.labels, group.labels, rule.labels, { __name__: rule.record });
+    const key = promLabelsKey(labels);
     if (seen.has(key)) throw new Error('vector contains metrics with the same labelset after applying rule labels');
     seen.add(key);
     samples.push({ labels, t: ts, v: s.v });
@@ -223,20 +212,16 @@ async function evalAlerting(rule: AlertingRule, group: RuleGroup, ts: number, be
   const vector = await vectorOf(rule.expr, ts, ctx);
   const found = new Map<string, ActiveAlert>();
   for (const s of vector) {
-    const { __name__: _dropped, ...sampleLabels } = s.labels;
-    const expand = (text: string) => ctx.expand(text, sampleLabels, s.v);
-    const ruleLabels: Labels = {};
-    for (const [k, v] of Object.entries(rule.labels)) setLabel(ruleLabels, k, expand(v));
-    const labels = withLabels(withLabels(sampleLabels, group.labels ?? {}), ruleLabels);
-    labels.alertname = rule.alert;
-    const annotations: Labels = {};
-    for (const [k, v] of Object.entries(rule.annotations)) setLabel(annotations, k, expand(v));
-    const key = labelsKey(labels);
+    const sampleLabels = withLabels(s.labels, { __name__: '' });
+    const expand = (templates: Labels) => Object.fromEntries(Object.entries(templates).map(([k, v]) => [k, ctx.expand(v, sampleLabels, s.v)]));
+    const labels = withLabels(sampleLabels, group.labels, expand(rule.labels), { alertname: rule.alert });
+    const annotations = expand(rule.annotations);
+    const key = promLabelsKey(labels);
     if (found.has(key)) throw new Error('vector contains metrics with the same labelset after applying alert labels');
     found.set(key, { labels, annotations, state: 'pending', value: s.v, activeAt: ts });
   }
 
-  const active = new Map(before.map((a) => [labelsKey(a.labels), { ...a }]));
+  const active = new Map(before.map((a) => [promLabelsKey(a.labels), { ...a }]));
   for (const [key, next] of found) {
     const a = active.get(key);
     if (a && a.state !== 'inactive') {
@@ -276,8 +261,8 @@ async function evalAlerting(rule: AlertingRule, group: RuleGroup, ts: number, be
   const samples: OutputSample[] = [];
   for (const a of alerts) {
     if (a.state === 'inactive') continue;
-    samples.push({ labels: { ...a.labels, __name__: 'ALERTS', alertstate: a.state }, t: ts, v: 1 });
-    samples.push({ labels: { ...a.labels, __name__: 'ALERTS_FOR_STATE' }, t: ts, v: a.activeAt / 1000 });
+    samples.push({ labels: withLabels(a.labels, { __name__: 'ALERTS', alertstate: a.state }), t: ts, v: 1 });
+    samples.push({ labels: withLabels(a.labels, { __name__: 'ALERTS_FOR_STATE' }), t: ts, v: a.activeAt / 1000 });
   }
   return { samples, alerts };
 }
@@ -298,7 +283,7 @@ function dueAlerts(alerts: ActiveAlert[], ts: number, ctx: EvaluationContext): D
     if (!resolvedSinceSent && !resendDue) continue;
     a.lastSentAt = ts;
     a.validUntil = ts + 4 * delta;
-    out.push({ labels: { ...a.labels }, annotations: { ...a.annotations }, startsAt: a.firedAt ?? a.activeAt, endsAt: a.resolvedAt ?? a.validUntil });
+    out.push({ labels: a.labels, annotations: a.annotations, startsAt: a.firedAt ?? a.activeAt, endsAt: a.resolvedAt ?? a.validUntil });
   }
   return out;
 }

@@ -4,8 +4,8 @@ import { runMetricQuery, withinSeriesLimit } from '../logquery/metrics.ts';
 import { exclusionFilter, type PendingDeletions } from '../logquery/pending-deletions.ts';
 import { rowsOf } from '../logquery/results.ts';
 import { mayUseLabelColumn } from '../logquery/table.ts';
-import type { CallerCredentials, QuerierClient } from '../querier-client.ts';
-import { createTableCache, type TableColumns } from '../table-columns.ts';
+import { serviceCaller, type QuerierClient } from '../querier-client.ts';
+import { datasetTables, type TableColumns } from '../table-columns.ts';
 
 export interface RulerLogQueryOptions {
   querier: QuerierClient;
@@ -23,14 +23,14 @@ const NS_PER_MS = 1_000_000n;
  * standing for the tenant. A log query (no range aggregation) is an error, as in Loki.
  */
 export function rulerLogQuery(opts: RulerLogQueryOptions): (tenant: string, dataset: string, expr: string, t: number) => Promise<InstantResult> {
-  const tables = createTableCache(logsTable);
+  const tableOf = datasetTables(logsTable, 'logs', opts.tableColumns);
   return async (tenant, dataset, text, t) => {
-    const caller: CallerCredentials = { authorization: '', tenant, dataset, session: true };
+    const caller = serviceCaller(tenant, dataset);
     const expr = parseLogQL(text);
     if (isLogExpr(expr)) throw new Error('rule expression is a log query; a LogQL rule needs a metric query');
     const metric = lowerMetricQuery(expr, text);
-    const columns = opts.tableColumns;
-    const table: PlannerTable = columns && mayUseLabelColumn(metric) ? await tables.get(tenant, dataset, () => columns(tenant, dataset, 'logs')) : logsTable;
+    // Only a label no fixed column backs can resolve to a label column (as the log API plans).
+    const table: PlannerTable = mayUseLabelColumn(metric) ? await tableOf(tenant, dataset) : logsTable;
     if (opts.pendingDeletions) {
       const excluded = exclusionFilter(await opts.pendingDeletions.of(tenant, dataset));
       if (excluded) for (const leaf of metric.leaves) leaf.sample.filters.push(excluded);

@@ -3,8 +3,8 @@ import { metricsTable } from '@floe/schema';
 import { CatalogCache } from '../metricquery/catalog-cache.ts';
 import { MetricReader } from '../metricquery/data.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS } from '../metricquery/plugin.ts';
-import type { CallerCredentials, QuerierClient } from '../querier-client.ts';
-import { createTableCache, type TableColumns } from '../table-columns.ts';
+import { serviceCaller, type QuerierClient } from '../querier-client.ts';
+import { datasetTables, type TableColumns } from '../table-columns.ts';
 
 export interface RulerQueryOptions {
   querier: QuerierClient;
@@ -22,12 +22,9 @@ export interface RulerQueryOptions {
  */
 export function rulerPromQuery(opts: RulerQueryOptions): (tenant: string, dataset: string, expr: string, t: number) => Promise<InstantResult> {
   const catalogs = new CatalogCache();
-  const tables = createTableCache(metricsTable);
+  const tableOf = datasetTables(metricsTable, 'metrics', opts.tableColumns);
   return async (tenant, dataset, text, t) => {
-    const caller: CallerCredentials = { authorization: '', tenant, dataset, session: true };
-    const columns = opts.tableColumns;
-    const table = columns ? () => tables.get(tenant, dataset, () => columns(tenant, dataset, 'metrics')) : async () => metricsTable;
-    const reader = new MetricReader(opts.querier, caller, opts.queryTimeoutMs, opts.maxSamples, catalogs, undefined, table);
+    const reader = new MetricReader(opts.querier, serviceCaller(tenant, dataset), opts.queryTimeoutMs, opts.maxSamples, catalogs, undefined, () => tableOf(tenant, dataset));
     const expr = parsePromQL(text);
     const evalOpts: EvalOptions = { startMs: t, endMs: t, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: opts.defaultSubqueryStepMs };
     const source = await reader.selectorSource(selectorWindows(expr, evalOpts));

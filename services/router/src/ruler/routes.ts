@@ -6,13 +6,14 @@ import { deleteRuleGroups, isMetaError, listRuleGroups, putRuleGroup, type Db, t
 import { formatPromFloat, parseRuleGroup, ruleGroupFromJson, ruleGroupToJson, ruleGroupToYaml, ruleNamespacesToYaml, type RuleGroup } from '@floe/query';
 import { queryRouteSchema, type QueryApiTag, type QueryRouteDoc } from '../openapi.ts';
 import type { ParamsRequest } from '../request-params.ts';
-import { emptyGroupState, ruleName, type ActiveAlert, type GroupState, type RuleState } from './group-evaluation.ts';
+import { ruleName, ruleStateAt, type ActiveAlert, type GroupState, type RuleState } from './group-evaluation.ts';
 
 /**
  * The ruler's HTTP surface of one query API: the Cortex/Mimir/Loki ruler config API (rule groups
  * as YAML per namespace: GET, POST, DELETE under RULE_CONFIG_PREFIXES), which Grafana's alerting
- * uses to manage data-source rules, and Prometheus's `/api/v1/rules` and `/api/v1/alerts` with each rule's health and the active
- * alerts of the last evaluation (saved by the evaluating router, so every router answers alike).
+ * uses to manage data-source rules, and Prometheus's `/api/v1/rules` and `/api/v1/alerts` with
+ * each rule's health and the active alerts of the last evaluation (saved by the evaluating router,
+ * so every router answers alike).
  * Reading needs the query scope; changing rules also needs tenant:manage.
  */
 
@@ -188,20 +189,20 @@ export function ruleStateRoutes(scope: FastifyInstance, opts: Pick<RuleRoutesOpt
       for (const { stored, group } of await groupsOf(req)) {
         if (groupNames.size > 0 && !groupNames.has(group.name)) continue;
         if (files.size > 0 && !files.has(stored.namespace)) continue;
-        const state = (stored.state as GroupState | null) ?? emptyGroupState(group);
+        const state = stored.state as GroupState | null;
         const rules = [];
         for (let i = 0; i < group.rules.length; i++) {
           const rule = group.rules[i]!;
           if (type === 'alert' && rule.kind !== 'alerting') continue;
           if (type === 'record' && rule.kind !== 'recording') continue;
           if (names.size > 0 && !names.has(ruleName(rule))) continue;
-          const s = state.rules[i]?.name === ruleName(rule) ? state.rules[i]! : { health: 'unknown', lastError: '', evaluationTime: 0, alerts: [], lastEvaluation: undefined };
+          const s = ruleStateAt(state, rule, i);
           const common = { name: ruleName(rule), query: rule.expr, labels: rule.labels, health: s.health, evaluationTime: s.evaluationTime, lastEvaluation: iso(s.lastEvaluation), ...(s.lastError ? { lastError: s.lastError } : {}) };
           if (rule.kind === 'recording') {
             rules.push({ ...common, type: 'recording' });
             continue;
           }
-          const alerts = active(s as RuleState);
+          const alerts = active(s);
           rules.push({
             ...common,
             type: 'alerting',
@@ -219,8 +220,8 @@ export function ruleStateRoutes(scope: FastifyInstance, opts: Pick<RuleRoutesOpt
           rules,
           interval: (group.intervalMs ?? opts.evaluationIntervalMs) / 1000,
           limit: group.limit ?? 0,
-          evaluationTime: state.evaluationTime,
-          lastEvaluation: iso(state.lastEvaluation),
+          evaluationTime: state?.evaluationTime ?? 0,
+          lastEvaluation: iso(state?.lastEvaluation),
         });
       }
       return reply.type('application/json').send({ status: 'success', data: { groups } });

@@ -9,7 +9,7 @@ import { Ruler } from './ruler.ts';
  * The scheduler against a real (in-memory PGlite) metadata DB: one of two rulers evaluates (the
  * lease), the other takes over once the first stops; groups run on their interval; results reach
  * the writer; the state is saved, and a new evaluator restores a pending alert instead of starting
- * its `for` over; a deleted group's series end with staleness markers. Queries are answered by the
+ * its `for` over; a replaced or deleted group's series end with staleness markers. Queries are answered by the
  * test (the query engines are tested elsewhere).
  */
 describe('ruler scheduler', () => {
@@ -90,12 +90,20 @@ describe('ruler scheduler', () => {
     await until('b to save its state', async () => ((await savedState())?.lastEvaluation ?? 0) > written[before - 1]!.samples[0]!.t);
     expect((await savedState())!.rules[1]!.alerts[0]).toMatchObject({ state: 'pending', activeAt });
 
+    // A replaced group is read again at the next poll: its old series end, the new rule runs.
+    const before2 = written.length;
+    const replaced = parseRuleGroup('name: g\ninterval: 1s\nrules:\n  - record: job:up:renamed\n    expr: up\n', { language: 'promql' });
+    await putRuleGroup(db, { tenantId: 'acme', datasetId: 'default', language: 'promql', namespace: 'ns', name: 'g' }, ruleGroupToJson(replaced), 10);
+    await until('the replaced rule’s results', () => written.slice(before2).some((w) => w.samples.some((x) => x.labels.__name__ === 'job:up:renamed' && x.v === 5)));
+    const ended = written.slice(before2).flatMap((w) => w.samples.filter((x) => Number.isNaN(x.v)).map((x) => x.labels.__name__));
+    expect(ended.sort()).toEqual(['ALERTS', 'ALERTS_FOR_STATE', 'job:up:max']);
+
     // Deleting the group ends its series at once with staleness markers.
     const sent = written.length;
     await deleteRuleGroups(db, { tenantId: 'acme', namespace: 'ns', name: 'g' });
     await until('the staleness markers', () => written.slice(sent).some((w) => w.samples.every((x) => Number.isNaN(x.v))));
     const stale = written.slice(sent).find((w) => w.samples.every((x) => Number.isNaN(x.v)))!;
-    expect(stale.samples.map((x) => x.labels.__name__).sort()).toEqual(['ALERTS', 'ALERTS_FOR_STATE', 'job:up:max']);
+    expect(stale.samples.map((x) => x.labels.__name__)).toEqual(['job:up:renamed']);
     await b.stop();
   });
 });

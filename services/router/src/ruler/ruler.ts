@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { acquireLease, listRuleGroups, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey, type RuleLanguage, type StoredRuleGroup } from '@floe/meta';
+import { acquireLease, listRuleGroups, listRuleGroupVersions, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey, type RuleLanguage, type StoredRuleGroup } from '@floe/meta';
 import { ruleGroupFromJson, type InstantResult, type RuleGroup } from '@floe/query';
 import type { Logger } from '@floe/telemetry';
 import type { AlertmanagerNotifier } from './alertmanager.ts';
-import { evaluateGroup, labelsOfKey, restoreGroupState, STALE_NAN, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
+import { evaluateGroup, restoreGroupState, STALE_NAN, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
 import type { RulerMetrics } from './ruler-metrics.ts';
 import type { SampleWriter } from './sample-writer.ts';
 
@@ -46,7 +46,7 @@ interface Scheduled {
   offsetMs: number;
   /** The next aligned evaluation time (ms). */
   next: number;
-  state: GroupState | undefined;
+  state: GroupState;
   running: boolean;
 }
 
@@ -120,18 +120,23 @@ export class Ruler {
     await this.#reload();
   }
 
+  /**
+   * Polls the groups' versions and reads definitions and saved states only of the groups that are
+   * new or changed since the last poll (all of them when this router has just taken the lease).
+   */
   async #reload(): Promise<void> {
-    const stored = await listRuleGroups(this.#opts.db, { enabledTenantsOnly: true });
+    const versions = await listRuleGroupVersions(this.#opts.db, { enabledTenantsOnly: true });
+    const changed = versions.filter((v) => this.#groups.get(keyOf(v))?.stored.version !== v.version);
+    const fetched = changed.length > 0 ? await listRuleGroups(this.#opts.db, { keys: changed }) : [];
     const next = new Map<string, Scheduled>();
-    const now = this.#now();
-    for (const s of stored) {
-      const key = keyOf(s);
+    for (const v of versions) {
+      const key = keyOf(v);
       const had = this.#groups.get(key);
-      if (had && had.stored.version === s.version) {
-        had.stored = s;
-        next.set(key, had);
-        continue;
-      }
+      if (had && had.stored.version === v.version) next.set(key, had);
+    }
+    const now = this.#now();
+    for (const s of fetched) {
+      const key = keyOf(s);
       let group: RuleGroup;
       try {
         group = ruleGroupFromJson(s.definition);
@@ -147,7 +152,7 @@ export class Ruler {
         intervalMs,
         offsetMs,
         next: alignedAfter(now, intervalMs, offsetMs),
-        state: restoreGroupState(group, s.state as GroupState | undefined, now, this.#opts.forOutageToleranceMs),
+        state: restoreGroupState(group, s.state as GroupState | null, now, this.#opts.forOutageToleranceMs),
         running: false,
       });
     }
@@ -162,7 +167,7 @@ export class Ruler {
    * lookback delta.
    */
   async #endSeries(g: Scheduled, now: number): Promise<void> {
-    const samples = (g.state?.rules ?? []).flatMap((r) => r.series.map((key) => ({ labels: labelsOfKey(key), t: now, v: STALE_NAN })));
+    const samples = g.state.rules.flatMap((r) => r.series.map((labels) => ({ labels, t: now, v: STALE_NAN })));
     if (samples.length === 0) return;
     await this.#opts.writer.write(g.stored.tenantId, g.stored.datasetId, samples).catch((err: unknown) => {
       this.#opts.log.warn({ err, tenant: g.stored.tenantId, namespace: g.stored.namespace, group: g.stored.name }, 'ruler: ending the series of a removed rule group failed');
@@ -207,7 +212,7 @@ export class Ruler {
       intervalMs: g.intervalMs,
       resendDelayMs: this.#opts.resendDelayMs,
     };
-    const result = await evaluateGroup(group, at, g.state ?? restoreGroupState(group, undefined, at, 0), ctx);
+    const result = await evaluateGroup(group, at, g.state, ctx);
     // Rule results are written before the state is saved: if writing fails, the samples are
     // lost for this evaluation (as Prometheus's remote write would drop them after retries), but
     // alerts and their state still advance.
