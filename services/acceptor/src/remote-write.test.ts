@@ -9,12 +9,11 @@ import {
   toBinary,
   type MessageInitShape,
 } from '@floe/proto';
-import { REMOTE_WRITE_SCOPE } from '@floe/query';
+import { REMOTE_WRITE_SCOPE, isStaleNaN } from '@floe/query';
 import {
   RemoteWriteMetadata,
   decodeRemoteWriteV1,
   decodeRemoteWriteV2,
-  isStaleNaN,
   remoteWriteV1BodyToRows,
   remoteWriteV1ToRows,
   remoteWriteV2ToRows,

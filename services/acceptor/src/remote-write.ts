@@ -16,7 +16,7 @@ import { MAX_INT64, RowCollector, type RefusalKind } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 import { seriesId, seriesPrefix, seriesResource } from './series-id.ts';
 import type { SeriesGate } from './series-limit.ts';
-import { REMOTE_WRITE_SCOPE } from '@floe/query';
+import { REMOTE_WRITE_SCOPE, isStaleNaN } from '@floe/query';
 import { tableDef } from '@floe/schema';
 
 /**
@@ -249,15 +249,6 @@ interface SeriesIn {
 
 const NS_PER_MS = 1_000_000n;
 const MAX_MS = MAX_INT64 / NS_PER_MS;
-
-/** Prometheus's staleness marker is the NaN 0x7ff0000000000002; V8 may have set its quiet bit. */
-const f64 = new Float64Array(1);
-const u64 = new BigUint64Array(f64.buffer);
-export function isStaleNaN(v: number): boolean {
-  if (!Number.isNaN(v)) return false;
-  f64[0] = v;
-  return (u64[0]! & 0x7ff7_ffff_ffff_ffffn) === 0x7ff0_0000_0000_0002n;
-}
 
 /** Densest bucket layout one native histogram may expand to (spans may leave gaps; this bounds them). */
 const MAX_DENSE_BUCKETS = 1 << 16;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { InstantResult, RuleGroup } from '@floe/query';
-import { emptyGroupState, evaluateGroup, restoreGroupState, STALE_NAN, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
+import { STALE_NAN, type InstantResult, type RuleGroup } from '@floe/query';
+import { emptyGroupState, evaluateGroup, restoreGroupState, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
 
 const M = 60_000;
 
@@ -67,6 +67,35 @@ describe('recording rules', () => {
     const stale = second!.samples[1]!;
     expect(stale.labels).toEqual({ __name__: 'job:errors:rate5m', job: 'renamed', team: 'sre', instance: 'b' });
     expect(Object.is(stale.v, STALE_NAN) || (Number.isNaN(stale.v) && new BigUint64Array(new Float64Array([stale.v]).buffer)[0] === 0x7ff0000000000002n)).toBe(true);
+  });
+
+  it('hands each rule what the earlier rules wrote at this evaluation, staleness markers included', async () => {
+    const chained: RuleGroup = {
+      name: 'chain',
+      labels: {},
+      rules: [
+        { kind: 'recording', record: 'first', expr: 'a', labels: {} },
+        { kind: 'recording', record: 'second', expr: 'first', labels: {} },
+        { kind: 'alerting', alert: 'Third', expr: 'second > 0', forMs: 0, keepFiringForMs: 0, labels: {}, annotations: {} },
+      ],
+    };
+    const seen: Array<[string, string[]]> = [];
+    const ctx = context(() => vector([{ instance: 'x' }, 1]));
+    const recordingCtx: EvaluationContext = {
+      ...ctx,
+      query: async (expr, t, fresh) => {
+        seen.push([expr, fresh.map((s) => `${s.labels.__name__}@${s.t}`)]);
+        return ctx.query(expr, t, fresh);
+      },
+    };
+    const prev = (await evaluateGroup(chained, M, emptyGroupState(chained), context(() => vector([{ instance: 'gone' }, 1])))).state;
+    await evaluateGroup(chained, 2 * M, prev, recordingCtx);
+    expect(seen).toEqual([
+      ['a', []],
+      // The first rule's sample and the staleness marker of its series that went away.
+      ['first', [`first@${2 * M}`, `first@${2 * M}`]],
+      ['second > 0', [`first@${2 * M}`, `first@${2 * M}`, `second@${2 * M}`, `second@${2 * M}`]],
+    ]);
   });
 
   it('reports labelset collisions and the group limit as the rule’s error, writing nothing', async () => {

@@ -1,4 +1,4 @@
-import { makePromLabels, promLabelsKey, type AlertingRule, type InstantResult, type RecordingRule, type Rule, type RuleGroup } from '@floe/query';
+import { makePromLabels, promLabelsKey, STALE_NAN, type AlertingRule, type InstantResult, type RecordingRule, type Rule, type RuleGroup } from '@floe/query';
 
 /**
  * One evaluation of a rule group, as Prometheus's rules manager does it, without I/O: each rule's
@@ -10,9 +10,6 @@ import { makePromLabels, promLabelsKey, type AlertingRule, type InstantResult, t
  */
 
 export type Labels = Record<string, string>;
-
-/** Prometheus's staleness marker: a NaN with this bit pattern ends a series. */
-export const STALE_NAN = new Float64Array(new BigUint64Array([0x7ff0000000000002n]).buffer)[0]!;
 
 /** How long a resolved alert is remembered (and re-sent as resolved), as Prometheus. */
 export const RESOLVED_RETENTION_MS = 15 * 60_000;
@@ -72,8 +69,12 @@ export interface DueAlert {
 }
 
 export interface EvaluationContext {
-  /** The instant query of `expr` at `t` (ms). */
-  query(expr: string, t: number): Promise<InstantResult>;
+  /**
+   * The instant query of `expr` at `t` (ms). `fresh` holds what the group's earlier rules wrote
+   * at this evaluation: Prometheus commits each rule's results before the next rule runs, so the
+   * query must see them although storage may not have them yet.
+   */
+  query(expr: string, t: number, fresh: readonly OutputSample[]): Promise<InstantResult>;
   /** Expands an alert's label or annotation template (never throws). */
   expand(template: string, labels: Labels, value: number): string;
   /** The group's interval (ms), for the alerts' validity. */
@@ -137,7 +138,7 @@ export async function evaluateGroup(group: RuleGroup, ts: number, prev: GroupSta
     let out: { samples: OutputSample[]; alerts: ActiveAlert[] };
     let error = '';
     try {
-      out = rule.kind === 'recording' ? await evalRecording(rule, group, ts, ctx) : await evalAlerting(rule, group, ts, before.alerts, ctx);
+      out = rule.kind === 'recording' ? await evalRecording(rule, group, ts, samples, ctx) : await evalAlerting(rule, group, ts, before.alerts, samples, ctx);
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
       // A failed alerting rule keeps its alerts as they were (Prometheus: the evaluation is
@@ -166,8 +167,8 @@ export async function evaluateGroup(group: RuleGroup, ts: number, prev: GroupSta
 }
 
 /** The result as samples: a scalar becomes one sample without labels, as Prometheus's rules see it. */
-async function vectorOf(expr: string, ts: number, ctx: EvaluationContext): Promise<Array<{ labels: Labels; v: number }>> {
-  const r = await ctx.query(expr, ts);
+async function vectorOf(expr: string, ts: number, fresh: readonly OutputSample[], ctx: EvaluationContext): Promise<Array<{ labels: Labels; v: number }>> {
+  const r = await ctx.query(expr, ts, fresh);
   switch (r.resultType) {
     case 'vector':
       return r.result.map((s) => ({ labels: s.labels, v: s.v }));
@@ -193,8 +194,8 @@ function checkLimit(limit: number | undefined, n: number, what: string): void {
   if (limit !== undefined && limit > 0 && n > limit) throw new Error(`exceeded limit of ${limit} with ${n} ${what}`);
 }
 
-async function evalRecording(rule: RecordingRule, group: RuleGroup, ts: number, ctx: EvaluationContext) {
-  const vector = await vectorOf(rule.expr, ts, ctx);
+async function evalRecording(rule: RecordingRule, group: RuleGroup, ts: number, fresh: readonly OutputSample[], ctx: EvaluationContext) {
+  const vector = await vectorOf(rule.expr, ts, fresh, ctx);
   const seen = new Set<string>();
   const samples: OutputSample[] = [];
   for (const s of vector) {
@@ -208,8 +209,8 @@ async function evalRecording(rule: RecordingRule, group: RuleGroup, ts: number, 
   return { samples, alerts: [] };
 }
 
-async function evalAlerting(rule: AlertingRule, group: RuleGroup, ts: number, before: readonly ActiveAlert[], ctx: EvaluationContext) {
-  const vector = await vectorOf(rule.expr, ts, ctx);
+async function evalAlerting(rule: AlertingRule, group: RuleGroup, ts: number, before: readonly ActiveAlert[], fresh: readonly OutputSample[], ctx: EvaluationContext) {
+  const vector = await vectorOf(rule.expr, ts, fresh, ctx);
   const found = new Map<string, ActiveAlert>();
   for (const s of vector) {
     const sampleLabels = withLabels(s.labels, { __name__: '' });

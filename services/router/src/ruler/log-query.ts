@@ -1,4 +1,4 @@
-import { isLogExpr, lowerMetricQuery, parseLogQL, type InstantResult, type PlannedQuery, type PlannerTable } from '@floe/query';
+import { isLogExpr, lowerMetricQuery, parseLogQL, type PlannedQuery, type PlannerTable } from '@floe/query';
 import { logsTable } from '@floe/schema';
 import { runMetricQuery, withinSeriesLimit } from '../logquery/metrics.ts';
 import { exclusionFilter, type PendingDeletions } from '../logquery/pending-deletions.ts';
@@ -6,6 +6,7 @@ import { rowsOf } from '../logquery/results.ts';
 import { mayUseLabelColumn } from '../logquery/table.ts';
 import { serviceCaller, type QuerierClient } from '../querier-client.ts';
 import { datasetTables, type TableColumns } from '../table-columns.ts';
+import type { RuleQuery } from './ruler.ts';
 
 export interface RulerLogQueryOptions {
   querier: QuerierClient;
@@ -20,9 +21,10 @@ const NS_PER_MS = 1_000_000n;
 /**
  * The ruler's instant LogQL metric queries (Loki's ruler evaluates only those): the query API's
  * lowering, SQL and evaluation at one step, for a tenant's dataset, with the internal service key
- * standing for the tenant. A log query (no range aggregation) is an error, as in Loki.
+ * standing for the tenant. A log query (no range aggregation) is an error, as in Loki. Earlier
+ * rules' fresh samples are metrics, which LogQL does not read.
  */
-export function rulerLogQuery(opts: RulerLogQueryOptions): (tenant: string, dataset: string, expr: string, t: number) => Promise<InstantResult> {
+export function rulerLogQuery(opts: RulerLogQueryOptions): RuleQuery {
   const tableOf = datasetTables(logsTable, 'logs', opts.tableColumns);
   return async (tenant, dataset, text, t) => {
     const caller = serviceCaller(tenant, dataset);

@@ -1,10 +1,11 @@
-import { evalInstant, parsePromQL, selectorWindows, type EvalOptions, type InstantResult } from '@floe/query';
+import { evalInstant, parsePromQL, selectorWindows, withFreshSamples, type EvalOptions } from '@floe/query';
 import { metricsTable } from '@floe/schema';
 import { CatalogCache } from '../metricquery/catalog-cache.ts';
 import { MetricReader } from '../metricquery/data.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS } from '../metricquery/plugin.ts';
 import { serviceCaller, type QuerierClient } from '../querier-client.ts';
 import { datasetTables, type TableColumns } from '../table-columns.ts';
+import type { RuleQuery } from './ruler.ts';
 
 export interface RulerQueryOptions {
   querier: QuerierClient;
@@ -19,15 +20,16 @@ export interface RulerQueryOptions {
  * The ruler's instant PromQL queries: the same reads and evaluation as the query API's
  * /api/v1/query, for a tenant's dataset, with the internal service key standing for the tenant
  * (the querier takes it for reads only). Catalogs and table columns are cached as for the API.
+ * The group's fresh samples are laid over what storage holds (withFreshSamples).
  */
-export function rulerPromQuery(opts: RulerQueryOptions): (tenant: string, dataset: string, expr: string, t: number) => Promise<InstantResult> {
+export function rulerPromQuery(opts: RulerQueryOptions): RuleQuery {
   const catalogs = new CatalogCache();
   const tableOf = datasetTables(metricsTable, 'metrics', opts.tableColumns);
-  return async (tenant, dataset, text, t) => {
+  return async (tenant, dataset, text, t, fresh) => {
     const reader = new MetricReader(opts.querier, serviceCaller(tenant, dataset), opts.queryTimeoutMs, opts.maxSamples, catalogs, undefined, () => tableOf(tenant, dataset));
     const expr = parsePromQL(text);
     const evalOpts: EvalOptions = { startMs: t, endMs: t, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: opts.defaultSubqueryStepMs };
-    const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
+    const source = withFreshSamples(await reader.selectorSource(selectorWindows(expr, evalOpts)), fresh);
     return evalInstant(expr, t, source, evalOpts);
   };
 }

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { acquireLease, listRuleGroups, listRuleGroupVersions, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey, type RuleLanguage, type StoredRuleGroup } from '@floe/meta';
-import { ruleGroupFromJson, type InstantResult, type RuleGroup } from '@floe/query';
+import { ruleGroupFromJson, STALE_NAN, type FreshSample, type InstantResult, type RuleGroup } from '@floe/query';
 import type { Logger } from '@floe/telemetry';
 import type { AlertmanagerNotifier } from './alertmanager.ts';
-import { evaluateGroup, restoreGroupState, STALE_NAN, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
+import { evaluateGroup, restoreGroupState, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
 import type { RulerMetrics } from './ruler-metrics.ts';
 import type { SampleWriter } from './sample-writer.ts';
 
@@ -15,11 +15,17 @@ import type { SampleWriter } from './sample-writer.ts';
  * group's state, from which a new evaluator restores pending and firing alerts.
  */
 
+/**
+ * An instant query of a tenant's dataset at `t` (ms) in one rule language. `fresh` holds the
+ * samples the group's earlier rules wrote at this evaluation (PromQL reads them; LogQL reads logs).
+ */
+export type RuleQuery = (tenant: string, dataset: string, expr: string, t: number, fresh: readonly FreshSample[]) => Promise<InstantResult>;
+
 export interface RulerOptions {
   db: Db;
   log: Logger;
   /** The instant query of a tenant's dataset, per rule language (PromQL; LogQL metric queries). */
-  queries: Record<RuleLanguage, (tenant: string, dataset: string, expr: string, t: number) => Promise<InstantResult>>;
+  queries: Record<RuleLanguage, RuleQuery>;
   /** Expands an alert template (never throws). */
   expand: (template: string, data: { labels: Labels; value: number; externalLabels: Labels; externalURL: string }) => string;
   writer: SampleWriter;
@@ -207,7 +213,7 @@ export class Ruler {
     const at = ts - queryOffset;
     const externalURL = this.#opts.externalUrl;
     const ctx: EvaluationContext = {
-      query: (expr, t) => this.#opts.queries[stored.language](stored.tenantId, stored.datasetId, expr, t),
+      query: (expr, t, fresh) => this.#opts.queries[stored.language](stored.tenantId, stored.datasetId, expr, t, fresh),
       expand: (template, labels, value) => this.#opts.expand(template, { labels, value, externalLabels: this.#opts.externalLabels, externalURL }),
       intervalMs: g.intervalMs,
       resendDelayMs: this.#opts.resendDelayMs,

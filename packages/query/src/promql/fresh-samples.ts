@@ -1,0 +1,71 @@
+import { labelsKey, type Labels } from '../labels.ts';
+import type { VectorSelector } from './ast.ts';
+import type { RawSeries, SeriesSource } from './eval.ts';
+import { matchLabels } from './series.ts';
+import { isStaleNaN } from './staleness.ts';
+
+/** A sample not yet readable from storage: its series' labels (`__name__` included), time (ms) and value. */
+export interface FreshSample {
+  labels: Labels;
+  t: number;
+  v: number;
+}
+
+/**
+ * `source` with `fresh` samples laid over it: each fresh sample a selector's matchers accept is
+ * added to the stored series with the same labels (replacing a stored sample at the same time),
+ * or makes a series of its own. A staleness marker (STALE_NAN) becomes a marked sample.
+ *
+ * The ruler needs this because its results reach storage through the ingest path: acknowledged at
+ * once but readable only after the writer's next commit. Prometheus commits each rule's results
+ * before the next rule of the group runs, so an alert on a recording rule of the same group sees
+ * this evaluation's value; reading storage alone would see the previous one.
+ */
+export function withFreshSamples(source: SeriesSource, fresh: readonly FreshSample[]): SeriesSource {
+  if (fresh.length === 0) return source;
+  return (selector: VectorSelector) => {
+    const stored = source(selector);
+    const added = new Map<string, FreshSample[]>();
+    for (const s of fresh) {
+      if (!matchLabels(s.labels, selector.matchers)) continue;
+      const key = labelsKey(s.labels);
+      const list = added.get(key);
+      if (list) list.push(s);
+      else added.set(key, [s]);
+    }
+    if (added.size === 0) return stored;
+    const out: RawSeries[] = [];
+    for (const series of stored) {
+      const key = labelsKey(series.labels);
+      const samples = added.get(key);
+      if (!samples) {
+        out.push(series);
+        continue;
+      }
+      added.delete(key);
+      out.push(merged(series, samples));
+    }
+    for (const samples of added.values()) out.push(merged({ labels: samples[0]!.labels, t: [], v: [] }, samples));
+    return out;
+  };
+}
+
+/** The series with the samples added in time order; a fresh sample wins over a stored one at its time. */
+function merged(series: RawSeries, samples: readonly FreshSample[]): RawSeries {
+  const byTime = new Map<number, { v: number; stale: boolean }>();
+  for (let i = 0; i < series.t.length; i++) byTime.set(series.t[i]!, { v: series.v[i]!, stale: Boolean(series.stale?.[i]) });
+  for (const s of samples) byTime.set(s.t, { v: s.v, stale: isStaleNaN(s.v) });
+  const times = [...byTime.keys()].sort((a, b) => a - b);
+  const t = new Float64Array(times.length);
+  const v = new Float64Array(times.length);
+  const stale = new Uint8Array(times.length);
+  let anyStale = false;
+  times.forEach((time, i) => {
+    const p = byTime.get(time)!;
+    t[i] = time;
+    v[i] = p.v;
+    stale[i] = p.stale ? 1 : 0;
+    anyStale ||= p.stale;
+  });
+  return anyStale ? { labels: series.labels, t, v, stale } : { labels: series.labels, t, v };
+}
