@@ -199,4 +199,4 @@ export {
   type RuleGroupJson,
   type RuleLanguage as RuleFileLanguage,
 } from './rules/rule-groups.ts';
-export { expandAlertTemplate, parseAlertTemplate, type AlertTemplate, type AlertTemplateData } from './promql/alert-template.ts';
+export { expandAlertTemplate, parseAlertTemplate, MAX_TEMPLATE_QUERIES, type AlertTemplate, type AlertTemplateData, type TemplateQuery, type TemplateSample } from './promql/alert-template.ts';

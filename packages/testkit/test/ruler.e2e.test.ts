@@ -254,17 +254,17 @@ rules:
     expect((await fetch(`${floe.routerUrl}/logquery/loki/api/v1/rules/logs-ns`, { method: 'DELETE', headers: { authorization: `Bearer ${acme.key}`, 'x-tenant-id': 'acme' } })).status).toBe(202);
   });
 
-  it('lets a rule read what an earlier rule of its group wrote at the same evaluation, as Prometheus does', async () => {
+  it('lets a rule and its templates’ queries read what an earlier rule of its group wrote at the same evaluation, as Prometheus does', async () => {
     const chain = { key: (await floe.bootstrap('chain')).api_key, tenant: 'chain' };
     const sample = [{ labels: [{ name: '__name__', value: 'chain_depth' }, { name: 'job', value: 'worker' }], samples: [{ value: 150, timestamp: BigInt(Date.now()) }] }];
     const body = compress(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: sample })));
     expect((await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${chain.key}`, 'x-tenant-id': chain.tenant } })).status).toBe(204);
     await waitFor('the raw sample', async () => ((await instant(chain, 'chain_depth')).length === 1 ? true : undefined), 60_000, 250);
     // Every evaluation of this group reads chain_depth; its alert reads only the recorded series.
-    const group = 'name: chained\ninterval: 5s\nrules:\n  - record: chain:depth:max\n    expr: max by (job) (chain_depth)\n  - alert: ChainDeep\n    expr: chain:depth:max > 100\n';
+    const group = 'name: chained\ninterval: 5s\nrules:\n  - record: chain:depth:max\n    expr: max by (job) (chain_depth)\n  - alert: ChainDeep\n    expr: chain:depth:max > 100\n    annotations:\n      summary: \'{{ query "sum(chain_depth)" | first | value }} queued by {{ query "chain:depth:max" | first | label "job" }}\'\n';
     expect((await api(chain, 'POST', '/config/v1/rules/ns', group)).status).toBe(202);
     const firing = await waitFor('the chained alert', async () => {
-      const alerts = (await api(chain, 'GET', '/api/v1/alerts')).json().data.alerts as Array<{ state: string; activeAt: string }>;
+      const alerts = (await api(chain, 'GET', '/api/v1/alerts')).json().data.alerts as Array<{ state: string; activeAt: string; annotations: Record<string, string> }>;
       return alerts.length === 1 && alerts[0]!.state === 'firing' ? alerts[0]! : undefined;
     }, 60_000, 250);
     // The recorded series' first sample is the group's first evaluation: the alert went active
@@ -275,6 +275,8 @@ rules:
       return series.length === 1 ? series[0]!.values : undefined;
     }, 30_000, 250);
     expect(Date.parse(firing.activeAt)).toBe(recorded[0]![0] * 1000);
+    // Its annotation's template queries ran at that evaluation too, the recorded series included.
+    expect(firing.annotations).toEqual({ summary: '150 queued by worker' });
     expect(recorded[0]![1]).toBe('150');
     expect((await api(chain, 'DELETE', '/config/v1/rules/ns')).status).toBe(202);
   });

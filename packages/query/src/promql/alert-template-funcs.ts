@@ -1,9 +1,10 @@
 /**
- * The functions an alert template can call: Go text/template's builtins and the Prometheus
- * template functions that need nothing but the alert itself. The ones that query the TSDB
- * (query, first, label, value, sortByLabel, strvalue), take template arguments (args, tmpl) or
- * describe the Prometheus server (pathPrefix) are refused when the template is parsed, so a rule
- * using them is rejected on upload instead of printing an error on every alert.
+ * The functions an alert template can call: Go text/template's builtins and Prometheus's template
+ * functions. `query`, `externalURL` and `pathPrefix` depend on the expansion (the rule's query
+ * engine, the alert's data) and are bound per expansion (boundFunctions); the rest are stateless.
+ * `args` and `tmpl` serve Prometheus's console templates, which alert templates are not, and are
+ * refused when the template is parsed, so a rule using them is rejected on upload instead of
+ * printing an error on every alert.
  *
  * A function throws a plain Error for a failure in its own terms; the evaluator wraps it as Go
  * does ("error calling humanize: …").
@@ -14,6 +15,7 @@ import { expandTemplate } from '../regex-template.ts';
 import { parseDuration } from '../logql/durations.ts';
 import {
   TMap,
+  TStruct,
   TTime,
   compareGoStrings,
   formatFloat,
@@ -451,14 +453,75 @@ export const TEMPLATE_FUNCTIONS: ReadonlyMap<string, TemplateFunc> = new Map<str
   ['stripPort', fn(['string'], ([a]) => splitHostPort(s(a))?.[0] ?? s(a))],
   ['stripDomain', fn(['string'], ([a]) => stripDomain(s(a)))],
   ['parseDuration', fn(['string'], ([a]) => parsePromDuration(s(a)))],
+  // Prometheus's query results: `query` returns a list of samples (bound per expansion below).
+  ['first', fn(['any'], ([r]) => {
+    const list = queryResult(r!, 'first');
+    if (list.length === 0) throw new Error('first() called on vector with no elements');
+    return list[0]!;
+  })],
+  ['label', fn(['string', 'any'], ([l, smp]) => sampleOf(smp!, 'label').labels.entries.get(s(l)) ?? '')],
+  ['value', fn(['any'], ([smp]) => sampleOf(smp!, 'value').value)],
+  ['strvalue', fn(['any'], ([smp]) => sampleOf(smp!, 'strvalue').labels.entries.get('__value__') ?? '')],
+  ['sortByLabel', fn(['string', 'any'], ([l, r]) => {
+    const key = (v: TValue) => sampleOf(v, 'sortByLabel').labels.entries.get(s(l)) ?? '';
+    // Array.prototype.sort is stable, as Prometheus's sort.Stable.
+    return [...queryResult(r!, 'sortByLabel')].sort((a, b) => compareGoStrings(key(a), key(b)));
+  })],
 ]);
 
-/** Prometheus functions that need its TSDB, template arguments or server; Floe's ruler has none of these. */
-const UNSUPPORTED = new Set(['query', 'first', 'label', 'value', 'sortByLabel', 'strvalue', 'args', 'tmpl', 'pathPrefix', 'externalURL']);
+/** One sample of a query result, as Prometheus's template data: `.Labels` (with __name__) and `.Value`. */
+export function templateSample(labels: Readonly<Record<string, string>>, value: number): TStruct {
+  return new TStruct(new Map<string, TValue>([['Labels', new TMap(new Map(Object.entries(labels)))], ['Value', value]]));
+}
+
+function sampleOf(v: TValue, caller: string): { labels: TMap; value: number } {
+  const labels = v instanceof TStruct ? v.fields.get('Labels') : undefined;
+  const value = v instanceof TStruct ? v.fields.get('Value') : undefined;
+  if (!(labels instanceof TMap) || typeof value !== 'number') throw new Error(`${caller} needs a sample of a query result, not ${goTypeName(v)}`);
+  return { labels, value };
+}
+
+function queryResult(v: TValue, caller: string): readonly TValue[] {
+  if (!Array.isArray(v)) throw new Error(`${caller} needs a query result, not ${goTypeName(v as TValue)}`);
+  return v as readonly TValue[];
+}
+
+/** What the expansion-bound functions answer from. */
+export interface BoundData {
+  externalURL: string;
+  /** The samples of an instant query at the alert's evaluation; throws when the query failed. */
+  query(expr: string): readonly TValue[];
+}
+
+/** Functions answered from the expansion itself; the names are known to the parser. */
+const BOUND = ['query', 'externalURL', 'pathPrefix'] as const;
+
+/** The function table of one expansion: the stateless ones and those bound to `data`. */
+export function boundFunctions(data: BoundData): ReadonlyMap<string, TemplateFunc> {
+  const funcs = new Map(TEMPLATE_FUNCTIONS);
+  funcs.set('query', fn(['string'], ([q]) => data.query(s(q))));
+  funcs.set('externalURL', fn([], () => data.externalURL));
+  funcs.set('pathPrefix', fn([], () => urlPath(data.externalURL)));
+  return funcs;
+}
+
+/** The path of the external URL, as Prometheus's pathPrefix (Go's URL.Path: "" when the URL has none). */
+function urlPath(url: string): string {
+  try {
+    const path = new URL(url).pathname;
+    // WHATWG URLs always have a path; Go's keeps it empty for "http://host".
+    return path === '/' && !/^[a-z][a-z0-9+.-]*:\/\/[^/?#]*\//i.test(url) ? '' : path;
+  } catch {
+    return '';
+  }
+}
+
+/** Prometheus's console-template functions; alert templates have no template arguments or other templates. */
+const UNSUPPORTED = new Set(['args', 'tmpl']);
 
 /** For the parser: undefined when a function may be called, else the reason it may not. */
 export function checkFunction(name: string): string | undefined {
-  if (TEMPLATE_FUNCTIONS.has(name)) return undefined;
-  if (UNSUPPORTED.has(name)) return `function "${name}" is not supported by Floe's ruler`;
+  if (TEMPLATE_FUNCTIONS.has(name) || (BOUND as readonly string[]).includes(name)) return undefined;
+  if (UNSUPPORTED.has(name)) return `function "${name}" serves console templates and is not available in alert templates`;
   return `function "${name}" not defined`;
 }

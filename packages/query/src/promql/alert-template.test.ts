@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FloeError } from '@floe/errors';
-import { expandAlertTemplate, parseAlertTemplate, type AlertTemplateData } from './alert-template.ts';
+import { expandAlertTemplate, parseAlertTemplate, MAX_TEMPLATE_QUERIES, type AlertTemplateData, type TemplateSample } from './alert-template.ts';
 import { formatFloat, sprintf } from './alert-template-values.ts';
 import { humanize, humanize1024, humanizeDuration, humanizePercentage, humanizeTimestamp, title } from './alert-template-funcs.ts';
 
@@ -344,11 +344,10 @@ describe('parse errors', () => {
     for (const [text, want] of cases) expect(parseError(text).message, text).toBe(want);
   });
 
-  it('refuses Prometheus functions Floe’s ruler cannot provide', () => {
-    for (const f of ['query', 'first', 'label', 'value', 'sortByLabel', 'strvalue', 'args', 'tmpl', 'pathPrefix']) {
-      expect(parseError(`{{ ${f} "x" }}`).message).toBe(`template: 1:4: function "${f}" is not supported by Floe's ruler`);
+  it('refuses the console-template functions, which alert templates cannot use', () => {
+    for (const f of ['args', 'tmpl']) {
+      expect(parseError(`{{ ${f} "x" }}`).message).toBe(`template: 1:4: function "${f}" serves console templates and is not available in alert templates`);
     }
-    expect(parseError('{{ with query "up" }}{{ . | first | value }}{{ end }}').message).toContain('function "query" is not supported');
   });
 
   it('reports parse errors in-band from expandAlertTemplate', () => {
@@ -418,5 +417,60 @@ describe('hostile templates are bounded', () => {
     expect(parseError('x'.repeat(64 * 1024 + 1)).message).toContain('65537 bytes, more than the 65536-byte limit');
     expect(parseError(`{{ ${'('.repeat(500)}1${')'.repeat(500)} }}`).message).toContain('nesting deeper than 100 levels');
     expect(parseError(`${'{{ if true }}'.repeat(500)}${'{{ end }}'.repeat(500)}`).message).toContain('nesting deeper than 100 levels');
+  });
+});
+
+describe('query functions (query, first, label, value, strvalue, sortByLabel)', () => {
+  const answers: Record<string, TemplateSample[]> = {
+    up: [
+      { labels: { __name__: 'up', instance: 'b:9100', job: 'node' }, v: 1 },
+      { labels: { __name__: 'up', instance: 'a:9100', job: 'node' }, v: 0 },
+    ],
+    'up{instance="a:9100"}': [{ labels: { __name__: 'up', instance: 'a:9100', job: 'node' }, v: 0 }],
+    'node_uname_info{instance="a:9100"}': [{ labels: { __name__: 'node_uname_info', instance: 'a:9100', nodename: 'alpha' }, v: 1 }],
+    scalar: [{ labels: {}, v: 42 }],
+    version: [{ labels: { __value__: 'v1.2.3' }, v: 0 }],
+    none: [],
+  };
+  const asked: string[] = [];
+  const query = async (expr: string) => {
+    asked.push(expr);
+    if (expr === 'broken(') throw new Error('1:8: parse error: unexpected end of input');
+    const a = answers[expr];
+    if (!a) throw new Error(`unexpected query ${expr}`);
+    return a;
+  };
+  const q = (text: string, over: Partial<AlertTemplateData> = {}) => {
+    asked.length = 0;
+    return parseAlertTemplate(text).expandWithQueries({ ...data, ...over }, query);
+  };
+
+  it('reads samples of an instant query: first, value, label, range, sortByLabel', async () => {
+    expect(await q('{{ with query "up" }}{{ . | first | value }}{{ end }}')).toBe('1');
+    expect(await q('{{ query "up" | first | label "instance" }}')).toBe('b:9100');
+    expect(await q('{{ range query "up" | sortByLabel "instance" }}{{ .Labels.instance }}={{ .Value }} {{ end }}')).toBe('a:9100=0 b:9100=1 ');
+    expect(await q('{{ query "scalar" | first | value | humanize }}')).toBe('42');
+    expect(await q('{{ query "version" | first | strvalue }}')).toBe('v1.2.3');
+    expect(await q('{{ if not (query "none") }}no data{{ end }}')).toBe('no data');
+  });
+
+  it('runs queries built from the alert and from other queries’ answers, each once', async () => {
+    const text = '{{ $i := (query (printf "up{instance=%q}" "a:9100") | first | label "instance") }}{{ with query (printf "node_uname_info{instance=%q}" $i) }}{{ . | first | label "nodename" }}{{ end }} {{ query "up" | len }} {{ query "up" | len }}';
+    expect(await q(text)).toBe('alpha 2 2');
+    expect(asked.sort()).toEqual(['node_uname_info{instance="a:9100"}', 'up', 'up{instance="a:9100"}']);
+  });
+
+  it('reports a failed query, an empty first and too many queries in the text', async () => {
+    expect(await q('{{ query "broken(" }}')).toBe('<error expanding template: template: 1:4: executing at <query "broken(">: error calling query: 1:8: parse error: unexpected end of input>');
+    expect(await q('{{ query "none" | first }}')).toMatch(/error calling first: first\(\) called on vector with no elements>$/);
+    const many = Array.from({ length: MAX_TEMPLATE_QUERIES + 1 }, (_, i) => `{{ query "none${i}" }}`).join('');
+    expect(await q(many)).toBe(`<error expanding template: the template runs more than ${MAX_TEMPLATE_QUERIES} distinct queries>`);
+    // Without a query engine (the synchronous expansion), a query is an error, not an empty result.
+    expect(execError('{{ query "up" }}')).toContain("error calling query: query needs the ruler's query engine");
+  });
+
+  it('answers externalURL and pathPrefix from the alert’s data', async () => {
+    expect(await q('{{ externalURL }}|{{ pathPrefix }}', { externalURL: 'https://floe.example.com/prom' })).toBe('https://floe.example.com/prom|/prom');
+    expect(await q('{{ pathPrefix }}', { externalURL: 'https://floe.example.com' })).toBe('');
   });
 });

@@ -17,7 +17,7 @@
 
 import { FloeError } from '@floe/errors';
 import { Executor } from './alert-template-exec.ts';
-import { checkFunction, TEMPLATE_FUNCTIONS } from './alert-template-funcs.ts';
+import { boundFunctions, checkFunction, templateSample } from './alert-template-funcs.ts';
 import { TemplateSyntaxError, parseTemplate, type Node } from './alert-template-parse.ts';
 import { TMap, TStruct, utf8Length, type TValue } from './alert-template-values.ts';
 
@@ -28,10 +28,27 @@ export interface AlertTemplateData {
   externalURL: string;
 }
 
-export interface AlertTemplate {
-  /** The expanded text; an execution error yields `<error expanding template: MESSAGE>` instead of throwing. */
-  expand(data: AlertTemplateData): string;
+/** A sample of an instant query's result, as the template's `query` function returns it. */
+export interface TemplateSample {
+  labels: Record<string, string>;
+  v: number;
 }
+
+/** The rule's instant query at the alert's evaluation time (a scalar as one sample without labels). */
+export type TemplateQuery = (expr: string) => Promise<readonly TemplateSample[]>;
+
+export interface AlertTemplate {
+  /**
+   * The expanded text; an execution error yields `<error expanding template: MESSAGE>` instead of
+   * throwing. Without a query engine, a `query` call is such an error.
+   */
+  expand(data: AlertTemplateData): string;
+  /** The same, with `query` answered by the rule's engine (never rejects). */
+  expandWithQueries(data: AlertTemplateData, query: TemplateQuery): Promise<string>;
+}
+
+/** Distinct queries one expansion may run (Prometheus has no bound; a template in a `range` could run thousands). */
+export const MAX_TEMPLATE_QUERIES = 16;
 
 /** Template source beyond this is refused at parse time. */
 export const MAX_ALERT_TEMPLATE_BYTES = 64 * 1024;
@@ -57,7 +74,46 @@ export function parseAlertTemplate(text: string): AlertTemplate {
     // Anything else (a stack overflow on pathological input) is still the template's fault.
     throw templateError(`template: ${(err as Error).message}`);
   }
-  return { expand: (data) => expand(text, nodes, data) };
+  return {
+    expand: (data) => expand(text, nodes, data, noQueries),
+    expandWithQueries: (data, query) => expandWithQueries(text, nodes, data, query),
+  };
+}
+
+const noQueries = (): never => {
+  throw new Error('query needs the ruler\'s query engine, which this expansion has none of');
+};
+
+/**
+ * The executor is synchronous (Go's text/template calls functions inline), queries are not: the
+ * template runs with the answers known so far, a query not yet answered reading as an empty
+ * result; the queries it asked for are run, and it runs again, until a run asks for nothing new.
+ * A template is deterministic given its answers, so the last run is what Prometheus would print.
+ * Each round answers at least one new query, so at most MAX_TEMPLATE_QUERIES + 1 runs.
+ */
+async function expandWithQueries(text: string, nodes: Node[], data: AlertTemplateData, query: TemplateQuery): Promise<string> {
+  const answers = new Map<string, readonly TValue[] | Error>();
+  for (;;) {
+    const wanted = new Set<string>();
+    const out = expand(text, nodes, data, (expr) => {
+      const answer = answers.get(expr);
+      if (answer instanceof Error) throw answer;
+      if (answer) return answer;
+      wanted.add(expr);
+      return [];
+    });
+    if (wanted.size === 0) return out;
+    if (answers.size + wanted.size > MAX_TEMPLATE_QUERIES) return `<error expanding template: the template runs more than ${MAX_TEMPLATE_QUERIES} distinct queries>`;
+    await Promise.all(
+      [...wanted].map(async (expr) => {
+        try {
+          answers.set(expr, (await query(expr)).map((x) => templateSample(x.labels, x.v)));
+        } catch (err) {
+          answers.set(expr, err instanceof Error ? err : new Error(String(err)));
+        }
+      }),
+    );
+  }
 }
 
 /** Parses and expands in one go; a parse error is reported in the text, as an execution error is. */
@@ -71,7 +127,7 @@ export function expandAlertTemplate(text: string, data: AlertTemplateData): stri
   return template.expand(data);
 }
 
-function expand(text: string, nodes: Node[], data: AlertTemplateData): string {
+function expand(text: string, nodes: Node[], data: AlertTemplateData, query: (expr: string) => readonly TValue[]): string {
   const labels = new TMap(new Map(Object.entries(data.labels)));
   const externalLabels = new TMap(new Map(Object.entries(data.externalLabels)));
   // Field order is Prometheus's struct order, which is how `{{ . }}` prints.
@@ -85,7 +141,7 @@ function expand(text: string, nodes: Node[], data: AlertTemplateData): string {
   );
   const vars = { $labels: labels, $externalLabels: externalLabels, $value: data.value, $externalURL: data.externalURL };
   try {
-    return new Executor(text, TEMPLATE_FUNCTIONS, dot, vars).run(nodes, dot);
+    return new Executor(text, boundFunctions({ externalURL: data.externalURL, query }), dot, vars).run(nodes, dot);
   } catch (err) {
     return `<error expanding template: ${err instanceof Error ? err.message : String(err)}>`;
   }

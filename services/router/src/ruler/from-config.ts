@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import type { Db } from '@floe/meta';
-import { expandAlertTemplate, parseAlertTemplate, type AlertTemplate, type AlertTemplateData } from '@floe/query';
+import { expandAlertTemplate, parseAlertTemplate, type AlertTemplate, type AlertTemplateData, type TemplateQuery } from '@floe/query';
 import type { Logger, SelfTelemetry } from '@floe/telemetry';
 import type { MetricQueryOptions } from '../metricquery/plugin.ts';
 import type { RuleRoutesOptions } from './routes.ts';
@@ -25,9 +25,9 @@ export interface RulerParts {
 }
 
 /** Expansion with each template text parsed once (the last 1,000 kept): it runs per alert and evaluation. */
-function cachedTemplates(): (text: string, data: AlertTemplateData) => string {
+function cachedTemplates(): (text: string, data: AlertTemplateData, query: TemplateQuery) => Promise<string> {
   const parsed = new Map<string, AlertTemplate | undefined>();
-  return (text, data) => {
+  return async (text, data, query) => {
     if (!parsed.has(text)) {
       if (parsed.size >= 1000) parsed.clear();
       let template: AlertTemplate | undefined;
@@ -38,7 +38,8 @@ function cachedTemplates(): (text: string, data: AlertTemplateData) => string {
       }
       parsed.set(text, template);
     }
-    return parsed.get(text)?.expand(data) ?? expandAlertTemplate(text, data);
+    const template = parsed.get(text);
+    return template ? template.expandWithQueries(data, query) : expandAlertTemplate(text, data);
   };
 }
 

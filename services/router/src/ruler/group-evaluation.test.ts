@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { STALE_NAN, type InstantResult, type RuleGroup } from '@floe/query';
+import { parseAlertTemplate, STALE_NAN, type InstantResult, type RuleGroup } from '@floe/query';
 import { emptyGroupState, evaluateGroup, restoreGroupState, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
 
 const M = 60_000;
@@ -8,7 +8,7 @@ const M = 60_000;
 function context(answers: (expr: string, t: number) => InstantResult): EvaluationContext {
   return {
     query: async (expr, t) => answers(expr, t),
-    expand: (template, labels, value) => template.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_m, k: string) => labels[k] ?? '').replace('{{ $value }}', String(value)),
+    expand: async (template, labels, value) => template.replace(/\{\{ \$labels\.(\w+) \}\}/g, (_m, k: string) => labels[k] ?? '').replace('{{ $value }}', String(value)),
     intervalMs: M,
     resendDelayMs: M,
   };
@@ -150,6 +150,47 @@ describe('alerting rules', () => {
     expect(resolved!.state.rules[0]!.alerts[0]).toMatchObject({ state: 'inactive', resolvedAt: 4 * M });
     expect(resolved!.due).toEqual([{ labels, annotations: { summary: 'errors at 5' }, startsAt: 3 * M, endsAt: 4 * M }]);
     expect(resolved!.samples.every((s) => Number.isNaN(s.v))).toBe(true);
+  });
+
+  it('expands templates whose `query` runs at the evaluation time, once per rule for all its alerts', async () => {
+    const group: RuleGroup = {
+      name: 'q',
+      labels: {},
+      rules: [
+        { kind: 'recording', record: 'fleet:size', expr: 'count(up)', labels: {} },
+        {
+          kind: 'alerting',
+          alert: 'HighErrors',
+          expr: 'errors > 1',
+          forMs: 0,
+          keepFiringForMs: 0,
+          labels: {},
+          annotations: { summary: '{{ $labels.instance }} of {{ query "fleet:size" | first | value }} at {{ with query "time()" }}{{ . | first | value }}{{ end }}' },
+        },
+      ],
+    };
+    const calls: Array<[string, number, number]> = [];
+    const ctx: EvaluationContext = {
+      ...context(() => none),
+      query: async (expr, t, fresh) => {
+        calls.push([expr, t, fresh.length]);
+        if (expr === 'count(up)') return vector([{}, 7]);
+        if (expr === 'errors > 1') return vector([{ __name__: 'errors', instance: 'a' }, 5], [{ __name__: 'errors', instance: 'b' }, 6]);
+        if (expr === 'time()') return { resultType: 'scalar', result: [t, t / 1000] };
+        // The template's query reads the recording rule's fresh sample, as the rule's own query would.
+        if (expr === 'fleet:size') return vector([{ __name__: 'fleet:size' }, fresh.find((x) => x.labels.__name__ === 'fleet:size')!.v]);
+        throw new Error(expr);
+      },
+      expand: (template, labels, value, query) => parseAlertTemplate(template).expandWithQueries({ labels, value, externalLabels: {}, externalURL: '' }, query),
+    };
+    const r = await evaluateGroup(group, 2 * M, emptyGroupState(group), ctx);
+    expect(r.state.rules[1]!.alerts.map((a) => a.annotations.summary)).toEqual(['a of 7 at 120', 'b of 7 at 120']);
+    expect(calls).toEqual([
+      ['count(up)', 2 * M, 0],
+      ['errors > 1', 2 * M, 1],
+      ['fleet:size', 2 * M, 1],
+      ['time()', 2 * M, 1],
+    ]);
   });
 
   it('fires at once without `for`, and drops a pending alert whose series went away', async () => {

@@ -1,4 +1,4 @@
-import { makePromLabels, promLabelsKey, STALE_NAN, type AlertingRule, type InstantResult, type RecordingRule, type Rule, type RuleGroup } from '@floe/query';
+import { makePromLabels, promLabelsKey, STALE_NAN, type TemplateQuery, type AlertingRule, type InstantResult, type RecordingRule, type Rule, type RuleGroup } from '@floe/query';
 
 /**
  * One evaluation of a rule group, as Prometheus's rules manager does it, without I/O: each rule's
@@ -76,7 +76,7 @@ export interface EvaluationContext {
    */
   query(expr: string, t: number, fresh: readonly OutputSample[]): Promise<InstantResult>;
   /** Expands an alert's label or annotation template (never throws). */
-  expand(template: string, labels: Labels, value: number): string;
+  expand(template: string, labels: Labels, value: number, query: TemplateQuery): Promise<string>;
   /** The group's interval (ms), for the alerts' validity. */
   intervalMs: number;
   resendDelayMs: number;
@@ -211,12 +211,24 @@ async function evalRecording(rule: RecordingRule, group: RuleGroup, ts: number, 
 
 async function evalAlerting(rule: AlertingRule, group: RuleGroup, ts: number, before: readonly ActiveAlert[], fresh: readonly OutputSample[], ctx: EvaluationContext) {
   const vector = await vectorOf(rule.expr, ts, fresh, ctx);
+  // A template's `query` runs at the evaluation's time, as Prometheus's; one run per distinct
+  // query for all of this rule's alerts (Prometheus would run it per alert, with the same answer).
+  const asked = new Map<string, Promise<Array<{ labels: Labels; v: number }>>>();
+  const templateQuery: TemplateQuery = (expr) => {
+    let answer = asked.get(expr);
+    if (!answer) asked.set(expr, (answer = vectorOf(expr, ts, fresh, ctx)));
+    return answer;
+  };
   const found = new Map<string, ActiveAlert>();
   for (const s of vector) {
     const sampleLabels = withLabels(s.labels, { __name__: '' });
-    const expand = (templates: Labels) => Object.fromEntries(Object.entries(templates).map(([k, v]) => [k, ctx.expand(v, sampleLabels, s.v)]));
-    const labels = withLabels(sampleLabels, group.labels, expand(rule.labels), { alertname: rule.alert });
-    const annotations = expand(rule.annotations);
+    const expand = async (templates: Labels) => {
+      const out: Labels = makePromLabels();
+      for (const [k, v] of Object.entries(templates)) out[k] = await ctx.expand(v, sampleLabels, s.v, templateQuery);
+      return out;
+    };
+    const labels = withLabels(sampleLabels, group.labels, await expand(rule.labels), { alertname: rule.alert });
+    const annotations = await expand(rule.annotations);
     const key = promLabelsKey(labels);
     if (found.has(key)) throw new Error('vector contains metrics with the same labelset after applying alert labels');
     found.set(key, { labels, annotations, state: 'pending', value: s.v, activeAt: ts });

@@ -29,7 +29,7 @@ describe('ruler scheduler', () => {
         },
         logql: async () => ({ resultType: 'vector', result: [] }),
       },
-      expand: (template) => template,
+      expand: async (template) => template,
       writer: { write: async (tenant, _dataset, samples) => void written.push({ tenant, samples }) },
       evaluationIntervalMs: 1000,
       pollIntervalMs: 100,

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { acquireLease, listRuleGroups, listRuleGroupVersions, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey, type RuleLanguage, type StoredRuleGroup } from '@floe/meta';
-import { ruleGroupFromJson, STALE_NAN, type FreshSample, type InstantResult, type RuleGroup } from '@floe/query';
+import { ruleGroupFromJson, STALE_NAN, type AlertTemplateData, type FreshSample, type InstantResult, type RuleGroup, type TemplateQuery } from '@floe/query';
 import type { Logger } from '@floe/telemetry';
 import type { AlertmanagerNotifier } from './alertmanager.ts';
 import { evaluateGroup, restoreGroupState, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
@@ -27,7 +27,7 @@ export interface RulerOptions {
   /** The instant query of a tenant's dataset, per rule language (PromQL; LogQL metric queries). */
   queries: Record<RuleLanguage, RuleQuery>;
   /** Expands an alert template (never throws). */
-  expand: (template: string, data: { labels: Labels; value: number; externalLabels: Labels; externalURL: string }) => string;
+  expand: (template: string, data: AlertTemplateData, query: TemplateQuery) => Promise<string>;
   writer: SampleWriter;
   notifier?: AlertmanagerNotifier;
   evaluationIntervalMs: number;
@@ -214,7 +214,7 @@ export class Ruler {
     const externalURL = this.#opts.externalUrl;
     const ctx: EvaluationContext = {
       query: (expr, t, fresh) => this.#opts.queries[stored.language](stored.tenantId, stored.datasetId, expr, t, fresh),
-      expand: (template, labels, value) => this.#opts.expand(template, { labels, value, externalLabels: this.#opts.externalLabels, externalURL }),
+      expand: (template, labels, value, query) => this.#opts.expand(template, { labels, value, externalLabels: this.#opts.externalLabels, externalURL }, query),
       intervalMs: g.intervalMs,
       resendDelayMs: this.#opts.resendDelayMs,
     };
