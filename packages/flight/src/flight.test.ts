@@ -6,6 +6,11 @@ import type { RecordBatch } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   create,
+  fromBinary,
+  toBinary,
+  FlightDataSchema,
+  FlightDescriptor_DescriptorType,
+  FlightPutResultSchema,
   FlightEmptySchema,
   FlightService,
   grpcServiceDefinition,
@@ -13,7 +18,7 @@ import {
   TempoTraceByIDRequestSchema,
   TempoTraceByIDResponseSchema,
 } from '@floe/proto';
-import type { FlightEmpty, TempoTraceByIDRequest, TempoTraceByIDResponse } from '@floe/proto';
+import type { FlightEmpty, MessageInitShape, TempoTraceByIDRequest, TempoTraceByIDResponse } from '@floe/proto';
 import { closeFlightClients, flightDoGet, flightGetFlightInfo, ipcSchemaBytes, startFlightServer } from './index.ts';
 import type { FlightServerHandle } from './index.ts';
 import { rows, sampleTable } from './test-tables.ts';
@@ -63,6 +68,10 @@ describe('Flight server and client over a real grpc-js connection', () => {
               throw Object.assign(new Error(`unknown ticket ${name}`), { grpcCode: grpc.status.NOT_FOUND });
           }
         },
+        // Echoes what it gathered: the descriptor's command and the number and sizes of the messages.
+        async doPut(descriptor, messages) {
+          return [new TextEncoder().encode(`${new TextDecoder().decode(descriptor.cmd)}:${messages.length}:${messages.map((m) => m.dataBody.byteLength).join(',')}`)];
+        },
         async getFlightInfo(descriptor) {
           return {
             schema: ipcSchemaBytes(sampleTable().schema),
@@ -86,6 +95,7 @@ describe('Flight server and client over a real grpc-js connection', () => {
           },
         },
       ],
+      maxPutBytes: 64 * 1024,
     });
     url = `127.0.0.1:${server.port}`;
   });
@@ -103,6 +113,33 @@ describe('Flight server and client over a real grpc-js connection', () => {
     expect(table.schema.fields.map((f) => `${f.name}:${f.type}`)).toEqual(sampleTable().schema.fields.map((f) => `${f.name}:${f.type}`));
     expect(rows(table)).toEqual(rows(sampleTable()));
     expect(seen.at(-1)).toEqual({ ticket: 'rows', tenant: 't1' });
+  });
+
+  it('gathers a DoPut stream for its handler, and refuses one over the size limit or without a descriptor', async () => {
+    const put = (messages: Array<MessageInitShape<typeof FlightDataSchema>>) =>
+      new Promise<{ answers: string[]; code?: number; details?: string }>((resolve) => {
+        const client = new grpc.Client(url, grpc.credentials.createInsecure());
+        const call = client.makeBidiStreamRequest('/arrow.flight.protocol.FlightService/DoPut', (x: Buffer) => x, (b: Buffer) => b, new grpc.Metadata());
+        const answers: string[] = [];
+        let done = false;
+        const finish = (r: { code?: number; details?: string }) => {
+          if (done) return;
+          done = true;
+          client.close();
+          resolve({ answers, ...r });
+        };
+        call.on('data', (b: Buffer) => answers.push(new TextDecoder().decode(fromBinary(FlightPutResultSchema, b).appMetadata)));
+        call.on('error', (err: grpc.ServiceError) => finish({ code: err.code, details: err.details }));
+        call.on('end', () => finish({}));
+        for (const m of messages) call.write(Buffer.from(toBinary(FlightDataSchema, create(FlightDataSchema, m))));
+        call.end();
+      });
+    const descriptor = { type: FlightDescriptor_DescriptorType.CMD, cmd: new TextEncoder().encode('bind') };
+    expect(await put([{ flightDescriptor: descriptor, dataBody: new Uint8Array(10) }, { dataBody: new Uint8Array(20) }])).toEqual({ answers: ['bind:2:10,20'] });
+    const big = Array.from({ length: 5 }, () => ({ dataBody: new Uint8Array(16 * 1024) }));
+    expect(await put([{ flightDescriptor: descriptor }, ...big])).toMatchObject({ answers: [], code: grpc.status.RESOURCE_EXHAUSTED, details: 'DoPut uploads at most 65536 bytes' });
+    expect(await put([{ dataBody: new Uint8Array(1) }])).toMatchObject({ answers: [], code: grpc.status.INVALID_ARGUMENT });
+    expect(unexpected).toEqual([]);
   });
 
   it('streams batches from an async iterator', async () => {

@@ -1,8 +1,8 @@
 import { once } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import type { RecordBatch, Schema, Table } from 'apache-arrow';
-import { create, FlightHandshakeResponseSchema, FlightInfoSchema, FlightResultSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
-import type { FlightAction, FlightData, FlightDescriptor, FlightHandshakeRequest, FlightHandshakeResponse, FlightInfo, FlightResult, FlightSchemaResult, FlightTicket, MessageInitShape } from '@floe/proto';
+import { create, FlightHandshakeResponseSchema, FlightInfoSchema, FlightPutResultSchema, FlightResultSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
+import type { FlightAction, FlightData, FlightDescriptor, FlightHandshakeRequest, FlightHandshakeResponse, FlightInfo, FlightPutResult, FlightResult, FlightSchemaResult, FlightTicket, MessageInitShape } from '@floe/proto';
 import { deliberateGrpcCode, grpcStatusFromError } from './errors.ts';
 import { serializeFlightData } from './flight-data-wire.ts';
 import { encodeFlightData, ipcSchemaBytes } from './ipc-messages.ts';
@@ -31,6 +31,12 @@ export interface FlightHandlers {
   handshake?(metadata: grpc.Metadata): Promise<string>;
   /** Flight's DoAction: the bodies of the Result messages to stream back, in order. */
   doAction?(type: string, body: Uint8Array, metadata: grpc.Metadata): Promise<Uint8Array[]>;
+  /**
+   * Flight's DoPut, for small uploads only (Flight SQL's parameter bindings): the descriptor of
+   * the first message and every message, at most `maxPutBytes` of them in all, gathered before
+   * the call; the answer is the app_metadata of the PutResult messages to stream back.
+   */
+  doPut?(descriptor: FlightDescriptor, messages: FlightData[], metadata: grpc.Metadata): Promise<Uint8Array[]>;
 }
 
 export interface ExtraService {
@@ -49,6 +55,8 @@ export interface FlightServerOptions {
   /** Told about every unexpected handler error (those answered as a generic INTERNAL). */
   onError?: (err: unknown, method: string) => void;
   serverOptions?: grpc.ServerOptions;
+  /** Most bytes one DoPut may upload (header and body of every message); default 1 MiB. */
+  maxPutBytes?: number;
   /** Wraps each service's implementation before it is added (self-monitoring spans). */
   instrument?: (definition: grpc.ServiceDefinition, implementation: grpc.UntypedServiceImplementation) => grpc.UntypedServiceImplementation;
 }
@@ -87,7 +95,7 @@ function bindAddress(host: string, port: number): string {
   return `${bracketed}:${port}`;
 }
 
-/** Starts a grpc-js server exposing FlightService (DoGet, GetFlightInfo, GetSchema, Handshake, DoAction); other Flight methods answer UNIMPLEMENTED. */
+/** Starts a grpc-js server exposing FlightService (DoGet, GetFlightInfo, GetSchema, Handshake, DoAction, DoPut); other Flight methods answer UNIMPLEMENTED. */
 export async function startFlightServer(options: FlightServerOptions): Promise<FlightServerHandle> {
   const { handlers, onError } = options;
   const report = (err: unknown, method: string, signal?: AbortSignal) => {
@@ -179,6 +187,41 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
           call.emit('error', grpcStatusFromError(err));
         },
       );
+    };
+  }
+
+  if (handlers.doPut) {
+    const doPut = handlers.doPut.bind(handlers);
+    const maxBytes = options.maxPutBytes ?? 1024 * 1024;
+    implementation.DoPut = (call: grpc.ServerDuplexStream<FlightData, FlightPutResult>) => {
+      const messages: FlightData[] = [];
+      let bytes = 0;
+      let failed = false;
+      const fail = (err: unknown) => {
+        if (failed) return;
+        failed = true;
+        report(err, 'DoPut');
+        call.emit('error', grpcStatusFromError(err));
+      };
+      call.on('data', (message: FlightData) => {
+        if (failed) return;
+        bytes += message.dataHeader.byteLength + message.dataBody.byteLength + message.appMetadata.byteLength;
+        if (bytes > maxBytes) fail(Object.assign(new Error(`DoPut uploads at most ${maxBytes} bytes`), { grpcCode: grpc.status.RESOURCE_EXHAUSTED }));
+        else messages.push(message);
+      });
+      call.on('error', () => undefined);
+      call.on('end', () => {
+        if (failed) return;
+        const descriptor = messages[0]?.flightDescriptor;
+        if (!descriptor) return fail(Object.assign(new Error('DoPut needs a flight descriptor on its first message'), { grpcCode: grpc.status.INVALID_ARGUMENT }));
+        doPut(descriptor, messages, call.metadata).then(
+          (results) => {
+            for (const appMetadata of results) call.write(create(FlightPutResultSchema, { appMetadata }));
+            call.end();
+          },
+          fail,
+        );
+      });
     };
   }
 

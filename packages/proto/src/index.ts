@@ -454,5 +454,6 @@ export {
   CommandGetTablesSchema as FlightSqlGetTablesSchema,
   CommandGetTableTypesSchema as FlightSqlGetTableTypesSchema,
   CommandStatementQuerySchema as FlightSqlStatementQuerySchema,
+  DoPutPreparedStatementResultSchema as FlightSqlDoPutPreparedStatementResultSchema,
   TicketStatementQuerySchema as FlightSqlTicketStatementQuerySchema,
 } from './gen/arrow/flight/protocol/sql/flight_sql_pb.js';

@@ -1,8 +1,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { createFlightSqlClient, type FlightSqlClient } from '@lakehouse-rs/flight-sql-client';
-import { tableFromIPC } from 'apache-arrow';
-import { flightDoGet } from '@floe/flight';
-import { AnySchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightSchemaResultSchema, FlightSqlGetSqlInfoSchema, FlightSqlGetXdbcTypeInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
+import { Int64, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
+import { flightDoGet, splitIpcStream } from '@floe/flight';
+import { AnySchema, FlightDataSchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightInfoSchema, FlightPutResultSchema, FlightSchemaResultSchema, FlightSqlCreatePreparedStatementSchema, FlightSqlDoPutPreparedStatementResultSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightActionSchema, FlightResultSchema, anyUnpack, FlightSqlGetSqlInfoSchema, FlightSqlGetXdbcTypeInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
@@ -114,6 +114,105 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
     }
     await expect((await connect({ token: 'not-a-key' }, { 'x-tenant-id': tenant })).query('SELECT 1')).rejects.toThrow();
     await expect((await connect({ token: otherKey }, { 'x-tenant-id': tenant })).query('SELECT 1')).rejects.toThrow();
+  });
+
+  describe('prepared statements with bound parameters (CreatePreparedStatement, DoPut, GetFlightInfo, DoGet)', () => {
+    const FLIGHT = '/arrow.flight.protocol.FlightService/';
+    const raw = (x: Buffer) => x;
+    const auth = (secret = key) => {
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${secret}`);
+      md.set('x-tenant-id', tenant);
+      return md;
+    };
+    const prepare = async (query: string) => {
+      const client = new grpc.Client(floe.flightAddress, grpc.credentials.createInsecure());
+      const body = toBinary(AnySchema, anyPack(FlightSqlCreatePreparedStatementSchema, create(FlightSqlCreatePreparedStatementSchema, { query })));
+      const action = Buffer.from(toBinary(FlightActionSchema, create(FlightActionSchema, { type: 'CreatePreparedStatement', body })));
+      const results = await new Promise<Buffer[]>((resolve, reject) => {
+        const out: Buffer[] = [];
+        const call = client.makeServerStreamRequest(`${FLIGHT}DoAction`, raw, raw, action, auth());
+        call.on('data', (b: Buffer) => out.push(b));
+        call.on('error', reject);
+        call.on('end', () => resolve(out));
+      });
+      client.close();
+      const result = anyUnpack(fromBinary(AnySchema, fromBinary(FlightResultSchema, results[0]!).body), FlightSqlPreparedStatementResultSchema)!;
+      return result.preparedStatementHandle;
+    };
+    const command = (handle: Uint8Array) => toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, create(FlightSqlPreparedStatementQuerySchema, { preparedStatementHandle: handle })));
+    /** DoPut of the parameter batch, as Flight SQL clients bind: the handle the server answers, or the call's error code and message. */
+    const bind = (handle: Uint8Array, params: Table, secret = key, cmd = command(handle)) =>
+      new Promise<{ handle?: Uint8Array; code?: number; details?: string }>((resolve) => {
+        const client = new grpc.Client(floe.flightAddress, grpc.credentials.createInsecure());
+        const call = client.makeBidiStreamRequest(`${FLIGHT}DoPut`, raw, raw, auth(secret));
+        const answers: Buffer[] = [];
+        call.on('data', (b: Buffer) => answers.push(b));
+        let failed = false;
+        call.on('error', (err: grpc.ServiceError) => {
+          failed = true;
+          client.close();
+          resolve({ code: err.code, details: err.details });
+        });
+        call.on('end', () => {
+          // A failed call ends its stream too, after the error.
+          if (failed) return;
+          if (answers.length === 0) return resolve({});
+          client.close();
+          const appMetadata = fromBinary(FlightPutResultSchema, answers[0]!).appMetadata;
+          resolve({ handle: fromBinary(FlightSqlDoPutPreparedStatementResultSchema, appMetadata).preparedStatementHandle! });
+        });
+        const descriptor = create(FlightDescriptorSchema, { type: FlightDescriptor_DescriptorType.CMD, cmd });
+        [...splitIpcStream(tableToIPC(params, 'stream'))].forEach((m, i) => {
+          const data = create(FlightDataSchema, { dataHeader: m.header, dataBody: m.body, ...(i === 0 ? { flightDescriptor: descriptor } : {}) });
+          call.write(Buffer.from(toBinary(FlightDataSchema, data)));
+        });
+        call.end();
+      });
+    /** GetFlightInfo of the bound statement, then DoGet of its endpoint's ticket. */
+    const execute = async (handle: Uint8Array) => {
+      const client = new grpc.Client(floe.flightAddress, grpc.credentials.createInsecure());
+      const descriptor = Buffer.from(toBinary(FlightDescriptorSchema, create(FlightDescriptorSchema, { type: FlightDescriptor_DescriptorType.CMD, cmd: command(handle) })));
+      const info = await new Promise<Buffer>((resolve, reject) =>
+        client.makeUnaryRequest(`${FLIGHT}GetFlightInfo`, raw, raw, descriptor, auth(), (err, res) => (err ? reject(err) : resolve(res!))),
+      );
+      client.close();
+      const ticket = fromBinary(FlightInfoSchema, info).endpoint[0]!.ticket!.ticket;
+      const table = await flightDoGet({ url: floe.flightAddress, ticket, metadata: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant }, deadlineMs: 20_000 });
+      return table.toArray().map((r) => r.toJSON() as Record<string, unknown>);
+    };
+    const params = (service: string, minDuration: bigint) =>
+      new Table({ p1: vectorFromArray([service], new Utf8()), p2: vectorFromArray([minDuration], new Int64()) });
+
+    it('runs a statement with the values a client binds, as values, never as SQL text', async () => {
+      const handle = await prepare('SELECT name FROM traces WHERE service_name = ? AND duration_nano >= ? ORDER BY name');
+      const all = await connect({ token: key }, { 'x-tenant-id': tenant });
+      const expected = rows(await all.query("SELECT name FROM traces WHERE service_name = 'fsql-shop' AND duration_nano >= 0 ORDER BY name"));
+      expect(expected.length).toBe(3);
+
+      const bound = await bind(handle, params('fsql-shop', 0n));
+      expect(bound.code).toBeUndefined();
+      expect(await execute(bound.handle!)).toEqual(expected);
+      // Bound again with other values: the handle the server answered carries them.
+      expect(await execute((await bind(handle, params('fsql-shop', 10n ** 15n))).handle!)).toEqual([]);
+      // A value that would be an injection as text is only a value.
+      expect(await execute((await bind(handle, params("x' OR '1'='1", 0n))).handle!)).toEqual([]);
+      // The other tenant's spans stay out of reach whatever is bound.
+      expect(await execute((await bind(handle, params('other-shop', 0n))).handle!)).toEqual([]);
+    });
+
+    it('refuses bad bindings with clear errors: row counts, parameter counts, credentials, other commands', async () => {
+      const handle = await prepare('SELECT count(*) AS n FROM traces WHERE service_name = $1');
+      const two = new Table({ p1: vectorFromArray(['a', 'b'], new Utf8()) });
+      expect(await bind(handle, two)).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining('one row') });
+      const tooMany = await bind(handle, params('fsql-shop', 1n));
+      await expect(execute(tooMany.handle!)).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining('parameter') });
+      expect(await bind(handle, params('fsql-shop', 1n), 'not-a-key')).toMatchObject({ code: grpc.status.UNAUTHENTICATED });
+      const update = toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.CommandStatementUpdate', value: new Uint8Array() }));
+      expect(await bind(handle, params('x', 1n), key, update)).toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+      const one = await bind(handle, new Table({ p1: vectorFromArray(['fsql-shop'], new Utf8()) }));
+      expect(await execute(one.handle!)).toEqual([{ n: 3n }]);
+    });
   });
 
   it('refuses a Handshake with a wrong key (401) or another tenant\'s key (403), on the raw Flight call', async () => {

@@ -10,14 +10,14 @@ describe('flightSqlCommand', () => {
 
   it('reads a packed statement, its ticket and a prepared statement handle (the SQL itself)', () => {
     const packed = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query: 'SELECT 2' })));
-    expect(flightSqlCommand(packed)).toEqual({ kind: 'statement', query: 'SELECT 2' });
-    expect(flightSqlCommand(statementTicket('SELECT 3'))).toEqual({ kind: 'statement_ticket', query: 'SELECT 3' });
+    expect(flightSqlCommand(packed)).toEqual({ kind: 'statement', statement: { sql: 'SELECT 2' } });
+    expect(flightSqlCommand(statementTicket({ sql: 'SELECT 3' }))).toEqual({ kind: 'statement_ticket', statement: { sql: 'SELECT 3' } });
     const request = create(FlightSqlCreatePreparedStatementSchema, { query: 'SELECT 4' });
     const [created] = preparedStatementAction('CreatePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlCreatePreparedStatementSchema, request)));
     const result = anyUnpack(fromBinary(AnySchema, created!), FlightSqlPreparedStatementResultSchema)!;
     expect(Buffer.from(result.preparedStatementHandle).toString()).toBe('SELECT 4');
     const execute = create(FlightSqlPreparedStatementQuerySchema, { preparedStatementHandle: result.preparedStatementHandle });
-    expect(flightSqlCommand(toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)))).toEqual({ kind: 'prepared', query: 'SELECT 4' });
+    expect(flightSqlCommand(toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)))).toEqual({ kind: 'prepared', statement: { sql: 'SELECT 4' } });
     expect(preparedStatementAction('ClosePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)))).toEqual([]);
   });
 

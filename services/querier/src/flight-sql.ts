@@ -4,6 +4,7 @@ import {
   AnySchema,
   FlightSqlClosePreparedStatementSchema,
   FlightSqlCreatePreparedStatementSchema,
+  FlightSqlDoPutPreparedStatementResultSchema,
   FlightSqlGetDbSchemasSchema,
   FlightSqlGetSqlInfoSchema,
   FlightSqlGetXdbcTypeInfoSchema,
@@ -17,7 +18,10 @@ import {
   fromBinary,
   toBinary,
   type DescMessage,
+  type FlightData,
 } from '@floe/proto';
+import { flightDataToIpc } from '@floe/flight';
+import { decodeStatement, encodeStatement, parameterValues, type Statement } from './flight-sql-params.ts';
 import { TABLES } from '@floe/schema';
 
 /**
@@ -33,7 +37,8 @@ import { TABLES } from '@floe/schema';
  *   Floe's five (an empty or not yet created table reads as empty, so all five are always
  *   listed). Their endpoint's ticket is the command itself: metadata is cheap to make again.
  *
- * - Prepared statements (how most clients run a query) are stateless too: the handle is the SQL.
+ * - Prepared statements (how most clients run a query) are stateless too: the handle is the SQL,
+ *   and once DoPut binds parameter values, the SQL with the values (flight-sql-params.ts).
  *
  * - SqlInfo answers what JDBC and ODBC drivers ask first: the server's name and version, that it
  *   is read-only SQL without transactions, and DuckDB's identifier and null-ordering rules.
@@ -42,16 +47,16 @@ import { TABLES } from '@floe/schema';
  *
  * - The XDBC type info lists the DuckDB types Floe's tables and queries produce.
  *
- * Transactions, updates and parameter binding are refused as not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
+ * Transactions and updates are refused as not implemented. Clients log in with Handshake (Basic `<tenant>:<api key>`) or send
  * `Authorization: Bearer <key>` (the tenant then comes from X-Tenant-ID or the key itself).
  */
 
 const TYPE_PREFIX = 'type.googleapis.com/arrow.flight.protocol.sql.';
 
 export type FlightSqlCommand =
-  | { kind: 'statement'; query: string }
-  | { kind: 'prepared'; query: string }
-  | { kind: 'statement_ticket'; query: string }
+  | { kind: 'statement'; statement: Statement }
+  | { kind: 'prepared'; statement: Statement }
+  | { kind: 'statement_ticket'; statement: Statement }
   | { kind: 'catalogs' }
   | { kind: 'db_schemas'; catalog?: string; schemaPattern?: string }
   | { kind: 'tables'; catalog?: string; schemaPattern?: string; tablePattern?: string; tableTypes: string[]; includeSchema: boolean }
@@ -101,12 +106,12 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
     case 'CommandStatementQuery': {
       const q = unpack(FlightSqlStatementQuerySchema, value);
       outsideTransaction(q.transactionId);
-      return { kind: 'statement', query: q.query };
+      return { kind: 'statement', statement: { sql: q.query } };
     }
     case 'CommandPreparedStatementQuery':
-      return { kind: 'prepared', query: Buffer.from(unpack(FlightSqlPreparedStatementQuerySchema, value).preparedStatementHandle).toString('utf8') };
+      return { kind: 'prepared', statement: decodeStatement(unpack(FlightSqlPreparedStatementQuerySchema, value).preparedStatementHandle) };
     case 'TicketStatementQuery':
-      return { kind: 'statement_ticket', query: Buffer.from(unpack(FlightSqlTicketStatementQuerySchema, value).statementHandle).toString('utf8') };
+      return { kind: 'statement_ticket', statement: decodeStatement(unpack(FlightSqlTicketStatementQuerySchema, value).statementHandle) };
     case 'CommandGetCatalogs':
       return { kind: 'catalogs' };
     case 'CommandGetDbSchemas': {
@@ -144,9 +149,34 @@ export function schemaQueryOf(query: string): string {
   return `SELECT * FROM (${query.replace(/[\s;]+$/, '')}\n) LIMIT 0`;
 }
 
-/** The ticket of a statement query's endpoint: a TicketStatementQuery carrying the SQL. */
-export function statementTicket(query: string): Uint8Array {
-  return toBinary(AnySchema, anyPack(FlightSqlTicketStatementQuerySchema, create(FlightSqlTicketStatementQuerySchema, { statementHandle: Buffer.from(query, 'utf8') })));
+/** The ticket of a statement query's endpoint: a TicketStatementQuery carrying the statement (SQL and bound values). */
+export function statementTicket(statement: Statement): Uint8Array {
+  return toBinary(AnySchema, anyPack(FlightSqlTicketStatementQuerySchema, create(FlightSqlTicketStatementQuerySchema, { statementHandle: encodeStatement(statement) })));
+}
+
+/**
+ * DoPut of Flight SQL: binding parameter values to a prepared statement (one row, whose columns
+ * are `$1`, `$2`, …). The answer is the handle to execute from then on, carrying the statement
+ * and its values (flight-sql-params.ts). Updates and ingestion are not implemented: Floe's SQL is
+ * read-only and data comes in through the acceptor.
+ */
+export function bindParameters(cmd: Uint8Array, messages: FlightData[]): Uint8Array[] {
+  const any = flightSqlAny(cmd);
+  if (!any) throw new FloeError('not_implemented', 'DoPut takes only Flight SQL parameter bindings (CommandPreparedStatementQuery)');
+  if (any.name !== 'CommandPreparedStatementQuery') {
+    throw new FloeError('not_implemented', `Flight SQL ${any.name} is not supported: Floe is read-only, and DoPut only binds a prepared statement's parameters`);
+  }
+  const { sql } = decodeStatement(unpack(FlightSqlPreparedStatementQuerySchema, any.value).preparedStatementHandle);
+  let ipc: Uint8Array;
+  try {
+    ipc = Buffer.concat(flightDataToIpc(messages));
+  } catch (err) {
+    throw new FloeError('bad_data', `the parameter stream does not decode: ${(err as Error).message}`);
+  }
+  // Checked now, so a bad value is refused here rather than when the statement runs.
+  parameterValues(ipc);
+  const handle = encodeStatement({ sql, paramsIpc: ipc });
+  return [toBinary(FlightSqlDoPutPreparedStatementResultSchema, create(FlightSqlDoPutPreparedStatementResultSchema, { preparedStatementHandle: handle }))];
 }
 
 /** Flight SQL's prepared-statement actions (DoAction types). */

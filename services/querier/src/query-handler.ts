@@ -196,7 +196,15 @@ export class QueryHandler {
   }
 
   async run(ctx: TenantContext, ticketBytes: Uint8Array, deadlineMs?: number): Promise<Table> {
-    const ticket = parseTicket(ticketBytes);
+    return this.#runTicket(ctx, parseTicket(ticketBytes), deadlineMs);
+  }
+
+  /** User SQL with values for its `$n` / `?` parameters (Flight SQL's bound prepared statements). */
+  runStatement(ctx: TenantContext, sql: string, params: unknown[], deadlineMs?: number): Promise<Table> {
+    return this.#runTicket(ctx, { sql, params, hints: {}, rawHints: {}, sig: undefined }, deadlineMs);
+  }
+
+  async #runTicket(ctx: TenantContext, ticket: Ticket, deadlineMs?: number): Promise<Table> {
     const started = Date.now();
     const refs = tableRefs(ticket.sql, ctx).filter((r) => mentions(ticket.sql, r));
     const resolved: ResolvedFiles[] = [];

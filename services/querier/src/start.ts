@@ -17,7 +17,8 @@ import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-ser
 import { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
 import { readFileSync } from 'node:fs';
-import { flightSqlCommand, isFlightSql, metadataTable, preparedStatementAction, schemaQueryOf, statementTicket, type MetadataScope } from './flight-sql.ts';
+import { bindParameters, flightSqlCommand, isFlightSql, metadataTable, preparedStatementAction, schemaQueryOf, statementTicket, type MetadataScope } from './flight-sql.ts';
+import { parameterValues, type Statement } from './flight-sql-params.ts';
 
 /** This package's version, as Flight SQL's SqlInfo reports it. */
 const QUERIER_VERSION = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
@@ -71,13 +72,16 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   await mkdir(config.querier.temp_dir, { recursive: true });
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
 
+  /** A Flight SQL statement, with the values bound to it if any (as user SQL: the locked-down sandbox). */
+  const runStatement = (ctx: TenantContext, statement: Statement, callerMs: number | undefined) =>
+    handler.runStatement(ctx, statement.sql, statement.paramsIpc ? parameterValues(statement.paramsIpc) : [], callerMs);
   const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined) => {
     try {
       // Authenticated before the command is read: a caller without credentials learns nothing of it.
       const ctx = await handler.authenticate(get, { tenantFromKey: isFlightSql(ticket) });
       const sql = flightSqlCommand(ticket);
       if (!sql) return await handler.run(ctx, ticket, callerMs);
-      if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await handler.run(ctx, Buffer.from(sql.query, 'utf8'), callerMs);
+      if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await runStatement(ctx, sql.statement, callerMs);
       return await metadataTable(sql, metadataScope(ctx));
     } catch (err) {
       throw callError(err, log, 'query failed');
@@ -99,7 +103,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     }
     if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
       // -1: a statement's rows are counted only by the DoGet that reads them.
-      return { table: await handler.run(ctx, Buffer.from(schemaQueryOf(sql.query), 'utf8')), ticket: statementTicket(sql.query), totalRecords: -1n };
+      const table = await runStatement(ctx, { ...sql.statement, sql: schemaQueryOf(sql.statement.sql) }, undefined);
+      return { table, ticket: statementTicket(sql.statement), totalRecords: -1n };
     }
     const table = await metadataTable(sql, metadataScope(ctx));
     return { table, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
@@ -158,6 +163,15 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
           return preparedStatementAction(type, body);
         } catch (err) {
           throw callError(err, log, 'DoAction failed');
+        }
+      },
+      // Flight SQL's parameter binding: the answer is a handle carrying the statement and its values.
+      async doPut(descriptor, messages, metadata) {
+        try {
+          await handler.authenticate(metadataGetter(metadata), { tenantFromKey: true });
+          return bindParameters(descriptor.cmd, messages);
+        } catch (err) {
+          throw callError(err, log, 'DoPut failed');
         }
       },
       // Flight SQL clients log in with Basic <tenant>:<api key> (or present a bearer key): the

@@ -8,7 +8,8 @@ import type { FileOrder } from '@floe/query';
  */
 export interface Ticket {
   sql: string;
-  params: Array<string | number | boolean | null>;
+  /** JSON scalars from a ticket; Flight SQL's bound values may also be bigints, bytes and instants. */
+  params: unknown[];
   hints: { traceId?: string; startNs?: bigint; endNs?: bigint; perFile?: PerFileQuery; fileOrder?: FileOrder };
   /** The hints object as sent (what a signature covers). */
   rawHints: unknown;
@@ -28,7 +29,7 @@ export interface PerFileQuery {
 
 const MAX_TICKET_BYTES = 256 * 1024;
 
-const isParams = (p: unknown): p is Ticket['params'] =>
+const isParams = (p: unknown): p is Array<string | number | boolean | null> =>
   Array.isArray(p) && p.every((x) => x === null || ['string', 'number', 'boolean'].includes(typeof x));
 
 export function parseTicket(bytes: Uint8Array): Ticket {
