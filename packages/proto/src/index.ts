@@ -438,6 +438,7 @@ export type { PushRequest as LokiPushRequest, StreamAdapter as LokiStreamAdapter
 // Pyroscope's push API (POST /push.v1.PusherService/Push) and the pprof profiles it carries.
 export { PusherService as PyroPusherService, PushRequestSchema as PyroPushRequestSchema, PushResponseSchema as PyroPushResponseSchema } from './gen/push/v1/push_pb.js';
 export type { PushRequest as PyroPushRequest, RawProfileSeries as PyroRawProfileSeries } from './gen/push/v1/push_pb.js';
+export { LabelsSnapshotSchema as JfrLabelsSnapshotSchema } from './gen/pyroscope/jfr/labels_pb.js';
 export { ProfileSchema as PprofProfileSchema } from './gen/perftools/profiles/profile_pb.js';
 export type { Profile as PprofProfile } from './gen/perftools/profiles/profile_pb.js';
 

@@ -7,8 +7,8 @@ export interface NamedStackProfile {
   period?: bigint;
   timeNanos: bigint;
   durationNanos: bigint;
-  /** Stacks as frame names, leaf first, with one value per sample type. */
-  stacks: Iterable<{ frames: readonly string[]; values: bigint[] }>;
+  /** Stacks as frame names, leaf first, with one value per sample type and the sample's string labels. */
+  stacks: Iterable<{ frames: readonly string[]; values: bigint[]; labels?: ReadonlyArray<{ key: string; value: string }> }>;
 }
 
 /**
@@ -40,7 +40,11 @@ export function pprofOfNamedStacks(p: NamedStackProfile): Profile {
     }
     return id;
   };
-  const sample = [...p.stacks].map((s) => ({ locationId: s.frames.map(locationOf), value: s.values }));
+  const sample = [...p.stacks].map((s) => ({
+    locationId: s.frames.map(locationOf),
+    value: s.values,
+    label: (s.labels ?? []).map((l) => ({ key: str(l.key), str: str(l.value) })),
+  }));
   return create(ProfileSchema, {
     sampleType,
     sample,

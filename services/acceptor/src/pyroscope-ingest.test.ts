@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { PprofProfile } from '@floe/proto';
+import { gzipSync } from 'node:zlib';
+import { create, JfrLabelsSnapshotSchema, toBinary, type PprofProfile } from '@floe/proto';
+import { craftedRecording, str, v } from './jfr/crafted.test-support.ts';
 import { ingestFormat, legacyIngestSeries, parseIngestName, parseIngestTime } from './pyroscope-ingest.ts';
 
 const NOW = 1_700_000_000_000_000_000n;
@@ -71,5 +73,69 @@ describe('Pyroscope /ingest names, times and formats', () => {
     const body = Buffer.from('a 1');
     await expect(legacyIngestSeries({ query: { name: 'app', from: '20', until: '10' }, contentType: undefined, body, maxDecompressedBytes: 1 << 20 }, NOW)).rejects.toThrow(/from \(20\) is after until \(10\)/);
     await expect(legacyIngestSeries({ query: { name: 'app', sampleRate: '0' }, contentType: undefined, body, maxDecompressedBytes: 1 << 20 }, NOW)).rejects.toThrow(/sampleRate "0"/);
+  });
+
+  it("splits a JFR recording's samples by the dynamic labels of their contexts; span and profile ids stay on the samples", async () => {
+    const classes = [
+      { id: '1', name: 'long' },
+      { id: '2', name: 'java.lang.String' },
+      { id: '3', name: 'jdk.types.Symbol', fields: [{ name: 'string', type: '2' }] },
+      { id: '4', name: 'java.lang.Class', fields: [{ name: 'name', type: '3', constantPool: true }] },
+      { id: '5', name: 'jdk.types.Method', fields: [{ name: 'type', type: '4', constantPool: true }, { name: 'name', type: '3', constantPool: true }] },
+      { id: '6', name: 'jdk.types.StackFrame', fields: [{ name: 'method', type: '5', constantPool: true }] },
+      { id: '7', name: 'jdk.types.StackTrace', fields: [{ name: 'frames', type: '6', array: true }] },
+      { id: '8', name: 'jdk.ExecutionSample', fields: [{ name: 'startTime', type: '1' }, { name: 'stackTrace', type: '7', constantPool: true }, { name: 'contextId', type: '1' }] },
+    ];
+    const pools = [
+      { classId: 3, constants: [{ id: 1, value: str('Shop') }, { id: 2, value: str('checkout') }] },
+      { classId: 4, constants: [{ id: 1, value: v(1) }] },
+      { classId: 5, constants: [{ id: 1, value: [...v(1), ...v(2)] }] },
+      { classId: 7, constants: [{ id: 1, value: [...v(1), ...v(1)] }] },
+    ];
+    const sample = (context: number) => [...v(8), ...v(5), ...v(1), ...v(context)];
+    const recording = craftedRecording(classes, pools, [sample(0), sample(7), sample(7), sample(9), sample(11)]);
+    // Strings 1..5: endpoint, /checkout, span_id, two span ids, /cart; context 12 names a string that is not there.
+    const snapshot = create(JfrLabelsSnapshotSchema, {
+      strings: { '1': 'endpoint', '2': '/checkout', '3': 'span_id', '4': '00000000000000ab', '5': '00000000000000cd', '6': '/cart', '7': 'service_name', '8': 'evil' },
+      contexts: {
+        '7': { labels: { '1': 2n, '3': 4n } },
+        '9': { labels: { '1': 6n, '7': 8n } },
+        '11': { labels: { '1': 2n, '3': 5n } },
+        '12': { labels: { '99': 2n } },
+      },
+    });
+    const form = new FormData();
+    form.set('jfr', new Blob([gzipSync(recording)]), 'jfr');
+    form.set('labels', new Blob([gzipSync(toBinary(JfrLabelsSnapshotSchema, snapshot))]), 'labels');
+    const request = new Response(form);
+    const body = Buffer.from(await request.arrayBuffer());
+    const series = await legacyIngestSeries(
+      { query: { name: 'shop', from: '1700000000', until: '1700000010', format: 'jfr' }, contentType: request.headers.get('content-type')!, body, maxDecompressedBytes: 1 << 20 },
+      NOW,
+    );
+    const base = [
+      { name: '__name__', value: 'process_cpu' },
+      { name: 'service_name', value: 'shop' },
+    ];
+    const samples = (p: PprofProfile) => p.sample.map((x) => ({ value: x.value[0], labels: x.label.map((l) => `${p.stringTable[Number(l.key)]}=${p.stringTable[Number(l.str)]}`) }));
+    expect(series.map((s) => ({ labels: s.labels, samples: samples(s.profiles[0] as PprofProfile) }))).toEqual([
+      { labels: base, samples: [{ value: 10_000_000n, labels: [] }] },
+      {
+        labels: [...base, { name: 'endpoint', value: '/checkout' }],
+        samples: [
+          { value: 20_000_000n, labels: ['span_id=00000000000000ab'] },
+          { value: 10_000_000n, labels: ['span_id=00000000000000cd'] },
+        ],
+      },
+      // A context label never replaces the upload's own (service_name stays "shop").
+      { labels: [...base, { name: 'endpoint', value: '/cart' }], samples: [{ value: 10_000_000n, labels: [] }] },
+    ]);
+    const broken = new FormData();
+    broken.set('jfr', new Blob([recording]), 'jfr');
+    broken.set('labels', new Blob([Buffer.from([0x0a, 0xff, 0xff])]), 'labels');
+    const bad = new Response(broken);
+    await expect(
+      legacyIngestSeries({ query: { name: 'shop', format: 'jfr' }, contentType: bad.headers.get('content-type')!, body: Buffer.from(await bad.arrayBuffer()), maxDecompressedBytes: 1 << 20 }, NOW),
+    ).rejects.toThrow(/the labels part is not a LabelsSnapshot/);
   });
 });

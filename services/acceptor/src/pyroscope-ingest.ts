@@ -3,7 +3,8 @@ import { pprofOfNamedStacks, type PprofProfile } from '@floe/proto';
 import type { PprofSeries } from './pprof.ts';
 import { inflate, isGzip } from './decode.ts';
 import { JfrError } from './jfr/reader.ts';
-import { jfrStacks } from './jfr/stacks.ts';
+import { jfrContextLabels, JfrLabelsError, type ContextLabels } from './jfr/labels.ts';
+import { jfrStacks, type KindStacks } from './jfr/stacks.ts';
 
 /**
  * Pyroscope's HTTP ingest API, `POST /ingest?name=…&from=…&until=…`, which Pyroscope's SDKs
@@ -11,7 +12,8 @@ import { jfrStacks } from './jfr/stacks.ts';
  * application over one window, as folded stacks (`format=folded`, the default: `a;b;c 42` per
  * line), one stack per sample (`format=lines`), pprof (`format=pprof`: the body, or the
  * `profile` part of a multipart form), or a Java Flight Recorder recording (`format=jfr`, what
- * the Pyroscope Java agent sends: the body or the form's `jfr` part; jfr/). The query's `name` is `<app>.<kind>{label=value,…}`;
+ * the Pyroscope Java agent sends: the body or the form's `jfr` part, with its dynamic labels in the
+ * `labels` part; jfr/). The query's `name` is `<app>.<kind>{label=value,…}`;
  * `<kind>` (cpu, wall, alloc_objects, inuse_space, goroutines, mutex_count, …) names the
  * Pyroscope profile type the samples are stored under, and `<app>` the service. Each window
  * becomes a pprof profile for the push path (pprof.ts), so both store the same rows.
@@ -142,8 +144,15 @@ function parseStacks(text: string, format: 'folded' | 'lines'): Map<string, bigi
   return out;
 }
 
+/** A folded stack (root first), its value and the labels its samples carry. */
+interface LabelledStack {
+  stack: string;
+  count: bigint;
+  labels?: ReadonlyArray<{ key: string; value: string }>;
+}
+
 /** Folded or lines stacks as a pprof profile of the kind, over the window. */
-function stacksToPprof(stacks: Map<string, bigint>, kind: Kind, sampleRate: number, fromNs: bigint, untilNs: bigint): PprofProfile {
+function stacksToPprof(stacks: Iterable<LabelledStack>, kind: Kind, sampleRate: number, fromNs: bigint, untilNs: bigint): PprofProfile {
   const periodNs = BigInt(Math.round(1e9 / sampleRate));
   return pprofOfNamedStacks({
     sampleTypes: [{ type: kind.type, unit: kind.unit }],
@@ -152,8 +161,36 @@ function stacksToPprof(stacks: Map<string, bigint>, kind: Kind, sampleRate: numb
     timeNanos: fromNs,
     durationNanos: untilNs > fromNs ? untilNs - fromNs : 0n,
     // Folded stacks are root first; pprof's are leaf first.
-    stacks: [...stacks].map(([stack, count]) => ({ frames: stack.split(';').reverse(), values: [kind.ticks ? count * periodNs : count] })),
+    stacks: [...stacks].map(({ stack, count, labels }) => ({ frames: stack.split(';').reverse(), values: [kind.ticks ? count * periodNs : count], ...(labels ? { labels } : {}) })),
   });
+}
+
+const unlabelled = (stacks: Map<string, bigint>): LabelledStack[] => [...stacks].map(([stack, count]) => ({ stack, count }));
+
+/**
+ * Dynamic labels that stay on the samples, as Pyroscope keeps them: they link a sample to a span
+ * (span profiles) or a profile id, and as series labels would make a series per request.
+ */
+const SAMPLE_LABELS = new Set(['span_id', 'profile_id']);
+
+/**
+ * A recording's stacks of one kind as series: one per distinct set of dynamic labels its contexts
+ * carry (jfr/labels.ts), those labels beside the name's; span and profile ids on the samples.
+ * A context label never replaces one the upload's name gave, nor names a `__…__` label.
+ */
+function jfrSeries(byContext: KindStacks, contexts: ReadonlyMap<bigint, ContextLabels>, base: ReadonlyArray<{ name: string; value: string }>) {
+  const fixed = new Set(base.map((l) => l.name));
+  const series = new Map<string, { labels: Array<{ name: string; value: string }>; stacks: LabelledStack[] }>();
+  for (const [context, stacks] of byContext) {
+    const own = (contexts.get(context) ?? []).filter((l) => !fixed.has(l.name) && !(l.name.startsWith('__') && l.name.endsWith('__')));
+    const onSamples = own.filter((l) => SAMPLE_LABELS.has(l.name)).map((l) => ({ key: l.name, value: l.value }));
+    const extra = own.filter((l) => !SAMPLE_LABELS.has(l.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    const key = JSON.stringify(extra);
+    let s = series.get(key);
+    if (!s) series.set(key, (s = { labels: [...base, ...extra], stacks: [] }));
+    for (const [stack, count] of stacks) s.stacks.push(onSamples.length > 0 ? { stack, count, labels: onSamples } : { stack, count });
+  }
+  return [...series.values()];
 }
 
 export type IngestFormat = 'folded' | 'lines' | 'pprof' | 'jfr';
@@ -187,7 +224,8 @@ export interface LegacyIngest {
 
 /**
  * One /ingest request as push series (pprof.ts's input): the service and labels of its name, and
- * its profile(s); a JFR recording gives one series per profile kind it holds (jfr/stacks.ts).
+ * its profile(s); a JFR recording gives one series per profile kind it holds and set of dynamic
+ * labels its samples carry (jfr/).
  * Async because a multipart form is read with the platform's own parser.
  */
 export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Promise<PprofSeries[]> {
@@ -208,48 +246,59 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
   switch (format) {
     case 'folded':
     case 'lines': {
-      const profile = stacksToPprof(parseStacks(req.body.toString('utf8'), format), parsed.kind, sampleRate, fromNs, untilNs);
+      const profile = stacksToPprof(unlabelled(parseStacks(req.body.toString('utf8'), format)), parsed.kind, sampleRate, fromNs, untilNs);
       return [{ labels: labelsOf(parsed.kind), profiles: [profile], window }];
     }
-    case 'pprof':
-      return [{ labels: labelsOf(parsed.kind), profiles: [await formPart(req, 'profile', true)], window }];
+    case 'pprof': {
+      const form = await multipartForm(req);
+      const prev = form?.get('prev_profile');
+      if (prev instanceof Blob && prev.size > 0) {
+        throw bad('prev_profile (a cumulative profile to subtract) is not taken; send delta profiles, as current Pyroscope SDKs do');
+      }
+      return [{ labels: labelsOf(parsed.kind), profiles: [form ? await formFile(form, 'profile') : req.body], window }];
+    }
     case 'jfr': {
       // The name's kind does not apply: the recording's events say what each profile is.
-      // The Java agent gzips the recording inside the form by default.
-      let recording: Buffer = Buffer.from(await formPart(req, 'jfr', false));
+      // The Java agent gzips the recording (and its labels) inside the form by default.
+      const form = await multipartForm(req);
+      let recording: Buffer = Buffer.from(form ? await formFile(form, 'jfr') : req.body);
       if (isGzip(recording)) recording = inflate(recording, 'gzip', req.maxDecompressedBytes);
-      let kinds: Map<string, Map<string, bigint>>;
+      let kinds: Map<string, KindStacks>;
+      let contexts = new Map<bigint, ContextLabels>();
       try {
         kinds = jfrStacks(recording);
+        const labels = form?.get('labels');
+        if (labels instanceof Blob && labels.size > 0) {
+          let bytes: Buffer = Buffer.from(await labels.arrayBuffer());
+          if (isGzip(bytes)) bytes = inflate(bytes, 'gzip', req.maxDecompressedBytes);
+          contexts = jfrContextLabels(bytes);
+        }
       } catch (err) {
         // Whatever a crafted recording trips is the sender's error, never a 5xx the agent would retry.
+        if (err instanceof JfrLabelsError) throw bad(err.message);
         throw bad(`the body is not a JFR recording Floe can read: ${err instanceof JfrError ? err.message : 'malformed'}`);
       }
-      return [...kinds].map(([name, stacks]) => {
+      return [...kinds].flatMap(([name, byContext]) => {
         const kind = KINDS[name]!;
-        return { labels: labelsOf(kind), profiles: [stacksToPprof(stacks, kind, sampleRate, fromNs, untilNs)], window };
+        return jfrSeries(byContext, contexts, labelsOf(kind)).map((s) => ({ labels: s.labels, profiles: [stacksToPprof(s.stacks, kind, sampleRate, fromNs, untilNs)], window }));
       });
     }
   }
 }
 
-/**
- * The profile bytes of a request: its body, or the named part of a multipart form (`profile` for
- * pprof, `jfr` for the Java agent's recordings; a `labels` part beside it is not read).
- */
-async function formPart(req: LegacyIngest, part: 'profile' | 'jfr', refusePrevious: boolean): Promise<Uint8Array> {
-  if (!req.contentType || !/^multipart\/form-data/i.test(req.contentType)) return req.body;
-  let form: FormData;
+/** The request's multipart form (undefined when the body is not one). */
+async function multipartForm(req: LegacyIngest): Promise<FormData | undefined> {
+  if (!req.contentType || !/^multipart\/form-data/i.test(req.contentType)) return undefined;
   try {
-    form = await new Response(req.body, { headers: { 'content-type': req.contentType } }).formData();
+    return await new Response(req.body, { headers: { 'content-type': req.contentType } }).formData();
   } catch (err) {
     throw bad(`the body is not a valid multipart form: ${(err as Error).message}`);
   }
-  const prev = form.get('prev_profile');
-  if (refusePrevious && prev instanceof Blob && prev.size > 0) {
-    throw bad('prev_profile (a cumulative profile to subtract) is not taken; send delta profiles, as current Pyroscope SDKs do');
-  }
-  const profile = form.get(part);
-  if (!(profile instanceof Blob)) throw bad(`the multipart form has no ${part} part`);
-  return new Uint8Array(await profile.arrayBuffer());
+}
+
+/** A form's file part: `profile` for pprof, `jfr` for the Java agent's recordings. */
+async function formFile(form: FormData, part: 'profile' | 'jfr'): Promise<Uint8Array> {
+  const file = form.get(part);
+  if (!(file instanceof Blob)) throw bad(`the multipart form has no ${part} part`);
+  return new Uint8Array(await file.arrayBuffer());
 }

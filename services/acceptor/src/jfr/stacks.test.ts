@@ -24,15 +24,15 @@ describe('jfrStacks on a JDK 17 recording', () => {
 
   it('reads every execution sample with the stack the JDK reads', () => {
     const want = new Map(expected.executionSample.stacks.map((s) => [folded(s.frames), BigInt(s.count)]));
-    expect(kinds.get('cpu')).toEqual(want);
-    expect([...kinds.get('cpu')!.values()].reduce((a, b) => a + b, 0n)).toBe(BigInt(expected.executionSample.count));
+    expect(kinds.get('cpu')).toEqual(new Map([[0n, want]]));
+    expect([...kinds.get('cpu')!.get(0n)!.values()].reduce((a, b) => a + b, 0n)).toBe(BigInt(expected.executionSample.count));
   });
 
   it('reads every allocation sample: one object and its weight in bytes per event', () => {
     const objects = new Map(expected.objectAllocationSample.stacks.map((s) => [folded(s.frames), BigInt(s.count)]));
     const bytes = new Map(expected.objectAllocationSample.stacks.map((s) => [folded(s.frames), BigInt(s.weight)]));
-    expect(kinds.get('alloc_objects')).toEqual(objects);
-    expect(kinds.get('alloc_space')).toEqual(bytes);
+    expect(kinds.get('alloc_objects')).toEqual(new Map([[0n, objects]]));
+    expect(kinds.get('alloc_space')).toEqual(new Map([[0n, bytes]]));
   });
 
   it('refuses what is not a recording, and a cut one, without reading past the buffer', () => {
@@ -66,12 +66,20 @@ describe('crafted recordings', () => {
 
   it('reads a hand-built sample, the way the JDK lays one out', () => {
     const ok = craftedRecording(sampleClasses({ name: 'string', type: '2' }), pools(str('work')), [sample, sample]);
-    expect(jfrStacks(ok)).toEqual(new Map([['cpu', new Map([['work.work', 2n]])]]));
+    expect(jfrStacks(ok)).toEqual(new Map([['cpu', new Map([[0n, new Map([['work.work', 2n]])]])]]));
+  });
+
+  it('groups samples by the contextId async-profiler writes on them (the labels part names each context)', () => {
+    const classes = sampleClasses({ name: 'string', type: '2' });
+    classes[7] = { id: '8', name: 'jdk.ExecutionSample', fields: [{ name: 'startTime', type: '1' }, { name: 'stackTrace', type: '7', constantPool: true }, { name: 'contextId', type: '1' }] };
+    const inContext = (id: number) => [...v(8), ...v(5), ...v(1), ...v(id)];
+    const rec = craftedRecording(classes, pools(str('work')), [inContext(0), inContext(7), inContext(7), inContext(9)]);
+    expect(jfrStacks(rec)).toEqual(new Map([['cpu', new Map([[0n, new Map([['work.work', 1n]])], [7n, new Map([['work.work', 2n]])], [9n, new Map([['work.work', 1n]])]])]]));
   });
 
   it('a Symbol that names itself reads as no name, not a stack overflow', () => {
     const loop = craftedRecording(sampleClasses({ name: 'string', type: '3', constantPool: true }), pools(v(1)), [sample]);
-    expect(jfrStacks(loop)).toEqual(new Map([['cpu', new Map([['<unknown>', 1n]])]]));
+    expect(jfrStacks(loop)).toEqual(new Map([['cpu', new Map([[0n, new Map([['<unknown>', 1n]])]])]]));
   });
 
   it('a class id that is no number, and an array of values that take no bytes, are JfrErrors', () => {

@@ -58,20 +58,30 @@ function toBigInt(v: JfrValue | undefined): bigint {
   return 0n;
 }
 
-/** Folded stacks per kind, kinds in the order first seen. */
-export function jfrStacks(buf: Buffer): Map<string, Map<string, bigint>> {
-  const out = new Map<string, Map<string, bigint>>();
+/** Folded stacks of one profile kind, per context id (0: the event named none), each a map of folded stack → value. */
+export type KindStacks = Map<bigint, Map<string, bigint>>;
+
+/**
+ * Folded stacks per kind (kinds in the order first seen), grouped by the event's `contextId`:
+ * the Pyroscope agent's async-profiler writes on each sample the id of the labels its thread had
+ * (the `labels` part of the upload names them; jfr-labels.ts).
+ */
+export function jfrStacks(buf: Buffer): Map<string, KindStacks> {
+  const out = new Map<string, KindStacks>();
   for (const chunk of readJfr(buf, (name) => Object.hasOwn(EVENTS, name))) {
     const folded = stackNamer(chunk);
     const ns = (ticks: bigint) => (chunk.ticksPerSecond > 0n ? (ticks * 1_000_000_000n) / chunk.ticksPerSecond : 0n);
     for (const event of chunk.events) {
       const stack = folded(event.fields.stackTrace);
       if (stack === undefined) continue;
+      const context = toBigInt(event.fields.contextId);
       for (const m of EVENTS[event.type]!) {
         const value = m.value(event.fields, ns);
         if (value <= 0n) continue;
-        const stacks = out.get(m.kind) ?? new Map<string, bigint>();
-        out.set(m.kind, stacks);
+        let contexts = out.get(m.kind);
+        if (!contexts) out.set(m.kind, (contexts = new Map()));
+        let stacks = contexts.get(context);
+        if (!stacks) contexts.set(context, (stacks = new Map()));
         stacks.set(stack, (stacks.get(stack) ?? 0n) + value);
       }
     }
