@@ -84,7 +84,7 @@ describe('Pyroscope /ingest names, times and formats', () => {
       { id: '5', name: 'jdk.types.Method', fields: [{ name: 'type', type: '4', constantPool: true }, { name: 'name', type: '3', constantPool: true }] },
       { id: '6', name: 'jdk.types.StackFrame', fields: [{ name: 'method', type: '5', constantPool: true }] },
       { id: '7', name: 'jdk.types.StackTrace', fields: [{ name: 'frames', type: '6', array: true }] },
-      { id: '8', name: 'jdk.ExecutionSample', fields: [{ name: 'startTime', type: '1' }, { name: 'stackTrace', type: '7', constantPool: true }, { name: 'contextId', type: '1' }] },
+      { id: '8', name: 'jdk.ExecutionSample', fields: [{ name: 'startTime', type: '1' }, { name: 'stackTrace', type: '7', constantPool: true }, { name: 'contextId', type: '1' }, { name: 'spanId', type: '1' }, { name: 'spanName', type: '1' }] },
     ];
     const pools = [
       { classId: 3, constants: [{ id: 1, value: str('Shop') }, { id: 2, value: str('checkout') }] },
@@ -92,11 +92,12 @@ describe('Pyroscope /ingest names, times and formats', () => {
       { classId: 5, constants: [{ id: 1, value: [...v(1), ...v(2)] }] },
       { classId: 7, constants: [{ id: 1, value: [...v(1), ...v(1)] }] },
     ];
-    const sample = (context: number) => [...v(8), ...v(5), ...v(1), ...v(context)];
-    const recording = craftedRecording(classes, pools, [sample(0), sample(7), sample(7), sample(9), sample(11)]);
+    const sample = (context: number, span = 0, name = 0) => [...v(8), ...v(5), ...v(1), ...v(context), ...v(span), ...v(name)];
+    // The last sample names its span (id 0xef, name string 9) as the OpenTelemetry integration does.
+    const recording = craftedRecording(classes, pools, [sample(0), sample(7), sample(7), sample(9), sample(11), sample(9, 0xef, 9)]);
     // Strings 1..5: endpoint, /checkout, span_id, two span ids, /cart; context 12 names a string that is not there.
     const snapshot = create(JfrLabelsSnapshotSchema, {
-      strings: { '1': 'endpoint', '2': '/checkout', '3': 'span_id', '4': '00000000000000ab', '5': '00000000000000cd', '6': '/cart', '7': 'service_name', '8': 'evil' },
+      strings: { '1': 'endpoint', '2': '/checkout', '3': 'span_id', '4': '00000000000000ab', '5': '00000000000000cd', '6': '/cart', '7': 'service_name', '8': 'evil', '9': 'GET /cart' },
       contexts: {
         '7': { labels: { '1': 2n, '3': 4n } },
         '9': { labels: { '1': 6n, '7': 8n } },
@@ -129,6 +130,7 @@ describe('Pyroscope /ingest names, times and formats', () => {
       },
       // A context label never replaces the upload's own (service_name stays "shop").
       { labels: [...base, { name: 'endpoint', value: '/cart' }], samples: [{ value: 10_000_000n, labels: [] }] },
+      { labels: [...base, { name: 'endpoint', value: '/cart' }, { name: 'span_name', value: 'GET /cart' }], samples: [{ value: 10_000_000n, labels: ['span_id=00000000000000ef'] }] },
     ]);
     const broken = new FormData();
     broken.set('jfr', new Blob([recording]), 'jfr');

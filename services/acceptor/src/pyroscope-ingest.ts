@@ -3,7 +3,7 @@ import { pprofOfNamedStacks, type PprofProfile } from '@floe/proto';
 import type { PprofSeries } from './pprof.ts';
 import { inflate, isGzip } from './decode.ts';
 import { JfrError } from './jfr/reader.ts';
-import { jfrContextLabels, JfrLabelsError, type ContextLabels } from './jfr/labels.ts';
+import { jfrContextLabels, JfrLabelsError, type JfrLabels } from './jfr/labels.ts';
 import { jfrStacks, type KindStacks } from './jfr/stacks.ts';
 
 /**
@@ -173,18 +173,26 @@ const unlabelled = (stacks: Map<string, bigint>): LabelledStack[] => [...stacks]
  */
 const SAMPLE_LABELS = new Set(['span_id', 'profile_id']);
 
+const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
 /**
- * A recording's stacks of one kind as series: one per distinct set of dynamic labels its contexts
- * carry (jfr/labels.ts), those labels beside the name's; span and profile ids on the samples.
- * A context label never replaces one the upload's name gave, nor names a `__…__` label.
+ * A recording's stacks of one kind as series: one per distinct set of dynamic labels its samples
+ * carry — their context's labels and their span's name (`span_name`) — beside the name's labels;
+ * span and profile ids on the samples. A sample's span (async-profiler's `spanId`) becomes its
+ * `span_id` label, 16 hex digits, which Floe's span profiles read (Pyroscope's reader names it
+ * profile_id). A dynamic label never replaces one the upload's name gave, nor names a `__…__` label.
  */
-function jfrSeries(byContext: KindStacks, contexts: ReadonlyMap<bigint, ContextLabels>, base: ReadonlyArray<{ name: string; value: string }>) {
+function jfrSeries(byCorrelation: KindStacks, labels: JfrLabels, base: ReadonlyArray<{ name: string; value: string }>) {
   const fixed = new Set(base.map((l) => l.name));
   const series = new Map<string, { labels: Array<{ name: string; value: string }>; stacks: LabelledStack[] }>();
-  for (const [context, stacks] of byContext) {
-    const own = (contexts.get(context) ?? []).filter((l) => !fixed.has(l.name) && !(l.name.startsWith('__') && l.name.endsWith('__')));
-    const onSamples = own.filter((l) => SAMPLE_LABELS.has(l.name)).map((l) => ({ key: l.name, value: l.value }));
-    const extra = own.filter((l) => !SAMPLE_LABELS.has(l.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  for (const { correlation, stacks } of byCorrelation.values()) {
+    const own = [...(labels.contexts.get(correlation.contextId) ?? [])];
+    const spanName = correlation.spanName !== 0n ? labels.strings.get(correlation.spanName) : undefined;
+    if (spanName) own.push({ name: 'span_name', value: spanName });
+    if (correlation.spanId !== 0n) own.push({ name: 'span_id', value: BigInt.asUintN(64, correlation.spanId).toString(16).padStart(16, '0') });
+    const usable = own.filter((l) => !fixed.has(l.name) && !(l.name.startsWith('__') && l.name.endsWith('__')));
+    const onSamples = usable.filter((l) => SAMPLE_LABELS.has(l.name)).map((l) => ({ key: l.name, value: l.value }));
+    const extra = usable.filter((l) => !SAMPLE_LABELS.has(l.name)).sort(byName);
     const key = JSON.stringify(extra);
     let s = series.get(key);
     if (!s) series.set(key, (s = { labels: [...base, ...extra], stacks: [] }));
@@ -264,23 +272,23 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
       let recording: Buffer = Buffer.from(form ? await formFile(form, 'jfr') : req.body);
       if (isGzip(recording)) recording = inflate(recording, 'gzip', req.maxDecompressedBytes);
       let kinds: Map<string, KindStacks>;
-      let contexts = new Map<bigint, ContextLabels>();
+      let labels: JfrLabels = { contexts: new Map(), strings: new Map() };
       try {
         kinds = jfrStacks(recording);
-        const labels = form?.get('labels');
-        if (labels instanceof Blob && labels.size > 0) {
-          let bytes: Buffer = Buffer.from(await labels.arrayBuffer());
+        const part = form?.get('labels');
+        if (part instanceof Blob && part.size > 0) {
+          let bytes: Buffer = Buffer.from(await part.arrayBuffer());
           if (isGzip(bytes)) bytes = inflate(bytes, 'gzip', req.maxDecompressedBytes);
-          contexts = jfrContextLabels(bytes);
+          labels = jfrContextLabels(bytes);
         }
       } catch (err) {
         // Whatever a crafted recording trips is the sender's error, never a 5xx the agent would retry.
         if (err instanceof JfrLabelsError) throw bad(err.message);
         throw bad(`the body is not a JFR recording Floe can read: ${err instanceof JfrError ? err.message : 'malformed'}`);
       }
-      return [...kinds].flatMap(([name, byContext]) => {
+      return [...kinds].flatMap(([name, byCorrelation]) => {
         const kind = KINDS[name]!;
-        return jfrSeries(byContext, contexts, labelsOf(kind)).map((s) => ({ labels: s.labels, profiles: [stacksToPprof(s.stacks, kind, sampleRate, fromNs, untilNs)], window }));
+        return jfrSeries(byCorrelation, labels, labelsOf(kind)).map((s) => ({ labels: s.labels, profiles: [stacksToPprof(s.stacks, kind, sampleRate, fromNs, untilNs)], window }));
       });
     }
   }

@@ -5,14 +5,20 @@ export type ContextLabels = ReadonlyArray<{ name: string; value: string }>;
 
 export class JfrLabelsError extends Error {}
 
+/** A labels part: each context's labels, and the string table (span names are ids into it too). */
+export interface JfrLabels {
+  contexts: ReadonlyMap<bigint, ContextLabels>;
+  strings: ReadonlyMap<bigint, string>;
+}
+
 /**
  * The Pyroscope Java agent's `labels` form part (a LabelsSnapshot, proto/pyroscope/jfr/labels.proto)
- * as labels per context id: the labels a thread carried (Pyroscope.LabelsWrapper, or the
+ * as labels per context id and its strings: the labels a thread carried (Pyroscope.LabelsWrapper, or the
  * OpenTelemetry extension's span_id and span_name) when async-profiler took a sample with that
  * contextId. A label naming a string the snapshot does not hold, or with an empty name, is left
  * out, as Pyroscope's reader leaves out empty ones.
  */
-export function jfrContextLabels(bytes: Uint8Array): Map<bigint, ContextLabels> {
+export function jfrContextLabels(bytes: Uint8Array): JfrLabels {
   let snapshot;
   try {
     snapshot = fromBinary(JfrLabelsSnapshotSchema, bytes);
@@ -30,5 +36,5 @@ export function jfrContextLabels(bytes: Uint8Array): Map<bigint, ContextLabels> 
     }
     out.set(BigInt(id), labels);
   }
-  return out;
+  return { contexts: out, strings };
 }

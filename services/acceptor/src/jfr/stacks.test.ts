@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { JfrError, readJfr } from './reader.ts';
-import { jfrStacks } from './stacks.ts';
+import { jfrStacks, type KindStacks } from './stacks.ts';
 import { craftedRecording, str, v } from './crafted.test-support.ts';
 
 /**
@@ -18,21 +18,23 @@ const expected = JSON.parse(readFileSync(new URL('cpu-alloc.expected.json', FIXT
 };
 /** expected.json lists frames leaf first; folded stacks read root first. */
 const folded = (frames: string[]) => [...frames].reverse().join(';');
+/** The stacks of each correlation, by its `contextId/spanId/spanName` key. */
+const stacksOf = (kinds: Map<string, KindStacks>) => new Map([...kinds].map(([kind, groups]) => [kind, new Map([...groups].map(([key, g]) => [key, g.stacks]))]));
 
 describe('jfrStacks on a JDK 17 recording', () => {
-  const kinds = jfrStacks(recording);
+  const kinds = stacksOf(jfrStacks(recording));
 
   it('reads every execution sample with the stack the JDK reads', () => {
     const want = new Map(expected.executionSample.stacks.map((s) => [folded(s.frames), BigInt(s.count)]));
-    expect(kinds.get('cpu')).toEqual(new Map([[0n, want]]));
-    expect([...kinds.get('cpu')!.get(0n)!.values()].reduce((a, b) => a + b, 0n)).toBe(BigInt(expected.executionSample.count));
+    expect(kinds.get('cpu')).toEqual(new Map([['0/0/0', want]]));
+    expect([...kinds.get('cpu')!.get('0/0/0')!.values()].reduce((a, b) => a + b, 0n)).toBe(BigInt(expected.executionSample.count));
   });
 
   it('reads every allocation sample: one object and its weight in bytes per event', () => {
     const objects = new Map(expected.objectAllocationSample.stacks.map((s) => [folded(s.frames), BigInt(s.count)]));
     const bytes = new Map(expected.objectAllocationSample.stacks.map((s) => [folded(s.frames), BigInt(s.weight)]));
-    expect(kinds.get('alloc_objects')).toEqual(new Map([[0n, objects]]));
-    expect(kinds.get('alloc_space')).toEqual(new Map([[0n, bytes]]));
+    expect(kinds.get('alloc_objects')).toEqual(new Map([['0/0/0', objects]]));
+    expect(kinds.get('alloc_space')).toEqual(new Map([['0/0/0', bytes]]));
   });
 
   it('refuses what is not a recording, and a cut one, without reading past the buffer', () => {
@@ -66,20 +68,25 @@ describe('crafted recordings', () => {
 
   it('reads a hand-built sample, the way the JDK lays one out', () => {
     const ok = craftedRecording(sampleClasses({ name: 'string', type: '2' }), pools(str('work')), [sample, sample]);
-    expect(jfrStacks(ok)).toEqual(new Map([['cpu', new Map([[0n, new Map([['work.work', 2n]])]])]]));
+    expect(stacksOf(jfrStacks(ok))).toEqual(new Map([['cpu', new Map([['0/0/0', new Map([['work.work', 2n]])]])]]));
   });
 
-  it('groups samples by the contextId async-profiler writes on them (the labels part names each context)', () => {
+  it('groups samples by the contextId, spanId and spanName async-profiler writes on them', () => {
     const classes = sampleClasses({ name: 'string', type: '2' });
-    classes[7] = { id: '8', name: 'jdk.ExecutionSample', fields: [{ name: 'startTime', type: '1' }, { name: 'stackTrace', type: '7', constantPool: true }, { name: 'contextId', type: '1' }] };
-    const inContext = (id: number) => [...v(8), ...v(5), ...v(1), ...v(id)];
-    const rec = craftedRecording(classes, pools(str('work')), [inContext(0), inContext(7), inContext(7), inContext(9)]);
-    expect(jfrStacks(rec)).toEqual(new Map([['cpu', new Map([[0n, new Map([['work.work', 1n]])], [7n, new Map([['work.work', 2n]])], [9n, new Map([['work.work', 1n]])]])]]));
+    const fields = [{ name: 'startTime', type: '1' }, { name: 'stackTrace', type: '7', constantPool: true }, { name: 'contextId', type: '1' }, { name: 'spanId', type: '1' }, { name: 'spanName', type: '1' }];
+    classes[7] = { id: '8', name: 'jdk.ExecutionSample', fields };
+    const inContext = (id: number, span = 0, name = 0) => [...v(8), ...v(5), ...v(1), ...v(id), ...v(span), ...v(name)];
+    const rec = craftedRecording(classes, pools(str('work')), [inContext(0), inContext(7), inContext(7), inContext(9), inContext(7, 0xab, 3)]);
+    const groups = jfrStacks(rec).get('cpu')!;
+    expect(stacksOf(new Map([['cpu', groups]]))).toEqual(
+      new Map([['cpu', new Map([['0/0/0', new Map([['work.work', 1n]])], ['7/0/0', new Map([['work.work', 2n]])], ['9/0/0', new Map([['work.work', 1n]])], ['7/171/3', new Map([['work.work', 1n]])]])]]),
+    );
+    expect(groups.get('7/171/3')!.correlation).toEqual({ contextId: 7n, spanId: 171n, spanName: 3n });
   });
 
   it('a Symbol that names itself reads as no name, not a stack overflow', () => {
     const loop = craftedRecording(sampleClasses({ name: 'string', type: '3', constantPool: true }), pools(v(1)), [sample]);
-    expect(jfrStacks(loop)).toEqual(new Map([['cpu', new Map([[0n, new Map([['<unknown>', 1n]])]])]]));
+    expect(stacksOf(jfrStacks(loop))).toEqual(new Map([['cpu', new Map([['0/0/0', new Map([['<unknown>', 1n]])]])]]));
   });
 
   it('a class id that is no number, and an array of values that take no bytes, are JfrErrors', () => {

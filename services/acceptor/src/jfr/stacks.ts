@@ -58,14 +58,22 @@ function toBigInt(v: JfrValue | undefined): bigint {
   return 0n;
 }
 
-/** Folded stacks of one profile kind, per context id (0: the event named none), each a map of folded stack → value. */
-export type KindStacks = Map<bigint, Map<string, bigint>>;
-
 /**
- * Folded stacks per kind (kinds in the order first seen), grouped by the event's `contextId`:
- * the Pyroscope agent's async-profiler writes on each sample the id of the labels its thread had
- * (the `labels` part of the upload names them; jfr-labels.ts).
+ * What ties a sample to the application's context, as the Pyroscope agent's async-profiler writes
+ * it on each event: `contextId` names the labels its thread had (the upload's `labels` part;
+ * labels.ts), `spanId` the OpenTelemetry span it ran in and `spanName` that span's name (an id
+ * into the same part's strings). 0 where the event has none.
  */
+export interface Correlation {
+  contextId: bigint;
+  spanId: bigint;
+  spanName: bigint;
+}
+
+/** Folded stacks of one profile kind per correlation (keyed by its three ids), each a map of folded stack → value. */
+export type KindStacks = Map<string, { correlation: Correlation; stacks: Map<string, bigint> }>;
+
+/** Folded stacks per kind (kinds in the order first seen), grouped by the events' correlation. */
 export function jfrStacks(buf: Buffer): Map<string, KindStacks> {
   const out = new Map<string, KindStacks>();
   for (const chunk of readJfr(buf, (name) => Object.hasOwn(EVENTS, name))) {
@@ -74,15 +82,16 @@ export function jfrStacks(buf: Buffer): Map<string, KindStacks> {
     for (const event of chunk.events) {
       const stack = folded(event.fields.stackTrace);
       if (stack === undefined) continue;
-      const context = toBigInt(event.fields.contextId);
+      const correlation = { contextId: toBigInt(event.fields.contextId), spanId: toBigInt(event.fields.spanId), spanName: toBigInt(event.fields.spanName) };
+      const key = `${correlation.contextId}/${correlation.spanId}/${correlation.spanName}`;
       for (const m of EVENTS[event.type]!) {
         const value = m.value(event.fields, ns);
         if (value <= 0n) continue;
-        let contexts = out.get(m.kind);
-        if (!contexts) out.set(m.kind, (contexts = new Map()));
-        let stacks = contexts.get(context);
-        if (!stacks) contexts.set(context, (stacks = new Map()));
-        stacks.set(stack, (stacks.get(stack) ?? 0n) + value);
+        let groups = out.get(m.kind);
+        if (!groups) out.set(m.kind, (groups = new Map()));
+        let group = groups.get(key);
+        if (!group) groups.set(key, (group = { correlation, stacks: new Map() }));
+        group.stacks.set(stack, (group.stacks.get(stack) ?? 0n) + value);
       }
     }
   }
