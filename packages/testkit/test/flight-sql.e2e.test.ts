@@ -140,6 +140,25 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
       const result = anyUnpack(fromBinary(AnySchema, fromBinary(FlightResultSchema, results[0]!).body), FlightSqlPreparedStatementResultSchema)!;
       return result.preparedStatementHandle;
     };
+    /** The result and parameter schemas CreatePreparedStatement answered, as `name:type` lists. */
+    const schemasOf = async (query: string) => {
+      const client = new grpc.Client(floe.flightAddress, grpc.credentials.createInsecure());
+      const body = toBinary(AnySchema, anyPack(FlightSqlCreatePreparedStatementSchema, create(FlightSqlCreatePreparedStatementSchema, { query })));
+      const action = Buffer.from(toBinary(FlightActionSchema, create(FlightActionSchema, { type: 'CreatePreparedStatement', body })));
+      const answer = await new Promise<{ body?: Buffer; code?: number; details?: string }>((resolve) => {
+        const call = client.makeServerStreamRequest(`${FLIGHT}DoAction`, raw, raw, action, auth());
+        let got: Buffer | undefined;
+        call.on('data', (b: Buffer) => (got = b));
+        call.on('error', (err: grpc.ServiceError) => resolve({ code: err.code, details: err.details }));
+        call.on('end', () => resolve({ body: got! }));
+      });
+      client.close();
+      if (!answer.body) return { code: answer.code, details: answer.details };
+      const result = anyUnpack(fromBinary(AnySchema, fromBinary(FlightResultSchema, answer.body).body), FlightSqlPreparedStatementResultSchema)!;
+      // An encapsulated schema message is an IPC stream's first message: end it and read the stream.
+      const fields = (bytes: Uint8Array) => tableFromIPC(Buffer.concat([bytes, Buffer.from([0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0])])).schema.fields.map((f) => `${f.name}:${String(f.type)}`);
+      return { columns: fields(result.datasetSchema), parameters: fields(result.parameterSchema) };
+    };
     const command = (handle: Uint8Array) => toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, create(FlightSqlPreparedStatementQuerySchema, { preparedStatementHandle: handle })));
     /** DoPut of the parameter batch, as Flight SQL clients bind: the handle the server answers, or the call's error code and message. */
     const bind = (handle: Uint8Array, params: Table, secret = key, cmd = command(handle)) =>
@@ -199,6 +218,15 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
       expect(await execute((await bind(handle, params("x' OR '1'='1", 0n))).handle!)).toEqual([]);
       // The other tenant's spans stay out of reach whatever is bound.
       expect(await execute((await bind(handle, params('other-shop', 0n))).handle!)).toEqual([]);
+    });
+
+    it('answers the statement’s result and parameter schemas when it is prepared, and refuses what a run would refuse', async () => {
+      expect(await schemasOf('SELECT name, duration_nano FROM traces WHERE service_name = ? AND duration_nano > ?')).toEqual({
+        columns: ['name:Utf8', 'duration_nano:Int64'],
+        parameters: ['1:Utf8', '2:Int64'],
+      });
+      expect(await schemasOf('SELECT count(*) FROM bystander.default.traces')).toMatchObject({ code: grpc.status.PERMISSION_DENIED });
+      expect(await schemasOf('SELECT nope FROM traces')).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining('nope') });
     });
 
     it('refuses bad bindings with clear errors: row counts, parameter counts, credentials, other commands', async () => {

@@ -1,32 +1,43 @@
 import { describe, expect, it } from 'vitest';
 import { AnySchema, FlightSqlCreatePreparedStatementSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightSqlStatementQuerySchema, anyPack, anyUnpack, create, fromBinary, toBinary } from '@floe/proto';
-import { UnionMode, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { Field, Int32, Schema, UnionMode, Utf8, tableFromIPC, tableToIPC } from 'apache-arrow';
+import { ipcSchemaBytes } from '@floe/flight';
 import { flightSqlCommand, likePattern, metadataTable, preparedStatementAction, sqlInfoTable, statementTicket, typeInfoTable } from './flight-sql.ts';
+
+const noDescribe = async (): Promise<never> => {
+  throw new Error('not described');
+};
 
 describe('flightSqlCommand', () => {
   it('leaves Floe’s own tickets alone: SQL text (even after a newline) and JSON', () => {
     for (const text of ['SELECT 1', '\nSELECT 1', '{"sql":"SELECT 1"}', '']) expect(flightSqlCommand(Buffer.from(text))).toBeUndefined();
   });
 
-  it('reads a packed statement, its ticket and a prepared statement handle (the SQL itself)', () => {
+  it('reads a packed statement, its ticket and a prepared statement handle (the SQL itself)', async () => {
     const packed = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query: 'SELECT 2' })));
     expect(flightSqlCommand(packed)).toEqual({ kind: 'statement', statement: { sql: 'SELECT 2' } });
     expect(flightSqlCommand(statementTicket({ sql: 'SELECT 3' }))).toEqual({ kind: 'statement_ticket', statement: { sql: 'SELECT 3' } });
     const request = create(FlightSqlCreatePreparedStatementSchema, { query: 'SELECT 4' });
-    const [created] = preparedStatementAction('CreatePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlCreatePreparedStatementSchema, request)));
+    const described = { columns: new Schema([new Field('x', new Int32(), true)]), parameters: new Schema([new Field('1', new Utf8(), true)]) };
+    const [created] = await preparedStatementAction('CreatePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlCreatePreparedStatementSchema, request)), async (sql) => {
+      expect(sql).toBe('SELECT 4');
+      return described;
+    });
     const result = anyUnpack(fromBinary(AnySchema, created!), FlightSqlPreparedStatementResultSchema)!;
     expect(Buffer.from(result.preparedStatementHandle).toString()).toBe('SELECT 4');
+    expect(Buffer.from(result.datasetSchema).equals(Buffer.from(ipcSchemaBytes(described.columns)))).toBe(true);
+    expect(Buffer.from(result.parameterSchema).equals(Buffer.from(ipcSchemaBytes(described.parameters)))).toBe(true);
     const execute = create(FlightSqlPreparedStatementQuerySchema, { preparedStatementHandle: result.preparedStatementHandle });
     expect(flightSqlCommand(toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)))).toEqual({ kind: 'prepared', statement: { sql: 'SELECT 4' } });
-    expect(preparedStatementAction('ClosePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)))).toEqual([]);
+    expect(await preparedStatementAction('ClosePreparedStatement', toBinary(AnySchema, anyPack(FlightSqlPreparedStatementQuerySchema, execute)), noDescribe)).toEqual([]);
   });
 
-  it('refuses commands it does not serve as not implemented, and transactions', () => {
+  it('refuses commands it does not serve as not implemented, and transactions', async () => {
     const other = toBinary(AnySchema, create(AnySchema, { typeUrl: 'type.googleapis.com/arrow.flight.protocol.sql.CommandStatementUpdate', value: new Uint8Array() }));
     expect(() => flightSqlCommand(other)).toThrow(expect.objectContaining({ kind: 'not_implemented' }));
     const inTx = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query: 'SELECT 1', transactionId: new Uint8Array([1]) })));
     expect(() => flightSqlCommand(inTx)).toThrow(/transactions/);
-    expect(() => preparedStatementAction('BeginTransaction', new Uint8Array())).toThrow(expect.objectContaining({ kind: 'not_implemented' }));
+    await expect(preparedStatementAction('BeginTransaction', new Uint8Array(), noDescribe)).rejects.toThrow(expect.objectContaining({ kind: 'not_implemented' }));
   });
 });
 

@@ -20,7 +20,7 @@ import {
   type DescMessage,
   type FlightData,
 } from '@floe/proto';
-import { flightDataToIpc } from '@floe/flight';
+import { flightDataToIpc, ipcSchemaBytes } from '@floe/flight';
 import { decodeStatement, encodeStatement, parameterValues, type Statement } from './flight-sql-params.ts';
 import { TABLES } from '@floe/schema';
 
@@ -184,17 +184,23 @@ export const CREATE_PREPARED_STATEMENT = 'CreatePreparedStatement';
 export const CLOSE_PREPARED_STATEMENT = 'ClosePreparedStatement';
 
 /**
- * A DoAction of Flight SQL: CreatePreparedStatement answers a handle that is the SQL itself (no
- * schema: DuckDB knows it only by running the query, which GetFlightInfo does); closing one has
- * nothing to free. Other actions are not implemented.
+ * A DoAction of Flight SQL: CreatePreparedStatement answers a handle that is the SQL itself, with
+ * the statement's result and parameter schemas as `describe` plans them (JDBC drivers bind
+ * parameters by the parameter schema); closing one has nothing to free. Other actions are not
+ * implemented.
  */
-export function preparedStatementAction(type: string, body: Uint8Array): Uint8Array[] {
+export async function preparedStatementAction(type: string, body: Uint8Array, describe: (sql: string) => Promise<{ columns: Schema; parameters: Schema }>): Promise<Uint8Array[]> {
   const request = unpack(AnySchema, body);
   switch (type) {
     case CREATE_PREPARED_STATEMENT: {
       const q = unpack(FlightSqlCreatePreparedStatementSchema, request.value);
       outsideTransaction(q.transactionId);
-      const result = create(FlightSqlPreparedStatementResultSchema, { preparedStatementHandle: Buffer.from(q.query, 'utf8') });
+      const { columns, parameters } = await describe(q.query);
+      const result = create(FlightSqlPreparedStatementResultSchema, {
+        preparedStatementHandle: encodeStatement({ sql: q.query }),
+        datasetSchema: ipcSchemaBytes(columns),
+        parameterSchema: ipcSchemaBytes(parameters),
+      });
       return [toBinary(AnySchema, anyPack(FlightSqlPreparedStatementResultSchema, result))];
     }
     case CLOSE_PREPARED_STATEMENT:

@@ -5,7 +5,7 @@ import type { Logger } from '@floe/telemetry';
 import type { Table } from 'apache-arrow';
 import type { CandidateFile, FileResolver, ResolvedFiles } from './file-resolver.ts';
 import { FileSchemas } from './file-schemas.ts';
-import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxResult, type SandboxView, type TrustedRunner } from './sandbox/index.ts';
+import { SandboxError, createTrustedRunner, describeSandboxedSelect, runSandboxedSelect, type SandboxResult, type SandboxView, type StatementDescription, type TrustedRunner } from './sandbox/index.ts';
 import { PER_FILE_COLUMN } from '@floe/query';
 import { mentions, tableRefs, type TableRef } from './table-refs.ts';
 import { fileInside, fileListsKeyer, mergeLists, splitByFile, type FileLists, type ListsPart, type SeriesListsCache } from './series-lists.ts';
@@ -202,6 +202,33 @@ export class QueryHandler {
   /** User SQL with values for its `$n` / `?` parameters (Flight SQL's bound prepared statements). */
   runStatement(ctx: TenantContext, sql: string, params: unknown[], deadlineMs?: number): Promise<Table> {
     return this.#runTicket(ctx, { sql, params, hints: {}, rawHints: {}, sig: undefined }, deadlineMs);
+  }
+
+  /**
+   * User SQL planned, not run: its result columns and parameter types (Flight SQL's
+   * CreatePreparedStatement). The tables it names are typed empty views of their current schema,
+   * so no data file is opened; the refusals are the run's (other tenants, files, settings).
+   */
+  async describeStatement(ctx: TenantContext, sql: string, deadlineMs?: number): Promise<StatementDescription> {
+    const started = Date.now();
+    const budgetMs = Math.min(this.#limits.timeoutMs, deadlineMs ?? Infinity);
+    try {
+      const views: SandboxView[] = [];
+      for (const ref of tableRefs(sql, ctx).filter((r) => mentions(sql, r))) {
+        const { def } = await this.#files.candidates(ref.tenant, ref.dataset, ref.table, {});
+        views.push({ name: ref.viewName, files: [], emptySchemaSql: emptyColumnsDdl(def) });
+      }
+      return await describeSandboxedSelect({
+        views,
+        sql,
+        timeoutMs: Math.max(1, budgetMs - (Date.now() - started)),
+        memoryLimit: this.#limits.memoryLimit,
+        threads: this.#limits.threads,
+        tempDir: this.#limits.tempDir,
+      });
+    } catch (err) {
+      throw this.#asFloeError(err);
+    }
   }
 
   async #runTicket(ctx: TenantContext, ticket: Ticket, deadlineMs?: number): Promise<Table> {

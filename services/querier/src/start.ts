@@ -156,11 +156,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
           throw callError(err, log, 'GetSchema failed');
         }
       },
-      // Flight SQL's prepared statements: the caller must be someone, though the handle is only its SQL.
+      // Flight SQL's prepared statements: planned for the caller (its tables, its refusals); the handle is only the SQL.
       async doAction(type, body, metadata) {
         try {
-          await handler.authenticate(metadataGetter(metadata), { tenantFromKey: true });
-          return preparedStatementAction(type, body);
+          const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: true });
+          return await preparedStatementAction(type, body, (sql) => handler.describeStatement(ctx, sql));
         } catch (err) {
           throw callError(err, log, 'DoAction failed');
         }

@@ -1,5 +1,5 @@
 export { SandboxError, type SandboxErrorKind } from './errors.ts';
-export { runSandboxedSelect, type SandboxOptions } from './sandbox.ts';
+export { describeSandboxedSelect, runSandboxedSelect, type SandboxOptions, type StatementDescription } from './sandbox.ts';
 export { createTrustedRunner, type TrustedRunner, type TrustedRunnerOptions, type TrustedRunOptions } from './trusted.ts';
 export type { SandboxResult } from './execute.ts';
 export type { SandboxView } from './views.ts';

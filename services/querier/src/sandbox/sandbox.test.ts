@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DataType, type Table } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileSchemas } from '../file-schemas.ts';
-import { SandboxError, createTrustedRunner, runSandboxedSelect, type SandboxErrorKind, type SandboxView, type TrustedRunner } from './index.ts';
+import { SandboxError, createTrustedRunner, describeSandboxedSelect, runSandboxedSelect, type SandboxErrorKind, type SandboxView, type TrustedRunner } from './index.ts';
 
 const SINGLE = 'only a single SELECT statement is allowed';
 const FILES = 'access to files outside your tables is not allowed';
@@ -197,6 +197,27 @@ describe('runSandboxedSelect answers', () => {
     // The column only file 2 has is NULL for file 1's rows (union_by_name).
     expect(column(r.table, 'http_status')).toEqual([null, null]);
     expect(DataType.isInt(r.table.schema.fields.find((f) => f.name === 'start_time_unix_nano')!.type)).toBe(true);
+  });
+
+  it('describes a statement without running it: result columns and parameter types (DuckDB’s inference)', async () => {
+    const d = await describeSandboxedSelect({
+      views,
+      sql: 'SELECT span_id, start_time_unix_nano + 1 AS t FROM traces WHERE trace_id = ? AND start_time_unix_nano >= ? AND ? LIMIT 0',
+      timeoutMs: 10_000,
+      threads: 2,
+      memoryLimit: '256MB',
+    });
+    expect(d.columns.fields.map((f) => [f.name, String(f.type)])).toEqual([
+      ['span_id', 'Utf8'],
+      ['t', 'Int64'],
+    ]);
+    expect(d.parameters.fields.map((f) => [f.name, String(f.type)])).toEqual([
+      ['1', 'Utf8'],
+      ['2', 'Int64'],
+      ['3', 'Bool'],
+    ]);
+    // The gate applies as for a run.
+    await expect(describeSandboxedSelect({ views, sql: "SELECT * FROM read_csv('/etc/passwd')", timeoutMs: 10_000 })).rejects.toMatchObject({ kind: 'forbidden' });
   });
 
   it("map access span_attributes['k'] and the MAP column itself as an Arrow Map", async () => {

@@ -1,6 +1,8 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import type { Schema } from 'apache-arrow';
+import { ArrowResultBuilder } from './arrow.ts';
 import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
 import { runScript, setupStep } from './setup.ts';
@@ -41,7 +43,41 @@ const MEMORY_LIMIT = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
  * 5. bind `$n`, stream into Arrow, stop at maxRows; `interrupt()` at the deadline.
  * The instance is closed in every case.
  */
-export async function runSandboxedSelect(opts: SandboxOptions): Promise<SandboxResult> {
+export function runSandboxedSelect(opts: SandboxOptions): Promise<SandboxResult> {
+  return withSandbox(opts, async (prepared, deadline) => {
+    bindParams(prepared, opts.params ?? []);
+    return await readAsArrow(prepared, {
+      maxRows: opts.maxRows,
+      timeoutMs: opts.timeoutMs,
+      isTimedOut: () => deadline.timedOut,
+    });
+  });
+}
+
+/** A statement's result columns and parameters, as DuckDB plans them (nothing is run). */
+export interface StatementDescription {
+  columns: Schema;
+  /** One field per `?` / `$n`, named by DuckDB; a type DuckDB cannot infer reads as text. */
+  parameters: Schema;
+}
+
+/**
+ * Plans one SELECT in the same sandbox without running it: its result schema and its parameters'
+ * types (Flight SQL's CreatePreparedStatement answers both, which JDBC drivers need to bind).
+ */
+export function describeSandboxedSelect(opts: Omit<SandboxOptions, 'params' | 'maxRows'>): Promise<StatementDescription> {
+  return withSandbox(opts, async (prepared) => {
+    const columns = Array.from({ length: prepared.columnCount }, (_, i) => i);
+    const parameters = Array.from({ length: prepared.parameterCount }, (_, i) => i + 1);
+    return {
+      columns: new ArrowResultBuilder(columns.map((i) => prepared.columnName(i)), columns.map((i) => prepared.columnType(i))).schema,
+      parameters: new ArrowResultBuilder(parameters.map((i) => prepared.parameterName(i)), parameters.map((i) => prepared.parameterType(i))).schema,
+    };
+  });
+}
+
+/** Sets up the locked-down instance, gates the statement and hands the prepared statement to `use`. */
+async function withSandbox<T>(opts: Omit<SandboxOptions, 'params' | 'maxRows'>, use: (prepared: DuckDBPreparedStatement, deadline: Deadline) => Promise<T>): Promise<T> {
   const deadline = new Deadline(opts.timeoutMs);
   const allFiles = opts.views.flatMap((v) => v.files);
   const scrub = makeScrubber(opts.tempDir ? [...allFiles, opts.tempDir] : allFiles);
@@ -78,12 +114,7 @@ export async function runSandboxedSelect(opts: SandboxOptions): Promise<SandboxR
     await setupStep(() => runScript(conn!, [...statements, ...lock]), deadline, scrub);
 
     const prepared = await gateStatement(conn, opts.sql, { astCheck: true, views: parsed });
-    bindParams(prepared, opts.params ?? []);
-    return await readAsArrow(prepared, {
-      maxRows: opts.maxRows,
-      timeoutMs: opts.timeoutMs,
-      isTimedOut: () => deadline.timedOut,
-    });
+    return await use(prepared, deadline);
   } catch (err) {
     throw toSandboxError(err, ctx);
   } finally {

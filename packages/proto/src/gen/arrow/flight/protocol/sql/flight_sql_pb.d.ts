@@ -150,8 +150,8 @@ export declare const CommandGetTableTypesSchema: GenMessage<CommandGetTableTypes
 
 /**
  * Prepared statements (DoAction "CreatePreparedStatement" / "ClosePreparedStatement"), the way
- * most clients run a query: Floe's handle is the statement's SQL, so nothing is kept between
- * calls and any querier can execute it.
+ * most clients run a query: Floe's handle is the statement's SQL (with its bound values after a
+ * DoPut), so nothing is kept between calls and any querier can execute it.
  *
  * @generated from message arrow.flight.protocol.sql.ActionCreatePreparedStatementRequest
  */
@@ -183,7 +183,7 @@ export declare type ActionCreatePreparedStatementResult = Message<"arrow.flight.
   preparedStatementHandle: Uint8Array;
 
   /**
-   * The result's schema as an encapsulated IPC message (empty: known only when it runs).
+   * The result's and the parameters' schemas, each an encapsulated IPC message.
    *
    * @generated from field: bytes dataset_schema = 2;
    */
