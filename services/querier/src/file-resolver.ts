@@ -88,6 +88,12 @@ export class FileResolver {
     return { ...(await this.lease(files)), considered, def };
   }
 
+  /** The table's current schema (its default before the first write), without planning its files. */
+  async tableDef(tenant: string, dataset: string, table: TableName): Promise<TableDef> {
+    const handle = await this.#catalog.loadTable(`${tenant}.${dataset}`, table);
+    return handle ? floeTableDef(handle) : tableDef(table);
+  }
+
   /**
    * The live data files of the table's current snapshot that may hold rows for the hints: hour
    * partitions outside the time hint and files whose id filter rules the id out are dropped.

@@ -215,8 +215,7 @@ export class QueryHandler {
     try {
       const views: SandboxView[] = [];
       for (const ref of tableRefs(sql, ctx).filter((r) => mentions(sql, r))) {
-        const { def } = await this.#files.candidates(ref.tenant, ref.dataset, ref.table, {});
-        views.push({ name: ref.viewName, files: [], emptySchemaSql: emptyColumnsDdl(def) });
+        views.push({ name: ref.viewName, files: [], emptySchemaSql: emptyColumnsDdl(await this.#files.tableDef(ref.tenant, ref.dataset, ref.table)) });
       }
       return await describeSandboxedSelect({
         views,
