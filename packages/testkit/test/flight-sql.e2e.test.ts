@@ -225,6 +225,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
         columns: ['name:Utf8', 'duration_nano:Int64'],
         parameters: ['1:Utf8', '2:Int64'],
       });
+      // What preparing answers is what running answers, for every column of every table.
+      for (const table of ['traces', 'logs', 'metrics', 'metric_exemplars', 'profiles']) {
+        const prepared = await schemasOf(`SELECT * FROM ${table}`);
+        const ran = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(`SELECT * FROM ${table}`), metadata: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant }, deadlineMs: 20_000 });
+        expect(prepared.columns, table).toEqual(ran.schema.fields.map((f) => `${f.name}:${String(f.type)}`));
+      }
       expect(await schemasOf('SELECT count(*) FROM bystander.default.traces')).toMatchObject({ code: grpc.status.PERMISSION_DENIED });
       expect(await schemasOf('SELECT nope FROM traces')).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining('nope') });
     });
