@@ -4,7 +4,7 @@ import { Int64, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'a
 import { flightDoGet, splitIpcStream } from '@floe/flight';
 import { AnySchema, FlightDataSchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightInfoSchema, FlightPutResultSchema, FlightSchemaResultSchema, FlightSqlCreatePreparedStatementSchema, FlightSqlDoPutPreparedStatementResultSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightActionSchema, FlightResultSchema, anyUnpack, FlightSqlGetSqlInfoSchema, FlightSqlGetXdbcTypeInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { protoTraceExporter, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { postProfiles, protoLogExporter, protoMetricExporter, protoTraceExporter, sampleProfilesRequest, sendSampleLogs, sendSampleMetrics, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Arrow Flight SQL on the querier's Flight port, through a real Flight SQL client (arrow-flight's
@@ -29,10 +29,19 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
     floe = await startFloe({ mode });
     key = (await floe.bootstrap(tenant)).api_key;
     otherKey = (await floe.bootstrap('bystander')).api_key;
-    await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'fsql-shop');
+    const shop = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'fsql-shop');
     await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: otherKey, tenant: 'bystander' }), 'other-shop');
+    // The other tables get rows too (all but metric_exemplars: these metrics carry none), so
+    // prepared schemas are compared against real files.
+    const creds = { apiKey: key, tenant };
+    await sendSampleLogs(protoLogExporter(floe.otlpHttpUrl, creds), 'fsql-shop');
+    await sendSampleMetrics(protoMetricExporter(floe.otlpHttpUrl, creds), 'fsql-shop');
+    expect((await postProfiles(floe.otlpHttpUrl, creds, sampleProfilesRequest('fsql-shop', { traceId: shop.traceId, spanId: shop.spanIds[0]! }, BigInt(Date.now()) * 1_000_000n))).status).toBe(200);
     const client = await connect({ token: key }, { 'x-tenant-id': tenant });
     await waitFor('the trace over Flight SQL', async () => (Number(rows(await client.query('SELECT count(*) AS n FROM traces'))[0]?.n) === 3 ? true : undefined), 30_000, 200);
+    for (const table of ['logs', 'metrics', 'profiles']) {
+      await waitFor(`rows in ${table}`, async () => (Number(rows(await client.query(`SELECT count(*) AS n FROM ${table}`))[0]?.n) > 0 ? true : undefined), 30_000, 200);
+    }
   }, 120_000);
   afterAll(async () => {
     await floe?.stop();

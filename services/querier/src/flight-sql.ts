@@ -141,14 +141,6 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
   }
 }
 
-/**
- * The statement wrapped to read no rows, for GetFlightInfo's schema: DuckDB knows a result's
- * columns only by planning it, and running the whole statement there would run it twice.
- */
-export function schemaQueryOf(query: string): string {
-  return `SELECT * FROM (${query.replace(/[\s;]+$/, '')}\n) LIMIT 0`;
-}
-
 /** The ticket of a statement query's endpoint: a TicketStatementQuery carrying the statement (SQL and bound values). */
 export function statementTicket(statement: Statement): Uint8Array {
   return toBinary(AnySchema, anyPack(FlightSqlTicketStatementQuerySchema, create(FlightSqlTicketStatementQuerySchema, { statementHandle: encodeStatement(statement) })));

@@ -17,7 +17,7 @@ import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-ser
 import { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
 import { readFileSync } from 'node:fs';
-import { bindParameters, flightSqlCommand, isFlightSql, metadataTable, preparedStatementAction, schemaQueryOf, statementTicket, type MetadataScope } from './flight-sql.ts';
+import { bindParameters, flightSqlCommand, isFlightSql, metadataTable, preparedStatementAction, statementTicket, type MetadataScope } from './flight-sql.ts';
 import { parameterValues, type Statement } from './flight-sql-params.ts';
 
 /** This package's version, as Flight SQL's SqlInfo reports it. */
@@ -90,7 +90,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   /**
    * A command descriptor's result schema (with its row count when known) and the ticket of its
    * endpoint, for GetFlightInfo and GetSchema. A plain ticket runs, so both are its result's; a
-   * Flight SQL statement is only planned (LIMIT 0), since its DoGet runs it.
+   * Flight SQL statement is only planned (describeStatement: no data file is read), since its
+   * DoGet runs it.
    */
   const described = async (descriptor: FlightDescriptor, metadata: grpc.Metadata) => {
     if (descriptor.cmd.length === 0) throw new FloeError('bad_data', 'a command descriptor holding SQL is needed');
@@ -99,15 +100,15 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     if (!sql) {
       // A plain ticket may be Floe's JSON form (SQL with parameters), which cannot be wrapped: it runs.
       const table = await handler.run(ctx, descriptor.cmd);
-      return { table, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
+      return { schema: table.schema, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
     }
     if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
       // -1: a statement's rows are counted only by the DoGet that reads them.
-      const table = await runStatement(ctx, { ...sql.statement, sql: schemaQueryOf(sql.statement.sql) }, undefined);
-      return { table, ticket: statementTicket(sql.statement), totalRecords: -1n };
+      const { columns } = await handler.describeStatement(ctx, sql.statement.sql);
+      return { schema: columns, ticket: statementTicket(sql.statement), totalRecords: -1n };
     }
     const table = await metadataTable(sql, metadataScope(ctx));
-    return { table, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
+    return { schema: table.schema, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
   };
   /** What Flight SQL's catalog requests see: the caller's tenant and dataset, and its tables' schemas. */
   const metadataScope = (ctx: TenantContext): MetadataScope => ({
@@ -136,9 +137,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       // a statement ticket, a metadata request's the request itself.
       async getFlightInfo(descriptor, metadata) {
         try {
-          const { table, ticket, totalRecords } = await described(descriptor, metadata);
+          const { schema, ticket, totalRecords } = await described(descriptor, metadata);
           return {
-            schema: ipcSchemaBytes(table.schema),
+            schema: ipcSchemaBytes(schema),
             flightDescriptor: descriptor,
             endpoint: [{ ticket: { ticket } }],
             totalRecords,
@@ -151,7 +152,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       // The result's columns without its rows (ADBC and JDBC ask before executing).
       async getSchema(descriptor, metadata) {
         try {
-          return (await described(descriptor, metadata)).table.schema;
+          return (await described(descriptor, metadata)).schema;
         } catch (err) {
           throw callError(err, log, 'GetSchema failed');
         }
