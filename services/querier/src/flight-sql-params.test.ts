@@ -41,10 +41,27 @@ describe('parameterValues', () => {
   });
 
   it('refuses other row counts, unbindable types and bytes that are no IPC stream', () => {
-    expect(() => parameterValues(ipcOf({ a: vectorFromArray(['a', 'b'], new Utf8()) }))).toThrow(/exactly one row/);
+    expect(() => parameterValues(ipcOf({ a: vectorFromArray(['a', 'b'], new Utf8()) }))).toThrow(/declares more than one row/);
     expect(() => parameterValues(ipcOf({ a: vectorFromArray([], new Utf8()) }))).toThrow(/exactly one row/);
     const decimal = new Table({ d: vectorFromArray([new Uint32Array([5, 0, 0, 0])], new Decimal(2, 10, 128)) });
     expect(() => parameterValues(tableToIPC(decimal, 'stream'))).toThrow(/parameter \$1 has Arrow type Decimal/);
     expect(() => parameterValues(Buffer.from('not arrow'))).toThrow(expect.objectContaining({ kind: 'bad_data' }));
+  });
+
+  it('answers bad_data, never another error, for a parameter stream with corrupted bytes', () => {
+    const valid = Buffer.from(ipcOf({ s: vectorFromArray(['value'], new Utf8()), i: vectorFromArray([5n], new Int64()) }));
+    const other: unknown[] = [];
+    for (let at = 0; at < valid.length; at++) {
+      for (const flip of [0x01, 0x80, 0xff]) {
+        const bytes = Buffer.from(valid);
+        bytes[at] = bytes[at]! ^ flip;
+        try {
+          parameterValues(bytes);
+        } catch (err) {
+          if ((err as { kind?: string }).kind !== 'bad_data') other.push(err);
+        }
+      }
+    }
+    expect(other).toEqual([]);
   });
 });

@@ -1,4 +1,12 @@
-import { DataType, tableFromIPC, type Table } from 'apache-arrow';
+import { DataType, Message, MessageHeader, tableFromIPC, type Table } from 'apache-arrow';
+import { Field as FbField } from 'apache-arrow/fb/field';
+import { Message as FbMessage } from 'apache-arrow/fb/message';
+import { RecordBatch as FbRecordBatch } from 'apache-arrow/fb/record-batch';
+import { Schema as FbSchema } from 'apache-arrow/fb/schema';
+import { Type as FbType } from 'apache-arrow/fb/type';
+import { Union as FbUnion } from 'apache-arrow/fb/union';
+import { ByteBuffer } from 'flatbuffers';
+import { splitIpcStream } from '@floe/flight';
 import { FloeError } from '@floe/errors';
 
 /**
@@ -49,13 +57,87 @@ export function decodeStatement(handle: Uint8Array): Statement {
  * ODBC drivers send values of any type) gives its member's value, by its JavaScript type.
  */
 export function parameterValues(ipc: Uint8Array): unknown[] {
-  let table: Table;
   try {
-    table = tableFromIPC(ipc);
+    checkParameterStream(ipc);
+    return rowValues(tableFromIPC(ipc));
   } catch (err) {
-    throw new FloeError('bad_data', `the bound parameters are not an Arrow IPC stream: ${(err as Error).message}`);
+    if (err instanceof FloeError) throw err;
+    // A stream whose buffers lie about their lengths can fail anywhere in Arrow's reader.
+    throw new FloeError('bad_data', `the bound parameters are not a readable Arrow IPC stream: ${(err as Error).message}`);
   }
-  return rowValues(table);
+}
+
+/** Most parameters one statement takes (DuckDB numbers them; this bounds what a stream may declare). */
+const MAX_PARAMETERS = 1024;
+
+/**
+ * The stream checked before Arrow's reader sees it, since a client writes it (and a bound handle
+ * carries it back): Arrow's reader trusts the lengths a record batch declares and allocates by
+ * them, so a few corrupted bytes could claim billions of rows and exhaust the process. A
+ * parameter stream is a schema of flat columns (a union's members at most one level down) and
+ * record batches of at most one row whose buffers lie inside their bodies.
+ */
+function checkParameterStream(ipc: Uint8Array): void {
+  let schemaSeen = false;
+  for (const m of splitIpcStream(ipc)) {
+    checkVectorSizes(m.header);
+    const message = Message.decode(m.header);
+    if (message.isSchema()) {
+      if (schemaSeen) throw new FloeError('bad_data', 'the bound parameters hold more than one schema');
+      schemaSeen = true;
+      const fields = message.header().fields;
+      if (fields.length > MAX_PARAMETERS) throw new FloeError('bad_data', `at most ${MAX_PARAMETERS} parameters may be bound`);
+      for (const f of fields) {
+        const children = (f.type as DataType).children ?? [];
+        if (children.some((c) => (c.type as DataType).children?.length)) throw new FloeError('bad_data', `parameter ${JSON.stringify(f.name)} is a nested type, which Floe cannot bind`);
+      }
+    } else if (message.isRecordBatch()) {
+      const batch = message.header();
+      if (batch.compression) throw new FloeError('bad_data', 'compressed parameter batches are not taken');
+      if (batch.length > 1 || batch.nodes.some((n) => n.length > 1 || n.nullCount > n.length)) {
+        throw new FloeError('bad_data', 'a parameter batch declares more than one row');
+      }
+      if (batch.buffers.some((b) => b.offset < 0 || b.length < 0 || b.offset + b.length > m.body.byteLength)) {
+        throw new FloeError('bad_data', 'a parameter batch declares buffers outside its body');
+      }
+    } else {
+      throw new FloeError('bad_data', 'the bound parameters may hold only a schema and record batches (no dictionaries)');
+    }
+  }
+  if (!schemaSeen) throw new FloeError('bad_data', 'the bound parameters have no schema');
+}
+
+const tooLarge = () => new FloeError('bad_data', 'the bound parameters declare more entries than their bytes hold');
+
+/**
+ * A message header's flatbuffer vectors checked against its size before Arrow decodes it: Arrow's
+ * decoder reads each vector's length as written and makes that many objects (fields, union type
+ * ids, buffers), so one corrupted length could ask for billions. An entry takes at least its
+ * width in bytes; a vector claiming more entries than the header has bytes for is refused. A
+ * field may have members (a union's) but they may not (checkParameterStream's flat columns).
+ */
+function checkVectorSizes(header: Uint8Array): void {
+  const fits = (count: number, width: number) => count >= 0 && count * width <= header.byteLength;
+  const message = FbMessage.getRootAsMessage(new ByteBuffer(header));
+  if (!fits(message.customMetadataLength(), 4)) throw tooLarge();
+  if (message.headerType() === MessageHeader.Schema) {
+    const schema = message.header(new FbSchema()) as FbSchema | null;
+    if (!schema) return;
+    if (!fits(schema.fieldsLength(), 4) || !fits(schema.customMetadataLength(), 4) || !fits(schema.featuresLength(), 8)) throw tooLarge();
+    const checkField = (field: FbField | null, depth: number): void => {
+      if (!field) return;
+      if (!fits(field.childrenLength(), 4) || !fits(field.customMetadataLength(), 4)) throw tooLarge();
+      if (field.typeType() === FbType.Union && !fits((field.type(new FbUnion()) as FbUnion | null)?.typeIdsLength() ?? 0, 4)) throw tooLarge();
+      if (field.dictionary()) throw new FloeError('bad_data', 'dictionary-encoded parameters are not taken');
+      if (field.childrenLength() === 0) return;
+      if (depth >= 2) throw new FloeError('bad_data', 'a parameter is a nested type, which Floe cannot bind');
+      for (let i = 0; i < field.childrenLength(); i++) checkField(field.children(i), depth + 1);
+    };
+    for (let i = 0; i < schema.fieldsLength(); i++) checkField(schema.fields(i), 1);
+  } else if (message.headerType() === MessageHeader.RecordBatch) {
+    const batch = message.header(new FbRecordBatch()) as FbRecordBatch | null;
+    if (batch && (!fits(batch.nodesLength(), 16) || !fits(batch.buffersLength(), 16) || !fits(batch.variadicBufferCountsLength(), 8))) throw tooLarge();
+  }
 }
 
 function rowValues(table: Table): unknown[] {
