@@ -100,14 +100,15 @@ admin
 program
   .command('sql')
   .description('run one SQL SELECT over Arrow Flight and print the result')
-  .argument('<query>', 'SQL; tables: traces (your tenant and dataset) or <tenant>.<dataset>.traces')
+  .argument('<query>', 'SQL; tables: traces, logs, metrics, metric_exemplars, profiles (your tenant and dataset) or <tenant>.<dataset>.<table>')
   .option('--url <host:port>', 'querier Flight address', process.env.FLOE_QUERIER_URL ?? '127.0.0.1:50054')
   .option('--api-key <key>', 'API key (env FLOE_API_KEY)', process.env.FLOE_API_KEY)
   .option('--tenant <id>', 'tenant (env FLOE_TENANT)', process.env.FLOE_TENANT)
   .option('--dataset <id>', 'dataset (env FLOE_DATASET)', process.env.FLOE_DATASET)
   .option('--timeout <ms>', 'deadline in milliseconds', '30000')
   .option('--json', 'print rows as a JSON array')
-  .action(async (query: string, opts: { url: string; apiKey?: string; tenant?: string; dataset?: string; timeout: string; json?: boolean }) => {
+  .option('--param <value>', 'a value for $1, $2, … in order (repeat; JSON numbers, true, false and null as such, anything else as text)', (v: string, all: string[] = []) => [...all, v])
+  .action(async (query: string, opts: { url: string; apiKey?: string; tenant?: string; dataset?: string; timeout: string; json?: boolean; param?: string[] }) => {
     process.exitCode = await runSql(query, opts);
   });
 

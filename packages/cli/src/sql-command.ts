@@ -8,6 +8,23 @@ export interface SqlOptions {
   dataset?: string;
   timeout: string;
   json?: boolean;
+  /** Values for `$1`, `$2`, … in order (parseParam). */
+  param?: string[];
+}
+
+/**
+ * A `--param` value: a JSON number, true, false or null as that value, anything else as text
+ * (`--param '"007"'` for text that reads as a number). Bound by the querier, never spliced into
+ * the SQL.
+ */
+export function parseParam(text: string): string | number | boolean | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (v === null || typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string') return v;
+  } catch {
+    // Not JSON: the text itself.
+  }
+  return text;
 }
 
 const plain = (v: unknown): unknown => {
@@ -32,7 +49,10 @@ export function formatTable(columns: string[], rows: Record<string, unknown>[]):
   return [line(columns), widths.map((w) => '-'.repeat(w)).join('-+-'), ...grid.map(line), `(${rows.length} row${rows.length === 1 ? '' : 's'})`].join('\n');
 }
 
-/** `floe sql`: the ticket is the SQL text itself, the simplest form any Flight client can send. */
+/**
+ * `floe sql`: the ticket is the SQL text itself, the simplest form any Flight client can send, or
+ * with `--param` values the querier's JSON form `{"sql", "params"}`.
+ */
 export async function runSql(query: string, opts: SqlOptions): Promise<number> {
   if (!opts.apiKey || !opts.tenant) {
     process.stderr.write('floe sql: --api-key and --tenant (or FLOE_API_KEY and FLOE_TENANT) are required\n');
@@ -41,7 +61,9 @@ export async function runSql(query: string, opts: SqlOptions): Promise<number> {
   const metadata: Record<string, string> = { authorization: `Bearer ${opts.apiKey}`, 'x-tenant-id': opts.tenant };
   if (opts.dataset) metadata['x-dataset-id'] = opts.dataset;
   try {
-    const table = await flightDoGet({ url: opts.url, ticket: Buffer.from(query), metadata, deadlineMs: Number(opts.timeout) });
+    const params = (opts.param ?? []).map(parseParam);
+    const ticket = Buffer.from(params.length > 0 ? JSON.stringify({ sql: query, params }) : query);
+    const table = await flightDoGet({ url: opts.url, ticket, metadata, deadlineMs: Number(opts.timeout) });
     const rows = rowsOf(table);
     if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
     else process.stdout.write(`${formatTable(table.schema.fields.map((f) => f.name), rows)}\n`);

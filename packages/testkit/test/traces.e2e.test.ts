@@ -200,6 +200,15 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
       { name: 'SELECT carts', kind: 'client' },
       { name: 'compute-cart', kind: 'internal' },
     ]);
+    // Values for $1, $2 are bound by the querier: a quote in one is only a character.
+    const bound = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, '--param', sent.traceId, '--param', 'server', 'SELECT name FROM traces WHERE trace_id = $1 AND kind = $2'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(bound.stderr).toBe('');
+    expect(JSON.parse(bound.stdout)).toEqual([{ name: 'GET /checkout' }]);
+    const quoted = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, '--param', "x' OR '1'='1", 'SELECT count(*) AS n FROM traces WHERE name = $1'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(JSON.parse(quoted.stdout)).toEqual([{ n: 0 }]);
+    // A JSON number is bound as a number (compared with the BIGINT column), not as text.
+    const numeric = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, '--param', sent.traceId, '--param', '0', 'SELECT count(*) AS n FROM traces WHERE trace_id = $1 AND duration_nano >= $2'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(JSON.parse(numeric.stdout)).toEqual([{ n: 3 }]);
     const human = await runFloeCli(['sql', '--url', floe.flightAddress, 'SELECT count(*) AS n FROM traces'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
     expect(human.stdout).toMatch(/^n\s*\n-+\n\d+\s*\n\(1 row\)/);
     const refused = await runFloeCli(['sql', '--url', floe.flightAddress, "SELECT * FROM read_csv('/etc/passwd')"], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
