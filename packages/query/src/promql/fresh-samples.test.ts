@@ -53,6 +53,16 @@ describe('withFreshSamples', () => {
     expect(instant('job:errors:rate5m', 180 * S, ended)).toEqual([{ __name__: 'job:errors:rate5m', job: 'api', v: 0.2 }]);
   });
 
+  it('lets a later sample at the same time win, and finds samples for selectors without a metric name', () => {
+    const api = L({ __name__: 'job:errors:rate5m', job: 'api' });
+    const source = withFreshSamples(stored, [
+      { labels: api, t: 180 * S, v: 0.7 },
+      { labels: api, t: 180 * S, v: 0.8 },
+    ]);
+    expect(instant('job:errors:rate5m{job="api"}', 180 * S, source)).toEqual([{ __name__: 'job:errors:rate5m', job: 'api', v: 0.8 }]);
+    expect(instant('{__name__=~"job:.*", job="api"}', 180 * S, source)).toEqual([{ __name__: 'job:errors:rate5m', job: 'api', v: 0.8 }]);
+  });
+
   it('recognises the staleness marker and no other NaN', () => {
     expect(isStaleNaN(STALE_NAN)).toBe(true);
     expect(isStaleNaN(Number.NaN)).toBe(false);

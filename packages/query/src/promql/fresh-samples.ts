@@ -1,6 +1,7 @@
 import { labelsKey, type Labels } from '../labels.ts';
 import type { VectorSelector } from './ast.ts';
 import type { RawSeries, SeriesSource } from './eval.ts';
+import { METRIC_NAME } from './labels.ts';
 import { matchLabels } from './series.ts';
 import { isStaleNaN } from './staleness.ts';
 
@@ -14,7 +15,8 @@ export interface FreshSample {
 /**
  * `source` with `fresh` samples laid over it: each fresh sample a selector's matchers accept is
  * added to the stored series with the same labels (replacing a stored sample at the same time),
- * or makes a series of its own. A staleness marker (STALE_NAN) becomes a marked sample.
+ * or makes a series of its own; of samples at the same time the later in `fresh` wins. A
+ * staleness marker (STALE_NAN) becomes a marked sample.
  *
  * The ruler needs this because its results reach storage through the ingest path: acknowledged at
  * once but readable only after the writer's next commit. Prometheus commits each rule's results
@@ -23,10 +25,26 @@ export interface FreshSample {
  */
 export function withFreshSamples(source: SeriesSource, fresh: readonly FreshSample[]): SeriesSource {
   if (fresh.length === 0) return source;
+  // By metric name, made once: nearly every selector names its metric.
+  let byName: Map<string, FreshSample[]> | undefined;
+  const candidates = (selector: VectorSelector): readonly FreshSample[] => {
+    const name = selector.matchers.find((m) => m.name === METRIC_NAME && m.op === '=');
+    if (!name) return fresh;
+    if (!byName) {
+      byName = new Map();
+      for (const s of fresh) {
+        const n = s.labels[METRIC_NAME] ?? '';
+        const list = byName.get(n);
+        if (list) list.push(s);
+        else byName.set(n, [s]);
+      }
+    }
+    return byName.get(name.value) ?? [];
+  };
   return (selector: VectorSelector) => {
     const stored = source(selector);
     const added = new Map<string, FreshSample[]>();
-    for (const s of fresh) {
+    for (const s of candidates(selector)) {
       if (!matchLabels(s.labels, selector.matchers)) continue;
       const key = labelsKey(s.labels);
       const list = added.get(key);

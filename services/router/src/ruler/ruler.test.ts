@@ -15,6 +15,8 @@ import { Ruler } from './ruler.ts';
 describe('ruler scheduler', () => {
   let db: Db;
   const written: Array<{ tenant: string; samples: readonly OutputSample[] }> = [];
+  /** The metric names laid over storage for each query of `up` (the ruler's recent writes). */
+  const freshNames: string[][] = [];
   const value = 5;
 
   const ruler = () =>
@@ -22,7 +24,8 @@ describe('ruler scheduler', () => {
       db,
       log: silentLogger(),
       queries: {
-        promql: async (_tenant, _dataset, expr, t): Promise<InstantResult> => {
+        promql: async (_tenant, _dataset, expr, t, fresh): Promise<InstantResult> => {
+          if (expr === 'up') freshNames.push(fresh.map((s) => s.labels.__name__!));
           if (expr === 'up') return { resultType: 'vector', result: [{ labels: { __name__: 'up', job: 'api' }, t, v: value }] };
           if (expr === 'up > 1') return { resultType: 'vector', result: value > 1 ? [{ labels: { job: 'api' }, t, v: value }] : [] };
           throw new Error(`unexpected expression ${expr}`);
@@ -78,6 +81,9 @@ describe('ruler scheduler', () => {
     // Evaluations fall on whole seconds (the group's interval, shifted by its offset) a second apart.
     const [t1, t2] = [written[0]!.samples[0]!.t, written[1]!.samples[0]!.t];
     expect(t2 - t1).toBe(1000);
+    // The second evaluation's queries were given what the first one wrote, which storage may not show yet.
+    expect(freshNames[0]).toEqual([]);
+    expect(freshNames[1]).toEqual(['job:up:max', 'ALERTS', 'ALERTS_FOR_STATE']);
 
     await until('the state saved', async () => (await savedState())?.rules[1]?.alerts[0]?.state === 'pending');
     const activeAt = (await savedState())!.rules[1]!.alerts[0]!.activeAt;

@@ -6,6 +6,7 @@ import type { AlertmanagerNotifier } from './alertmanager.ts';
 import { evaluateGroup, restoreGroupState, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
 import type { RulerMetrics } from './ruler-metrics.ts';
 import type { SampleWriter } from './sample-writer.ts';
+import { RecentWrites } from './recent-writes.ts';
 
 /**
  * The ruler's scheduler. One router of a deployment evaluates (it holds the `ruler` lease in the
@@ -73,6 +74,7 @@ export class Ruler {
   readonly #holder = `router-${randomBytes(6).toString('hex')}`;
   readonly #now: () => number;
   #groups = new Map<string, Scheduled>();
+  readonly #recent = new RecentWrites();
   #leader = false;
   #timer: ReturnType<typeof setTimeout> | undefined;
   #tick: ReturnType<typeof setInterval> | undefined;
@@ -175,9 +177,12 @@ export class Ruler {
   async #endSeries(g: Scheduled, now: number): Promise<void> {
     const samples = g.state.rules.flatMap((r) => r.series.map((labels) => ({ labels, t: now, v: STALE_NAN })));
     if (samples.length === 0) return;
-    await this.#opts.writer.write(g.stored.tenantId, g.stored.datasetId, samples).catch((err: unknown) => {
-      this.#opts.log.warn({ err, tenant: g.stored.tenantId, namespace: g.stored.namespace, group: g.stored.name }, 'ruler: ending the series of a removed rule group failed');
-    });
+    await this.#opts.writer.write(g.stored.tenantId, g.stored.datasetId, samples).then(
+      () => this.#recent.record(g.stored.tenantId, g.stored.datasetId, samples, this.#now()),
+      (err: unknown) => {
+        this.#opts.log.warn({ err, tenant: g.stored.tenantId, namespace: g.stored.namespace, group: g.stored.name }, 'ruler: ending the series of a removed rule group failed');
+      },
+    );
   }
 
   #runDue(): void {
@@ -212,8 +217,10 @@ export class Ruler {
     const queryOffset = group.queryOffsetMs ?? this.#opts.queryOffsetMs;
     const at = ts - queryOffset;
     const externalURL = this.#opts.externalUrl;
+    // This ruler's own writes of the last minute, which storage may not show yet (recent-writes.ts).
+    const recent = this.#recent.of(stored.tenantId, stored.datasetId, this.#now());
     const ctx: EvaluationContext = {
-      query: (expr, t, fresh) => this.#opts.queries[stored.language](stored.tenantId, stored.datasetId, expr, t, fresh),
+      query: (expr, t, fresh) => this.#opts.queries[stored.language](stored.tenantId, stored.datasetId, expr, t, recent.length === 0 ? fresh : [...recent, ...fresh]),
       expand: (template, labels, value, query) => this.#opts.expand(template, { labels, value, externalLabels: this.#opts.externalLabels, externalURL }, query),
       intervalMs: g.intervalMs,
       resendDelayMs: this.#opts.resendDelayMs,
@@ -223,9 +230,12 @@ export class Ruler {
     // lost for this evaluation (as Prometheus's remote write would drop them after retries), but
     // alerts and their state still advance.
     let writeError: unknown;
-    await this.#opts.writer.write(stored.tenantId, stored.datasetId, result.samples).catch((err: unknown) => {
-      writeError = err;
-    });
+    await this.#opts.writer.write(stored.tenantId, stored.datasetId, result.samples).then(
+      () => this.#recent.record(stored.tenantId, stored.datasetId, result.samples, this.#now()),
+      (err: unknown) => {
+        writeError = err;
+      },
+    );
     if (writeError !== undefined) {
       const message = writeError instanceof Error ? writeError.message : String(writeError);
       this.#opts.log.warn({ err: writeError, tenant: stored.tenantId, namespace: stored.namespace, group: stored.name }, 'ruler: writing rule results failed');
