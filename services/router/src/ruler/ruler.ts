@@ -18,7 +18,8 @@ import { RecentWrites } from './recent-writes.ts';
 
 /**
  * An instant query of a tenant's dataset at `t` (ms) in one rule language. `fresh` holds the
- * samples the group's earlier rules wrote at this evaluation (PromQL reads them; LogQL reads logs).
+ * samples storage may not show yet: this ruler's writes of the last minute, then what the group's
+ * earlier rules wrote at this evaluation (PromQL reads them; LogQL reads logs).
  */
 export type RuleQuery = (tenant: string, dataset: string, expr: string, t: number, fresh: readonly FreshSample[]) => Promise<InstantResult>;
 
