@@ -206,9 +206,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('traces end to end (%s)', (mode
     expect(JSON.parse(bound.stdout)).toEqual([{ name: 'GET /checkout' }]);
     const quoted = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, '--param', "x' OR '1'='1", 'SELECT count(*) AS n FROM traces WHERE name = $1'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
     expect(JSON.parse(quoted.stdout)).toEqual([{ n: 0 }]);
-    // A JSON number is bound as a number (compared with the BIGINT column), not as text.
-    const numeric = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, '--param', sent.traceId, '--param', '0', 'SELECT count(*) AS n FROM traces WHERE trace_id = $1 AND duration_nano >= $2'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
-    expect(JSON.parse(numeric.stdout)).toEqual([{ n: 3 }]);
+    // JSON numbers and booleans are bound as such, anything else (or a JSON string) as text.
+    const typed = await runFloeCli(['sql', '--json', '--url', floe.flightAddress, '--param', '0', '--param', 'true', '--param', '"007"', '--param', 'x', 'SELECT typeof($1) AS a, typeof($2) AS b, typeof($3) AS c, $3 AS c_value, typeof($4) AS d'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(typed.stderr).toBe('');
+    expect(JSON.parse(typed.stdout)).toEqual([{ a: 'BIGINT', b: 'BOOLEAN', c: 'VARCHAR', c_value: '007', d: 'VARCHAR' }]);
     const human = await runFloeCli(['sql', '--url', floe.flightAddress, 'SELECT count(*) AS n FROM traces'], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
     expect(human.stdout).toMatch(/^n\s*\n-+\n\d+\s*\n\(1 row\)/);
     const refused = await runFloeCli(['sql', '--url', floe.flightAddress, "SELECT * FROM read_csv('/etc/passwd')"], { FLOE_API_KEY: key, FLOE_TENANT: tenant });

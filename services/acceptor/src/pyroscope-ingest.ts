@@ -269,17 +269,14 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
       // The name's kind does not apply: the recording's events say what each profile is.
       // The Java agent gzips the recording (and its labels) inside the form by default.
       const form = await multipartForm(req);
-      let recording: Buffer = Buffer.from(form ? await formFile(form, 'jfr') : req.body);
-      if (isGzip(recording)) recording = inflate(recording, 'gzip', req.maxDecompressedBytes);
+      const recording = gunzipped(Buffer.from(form ? await formFile(form, 'jfr') : req.body), req.maxDecompressedBytes);
       let kinds: Map<string, KindStacks>;
       let labels: JfrLabels = { contexts: new Map(), strings: new Map() };
       try {
         kinds = jfrStacks(recording);
         const part = form?.get('labels');
         if (part instanceof Blob && part.size > 0) {
-          let bytes: Buffer = Buffer.from(await part.arrayBuffer());
-          if (isGzip(bytes)) bytes = inflate(bytes, 'gzip', req.maxDecompressedBytes);
-          labels = jfrContextLabels(bytes);
+          labels = jfrContextLabels(gunzipped(Buffer.from(await part.arrayBuffer()), req.maxDecompressedBytes));
         }
       } catch (err) {
         // Whatever a crafted recording trips is the sender's error, never a 5xx the agent would retry.
@@ -293,6 +290,9 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
     }
   }
 }
+
+/** A form part as sent, or inflated when the agent gzipped it (it does by default). */
+const gunzipped = (bytes: Buffer, maxBytes: number): Buffer => (isGzip(bytes) ? inflate(bytes, 'gzip', maxBytes) : bytes);
 
 /** The request's multipart form (undefined when the body is not one). */
 async function multipartForm(req: LegacyIngest): Promise<FormData | undefined> {

@@ -206,7 +206,7 @@ export class QueryHandler {
 
   /**
    * User SQL planned, not run: its result columns and parameter types (Flight SQL's
-   * CreatePreparedStatement). The tables it names are typed empty views of their current schema,
+   * CreatePreparedStatement, GetFlightInfo and GetSchema). The tables it names are typed empty views of their current schema,
    * so no data file is opened; the refusals are the run's (other tenants, files, settings).
    */
   async describeStatement(ctx: TenantContext, sql: string, deadlineMs?: number): Promise<StatementDescription> {

@@ -20,8 +20,9 @@ export interface FreshSample {
  *
  * The ruler needs this because its results reach storage through the ingest path: acknowledged at
  * once but readable only after the writer's next commit. Prometheus commits each rule's results
- * before the next rule of the group runs, so an alert on a recording rule of the same group sees
- * this evaluation's value; reading storage alone would see the previous one.
+ * before the next rule runs, so an alert on a recording rule sees this evaluation's value; reading
+ * storage alone would see the previous one. The ruler passes its recent writes, then what the
+ * group's earlier rules wrote at this evaluation.
  */
 export function withFreshSamples(source: SeriesSource, fresh: readonly FreshSample[]): SeriesSource {
   if (fresh.length === 0) return source;
