@@ -7,50 +7,17 @@
  *
  *   node bench/ingest-traces/run.ts [seconds=60] [concurrency=16] [spansPerRequest=100]
  */
-import { randomBytes } from 'node:crypto';
-import { ExportTraceServiceRequestSchema, create, toBinary } from '@floe/proto';
 import { startAppendBaseline } from '../lib/append-baseline.ts';
 import { combinedDrives, measuredDrive, threadSummary, type DriveOptions } from '../lib/drive.ts';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
-import { MARKER, MarkedTemplate } from '../lib/otlp-gen.ts';
+import { MarkedTemplate, ingestTracesBody } from '../lib/otlp-gen.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
 
 const SECONDS = Number(process.argv[2] ?? 60);
 const CONCURRENCY = Number(process.argv[3] ?? 16);
 const SPANS = Number(process.argv[4] ?? 100);
 
-/** A realistic SDK batch: one resource, SPANS spans of MARKER's trace with typed attributes. */
-function template(): Buffer {
-  const now = BigInt(Date.now()) * 1_000_000n;
-  const spans = Array.from({ length: SPANS }, (_, i) => ({
-    traceId: MARKER,
-    spanId: randomBytes(8),
-    parentSpanId: i === 0 ? new Uint8Array(0) : randomBytes(8),
-    name: `GET /api/v1/items/${i % 20}`,
-    kind: 2,
-    startTimeUnixNano: now + BigInt(i) * 1000n,
-    endTimeUnixNano: now + BigInt(i) * 1000n + 250_000n,
-    attributes: [
-      { key: 'http.method', value: { value: { case: 'stringValue' as const, value: 'GET' } } },
-      { key: 'http.route', value: { value: { case: 'stringValue' as const, value: `/api/v1/items/${i % 20}` } } },
-      { key: 'http.status_code', value: { value: { case: 'intValue' as const, value: 200n } } },
-      { key: 'user.id', value: { value: { case: 'stringValue' as const, value: `user-${i * 7919}` } } },
-      { key: 'cache.hit', value: { value: { case: 'boolValue' as const, value: i % 3 === 0 } } },
-    ],
-    status: { code: 1, message: '' },
-  }));
-  const req = create(ExportTraceServiceRequestSchema, {
-    resourceSpans: [
-      {
-        resource: { attributes: [{ key: 'service.name', value: { value: { case: 'stringValue', value: 'bench-svc' } } }, { key: 'host.name', value: { value: { case: 'stringValue', value: 'bench-host-1' } } }] },
-        scopeSpans: [{ scope: { name: 'bench', version: '1' }, spans }],
-      },
-    ],
-  });
-  return Buffer.from(toBinary(ExportTraceServiceRequestSchema, req));
-}
-
-const TEMPLATE = new MarkedTemplate(template(), SPANS);
+const TEMPLATE = new MarkedTemplate(ingestTracesBody(SPANS), SPANS);
 const PROBE_POLL_MS = 500;
 const PROTOBUF = { 'content-type': 'application/x-protobuf' };
 

@@ -140,6 +140,37 @@ function markerOffsets(body: Buffer): number[] {
   return out;
 }
 
+/** bench/ingest-traces' body: one resource, `count` spans of MARKER's trace with five typed attributes each. */
+export function ingestTracesBody(count: number): Buffer {
+  const now = BigInt(Date.now()) * 1_000_000n;
+  const spans = Array.from({ length: count }, (_, i) => ({
+    traceId: MARKER,
+    spanId: randomBytes(8),
+    parentSpanId: i === 0 ? new Uint8Array(0) : randomBytes(8),
+    name: `GET /api/v1/items/${i % 20}`,
+    kind: 2,
+    startTimeUnixNano: now + BigInt(i) * 1000n,
+    endTimeUnixNano: now + BigInt(i) * 1000n + 250_000n,
+    attributes: [
+      { key: 'http.method', value: { value: { case: 'stringValue' as const, value: 'GET' } } },
+      { key: 'http.route', value: { value: { case: 'stringValue' as const, value: `/api/v1/items/${i % 20}` } } },
+      { key: 'http.status_code', value: { value: { case: 'intValue' as const, value: 200n } } },
+      { key: 'user.id', value: { value: { case: 'stringValue' as const, value: `user-${i * 7919}` } } },
+      { key: 'cache.hit', value: { value: { case: 'boolValue' as const, value: i % 3 === 0 } } },
+    ],
+    status: { code: 1, message: '' },
+  }));
+  const req = create(ExportTraceServiceRequestSchema, {
+    resourceSpans: [
+      {
+        resource: { attributes: [{ key: 'service.name', value: { value: { case: 'stringValue', value: 'bench-svc' } } }, { key: 'host.name', value: { value: { case: 'stringValue', value: 'bench-host-1' } } }] },
+        scopeSpans: [{ scope: { name: 'bench', version: '1' }, spans }],
+      },
+    ],
+  });
+  return Buffer.from(toBinary(ExportTraceServiceRequestSchema, req));
+}
+
 /**
  * Copies of a template with a fresh random trace id in place of MARKER; `traceEvery` > 0 gives
  * each run of that many marker slots its own id (10 spans per trace), 0 one id for the body.

@@ -6,6 +6,8 @@
 export { start } from './start.ts';
 export type { SharedDeps } from './start.ts';
 export { spansToRows } from './traces-to-rows.ts';
+/** Protobuf trace exports straight to column-batch payloads (the acceptor's hot path; benchmarks use it alone). */
+export { spansToPayloadsFromWire } from './traces-wire.ts';
 export { logsToRows } from './logs-to-rows.ts';
 export { profilesToRows } from './profiles-to-rows.ts';
 export { remoteWriteV1BodyToRows } from './remote-write.ts';
