@@ -107,7 +107,7 @@ export type {
 } from './promql/ast.ts';
 export { parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
 export { checkRangeQueryType, checkRangeSteps, evalInstant, evalRange, selectorWindows } from './promql/eval.ts';
-export { withFreshSamples, type FreshSample } from './promql/fresh-samples.ts';
+export { FreshSampleIndex, withFreshSamples, type FreshLayers, type FreshSample } from './promql/fresh-samples.ts';
 export { STALE_NAN, isStaleNaN } from './promql/staleness.ts';
 export { Annotations as PromAnnotations } from './promql/annotations.ts';
 export type { EvalOptions, InstantResult, RangeResult, RawSeries, SeriesPoints, SeriesSource, SelectorWindow } from './promql/eval.ts';

@@ -13,44 +13,65 @@ export interface FreshSample {
 }
 
 /**
- * `source` with `fresh` samples laid over it: each fresh sample a selector's matchers accept is
- * added to the stored series with the same labels (replacing a stored sample at the same time),
- * or makes a series of its own; of samples at the same time the later in `fresh` wins. A
- * staleness marker (STALE_NAN) becomes a marked sample.
+ * Fresh samples found by metric name: the index is made on first use and kept, so a set of
+ * samples read by many queries (the ruler's recent writes, by every rule of an evaluation) is
+ * indexed once.
+ */
+export class FreshSampleIndex {
+  readonly samples: readonly FreshSample[];
+  #byName: Map<string, FreshSample[]> | undefined;
+
+  constructor(samples: readonly FreshSample[]) {
+    this.samples = samples;
+  }
+
+  /** The samples a selector may accept: those of its metric name when it names one (nearly all do), else all. */
+  candidates(selector: VectorSelector): readonly FreshSample[] {
+    const name = selector.matchers.find((m) => m.name === METRIC_NAME && m.op === '=');
+    if (!name) return this.samples;
+    if (!this.#byName) {
+      this.#byName = new Map();
+      for (const s of this.samples) {
+        const n = s.labels[METRIC_NAME] ?? '';
+        const list = this.#byName.get(n);
+        if (list) list.push(s);
+        else this.#byName.set(n, [s]);
+      }
+    }
+    return this.#byName.get(name.value) ?? [];
+  }
+}
+
+/** Fresh samples in layers, later layers over earlier ones: plain lists are indexed per call of withFreshSamples. */
+export type FreshLayers = ReadonlyArray<FreshSampleIndex | readonly FreshSample[]>;
+
+/**
+ * `source` with the fresh samples of `layers` laid over it: each fresh sample a selector's
+ * matchers accept is added to the stored series with the same labels (replacing a stored sample
+ * at the same time), or makes a series of its own; of samples at the same time the later (in
+ * layer order, then in a layer's order) wins. A staleness marker (STALE_NAN) becomes a marked
+ * sample.
  *
  * The ruler needs this because its results reach storage through the ingest path: acknowledged at
  * once but readable only after the writer's next commit. Prometheus commits each rule's results
  * before the next rule runs, so an alert on a recording rule sees this evaluation's value; reading
- * storage alone would see the previous one. The ruler passes its recent writes, then what the
- * group's earlier rules wrote at this evaluation.
+ * storage alone would see the previous one. The ruler passes its recent writes (indexed once per
+ * evaluation), then what the group's earlier rules wrote at this evaluation.
  */
-export function withFreshSamples(source: SeriesSource, fresh: readonly FreshSample[]): SeriesSource {
-  if (fresh.length === 0) return source;
-  // By metric name, made once: nearly every selector names its metric.
-  let byName: Map<string, FreshSample[]> | undefined;
-  const candidates = (selector: VectorSelector): readonly FreshSample[] => {
-    const name = selector.matchers.find((m) => m.name === METRIC_NAME && m.op === '=');
-    if (!name) return fresh;
-    if (!byName) {
-      byName = new Map();
-      for (const s of fresh) {
-        const n = s.labels[METRIC_NAME] ?? '';
-        const list = byName.get(n);
-        if (list) list.push(s);
-        else byName.set(n, [s]);
-      }
-    }
-    return byName.get(name.value) ?? [];
-  };
+export function withFreshSamples(source: SeriesSource, layers: FreshLayers): SeriesSource {
+  const indexes = layers.flatMap((l) => (l instanceof FreshSampleIndex ? (l.samples.length > 0 ? [l] : []) : l.length > 0 ? [new FreshSampleIndex(l)] : []));
+  if (indexes.length === 0) return source;
   return (selector: VectorSelector) => {
     const stored = source(selector);
     const added = new Map<string, FreshSample[]>();
-    for (const s of candidates(selector)) {
-      if (!matchLabels(s.labels, selector.matchers)) continue;
-      const key = labelsKey(s.labels);
-      const list = added.get(key);
-      if (list) list.push(s);
-      else added.set(key, [s]);
+    for (const index of indexes) {
+      for (const s of index.candidates(selector)) {
+        if (!matchLabels(s.labels, selector.matchers)) continue;
+        const key = labelsKey(s.labels);
+        const list = added.get(key);
+        if (list) list.push(s);
+        else added.set(key, [s]);
+      }
     }
     if (added.size === 0) return stored;
     const out: RawSeries[] = [];

@@ -1,4 +1,4 @@
-import type { FreshSample } from '@floe/query';
+import { FreshSampleIndex, type FreshSample } from '@floe/query';
 
 /** How long a write is kept for rule queries: well past the ingest path's ack → visible time. */
 export const RECENT_WRITES_WINDOW_MS = 60_000;
@@ -19,8 +19,12 @@ interface Write {
  * themselves (the same time and value), so keeping them longer than needed is harmless. Only
  * successful writes are recorded: a failed one never reaches storage.
  */
+const EMPTY = new FreshSampleIndex([]);
+
 export class RecentWrites {
   readonly #byDataset = new Map<string, Write[]>();
+  /** Each dataset's live samples indexed, until its next write or expiry: every rule query of an evaluation reads the same. */
+  readonly #indexed = new Map<string, FreshSampleIndex>();
   readonly #windowMs: number;
   readonly #max: number;
 
@@ -37,17 +41,20 @@ export class RecentWrites {
     let total = writes.reduce((n, w) => n + w.samples.length, 0);
     while (total > this.#max) total -= writes.shift()!.samples.length;
     this.#byDataset.set(key, writes);
+    this.#indexed.delete(key);
   }
 
-  /** The samples of the dataset's writes within the window before `now`, in write order. */
-  of(tenant: string, dataset: string, now: number): readonly FreshSample[] {
+  /** The samples of the dataset's writes within the window before `now`, in write order, indexed by metric name. */
+  of(tenant: string, dataset: string, now: number): FreshSampleIndex {
     const key = `${tenant}\u0000${dataset}`;
     const writes = this.#live(key, now);
     if (writes.length === 0) {
       this.#byDataset.delete(key);
-      return [];
+      return EMPTY;
     }
-    return writes.length === 1 ? writes[0]!.samples : writes.flatMap((w) => w.samples);
+    let index = this.#indexed.get(key);
+    if (!index) this.#indexed.set(key, (index = new FreshSampleIndex(writes.length === 1 ? writes[0]!.samples : writes.flatMap((w) => w.samples))));
+    return index;
   }
 
   /** The key's writes made within the window (older ones dropped). */
@@ -56,7 +63,10 @@ export class RecentWrites {
     const oldest = now - this.#windowMs;
     let i = 0;
     while (i < writes.length && writes[i]!.at < oldest) i++;
-    if (i > 0) writes.splice(0, i);
+    if (i > 0) {
+      writes.splice(0, i);
+      this.#indexed.delete(key);
+    }
     return writes;
   }
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTenant, deleteRuleGroups, listRuleGroups, migrate, openDb, putRuleGroup, type Db } from '@floe/meta';
-import { parseRuleGroup, ruleGroupToJson, type InstantResult } from '@floe/query';
+import { FreshSampleIndex, parseRuleGroup, ruleGroupToJson, type InstantResult } from '@floe/query';
 import { silentLogger } from '@floe/telemetry';
 import type { GroupState, OutputSample } from './group-evaluation.ts';
 import { Ruler } from './ruler.ts';
@@ -25,7 +25,7 @@ describe('ruler scheduler', () => {
       log: silentLogger(),
       queries: {
         promql: async (_tenant, _dataset, expr, t, fresh): Promise<InstantResult> => {
-          if (expr === 'up') freshNames.push(fresh.map((s) => s.labels.__name__!));
+          if (expr === 'up') freshNames.push(fresh.flatMap((layer) => (layer instanceof FreshSampleIndex ? layer.samples : layer)).map((s) => s.labels.__name__!));
           if (expr === 'up') return { resultType: 'vector', result: [{ labels: { __name__: 'up', job: 'api' }, t, v: value }] };
           if (expr === 'up > 1') return { resultType: 'vector', result: value > 1 ? [{ labels: { job: 'api' }, t, v: value }] : [] };
           throw new Error(`unexpected expression ${expr}`);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { acquireLease, listRuleGroups, listRuleGroupVersions, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey, type RuleLanguage, type StoredRuleGroup } from '@floe/meta';
-import { ruleGroupFromJson, STALE_NAN, type AlertTemplateData, type FreshSample, type InstantResult, type RuleGroup, type TemplateQuery } from '@floe/query';
+import { ruleGroupFromJson, STALE_NAN, type AlertTemplateData, type FreshLayers, type InstantResult, type RuleGroup, type TemplateQuery } from '@floe/query';
 import type { Logger } from '@floe/telemetry';
 import type { AlertmanagerNotifier } from './alertmanager.ts';
 import { evaluateGroup, restoreGroupState, type DueAlert, type EvaluationContext, type GroupState, type Labels } from './group-evaluation.ts';
@@ -21,7 +21,7 @@ import { RecentWrites } from './recent-writes.ts';
  * samples storage may not show yet: this ruler's writes of the last minute, then what the group's
  * earlier rules wrote at this evaluation (PromQL reads them; LogQL reads logs).
  */
-export type RuleQuery = (tenant: string, dataset: string, expr: string, t: number, fresh: readonly FreshSample[]) => Promise<InstantResult>;
+export type RuleQuery = (tenant: string, dataset: string, expr: string, t: number, fresh: FreshLayers) => Promise<InstantResult>;
 
 export interface RulerOptions {
   db: Db;
@@ -221,7 +221,7 @@ export class Ruler {
     // This ruler's own writes of the last minute, which storage may not show yet (recent-writes.ts).
     const recent = this.#recent.of(stored.tenantId, stored.datasetId, this.#now());
     const ctx: EvaluationContext = {
-      query: (expr, t, fresh) => this.#opts.queries[stored.language](stored.tenantId, stored.datasetId, expr, t, recent.length === 0 ? fresh : [...recent, ...fresh]),
+      query: (expr, t, fresh) => this.#opts.queries[stored.language](stored.tenantId, stored.datasetId, expr, t, [recent, fresh]),
       expand: (template, labels, value, query) => this.#opts.expand(template, { labels, value, externalLabels: this.#opts.externalLabels, externalURL }, query),
       intervalMs: g.intervalMs,
       resendDelayMs: this.#opts.resendDelayMs,
