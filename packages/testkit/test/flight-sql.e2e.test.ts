@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
 import { createFlightSqlClient, type FlightSqlClient } from '@lakehouse-rs/flight-sql-client';
-import { Int64, Table, Utf8, tableFromIPC, tableToIPC, vectorFromArray } from 'apache-arrow';
+import { DateDay, Int64, Table, TimeUnit, Timestamp, Utf8, Vector, makeData, tableFromIPC, tableToIPC, vectorFromArray, type DataType } from 'apache-arrow';
 import { flightDoGet, splitIpcStream } from '@floe/flight';
 import { AnySchema, FlightDataSchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightInfoSchema, FlightPutResultSchema, FlightSchemaResultSchema, FlightSqlCreatePreparedStatementSchema, FlightSqlDoPutPreparedStatementResultSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightActionSchema, FlightResultSchema, anyUnpack, FlightSqlGetSqlInfoSchema, FlightSqlGetXdbcTypeInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -229,6 +229,26 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
       expect(await execute((await bind(handle, params('other-shop', 0n))).handle!)).toEqual([]);
     });
 
+    it('binds instants at their precision and type: zoned µs as TIMESTAMPTZ, naive as TIMESTAMP, naive ns as TIMESTAMP_NS, dates as DATE', async () => {
+      const instant = (type: DataType, raw: bigint) => new Vector([makeData({ type, length: 1, nullCount: 0, data: new BigInt64Array([raw]) } as never)]);
+      const ns = 1_796_472_000_123_456_789n;
+      const types = await bind(await prepare('SELECT typeof($1) AS a, typeof($2) AS b, typeof($3) AS c, typeof($4) AS d, CAST($3 AS VARCHAR) AS ns, epoch_us($1) AS us'), new Table({
+        p1: instant(new Timestamp(TimeUnit.NANOSECOND, 'UTC'), ns),
+        p2: instant(new Timestamp(TimeUnit.MICROSECOND), 1_796_472_000_123_456n),
+        p3: instant(new Timestamp(TimeUnit.NANOSECOND), ns),
+        p4: vectorFromArray([Date.UTC(2026, 11, 5)], new DateDay()),
+      }));
+      expect(await execute(types.handle!)).toEqual([{ a: 'TIMESTAMP WITH TIME ZONE', b: 'TIMESTAMP', c: 'TIMESTAMP_NS', d: 'DATE', ns: '2026-12-05 12:00:00.123456789', us: 1_796_472_000_123_456n }]);
+
+      // One microsecond after the shop's first span leaves it out: at millisecond precision the bound would keep it.
+      const all = await connect({ token: key }, { 'x-tenant-id': tenant });
+      const spans = rows(await all.query("SELECT name, epoch_us(\"timestamp\") AS us FROM traces WHERE service_name = 'fsql-shop' ORDER BY us, name")) as Array<{ name: string; us: bigint }>;
+      expect(spans.length).toBe(3);
+      const later = spans.filter((s) => s.us > spans[0]!.us).map((s) => ({ name: s.name }));
+      const after = await bind(await prepare("SELECT name FROM traces WHERE service_name = 'fsql-shop' AND \"timestamp\" >= ? ORDER BY epoch_us(\"timestamp\"), name"), new Table({ p1: instant(new Timestamp(TimeUnit.MICROSECOND, 'UTC'), spans[0]!.us + 1n) }));
+      expect(await execute(after.handle!)).toEqual(later);
+    });
+
     it('answers the statement’s result and parameter schemas when it is prepared, and refuses what a run would refuse', async () => {
       expect(await schemasOf('SELECT name, duration_nano FROM traces WHERE service_name = ? AND duration_nano > ?')).toEqual({
         columns: ['name:Utf8', 'duration_nano:Int64'],
@@ -240,6 +260,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
         const ran = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(`SELECT * FROM ${table}`), metadata: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant }, deadlineMs: 20_000 });
         expect(prepared.columns, table).toEqual(ran.schema.fields.map((f) => `${f.name}:${String(f.type)}`));
       }
+      // A column whose type waits on a value, and parameters DuckDB cannot type: no result schema yet, parameters as text.
+      expect(await schemasOf('SELECT typeof($1) AS t, $2 AS x')).toEqual({ columns: [], parameters: ['1:Utf8', '2:Utf8'] });
       expect(await schemasOf('SELECT count(*) FROM bystander.default.traces')).toMatchObject({ code: grpc.status.PERMISSION_DENIED });
       expect(await schemasOf('SELECT nope FROM traces')).toMatchObject({ code: grpc.status.INVALID_ARGUMENT, details: expect.stringContaining('nope') });
     });

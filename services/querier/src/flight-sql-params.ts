@@ -1,4 +1,5 @@
-import { DataType, Message, MessageHeader, tableFromIPC, type Table } from 'apache-arrow';
+import { DuckDBDateValue, DuckDBTimestampNanosecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue } from '@duckdb/node-api';
+import { DataType, DateUnit, Message, MessageHeader, TimeUnit, UnionMode, makeVector, tableFromIPC, type Data, type Table } from 'apache-arrow';
 import { Field as FbField } from 'apache-arrow/fb/field';
 import { Message as FbMessage } from 'apache-arrow/fb/message';
 import { RecordBatch as FbRecordBatch } from 'apache-arrow/fb/record-batch';
@@ -52,9 +53,12 @@ export function decodeStatement(handle: Uint8Array): Statement {
 
 /**
  * The values of a bound parameter batch, in column order (`$1` is the first column): one row, of
- * types DuckDB can bind. Integers of 64 bits stay bigints; timestamps and dates become instants
- * (millisecond precision, as Arrow's JavaScript reader gives them); a dense union (how JDBC and
- * ODBC drivers send values of any type) gives its member's value, by its JavaScript type.
+ * types DuckDB can bind. Integers of 64 bits stay bigints. Instants keep their precision, read
+ * from the column's own integers (Arrow's JavaScript reader gives milliseconds as a double): a
+ * timestamp with a time zone binds as TIMESTAMPTZ (µs, DuckDB's precision; nanoseconds rounded
+ * down), one without as TIMESTAMP, or TIMESTAMP_NS when in nanoseconds; a date as DATE. A union
+ * (how JDBC and ODBC drivers send values of any type) gives its member's value, of the member's
+ * type.
  */
 export function parameterValues(ipc: Uint8Array): unknown[] {
   try {
@@ -144,19 +148,41 @@ function rowValues(table: Table): unknown[] {
   if (table.numRows !== 1) {
     throw new FloeError('bad_data', `bind exactly one row of parameter values to a query, not ${table.numRows}`);
   }
-  return table.schema.fields.map((field, i) => {
-    const value: unknown = table.getChildAt(i)!.get(0);
-    return bindable(value, field.type as DataType, i + 1);
+  return table.schema.fields.map((_, i) => {
+    // The one row is in the one batch that has a row.
+    const data = table.getChildAt(i)!.data.find((d) => d.length > 0)!;
+    return cellOf(data, 0, i + 1);
   });
 }
 
-function bindable(value: unknown, type: DataType, index: number): unknown {
-  if (value === null || value === undefined) return null;
-  if (DataType.isTimestamp(type) || DataType.isDate(type)) {
-    const ms = value instanceof Date ? value.getTime() : Number(value);
-    if (!Number.isFinite(ms)) throw new FloeError('bad_data', `parameter $${index} is not a valid instant`);
-    return new Date(ms);
+const US_PER: Record<TimeUnit, bigint> = { [TimeUnit.SECOND]: 1_000_000n, [TimeUnit.MILLISECOND]: 1000n, [TimeUnit.MICROSECOND]: 1n, [TimeUnit.NANOSECOND]: 1n };
+const DAY_MS = 86_400_000;
+
+/** Row `row` of `data` as a value DuckDB binds (see parameterValues). */
+function cellOf(data: Data, row: number, index: number): unknown {
+  if (!data.getValid(row)) return null;
+  const type = data.type as DataType;
+  if (DataType.isUnion(type)) {
+    const typeId = data.typeIds[data.offset + row]!;
+    const child = data.children[type.typeIdToChildIndex[typeId]!];
+    if (!child) throw new FloeError('bad_data', `parameter $${index} names a union member that does not exist`);
+    const at = type.mode === UnionMode.Dense ? data.valueOffsets[data.offset + row]! : row;
+    if (at < 0 || at >= child.length) throw new FloeError('bad_data', `parameter $${index} points past its union member's values`);
+    return cellOf(child, at, index);
   }
+  if (DataType.isTimestamp(type)) {
+    const raw = (data.values as BigInt64Array)[data.offset + row]!;
+    if (type.unit === TimeUnit.NANOSECOND && !type.timezone) return new DuckDBTimestampNanosecondsValue(raw);
+    // Floor division: a negative instant's sub-µs part rounds down, as DuckDB's own casts do.
+    const us = type.unit === TimeUnit.NANOSECOND ? (raw >= 0n ? raw / 1000n : -((-raw + 999n) / 1000n)) : raw * US_PER[type.unit];
+    return type.timezone ? new DuckDBTimestampTZValue(us) : new DuckDBTimestampValue(us);
+  }
+  if (DataType.isDate(type)) {
+    const days = type.unit === DateUnit.DAY ? (data.values as Int32Array)[data.offset + row]! : Math.floor(Number((data.values as BigInt64Array)[data.offset + row]!) / DAY_MS);
+    return new DuckDBDateValue(days);
+  }
+  const value: unknown = makeVector(data).get(row);
+  if (value === null || value === undefined) return null;
   if (typeof value === 'bigint' || typeof value === 'number' || typeof value === 'string' || typeof value === 'boolean') return value;
   if (value instanceof Uint8Array) return value;
   throw new FloeError('bad_data', `parameter $${index} has Arrow type ${String(type)}, which Floe cannot bind: send integers, floats, strings, booleans, binary, timestamps or dates`);

@@ -1,4 +1,4 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBDateValue, DuckDBInstance, DuckDBTimestampNanosecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBValue } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTimeBoundsExtractor, type TimeBounds, type TimeBoundsExtractor } from './time-bounds.ts';
@@ -233,6 +233,18 @@ const cases: Case[] = [
     sql: 'SELECT * FROM traces WHERE "timestamp" >= $1 AND "timestamp" < $2',
     params: ['2024-01-01 10:00:00Z', new Date('2024-01-01T11:00:00Z')],
     want: [['traces', b(T0, T1 + 999n)]],
+  },
+  {
+    name: "Flight SQL's bound instants: TIMESTAMPTZ at its µs, TIMESTAMP_NS naive",
+    sql: 'SELECT * FROM traces WHERE "timestamp" >= $1 AND "timestamp" <= CAST($2 AS TIMESTAMPTZ)',
+    params: [new DuckDBTimestampTZValue((T0 + 123_456_000n) / 1000n), new DuckDBTimestampNanosecondsValue(T1 + 123_456_789n)],
+    want: [['traces', b(T0 + 123_456_000n, T1 + 123_457_999n)]],
+  },
+  {
+    name: "Flight SQL's bound DATE and TIMESTAMP: naive",
+    sql: 'SELECT * FROM traces WHERE "timestamp" >= $1 AND "timestamp" < $2',
+    params: [new DuckDBDateValue(19_723), new DuckDBTimestampValue(T1 / 1000n)],
+    want: [['traces', b(1_704_067_200_000_000_000n, T1 + 999n)]],
   },
   {
     name: 'string literal on the ns column: a plain integer is parsed exactly, anything else ignored',

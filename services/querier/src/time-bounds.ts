@@ -1,4 +1,4 @@
-import { DuckDBInstance } from '@duckdb/node-api';
+import { DuckDBDateValue, DuckDBInstance, DuckDBTimestampNanosecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { FileOrder } from '@floe/query';
 
@@ -682,6 +682,12 @@ function timestampParam(x: unknown, mode: CastMode): UsRange | undefined {
     const us = BigInt(x.getTime()) * 1000n;
     return { lo: us, hi: us, naive: false };
   }
+  // Flight SQL's bound instants (flight-sql-params.ts), as the sandbox binds them. A TIMESTAMPTZ
+  // cast to TIMESTAMP or DATE goes through the session zone: not handled.
+  if (x instanceof DuckDBTimestampTZValue) return mode === 'timestamptz' && x.isFinite ? { lo: x.micros, hi: x.micros, naive: false } : undefined;
+  if (x instanceof DuckDBTimestampValue) return mode !== 'date' && x.isFinite ? { lo: x.micros, hi: x.micros, naive: true } : undefined;
+  if (x instanceof DuckDBTimestampNanosecondsValue) return mode !== 'date' && x.isFinite ? { lo: floorDiv(x.nanos, 1000n), hi: ceilDiv(x.nanos, 1000n), naive: true } : undefined;
+  if (x instanceof DuckDBDateValue) return x.isFinite ? { lo: BigInt(x.days) * DAY_US, hi: BigInt(x.days) * DAY_US, naive: true } : undefined;
   return undefined;
 }
 

@@ -1,6 +1,9 @@
 import {
   DuckDBBlobValue,
+  DuckDBDateValue,
+  DuckDBTimestampNanosecondsValue,
   DuckDBTimestampTZValue,
+  DuckDBTimestampValue,
   type DuckDBConnection,
   type DuckDBPreparedStatement,
   type DuckDBValue,
@@ -21,7 +24,9 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 /**
  * Binds `$1..$n` from plain JS values: null/undefined, boolean, number, bigint, string, Uint8Array
- * (BLOB), Date (TIMESTAMPTZ) and arrays of those (LIST). Anything else is a bad_sql error.
+ * (BLOB), Date (TIMESTAMPTZ of its milliseconds), DuckDB's own instants (TIMESTAMPTZ, TIMESTAMP,
+ * TIMESTAMP_NS, DATE: Flight SQL's bound values, at their precision) and arrays of the plain ones
+ * (LIST). Anything else is a bad_sql error.
  */
 export function bindParams(ps: DuckDBPreparedStatement, params: readonly unknown[]): void {
   const expected = ps.parameterCount;
@@ -41,6 +46,10 @@ export function bindParams(ps: DuckDBPreparedStatement, params: readonly unknown
       else ps.bindDouble(index, value);
     } else if (value instanceof Uint8Array) ps.bindBlob(index, value);
     else if (value instanceof Date) ps.bindTimestampTZ(index, new DuckDBTimestampTZValue(BigInt(value.getTime()) * 1000n));
+    else if (value instanceof DuckDBTimestampTZValue) ps.bindTimestampTZ(index, value);
+    else if (value instanceof DuckDBTimestampValue) ps.bindTimestamp(index, value);
+    else if (value instanceof DuckDBTimestampNanosecondsValue) ps.bindTimestampNanoseconds(index, value);
+    else if (value instanceof DuckDBDateValue) ps.bindDate(index, value);
     else if (Array.isArray(value)) ps.bindList(index, value.map((v) => toDuckValue(v, index)));
     else throw new SandboxError('bad_sql', `parameter $${index} has an unsupported type`);
   });

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
-import type { Schema } from 'apache-arrow';
+import { DuckDBInstance, DuckDBTypeId, VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { Schema } from 'apache-arrow';
 import { ArrowResultBuilder } from './arrow.ts';
 import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
@@ -56,6 +56,7 @@ export function runSandboxedSelect(opts: SandboxOptions): Promise<SandboxResult>
 
 /** A statement's result columns and parameters, as DuckDB plans them (nothing is run). */
 export interface StatementDescription {
+  /** No fields when a column's type waits on a parameter's value (`SELECT $1`): known once run. */
   columns: Schema;
   /** One field per `?` / `$n`, named by DuckDB; a type DuckDB cannot infer reads as text. */
   parameters: Schema;
@@ -69,9 +70,11 @@ export function describeSandboxedSelect(opts: Omit<SandboxOptions, 'params' | 'm
   return withSandbox(opts, async (prepared) => {
     const columns = Array.from({ length: prepared.columnCount }, (_, i) => i);
     const parameters = Array.from({ length: prepared.parameterCount }, (_, i) => i + 1);
+    const typed = columns.every((i) => prepared.columnTypeId(i) !== DuckDBTypeId.INVALID);
     return {
-      columns: new ArrowResultBuilder(columns.map((i) => prepared.columnName(i)), columns.map((i) => prepared.columnType(i))).schema,
-      parameters: new ArrowResultBuilder(parameters.map((i) => prepared.parameterName(i)), parameters.map((i) => prepared.parameterType(i))).schema,
+      columns: typed ? new ArrowResultBuilder(columns.map((i) => prepared.columnName(i)), columns.map((i) => prepared.columnType(i))).schema : new Schema([]),
+      // DuckDB gives no type for a parameter it cannot infer (`typeof($1)`): described as text.
+      parameters: new ArrowResultBuilder(parameters.map((i) => prepared.parameterName(i)), parameters.map((i) => (prepared.parameterTypeId(i) === DuckDBTypeId.INVALID ? VARCHAR : prepared.parameterType(i)))).schema,
     };
   });
 }
