@@ -216,6 +216,11 @@ describe('runSandboxedSelect answers', () => {
       ['2', 'Int64'],
       ['3', 'Bool'],
     ]);
+    // A column whose type waits on a parameter's value, at the top or inside: no result schema until it runs; the parameter reads as text.
+    for (const sql of ['SELECT $1 AS x', 'SELECT 1 AS n, {a: ?} AS s', 'SELECT [{a: $1}] AS l']) {
+      const unknown = await describeSandboxedSelect({ views, sql, timeoutMs: 10_000 });
+      expect([unknown.columns.fields.length, unknown.parameters.fields.map((f) => String(f.type))], sql).toEqual([0, ['Utf8']]);
+    }
     // The gate applies as for a run.
     await expect(describeSandboxedSelect({ views, sql: "SELECT * FROM read_csv('/etc/passwd')", timeoutMs: 10_000 })).rejects.toMatchObject({ kind: 'forbidden' });
   });

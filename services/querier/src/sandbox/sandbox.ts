@@ -70,13 +70,26 @@ export function describeSandboxedSelect(opts: Omit<SandboxOptions, 'params' | 'm
   return withSandbox(opts, async (prepared) => {
     const columns = Array.from({ length: prepared.columnCount }, (_, i) => i);
     const parameters = Array.from({ length: prepared.parameterCount }, (_, i) => i + 1);
-    const typed = columns.every((i) => prepared.columnTypeId(i) !== DuckDBTypeId.INVALID);
     return {
-      columns: typed ? new ArrowResultBuilder(columns.map((i) => prepared.columnName(i)), columns.map((i) => prepared.columnType(i))).schema : new Schema([]),
+      columns: resultSchemaOf(prepared, columns),
       // DuckDB gives no type for a parameter it cannot infer (`typeof($1)`): described as text.
       parameters: new ArrowResultBuilder(parameters.map((i) => prepared.parameterName(i)), parameters.map((i) => (prepared.parameterTypeId(i) === DuckDBTypeId.INVALID ? VARCHAR : prepared.parameterType(i)))).schema,
     };
   });
+}
+
+/**
+ * The prepared statement's result schema, or none when a column's type waits on a parameter's
+ * value (`SELECT $1`, `SELECT {a: $1}`: DuckDB has no type for it, at the top or inside).
+ */
+function resultSchemaOf(prepared: DuckDBPreparedStatement, columns: number[]): Schema {
+  if (columns.some((i) => prepared.columnTypeId(i) === DuckDBTypeId.INVALID)) return new Schema([]);
+  try {
+    return new ArrowResultBuilder(columns.map((i) => prepared.columnName(i)), columns.map((i) => prepared.columnType(i))).schema;
+  } catch (err) {
+    if (err instanceof Error && /type id: 0\b/.test(err.message)) return new Schema([]);
+    throw err;
+  }
 }
 
 /** Sets up the locked-down instance, gates the statement and hands the prepared statement to `use`. */
