@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { createFlightSqlClient, type FlightSqlClient } from '@lakehouse-rs/flight-sql-client';
 import { DateDay, Int64, Table, TimeUnit, Timestamp, Utf8, Vector, makeData, tableFromIPC, tableToIPC, vectorFromArray, type DataType } from 'apache-arrow';
 import { flightDoGet, splitIpcStream } from '@floe/flight';
-import { AnySchema, FlightDataSchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightInfoSchema, FlightPutResultSchema, FlightSchemaResultSchema, FlightSqlCreatePreparedStatementSchema, FlightSqlDoPutPreparedStatementResultSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightActionSchema, FlightResultSchema, anyUnpack, FlightSqlGetSqlInfoSchema, FlightSqlGetXdbcTypeInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
+import { AnySchema, FlightDataSchema, FlightDescriptorSchema, FlightDescriptor_DescriptorType, FlightInfoSchema, FlightPutResultSchema, FlightSchemaResultSchema, FlightSqlCreatePreparedStatementSchema, FlightSqlDoPutPreparedStatementResultSchema, FlightSqlPreparedStatementQuerySchema, FlightSqlPreparedStatementResultSchema, FlightActionSchema, FlightResultSchema, anyUnpack, FlightSqlGetSqlInfoSchema, FlightSqlGetTablesSchema, FlightSqlGetXdbcTypeInfoSchema, FlightSqlStatementQuerySchema, anyPack, create, fromBinary, toBinary } from '@floe/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postProfiles, protoLogExporter, protoMetricExporter, protoTraceExporter, sampleProfilesRequest, sendSampleLogs, sendSampleMetrics, sendSampleTrace, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
@@ -279,6 +279,64 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Flight SQL (%s)', (mode) => {
       expect(await execute(one.handle!)).toEqual([{ n: 3n }]);
     });
   });
+
+  // The command handling is the same code in both modes: one run is enough.
+  if (mode === 'embedded') {
+    it('answers every corrupted command with a client error, never an internal one, and stays up', async () => {
+      const FLIGHT = '/arrow.flight.protocol.FlightService/';
+      const raw = (x: Buffer) => x;
+      const md = new grpc.Metadata();
+      md.set('authorization', `Bearer ${key}`);
+      md.set('x-tenant-id', tenant);
+      const client = new grpc.Client(floe.flightAddress, grpc.credentials.createInsecure());
+      /** The status of GetFlightInfo of `cmd` (0 when it succeeded), or of DoAction of `action`. */
+      const flightInfo = (cmd: Uint8Array) =>
+        new Promise<number>((resolve) => {
+          const descriptor = Buffer.from(toBinary(FlightDescriptorSchema, create(FlightDescriptorSchema, { type: FlightDescriptor_DescriptorType.CMD, cmd })));
+          client.makeUnaryRequest(`${FLIGHT}GetFlightInfo`, raw, raw, descriptor, md, (err) => resolve(err ? err.code : 0));
+        });
+      const doAction = (type: string, body: Uint8Array) =>
+        new Promise<number>((resolve) => {
+          const call = client.makeServerStreamRequest(`${FLIGHT}DoAction`, raw, raw, Buffer.from(toBinary(FlightActionSchema, create(FlightActionSchema, { type, body }))), md);
+          call.on('data', () => undefined);
+          call.on('error', (err: grpc.ServiceError) => resolve(err.code));
+          call.on('end', () => resolve(0));
+        });
+      const any = <T extends Parameters<typeof anyPack>[0]>(schema: T, value: Parameters<typeof create<T>>[1]) => toBinary(AnySchema, anyPack(schema, create(schema, value)));
+      const commands = [
+        any(FlightSqlStatementQuerySchema, { query: "SELECT name FROM traces WHERE service_name = 'fsql-shop'" }),
+        any(FlightSqlGetTablesSchema, { catalog: tenant, dbSchemaFilterPattern: 'def%', tableNameFilterPattern: 'tr_ces', tableTypes: ['TABLE'], includeSchema: true }),
+        any(FlightSqlGetSqlInfoSchema, { info: [0, 1, 500] }),
+        any(FlightSqlGetXdbcTypeInfoSchema, { dataType: 12 }),
+      ];
+      const bad: string[] = [];
+      const seen = new Set<number>();
+      /** Every byte of `valid` flipped in turn, eight calls at a time. */
+      const mutate = async (what: string, valid: Uint8Array, call: (bytes: Uint8Array) => Promise<number>) => {
+        for (let at = 0; at < valid.length; at += 8) {
+          const codes = await Promise.all(
+            Array.from({ length: Math.min(8, valid.length - at) }, (_, k) => {
+              const bytes = Uint8Array.from(valid);
+              bytes[at + k]! ^= 0xff;
+              return call(bytes);
+            }),
+          );
+          codes.forEach((code, k) => {
+            seen.add(code);
+            if (code === grpc.status.INTERNAL || code === grpc.status.UNKNOWN) bad.push(`${what} byte ${at + k}: ${grpc.status[code]}`);
+          });
+        }
+      };
+      for (const [i, cmd] of commands.entries()) await mutate(`command ${i}`, cmd, flightInfo);
+      await mutate('CreatePreparedStatement', any(FlightSqlCreatePreparedStatementSchema, { query: 'SELECT name FROM traces WHERE service_name = ?' }), (body) => doAction('CreatePreparedStatement', body));
+      expect(bad).toEqual([]);
+      // Most corruptions are refused as the client's fault; some still read as a valid command.
+      expect(seen.has(grpc.status.INVALID_ARGUMENT)).toBe(true);
+      // The server took all of it and still answers.
+      expect(await flightInfo(commands[0]!)).toBe(0);
+      client.close();
+    }, 120_000);
+  }
 
   it('refuses a Handshake with a wrong key (401) or another tenant\'s key (403), on the raw Flight call', async () => {
     const handshake = (user: string, secret: string) =>
