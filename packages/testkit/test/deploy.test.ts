@@ -30,6 +30,11 @@ describe('deployment files', () => {
       expect(cfg.limits.store).toBe('redis');
       expect(svc.healthcheck!.test.join(' ')).toContain(`:${readyPort(cfg, name)}/ready`);
     }
+    // Grafana's data sources reach the router's port and read the provisioning under deploy/.
+    const grafana = parse(read('docker-compose.yml'), { merge: true }).services.grafana as { environment: Record<string, string>; volumes: string[] };
+    expect(grafana.environment.FLOE_URL).toBe(`http://router:${loadConfig({ file: configFile, env: {} }).router.port}`);
+    expect(grafana.volumes).toEqual(['./deploy/grafana/provisioning:/etc/grafana/provisioning:ro']);
+    expect(read('deploy/grafana/provisioning/datasources/floe.yaml')).toContain('${FLOE_URL}/tracequery');
     // The Redis the shared config names runs beside them.
     expect(new URL(loadConfig({ file: configFile, env: {} }).limits.redis_url).hostname).toBe('redis');
     expect(Object.keys(compose.services)).toContain('redis');
