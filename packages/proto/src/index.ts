@@ -208,12 +208,14 @@ export type {
   ExportProfilesServiceResponse,
 } from './gen/opentelemetry/proto/collector/profiles/v1development/profiles_service_pb.js';
 
-// Prometheus remote write 1.0 (package prometheus)
+// Prometheus remote write 1.0 and remote read (package prometheus)
 export {
   BucketSpanSchema as PromBucketSpanSchema,
   ExemplarSchema as PromExemplarSchema,
   Histogram_ResetHint as PromHistogram_ResetHint,
   HistogramSchema as PromHistogramSchema,
+  LabelMatcher_Type as PromLabelMatcher_Type,
+  LabelMatcherSchema as PromLabelMatcherSchema,
   LabelSchema as PromLabelSchema,
   MetricMetadata_MetricType as PromMetricMetadata_MetricType,
   MetricMetadataSchema as PromMetricMetadataSchema,
@@ -229,8 +231,15 @@ export type {
   Sample as PromSample,
   TimeSeries as PromTimeSeries,
 } from './gen/prometheus/types_pb.js';
-export { WriteRequestSchema as PromWriteRequestSchema } from './gen/prometheus/remote_pb.js';
-export type { WriteRequest as PromWriteRequest } from './gen/prometheus/remote_pb.js';
+export {
+  QueryResultSchema as PromQueryResultSchema,
+  QuerySchema as PromQuerySchema,
+  ReadRequest_ResponseType as PromReadRequest_ResponseType,
+  ReadRequestSchema as PromReadRequestSchema,
+  ReadResponseSchema as PromReadResponseSchema,
+  WriteRequestSchema as PromWriteRequestSchema,
+} from './gen/prometheus/remote_pb.js';
+export type { ReadRequest as PromReadRequest, ReadResponse as PromReadResponse, WriteRequest as PromWriteRequest } from './gen/prometheus/remote_pb.js';
 
 // Prometheus remote write 2.0 (package io.prometheus.write.v2)
 export {

@@ -11,6 +11,7 @@ export { SERVICE_NAMES, isServiceName } from './service.ts';
 export type { ServiceHandle, ServiceName } from './service.ts';
 export { onShutdownSignal, sleep } from './lifecycle.ts';
 export { asFloeError, validationError, type SchemaValidationFailure } from './http-errors.ts';
+export { snappyUncompress } from './snappy.ts';
 export {
   CONNECT_CONTENT_TYPES,
   CONNECT_ERROR_SCHEMA,

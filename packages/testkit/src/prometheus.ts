@@ -23,6 +23,8 @@ export interface PrometheusOptions {
   scrapeInterval?: string;
   /** Remote write to this URL as this tenant with this key. */
   remoteWrite?: { url: string; apiKey: string; tenant: string; metadataInterval?: string };
+  /** Remote read from this URL as this tenant with this key, for every range (read_recent). */
+  remoteRead?: { url: string; apiKey: string; tenant: string };
   /** Accept remote write on /api/v1/write (--web.enable-remote-write-receiver). */
   remoteWriteReceiver?: boolean;
   /** Scrape itself (default true); off keeps its TSDB to what the test writes. */
@@ -66,6 +68,10 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
         metadata_config: { send: true, send_interval: rw.metadataInterval ?? '2s' },
       },
     ];
+  }
+  if (opts.remoteRead) {
+    const rr = opts.remoteRead;
+    config.remote_read = [{ url: rr.url, basic_auth: { username: rr.tenant, password: rr.apiKey }, read_recent: true }];
   }
   const configFile = join(dir, 'prometheus.yml');
   writeFileSync(configFile, toYaml(config));

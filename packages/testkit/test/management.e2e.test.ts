@@ -556,6 +556,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'put_delete_metric_series PUT /metricquery/api/v1/admin/tsdb/delete_series',
           'clean_metric_tombstones POST /metricquery/api/v1/admin/tsdb/clean_tombstones',
           'put_clean_metric_tombstones PUT /metricquery/api/v1/admin/tsdb/clean_tombstones',
+          'prometheus_remote_read POST /metricquery/api/v1/read',
           'list_metric_rules GET /metricquery/api/v1/rules',
           'list_metric_alerts GET /metricquery/api/v1/alerts',
           'list_log_rules GET /logquery/prometheus/api/v1/rules',

@@ -10,14 +10,13 @@ import type { Ingest } from './ingest.ts';
 import { SIGNALS } from './signals.ts';
 import { checkRemoteWriteEncoding, remoteWriteVersion } from './remote-write.ts';
 import { RemoteWriteIngest } from './remote-write-ingest.ts';
-import { snappyUncompress } from './snappy.ts';
 import { lokiStreamsFromJson, lokiStreamsFromProtobuf, lokiStreamsToOtlp } from './loki-push.ts';
 import { zipkinToOtlp } from './zipkin.ts';
 import { jaegerToOtlp } from './jaeger.ts';
 import { pprofToOtlp } from './pprof.ts';
 import { legacyIngestSeries } from './pyroscope-ingest.ts';
 import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
-import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage } from '@floe/runtime';
+import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress } from '@floe/runtime';
 
 export interface HttpServerOptions {
   ingest: Ingest;

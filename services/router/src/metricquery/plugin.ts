@@ -37,6 +37,7 @@ import { mapLabels } from './results.ts';
 import { CatalogCache } from './catalog-cache.ts';
 import { tsdbStatus } from './tsdb-status.ts';
 import { MetricReader, SeriesLabelCache } from './data.ts';
+import { remoteReadRoute } from './remote-read.ts';
 import { PROM_PARAMS as P, PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
 import { buildInfo } from '../build-info.ts';
@@ -46,8 +47,8 @@ import { ruleConfigRoutes, ruleStateRoutes, type RuleRoutesOptions } from '../ru
  * The Prometheus-compatible metric query API (issue 6; spec 1 "Metric query API";
  * reference/api-contracts.md §2), under `/api/v1` of the /metricquery mount: query and
  * query_range (GET and form POST, as Grafana sends them), labels, label values, series,
- * metadata, query_exemplars, format_query and status/buildinfo (without `features`, so Grafana
- * does not take Floe for Mimir). Each query: parse (@floe/query) → the selectors' fetch windows →
+ * metadata, query_exemplars, format_query and status/buildinfo, and Prometheus remote read
+ * (remote-read.ts). Each query: parse (@floe/query) → the selectors' fetch windows →
  * SQL reads on a querier (data.ts) → Prometheus evaluation in process → Prometheus's JSON.
  *
  * Errors use the shared envelope through the app's error handler: 400 bad_data (with the parse
@@ -442,7 +443,13 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
     scope.put('/admin/tsdb/clean_tombstones', { schema: { ...cleanDoc, operationId: 'put_clean_metric_tombstones' } }, clean);
   };
 
-  await app.register(async (scope) => routes(scope), { prefix: '/api/v1' });
+  await app.register(
+    async (scope) => {
+      routes(scope);
+      remoteReadRoute(scope, (req) => openReader(req, opts.queryTimeoutMs));
+    },
+    { prefix: '/api/v1' },
+  );
   // The ruler config API beside it (Mimir: <prefix>/config/v1/rules; Cortex: <prefix>/rules).
   const rules = opts.rules;
   if (rules) await app.register(async (scope) => ruleConfigRoutes(scope, { ...rules, language: 'promql', tag: 'metrics' }));

@@ -365,3 +365,109 @@ export declare type Label = Message<"prometheus.Label"> & {
  */
 export declare const LabelSchema: GenMessage<Label>;
 
+/**
+ * A remote read selector's matcher.
+ *
+ * @generated from message prometheus.LabelMatcher
+ */
+export declare type LabelMatcher = Message<"prometheus.LabelMatcher"> & {
+  /**
+   * @generated from field: prometheus.LabelMatcher.Type type = 1;
+   */
+  type: LabelMatcher_Type;
+
+  /**
+   * @generated from field: string name = 2;
+   */
+  name: string;
+
+  /**
+   * @generated from field: string value = 3;
+   */
+  value: string;
+};
+
+/**
+ * Describes the message prometheus.LabelMatcher.
+ * Use `create(LabelMatcherSchema)` to create a new message.
+ */
+export declare const LabelMatcherSchema: GenMessage<LabelMatcher>;
+
+/**
+ * @generated from enum prometheus.LabelMatcher.Type
+ */
+export enum LabelMatcher_Type {
+  /**
+   * @generated from enum value: EQ = 0;
+   */
+  EQ = 0,
+
+  /**
+   * @generated from enum value: NEQ = 1;
+   */
+  NEQ = 1,
+
+  /**
+   * @generated from enum value: RE = 2;
+   */
+  RE = 2,
+
+  /**
+   * @generated from enum value: NRE = 3;
+   */
+  NRE = 3,
+}
+
+/**
+ * Describes the enum prometheus.LabelMatcher.Type.
+ */
+export declare const LabelMatcher_TypeSchema: GenEnum<LabelMatcher_Type>;
+
+/**
+ * What the PromQL evaluation behind a remote read query will do with its samples (advisory).
+ *
+ * @generated from message prometheus.ReadHints
+ */
+export declare type ReadHints = Message<"prometheus.ReadHints"> & {
+  /**
+   * @generated from field: int64 step_ms = 1;
+   */
+  stepMs: bigint;
+
+  /**
+   * @generated from field: string func = 2;
+   */
+  func: string;
+
+  /**
+   * @generated from field: int64 start_ms = 3;
+   */
+  startMs: bigint;
+
+  /**
+   * @generated from field: int64 end_ms = 4;
+   */
+  endMs: bigint;
+
+  /**
+   * @generated from field: repeated string grouping = 5;
+   */
+  grouping: string[];
+
+  /**
+   * @generated from field: bool by = 6;
+   */
+  by: boolean;
+
+  /**
+   * @generated from field: int64 range_ms = 7;
+   */
+  rangeMs: bigint;
+};
+
+/**
+ * Describes the message prometheus.ReadHints.
+ * Use `create(ReadHintsSchema)` to create a new message.
+ */
+export declare const ReadHintsSchema: GenMessage<ReadHints>;
+
