@@ -84,6 +84,18 @@ describe('metric query API over OTLP metrics', () => {
     expect(balance.some((b) => Number(b.metric.le) < 0)).toBe(true);
   });
 
+  it("takes OTLP metrics at Prometheus's own OTLP receiver path too (/api/v1/otlp/v1/metrics)", async () => {
+    // A collector pointed at Prometheus's OTLP endpoint needs only its host changed. (A tenant of its own: the others count this one's series.)
+    const own = { apiKey: (await floe.bootstrap('prom-path')).api_key, tenant: 'prom-path' };
+    await sendSampleMetrics(protoMetricExporter(`${floe.otlpHttpUrl}/api/v1/otlp`, own), 'prom-path-svc');
+    const items = await waitFor('the metrics sent to the Prometheus path', async () => {
+      const res = await fetch(`${floe.routerUrl}/metricquery/api/v1/query?${new URLSearchParams({ query: 'e2e_items_total' })}`, { headers: { authorization: `Bearer ${own.apiKey}`, 'x-tenant-id': own.tenant } });
+      const result = ((await res.json()) as { data: { result: Vector } }).data.result;
+      return result.length > 0 ? result : undefined;
+    }, 60_000, 500);
+    expect(items.map((r) => [r.metric.job, r.value[1]])).toEqual([['prom-path-svc', '5']]);
+  });
+
   it('serves target_info from the resource attributes, job from service.name', async () => {
     await waitFor('the OTLP metrics', async () => ((await instant('e2e_items_total')).length > 0 ? true : undefined), 60_000, 500);
     const info = await instant('target_info');
