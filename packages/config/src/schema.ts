@@ -230,6 +230,12 @@ export const routerSection = z.strictObject({
     .positive()
     .default(50_000_000)
     .describe('Most points one PromQL query may read (Prometheus --query.max-samples); more is 422 "query processing would load too many samples".'),
+  remote_read_max_samples: z
+    .number()
+    .int()
+    .positive()
+    .default(5_000_000)
+    .describe('Most samples one Prometheus remote read answer (POST /metricquery/api/v1/read) may hold, built in memory at about 20 bytes each (Prometheus --storage.remote.read-sample-limit); more is 422.'),
   tempo_streaming: z.boolean().default(true).describe('Also serve Tempo\'s streaming search (gRPC tempopb.StreamingQuerier/Search, cleartext HTTP/2) on the router\'s port, for Grafana\'s Tempo data source with its streaming option on; other connections are HTTP as before.'),
   series_label_cache_size: z
     .number()

@@ -41,9 +41,11 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', 
     );
 
   beforeAll(async () => {
-    floe = await startFloe({ mode });
+    // A low answer limit, so one test can pass it; the other reads stay under it.
+    floe = await startFloe({ mode, config: { router: { remote_read_max_samples: 100 } } });
     key = (await floe.bootstrap(tenant)).api_key;
     otherKey = (await floe.bootstrap('outsiders')).api_key;
+    const many = { labels: [{ name: '__name__', value: 'floe_rr_many' }], samples: Array.from({ length: 150 }, (_, i) => ({ timestamp: BigInt(t0 + i * 1000), value: i })) };
     const timeseries = ['a', 'b'].map((room) => ({
       labels: [
         { name: '__name__', value: 'floe_rr_temperature' },
@@ -52,7 +54,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', 
       ],
       samples: Array.from({ length: room === 'a' ? steps : lastB + 1 }, (_, i) => ({ timestamp: BigInt(t0 + i * 15_000), value: room === 'b' && i === lastB ? STALE_PLACEHOLDER : valueOf(room, i) })),
     }));
-    const body = compress(withStaleMarkers(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries }))));
+    const body = compress(withStaleMarkers(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: [...timeseries, many] }))));
     const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': tenant } });
     expect(res.status).toBe(204);
     await waitFor('the samples in Floe', async () => {
@@ -123,6 +125,9 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', 
     // A regex that is not RE2 is the client's error, as in a PromQL query.
     const badRegex = Buffer.from(compress(toBinary(PromReadRequestSchema, create(PromReadRequestSchema, { queries: [{ startTimestampMs: BigInt(t0), endTimestampMs: BigInt(end), matchers: [{ type: PromLabelMatcher_Type.RE, name: 'room', value: '(' }] }] }))));
     await error(await read(badRegex), 400, /./);
+    // More samples than router.remote_read_max_samples (100 here) in one answer: 422, as past Prometheus's read sample limit.
+    const manyRequest = Buffer.from(compress(toBinary(PromReadRequestSchema, create(PromReadRequestSchema, { queries: [{ startTimestampMs: BigInt(t0), endTimestampMs: BigInt(end), matchers: [{ type: PromLabelMatcher_Type.EQ, name: '__name__', value: 'floe_rr_many' }] }] }))));
+    await error(await read(manyRequest), 422, /more than 100 samples/);
   });
 
   it('reads only the caller’s own tenant', async () => {

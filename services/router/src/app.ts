@@ -54,6 +54,8 @@ export interface AppOptions {
   queryTimeoutMs: number;
   /** router.max_query_samples: most points one PromQL query may read. */
   maxQuerySamples?: number;
+  /** router.remote_read_max_samples: most samples one remote read answer may hold. */
+  remoteReadMaxSamples?: number;
   /** router.series_label_cache_size: remote-written series whose labels PromQL reads keep (0: none). */
   seriesLabelCacheSize?: number;
   maxBodyBytes: number;
@@ -158,6 +160,7 @@ export async function buildApp(opts: AppOptions) {
       queryTimeoutMs: opts.queryTimeoutMs,
       demand: opts.queryDemand,
       maxSamples: opts.maxQuerySamples,
+      remoteReadMaxSamples: opts.remoteReadMaxSamples,
       seriesLabelCacheSize: opts.seriesLabelCacheSize,
       tableColumns: opts.tableColumns,
       deletes: { db: opts.db, compactor: opts.compactor },

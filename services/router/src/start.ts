@@ -97,6 +97,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     tableColumns,
     queryTimeoutMs: config.router.query_timeout,
     maxQuerySamples: config.router.max_query_samples,
+    remoteReadMaxSamples: config.router.remote_read_max_samples,
     seriesLabelCacheSize: config.router.series_label_cache_size,
     maxBodyBytes: config.router.max_body_bytes,
     planning: {

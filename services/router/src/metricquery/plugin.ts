@@ -63,6 +63,8 @@ export interface MetricQueryOptions {
   defaultSubqueryStepMs?: number;
   /** Points a query may read (Prometheus's --query.max-samples), default 50,000,000; more is 422. */
   maxSamples?: number;
+  /** Samples one remote read answer may hold (remote-read.ts), default 5,000,000; more is 422. */
+  remoteReadMaxSamples?: number;
   /** Counts the label names queries filter on that have no column (spec 1: query demand). */
   demand?: QueryDemand;
   /** Remote-written series whose labels reads keep (data.ts SeriesLabelCache), default 200,000; 0: none. */
@@ -446,7 +448,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   await app.register(
     async (scope) => {
       routes(scope);
-      remoteReadRoute(scope, (req) => openReader(req, opts.queryTimeoutMs));
+      remoteReadRoute(scope, (req) => openReader(req, opts.queryTimeoutMs), opts.remoteReadMaxSamples);
     },
     { prefix: '/api/v1' },
   );

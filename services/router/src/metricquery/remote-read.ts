@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { compress } from 'snappyjs';
 import { FloeError } from '@floe/errors';
 import { BinaryWriter, PromLabelMatcher_Type, PromReadRequest_ResponseType, PromReadRequestSchema, WireType, fromBinary, type PromReadRequest } from '@floe/proto';
-import { parsePromQL, promLabelsKey, type PromLabels } from '@floe/query';
+import { parsePromQL, promLabelsKey } from '@floe/query';
 import { snappyUncompress } from '@floe/runtime';
 import type { MetricReader } from './data.ts';
 import { queryRouteSchema } from '../openapi.ts';
@@ -22,6 +22,12 @@ export const REMOTE_READ_BODY_LIMIT = 1024 * 1024;
 const MAX_DECOMPRESSED = 8 * 1024 * 1024;
 /** Queries one request may carry (Prometheus sends one). */
 const MAX_QUERIES = 32;
+/**
+ * Samples one answer may hold by default (router.remote_read_max_samples; about 20 bytes each
+ * before compression, all of it built in memory): more is 422, as past Prometheus's
+ * --storage.remote.read-sample-limit.
+ */
+export const REMOTE_READ_MAX_SAMPLES = 5_000_000;
 
 const OPS: Record<PromLabelMatcher_Type, string> = {
   [PromLabelMatcher_Type.EQ]: '=',
@@ -63,7 +69,7 @@ function msOf(ms: bigint, i: number, field: string): number {
 }
 
 /** Registers POST /read on `scope` (the /api/v1 scope of the metric query API). */
-export function remoteReadRoute(scope: FastifyInstance, openReader: (req: FastifyRequest) => MetricReader): void {
+export function remoteReadRoute(scope: FastifyInstance, openReader: (req: FastifyRequest) => MetricReader, maxSamples = REMOTE_READ_MAX_SAMPLES): void {
   scope.addContentTypeParser('application/x-protobuf', { parseAs: 'buffer', bodyLimit: REMOTE_READ_BODY_LIMIT }, (_req, body, done) => done(null, body));
   const schema = queryRouteSchema('metrics', 'prometheus_remote_read', 'Prometheus remote read: the samples of each query’s series in its window', {
     rawBody: { mediaTypes: ['application/x-protobuf'], description: 'A snappy-compressed protobuf prometheus.ReadRequest (Content-Encoding: snappy), as a Prometheus server’s remote_read sends it.' },
@@ -78,6 +84,7 @@ export function remoteReadRoute(scope: FastifyInstance, openReader: (req: Fastif
     if (request.queries.length > MAX_QUERIES) throw badRequest(`at most ${MAX_QUERIES} queries per remote read request, got ${request.queries.length}`);
     const reader = openReader(req);
     const response = new BinaryWriter();
+    let samples = 0;
     for (const [i, q] of request.queries.entries()) {
       const start = msOf(q.startTimestampMs, i, 'start_timestamp_ms');
       const end = msOf(q.endTimestampMs, i, 'end_timestamp_ms');
@@ -86,12 +93,20 @@ export function remoteReadRoute(scope: FastifyInstance, openReader: (req: Fastif
       if (expr.type !== 'selector') throw badRequest(`query ${i}: the matchers are not a series selector`);
       // The source reads (minMs, maxMs]; remote read's window includes its start.
       const source = await reader.selectorSource([{ selector: expr, minMs: start - 1, maxMs: end }]);
-      const series = [...source(expr)].sort((a, b) => compareLabels(a.labels, b.labels));
+      // Prometheus's order of series: by their sorted label pairs.
+      const series = source(expr)
+        .map((x) => ({ x, key: promLabelsKey(x.labels) }))
+        .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))
+        .map(({ x }) => x);
       response.tag(1, WireType.LengthDelimited).fork(); // ReadResponse.results
       for (const s of series) {
         const within: number[] = [];
         for (let k = 0; k < s.t.length; k++) if (s.t[k]! >= start && s.t[k]! <= end) within.push(k);
         if (within.length === 0) continue;
+        samples += within.length;
+        if (samples > maxSamples) {
+          throw new FloeError('execution', `remote read would answer more than ${maxSamples} samples (router.remote_read_max_samples); narrow the selector or the time range`, { code: 'FLOE_ERR_REMOTE_READ_LIMIT' });
+        }
         response.tag(1, WireType.LengthDelimited).fork(); // QueryResult.timeseries
         for (const name of Object.keys(s.labels).sort()) {
           response.tag(1, WireType.LengthDelimited).fork().tag(1, WireType.LengthDelimited).string(name).tag(2, WireType.LengthDelimited).string(s.labels[name]!).join();
@@ -120,10 +135,3 @@ const doubleBytes = (v: number) => {
   new DataView(out.buffer).setFloat64(0, v, true);
   return out;
 };
-
-/** Prometheus's order of label sets: by sorted name/value pairs. */
-function compareLabels(a: PromLabels, b: PromLabels): number {
-  const ka = promLabelsKey(a);
-  const kb = promLabelsKey(b);
-  return ka < kb ? -1 : ka > kb ? 1 : 0;
-}
