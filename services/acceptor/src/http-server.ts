@@ -109,8 +109,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     // Also under /otlp, where Loki's and Mimir's OTLP endpoints take it: an exporter pointed at
     // `<floe>/otlp`, as at Loki or Mimir, reaches the same route.
     app.post(`/otlp${signal.httpPath}`, { onRequest: authHook }, handler);
-    // Metrics also where Prometheus's OTLP receiver takes them (`<prometheus>/api/v1/otlp`).
-    if (signal.name === 'metrics') app.post(`/api/v1/otlp${signal.httpPath}`, { onRequest: authHook }, handler);
+    for (const path of signal.otherHttpPaths ?? []) app.post(path, { onRequest: authHook }, handler);
   }
 
   // Prometheus remote write 1.0 / 2.0 (spec 1, Ingest; reference §6): snappy block bodies,

@@ -10,6 +10,8 @@ import type { OtlpSignal } from './signals.ts';
 export const metricsSignal: OtlpSignal = {
   name: 'metrics',
   httpPath: '/v1/metrics',
+  // Where Prometheus's OTLP receiver takes them: a collector pointed at Prometheus needs only its host changed.
+  otherHttpPaths: ['/api/v1/otlp/v1/metrics'],
   grpcMethod: '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export',
   ingest: (ingest, ctx, body, format, times) => ingest.metrics(ctx, decodeMessage(ExportMetricsServiceRequestSchema, body, format), times),
   response(r, format) {

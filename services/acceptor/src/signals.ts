@@ -23,6 +23,8 @@ import { metricsSignal } from './metrics-signal.ts';
 export interface OtlpSignal {
   name: string;
   httpPath: string;
+  /** More OTLP/HTTP paths it answers at besides httpPath and `/otlp` + httpPath (another backend's). */
+  otherHttpPaths?: readonly string[];
   grpcMethod: string;
   /** `times`: the row times the tenant may write (Admission). */
   ingest(ingest: Ingest, ctx: TenantContext, body: Uint8Array, format: BodyFormat, times: AcceptedTimes): Promise<IngestResult>;

@@ -9,6 +9,7 @@ import { Union as FbUnion } from 'apache-arrow/fb/union';
 import { ByteBuffer } from 'flatbuffers';
 import { splitIpcStream } from '@floe/flight';
 import { FloeError } from '@floe/errors';
+import { floorDiv } from './bigint-division.ts';
 
 /**
  * Flight SQL statements with bound parameters, kept stateless: a prepared statement's handle is
@@ -173,8 +174,8 @@ function cellOf(data: Data, row: number, index: number): unknown {
   if (DataType.isTimestamp(type)) {
     const raw = (data.values as BigInt64Array)[data.offset + row]!;
     if (type.unit === TimeUnit.NANOSECOND && !type.timezone) return new DuckDBTimestampNanosecondsValue(raw);
-    // Floor division: a negative instant's sub-µs part rounds down, as DuckDB's own casts do.
-    const us = type.unit === TimeUnit.NANOSECOND ? (raw >= 0n ? raw / 1000n : -((-raw + 999n) / 1000n)) : raw * US_PER[type.unit];
+    // A negative instant's sub-µs part rounds down, as DuckDB's own casts do.
+    const us = type.unit === TimeUnit.NANOSECOND ? floorDiv(raw, 1000n) : raw * US_PER[type.unit];
     return type.timezone ? new DuckDBTimestampTZValue(us) : new DuckDBTimestampValue(us);
   }
   if (DataType.isDate(type)) {

@@ -1,6 +1,7 @@
 import { DuckDBDateValue, DuckDBInstance, DuckDBTimestampNanosecondsValue, DuckDBTimestampTZValue, DuckDBTimestampValue } from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBPreparedStatement } from '@duckdb/node-api';
 import type { FileOrder } from '@floe/query';
+import { ceilDiv, floorDiv } from './bigint-division.ts';
 
 /**
  * Time bounds a query provably puts on the rows it reads from each table, so the querier can skip
@@ -743,12 +744,3 @@ function daysFromCivil(year: number, month: number, day: number): number {
   return era * 146_097 + doe - 719_468;
 }
 
-function floorDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n !== b < 0n ? q - 1n : q;
-}
-
-function ceilDiv(a: bigint, b: bigint): bigint {
-  const q = a / b;
-  return a % b !== 0n && a < 0n === b < 0n ? q + 1n : q;
-}

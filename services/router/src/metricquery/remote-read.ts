@@ -18,7 +18,7 @@ import { queryRouteSchema } from '../openapi.ts';
  */
 
 /** Most compressed bytes a request may hold (a handful of selectors), and their decompressed size. */
-export const REMOTE_READ_BODY_LIMIT = 1024 * 1024;
+const REMOTE_READ_BODY_LIMIT = 1024 * 1024;
 const MAX_DECOMPRESSED = 8 * 1024 * 1024;
 /** Queries one request may carry (Prometheus sends one). */
 const MAX_QUERIES = 32;
@@ -100,10 +100,13 @@ export function remoteReadRoute(scope: FastifyInstance, openReader: (req: Fastif
         .map(({ x }) => x);
       response.tag(1, WireType.LengthDelimited).fork(); // ReadResponse.results
       for (const s of series) {
-        const within: number[] = [];
-        for (let k = 0; k < s.t.length; k++) if (s.t[k]! >= start && s.t[k]! <= end) within.push(k);
-        if (within.length === 0) continue;
-        samples += within.length;
+        // Sample times ascend: the window is one run of them, [from, to).
+        let from = 0;
+        while (from < s.t.length && s.t[from]! < start) from++;
+        let to = from;
+        while (to < s.t.length && s.t[to]! <= end) to++;
+        if (to === from) continue;
+        samples += to - from;
         if (samples > maxSamples) {
           throw new FloeError('execution', `remote read would answer more than ${maxSamples} samples (router.remote_read_max_samples); narrow the selector or the time range`, { code: 'FLOE_ERR_REMOTE_READ_LIMIT' });
         }
@@ -111,9 +114,10 @@ export function remoteReadRoute(scope: FastifyInstance, openReader: (req: Fastif
         for (const name of Object.keys(s.labels).sort()) {
           response.tag(1, WireType.LengthDelimited).fork().tag(1, WireType.LengthDelimited).string(name).tag(2, WireType.LengthDelimited).string(s.labels[name]!).join();
         }
-        for (const k of within) {
+        for (let k = from; k < to; k++) {
           response.tag(2, WireType.LengthDelimited).fork(); // TimeSeries.samples
-          response.tag(1, WireType.Bit64).raw(s.stale?.[k] ? STALE_NAN_BYTES : doubleBytes(s.v[k]!));
+          if (s.stale?.[k]) response.tag(1, WireType.Bit64).raw(STALE_NAN_BYTES);
+          else response.tag(1, WireType.Bit64).double(s.v[k]!);
           response.tag(2, WireType.Varint).int64(s.t[k]!);
           response.join();
         }
@@ -130,8 +134,3 @@ export function remoteReadRoute(scope: FastifyInstance, openReader: (req: Fastif
  * survive JavaScript (V8 may set its quiet bit), and Prometheus knows the marker by its exact bits.
  */
 const STALE_NAN_BYTES = Uint8Array.from([0x02, 0, 0, 0, 0, 0, 0xf0, 0x7f]);
-const doubleBytes = (v: number) => {
-  const out = new Uint8Array(8);
-  new DataView(out.buffer).setFloat64(0, v, true);
-  return out;
-};

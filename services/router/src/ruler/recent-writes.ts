@@ -10,6 +10,15 @@ interface Write {
   samples: readonly FreshSample[];
 }
 
+/** A dataset's writes within the window, and their samples indexed once they are read. */
+interface Dataset {
+  writes: Write[];
+  /** Dropped whenever `writes` changes: every rule query of an evaluation reads the same index. */
+  index: FreshSampleIndex | undefined;
+}
+
+const EMPTY = new FreshSampleIndex([]);
+
 /**
  * What this ruler wrote in the last minute, per dataset, for its own PromQL queries to read. Rule
  * results reach storage through the ingest path and are readable only after the writer commits
@@ -19,12 +28,8 @@ interface Write {
  * themselves (the same time and value), so keeping them longer than needed is harmless. Only
  * successful writes are recorded: a failed one never reaches storage.
  */
-const EMPTY = new FreshSampleIndex([]);
-
 export class RecentWrites {
-  readonly #byDataset = new Map<string, Write[]>();
-  /** Each dataset's live samples indexed, until its next write or expiry: every rule query of an evaluation reads the same. */
-  readonly #indexed = new Map<string, FreshSampleIndex>();
+  readonly #datasets = new Map<string, Dataset>();
   readonly #windowMs: number;
   readonly #max: number;
 
@@ -36,37 +41,35 @@ export class RecentWrites {
   record(tenant: string, dataset: string, samples: readonly FreshSample[], now: number): void {
     if (samples.length === 0) return;
     const key = `${tenant}\u0000${dataset}`;
-    const writes = this.#live(key, now);
-    writes.push({ at: now, samples: samples.length > this.#max ? samples.slice(samples.length - this.#max) : samples });
-    let total = writes.reduce((n, w) => n + w.samples.length, 0);
-    while (total > this.#max) total -= writes.shift()!.samples.length;
-    this.#byDataset.set(key, writes);
-    this.#indexed.delete(key);
+    const d = this.#live(key, now) ?? { writes: [], index: undefined };
+    d.writes.push({ at: now, samples: samples.length > this.#max ? samples.slice(samples.length - this.#max) : samples });
+    let total = d.writes.reduce((n, w) => n + w.samples.length, 0);
+    while (total > this.#max) total -= d.writes.shift()!.samples.length;
+    d.index = undefined;
+    this.#datasets.set(key, d);
   }
 
   /** The samples of the dataset's writes within the window before `now`, in write order, indexed by metric name. */
   of(tenant: string, dataset: string, now: number): FreshSampleIndex {
-    const key = `${tenant}\u0000${dataset}`;
-    const writes = this.#live(key, now);
-    if (writes.length === 0) {
-      this.#byDataset.delete(key);
-      return EMPTY;
-    }
-    let index = this.#indexed.get(key);
-    if (!index) this.#indexed.set(key, (index = new FreshSampleIndex(writes.length === 1 ? writes[0]!.samples : writes.flatMap((w) => w.samples))));
-    return index;
+    const d = this.#live(`${tenant}\u0000${dataset}`, now);
+    if (!d) return EMPTY;
+    d.index ??= new FreshSampleIndex(d.writes.length === 1 ? d.writes[0]!.samples : d.writes.flatMap((w) => w.samples));
+    return d.index;
   }
 
-  /** The key's writes made within the window (older ones dropped). */
-  #live(key: string, now: number): Write[] {
-    const writes = this.#byDataset.get(key) ?? [];
+  /** The key's dataset with its writes older than the window dropped; undefined (and forgotten) when none are left. */
+  #live(key: string, now: number): Dataset | undefined {
+    const d = this.#datasets.get(key);
+    if (!d) return undefined;
     const oldest = now - this.#windowMs;
     let i = 0;
-    while (i < writes.length && writes[i]!.at < oldest) i++;
+    while (i < d.writes.length && d.writes[i]!.at < oldest) i++;
     if (i > 0) {
-      writes.splice(0, i);
-      this.#indexed.delete(key);
+      d.writes.splice(0, i);
+      d.index = undefined;
     }
-    return writes;
+    if (d.writes.length > 0) return d;
+    this.#datasets.delete(key);
+    return undefined;
   }
 }
