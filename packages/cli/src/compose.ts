@@ -101,7 +101,7 @@ const MODULES: ModuleDef<Ctx>[] = [
     name: 'compactor',
     deps: ['meta', 'store'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store });
+      const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry });
       ctx.compactorUrl = `http://127.0.0.1:${handle.ports.admin}`;
       return handle;
     },

@@ -12,6 +12,9 @@ import { noSelfTelemetry, startSelfMonitoring, startSelfProfiler, type Logger, t
  * self_monitoring.endpoint, else this process's acceptor, else the acceptor port of the config
  * on this host (a split deployment should name its acceptors' address).
  *
+ * The same meter is served at `GET /metrics` of the process's services (self_monitoring.metrics_endpoint,
+ * on by default), whether or not it is also exported.
+ *
  * The profiling section sends the same CPU profiles to an external backend instead (it needs no
  * admin key, the backend's credentials are its headers); with both on, only that one runs.
  */
@@ -38,10 +41,13 @@ export async function startProcessSelfMonitoring(
 ): Promise<ProcessSelfMonitoring> {
   const sm = config.self_monitoring;
   const external = config.profiling;
-  if (!sm.enabled && !sm.profiles_enabled && !external.enabled) return { telemetry: noSelfTelemetry, afterStart: async () => {}, stop: async () => {} };
+  if (!sm.enabled && !sm.metrics_endpoint && !sm.profiles_enabled && !external.enabled) return { telemetry: noSelfTelemetry, afterStart: async () => {}, stop: async () => {} };
   const serviceName = selfServiceName(targets);
   const instanceId = config.runtime.instance_id || `${hostname()}-${process.pid}`;
-  const endpoint = () => (sm.endpoint || ownAcceptorUrl() || `http://127.0.0.1:${config.acceptor.http_port}`).replace(/\/+$/, '');
+  // A process that runs an acceptor sends to it once it listens (its port may be 0 in the config
+  // until then); any other one to the configured acceptor port on this host.
+  const runsAcceptor = targets.includes('all') || targets.includes('acceptor');
+  const endpoint = () => (sm.endpoint || ownAcceptorUrl() || (runsAcceptor ? undefined : `http://127.0.0.1:${config.acceptor.http_port}`))?.replace(/\/+$/, '');
   // The break-glass key is the one credential that may write tenant _system (config validation
   // requires it whenever self-monitoring is on).
   const headers = { authorization: `Bearer ${config.auth.admin_api_key}`, 'x-tenant-id': SYSTEM_TENANT_ID, 'x-dataset-id': MONITORING_DATASET_ID };
@@ -59,7 +65,7 @@ export async function startProcessSelfMonitoring(
         log: log.child({ component: 'profiling' }),
       }
     : selfProfiles
-      ? { sampleRateHz: sm.profile_sample_rate_hz, intervalMs: sm.profile_interval, heapProfiles: sm.heap_profiles_enabled, endpoint, headers, log: smLog }
+      ? { sampleRateHz: sm.profile_sample_rate_hz, intervalMs: sm.profile_interval, heapProfiles: sm.heap_profiles_enabled, endpoint: () => endpoint() ?? '', headers, log: smLog }
       : undefined;
   if (sm.profiles_enabled && external.enabled) {
     profiling!.log.warn(
@@ -67,9 +73,18 @@ export async function startProcessSelfMonitoring(
       'self_monitoring.profiles_enabled is ignored because profiling.enabled is on: CPU profiles go to profiling.endpoint, none are stored under tenant _system',
     );
   }
-  const monitoring: SelfMonitoring | undefined = sm.enabled
-    ? await startSelfMonitoring({ serviceName, serviceVersion: VERSION, instanceId, environment: sm.environment, endpoint, headers, exportIntervalMs: sm.export_interval, log: smLog })
-    : undefined;
+  const monitoring: SelfMonitoring | undefined =
+    sm.enabled || sm.metrics_endpoint
+      ? await startSelfMonitoring({
+          serviceName,
+          serviceVersion: VERSION,
+          instanceId,
+          environment: sm.environment,
+          ...(sm.enabled ? { export: { endpoint, headers, exportIntervalMs: sm.export_interval } } : {}),
+          ...(sm.metrics_endpoint ? { metricsEndpoint: { bearerToken: sm.metrics_bearer_token } } : {}),
+          log: smLog,
+        })
+      : undefined;
   let profiler: SelfProfiler | undefined;
   return {
     telemetry: monitoring ?? noSelfTelemetry,

@@ -384,6 +384,16 @@ export const selfMonitoringSection = z.strictObject({
   environment: z.string().min(1).default('production').describe('deployment.environment.name of the emitted telemetry.'),
   endpoint: z.string().default('').describe('OTLP/HTTP base URL the telemetry is sent to. Empty: the acceptor of this process, else http://127.0.0.1:<acceptor.http_port>.'),
   export_interval: duration('30s').describe('How often spans and metrics are exported.'),
+  metrics_endpoint: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Serve GET /metrics on every service's HTTP port (router, acceptor, and the admin ports of writer, querier and compactor): the process's metrics in the Prometheus text format, for a Prometheus outside Floe to scrape. Independent of enabled. Names as Floe's PromQL gives OTLP metrics (http_server_request_duration_seconds, items_accepted_total, wal_backlog_segments, …); deploy/prometheus/floe-alerts.yaml and deploy/grafana/dashboards/floe-operations.json use them.",
+    ),
+  metrics_bearer_token: z
+    .string()
+    .default('')
+    .describe('When set, GET /metrics answers only requests with Authorization: Bearer <this token> (401 otherwise); a scrape config passes it as authorization.credentials. Empty: open, as Loki, Tempo and Mimir serve theirs (tenant ids appear in labels; keep the ports off the public network or set a token).'),
   profiles_enabled: z.boolean().default(false).describe('Profile this process\'s CPU and store one profile per profile_interval under tenant _system (works without enabled). Requires auth.admin_api_key.'),
   profile_sample_rate_hz: z.number().positive().max(10_000).default(99).describe('CPU sampling frequency of self-profiling.'),
   profile_interval: duration('60s').describe('One CPU profile per window of this length.'),

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { MetricsEndpoint } from '@floe/telemetry';
 
 export interface AdminServer {
   readonly port: number;
@@ -19,6 +20,8 @@ export interface AdminServerOptions {
    * auth (the compactor's `POST /compact` behind `/api/v1/ops/compact`).
    */
   actions?: Record<string, (body: unknown) => Promise<AdminAnswer>>;
+  /** `GET /metrics` (self_monitoring.metrics_endpoint; absent: 404). */
+  metrics?: MetricsEndpoint;
 }
 
 export interface AdminAnswer {
@@ -55,8 +58,8 @@ const sendJson = (res: ServerResponse, status: number, body: unknown) => res.wri
 /**
  * The small HTTP server every non-HTTP service exposes: `GET /ready` is 200 only while
  * `isReady()` is true (503 otherwise, e.g. while draining), `GET /healthz` is 200 while the
- * process lives, `GET /status` the service's state where it has one (the compactor's passes), and
- * `actions` its operator actions.
+ * process lives, `GET /status` the service's state where it has one (the compactor's passes),
+ * `GET /metrics` the process's metrics for Prometheus, and `actions` its operator actions.
  */
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
   const server: Server = createServer((req, res) => {
@@ -78,6 +81,13 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     if (req.method === 'GET' && path === '/ready') {
       const ok = opts.isReady();
       res.writeHead(ok ? 200 : 503, { 'content-type': 'text/plain' }).end(ok ? 'ready\n' : 'not ready\n');
+      return;
+    }
+    if (req.method === 'GET' && path === '/metrics' && opts.metrics) {
+      opts.metrics.respond(req.headers.authorization).then(
+        (answer) => res.writeHead(answer.status, { 'content-type': answer.contentType }).end(answer.body),
+        () => sendJson(res, 500, { status: 'error', errorType: 'internal', error: 'metrics could not be collected' }),
+      );
       return;
     }
     if (req.method === 'GET' && path === '/healthz') {

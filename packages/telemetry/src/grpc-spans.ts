@@ -1,5 +1,5 @@
 import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
-import type { SelfTelemetry } from './self-monitoring.ts';
+import { recordsMetrics, type SelfTelemetry } from './self-monitoring.ts';
 import { parentFromTraceparent } from './traceparent.ts';
 
 /**
@@ -36,26 +36,32 @@ const first = (call: CallShape, key: string): string | undefined => {
 
 /**
  * The implementation of a service with a span around each unary and server-streaming method
- * (client and bidirectional streams pass through untraced); the implementation itself when
- * self-monitoring is off.
+ * (client and bidirectional streams pass through untraced) when self-monitoring is on, and the
+ * call's `rpc.server.call.duration` (by service, method and status code) whenever metrics are
+ * recorded; the implementation itself when neither is.
  */
 export function traceGrpcService<I extends Record<string, unknown>>(telemetry: SelfTelemetry, definition: Record<string, MethodShape>, implementation: I): I {
-  if (!telemetry.enabled) return implementation;
+  const tracing = telemetry.enabled;
+  if (!tracing && !recordsMetrics(telemetry)) return implementation;
+  const duration = telemetry.meter.createHistogram('rpc.server.call.duration', {
+    description: 'Duration of gRPC and Arrow Flight calls, by service, method and status code',
+    unit: 's',
+    advice: { explicitBucketBoundaries: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120] },
+  });
   const out: Record<string, unknown> = { ...implementation };
   for (const [name, method] of Object.entries(definition)) {
     const handler = implementation[name];
     if (typeof handler !== 'function' || method.requestStream) continue;
     const fullName = method.path.replace(/^\//, '');
     const [service, rpcMethod] = fullName.split('/');
+    const rpcAttributes = { 'rpc.system': 'grpc', 'rpc.service': service!, 'rpc.method': rpcMethod! };
     const start = (call: CallShape): Span | undefined => {
-      if (first(call, 'x-tenant-id')?.trim() === SYSTEM_TENANT) return undefined;
-      return telemetry.tracer.startSpan(
-        fullName,
-        { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', 'rpc.service': service!, 'rpc.method': rpcMethod! } },
-        parentFromTraceparent(first(call, 'traceparent')),
-      );
+      if (!tracing || first(call, 'x-tenant-id')?.trim() === SYSTEM_TENANT) return undefined;
+      return telemetry.tracer.startSpan(fullName, { kind: SpanKind.SERVER, attributes: rpcAttributes }, parentFromTraceparent(first(call, 'traceparent')));
     };
-    const end = (span: Span, code: number) => {
+    const end = (span: Span | undefined, began: number, code: number) => {
+      duration.record((performance.now() - began) / 1000, { ...rpcAttributes, 'rpc.grpc.status_code': code });
+      if (!span) return;
       span.setAttribute('rpc.grpc.status_code', code);
       if (code !== OK) span.setStatus({ code: SpanStatusCode.ERROR });
       span.end();
@@ -63,27 +69,27 @@ export function traceGrpcService<I extends Record<string, unknown>>(telemetry: S
     const codeOf = (err: unknown) => (typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 2);
     out[name] = method.responseStream
       ? (call: CallShape) => {
+          const began = performance.now();
           const span = start(call);
-          if (span) {
-            let code = OK;
-            let ended = false;
-            const finish = () => {
-              if (ended) return;
-              ended = true;
-              end(span, code);
-            };
-            call.on('error', (err) => (code = codeOf(err)));
-            // A call the client gave up on ends as CANCELLED.
-            call.on('cancelled', () => (code = 1));
-            call.on('finish', finish);
-            call.on('close', finish);
-          }
+          let code = OK;
+          let ended = false;
+          const finish = () => {
+            if (ended) return;
+            ended = true;
+            end(span, began, code);
+          };
+          call.on('error', (err) => (code = codeOf(err)));
+          // A call the client gave up on ends as CANCELLED.
+          call.on('cancelled', () => (code = 1));
+          call.on('finish', finish);
+          call.on('close', finish);
           (handler as Handler)(call);
         }
       : (call: CallShape, callback: (err: unknown, ...rest: unknown[]) => void) => {
+          const began = performance.now();
           const span = start(call);
           (handler as Handler)(call, (err, ...rest) => {
-            if (span) end(span, err ? codeOf(err) : OK);
+            end(span, began, err ? codeOf(err) : OK);
             callback(err, ...rest);
           });
         };

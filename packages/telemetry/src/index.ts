@@ -6,12 +6,16 @@
  * Self-monitoring (spec 2 "Events", spec 1 "Self-profiling") stores Floe's own spans, metrics and
  * CPU (and optionally live-heap) profiles as telemetry of the tenant _system: the composition starts the OpenTelemetry SDK
  * and the profiler, both exporting over OTLP/HTTP to an acceptor, and hands services a
- * `SelfTelemetry` (tracer and meter) explicitly; `noSelfTelemetry` records nothing.
+ * `SelfTelemetry` (tracer and meter) explicitly; `noSelfTelemetry` records nothing. The same
+ * meter is served in the Prometheus text format at `GET /metrics` of every service's port
+ * (self_monitoring.metrics_endpoint), for a Prometheus outside Floe.
  */
 export { createLogger, httpFrameworkLogging, silentLogger } from './logger.ts';
 export type { Logger, LoggerOptions } from './logger.ts';
-export { SERVICE_NAMESPACE, noSelfTelemetry, startSelfMonitoring } from './self-monitoring.ts';
-export type { SelfMonitoring, SelfMonitoringOptions, SelfTelemetry } from './self-monitoring.ts';
+export { SERVICE_NAMESPACE, noSelfTelemetry, recordsMetrics, startSelfMonitoring } from './self-monitoring.ts';
+export type { SelfMonitoring, SelfMonitoringExport, SelfMonitoringOptions, SelfTelemetry } from './self-monitoring.ts';
+export type { MetricsAnswer, MetricsEndpoint } from './metrics-endpoint.ts';
+export { httpServerMetrics } from './http-metrics.ts';
 // The API types and enums instrumented code needs, so services depend on this package alone.
 export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 export { parentFromTraceparent } from './traceparent.ts';

@@ -1,5 +1,7 @@
 import { ProxyTracerProvider, createNoopMeter, type Meter, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
+import { prometheusMetricsEndpoint, type MetricsEndpoint } from './metrics-endpoint.ts';
+import { recordRuntimeMetrics } from './runtime-metrics.ts';
 
 /**
  * Floe's own spans and metrics (spec 2 "Events"), made with the OpenTelemetry SDK and exported
@@ -10,11 +12,16 @@ import type { Logger } from 'pino';
  * and meter record nothing.
  */
 export interface SelfTelemetry {
-  /** False for `noSelfTelemetry`: hooks that only serve self-monitoring are then not installed. */
+  /** Spans are recorded and exported (self_monitoring.enabled): hooks that only serve them are installed. */
   readonly enabled: boolean;
   readonly tracer: Tracer;
   readonly meter: Meter;
+  /** `GET /metrics` of the process's services (self_monitoring.metrics_endpoint); absent: not served. */
+  readonly metricsEndpoint?: MetricsEndpoint;
 }
+
+/** Whether the meter records anything (an OTLP export or the metrics endpoint reads it). */
+export const recordsMetrics = (t: SelfTelemetry): boolean => t.enabled || t.metricsEndpoint !== undefined;
 
 export const noSelfTelemetry: SelfTelemetry = {
   enabled: false,
@@ -30,15 +37,24 @@ export interface SelfMonitoringOptions {
   instanceId: string;
   /** deployment.environment.name (self_monitoring.environment). */
   environment: string;
+  /** Spans and metrics exported over OTLP to the self-monitoring tenant (self_monitoring.enabled); absent: none. */
+  export?: SelfMonitoringExport;
+  /** Metrics served at `GET /metrics` (self_monitoring.metrics_endpoint); absent: not served. */
+  metricsEndpoint?: { bearerToken: string };
+  log: Logger;
+}
+
+export interface SelfMonitoringExport {
   /**
-   * The acceptor's OTLP/HTTP base URL, read at the first export: in `floe all` the process's own
-   * acceptor only has its port once it has started, after the services took their meters.
+   * The acceptor's OTLP/HTTP base URL, read at each export until known: in `floe all` the
+   * process's own acceptor only has its port once it has started, after the services took their
+   * meters. Undefined until then: those exports are skipped (metrics are cumulative, so the next
+   * one carries what they held; spans ended before it are dropped).
    */
-  endpoint: () => string;
+  endpoint: () => string | undefined;
   /** Authorization, X-Tenant-ID and X-Dataset-ID of the self-monitoring tenant. */
   headers: Readonly<Record<string, string>>;
   exportIntervalMs: number;
-  log: Logger;
 }
 
 export interface SelfMonitoring extends SelfTelemetry {
@@ -48,17 +64,18 @@ export interface SelfMonitoring extends SelfTelemetry {
 
 export const SERVICE_NAMESPACE = 'floe';
 
-/** Starts the SDK. Its modules are loaded here, so processes without self-monitoring never load them. */
+/**
+ * Starts the SDK: a meter provider read by the OTLP export, the metrics endpoint or both (with
+ * the process's runtime metrics), and a tracer provider when spans are exported. Its modules are
+ * loaded here, so processes with neither never load them.
+ */
 export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<SelfMonitoring> {
-  const [{ TracerProvider, BatchSpanProcessor }, { MeterProvider, PeriodicExportingMetricReader }, { resourceFromAttributes }, semconv, { OTLPTraceExporter }, { OTLPMetricExporter }] =
-    await Promise.all([
-      import('@opentelemetry/sdk-trace'),
-      import('@opentelemetry/sdk-metrics'),
-      import('@opentelemetry/resources'),
-      import('@opentelemetry/semantic-conventions'),
-      import('@opentelemetry/exporter-trace-otlp-proto'),
-      import('@opentelemetry/exporter-metrics-otlp-proto'),
-    ]);
+  const [{ TracerProvider, BatchSpanProcessor }, { MeterProvider, PeriodicExportingMetricReader }, { resourceFromAttributes }, semconv] = await Promise.all([
+    import('@opentelemetry/sdk-trace'),
+    import('@opentelemetry/sdk-metrics'),
+    import('@opentelemetry/resources'),
+    import('@opentelemetry/semantic-conventions'),
+  ]);
   const resource = resourceFromAttributes({
     [semconv.ATTR_SERVICE_NAMESPACE]: SERVICE_NAMESPACE,
     [semconv.ATTR_SERVICE_NAME]: o.serviceName,
@@ -66,49 +83,75 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
     [semconv.ATTR_SERVICE_INSTANCE_ID]: o.instanceId,
     [semconv.ATTR_DEPLOYMENT_ENVIRONMENT_NAME]: o.environment,
   });
-  const headers = { ...o.headers };
-  type TraceExporter = InstanceType<typeof OTLPTraceExporter>;
-  type MetricExporter = InstanceType<typeof OTLPMetricExporter>;
-  let traces: TraceExporter | undefined;
-  let metrics: MetricExporter | undefined;
-  const traceExporter = () => (traces ??= new OTLPTraceExporter({ url: `${o.endpoint()}/v1/traces`, headers }));
-  const metricExporter = () => (metrics ??= new OTLPMetricExporter({ url: `${o.endpoint()}/v1/metrics`, headers }));
-
-  const tracerProvider = new TracerProvider({
-    resource,
-    spanProcessors: [
-      new BatchSpanProcessor({
-        exporter: {
-          export: (spans, done) => traceExporter().export(spans, done),
-          shutdown: () => traces?.shutdown() ?? Promise.resolve(),
-          forceFlush: () => traces?.forceFlush() ?? Promise.resolve(),
-        },
-        scheduledDelayMillis: o.exportIntervalMs,
-      }),
-    ],
-  });
-  const meterProvider = new MeterProvider({
-    resource,
-    readers: [
+  const readers = [];
+  let tracerProvider: InstanceType<typeof TracerProvider> | undefined;
+  if (o.export) {
+    const ex = o.export;
+    const [{ OTLPTraceExporter }, { OTLPMetricExporter }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-proto'), import('@opentelemetry/exporter-metrics-otlp-proto')]);
+    const headers = { ...ex.headers };
+    type TraceExporter = InstanceType<typeof OTLPTraceExporter>;
+    type MetricExporter = InstanceType<typeof OTLPMetricExporter>;
+    let traces: TraceExporter | undefined;
+    let metrics: MetricExporter | undefined;
+    // Made at the first export whose endpoint is known, then kept (see SelfMonitoringExport.endpoint).
+    const traceExporter = () => {
+      const url = traces ? undefined : ex.endpoint();
+      return (traces ??= url === undefined ? undefined : new OTLPTraceExporter({ url: `${url}/v1/traces`, headers }));
+    };
+    const metricExporter = () => {
+      const url = metrics ? undefined : ex.endpoint();
+      return (metrics ??= url === undefined ? undefined : new OTLPMetricExporter({ url: `${url}/v1/metrics`, headers }));
+    };
+    // ExportResultCode.SUCCESS: nothing to send to yet is not a failure to report.
+    const skipped = { code: 0 };
+    tracerProvider = new TracerProvider({
+      resource,
+      spanProcessors: [
+        new BatchSpanProcessor({
+          exporter: {
+            export: (spans, done) => {
+              const exporter = traceExporter();
+              if (exporter) exporter.export(spans, done);
+              else done(skipped);
+            },
+            shutdown: () => traces?.shutdown() ?? Promise.resolve(),
+            forceFlush: () => traces?.forceFlush() ?? Promise.resolve(),
+          },
+          scheduledDelayMillis: ex.exportIntervalMs,
+        }),
+      ],
+    });
+    readers.push(
       new PeriodicExportingMetricReader({
         exporter: {
-          export: (batch, done) => metricExporter().export(batch, done),
+          export: (batch, done) => {
+            const exporter = metricExporter();
+            if (exporter) exporter.export(batch, done);
+            else done(skipped);
+          },
           shutdown: () => metrics?.shutdown() ?? Promise.resolve(),
           forceFlush: () => metrics?.forceFlush() ?? Promise.resolve(),
         },
-        exportIntervalMillis: o.exportIntervalMs,
-        exportTimeoutMillis: Math.min(o.exportIntervalMs, 30_000),
+        exportIntervalMillis: ex.exportIntervalMs,
+        exportTimeoutMillis: Math.min(ex.exportIntervalMs, 30_000),
       }),
-    ],
-  });
-  o.log.info({ service: o.serviceName, intervalMs: o.exportIntervalMs }, 'self-monitoring started');
+    );
+  }
+  const served = o.metricsEndpoint ? await prometheusMetricsEndpoint(o.metricsEndpoint.bearerToken) : undefined;
+  if (served) readers.push(served.reader);
+  const meterProvider = new MeterProvider({ resource, readers });
+  const meter = meterProvider.getMeter('floe', o.serviceVersion);
+  const runtime = recordRuntimeMetrics(meter);
+  o.log.info({ service: o.serviceName, exportIntervalMs: o.export?.exportIntervalMs, metricsEndpoint: served !== undefined }, 'self-monitoring started');
   return {
-    enabled: true,
-    tracer: tracerProvider.getTracer('floe', o.serviceVersion),
-    meter: meterProvider.getMeter('floe', o.serviceVersion),
+    enabled: tracerProvider !== undefined,
+    tracer: tracerProvider?.getTracer('floe', o.serviceVersion) ?? noSelfTelemetry.tracer,
+    meter,
+    ...(served ? { metricsEndpoint: served.endpoint } : {}),
     async shutdown() {
+      runtime.stop();
       // Telemetry is best effort: a failed last export must not fail the stop.
-      const results = await Promise.allSettled([tracerProvider.shutdown(), meterProvider.shutdown()]);
+      const results = await Promise.allSettled([tracerProvider?.shutdown(), meterProvider.shutdown()]);
       for (const r of results) if (r.status === 'rejected') o.log.warn({ err: r.reason }, 'self-monitoring: last export failed');
     },
   };

@@ -33,11 +33,40 @@ describe('deployment files', () => {
     // Grafana's data sources reach the router's port and read the provisioning under deploy/.
     const grafana = parse(read('docker-compose.yml'), { merge: true }).services.grafana as { environment: Record<string, string>; volumes: string[] };
     expect(grafana.environment.FLOE_URL).toBe(`http://router:${loadConfig({ file: configFile, env: {} }).router.port}`);
-    expect(grafana.volumes).toEqual(['./deploy/grafana/provisioning:/etc/grafana/provisioning:ro']);
+    expect(grafana.volumes).toEqual(['./deploy/grafana/provisioning:/etc/grafana/provisioning:ro', './deploy/grafana/dashboards:/var/lib/grafana/dashboards/floe:ro']);
     expect(read('deploy/grafana/provisioning/datasources/floe.yaml')).toContain('${FLOE_URL}/tracequery');
+    // The dashboard provider reads where the dashboards are mounted.
+    const providers = parse(read('deploy/grafana/provisioning/dashboards/floe.yaml')) as { providers: Array<{ options: { path: string } }> };
+    expect(providers.providers.map((p) => p.options.path)).toEqual(['/var/lib/grafana/dashboards/floe']);
     // The Redis the shared config names runs beside them.
     expect(new URL(loadConfig({ file: configFile, env: {} }).limits.redis_url).hostname).toBe('redis');
     expect(Object.keys(compose.services)).toContain('redis');
+  });
+
+  it('docker-compose Prometheus scrapes /metrics on the port each service binds and loads the alerts', () => {
+    const compose = parse(read('docker-compose.yml'), { merge: true }) as { services: Record<string, { image?: string; command?: string[]; ports?: string[]; volumes?: string[] }> };
+    const prometheus = compose.services.prometheus!;
+    expect(prometheus.image).toBe('prom/prometheus:v3.5.0');
+    expect(prometheus.ports).toEqual(['9090:9090']);
+    expect(prometheus.volumes).toEqual(['./deploy/prometheus:/etc/prometheus:ro']);
+    expect(prometheus.command).toEqual(['--config.file=/etc/prometheus/prometheus.yaml']);
+    // The config the mount puts at /etc/prometheus/prometheus.yaml, its rule file beside it.
+    const prom = parse(read('deploy/prometheus/prometheus.yaml')) as { rule_files: string[]; scrape_configs: Array<{ job_name: string; metrics_path?: string; static_configs: Array<{ targets: string[] }> }> };
+    expect(prom.rule_files).toEqual(['floe-alerts.yaml']);
+    expect(read('deploy/prometheus/floe-alerts.yaml')).toContain('groups:');
+    // Every scraped port is the one the shared config gives that service (the port of its /ready).
+    const cfg = loadConfig({ file: configFile, env: {} });
+    const floeJobs = prom.scrape_configs.filter((j) => j.job_name.startsWith('floe-'));
+    expect(floeJobs.map((j) => j.job_name).sort()).toEqual(['floe-acceptor', 'floe-compactor', 'floe-querier', 'floe-router', 'floe-writer']);
+    for (const job of floeJobs) {
+      const service = job.job_name.slice('floe-'.length);
+      expect(job.metrics_path).toBe('/metrics');
+      expect(job.static_configs.flatMap((c) => c.targets)).toEqual([`${service}:${readyPort(cfg, service)}`]);
+      expect(compose.services[service]?.command).toEqual([service]);
+    }
+    // Grafana's monitoring data source reaches that Prometheus by its compose service name.
+    const monitoring = parse(read('deploy/grafana/provisioning/datasources/floe-monitoring.yaml')) as { datasources: Array<{ uid: string; type: string; url: string }> };
+    expect(monitoring.datasources).toEqual([expect.objectContaining({ uid: 'floe-monitoring', type: 'prometheus', url: `http://prometheus:${prometheus.ports![0]!.split(':')[1]}` })]);
   });
 
   it('Kubernetes deployments run valid targets and probe /ready on the configured port', () => {

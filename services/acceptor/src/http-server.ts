@@ -2,7 +2,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { endHttpServerSpan, httpFrameworkLogging, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { endHttpServerSpan, httpFrameworkLogging, httpServerMetrics, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
 import { formatOf, inflate } from './decode.ts';
 import type { AcceptedTimes } from './accepted-times.ts';
 import type { Admission } from './admission.ts';
@@ -65,6 +65,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // requests carry Floe's own telemetry (a span each would be exported as one more request).
   // The response carries Server-Timing (traceparent, total) and traceresponse, as the router's do.
   const telemetry = opts.telemetry;
+  if (telemetry) httpServerMetrics(app, telemetry);
   if (telemetry?.enabled) {
     const spans = new WeakMap<FastifyRequest, { span: Span; start: number }>();
     app.addHook('onRequest', async (req) => {

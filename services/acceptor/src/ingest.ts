@@ -29,6 +29,8 @@ export interface IngestOptions {
   series?: SeriesLimiter;
   /** Self-monitoring's items_refused: items not stored, by tenant, signal and reason (rows.ts RefusalKind). */
   itemsRefused?: Counter;
+  /** Self-monitoring's items_accepted: items made durable, by tenant and signal. */
+  itemsAccepted?: Counter;
   /** metrics_generator: counts the spans of stored trace exports (absent: off). */
   generator?: MetricsGenerator;
 }
@@ -68,6 +70,7 @@ export class Ingest {
   private readonly log: Logger;
   private readonly series: SeriesLimiter | undefined;
   private readonly itemsRefused: Counter | undefined;
+  private readonly itemsAccepted: Counter | undefined;
   private readonly generator: MetricsGenerator | undefined;
 
   constructor(wal: WalAppender, log: Logger, opts: IngestOptions = {}) {
@@ -75,6 +78,7 @@ export class Ingest {
     this.log = log;
     this.series = opts.series;
     this.itemsRefused = opts.itemsRefused;
+    this.itemsAccepted = opts.itemsAccepted;
     this.generator = opts.generator;
   }
 
@@ -164,8 +168,8 @@ export class Ingest {
       }
     }
     if (records.length > 0) await this.append(records);
-    this.countRefused(ctx, 'metrics', converted.points.refusedBy);
     const { accepted, rejected, rejectReason } = converted.points;
+    this.countItems(ctx, 'metrics', accepted, converted.points.refusedBy);
     return { accepted, rejected, rejectReason };
   }
 
@@ -182,8 +186,9 @@ export class Ingest {
     }
   }
 
-  /** Records what a stored request left out (after its append: a failed request stored nothing and refused nothing). */
-  private countRefused(ctx: TenantContext, signal: TableName, refusedBy: RefusalCounts): void {
+  /** Records what a stored request kept and left out (after its append: a failed request stored nothing and refused nothing). */
+  private countItems(ctx: TenantContext, signal: TableName, accepted: number, refusedBy: RefusalCounts): void {
+    if (accepted > 0) this.itemsAccepted?.add(accepted, { 'tenant.id': ctx.tenant, 'dataset.id': ctx.dataset, signal });
     if (!this.itemsRefused) return;
     for (const [reason, n] of Object.entries(refusedBy)) {
       if (n > 0) this.itemsRefused.add(n, { 'tenant.id': ctx.tenant, 'dataset.id': ctx.dataset, signal, reason });
@@ -199,7 +204,7 @@ export class Ingest {
       });
     }
     if (records.length > 0) await this.append(records);
-    this.countRefused(ctx, table, counts.refusedBy);
+    this.countItems(ctx, table, counts.accepted, counts.refusedBy);
     return { accepted: counts.accepted, rejected: counts.rejected, rejectReason: counts.rejectReason };
   }
 

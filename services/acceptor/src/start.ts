@@ -81,6 +81,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const ingest = new Ingest(wal, log, {
     generator,
     series: seriesLimiter,
+    itemsAccepted: meter.createCounter('items_accepted', { description: 'Items (spans, log records, data points, profiles) made durable in the WAL, by tenant and signal' }),
     itemsRefused: meter.createCounter('items_refused', {
       description: 'Items (spans, log records, data points, profiles) of acknowledged ingest requests that were not stored, by tenant, signal and reason: invalid, too_old, too_new, series_limit, unsupported',
     }),

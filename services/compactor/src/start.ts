@@ -5,7 +5,8 @@ import { cachedTenantLimits } from '@floe/limits';
 import { dueDeleteRequests, finishDeleteRequest, getTenant, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
-import { createLogger, type Logger } from '@floe/telemetry';
+import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
+import { compactorMetrics } from './compactor-metrics.ts';
 import { randomUUID } from 'node:crypto';
 import { Compactor, hasWork, type PassScope, type PassStats } from './compactor.ts';
 import { retentionStreamProblems } from '@floe/query';
@@ -16,6 +17,7 @@ export interface CompactorDeps {
   log?: Logger;
   db?: Db;
   store?: ObjectStore;
+  telemetry?: SelfTelemetry;
 }
 
 /**
@@ -67,13 +69,18 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   const pending = () => state.requests.find((r) => r.startedAt === null);
   let nextPeriodic = Date.now();
 
+  const metrics = compactorMetrics(deps.telemetry ?? noSelfTelemetry);
   const runPass = async (scope: PassScope | undefined): Promise<LastPass> => {
     const startedAt = new Date().toISOString();
     state.runningSince = startedAt;
+    const began = performance.now();
+    let outcome = 'failed';
     try {
       const stats = await compactor.pass(abort.signal, scope);
       const summary = passSummary(stats);
       if (hasWork(stats)) log.info({ ...summary, ...(scope ? { scope } : {}) }, 'compaction pass');
+      outcome = 'ok';
+      metrics.succeeded(Date.now());
       return { startedAt, finishedAt: new Date().toISOString(), failed: false, ...summary };
     } catch (err) {
       log.error({ err }, 'compaction pass failed; retrying next interval');
@@ -81,6 +88,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     } finally {
       state.passes++;
       state.runningSince = null;
+      metrics.passDuration.record((performance.now() - began) / 1000, { outcome });
     }
   };
 
@@ -120,7 +128,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
   };
 
-  const admin = await startAdminServer({ host: c.host, port: c.admin_port, isReady: () => ready, name: 'compactor', status: () => state, actions });
+  const admin = await startAdminServer({ host: c.host, port: c.admin_port, isReady: () => ready, name: 'compactor', status: () => state, actions, metrics: deps.telemetry?.metricsEndpoint });
   log.info({ adminPort: admin.port, enabled: c.enabled, intervalMs: c.interval, targetFileSizeMb: c.target_file_size_mb }, 'compactor ready');
   return {
     name: 'compactor',

@@ -197,6 +197,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     isReady: () => ready,
     name: 'querier',
     status: () => ({ series_lists: handler.seriesListsStatus() ?? null }),
+    metrics: deps.telemetry?.metricsEndpoint,
   });
   ready = true;
   log.info({ flightPort: flight.port, adminPort: admin.port }, 'querier ready');

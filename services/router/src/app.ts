@@ -3,7 +3,7 @@ import { agentToolsPlugin, listenUrl } from '@floe/agent-tools';
 import type { AuthDeps, AuthenticateOptions, ManagementAuthDeps } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
-import { httpFrameworkLogging, type Logger } from '@floe/telemetry';
+import { httpFrameworkLogging, httpServerMetrics, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import type { TenantLimits } from '@floe/limits';
@@ -77,6 +77,8 @@ export interface AppOptions {
   compactor?: CompactorClient;
   /** Spans and Server-Timing of every request (self_monitoring.enabled; absent: none). */
   selfTracing?: SelfTracingOptions;
+  /** The process's meter and `GET /metrics` (absent: neither). */
+  telemetry?: SelfTelemetry;
   /** The source-control integration (absent: the scm section is unset; its link routes answer 404). */
   scm?: Scm;
   /** The ruler's config API and rule state (absent: /api/v1/rules and /alerts answer empty lists). */
@@ -123,6 +125,7 @@ export async function buildApp(opts: AppOptions) {
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // Before any route, so its hooks see every request.
   if (opts.selfTracing) await app.register(selfTracingPlugin, opts.selfTracing);
+  if (opts.telemetry) httpServerMetrics(app, opts.telemetry);
   // Before the routes are collected: the planning service documents its own API, not this one.
   if (opts.planning) await app.register(planningProxyPlugin, opts.planning);
   const routes = collectRoutes(app);

@@ -93,6 +93,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     tenantLimits: tenantLimitsOf,
     querier: querierClient,
     selfTracing: timings && deps.telemetry ? { telemetry: deps.telemetry, timings } : undefined,
+    telemetry: deps.telemetry,
     queryDemand,
     tableColumns,
     queryTimeoutMs: config.router.query_timeout,

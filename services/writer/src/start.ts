@@ -9,7 +9,7 @@ import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
 import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
-import { writerMetrics } from './writer-metrics.ts';
+import { observeWriterStatus, writerMetrics } from './writer-metrics.ts';
 
 export interface SharedDeps {
   log?: Logger;
@@ -55,6 +55,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   let ready = true;
   let lastRound = 0;
   const status = new WriterStatus();
+  observeWriterStatus(deps.telemetry, status);
   const loop = (async () => {
     while (!abort.signal.aborted) {
       try {
@@ -82,7 +83,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     }
   })();
 
-  const admin = await startAdminServer({ host: config.writer.host, port: config.writer.admin_port, isReady: () => ready, name: 'writer', status: () => status.toJSON() });
+  const admin = await startAdminServer({ host: config.writer.host, port: config.writer.admin_port, isReady: () => ready, name: 'writer', status: () => status.toJSON(), metrics: deps.telemetry?.metricsEndpoint });
   log.info({ adminPort: admin.port }, 'writer ready');
   return {
     name: 'writer',

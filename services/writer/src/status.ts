@@ -20,6 +20,12 @@ export class WriterStatus {
     this.#listedAt = Date.now();
   }
 
+  /** Seconds since the oldest segment not yet committed was written (0 with none). */
+  get oldestSegmentAgeSeconds(): number {
+    const oldest = this.#backlog.oldestMs;
+    return oldest === undefined ? 0 : Math.max(0, Date.now() - oldest) / 1000;
+  }
+
   /** Rounds failed since the last one that succeeded (the loop's backoff). */
   get failuresInARow(): number {
     return this.#failuresInARow;

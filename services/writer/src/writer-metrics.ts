@@ -1,4 +1,5 @@
 import { noSelfTelemetry, type Attributes, type Counter, type Histogram, type SelfTelemetry } from '@floe/telemetry';
+import type { WriterStatus } from './status.ts';
 
 /**
  * The writer's self-monitoring instruments (spec 2, Events), recorded where the events happen:
@@ -37,3 +38,16 @@ export function writerMetrics(telemetry: SelfTelemetry = noSelfTelemetry): Write
 
 /** The attributes of the per-dataset instruments. */
 export const datasetAttributes = (tenant: string, dataset: string): Attributes => ({ 'tenant.id': tenant, 'dataset.id': dataset });
+
+/**
+ * The writer's state as gauges read at each collection: how long the oldest uncommitted WAL
+ * segment has waited (`wal_oldest_segment_age_seconds`: data not yet queryable for that long,
+ * what an alert on a stuck or slow writer watches) and the rounds failed in a row.
+ */
+export function observeWriterStatus(telemetry: SelfTelemetry = noSelfTelemetry, status: WriterStatus): void {
+  const m = telemetry.meter;
+  m.createObservableGauge('wal_oldest_segment_age', { description: 'Age of the oldest WAL segment the writer has not committed yet, as it last listed them', unit: 's' }).addCallback((r) =>
+    r.observe(status.oldestSegmentAgeSeconds),
+  );
+  m.createObservableGauge('writer_round_failures', { description: 'Commit rounds failed in a row since the last one that succeeded' }).addCallback((r) => r.observe(status.failuresInARow));
+}

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { buildPlainSeries, buildPromSeries, buildTargetInfo, otelLabelName, otelPromName, promFamily, selectorDemand, seriesLabelSets, storedNamesFor, type SeriesRow } from './series.ts';
+import { otelLabelName, otelPromName } from '@floe/schema';
+import { buildPlainSeries, buildPromSeries, buildTargetInfo, promFamily, selectorDemand, seriesLabelSets, storedNamesFor, type SeriesRow } from './series.ts';
 
 describe('OpenTelemetry metrics as Prometheus series', () => {
   it('translates names as Prometheus’s OTLP receiver does', () => {
