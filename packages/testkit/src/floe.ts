@@ -34,6 +34,8 @@ export interface FloeUnderTest {
   querierAdminUrl: string;
   /** The writer's admin server (`/ready`, `/status`: the WAL backlog and its rounds). */
   writerAdminUrl: string;
+  /** The compactor's admin server (`/ready`, `/status`, `/metrics`). */
+  compactorAdminUrl: string;
   adminApiKey: string;
   dataDir: string;
   /** Creates a tenant with its default dataset and returns a fresh API key for it. */
@@ -114,6 +116,7 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     flightAddress: `127.0.0.1:${port('querier', 'flight')}`,
     querierAdminUrl: `http://127.0.0.1:${port('querier', 'admin')}`,
     writerAdminUrl: `http://127.0.0.1:${port('writer', 'admin')}`,
+    compactorAdminUrl: `http://127.0.0.1:${port('compactor', 'admin')}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     // PGlite is single-process: tenants are created through the running process's metadata DB.
@@ -224,6 +227,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     flightAddress: `127.0.0.1:${flightPort}`,
     querierAdminUrl: `http://127.0.0.1:${qAdmin}`,
     writerAdminUrl: `http://127.0.0.1:${wAdmin}`,
+    compactorAdminUrl: `http://127.0.0.1:${cAdmin}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     async bootstrap(tenant) {

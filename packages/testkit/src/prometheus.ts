@@ -31,6 +31,10 @@ export interface PrometheusOptions {
   scrapeSelf?: boolean;
   /** More command-line flags (e.g. --query.max-samples=…, --web.enable-admin-api). */
   flags?: string[];
+  /** More scrape jobs: `targets` as host:port, `/metrics` unless `metricsPath` says otherwise. */
+  scrapeJobs?: { job: string; targets: string[]; metricsPath?: string; bearerToken?: string }[];
+  /** Rule files (absolute paths) evaluated every second. */
+  ruleFiles?: string[];
 }
 
 export interface PrometheusUnderTest {
@@ -58,6 +62,15 @@ export async function startPrometheus(opts: PrometheusOptions = {}): Promise<Pro
     global: { scrape_interval: opts.scrapeInterval ?? '1s', evaluation_interval: '1s' },
     scrape_configs: opts.scrapeSelf === false ? [] : [{ job_name: 'prometheus', static_configs: [{ targets: [`127.0.0.1:${port}`] }] }],
   };
+  for (const j of opts.scrapeJobs ?? []) {
+    (config.scrape_configs as unknown[]).push({
+      job_name: j.job,
+      metrics_path: j.metricsPath ?? '/metrics',
+      static_configs: [{ targets: j.targets }],
+      ...(j.bearerToken ? { authorization: { credentials: j.bearerToken } } : {}),
+    });
+  }
+  if (opts.ruleFiles) config.rule_files = opts.ruleFiles;
   if (opts.remoteWrite) {
     const rw = opts.remoteWrite;
     config.remote_write = [

@@ -1,0 +1,210 @@
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parser } from '@prometheus-io/lezer-promql';
+import { parse as parseYaml } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flightDoGet } from '@floe/flight';
+import { PROMETHEUS_BIN, protoTraceExporter, sendSampleTrace, startFloe, startPrometheus, waitFor, type FloeMode, type FloeUnderTest, type PrometheusUnderTest } from '../src/index.ts';
+import { requireBinary } from '../src/child-server.ts';
+
+/**
+ * Watching Floe from outside (self_monitoring.metrics_endpoint, on by default): every service
+ * serves GET /metrics; promtool accepts the text; the counts are what the requests did; and a
+ * real Prometheus scrapes all five services, evaluates deploy/prometheus/floe-alerts.yaml
+ * without errors and without a false alarm on a healthy Floe, and answers every query of the
+ * operations dashboard. In cluster mode each service is its own process with its own metrics.
+ */
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '../../..');
+const ALERTS = join(ROOT, 'deploy/prometheus/floe-alerts.yaml');
+const DASHBOARD = join(ROOT, 'deploy/grafana/dashboards/floe-operations.json');
+const PROMTOOL = process.env.FLOE_TEST_PROMTOOL_BIN ?? join(dirname(PROMETHEUS_BIN), 'promtool');
+
+/**
+ * Families that appear only once what they count has happened (a counter's first increment, an
+ * observation of a limited tenant, a ruler or compaction failure): the dashboard and alerts may
+ * name them although a quiet Floe does not serve them yet.
+ */
+const EVENT_ONLY = new Set([
+  'items_refused_total',
+  'resends_dropped_total',
+  'active_series',
+  'active_series_limit',
+  'commit_failures_total',
+  'groups_deferred_total',
+  'entries_deferred_by_budget_total',
+  'attribute_type_mismatches_total',
+  'tables_provisioned_total',
+  'table_provisioning_failures_total',
+  'rule_evaluations_total',
+  'rule_evaluation_failures_total',
+  'rule_group_duration_seconds_bucket',
+  'rule_group_duration_seconds_count',
+  'rule_group_duration_seconds_sum',
+  'ruler_notifications_sent_total',
+  'ruler_notifications_dropped_total',
+  'ruler_notification_errors_total',
+]);
+
+/** Metric names of the vector selectors of a PromQL expression. */
+function metricNames(expr: string): string[] {
+  const names: string[] = [];
+  parser.parse(expr).iterate({
+    enter: (n) => {
+      if (n.name !== 'VectorSelector') return;
+      const id = n.node.getChild('Identifier');
+      if (id) names.push(expr.slice(id.from, id.to));
+    },
+  });
+  return names;
+}
+
+interface Dashboard {
+  panels: { title: string; type: string; targets?: { expr: string }[] }[];
+}
+const dashboardExprs = () =>
+  (JSON.parse(readFileSync(DASHBOARD, 'utf8')) as Dashboard).panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr.replaceAll('$job', '.*').replaceAll('$__rate_interval', '1m').replaceAll('$__range', '5m') })));
+const alertRules = () =>
+  (parseYaml(readFileSync(ALERTS, 'utf8')) as { groups: { rules: { alert?: string; expr: string }[] }[] }).groups.flatMap((g) => g.rules);
+
+/** Sample lines of one family in a text: labels → value. */
+function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$/.exec(line);
+    if (!m || m[1] !== name) continue;
+    const have = Object.fromEntries([...(m[3] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
+    if (Object.entries(labels).every(([k, v]) => have[k] === v)) return Number(m[4]);
+  }
+  return undefined;
+}
+
+describe.each<FloeMode>(['embedded', 'cluster'])('GET /metrics (%s)', (mode) => {
+  let floe: FloeUnderTest;
+  let prom: PrometheusUnderTest | undefined;
+  let urls: Record<string, string>;
+  const tenant = 'watched';
+  let traceId: string;
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode });
+    urls = { router: floe.routerUrl, acceptor: floe.otlpHttpUrl, writer: floe.writerAdminUrl, querier: floe.querierAdminUrl, compactor: floe.compactorAdminUrl };
+    const key = (await floe.bootstrap(tenant)).api_key;
+    const auth = { authorization: `Bearer ${key}`, 'x-tenant-id': tenant };
+    // Three spans, one export each (SimpleSpanProcessor); one body that is not protobuf.
+    traceId = (await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'shop')).traceId;
+    const bad = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-protobuf' }, body: new Uint8Array([0xff, 0xff, 0xff]) });
+    expect(bad.status).toBe(400);
+    // The spans may be committed in different rounds: wait for all three (a Flight DoGet each).
+    await waitFor(
+      'the three spans',
+      async () => {
+        const table = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT count(*) AS n FROM traces'), metadata: auth, deadlineMs: 20_000 });
+        return Number(table.toArray()[0]!.n) === 3 ? true : undefined;
+      },
+      60_000,
+      300,
+    );
+    expect((await fetch(`${floe.routerUrl}/tracequery/api/traces/${traceId}`, { headers: auth })).status).toBe(200);
+  }, 180_000);
+  afterAll(async () => {
+    await prom?.stop();
+    await floe?.stop();
+  });
+
+  const metricsOf = async (service: string) => {
+    const res = await fetch(`${urls[service]}/metrics`);
+    expect(res.status, service).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
+    return res.text();
+  };
+
+  it('serves each service\'s metrics in a text that promtool accepts, with the process it describes in target_info', async () => {
+    const promtool = requireBinary('promtool', PROMTOOL, 'prometheus', 'FLOE_TEST_PROMTOOL_BIN');
+    for (const service of Object.keys(urls)) {
+      const text = await metricsOf(service);
+      const check = spawnSync(promtool, ['check', 'metrics'], { input: text, encoding: 'utf8', timeout: 30_000 });
+      expect(check.status, `${service}: ${check.stdout}${check.stderr}`).toBe(0);
+      expect(sample(text, 'target_info', { service_namespace: 'floe', service_name: mode === 'embedded' ? 'floe' : service }), service).toBe(1);
+      expect(sample(text, 'process_uptime_seconds'), service).toBeGreaterThan(0);
+      expect(sample(text, 'process_cpu_time_seconds_total', { cpu_mode: 'user' }), service).toBeGreaterThan(0);
+    }
+  });
+
+  it('counts what the requests did: spans accepted, the refused body, the routes and the Flight call', async () => {
+    const acceptor = await metricsOf('acceptor');
+    expect(sample(acceptor, 'items_accepted_total', { tenant_id: tenant, dataset_id: 'default', signal: 'traces' })).toBe(3);
+    expect(sample(acceptor, 'requests_refused_total', { tenant_id: tenant, signal: 'traces', reason: 'bad_data' })).toBe(1);
+    expect(sample(acceptor, 'http_server_request_duration_seconds_count', { http_route: '/v1/traces', http_request_method: 'POST', http_response_status_code: '200' })).toBe(3);
+    expect(sample(acceptor, 'http_server_request_duration_seconds_count', { http_route: '/v1/traces', http_response_status_code: '400' })).toBe(1);
+    expect(sample(acceptor, 'http_server_request_duration_seconds_bucket', { http_route: '/v1/traces', http_response_status_code: '200', le: '+Inf' })).toBe(3);
+
+    const router = await metricsOf('router');
+    expect(sample(router, 'http_server_request_duration_seconds_count', { http_route: '/tracequery/api/traces/:trace_id', http_response_status_code: '200' })).toBeGreaterThanOrEqual(1);
+
+    const querier = await metricsOf('querier');
+    expect(sample(querier, 'rpc_server_call_duration_seconds_count', { rpc_service: 'arrow.flight.protocol.FlightService', rpc_method: 'DoGet', rpc_grpc_status_code: '0' })).toBeGreaterThanOrEqual(1);
+
+    const writer = await metricsOf('writer');
+    expect(sample(writer, 'commit_duration_seconds_count', { table: 'traces' })).toBeGreaterThanOrEqual(1);
+    expect(sample(writer, 'wal_oldest_segment_age_seconds')).toBeGreaterThanOrEqual(0);
+    expect(sample(writer, 'writer_round_failures')).toBe(0);
+
+    const compactor = await waitFor('a compaction pass', async () => {
+      const text = await metricsOf('compactor');
+      return sample(text, 'compaction_last_success_timestamp_seconds') === undefined ? undefined : text;
+    }, 30_000, 500);
+    expect(sample(compactor, 'compaction_pass_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+    expect(sample(compactor, 'compaction_last_success_timestamp_seconds')! * 1000).toBeLessThanOrEqual(Date.now());
+  });
+
+  it('is scraped by a real Prometheus that evaluates every alert rule without error or false alarm and answers every dashboard query', async () => {
+    prom = await startPrometheus({
+      scrapeSelf: false,
+      ruleFiles: [ALERTS],
+      scrapeJobs: Object.entries(urls).map(([service, url]) => ({ job: `floe-${service}`, targets: [new URL(url).host] })),
+    });
+    const p = prom;
+    await waitFor(
+      'every floe job up',
+      async () => {
+        const up = (await p.api<{ result: { metric: { job: string }; value: [number, string] }[] }>('query', { query: 'up' })).result;
+        return up.length === 5 && up.every((s) => s.value[1] === '1') ? up : undefined;
+      },
+      30_000,
+      500,
+    );
+    type Rule = { name: string; health: string; lastError?: string; evaluationTime: number; lastEvaluation: string };
+    const rules = await waitFor(
+      'every rule evaluated',
+      async () => {
+        const data = await p.api<{ groups: { rules: Rule[] }[] }>('rules');
+        const all = data.groups.flatMap((g) => g.rules);
+        return all.length > 0 && all.every((r) => !r.lastEvaluation.startsWith('0001')) ? all : undefined;
+      },
+      30_000,
+      500,
+    );
+    expect(rules.length).toBe(alertRules().length);
+    for (const r of rules) expect({ rule: r.name, health: r.health, error: r.lastError ?? '' }).toEqual({ rule: r.name, health: 'ok', error: '' });
+    // A few scrapes in: a healthy Floe raises nothing (pending or firing).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const alerts = await p.api<{ alerts: { labels: { alertname: string }; state: string }[] }>('alerts');
+    expect(alerts.alerts.map((a) => `${a.labels.alertname} ${a.state}`)).toEqual([]);
+
+    const served = new Set(await p.api<string[]>('label/__name__/values'));
+    const named = new Set([...dashboardExprs().flatMap((q) => metricNames(q.expr)), ...alertRules().flatMap((r) => metricNames(r.expr))]);
+    const unknown = [...named].filter((n) => !served.has(n) && !EVENT_ONLY.has(n) && n !== 'up');
+    expect(unknown).toEqual([]);
+
+    for (const q of dashboardExprs()) {
+      const res = await fetch(`${p.url}/api/v1/query?${new URLSearchParams({ query: q.expr })}`);
+      const body = (await res.json()) as { status: string; error?: string };
+      expect({ panel: q.title, status: body.status, error: body.error ?? '' }).toEqual({ panel: q.title, status: 'success', error: '' });
+    }
+    // The ingest panel shows the spans this test sent.
+    const accepted = (await p.api<{ result: { metric: { signal: string }; value: [number, string] }[] }>('query', { query: `sum by (signal) (items_accepted_total{tenant_id="${tenant}"})` })).result;
+    expect(accepted.map((s) => [s.metric.signal, Number(s.value[1])])).toContainEqual(['traces', mode === 'embedded' ? 3 * 5 : 3]);
+  });
+});
