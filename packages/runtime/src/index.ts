@@ -12,6 +12,7 @@ export type { ServiceHandle, ServiceName } from './service.ts';
 export { onShutdownSignal, sleep } from './lifecycle.ts';
 export { asFloeError, validationError, type SchemaValidationFailure } from './http-errors.ts';
 export { snappyUncompress } from './snappy.ts';
+export { crc32c } from './crc32c.ts';
 export {
   CONNECT_CONTENT_TYPES,
   CONNECT_ERROR_SCHEMA,

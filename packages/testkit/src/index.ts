@@ -28,3 +28,5 @@ export { startFakeGitHub } from './fake-github.ts';
 export type { FakeEntry, FakeGitHub, FakeGitHubOptions, FakeInstallation, RecordedRequest } from './fake-github.ts';
 export { ALERTMANAGER_DEFAULT_BIN, alertmanagerBin, requireAlertmanager, startAlertmanager } from './alertmanager.ts';
 export type { AlertmanagerStartOptions, AlertmanagerUnderTest } from './alertmanager.ts';
+export { decodeXorChunk, readStreamedFrames } from './prom-chunks.ts';
+export type { ChunkSample, StreamedChunk, StreamedFrame, StreamedSeries } from './prom-chunks.ts';

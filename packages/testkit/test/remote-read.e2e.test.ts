@@ -1,17 +1,20 @@
 import { compress, uncompress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PromLabelMatcher_Type, PromReadRequest_ResponseType, PromReadRequestSchema, PromReadResponseSchema, PromWriteRequestSchema, create, fromBinary, toBinary } from '@floe/proto';
-import { REMOTE_WRITE_HEADERS, STALE_PLACEHOLDER, startFloe, startPrometheus, waitFor, withStaleMarkers, type FloeMode, type FloeUnderTest, type PrometheusUnderTest } from '../src/index.ts';
+import { REMOTE_WRITE_HEADERS, STALE_PLACEHOLDER, readStreamedFrames, startFloe, startPrometheus, waitFor, withStaleMarkers, type FloeMode, type FloeUnderTest, type PrometheusUnderTest, type StreamedFrame } from '../src/index.ts';
 
 /**
  * Prometheus remote read (`POST /metricquery/api/v1/read`): a real Prometheus (Debian package)
  * whose own TSDB is empty reads Floe's series through its `remote_read` entry, and answers range
  * and instant queries over them exactly as Floe's own PromQL API does, staleness markers
- * included; the raw protocol's refusals; and no tenant reads another's series.
+ * included; streamed XOR chunks decoded to the same samples, to the bit, as a second real
+ * Prometheus (the reference server) streams for the same remote-written series; the raw
+ * protocol's refusals; and no tenant reads another's series.
  */
 describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', (mode) => {
   let floe: FloeUnderTest;
   let prom: PrometheusUnderTest;
+  let reference: PrometheusUnderTest | undefined;
   let key: string;
   let otherKey: string;
   const tenant = 'readers';
@@ -27,25 +30,41 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', 
       body,
       headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-read-version': '0.1.0', authorization: `Bearer ${k}`, 'x-tenant-id': tenant, ...headers },
     });
-  const readRequest = (start: number, end: number, types: PromReadRequest_ResponseType[] = []) =>
+  const readRequest = (start: number, end: number, types: PromReadRequest_ResponseType[] = [], name: { type: PromLabelMatcher_Type; value: string } = { type: PromLabelMatcher_Type.EQ, value: 'floe_rr_temperature' }) =>
     Buffer.from(
       compress(
         toBinary(
           PromReadRequestSchema,
           create(PromReadRequestSchema, {
-            queries: [{ startTimestampMs: BigInt(start), endTimestampMs: BigInt(end), matchers: [{ type: PromLabelMatcher_Type.EQ, name: '__name__', value: 'floe_rr_temperature' }, { type: PromLabelMatcher_Type.RE, name: 'room', value: 'a|b' }] }],
+            queries: [{ startTimestampMs: BigInt(start), endTimestampMs: BigInt(end), matchers: [{ type: name.type, name: '__name__', value: name.value }, { type: PromLabelMatcher_Type.RE, name: 'room', value: 'a|b|' }] }],
             acceptedResponseTypes: types,
           }),
         ),
       ),
     );
+  // A series longer than a chunk (120 samples) with irregular times, so that the times' deltas of
+  // deltas take every width of the XOR encoding (0, 14, 17, 20 and 64 bits), and values whose
+  // XORs take new and reused bit windows; it starts half an hour before t0.
+  const longStart = t0 - 30 * 60_000;
+  const longDeltas = [1000, 1001, 1000, 9000, 500, 3000, 1, 1, 20000, 5000];
+  const longValues = [7, 7, -10.5, 1e300, 1e-300, 0, 3.14159, 3.14159 + 1e-12, Number.MAX_VALUE, 42, 42, 42.5, -123456789.125];
+  const longSamples = (() => {
+    const out: { timestamp: bigint; value: number }[] = [];
+    let t = longStart;
+    for (let i = 0; i < 250; i++) {
+      out.push({ timestamp: BigInt(t), value: longValues[i % longValues.length]! * (i % 3 === 2 ? i : 1) });
+      t += i === 100 ? 200_000 : i === 180 ? 600_000 : longDeltas[i % longDeltas.length]!;
+    }
+    return out;
+  })();
 
   beforeAll(async () => {
     // A low answer limit, so one test can pass it; the other reads stay under it.
-    floe = await startFloe({ mode, config: { router: { remote_read_max_samples: 100 } } });
+    floe = await startFloe({ mode, config: { router: { remote_read_max_samples: 400 } } });
     key = (await floe.bootstrap(tenant)).api_key;
     otherKey = (await floe.bootstrap('outsiders')).api_key;
-    const many = { labels: [{ name: '__name__', value: 'floe_rr_many' }], samples: Array.from({ length: 150 }, (_, i) => ({ timestamp: BigInt(t0 + i * 1000), value: i })) };
+    const many = { labels: [{ name: '__name__', value: 'floe_rr_many' }], samples: Array.from({ length: 450 }, (_, i) => ({ timestamp: BigInt(t0 + i * 1000), value: i })) };
+    const long = { labels: [{ name: '__name__', value: 'floe_rr_long' }, { name: 'job', value: 'sensors' }], samples: longSamples };
     const timeseries = ['a', 'b'].map((room) => ({
       labels: [
         { name: '__name__', value: 'floe_rr_temperature' },
@@ -54,9 +73,13 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', 
       ],
       samples: Array.from({ length: room === 'a' ? steps : lastB + 1 }, (_, i) => ({ timestamp: BigInt(t0 + i * 15_000), value: room === 'b' && i === lastB ? STALE_PLACEHOLDER : valueOf(room, i) })),
     }));
-    const body = compress(withStaleMarkers(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: [...timeseries, many] }))));
+    const body = compress(withStaleMarkers(toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: [...timeseries, many, long] }))));
     const res = await fetch(`${floe.otlpHttpUrl}/api/v1/write`, { method: 'POST', body, headers: { ...REMOTE_WRITE_HEADERS, authorization: `Bearer ${key}`, 'x-tenant-id': tenant } });
     expect(res.status).toBe(204);
+    // The reference: a Prometheus that takes the same series by remote write and streams them from its own TSDB.
+    reference = await startPrometheus({ scrapeSelf: false, remoteWriteReceiver: true });
+    const toReference = await fetch(`${reference.url}/api/v1/write`, { method: 'POST', body, headers: REMOTE_WRITE_HEADERS });
+    expect(toReference.status, await toReference.text()).toBe(204);
     await waitFor('the samples in Floe', async () => {
       const r = await fetch(`${floe.routerUrl}/metricquery/api/v1/query?${new URLSearchParams({ query: 'count_over_time(floe_rr_temperature[1h])', time: String((t0 + steps * 15_000) / 1000) })}`, { headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant } });
       const data = ((await r.json()) as { data: { result: Array<{ value: [number, string] }> } }).data;
@@ -66,6 +89,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', 
   }, 180_000);
   afterAll(async () => {
     await prom?.stop();
+    await reference?.stop();
     await floe?.stop();
   });
 
@@ -119,15 +143,59 @@ describe.each<FloeMode>(['embedded', 'cluster'])('Prometheus remote read (%s)', 
     };
     await error(await read(Buffer.from('not snappy at all')), 400, /snappy/);
     await error(await read(Buffer.from(compress(Buffer.from([0x0a, 0xff, 0xff])))), 400, /ReadRequest/);
-    await error(await read(readRequest(t0, end, [PromReadRequest_ResponseType.STREAMED_XOR_CHUNKS])), 400, /SAMPLES only/);
+    await error(await read(readRequest(t0, end, [5 as PromReadRequest_ResponseType])), 400, /none of the accepted response types/);
     await error(await read(readRequest(end, t0)), 400, /before start/);
     await error(await read(readRequest(t0, end), 'floe_not-a-key'), 401, /./);
     // A regex that is not RE2 is the client's error, as in a PromQL query.
     const badRegex = Buffer.from(compress(toBinary(PromReadRequestSchema, create(PromReadRequestSchema, { queries: [{ startTimestampMs: BigInt(t0), endTimestampMs: BigInt(end), matchers: [{ type: PromLabelMatcher_Type.RE, name: 'room', value: '(' }] }] }))));
     await error(await read(badRegex), 400, /./);
-    // More samples than router.remote_read_max_samples (100 here) in one answer: 422, as past Prometheus's read sample limit.
+    // More samples than router.remote_read_max_samples (400 here) in one answer: 422, as past Prometheus's read sample limit.
     const manyRequest = Buffer.from(compress(toBinary(PromReadRequestSchema, create(PromReadRequestSchema, { queries: [{ startTimestampMs: BigInt(t0), endTimestampMs: BigInt(end), matchers: [{ type: PromLabelMatcher_Type.EQ, name: '__name__', value: 'floe_rr_many' }] }] }))));
-    await error(await read(manyRequest), 422, /more than 100 samples/);
+    await error(await read(manyRequest), 422, /more than 400 samples/);
+  });
+
+  it('streams XOR chunks (STREAMED_XOR_CHUNKS) that decode to the samples a real Prometheus streams for the same series, to the bit', async () => {
+    const start = longStart - 60_000;
+    const end = t0 + steps * 15_000;
+    const names = { type: PromLabelMatcher_Type.RE, value: 'floe_rr_temperature|floe_rr_long' };
+    const streamed = async (url: string, headers: Record<string, string>) => {
+      const res = await fetch(url, { method: 'POST', body: readRequest(start, end, [PromReadRequest_ResponseType.STREAMED_XOR_CHUNKS, PromReadRequest_ResponseType.SAMPLES], names), headers: { 'content-type': 'application/x-protobuf', 'content-encoding': 'snappy', 'x-prometheus-remote-read-version': '0.1.0', ...headers } });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('application/x-streamed-protobuf; proto=prometheus.ChunkedReadResponse');
+      return readStreamedFrames(new Uint8Array(await res.arrayBuffer()));
+    };
+    const fromFloe = await streamed(`${floe.routerUrl}/metricquery/api/v1/read`, { authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
+    const fromPrometheus = await streamed(`${reference!.url}/api/v1/read`, {});
+    // Series by labels, their samples in the window (Prometheus sends whole stored chunks), values as bits.
+    const samplesOf = (frames: StreamedFrame[]) => {
+      const bySeries = new Map<string, string[]>();
+      for (const f of frames) {
+        expect(f.queryIndex).toBe(0);
+        for (const s of f.series) {
+          const key = JSON.stringify(Object.entries(s.labels).sort());
+          const list = bySeries.get(key) ?? [];
+          for (const c of s.chunks) for (const x of c.samples) if (x.t >= start && x.t <= end) list.push(`${x.t} ${x.bits}`);
+          bySeries.set(key, list);
+        }
+      }
+      return [...bySeries].sort();
+    };
+    const floeSeries = samplesOf(fromFloe);
+    expect(floeSeries.map(([k]) => k)).toEqual(
+      [
+        [['__name__', 'floe_rr_long'], ['job', 'sensors']],
+        [['__name__', 'floe_rr_temperature'], ['job', 'sensors'], ['room', 'a']],
+        [['__name__', 'floe_rr_temperature'], ['job', 'sensors'], ['room', 'b']],
+      ].map((l) => JSON.stringify(l)),
+    );
+    expect(floeSeries.map(([, v]) => v.length)).toEqual([250, steps, lastB + 1]);
+    expect(floeSeries).toEqual(samplesOf(fromPrometheus));
+    // Room b's last sample is the staleness marker, as its exact bits.
+    expect(floeSeries[2]![1].at(-1)).toBe(`${t0 + lastB * 15_000} 7ff0000000000002`);
+    // Floe's chunks: at most 120 samples, min and max times those of their samples, XOR encoded.
+    const chunks = fromFloe.flatMap((f) => f.series.flatMap((s) => s.chunks));
+    expect(chunks.map((c) => c.samples.length)).toEqual([120, 120, 10, steps, lastB + 1]);
+    for (const c of chunks) expect([c.type, c.minTimeMs, c.maxTimeMs]).toEqual([1, c.samples[0]!.t, c.samples.at(-1)!.t]);
   });
 
   it('reads only the caller’s own tenant', async () => {
