@@ -119,7 +119,7 @@ export function remoteReadRoute(scope: FastifyInstance, openReader: (req: Fastif
 }
 
 /** One series of a query's answer and its samples in the window, [from, to) of its arrays. */
-interface SeriesWindow {
+export interface SeriesWindow {
   series: RawSeries;
   from: number;
   to: number;
@@ -157,7 +157,7 @@ function samplesResponse(results: readonly SeriesWindow[][]): Uint8Array {
 
 const STREAMED_CONTENT_TYPE = 'application/x-streamed-protobuf; proto=prometheus.ChunkedReadResponse';
 /** Most bytes of one ChunkedReadResponse, as Prometheus's --storage.remote.read-max-bytes-in-frame default. */
-const FRAME_BYTES = 1024 * 1024;
+export const FRAME_BYTES = 1024 * 1024;
 /** prometheus.Chunk.Encoding XOR. */
 const XOR = 1;
 
@@ -167,7 +167,7 @@ const XOR = 1;
  * 120 samples) up to FRAME_BYTES; a series larger than that continues, labels repeated, in the
  * next frame. Each frame names its query (query_index); a query without series has none.
  */
-function streamedFrames(results: readonly SeriesWindow[][]): Uint8Array[] {
+export function streamedFrames(results: readonly SeriesWindow[][]): Uint8Array[] {
   const frames: Uint8Array[] = [];
   for (const [queryIndex, windows] of results.entries()) {
     let pending: Uint8Array[] = [];
