@@ -135,7 +135,7 @@ const MODULES: ModuleDef<Ctx>[] = [
     name: 'planning',
     deps: ['meta'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/planning')).start(ctx.config, { log: ctx.log, db: ctx.db });
+      const handle = await (await import('@floe/planning')).start(ctx.config, { log: ctx.log, db: ctx.db, telemetry: ctx.telemetry });
       ctx.planningUrl = `http://127.0.0.1:${handle.ports.http}`;
       return handle;
     },

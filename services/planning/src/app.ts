@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import { FloeError } from '@floe/errors';
 import type { BucketLimit, TokenBuckets } from '@floe/limits';
 import type { Db } from '@floe/meta';
-import { httpFrameworkLogging, type Logger } from '@floe/telemetry';
+import { httpFrameworkLogging, httpServerMetrics, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { planningAuthPlugin, planningRolePlugin, type PlanningAuth } from './auth.ts';
 import { errorReply, validationError } from './errors.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
@@ -25,6 +25,8 @@ export interface PlanningAppOptions {
   rateLimit: BucketLimit;
   maxBodyBytes: number;
   isReady: () => boolean;
+  /** The process's meter and `GET /metrics` (absent: neither). */
+  telemetry?: SelfTelemetry;
 }
 
 // PostgreSQL text cannot hold NUL: refused here as bad input rather than failing in the database.
@@ -68,6 +70,7 @@ export async function buildApp(opts: PlanningAppOptions) {
     done(null, parsed);
   });
 
+  if (opts.telemetry) httpServerMetrics(app, opts.telemetry);
   app.get('/ready', async (_req, reply) =>
     opts.isReady() ? reply.code(200).send({ status: 'ready' }) : reply.code(503).send({ status: 'not ready' }),
   );

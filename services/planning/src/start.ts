@@ -2,7 +2,7 @@ import type { FloeConfig } from '@floe/config';
 import { limitStoresFromConfig } from '@floe/limits';
 import { migrate, openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
-import { createLogger, type Logger } from '@floe/telemetry';
+import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createPlanningAuth } from './auth.ts';
 
@@ -10,6 +10,8 @@ export interface PlanningDeps {
   log?: Logger;
   /** The metadata DB of the composition (`floe all` holds PGlite); otherwise opened from config. */
   db?: Db;
+  /** The process's meter and `GET /metrics`. */
+  telemetry?: SelfTelemetry;
 }
 
 /**
@@ -33,6 +35,7 @@ export async function start(config: Readonly<FloeConfig>, deps: PlanningDeps = {
     rateLimit: { ratePerSec: config.planning.rate_limit_per_sec, burst: config.planning.rate_limit_burst },
     maxBodyBytes: config.planning.max_body_bytes,
     isReady: () => ready,
+    telemetry: deps.telemetry,
   });
   try {
     await app.listen({ host: config.planning.host, port: config.planning.port });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@floe/config';
 import { bootstrapTenant, createApiKey, createUser, deleteTenant, grantMembership, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
-import { silentLogger } from '@floe/telemetry';
+import { silentLogger, startSelfMonitoring } from '@floe/telemetry';
 import { start } from '../src/index.ts';
 import { migratedDatabase, type Backend } from './test-database.ts';
 
@@ -828,5 +828,26 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       await other.stop();
       await expect(fetch(url)).rejects.toThrow();
     });
+  });
+});
+
+describe('planning API metrics', () => {
+  it('serves GET /metrics with its requests by route and status when the process serves metrics', async () => {
+    const database = await migratedDatabase('pglite');
+    const telemetry = await startSelfMonitoring({ serviceName: 'planning', serviceVersion: 'test', instanceId: 'p-1', environment: 'test', metricsEndpoint: { bearerToken: '' }, log: silentLogger() });
+    const svc = await start(config(), { log: silentLogger(), db: database.db, telemetry });
+    try {
+      const base = `http://127.0.0.1:${svc.ports.http}`;
+      expect((await fetch(`${base}/api/v1/features`)).status).toBe(401);
+      const res = await fetch(`${base}/metrics`);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain('http_server_request_duration_seconds_count{http_request_method="GET",http_response_status_code="401",http_route="/api/v1/features"} 1\n');
+      expect(text).toContain('target_info{deployment_environment_name="test",service_instance_id="p-1",service_name="planning"');
+    } finally {
+      await svc.stop();
+      await telemetry.shutdown();
+      await database.drop();
+    }
   });
 });
