@@ -82,6 +82,8 @@ describe('deployment files', () => {
       const target = c.args[0] as string;
       expect(TARGETS).toContain(target);
       expect(c.readinessProbe.httpGet).toEqual({ path: '/ready', port: readyPort(cfg, target) });
+      // Prometheus's scrape annotations name the same port: every service serves /metrics beside /ready.
+      expect(d.spec.template.metadata.annotations).toEqual({ 'prometheus.io/scrape': 'true', 'prometheus.io/port': String(readyPort(cfg, target)), 'prometheus.io/path': '/metrics' });
       expect(docs.some((s) => s.kind === 'Service' && s.metadata.name === target)).toBe(true);
     }
     expect(cfg.router.querier_urls).toEqual(['querier:50054']);
