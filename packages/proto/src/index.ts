@@ -467,3 +467,4 @@ export {
   DoPutPreparedStatementResultSchema as FlightSqlDoPutPreparedStatementResultSchema,
   TicketStatementQuerySchema as FlightSqlTicketStatementQuerySchema,
 } from './gen/arrow/flight/protocol/sql/flight_sql_pb.js';
+export { otelLabelName, otelPromName } from './prometheus-names.ts';

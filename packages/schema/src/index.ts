@@ -44,4 +44,3 @@ export { TABLES, tableDef, isTableName } from './tables.ts';
 export type { TableName } from './tables.ts';
 export { rebuildTrace, typedAttributes } from './trace-otlp.ts';
 export type { SpanRow } from './trace-otlp.ts';
-export { otelLabelName, otelPromName } from './prometheus-names.ts';

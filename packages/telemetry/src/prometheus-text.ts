@@ -1,10 +1,10 @@
 import type { Attributes } from '@opentelemetry/api';
 import { DataPointType, type MetricData, type ResourceMetrics } from '@opentelemetry/sdk-metrics';
-import { otelLabelName, otelPromName } from '@floe/schema';
+import { otelLabelName, otelPromName } from '@floe/proto';
 
 /**
  * The Prometheus text exposition format (0.0.4) of collected OpenTelemetry metrics, named as
- * Floe's PromQL names stored OTLP metrics (@floe/schema's otelPromName: unit suffixes, `_total`
+ * Floe's PromQL names stored OTLP metrics (@floe/proto's otelPromName: unit suffixes, `_total`
  * on monotonic sums, `_ratio` on unit-1 gauges), so one dashboard reads a scrape of the services
  * and the self-monitoring tenant alike. Written here rather than with
  * @opentelemetry/exporter-prometheus because that serializer adds no unit suffixes

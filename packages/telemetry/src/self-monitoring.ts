@@ -89,19 +89,8 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
     const ex = o.export;
     const [{ OTLPTraceExporter }, { OTLPMetricExporter }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-proto'), import('@opentelemetry/exporter-metrics-otlp-proto')]);
     const headers = { ...ex.headers };
-    type TraceExporter = InstanceType<typeof OTLPTraceExporter>;
-    type MetricExporter = InstanceType<typeof OTLPMetricExporter>;
-    let traces: TraceExporter | undefined;
-    let metrics: MetricExporter | undefined;
-    // Made at the first export whose endpoint is known, then kept (see SelfMonitoringExport.endpoint).
-    const traceExporter = () => {
-      const url = traces ? undefined : ex.endpoint();
-      return (traces ??= url === undefined ? undefined : new OTLPTraceExporter({ url: `${url}/v1/traces`, headers }));
-    };
-    const metricExporter = () => {
-      const url = metrics ? undefined : ex.endpoint();
-      return (metrics ??= url === undefined ? undefined : new OTLPMetricExporter({ url: `${url}/v1/metrics`, headers }));
-    };
+    const traces = lazyExporter(ex.endpoint, (url) => new OTLPTraceExporter({ url: `${url}/v1/traces`, headers }));
+    const metrics = lazyExporter(ex.endpoint, (url) => new OTLPMetricExporter({ url: `${url}/v1/metrics`, headers }));
     // ExportResultCode.SUCCESS: nothing to send to yet is not a failure to report.
     const skipped = { code: 0 };
     tracerProvider = new TracerProvider({
@@ -110,12 +99,12 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
         new BatchSpanProcessor({
           exporter: {
             export: (spans, done) => {
-              const exporter = traceExporter();
+              const exporter = traces.get();
               if (exporter) exporter.export(spans, done);
               else done(skipped);
             },
-            shutdown: () => traces?.shutdown() ?? Promise.resolve(),
-            forceFlush: () => traces?.forceFlush() ?? Promise.resolve(),
+            shutdown: () => traces.made?.shutdown() ?? Promise.resolve(),
+            forceFlush: () => traces.made?.forceFlush() ?? Promise.resolve(),
           },
           scheduledDelayMillis: ex.exportIntervalMs,
         }),
@@ -125,12 +114,12 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
       new PeriodicExportingMetricReader({
         exporter: {
           export: (batch, done) => {
-            const exporter = metricExporter();
+            const exporter = metrics.get();
             if (exporter) exporter.export(batch, done);
             else done(skipped);
           },
-          shutdown: () => metrics?.shutdown() ?? Promise.resolve(),
-          forceFlush: () => metrics?.forceFlush() ?? Promise.resolve(),
+          shutdown: () => metrics.made?.shutdown() ?? Promise.resolve(),
+          forceFlush: () => metrics.made?.forceFlush() ?? Promise.resolve(),
         },
         exportIntervalMillis: ex.exportIntervalMs,
         exportTimeoutMillis: Math.min(ex.exportIntervalMs, 30_000),
@@ -153,6 +142,26 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
       // Telemetry is best effort: a failed last export must not fail the stop.
       const results = await Promise.allSettled([tracerProvider?.shutdown(), meterProvider.shutdown()]);
       for (const r of results) if (r.status === 'rejected') o.log.warn({ err: r.reason }, 'self-monitoring: last export failed');
+    },
+  };
+}
+
+/**
+ * An exporter made at the first export whose endpoint is known, then kept (see
+ * SelfMonitoringExport.endpoint); `made` is it once made, for shutdown and flush.
+ */
+function lazyExporter<E>(endpoint: () => string | undefined, make: (url: string) => E): { get(): E | undefined; readonly made: E | undefined } {
+  let made: E | undefined;
+  return {
+    get() {
+      if (made === undefined) {
+        const url = endpoint();
+        if (url !== undefined) made = make(url);
+      }
+      return made;
+    },
+    get made() {
+      return made;
     },
   };
 }

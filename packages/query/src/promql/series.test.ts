@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { otelLabelName, otelPromName } from '@floe/schema';
+import { otelLabelName, otelPromName } from '@floe/proto';
 import { buildPlainSeries, buildPromSeries, buildTargetInfo, promFamily, selectorDemand, seriesLabelSets, storedNamesFor, type SeriesRow } from './series.ts';
 
 describe('OpenTelemetry metrics as Prometheus series', () => {

@@ -4,7 +4,7 @@ import { labelsKey, makeLabels, type Labels } from '../labels.ts';
 import { METRIC_NAME, formatFloat } from './labels.ts';
 import { cachedAnchoredRe2 } from '../re2.ts';
 import { DERIVED_LABELS } from '../ir/metrics.ts';
-import { otelLabelName, otelPromName } from '@floe/schema';
+import { otelLabelName, otelPromName } from '@floe/proto';
 
 /**
  * Stored metrics as Prometheus series (issue 6, deliverable 3; spec 1 Ingest rules 2-4), pure.

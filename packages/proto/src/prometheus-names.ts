@@ -1,8 +1,9 @@
 /**
- * Prometheus names of OpenTelemetry metrics, as Prometheus's OTLP receiver makes them with its
- * default (underscore escaping, with suffixes): one definition for the PromQL engine reading
- * stored OTLP metrics (@floe/query) and for the services' own `GET /metrics` (@floe/telemetry),
- * so a dashboard written against one reads the other.
+ * Prometheus names of OpenTelemetry metrics (the OpenTelemetry specification's Prometheus
+ * compatibility), as Prometheus's OTLP receiver makes them with its default (underscore
+ * escaping, with suffixes): one definition for the PromQL engine reading stored OTLP metrics
+ * (@floe/query) and for the services' own `GET /metrics` (@floe/telemetry), so a dashboard
+ * written against one reads the other.
  */
 const UNIT_WORDS: Record<string, string> = {
   d: 'days', h: 'hours', min: 'minutes', s: 'seconds', ms: 'milliseconds', us: 'microseconds', ns: 'nanoseconds',
