@@ -170,8 +170,10 @@ const XOR = 1;
 export function streamedFrames(results: readonly SeriesWindow[][]): Uint8Array[] {
   const frames: Uint8Array[] = [];
   for (const [queryIndex, windows] of results.entries()) {
+    // The query_index field takes at most 11 bytes of each frame.
+    const INDEX_BYTES = 11;
     let pending: Uint8Array[] = [];
-    let pendingBytes = 0;
+    let pendingBytes = INDEX_BYTES;
     const flush = () => {
       if (pending.length === 0) return;
       const w = new BinaryWriter();
@@ -179,7 +181,7 @@ export function streamedFrames(results: readonly SeriesWindow[][]): Uint8Array[]
       w.tag(2, WireType.Varint).int64(queryIndex);
       frames.push(frame(w.finish()));
       pending = [];
-      pendingBytes = 0;
+      pendingBytes = INDEX_BYTES;
     };
     const add = (series: Uint8Array) => {
       // A field's tag and length take at most 6 bytes here.
@@ -192,14 +194,16 @@ export function streamedFrames(results: readonly SeriesWindow[][]): Uint8Array[]
       writeLabels(labels, 1, s.labels);
       const labelBytes = labels.finish();
       let chunks: Uint8Array[] = [];
-      let bytes = labelBytes.length;
+      // The series' own tag and length in the frame, and the frame's query_index, count too.
+      const seriesOverhead = labelBytes.length + 6 + INDEX_BYTES;
+      let bytes = seriesOverhead;
       const emit = () => {
         const w = new BinaryWriter();
         w.raw(labelBytes);
         for (const c of chunks) w.tag(2, WireType.LengthDelimited).bytes(c);
         add(w.finish());
         chunks = [];
-        bytes = labelBytes.length;
+        bytes = seriesOverhead;
       };
       for (let a = from; a < to; a += SAMPLES_PER_CHUNK) {
         const b = Math.min(to, a + SAMPLES_PER_CHUNK);
