@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -176,6 +176,49 @@ describe('self-monitoring (embedded)', () => {
       `SELECT metric_name, metric_type, unit, service_name, count FROM _system._monitoring.metrics WHERE metric_name = 'commit_duration' AND count > 0 LIMIT 1`,
     );
     expect(rows[0]).toMatchObject({ metric_name: 'commit_duration', metric_type: 'histogram', unit: 's', service_name: 'floe' });
+  });
+
+  it('gives its metrics in _system the names GET /metrics gives them, so the operations dashboard reads either', async () => {
+    const promql = async (query: string) => {
+      const res = await fetch(`${floe.routerUrl}/metricquery/api/v1/query?${new URLSearchParams({ query })}`, { headers: asSystem() });
+      return (await res.json()) as { status: string; error?: string; data?: { result: Array<{ metric: Record<string, string>; value: [number, string] }> } };
+    };
+    // Families of the scrape that every process has from its start, read back from _system by PromQL.
+    const families = ['process_cpu_time_seconds_total', 'process_memory_usage_bytes', 'nodejs_eventloop_utilization_ratio', 'http_server_request_duration_seconds', 'items_accepted_total', 'wal_oldest_segment_age_seconds', 'commit_duration_seconds', 'compaction_pass_duration_seconds'];
+    await waitFor(
+      'the families in the scrape (a commit and a compaction pass done)',
+      async () => {
+        const scrape = await (await fetch(`${floe.otlpHttpUrl}/metrics`)).text();
+        return families.every((f) => new RegExp(`^# TYPE ${f} `, 'm').test(scrape)) ? true : undefined;
+      },
+      60_000,
+      500,
+    );
+    const stored = await waitFor(
+      'the families in _system',
+      async () => {
+        const res = await fetch(`${floe.routerUrl}/metricquery/api/v1/label/__name__/values`, { headers: asSystem() });
+        const names = new Set(((await res.json()) as { data: string[] }).data);
+        const want = families.map((f) => (f.endsWith('_seconds') && !f.startsWith('wal_') ? `${f}_bucket` : f));
+        return want.every((n) => names.has(n)) ? names : undefined;
+      },
+      60_000,
+      500,
+    );
+    expect(stored.has('http_server_request_duration_seconds_count')).toBe(true);
+    const accepted = await waitFor('acme\'s spans counted', async () => {
+      const r = await promql(`sum by (tenant_id, signal) (items_accepted_total{tenant_id="${tenant}"})`);
+      return r.data?.result.length ? r.data.result : undefined;
+    }, 60_000, 500);
+    expect(accepted.map((x) => x.metric)).toEqual([{ tenant_id: tenant, signal: 'traces' }]);
+    // Every query of deploy/grafana/dashboards/floe-operations.json runs on Floe's own PromQL too.
+    const dashboard = JSON.parse(readFileSync(join(import.meta.dirname, '../../../deploy/grafana/dashboards/floe-operations.json'), 'utf8')) as { panels: Array<{ title: string; targets?: Array<{ expr: string }> }> };
+    const exprs = dashboard.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ title: p.title, expr: t.expr.replaceAll('$job', '.*').replaceAll('$__rate_interval', '1m').replaceAll('$__range', '5m') })));
+    expect(exprs.length).toBeGreaterThan(20);
+    for (const q of exprs) {
+      const r = await promql(q.expr);
+      expect({ panel: q.title, status: r.status, error: r.error ?? '' }).toEqual({ panel: q.title, status: 'success', error: '' });
+    }
   });
 
   it('stores the acceptor\'s wal_backlog_bytes and wal_backlog_segments gauges in _system\'s metrics table', async () => {
