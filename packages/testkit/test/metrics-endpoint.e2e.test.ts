@@ -86,11 +86,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('GET /metrics (%s)', (mode) => 
   let urls: Record<string, string>;
   const tenant = 'watched';
   let traceId: string;
+  let key: string;
 
   beforeAll(async () => {
     floe = await startFloe({ mode });
     urls = { router: floe.routerUrl, acceptor: floe.otlpHttpUrl, writer: floe.writerAdminUrl, querier: floe.querierAdminUrl, compactor: floe.compactorAdminUrl };
-    const key = (await floe.bootstrap(tenant)).api_key;
+    key = (await floe.bootstrap(tenant)).api_key;
     const auth = { authorization: `Bearer ${key}`, 'x-tenant-id': tenant };
     // Three spans, one export each (SimpleSpanProcessor); one body that is not protobuf.
     traceId = (await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant }), 'shop')).traceId;
@@ -156,6 +157,14 @@ describe.each<FloeMode>(['embedded', 'cluster'])('GET /metrics (%s)', (mode) => 
       return sample(text, 'compaction_last_success_timestamp_seconds') === undefined ? undefined : text;
     }, 30_000, 500);
     expect(sample(compactor, 'compaction_pass_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
+
+    // Body bytes of acknowledged requests, as sent: one logs export of a known size adds exactly its bytes.
+    const logsBytes = async () => sample(await metricsOf('acceptor'), 'request_bytes_accepted_total', { tenant_id: tenant, dataset_id: 'default', signal: 'logs' }) ?? 0;
+    const before = await logsBytes();
+    const body = JSON.stringify({ resourceLogs: [{ scopeLogs: [{ logRecords: [{ body: { stringValue: 'counted' } }] }] }] });
+    const sent = await fetch(`${floe.otlpHttpUrl}/v1/logs`, { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/json' } });
+    expect(sent.status).toBe(200);
+    expect((await logsBytes()) - before).toBe(Buffer.byteLength(body));
     expect(sample(compactor, 'compaction_last_success_timestamp_seconds')! * 1000).toBeLessThanOrEqual(Date.now());
   });
 

@@ -21,6 +21,8 @@ export interface AdmissionDeps {
   resendsDropped?: Counter;
   /** Self-monitoring's requests_refused: authenticated requests answered with an error, by tenant, signal and reason. */
   requestsRefused?: Counter;
+  /** Self-monitoring's request_bytes_accepted: body bytes (as sent, compressed or not) of requests made durable or acknowledged as resends, by tenant, dataset and signal. */
+  requestBytesAccepted?: Counter;
   /** Refuses every tenant while the WAL backlog is over acceptor.max_wal_backlog (absent: no limit). */
   walBacklog?: WalBacklogGate;
   /** Each tenant's limits (cachedTenantLimits over the metadata DB), the cache the series limit and metrics generator read too. */
@@ -116,7 +118,9 @@ export class Admission {
    */
   async run<R>(ctx: TenantContext, req: RequestIdentity, store: (times: AcceptedTimes) => Promise<R>, onResend: () => R): Promise<R> {
     try {
-      return await this.#run(ctx, req, store, onResend);
+      const out = await this.#run(ctx, req, store, onResend);
+      this.#o.requestBytesAccepted?.add(req.body.byteLength, { 'tenant.id': ctx.tenant, 'dataset.id': ctx.dataset, signal: req.signal });
+      return out;
     } catch (err) {
       this.#o.requestsRefused?.add(1, { 'tenant.id': ctx.tenant, 'dataset.id': ctx.dataset, signal: req.signal, reason: refusalReason(err) });
       throw err;

@@ -104,6 +104,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     config,
     log,
     resendsDropped: meter.createCounter('resends_dropped', { description: 'Byte-identical resends acknowledged without being stored again' }),
+    requestBytesAccepted: meter.createCounter('request_bytes_accepted', {
+      description: 'Body bytes of acknowledged ingest requests as sent (compressed or not), by tenant, dataset and signal: what each tenant sends, for capacity and the ingest_bytes limit',
+      unit: 'By',
+    }),
     requestsRefused: meter.createCounter('requests_refused', {
       description: 'Authenticated ingest requests answered with an error, by tenant, signal and reason: rate_limited, quota_exceeded, wal_backlog, wal_unavailable, or the error kind (bad_data, too_large, unsupported_media_type, …)',
     }),
