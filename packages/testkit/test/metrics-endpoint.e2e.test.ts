@@ -146,6 +146,13 @@ describe.each<FloeMode>(['embedded', 'cluster'])('GET /metrics (%s)', (mode) => 
 
     const querier = await metricsOf('querier');
     expect(sample(querier, 'rpc_server_call_duration_seconds_count', { rpc_service: 'arrow.flight.protocol.FlightService', rpc_method: 'DoGet', rpc_grpc_status_code: '0' })).toBeGreaterThanOrEqual(1);
+    // The file cache holds copies of the object store's files: on S3 (cluster) the query downloaded
+    // the traces file into it; a local directory's files are read where they are.
+    expect(sample(querier, 'file_cache_max_bytes')).toBe(10 * 1024 ** 3);
+    if (mode === 'cluster') {
+      expect(sample(querier, 'file_cache_downloads_total')).toBeGreaterThanOrEqual(1);
+      expect(sample(querier, 'file_cache_bytes')).toBeGreaterThan(0);
+    } else expect(sample(querier, 'file_cache_downloads_total')).toBe(0);
 
     const writer = await metricsOf('writer');
     expect(sample(writer, 'commit_duration_seconds_count', { table: 'traces' })).toBeGreaterThanOrEqual(1);

@@ -11,6 +11,7 @@ import { startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
+import { observeQuerierCaches } from './querier-metrics.ts';
 import { SeriesListsCache } from './series-lists.ts';
 import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
@@ -70,6 +71,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     config.querier.series_cache_mb > 0 ? new SeriesListsCache(config.querier.series_cache_mb * 1024 * 1024) : undefined,
   );
   await mkdir(config.querier.temp_dir, { recursive: true });
+  observeQuerierCaches(deps.telemetry ?? noSelfTelemetry, { stats: () => cache.stats(), maxBytes: config.storage.cache_max_bytes }, () => handler.seriesListsStatus());
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
 
   /** A Flight SQL statement, with the values bound to it if any (as user SQL: the locked-down sandbox). */
