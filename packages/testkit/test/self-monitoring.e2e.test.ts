@@ -113,6 +113,8 @@ describe('self-monitoring (embedded)', () => {
   });
 
   it('stores router spans named {method} {route} with the resource attributes in _system', async () => {
+    // Prometheus scrapes first: they make no span (the request after them does).
+    for (const url of [floe.routerUrl, floe.otlpHttpUrl]) expect((await fetch(`${url}/metrics`)).status).toBe(200);
     const res = await fetch(`${floe.routerUrl}${SEARCH}`, { headers: asTenant() });
     const traceId = res.headers.get('traceresponse')!.split('-')[1]!;
     const rows = await rowsOf(
@@ -130,9 +132,11 @@ describe('self-monitoring (embedded)', () => {
     expect(Object.keys(span.resource_attr_str as object)).toEqual(expect.arrayContaining(['service.version', 'service.instance.id']));
     expect(span.span_attr_str).toMatchObject({ 'http.request.method': 'GET', 'http.route': '/tracequery/api/search', 'floe.tenant.id': tenant });
     expect(span.span_attr_int).toMatchObject({ 'http.response.status_code': 200n });
-    // The _system requests above made no span (no feedback loop).
+    // The _system requests above made no span (no feedback loop), nor did the scrapes.
     const system = await sql(`SELECT count(*) AS n FROM _system._monitoring.traces WHERE span_attr_str['floe.tenant.id'] = '_system'`);
     expect(Number(system[0]!.n)).toBe(0);
+    const scrapes = await sql(`SELECT count(*) AS n FROM _system._monitoring.traces WHERE name = 'GET /metrics'`);
+    expect(Number(scrapes[0]!.n)).toBe(0);
   });
 
   it('stores spans of the acceptor (HTTP and gRPC) and of Flight calls, named as spec 2 says, continuing a caller\'s trace', async () => {

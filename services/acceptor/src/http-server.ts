@@ -69,7 +69,8 @@ export function buildHttpServer(opts: HttpServerOptions) {
   if (telemetry?.enabled) {
     const spans = new WeakMap<FastifyRequest, { span: Span; start: number }>();
     app.addHook('onRequest', async (req) => {
-      if (header(req, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || req.url === '/ready') return;
+      // Probes and Prometheus scrapes would outnumber every other span.
+      if (header(req, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || req.url === '/ready' || req.url === '/metrics') return;
       const span = startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent });
       spans.set(req, { span, start: performance.now() });
     });

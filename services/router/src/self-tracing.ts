@@ -66,8 +66,8 @@ const tenantHeader = (req: FastifyRequest) => {
   return (Array.isArray(v) ? v[0] : v)?.trim();
 };
 
-// Load-balancer probes would outnumber every other span.
-const UNTRACED_URLS = new Set(['/ready']);
+// Load-balancer probes and Prometheus scrapes would outnumber every other span.
+const UNTRACED_URLS = new Set(['/ready', '/metrics']);
 
 export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry, timings }) => {
   const traced = new WeakMap<FastifyRequest, Traced>();
