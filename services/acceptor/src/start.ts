@@ -95,6 +95,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     meter
       .createObservableGauge('wal_backlog_segments', { description: 'WAL segments the writer has not consumed yet (as this acceptor last listed them)' })
       .addCallback((r) => r.observe(walBacklog.backlog.segments));
+    // The limit itself, so an alert compares the two whatever the configuration.
+    meter
+      .createObservableGauge('wal_backlog_limit', { description: 'acceptor.max_wal_backlog: WAL bytes above which ingest is refused', unit: 'By' })
+      .addCallback((r) => r.observe(config.acceptor.max_wal_backlog));
   }
   const admission = new Admission({
     db,
