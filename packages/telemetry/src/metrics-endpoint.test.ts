@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startSelfMonitoring, type SelfMonitoring } from './self-monitoring.ts';
 import { silentLogger } from './logger.ts';
+import { recordRuntimeMetrics } from './runtime-metrics.ts';
 
 /**
  * `GET /metrics`'s text, from instruments made on the meter a service gets: every kind the
@@ -94,5 +95,38 @@ describe('the metrics endpoint', () => {
     const answer = await ep.respond(undefined);
     expect(answer.status).toBe(503);
     expect(JSON.parse(answer.body)).toMatchObject({ status: 'error', errorType: 'unavailable' });
+  });
+});
+
+describe('runtime metrics', () => {
+  it('report the event loop delay and busy share of the last window: a 150 ms block shows as its max delay', async () => {
+    const { MeterProvider, MetricReader } = await import('@opentelemetry/sdk-metrics');
+    class PullReader extends MetricReader {
+      protected override async onForceFlush(): Promise<void> {}
+      protected override async onShutdown(): Promise<void> {}
+    }
+    const reader = new PullReader();
+    const provider = new MeterProvider({ readers: [reader] });
+    const started = Date.now();
+    const runtime = recordRuntimeMetrics(provider.getMeter('t'), 600);
+    try {
+      // The delay histogram measures from its first tick on.
+      await new Promise((r) => setTimeout(r, 30));
+      const blockedUntil = Date.now() + 150;
+      while (Date.now() < blockedUntil) {
+        // the event loop is blocked
+      }
+      // The window that saw the block closes at 600 ms; read well before the next one (1,200 ms) replaces it.
+      await new Promise((r) => setTimeout(r, 750 - (Date.now() - started)));
+      const points = new Map<string, number>();
+      for (const m of (await reader.collect()).resourceMetrics.scopeMetrics[0]!.metrics) points.set(m.descriptor.name, m.dataPoints[0]!.value as number);
+      expect(points.get('nodejs.eventloop.delay.max')).toBeGreaterThanOrEqual(0.1);
+      expect(points.get('nodejs.eventloop.delay.max')).toBeLessThan(1);
+      expect(points.get('nodejs.eventloop.utilization')).toBeGreaterThan(0.2);
+      expect(points.get('nodejs.eventloop.utilization')).toBeLessThanOrEqual(1);
+    } finally {
+      runtime.stop();
+      await provider.shutdown();
+    }
   });
 });

@@ -91,36 +91,13 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
     const headers = { ...ex.headers };
     const traces = lazyExporter(ex.endpoint, (url) => new OTLPTraceExporter({ url: `${url}/v1/traces`, headers }));
     const metrics = lazyExporter(ex.endpoint, (url) => new OTLPMetricExporter({ url: `${url}/v1/metrics`, headers }));
-    // ExportResultCode.SUCCESS: nothing to send to yet is not a failure to report.
-    const skipped = { code: 0 };
     tracerProvider = new TracerProvider({
       resource,
-      spanProcessors: [
-        new BatchSpanProcessor({
-          exporter: {
-            export: (spans, done) => {
-              const exporter = traces.get();
-              if (exporter) exporter.export(spans, done);
-              else done(skipped);
-            },
-            shutdown: () => traces.made?.shutdown() ?? Promise.resolve(),
-            forceFlush: () => traces.made?.forceFlush() ?? Promise.resolve(),
-          },
-          scheduledDelayMillis: ex.exportIntervalMs,
-        }),
-      ],
+      spanProcessors: [new BatchSpanProcessor({ exporter: traces, scheduledDelayMillis: ex.exportIntervalMs })],
     });
     readers.push(
       new PeriodicExportingMetricReader({
-        exporter: {
-          export: (batch, done) => {
-            const exporter = metrics.get();
-            if (exporter) exporter.export(batch, done);
-            else done(skipped);
-          },
-          shutdown: () => metrics.made?.shutdown() ?? Promise.resolve(),
-          forceFlush: () => metrics.made?.forceFlush() ?? Promise.resolve(),
-        },
+        exporter: metrics,
         exportIntervalMillis: ex.exportIntervalMs,
         exportTimeoutMillis: Math.min(ex.exportIntervalMs, 30_000),
       }),
@@ -146,22 +123,29 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
   };
 }
 
+interface Exporter<T> {
+  export(items: T, done: (result: { code: number; error?: Error }) => void): void;
+  shutdown(): Promise<void>;
+  forceFlush?(): Promise<void>;
+}
+
 /**
  * An exporter made at the first export whose endpoint is known, then kept (see
- * SelfMonitoringExport.endpoint); `made` is it once made, for shutdown and flush.
+ * SelfMonitoringExport.endpoint); exports before that report success (ExportResultCode.SUCCESS):
+ * nothing to send to yet is not a failure.
  */
-function lazyExporter<E>(endpoint: () => string | undefined, make: (url: string) => E): { get(): E | undefined; readonly made: E | undefined } {
+function lazyExporter<T, E extends Exporter<T>>(endpoint: () => string | undefined, make: (url: string) => E): Exporter<T> & { forceFlush(): Promise<void> } {
   let made: E | undefined;
   return {
-    get() {
+    export(items, done) {
       if (made === undefined) {
         const url = endpoint();
         if (url !== undefined) made = make(url);
       }
-      return made;
+      if (made) made.export(items, done);
+      else done({ code: 0 });
     },
-    get made() {
-      return made;
-    },
+    shutdown: () => made?.shutdown() ?? Promise.resolve(),
+    forceFlush: () => made?.forceFlush?.() ?? Promise.resolve(),
   };
 }

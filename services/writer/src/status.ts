@@ -22,8 +22,12 @@ export class WriterStatus {
 
   /** Seconds since the oldest segment not yet committed was written (0 with none). */
   get oldestSegmentAgeSeconds(): number {
+    return (this.#oldestAgeMs() ?? 0) / 1000;
+  }
+
+  #oldestAgeMs(): number | undefined {
     const oldest = this.#backlog.oldestMs;
-    return oldest === undefined ? 0 : Math.max(0, Date.now() - oldest) / 1000;
+    return oldest === undefined ? undefined : Math.max(0, Date.now() - oldest);
   }
 
   /** Rounds failed since the last one that succeeded (the loop's backoff). */
@@ -45,12 +49,12 @@ export class WriterStatus {
   toJSON(): unknown {
     const iso = (ms: number | undefined) => (ms === undefined ? null : new Date(ms).toISOString());
     const r = this.#lastRound;
-    const { segments, bytes, oldestMs } = this.#backlog;
+    const { segments, bytes } = this.#backlog;
     return {
       backlog: {
         segments,
         bytes,
-        oldest_segment_age_ms: oldestMs === undefined ? null : Math.max(0, Date.now() - oldestMs),
+        oldest_segment_age_ms: this.#oldestAgeMs() ?? null,
         listed_at: iso(this.#listedAt),
       },
       rounds: this.#rounds,
