@@ -162,6 +162,9 @@ export const writerSection = z.strictObject({
   wal_marker_retention: duration('7d').describe(
       'How long the WAL idempotency markers (the segments each snapshot consumed, in its summary) are read and keep snapshots from expiring. A WAL segment older than this is not committed but set aside under wal-quarantine/ for an operator: the markers that would say whether it was already committed may be gone.',
     ),
+  member_ttl: duration('15s').describe(
+    'Several writers may read one WAL: each holds a lease in the metadata DB, renewed every third of this, and commits the segments that rendezvous hashing over the live writers gives it. A writer that stops hands its share over at once; one that dies, after this long.',
+  ),
   table_reconcile_interval: duration('5m').describe('How often the tables of every dataset are reconciled with the tenant registry (created, evolved); 0s: only at start.'),
   work_dir: z.string().default('./data/tmp/writer').describe('Local scratch directory for staging Parquet files.'),
   encode_threads: z

@@ -42,7 +42,8 @@ export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } fro
 
 export { cancelDeleteRequest, createDeleteRequest, deleteRequestProcessed, dueDeleteRequests, finishDeleteRequest, listDeleteRequests, startDeleteRequest } from './delete-requests.ts';
 export type { CancelOutcome, CreateDeleteRequestInput, DeleteRequest } from './delete-requests.ts';
-export { acquireLease, deleteRuleGroups, listRuleGroups, listRuleGroupVersions, putRuleGroup, releaseLease, saveRuleGroupState } from './rule-groups.ts';
+export { deleteRuleGroups, listRuleGroups, listRuleGroupVersions, putRuleGroup, saveRuleGroupState } from './rule-groups.ts';
+export { acquireLease, liveLeaseHolders, releaseLease } from './leases.ts';
 export type { RuleGroupFilter, RuleGroupKey, RuleLanguage, StoredRuleGroup } from './rule-groups.ts';
 export { createDataset, deleteDataset, existingDatasetKeys, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
 export type { CreateDatasetInput, Dataset } from './datasets.ts';

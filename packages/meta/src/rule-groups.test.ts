@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireLease, listRuleGroupVersions, createDataset, createTenant, deleteDataset, updateTenant, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, releaseLease, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
+import { listRuleGroupVersions, createDataset, createTenant, deleteDataset, updateTenant, deleteRuleGroups, deleteTenant, listRuleGroups, putRuleGroup, saveRuleGroupState, type Db, type RuleGroupKey } from './index.ts';
 import { BACKENDS, createMigratedTestDatabase, type TestDatabase } from './test-databases.ts';
 
 describe.each(BACKENDS)('rule groups on %s', (kind) => {
@@ -94,17 +94,5 @@ describe.each(BACKENDS)('rule groups on %s', (kind) => {
     expect((await listRuleGroups(db, { tenantId: 'paused' })).length).toBe(1);
     expect(await listRuleGroups(db, { tenantId: 'paused', enabledTenantsOnly: true })).toEqual([]);
     expect((await listRuleGroups(db, { enabledTenantsOnly: true })).some((g) => g.tenantId === 'acme')).toBe(true);
-  });
-
-  it('gives a lease to one holder at a time until it expires or is released', async () => {
-    expect(await acquireLease(db, 'ruler', 'r1', 60_000)).toBe(true);
-    expect(await acquireLease(db, 'ruler', 'r2', 60_000)).toBe(false);
-    expect(await acquireLease(db, 'ruler', 'r1', 60_000)).toBe(true);
-    await releaseLease(db, 'ruler', 'r2');
-    expect(await acquireLease(db, 'ruler', 'r2', 60_000)).toBe(false);
-    await releaseLease(db, 'ruler', 'r1');
-    expect(await acquireLease(db, 'ruler', 'r2', 1)).toBe(true);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(await acquireLease(db, 'ruler', 'r1', 60_000)).toBe(true);
   });
 });

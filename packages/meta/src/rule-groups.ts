@@ -156,25 +156,3 @@ export async function saveRuleGroupState(db: Db, key: RuleGroupKey, version: num
   );
   return rowCount > 0;
 }
-
-/**
- * Takes or renews the named lease for `holder` until `ttlMs` from now: true when `holder` holds
- * it afterwards (it was free, expired or already its own). The database's clock decides, so the
- * holders' clocks need not agree.
- */
-export async function acquireLease(db: Db, name: string, holder: string, ttlMs: number): Promise<boolean> {
-  if (!Number.isFinite(ttlMs) || ttlMs <= 0) throw new MetaError('bad_data', 'lease ttl must be positive');
-  const { rows } = await db.query<{ holder: string }>(
-    `INSERT INTO leases (name, holder, expires_at) VALUES ($1, $2, now() + $3 * interval '1 millisecond')
-     ON CONFLICT (name) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-       WHERE leases.holder = EXCLUDED.holder OR leases.expires_at < now()
-     RETURNING holder`,
-    [name, holder, Math.ceil(ttlMs)],
-  );
-  return rows[0]?.holder === holder;
-}
-
-/** Gives the lease up if `holder` has it, so another can take it at once. */
-export async function releaseLease(db: Db, name: string, holder: string): Promise<void> {
-  await db.query(`DELETE FROM leases WHERE name = $1 AND holder = $2`, [name, holder]);
-}

@@ -73,7 +73,7 @@ export class FsAppendables implements AppendableObjects {
     }
   }
 
-  async recover(idleMs: number, keep: (bytes: Uint8Array) => number): Promise<string[]> {
+  async recover(idleMs: number, keep: (bytes: Uint8Array) => number, mine?: (key: string) => boolean): Promise<string[]> {
     let names: string[];
     try {
       names = readdirSync(this.#dir);
@@ -91,6 +91,7 @@ export class FsAppendables implements AppendableObjects {
       } catch {
         continue; // not one of ours
       }
+      if (mine && !mine(key)) continue; // another writer's share
       const file = path.join(this.#dir, name);
       let claimed = file;
       try {

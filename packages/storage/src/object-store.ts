@@ -66,9 +66,10 @@ export interface AppendableObjects {
    * Publishes objects whose writer has left them untouched for `idleMs` (it died, or stalled):
    * each is taken over first, so that any later append of its writer fails rather than being
    * acknowledged and lost, then cut to the prefix `keep` accepts (a torn last append) and put
-   * under its key; one with nothing to keep is deleted. Returns the keys published.
+   * under its key; one with nothing to keep is deleted. Only the keys `mine` accepts are taken
+   * (all when absent): writers sharing a WAL each recover their own share. Returns the keys published.
    */
-  recover(idleMs: number, keep: (bytes: Uint8Array) => number): Promise<string[]>;
+  recover(idleMs: number, keep: (bytes: Uint8Array) => number, mine?: (key: string) => boolean): Promise<string[]>;
 }
 
 export interface AppendableObject {

@@ -125,6 +125,25 @@ describe('WAL appended segments (fs)', () => {
     expect(ids(await readSegment(store, next.segment))).toEqual(['after']);
   });
 
+  it('recovery with a share takes only the open segments it accepts (writers sharing a WAL)', async () => {
+    const first = new WalAppender(store, { instanceId: 'acc-share-1', segmentMaxAgeMs: 3_600_000 });
+    const second = new WalAppender(store, { instanceId: 'acc-share-2', segmentMaxAgeMs: 3_600_000 });
+    const a = await first.append([rec('m1')]);
+    const b = await second.append([rec('o1')]);
+    const old = new Date(Date.now() - 120_000);
+    for (const name of openFiles()) utimesSync(path.join(store.root, OPEN_DIR, name), old, old);
+    const mine = (key: string) => key === a.segment;
+    expect(await recoverOpenSegments(store, 60_000, mine)).toEqual([a.segment]);
+    // The other share's segment is still open, untouched, and its acceptor still appends to it.
+    expect(openFiles()).toHaveLength(1);
+    await second.append([rec('o2')]);
+    expect((await listSegments(store)).map((s) => s.key)).toEqual([a.segment]);
+    await second.close();
+    expect(ids(await readSegment(store, b.segment))).toEqual(['o1', 'o2']);
+    await expect(first.append([rec('m2')])).rejects.toBeInstanceOf(WalAppendError);
+    await first.close();
+  });
+
   it('an open segment without one whole record is deleted by recovery, not published', async () => {
     const partial = frameRecord(rec('p'));
     const object = await store.appendables.open('wal/000000000000001-acc-none-0000000001.wal', [segmentHeader(OPEN_ENDED_COUNT), partial[0]!]);

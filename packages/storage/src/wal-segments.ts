@@ -102,12 +102,17 @@ export async function deleteSegments(store: ObjectStore, keys: string[]): Promis
  * `idleMs`: it died, or stalled so long that its next append fails rather than be acknowledged.
  * Each keeps its longest prefix of whole, verified records: an append torn by the crash was not
  * acknowledged. A live acceptor seals its segments within segmentMaxAgeMs, so `idleMs` only
- * needs to be well above that. Returns the keys published (none on a store without appends).
+ * needs to be well above that. With `mine`, only the segments it accepts (a writer's share of
+ * a WAL that several writers read). Returns the keys published (none on a store without appends).
  */
-export async function recoverOpenSegments(store: ObjectStore, idleMs: number): Promise<string[]> {
+export async function recoverOpenSegments(store: ObjectStore, idleMs: number, mine?: (key: string) => boolean): Promise<string[]> {
   if (!store.appendables) return [];
-  return store.appendables.recover(idleMs, (bytes) => {
-    const valid = segmentPrefixLength(bytes);
-    return valid.records > 0 ? valid.bytes : 0;
-  });
+  return store.appendables.recover(
+    idleMs,
+    (bytes) => {
+      const valid = segmentPrefixLength(bytes);
+      return valid.records > 0 ? valid.bytes : 0;
+    },
+    mine,
+  );
 }

@@ -48,7 +48,17 @@ export interface FloeUnderTest {
   restart(service: Service): Promise<void>;
   /** cluster only: one more acceptor process on its own ports, sharing the cluster's stores. */
   startExtraAcceptor(): Promise<{ otlpHttpUrl: string; otlpGrpcAddress: string; stop(): Promise<void> }>;
+  /** cluster only: one more writer process on its own admin port, sharing the cluster's WAL. */
+  startExtraWriter(): Promise<ExtraProcess & { adminUrl: string }>;
   stop(): Promise<void>;
+}
+
+/** A service process started beside the cluster's five. */
+export interface ExtraProcess {
+  /** SIGTERM, and waits for the exit. */
+  stop(): Promise<void>;
+  /** SIGKILL, and waits for the exit. */
+  kill(): Promise<void>;
 }
 
 export interface StartOptions {
@@ -131,6 +141,9 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     startExtraAcceptor: async () => {
       throw new Error('startExtraAcceptor() needs cluster mode');
     },
+    startExtraWriter: async () => {
+      throw new Error('startExtraWriter() needs cluster mode');
+    },
     async stop() {
       await started.stop();
       rmSync(dir, { recursive: true, force: true });
@@ -207,6 +220,25 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
       await exited;
     }
   };
+  /** One more `floe <service>` process with `env` over the shared config, ready on `readyPort`. */
+  const spawnExtra = async (service: Service, readyPort: number, env: Record<string, string>): Promise<ExtraProcess> => {
+    const out = createWriteStream(join(dir, `${service}-${readyPort}.log`), { flags: 'a' });
+    const child = spawn(NODE, [FLOE_BIN, service, '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, FLOE_CONFIG: '', ...env } });
+    child.stdout!.pipe(out);
+    child.stderr!.pipe(out);
+    extra.push(child);
+    await waitFor(`extra ${service} /ready (log: ${join(dir, `${service}-${readyPort}.log`)})`, async () => {
+      if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`extra ${service} exited (${child.exitCode ?? child.signalCode})`);
+      return ((await isReady(`http://127.0.0.1:${readyPort}/ready`)) && listensOn(child.pid!, readyPort)) || undefined;
+    }, 60_000);
+    const end = async (signal: NodeJS.Signals) => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((r) => child.once('exit', () => r()));
+      child.kill(signal);
+      await exited;
+    };
+    return { stop: () => end('SIGTERM'), kill: () => end('SIGKILL') };
+  };
   try {
     for (const s of SERVICES) await spawnService(s);
   } catch (err) {
@@ -249,26 +281,13 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     restart: (service) => spawnService(service),
     async startExtraAcceptor() {
       const [http, grpc] = await freePorts(2);
-      const out = createWriteStream(join(dir, `acceptor-${http}.log`), { flags: 'a' });
-      const env = { ...process.env, FLOE_CONFIG: '', FLOE__ACCEPTOR__HTTP_PORT: String(http), FLOE__ACCEPTOR__GRPC_PORT: String(grpc) };
-      const child = spawn(NODE, [FLOE_BIN, 'acceptor', '--config', configFile], { stdio: ['ignore', 'pipe', 'pipe'], env });
-      child.stdout!.pipe(out);
-      child.stderr!.pipe(out);
-      extra.push(child);
-      await waitFor(`extra acceptor /ready`, async () => {
-        if (child.exitCode !== null || child.signalCode !== null) throw new WaitAborted(`extra acceptor exited (${child.exitCode ?? child.signalCode})`);
-        return ((await isReady(`http://127.0.0.1:${http}/ready`)) && listensOn(child.pid!, http!)) || undefined;
-      }, 60_000);
-      return {
-        otlpHttpUrl: `http://127.0.0.1:${http}`,
-        otlpGrpcAddress: `127.0.0.1:${grpc}`,
-        stop: async () => {
-          if (child.exitCode !== null || child.signalCode !== null) return;
-          const exited = new Promise<void>((r) => child.once('exit', () => r()));
-          child.kill('SIGTERM');
-          await exited;
-        },
-      };
+      const process_ = await spawnExtra('acceptor', http!, { FLOE__ACCEPTOR__HTTP_PORT: String(http), FLOE__ACCEPTOR__GRPC_PORT: String(grpc) });
+      return { otlpHttpUrl: `http://127.0.0.1:${http}`, otlpGrpcAddress: `127.0.0.1:${grpc}`, stop: process_.stop };
+    },
+    async startExtraWriter() {
+      const [admin] = await freePorts(1);
+      const process_ = await spawnExtra('writer', admin!, { FLOE__WRITER__ADMIN_PORT: String(admin), FLOE__WRITER__WORK_DIR: join(dir, `tmp-w-${admin}`) });
+      return { ...process_, adminUrl: `http://127.0.0.1:${admin}` };
     },
     async stop() {
       for (const child of extra) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

@@ -67,6 +67,11 @@ export interface CommitterOptions {
    * deleted, are dropped instead of recreating its tables.
    */
   existingDatasets?: (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => Promise<ReadonlySet<string>>;
+  /**
+   * This writer's share of a WAL that several writers read (membership.ts): the segments it
+   * commits and the open ones it recovers. Absent: all of them.
+   */
+  owns?: (segmentKey: string) => boolean;
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
@@ -122,17 +127,18 @@ export class Committer {
   }
 
   /**
-   * Segments waiting in the WAL (the backlog). Every few seconds, segments an acceptor left open
-   * (it died before sealing them) are published first.
+   * Segments waiting in the WAL for this writer (its share, with `owns`): the backlog. Every few
+   * seconds, segments an acceptor left open (it died before sealing them) are published first.
    */
   async backlog(): Promise<ObjectInfo[]> {
-    const { store, log } = this.#o;
+    const { store, log, owns } = this.#o;
     if (store.appendables && Date.now() - this.#lastRecovery >= RECOVERY_INTERVAL_MS) {
       this.#lastRecovery = Date.now();
-      const published = await recoverOpenSegments(store, OPEN_SEGMENT_IDLE_MS);
+      const published = await recoverOpenSegments(store, OPEN_SEGMENT_IDLE_MS, owns);
       if (published.length > 0) log.warn({ segments: published }, 'published WAL segments that an acceptor left open (it stopped without sealing them)');
     }
-    return listSegments(store, this.#o.walPrefix);
+    const segments = await listSegments(store, this.#o.walPrefix);
+    return owns ? segments.filter((s) => owns(s.key)) : segments;
   }
 
   async round(segments?: ObjectInfo[]): Promise<RoundStats> {

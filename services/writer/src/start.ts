@@ -7,6 +7,7 @@ import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
+import { WriterMembership } from './membership.ts';
 import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
 import { observeWriterStatus, writerMetrics } from './writer-metrics.ts';
@@ -21,8 +22,9 @@ export interface SharedDeps {
 
 /**
  * The writer: tails the WAL and commits its rows to Iceberg. Under load it commits every
- * `writer.flush_interval`; when the log was idle, the first segment is committed at once. Beside
- * it runs the table reconcile pass (reconcile.ts).
+ * `writer.flush_interval`; when the log was idle, the first segment is committed at once. Several
+ * writers divide the WAL's segments between them (membership.ts). Beside it runs the table
+ * reconcile pass (reconcile.ts).
  */
 export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'writer' });
@@ -33,6 +35,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   // Tables the writer creates (on ingest, in the reconcile pass) get the configured labels.
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
   const metrics = writerMetrics(deps.telemetry);
+  // Writers sharing the WAL each commit their share (membership.ts); alone, all of it.
+  const membership = new WriterMembership({ db, id: config.runtime.instance_id, ttlMs: config.writer.member_ttl, log });
+  await membership.join();
   const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads });
   const committer = new Committer({
     store,
@@ -46,6 +51,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     pins: new AttributeTypePins({ db, log }),
     metrics,
     existingDatasets: (pairs) => existingDatasetKeys(db, pairs),
+    owns: (key) => membership.owns(key),
   });
 
   const abort = new AbortController();
@@ -54,7 +60,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const reconcileLoop = runReconcileLoop(reconciler, config.writer.table_reconcile_interval, abort.signal, log);
   let ready = true;
   let lastRound = 0;
-  const status = new WriterStatus();
+  const status = new WriterStatus(membership);
   observeWriterStatus(deps.telemetry, status);
   const loop = (async () => {
     while (!abort.signal.aborted) {
@@ -96,6 +102,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       ready = false;
       abort.abort();
       await Promise.all([loop, reconcileLoop]);
+      await membership.leave();
       writer.close();
       await admin.close();
       if (ownStore) await store.close();

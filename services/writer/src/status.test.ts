@@ -25,10 +25,21 @@ describe('writer status', () => {
     s.roundDone(now, { segments: 2, records: 5, rows: 500, files: 1, commits: 1, skippedRecords: 0 });
     expect(s.toJSON()).toMatchObject({
       rounds: 1,
+      segments_consumed: 2,
       failures_in_a_row: 0,
       last_round: { started_at: new Date(now).toISOString(), segments: 2, records: 5, rows: 500, files: 1, commits: 1, skipped_records: 0 },
     });
     s.backlogListed([]);
     expect(s.toJSON()).toMatchObject({ backlog: { segments: 0, bytes: 0, oldest_segment_age_ms: null } });
+  });
+});
+
+describe('writer status with writers sharing the WAL', () => {
+  it('names this writer and every writer it shares the WAL with', () => {
+    const view = { id: 'writer-b', members: ['writer-a', 'writer-b'] };
+    expect(new WriterStatus(view).toJSON()).toMatchObject({ writer_id: 'writer-b', writers: ['writer-a', 'writer-b'] });
+    view.members = ['writer-b'];
+    expect(new WriterStatus(view).toJSON()).toMatchObject({ writers: ['writer-b'] });
+    expect(new WriterStatus().toJSON()).not.toHaveProperty('writers');
   });
 });

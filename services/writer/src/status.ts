@@ -1,19 +1,33 @@
 import { walBacklog, type ObjectInfo, type WalBacklog } from '@floe/storage';
 import type { RoundStats } from './committer.ts';
 
+/** The writers sharing the WAL, as this one sees them (membership.ts). */
+export interface MembershipView {
+  readonly id: string;
+  readonly members: readonly string[];
+}
+
 /**
  * What the writer's admin `GET /status` answers: how far behind the WAL it is (segments, bytes,
  * and the age of the oldest segment not yet committed, the data's delay before it is queryable),
  * and what its rounds did. The acceptors refuse ingest beyond acceptor.max_wal_backlog; this is
- * where an operator sees the backlog build up before that.
+ * where an operator sees the backlog build up before that. With several writers, the backlog is
+ * this writer's share of the WAL, and `writers` names them all.
  */
 export class WriterStatus {
+  readonly #membership: MembershipView | undefined;
   #backlog: WalBacklog = { segments: 0, bytes: 0, oldestMs: undefined };
   #listedAt: number | undefined;
   #rounds = 0;
+  /** WAL segments consumed by this writer's rounds since it started (its share, beside others). */
+  #segmentsConsumed = 0;
   #failuresInARow = 0;
   #lastRound: { at: number; ms: number; stats: RoundStats } | undefined;
   #lastError: { at: number; message: string } | undefined;
+
+  constructor(membership?: MembershipView) {
+    this.#membership = membership;
+  }
 
   backlogListed(segments: readonly ObjectInfo[]): void {
     this.#backlog = walBacklog(segments);
@@ -37,6 +51,7 @@ export class WriterStatus {
 
   roundDone(startedAt: number, stats: RoundStats): void {
     this.#rounds++;
+    this.#segmentsConsumed += stats.segments;
     this.#failuresInARow = 0;
     this.#lastRound = { at: startedAt, ms: Date.now() - startedAt, stats };
   }
@@ -57,7 +72,9 @@ export class WriterStatus {
         oldest_segment_age_ms: this.#oldestAgeMs() ?? null,
         listed_at: iso(this.#listedAt),
       },
+      ...(this.#membership ? { writer_id: this.#membership.id, writers: this.#membership.members } : {}),
       rounds: this.#rounds,
+      segments_consumed: this.#segmentsConsumed,
       failures_in_a_row: this.#failuresInARow,
       last_round: r
         ? {
