@@ -58,6 +58,7 @@ describe('loadConfig', () => {
     [{ FLOE__SELF_MONITORING__PROFILES_ENABLED: 'true' }, 'auth.admin_api_key: required when self_monitoring.profiles_enabled is true'],
     [{ FLOE__WRITER__WAL_MARKER_RETENTION: '0s' }, 'writer.wal_marker_retention: must be > 0'],
     [{ FLOE__WRITER__MEMBER_TTL: '0s' }, 'writer.member_ttl: must be > 0'],
+    [{ FLOE__COMPACTOR__MEMBER_TTL: '0s' }, 'compactor.member_ttl: must be > 0'],
     [{ FLOE__PROFILING__INTERVAL: '0s' }, 'profiling.interval: must be > 0'],
     [{ FLOE__PROFILING__ENABLED: 'true' }, 'profiling.endpoint: required when profiling.enabled'],
   ])('rejects %o naming the key', (env, needle) => {

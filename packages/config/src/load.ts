@@ -79,6 +79,7 @@ function crossChecks(cfg: FloeConfig): string[] {
   if (cfg.writer.poll_interval <= 0) problems.push('writer.poll_interval: must be > 0');
   if (cfg.writer.wal_marker_retention <= 0) problems.push('writer.wal_marker_retention: must be > 0');
   if (cfg.writer.member_ttl <= 0) problems.push('writer.member_ttl: must be > 0');
+  if (cfg.compactor.member_ttl <= 0) problems.push('compactor.member_ttl: must be > 0');
   if (cfg.querier.query_timeout <= 0) problems.push('querier.query_timeout: must be > 0');
   if (cfg.router.query_timeout <= 0) problems.push('router.query_timeout: must be > 0');
   // The telemetry is sent as tenant _system, which only the break-glass key may write.

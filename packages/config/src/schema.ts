@@ -207,6 +207,9 @@ export const compactorSection = z.strictObject({
   delete_request_cancel_period: duration('24h').describe(
     'How long a delete request (the log API\'s POST /loki/api/v1/delete) can be cancelled before the compactor deletes its rows: the first pass after this period rewrites the affected files. Queries leave the rows out from the moment the request is recorded.',
   ),
+  member_ttl: duration('15s').describe(
+    'Several compactors may run: each holds a lease in the metadata DB, renewed every third of this, and its periodic passes visit the tables (and delete requests) that rendezvous hashing over the live compactors gives it; on-demand passes visit every table of their scope. One that stops hands its tables over at once; one that dies, after this long.',
+  ),
   work_dir: z.string().default('./data/tmp/compactor').describe('Local scratch directory for rewrites.'),
   threads: z.number().int().positive().default(2).describe('DuckDB threads of a rewrite.'),
 });

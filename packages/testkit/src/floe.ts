@@ -48,8 +48,8 @@ export interface FloeUnderTest {
   restart(service: Service): Promise<void>;
   /** cluster only: one more acceptor process on its own ports, sharing the cluster's stores. */
   startExtraAcceptor(): Promise<{ otlpHttpUrl: string; otlpGrpcAddress: string; stop(): Promise<void> }>;
-  /** cluster only: one more writer process on its own admin port, sharing the cluster's WAL. */
-  startExtraWriter(): Promise<ExtraProcess & { adminUrl: string }>;
+  /** cluster only: one more writer or compactor process on its own admin port, sharing the cluster's stores. */
+  startExtraService(service: 'writer' | 'compactor'): Promise<ExtraProcess & { adminUrl: string }>;
   stop(): Promise<void>;
 }
 
@@ -141,8 +141,8 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     startExtraAcceptor: async () => {
       throw new Error('startExtraAcceptor() needs cluster mode');
     },
-    startExtraWriter: async () => {
-      throw new Error('startExtraWriter() needs cluster mode');
+    startExtraService: async () => {
+      throw new Error('startExtraService() needs cluster mode');
     },
     async stop() {
       await started.stop();
@@ -284,9 +284,10 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
       const process_ = await spawnExtra('acceptor', http!, { FLOE__ACCEPTOR__HTTP_PORT: String(http), FLOE__ACCEPTOR__GRPC_PORT: String(grpc) });
       return { otlpHttpUrl: `http://127.0.0.1:${http}`, otlpGrpcAddress: `127.0.0.1:${grpc}`, stop: process_.stop };
     },
-    async startExtraWriter() {
+    async startExtraService(service) {
       const [admin] = await freePorts(1);
-      const process_ = await spawnExtra('writer', admin!, { FLOE__WRITER__ADMIN_PORT: String(admin), FLOE__WRITER__WORK_DIR: join(dir, `tmp-w-${admin}`) });
+      const section = service.toUpperCase();
+      const process_ = await spawnExtra(service, admin!, { [`FLOE__${section}__ADMIN_PORT`]: String(admin), [`FLOE__${section}__WORK_DIR`]: join(dir, `tmp-${service}-${admin}`) });
       return { ...process_, adminUrl: `http://127.0.0.1:${admin}` };
     },
     async stop() {

@@ -328,4 +328,30 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
     const gammaData = (await f.store.list(`${f.store.keyFromUri(b.metadata.location)}/data/`)).map((o) => o.key);
     expect(gammaData.filter((k) => k.endsWith('.parquet'))).toEqual([bKeys[1]]);
   });
+
+  it('a periodic pass visits only the compactor’s share of the tables; an on-demand pass every table of its scope', async () => {
+    let mine = await createTracesTable(f.catalog, 'share-a', 'default');
+    let theirs = await createTracesTable(f.catalog, 'share-b', 'default');
+    for (let i = 0; i < 2; i++) {
+      mine = (await appendSpanFile(f, mine, h3, 8, 800 + i)).handle;
+      theirs = (await appendSpanFile(f, theirs, h3, 8, 900 + i)).handle;
+    }
+    const visited: string[] = [];
+    const owns = (table: string) => {
+      visited.push(table);
+      return table === 'share-a.default.traces';
+    };
+    const c = new Compactor({ ...f, log, targetFileBytes: TARGET, snapshotRetentionMs: HOUR_MS, minFileAgeMs: 0, owns });
+    const files = async (ns: string) => (await f.catalog.planFiles((await f.catalog.loadTable(ns, 'traces'))!)).length;
+    const periodic = await c.pass(undefined, { table: 'traces' });
+    expect(visited).toContain('share-a.default.traces');
+    expect(visited).toContain('share-b.default.traces');
+    expect(await files('share-a.default')).toBe(1);
+    expect(await files('share-b.default')).toBe(2);
+    expect(periodic.compaction.groups).toBeGreaterThanOrEqual(1);
+    const onDemand = await c.pass(undefined, { tenant: 'share-b' }, true);
+    expect(onDemand.tables).toBe(1);
+    expect(onDemand.compaction.groups).toBe(1);
+    expect(await files('share-b.default')).toBe(1);
+  });
 });

@@ -32,6 +32,12 @@ export interface CompactorOptions {
   /** Where delete requests come from and are marked done (the metadata DB); absent: none are processed. */
   deleteRequests?: DeleteRequestQueue;
   walPrefix?: string;
+  /**
+   * This compactor's share of the tables when several run (start.ts): a periodic pass visits only
+   * the tables, and takes up only the delete requests, whose `<namespace>.<table>` it accepts.
+   * Absent: all of them.
+   */
+  owns?: (table: string) => boolean;
   now?: () => number;
 }
 
@@ -113,10 +119,11 @@ export class Compactor {
   }
 
   /**
-   * Runs one pass over the tables of `scope` (all when absent). After `signal` fires, the commit
-   * in progress finishes and the pass ends.
+   * Runs one pass over the tables of `scope` (all when absent), this compactor's share of them
+   * unless `everyTable` (an on-demand pass: an operator asked for those tables). After `signal`
+   * fires, the commit in progress finishes and the pass ends.
    */
-  async pass(signal?: AbortSignal, scope?: PassScope): Promise<PassStats> {
+  async pass(signal?: AbortSignal, scope?: PassScope, everyTable = false): Promise<PassStats> {
     const { catalog, store, log } = this.#o;
     const now = this.#o.now ?? Date.now;
     const started = now();
@@ -131,12 +138,13 @@ export class Compactor {
       orphans: { data: 0, metadata: 0 },
       durationMs: 0,
     };
-    await this.#deletes(stats, scope, signal);
+    const mine = (id: TableIdentifier) => everyTable || !this.#o.owns || this.#o.owns(`${id.namespace}.${id.name}`);
+    await this.#deletes(stats, scope, mine, signal);
     const horizon = await expiryHorizon(store, started, this.#o.snapshotRetentionMs, this.#o.walPrefix, this.#o.markerRetentionMs);
     for (const id of await catalog.listTables()) {
       if (signal?.aborted) break;
       // Tables of other engines sharing the catalog have no Floe definition to rewrite them with.
-      if (!isTableName(id.name) || !inScope(id, scope)) continue;
+      if (!isTableName(id.name) || !inScope(id, scope) || !mine(id)) continue;
       stats.tables++;
       try {
         if (await this.#table(id, horizon, stats, signal)) stats.tablesChanged++;
@@ -186,7 +194,7 @@ export class Compactor {
    * does not exist (nothing written yet, or dropped) is done with nothing deleted; one that fails
    * or meets a conflict stays for the next pass.
    */
-  async #deletes(stats: PassStats, scope: PassScope | undefined, signal?: AbortSignal): Promise<void> {
+  async #deletes(stats: PassStats, scope: PassScope | undefined, mine: (id: TableIdentifier) => boolean, signal?: AbortSignal): Promise<void> {
     const queue = this.#o.deleteRequests;
     if (!queue) return;
     const { catalog, log } = this.#o;
@@ -194,7 +202,7 @@ export class Compactor {
     for (const req of await queue.due(now())) {
       if (signal?.aborted) return;
       const namespace = floeNamespace(req.tenantId, req.datasetId);
-      if (!inScope({ namespace, name: req.table }, scope)) continue;
+      if (!inScope({ namespace, name: req.table }, scope) || !mine({ namespace, name: req.table })) continue;
       try {
         if (!(await queue.start(req.id))) continue;
         // A table at a time; should a later one fail, the next pass redoes the request, and the

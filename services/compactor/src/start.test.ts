@@ -62,6 +62,8 @@ describe('start', () => {
       while (!(seen.lastPass && Date.parse(seen.lastPass.finishedAt) >= made && seen.lastPass.orphanDataFiles === 1) && Date.now() < deadline);
       expect(await f.store.head(third)).toBeUndefined();
       expect(seen).toMatchObject({ enabled: true, intervalMs: 100 });
+      // Alone: the only compactor dividing the tables.
+      expect(seen.compactors).toEqual([seen.compactorId]);
       expect(seen.passes).toBeGreaterThanOrEqual(3);
       expect(seen.lastPass).toMatchObject({ failed: false, tables: 1, failedTables: 0, partitionsCompacted: 0, orphanDataFiles: 1 });
       expect(Date.parse(seen.lastPass!.finishedAt)).toBeGreaterThanOrEqual(Date.parse(seen.lastPass!.startedAt));

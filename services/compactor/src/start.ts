@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ConfigError, type FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits } from '@floe/limits';
-import { dueDeleteRequests, finishDeleteRequest, getTenant, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
+import { dueDeleteRequests, finishDeleteRequest, getTenant, LeaseMembership, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
@@ -21,8 +21,9 @@ export interface CompactorDeps {
 }
 
 /**
- * The compactor: every `compactor.interval` (start to start) it runs one pass over every table:
- * merge small files per hour, expire snapshots, sweep orphans. With `enabled: false` it only
+ * The compactor: every `compactor.interval` (start to start) it runs one pass over every table
+ * (its share of them when several compactors run): merge small files per hour, expire
+ * snapshots, sweep orphans. With `enabled: false` it only
  * answers /ready, so a fleet can keep one deployment shape and switch compaction off.
  */
 export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = {}): Promise<ServiceHandle> {
@@ -40,6 +41,11 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   // not shared, because two caches on one directory would evict each other's files.
   const cache = new LocalFileCache({ dir: join(c.work_dir, 'inputs'), maxBytes: 0 });
   const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
+  // Compactors divide the tables between them (a disabled one takes no share). Two that visit one
+  // table while their views of the members differ are safe: each commit is a compare-and-swap,
+  // and a rewrite whose inputs changed meanwhile is dropped.
+  const membership = c.enabled ? new LeaseMembership({ db, group: 'compactor', id: config.runtime.instance_id, ttlMs: c.member_ttl, log }) : undefined;
+  await membership?.join();
   const compactor = new Compactor({
     catalog,
     store,
@@ -52,6 +58,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     retentionMs: async (tenant, table) => (await limitsOf(tenant)).retentionMs(table),
     retentionStreams: async (tenant) => (await limitsOf(tenant)).retentionStreams,
     minFileAgeMs: c.min_file_age,
+    ...(membership ? { owns: (table: string) => membership.owns(table) } : {}),
     deleteRequests: {
       // Prometheus deletes series at once and never takes a delete back: no cancel period for metrics.
       due: (nowMs) => dueDeleteRequests(db, new Date(nowMs - c.delete_request_cancel_period), ['metrics']),
@@ -63,6 +70,8 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   const abort = new AbortController();
   let ready = true;
   const state: CompactorStatus = { enabled: c.enabled, intervalMs: c.interval, passes: 0, runningSince: null, lastPass: null, requests: [] };
+  // The members as the membership sees them now (a getter: a spread would copy them once).
+  if (membership) Object.defineProperties(state, { compactorId: { value: membership.id, enumerable: true }, compactors: { get: () => membership.members, enumerable: true } });
   // On-demand passes (POST /compact, behind the router's /api/v1/ops/compact) run between the
   // periodic ones, in the order asked; asking wakes the loop from its sleep.
   let wake = new AbortController();
@@ -70,13 +79,13 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   let nextPeriodic = Date.now();
 
   const metrics = compactorMetrics(deps.telemetry ?? noSelfTelemetry);
-  const runPass = async (scope: PassScope | undefined): Promise<LastPass> => {
+  const runPass = async (scope: PassScope | undefined, everyTable: boolean): Promise<LastPass> => {
     const startedAt = new Date().toISOString();
     state.runningSince = startedAt;
     const began = performance.now();
     let outcome = 'failed';
     try {
-      const stats = await compactor.pass(abort.signal, scope);
+      const stats = await compactor.pass(abort.signal, scope, everyTable);
       const summary = passSummary(stats);
       if (hasWork(stats)) log.info({ ...summary, ...(scope ? { scope } : {}) }, 'compaction pass');
       outcome = 'ok';
@@ -98,7 +107,8 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       const request = pending();
       if (request) {
         request.startedAt = new Date().toISOString();
-        const result = await runPass(request.scope ?? undefined);
+        // Asked for by an operator: every table of its scope, whichever compactor's share.
+        const result = await runPass(request.scope ?? undefined, true);
         request.finishedAt = result.finishedAt;
         request.result = result;
         state.lastPass = result;
@@ -106,7 +116,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       }
       if (Date.now() >= nextPeriodic) {
         nextPeriodic = Date.now() + c.interval;
-        state.lastPass = await runPass(undefined);
+        state.lastPass = await runPass(undefined, false);
         continue;
       }
       await sleep(Math.max(0, nextPeriodic - Date.now()), AbortSignal.any([abort.signal, wake.signal]));
@@ -138,6 +148,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       ready = false;
       abort.abort();
       await loop;
+      await membership?.leave();
       writer.close();
       await cache.close();
       await admin.close();
@@ -156,6 +167,9 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
 export interface CompactorStatus {
   enabled: boolean;
   intervalMs: number;
+  /** This compactor's name, and the compactors dividing the tables as it sees them (absent when disabled). */
+  compactorId?: string;
+  compactors?: readonly string[];
   /** Passes finished since start, periodic and on-demand. */
   passes: number;
   /** Start of the pass in progress (ISO 8601), or null. */

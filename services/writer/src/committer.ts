@@ -68,7 +68,7 @@ export interface CommitterOptions {
    */
   existingDatasets?: (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => Promise<ReadonlySet<string>>;
   /**
-   * This writer's share of a WAL that several writers read (membership.ts): the segments it
+   * This writer's share of a WAL that several writers read (start.ts): the segments it
    * commits and the open ones it recovers. Absent: all of them.
    */
   owns?: (segmentKey: string) => boolean;

@@ -1,13 +1,12 @@
 import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
-import { existingDatasetKeys, openDbFromConfig, type Db } from '@floe/meta';
+import { existingDatasetKeys, LeaseMembership, openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
 import { Committer } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
-import { WriterMembership } from './membership.ts';
 import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
 import { observeWriterStatus, writerMetrics } from './writer-metrics.ts';
@@ -23,7 +22,7 @@ export interface SharedDeps {
 /**
  * The writer: tails the WAL and commits its rows to Iceberg. Under load it commits every
  * `writer.flush_interval`; when the log was idle, the first segment is committed at once. Several
- * writers divide the WAL's segments between them (membership.ts). Beside it runs the table
+ * writers divide the WAL's segments between them (@floe/meta's LeaseMembership). Beside it runs the table
  * reconcile pass (reconcile.ts).
  */
 export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
@@ -35,8 +34,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   // Tables the writer creates (on ingest, in the reconcile pass) get the configured labels.
   const catalog = openFloeCatalog(db, store, { materializedLabels: config.schema.materialized_labels });
   const metrics = writerMetrics(deps.telemetry);
-  // Writers sharing the WAL each commit their share (membership.ts); alone, all of it.
-  const membership = new WriterMembership({ db, id: config.runtime.instance_id, ttlMs: config.writer.member_ttl, log });
+  // Writers sharing the WAL each commit their share of its segments; alone, all of them. Two that
+  // take one segment while their views of the members differ still commit it once per table:
+  // the committer re-checks the WAL ledger of the table's snapshots on every commit attempt.
+  const membership = new LeaseMembership({ db, group: 'writer', id: config.runtime.instance_id, ttlMs: config.writer.member_ttl, log });
   await membership.join();
   const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads });
   const committer = new Committer({

@@ -1,7 +1,7 @@
 import { walBacklog, type ObjectInfo, type WalBacklog } from '@floe/storage';
 import type { RoundStats } from './committer.ts';
 
-/** The writers sharing the WAL, as this one sees them (membership.ts). */
+/** The writers sharing the WAL, as this one sees them (@floe/meta's LeaseMembership). */
 export interface MembershipView {
   readonly id: string;
   readonly members: readonly string[];

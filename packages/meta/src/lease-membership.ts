@@ -1,40 +1,42 @@
 import { hostname } from 'node:os';
-import { acquireLease, liveLeaseHolders, releaseLease, type Db } from '@floe/meta';
 import type { Logger } from '@floe/telemetry';
+import type { Db } from './db.ts';
+import { acquireLease, liveLeaseHolders, releaseLease } from './leases.ts';
 
 /**
- * Several writers share one WAL. Each live writer holds a lease `writer:<id>` in the metadata DB,
- * renewed every third of `writer.member_ttl`, and a segment belongs to the live writer that
- * ranks highest for its key (rendezvous hashing): every segment has one owner, the writers divide
- * the WAL evenly, and when one joins or leaves only its share moves. A writer that stops gives
- * its lease up, so its share moves at once; one that dies keeps it until the lease expires.
+ * Processes of one kind that divide work between them: each live member holds a lease
+ * `<group>:<id>` in the metadata DB, renewed every third of its ttl, and an item of work (a WAL
+ * segment for the writers, a table for the compactors) belongs to the live member that ranks
+ * highest for its key (rendezvous hashing): every item has one owner, the members divide the items
+ * evenly, and when one joins or leaves only its share moves. A member that stops gives its lease
+ * up, so its share moves at once; one that dies keeps it until the lease expires.
  *
- * Two writers' views of the membership may disagree for a moment (one joining, one dying). A
- * segment that both take then is still committed once per table: the committer re-checks the
- * WAL ledger of the table's snapshots on every commit attempt (committer.ts). A segment that
- * neither takes waits a round.
+ * Two members' views may disagree for a moment (one joining, one dying), so an item may be taken
+ * by two or by none for that moment: the work must be safe to do twice (the writers' WAL ledger,
+ * the compactors' compare-and-swap commits) and to leave for a round.
  */
-
-/** Lease names of the writers' membership: `writer:<id>`. */
-export const MEMBER_LEASE_PREFIX = 'writer:';
 
 export interface MembershipOptions {
   db: Db;
+  /** The kind of member, e.g. `writer`: leases are named `<group>:<id>`. */
+  group: string;
   /**
-   * This writer's id: runtime.instance_id, else host and pid (the default). A writer restarted
+   * This member's id: runtime.instance_id, else host and pid (the default). A member restarted
    * under the same id (a StatefulSet's pod, a container restarted in its pod: same hostname, pid
    * 1) renews its predecessor's lease and takes its share back at once, instead of leaving it to
    * wait for the lease to expire.
    */
   id?: string;
-  /** How long a writer stays a member without renewing (writer.member_ttl). */
+  /** How long a member stays one without renewing. */
   ttlMs: number;
   log: Logger;
 }
 
-export class WriterMembership {
+export class LeaseMembership {
   readonly id: string;
   readonly #o: MembershipOptions;
+  readonly #lease: string;
+  readonly #prefix: string;
   #members: readonly string[];
   #memberHashes: Uint32Array;
   #timer: NodeJS.Timeout | undefined;
@@ -45,20 +47,22 @@ export class WriterMembership {
   constructor(opts: MembershipOptions) {
     this.#o = opts;
     this.id = opts.id || `${hostname()}-${process.pid}`;
+    this.#prefix = `${opts.group}:`;
+    this.#lease = this.#prefix + this.id;
     // Alone until the first refresh says otherwise: a writer whose database is down still commits.
     this.#members = [this.id];
     this.#memberHashes = Uint32Array.of(textHash(this.id));
   }
 
-  /** The live writers as last seen, sorted (this one among them). */
+  /** The live members as last seen, sorted (this one among them). */
   get members(): readonly string[] {
     return this.#members;
   }
 
   /**
-   * Takes this writer's lease and reads the members (before the first round, so a writer joining
-   * others does not take the whole WAL for a start), then renews every third of the ttl, on a
-   * timer of its own: a long round must not let the lease lapse.
+   * Takes this member's lease and reads the members (before the first round of work, so a member
+   * joining others does not take everything for a start), then renews every third of the ttl, on
+   * a timer of its own: a long round of work must not let the lease lapse.
    */
   async join(): Promise<void> {
     await this.refresh();
@@ -67,29 +71,28 @@ export class WriterMembership {
   }
 
   /**
-   * Renews this writer's lease and reads the live members. A failure keeps the last view
-   * (logged): the lease then lapses and the others take this writer's share, which the ledger
-   * makes safe.
+   * Renews this member's lease and reads the live members. A failure keeps the last view
+   * (logged): the lease then lapses and the others take this member's share as well.
    */
   async refresh(): Promise<readonly string[]> {
     if (this.#left) return this.#members;
     try {
-      await acquireLease(this.#o.db, MEMBER_LEASE_PREFIX + this.id, this.id, this.#o.ttlMs);
-      const live = await liveLeaseHolders(this.#o.db, MEMBER_LEASE_PREFIX);
+      await acquireLease(this.#o.db, this.#lease, this.id, this.#o.ttlMs);
+      const live = await liveLeaseHolders(this.#o.db, this.#prefix);
       if (this.#left) return this.#members;
       // Its own lease was just renewed; a view without it would give its share to nobody.
       const members = live.includes(this.id) ? live : [...live, this.id].sort();
       if (!sameList(members, this.#members)) {
-        this.#o.log.info({ writer: this.id, members }, 'writers sharing the WAL changed');
+        this.#o.log.info({ group: this.#o.group, member: this.id, members }, 'members sharing the work changed');
         this.#setMembers(members);
       }
     } catch (err) {
-      this.#o.log.warn({ err, writer: this.id }, 'writer membership not renewed; keeping the last view of the writers');
+      this.#o.log.warn({ err, group: this.#o.group, member: this.id }, 'membership not renewed; keeping the last view of the members');
     }
     return this.#members;
   }
 
-  /** Whether this writer commits the WAL segment `key` under the current view. */
+  /** Whether the item `key` is this member's under the current view. */
   owns(key: string): boolean {
     if (this.#members.length === 1) return true;
     let owned = this.#owned.get(key);
@@ -101,12 +104,12 @@ export class WriterMembership {
     return owned;
   }
 
-  /** Gives this writer's lease up (on stop), so the others take its share at once. */
+  /** Gives this member's lease up (on stop), so the others take its share at once. */
   async leave(): Promise<void> {
     this.#left = true;
     clearInterval(this.#timer);
-    await releaseLease(this.#o.db, MEMBER_LEASE_PREFIX + this.id, this.id).catch((err: unknown) => {
-      this.#o.log.warn({ err, writer: this.id }, 'writer membership not given up; the others take its share when it expires');
+    await releaseLease(this.#o.db, this.#lease, this.id).catch((err: unknown) => {
+      this.#o.log.warn({ err, group: this.#o.group, member: this.id }, 'membership not given up; the others take its share when it expires');
     });
   }
 
@@ -117,7 +120,7 @@ export class WriterMembership {
   }
 }
 
-/** Keys whose ownership is remembered at most (a listing of a long backlog holds that many). */
+/** Keys whose ownership is remembered at most (a listing of a long WAL backlog holds that many). */
 const MAX_REMEMBERED = 200_000;
 
 /** The member (of `members`, sorted) that owns `key`: rendezvous hashing. Undefined with no members. */

@@ -1,19 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, openDb, type Db } from '@floe/meta';
-import { DEFAULT_WAL_PREFIX, formatSegmentKey } from '@floe/storage';
 import { createLogger } from '@floe/telemetry';
-import { WriterMembership, ownerOf } from './membership.ts';
+import { LeaseMembership, migrate, openDb, ownerOf, type Db, type MembershipOptions } from './index.ts';
 
 const log = createLogger({ level: 'silent' });
-/** WAL segment keys as acceptors name them: 4 acceptors, a segment every ~2 s each. */
-const keys = Array.from({ length: 12_000 }, (_, i) => formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: 1_765_000_000_000 + i * 500, instanceId: `acc-${i % 4}-7f3a`, seq: Math.floor(i / 4) + 1 }));
+/** Keys as the writers' WAL segments have them: 4 acceptors, a segment every ~2 s each. */
+const keys = Array.from({ length: 12_000 }, (_, i) => `wal/${String(1_765_000_000_000 + i * 500).padStart(15, '0')}-acc-${i % 4}-7f3a-${String(Math.floor(i / 4) + 1).padStart(10, '0')}.wal`);
+const member = (opts: Omit<MembershipOptions, 'group' | 'log'>) => new LeaseMembership({ group: 'writer', log, ...opts });
 const share = (members: string[]) => {
   const counts = new Map(members.map((m) => [m, 0]));
   for (const k of keys) counts.set(ownerOf(k, members)!, counts.get(ownerOf(k, members)!)! + 1);
   return [...counts.values()];
 };
 
-describe('writers sharing the WAL: rendezvous ownership', () => {
+describe('lease membership: rendezvous ownership', () => {
   it('gives every segment to one member, about evenly', () => {
     expect(ownerOf(keys[0]!, [])).toBeUndefined();
     expect(keys.every((k) => ownerOf(k, ['only']) === 'only')).toBe(true);
@@ -46,7 +45,7 @@ describe('writers sharing the WAL: rendezvous ownership', () => {
   });
 });
 
-describe('writers sharing the WAL: membership in the metadata DB', () => {
+describe('lease membership in the metadata DB', () => {
   let db: Db;
   beforeAll(async () => {
     db = await openDb({ kind: 'pglite', dataDir: 'memory://' });
@@ -57,8 +56,8 @@ describe('writers sharing the WAL: membership in the metadata DB', () => {
   });
 
   it('divides the segments between the live writers and hands a leaving writer’s share over', async () => {
-    const a = new WriterMembership({ db, id: 'writer-a', ttlMs: 60_000, log });
-    const b = new WriterMembership({ db, id: 'writer-b', ttlMs: 60_000, log });
+    const a = member({ db, id: 'writer-a', ttlMs: 60_000 });
+    const b = member({ db, id: 'writer-b', ttlMs: 60_000 });
     // Before it has asked, a writer is alone and owns everything.
     expect(a.members).toEqual(['writer-a']);
     expect(keys.every((k) => a.owns(k))).toBe(true);
@@ -77,9 +76,9 @@ describe('writers sharing the WAL: membership in the metadata DB', () => {
   });
 
   it('drops a writer that stopped renewing once its lease expires', async () => {
-    const live = new WriterMembership({ db, id: 'writer-live', ttlMs: 60_000, log });
+    const live = member({ db, id: 'writer-live', ttlMs: 60_000 });
     // A writer that renews once and then dies (kill -9): no timer, no leave().
-    const dead = new WriterMembership({ db, id: 'writer-dead', ttlMs: 300, log });
+    const dead = member({ db, id: 'writer-dead', ttlMs: 300 });
     await dead.refresh();
     expect(await live.refresh()).toEqual(['writer-dead', 'writer-live']);
     expect(keys.some((k) => !live.owns(k))).toBe(true);
@@ -89,11 +88,21 @@ describe('writers sharing the WAL: membership in the metadata DB', () => {
     await live.leave();
   });
 
+  it('counts only the members of its own group', async () => {
+    const w = member({ db, id: 'same-host-1', ttlMs: 60_000 });
+    const c = new LeaseMembership({ db, group: 'compactor', id: 'same-host-2', ttlMs: 60_000, log });
+    await c.refresh();
+    expect(await w.refresh()).toEqual(['same-host-1']);
+    expect(c.members).toEqual(['same-host-2']);
+    await w.leave();
+    await c.leave();
+  });
+
   it('keeps its last view when the database cannot be reached', async () => {
     const other = await openDb({ kind: 'pglite', dataDir: 'memory://' });
     await migrate(other);
-    const a = new WriterMembership({ db: other, id: 'writer-a', ttlMs: 60_000, log });
-    const b = new WriterMembership({ db: other, id: 'writer-b', ttlMs: 60_000, log });
+    const a = member({ db: other, id: 'writer-a', ttlMs: 60_000 });
+    const b = member({ db: other, id: 'writer-b', ttlMs: 60_000 });
     await b.refresh();
     expect(await a.refresh()).toEqual(['writer-a', 'writer-b']);
     await other.close();
@@ -102,17 +111,17 @@ describe('writers sharing the WAL: membership in the metadata DB', () => {
   });
 });
 
-describe('writers sharing the WAL: a writer restarted under its name', () => {
+describe('lease membership: a member restarted under its name', () => {
   it('renews its predecessor’s lease and takes its share back at once', async () => {
     const db = await openDb({ kind: 'pglite', dataDir: 'memory://' });
     await migrate(db);
     try {
-      const a = new WriterMembership({ db, id: 'writer-0', ttlMs: 60_000, log });
-      const b = new WriterMembership({ db, id: 'writer-1', ttlMs: 60_000, log });
+      const a = member({ db, id: 'writer-0', ttlMs: 60_000 });
+      const b = member({ db, id: 'writer-1', ttlMs: 60_000 });
       await a.refresh();
       await b.refresh();
       // writer-1 dies (no leave) and comes back under the same name before its lease expires.
-      const again = new WriterMembership({ db, id: 'writer-1', ttlMs: 60_000, log });
+      const again = member({ db, id: 'writer-1', ttlMs: 60_000 });
       expect(await again.refresh()).toEqual(['writer-0', 'writer-1']);
       expect(keys.filter((k) => again.owns(k))).toEqual(keys.filter((k) => b.owns(k)));
       expect(keys.some((k) => again.owns(k))).toBe(true);
