@@ -61,10 +61,17 @@ describe('lease membership in the metadata DB', () => {
     // Before it has asked, a writer is alone and owns everything.
     expect(a.members).toEqual(['writer-a']);
     expect(keys.every((k) => a.owns(k))).toBe(true);
-    await a.join();
-    await b.join();
-    expect(await a.refresh()).toEqual(['writer-a', 'writer-b']);
+    // Started together, each sees the other once joined (the second read, 50 ms after the first).
+    await Promise.all([a.join(50), b.join(50)]);
+    expect(a.members).toEqual(['writer-a', 'writer-b']);
     expect(b.members).toEqual(['writer-a', 'writer-b']);
+    // A fresh view is not read again; an old one is.
+    const c = member({ db, id: 'writer-c', ttlMs: 60_000 });
+    await c.refresh();
+    expect(await a.refreshIfOlder(60_000)).toEqual(['writer-a', 'writer-b']);
+    expect(await a.refreshIfOlder(0)).toEqual(['writer-a', 'writer-b', 'writer-c']);
+    await c.leave();
+    expect(await a.refresh()).toEqual(['writer-a', 'writer-b']);
     const ofA = keys.filter((k) => a.owns(k));
     expect(keys.every((k) => a.owns(k) !== b.owns(k))).toBe(true);
     expect(ofA.length).toBeGreaterThan(keys.length * 0.4);

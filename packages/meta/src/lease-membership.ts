@@ -40,6 +40,8 @@ export class LeaseMembership {
   #members: readonly string[];
   #memberHashes: Uint32Array;
   #timer: NodeJS.Timeout | undefined;
+  /** When the last refresh succeeded (performance.now()). */
+  #refreshedAt = -Infinity;
   #left = false;
   /** Ownership of the keys asked since the members last changed (a backlog is listed again and again). */
   #owned = new Map<string, boolean>();
@@ -60,14 +62,25 @@ export class LeaseMembership {
   }
 
   /**
-   * Takes this member's lease and reads the members (before the first round of work, so a member
-   * joining others does not take everything for a start), then renews every third of the ttl, on
-   * a timer of its own: a long round of work must not let the lease lapse.
+   * Takes this member's lease and reads the members, twice, `settleMs` apart: members started
+   * together (a fleet, or writers after an outage) then all see each other before their first
+   * round of work, instead of each taking everything for a start. Then renews every third of the
+   * ttl, on a timer of its own: a long round of work must not let the lease lapse.
    */
-  async join(): Promise<void> {
+  async join(settleMs = Math.min(1000, this.#o.ttlMs / 3)): Promise<void> {
+    await this.refresh();
+    await new Promise((r) => setTimeout(r, settleMs));
     await this.refresh();
     this.#timer = setInterval(() => void this.refresh(), Math.max(10, this.#o.ttlMs / 3));
     this.#timer.unref();
+  }
+
+  /**
+   * refresh() unless the last one succeeded less than `maxAgeMs` ago: before a round of work, so
+   * that a member that joined since is seen at the next round, not at the next renewal.
+   */
+  async refreshIfOlder(maxAgeMs: number): Promise<readonly string[]> {
+    return performance.now() - this.#refreshedAt < maxAgeMs ? this.#members : this.refresh();
   }
 
   /**
@@ -79,6 +92,7 @@ export class LeaseMembership {
     try {
       await acquireLease(this.#o.db, this.#lease, this.id, this.#o.ttlMs);
       const live = await liveLeaseHolders(this.#o.db, this.#prefix);
+      this.#refreshedAt = performance.now();
       if (this.#left) return this.#members;
       // Its own lease was just renewed; a view without it would give its share to nobody.
       const members = live.includes(this.id) ? live : [...live, this.id].sort();

@@ -116,6 +116,8 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       }
       if (Date.now() >= nextPeriodic) {
         nextPeriodic = Date.now() + c.interval;
+        // A compactor that joined since is seen before this pass picks its share.
+        await membership?.refreshIfOlder(1000);
         state.lastPass = await runPass(undefined, false);
         continue;
       }

@@ -168,6 +168,8 @@ export class Committer {
     const oldestCommitted = Date.now() - (this.#o.markerRetentionMs ?? Infinity);
     for (const seg of claimed) {
       await slices.pause();
+      // Another writer's since the listing (one joined, or this one's view was renewed mid-round).
+      if (this.#o.owns && !this.#o.owns(seg.key)) continue;
       if ((parseSegmentKey(seg.key, this.#o.walPrefix)?.timestampMs ?? Infinity) < oldestCommitted) {
         // Older than the markers read below: were it committed already, nothing here could tell.
         await this.#quarantine(seg.key, 'WAL segment older than writer.wal_marker_retention moved to quarantine (not committed: it may have been already)');

@@ -11,6 +11,9 @@ import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
 import { observeWriterStatus, writerMetrics } from './writer-metrics.ts';
 
+/** How old the writer's view of the writers sharing the WAL may be when a round begins. */
+const MEMBERS_MAX_AGE_MS = 1000;
+
 export interface SharedDeps {
   log?: Logger;
   db?: Db;
@@ -66,6 +69,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const loop = (async () => {
     while (!abort.signal.aborted) {
       try {
+        // A writer that joined since is seen before this round lists its share.
+        await membership.refreshIfOlder(MEMBERS_MAX_AGE_MS);
         const backlog = await committer.backlog();
         status.backlogListed(backlog);
         if (backlog.length === 0) {
