@@ -43,6 +43,7 @@ export class LeaseMembership {
   /** When the last refresh succeeded (performance.now()). */
   #refreshedAt = -Infinity;
   #left = false;
+  #refreshing: Promise<readonly string[]> | undefined;
   /** Ownership of the keys asked since the members last changed (a backlog is listed again and again). */
   #owned = new Map<string, boolean>();
 
@@ -51,7 +52,7 @@ export class LeaseMembership {
     this.id = opts.id || `${hostname()}-${process.pid}`;
     this.#prefix = `${opts.group}:`;
     this.#lease = this.#prefix + this.id;
-    // Alone until the first refresh says otherwise: a writer whose database is down still commits.
+    // Alone until the first refresh says otherwise: a member whose database is down still works.
     this.#members = [this.id];
     this.#memberHashes = Uint32Array.of(textHash(this.id));
   }
@@ -87,7 +88,16 @@ export class LeaseMembership {
    * Renews this member's lease and reads the live members. A failure keeps the last view
    * (logged): the lease then lapses and the others take this member's share as well.
    */
-  async refresh(): Promise<readonly string[]> {
+  refresh(): Promise<readonly string[]> {
+    // One at a time (the timer, a round and join may ask together): an older answer must not
+    // replace a newer one.
+    this.#refreshing ??= this.#renewAndRead().finally(() => {
+      this.#refreshing = undefined;
+    });
+    return this.#refreshing;
+  }
+
+  async #renewAndRead(): Promise<readonly string[]> {
     if (this.#left) return this.#members;
     try {
       await acquireLease(this.#o.db, this.#lease, this.id, this.#o.ttlMs);
