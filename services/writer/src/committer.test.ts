@@ -297,4 +297,27 @@ describe('Committer', () => {
     expect(await store.list('wal-quarantine/')).toHaveLength(quarantined);
     expect((await storedIds('acme')).filter((n) => n >= 40)).toEqual([40, 41]);
   });
+
+  it('with a share of the WAL, commits only its segments, and skips one that stopped being its own after the listing', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-share' });
+    await append(wal, 'share', [71], 490_000);
+    await append(wal, 'share', [72], 490_000);
+    await append(wal, 'share', [73], 490_000);
+    const keys = (await listSegments(store)).map((s) => s.key);
+    expect(keys).toHaveLength(3);
+    // Ours: the first two, until the listing is done; then another writer takes the second.
+    let listed = false;
+    const owns = (key: string) => key === keys[0] || (key === keys[1] && !listed);
+    const c = new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, owns });
+    const backlog = await c.backlog();
+    expect(backlog.map((s) => s.key)).toEqual(keys.slice(0, 2));
+    listed = true;
+    expect(await c.round(backlog)).toMatchObject({ segments: 1, rows: 1, commits: 1 });
+    expect(await storedIds('share')).toEqual([71]);
+    // The other two stay for the writers whose share they are.
+    expect((await listSegments(store)).map((s) => s.key)).toEqual(keys.slice(1));
+    expect((await committer().round()).segments).toBe(2);
+    expect(await storedIds('share')).toEqual([71, 72, 73]);
+    await wal.close();
+  });
 });
