@@ -44,7 +44,7 @@ export { cancelDeleteRequest, createDeleteRequest, deleteRequestProcessed, dueDe
 export type { CancelOutcome, CreateDeleteRequestInput, DeleteRequest } from './delete-requests.ts';
 export { deleteRuleGroups, listRuleGroups, listRuleGroupVersions, putRuleGroup, saveRuleGroupState } from './rule-groups.ts';
 export { acquireLease, liveLeaseHolders, releaseLease } from './leases.ts';
-export { LeaseMembership, ownerOf, type MembershipOptions } from './lease-membership.ts';
+export { LeaseMembership, observeMembership, ownerOf, type MembershipOptions } from './lease-membership.ts';
 export type { RuleGroupFilter, RuleGroupKey, RuleLanguage, StoredRuleGroup } from './rule-groups.ts';
 export { createDataset, deleteDataset, existingDatasetKeys, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
 export type { CreateDatasetInput, Dataset } from './datasets.ts';

@@ -1,5 +1,5 @@
 import { hostname } from 'node:os';
-import type { Logger } from '@floe/telemetry';
+import type { Logger, SelfTelemetry } from '@floe/telemetry';
 import type { Db } from './db.ts';
 import { acquireLease, liveLeaseHolders, releaseLease } from './leases.ts';
 
@@ -34,6 +34,7 @@ export interface MembershipOptions {
 
 export class LeaseMembership {
   readonly id: string;
+  readonly group: string;
   readonly #o: MembershipOptions;
   readonly #lease: string;
   readonly #prefix: string;
@@ -50,6 +51,7 @@ export class LeaseMembership {
   constructor(opts: MembershipOptions) {
     this.#o = opts;
     this.id = opts.id || `${hostname()}-${process.pid}`;
+    this.group = opts.group;
     this.#prefix = `${opts.group}:`;
     this.#lease = this.#prefix + this.id;
     // Alone until the first refresh says otherwise: a member whose database is down still works.
@@ -142,6 +144,17 @@ export class LeaseMembership {
     this.#memberHashes = Uint32Array.from(members, textHash);
     this.#owned = new Map();
   }
+}
+
+/**
+ * The gauge `group_members` (attribute `group`): how many members this process sees in its group,
+ * itself included. Members of one group that disagree for long, or a count below the replicas
+ * deployed, show a member that cannot reach the metadata DB or has stopped.
+ */
+export function observeMembership(telemetry: SelfTelemetry, membership: LeaseMembership): void {
+  telemetry.meter
+    .createObservableGauge('group_members', { description: 'Live members of this process\'s group (writers sharing the WAL, compactors sharing the tables) as it last saw them, itself included' })
+    .addCallback((r) => r.observe(membership.members.length, { group: membership.group }));
 }
 
 /** Keys whose ownership is remembered at most (a listing of a long WAL backlog holds that many). */

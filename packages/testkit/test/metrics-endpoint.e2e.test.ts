@@ -158,6 +158,9 @@ describe.each<FloeMode>(['embedded', 'cluster'])('GET /metrics (%s)', (mode) => 
     expect(sample(writer, 'commit_duration_seconds_count', { table: 'traces' })).toBeGreaterThanOrEqual(1);
     expect(sample(writer, 'wal_oldest_segment_age_seconds')).toBeGreaterThanOrEqual(0);
     expect(sample(writer, 'writer_round_failures')).toBe(0);
+    // One writer and one compactor: each alone in its group.
+    expect(sample(writer, 'group_members', { group: 'writer' })).toBe(1);
+    expect(sample(await metricsOf('compactor'), 'group_members', { group: 'compactor' })).toBe(1);
 
     const compactor = await waitFor('a compaction pass', async () => {
       const text = await metricsOf('compactor');

@@ -104,6 +104,7 @@ describe.each(['s3', 'fs'] as const)('writers sharing the WAL, compactors sharin
         200,
       );
       expect(both.a.writers).toEqual(both.b.writers);
+      expect(await (await fetch(`${second.adminUrl}/metrics`)).text()).toContain('group_members{group="writer"} 2');
       expect(both.a.writers).toContain(both.a.writer_id);
       expect(both.a.writers).toContain(both.b.writer_id);
       expect(both.a.writer_id).not.toBe(both.b.writer_id);

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ConfigError, type FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits } from '@floe/limits';
-import { dueDeleteRequests, finishDeleteRequest, getTenant, LeaseMembership, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
+import { dueDeleteRequests, finishDeleteRequest, getTenant, LeaseMembership, observeMembership, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
@@ -46,6 +46,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   // and a rewrite whose inputs changed meanwhile is dropped.
   const membership = c.enabled ? new LeaseMembership({ db, group: 'compactor', id: config.runtime.instance_id, ttlMs: c.member_ttl, log }) : undefined;
   await membership?.join();
+  if (membership && deps.telemetry) observeMembership(deps.telemetry, membership);
   const compactor = new Compactor({
     catalog,
     store,

@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
-import { existingDatasetKeys, LeaseMembership, openDbFromConfig, type Db } from '@floe/meta';
+import { existingDatasetKeys, LeaseMembership, observeMembership, openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
@@ -42,6 +42,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   // the committer re-checks the WAL ledger of the table's snapshots on every commit attempt.
   const membership = new LeaseMembership({ db, group: 'writer', id: config.runtime.instance_id, ttlMs: config.writer.member_ttl, log });
   await membership.join();
+  if (deps.telemetry) observeMembership(deps.telemetry, membership);
   const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads });
   const committer = new Committer({
     store,
