@@ -41,6 +41,7 @@ export class LeaseMembership {
   #members: readonly string[];
   #memberHashes: Uint32Array;
   #timer: NodeJS.Timeout | undefined;
+  #settle: NodeJS.Timeout | undefined;
   /** When the last refresh succeeded (performance.now()). */
   #refreshedAt = -Infinity;
   #left = false;
@@ -65,15 +66,17 @@ export class LeaseMembership {
   }
 
   /**
-   * Takes this member's lease and reads the members, twice, `settleMs` apart: members started
-   * together (a fleet, or writers after an outage) then all see each other before their first
-   * round of work, instead of each taking everything for a start. Then renews every third of the
-   * ttl, on a timer of its own: a long round of work must not let the lease lapse.
+   * Takes this member's lease and reads the members; reads them again `settleMs` later, so that
+   * members started together (a fleet, or writers after an outage) see each other within that
+   * time rather than at their first renewal (work is checked against the view item by item, so
+   * what each took for a start is given up then); then renews every third of the ttl, on a timer
+   * of its own, since a long round of work must not let the lease lapse. Does not wait for the
+   * second read: a member alone starts at once.
    */
   async join(settleMs = Math.min(1000, this.#o.ttlMs / 3)): Promise<void> {
     await this.refresh();
-    await new Promise((r) => setTimeout(r, settleMs));
-    await this.refresh();
+    this.#settle = setTimeout(() => void this.refresh(), settleMs);
+    this.#settle.unref();
     this.#timer = setInterval(() => void this.refresh(), Math.max(10, this.#o.ttlMs / 3));
     this.#timer.unref();
   }
@@ -134,6 +137,7 @@ export class LeaseMembership {
   async leave(): Promise<void> {
     this.#left = true;
     clearInterval(this.#timer);
+    clearTimeout(this.#settle);
     await releaseLease(this.#o.db, this.#lease, this.id).catch((err: unknown) => {
       this.#o.log.warn({ err, group: this.#o.group, member: this.id }, 'membership not given up; the others take its share when it expires');
     });
