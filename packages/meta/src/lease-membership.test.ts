@@ -63,7 +63,7 @@ describe('lease membership in the metadata DB', () => {
     expect(keys.every((k) => a.owns(k))).toBe(true);
     // Started together, each sees the other after the second read, 50 ms after the first.
     await Promise.all([a.join(50), b.join(50)]);
-    await new Promise((r) => setTimeout(r, 300));
+    await Promise.all([a.settled, b.settled]);
     expect(a.members).toEqual(['writer-a', 'writer-b']);
     expect(b.members).toEqual(['writer-a', 'writer-b']);
     // A fresh view is not read again; an old one is.

@@ -42,6 +42,13 @@ export class LeaseMembership {
   #memberHashes: Uint32Array;
   #timer: NodeJS.Timeout | undefined;
   #settle: NodeJS.Timeout | undefined;
+  #settled: (() => void) | undefined;
+  /**
+   * Resolves once join()'s second read of the members is done (or the member has left): what a
+   * member that finds much work waiting at its start awaits, so that members started together
+   * divide it from their first round.
+   */
+  settled: Promise<void> = Promise.resolve();
   /** When the last refresh succeeded (performance.now()). */
   #refreshedAt = -Infinity;
   #left = false;
@@ -75,8 +82,11 @@ export class LeaseMembership {
    */
   async join(settleMs = Math.min(1000, this.#o.ttlMs / 3)): Promise<void> {
     await this.refresh();
-    this.#settle = setTimeout(() => void this.refresh(), settleMs);
-    this.#settle.unref();
+    this.settled = new Promise<void>((resolve) => {
+      this.#settle = setTimeout(() => void this.refresh().then(() => resolve()), settleMs);
+      this.#settle.unref();
+      this.#settled = resolve;
+    });
     this.#timer = setInterval(() => void this.refresh(), Math.max(10, this.#o.ttlMs / 3));
     this.#timer.unref();
   }
@@ -138,6 +148,7 @@ export class LeaseMembership {
     this.#left = true;
     clearInterval(this.#timer);
     clearTimeout(this.#settle);
+    this.#settled?.();
     await releaseLease(this.#o.db, this.#lease, this.id).catch((err: unknown) => {
       this.#o.log.warn({ err, group: this.#o.group, member: this.id }, 'membership not given up; the others take its share when it expires');
     });

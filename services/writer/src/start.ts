@@ -13,6 +13,8 @@ import { observeWriterStatus, writerMetrics } from './writer-metrics.ts';
 
 /** How old the writer's view of the writers sharing the WAL may be when a round begins. */
 const MEMBERS_MAX_AGE_MS = 1000;
+/** More segments than this waiting at start make the first round wait for the writers to see each other. */
+const STARTUP_BACKLOG_SEGMENTS = 4;
 
 export interface SharedDeps {
   log?: Logger;
@@ -79,6 +81,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
           await sleep(config.writer.poll_interval, abort.signal);
           continue;
         }
+        // A backlog at start (after an outage, or writers started together on one): the first
+        // round waits for the second read of the members, so that the writers divide it at once.
+        if (lastRound === 0 && backlog.length > STARTUP_BACKLOG_SEGMENTS) await membership.settled;
         const wait = lastRound + config.writer.flush_interval - Date.now();
         if (wait > 0) await sleep(wait, abort.signal);
         lastRound = Date.now();
