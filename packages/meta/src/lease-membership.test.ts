@@ -63,14 +63,15 @@ describe('lease membership in the metadata DB', () => {
     expect(keys.every((k) => a.owns(k))).toBe(true);
     // Started together, each sees the other after the second read, 50 ms after the first.
     await Promise.all([a.join(50), b.join(50)]);
-    await Promise.all([a.settled, b.settled]);
+    expect(await a.current()).toEqual(['writer-a', 'writer-b']);
+    expect(await b.current()).toEqual(['writer-a', 'writer-b']);
     expect(a.members).toEqual(['writer-a', 'writer-b']);
     expect(b.members).toEqual(['writer-a', 'writer-b']);
     // A fresh view is not read again; an old one is.
     const c = member({ db, id: 'writer-c', ttlMs: 60_000 });
     await c.refresh();
-    expect(await a.refreshIfOlder(60_000)).toEqual(['writer-a', 'writer-b']);
-    expect(await a.refreshIfOlder(0)).toEqual(['writer-a', 'writer-b', 'writer-c']);
+    expect(await a.current(60_000)).toEqual(['writer-a', 'writer-b']);
+    expect(await a.current(0)).toEqual(['writer-a', 'writer-b', 'writer-c']);
     await c.leave();
     expect(await a.refresh()).toEqual(['writer-a', 'writer-b']);
     const ofA = keys.filter((k) => a.owns(k));

@@ -43,18 +43,12 @@ export class LeaseMembership {
   #timer: NodeJS.Timeout | undefined;
   #settle: NodeJS.Timeout | undefined;
   #settled: (() => void) | undefined;
-  /**
-   * Resolves once join()'s second read of the members is done (or the member has left): what a
-   * member that finds much work waiting at its start awaits, so that members started together
-   * divide it from their first round.
-   */
-  settled: Promise<void> = Promise.resolve();
+  /** Resolves once join()'s second read of the members is done (or the member has left). */
+  #settledPromise: Promise<void> = Promise.resolve();
   /** When the last refresh succeeded (performance.now()). */
   #refreshedAt = -Infinity;
   #left = false;
   #refreshing: Promise<readonly string[]> | undefined;
-  /** Ownership of the keys asked since the members last changed (a backlog is listed again and again). */
-  #owned = new Map<string, boolean>();
 
   constructor(opts: MembershipOptions) {
     this.#o = opts;
@@ -75,14 +69,13 @@ export class LeaseMembership {
   /**
    * Takes this member's lease and reads the members; reads them again `settleMs` later, so that
    * members started together (a fleet, or writers after an outage) see each other within that
-   * time rather than at their first renewal (work is checked against the view item by item, so
-   * what each took for a start is given up then); then renews every third of the ttl, on a timer
+   * time rather than at their first renewal (current() waits for it); then renews every third of the ttl, on a timer
    * of its own, since a long round of work must not let the lease lapse. Does not wait for the
    * second read: a member alone starts at once.
    */
   async join(settleMs = Math.min(1000, this.#o.ttlMs / 3)): Promise<void> {
     await this.refresh();
-    this.settled = new Promise<void>((resolve) => {
+    this.#settledPromise = new Promise<void>((resolve) => {
       this.#settle = setTimeout(() => void this.refresh().then(() => resolve()), settleMs);
       this.#settle.unref();
       this.#settled = resolve;
@@ -92,10 +85,13 @@ export class LeaseMembership {
   }
 
   /**
-   * refresh() unless the last one succeeded less than `maxAgeMs` ago: before a round of work, so
-   * that a member that joined since is seen at the next round, not at the next renewal.
+   * The view to divide a round of work by: after join()'s second read (members started together
+   * then see each other before their first round), and read again when the last read is older
+   * than `maxAgeMs` (a member that joined since is seen at the next round, not at the next
+   * renewal).
    */
-  async refreshIfOlder(maxAgeMs: number): Promise<readonly string[]> {
+  async current(maxAgeMs = 1000): Promise<readonly string[]> {
+    await this.#settledPromise;
     return performance.now() - this.#refreshedAt < maxAgeMs ? this.#members : this.refresh();
   }
 
@@ -133,14 +129,7 @@ export class LeaseMembership {
 
   /** Whether the item `key` is this member's under the current view. */
   owns(key: string): boolean {
-    if (this.#members.length === 1) return true;
-    let owned = this.#owned.get(key);
-    if (owned === undefined) {
-      owned = this.#members[rank(key, this.#memberHashes)] === this.id;
-      if (this.#owned.size >= MAX_REMEMBERED) this.#owned.clear();
-      this.#owned.set(key, owned);
-    }
-    return owned;
+    return this.#members.length === 1 || this.#members[rank(key, this.#memberHashes)] === this.id;
   }
 
   /** Gives this member's lease up (on stop), so the others take its share at once. */
@@ -157,7 +146,6 @@ export class LeaseMembership {
   #setMembers(members: readonly string[]): void {
     this.#members = members;
     this.#memberHashes = Uint32Array.from(members, textHash);
-    this.#owned = new Map();
   }
 }
 
@@ -171,9 +159,6 @@ export function observeMembership(telemetry: SelfTelemetry, membership: LeaseMem
     .createObservableGauge('group_members', { description: 'Live members of this process\'s group (writers sharing the WAL, compactors sharing the tables) as it last saw them, itself included' })
     .addCallback((r) => r.observe(membership.members.length, { group: membership.group }));
 }
-
-/** Keys whose ownership is remembered at most (a listing of a long WAL backlog holds that many). */
-const MAX_REMEMBERED = 200_000;
 
 /** The member (of `members`, sorted) that owns `key`: rendezvous hashing. Undefined with no members. */
 export function ownerOf(key: string, members: readonly string[]): string | undefined {

@@ -20,7 +20,7 @@ export { httpServerMetrics } from './http-metrics.ts';
 export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 export { parentFromTraceparent } from './traceparent.ts';
 export { traceGrpcService } from './grpc-spans.ts';
-export { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf } from './http-spans.ts';
+export { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf, UNTRACED_PATHS } from './http-spans.ts';
 export type { Attributes, Counter, Histogram, Meter, Span, Tracer } from '@opentelemetry/api';
 export { OtlpProfileBuilder } from './otlp-profile.ts';
 export type { ProfileEntry, ProfileRequestMeta, ProfilesRequestInit, V8CallFrame } from './otlp-profile.ts';

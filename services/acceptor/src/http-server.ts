@@ -2,7 +2,7 @@ import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { endHttpServerSpan, httpFrameworkLogging, httpServerMetrics, serverTiming, startHttpServerSpan, traceparentOf, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { endHttpServerSpan, httpFrameworkLogging, httpServerMetrics, serverTiming, startHttpServerSpan, traceparentOf, UNTRACED_PATHS, type Logger, type SelfTelemetry, type Span } from '@floe/telemetry';
 import { formatOf, inflate } from './decode.ts';
 import type { AcceptedTimes } from './accepted-times.ts';
 import type { Admission } from './admission.ts';
@@ -69,8 +69,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   if (telemetry?.enabled) {
     const spans = new WeakMap<FastifyRequest, { span: Span; start: number }>();
     app.addHook('onRequest', async (req) => {
-      // Probes and Prometheus scrapes would outnumber every other span.
-      if (header(req, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || req.url === '/ready' || req.url === '/metrics') return;
+      if (header(req, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || UNTRACED_PATHS.has(req.url)) return;
       const span = startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent });
       spans.set(req, { span, start: performance.now() });
     });

@@ -7,6 +7,7 @@ import { IdBlocksIndex, IdBloom, idBlocksKey, idBloomKey, readIdPayload } from '
 import { silentLogger } from '@floe/telemetry';
 import { COMPACTION_SUMMARY_KEY, compactTable } from './compact.ts';
 import { Compactor } from './compactor.ts';
+import type { DeleteRequest } from '@floe/meta';
 import { allRows, appendSpanFile, createTracesTable, openFixture, withDuck, type Fixture } from './test-support.ts';
 
 const def = tableDef('traces');
@@ -349,6 +350,16 @@ describe.each(['pglite', 'pg'] as const)('a compaction pass (%s catalog, fs stor
     expect(await files('share-a.default')).toBe(1);
     expect(await files('share-b.default')).toBe(2);
     expect(periodic.compaction.groups).toBeGreaterThanOrEqual(1);
+    // Delete requests too: a periodic pass takes up only those of its tables.
+    const started: string[] = [];
+    const request = (id: string, tenantId: string) => ({ id, tenantId, datasetId: 'default', table: 'traces' }) as unknown as DeleteRequest;
+    const queue = {
+      due: async () => [request('req-a', 'share-a'), request('req-b', 'share-b')],
+      start: async (id: string) => (started.push(id), false),
+      finish: async () => {},
+    };
+    await new Compactor({ ...f, log, targetFileBytes: TARGET, snapshotRetentionMs: HOUR_MS, owns, deleteRequests: queue }).pass();
+    expect(started).toEqual(['req-a']);
     const onDemand = await c.pass(undefined, { tenant: 'share-b' }, true);
     expect(onDemand.tables).toBe(1);
     expect(onDemand.compaction.groups).toBe(1);

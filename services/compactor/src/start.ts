@@ -117,8 +117,8 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       }
       if (Date.now() >= nextPeriodic) {
         nextPeriodic = Date.now() + c.interval;
-        // A compactor that joined since is seen before this pass picks its share.
-        await membership?.refreshIfOlder(1000);
+        // The share this pass visits is that of the compactors as they are now.
+        await membership?.current();
         state.lastPass = await runPass(undefined, false);
         continue;
       }

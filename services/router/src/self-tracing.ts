@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
-import { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf, type SelfTelemetry, type Span } from '@floe/telemetry';
+import { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf, UNTRACED_PATHS, type SelfTelemetry, type Span } from '@floe/telemetry';
 import type { QuerierClient } from './querier-client.ts';
 
 /**
@@ -66,15 +66,13 @@ const tenantHeader = (req: FastifyRequest) => {
   return (Array.isArray(v) ? v[0] : v)?.trim();
 };
 
-// Load-balancer probes and Prometheus scrapes would outnumber every other span.
-const UNTRACED_URLS = new Set(['/ready', '/metrics']);
 
 export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry, timings }) => {
   const traced = new WeakMap<FastifyRequest, Traced>();
 
   // Callback style, so the rest of the request runs inside the stage timings' async context.
   app.addHook('onRequest', (req, _reply, done) => {
-    if (tenantHeader(req) === SYSTEM_TENANT_ID || UNTRACED_URLS.has(req.url)) return done();
+    if (tenantHeader(req) === SYSTEM_TENANT_ID || UNTRACED_PATHS.has(req.url)) return done();
     // A caller's trace continues through the router (its span becomes this one's parent).
     const span = startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent });
     const stages = new Map<string, number>();

@@ -11,11 +11,6 @@ import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
 import { observeWriterStatus, writerMetrics } from './writer-metrics.ts';
 
-/** How old the writer's view of the writers sharing the WAL may be when a round begins. */
-const MEMBERS_MAX_AGE_MS = 1000;
-/** More segments than this waiting at start make the first round wait for the writers to see each other. */
-const STARTUP_BACKLOG_SEGMENTS = 4;
-
 export interface SharedDeps {
   log?: Logger;
   db?: Db;
@@ -72,8 +67,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const loop = (async () => {
     while (!abort.signal.aborted) {
       try {
-        // A writer that joined since is seen before this round lists its share.
-        await membership.refreshIfOlder(MEMBERS_MAX_AGE_MS);
+        // The share this round lists is that of the writers as they are now.
+        await membership.current();
         const backlog = await committer.backlog();
         status.backlogListed(backlog);
         if (backlog.length === 0) {
@@ -81,9 +76,6 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
           await sleep(config.writer.poll_interval, abort.signal);
           continue;
         }
-        // A backlog at start (after an outage, or writers started together on one): the first
-        // round waits for the second read of the members, so that the writers divide it at once.
-        if (lastRound === 0 && backlog.length > STARTUP_BACKLOG_SEGMENTS) await membership.settled;
         const wait = lastRound + config.writer.flush_interval - Date.now();
         if (wait > 0) await sleep(wait, abort.signal);
         lastRound = Date.now();
