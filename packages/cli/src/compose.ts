@@ -91,8 +91,17 @@ const MODULES: ModuleDef<Ctx>[] = [
     name: 'acceptor',
     deps: ['meta', 'store', 'limits'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/acceptor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, limitStores: ctx.limitStores, internalKey: ctx.internalKey });
-      ctx.acceptorUrl = `http://127.0.0.1:${handle.ports.http}`;
+      const handle = await (await import('@floe/acceptor')).start(ctx.config, {
+        log: ctx.log,
+        db: ctx.db,
+        store: ctx.store,
+        telemetry: ctx.telemetry,
+        limitStores: ctx.limitStores,
+        internalKey: ctx.internalKey,
+        loopback: true,
+      });
+      // With TLS the process's own clients (ruler, self-monitoring) use the cleartext loopback port.
+      ctx.acceptorUrl = `http://127.0.0.1:${handle.ports.loopback ?? handle.ports.http}`;
       return handle;
     },
   },
@@ -123,8 +132,9 @@ const MODULES: ModuleDef<Ctx>[] = [
         planningUrl: () => ctx.planningUrl,
         telemetry: ctx.telemetry,
         limitStores: ctx.limitStores,
+        loopback: ctx.lock !== undefined,
       }).then((handle) => {
-        ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.http}` });
+        ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.loopback ?? handle.ports.http}` });
         return handle;
       }),
   },

@@ -3,7 +3,7 @@ import { runStdio } from '@floe/agent-tools';
 import { ConfigError, loadConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
 import { retentionStreamProblems } from '@floe/query';
-import { onShutdownSignal } from '@floe/runtime';
+import { onShutdownSignal, serverTlsFromConfig, trustConfiguredAuthorities } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
 import { tenantOption, withConnection } from './command-helpers.ts';
 import { startFloe, TARGETS } from './compose.ts';
@@ -17,13 +17,10 @@ import { runSql } from './sql-command.ts';
 /** The `floe` command: run services, administer, and query. */
 const program = new Command('floe').description('Floe: multi-tenant telemetry store on Apache Iceberg').showHelpAfterError();
 
-const loadOrExit = (file: string | undefined) => {
+/** Runs `check`; a ConfigError it throws is printed and ends the process with status 2. */
+function exitOnConfigError<T>(check: () => T): T {
   try {
-    const config = loadConfig({ file });
-    // The schema checks a rule's shape; whether its selector is LogQL is the query package's to say.
-    const problems = retentionStreamProblems(config.limits.retention_stream, 'limits.retention_stream');
-    if (problems.length > 0) throw new ConfigError(problems);
-    return config;
+    return check();
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\n`);
@@ -31,7 +28,17 @@ const loadOrExit = (file: string | undefined) => {
     }
     throw err;
   }
-};
+}
+
+const loadOrExit = (file: string | undefined) =>
+  exitOnConfigError(() => {
+    const config = loadConfig({ file });
+    // The schema checks a rule's shape; whether its selector is LogQL is the query package's to say.
+    const problems = retentionStreamProblems(config.limits.retention_stream, 'limits.retention_stream');
+    if (problems.length > 0) throw new ConfigError(problems);
+    trustConfiguredAuthorities(config.tls.ca_file);
+    return config;
+  });
 
 for (const target of TARGETS) {
   const command = program
@@ -41,6 +48,7 @@ for (const target of TARGETS) {
   if (target === 'all') command.option('--planning', "also run the product-planning API in this process (on its own port, and under the router's /api/v1)");
   command.action(async (opts: { config?: string; planning?: boolean }) => {
     const config = loadOrExit(opts.config);
+    exitOnConfigError(() => serverTlsFromConfig(config.tls)?.close());
     const log = createLogger({ level: config.log.level, name: target });
     try {
       const started = await startFloe(config, opts.planning ? [target, 'planning'] : [target], log);

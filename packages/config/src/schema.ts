@@ -271,6 +271,24 @@ export const planningSection = z.strictObject({
   rate_limit_burst: z.number().positive().default(60).describe('Product-planning API requests a tenant may send at once (token bucket size).'),
 });
 
+// Server TLS, as Loki's and Tempo's `tls_server_config`: one certificate per process, served on
+// every port a client outside the cluster reaches. Admin ports (/ready, /metrics, /status, the
+// compactor's actions) and the planning port stay cleartext: probes and scrapes inside the cluster.
+export const tlsSection = z
+  .strictObject({
+    cert_file: z.string().default('').describe('PEM certificate chain (the server\'s certificate first). With key_file, this process serves TLS on the acceptor\'s OTLP gRPC and HTTP ports, the router\'s port (HTTPS, and Tempo\'s streaming gRPC over HTTP/2 by ALPN) and the querier\'s Flight port. Empty: cleartext.'),
+    key_file: z.string().default('').describe('PEM private key of cert_file.'),
+    ca_file: z.string().default('').describe('PEM bundle of certificate authorities this process trusts, beside the system\'s, when it calls a TLS endpoint: another Floe service (grpc+tls:// querier URLs, an https:// remote-write URL), an Alertmanager, an OIDC provider, a self-monitoring endpoint. Empty: the system\'s authorities (and NODE_EXTRA_CA_CERTS).'),
+    reload_interval: duration('1m')
+      .refine((ms) => ms >= 1000, 'must be at least 1s')
+      .describe('How often cert_file and key_file are read again: a renewed certificate (cert-manager, a mounted secret) is served to new connections without a restart.'),
+  })
+  .superRefine((t, ctx) => {
+    if ((t.cert_file === '') !== (t.key_file === '')) {
+      ctx.addIssue({ code: 'custom', path: [t.cert_file === '' ? 'cert_file' : 'key_file'], message: 'set both tls.cert_file and tls.key_file, or neither' });
+    }
+  });
+
 export const runtimeSection = z.strictObject({
   shutdown_delay: duration('0s').describe('Time /ready reports 503 before servers close on SIGTERM, so load balancers drain.'),
   shutdown_timeout: duration('30s').describe('Longest a graceful stop may take before the process exits anyway.'),
@@ -499,6 +517,7 @@ export const rulerSection = z.strictObject({
 export const floeConfigSchema = z.strictObject({
   log: logSection.prefault({}),
   runtime: runtimeSection.prefault({}),
+  tls: tlsSection.prefault({}),
   meta: metaSection.prefault({}),
   storage: storageSection.prefault({}),
   auth: authSection.prefault({}),

@@ -1,3 +1,4 @@
+import { getCACertificates } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
 import type { Table } from 'apache-arrow';
 import { create, FlightDescriptorSchema, FlightService, FlightTicketSchema, grpcServiceDefinition } from '@floe/proto';
@@ -62,7 +63,9 @@ export function cachedClient<C extends grpc.Client>(Ctor: grpc.ServiceClientCons
     if (scheme !== undefined && !['grpc', 'grpc+tcp', 'grpc+tls'].includes(scheme)) {
       throw new FlightClientError(grpc.status.INVALID_ARGUMENT, `unsupported Flight location scheme: ${scheme}`);
     }
-    const credentials = scheme === 'grpc+tls' ? grpc.credentials.createSsl() : grpc.credentials.createInsecure();
+    // The roots Node's own clients trust (bundled, NODE_EXTRA_CA_CERTS, tls.ca_file): grpc-js
+    // reads only its built-in store unless it is handed them.
+    const credentials = scheme === 'grpc+tls' ? grpc.credentials.createSsl(Buffer.from(getCACertificates('default').join('\n'))) : grpc.credentials.createInsecure();
     client = new Ctor(target, credentials, CHANNEL_OPTIONS);
     clients.set(cacheKey, client);
   }

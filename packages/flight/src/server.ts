@@ -55,6 +55,8 @@ export interface FlightServerOptions {
   /** Told about every unexpected handler error (those answered as a generic INTERNAL). */
   onError?: (err: unknown, method: string) => void;
   serverOptions?: grpc.ServerOptions;
+  /** TLS (config `tls`); absent: cleartext. */
+  credentials?: grpc.ServerCredentials;
   /** Most bytes one DoPut may upload (header and body of every message); default 1 MiB. */
   maxPutBytes?: number;
   /** Wraps each service's implementation before it is added (self-monitoring spans). */
@@ -234,7 +236,7 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(
       bindAddress(options.host ?? '127.0.0.1', options.port ?? 0),
-      grpc.ServerCredentials.createInsecure(),
+      options.credentials ?? grpc.ServerCredentials.createInsecure(),
       (err, boundPort) => (err ? reject(err) : resolve(boundPort)),
     );
   });

@@ -6,6 +6,7 @@ import { stringify as toYaml } from 'yaml';
 import { loadConfig, type FloeConfigInput } from '@floe/config';
 import { startFloe as startInProcess } from '@floe/cli';
 import { migrate, openDb } from '@floe/meta';
+import { trustConfiguredAuthorities } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
 import { createTestDatabase, createTestRedisPrefix, startTestS3 } from './backends.ts';
 import { FLOE_BIN, NODE_BIN, runFloeCli } from './cli.ts';
@@ -84,6 +85,17 @@ const merge = (a: Tree, b: Tree): Tree => {
 
 const ADMIN_KEY = 'test-admin-key-0123456789';
 
+/**
+ * With `tls` in the test's config the public ports serve TLS: their URLs say https and
+ * grpc+tls, and this (test) process trusts `tls.ca_file` as Floe's own processes do.
+ */
+function publicSchemes(tree: Tree): { http: string; flight: string } {
+  const tls = tree.tls as { cert_file?: string; ca_file?: string } | undefined;
+  if (!tls?.cert_file) return { http: 'http', flight: '' };
+  if (tls.ca_file) trustConfiguredAuthorities(tls.ca_file);
+  return { http: 'https', flight: 'grpc+tls://' };
+}
+
 export async function startFloe(opts: StartOptions): Promise<FloeUnderTest> {
   if (opts.mode === 'embedded') return startEmbedded(opts);
   // A cluster's ports are drawn free, then bound by five processes: a test running beside may
@@ -114,16 +126,18 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     compactor: { host: '127.0.0.1', admin_port: 0, work_dir: join(dir, 'tmp-c') },
     planning: { host: '127.0.0.1', port: 0 },
   };
-  const config = loadConfig({ env: {}, overrides: merge(base, (opts.config ?? {}) as Tree) });
+  const tree = merge(base, (opts.config ?? {}) as Tree);
+  const config = loadConfig({ env: {}, overrides: tree });
+  const scheme = publicSchemes(tree);
   const log = createLogger({ level: config.log.level, name: 'floe-test', fd: 2 });
   const started = await startInProcess(config, opts.planning ? ['all', 'planning'] : ['all'], log);
   const port = (name: string, key: string) => started.get(name)!.ports[key]!;
   return {
     mode: 'embedded',
-    routerUrl: `http://127.0.0.1:${port('router', 'http')}`,
-    otlpHttpUrl: `http://127.0.0.1:${port('acceptor', 'http')}`,
+    routerUrl: `${scheme.http}://127.0.0.1:${port('router', 'http')}`,
+    otlpHttpUrl: `${scheme.http}://127.0.0.1:${port('acceptor', 'http')}`,
     otlpGrpcAddress: `127.0.0.1:${port('acceptor', 'grpc')}`,
-    flightAddress: `127.0.0.1:${port('querier', 'flight')}`,
+    flightAddress: `${scheme.flight}127.0.0.1:${port('querier', 'flight')}`,
     querierAdminUrl: `http://127.0.0.1:${port('querier', 'admin')}`,
     writerAdminUrl: `http://127.0.0.1:${port('writer', 'admin')}`,
     compactorAdminUrl: `http://127.0.0.1:${port('compactor', 'admin')}`,
@@ -176,6 +190,9 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     compactor: { host: '127.0.0.1', admin_port: cAdmin, work_dir: join(dir, 'tmp-c') },
   };
   const tree = merge(base, (opts.config ?? {}) as Tree);
+  const scheme = publicSchemes(tree);
+  const router = tree.router as Tree;
+  if (scheme.flight && !(opts.config?.router?.querier_urls)) router.querier_urls = [`${scheme.flight}127.0.0.1:${flightPort}`];
   loadConfig({ env: {}, overrides: tree }); // fail fast, in the test's own process, on a bad config
   // A test may pick the router's port itself (its public URL must name it).
   const routerAt = Number((tree.router as Tree).port);
@@ -191,8 +208,8 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     querier: `http://127.0.0.1:${qAdmin}/ready`,
     writer: `http://127.0.0.1:${wAdmin}/ready`,
     compactor: `http://127.0.0.1:${cAdmin}/ready`,
-    acceptor: `http://127.0.0.1:${httpPort}/ready`,
-    router: `http://127.0.0.1:${routerAt}/ready`,
+    acceptor: `${scheme.http}://127.0.0.1:${httpPort}/ready`,
+    router: `${scheme.http}://127.0.0.1:${routerAt}/ready`,
   };
   const readyPort: Record<Service, number> = { querier: qAdmin!, writer: wAdmin!, compactor: cAdmin!, acceptor: httpPort!, router: routerAt };
   const procs = new Map<Service, ChildProcess>();
@@ -253,10 +270,10 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   }
   return {
     mode: 'cluster',
-    routerUrl: `http://127.0.0.1:${routerAt}`,
-    otlpHttpUrl: `http://127.0.0.1:${httpPort}`,
+    routerUrl: `${scheme.http}://127.0.0.1:${routerAt}`,
+    otlpHttpUrl: `${scheme.http}://127.0.0.1:${httpPort}`,
     otlpGrpcAddress: `127.0.0.1:${grpcPort}`,
-    flightAddress: `127.0.0.1:${flightPort}`,
+    flightAddress: `${scheme.flight}127.0.0.1:${flightPort}`,
     querierAdminUrl: `http://127.0.0.1:${qAdmin}`,
     writerAdminUrl: `http://127.0.0.1:${wAdmin}`,
     compactorAdminUrl: `http://127.0.0.1:${cAdmin}`,

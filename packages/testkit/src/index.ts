@@ -4,6 +4,7 @@
  * tears everything down afterwards. Nothing of Floe is mocked.
  */
 export { startFloe, SERVICES } from './floe.ts';
+export { makeTestAuthority, type TestAuthority } from './certificates.ts';
 export type { ExtraProcess, FloeMode, FloeUnderTest, Service, StartOptions } from './floe.ts';
 export { createTestDatabase, startTestS3, PG_ADMIN_URL } from './backends.ts';
 export type { TestS3 } from './backends.ts';

@@ -1,4 +1,4 @@
-import { Metadata } from '@grpc/grpc-js';
+import { Metadata, credentials } from '@grpc/grpc-js';
 import { SeverityNumber, SpanKind, SpanStatusCode, TraceFlags, context, trace, type Attributes, type HrTime } from '@opentelemetry/api';
 import { OTLPLogExporter as GrpcLogExporter } from '@opentelemetry/exporter-logs-otlp-grpc';
 import { OTLPLogExporter as JsonLogExporter } from '@opentelemetry/exporter-logs-otlp-http';
@@ -31,8 +31,9 @@ function httpHeaders(creds: Credentials): Record<string, string> {
   return headers;
 }
 
-export function grpcTraceExporter(address: string, creds: Credentials): SpanExporter {
-  return new GrpcExporter({ url: `http://${address}`, metadata: grpcMetadata(creds) });
+/** `ca`: the port serves TLS with a certificate signed by it (the exporter verifies it). */
+export function grpcTraceExporter(address: string, creds: Credentials, ca?: Buffer): SpanExporter {
+  return new GrpcExporter({ url: `${ca ? 'https' : 'http'}://${address}`, metadata: grpcMetadata(creds), ...(ca ? { credentials: credentials.createSsl(ca) } : {}) });
 }
 
 export function protoTraceExporter(baseUrl: string, creds: Credentials): SpanExporter {

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runFloeCli } from '../src/index.ts';
+import { makeTestAuthority, runFloeCli } from '../src/index.ts';
 
 /** An invalid or unknown configuration value stops `floe` at start with a message naming the key. */
 describe('floe refuses a bad configuration', () => {
@@ -25,5 +25,23 @@ describe('floe refuses a bad configuration', () => {
     const r = await runFloeCli(['querier', '--config', file]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/querier\.threads/);
+  });
+
+  it('checks the TLS files at start: both or neither, readable, a certificate and its own key', async () => {
+    const ca = makeTestAuthority();
+    const one = ca.issue('one', ['localhost']);
+    const two = ca.issue('two', ['localhost']);
+    const cases: Array<[Record<string, string>, RegExp]> = [
+      [{ FLOE__TLS__CERT_FILE: one.certFile }, /tls\.key_file: set both tls\.cert_file and tls\.key_file, or neither/],
+      [{ FLOE__TLS__CERT_FILE: join(ca.dir, 'absent.pem'), FLOE__TLS__KEY_FILE: one.keyFile }, /tls\.cert_file: cannot read .*absent\.pem/],
+      [{ FLOE__TLS__CERT_FILE: one.keyFile, FLOE__TLS__KEY_FILE: one.keyFile }, /tls\.cert_file: .* holds no PEM certificate/],
+      [{ FLOE__TLS__CERT_FILE: one.certFile, FLOE__TLS__KEY_FILE: two.keyFile }, /tls\.key_file: .* is not the private key of the certificate/],
+      [{ FLOE__TLS__CA_FILE: one.keyFile }, /tls\.ca_file: .* holds no PEM certificate/],
+    ];
+    for (const [env, message] of cases) {
+      const r = await runFloeCli(['acceptor'], env);
+      expect(r.code, JSON.stringify(env)).toBe(2);
+      expect(r.stderr).toMatch(message);
+    }
   });
 });

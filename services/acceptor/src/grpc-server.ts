@@ -16,6 +16,8 @@ export interface GrpcServerOptions {
   maxBodyBytes: number;
   /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */
   telemetry?: SelfTelemetry;
+  /** TLS (config `tls`); absent: cleartext. */
+  credentials?: grpc.ServerCredentials;
 }
 
 /**
@@ -66,7 +68,7 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
     server.addService(definition, traceGrpcService(opts.telemetry ?? noSelfTelemetry, definition, { Export: exportHandler(signal) }));
   }
   const bound = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`${host}:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(`${host}:${port}`, opts.credentials ?? grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
   );
   return {
     port: bound,

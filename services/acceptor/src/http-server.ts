@@ -27,6 +27,8 @@ export interface HttpServerOptions {
   maxBodyBytes: number;
   maxDecompressedBytes: number;
   isReady: () => boolean;
+  /** Certificate and key when the port serves TLS (config `tls`); absent: cleartext. */
+  https?: { cert: Buffer; key: Buffer };
   /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */
   telemetry?: SelfTelemetry;
 }
@@ -44,7 +46,7 @@ declare module 'fastify' {
  * /api/traces, Pyroscope's push API at POST /push.v1.PusherService/Push, and GET /ready.
  */
 export function buildHttpServer(opts: HttpServerOptions) {
-  const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes });
+  const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes, ...(opts.https ? { https: opts.https } : {}) });
 
   // Bodies are taken raw for every content type: the handler decides 415 vs decode, so a wrong
   // Content-Type gets the same envelope as every other error.

@@ -5,7 +5,7 @@ import { authDepsFromDb } from '@floe/auth';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
-import type { ServiceHandle } from '@floe/runtime';
+import { listenLoopback, serverTlsFromConfig, type ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { Admission } from './admission.ts';
@@ -40,6 +40,11 @@ export interface SharedDeps {
   limitStores?: LimitStores;
   /** Key shared with the router of this process (`floe all`) when auth.internal_service_key is empty. */
   internalKey?: string;
+  /**
+   * With TLS on, also serve HTTP on a cleartext 127.0.0.1 port (`ports.loopback`) for this
+   * process's own clients (`floe all`: the ruler, self-monitoring).
+   */
+  loopback?: boolean;
 }
 
 /**
@@ -119,6 +124,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     limitsOf,
   });
   let ready = false;
+  const tls = serverTlsFromConfig(config.tls, log);
   const http = buildHttpServer({
     ingest,
     admission,
@@ -128,10 +134,17 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     maxDecompressedBytes: config.acceptor.max_decompressed_bytes,
     isReady: () => ready,
     telemetry: deps.telemetry,
+    ...(tls ? { https: tls.serverOptions() } : {}),
   });
   await http.listen({ host: config.acceptor.host, port: config.acceptor.http_port });
+  if (tls) tls.serve(http.server);
   const httpPort = (http.server.address() as { port: number }).port;
-  const grpcServer = await startGrpcServer({ ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes, telemetry: deps.telemetry }, config.acceptor.host, config.acceptor.grpc_port);
+  const loopback = tls && deps.loopback ? await listenLoopback(http.routing) : undefined;
+  const grpcServer = await startGrpcServer(
+    { ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes, telemetry: deps.telemetry, ...(tls ? { credentials: tls.grpcCredentials() } : {}) },
+    config.acceptor.host,
+    config.acceptor.grpc_port,
+  );
   walBacklog.start();
   // Generated metrics go through this acceptor's own WAL, as any export does.
   generator?.start((ctx, req) => ingest.metrics(ctx, req, AcceptedTimes.ANY));
@@ -140,7 +153,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
 
   return {
     name: 'acceptor',
-    ports: { http: httpPort, grpc: grpcServer.port },
+    ports: { http: httpPort, grpc: grpcServer.port, ...(loopback ? { loopback: loopback.port } : {}) },
     isReady: () => ready,
     drain: () => {
       ready = false;
@@ -149,7 +162,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       ready = false;
       // Stop taking requests, let in-flight ones finish (their WAL appends complete), then close.
       await grpcServer.stop();
+      await loopback?.close();
       await http.close();
+      tls?.close();
       await generator?.stop();
       await wal.close();
       walBacklog.close();

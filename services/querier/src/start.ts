@@ -7,7 +7,7 @@ import { FloeError } from '@floe/errors';
 import { ipcSchemaBytes, metadataGetter, remainingMs, startFlightServer, type QuerierCalls } from '@floe/flight';
 import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
-import { startAdminServer, type ServiceHandle } from '@floe/runtime';
+import { serverTlsFromConfig, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
@@ -127,9 +127,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   };
 
   let ready = false;
+  const tls = serverTlsFromConfig(config.tls, log);
   const flight = await startFlightServer({
     host: config.querier.host,
     port: config.querier.port,
+    ...(tls ? { credentials: tls.grpcCredentials() } : {}),
     handlers: {
       doGet: (ticket, metadata, call) => doGet(metadataGetter(metadata), ticket, remainingMs(call)),
       // A command descriptor carries the same bytes as a ticket (SQL text or the JSON form). The
@@ -214,6 +216,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       await flight.stop(5000);
+      tls?.close();
       handler.close();
       await admin.close();
       await cache.close();

@@ -37,6 +37,8 @@ import type { Scm } from './scm/service.ts';
 
 export interface AppOptions {
   log: Logger;
+  /** Certificate and key when the port serves TLS (config `tls`), with the ALPN protocols it offers; absent: cleartext. */
+  https?: { cert: Buffer; key: Buffer; ALPNProtocols?: string[] };
   /** The product-planning API forwarded at this address (planning-proxy.ts); absent: its paths are 404. */
   planning?: PlanningProxyOptions;
   auth: AuthDeps;
@@ -101,6 +103,7 @@ export async function buildApp(opts: AppOptions) {
   const app = Fastify({
     ...httpFrameworkLogging(opts.log, 'router'),
     bodyLimit: opts.maxBodyBytes,
+    ...(opts.https ? { https: opts.https } : {}),
     // Request bodies are checked as written: no type coercion ("true" is not a boolean) and unknown
     // fields refused rather than silently dropped (fastify's defaults do both).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },

@@ -5,7 +5,7 @@ import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
-import type { ServiceHandle } from '@floe/runtime';
+import { listenLoopback, serverTlsFromConfig, type ServiceHandle } from '@floe/runtime';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createInProcessQuerierClient, createQuerierClient } from './querier-client.ts';
@@ -17,7 +17,7 @@ import { createRuler } from './ruler/from-config.ts';
 import { createCompactorClient } from './compactor-client.ts';
 import { StageTimings, timedQuerier } from './self-tracing.ts';
 import { scmFromConfig } from './scm/service.ts';
-import { sharePortWithGrpc, tempoStreamingServer } from './tempo-streaming.ts';
+import { SHARED_PORT_ALPN, sharePortWithGrpc, tempoStreamingServer } from './tempo-streaming.ts';
 import { loginFromConfig } from './session/login-from-config.ts';
 import type { OidcRetry } from './session/oidc-provider.ts';
 
@@ -48,6 +48,8 @@ export interface SharedDeps {
   telemetry?: SelfTelemetry;
   /** The limit stores of the process (`floe all`: the acceptor's too, so usage sees its active series in memory). */
   limitStores?: LimitStores;
+  /** With TLS on, also serve on a cleartext 127.0.0.1 port (`ports.loopback`) for this process's own clients (`floe admin bootstrap` beside `floe all`). */
+  loopback?: boolean;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -83,9 +85,11 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const tenantLimitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const queryBudget = createQueryBudget(limitStores.buckets, tenantLimitsOf);
   const querierClient = timings ? timedQuerier(querier(), timings) : querier();
+  const tls = serverTlsFromConfig(config.tls, log);
   const rules = createRuler(config, { db, log, querier: querierClient, tableColumns, acceptor: deps.acceptor, telemetry: deps.telemetry, limitsOf: tenantLimitsOf });
   const app = await buildApp({
     log,
+    ...(tls ? { https: { ...tls.serverOptions(), ...(config.router.tempo_streaming ? { ALPNProtocols: SHARED_PORT_ALPN } : {}) } } : {}),
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth, { isDemoUser: login.isDemoUser }),
     login: login.login,
@@ -127,13 +131,15 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       )
     : undefined;
   await app.listen({ host: config.router.host, port: config.router.port });
+  if (tls) tls.serve(app.server);
   const port = (app.server.address() as { port: number }).port;
+  const loopback = tls && deps.loopback ? await listenLoopback(app.routing) : undefined;
   ready = true;
   rules.ruler?.start();
   log.info({ port }, 'router ready');
   return {
     name: 'router',
-    ports: { http: port },
+    ports: { http: port, ...(loopback ? { loopback: loopback.port } : {}) },
     isReady: () => ready,
     drain: () => {
       ready = false;
@@ -144,7 +150,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       streaming?.stop();
       await rules.ruler?.stop();
       await rules.notifier?.stop();
+      await loopback?.close();
       await app.close();
+      tls?.close();
       login.close();
       await queryDemand.close();
       if (ownLimitStores) await limitStores.close();

@@ -1,4 +1,6 @@
 import type { Server as HttpServer } from 'node:http';
+import type { Server as HttpsServer } from 'node:https';
+import { Server as TlsServer, type TLSSocket } from 'node:tls';
 import type { Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps } from '@floe/auth';
@@ -68,14 +70,35 @@ export function tempoStreamingServer(opts: TempoStreamingOptions): grpc.Server {
 /** The first bytes of every HTTP/2 connection (RFC 9113 §3.4); no HTTP/1 request starts so. */
 const H2_PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n');
 
+/** ALPN protocols of a TLS router port that also carries Tempo's streaming gRPC. */
+export const SHARED_PORT_ALPN = ['h2', 'http/1.1'];
+
 /**
- * Lets the HTTP server's port also carry cleartext HTTP/2 gRPC: each new connection's first bytes
- * decide. A prefix of the preface goes to `grpcServer` (through grpc-js's connection injector),
- * anything else to the HTTP server as usual; the bytes read to decide are put back first.
- * Returns what stops the gRPC side (its open connections included).
+ * Lets the HTTP server's port also carry HTTP/2 gRPC. Cleartext: each new connection's first
+ * bytes decide; a prefix of the preface goes to `grpcServer` (through grpc-js's connection
+ * injector), anything else to the HTTP server as usual, the bytes read to decide put back first.
+ * TLS (the server offers SHARED_PORT_ALPN): the protocol the client chose in the handshake
+ * decides, h2 to gRPC (HTTP/1.1 is all the HTTP server speaks). Returns what stops the gRPC side
+ * (its open connections included).
  */
-export function sharePortWithGrpc(http: HttpServer, grpcServer: grpc.Server): { stop(): void } {
+export function sharePortWithGrpc(http: HttpServer | HttpsServer, grpcServer: grpc.Server): { stop(): void } {
+  // TLS is already terminated by the HTTPS server: the injected connection is plain HTTP/2.
   const injector = grpcServer.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const handle = {
+    stop: () => {
+      injector.destroy();
+      grpcServer.forceShutdown();
+    },
+  };
+  if (http instanceof TlsServer) {
+    const httpListeners = http.listeners('secureConnection') as Array<(socket: TLSSocket) => void>;
+    http.removeAllListeners('secureConnection');
+    http.on('secureConnection', (socket: TLSSocket) => {
+      if (socket.alpnProtocol === 'h2') injector.injectConnection(socket);
+      else for (const listener of httpListeners) listener.call(http, socket);
+    });
+    return handle;
+  }
   const httpListeners = http.listeners('connection') as Array<(socket: Socket) => void>;
   http.removeAllListeners('connection');
   http.on('connection', (socket: Socket) => {
@@ -103,10 +126,5 @@ export function sharePortWithGrpc(http: HttpServer, grpcServer: grpc.Server): { 
     };
     socket.on('data', decide);
   });
-  return {
-    stop: () => {
-      injector.destroy();
-      grpcServer.forceShutdown();
-    },
-  };
+  return handle;
 }

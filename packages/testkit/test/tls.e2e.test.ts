@@ -1,0 +1,180 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect, rootCertificates, type PeerCertificate } from 'node:tls';
+import * as grpc from '@grpc/grpc-js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flightDoGet } from '@floe/flight';
+import { TempoSearchRequestSchema, TempoStreamingQuerier, create, grpcServiceDefinition, type TempoSearchResponse } from '@floe/proto';
+import {
+  grpcTraceExporter,
+  makeTestAuthority,
+  protoTraceExporter,
+  runFloeCli,
+  sendSampleTrace,
+  startFloe,
+  traceSpanCount,
+  waitFor,
+  type FloeMode,
+  type FloeUnderTest,
+  type TestAuthority,
+} from '../src/index.ts';
+
+const hostPort = (url: string) => {
+  const m = /^(?:[a-z+]+:\/\/)?([^:/]+):(\d+)/.exec(url)!;
+  return { host: m[1]!, port: Number(m[2]) };
+};
+
+/** The certificate a new TLS connection to `url` is shown, verified against `ca`, or the error. */
+function handshake(url: string, ca: Buffer | readonly string[], alpn?: string[]): Promise<{ cert: PeerCertificate; protocol: string | false } | { error: string }> {
+  const { host, port } = hostPort(url);
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, ca: ca as Buffer, ...(alpn ? { ALPNProtocols: alpn } : {}) }, () => {
+      resolve({ cert: socket.getPeerCertificate(), protocol: socket.alpnProtocol ?? false });
+      socket.end();
+    });
+    socket.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+  });
+}
+
+const hexSerial = (s: string) => s.toUpperCase().replace(/^0+/, '');
+const serialOf = (r: Awaited<ReturnType<typeof handshake>>) => ('cert' in r ? hexSerial(r.cert.serialNumber) : r.error);
+
+/**
+ * Config `tls`: every public port of Floe serves TLS with the configured certificate, real
+ * clients that trust its authority (OTLP exporters over gRPC and HTTP, Flight, Grafana's Tempo
+ * streaming over HTTP/2) work end to end, clients that do not are refused, and a renewed
+ * certificate is served without a restart. Cluster mode also runs router → querier over
+ * grpc+tls, verified against tls.ca_file.
+ */
+describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the public ports (%s)', (mode) => {
+  let ca: TestAuthority;
+  let floe: FloeUnderTest;
+  let key: string;
+  let firstSerial: string;
+  const tenant = 'tls-co';
+
+  beforeAll(async () => {
+    ca = makeTestAuthority();
+    const leaf = ca.issue('server', ['localhost', '127.0.0.1']);
+    firstSerial = hexSerial(leaf.serial);
+    floe = await startFloe({ mode, config: { tls: { cert_file: leaf.certFile, key_file: leaf.keyFile, ca_file: ca.caFile, reload_interval: '1s' } } });
+    key = (await floe.bootstrap(tenant)).api_key;
+  });
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  const auth = () => ({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
+
+  it('serves the configured certificate on every public port and refuses clients that do not trust it', async () => {
+    expect(floe.routerUrl).toMatch(/^https:/);
+    expect(floe.otlpHttpUrl).toMatch(/^https:/);
+    expect(floe.flightAddress).toMatch(/^grpc\+tls:/);
+    for (const url of [floe.routerUrl, floe.otlpHttpUrl, floe.otlpGrpcAddress, floe.flightAddress]) {
+      const ok = await handshake(url, ca.caPem);
+      expect(serialOf(ok), url).toBe(firstSerial);
+      // Only the public authorities: the certificate cannot be verified (the server may send its
+      // authority along, OpenSSL completing the chain from the process's trust store).
+      const refused = await handshake(url, rootCertificates);
+      expect(refused, url).toEqual({ error: expect.stringMatching(/^(UNABLE_TO_VERIFY_LEAF_SIGNATURE|SELF_SIGNED_CERT_IN_CHAIN)$/) });
+    }
+    // Cleartext HTTP to a TLS port gets no HTTP answer, and the port keeps serving TLS.
+    await expect(fetch(floe.otlpHttpUrl.replace('https:', 'http:') + '/ready')).rejects.toThrow();
+    expect((await fetch(`${floe.otlpHttpUrl}/ready`)).status).toBe(200);
+    // The admin ports stay cleartext, for probes and scrapes inside the cluster.
+    expect((await fetch(`${floe.writerAdminUrl}/ready`)).status).toBe(200);
+  });
+
+  it.each([
+    ['otlp-grpc', () => grpcTraceExporter(floe.otlpGrpcAddress, { apiKey: key, tenant }, ca.caPem)],
+    ['otlp-proto', () => protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant })],
+  ])('a trace exported with %s over TLS comes back over HTTPS and over Flight with TLS', async (name, makeExporter) => {
+    const sent = await sendSampleTrace(makeExporter(), `tls-${name}`);
+    const body = await waitFor(`trace ${sent.traceId}`, async () => {
+      const res = await fetch(`${floe.routerUrl}/tracequery/api/traces/${sent.traceId}`, { headers: auth() });
+      if (res.status !== 200) return undefined;
+      const json = (await res.json()) as Parameters<typeof traceSpanCount>[0];
+      return traceSpanCount(json) === 3 ? json : undefined;
+    }, 30_000, 200);
+    expect(traceSpanCount(body)).toBe(3);
+    const table = await flightDoGet({
+      url: floe.flightAddress,
+      ticket: Buffer.from(`SELECT count(*) AS n FROM traces WHERE trace_id = '${sent.traceId}'`),
+      metadata: auth(),
+      deadlineMs: 20_000,
+    });
+    expect(Number(table.getChildAt(0)!.get(0))).toBe(3);
+  });
+
+  it('answers `floe sql` over grpc+tls when the CLI trusts the authority (NODE_EXTRA_CA_CERTS)', async () => {
+    const sql = `SELECT count(*) > 0 AS any FROM traces`;
+    // By name: TLS names no server by IP address (RFC 6066), and Node warns when asked to.
+    const url = floe.flightAddress.replace('127.0.0.1', 'localhost');
+    const trusted = await runFloeCli(['sql', '--json', '--url', url, sql], { FLOE_API_KEY: key, FLOE_TENANT: tenant, NODE_EXTRA_CA_CERTS: ca.caFile });
+    expect(trusted.stderr).toBe('');
+    expect(JSON.parse(trusted.stdout)).toEqual([{ any: true }]);
+    const untrusted = await runFloeCli(['sql', '--json', '--url', url, sql], { FLOE_API_KEY: key, FLOE_TENANT: tenant });
+    expect(untrusted.code).not.toBe(0);
+  });
+
+  it("serves Grafana's streaming search as gRPC over TLS on the router's port (ALPN h2) beside HTTPS", async () => {
+    expect(await handshake(floe.routerUrl, ca.caPem, ['h2', 'http/1.1'])).toMatchObject({ protocol: 'h2' });
+    expect(await handshake(floe.routerUrl, ca.caPem, ['http/1.1'])).toMatchObject({ protocol: 'http/1.1' });
+    const { host, port } = hostPort(floe.routerUrl);
+    const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(TempoStreamingQuerier), 'StreamingQuerier');
+    const client = new Client(`${host}:${port}`, grpc.credentials.createSsl(ca.caPem)) as grpc.Client & Record<string, (req: unknown, md: grpc.Metadata) => grpc.ClientReadableStream<TempoSearchResponse>>;
+    try {
+      const md = new grpc.Metadata();
+      for (const [k, v] of Object.entries(auth())) md.set(k, v);
+      const now = Math.floor(Date.now() / 1000);
+      const answers = await new Promise<TempoSearchResponse[]>((resolve, reject) => {
+        const out: TempoSearchResponse[] = [];
+        const call = client.Search!(create(TempoSearchRequestSchema, { Query: '{ resource.service.name = "tls-otlp-proto" }', start: now - 3600, end: now + 60, Limit: 5 }), md);
+        call.on('data', (m: TempoSearchResponse) => out.push(m));
+        call.on('error', reject);
+        call.on('end', () => resolve(out));
+      });
+      expect(answers.flatMap((a) => a.traces.map((t) => t.rootServiceName))).toContain('tls-otlp-proto');
+    } finally {
+      client.close();
+    }
+  });
+
+  if (mode === 'embedded') {
+    it("lets this process's own clients reach it on cleartext loopback ports (floe admin bootstrap beside floe all)", async () => {
+      // The CLI trusts nothing here: it reaches the router through the loopback port the lock names.
+      const env = { FLOE__META__DATA_DIR: join(floe.dataDir, 'meta'), FLOE__STORAGE__ROOT: join(floe.dataDir, 'data'), FLOE__LOG__LEVEL: 'warn' };
+      const lock = JSON.parse(readFileSync(`${join(floe.dataDir, 'meta')}.lock.json`, 'utf8')) as { routerUrl: string };
+      expect(lock.routerUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      expect(lock.routerUrl).not.toBe(floe.routerUrl.replace('https:', 'http:'));
+      const r = await runFloeCli(['admin', 'bootstrap', '--tenant', 'tls-newco', '--json'], env);
+      expect(r.stderr).toBe('');
+      const out = JSON.parse(r.stdout) as { tenant: string; api_key: string };
+      expect(out.tenant).toBe('tls-newco');
+      const res = await fetch(`${floe.routerUrl}/tracequery/api/search?q=${encodeURIComponent('{}')}`, { headers: { authorization: `Bearer ${out.api_key}`, 'x-tenant-id': 'tls-newco' } });
+      expect(res.status).toBe(200);
+    });
+  }
+
+  it('serves a renewed certificate to new connections without a restart', async () => {
+    // A rotation caught half-written (a certificate file that is not one) is not taken up: the
+    // last good certificate stays served.
+    const served = readFileSync(join(ca.dir, 'server.pem'));
+    writeFileSync(join(ca.dir, 'server.pem'), '-----BEGIN CERTIFICATE-----\ntruncated');
+    await new Promise((r) => setTimeout(r, 2500));
+    for (const url of [floe.routerUrl, floe.otlpGrpcAddress]) expect(serialOf(await handshake(url, ca.caPem)), url).toBe(firstSerial);
+    expect((await fetch(`${floe.otlpHttpUrl}/ready`)).status).toBe(200);
+    writeFileSync(join(ca.dir, 'server.pem'), served);
+
+    const renewed = ca.issue('server', ['localhost', '127.0.0.1']);
+    const renewedSerial = hexSerial(renewed.serial);
+    expect(renewedSerial).not.toBe(firstSerial);
+    for (const url of [floe.routerUrl, floe.otlpHttpUrl, floe.otlpGrpcAddress, floe.flightAddress]) {
+      await waitFor(`${url} serving the renewed certificate`, async () => (serialOf(await handshake(url, ca.caPem)) === renewedSerial ? true : undefined), 15_000, 200);
+    }
+    // Requests keep working on the renewed certificate, router → querier included.
+    const res = await fetch(`${floe.routerUrl}/tracequery/api/search?q=${encodeURIComponent('{}')}&limit=1`, { headers: auth() });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { traces: unknown[] }).traces.length).toBe(1);
+  });
+});
