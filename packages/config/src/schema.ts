@@ -242,7 +242,7 @@ export const routerSection = z.strictObject({
     .positive()
     .default(5_000_000)
     .describe('Most samples one Prometheus remote read answer (POST /metricquery/api/v1/read) may hold, built in memory at about 20 bytes each (Prometheus --storage.remote.read-sample-limit); more is 422.'),
-  tempo_streaming: z.boolean().default(true).describe('Also serve Tempo\'s streaming search (gRPC tempopb.StreamingQuerier/Search, cleartext HTTP/2) on the router\'s port, for Grafana\'s Tempo data source with its streaming option on; other connections are HTTP as before.'),
+  tempo_streaming: z.boolean().default(true).describe('The router\'s port also speaks HTTP/2 (cleartext with prior knowledge, or offered by ALPN with tls), serving the HTTP API and Tempo\'s streaming search (gRPC tempopb.StreamingQuerier/Search) for Grafana\'s Tempo data source with its streaming option on. False: HTTP/1.1 only.'),
   series_label_cache_size: z
     .number()
     .int()

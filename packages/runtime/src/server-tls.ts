@@ -21,11 +21,8 @@ interface Warn {
  * Node's TLS servers follow it through `serve`, gRPC servers through `grpcCredentials`.
  */
 export interface ServerTls {
-  current(): CertificatePair;
-  /** A DNS name (else IP address) the certificate is valid for: what loopback clients verify. */
-  readonly serverName: string;
   /** Options for `https.createServer` / fastify's `https`, as of now. */
-  serverOptions(): { cert: Buffer; key: Buffer };
+  serverOptions(): CertificatePair;
   /** Keeps a Node TLS server's certificate current until `close` (an https server typed as http by its framework is fine). */
   serve(server: NetServer): void;
   /** Server credentials whose certificate follows the files as well. */
@@ -34,7 +31,7 @@ export interface ServerTls {
 }
 
 /** Reads and checks the pair; a problem is a ConfigError naming the key, so start fails with it. */
-function readPair(t: FloeConfig['tls']): { pair: CertificatePair; serverName: string } {
+function readPair(t: FloeConfig['tls']): CertificatePair {
   const read = (key: 'cert_file' | 'key_file'): Buffer => {
     try {
       return readFileSync(t[key]);
@@ -57,28 +54,19 @@ function readPair(t: FloeConfig['tls']): { pair: CertificatePair; serverName: st
     throw new ConfigError([`tls.key_file: ${t.key_file} holds no PEM private key: ${(err as Error).message}`]);
   }
   if (!leaf.checkPrivateKey(privateKey)) throw new ConfigError([`tls.key_file: ${t.key_file} is not the private key of the certificate in ${t.cert_file}`]);
-  return { pair: { cert, key }, serverName: nameOf(leaf) };
-}
-
-function nameOf(leaf: X509Certificate): string {
-  const alt = (leaf.subjectAltName ?? '').split(/,\s*/);
-  const dns = alt.find((a) => a.startsWith('DNS:') && !a.includes('*'));
-  if (dns) return dns.slice(4);
-  const ip = alt.find((a) => a.startsWith('IP Address:'));
-  if (ip) return ip.slice('IP Address:'.length);
-  return /CN=([^\n,]+)/.exec(leaf.subject)?.[1] ?? 'localhost';
+  return { cert, key };
 }
 
 /** The process's server TLS, or undefined when `tls.cert_file` is empty (cleartext). */
 export function serverTlsFromConfig(t: FloeConfig['tls'], log?: Warn): ServerTls | undefined {
   if (t.cert_file === '') return undefined;
-  let { pair, serverName } = readPair(t);
+  let pair = readPair(t);
   const servers = new Set<TlsServer>();
   const identityListeners = new Set<(u: { certificate: Buffer; privateKey: Buffer } | null) => void>();
   const identity = () => ({ certificate: pair.cert, privateKey: pair.key });
 
   const reload = () => {
-    let next: ReturnType<typeof readPair>;
+    let next: CertificatePair;
     try {
       next = readPair(t);
     } catch (err) {
@@ -86,8 +74,8 @@ export function serverTlsFromConfig(t: FloeConfig['tls'], log?: Warn): ServerTls
       log?.warn({ err: (err as Error).message }, 'tls: certificate files not reloaded; the previous certificate stays');
       return;
     }
-    if (next.pair.cert.equals(pair.cert) && next.pair.key.equals(pair.key)) return;
-    ({ pair, serverName } = next);
+    if (next.cert.equals(pair.cert) && next.key.equals(pair.key)) return;
+    pair = next;
     for (const server of servers) server.setSecureContext({ cert: pair.cert, key: pair.key });
     for (const listener of identityListeners) listener(identity());
   };
@@ -112,10 +100,6 @@ export function serverTlsFromConfig(t: FloeConfig['tls'], log?: Warn): ServerTls
   };
 
   return {
-    current: () => pair,
-    get serverName() {
-      return serverName;
-    },
     serverOptions: () => ({ cert: pair.cert, key: pair.key }),
     serve: (server) => {
       if (!(server instanceof TlsServer)) throw new Error('ServerTls.serve: the server was not created with TLS options');

@@ -1,4 +1,5 @@
 import { readFileSync, writeFileSync } from 'node:fs';
+import { connect as connectHttp2 } from 'node:http2';
 import { join } from 'node:path';
 import { connect, rootCertificates, type PeerCertificate } from 'node:tls';
 import * as grpc from '@grpc/grpc-js';
@@ -120,6 +121,24 @@ describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the public ports (%s)',
   it("serves Grafana's streaming search as gRPC over TLS on the router's port (ALPN h2) beside HTTPS", async () => {
     expect(await handshake(floe.routerUrl, ca.caPem, ['h2', 'http/1.1'])).toMatchObject({ protocol: 'h2' });
     expect(await handshake(floe.routerUrl, ca.caPem, ['http/1.1'])).toMatchObject({ protocol: 'http/1.1' });
+    // A client that takes h2 for the HTTP API (Grafana's Go client, curl) reaches the same routes.
+    const session = connectHttp2(floe.routerUrl, { ca: ca.caPem });
+    try {
+      const answer = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+        const req = session.request({ ':path': `/tracequery/api/search?q=${encodeURIComponent('{}')}&limit=1`, ...auth() });
+        let status = 0;
+        let body = '';
+        req.on('response', (h) => (status = Number(h[':status'])));
+        req.on('data', (c: Buffer) => (body += c.toString()));
+        req.on('end', () => resolve({ status, body }));
+        req.on('error', reject);
+        req.end();
+      });
+      expect(answer.status).toBe(200);
+      expect((JSON.parse(answer.body) as { traces: unknown[] }).traces).toHaveLength(1);
+    } finally {
+      session.close();
+    }
     const { host, port } = hostPort(floe.routerUrl);
     const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(TempoStreamingQuerier), 'StreamingQuerier');
     const client = new Client(`${host}:${port}`, grpc.credentials.createSsl(ca.caPem)) as grpc.Client & Record<string, (req: unknown, md: grpc.Metadata) => grpc.ClientReadableStream<TempoSearchResponse>>;

@@ -27,6 +27,7 @@ import type { QuerierClient } from './querier-client.ts';
 import type { QueryDemand } from './query-demand.ts';
 import { isHttpsUrl } from './session/cookie.ts';
 import { sessionRoutes, type SessionOptions } from './session/routes.ts';
+import { tempoStreamingRoutes, type TempoStreamingOptions } from './tempo-streaming.ts';
 import { planningProxyPlugin, type PlanningProxyOptions } from './planning-proxy.ts';
 import { demoReadOnly } from './demo-read-only.ts';
 import { traceQueryPlugin } from './tracequery.ts';
@@ -39,6 +40,8 @@ export interface AppOptions {
   log: Logger;
   /** Certificate and key when the port serves TLS (config `tls`), with the ALPN protocols it offers; absent: cleartext. */
   https?: { cert: Buffer; key: Buffer; ALPNProtocols?: string[] };
+  /** Tempo's streaming search as gRPC routes (router.tempo_streaming; the port must also speak HTTP/2: servePortOverHttp2). */
+  tempoStreaming?: TempoStreamingOptions;
   /** The product-planning API forwarded at this address (planning-proxy.ts); absent: its paths are 404. */
   planning?: PlanningProxyOptions;
   auth: AuthDeps;
@@ -131,6 +134,8 @@ export async function buildApp(opts: AppOptions) {
   if (opts.telemetry) httpServerMetrics(app, opts.telemetry);
   // Before the routes are collected: the planning service documents its own API, not this one.
   if (opts.planning) await app.register(planningProxyPlugin, opts.planning);
+  // gRPC, not part of the HTTP API the OpenAPI document describes.
+  if (opts.tempoStreaming) await app.register(tempoStreamingRoutes, opts.tempoStreaming);
   const routes = collectRoutes(app);
   if (opts.login?.demo) await app.register(demoReadOnly, { auth: opts.managementAuth });
 

@@ -6,7 +6,7 @@ import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@fl
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { listenLoopback, serverTlsFromConfig, type ServiceHandle } from '@floe/runtime';
-import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
+import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createInProcessQuerierClient, createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
@@ -17,7 +17,7 @@ import { createRuler } from './ruler/from-config.ts';
 import { createCompactorClient } from './compactor-client.ts';
 import { StageTimings, timedQuerier } from './self-tracing.ts';
 import { scmFromConfig } from './scm/service.ts';
-import { SHARED_PORT_ALPN, sharePortWithGrpc, tempoStreamingServer } from './tempo-streaming.ts';
+import { SHARED_PORT_ALPN, servePortOverHttp2 } from './tempo-streaming.ts';
 import { loginFromConfig } from './session/login-from-config.ts';
 import type { OidcRetry } from './session/oidc-provider.ts';
 
@@ -90,6 +90,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const app = await buildApp({
     log,
     ...(tls ? { https: { ...tls.serverOptions(), ...(config.router.tempo_streaming ? { ALPNProtocols: SHARED_PORT_ALPN } : {}) } } : {}),
+    ...(config.router.tempo_streaming ? { tempoStreaming: { auth, querier: querierClient, queryTimeoutMs: config.router.query_timeout, queryBudget, log } } : {}),
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth, { isDemoUser: login.isDemoUser }),
     login: login.login,
@@ -124,12 +125,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     scm: scmFromConfig(config, db, log, limitStores.buckets),
     rules: rules.routes,
   });
-  const streaming = config.router.tempo_streaming
-    ? sharePortWithGrpc(
-        app.server,
-        tempoStreamingServer({ auth, querier: querierClient, queryTimeoutMs: config.router.query_timeout, queryBudget, telemetry: deps.telemetry ?? noSelfTelemetry, log }),
-      )
-    : undefined;
+  const http2 = config.router.tempo_streaming ? servePortOverHttp2(app.server, app.routing) : undefined;
   await app.listen({ host: config.router.host, port: config.router.port });
   if (tls) tls.serve(app.server);
   const port = (app.server.address() as { port: number }).port;
@@ -146,8 +142,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     },
     async stop() {
       ready = false;
-      // gRPC connections are the injector's, not the HTTP server's: closed first, or close would wait for them.
-      streaming?.stop();
+      // HTTP/2 sessions are not the HTTP server's: closed first, or close would wait for them.
+      http2?.stop();
       await rules.ruler?.stop();
       await rules.notifier?.stop();
       await loopback?.close();

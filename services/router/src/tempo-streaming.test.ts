@@ -1,32 +1,25 @@
 import { createServer, type Server } from 'node:http';
+import { connect as connectHttp2 } from 'node:http2';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as grpc from '@grpc/grpc-js';
-import { TempoSearchRequestSchema, TempoSearchResponseSchema, TempoStreamingQuerier, create, grpcServiceDefinition } from '@floe/proto';
-import { sharePortWithGrpc } from './tempo-streaming.ts';
+import { grpcTimeoutMs, servePortOverHttp2 } from './tempo-streaming.ts';
 
-/** One port, two protocols: HTTP/1.1 requests reach the HTTP server, HTTP/2 gRPC calls the gRPC one, an idle connection is closed. */
-describe('sharePortWithGrpc', () => {
+/** One port, two protocols: HTTP/1.1 and cleartext HTTP/2 requests reach the same routes, an idle connection is closed. */
+describe('servePortOverHttp2', () => {
   let http: Server;
   let port: number;
   let shared: { stop(): void };
 
   beforeAll(async () => {
-    http = createServer((req, res) => {
+    const route = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
       let body = '';
       req.on('data', (c: Buffer) => (body += c.toString()));
-      req.on('end', () => res.end(`http ${req.method} ${req.url} ${body.length}`));
-    });
+      req.on('end', () => res.end(`http/${req.httpVersion} ${req.method} ${req.url} ${body.length}`));
+    };
+    http = createServer(route);
     http.headersTimeout = 300;
     http.requestTimeout = 1000;
-    const server = new grpc.Server();
-    server.addService(grpcServiceDefinition(TempoStreamingQuerier), {
-      Search: (call: grpc.ServerWritableStream<{ Query: string }, unknown>) => {
-        call.write(create(TempoSearchResponseSchema, { traces: [{ traceID: call.request.Query }] }));
-        call.end();
-      },
-    });
-    shared = sharePortWithGrpc(http, server);
+    shared = servePortOverHttp2(http, route);
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
     port = (http.address() as { port: number }).port;
   });
@@ -37,24 +30,25 @@ describe('sharePortWithGrpc', () => {
 
   it('serves HTTP/1.1, keep-alive and bodies included', async () => {
     const res = await fetch(`http://127.0.0.1:${port}/a?b=1`, { method: 'POST', body: 'x'.repeat(100_000) });
-    expect(await res.text()).toBe('http POST /a?b=1 100000');
-    expect(await (await fetch(`http://127.0.0.1:${port}/again`)).text()).toBe('http GET /again 0');
+    expect(await res.text()).toBe('http/1.1 POST /a?b=1 100000');
+    expect(await (await fetch(`http://127.0.0.1:${port}/again`)).text()).toBe('http/1.1 GET /again 0');
   });
 
-  it('serves gRPC over cleartext HTTP/2 on the same port', async () => {
-    const client = new (grpc.makeGenericClientConstructor(grpcServiceDefinition(TempoStreamingQuerier), 'S'))(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as grpc.Client &
-      Record<string, (req: unknown) => grpc.ClientReadableStream<{ traces: Array<{ traceID: string }> }>>;
+  it('serves cleartext HTTP/2 (prior knowledge) on the same port, several requests on one session', async () => {
+    const session = connectHttp2(`http://127.0.0.1:${port}`);
     try {
-      const got = await new Promise<string[]>((resolve, reject) => {
-        const out: string[] = [];
-        const call = client.Search!(create(TempoSearchRequestSchema, { Query: 'hello' }));
-        call.on('data', (m) => out.push(m.traces[0]!.traceID));
-        call.on('error', reject);
-        call.on('end', () => resolve(out));
-      });
-      expect(got).toEqual(['hello']);
+      const request = (path: string, body?: string) =>
+        new Promise<string>((resolve, reject) => {
+          const req = session.request({ ':method': body === undefined ? 'GET' : 'POST', ':path': path });
+          let got = '';
+          req.on('data', (c: Buffer) => (got += c.toString()));
+          req.on('end', () => resolve(got));
+          req.on('error', reject);
+          req.end(body);
+        });
+      expect(await Promise.all([request('/one'), request('/two', 'x'.repeat(70_000))])).toEqual(['http/2.0 GET /one 0', 'http/2.0 POST /two 70000']);
     } finally {
-      client.close();
+      session.close();
     }
   });
 
@@ -71,4 +65,15 @@ describe('sharePortWithGrpc', () => {
     // Three bytes of the preface, then silence: closed by the server at its headers timeout, with no answer.
     expect(await raw('PRI')).toBe('');
   });
+});
+
+describe('grpcTimeoutMs', () => {
+  it.each([
+    ['10S', 10_000],
+    ['250m', 250],
+    ['2M', 120_000],
+    ['1H', 3_600_000],
+    ['5000u', 5],
+  ] as const)('%s is %d ms', (header, ms) => expect(grpcTimeoutMs(header)).toBe(ms));
+  it.each([undefined, '', '10', 'S', '123456789S', '1s', '-1S'])('%o is none', (header) => expect(grpcTimeoutMs(header)).toBeUndefined());
 });

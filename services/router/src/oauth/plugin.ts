@@ -287,7 +287,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
       // A decision comes from the consent page, on the router's own origin: a cross-site post
       // (which a JSON body already needs CORS for) is refused outright.
       const origin = req.headers.origin;
-      if (origin !== undefined && new URL(origin, 'http://invalid').host !== req.headers.host) throw forbidden('a decision must come from Floe\'s own origin', { code: 'FLOE_ERR_OAUTH_ORIGIN' });
+      if (origin !== undefined && new URL(origin, 'http://invalid').host !== req.host) throw forbidden('a decision must come from Floe\'s own origin', { code: 'FLOE_ERR_OAUTH_ORIGIN' });
       const session = await sessionOf(req);
       const { request: handle, approve, tenant_id: tenant } = req.body;
       let approval: { userId: string; tenantId: string; scopes: string[]; codeTtlMs: number } | undefined;
