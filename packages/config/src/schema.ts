@@ -406,7 +406,7 @@ export const limitsSection = z.strictObject({
 export const selfMonitoringSection = z.strictObject({
   enabled: z.boolean().default(false).describe('Emit Floe\'s own spans (router HTTP routes) and metrics (writer, acceptor) as OTLP into tenant _system, dataset _monitoring. Requires auth.admin_api_key.'),
   environment: z.string().min(1).default('production').describe('deployment.environment.name of the emitted telemetry.'),
-  endpoint: z.string().default('').describe('OTLP/HTTP base URL the telemetry is sent to. Empty: the acceptor of this process, else http://127.0.0.1:<acceptor.http_port>.'),
+  endpoint: z.string().default('').describe('OTLP/HTTP base URL the telemetry is sent to. Empty: the acceptor of this process, else http://127.0.0.1:<acceptor.http_port> (https with tls).'),
   export_interval: duration('30s').describe('How often spans and metrics are exported.'),
   metrics_endpoint: z
     .boolean()
@@ -507,7 +507,7 @@ export const rulerSection = z.strictObject({
   evaluation_interval: duration('1m').refine((ms) => ms >= 1000, 'must be at least 1s').describe('How often a group is evaluated when it names no interval of its own (Prometheus\'s global evaluation_interval).'),
   poll_interval: duration('10s').refine((ms) => ms >= 100, 'must be at least 100ms').describe('How often the evaluating router reloads rule groups from the metadata DB and renews its lease (the lease lasts three of these).'),
   query_offset: duration('0s').describe('How far in the past a group without its own query_offset evaluates (Prometheus\'s rule_query_offset), so that samples still on their way into storage are not missed.'),
-  remote_write_url: z.string().default('').describe('Where recording-rule results and the ALERTS series are written: an acceptor\'s Prometheus remote-write URL (http://acceptor:4318/api/v1/write), with auth.internal_service_key as the credential. Empty: the acceptor of this process in `floe all`, else http://127.0.0.1:<acceptor.http_port>/api/v1/write.'),
+  remote_write_url: z.string().default('').describe('Where recording-rule results and the ALERTS series are written: an acceptor\'s Prometheus remote-write URL (http://acceptor:4318/api/v1/write), with auth.internal_service_key as the credential. Empty: the acceptor of this process in `floe all`, else http://127.0.0.1:<acceptor.http_port>/api/v1/write (https with tls).'),
   alertmanager_urls: z.array(z.string().url()).default([]).describe('Alertmanagers that firing and resolved alerts are sent to (POST <url>/api/v2/alerts, X-Scope-OrgID naming the tenant), each of them, as Prometheus does for an HA pair. Empty: alerts are only listed by /api/v1/alerts and written as the ALERTS series.'),
   resend_delay: duration('1m').describe('How often a firing alert is sent to the Alertmanagers again (Prometheus --rules.alert.resend-delay).'),
   for_outage_tolerance: duration('1h').describe('How long evaluation may have stopped (a restart, a new evaluating router) before pending and firing alerts start their `for` over instead of being restored (Prometheus --rules.alert.for-outage-tolerance).'),

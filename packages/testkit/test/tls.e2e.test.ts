@@ -58,7 +58,14 @@ describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the public ports (%s)',
     ca = makeTestAuthority();
     const leaf = ca.issue('server', ['localhost', '127.0.0.1']);
     firstSerial = hexSerial(leaf.serial);
-    floe = await startFloe({ mode, config: { tls: { cert_file: leaf.certFile, key_file: leaf.keyFile, ca_file: ca.caFile, reload_interval: '1s' } } });
+    floe = await startFloe({
+      mode,
+      config: {
+        tls: { cert_file: leaf.certFile, key_file: leaf.keyFile, ca_file: ca.caFile, reload_interval: '1s' },
+        // floe all's own telemetry goes to its acceptor through the loopback port.
+        ...(mode === 'embedded' ? { self_monitoring: { enabled: true, export_interval: '300ms' } } : {}),
+      },
+    });
     key = (await floe.bootstrap(tenant)).api_key;
   });
   afterAll(async () => {
@@ -160,7 +167,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the public ports (%s)',
   });
 
   if (mode === 'embedded') {
-    it("lets this process's own clients reach it on cleartext loopback ports (floe admin bootstrap beside floe all)", async () => {
+    it("lets this process's own clients reach it on cleartext loopback ports (floe admin bootstrap and self-monitoring beside floe all)", async () => {
+      const asSystem = { authorization: `Bearer ${floe.adminApiKey}`, 'x-tenant-id': '_system', 'x-dataset-id': '_monitoring' };
+      await waitFor('router spans in _system', async () => {
+        const table = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(`SELECT count(*) AS n FROM _system._monitoring.traces WHERE name LIKE 'GET /tracequery%'`), metadata: asSystem, deadlineMs: 20_000 });
+        return Number(table.getChildAt(0)!.get(0)) > 0 || undefined;
+      }, 30_000, 300);
       // The CLI trusts nothing here: it reaches the router through the loopback port the lock names.
       const env = { FLOE__META__DATA_DIR: join(floe.dataDir, 'meta'), FLOE__STORAGE__ROOT: join(floe.dataDir, 'data'), FLOE__LOG__LEVEL: 'warn' };
       const lock = JSON.parse(readFileSync(`${join(floe.dataDir, 'meta')}.lock.json`, 'utf8')) as { routerUrl: string };

@@ -59,7 +59,7 @@ export function createRuler(
   const log = deps.log.child({ component: 'ruler' });
   const notifier = r.alertmanager_urls.length > 0 ? new AlertmanagerNotifier({ urls: r.alertmanager_urls, log }) : undefined;
   const key = config.auth.internal_service_key || deps.acceptor?.key || '';
-  const url = r.remote_write_url || (deps.acceptor ? `${deps.acceptor.url}/api/v1/write` : `http://127.0.0.1:${config.acceptor.http_port}/api/v1/write`);
+  const url = r.remote_write_url || (deps.acceptor ? `${deps.acceptor.url}/api/v1/write` : `${config.tls.cert_file ? 'https' : 'http'}://127.0.0.1:${config.acceptor.http_port}/api/v1/write`);
   const ruler = new Ruler({
     db: deps.db,
     log,
