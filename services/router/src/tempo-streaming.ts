@@ -136,7 +136,8 @@ const HTTP2_IDLE_MS = 5 * 60_000;
  */
 export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: IncomingMessage, res: ServerResponse) => void): { stop(): void } {
   // The TLS is the HTTP/1.1 server's; the HTTP/2 one only ever sees plaintext sockets handed to it.
-  const h2 = createHttp2Server((req, res) => route(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+  // Streams per connection bounded as HTTP/2 servers commonly do (Node's own default is 2^32-1).
+  const h2 = createHttp2Server({ settings: { maxConcurrentStreams: 128 } }, (req, res) => route(req as unknown as IncomingMessage, res as unknown as ServerResponse));
   const sessions = new Set<Http2Session>();
   h2.on('session', (session) => {
     sessions.add(session);
