@@ -183,6 +183,18 @@ export const querierSection = z.strictObject({
   admin_port: port(9094).describe('Admin port (/ready).'),
   query_timeout: duration('30s').describe('Longest a query may run before it is interrupted (504).'),
   memory_limit: z.string().default('2GB').describe('DuckDB memory limit per query.'),
+  max_concurrent: z
+    .number()
+    .int()
+    .positive()
+    .default(8)
+    .describe('Queries this querier runs at once (every Flight call that runs SQL, the routers\' planned queries and trace lookups included); the rest wait, the tenants with queries waiting taking turns, so one tenant\'s burst does not delay the others. Bounds memory: user SQL takes up to memory_limit each, the planned queries share one memory_limit.'),
+  max_queued_per_tenant: z
+    .number()
+    .int()
+    .positive()
+    .default(1000)
+    .describe('Queries one tenant may have waiting for this querier; beyond it a query is refused with 429 (RESOURCE_EXHAUSTED) "too many outstanding requests", as Loki\'s scheduler does. A query still waiting at its deadline fails with a timeout (504) without running.'),
   threads: z.number().int().positive().default(2).describe('DuckDB threads per query.'),
   max_result_rows: z.number().int().positive().default(1_000_000).describe('Rows returned at most per query; the rest is cut.'),
   temp_dir: z.string().default('./data/tmp/querier').describe('Where queries may spill beyond memory_limit.'),

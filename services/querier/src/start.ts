@@ -16,6 +16,7 @@ import { SeriesListsCache } from './series-lists.ts';
 import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
+import { schedulerFromConfig, type Schedule } from './query-scheduler.ts';
 import { callError } from './call-error.ts';
 import { readFileSync } from 'node:fs';
 import { bindParameters, flightSqlCommand, isFlightSql, metadataTable, preparedStatementAction, statementTicket, type MetadataScope } from './flight-sql.ts';
@@ -73,6 +74,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   await mkdir(config.querier.temp_dir, { recursive: true });
   observeQuerierCaches(deps.telemetry ?? noSelfTelemetry, { stats: () => cache.stats(), maxBytes: config.storage.cache_max_bytes }, () => handler.seriesListsStatus());
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
+  const scheduler = schedulerFromConfig(config, deps.telemetry ?? noSelfTelemetry);
+  const schedule: Schedule = (tenant, callerMs, work) => scheduler.run(tenant, callerMs, work);
 
   /** A Flight SQL statement, with the values bound to it if any (as user SQL: the locked-down sandbox). */
   const runStatement = (ctx: TenantContext, statement: Statement, callerMs: number | undefined) =>
@@ -81,10 +84,12 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     try {
       // Authenticated before the command is read: a caller without credentials learns nothing of it.
       const ctx = await handler.authenticate(get, { tenantFromKey: isFlightSql(ticket) });
-      const sql = flightSqlCommand(ticket);
-      if (!sql) return await handler.run(ctx, ticket, callerMs);
-      if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await runStatement(ctx, sql.statement, callerMs);
-      return await metadataTable(sql, metadataScope(ctx));
+      return await schedule(ctx.tenant, callerMs, async (leftMs) => {
+        const sql = flightSqlCommand(ticket);
+        if (!sql) return await handler.run(ctx, ticket, leftMs);
+        if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await runStatement(ctx, sql.statement, leftMs);
+        return await metadataTable(sql, metadataScope(ctx));
+      });
     } catch (err) {
       throw callError(err, log, 'query failed');
     }
@@ -101,7 +106,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     const sql = flightSqlCommand(descriptor.cmd);
     if (!sql) {
       // A plain ticket may be Floe's JSON form (SQL with parameters), which cannot be wrapped: it runs.
-      const table = await handler.run(ctx, descriptor.cmd);
+      const table = await schedule(ctx.tenant, undefined, () => handler.run(ctx, descriptor.cmd));
       return { schema: table.schema, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
     }
     if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
@@ -109,7 +114,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       const { columns } = await handler.describeStatement(ctx, sql.statement.sql);
       return { schema: columns, ticket: statementTicket(sql.statement), totalRecords: -1n };
     }
-    const table = await metadataTable(sql, metadataScope(ctx));
+    const table = await schedule(ctx.tenant, undefined, () => metadataTable(sql, metadataScope(ctx)));
     return { schema: table.schema, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
   };
   /** What Flight SQL's catalog requests see: the caller's tenant and dataset, and its tables' schemas. */
@@ -119,7 +124,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     version: QUERIER_VERSION,
     tableSchema: async (table) => ipcSchemaBytes((await handler.run(ctx, Buffer.from(`SELECT * FROM ${table} LIMIT 0`, 'utf8'))).schema),
   });
-  const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log });
+  const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log, schedule });
   // The same calls for a router in this process.
   const inProcess: QuerierCalls = {
     doGet: (metadata, ticket, deadlineMs) => doGet((name) => metadata[name], ticket, deadlineMs),
@@ -191,7 +196,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         }
       },
     },
-    extraServices: [tempoQuerierService(findTrace, traceSearcher({ handler, log }), (get) => handler.authenticate(get), log)],
+    extraServices: [tempoQuerierService(findTrace, traceSearcher({ handler, log, schedule }), (get) => handler.authenticate(get), log)],
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
     instrument: (definition, implementation) => traceGrpcService(deps.telemetry ?? noSelfTelemetry, definition, implementation),
   });
@@ -200,7 +205,10 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     port: config.querier.admin_port,
     isReady: () => ready,
     name: 'querier',
-    status: () => ({ series_lists: handler.seriesListsStatus() ?? null }),
+    status: () => ({
+      series_lists: handler.seriesListsStatus() ?? null,
+      queries: { running: scheduler.running, queued: scheduler.queued, queued_by_tenant: scheduler.queuedByTenant(), max_concurrent: config.querier.max_concurrent },
+    }),
     metrics: deps.telemetry?.metricsEndpoint,
   });
   ready = true;

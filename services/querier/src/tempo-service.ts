@@ -22,6 +22,7 @@ import type { Logger } from '@floe/telemetry';
 import type { QueryHandler } from './query-handler.ts';
 import type { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
+import type { Schedule } from './query-scheduler.ts';
 
 export interface TempoServiceDeps {
   handler: QueryHandler;
@@ -29,6 +30,8 @@ export interface TempoServiceDeps {
   /** querier.query_timeout: the longest a lookup may run, whatever the caller's deadline. */
   timeoutMs: number;
   log: Logger;
+  /** The querier's admission of queries (query-scheduler.ts). */
+  schedule: Schedule;
 }
 
 const NS = /^\d{1,20}$/;
@@ -50,8 +53,10 @@ export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
     const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
     const startNs = boundNs('x-floe-start-ns', get('x-floe-start-ns'));
     const endNs = boundNs('x-floe-end-ns', get('x-floe-end-ns'));
-    const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, callerMs ?? Infinity));
-    return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs });
+    return deps.schedule(ctx.tenant, callerMs, (leftMs) => {
+      const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, leftMs ?? Infinity));
+      return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs });
+    });
   };
   return (get, id, callerMs) =>
     find(get, id, callerMs).catch((err: unknown) => {
@@ -62,14 +67,14 @@ export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
 /** SearchRecent's work, like TraceFinder's: the caller's metadata, the request, the caller's time left. */
 export type TraceSearcher = (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => Promise<TempoSearchResponse>;
 
-export function traceSearcher(deps: Pick<TempoServiceDeps, 'handler' | 'log'>): TraceSearcher {
+export function traceSearcher(deps: Pick<TempoServiceDeps, 'handler' | 'log' | 'schedule'>): TraceSearcher {
   const search = async (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => {
     const ctx = await deps.handler.authenticate(withScopeOrgId(get));
     const ir = tempoSearchOf(req, BigInt(Date.now()) * 1_000_000n);
     const plan = planTraceSearch(ir, tracesTable);
     // The planner's SQL runs as any caller's ticket does (sandboxed, the caller's tables only).
     const ticket = Buffer.from(JSON.stringify({ sql: plan.sql, params: plan.params, hints: plan.hints }));
-    const table = await deps.handler.run(ctx, ticket, callerMs);
+    const table = await deps.schedule(ctx.tenant, callerMs, (leftMs) => deps.handler.run(ctx, ticket, leftMs));
     const rows: Array<Record<string, unknown>> = [];
     for (const r of table) rows.push((r as { toJSON(): Record<string, unknown> }).toJSON());
     return tempoSearchResponse(traceSearchResults(ir, rows));
