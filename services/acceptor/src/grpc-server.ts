@@ -3,6 +3,7 @@ import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps } from '@f
 import { toGrpc } from '@floe/errors';
 import { noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import type { AcceptedTimes } from './accepted-times.ts';
+import type { InflightLimit } from './inflight-limit.ts';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS, type OtlpSignal } from './signals.ts';
@@ -18,6 +19,8 @@ export interface GrpcServerOptions {
   telemetry?: SelfTelemetry;
   /** TLS (config `tls`); absent: cleartext. */
   credentials?: grpc.ServerCredentials;
+  /** What the acceptor holds at once, shared with the HTTP port. */
+  inflight: InflightLimit;
 }
 
 /**
@@ -52,6 +55,13 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
       const v = call.metadata.get(name)[0];
       return typeof v === 'string' ? v : v?.toString();
     };
+    const bytes = call.request.length;
+    try {
+      opts.inflight.take(bytes);
+    } catch (err) {
+      fail(cb, err);
+      return;
+    }
     // X-Scope-OrgID names the tenant too, as at the HTTP port (http-server.ts).
     authenticate(credentialsFrom(withScopeOrgId(get)), opts.auth, 'ingest')
       .then((ctx) => {
@@ -60,7 +70,8 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
         return opts.admission.run(ctx, identity, store, () => ({ accepted: 0, rejected: 0, rejectReason: undefined }));
       })
       .then((r) => cb(null, signal.response(r, 'protobuf') as Uint8Array))
-      .catch((err: unknown) => fail(cb, err));
+      .catch((err: unknown) => fail(cb, err))
+      .finally(() => opts.inflight.release(bytes));
   };
   // TraceService/Export, LogsService/Export: one service definition each.
   for (const signal of SIGNALS) {

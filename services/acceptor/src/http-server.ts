@@ -6,6 +6,7 @@ import { endHttpServerSpan, httpFrameworkLogging, httpServerMetrics, serverTimin
 import { formatOf, inflate } from './decode.ts';
 import type { AcceptedTimes } from './accepted-times.ts';
 import type { Admission } from './admission.ts';
+import type { InflightLimit } from './inflight-limit.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS } from './signals.ts';
 import { checkRemoteWriteEncoding, remoteWriteVersion } from './remote-write.ts';
@@ -29,6 +30,8 @@ export interface HttpServerOptions {
   isReady: () => boolean;
   /** Certificate and key when the port serves TLS (config `tls`); absent: cleartext. */
   https?: { cert: Buffer; key: Buffer };
+  /** What the acceptor holds at once, shared with the gRPC port. */
+  inflight: InflightLimit;
   /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */
   telemetry?: SelfTelemetry;
 }
@@ -66,6 +69,16 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
   // requests carry Floe's own telemetry (a span each would be exported as one more request).
   // The response carries Server-Timing (traceparent, total) and traceresponse, as the router's do.
+  // Every ingest request holds its room from its first byte (the declared length, before the
+  // body is read) until its connection has the whole answer or is gone.
+  app.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'POST') return;
+    const declared = Number(req.headers['content-length']);
+    const bytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+    opts.inflight.take(bytes);
+    reply.raw.once('close', () => opts.inflight.release(bytes));
+  });
+
   const telemetry = opts.telemetry;
   if (telemetry) httpServerMetrics(app, telemetry);
   if (telemetry?.enabled) {

@@ -9,6 +9,7 @@ import { listenLoopback, serverTlsFromConfig, type ServiceHandle } from '@floe/r
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { Admission } from './admission.ts';
+import { InflightLimit } from './inflight-limit.ts';
 import { startGrpcServer } from './grpc-server.ts';
 import { buildHttpServer } from './http-server.ts';
 import { AcceptedTimes } from './accepted-times.ts';
@@ -124,6 +125,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     limitsOf,
   });
   let ready = false;
+  const inflight = new InflightLimit({ maxRequests: config.acceptor.max_inflight_requests, maxBytes: config.acceptor.max_inflight_bytes, telemetry: deps.telemetry });
   const tls = serverTlsFromConfig(config.tls, log);
   const http = buildHttpServer({
     ingest,
@@ -134,6 +136,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     maxDecompressedBytes: config.acceptor.max_decompressed_bytes,
     isReady: () => ready,
     telemetry: deps.telemetry,
+    inflight,
     ...(tls ? { https: tls.serverOptions() } : {}),
   });
   await http.listen({ host: config.acceptor.host, port: config.acceptor.http_port });
@@ -141,7 +144,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const httpPort = (http.server.address() as { port: number }).port;
   const loopback = tls && deps.loopback ? await listenLoopback(http.routing) : undefined;
   const grpcServer = await startGrpcServer(
-    { ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes, telemetry: deps.telemetry, ...(tls ? { credentials: tls.grpcCredentials() } : {}) },
+    { ingest, admission, auth, log, maxBodyBytes: config.acceptor.max_body_bytes, telemetry: deps.telemetry, inflight, ...(tls ? { credentials: tls.grpcCredentials() } : {}) },
     config.acceptor.host,
     config.acceptor.grpc_port,
   );
