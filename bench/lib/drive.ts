@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { loadavg } from 'node:os';
 
 /**
@@ -41,7 +42,7 @@ export async function drive(opts: DriveOptions): Promise<DriveResult> {
     r.errorKinds[kind] = (r.errorKinds[kind] ?? 0) + 1;
     r.firstError ??= text.slice(0, 300);
   };
-  const agent = new Agent({ keepAlive: true, maxSockets: opts.concurrency });
+  const agent = new (opts.url.startsWith('https:') ? HttpsAgent : Agent)({ keepAlive: true, maxSockets: opts.concurrency });
   await Promise.all(
     Array.from({ length: opts.concurrency }, async (_, w) => {
       while (Date.now() < end) {
@@ -189,7 +190,7 @@ export const loadAverage = () => loadavg().map((x) => x.toFixed(2)).join(' ');
  */
 function post(agent: Agent, url: string, body: Uint8Array, headers: Record<string, string>): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (res) => {
+    const req = (url.startsWith('https:') ? httpsRequest : request)(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stringify } from 'yaml';
 import { flightDoGet } from '@floe/flight';
+import { trustConfiguredAuthorities } from '@floe/runtime';
 import { freePorts, waitFor, isReady } from '@floe/testkit';
 
 /**
@@ -61,14 +62,18 @@ export async function startFloeProcess(extra: Record<string, unknown> = {}, tena
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, FLOE, 'all', '--config', file], { stdio: ['ignore', 'pipe', 'pipe'] });
   child.stdout!.pipe(log);
   child.stderr!.pipe(log);
-  await waitFor('floe ready', async () => (await isReady(`http://127.0.0.1:${router}/ready`)) || undefined, 60_000);
+  // With `tls` in `extra` the public ports serve TLS: this process trusts its authority (ca_file).
+  const tls = config.tls as { cert_file?: string; ca_file?: string } | undefined;
+  if (tls?.ca_file) trustConfiguredAuthorities(tls.ca_file);
+  const scheme = tls?.cert_file ? 'https' : 'http';
+  await waitFor('floe ready', async () => (await isReady(`${scheme}://127.0.0.1:${router}/ready`)) || undefined, 60_000);
   return {
     dir,
     configFile: file,
     pid: child.pid!,
-    routerUrl: `http://127.0.0.1:${router}`,
-    otlpHttpUrl: `http://127.0.0.1:${http}`,
-    flightAddress: `127.0.0.1:${flight}`,
+    routerUrl: `${scheme}://127.0.0.1:${router}`,
+    otlpHttpUrl: `${scheme}://127.0.0.1:${http}`,
+    flightAddress: `${tls?.cert_file ? 'grpc+tls://' : ''}127.0.0.1:${flight}`,
     compactorAdminUrl: `http://127.0.0.1:${ca}`,
     apiKey,
     tenant,
