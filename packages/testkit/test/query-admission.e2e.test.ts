@@ -5,7 +5,8 @@ import { startFloe, type FloeUnderTest } from '../src/index.ts';
 /**
  * The querier's admission (querier.max_concurrent, max_queued_per_tenant): with one slot and room
  * for one waiting query per tenant, a tenant's burst of queries runs one, queues one and has the
- * rest refused with RESOURCE_EXHAUSTED "too many outstanding requests" (429 through the router),
+ * rest refused with RESOURCE_EXHAUSTED "too many outstanding requests" (429 with Retry-After
+ * through the router),
  * while another tenant's query, queued on its own, still runs; /status shows the slots.
  */
 describe('querier admission (embedded)', () => {
@@ -32,6 +33,11 @@ describe('querier admission (embedded)', () => {
     await new Promise((r) => setTimeout(r, 100));
     const status = (await (await fetch(`${floe.querierAdminUrl}/status`)).json()) as { queries: { running: number; queued: number; queued_by_tenant: Record<string, number>; max_concurrent: number } };
     expect(status.queries).toMatchObject({ running: 1, queued: 1, queued_by_tenant: { burst: 1 }, max_concurrent: 1 });
+    // Through the router the refusal is 429 with Retry-After, in the shared error envelope.
+    const viaRouter = await fetch(`${floe.routerUrl}/tracequery/api/search?q=${encodeURIComponent('{}')}`, { headers: { authorization: `Bearer ${keys.burst}`, 'x-tenant-id': 'burst' } });
+    expect(viaRouter.status).toBe(429);
+    expect(viaRouter.headers.get('retry-after')).toBe('1');
+    expect(await viaRouter.json()).toMatchObject({ status: 'error', errorType: 'rate_limited', error: expect.stringContaining('too many outstanding requests') });
     const calm = sql('calm', 'SELECT 42 AS answer');
     const outcomes = await Promise.all(burst);
     expect(outcomes.filter((o) => o === 'ok')).toHaveLength(2);

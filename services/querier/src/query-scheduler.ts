@@ -70,7 +70,7 @@ export class QueryScheduler {
     let queue = this.#queues.get(tenant);
     if ((queue?.length ?? 0) >= this.#o.maxQueuedPerTenant) {
       return Promise.reject(
-        new FloeError('rate_limited', `too many outstanding requests: tenant ${tenant} already has ${this.#o.maxQueuedPerTenant} queries waiting for this querier (querier.max_queued_per_tenant)`, { retryAfterMs: 1000 }),
+        new FloeError('rate_limited', `too many outstanding requests: tenant ${tenant} already has ${this.#o.maxQueuedPerTenant} queries waiting for this querier (querier.max_queued_per_tenant)`, { headers: { 'Retry-After': '1' } }),
       );
     }
     if (!queue) this.#queues.set(tenant, (queue = []));

@@ -125,10 +125,13 @@ const rethrowFromQuerier = (err: unknown): never => {
 function fromQuerierError(err: unknown): unknown {
   const { code, metadata } = err as { code?: unknown; metadata?: Metadata };
   if (typeof code !== 'number') return err;
-  const kind = kindFromGrpc(code, metadata ? metadataGetter(metadata)(ERROR_KIND_METADATA) : undefined);
+  const get = metadata ? metadataGetter(metadata) : () => undefined;
+  const kind = kindFromGrpc(code, get(ERROR_KIND_METADATA));
   const details = (err as { details?: string }).details ?? 'querier error';
+  // A querier that sheds load (its admission: too many outstanding requests) says when to retry.
+  const retryAfter = get('retry-after');
   if (kind === 'timeout') return new FloeError('timeout', 'query timed out', { code: 'FLOE_ERR_QUERY_TIMEOUT', cause: err });
   if (kind === 'unavailable') return new FloeError('unavailable', 'querier unavailable', { code: 'FLOE_ERR_QUERIER_UNAVAILABLE', cause: err });
-  if (kind !== 'internal') return new FloeError(kind, details, { cause: err });
+  if (kind !== 'internal') return new FloeError(kind, details, { cause: err, ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}) });
   return err;
 }
