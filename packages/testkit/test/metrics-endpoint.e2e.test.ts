@@ -29,6 +29,8 @@ const PROMTOOL = process.env.FLOE_TEST_PROMTOOL_BIN ?? join(dirname(PROMETHEUS_B
  */
 const EVENT_ONLY = new Set([
   'items_refused_total',
+  'inflight_limit_refusals_total',
+  'query_wait_duration_seconds_bucket',
   'resends_dropped_total',
   'active_series',
   'active_series_limit',
