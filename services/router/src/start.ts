@@ -17,7 +17,7 @@ import { createRuler } from './ruler/from-config.ts';
 import { createCompactorClient } from './compactor-client.ts';
 import { StageTimings, timedQuerier } from './self-tracing.ts';
 import { scmFromConfig } from './scm/service.ts';
-import { SHARED_PORT_ALPN, servePortOverHttp2 } from './tempo-streaming.ts';
+import { SHARED_PORT_ALPN, servePortOverHttp2 } from './http2-port.ts';
 import { loginFromConfig } from './session/login-from-config.ts';
 import type { OidcRetry } from './session/oidc-provider.ts';
 

@@ -1,0 +1,68 @@
+import { createServer, type Server } from 'node:http';
+import { connect as connectHttp2 } from 'node:http2';
+import { connect } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { servePortOverHttp2 } from './http2-port.ts';
+
+/** One port, two protocols: HTTP/1.1 and cleartext HTTP/2 requests reach the same routes, an idle connection is closed. */
+describe('servePortOverHttp2', () => {
+  let http: Server;
+  let port: number;
+  let shared: { stop(): void };
+
+  beforeAll(async () => {
+    const route = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString()));
+      req.on('end', () => res.end(`http/${req.httpVersion} ${req.method} ${req.url} ${body.length}`));
+    };
+    http = createServer(route);
+    http.headersTimeout = 300;
+    http.requestTimeout = 1000;
+    shared = servePortOverHttp2(http, route);
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    port = (http.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    shared.stop();
+    await new Promise((r) => http.close(r));
+  });
+
+  it('serves HTTP/1.1, keep-alive and bodies included', async () => {
+    const res = await fetch(`http://127.0.0.1:${port}/a?b=1`, { method: 'POST', body: 'x'.repeat(100_000) });
+    expect(await res.text()).toBe('http/1.1 POST /a?b=1 100000');
+    expect(await (await fetch(`http://127.0.0.1:${port}/again`)).text()).toBe('http/1.1 GET /again 0');
+  });
+
+  it('serves cleartext HTTP/2 (prior knowledge) on the same port, several requests on one session', async () => {
+    const session = connectHttp2(`http://127.0.0.1:${port}`);
+    try {
+      const request = (path: string, body?: string) =>
+        new Promise<string>((resolve, reject) => {
+          const req = session.request({ ':method': body === undefined ? 'GET' : 'POST', ':path': path });
+          let got = '';
+          req.on('data', (c: Buffer) => (got += c.toString()));
+          req.on('end', () => resolve(got));
+          req.on('error', reject);
+          req.end(body);
+        });
+      expect(await Promise.all([request('/one'), request('/two', 'x'.repeat(70_000))])).toEqual(['http/2.0 GET /one 0', 'http/2.0 POST /two 70000']);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('answers a request that only starts like the HTTP/2 preface as HTTP, and closes a connection that never decides', async () => {
+    const raw = (data: string) =>
+      new Promise<string>((resolve) => {
+        const socket = connect(port, '127.0.0.1', () => socket.write(data));
+        let got = '';
+        socket.on('data', (c) => (got += c.toString()));
+        socket.on('close', () => resolve(got));
+        socket.on('error', () => resolve(got));
+      });
+    expect(await raw('PRX / HTTP/1.1\r\nHost: x\r\n\r\n')).toMatch(/^HTTP\/1\.1 400/);
+    // Three bytes of the preface, then silence: closed by the server at its headers timeout, with no answer.
+    expect(await raw('PRI')).toBe('');
+  });
+});
