@@ -66,3 +66,33 @@ describe('servePortOverHttp2', () => {
     expect(await raw('PRI')).toBe('');
   });
 });
+
+describe('servePortOverHttp2 stop', () => {
+  it('lets HTTP/2 requests in progress finish, refuses new streams, then closes', async () => {
+    const route = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+      setTimeout(() => res.end(`done ${req.url}`), req.url === '/slow' ? 400 : 0);
+    };
+    const http = createServer(route);
+    const shared = servePortOverHttp2(http, route);
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const session = connectHttp2(`http://127.0.0.1:${(http.address() as { port: number }).port}`);
+    session.on('error', () => {});
+    const request = (path: string) =>
+      new Promise<string>((resolve, reject) => {
+        const req = session.request({ ':path': path });
+        let got = '';
+        req.on('data', (c: Buffer) => (got += c.toString()));
+        req.on('end', () => resolve(got));
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await request('/warm')).toBe('done /warm');
+    const slow = request('/slow');
+    await new Promise((r) => setTimeout(r, 100));
+    const stopped = shared.stop(5_000);
+    expect(await slow).toBe('done /slow');
+    await stopped;
+    await expect(request('/late')).rejects.toThrow();
+    await new Promise((r) => http.close(r));
+  });
+});

@@ -18,9 +18,9 @@ const HTTP2_IDLE_MS = 5 * 60_000;
  * (fastify's router). Cleartext: each new connection's first bytes decide; one that opens with
  * HTTP/2's preface is handed to an HTTP/2 session, any other to the HTTP/1.1 server as usual, the
  * bytes read to decide put back first. TLS (the server offers SHARED_PORT_ALPN): the protocol the
- * client chose in the handshake decides. Returns what closes the HTTP/2 sessions.
+ * client chose in the handshake decides. Returns what closes the HTTP/2 sessions (stop).
  */
-export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: IncomingMessage, res: ServerResponse) => void): { stop(): void } {
+export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: IncomingMessage, res: ServerResponse) => void): { stop(graceMs?: number): Promise<void> } {
   // The TLS is the HTTP/1.1 server's; the HTTP/2 one only ever sees plaintext sockets handed to it.
   // Streams per connection bounded as HTTP/2 servers commonly do (Node's own default is 2^32-1).
   const h2 = createHttp2Server({ settings: { maxConcurrentStreams: 128 } }, (req, res) => route(req as unknown as IncomingMessage, res as unknown as ServerResponse));
@@ -30,9 +30,27 @@ export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: 
     session.once('close', () => sessions.delete(session));
     session.setTimeout(HTTP2_IDLE_MS, () => session.close());
   });
-  const handOver = (socket: Socket) => h2.emit('connection', socket);
+  let closing = false;
+  const handOver = (socket: Socket) => {
+    if (closing) socket.destroy();
+    else h2.emit('connection', socket);
+  };
   const handle = {
-    stop: () => {
+    /**
+     * Graceful, as the HTTP/1.1 server's close: each session is told GOAWAY (no new streams) and
+     * its requests in progress finish, for at most `graceMs`; what is left then is cut. Until
+     * then the HTTP/1.1 server's close would wait for these connections, which are its own too.
+     */
+    stop: async (graceMs = 10_000) => {
+      closing = true;
+      const ended = [...sessions].map((session) => new Promise((r) => session.once('close', r)));
+      for (const session of sessions) session.close();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(ended),
+        new Promise((r) => (timer = setTimeout(r, graceMs))),
+      ]);
+      clearTimeout(timer);
       for (const session of sessions) session.destroy();
       h2.close();
     },

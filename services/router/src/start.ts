@@ -142,8 +142,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     },
     async stop() {
       ready = false;
-      // HTTP/2 sessions are not the HTTP server's: closed first, or close would wait for them.
-      http2?.stop();
+      // HTTP/2 sessions, their requests in progress finished first: the HTTP server's close would wait for them.
+      await http2?.stop();
       await rules.ruler?.stop();
       await rules.notifier?.stop();
       await loopback?.close();
