@@ -66,9 +66,6 @@ export function buildHttpServer(opts: HttpServerOptions) {
     void reply.code(404).type('application/json').send({ status: 'error', errorType: 'not_found', error: 'no such endpoint' });
   });
 
-  // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
-  // requests carry Floe's own telemetry (a span each would be exported as one more request).
-  // The response carries Server-Timing (traceparent, total) and traceresponse, as the router's do.
   // Every ingest request holds its room from its first byte (the declared length, before the
   // body is read) until its connection has the whole answer or is gone.
   app.addHook('onRequest', async (req, reply) => {
@@ -79,6 +76,9 @@ export function buildHttpServer(opts: HttpServerOptions) {
     reply.raw.once('close', () => opts.inflight.release(bytes));
   });
 
+  // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
+  // requests carry Floe's own telemetry (a span each would be exported as one more request).
+  // The response carries Server-Timing (traceparent, total) and traceresponse, as the router's do.
   const telemetry = opts.telemetry;
   if (telemetry) httpServerMetrics(app, telemetry);
   if (telemetry?.enabled) {
