@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
 import { MONITORING_DATASET_ID, SYSTEM_TENANT_ID, createDataset, ensureTenant, isMetaError, type Db } from '@floe/meta';
-import { SERVICE_NAMES } from '@floe/runtime';
+import { SERVICE_NAMES, localUrl } from '@floe/runtime';
 import { noSelfTelemetry, startSelfMonitoring, startSelfProfiler, type Logger, type SelfMonitoring, type SelfProfiler, type SelfTelemetry } from '@floe/telemetry';
 
 /**
@@ -47,7 +47,7 @@ export async function startProcessSelfMonitoring(
   // A process that runs an acceptor sends to it once it listens (its port may be 0 in the config
   // until then); any other one to the configured acceptor port on this host.
   const runsAcceptor = targets.includes('all') || targets.includes('acceptor');
-  const endpoint = () => (sm.endpoint || ownAcceptorUrl() || (runsAcceptor ? undefined : `${config.tls.cert_file ? 'https' : 'http'}://127.0.0.1:${config.acceptor.http_port}`))?.replace(/\/+$/, '');
+  const endpoint = () => (sm.endpoint || ownAcceptorUrl() || (runsAcceptor ? undefined : localUrl(config, config.acceptor.http_port)))?.replace(/\/+$/, '');
   // The break-glass key is the one credential that may write tenant _system (config validation
   // requires it whenever self-monitoring is on).
   const headers = { authorization: `Bearer ${config.auth.admin_api_key}`, 'x-tenant-id': SYSTEM_TENANT_ID, 'x-dataset-id': MONITORING_DATASET_ID };

@@ -21,3 +21,6 @@ export function trustConfiguredAuthorities(caFile: string): void {
   if (certs.length === 0) throw new ConfigError([`tls.ca_file: ${caFile} holds no PEM certificate`]);
   tls.setDefaultCACertificates([...new Set([...tls.getCACertificates('default'), ...certs])]);
 }
+
+/** This host's `port` as a client reaches it: https when the process serves TLS (config `tls`). */
+export const localUrl = (config: { tls: { cert_file: string } }, port: number): string => `${config.tls.cert_file ? 'https' : 'http'}://127.0.0.1:${port}`;

@@ -7,7 +7,7 @@ export { resolveOrder, startModules } from './registry.ts';
 export type { ModuleDef, StartedModules } from './registry.ts';
 export { startAdminServer } from './admin-server.ts';
 export { serverTlsFromConfig, type CertificatePair, type ServerTls } from './server-tls.ts';
-export { trustConfiguredAuthorities } from './client-trust.ts';
+export { localUrl, trustConfiguredAuthorities } from './client-trust.ts';
 export { listenLoopback, type LoopbackListener } from './loopback-listener.ts';
 export type { AdminAnswer, AdminServer } from './admin-server.ts';
 export { SERVICE_NAMES, isServiceName } from './service.ts';

@@ -2,15 +2,15 @@ import { SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
 import type { SelfTelemetry } from './self-monitoring.ts';
 import { parentFromTraceparent } from './traceparent.ts';
 
+/** Paths whose requests make no span: load-balancer probes and Prometheus scrapes would outnumber every other. */
+export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/ready', '/metrics']);
+
 /**
  * Self-monitoring of an HTTP boundary (spec 2, Events), shared by the router and the acceptor:
  * a server span named `{method} {route}` that continues the caller's `traceparent`, and its end
  * with the response status and the tenant. Whether a request is traced at all (not the
  * self-monitoring tenant, not a readiness probe) is the caller's call.
  */
-/** Paths whose requests make no span: load-balancer probes and Prometheus scrapes would outnumber every other. */
-export const UNTRACED_PATHS: ReadonlySet<string> = new Set(['/ready', '/metrics']);
-
 export function startHttpServerSpan(telemetry: SelfTelemetry, req: { method: string; route: string | undefined; url: string; traceparent: string | string[] | undefined }): Span {
   const { method, route } = req;
   return telemetry.tracer.startSpan(

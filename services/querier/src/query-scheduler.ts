@@ -30,7 +30,6 @@ export class QueryScheduler {
   #running = 0;
   /** Waiting queries by tenant, each in arrival order; the map's order is the tenants' turn order. */
   readonly #queues = new Map<string, Waiting[]>();
-  #queued = 0;
 
   constructor(o: QuerySchedulerOptions) {
     this.#o = o;
@@ -41,7 +40,9 @@ export class QueryScheduler {
   }
 
   get queued(): number {
-    return this.#queued;
+    let n = 0;
+    for (const q of this.#queues.values()) n += q.length;
+    return n;
   }
 
   /** Waiting queries per tenant that has any (`GET /status`). */
@@ -84,7 +85,6 @@ export class QueryScheduler {
         }, deadlineMs);
       }
       q.push(entry);
-      this.#queued++;
     });
   }
 
@@ -92,7 +92,6 @@ export class QueryScheduler {
     const i = queue.indexOf(entry);
     if (i < 0) return;
     queue.splice(i, 1);
-    this.#queued--;
     if (queue.length === 0) this.#queues.delete(tenant);
   }
 
@@ -105,7 +104,6 @@ export class QueryScheduler {
     }
     const [tenant, queue] = next.value;
     const entry = queue.shift()!;
-    this.#queued--;
     this.#queues.delete(tenant);
     if (queue.length > 0) this.#queues.set(tenant, queue);
     clearTimeout(entry.timer);

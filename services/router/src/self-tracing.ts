@@ -66,7 +66,6 @@ const tenantHeader = (req: FastifyRequest) => {
   return (Array.isArray(v) ? v[0] : v)?.trim();
 };
 
-
 export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry, timings }) => {
   const traced = new WeakMap<FastifyRequest, Traced>();
 

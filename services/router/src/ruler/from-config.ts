@@ -1,5 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import type { Db } from '@floe/meta';
+import { localUrl } from '@floe/runtime';
 import { expandAlertTemplate, parseAlertTemplate, type AlertTemplate, type AlertTemplateData, type TemplateQuery } from '@floe/query';
 import type { Logger, SelfTelemetry } from '@floe/telemetry';
 import type { MetricQueryOptions } from '../metricquery/plugin.ts';
@@ -59,7 +60,7 @@ export function createRuler(
   const log = deps.log.child({ component: 'ruler' });
   const notifier = r.alertmanager_urls.length > 0 ? new AlertmanagerNotifier({ urls: r.alertmanager_urls, log }) : undefined;
   const key = config.auth.internal_service_key || deps.acceptor?.key || '';
-  const url = r.remote_write_url || (deps.acceptor ? `${deps.acceptor.url}/api/v1/write` : `${config.tls.cert_file ? 'https' : 'http'}://127.0.0.1:${config.acceptor.http_port}/api/v1/write`);
+  const url = r.remote_write_url || (deps.acceptor ? `${deps.acceptor.url}/api/v1/write` : `${localUrl(config, config.acceptor.http_port)}/api/v1/write`);
   const ruler = new Ruler({
     db: deps.db,
     log,
