@@ -3,6 +3,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RouterCredentials } from './router-client.ts';
 import { createAgentToolsServer } from './server.ts';
+import { headerValue } from '@floe/runtime';
 
 export interface AgentToolsPluginOptions {
   /** The router's own base URL; a function when it is known only once the server listens (port 0). */
@@ -12,13 +13,9 @@ export interface AgentToolsPluginOptions {
   credentials?: (req: FastifyRequest) => RouterCredentials;
 }
 
-const header = (req: FastifyRequest, name: string) => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 /** The incoming request's credentials, forwarded as they came: the query APIs authenticate them again. */
-const credentialsOf = (req: FastifyRequest): RouterCredentials => ({ authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant-id'), dataset: header(req, 'x-dataset-id') });
+const credentialsOf = (req: FastifyRequest): RouterCredentials => ({ authorization: headerValue(req.headers, 'authorization'), tenant: headerValue(req.headers, 'x-tenant-id'), dataset: headerValue(req.headers, 'x-dataset-id') });
 
 /**
  * MCP's Streamable HTTP transport at POST /mcp, stateless: every request gets its own server and

@@ -17,7 +17,7 @@ import { jaegerToOtlp } from './jaeger.ts';
 import { pprofToOtlp } from './pprof.ts';
 import { legacyIngestSeries } from './pyroscope-ingest.ts';
 import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
-import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress } from '@floe/runtime';
+import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress, headerValue } from '@floe/runtime';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -84,7 +84,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   if (telemetry?.enabled) {
     const spans = new WeakMap<FastifyRequest, { span: Span; start: number }>();
     app.addHook('onRequest', async (req) => {
-      if (header(req, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || UNTRACED_PATHS.has(req.url)) return;
+      if (headerValue(req.headers, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || UNTRACED_PATHS.has(req.url)) return;
       const span = startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent });
       spans.set(req, { span, start: performance.now() });
     });
@@ -107,15 +107,15 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // X-Scope-OrgID names the tenant too: Grafana's agents and SDKs (Promtail, Alloy, Pyroscope's
   // SDKs, exporters set up for Mimir, Loki or Tempo) send it; the key must still be the tenant's.
   const authHook = async (req: FastifyRequest) => {
-    req.tenant = await authenticate(credentialsFrom(withScopeOrgId((n) => header(req, n))), opts.auth, 'ingest');
+    req.tenant = await authenticate(credentialsFrom(withScopeOrgId((n) => headerValue(req.headers, n))), opts.auth, 'ingest');
   };
 
   for (const signal of SIGNALS) {
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
       const format = formatOf(req.headers['content-type']);
       const raw = bodyBuffer(req.body);
-      const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, req.tenant!, inflate(raw, header(req, 'content-encoding'), opts.maxDecompressedBytes), format, times);
-      const identity = { signal: signal.name, contentType: format, contentEncoding: header(req, 'content-encoding') ?? '', body: raw };
+      const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, req.tenant!, inflate(raw, headerValue(req.headers, 'content-encoding'), opts.maxDecompressedBytes), format, times);
+      const identity = { signal: signal.name, contentType: format, contentEncoding: headerValue(req.headers, 'content-encoding') ?? '', body: raw };
       const result = await opts.admission.run(req.tenant!, identity, store, () => NOTHING_REJECTED);
       const resp = signal.response(result, format);
       if (format === 'json') return reply.code(200).type('application/json').send(resp);
@@ -132,8 +132,8 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // 204 on success, v2's written counts as headers (also on a 400 for unconvertible series).
   const remoteWrite = new RemoteWriteIngest(opts.ingest, opts.log);
   app.post('/api/v1/write', { onRequest: authHook }, async (req, reply) => {
-    const version = remoteWriteVersion(header(req, 'content-type'));
-    checkRemoteWriteEncoding(header(req, 'content-encoding'));
+    const version = remoteWriteVersion(headerValue(req.headers, 'content-type'));
+    checkRemoteWriteEncoding(headerValue(req.headers, 'content-encoding'));
     const raw = bodyBuffer(req.body);
     const store = (times: AcceptedTimes) => remoteWrite.write(req.tenant!, snappyUncompress(raw, opts.maxDecompressedBytes), version, times);
     const identity = { signal: 'remote_write', contentType: `v${version}`, contentEncoding: 'snappy', body: raw };
@@ -151,7 +151,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   const lokiPush = async (req: FastifyRequest, reply: FastifyReply) => {
     const format = formatOf(req.headers['content-type']);
     const raw = bodyBuffer(req.body);
-    const encoding = header(req, 'content-encoding');
+    const encoding = headerValue(req.headers, 'content-encoding');
     const store = (times: AcceptedTimes) => {
       const streams = format === 'protobuf' ? lokiStreamsFromProtobuf(snappyUncompress(raw, opts.maxDecompressedBytes)) : lokiStreamsFromJson(inflate(raw, encoding, opts.maxDecompressedBytes));
       return opts.ingest.logs(req.tenant!, lokiStreamsToOtlp(streams), times);
@@ -173,10 +173,10 @@ export function buildHttpServer(opts: HttpServerOptions) {
       void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
     });
     scope.post('/push.v1.PusherService/Push', { onRequest: authHook }, async (req, reply) => {
-      checkProtocolVersion(header(req, 'connect-protocol-version'));
+      checkProtocolVersion(headerValue(req.headers, 'connect-protocol-version'));
       const codec = codecOf(req.headers['content-type']);
       const raw = bodyBuffer(req.body);
-      const encoding = header(req, 'content-encoding');
+      const encoding = headerValue(req.headers, 'content-encoding');
       const store = async (times: AcceptedTimes) => {
         const push = decodeConnectMessage(PyroPushRequestSchema, codec, await decodedConnectBody(raw, encoding, opts.maxDecompressedBytes));
         const series = push.series.map((s) => ({ labels: s.labels, profiles: s.samples.map((x) => x.rawProfile) }));
@@ -193,8 +193,8 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // application's profile, folded stacks, pprof or JFR, with what it is in the query. 200, empty.
   app.post('/ingest', { onRequest: authHook }, async (req, reply) => {
     const raw = bodyBuffer(req.body);
-    const encoding = header(req, 'content-encoding');
-    const contentType = header(req, 'content-type');
+    const encoding = headerValue(req.headers, 'content-encoding');
+    const contentType = headerValue(req.headers, 'content-type');
     const query: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
     const store = async (times: AcceptedTimes) => {
@@ -216,7 +216,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
       throw new FloeError('unsupported_media_type', 'Zipkin spans are taken as application/json (Zipkin v2 JSON); send OTLP for protobuf', { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
     }
     const raw = bodyBuffer(req.body);
-    const encoding = header(req, 'content-encoding');
+    const encoding = headerValue(req.headers, 'content-encoding');
     const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, zipkinToOtlp(inflate(raw, encoding, opts.maxDecompressedBytes)), times);
     const result = await opts.admission.run(req.tenant!, { signal: 'zipkin', contentType: 'json', contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
     refusedRest(result, 'spans');
@@ -226,12 +226,12 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // Jaeger's thrift_http API (the Jaeger clients' HTTP senders; jaeger.ts): a Thrift
   // binary-protocol Batch, optionally gzip, stored as OTLP traces; 202 as Jaeger answers.
   app.post('/api/traces', { onRequest: authHook }, async (req, reply) => {
-    const type = (header(req, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
+    const type = (headerValue(req.headers, 'content-type') ?? '').split(';')[0]!.trim().toLowerCase();
     if (type !== 'application/x-thrift' && type !== 'application/vnd.apache.thrift.binary') {
       throw new FloeError('unsupported_media_type', 'Jaeger batches are taken as application/x-thrift (Thrift binary protocol); send OTLP for protobuf or JSON', { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
     }
     const raw = bodyBuffer(req.body);
-    const encoding = header(req, 'content-encoding');
+    const encoding = headerValue(req.headers, 'content-encoding');
     const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, jaegerToOtlp(inflate(raw, encoding, opts.maxDecompressedBytes)), times);
     const result = await opts.admission.run(req.tenant!, { signal: 'jaeger', contentType: 'thrift', contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
     refusedRest(result, 'spans');
@@ -253,10 +253,6 @@ function refusedRest(result: { rejected: number; rejectReason: string | undefine
   throw new FloeError('bad_data', `${result.rejected} ${items} were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
 }
 
-function header(req: FastifyRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
 function bodyBuffer(body: unknown): Buffer {
   if (Buffer.isBuffer(body)) return body;

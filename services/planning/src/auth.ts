@@ -5,6 +5,7 @@ import { tenantRole } from '@floe/auth';
 import { FloeError, forbidden } from '@floe/errors';
 import { checkUserPassword, createKeyVerifier, effectiveRoles, getTenant, isValidTenantId, listUserMemberships, roleRank, type Db, type MembershipRole } from '@floe/meta';
 import type { Actor } from './store/actor.ts';
+import { headerValue } from '@floe/runtime';
 
 /**
  * Who calls the planning API (spec 3, Authentication: "two methods", names not shown):
@@ -106,15 +107,11 @@ export function createPlanningAuth(db: Db, opts: { adminApiKey: string; ttlMs: n
   };
 }
 
-const header = (req: FastifyRequest, name: string) => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 /** Resolves the caller of every route of its scope before the body is read. */
 export const planningAuthPlugin = fp<{ auth: PlanningAuth }>(async (app, opts) => {
   app.addHook('onRequest', async (req) => {
-    req.planningCaller = await opts.auth.resolve({ authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant-id') });
+    req.planningCaller = await opts.auth.resolve({ authorization: headerValue(req.headers, 'authorization'), tenant: headerValue(req.headers, 'x-tenant-id') });
   });
 });
 

@@ -8,7 +8,7 @@ import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import type { TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
-import { asFloeError, validationError } from '@floe/runtime';
+import { asFloeError, validationError, headerValue } from '@floe/runtime';
 import { logDeletePlugin } from './logquery/deletes.ts';
 import { createPendingDeletions } from './logquery/pending-deletions.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
@@ -92,7 +92,6 @@ export interface AppOptions {
   oauth?: Pick<OAuthOptions, 'accessTokenTtlMs' | 'refreshTokenTtlMs' | 'consentUrl'>;
 }
 
-const firstHeader = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 // Management bodies are small JSON documents; anything bigger is refused before parsing (413).
 const MANAGEMENT_BODY_LIMIT = 64 * 1024;
@@ -197,7 +196,7 @@ export async function buildApp(opts: AppOptions) {
     await s.register(authPlugin, { auth: opts.auth, scope: 'query', tenantFromKey: true });
     await s.register(agentToolsPlugin, {
       routerUrl: () => listenUrl(app.server.address()),
-      credentials: (req) => ({ authorization: req.headers.authorization, tenant: req.tenant!.tenant, dataset: firstHeader(req.headers['x-dataset-id']) }),
+      credentials: (req) => ({ authorization: req.headers.authorization, tenant: req.tenant!.tenant, dataset: headerValue(req.headers, 'x-dataset-id') }),
     });
   });
   await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });

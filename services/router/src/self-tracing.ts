@@ -4,6 +4,7 @@ import fp from 'fastify-plugin';
 import { SYSTEM_TENANT_ID } from '@floe/meta';
 import { endHttpServerSpan, serverTiming, startHttpServerSpan, traceparentOf, UNTRACED_PATHS, type SelfTelemetry, type Span } from '@floe/telemetry';
 import type { QuerierClient } from './querier-client.ts';
+import { headerValue } from '@floe/runtime';
 
 /**
  * Self-monitoring of the router's HTTP boundary (spec 2, Events): one server span per request
@@ -61,17 +62,12 @@ interface Traced {
   stages: Map<string, number>;
 }
 
-const tenantHeader = (req: FastifyRequest) => {
-  const v = req.headers['x-tenant-id'];
-  return (Array.isArray(v) ? v[0] : v)?.trim();
-};
-
 export const selfTracingPlugin = fp<SelfTracingOptions>(async (app, { telemetry, timings }) => {
   const traced = new WeakMap<FastifyRequest, Traced>();
 
   // Callback style, so the rest of the request runs inside the stage timings' async context.
   app.addHook('onRequest', (req, _reply, done) => {
-    if (tenantHeader(req) === SYSTEM_TENANT_ID || UNTRACED_PATHS.has(req.url)) return done();
+    if (headerValue(req.headers, 'x-tenant-id')?.trim() === SYSTEM_TENANT_ID || UNTRACED_PATHS.has(req.url)) return done();
     // A caller's trace continues through the router (its span becomes this one's parent).
     const span = startHttpServerSpan(telemetry, { method: req.method, route: req.routeOptions.url, url: req.url, traceparent: req.headers.traceparent });
     const stages = new Map<string, number>();

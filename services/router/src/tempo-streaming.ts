@@ -9,6 +9,7 @@ import type { Logger } from '@floe/telemetry';
 import { rowsOf } from './logquery/results.ts';
 import type { QuerierClient } from './querier-client.ts';
 import type { QueryBudget } from './query-budget.ts';
+import { headerValue } from '@floe/runtime';
 
 /**
  * Tempo's streaming search on the router's own port (reference/api-contracts.md S6): with its
@@ -53,8 +54,8 @@ export async function tempoStreamingRoutes(app: FastifyInstance, opts: TempoStre
     if (!res) return;
     try {
       const request = fromBinary(TempoSearchRequestSchema, grpcMessage(req.body));
-      const get = withScopeOrgId((name) => firstHeader(req.headers[name]));
-      const answer = await search(get, request, grpcTimeoutMs(req.headers['grpc-timeout']) ?? Infinity);
+      const get = withScopeOrgId((name) => headerValue(req.headers, name));
+      const answer = await search(get, request, grpcTimeoutMs(headerValue(req.headers, 'grpc-timeout')) ?? Infinity);
       const message = toBinary(TempoSearchResponseSchema, answer);
       const frame = Buffer.alloc(5 + message.length);
       frame.writeUInt32BE(message.length, 1);
@@ -74,7 +75,6 @@ export async function tempoStreamingRoutes(app: FastifyInstance, opts: TempoStre
 
 const GRPC_UNIMPLEMENTED = 12;
 
-const firstHeader = (v: string | string[] | undefined) => (Array.isArray(v) ? v[0] : v);
 
 /** The call's HTTP/2 response, the reply left to it; or undefined after answering a call it cannot take. */
 function grpcResponseOf(req: FastifyRequest, reply: FastifyReply): Http2ServerResponse | undefined {
@@ -109,7 +109,7 @@ function grpcMessage(body: unknown): Uint8Array {
 const TIMEOUT_UNIT_MS: Record<string, number> = { H: 3_600_000, M: 60_000, S: 1000, m: 1, u: 1e-3, n: 1e-6 };
 
 /** The `grpc-timeout` header (`<digits><unit>`, at most 8 digits) in milliseconds. */
-export function grpcTimeoutMs(header: string | string[] | undefined): number | undefined {
-  const m = /^(\d{1,8})([HMSmun])$/.exec(firstHeader(header) ?? '');
+export function grpcTimeoutMs(header: string | undefined): number | undefined {
+  const m = /^(\d{1,8})([HMSmun])$/.exec(header ?? '');
   return m ? Number(m[1]) * TIMEOUT_UNIT_MS[m[2]!]! : undefined;
 }

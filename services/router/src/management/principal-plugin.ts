@@ -2,6 +2,7 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { resolvePrincipal, type ManagementAuthDeps, type Principal } from '@floe/auth';
 import { readSessionCookie } from '../session/cookie.ts';
+import { headerValue } from '@floe/runtime';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -13,10 +14,6 @@ declare module 'fastify' {
   }
 }
 
-const header = (req: FastifyRequest, name: string) => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 /**
  * Resolves the caller of every management route once, before the body is read: break-glass key,
@@ -27,7 +24,7 @@ export const principalPlugin = fp<{ auth: ManagementAuthDeps }>(async (app, opts
   app.addHook('onRequest', async (req) => {
     if (req.routeOptions.config.public) return;
     req.principal = await resolvePrincipal(
-      { authorization: header(req, 'authorization'), tenant: header(req, 'x-tenant-id'), sessionToken: readSessionCookie(header(req, 'cookie')) },
+      { authorization: headerValue(req.headers, 'authorization'), tenant: headerValue(req.headers, 'x-tenant-id'), sessionToken: readSessionCookie(headerValue(req.headers, 'cookie')) },
       opts.auth,
     );
   });

@@ -5,6 +5,7 @@ import { DEFAULT_DATASET_ID, type Dataset } from '@floe/meta';
 import { mustGetDataset, mustGetTenant } from './datasets.ts';
 import type { ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
+import { headerValue } from '@floe/runtime';
 
 /**
  * The tenant (and dataset) a /schema/* call acts in. These paths carry no tenant: an API key acts
@@ -13,8 +14,7 @@ import { principalOf } from './principal-plugin.ts';
  */
 export function schemaTenant(req: FastifyRequest, action: TenantAction): string {
   const p = principalOf(req);
-  const header = req.headers['x-tenant-id'];
-  const named = (Array.isArray(header) ? header[0] : header)?.trim();
+  const named = headerValue(req.headers, 'x-tenant-id')?.trim();
   const tenantId = p.kind === 'api_key' ? p.tenantId : named;
   if (!tenantId) throw new FloeError('unauthorized', 'name the tenant with the X-Tenant-ID header', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
   authorizeTenant(p, action, tenantId);

@@ -1,4 +1,4 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { FloeError } from '@floe/errors';
 import { PyroQuerierService, type DescMessage, type MessageInitShape } from '@floe/proto';
 import { callerCredentials } from '../auth-plugin.ts';
@@ -15,6 +15,7 @@ import {
   deadlineMsOf,
   encodeConnectMessage as encodeMessage,
   encodedConnectBody as encodedBody,
+  headerValue,
 } from '@floe/runtime';
 import type { ProfileSurfaceOptions } from './plugin.ts';
 import { queryRouteSchema } from '../openapi.ts';
@@ -33,10 +34,6 @@ export const CONNECT_BODY_LIMIT = 1024 * 1024;
 
 const SERVICE = PyroQuerierService.typeName;
 
-const header = (req: FastifyRequest, name: string): string | undefined => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 type AnyHandler = (req: unknown, ctx: CallContext) => Promise<MessageInitShape<DescMessage>>;
 
@@ -70,10 +67,10 @@ export const connectQuerierPlugin: FastifyPluginAsync<ProfileSurfaceOptions> = a
     const method = methods.get(name);
     if (!method) throw new FloeError('not_implemented', `unknown method ${SERVICE}/${name.slice(0, 64)}`, { code: 'FLOE_ERR_CONNECT_METHOD' });
 
-    checkProtocolVersion(header(req, 'connect-protocol-version'));
-    const codec = codecOf(header(req, 'content-type'));
-    const deadlineMs = deadlineMsOf(header(req, 'connect-timeout-ms'), opts.queryTimeoutMs);
-    const body = await decodedBody(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), header(req, 'content-encoding'), CONNECT_BODY_LIMIT);
+    checkProtocolVersion(headerValue(req.headers, 'connect-protocol-version'));
+    const codec = codecOf(headerValue(req.headers, 'content-type'));
+    const deadlineMs = deadlineMsOf(headerValue(req.headers, 'connect-timeout-ms'), opts.queryTimeoutMs);
+    const body = await decodedBody(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), headerValue(req.headers, 'content-encoding'), CONNECT_BODY_LIMIT);
     const input = decodeMessage(method.input, codec, body);
 
     const creds = callerCredentials(req);
@@ -88,7 +85,7 @@ export const connectQuerierPlugin: FastifyPluginAsync<ProfileSurfaceOptions> = a
       },
     };
     const handler = querierService[method.localName as keyof QuerierServiceImpl] as AnyHandler;
-    const encoded = await encodedBody(encodeMessage(method.output, codec, await handler(input, ctx)), header(req, 'accept-encoding'));
+    const encoded = await encodedBody(encodeMessage(method.output, codec, await handler(input, ctx)), headerValue(req.headers, 'accept-encoding'));
     if (encoded.encoding) void reply.header('content-encoding', encoded.encoding);
     return reply.code(200).type(CONNECT_CONTENT_TYPES[codec]).send(encoded.body);
   });

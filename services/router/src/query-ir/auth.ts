@@ -1,8 +1,8 @@
-import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { DEFAULT_DATASET, authenticate, credentialsFrom, isValidName, tenantRole, type AuthDeps, type ManagementAuthDeps, type Principal } from '@floe/auth';
 import { FloeError, forbidden } from '@floe/errors';
 import { readSessionCookie } from '../session/cookie.ts';
+import { headerValue } from '@floe/runtime';
 
 /**
  * Who may use the native Query IR endpoint. A key authenticates exactly as on the query APIs
@@ -13,14 +13,10 @@ import { readSessionCookie } from '../session/cookie.ts';
  * An Authorization header wins over a cookie, as in resolvePrincipal.
  */
 
-const header = (req: FastifyRequest, name: string) => {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-};
 
 export const queryIrAuth = fp<{ auth: AuthDeps; managementAuth: ManagementAuthDeps }>(async (app, opts) => {
   app.addHook('onRequest', async (req) => {
-    const get = (n: string) => header(req, n);
+    const get = (n: string) => headerValue(req.headers, n);
     const token = readSessionCookie(get('cookie'));
     if (get('authorization') || !token) {
       req.tenant = await authenticate(credentialsFrom(get), opts.auth, 'query');
