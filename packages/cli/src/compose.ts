@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FloeConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, openDbFromConfig, migrate, type Db } from '@floe/meta';
-import { startModules, SERVICE_NAMES, type ModuleDef, type StartedModules } from '@floe/runtime';
+import { serverTlsFromConfig, startModules, SERVICE_NAMES, type ModuleDef, type ServerTls, type StartedModules } from '@floe/runtime';
 import { limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { QuerierCalls } from '@floe/flight';
@@ -38,6 +38,8 @@ interface Ctx {
   acceptorUrl?: string;
   /** Token buckets, resend fingerprints and active series, one set for the acceptor and router of the process. */
   limitStores?: LimitStores;
+  /** The server certificate (config tls), read and renewed once for every public port of the process. */
+  tls?: ServerTls;
 }
 
 const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>): ModuleDef<Ctx> => ({
@@ -50,6 +52,12 @@ const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>
 });
 
 const MODULES: ModuleDef<Ctx>[] = [
+  // First among a service's dependencies, so a bad certificate fails start before the metadata DB opens.
+  plumbing('tls', async (ctx) => {
+    const tls = serverTlsFromConfig(ctx.config.tls, ctx.log);
+    ctx.tls = tls;
+    return async () => tls?.close();
+  }),
   plumbing('meta', async (ctx) => {
     const lock = ctx.config.meta.kind === 'pglite' ? EmbeddedLock.acquire(ctx.config.meta.data_dir) : undefined;
     ctx.lock = lock;
@@ -79,9 +87,9 @@ const MODULES: ModuleDef<Ctx>[] = [
   // Services are imported when started, so a single-service process loads only its own code.
   {
     name: 'querier',
-    deps: ['meta', 'store'],
+    deps: ['tls', 'meta', 'store'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, internalKey: ctx.internalKey, telemetry: ctx.telemetry });
+      const handle = await (await import('@floe/querier')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, internalKey: ctx.internalKey, telemetry: ctx.telemetry, tls: ctx.tls });
       ctx.querierPort = handle.ports.flight;
       ctx.querier = handle.inProcess;
       return handle;
@@ -89,7 +97,7 @@ const MODULES: ModuleDef<Ctx>[] = [
   },
   {
     name: 'acceptor',
-    deps: ['meta', 'store', 'limits'],
+    deps: ['tls', 'meta', 'store', 'limits'],
     start: async (ctx) => {
       const handle = await (await import('@floe/acceptor')).start(ctx.config, {
         log: ctx.log,
@@ -98,6 +106,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         telemetry: ctx.telemetry,
         limitStores: ctx.limitStores,
         internalKey: ctx.internalKey,
+        tls: ctx.tls,
         loopback: true,
       });
       // With TLS the process's own clients (ruler, self-monitoring) use the cleartext loopback port.
@@ -117,7 +126,7 @@ const MODULES: ModuleDef<Ctx>[] = [
   },
   {
     name: 'router',
-    deps: ['meta', 'store', 'limits'],
+    deps: ['tls', 'meta', 'store', 'limits'],
     start: async (ctx) =>
       (await import('@floe/router')).start(ctx.config, {
         log: ctx.log,
@@ -132,6 +141,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         planningUrl: () => ctx.planningUrl,
         telemetry: ctx.telemetry,
         limitStores: ctx.limitStores,
+        tls: ctx.tls,
         loopback: ctx.lock !== undefined,
       }).then((handle) => {
         ctx.lock?.update({ routerUrl: `http://127.0.0.1:${handle.ports.loopback ?? handle.ports.http}` });

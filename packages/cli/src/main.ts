@@ -3,7 +3,7 @@ import { runStdio } from '@floe/agent-tools';
 import { ConfigError, loadConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
 import { retentionStreamProblems } from '@floe/query';
-import { onShutdownSignal, serverTlsFromConfig, trustConfiguredAuthorities } from '@floe/runtime';
+import { onShutdownSignal, trustConfiguredAuthorities } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
 import { tenantOption, withConnection } from './command-helpers.ts';
 import { startFloe, TARGETS } from './compose.ts';
@@ -17,15 +17,18 @@ import { runSql } from './sql-command.ts';
 /** The `floe` command: run services, administer, and query. */
 const program = new Command('floe').description('Floe: multi-tenant telemetry store on Apache Iceberg').showHelpAfterError();
 
-/** Runs `check`; a ConfigError it throws is printed and ends the process with status 2. */
+/** A configuration error ends the process with its message and status 2. */
+function exitForConfig(err: ConfigError): never {
+  process.stderr.write(`${err.message}\n`);
+  process.exit(2);
+}
+
+/** Runs `check`; a ConfigError it throws ends the process (exitForConfig). */
 function exitOnConfigError<T>(check: () => T): T {
   try {
     return check();
   } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`${err.message}\n`);
-      process.exit(2);
-    }
+    if (err instanceof ConfigError) exitForConfig(err);
     throw err;
   }
 }
@@ -48,13 +51,14 @@ for (const target of TARGETS) {
   if (target === 'all') command.option('--planning', "also run the product-planning API in this process (on its own port, and under the router's /api/v1)");
   command.action(async (opts: { config?: string; planning?: boolean }) => {
     const config = loadOrExit(opts.config);
-    exitOnConfigError(() => serverTlsFromConfig(config.tls)?.close());
     const log = createLogger({ level: config.log.level, name: target });
     try {
       const started = await startFloe(config, opts.planning ? [target, 'planning'] : [target], log);
       log.info({ target, ports: Object.fromEntries(started.handles.map((h) => [h.name, h.ports])) }, 'floe started');
       onShutdownSignal(log, () => started.stop(config.runtime.shutdown_delay), config.runtime.shutdown_timeout + config.runtime.shutdown_delay);
     } catch (err) {
+      // A configured file that cannot be used (tls.cert_file, …) is a configuration error too.
+      if (err instanceof ConfigError) exitForConfig(err);
       log.fatal({ err }, 'start failed');
       log.flush();
       setTimeout(() => process.exit(1), 50);

@@ -5,7 +5,7 @@ import { authDepsFromDb } from '@floe/auth';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
-import { listenLoopback, serverTlsFromConfig, type ServiceHandle } from '@floe/runtime';
+import { listenLoopback, serverTlsFromConfig, type ServerTls, type ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { Admission } from './admission.ts';
@@ -46,6 +46,8 @@ export interface SharedDeps {
    * process's own clients (`floe all`: the ruler, self-monitoring).
    */
   loopback?: boolean;
+  /** The process's server certificate (`floe all`: one reader for every port); absent: read from config.tls. */
+  tls?: ServerTls;
 }
 
 /**
@@ -126,7 +128,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   });
   let ready = false;
   const inflight = new InflightLimit({ maxRequests: config.acceptor.max_inflight_requests, maxBytes: config.acceptor.max_inflight_bytes, telemetry: deps.telemetry });
-  const tls = serverTlsFromConfig(config.tls, log);
+  const ownTls = deps.tls ? undefined : serverTlsFromConfig(config.tls, log);
+  const tls = deps.tls ?? ownTls;
   const http = buildHttpServer({
     ingest,
     admission,
@@ -167,7 +170,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       await grpcServer.stop();
       await loopback?.close();
       await http.close();
-      tls?.close();
+      ownTls?.close();
       await generator?.stop();
       await wal.close();
       walBacklog.close();

@@ -7,7 +7,7 @@ import { FloeError } from '@floe/errors';
 import { ipcSchemaBytes, metadataGetter, remainingMs, startFlightServer, type QuerierCalls } from '@floe/flight';
 import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
-import { serverTlsFromConfig, startAdminServer, type ServiceHandle } from '@floe/runtime';
+import { serverTlsFromConfig, type ServerTls, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
@@ -33,6 +33,8 @@ export interface SharedDeps {
   internalKey?: string;
   /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */
   telemetry?: SelfTelemetry;
+  /** The process's server certificate (`floe all`: one reader for every port); absent: read from config.tls. */
+  tls?: ServerTls;
 }
 
 /** The querier's handle: a service, and its calls for a router in the same process. */
@@ -132,7 +134,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   };
 
   let ready = false;
-  const tls = serverTlsFromConfig(config.tls, log);
+  const ownTls = deps.tls ? undefined : serverTlsFromConfig(config.tls, log);
+  const tls = deps.tls ?? ownTls;
   const flight = await startFlightServer({
     host: config.querier.host,
     port: config.querier.port,
@@ -224,7 +227,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     async stop() {
       ready = false;
       await flight.stop(5000);
-      tls?.close();
+      ownTls?.close();
       handler.close();
       await admin.close();
       await cache.close();

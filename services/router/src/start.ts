@@ -5,7 +5,7 @@ import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
-import { listenLoopback, serverTlsFromConfig, type ServiceHandle } from '@floe/runtime';
+import { listenLoopback, serverTlsFromConfig, type ServerTls, type ServiceHandle } from '@floe/runtime';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { buildApp } from './app.ts';
 import { createInProcessQuerierClient, createQuerierClient } from './querier-client.ts';
@@ -50,6 +50,8 @@ export interface SharedDeps {
   limitStores?: LimitStores;
   /** With TLS on, also serve on a cleartext 127.0.0.1 port (`ports.loopback`) for this process's own clients (`floe admin bootstrap` beside `floe all`). */
   loopback?: boolean;
+  /** The process's server certificate (`floe all`: one reader for every port); absent: read from config.tls. */
+  tls?: ServerTls;
 }
 
 /** The router: every HTTP query surface on port 3000. */
@@ -85,7 +87,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const tenantLimitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const queryBudget = createQueryBudget(limitStores.buckets, tenantLimitsOf);
   const querierClient = timings ? timedQuerier(querier(), timings) : querier();
-  const tls = serverTlsFromConfig(config.tls, log);
+  const ownTls = deps.tls ? undefined : serverTlsFromConfig(config.tls, log);
+  const tls = deps.tls ?? ownTls;
   const rules = createRuler(config, { db, log, querier: querierClient, tableColumns, acceptor: deps.acceptor, telemetry: deps.telemetry, limitsOf: tenantLimitsOf });
   const app = await buildApp({
     log,
@@ -148,7 +151,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       await rules.notifier?.stop();
       await loopback?.close();
       await app.close();
-      tls?.close();
+      ownTls?.close();
       login.close();
       await queryDemand.close();
       if (ownLimitStores) await limitStores.close();
