@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger, SelfTelemetry } from '@floe/telemetry';
 import type { Db } from './db.ts';
 import { acquireLease, liveLeaseHolders, releaseLease } from './leases.ts';
@@ -41,10 +42,10 @@ export class LeaseMembership {
   #members: readonly string[];
   #memberHashes: Uint32Array;
   #timer: NodeJS.Timeout | undefined;
-  #settle: NodeJS.Timeout | undefined;
-  #settled: (() => void) | undefined;
   /** Resolves once join()'s second read of the members is done (or the member has left). */
-  #settledPromise: Promise<void> = Promise.resolve();
+  #settled: Promise<void> = Promise.resolve();
+  /** Cancels join()'s second read when the member leaves first. */
+  readonly #leaving = new AbortController();
   /** When the last refresh succeeded (performance.now()). */
   #refreshedAt = -Infinity;
   #left = false;
@@ -75,11 +76,10 @@ export class LeaseMembership {
    */
   async join(settleMs = Math.min(1000, this.#o.ttlMs / 3)): Promise<void> {
     await this.refresh();
-    this.#settledPromise = new Promise<void>((resolve) => {
-      this.#settle = setTimeout(() => void this.refresh().then(() => resolve()), settleMs);
-      this.#settle.unref();
-      this.#settled = resolve;
-    });
+    this.#settled = delay(settleMs, undefined, { ref: false, signal: this.#leaving.signal }).then(
+      async () => void (await this.refresh()),
+      () => undefined,
+    );
     this.#timer = setInterval(() => void this.refresh(), Math.max(10, this.#o.ttlMs / 3));
     this.#timer.unref();
   }
@@ -91,7 +91,7 @@ export class LeaseMembership {
    * renewal).
    */
   async current(maxAgeMs = 1000): Promise<readonly string[]> {
-    await this.#settledPromise;
+    await this.#settled;
     return performance.now() - this.#refreshedAt < maxAgeMs ? this.#members : this.refresh();
   }
 
@@ -136,8 +136,7 @@ export class LeaseMembership {
   async leave(): Promise<void> {
     this.#left = true;
     clearInterval(this.#timer);
-    clearTimeout(this.#settle);
-    this.#settled?.();
+    this.#leaving.abort();
     await releaseLease(this.#o.db, this.#lease, this.id).catch((err: unknown) => {
       this.#o.log.warn({ err, group: this.#o.group, member: this.id }, 'membership not given up; the others take its share when it expires');
     });
