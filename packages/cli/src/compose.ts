@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FloeConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, openDbFromConfig, migrate, type Db } from '@floe/meta';
-import { serverTlsFromConfig, startModules, SERVICE_NAMES, type ModuleDef, type ServerTls, type StartedModules } from '@floe/runtime';
+import { presentProcessCertificate, serverTlsFromConfig, startModules, SERVICE_NAMES, type ModuleDef, type ServerTls, type StartedModules } from '@floe/runtime';
 import { limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { QuerierCalls } from '@floe/flight';
@@ -52,9 +52,12 @@ const plumbing = (name: string, open: (ctx: Ctx) => Promise<() => Promise<void>>
 });
 
 const MODULES: ModuleDef<Ctx>[] = [
-  // First among a service's dependencies, so a bad certificate fails start before the metadata DB opens.
+  // First among a service's dependencies, so a bad certificate fails start before the metadata
+  // DB opens. Every service has it: with mutual TLS even those without a TLS port (writer,
+  // compactor) present the certificate when they call one (self-monitoring).
   plumbing('tls', async (ctx) => {
     const tls = serverTlsFromConfig(ctx.config.tls, ctx.log);
+    if (tls?.mutual) presentProcessCertificate(tls);
     ctx.tls = tls;
     return async () => tls?.close();
   }),
@@ -114,10 +117,10 @@ const MODULES: ModuleDef<Ctx>[] = [
       return handle;
     },
   },
-  { name: 'writer', deps: ['meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry }) },
+  { name: 'writer', deps: ['tls', 'meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry }) },
   {
     name: 'compactor',
-    deps: ['meta', 'store'],
+    deps: ['tls', 'meta', 'store'],
     start: async (ctx) => {
       const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry });
       ctx.compactorUrl = `http://127.0.0.1:${handle.ports.admin}`;
@@ -153,7 +156,7 @@ const MODULES: ModuleDef<Ctx>[] = [
   // Started beside the router (`floe all planning`), it also answers at the router's address.
   {
     name: 'planning',
-    deps: ['meta'],
+    deps: ['tls', 'meta'],
     start: async (ctx) => {
       const handle = await (await import('@floe/planning')).start(ctx.config, { log: ctx.log, db: ctx.db, telemetry: ctx.telemetry });
       ctx.planningUrl = `http://127.0.0.1:${handle.ports.http}`;

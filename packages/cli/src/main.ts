@@ -3,7 +3,7 @@ import { runStdio } from '@floe/agent-tools';
 import { ConfigError, loadConfig } from '@floe/config';
 import { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
 import { retentionStreamProblems } from '@floe/query';
-import { onShutdownSignal, trustConfiguredAuthorities } from '@floe/runtime';
+import { clientCertificateFromEnv, onShutdownSignal, presentProcessCertificate, trustConfiguredAuthorities } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
 import { tenantOption, withConnection } from './command-helpers.ts';
 import { startFloe, TARGETS } from './compose.ts';
@@ -32,6 +32,13 @@ function exitOnConfigError<T>(check: () => T): T {
     throw err;
   }
 }
+
+// Every command's calls to a server that demands a client certificate (mutual TLS) present the
+// one these name; the services themselves present tls.cert_file (compose).
+program.hook('preAction', () => {
+  const own = exitOnConfigError(() => clientCertificateFromEnv());
+  if (own) presentProcessCertificate(own);
+});
 
 const loadOrExit = (file: string | undefined) =>
   exitOnConfigError(() => {

@@ -293,13 +293,17 @@ export const tlsSection = z
     cert_file: z.string().default('').describe('PEM certificate chain (the server\'s certificate first). With key_file, this process serves TLS on the acceptor\'s OTLP gRPC and HTTP ports, the router\'s port (HTTPS, and Tempo\'s streaming gRPC over HTTP/2 by ALPN) and the querier\'s Flight port. Empty: cleartext.'),
     key_file: z.string().default('').describe('PEM private key of cert_file.'),
     ca_file: z.string().default('').describe('PEM bundle of certificate authorities this process trusts, beside the system\'s, when it calls a TLS endpoint: another Floe service (grpc+tls:// querier URLs, an https:// remote-write URL), an Alertmanager, an OIDC provider, a self-monitoring endpoint. Empty: the system\'s authorities (and NODE_EXTRA_CA_CERTS).'),
+    client_ca_file: z.string().default('').describe('PEM bundle of the authorities whose client certificates the public TLS ports accept. When set, every connection to the acceptor\'s, the router\'s and the querier\'s TLS ports must present a certificate one of them signed, or the handshake fails (mutual TLS, as Loki\'s and Tempo\'s client_auth_type RequireAndVerifyClientCert); Floe\'s own calls to those ports present cert_file, which then needs clientAuth among its extended key usages (or none at all). Re-read with the certificate. Empty: no client certificate is asked for. Needs cert_file.'),
     reload_interval: duration('1m')
       .refine((ms) => ms >= 1000, 'must be at least 1s')
-      .describe('How often cert_file and key_file are read again: a renewed certificate (cert-manager, a mounted secret) is served to new connections without a restart.'),
+      .describe('How often cert_file, key_file and client_ca_file are read again: a renewed certificate (cert-manager, a mounted secret) is served to new connections, and presented by new outgoing ones, without a restart.'),
   })
   .superRefine((t, ctx) => {
     if ((t.cert_file === '') !== (t.key_file === '')) {
       ctx.addIssue({ code: 'custom', path: [t.cert_file === '' ? 'cert_file' : 'key_file'], message: 'set both tls.cert_file and tls.key_file, or neither' });
+    }
+    if (t.client_ca_file !== '' && t.cert_file === '') {
+      ctx.addIssue({ code: 'custom', path: ['client_ca_file'], message: 'client certificates are asked for on TLS ports only: set tls.cert_file and tls.key_file too' });
     }
   });
 

@@ -46,8 +46,19 @@ const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   'grpc.max_receive_message_length': -1,
 };
 
-// The router calls per request: one client (channel) per service and target, reused.
-const clients = new Map<string, grpc.Client>();
+// The router calls per request: one client (channel) per service and target, reused; a TLS
+// channel is made again when the certificate it presents has been renewed.
+const clients = new Map<string, { client: grpc.Client; cert?: Buffer }>();
+
+let clientCertificate: (() => { cert: Buffer; key: Buffer }) | undefined;
+
+/**
+ * The certificate `grpc+tls://` channels present when the server asks for one (mutual TLS):
+ * the process's own (tls.cert_file), read through `current` whenever a channel is made.
+ */
+export function presentClientCertificate(current: (() => { cert: Buffer; key: Buffer }) | undefined): void {
+  clientCertificate = current;
+}
 
 /**
  * The cached client of `Ctor` for a Flight location (`host:port`, `grpc://`, `grpc+tcp://` or
@@ -55,28 +66,30 @@ const clients = new Map<string, grpc.Client>();
  */
 export function cachedClient<C extends grpc.Client>(Ctor: grpc.ServiceClientConstructor, name: string, url: string): C {
   const cacheKey = `${name} ${url}`;
-  let client = clients.get(cacheKey);
-  if (client === undefined) {
-    const match = /^([a-z+]+):\/\/(.*)$/.exec(url);
-    const scheme = match?.[1];
-    const target = match?.[2] ?? url;
-    if (scheme !== undefined && !['grpc', 'grpc+tcp', 'grpc+tls'].includes(scheme)) {
-      throw new FlightClientError(grpc.status.INVALID_ARGUMENT, `unsupported Flight location scheme: ${scheme}`);
-    }
-    // The roots Node's own clients trust (bundled, NODE_EXTRA_CA_CERTS, tls.ca_file): grpc-js
-    // reads only its built-in store unless it is handed them.
-    const credentials = scheme === 'grpc+tls' ? grpc.credentials.createSsl(Buffer.from(getCACertificates('default').join('\n'))) : grpc.credentials.createInsecure();
-    client = new Ctor(target, credentials, CHANNEL_OPTIONS);
-    clients.set(cacheKey, client);
+  const match = /^([a-z+]+):\/\/(.*)$/.exec(url);
+  const scheme = match?.[1];
+  const identity = scheme === 'grpc+tls' ? clientCertificate?.() : undefined;
+  const cached = clients.get(cacheKey);
+  if (cached !== undefined && cached.cert === identity?.cert) return cached.client as C;
+  cached?.client.close();
+  const target = match?.[2] ?? url;
+  if (scheme !== undefined && !['grpc', 'grpc+tcp', 'grpc+tls'].includes(scheme)) {
+    throw new FlightClientError(grpc.status.INVALID_ARGUMENT, `unsupported Flight location scheme: ${scheme}`);
   }
-  return client as C;
+  // The roots Node's own clients trust (bundled, NODE_EXTRA_CA_CERTS, tls.ca_file): grpc-js
+  // reads only its built-in store unless it is handed them.
+  const credentials =
+    scheme === 'grpc+tls' ? grpc.credentials.createSsl(Buffer.from(getCACertificates('default').join('\n')), identity?.key ?? null, identity?.cert ?? null) : grpc.credentials.createInsecure();
+  const client = new Ctor(target, credentials, CHANNEL_OPTIONS);
+  clients.set(cacheKey, { client, ...(identity ? { cert: identity.cert } : {}) });
+  return client as grpc.Client as C;
 }
 
 const clientFor = (url: string): FlightClient => cachedClient<FlightClient>(Client, 'flight', url);
 
 /** Closes every cached channel (for process shutdown and tests). */
 export function closeFlightClients(): void {
-  for (const client of clients.values()) client.close();
+  for (const { client } of clients.values()) client.close();
   clients.clear();
 }
 

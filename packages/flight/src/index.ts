@@ -1,4 +1,4 @@
-export { closeFlightClients, FlightClientError, flightDoGet, flightGetFlightInfo } from './client.ts';
+export { closeFlightClients, FlightClientError, flightDoGet, flightGetFlightInfo, presentClientCertificate } from './client.ts';
 export type { FlightCallOptions } from './client.ts';
 export { deliberateGrpcCode, grpcStatusFromError } from './errors.ts';
 export { decodeFlightData, encodeFlightData, flightDataToIpc, ipcSchemaBytes, splitIpcStream } from './ipc-messages.ts';

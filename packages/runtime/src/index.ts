@@ -6,8 +6,9 @@
 export { resolveOrder, startModules } from './registry.ts';
 export type { ModuleDef, StartedModules } from './registry.ts';
 export { startAdminServer } from './admin-server.ts';
-export { serverTlsFromConfig, type CertificatePair, type ServerTls } from './server-tls.ts';
+export { serverTlsFromConfig, type CertificatePair, type ServerTls, type ServerTlsOptions } from './server-tls.ts';
 export { localUrl, trustConfiguredAuthorities } from './client-trust.ts';
+export { clientCertificateFromEnv, presentProcessCertificate, type CertificateSource } from './client-certificate.ts';
 export { listenLoopback, type LoopbackListener } from './loopback-listener.ts';
 export type { AdminAnswer, AdminServer } from './admin-server.ts';
 export { SERVICE_NAMES, isServiceName } from './service.ts';

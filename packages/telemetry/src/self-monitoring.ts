@@ -1,3 +1,5 @@
+import http from 'node:http';
+import https from 'node:https';
 import { ProxyTracerProvider, createNoopMeter, type Meter, type Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import { prometheusMetricsEndpoint, type MetricsEndpoint } from './metrics-endpoint.ts';
@@ -89,8 +91,11 @@ export async function startSelfMonitoring(o: SelfMonitoringOptions): Promise<Sel
     const ex = o.export;
     const [{ OTLPTraceExporter }, { OTLPMetricExporter }] = await Promise.all([import('@opentelemetry/exporter-trace-otlp-proto'), import('@opentelemetry/exporter-metrics-otlp-proto')]);
     const headers = { ...ex.headers };
-    const traces = lazyExporter(ex.endpoint, (url) => new OTLPTraceExporter({ url: `${url}/v1/traces`, headers }));
-    const metrics = lazyExporter(ex.endpoint, (url) => new OTLPMetricExporter({ url: `${url}/v1/metrics`, headers }));
+    // Node's global agents, not agents of the exporters' own: with mutual TLS the process's
+    // certificate is presented through https.globalAgent (runtime's presentProcessCertificate).
+    const httpAgentOptions = (protocol: string) => (protocol === 'http:' ? http.globalAgent : https.globalAgent);
+    const traces = lazyExporter(ex.endpoint, (url) => new OTLPTraceExporter({ url: `${url}/v1/traces`, headers, httpAgentOptions }));
+    const metrics = lazyExporter(ex.endpoint, (url) => new OTLPMetricExporter({ url: `${url}/v1/metrics`, headers, httpAgentOptions }));
     tracerProvider = new TracerProvider({
       resource,
       spanProcessors: [new BatchSpanProcessor({ exporter: traces, scheduledDelayMillis: ex.exportIntervalMs })],

@@ -11,8 +11,9 @@ export interface TestAuthority {
   /**
    * A server certificate signed by this authority for `names` (DNS names and IP addresses),
    * written to `<stem>.pem` and `<stem>.key` in dir (an existing pair is overwritten: a rotation).
+   * `clientAuth`: it may also be presented as a client certificate (mutual TLS).
    */
-  issue(stem: string, names: string[]): { certFile: string; keyFile: string; serial: string };
+  issue(stem: string, names: string[], opts?: { clientAuth?: boolean }): { certFile: string; keyFile: string; serial: string };
 }
 
 const openssl = (args: string[]) => execFileSync('openssl', args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
@@ -27,13 +28,13 @@ export function makeTestAuthority(): TestAuthority {
     dir,
     caFile,
     caPem: readFileSync(caFile),
-    issue(stem, names) {
+    issue(stem, names, opts) {
       const certFile = join(dir, `${stem}.pem`);
       const keyFile = join(dir, `${stem}.key`);
       const csr = join(dir, `${stem}-${++issued}.csr`);
       const ext = join(dir, `${stem}-${issued}.ext`);
       const san = names.map((n) => (/^[\d.]+$|:/.test(n) ? `IP:${n}` : `DNS:${n}`)).join(',');
-      writeFileSync(ext, `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth\n`);
+      writeFileSync(ext, `subjectAltName=${san}\nbasicConstraints=CA:FALSE\nkeyUsage=digitalSignature\nextendedKeyUsage=serverAuth${opts?.clientAuth ? ',clientAuth' : ''}\n`);
       // Key and certificate are written to temporary names and then over the served ones, as a
       // mounted secret changes: a reader never sees a certificate without its key for long.
       const tmpKey = `${keyFile}.new`;

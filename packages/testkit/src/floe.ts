@@ -6,7 +6,7 @@ import { stringify as toYaml } from 'yaml';
 import { loadConfig, type FloeConfigInput } from '@floe/config';
 import { startFloe as startInProcess } from '@floe/cli';
 import { migrate, openDb } from '@floe/meta';
-import { trustConfiguredAuthorities } from '@floe/runtime';
+import { presentProcessCertificate, serverTlsFromConfig, trustConfiguredAuthorities } from '@floe/runtime';
 import { createLogger } from '@floe/telemetry';
 import { createTestDatabase, createTestRedisPrefix, startTestS3 } from './backends.ts';
 import { FLOE_BIN, NODE_BIN, runFloeCli } from './cli.ts';
@@ -87,12 +87,15 @@ const ADMIN_KEY = 'test-admin-key-0123456789';
 
 /**
  * With `tls` in the test's config the public ports serve TLS: their URLs say https and
- * grpc+tls, and this (test) process trusts `tls.ca_file` as Floe's own processes do.
+ * grpc+tls, and this (test) process trusts `tls.ca_file` and, with `tls.client_ca_file`,
+ * presents `tls.cert_file` as Floe's own processes do.
  */
 function publicSchemes(tree: Tree): { http: string; flight: string } {
-  const tls = tree.tls as { cert_file?: string; ca_file?: string } | undefined;
+  const tls = tree.tls as { cert_file?: string; ca_file?: string; client_ca_file?: string } | undefined;
   if (!tls?.cert_file) return { http: 'http', flight: '' };
   if (tls.ca_file) trustConfiguredAuthorities(tls.ca_file);
+  const own = tls.client_ca_file ? serverTlsFromConfig(loadConfig({ env: {}, overrides: { tls } }).tls) : undefined;
+  if (own?.mutual) presentProcessCertificate(own);
   return { http: 'https', flight: 'grpc+tls://' };
 }
 

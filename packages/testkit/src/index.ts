@@ -31,3 +31,4 @@ export { ALERTMANAGER_DEFAULT_BIN, alertmanagerBin, requireAlertmanager, startAl
 export type { AlertmanagerStartOptions, AlertmanagerUnderTest } from './alertmanager.ts';
 export { decodeXorChunk, readStreamedFrames } from './prom-chunks.ts';
 export type { ChunkSample, StreamedChunk, StreamedFrame, StreamedSeries } from './prom-chunks.ts';
+export { hostPort, traceReadBack } from './trace-read-back.ts';

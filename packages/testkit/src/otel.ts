@@ -32,8 +32,13 @@ function httpHeaders(creds: Credentials): Record<string, string> {
 }
 
 /** `ca`: the port serves TLS with a certificate signed by it (the exporter verifies it). */
-export function grpcTraceExporter(address: string, creds: Credentials, ca?: Buffer): SpanExporter {
-  return new GrpcExporter({ url: `${ca ? 'https' : 'http'}://${address}`, metadata: grpcMetadata(creds), ...(ca ? { credentials: credentials.createSsl(ca) } : {}) });
+/** With `ca`, over TLS trusting it; with `identity` too, presenting that client certificate (mutual TLS). */
+export function grpcTraceExporter(address: string, creds: Credentials, ca?: Buffer, identity?: { cert: Buffer; key: Buffer }): SpanExporter {
+  return new GrpcExporter({
+    url: `${ca ? 'https' : 'http'}://${address}`,
+    metadata: grpcMetadata(creds),
+    ...(ca ? { credentials: credentials.createSsl(ca, identity?.key ?? null, identity?.cert ?? null) } : {}),
+  });
 }
 
 export function protoTraceExporter(baseUrl: string, creds: Credentials): SpanExporter {

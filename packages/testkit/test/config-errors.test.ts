@@ -27,7 +27,7 @@ describe('floe refuses a bad configuration', () => {
     expect(r.stderr).toMatch(/querier\.threads/);
   });
 
-  it('checks the TLS files at start: both or neither, readable, a certificate and its own key', async () => {
+  it('checks the TLS files at start: both or neither, readable, a certificate and its own key, client authorities only with them', async () => {
     const ca = makeTestAuthority();
     const one = ca.issue('one', ['localhost']);
     const two = ca.issue('two', ['localhost']);
@@ -37,6 +37,9 @@ describe('floe refuses a bad configuration', () => {
       [{ FLOE__TLS__CERT_FILE: one.keyFile, FLOE__TLS__KEY_FILE: one.keyFile }, /tls\.cert_file: .* holds no PEM certificate/],
       [{ FLOE__TLS__CERT_FILE: one.certFile, FLOE__TLS__KEY_FILE: two.keyFile }, /tls\.key_file: .* is not the private key of the certificate/],
       [{ FLOE__TLS__CA_FILE: one.keyFile }, /tls\.ca_file: .* holds no PEM certificate/],
+      [{ FLOE__TLS__CLIENT_CA_FILE: ca.caFile }, /tls\.client_ca_file: client certificates are asked for on TLS ports only/],
+      [{ FLOE__TLS__CERT_FILE: one.certFile, FLOE__TLS__KEY_FILE: one.keyFile, FLOE__TLS__CLIENT_CA_FILE: join(ca.dir, 'absent.pem') }, /tls\.client_ca_file: cannot read .*absent\.pem/],
+      [{ FLOE__TLS__CERT_FILE: one.certFile, FLOE__TLS__KEY_FILE: one.keyFile, FLOE__TLS__CLIENT_CA_FILE: one.keyFile }, /tls\.client_ca_file: .* holds no PEM certificate/],
     ];
     for (const [env, message] of cases) {
       const r = await runFloeCli(['acceptor'], env);

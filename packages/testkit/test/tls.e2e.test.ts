@@ -8,22 +8,18 @@ import { flightDoGet } from '@floe/flight';
 import { TempoSearchRequestSchema, TempoStreamingQuerier, create, grpcServiceDefinition, type TempoSearchResponse } from '@floe/proto';
 import {
   grpcTraceExporter,
+  hostPort,
   makeTestAuthority,
   protoTraceExporter,
   runFloeCli,
   sendSampleTrace,
   startFloe,
-  traceSpanCount,
+  traceReadBack,
   waitFor,
   type FloeMode,
   type FloeUnderTest,
   type TestAuthority,
 } from '../src/index.ts';
-
-const hostPort = (url: string) => {
-  const m = /^(?:[a-z+]+:\/\/)?([^:/]+):(\d+)/.exec(url)!;
-  return { host: m[1]!, port: Number(m[2]) };
-};
 
 /** The certificate a new TLS connection to `url` is shown, verified against `ca`, or the error. */
 function handshake(url: string, ca: Buffer | readonly string[], alpn?: string[]): Promise<{ cert: PeerCertificate; protocol: string | false } | { error: string }> {
@@ -98,20 +94,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the public ports (%s)',
     ['otlp-proto', () => protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant })],
   ])('a trace exported with %s over TLS comes back over HTTPS and over Flight with TLS', async (name, makeExporter) => {
     const sent = await sendSampleTrace(makeExporter(), `tls-${name}`);
-    const body = await waitFor(`trace ${sent.traceId}`, async () => {
-      const res = await fetch(`${floe.routerUrl}/tracequery/api/traces/${sent.traceId}`, { headers: auth() });
-      if (res.status !== 200) return undefined;
-      const json = (await res.json()) as Parameters<typeof traceSpanCount>[0];
-      return traceSpanCount(json) === 3 ? json : undefined;
-    }, 30_000, 200);
-    expect(traceSpanCount(body)).toBe(3);
-    const table = await flightDoGet({
-      url: floe.flightAddress,
-      ticket: Buffer.from(`SELECT count(*) AS n FROM traces WHERE trace_id = '${sent.traceId}'`),
-      metadata: auth(),
-      deadlineMs: 20_000,
-    });
-    expect(Number(table.getChildAt(0)!.get(0))).toBe(3);
+    expect(await traceReadBack(floe, sent.traceId, auth())).toEqual({ router: 3, flight: 3 });
   });
 
   it('answers `floe sql` over grpc+tls when the CLI trusts the authority (NODE_EXTRA_CA_CERTS)', async () => {
