@@ -105,8 +105,8 @@ export type {
   VectorSelector as PromVectorSelector,
   LabelMatcher as PromLabelMatcher,
 } from './promql/ast.ts';
-export { parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
-export { checkRangeQueryType, checkRangeSteps, evalInstant, evalRange, selectorWindows } from './promql/eval.ts';
+export { PROM_MAX_TIME_MS, PROM_MIN_TIME_MS, parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
+export { checkRangeQueryType, checkRangeSteps, evalInstant, evalRange, selectorWindows, tooManySamples } from './promql/eval.ts';
 export { FreshSampleIndex, withFreshSamples, type FreshLayers, type FreshSample } from './promql/fresh-samples.ts';
 export { STALE_NAN, isStaleNaN } from './promql/staleness.ts';
 export { Annotations as PromAnnotations } from './promql/annotations.ts';

@@ -3,7 +3,7 @@ import { FloeError } from '@floe/errors';
 import type { Expr } from './ast.ts';
 import { maskDistinctStages } from './distinct.ts';
 import { maskDottedNames } from './dotted.ts';
-import { parseLogQL } from './parse.ts';
+import { MAX_BINARY_OPERANDS, parseLogQL } from './parse.ts';
 
 /** The AST without spans, for compact expectations. */
 const shape = (e: Expr) => JSON.parse(JSON.stringify(e, (k, v) => (k === 'span' ? undefined : v))) as unknown;
@@ -46,6 +46,17 @@ describe('maskDottedNames', () => {
   ])('%s', (q, masked) => {
     expect(maskDottedNames(q)).toBe(masked);
     expect(maskDottedNames(q)).toHaveLength(q.length);
+  });
+});
+
+describe('parseLogQL: long operator chains', () => {
+  it(`takes ${MAX_BINARY_OPERANDS} operands in one chain and refuses more (a 400, not a stack overflow)`, () => {
+    const chain = (n: number, op: string) => Array.from({ length: n }, () => '1').join(op);
+    expect(parseLogQL(chain(MAX_BINARY_OPERANDS, '^'))).toMatchObject({ kind: 'binary', op: '^' });
+    expect(() => parseLogQL(chain(MAX_BINARY_OPERANDS + 1, '^'))).toThrow(expect.objectContaining({ kind: 'bad_data', message: expect.stringMatching(/at most 1000 operands in one chain/) }));
+    expect(() => parseLogQL(chain(30_000, '^'))).toThrow(expect.objectContaining({ kind: 'bad_data' }));
+    // Left-associative chains stop earlier, in the grammar's own parser.
+    expect(() => parseLogQL(chain(30_000, ' * '))).toThrow(expect.objectContaining({ kind: 'bad_data' }));
   });
 });
 

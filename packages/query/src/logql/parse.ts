@@ -27,7 +27,7 @@ import type {
 import { maskDistinctStages } from './distinct.ts';
 import { maskDottedNames } from './dotted.ts';
 import { parseBytes, parseDuration } from './durations.ts';
-import { positionOf, syntaxError } from './errors.ts';
+import { parseWithinStack, positionOf, syntaxError } from './errors.ts';
 import { checkRegex, toJsRegexSource, unquote } from './strings.ts';
 import { firstErrorNode } from '../syntax-tree.ts';
 
@@ -44,16 +44,23 @@ type Node = ReturnType<typeof parser.parse>['topNode'];
 
 /** Loki refuses a query longer than this too (max_query_length is about its size in bytes). */
 export const MAX_QUERY_LENGTH = 64 * 1024;
+/** Most operands of one unparenthesised chain of binary operators (`a + b * c …`). */
+export const MAX_BINARY_OPERANDS = 1000;
 
 export function parseLogQL(query: string): Expr {
   if (query.trim() === '') throw syntaxError(query, 0, 'empty query');
   if (query.length > MAX_QUERY_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_QUERY_LENGTH} characters`, { code: 'FLOE_ERR_LOGQL_PARSE' });
-  const tree = parser.parse(maskDottedNames(maskDistinctStages(query)));
-  const failure = firstErrorNode(tree.topNode);
-  if (failure) throw describeSyntaxError(query, failure);
-  const top = tree.topNode.getChild('Expr');
-  if (!top) throw syntaxError(query, 0, 'unexpected end of query');
-  return new Lowerer(query).expr(top);
+  return parseWithinStack(
+    () => {
+      const tree = parser.parse(maskDottedNames(maskDistinctStages(query)));
+      const failure = firstErrorNode(tree.topNode);
+      if (failure) throw describeSyntaxError(query, failure);
+      const top = tree.topNode.getChild('Expr');
+      if (!top) throw syntaxError(query, 0, 'unexpected end of query');
+      return new Lowerer(query).expr(top);
+    },
+    () => syntaxError(query, 0, 'the query is nested too deeply'),
+  );
 }
 
 const EXPECTING: Record<string, string> = {
@@ -467,7 +474,11 @@ class Lowerer {
   /** Flattens an unparenthesised chain of binary operators, then re-associates by PRECEDENCE. */
   binary(n: Node): MetricExpr {
     const items: Array<BinaryOperand | BinaryOperator> = [];
+    // `^` chains nest to the right, one level per operator, here, in parseLevel and in every walk
+    // of the tree after it: a bound keeps a long chain a 400 and not a stack overflow.
+    const tooLong = () => syntaxError(this.#src, n.from, `at most ${MAX_BINARY_OPERANDS} operands in one chain of binary operations`);
     const flatten = (b: Node) => {
+      if (items.length > 2 * MAX_BINARY_OPERANDS) throw tooLong();
       for (const c of children(b)) {
         if (c.name === 'Expr') {
           const inner = c.firstChild?.name === 'MetricExpr' ? c.firstChild.firstChild : null;
@@ -479,6 +490,7 @@ class Lowerer {
       }
     };
     flatten(n);
+    if (items.length > 2 * MAX_BINARY_OPERANDS - 1) throw tooLong();
     let pos = 0;
     const parseLevel = (minPrec: number): Expr => {
       let left = (items[pos++] as BinaryOperand).expr;

@@ -103,6 +103,19 @@ describe('evaluator', () => {
     expect(instant('count_over_time(g[60s:20s])', 60)).toEqual([{ job: 'a', v: 3 }]);
   });
 
+  it('stops a subquery of absurd resolution: its steps count against maxSamples, and the deadline holds', () => {
+    const e = parsePromQL('max_over_time(g[30d:1ms])');
+    const t = 2_592_000_000;
+    expect(() => evalInstant(e, t, source, { ...opts(t), maxSamples: 100_000 })).toThrow(
+      expect.objectContaining({ kind: 'execution', message: 'query processing would load too many samples into memory in query execution' }),
+    );
+    expect(() => evalInstant(e, t, source, { ...opts(t), deadline: performance.now() + 50 })).toThrow(expect.objectContaining({ kind: 'timeout', message: 'query timed out in expression evaluation' }));
+    // Within the budget the same shape answers.
+    expect(instant('max_over_time(g[60s:20s])', 60)).toEqual([{ job: 'a', v: 5 }]);
+    expect(evalInstant(parsePromQL('count_over_time(g[60s:20s])'), 60_000, source, { ...opts(60_000), maxSamples: 3 }).result).toEqual([{ labels: L({ job: 'a' }), t: 60_000, v: 3 }]);
+    expect(() => evalInstant(parsePromQL('count_over_time(g[60s:20s])'), 60_000, source, { ...opts(60_000), maxSamples: 2 })).toThrow(expect.objectContaining({ kind: 'execution' }));
+  });
+
   it('range queries step through the window and know the fetch windows', () => {
     const r = evalRange(parsePromQL('g'), 0, 90_000, 30_000, source, { startMs: 0, endMs: 90_000, lookbackMs: 300_000, defaultSubqueryStepMs: 60_000 });
     expect(r.result).toEqual([{ labels: L({ __name__: 'g', job: 'a' }), t: [30_000, 60_000], v: [3, 5] }]);

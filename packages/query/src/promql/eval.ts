@@ -53,7 +53,18 @@ export interface EvalOptions {
   defaultSubqueryStepMs: number;
   /** Collects the warnings and infos of the evaluation (Prometheus's annotations), when given. */
   annotations?: Annotations;
+  /**
+   * Most points the evaluation may produce in subqueries and steps, each subquery step counting
+   * at least one (Prometheus's --query.max-samples): more is 422 "too many samples". Absent: no limit.
+   */
+  maxSamples?: number;
+  /** performance.now() past which the evaluation gives up (504), checked as it goes. Absent: none. */
+  deadline?: number;
 }
+
+/** The answer past EvalOptions.maxSamples (and past the reader's own limit of loaded samples), in Prometheus's words. */
+export const tooManySamples = () =>
+  new FloeError('execution', 'query processing would load too many samples into memory in query execution', { code: 'FLOE_ERR_PROMQL_TOO_MANY_SAMPLES' });
 
 export interface Sample {
   labels: Labels;
@@ -572,9 +583,26 @@ class Evaluator {
   /** Instant selectors: per series, the index after the newest sample ≤ the last reference time. */
   readonly #cursors = new Map<VectorSelector, { ref: number; at: Int32Array }>();
 
+  /** Points produced so far (EvalOptions.maxSamples), and calls of spend (the deadline is read every 1024th). */
+  #spent = 0;
+  #spends = 0;
+
   constructor(source: SeriesSource, opts: EvalOptions) {
     this.#source = source;
     this.#opts = opts;
+  }
+
+  /**
+   * Counts `points` against maxSamples and looks at the deadline now and then: the evaluation runs
+   * on the router's event loop, so a query of absurd resolution (`x[30d:1ms]`) must stop early
+   * instead of holding it.
+   */
+  spend(points: number): void {
+    this.#spent += points;
+    if (this.#opts.maxSamples !== undefined && this.#spent > this.#opts.maxSamples) throw tooManySamples();
+    if ((++this.#spends & 1023) === 0 && this.#opts.deadline !== undefined && performance.now() > this.#opts.deadline) {
+      throw new FloeError('timeout', 'query timed out in expression evaluation', { code: 'FLOE_ERR_PROMQL_TIMEOUT' });
+    }
   }
 
   get annotations(): Annotations | undefined {
@@ -732,7 +760,11 @@ class Evaluator {
     let t = Math.floor(start / step) * step;
     if (t <= start) t += step;
     const byKey = new Map<string, SeriesPoints>();
-    for (; t <= end; t += step) collectStep(byKey, t, stepSamples(this.eval(sq.expr, t)));
+    for (; t <= end; t += step) {
+      const samples = stepSamples(this.eval(sq.expr, t));
+      this.spend(Math.max(1, samples.length));
+      collectStep(byKey, t, samples);
+    }
     return { series: [...byKey.values()].map((p) => ({ labels: p.labels, t: p.t, v: p.v, lo: 0, hi: p.t.length })), start, end };
   }
 
@@ -1295,7 +1327,9 @@ export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: nu
   for (let t = startMs; t <= endMs; t += stepMs) {
     const v = ev.eval(expr, t);
     if (v.kind === 'vector') checkUnique(v.samples);
-    collectStep(byKey, t, stepSamples(v));
+    const samples = stepSamples(v);
+    ev.spend(samples.length);
+    collectStep(byKey, t, samples);
   }
   return { resultType: 'matrix', result: [...byKey.values()].sort((a, b) => compareLabels(a.labels, b.labels)) };
 }

@@ -44,6 +44,13 @@ describe('parsePromQL', () => {
     expect(e.type).toBe('unary');
   });
 
+  it('takes an @ time an int64 of milliseconds holds (past the stored range as its end), and refuses others', () => {
+    expect(parsePromQL('x @ 1e12')).toMatchObject({ type: 'selector', at: { kind: 'time', ms: 9_223_372_036_854 } });
+    expect(parsePromQL('x @ -1e12')).toMatchObject({ type: 'selector', at: { kind: 'time', ms: -9_223_372_036_854 } });
+    expect(parsePromQL('x @ 1700000000.5')).toMatchObject({ type: 'selector', at: { kind: 'time', ms: 1_700_000_000_500 } });
+    for (const q of ['x @ 1e308', 'x[5m] @ -1e308', 'x @ 9.3e15']) expect(() => parsePromQL(q), q).toThrow(/timestamp out of bounds for @ modifier/);
+  });
+
   it('parses subqueries, aggregations with modifiers after the body, and @ start()', () => {
     const e = parsePromQL('max_over_time(sum(rate(x[1m])) without (a)[10m:30s] @ start())');
     if (e.type !== 'call' || e.args[0]!.type !== 'subquery') throw new Error('subquery');

@@ -14,7 +14,7 @@ import type {
 } from './ast.ts';
 import { isComparison, isSetOp } from './ast.ts';
 import { FUNCTIONS } from './functions.ts';
-import { positionOf } from '../logql/errors.ts';
+import { parseWithinStack, positionOf } from '../logql/errors.ts';
 import { parseDuration } from '../logql/durations.ts';
 import { unquote } from '../logql/strings.ts';
 import { cachedAnchoredRe2 } from '../re2.ts';
@@ -40,30 +40,42 @@ function promSyntaxError(src: string, offset: number, reason: string): FloeError
   return new FloeError('bad_data', `parse error at line ${position.line}, col ${position.column}: ${reason}`, { code: PARSE_ERROR_CODE, position });
 }
 
+/**
+ * Prometheus's "min time" / "max time" (ms): the ends of the time range it stores, which clients
+ * send for "everything"; times beyond them are taken as them.
+ */
+export const PROM_MIN_TIME_MS = -9_223_372_036_854;
+export const PROM_MAX_TIME_MS = 9_223_372_036_854;
+
 export function parsePromQL(query: string): Expr {
   if (query.trim() === '') throw promSyntaxError(query, 0, 'no expression found in input');
   if (query.length > MAX_PROMQL_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_PROMQL_LENGTH} characters`, { code: PARSE_ERROR_CODE });
-  const tree = parser.parse(query);
-  const top = tree.topNode;
-  let error: Node | undefined;
-  top.cursor().iterate((n) => {
-    if (error) return false;
-    if (n.type.isError) {
-      error = n.node;
-      return false;
-    }
-    return undefined;
-  });
-  if (error) {
-    const ahead = /^\s*(\S{1,24})/.exec(query.slice(error.from))?.[1];
-    throw promSyntaxError(query, error.from, ahead === undefined ? 'unexpected end of input' : `unexpected ${JSON.stringify(ahead)}`);
-  }
-  const exprs = children(top).filter((c) => c.name !== 'LineComment');
-  if (exprs.length !== 1) throw promSyntaxError(query, exprs[1]?.from ?? 0, 'expected exactly one expression');
-  const p = new Lowering(query);
-  const expr = p.expr(exprs[0]!);
-  p.checkTypes(expr);
-  return expr;
+  return parseWithinStack(
+    () => {
+      const tree = parser.parse(query);
+      const top = tree.topNode;
+      let error: Node | undefined;
+      top.cursor().iterate((n) => {
+        if (error) return false;
+        if (n.type.isError) {
+          error = n.node;
+          return false;
+        }
+        return undefined;
+      });
+      if (error) {
+        const ahead = /^\s*(\S{1,24})/.exec(query.slice(error.from))?.[1];
+        throw promSyntaxError(query, error.from, ahead === undefined ? 'unexpected end of input' : `unexpected ${JSON.stringify(ahead)}`);
+      }
+      const exprs = children(top).filter((c) => c.name !== 'LineComment');
+      if (exprs.length !== 1) throw promSyntaxError(query, exprs[1]?.from ?? 0, 'expected exactly one expression');
+      const p = new Lowering(query);
+      const expr = p.expr(exprs[0]!);
+      p.checkTypes(expr);
+      return expr;
+    },
+    () => promSyntaxError(query, 0, 'the query is nested too deeply'),
+  );
 }
 
 function children(n: Node): Node[] {
@@ -182,7 +194,10 @@ class Lowering {
           const lit = parts.find((c, i) => i > 0 && c.name === 'NumberDurationLiteral');
           const v = lit ? parseNumber(this.text(lit)) : undefined;
           if (v === undefined || !Number.isFinite(v)) throw this.error(n.from, 'the @ modifier takes a finite unix time, start() or end()');
-          at = { kind: 'time', ms: Math.round(v * 1000) };
+          // Prometheus refuses what an int64 of milliseconds cannot hold; within that, times past
+          // the stored range read as its end (no sample is there either way).
+          if (Math.abs(v) >= 9_223_372_036_854_775) throw this.error(n.from, `timestamp out of bounds for @ modifier: ${v}`);
+          at = { kind: 'time', ms: Math.min(PROM_MAX_TIME_MS, Math.max(PROM_MIN_TIME_MS, Math.round(v * 1000))) };
         }
         this.modify(target, n.from, { at });
         return { ...target, from: n.from, to: n.to };

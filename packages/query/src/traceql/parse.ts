@@ -1,7 +1,7 @@
 import { parser } from '@grafana/lezer-traceql';
 import { FloeError } from '@floe/errors';
 import type { SpanCondition, SpanField, SpanValue } from '../ir/traces.ts';
-import { positionOf } from '../logql/errors.ts';
+import { parseWithinStack, positionOf } from '../logql/errors.ts';
 import { unquote } from '../logql/strings.ts';
 import { firstErrorNode } from '../syntax-tree.ts';
 
@@ -28,7 +28,7 @@ export const MAX_TRACEQL_LENGTH = 64 * 1024;
 export function parseTraceQL(query: string): SpanCondition[] {
   if (query.trim() === '') throw traceqlSyntaxError(query, 0, 'empty query');
   if (query.length > MAX_TRACEQL_LENGTH) throw new FloeError('bad_data', `query longer than ${MAX_TRACEQL_LENGTH} characters`, { code: 'FLOE_ERR_TRACEQL_PARSE' });
-  const tree = parser.parse(query);
+  const tree = parseWithinStack(() => parser.parse(query), () => traceqlSyntaxError(query, 0, 'the query is nested too deeply'));
   const error = firstErrorNode(tree.topNode);
   if (error) {
     const skipped = query.slice(error.from, error.to).trim();

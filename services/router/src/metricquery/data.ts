@@ -15,6 +15,7 @@ import {
   planMetricSeriesPoints,
   plainSeriesLabels,
   storedNamesFor,
+  tooManySamples,
   type CatalogEntry,
   type PlannedQuery,
   type PointRow,
@@ -67,8 +68,6 @@ const MAX_ID_PARAMS = 2_000;
 /** Prometheus's default --query.max-samples. */
 export const DEFAULT_MAX_SAMPLES = 50_000_000;
 
-const tooManySamples = () =>
-  new FloeError('execution', 'query processing would load too many samples into memory in query execution', { code: 'FLOE_ERR_PROMQL_TOO_MANY_SAMPLES' });
 
 /**
  * A plain series' stored metric name and Prometheus labels (never modified). Plain strings only:

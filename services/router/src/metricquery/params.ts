@@ -1,5 +1,5 @@
 import { FloeError } from '@floe/errors';
-import { parsePromDuration } from '@floe/query';
+import { PROM_MAX_TIME_MS, PROM_MIN_TIME_MS, parsePromDuration } from '@floe/query';
 import type { ParameterDoc } from '../openapi.ts';
 import { RequestParams as PromParams } from '../request-params.ts';
 
@@ -17,9 +17,6 @@ export { PromParams };
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
 
-/** Prometheus's "min time" / "max time" stand-ins (clients send them for "everything"). */
-const MIN_TIME_MS = -9_223_372_036_854;
-const MAX_TIME_MS = 9_223_372_036_854;
 
 /** A time parameter as unix milliseconds (Prometheus's resolution). */
 export function parsePromTime(name: string, raw: string | undefined, fallback: number): number {
@@ -28,7 +25,7 @@ export function parsePromTime(name: string, raw: string | undefined, fallback: n
     const s = Number(raw);
     const ms = Math.round(s * 1000);
     if (!Number.isFinite(ms)) throw bad(`invalid parameter "${name}": cannot parse "${raw.slice(0, 64)}" to a valid timestamp`);
-    return Math.min(MAX_TIME_MS, Math.max(MIN_TIME_MS, ms));
+    return Math.min(PROM_MAX_TIME_MS, Math.max(PROM_MIN_TIME_MS, ms));
   }
   const m = RFC3339.exec(raw);
   if (m) {

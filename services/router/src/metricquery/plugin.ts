@@ -36,7 +36,7 @@ import type { QueryDemand } from '../query-demand.ts';
 import { mapLabels } from './results.ts';
 import { CatalogCache } from './catalog-cache.ts';
 import { tsdbStatus } from './tsdb-status.ts';
-import { MetricReader, SeriesLabelCache } from './data.ts';
+import { DEFAULT_MAX_SAMPLES, MetricReader, SeriesLabelCache } from './data.ts';
 import { remoteReadRoute } from './remote-read.ts';
 import { PROM_PARAMS as P, PromParams, labelWindow, parsePromDurationParam, parsePromLimit, parsePromTime, requireParam } from './params.ts';
 import { queryRouteSchema, type QueryRouteDoc } from '../openapi.ts';
@@ -159,7 +159,8 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
   const seriesLabels = cacheSize > 0 ? new SeriesLabelCache(cacheSize) : undefined;
   /** The caller's metrics table with its materialized label columns (../table-columns.ts). */
   const tableOf = callerTables(metricsTable, 'metrics', opts.tableColumns);
-  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, callerCredentials(req), timeoutMs, opts.maxSamples, catalogs, seriesLabels, () => tableOf(req));
+  const maxSamples = opts.maxSamples ?? DEFAULT_MAX_SAMPLES;
+  const openReader = (req: FastifyRequest, timeoutMs: number) => new MetricReader(opts.querier, callerCredentials(req), timeoutMs, maxSamples, catalogs, seriesLabels, () => tableOf(req));
   /**
    * Query demand: the selectors' label names without a column, table `metrics`: neither a fixed
    * column nor a materialized label column of the caller's table.
@@ -192,9 +193,11 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const expr = parsePromQL(query);
       await noteDemand(req, promSelectors(expr).map((s) => s.matchers));
       const time = parsePromTime('time', p.get('time'), Date.now());
-      const reader = openReader(req, timeoutOf(p));
+      const timeoutMs = timeoutOf(p);
+      const deadline = performance.now() + timeoutMs;
+      const reader = openReader(req, timeoutMs);
       const annotations = new PromAnnotations();
-      const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations };
+      const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations, maxSamples, deadline };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
       const r = evalInstant(expr, time, source, evalOpts);
       const notes = annotations.asStrings(query);
@@ -227,9 +230,11 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const expr = parsePromQL(query);
       checkRangeQueryType(expr);
       await noteDemand(req, promSelectors(expr).map((s) => s.matchers));
-      const reader = openReader(req, timeoutOf(p));
+      const timeoutMs = timeoutOf(p);
+      const deadline = performance.now() + timeoutMs;
+      const reader = openReader(req, timeoutMs);
       const annotations = new PromAnnotations();
-      const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations };
+      const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations, maxSamples, deadline };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
       const cut = truncated(evalRange(expr, start, end, step, source, evalOpts).result, limit, annotations.asStrings(query));
       return success(reply, matrix(cut.list), cut.notes);

@@ -1,7 +1,7 @@
 import { evalInstant, parsePromQL, selectorWindows, withFreshSamples, type EvalOptions } from '@floe/query';
 import { metricsTable } from '@floe/schema';
 import { CatalogCache } from '../metricquery/catalog-cache.ts';
-import { MetricReader } from '../metricquery/data.ts';
+import { DEFAULT_MAX_SAMPLES, MetricReader } from '../metricquery/data.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS } from '../metricquery/plugin.ts';
 import { serviceCaller, type QuerierClient } from '../querier-client.ts';
 import { datasetTables, type TableColumns } from '../table-columns.ts';
@@ -26,9 +26,17 @@ export function rulerPromQuery(opts: RulerQueryOptions): RuleQuery {
   const catalogs = new CatalogCache();
   const tableOf = datasetTables(metricsTable, 'metrics', opts.tableColumns);
   return async (tenant, dataset, text, t, fresh) => {
+    const deadline = performance.now() + opts.queryTimeoutMs;
     const reader = new MetricReader(opts.querier, serviceCaller(tenant, dataset), opts.queryTimeoutMs, opts.maxSamples, catalogs, undefined, () => tableOf(tenant, dataset));
     const expr = parsePromQL(text);
-    const evalOpts: EvalOptions = { startMs: t, endMs: t, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: opts.defaultSubqueryStepMs };
+    const evalOpts: EvalOptions = {
+      startMs: t,
+      endMs: t,
+      lookbackMs: DEFAULT_LOOKBACK_DELTA_MS,
+      defaultSubqueryStepMs: opts.defaultSubqueryStepMs,
+      maxSamples: opts.maxSamples ?? DEFAULT_MAX_SAMPLES,
+      deadline,
+    };
     const source = withFreshSamples(await reader.selectorSource(selectorWindows(expr, evalOpts)), fresh);
     return evalInstant(expr, t, source, evalOpts);
   };
