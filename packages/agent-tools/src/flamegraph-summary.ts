@@ -70,7 +70,7 @@ function nodesOf(doc: FlamebearerDocument): Node[] {
       while (j < above.length - 1 && !(n.start >= above[j]!.start && n.end <= above[j]!.end)) j++;
       n.parent = above[j];
     }
-    if (depth > 0) all.push(...here);
+    if (depth > 0) for (const x of here) all.push(x);
     above = here;
   });
   return all;

@@ -33,7 +33,7 @@ function listsAt(root: unknown, path: ListPath): Holder[] {
     const next: unknown[] = [];
     for (const node of nodes) {
       if (step === '*') {
-        if (Array.isArray(node)) next.push(...(node as unknown[]));
+        if (Array.isArray(node)) for (const x of node as unknown[]) next.push(x);
       } else if (node !== null && typeof node === 'object' && !Array.isArray(node)) {
         const value = (node as Record<string, unknown>)[step];
         if (i === last) {

@@ -478,7 +478,7 @@ export class SqlCatalog {
         if (cached) {
           next.push(finalizeManifest(cached.written, seq));
           for (const df of cached.removed) found.add(this.#blobs.keyFromUri(df.filePath));
-          removed.push(...cached.removed);
+          for (const r of cached.removed) removed.push(r);
           continue;
         }
         const entries = await this.#reader.manifest(mf, m);
@@ -503,7 +503,7 @@ export class SqlCatalog {
         rewrites.set(mf.manifestPath, { written, removed: removedHere });
         next.push(finalizeManifest(written, seq));
         for (const df of removedHere) found.add(this.#blobs.keyFromUri(df.filePath));
-        removed.push(...removedHere);
+        for (const r of removedHere) removed.push(r);
       }
       const missing = [...removeKeys].filter((k) => !found.has(k));
       if (missing.length > 0) {

@@ -35,7 +35,7 @@ export function prometheusText(collected: ResourceMetrics): string {
       samples(metric, family.name, out.lines);
     }
   }
-  for (const f of families.values()) lines.push(...f.lines);
+  for (const f of families.values()) for (const l of f.lines) lines.push(l);
   return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 

@@ -58,7 +58,7 @@ export function droppedMetadataFiles(store: ObjectStore, handle: TableHandle, ob
   const logged = [handle.metadataLocation, ...handle.metadata['metadata-log'].map((e) => e['metadata-file'])];
   const versions = logged.map(metadataVersion).filter((v) => v >= 0);
   if (versions.length === 0) return [];
-  const oldest = Math.min(...versions);
+  const oldest = versions.reduce((a, b) => Math.min(a, b));
   const kept = new Set(logged.map((u) => store.keyFromUri(u)));
   // metadataVersion is -1 for anything but a numbered metadata file, so nothing else is taken.
   return objects

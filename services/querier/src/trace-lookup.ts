@@ -64,7 +64,7 @@ export class TraceLookup {
         const found = await this.#fromBlocks(f.key, req.traceId);
         if (found === undefined) unindexed.push(f);
         else {
-          rows.push(...found.rows);
+          for (const r of found.rows) rows.push(r);
           inspectedBytes += found.bytesRead;
         }
       }),
@@ -75,7 +75,7 @@ export class TraceLookup {
         const timeoutMs = Math.max(1, req.timeoutMs - (Date.now() - started));
         const view = { name: 'traces', files: leased.paths, emptySchemaSql: emptyColumnsDdl(tracesTable) };
         const result = await this.#runSql({ views: [view], sql: SCAN_SQL, params: [req.traceId], timeoutMs });
-        rows.push(...tableRows<SpanRow>(result.table));
+        for (const r of tableRows<SpanRow>(result.table)) rows.push(r);
       } finally {
         leased.release();
       }

@@ -227,6 +227,9 @@ export class Committer {
     const keep = new Set<string>();
     const named = new Map([...groups.values()].map((g) => [`${g.tenant}/${g.dataset}`, { tenant: g.tenant, dataset: g.dataset }]));
     const datasets = this.#o.existingDatasets && (await this.#o.existingDatasets([...named.values()]));
+    // One table's failure fails the round (logged, retried) but not the other tables' commits:
+    // a tenant whose rows cannot be written must not hold every other tenant's back.
+    let failure: unknown;
     for (const g of groups.values()) {
       if (datasets && !datasets.has(`${g.tenant}/${g.dataset}`)) {
         const records = [...g.hours.values()].reduce((a, list) => a + list.length, 0);
@@ -234,11 +237,17 @@ export class Committer {
         stats.skippedRecords += records;
         continue;
       }
-      if (await this.#commitGroup(g, stats)) continue;
-      this.#o.metrics?.groupsDeferred.add(1);
+      try {
+        if (await this.#commitGroup(g, stats)) continue;
+        this.#o.metrics?.groupsDeferred.add(1);
+      } catch (err) {
+        failure ??= err;
+        log.error({ err, tenant: g.tenant, dataset: g.dataset, table: g.table }, 'table not committed this round; its WAL segments stay for the next');
+      }
       for (const k of g.segments) keep.add(k);
     }
     await deleteSegments(store, consumed.filter((k) => !keep.has(k)));
+    if (failure !== undefined) throw failure;
     return stats;
   }
 
@@ -278,8 +287,9 @@ export class Committer {
         stats.skippedRecords += records.length - live.length;
         for (const chunk of chunkByRows(live, this.#o.maxRowsPerFile)) {
           const out = await writer.write(def, chunk.map((r) => r.data), { attributeTypes: pins !== undefined });
-          written.push(...writtenLocalFiles(out));
-          if (out.attributeTypes) attributeTypes.push(...out.attributeTypes);
+          for (const f of writtenLocalFiles(out)) written.push(f);
+          // One at a time: a flush may hold more distinct keys than a spread's arguments may number.
+          for (const t of out.attributeTypes ?? []) attributeTypes.push(t);
           files.push(await publishDataFile(store, def, out, locationKey, hour));
           stats.rows += out.rowCount;
           stats.files++;

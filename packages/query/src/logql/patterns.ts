@@ -98,7 +98,7 @@ class Drain {
     while (stack.length > 0) {
       const node = stack.pop()!;
       yield* node.templates;
-      stack.push(...node.children.values());
+      for (const c of node.children.values()) stack.push(c);
     }
   }
 

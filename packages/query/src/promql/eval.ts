@@ -1001,7 +1001,7 @@ class Evaluator {
         if (k < 1) return [];
         // limitk: the first k of each group, in input order (Prometheus's; the order selectors give series in).
         if (a.op === 'limitk') {
-          for (const g of groups.values()) out.push(...g.samples.slice(0, k));
+          for (const g of groups.values()) for (const s of g.samples.slice(0, k)) out.push(s);
           return out;
         }
         const top = a.op === 'topk';
@@ -1011,7 +1011,7 @@ class Evaluator {
             if (Number.isNaN(y.v)) return -1;
             return top ? y.v - x.v : x.v - y.v;
           });
-          out.push(...sorted.slice(0, k));
+          for (const s of sorted.slice(0, k)) out.push(s);
         }
         return out;
       }

@@ -243,7 +243,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
     const table = await tableOf(req, streams, labels);
     const series: MatrixSeries[] = [];
     if (aggregateBy === 'series') {
-      series.push(...toMatrix(await runMetricQuery(runPlan, table, volumeQuery(streams, labels, rangeNs), grid), grid));
+      for (const s of toMatrix(await runMetricQuery(runPlan, table, volumeQuery(streams, labels, rangeNs), grid), grid)) series.push(s);
     } else {
       // One query per label (the bytes of the lines that carry it), a few at a time.
       const perLabel: MatrixSeries[][] = [];
@@ -252,7 +252,7 @@ export const logQueryPlugin: FastifyPluginAsync<LogQueryOptions> = async (app, o
         const result = await runMetricQuery(runPlan, table, volumeQuery(streams, [], rangeNs, [present]), grid);
         perLabel[i] = toMatrix(result, grid).map((s) => ({ metric: { [label]: '' }, values: s.values }));
       });
-      series.push(...perLabel.flat());
+      for (const s of perLabel.flat()) series.push(s);
     }
     const total = (s: MatrixSeries) => s.values.reduce((a, [, v]) => a + Number(v), 0);
     const top = series.sort((a, b) => total(b) - total(a)).slice(0, limit);

@@ -145,7 +145,7 @@ export async function evaluateGroup(group: RuleGroup, ts: number, prev: GroupSta
       // abandoned, not taken as "no alerts"); a failed recording rule writes nothing.
       out = { samples: [], alerts: before.alerts };
     }
-    samples.push(...out.samples);
+    for (const s of out.samples) samples.push(s);
     // Series of the last evaluation that this one did not write end with a staleness marker,
     // unless the rule failed: then nothing is known about them.
     if (error === '') {
