@@ -306,6 +306,16 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     }
   });
 
+  it('copies of one request sent at once (a client retrying before it has its answer) are stored once', async () => {
+    const key = (await floe.bootstrap('resend-at-once')).api_key;
+    const { body, traceId } = spanBody();
+    const answers = await Promise.all(Array.from({ length: 10 }, () => post(floe.otlpHttpUrl, key, 'resend-at-once', body)));
+    expect(answers.map((r) => r.status)).toEqual(Array(10).fill(200));
+    await waitFor('the span committed', async () => ((await spansStored(key, 'resend-at-once', traceId)) > 0 ? true : undefined), 30_000, 200);
+    await new Promise((r) => setTimeout(r, 1500)); // more than one writer flush after the last copy
+    expect(await spansStored(key, 'resend-at-once', traceId)).toBe(1);
+  });
+
   // Only a cluster has several acceptors (the test is not defined at all in embedded mode).
   if (mode === 'cluster') it('two acceptors spend one ingest budget (Redis)', async () => {
     const key = await tenantWith('shared-budget', { ingest_requests_per_sec: 0.01, ingest_requests_burst: 3 });

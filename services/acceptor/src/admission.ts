@@ -71,6 +71,8 @@ export interface RequestIdentity {
 export class Admission {
   readonly #o: AdmissionDeps;
   readonly #local = new MemoryDedup(200_000);
+  /** Requests being stored now, by fingerprint: their copies wait for them. */
+  readonly #storing = new Map<string, Promise<void>>();
   readonly #limits: (tenant: string) => Promise<CachedTenantLimits>;
   readonly #stored = new Map<string, { at: number; bytes: Promise<number> }>();
 
@@ -129,7 +131,31 @@ export class Admission {
 
   async #run<R>(ctx: TenantContext, req: RequestIdentity, store: (times: AcceptedTimes) => Promise<R>, onResend: () => R): Promise<R> {
     const limits = await this.admit(ctx, req.body.byteLength);
-    let fp = this.fingerprint(ctx, req, limits.createdAtMs);
+    const fp = this.fingerprint(ctx, req, limits.createdAtMs);
+    // The same bytes in flight here already (a client retrying before its first try was
+    // answered, or sending it twice at once): wait for that one, then ask again, so the copies
+    // are stored once. Taken at once after the wait, with no await between, so only one goes on.
+    const key = Buffer.from(fp).toString('base64');
+    for (let earlier = this.#storing.get(key); earlier; earlier = this.#storing.get(key)) await earlier;
+    let done!: () => void;
+    this.#storing.set(key, new Promise<void>((resolve) => (done = resolve)));
+    try {
+      return await this.#storeUnlessResend(ctx, req, fp, limits, store, onResend);
+    } finally {
+      this.#storing.delete(key);
+      done();
+    }
+  }
+
+  async #storeUnlessResend<R>(
+    ctx: TenantContext,
+    req: RequestIdentity,
+    first: Uint8Array,
+    limits: CachedTenantLimits,
+    store: (times: AcceptedTimes) => Promise<R>,
+    onResend: () => R,
+  ): Promise<R> {
+    let fp = first;
     if (await this.isResend(fp)) {
       // The cached limits may predate the tenant id's deletion and re-creation; a resend is rare
       // enough to ask the metadata DB which tenant it is now.
