@@ -136,7 +136,10 @@ export const acceptorSection = z.strictObject({
   max_body_bytes: bytes(16 * 1024 * 1024).describe('Largest accepted request body, compressed or not (413 / RESOURCE_EXHAUSTED beyond).'),
   max_decompressed_bytes: bytes(64 * 1024 * 1024).describe('Largest body after gzip inflation.'),
   max_inflight_requests: z.number().int().positive().default(2000).describe('Ingest requests this acceptor receives or processes at once, every port and tenant together; more are refused with 503 / UNAVAILABLE and Retry-After (retried by exporters and Prometheus), so a surge cannot exhaust its memory.'),
-  max_inflight_bytes: bytes(1024 * 1024 * 1024).describe('Body bytes (as sent, compressed or not) of the ingest requests in flight on this acceptor at once; a request that would pass it is refused like one over max_inflight_requests. One request alone may always be max_body_bytes.'),
+  max_inflight_bytes: bytes(1024 * 1024 * 1024).describe('Body bytes (as sent, compressed or not) of the ingest requests in flight on this acceptor at once; a request that would pass it is refused like one over max_inflight_requests. One request alone may always be max_body_bytes. An HTTP request without Content-Length (chunked) counts as max_body_bytes until it is in.'),
+  read_timeout: duration('30s')
+    .refine((ms) => ms >= 100, 'must be at least 100ms')
+    .describe('Longest an OTLP/HTTP (or remote write, push) request may take to arrive, headers and body, as Loki\'s and Mimir\'s http_server_read_timeout: a slower upload has its connection closed (the client retries), so uploads that stall cannot hold the in-flight room (max_inflight_requests, max_inflight_bytes) from everyone else.'),
   wal_max_segment_bytes: bytes(64 * 1024 * 1024).describe('Most bytes one WAL segment may hold; bigger groups are split.'),
   wal_linger: duration('0s').describe('Extra wait before a group commit to gather more requests (0: commit as soon as possible).'),
   wal_segment_max_age: duration('500ms').describe('Local storage (fs) only: a WAL segment takes group commits as appends (one write and one fdatasync each) for this long, then is sealed and handed to the writer, which adds up to this much to the time before data is queryable. 0: a new segment per group commit (file, rename and two fsyncs), as on S3.'),

@@ -4,6 +4,40 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protoTraceExporter, sendSampleTrace, startFloe, type FloeUnderTest } from '../src/index.ts';
 
 /**
+ * Starts an OTLP/JSON POST, declaring `length` bytes (or chunked, without a length), and sends only
+ * its headers and first byte; `finish` sends the rest, `closed` is the whole answer once the
+ * connection is closed (empty when the acceptor closed it unanswered).
+ */
+async function startUpload(
+  url: string,
+  key: string,
+  tenant: string,
+  open: Array<{ destroy(): void }>,
+  o: { length: number } | { chunked: true },
+): Promise<{ finish(): Promise<string>; closed: Promise<string> }> {
+  const { hostname, port } = new URL(url);
+  const socket = connect(Number(port), hostname);
+  open.push(socket);
+  let answer = '';
+  socket.on('data', (c: Buffer) => (answer += c.toString()));
+  socket.on('error', () => {});
+  const closed = new Promise<string>((r) => socket.on('close', () => r(answer)));
+  await new Promise<void>((r, reject) => socket.once('connect', r).once('error', reject));
+  const framing = 'length' in o ? `Content-Length: ${o.length}` : 'Transfer-Encoding: chunked';
+  socket.write(`POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Tenant-ID: ${tenant}\r\nContent-Type: application/json\r\n${framing}\r\nConnection: close\r\n\r\n${'length' in o ? '{' : '1\r\n{\r\n'}`);
+  // Until the acceptor has seen the headers, the upload holds nothing.
+  await new Promise((r) => setTimeout(r, 200));
+  return {
+    closed,
+    finish: () => {
+      const rest = '"resourceSpans":[]}';
+      socket.write('length' in o ? rest.padEnd(o.length - 1, ' ') : `${rest.length.toString(16)}\r\n${rest}\r\n0\r\n\r\n`);
+      return closed;
+    },
+  };
+}
+
+/**
  * acceptor.max_inflight_requests and max_inflight_bytes: an upload still arriving holds its room
  * from its first byte (its declared length), so while the room is taken a further request, on
  * either port, is shed with 503 (UNAVAILABLE over gRPC) and Retry-After; the held uploads still
@@ -24,25 +58,7 @@ describe('acceptor in-flight limits (embedded)', () => {
     await floe?.stop();
   });
 
-  /** Starts an OTLP/JSON POST declaring `length` bytes and sends only its headers and first byte. */
-  async function slowUpload(length: number): Promise<{ finish(): Promise<string> }> {
-    const { hostname, port } = new URL(floe.otlpHttpUrl);
-    const socket = connect(Number(port), hostname);
-    open.push(socket);
-    let answer = '';
-    socket.on('data', (c: Buffer) => (answer += c.toString()));
-    const closed = new Promise<string>((r) => socket.on('close', () => r(answer)));
-    await new Promise<void>((r, reject) => socket.once('connect', r).once('error', reject));
-    socket.write(`POST /v1/traces HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nX-Tenant-ID: ${tenant}\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nConnection: close\r\n\r\n{`);
-    // Until the acceptor has seen the headers, the upload holds nothing.
-    await new Promise((r) => setTimeout(r, 200));
-    return {
-      finish: () => {
-        socket.write('"resourceSpans":[]}'.padEnd(length - 1, ' '));
-        return closed;
-      },
-    };
-  }
+  const slowUpload = (length: number) => startUpload(floe.otlpHttpUrl, key, tenant, open, { length });
 
   const post = (body: string) =>
     fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/json' } });
@@ -84,5 +100,46 @@ describe('acceptor in-flight limits (embedded)', () => {
     expect(await held.finish()).toMatch(/^HTTP\/1\.1 200/);
     // Alone, a body over max_inflight_bytes is taken: one request may always be max_body_bytes.
     expect((await post(JSON.stringify({ resourceSpans: [], pad: 'x'.repeat(100_000) }))).status).toBe(200);
+  });
+});
+
+/**
+ * acceptor.read_timeout: an upload that stalls has its connection closed once the timeout passes,
+ * which frees its room; a chunked upload (no declared length) holds max_body_bytes meanwhile.
+ */
+describe('acceptor read timeout and chunked uploads (embedded)', () => {
+  let floe: FloeUnderTest;
+  let key: string;
+  const tenant = 'stalls';
+  const open: Array<{ destroy(): void }> = [];
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_inflight_requests: 2, max_inflight_bytes: 64 * 1024, max_body_bytes: 1024 * 1024, read_timeout: '3s' } } });
+    key = (await floe.bootstrap(tenant)).api_key;
+  });
+  afterAll(async () => {
+    for (const s of open) s.destroy();
+    await floe?.stop();
+  });
+
+  const post = (body: string) =>
+    fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/json' } });
+
+  it('closes an upload that stalls past read_timeout, unanswered, and gives its room back', async () => {
+    const stalled = await startUpload(floe.otlpHttpUrl, key, tenant, open, { length: 200 });
+    const other = await startUpload(floe.otlpHttpUrl, key, tenant, open, { length: 200 });
+    expect((await post('{"resourceSpans":[]}')).status).toBe(503);
+    expect(await other.finish()).toMatch(/^HTTP\/1\.1 200/);
+    expect(await stalled.closed).toBe('');
+    expect((await post('{"resourceSpans":[]}')).status).toBe(200);
+  });
+
+  it('counts a chunked upload as max_body_bytes while it arrives', async () => {
+    const chunked = await startUpload(floe.otlpHttpUrl, key, tenant, open, { chunked: true });
+    const shed = await post('{"resourceSpans":[]}');
+    expect(shed.status).toBe(503);
+    expect(await shed.json()).toMatchObject({ error: expect.stringContaining('acceptor.max_inflight_bytes') });
+    expect(await chunked.finish()).toMatch(/^HTTP\/1\.1 200/);
+    expect((await post('{"resourceSpans":[]}')).status).toBe(200);
   });
 });

@@ -26,6 +26,8 @@ export interface HttpServerOptions {
   auth: AuthDeps;
   log: Logger;
   maxBodyBytes: number;
+  /** acceptor.read_timeout: the longest a request may take to arrive. */
+  readTimeoutMs: number;
   maxDecompressedBytes: number;
   isReady: () => boolean;
   /** Certificate and key when the port serves TLS (config `tls`); absent: cleartext. */
@@ -68,13 +70,24 @@ export function buildHttpServer(opts: HttpServerOptions) {
 
   // Every ingest request holds its room from its first byte (the declared length, before the
   // body is read) until its connection has the whole answer or is gone.
+  // A body of unknown length (chunked) may be as large as any: it holds that much. An upload
+  // still arriving after read_timeout has its connection closed, which gives its room back.
+  const arriving = new WeakMap<FastifyRequest, NodeJS.Timeout>();
   app.addHook('onRequest', async (req, reply) => {
     if (req.method !== 'POST') return;
-    const declared = Number(req.headers['content-length']);
-    const bytes = Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
+    const length = headerValue(req.headers, 'content-length');
+    const declared = Number(length);
+    const bytes = length === undefined ? opts.maxBodyBytes : Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
     opts.inflight.take(bytes);
-    reply.raw.once('close', () => opts.inflight.release(bytes));
+    const timer = setTimeout(() => req.raw.destroy(), opts.readTimeoutMs);
+    arriving.set(req, timer);
+    reply.raw.once('close', () => {
+      clearTimeout(timer);
+      opts.inflight.release(bytes);
+    });
   });
+  // The body is in: the request is processed however long that takes (the WAL's own limits apply).
+  app.addHook('preValidation', async (req) => clearTimeout(arriving.get(req)));
 
   // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
   // requests carry Floe's own telemetry (a span each would be exported as one more request).

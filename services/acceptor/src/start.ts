@@ -136,6 +136,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     auth,
     log,
     maxBodyBytes: config.acceptor.max_body_bytes,
+    readTimeoutMs: config.acceptor.read_timeout,
     maxDecompressedBytes: config.acceptor.max_decompressed_bytes,
     isReady: () => ready,
     telemetry: deps.telemetry,
