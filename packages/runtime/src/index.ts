@@ -33,3 +33,4 @@ export {
   type ConnectCodec,
   type ConnectErrorReply,
 } from './connect-protocol.ts';
+export { MAX_JSON_BODY_DEPTH, parseJsonBody } from './json-body.ts';

@@ -637,6 +637,8 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
       ['a JSON array', { raw: '[]' }, 400, 'bad_data', /body must be object/],
       ['an oversized body', { raw: JSON.stringify({ id: 'big', display_name: 'x'.repeat(200_000) }) }, 413, 'too_large', /too large/],
       ['a form body', { raw: 'id=zeta', headers: { 'content-type': 'application/x-www-form-urlencoded' } }, 415, 'unsupported_media_type', /Content-Type/],
+      ['a text/plain body', { raw: '{"id":"zeta"}', headers: { 'content-type': 'text/plain' } }, 415, 'unsupported_media_type', /Content-Type/],
+      ['a body nested 5,000 levels deep', { raw: `{"id":"deep","display_name":${'['.repeat(5000)}${']'.repeat(5000)}}` }, 400, 'bad_data', /deeper than 128 levels/],
     ] as const)('%s → %i in the envelope', async (_n, call, status, kind, message) => {
       const res = await api('POST', '/api/v1/tenants', { key: admin, ...(call as Call) });
       expect(res.status).toBe(status);
@@ -652,6 +654,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
       expect(none.body).toEqual(envelope('not_found'));
       const badQuery = await api('GET', '/api/v1/tenants/acme/api-keys?include_revoked=maybe', { key: admin });
       expect(badQuery.status).toBe(400);
+      // URLs fastify cannot route: a bad percent-escape, a path parameter past its length.
+      for (const path of ['/api/v1/tenants/%ff%fe', `/api/v1/tenants/${'a'.repeat(300)}`]) {
+        const res = await api('GET', path, { key: admin });
+        expect(res.status, path).toBe(400);
+        expect(res.body, path).toEqual(envelope('bad_data'));
+      }
     });
   });
 });

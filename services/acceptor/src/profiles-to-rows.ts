@@ -253,6 +253,7 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
 
   const stacks: string[][] = [];
   const stackIds = new Map<string, number>();
+  const stackOfIndex = new Map<number, number>();
   const samples: SampleJson[] = [];
   const linkWeight = new Map<string, { link: { trace_id: string; span_id: string }; weight: bigint }>();
   let total = 0n;
@@ -266,13 +267,19 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
     if (s.values.length > 0 && s.timestampsUnixNano.length > 0 && s.values.length !== s.timestampsUnixNano.length) {
       throw new Rejected(`profile has a sample with ${s.values.length} values and ${s.timestampsUnixNano.length} timestamps (must be equal when both are sent)`);
     }
-    const frames = dict.stack(s.stackIndex);
-    const key = JSON.stringify(frames);
-    let stack = stackIds.get(key);
+    // Resolved once per stack index: samples sharing a deep stack once cost its depth each, and
+    // a request of many such samples held the event loop for seconds.
+    let stack = stackOfIndex.get(s.stackIndex);
     if (stack === undefined) {
-      spend(Buffer.byteLength(key) + 1);
-      stack = stacks.push(frames) - 1;
-      stackIds.set(key, stack);
+      const frames = dict.stack(s.stackIndex);
+      const key = JSON.stringify(frames);
+      stack = stackIds.get(key);
+      if (stack === undefined) {
+        spend(Buffer.byteLength(key) + 1);
+        stack = stacks.push(frames) - 1;
+        stackIds.set(key, stack);
+      }
+      stackOfIndex.set(s.stackIndex, stack);
     }
     const value = s.values.length > 0 ? s.values.reduce((a, b) => a + b, 0n) : BigInt(s.timestampsUnixNano.length);
     total += value;

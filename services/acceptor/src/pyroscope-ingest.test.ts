@@ -73,6 +73,10 @@ describe('Pyroscope /ingest names, times and formats', () => {
     const body = Buffer.from('a 1');
     await expect(legacyIngestSeries({ query: { name: 'app', from: '20', until: '10' }, contentType: undefined, body, maxDecompressedBytes: 1 << 20 }, NOW)).rejects.toThrow(/from \(20\) is after until \(10\)/);
     await expect(legacyIngestSeries({ query: { name: 'app', sampleRate: '0' }, contentType: undefined, body, maxDecompressedBytes: 1 << 20 }, NOW)).rejects.toThrow(/sampleRate "0"/);
+    // A rate so small its period (ns) would not fit an int64 was a 500.
+    await expect(legacyIngestSeries({ query: { name: 'app', sampleRate: '1e-300' }, contentType: undefined, body, maxDecompressedBytes: 1 << 20 }, NOW)).rejects.toThrow(
+      expect.objectContaining({ kind: 'bad_data', message: expect.stringMatching(/sampleRate "1e-300" is not a rate in Hz between 1e-9 and 1e9/) }),
+    );
   });
 
   it("splits a JFR recording's samples by the dynamic labels of their contexts; span and profile ids stay on the samples", async () => {

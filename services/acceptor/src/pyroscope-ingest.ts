@@ -250,7 +250,8 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
   };
   const window = { timeNs: fromNs, durationNs: untilNs - fromNs };
   const sampleRate = q.sampleRate === undefined || q.sampleRate === '' ? 100 : Number(q.sampleRate);
-  if (!Number.isFinite(sampleRate) || sampleRate <= 0 || sampleRate > 1e9) throw bad(`sampleRate ${JSON.stringify(q.sampleRate)} is not a positive rate in Hz`);
+  // Below a tick per 31 years the period (1e9 / rate ns) no longer fits the int64 it is stored in.
+  if (!Number.isFinite(sampleRate) || sampleRate < 1e-9 || sampleRate > 1e9) throw bad(`sampleRate ${JSON.stringify(q.sampleRate)} is not a rate in Hz between 1e-9 and 1e9`);
   switch (format) {
     case 'folded':
     case 'lines': {

@@ -1,8 +1,9 @@
-import Fastify from 'fastify';
+import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
 import type { BucketLimit, TokenBuckets } from '@floe/limits';
 import type { Db } from '@floe/meta';
 import { httpFrameworkLogging, httpServerMetrics, type Logger, type SelfTelemetry } from '@floe/telemetry';
+import { parseJsonBody } from '@floe/runtime';
 import { planningAuthPlugin, planningRolePlugin, type PlanningAuth } from './auth.ts';
 import { errorReply, validationError } from './errors.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
@@ -48,13 +49,16 @@ export async function buildApp(opts: PlanningAppOptions) {
     // Bodies are checked as written: no coercion ("1" is not a number), unknown fields refused.
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: validationError,
+    // A URL fastify cannot route (a bad percent-escape, an overlong path parameter): the envelope too.
+    frameworkErrors: (err, req, reply) => sendError(err, req, reply),
   });
 
-  app.setErrorHandler((err: unknown, req, reply) => {
+  const sendError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const out = errorReply(err);
     if (out.unexpected) req.log.error({ err }, 'unexpected error');
     void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
-  });
+  };
+  app.setErrorHandler(sendError);
   app.setNotFoundHandler((_req, reply) => {
     const out = errorReply(new FloeError('not_found', 'no such endpoint'));
     void reply.code(out.status).type('application/json').send(out.body);
@@ -62,13 +66,15 @@ export async function buildApp(opts: PlanningAppOptions) {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
     let parsed: unknown;
     try {
-      parsed = body === '' ? undefined : JSON.parse(body as string, refuseNul);
+      parsed = parseJsonBody(body as string, refuseNul);
     } catch (err) {
-      done(err instanceof FloeError ? err : new FloeError('bad_data', 'body is not valid JSON'), undefined);
+      done(err as Error, undefined);
       return;
     }
     done(null, parsed);
   });
+  // JSON only: any other body is 415 (fastify would hand text/plain to the schemas as a string).
+  app.removeContentTypeParser('text/plain');
 
   if (opts.telemetry) httpServerMetrics(app, opts.telemetry);
   app.get('/ready', async (_req, reply) =>

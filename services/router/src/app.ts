@@ -1,14 +1,14 @@
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import { agentToolsPlugin, listenUrl } from '@floe/agent-tools';
 import type { AuthDeps, AuthenticateOptions, ManagementAuthDeps } from '@floe/auth';
-import { FloeError, toHttp } from '@floe/errors';
+import { toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { httpFrameworkLogging, httpServerMetrics, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import type { TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
-import { asFloeError, validationError, headerValue } from '@floe/runtime';
+import { asFloeError, headerValue, parseJsonBody, validationError } from '@floe/runtime';
 import { logDeletePlugin } from './logquery/deletes.ts';
 import { createPendingDeletions } from './logquery/pending-deletions.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
@@ -110,23 +110,30 @@ export async function buildApp(opts: AppOptions) {
     // fields refused rather than silently dropped (fastify's defaults do both).
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
     schemaErrorFormatter: validationError,
+    // A URL fastify cannot route (a bad percent-escape, a path parameter over its length) gets
+    // the envelope too, not fastify's own body.
+    frameworkErrors: (err, req, reply) => sendError(err, req, reply),
   });
 
-  app.setErrorHandler((err: unknown, req, reply) => {
+  const sendError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
     const out = toHttp(asFloeError(err));
     if (out.unexpected) req.log.error({ err }, 'unexpected error');
     void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
-  });
+  };
+  app.setErrorHandler(sendError);
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send({ status: 'error', errorType: 'not_found', error: 'no such endpoint' });
   });
   app.addContentTypeParser('application/json', { parseAs: 'string', bodyLimit: MANAGEMENT_BODY_LIMIT }, (_req, body, done) => {
     try {
-      done(null, body === '' ? undefined : JSON.parse(body as string));
-    } catch {
-      done(new FloeError('bad_data', 'body is not valid JSON'), undefined);
+      done(null, parseJsonBody(body as string));
+    } catch (err) {
+      done(err as Error, undefined);
     }
   });
+  // JSON or forms (request-params.ts) only: text/plain is 415, not a string schemas then refuse
+  // with a 400 (the ruler's routes take YAML as text/plain in their own scope).
+  app.removeContentTypeParser('text/plain');
   for (const schema of SHARED_SCHEMAS) app.addSchema(schema);
   // Before any route, so its hooks see every request.
   if (opts.selfTracing) await app.register(selfTracingPlugin, opts.selfTracing);
