@@ -6,7 +6,7 @@ export interface SyntaxNodeLike {
   readonly from: number;
   readonly to: number;
   readonly type: { readonly isError: boolean };
-  cursor(): { iterate(enter: (n: { type: { isError: boolean }; node: SyntaxNodeLike }) => boolean | void): void };
+  cursor(): { iterate(enter: (n: { type: { isError: boolean }; node: SyntaxNodeLike }) => boolean | void, leave?: () => void): void };
 }
 
 /** The first error node of a tree in document order (lezer recovers and marks what it skipped). */
@@ -21,4 +21,22 @@ export function firstErrorNode<N extends SyntaxNodeLike>(top: N): N | undefined 
     return undefined;
   });
   return found;
+}
+
+/**
+ * How deep the tree nests (the top node is 1), walked with a cursor, not by recursion: what
+ * lowers and evaluates the tree after it recurses that deep, so a parser bounds it first.
+ */
+export function syntaxDepth(top: SyntaxNodeLike): number {
+  let depth = 0;
+  let deepest = 0;
+  top.cursor().iterate(
+    () => {
+      deepest = Math.max(deepest, ++depth);
+    },
+    () => {
+      depth--;
+    },
+  );
+  return deepest;
 }

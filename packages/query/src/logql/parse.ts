@@ -29,7 +29,7 @@ import { maskDottedNames } from './dotted.ts';
 import { parseBytes, parseDuration } from './durations.ts';
 import { parseWithinStack, positionOf, syntaxError } from './errors.ts';
 import { checkRegex, toJsRegexSource, unquote } from './strings.ts';
-import { firstErrorNode } from '../syntax-tree.ts';
+import { firstErrorNode, syntaxDepth } from '../syntax-tree.ts';
 
 /**
  * LogQL text → Floe's typed AST, through the official `@grafana/lezer-logql` grammar (DESIGN.md
@@ -44,8 +44,11 @@ type Node = ReturnType<typeof parser.parse>['topNode'];
 
 /** Loki refuses a query longer than this too (max_query_length is about its size in bytes). */
 export const MAX_QUERY_LENGTH = 64 * 1024;
-/** Most operands of one unparenthesised chain of binary operators (`a + b * c …`). */
-export const MAX_BINARY_OPERANDS = 1000;
+/**
+ * Deepest syntax tree a query may have (about three levels per binary operator, one per pair of
+ * parentheses; real queries stay under 50): lowering and evaluation recurse as deep as the tree.
+ */
+export const MAX_SYNTAX_DEPTH = 1000;
 
 export function parseLogQL(query: string): Expr {
   if (query.trim() === '') throw syntaxError(query, 0, 'empty query');
@@ -55,6 +58,7 @@ export function parseLogQL(query: string): Expr {
       const tree = parser.parse(maskDottedNames(maskDistinctStages(query)));
       const failure = firstErrorNode(tree.topNode);
       if (failure) throw describeSyntaxError(query, failure);
+      if (syntaxDepth(tree.topNode) > MAX_SYNTAX_DEPTH) throw syntaxError(query, 0, 'the query is nested too deeply');
       const top = tree.topNode.getChild('Expr');
       if (!top) throw syntaxError(query, 0, 'unexpected end of query');
       return new Lowerer(query).expr(top);
@@ -474,11 +478,7 @@ class Lowerer {
   /** Flattens an unparenthesised chain of binary operators, then re-associates by PRECEDENCE. */
   binary(n: Node): MetricExpr {
     const items: Array<BinaryOperand | BinaryOperator> = [];
-    // `^` chains nest to the right, one level per operator, here, in parseLevel and in every walk
-    // of the tree after it: a bound keeps a long chain a 400 and not a stack overflow.
-    const tooLong = () => syntaxError(this.#src, n.from, `at most ${MAX_BINARY_OPERANDS} operands in one chain of binary operations`);
     const flatten = (b: Node) => {
-      if (items.length > 2 * MAX_BINARY_OPERANDS) throw tooLong();
       for (const c of children(b)) {
         if (c.name === 'Expr') {
           const inner = c.firstChild?.name === 'MetricExpr' ? c.firstChild.firstChild : null;
@@ -490,7 +490,6 @@ class Lowerer {
       }
     };
     flatten(n);
-    if (items.length > 2 * MAX_BINARY_OPERANDS - 1) throw tooLong();
     let pos = 0;
     const parseLevel = (minPrec: number): Expr => {
       let left = (items[pos++] as BinaryOperand).expr;

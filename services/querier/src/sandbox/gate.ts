@@ -1,5 +1,5 @@
 import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
-import { MSG_FILE_ACCESS, MSG_SINGLE_SELECT, SandboxError } from './errors.ts';
+import { MSG_FILE_ACCESS, MSG_SINGLE_SELECT, SandboxError, duckdbMessage } from './errors.ts';
 import type { ParsedViewName } from './views.ts';
 
 /** Table functions user SQL may call: generators only, nothing that touches files, settings or catalogs. */
@@ -154,8 +154,17 @@ export interface GateOptions {
  * Returns the prepared statement, ready to bind.
  */
 export async function gateStatement(conn: DuckDBConnection, sql: string, opts: GateOptions): Promise<DuckDBPreparedStatement> {
+  // DuckDB reads the text as a C string: what follows a NUL would be silently dropped.
+  if (sql.includes('\u0000')) throw new SandboxError('bad_sql', 'SQL must not contain NUL characters');
   // Parser errors (and an interrupt at the deadline) propagate raw; toSandboxError classifies them.
-  const extracted = await conn.extractStatements(sql);
+  let extracted;
+  try {
+    extracted = await conn.extractStatements(sql);
+  } catch (err) {
+    // Text without a statement (blank, only `;` or comments) fails in node-api with no message of DuckDB's.
+    if (/^Error in native callback$/.test(duckdbMessage(err))) throw new SandboxError('bad_sql', 'no SQL statement given');
+    throw err;
+  }
   if (extracted.count === 0) throw new SandboxError('bad_sql', 'no SQL statement given');
   if (extracted.count !== 1) throw new SandboxError('forbidden', MSG_SINGLE_SELECT);
   if (opts.astCheck) await checkWithSerializer(conn, sql, opts.views);

@@ -128,6 +128,10 @@ describe('runSandboxedSelect refuses', () => {
     ['EXPORT DATABASE', () => `EXPORT DATABASE '/tmp/x'`, 'forbidden', SINGLE],
     ['a view of the other tenant that was not provided', () => 'SELECT * FROM other.default.traces', 'bad_sql', /^Binder Error: Catalog "other" does not exist!/],
     ['a syntax error', () => 'SELEC 1', 'bad_sql', /^Parser Error: syntax error at or near "SELEC"/],
+    ['blank text', () => '  ', 'bad_sql', 'no SQL statement given'],
+    ['only a separator', () => ';', 'bad_sql', 'no SQL statement given'],
+    ['only a comment', () => '-- nothing', 'bad_sql', 'no SQL statement given'],
+    ['a NUL (DuckDB would drop what follows it)', () => 'SELECT 1\u0000; DROP VIEW traces', 'bad_sql', 'SQL must not contain NUL characters'],
   ];
 
   it.each(cases)('%s', async (_label, sql, kind, message) => {
@@ -495,6 +499,11 @@ describe('createTrustedRunner', () => {
     const mixed = await runner.run({ views: [{ name: 'traces', files: [acmeF1, acmeF2], emptySchemaSql: '' }], sql: 'SELECT count(*) AS n, count(http_status) AS with_status FROM traces', timeoutMs: 10_000 });
     expect(column(mixed.table, 'n')).toEqual([5003n]);
     expect(column(mixed.table, 'with_status')).toEqual([5000n]);
+  });
+
+  it('a table name that is no name (a path in quotes) is bad_sql, not internal', async () => {
+    const got = await refusal(runSandboxedSelect({ views: [{ name: 'acme.../other.traces', files: [], emptySchemaSql: 'SELECT 1 AS a' }], sql: 'SELECT 1', timeoutMs: 10_000, threads: 1, memoryLimit: '256MB' }));
+    expect(got).toEqual({ kind: 'bad_sql', message: 'invalid table name "acme.../other.traces"' });
   });
 
   it('refuses dotted view names (TEMP views cannot live in another catalog)', async () => {

@@ -46,7 +46,7 @@ export function quoteLiteral(s: string): string {
 export function parseViewName(name: string): ParsedViewName {
   const parts = name.split('.');
   if (parts.length < 1 || parts.length > 3 || !parts.every((p) => NAME_PART.test(p))) {
-    throw new SandboxError('internal', `invalid view name ${JSON.stringify(name)}`);
+    throw new SandboxError('bad_sql', `invalid table name ${JSON.stringify(name)}`);
   }
   const [a, b, c] = parts as [string, string?, string?];
   const parsed: ParsedViewName =
