@@ -1,11 +1,10 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { issueLines } from './load.ts';
 import { limitsSection } from './schema.ts';
 
 /**
  * The keys of limits.* a tenant's `settings.limits` may override, with the same types (rates and
- * burst as numbers, durations as text like "30d" or milliseconds); every key optional, unknown
- * keys refused. The instance-wide ones (store, redis_url, key_prefix) are not a tenant's.
+ * burst as numbers, durations as text like "30d"); every key optional, unknown keys refused. The instance-wide ones (store, redis_url, key_prefix) are not a tenant's.
  */
 const tenantLimitsSchema = limitsSection.omit({ store: true, redis_url: true, key_prefix: true }).partial();
 
@@ -15,7 +14,29 @@ export type TenantLimitOverrides = z.output<typeof tenantLimitsSchema>;
 /** What is wrong with a tenant's `settings.limits`, one line per problem (empty: nothing). */
 export function tenantLimitsProblems(limits: unknown): string[] {
   const result = tenantLimitsSchema.safeParse(limits);
-  return result.success ? [] : issueLines(result.error.issues, ['settings', 'limits']);
+  const problems = result.success ? [] : issueLines(result.error.issues, ['settings', 'limits']);
+  bareNumberDurations(TENANT_LIMITS_JSON, limits, ['settings', 'limits'], problems);
+  return problems;
+}
+
+interface JsonSchemaNode {
+  format?: string;
+  properties?: Record<string, JsonSchemaNode>;
+}
+const TENANT_LIMITS_JSON = z.toJSONSchema(tenantLimitsSchema, { io: 'input', unrepresentable: 'any' }) as JsonSchemaNode;
+
+/**
+ * A tenant's durations must carry their unit: the config file takes a bare number as milliseconds,
+ * but through the API `"retention": 30` meant as days would delete the tenant's data at the next
+ * compactor pass, so a number there is refused.
+ */
+function bareNumberDurations(schema: JsonSchemaNode, value: unknown, path: string[], out: string[]): void {
+  if (schema.format === 'duration') {
+    if (typeof value === 'number') out.push(`${path.join('.')}: ${value} has no unit; write a duration text such as "30d" or "12h"`);
+    return;
+  }
+  if (!schema.properties || value === null || typeof value !== 'object' || Array.isArray(value)) return;
+  for (const [key, child] of Object.entries(schema.properties)) bareNumberDurations(child, (value as Record<string, unknown>)[key], [...path, key], out);
 }
 
 /**
