@@ -47,6 +47,8 @@ describe('Loki push bodies', () => {
     }
     expect(() => lokiStreamsFromJson(new TextEncoder().encode('{'))).toThrow(/not valid JSON/);
     expect(() => lokiStreamsFromProtobuf(new Uint8Array([0x0a, 0xff]))).toThrow(/not a valid logproto.PushRequest/);
+    const before1970 = toBinary(LokiPushRequestSchema, create(LokiPushRequestSchema, { streams: [{ labels: '{app="api"}', entries: [{ timestamp: { seconds: -31_536_000n, nanos: 0 }, line: 'x' }] }] }));
+    expect(() => lokiStreamsFromProtobuf(before1970)).toThrow(expect.objectContaining({ kind: 'bad_data', message: 'streams[0].entries[0]: the timestamp is before 1970-01-01' }));
   });
 
   it('stores labels as resource attributes, service_name as Loki 3 derives it, level as severity, trace ids as ids', () => {

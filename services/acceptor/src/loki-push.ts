@@ -31,13 +31,15 @@ interface PushStream {
 
 /** A protobuf push body (already snappy-decompressed) as streams. */
 export function lokiStreamsFromProtobuf(body: Uint8Array): PushStream[] {
-  return decodeMessage(LokiPushRequestSchema, body, 'protobuf').streams.map((s) => ({
+  return decodeMessage(LokiPushRequestSchema, body, 'protobuf').streams.map((s, i) => ({
     labels: parseLabels(s.labels),
-    entries: s.entries.map((e) => ({
-      timeNs: e.timestamp ? e.timestamp.seconds * 1_000_000_000n + BigInt(e.timestamp.nanos) : 0n,
-      line: e.line,
-      metadata: e.structuredMetadata.map((m) => [m.name, m.value] as [string, string]),
-    })),
+    entries: s.entries.map((e, j) => {
+      const timeNs = e.timestamp ? e.timestamp.seconds * 1_000_000_000n + BigInt(e.timestamp.nanos) : 0n;
+      // As JSON's digits-only timestamps: a time before 1970 is refused, not taken as "now" (which
+      // would slip it past limits.ingest_max_age).
+      if (timeNs < 0n) throw bad(`streams[${i}].entries[${j}]: the timestamp is before 1970-01-01`);
+      return { timeNs, line: e.line, metadata: e.structuredMetadata.map((m) => [m.name, m.value] as [string, string]) };
+    }),
   }));
 }
 
