@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import { FloeError, isFloeError } from '@floe/errors';
 import { isMetaError } from '@floe/meta';
 
@@ -44,4 +45,26 @@ export function validationError(errors: SchemaValidationFailure[], dataVar: stri
   if (e.keyword === 'additionalProperties' && params.additionalProperty) detail = `: ${JSON.stringify(params.additionalProperty)}`;
   if (e.keyword === 'enum' && params.allowedValues) detail = `: ${params.allowedValues.join(', ')}`;
   return new FloeError('bad_data', `${where} ${e.message ?? 'is invalid'}${detail}`, { code: 'FLOE_ERR_VALIDATION' });
+}
+
+const CLIENT_ERRORS: Record<string, { status: number; reason: string; kind: 'bad_data' | 'timeout'; error: string }> = {
+  ERR_HTTP_REQUEST_TIMEOUT: { status: 408, reason: 'Request Timeout', kind: 'timeout', error: 'the request did not arrive in time' },
+  HPE_HEADER_OVERFLOW: { status: 431, reason: 'Request Header Fields Too Large', kind: 'bad_data', error: 'request headers too large' },
+};
+
+/**
+ * fastify's `clientErrorHandler` for every HTTP service: a request Node's parser refuses before
+ * fastify sees it (a malformed request line or header, headers too large, a request that timed
+ * out) is answered in the error envelope like every other error, then the connection is closed.
+ */
+export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const c = CLIENT_ERRORS[err.code ?? ''] ?? { status: 400, reason: 'Bad Request', kind: 'bad_data', error: 'malformed HTTP request' };
+  const body = JSON.stringify({ status: 'error', errorType: c.kind, error: c.error });
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  // Ended, not destroyed at once: the answer goes out before the connection closes.
+  socket.end(`HTTP/1.1 ${c.status} ${c.reason}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`, () => socket.destroy());
 }

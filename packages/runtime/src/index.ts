@@ -14,7 +14,7 @@ export type { AdminAnswer, AdminServer } from './admin-server.ts';
 export { SERVICE_NAMES, isServiceName } from './service.ts';
 export type { ServiceHandle, ServiceName } from './service.ts';
 export { onShutdownSignal, sleep } from './lifecycle.ts';
-export { asFloeError, validationError, type SchemaValidationFailure } from './http-errors.ts';
+export { asFloeError, clientErrorHandler, validationError, type SchemaValidationFailure } from './http-errors.ts';
 export { headerValue } from './request-headers.ts';
 export { snappyUncompress } from './snappy.ts';
 export { crc32c } from './crc32c.ts';

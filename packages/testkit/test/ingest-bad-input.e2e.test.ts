@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -87,6 +88,25 @@ describe('ingest bad input', () => {
     expect(await call(validBody(), { authorization: `Bearer ${key}`, 'x-scope-orgid': 'acme' })).toEqual({ code: 0, details: '' });
     expect(await call(validBody(), { authorization: `Bearer ${otherKey}`, 'x-scope-orgid': 'acme' })).toMatchObject({ code: grpc.status.PERMISSION_DENIED });
     client.close();
+  });
+
+  it("requests Node's HTTP parser refuses (a garbage request line, headers too large) are answered in the envelope", async () => {
+    const raw = (text: string) =>
+      new Promise<string>((resolve) => {
+        const { hostname, port } = new URL(floe.otlpHttpUrl);
+        const socket = connect(Number(port), hostname, () => socket.write(text));
+        let answer = '';
+        socket.on('data', (c: Buffer) => (answer += c.toString()));
+        socket.on('close', () => resolve(answer));
+        // A reset after the answer (headers still unread when the server closed) keeps what came.
+        socket.on('error', () => resolve(answer));
+      });
+    const garbage = await raw('NOT A REQUEST\r\n\r\n');
+    expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', errorType: 'bad_data', error: 'malformed HTTP request' });
+    const huge = await raw(`POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`);
+    expect(huge).toMatch(/^HTTP\/1\.1 431 /);
+    expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', errorType: 'bad_data', error: 'request headers too large' });
   });
 
   it('rejects invalid spans as OTLP partial success and keeps the valid ones', async () => {

@@ -17,7 +17,7 @@ import { jaegerToOtlp } from './jaeger.ts';
 import { pprofToOtlp } from './pprof.ts';
 import { legacyIngestSeries } from './pyroscope-ingest.ts';
 import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
-import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress, headerValue } from '@floe/runtime';
+import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress, headerValue, clientErrorHandler } from '@floe/runtime';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -51,7 +51,7 @@ declare module 'fastify' {
  * /api/traces, Pyroscope's push API at POST /push.v1.PusherService/Push, and GET /ready.
  */
 export function buildHttpServer(opts: HttpServerOptions) {
-  const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes, ...(opts.https ? { https: opts.https } : {}) });
+  const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes, clientErrorHandler, ...(opts.https ? { https: opts.https } : {}) });
 
   // Bodies are taken raw for every content type: the handler decides 415 vs decode, so a wrong
   // Content-Type gets the same envelope as every other error.

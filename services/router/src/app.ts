@@ -8,7 +8,7 @@ import { adminPlugin } from './admin.ts';
 import { authPlugin } from './auth-plugin.ts';
 import type { TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
-import { asFloeError, headerValue, parseJsonBody, validationError } from '@floe/runtime';
+import { asFloeError, clientErrorHandler, headerValue, parseJsonBody, validationError } from '@floe/runtime';
 import { logDeletePlugin } from './logquery/deletes.ts';
 import { createPendingDeletions } from './logquery/pending-deletions.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
@@ -113,6 +113,7 @@ export async function buildApp(opts: AppOptions) {
     // A URL fastify cannot route (a bad percent-escape, a path parameter over its length) gets
     // the envelope too, not fastify's own body.
     frameworkErrors: (err, req, reply) => sendError(err, req, reply),
+    clientErrorHandler,
   });
 
   const sendError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
