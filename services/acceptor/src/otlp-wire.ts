@@ -1353,6 +1353,24 @@ function scope(end: number, keepAttrs: boolean): void {
   }
 }
 
+/**
+ * Whether the scope group whose fields run from pos to `end` holds any item (field 2), by its tags
+ * alone. A group that does not scan cleanly counts as holding some: it then takes the full path,
+ * which reports what is wrong with it as the rest of the reader does.
+ */
+function groupHasItems(end: number): boolean {
+  try {
+    while (pos < end) {
+      const t = tag(end);
+      if (t === 0x12) return true;
+      skipValue(t & 7, end);
+    }
+    return false;
+  } catch {
+    return true;
+  }
+}
+
 function clearMaps(maps: readonly MapLeaves[]): void {
   for (const m of maps) {
     m.key.clear();
@@ -1368,6 +1386,7 @@ function scopeGroup(end: number, signal: SignalReader): void {
   const start = pos;
   scNameS = scNameE = scVerS = scVerE = 0;
   clearEntries();
+  let items = 0;
   try {
     while (pos < end) {
       const t = tag(end);
@@ -1379,6 +1398,7 @@ function scopeGroup(end: number, signal: SignalReader): void {
         }
         case 0x12:
           pos = lenDelim(end); // items: second pass
+          items++;
           break;
         case 0x1a:
           str(end); // schema_url
@@ -1390,6 +1410,7 @@ function scopeGroup(end: number, signal: SignalReader): void {
   } catch (err) {
     failInWireOrder(err, start, end, 0x12, signal.item);
   }
+  if (items === 0) return;
   if (signal.keepScopeAttrs) {
     clearMaps(scopeMaps);
     emitMaps(scopeMaps);
@@ -1413,6 +1434,7 @@ function resourceGroup(end: number, signal: SignalReader): void {
   const start = pos;
   clearEntries();
   svcFound = svcSet = false;
+  let filled = false;
   try {
     while (pos < end) {
       const t = tag(end);
@@ -1422,9 +1444,12 @@ function resourceGroup(end: number, signal: SignalReader): void {
           resource(e);
           break;
         }
-        case 0x12:
-          pos = lenDelim(end); // scope groups: second pass
+        case 0x12: {
+          const e = lenDelim(end); // scope groups: second pass
+          filled ||= groupHasItems(e);
+          pos = e;
           break;
+        }
         case 0x1a:
           str(end); // schema_url
           break;
@@ -1435,8 +1460,13 @@ function resourceGroup(end: number, signal: SignalReader): void {
   } catch (err) {
     failInWireOrder(err, start, end, 0x12, (e) => scopeGroup(e, signal));
   }
-  clearMaps(resourceMaps);
-  emitMaps(resourceMaps);
+  // A resource without items or attributes has nothing to write: a body of millions of empty
+  // resources (or empty scope groups) once cost seconds of the event loop in map work. Attributes
+  // are still emitted (that checks their text, as protobuf would) and scope groups still read.
+  if (filled || eN > 0) {
+    clearMaps(resourceMaps);
+    emitMaps(resourceMaps);
+  }
   pos = start;
   while (pos < end) {
     const t = tag(end);

@@ -276,6 +276,18 @@ describe('spansToPayloadsFromWire: the payloads of spansToRows(fromBinary())', (
     expect([got.accepted, got.rejected, got.rejectReason]).toEqual([1, 2, 'span has a time beyond the int64 range of unix nanoseconds']);
   });
 
+  it('resources without spans (none at all, or only empty scope groups) beside one with a span: the same rows as protobuf-es gives', () => {
+    const init = base([{ traceId: T, spanId: S, startTimeUnixNano: NOW }]);
+    const empties = [
+      ...Array.from({ length: 1000 }, () => ({})),
+      ...Array.from({ length: 1000 }, () => ({ scopeSpans: [{}, { scope: { name: 'idle' } }] })),
+      { resource: { attributes: [{ key: 'service.name', value: { value: { case: 'stringValue' as const, value: 'quiet' } } }] }, scopeSpans: [{}] },
+    ];
+    const body = toBinary(ExportTraceServiceRequestSchema, create(ExportTraceServiceRequestSchema, { resourceSpans: [...empties, ...init.resourceSpans!, ...empties] }));
+    const got = expectSame(body);
+    expect([got.accepted, got.rejected]).toEqual([1, 0]);
+  });
+
   it('a NaN with any payload on the wire is stored as Number("NaN") (float() makes it "NaN")', () => {
     const dbl = (value: number) => ({ value: { case: 'doubleValue' as const, value } });
     const init = base(
