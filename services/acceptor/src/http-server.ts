@@ -69,9 +69,9 @@ export function buildHttpServer(opts: HttpServerOptions) {
   });
 
   // Every ingest request holds its room from its first byte (the declared length, before the
-  // body is read) until its connection has the whole answer or is gone.
-  // A body of unknown length (chunked) may be as large as any: it holds that much. An upload
-  // still arriving after read_timeout has its connection closed, which gives its room back.
+  // body is read; a chunked body, of unknown length, as much as any may be) until its connection
+  // has the whole answer or is gone. An upload still arriving after read_timeout has its
+  // connection closed, which gives its room back.
   const arriving = new WeakMap<FastifyRequest, NodeJS.Timeout>();
   app.addHook('onRequest', async (req, reply) => {
     if (req.method !== 'POST') return;

@@ -92,7 +92,6 @@ export interface AppOptions {
   oauth?: Pick<OAuthOptions, 'accessTokenTtlMs' | 'refreshTokenTtlMs' | 'consentUrl'>;
 }
 
-
 // Management bodies are small JSON documents; anything bigger is refused before parsing (413).
 const MANAGEMENT_BODY_LIMIT = 64 * 1024;
 
