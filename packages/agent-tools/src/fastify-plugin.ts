@@ -13,7 +13,6 @@ export interface AgentToolsPluginOptions {
   credentials?: (req: FastifyRequest) => RouterCredentials;
 }
 
-
 /** The incoming request's credentials, forwarded as they came: the query APIs authenticate them again. */
 const credentialsOf = (req: FastifyRequest): RouterCredentials => ({ authorization: headerValue(req.headers, 'authorization'), tenant: headerValue(req.headers, 'x-tenant-id'), dataset: headerValue(req.headers, 'x-dataset-id') });
 

@@ -266,7 +266,6 @@ function refusedRest(result: { rejected: number; rejectReason: string | undefine
   throw new FloeError('bad_data', `${result.rejected} ${items} were refused (the rest was stored); first: ${result.rejectReason ?? 'refused'}`, { code: 'FLOE_ERR_INGEST_REJECTED' });
 }
 
-
 function bodyBuffer(body: unknown): Buffer {
   if (Buffer.isBuffer(body)) return body;
   // No body at all (e.g. Content-Length: 0): an empty export request, valid protobuf.

@@ -107,7 +107,6 @@ export function createPlanningAuth(db: Db, opts: { adminApiKey: string; ttlMs: n
   };
 }
 
-
 /** Resolves the caller of every route of its scope before the body is read. */
 export const planningAuthPlugin = fp<{ auth: PlanningAuth }>(async (app, opts) => {
   app.addHook('onRequest', async (req) => {

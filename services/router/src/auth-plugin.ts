@@ -12,7 +12,6 @@ declare module 'fastify' {
   }
 }
 
-
 /**
  * Resolves the caller's TenantContext once per request (onRequest, before any body is read) for
  * every route registered inside the scope that uses it.

@@ -75,7 +75,6 @@ export async function tempoStreamingRoutes(app: FastifyInstance, opts: TempoStre
 
 const GRPC_UNIMPLEMENTED = 12;
 
-
 /** The call's HTTP/2 response, the reply left to it; or undefined after answering a call it cannot take. */
 function grpcResponseOf(req: FastifyRequest, reply: FastifyReply): Http2ServerResponse | undefined {
   if (req.raw.httpVersionMajor !== 2 || !GRPC_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {

@@ -14,7 +14,6 @@ declare module 'fastify' {
   }
 }
 
-
 /**
  * Resolves the caller of every management route once, before the body is read: break-glass key,
  * API key or session cookie (spec 2, Authentication). Routes then ask permissions.ts what the

@@ -68,7 +68,6 @@ const MAX_ID_PARAMS = 2_000;
 /** Prometheus's default --query.max-samples. */
 export const DEFAULT_MAX_SAMPLES = 50_000_000;
 
-
 /**
  * A plain series' stored metric name and Prometheus labels (never modified). Plain strings only:
  * no Arrow values, which would keep their whole record batch alive in the cache.

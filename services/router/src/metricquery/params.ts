@@ -17,7 +17,6 @@ export { PromParams };
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?([Zz]|[+-]\d{2}:\d{2})$/;
 
-
 /** A time parameter as unix milliseconds (Prometheus's resolution). */
 export function parsePromTime(name: string, raw: string | undefined, fallback: number): number {
   if (raw === undefined) return fallback;

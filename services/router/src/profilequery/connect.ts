@@ -34,7 +34,6 @@ export const CONNECT_BODY_LIMIT = 1024 * 1024;
 
 const SERVICE = PyroQuerierService.typeName;
 
-
 type AnyHandler = (req: unknown, ctx: CallContext) => Promise<MessageInitShape<DescMessage>>;
 
 export const connectQuerierPlugin: FastifyPluginAsync<ProfileSurfaceOptions> = async (app, opts) => {

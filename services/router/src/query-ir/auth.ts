@@ -13,7 +13,6 @@ import { headerValue } from '@floe/runtime';
  * An Authorization header wins over a cookie, as in resolvePrincipal.
  */
 
-
 export const queryIrAuth = fp<{ auth: AuthDeps; managementAuth: ManagementAuthDeps }>(async (app, opts) => {
   app.addHook('onRequest', async (req) => {
     const get = (n: string) => headerValue(req.headers, n);
