@@ -112,6 +112,12 @@ describe('decodeOtlpJson', () => {
     expect(hex(span.spanId)).toBe('cd'.repeat(8));
   });
 
+  it('decodes hex cut short (an odd count of digits) as an id of no valid length, for the item to be rejected rather than the request', () => {
+    const body = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'a'.repeat(33), spanId: 'b'.repeat(15), name: 'x' }] }] }] });
+    const span = decodeOtlpJson(ExportTraceServiceRequestSchema, body).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    expect([span.traceId.length, span.spanId.length]).toEqual([1, 1]);
+  });
+
   it('leaves base64 ids from non-conforming senders to the proto3 JSON decoder', () => {
     const traceId = Buffer.from('0102030405060708090a0b0c0d0e0f10', 'hex');
     const body = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: traceId.toString('base64') }] }] }] });

@@ -4,6 +4,8 @@ import type { DescField, DescMessage, JsonValue, MessageShape } from '@bufbuild/
 // OTLP/JSON writes these bytes fields as hex, where proto3 JSON (and so fromJson) wants base64.
 const HEX_ID_FIELDS = new Set(['trace_id', 'span_id', 'parent_span_id', 'profile_id']);
 const HEX = /^(?:[0-9a-fA-F]{2})*$/;
+const ODD_HEX = /^[0-9a-fA-F](?:[0-9a-fA-F]{2})*$/;
+const ONE_BYTE = Buffer.of(0).toString('base64');
 
 type JsonObject = { [key: string]: JsonValue };
 
@@ -31,8 +33,12 @@ function convertValue(field: DescField, value: JsonValue): JsonValue {
   switch (field.fieldKind) {
     case 'scalar':
       // A value that is not hex (e.g. a non-conforming sender's base64) is left for fromJson.
-      if (field.scalar === ScalarType.BYTES && HEX_ID_FIELDS.has(field.name) && typeof value === 'string' && HEX.test(value)) {
-        return Buffer.from(value, 'hex').toString('base64');
+      if (field.scalar === ScalarType.BYTES && HEX_ID_FIELDS.has(field.name) && typeof value === 'string') {
+        if (HEX.test(value)) return Buffer.from(value, 'hex').toString('base64');
+        // Hex cut short (an odd count of digits) is a malformed id, which the span, record or
+        // exemplar it belongs to is rejected for (OTLP partial success), not the whole request:
+        // it becomes one byte, a length no id has.
+        if (ODD_HEX.test(value)) return ONE_BYTE;
       }
       return value;
     case 'message':

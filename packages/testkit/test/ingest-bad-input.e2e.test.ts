@@ -121,6 +121,10 @@ describe('ingest bad input', () => {
     const json = await post(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'abcd', spanId: '0101010101010101', name: 'bad' }] }] }] }), { 'content-type': 'application/json' });
     expect(json.status).toBe(200);
     expect(await json.json()).toMatchObject({ partialSuccess: { rejectedSpans: '1' } });
+    // Hex cut short (33 digits) is a bad id of its span, not a bad request.
+    const odd = await post(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: 'a'.repeat(33), spanId: '0101010101010101', name: 'bad' }] }] }] }), { 'content-type': 'application/json' });
+    expect(odd.status).toBe(200);
+    expect(await odd.json()).toMatchObject({ partialSuccess: { rejectedSpans: '1' } });
   });
 
   it('the requests around the bad ones still land', async () => {
