@@ -143,3 +143,20 @@ describe('acceptor read timeout and chunked uploads (embedded)', () => {
     expect((await post('{"resourceSpans":[]}')).status).toBe(200);
   });
 });
+
+/** At stop, an upload still arriving is cut (nothing of it was acknowledged) instead of being awaited for up to read_timeout. */
+describe('acceptor stop with an upload still arriving (embedded)', () => {
+  it('closes the upload unanswered and stops, with read_timeout far away', async () => {
+    const floe = await startFloe({ mode: 'embedded', config: { acceptor: { read_timeout: '10m' } } });
+    const tenant = 'stopping';
+    const open: Array<{ destroy(): void }> = [];
+    try {
+      const key = (await floe.bootstrap(tenant)).api_key;
+      const held = await startUpload(floe.otlpHttpUrl, key, tenant, open, { length: 500 });
+      await floe.stop();
+      expect(await held.closed).toBe('');
+    } finally {
+      for (const s of open) s.destroy();
+    }
+  });
+});

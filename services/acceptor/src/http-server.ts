@@ -72,22 +72,30 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // body is read; a chunked body, of unknown length, as much as any may be) until its connection
   // has the whole answer or is gone. An upload still arriving after read_timeout has its
   // connection closed, which gives its room back.
-  const arriving = new WeakMap<FastifyRequest, NodeJS.Timeout>();
+  const arriving = new Map<FastifyRequest, NodeJS.Timeout>();
+  const arrived = (req: FastifyRequest) => {
+    clearTimeout(arriving.get(req));
+    arriving.delete(req);
+  };
   app.addHook('onRequest', async (req, reply) => {
     if (req.method !== 'POST') return;
     const length = headerValue(req.headers, 'content-length');
     const declared = Number(length);
     const bytes = length === undefined ? opts.maxBodyBytes : Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
     opts.inflight.take(bytes);
-    const timer = setTimeout(() => req.raw.destroy(), opts.readTimeoutMs);
-    arriving.set(req, timer);
+    arriving.set(req, setTimeout(() => req.raw.destroy(), opts.readTimeoutMs));
     reply.raw.once('close', () => {
-      clearTimeout(timer);
+      arrived(req);
       opts.inflight.release(bytes);
     });
   });
   // The body is in: the request is processed however long that takes (the WAL's own limits apply).
-  app.addHook('preValidation', async (req) => clearTimeout(arriving.get(req)));
+  app.addHook('preValidation', async (req) => arrived(req));
+  // At stop, uploads still arriving are cut (nothing of them is acknowledged; the client sends
+  // them again elsewhere) rather than awaited for up to read_timeout; requests in process finish.
+  app.addHook('preClose', async () => {
+    for (const req of arriving.keys()) req.raw.destroy();
+  });
 
   // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
   // requests carry Floe's own telemetry (a span each would be exported as one more request).
