@@ -90,7 +90,7 @@ describe('ingest bad input', () => {
     client.close();
   });
 
-  it("requests Node's HTTP parser refuses (a garbage request line, headers too large) are answered in the envelope", async () => {
+  it('requests refused before any route (a garbage request line, a bad percent-escape, headers too large) are answered in the envelope', async () => {
     const raw = (text: string) =>
       new Promise<string>((resolve) => {
         const { hostname, port } = new URL(floe.otlpHttpUrl);
@@ -104,6 +104,9 @@ describe('ingest bad input', () => {
     const garbage = await raw('NOT A REQUEST\r\n\r\n');
     expect(garbage).toMatch(/^HTTP\/1\.1 400 /);
     expect(JSON.parse(garbage.slice(garbage.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', errorType: 'bad_data', error: 'malformed HTTP request' });
+    const badUrl = await raw(`POST /v1/traces%ff HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    expect(badUrl).toMatch(/^HTTP\/1\.1 (400|404) /);
+    expect(JSON.parse(badUrl.slice(badUrl.indexOf('\r\n\r\n') + 4))).toMatchObject({ status: 'error' });
     const huge = await raw(`POST /v1/traces HTTP/1.1\r\nHost: x\r\nX-Pad: ${'a'.repeat(20_000)}\r\n\r\n`);
     expect(huge).toMatch(/^HTTP\/1\.1 431 /);
     expect(JSON.parse(huge.slice(huge.indexOf('\r\n\r\n') + 4))).toEqual({ status: 'error', errorType: 'bad_data', error: 'request headers too large' });

@@ -51,19 +51,26 @@ declare module 'fastify' {
  * /api/traces, Pyroscope's push API at POST /push.v1.PusherService/Push, and GET /ready.
  */
 export function buildHttpServer(opts: HttpServerOptions) {
-  const app = Fastify({ ...httpFrameworkLogging(opts.log, 'otlp-http'), bodyLimit: opts.maxBodyBytes, clientErrorHandler, ...(opts.https ? { https: opts.https } : {}) });
+  const app = Fastify({
+    ...httpFrameworkLogging(opts.log, 'otlp-http'),
+    bodyLimit: opts.maxBodyBytes,
+    clientErrorHandler,
+    // A URL fastify cannot route (a bad percent-escape) is answered in the envelope too.
+    frameworkErrors: (err, req, reply) => sendError(err, req, reply),
+    ...(opts.https ? { https: opts.https } : {}),
+  });
 
   // Bodies are taken raw for every content type: the handler decides 415 vs decode, so a wrong
   // Content-Type gets the same envelope as every other error.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
 
-  app.setErrorHandler((err: unknown, req, reply) => {
-    const e = fastifyToFloe(err);
-    const out = toHttp(e);
+  const sendError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {
+    const out = toHttp(fastifyToFloe(err));
     if (out.unexpected) req.log.error({ err }, 'unexpected error');
     void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
-  });
+  };
+  app.setErrorHandler(sendError);
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send({ status: 'error', errorType: 'not_found', error: 'no such endpoint' });
   });
