@@ -11,6 +11,14 @@ export interface DedupStore {
   /** Whether the fingerprint was remembered within its window. */
   seen(fingerprint: Uint8Array): Promise<boolean>;
   remember(fingerprint: Uint8Array, windowMs: number): Promise<void>;
+  /**
+   * Takes, for at most `ttlMs`, the turn to store the request of this fingerprint among the
+   * processes sharing the store; false while another holds it (it is storing the same bytes now).
+   * A store of one process's memory always grants it: that process orders its own copies.
+   */
+  claim(fingerprint: Uint8Array, ttlMs: number): Promise<boolean>;
+  /** Gives the turn back (the request is stored and remembered, or failed). */
+  release(fingerprint: Uint8Array): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -47,6 +55,12 @@ export class MemoryDedup implements DedupStore {
     this.#newer.set(k, until);
   }
 
+  async claim(): Promise<boolean> {
+    return true;
+  }
+
+  async release(): Promise<void> {}
+
   async close(): Promise<void> {
     this.#newer = new FingerprintTable(this.#generation);
     this.#older = undefined;
@@ -78,10 +92,18 @@ export class RedisDedup implements DedupStore {
     await this.#redis.set(this.#keyOf(fingerprint), '1', 'PX', Math.max(1, Math.round(windowMs)));
   }
 
+  async claim(fingerprint: Uint8Array, ttlMs: number): Promise<boolean> {
+    return (await this.#redis.set(this.#keyOf(fingerprint, 'dedup-claim'), '1', 'PX', Math.max(1, Math.round(ttlMs)), 'NX')) === 'OK';
+  }
+
+  async release(fingerprint: Uint8Array): Promise<void> {
+    await this.#redis.del(this.#keyOf(fingerprint, 'dedup-claim'));
+  }
+
   async close(): Promise<void> {}
 
   /** The digest as base64url text in the key, as acceptors have always named it. */
-  #keyOf(fingerprint: Uint8Array): string {
-    return `${this.#prefix}dedup:${Buffer.from(fingerprint.buffer, fingerprint.byteOffset, fingerprint.byteLength).toString('base64url')}`;
+  #keyOf(fingerprint: Uint8Array, kind = 'dedup'): string {
+    return `${this.#prefix}${kind}:${Buffer.from(fingerprint.buffer, fingerprint.byteOffset, fingerprint.byteLength).toString('base64url')}`;
   }
 }

@@ -96,6 +96,20 @@ describe('resend dedup', () => {
     expect(await second.seen(fp('fp-1'))).toBe(false);
   });
 
+  it('redis: one process at a time has the turn to store a fingerprint, until it gives it back or it lapses', async () => {
+    const [a, b] = [new RedisDedup(client(), prefix), new RedisDedup(client(), prefix)];
+    expect(await a.claim(fp('turn'), 60_000)).toBe(true);
+    expect(await b.claim(fp('turn'), 60_000)).toBe(false);
+    expect(await b.claim(fp('other'), 60_000)).toBe(true);
+    await a.release(fp('turn'));
+    expect(await b.claim(fp('turn'), 150)).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await a.claim(fp('turn'), 60_000)).toBe(true);
+    // One process's memory orders its own copies: it always grants the turn.
+    const m = new MemoryDedup();
+    expect([await m.claim(), await m.claim()]).toEqual([true, true]);
+  });
+
   it('redis keys name the digest in base64url, as acceptors always have', async () => {
     const redis = client();
     await new RedisDedup(redis, prefix).remember(fp('named'), 60_000);

@@ -306,14 +306,21 @@ describe.each<FloeMode>(['embedded', 'cluster'])('limits (%s)', (mode) => {
     }
   });
 
-  it('copies of one request sent at once (a client retrying before it has its answer) are stored once', async () => {
+  it('copies of one request sent at once (a client retrying before it has its answer) are stored once, on one acceptor or several', async () => {
     const key = (await floe.bootstrap('resend-at-once')).api_key;
-    const { body, traceId } = spanBody();
-    const answers = await Promise.all(Array.from({ length: 10 }, () => post(floe.otlpHttpUrl, key, 'resend-at-once', body)));
-    expect(answers.map((r) => r.status)).toEqual(Array(10).fill(200));
-    await waitFor('the span committed', async () => ((await spansStored(key, 'resend-at-once', traceId)) > 0 ? true : undefined), 30_000, 200);
-    await new Promise((r) => setTimeout(r, 1500)); // more than one writer flush after the last copy
-    expect(await spansStored(key, 'resend-at-once', traceId)).toBe(1);
+    const extra = mode === 'cluster' ? await floe.startExtraAcceptor() : undefined;
+    try {
+      for (const urls of extra ? [[floe.otlpHttpUrl], [floe.otlpHttpUrl, extra.otlpHttpUrl]] : [[floe.otlpHttpUrl]]) {
+        const { body, traceId } = spanBody();
+        const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => post(urls[i % urls.length]!, key, 'resend-at-once', body)));
+        expect(answers.map((r) => r.status)).toEqual(Array(10).fill(200));
+        await waitFor('the span committed', async () => ((await spansStored(key, 'resend-at-once', traceId)) > 0 ? true : undefined), 30_000, 200);
+        await new Promise((r) => setTimeout(r, 1500)); // more than one writer flush after the last copy
+        expect(await spansStored(key, 'resend-at-once', traceId), `copies sent to ${urls.length} acceptor(s)`).toBe(1);
+      }
+    } finally {
+      await extra?.stop();
+    }
   });
 
   // Only a cluster has several acceptors (the test is not defined at all in embedded mode).

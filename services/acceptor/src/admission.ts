@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHash } from 'node:crypto';
 import type { TenantContext } from '@floe/auth';
 import type { FloeConfig } from '@floe/config';
@@ -56,6 +57,12 @@ export interface RequestIdentity {
   params?: string;
   body: Uint8Array;
 }
+
+/** Longest one acceptor's turn to store a request holds off its copies on other acceptors. */
+const CLAIM_TTL_MS = 30_000;
+/** How long a copy waits for another acceptor's turn before storing anyway, and how often it looks. */
+const CLAIM_WAIT_MS = 10_000;
+const CLAIM_POLL_MS = 50;
 
 /**
  * The acceptor's per-tenant gate, in front of decoding (spec 1, Errors 4–5; Ingest rule 5):
@@ -156,19 +163,50 @@ export class Admission {
     onResend: () => R,
   ): Promise<R> {
     let fp = first;
-    if (await this.isResend(fp)) {
+    const isResendNow = async () => {
+      if (!(await this.isResend(fp))) return false;
       // The cached limits may predate the tenant id's deletion and re-creation; a resend is rare
       // enough to ask the metadata DB which tenant it is now.
       const current = (await getTenant(this.#o.db, ctx.tenant))?.createdAt.getTime();
       if (current !== limits.createdAtMs) fp = this.fingerprint(ctx, req, current);
-      if (current === limits.createdAtMs || (await this.isResend(fp))) {
-        this.#o.resendsDropped?.add(1, { signal: req.signal });
-        return onResend();
-      }
+      return current === limits.createdAtMs || (await this.isResend(fp));
+    };
+    const resent = () => {
+      this.#o.resendsDropped?.add(1, { signal: req.signal });
+      return onResend();
+    };
+    if (await isResendNow()) return resent();
+    // Another acceptor may be storing the same bytes right now (a client's retry sent elsewhere
+    // before its first try was answered): wait for its turn to end, then ask again. Past
+    // CLAIM_WAIT_MS the copy is stored anyway: at worst twice, never lost.
+    let claimed = await this.#claim(fp);
+    for (const until = Date.now() + CLAIM_WAIT_MS; !claimed && Date.now() < until; ) {
+      await sleep(CLAIM_POLL_MS);
+      if (await isResendNow()) return resent();
+      claimed = await this.#claim(fp);
     }
-    const out = await store(new AcceptedTimes(Date.now(), limits.ingestMaxAgeMs, limits.ingestMaxFutureMs));
-    await this.remember(fp);
-    return out;
+    try {
+      const out = await store(new AcceptedTimes(Date.now(), limits.ingestMaxAgeMs, limits.ingestMaxFutureMs));
+      await this.remember(fp);
+      return out;
+    } finally {
+      if (claimed) await this.#release(fp);
+    }
+  }
+
+  /** The shared store's turn to store `fp`; an unreachable store grants it (dedup is an optimisation). */
+  async #claim(fp: Uint8Array): Promise<boolean> {
+    try {
+      return await this.#o.dedup.claim(fp, CLAIM_TTL_MS);
+    } catch (err) {
+      this.#o.log.warn({ err }, 'dedup store unreachable; storing the request');
+      return true;
+    }
+  }
+
+  async #release(fp: Uint8Array): Promise<void> {
+    // Left behind, the turn lapses after CLAIM_TTL_MS.
+    await this.#o.dedup.release(fp).catch((err: unknown) => this.#o.log.warn({ err }, 'dedup store unreachable; a claim lapses on its own'));
   }
 
   /**
