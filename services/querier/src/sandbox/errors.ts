@@ -92,6 +92,11 @@ export interface ErrorContext {
 /** Maps anything DuckDB (or node-api) threw to a SandboxError. SandboxErrors pass through. */
 export function toSandboxError(err: unknown, ctx: ErrorContext): SandboxError {
   if (err instanceof SandboxError) return err;
+  // JavaScript cannot hold the value (a string past V8's 512 MiB, an array past its length):
+  // the query asked for more than can be returned, which is not the querier's fault.
+  if (err instanceof RangeError && /string longer than|Invalid string length|Invalid array length|allocation failed/i.test(err.message)) {
+    return new SandboxError('bad_sql', 'a value of the result is too large to return; select less (substr, list_slice, a LIMIT)', { cause: err });
+  }
   const message = duckdbMessage(err);
   if (ctx.timedOut || /^INTERRUPT Error/i.test(message)) {
     return new SandboxError('timeout', `query exceeded the time limit of ${ctx.timeoutMs} ms`, { cause: err });

@@ -6,6 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DataType, type Table } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileSchemas } from '../file-schemas.ts';
+import { toSandboxError } from './errors.ts';
 import { SandboxError, createTrustedRunner, describeSandboxedSelect, runSandboxedSelect, type SandboxErrorKind, type SandboxView, type TrustedRunner } from './index.ts';
 
 const SINGLE = 'only a single SELECT statement is allowed';
@@ -166,6 +167,18 @@ describe('runSandboxedSelect refuses', () => {
       }),
     );
     expect(got).toEqual({ kind: 'internal', message: 'view logs: emptySchemaSql must not contain ";", "--" or "/*"' });
+  });
+
+  it('a value JavaScript cannot hold (a string past 512 MiB) is bad_sql, not internal', () => {
+    let tooLong: unknown;
+    try {
+      'x'.repeat(2 ** 30);
+    } catch (err) {
+      tooLong = err;
+    }
+    expect(tooLong).toBeInstanceOf(RangeError);
+    const got = toSandboxError(tooLong, { timedOut: false, timeoutMs: 1000, scrub: (m) => m });
+    expect({ kind: got.kind, message: got.message }).toEqual({ kind: 'bad_sql', message: 'a value of the result is too large to return; select less (substr, list_slice, a LIMIT)' });
   });
 
   it('a wrong parameter count is bad_sql', async () => {
