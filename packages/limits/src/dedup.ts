@@ -13,8 +13,8 @@ export interface DedupStore {
   remember(fingerprint: Uint8Array, windowMs: number): Promise<void>;
   /**
    * Takes, for at most `ttlMs`, the turn to store the request of this fingerprint among the
-   * processes sharing the store; false while another holds it (it is storing the same bytes now).
-   * A store of one process's memory always grants it: that process orders its own copies.
+   * requests (of every process) sharing the store; false while another holds it: it is storing
+   * the same bytes now.
    */
   claim(fingerprint: Uint8Array, ttlMs: number): Promise<boolean>;
   /** Gives the turn back (the request is stored and remembered, or failed). */
@@ -34,6 +34,8 @@ export class MemoryDedup implements DedupStore {
   #newer: FingerprintTable;
   #older: FingerprintTable | undefined;
   readonly #key = new Uint32Array(4);
+  /** Turns to store taken (claim) and not yet given back, with when they lapse. */
+  readonly #turns = new Map<string, number>();
 
   constructor(maxEntries = 1_000_000) {
     this.#generation = Math.max(1, Math.floor(maxEntries / 2));
@@ -55,11 +57,17 @@ export class MemoryDedup implements DedupStore {
     this.#newer.set(k, until);
   }
 
-  async claim(): Promise<boolean> {
+  async claim(fingerprint: Uint8Array, ttlMs: number): Promise<boolean> {
+    const k = Buffer.from(fingerprint.buffer, fingerprint.byteOffset, fingerprint.byteLength).toString('base64');
+    const now = Date.now();
+    if ((this.#turns.get(k) ?? 0) > now) return false;
+    this.#turns.set(k, now + ttlMs);
     return true;
   }
 
-  async release(): Promise<void> {}
+  async release(fingerprint: Uint8Array): Promise<void> {
+    this.#turns.delete(Buffer.from(fingerprint.buffer, fingerprint.byteOffset, fingerprint.byteLength).toString('base64'));
+  }
 
   async close(): Promise<void> {
     this.#newer = new FingerprintTable(this.#generation);

@@ -105,9 +105,17 @@ describe('resend dedup', () => {
     expect(await b.claim(fp('turn'), 150)).toBe(true);
     await new Promise((r) => setTimeout(r, 250));
     expect(await a.claim(fp('turn'), 60_000)).toBe(true);
-    // One process's memory orders its own copies: it always grants the turn.
+  });
+
+  it('memory: one request at a time has the turn, as in Redis', async () => {
     const m = new MemoryDedup();
-    expect([await m.claim(), await m.claim()]).toEqual([true, true]);
+    expect(await m.claim(fp('turn'), 60_000)).toBe(true);
+    expect(await m.claim(fp('turn'), 60_000)).toBe(false);
+    expect(await m.claim(fp('other'), 60_000)).toBe(true);
+    await m.release(fp('turn'));
+    expect(await m.claim(fp('turn'), 150)).toBe(true);
+    await new Promise((r) => setTimeout(r, 250));
+    expect(await m.claim(fp('turn'), 60_000)).toBe(true);
   });
 
   it('redis keys name the digest in base64url, as acceptors always have', async () => {

@@ -40,3 +40,16 @@ export function syntaxDepth(top: SyntaxNodeLike): number {
   );
   return deepest;
 }
+
+/**
+ * Runs a parse whose recursion (the grammar's tree building, the lowering) follows the query's
+ * nesting: a query nested deeper than the stack allows becomes `tooDeep()`, a 400, not a 500.
+ */
+export function parseWithinStack<T>(parse: () => T, tooDeep: () => Error): T {
+  try {
+    return parse();
+  } catch (err) {
+    if (err instanceof RangeError && /call stack/i.test(err.message)) throw tooDeep();
+    throw err;
+  }
+}

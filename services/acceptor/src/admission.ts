@@ -58,7 +58,7 @@ export interface RequestIdentity {
   body: Uint8Array;
 }
 
-/** Longest one acceptor's turn to store a request holds off its copies on other acceptors. */
+/** Longest one request's turn to store holds off its copies (here and on other acceptors). */
 const CLAIM_TTL_MS = 30_000;
 /** How long a copy waits for another acceptor's turn before storing anyway, and how often it looks. */
 const CLAIM_WAIT_MS = 10_000;
@@ -78,8 +78,6 @@ const CLAIM_POLL_MS = 50;
 export class Admission {
   readonly #o: AdmissionDeps;
   readonly #local = new MemoryDedup(200_000);
-  /** Requests being stored now, by fingerprint: their copies wait for them. */
-  readonly #storing = new Map<string, Promise<void>>();
   readonly #limits: (tenant: string) => Promise<CachedTenantLimits>;
   readonly #stored = new Map<string, { at: number; bytes: Promise<number> }>();
 
@@ -138,31 +136,7 @@ export class Admission {
 
   async #run<R>(ctx: TenantContext, req: RequestIdentity, store: (times: AcceptedTimes) => Promise<R>, onResend: () => R): Promise<R> {
     const limits = await this.admit(ctx, req.body.byteLength);
-    const fp = this.fingerprint(ctx, req, limits.createdAtMs);
-    // The same bytes in flight here already (a client retrying before its first try was
-    // answered, or sending it twice at once): wait for that one, then ask again, so the copies
-    // are stored once. Taken at once after the wait, with no await between, so only one goes on.
-    const key = Buffer.from(fp).toString('base64');
-    for (let earlier = this.#storing.get(key); earlier; earlier = this.#storing.get(key)) await earlier;
-    let done!: () => void;
-    this.#storing.set(key, new Promise<void>((resolve) => (done = resolve)));
-    try {
-      return await this.#storeUnlessResend(ctx, req, fp, limits, store, onResend);
-    } finally {
-      this.#storing.delete(key);
-      done();
-    }
-  }
-
-  async #storeUnlessResend<R>(
-    ctx: TenantContext,
-    req: RequestIdentity,
-    first: Uint8Array,
-    limits: CachedTenantLimits,
-    store: (times: AcceptedTimes) => Promise<R>,
-    onResend: () => R,
-  ): Promise<R> {
-    let fp = first;
+    let fp = this.fingerprint(ctx, req, limits.createdAtMs);
     const isResendNow = async () => {
       if (!(await this.isResend(fp))) return false;
       // The cached limits may predate the tenant id's deletion and re-creation; a resend is rare
@@ -171,21 +145,21 @@ export class Admission {
       if (current !== limits.createdAtMs) fp = this.fingerprint(ctx, req, current);
       return current === limits.createdAtMs || (await this.isResend(fp));
     };
-    const resent = () => {
-      this.#o.resendsDropped?.add(1, { signal: req.signal });
-      return onResend();
-    };
-    if (await isResendNow()) return resent();
-    // Another acceptor may be storing the same bytes right now (a client's retry sent elsewhere
-    // before its first try was answered): wait for its turn to end, then ask again. Past
-    // CLAIM_WAIT_MS the copy is stored anyway: at worst twice, never lost.
+    // The same bytes may be being stored right now, here or on another acceptor sharing the
+    // store (a client retrying before its first try was answered, or sending twice at once): the
+    // turn is taken first and the resend asked within it, so a copy whose first try was
+    // remembered while it waited is seen as a resend. Past CLAIM_WAIT_MS the copy goes on
+    // without the turn: at worst stored twice, never lost.
     let claimed = await this.#claim(fp);
     for (const until = Date.now() + CLAIM_WAIT_MS; !claimed && Date.now() < until; ) {
       await sleep(CLAIM_POLL_MS);
-      if (await isResendNow()) return resent();
       claimed = await this.#claim(fp);
     }
     try {
+      if (await isResendNow()) {
+        this.#o.resendsDropped?.add(1, { signal: req.signal });
+        return onResend();
+      }
       const out = await store(new AcceptedTimes(Date.now(), limits.ingestMaxAgeMs, limits.ingestMaxFutureMs));
       await this.remember(fp);
       return out;

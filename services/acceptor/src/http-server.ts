@@ -78,7 +78,8 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // Every ingest request holds its room from its first byte (the declared length, before the
   // body is read; a chunked body, of unknown length, as much as any may be) until its connection
   // has the whole answer or is gone. An upload still arriving after read_timeout has its
-  // connection closed, which gives its room back.
+  // connection closed, which gives its room back. (Node's requestTimeout is checked only every
+  // 30 s and leaves no list of uploads to cut at stop, hence a timer per request.)
   const arriving = new Map<FastifyRequest, NodeJS.Timeout>();
   const arrived = (req: FastifyRequest) => {
     clearTimeout(arriving.get(req));

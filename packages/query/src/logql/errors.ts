@@ -18,16 +18,3 @@ export function unsupported(src: string, offset: number, what: string): FloeErro
   const position = positionOf(src, offset);
   return new FloeError('not_implemented', `${what} is not supported yet (line ${position.line}, col ${position.column})`, { code: 'FLOE_ERR_LOGQL_UNSUPPORTED', position });
 }
-
-/**
- * Runs a parse whose recursion (the grammar's tree building, the lowering) follows the query's
- * nesting: a query nested deeper than the stack allows becomes `tooDeep()`, a 400, not a 500.
- */
-export function parseWithinStack<T>(parse: () => T, tooDeep: () => FloeError): T {
-  try {
-    return parse();
-  } catch (err) {
-    if (err instanceof RangeError && /call stack/i.test(err.message)) throw tooDeep();
-    throw err;
-  }
-}

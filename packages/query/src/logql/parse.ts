@@ -27,9 +27,9 @@ import type {
 import { maskDistinctStages } from './distinct.ts';
 import { maskDottedNames } from './dotted.ts';
 import { parseBytes, parseDuration } from './durations.ts';
-import { parseWithinStack, positionOf, syntaxError } from './errors.ts';
+import { positionOf, syntaxError } from './errors.ts';
 import { checkRegex, toJsRegexSource, unquote } from './strings.ts';
-import { firstErrorNode, syntaxDepth } from '../syntax-tree.ts';
+import { firstErrorNode, parseWithinStack, syntaxDepth } from '../syntax-tree.ts';
 
 /**
  * LogQL text → Floe's typed AST, through the official `@grafana/lezer-logql` grammar (DESIGN.md

@@ -14,7 +14,8 @@ import type {
 } from './ast.ts';
 import { isComparison, isSetOp } from './ast.ts';
 import { FUNCTIONS } from './functions.ts';
-import { parseWithinStack, positionOf } from '../logql/errors.ts';
+import { positionOf } from '../logql/errors.ts';
+import { parseWithinStack } from '../syntax-tree.ts';
 import { parseDuration } from '../logql/durations.ts';
 import { unquote } from '../logql/strings.ts';
 import { cachedAnchoredRe2 } from '../re2.ts';

@@ -1,9 +1,9 @@
 import { parser } from '@grafana/lezer-traceql';
 import { FloeError } from '@floe/errors';
 import type { SpanCondition, SpanField, SpanValue } from '../ir/traces.ts';
-import { parseWithinStack, positionOf } from '../logql/errors.ts';
+import { positionOf } from '../logql/errors.ts';
 import { unquote } from '../logql/strings.ts';
-import { firstErrorNode } from '../syntax-tree.ts';
+import { firstErrorNode, parseWithinStack } from '../syntax-tree.ts';
 
 /**
  * TraceQL text → the conditions of one spanset, through the official `@grafana/lezer-traceql`
