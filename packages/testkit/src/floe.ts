@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify as toYaml } from 'yaml';
@@ -314,8 +314,24 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
       for (const child of extra) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       for (const s of [...SERVICES].reverse()) await stopService(s, 'SIGTERM');
       await Promise.all([database.drop(), s3?.stop(), redis.drop()]);
-      rmSync(dir, { recursive: true, force: true });
+      reportServiceErrors(dir);
+      // FLOE_TEST_KEEP_LOGS=1 keeps the services' logs (and data) for a look after a failure.
+      if (process.env.FLOE_TEST_KEEP_LOGS) process.stderr.write(`floe test cluster kept: ${dir}\n`);
+      else rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The services' error lines (pino level 50 and up), a few per log, on the test's stderr: the logs
+ * go with the cluster's directory, and an unexpected INTERNAL in a test is explained only there.
+ */
+function reportServiceErrors(dir: string): void {
+  for (const name of readdirSync(dir).filter((f) => f.endsWith('.log'))) {
+    const lines = readFileSync(join(dir, name), 'utf8').split('\n').filter((l) => /"level":(5|6)0\b/.test(l));
+    if (lines.length === 0) continue;
+    const shown = lines.slice(0, 5).map((l) => `  ${l.slice(0, 2000)}`);
+    process.stderr.write(`floe test cluster: ${lines.length} error line(s) in ${name}:\n${shown.join('\n')}\n`);
+  }
 }
 
