@@ -202,6 +202,14 @@ export const querierSection = z.strictObject({
     .describe('Queries one tenant may have waiting for this querier; beyond it a query is refused with 429 (RESOURCE_EXHAUSTED) "too many outstanding requests", as Loki\'s scheduler does. A query still waiting at its deadline fails with a timeout (504) without running.'),
   threads: z.number().int().positive().default(2).describe('DuckDB threads per query.'),
   max_result_rows: z.number().int().positive().default(1_000_000).describe('Rows returned at most per query; the rest is cut.'),
+  max_result_mb: z
+    .number()
+    .int()
+    .positive()
+    .default(512)
+    .describe(
+      "Largest result one query may hold (MB of Arrow data; values are kept whole until the answer is sent, outside DuckDB's memory_limit). A bigger one is refused with 422 (INVALID_ARGUMENT over Flight) instead of putting the querier's memory, and every tenant's queries, at risk; checked per chunk of 2,048 rows.",
+    ),
   temp_dir: z.string().default('./data/tmp/querier').describe('Where queries may spill beyond memory_limit.'),
   series_cache_mb: z
     .number()

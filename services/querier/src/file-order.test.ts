@@ -63,7 +63,7 @@ describe('file order', () => {
   });
 
   it('reaches DuckDB in that order, from the ticket\'s hint or from the SQL\'s ORDER BY time … LIMIT', async () => {
-    const handler = new QueryHandler(authDepsFromDb(fixture.db, { adminApiKey: '', ttlMs: 0 }), fixture.resolver, { timeoutMs: 20_000, memoryLimit: '256MB', threads: 1, maxRows: 1000, tempDir: fixture.dir }, silentLogger());
+    const handler = new QueryHandler(authDepsFromDb(fixture.db, { adminApiKey: '', ttlMs: 0 }), fixture.resolver, { timeoutMs: 20_000, memoryLimit: '256MB', threads: 1, maxRows: 1000, maxBytes: 64 * 1024 * 1024, tempDir: fixture.dir }, silentLogger());
     const ctx = { tenant: 'acme', dataset: 'default', principal: 'test', scopes: [], isAdmin: false };
     // row_number() OVER () numbers the rows as the scan reads them: in the order of the view's files.
     const scanned = async (ticket: string) => {

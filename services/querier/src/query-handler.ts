@@ -17,16 +17,19 @@ export interface QueryLimits {
   memoryLimit: string;
   threads: number;
   maxRows: number;
+  /** Arrow bytes one result may hold (querier.max_result_mb). */
+  maxBytes: number;
   tempDir: string;
 }
 
 /** Files one per-file read of point lists takes at most (its rows are series × files). */
 const FILES_PER_READ = 24;
 
-const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'internal'> = {
+const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'execution' | 'internal'> = {
   bad_sql: 'bad_data',
   forbidden: 'forbidden',
   timeout: 'timeout',
+  too_large: 'execution',
   internal: 'internal',
 };
 
@@ -92,7 +95,7 @@ export class QueryHandler {
   /** SQL the querier printed itself, over views it resolved itself, on the warm instance. */
   async runInternal(o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number }): Promise<SandboxResult> {
     try {
-      return await this.#trusted.run({ ...o, views: await this.#withSchemas(o.views, o.timeoutMs), maxRows: this.#limits.maxRows });
+      return await this.#trusted.run({ ...o, views: await this.#withSchemas(o.views, o.timeoutMs), maxRows: this.#limits.maxRows, maxBytes: this.#limits.maxBytes });
     } catch (err) {
       throw this.#asFloeError(err);
     }
@@ -174,7 +177,7 @@ export class QueryHandler {
       for (let i = 0; i < all.length; i += FILES_PER_READ) batches.push(all.slice(i, i + FILES_PER_READ));
       for (let batch = batches.pop(); batch; batch = batches.pop()) {
         const [view] = await this.#withSchemas([{ name: ref.viewName, files: batch.map((b) => b.path), emptySchemaSql: emptyColumnsDdl(def), fileNames: true }], leftMs());
-        const result = await this.#trusted.run({ views: [view!], sql: perFile.sql, params: perFile.params, timeoutMs: leftMs(), maxRows: this.#limits.maxRows });
+        const result = await this.#trusted.run({ views: [view!], sql: perFile.sql, params: perFile.params, timeoutMs: leftMs(), maxRows: this.#limits.maxRows, maxBytes: this.#limits.maxBytes });
         if (result.truncated) {
           if (batch.length === 1) return undefined;
           const half = Math.ceil(batch.length / 2);
@@ -274,6 +277,7 @@ export class QueryHandler {
         memoryLimit: this.#limits.memoryLimit,
         threads: this.#limits.threads,
         maxRows: this.#limits.maxRows,
+        maxBytes: this.#limits.maxBytes,
         tempDir: this.#limits.tempDir,
       });
       this.#log.debug(

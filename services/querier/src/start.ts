@@ -67,6 +67,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       memoryLimit: config.querier.memory_limit,
       threads: config.querier.threads,
       maxRows: config.querier.max_result_rows,
+      maxBytes: config.querier.max_result_mb * 1024 * 1024,
       tempDir: config.querier.temp_dir,
     },
     log,

@@ -447,6 +447,7 @@ export class ArrowResultBuilder {
   private readonly structType: Struct;
   private readonly batches: RecordBatch[] = [];
   private rows = 0;
+  private bytes = 0;
 
   constructor(names: readonly string[], types: readonly DuckDBType[]) {
     this.converters = types.map(converterFor);
@@ -457,6 +458,11 @@ export class ArrowResultBuilder {
 
   get rowCount(): number {
     return this.rows;
+  }
+
+  /** The Arrow buffers held so far (values, offsets, validity; children included). */
+  get byteLength(): number {
+    return this.bytes;
   }
 
   /** Adds the first `length` rows of a DuckDB chunk. */
@@ -471,8 +477,10 @@ export class ArrowResultBuilder {
       return c.build(values);
     });
     const data = makeData({ type: this.structType, length, nullCount: 0, children } as never);
-    this.batches.push(new RecordBatch(this.schema, data as never));
+    const batch = new RecordBatch(this.schema, data as never);
+    this.batches.push(batch);
     this.rows += length;
+    this.bytes += batch.data.byteLength;
   }
 
   toTable(): Table {

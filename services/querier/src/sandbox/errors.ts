@@ -3,11 +3,13 @@
  * - `bad_sql`: the query is wrong (parse, bind, type, parameter, memory-limit errors) → 400/422
  * - `forbidden`: the query tried something the sandbox does not allow → 403
  * - `timeout`: the deadline passed and the query was interrupted → 504
+ * - `too_large`: the result passed querier.max_result_mb → 422 (INVALID_ARGUMENT over Flight: asking again
+ *   cannot help, where RESOURCE_EXHAUSTED would invite a retry)
  * - `internal`: a genuine fault (bad setup, I/O failure, DuckDB internal error) → 500
  *
  * Messages are client-safe: absolute data-file paths are replaced with `<file>`.
  */
-export type SandboxErrorKind = 'bad_sql' | 'forbidden' | 'timeout' | 'internal';
+export type SandboxErrorKind = 'bad_sql' | 'forbidden' | 'timeout' | 'too_large' | 'internal';
 
 export class SandboxError extends Error {
   readonly kind: SandboxErrorKind;

@@ -65,12 +65,18 @@ function toDuckValue(v: unknown, index: number): DuckDBValue {
 
 export interface ReadOptions {
   maxRows: number | undefined;
+  /** Arrow bytes the result may hold; past them reading stops with kind 'too_large'. */
+  maxBytes: number | undefined;
   /** Checked after every chunk: once the deadline has passed, reading stops with a timeout. */
   isTimedOut: () => boolean;
   timeoutMs: number;
 }
 
-/** Runs a prepared SELECT as a stream and converts chunk by chunk, stopping at maxRows. */
+/**
+ * Runs a prepared SELECT as a stream and converts chunk by chunk, stopping at maxRows. The
+ * result is held whole until it is sent, outside DuckDB's memory_limit, so its size is capped
+ * too (checked per chunk: the result may pass the cap by one chunk before it is refused).
+ */
 export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions): Promise<SandboxResult> {
   const result = await ps.stream();
   const builder = new ArrowResultBuilder(result.deduplicatedColumnNames(), result.columnTypes());
@@ -87,6 +93,7 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
     }
     const take = Math.min(room, chunk.rowCount);
     builder.addChunk(chunk, take);
+    if (opts.maxBytes !== undefined && builder.byteLength > opts.maxBytes) throw resultTooLarge(opts.maxBytes);
     if (take < chunk.rowCount) {
       truncated = true;
       break;
@@ -94,6 +101,15 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
   }
   const table = builder.toTable();
   return { table, rowCount: table.numRows, truncated };
+}
+
+export function resultTooLarge(maxBytes: number): SandboxError {
+  return new SandboxError('too_large', `the result is larger than the ${formatBytes(maxBytes)} a query may return (querier.max_result_mb); select fewer rows or columns, or aggregate`);
+}
+
+function formatBytes(n: number): string {
+  for (const [unit, size] of [['GiB', 2 ** 30], ['MiB', 2 ** 20], ['KiB', 2 ** 10]] as const) if (n >= size) return `${+(n / size).toFixed(1)} ${unit}`;
+  return `${n} bytes`;
 }
 
 const INTERRUPT_REPEAT_MS = 50;

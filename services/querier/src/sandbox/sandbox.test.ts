@@ -74,8 +74,8 @@ afterAll(async () => {
   if (root) await rm(root, { recursive: true, force: true });
 });
 
-function run(sql: string, extra: { params?: unknown[]; maxRows?: number; timeoutMs?: number } = {}) {
-  return runSandboxedSelect({ views, sql, timeoutMs: extra.timeoutMs ?? 10_000, params: extra.params, maxRows: extra.maxRows, threads: 2, memoryLimit: '256MB' });
+function run(sql: string, extra: { params?: unknown[]; maxRows?: number; maxBytes?: number; timeoutMs?: number } = {}) {
+  return runSandboxedSelect({ views, sql, timeoutMs: extra.timeoutMs ?? 10_000, params: extra.params, maxRows: extra.maxRows, maxBytes: extra.maxBytes, threads: 2, memoryLimit: '256MB' });
 }
 
 async function refusal(p: Promise<unknown>): Promise<{ kind: SandboxErrorKind; message: string }> {
@@ -305,6 +305,17 @@ describe('runSandboxedSelect answers', () => {
     expect(all.table.batches.length).toBeGreaterThan(1);
   });
 
+  it('refuses a result past maxBytes (too_large, naming the limit), whose rows DuckDB makes without touching its memory limit', async () => {
+    // 20,000 rows of 10 kB: 200 MB held in the querier's heap at once without the cap.
+    const sql = "SELECT repeat('x', 10000) AS v FROM range(20000)";
+    const got = await refusal(run(sql, { maxBytes: 8 * 1024 * 1024 }));
+    expect(got).toEqual({ kind: 'too_large', message: 'the result is larger than the 8 MiB a query may return (querier.max_result_mb); select fewer rows or columns, or aggregate' });
+    // Under the cap the same shape answers whole.
+    const fits = await run("SELECT repeat('x', 10000) AS v FROM range(500)", { maxBytes: 8 * 1024 * 1024 });
+    expect(fits.rowCount).toBe(500);
+    expect(fits.table.getChild('v')!.get(499)).toHaveLength(10000);
+  });
+
   it('maps DuckDB types to Arrow types', async () => {
     const r = await run(`SELECT
         1::TINYINT AS i8, 2::SMALLINT AS i16, 3::INTEGER AS i32, 9007199254740993::BIGINT AS i64,
@@ -416,6 +427,14 @@ describe('createTrustedRunner', () => {
     });
     expect(column(r.table, 'span_id')).toEqual(['0000000000000000', '0000000000000001', '0000000000000002']);
     expect(r.truncated).toBe(true);
+  });
+
+  it('refuses a result past maxBytes, and the connection serves the next call', async () => {
+    const view = { name: 'traces', files: [acmeF1, acmeF2], emptySchemaSql: '' };
+    const big = runner.run({ views: [view], sql: "SELECT repeat(span_id, 1000) AS v FROM traces", maxBytes: 1024 * 1024, timeoutMs: 10_000 });
+    await expect(big).rejects.toMatchObject({ kind: 'too_large' });
+    const next = await runner.run({ views: [view], sql: 'SELECT count(*) AS n FROM traces', timeoutMs: 10_000 });
+    expect(column(next.table, 'n')).toEqual([5003n]);
   });
 
   it('empty views are typed', async () => {

@@ -22,6 +22,8 @@ export interface SandboxOptions {
   threads?: number;
   /** Stop reading after this many rows (result.truncated tells whether more existed). */
   maxRows?: number;
+  /** Refuse a result holding more Arrow bytes than this (kind 'too_large'). */
+  maxBytes?: number;
   /**
    * Where the query may spill when it exceeds memoryLimit (a private subdirectory is created and
    * removed per call, capped by maxTempDirectorySize). Without it, spilling is disabled and an
@@ -48,6 +50,7 @@ export function runSandboxedSelect(opts: SandboxOptions): Promise<SandboxResult>
     bindParams(prepared, opts.params ?? []);
     return await readAsArrow(prepared, {
       maxRows: opts.maxRows,
+      maxBytes: opts.maxBytes,
       timeoutMs: opts.timeoutMs,
       isTimedOut: () => deadline.timedOut,
     });
@@ -66,7 +69,7 @@ export interface StatementDescription {
  * Plans one SELECT in the same sandbox without running it: its result schema and its parameters'
  * types (Flight SQL's CreatePreparedStatement answers both, which JDBC drivers need to bind).
  */
-export function describeSandboxedSelect(opts: Omit<SandboxOptions, 'params' | 'maxRows'>): Promise<StatementDescription> {
+export function describeSandboxedSelect(opts: Omit<SandboxOptions, 'params' | 'maxRows' | 'maxBytes'>): Promise<StatementDescription> {
   return withSandbox(opts, async (prepared) => {
     const columns = Array.from({ length: prepared.columnCount }, (_, i) => i);
     const parameters = Array.from({ length: prepared.parameterCount }, (_, i) => i + 1);
@@ -93,7 +96,7 @@ function resultSchemaOf(prepared: DuckDBPreparedStatement, columns: number[]): S
 }
 
 /** Sets up the locked-down instance, gates the statement and hands the prepared statement to `use`. */
-async function withSandbox<T>(opts: Omit<SandboxOptions, 'params' | 'maxRows'>, use: (prepared: DuckDBPreparedStatement, deadline: Deadline) => Promise<T>): Promise<T> {
+async function withSandbox<T>(opts: Omit<SandboxOptions, 'params' | 'maxRows' | 'maxBytes'>, use: (prepared: DuckDBPreparedStatement, deadline: Deadline) => Promise<T>): Promise<T> {
   const deadline = new Deadline(opts.timeoutMs);
   const allFiles = opts.views.flatMap((v) => v.files);
   const scrub = makeScrubber(opts.tempDir ? [...allFiles, opts.tempDir] : allFiles);

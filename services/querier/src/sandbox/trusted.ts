@@ -19,6 +19,7 @@ export interface TrustedRunOptions {
   params?: unknown[];
   timeoutMs: number;
   maxRows?: number;
+  maxBytes?: number;
 }
 
 export interface TrustedRunner {
@@ -168,6 +169,7 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
       bindParams(prepared, o.params ?? []);
       const result = await readAsArrow(prepared, {
         maxRows: o.maxRows,
+        maxBytes: o.maxBytes,
         timeoutMs: o.timeoutMs,
         isTimedOut: () => deadline.timedOut,
       });
