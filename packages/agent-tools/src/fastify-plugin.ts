@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { RouterCredentials } from './router-client.ts';
+import { invalidParamsAnswer } from './request-params.ts';
 import { createAgentToolsServer } from './server.ts';
 import { headerValue } from '@floe/runtime';
 
@@ -28,6 +29,8 @@ const credentialsOf = (req: FastifyRequest): RouterCredentials => ({ authorizati
  */
 export const agentToolsPlugin: FastifyPluginAsync<AgentToolsPluginOptions> = async (app, opts) => {
   app.post('/mcp', async (req, reply) => {
+    const invalid = invalidParamsAnswer(req.body);
+    if (invalid) return reply.code(200).type('application/json').send(invalid);
     const routerUrl = typeof opts.routerUrl === 'function' ? opts.routerUrl() : opts.routerUrl;
     const server = createAgentToolsServer({ routerUrl, credentials: (opts.credentials ?? credentialsOf)(req), maxPayloadBytes: opts.maxPayloadBytes });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -274,6 +274,23 @@ describe('agent tools over MCP (embedded)', () => {
     expect(get.status).toBe(405);
   });
 
+  it('a malformed tools/call is a JSON-RPC invalid-params error (-32602), not an internal one', async () => {
+    const post = async (message: unknown) => {
+      const res = await fetch(`${floe.routerUrl}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(message),
+      });
+      return { status: res.status, body: (await res.json()) as { error?: { code: number; message: string }; id?: unknown } };
+    };
+    for (const params of [undefined, {}, { name: 7 }, { name: 'get_trace', arguments: 'trace' }]) {
+      const got = await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', ...(params === undefined ? {} : { params }) });
+      expect(got.body, JSON.stringify(params)).toMatchObject({ id: 9, error: { code: -32602, message: expect.stringMatching(/^Invalid params/) } });
+    }
+    const unknownTool = await post({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'no_such_tool', arguments: {} } });
+    expect(JSON.stringify(unknownTool.body)).toMatch(/no_such_tool/);
+  });
+
   it("another tenant's key sees none of this tenant's data", async () => {
     const theirs = await connect(otherKey, other);
     try {
