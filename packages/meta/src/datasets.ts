@@ -97,28 +97,43 @@ export async function deleteDataset(db: Db, tenantId: string, id: string): Promi
   const dataset = await getDataset(db, tenantId, id);
   if (!dataset) throw new MetaError('not_found', `dataset ${id} not found in tenant ${tenantId}`);
   if (dataset.isDefault) throw new MetaError('conflict', `dataset ${id} is the default dataset of tenant ${tenantId}; it goes only with its tenant`);
-  await db.query('DELETE FROM datasets WHERE tenant_id = $1 AND id = $2 AND NOT is_default', [tenantId, id]);
-  // Its data is purged with it; a delete request left behind would only visit a table that is gone.
-  await db.query('DELETE FROM delete_requests WHERE tenant_id = $1 AND dataset_id = $2', [tenantId, id]);
+  await db.withTransaction(async (tx) => {
+    await tx.query('DELETE FROM datasets WHERE tenant_id = $1 AND id = $2 AND NOT is_default', [tenantId, id]);
+    // Its data is purged with it; a delete request left behind would only visit a table that is gone.
+    await tx.query('DELETE FROM delete_requests WHERE tenant_id = $1 AND dataset_id = $2', [tenantId, id]);
+    await recordDeletion(tx, tenantId, id);
+  });
   await keysChanged(db);
 }
 
 /**
  * Which of the (tenant, dataset) pairs name a dataset that exists now, as `tenant/dataset` keys,
- * in one query: a tenant's default dataset exists as long as its tenant (spec 2 counts it even
- * without a row). The writer asks once per round for the datasets its WAL records name.
+ * each with the time (ms) its tenant or it was last deleted (0: never), in two queries: a
+ * tenant's default dataset exists as long as its tenant (spec 2 counts it even without a row).
+ * The writer asks once per round for the datasets its WAL records name, and drops records of a
+ * dataset that is gone, and records appended before the deletion of one created again since.
  */
-export async function existingDatasetKeys(db: Db, pairs: ReadonlyArray<{ tenant: string; dataset: string }>): Promise<Set<string>> {
-  if (pairs.length === 0) return new Set();
+export async function liveDatasets(db: Db, pairs: ReadonlyArray<{ tenant: string; dataset: string }>): Promise<Map<string, number>> {
+  const out = new Map<string, number>();
+  if (pairs.length === 0) return out;
   const tenants = [...new Set(pairs.map((p) => p.tenant))];
-  const { rows } = await db.query<{ tenant_id: string; id: string | null }>(
-    `SELECT t.id AS tenant_id, d.id FROM tenants t LEFT JOIN datasets d ON d.tenant_id = t.id WHERE t.id = ANY($1::text[])`,
-    [tenants],
-  );
-  const out = new Set<string>();
-  for (const r of rows) {
-    out.add(`${r.tenant_id}/${DEFAULT_DATASET_ID}`);
-    if (r.id !== null) out.add(`${r.tenant_id}/${r.id}`);
+  const [existing, deletions] = await Promise.all([
+    db.query<{ tenant_id: string; id: string | null }>(`SELECT t.id AS tenant_id, d.id FROM tenants t LEFT JOIN datasets d ON d.tenant_id = t.id WHERE t.id = ANY($1::text[])`, [tenants]),
+    db.query<{ tenant_id: string; dataset_id: string; deleted_at: Date | string }>(`SELECT tenant_id, dataset_id, deleted_at FROM deletions WHERE tenant_id = ANY($1::text[])`, [tenants]),
+  ]);
+  const deletedAt = new Map(deletions.rows.map((r) => [`${r.tenant_id}/${r.dataset_id}`, new Date(r.deleted_at).getTime()]));
+  const since = (tenant: string, dataset: string) => Math.max(deletedAt.get(`${tenant}/`) ?? 0, deletedAt.get(`${tenant}/${dataset}`) ?? 0);
+  for (const r of existing.rows) {
+    out.set(`${r.tenant_id}/${DEFAULT_DATASET_ID}`, since(r.tenant_id, DEFAULT_DATASET_ID));
+    if (r.id !== null) out.set(`${r.tenant_id}/${r.id}`, since(r.tenant_id, r.id));
   }
   return out;
+}
+
+/** Records that the tenant (dataset '': all of it) or one dataset of it is deleted now, inside the deleting transaction. */
+export async function recordDeletion(tx: Db, tenantId: string, datasetId = ''): Promise<void> {
+  await tx.query(
+    `INSERT INTO deletions (tenant_id, dataset_id, deleted_at) VALUES ($1, $2, now()) ON CONFLICT (tenant_id, dataset_id) DO UPDATE SET deleted_at = now()`,
+    [tenantId, datasetId],
+  );
 }

@@ -46,7 +46,7 @@ export { deleteRuleGroups, listRuleGroups, listRuleGroupVersions, putRuleGroup, 
 export { acquireLease, liveLeaseHolders, releaseLease } from './leases.ts';
 export { LeaseMembership, observeMembership, ownerOf, type MembershipOptions } from './lease-membership.ts';
 export type { RuleGroupFilter, RuleGroupKey, RuleLanguage, StoredRuleGroup } from './rule-groups.ts';
-export { createDataset, deleteDataset, existingDatasetKeys, getDataset, getDefaultDataset, listDatasets, withDefaultDataset } from './datasets.ts';
+export { createDataset, deleteDataset, getDataset, getDefaultDataset, listDatasets, liveDatasets, withDefaultDataset } from './datasets.ts';
 export type { CreateDatasetInput, Dataset } from './datasets.ts';
 
 export {

@@ -12,6 +12,7 @@ const EXPECTED_TABLES = [
   'attribute_type_pins',
   'datasets',
   'delete_requests',
+  'deletions',
   'floe_migrations',
   'iceberg_namespace_properties',
   'iceberg_tables',

@@ -19,6 +19,7 @@ import { SCHEMA_REGISTRY_MIGRATION } from './migrations-schema-registry.ts';
 import { SCM_MIGRATION } from './migrations-scm.ts';
 import { SELF_MONITORING_MIGRATION } from './migrations-self-monitoring.ts';
 import { RULES_MIGRATION } from './migrations-rules.ts';
+import { DELETIONS_MIGRATION } from './migrations-deletions.ts';
 
 export interface Migration {
   readonly id: number;
@@ -217,6 +218,7 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
   DELETE_REQUESTS_MIGRATION,
   DELETE_REQUEST_SERIES_MIGRATION,
   RULES_MIGRATION,
+  DELETIONS_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

@@ -7,7 +7,7 @@ import {
   deleteDataset,
   deleteTenant,
   ensureTenant,
-  existingDatasetKeys,
+  liveDatasets,
   getDataset,
   getDefaultDataset,
   getTenant,
@@ -53,7 +53,7 @@ describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
     expect(await createTenant(db, { id: '_system' })).toMatchObject({ id: '_system', displayName: '_system' });
   });
 
-  it('existingDatasetKeys names which datasets exist, a tenant\'s default one always; deleteDataset refuses the default one', async () => {
+  it('liveDatasets names which datasets exist, a tenant\'s default one always, with when each was last deleted; deleteDataset refuses the default one', async () => {
     await createDataset(db, { tenantId: 'acme', id: 'short-lived' });
     const pairs = [
       { tenant: 'acme', dataset: 'default' },
@@ -63,15 +63,23 @@ describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
       { tenant: 'nobody', dataset: 'default' },
       { tenant: "o'brien", dataset: "x'y" },
     ];
-    expect(await existingDatasetKeys(db, pairs)).toEqual(new Set(['acme/default', 'acme/short-lived', '_system/default']));
-    expect(await existingDatasetKeys(db, [])).toEqual(new Set());
+    expect(await liveDatasets(db, pairs)).toEqual(new Map([['acme/default', 0], ['acme/short-lived', 0], ['_system/default', 0]]));
+    expect(await liveDatasets(db, [])).toEqual(new Map());
 
     const key = await createApiKey(db, { tenantId: 'acme', datasetId: 'short-lived', scopes: ['ingest'] });
     await deleteDataset(db, 'acme', 'short-lived');
     expect(await getDataset(db, 'acme', 'short-lived')).toBeUndefined();
     // The keys bound to it went with it.
     expect((await listApiKeys(db, 'acme')).map((k) => k.id)).not.toContain(key.id);
-    expect(await existingDatasetKeys(db, pairs)).toEqual(new Set(['acme/default', '_system/default']));
+    const before = Date.now();
+    expect(await liveDatasets(db, pairs)).toEqual(new Map([['acme/default', 0], ['_system/default', 0]]));
+    // Created again: it exists, and says when it was deleted (the writer drops older WAL records).
+    await createDataset(db, { tenantId: 'acme', id: 'short-lived' });
+    const again = await liveDatasets(db, pairs);
+    expect(again.get('acme/default')).toBe(0);
+    expect(again.get('acme/short-lived')).toBeGreaterThanOrEqual(before - 1000);
+    expect(again.get('acme/short-lived')).toBeLessThanOrEqual(Date.now() + 1000);
+    await deleteDataset(db, 'acme', 'short-lived');
     await expect(deleteDataset(db, 'acme', 'short-lived')).rejects.toMatchObject({ kind: 'not_found' });
     await expect(deleteDataset(db, 'acme', 'default')).rejects.toMatchObject({ kind: 'conflict', message: 'dataset default is the default dataset of tenant acme; it goes only with its tenant' });
     await expect(deleteDataset(db, 'acme', 'Not Valid')).rejects.toMatchObject({ kind: 'not_found' });
@@ -148,6 +156,12 @@ describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
     expect(await listDatasets(db, 'doomed')).toEqual([]);
     expect(await listApiKeys(db, 'doomed')).toEqual([]);
     await expect(deleteTenant(db, 'doomed')).rejects.toMatchObject({ kind: 'not_found' });
+    // Created again, every dataset of it says when the tenant went.
+    await createTenant(db, { id: 'doomed' });
+    await createDataset(db, { tenantId: 'doomed', id: 'extra' });
+    const live = await liveDatasets(db, [{ tenant: 'doomed', dataset: 'default' }, { tenant: 'doomed', dataset: 'extra' }]);
+    expect(live.get('doomed/default')).toBeGreaterThan(0);
+    expect(live.get('doomed/extra')).toBe(live.get('doomed/default'));
   });
 
   it('creates further datasets, lists them default first, and gets them', async () => {

@@ -5,6 +5,7 @@ import type { Db } from './db.ts';
 import { MetaError, mapConstraintError } from './errors.ts';
 import { DEFAULT_DATASET_ID, assertLabel, assertTenantId, isValidTenantId } from './ids.ts';
 import { keysChanged } from './key-cache.ts';
+import { recordDeletion } from './datasets.ts';
 
 export type TenantSettings = Record<string, unknown>;
 
@@ -150,7 +151,10 @@ export async function updateTenant(db: Db, id: string, patch: UpdateTenantInput)
  */
 export async function deleteTenant(db: Db, id: string): Promise<void> {
   if (!isValidTenantId(id)) throw new MetaError('not_found', `tenant ${JSON.stringify(id)} not found`);
-  const res = await db.query('DELETE FROM tenants WHERE id = $1', [id]);
-  if (res.rowCount === 0) throw new MetaError('not_found', `tenant ${id} not found`);
+  await db.withTransaction(async (tx) => {
+    const res = await tx.query('DELETE FROM tenants WHERE id = $1', [id]);
+    if (res.rowCount === 0) throw new MetaError('not_found', `tenant ${id} not found`);
+    await recordDeletion(tx, id);
+  });
   await keysChanged(db);
 }

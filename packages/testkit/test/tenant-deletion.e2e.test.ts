@@ -125,6 +125,35 @@ describe.each<FloeMode>(['embedded', 'cluster'])('tenant deletion (%s)', (mode) 
     expect(Number(t.toArray()[0]!.n)).toBe(0);
   });
 
+  if (mode === 'cluster') {
+    it('a tenant and a dataset created again while the WAL still holds records acknowledged for the deleted ones start empty', async () => {
+      const key = (await floe.bootstrap('reborn')).api_key;
+      expect((await admin('POST', '/tenants/reborn/datasets', { id: 'again' })).status).toBe(201);
+      // The writer is down: what is acknowledged now waits in the WAL past the deletions.
+      await floe.kill('writer');
+      const before = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: key, tenant: 'reborn' }), 'before');
+      const beforeInDataset = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: floe.adminApiKey, tenant: 'reborn', dataset: 'again' }), 'before');
+      expect((await admin('DELETE', '/tenants/reborn/datasets/again')).status).toBe(204);
+      expect((await admin('DELETE', '/tenants/reborn')).status).toBe(204);
+      const newKey = (await floe.bootstrap('reborn')).api_key;
+      expect((await admin('POST', '/tenants/reborn/datasets', { id: 'again' })).status).toBe(201);
+      const after = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: newKey, tenant: 'reborn' }), 'after');
+      const afterInDataset = await sendSampleTrace(protoTraceExporter(floe.otlpHttpUrl, { apiKey: floe.adminApiKey, tenant: 'reborn', dataset: 'again' }), 'after');
+      await floe.restart('writer');
+      const count = async (dataset: string, traceId: string) => {
+        const t = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(`SELECT count(*) AS n FROM traces WHERE trace_id = '${traceId}'`), metadata: { authorization: `Bearer ${floe.adminApiKey}`, 'x-tenant-id': 'reborn', 'x-dataset-id': dataset }, deadlineMs: 20_000 });
+        return Number(t.toArray()[0]!.n);
+      };
+      await waitFor('the spans sent after the deletions', async () => ((await count('default', after.traceId)) === 3 && (await count('again', afterInDataset.traceId)) === 3 ? true : undefined), 60_000, 200);
+      await waitFor('the WAL drained', async () => {
+        const status = (await (await fetch(`${floe.writerAdminUrl}/status`)).json()) as { backlog?: { segments?: number } };
+        return status.backlog?.segments === 0 || undefined;
+      }, 30_000, 200);
+      const all = async (dataset: string) => Number((await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT count(*) AS n FROM traces'), metadata: { authorization: `Bearer ${floe.adminApiKey}`, 'x-tenant-id': 'reborn', 'x-dataset-id': dataset }, deadlineMs: 20_000 })).toArray()[0]!.n);
+      expect({ before: await count('default', before.traceId), beforeInDataset: await count('again', beforeInDataset.traceId), default: await all('default'), again: await all('again') }).toEqual({ before: 0, beforeInDataset: 0, default: 3, again: 3 });
+    });
+  }
+
   it('an id whose tables outlived its tenant is refused (409) until a DELETE removes them', async () => {
     await withTrace('ghost');
     // As if a purge had failed: the tenant row is gone, its tables are not.

@@ -73,18 +73,35 @@ describe('Committer', () => {
     await append(wal, 'gone', [1, 2], 490_000);
     await append(wal, 'stays', [3], 490_000);
     const asked: string[][] = [];
-    const existingDatasets = async (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => {
+    const liveDatasets = async (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => {
       const keys = pairs.map((p) => `${p.tenant}/${p.dataset}`);
       asked.push(keys.sort());
-      return new Set(keys.filter((k) => k !== 'gone/default'));
+      return new Map(keys.filter((k) => k !== 'gone/default').map((k) => [k, 0]));
     };
-    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, existingDatasets }).round();
+    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, liveDatasets }).round();
     // One question per round, naming every dataset of the round's records once.
     expect(asked).toEqual([['gone/default', 'stays/default']]);
     expect(stats).toMatchObject({ segments: 2, records: 2, commits: 1, skippedRecords: 1 });
     expect(await listSegments(store)).toHaveLength(0);
     expect(await catalog.loadTable('gone.default', 'traces')).toBeUndefined();
     expect(await storedIds('stays')).toEqual([3]);
+    await wal.close();
+  });
+
+  it('drops the records appended before a dataset was deleted and created again, and commits those appended after', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-again' });
+    await append(wal, 'again', [1, 2], 490_000);
+    await new Promise((r) => setTimeout(r, 5));
+    const deletedAt = Date.now();
+    await new Promise((r) => setTimeout(r, 5));
+    await append(wal, 'again', [3], 490_000);
+    await append(wal, 'never-deleted', [4], 490_000);
+    const liveDatasets = async () => new Map([['again/default', deletedAt], ['never-deleted/default', 0]]);
+    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, liveDatasets }).round();
+    expect(stats).toMatchObject({ records: 3, skippedRecords: 1 });
+    expect(await listSegments(store)).toHaveLength(0);
+    expect(await storedIds('again')).toEqual([3]);
+    expect(await storedIds('never-deleted')).toEqual([4]);
     await wal.close();
   });
 

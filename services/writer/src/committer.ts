@@ -2,7 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { BufferPool, deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recoverOpenSegments, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { BufferPool, deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recordIdTime, recoverOpenSegments, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import { LoopSlices } from './loop-slices.ts';
@@ -62,11 +62,13 @@ export interface CommitterOptions {
    */
   markerRetentionMs?: number;
   /**
-   * Which of the given datasets still exist, as `tenant/dataset` keys, asked once per round
-   * (absent: every one does). Records of a deleted tenant or dataset, still in the WAL when it was
-   * deleted, are dropped instead of recreating its tables.
+   * Which of the given datasets exist, as `tenant/dataset` keys, each with the time (ms) it or its
+   * tenant was last deleted (0: never), asked once per round (absent: every one does and none was
+   * deleted). Records of a deleted tenant or dataset, still in the WAL when it was deleted, are
+   * dropped instead of recreating its tables; so are records appended before the deletion of one
+   * created again since (their ids carry the time they were appended), which the new one must not get.
    */
-  existingDatasets?: (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => Promise<ReadonlySet<string>>;
+  liveDatasets?: (pairs: ReadonlyArray<{ tenant: string; dataset: string }>) => Promise<ReadonlyMap<string, number>>;
   /**
    * This writer's share of a WAL that several writers read (start.ts): the segments it
    * commits and the open ones it recovers. Absent: all of them.
@@ -226,17 +228,18 @@ export class Committer {
     // A segment is deleted only when every table it feeds has committed (or already had) its rows.
     const keep = new Set<string>();
     const named = new Map([...groups.values()].map((g) => [`${g.tenant}/${g.dataset}`, { tenant: g.tenant, dataset: g.dataset }]));
-    const datasets = this.#o.existingDatasets && (await this.#o.existingDatasets([...named.values()]));
+    const datasets = this.#o.liveDatasets && (await this.#o.liveDatasets([...named.values()]));
     // One table's failure fails the round (logged, retried) but not the other tables' commits:
     // a tenant whose rows cannot be written must not hold every other tenant's back.
     let failure: unknown;
     for (const g of groups.values()) {
-      if (datasets && !datasets.has(`${g.tenant}/${g.dataset}`)) {
-        const records = [...g.hours.values()].reduce((a, list) => a + list.length, 0);
-        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records }, 'WAL records of a deleted tenant or dataset dropped');
-        stats.skippedRecords += records;
-        continue;
+      const deletedAt = datasets ? datasets.get(`${g.tenant}/${g.dataset}`) : 0;
+      const dropped = deletedAt === undefined ? dropAll(g) : deletedAt > 0 ? dropAppendedBy(g, deletedAt) : 0;
+      if (dropped > 0) {
+        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records: dropped }, deletedAt === undefined ? 'WAL records of a deleted tenant or dataset dropped' : 'WAL records from before the tenant or dataset was deleted and created again dropped');
+        stats.skippedRecords += dropped;
       }
+      if (g.hours.size === 0) continue;
       try {
         if (await this.#commitGroup(g, stats)) continue;
         this.#o.metrics?.groupsDeferred.add(1);
@@ -362,3 +365,35 @@ function* chunkByRows(records: SegmentRecord[], maxRows: number): Generator<Segm
   }
   if (chunk.length > 0) yield chunk;
 }
+
+/** Empties a group (its segments stay consumed): how many records it held. */
+function dropAll(g: { hours: Map<number, unknown[]> }): number {
+  let n = 0;
+  for (const list of g.hours.values()) n += list.length;
+  g.hours.clear();
+  return n;
+}
+
+/**
+ * Removes the group's records appended at or before `deletedAt` (ms; the time in their ids):
+ * how many. A record whose id carries no time is kept.
+ */
+function dropAppendedBy(g: { hours: Map<number, Array<{ header: { id: string } }>> }, deletedAt: number): number {
+  let n = 0;
+  for (const [hour, list] of g.hours) {
+    const kept = list.filter((r) => !(appendedAt(r.header.id) <= deletedAt));
+    n += list.length - kept.length;
+    if (kept.length === 0) g.hours.delete(hour);
+    else if (kept.length < list.length) g.hours.set(hour, kept);
+  }
+  return n;
+}
+
+function appendedAt(id: string): number {
+  try {
+    return recordIdTime(id);
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+

@@ -1,6 +1,6 @@
 import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
-import { existingDatasetKeys, LeaseMembership, observeMembership, openDbFromConfig, type Db } from '@floe/meta';
+import { liveDatasets, LeaseMembership, observeMembership, openDbFromConfig, type Db } from '@floe/meta';
 import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
@@ -52,7 +52,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     markerRetentionMs: config.writer.wal_marker_retention,
     pins: new AttributeTypePins({ db, log }),
     metrics,
-    existingDatasets: (pairs) => existingDatasetKeys(db, pairs),
+    liveDatasets: (pairs) => liveDatasets(db, pairs),
     owns: (key) => membership.owns(key),
   });
 
