@@ -323,12 +323,12 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
 }
 
 /**
- * The services' error lines (pino level 50 and up), a few per log, on the test's stderr: the logs
+ * The services' error lines (levels error and fatal), a few per log, on the test's stderr: the logs
  * go with the cluster's directory, and an unexpected INTERNAL in a test is explained only there.
  */
 function reportServiceErrors(dir: string): void {
   for (const name of readdirSync(dir).filter((f) => f.endsWith('.log'))) {
-    const lines = readFileSync(join(dir, name), 'utf8').split('\n').filter((l) => /"level":(5|6)0\b/.test(l));
+    const lines = readFileSync(join(dir, name), 'utf8').split('\n').filter((l) => /"level":"(error|fatal)"/.test(l));
     if (lines.length === 0) continue;
     const shown = lines.slice(0, 5).map((l) => `  ${l.slice(0, 2000)}`);
     process.stderr.write(`floe test cluster: ${lines.length} error line(s) in ${name}:\n${shown.join('\n')}\n`);
