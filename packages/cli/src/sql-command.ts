@@ -1,4 +1,4 @@
-import { flightDoGet } from '@floe/flight';
+import { flightDoGet, TRUNCATED_AT_ROWS } from '@floe/flight';
 import type { Table } from 'apache-arrow';
 
 export interface SqlOptions {
@@ -64,6 +64,8 @@ export async function runSql(query: string, opts: SqlOptions): Promise<number> {
     const params = (opts.param ?? []).map(parseParam);
     const ticket = Buffer.from(params.length > 0 ? JSON.stringify({ sql: query, params }) : query);
     const table = await flightDoGet({ url: opts.url, ticket, metadata, deadlineMs: Number(opts.timeout) });
+    const cutAt = table.schema.metadata.get(TRUNCATED_AT_ROWS);
+    if (cutAt !== undefined) process.stderr.write(`floe sql: warning: the result was cut at ${cutAt} rows (querier.max_result_rows); narrow the query or add a LIMIT\n`);
     const rows = rowsOf(table);
     if (opts.json) process.stdout.write(`${JSON.stringify(rows)}\n`);
     else process.stdout.write(`${formatTable(table.schema.fields.map((f) => f.name), rows)}\n`);

@@ -11,3 +11,4 @@ export { findTraceById } from './tempo-querier.ts';
 export { querierCallError } from './querier-calls.ts';
 export type { QuerierCalls } from './querier-calls.ts';
 export { metadataGetter, remainingMs } from './grpc-call.ts';
+export { TRUNCATED_AT_ROWS } from './result-metadata.ts';

@@ -483,7 +483,8 @@ export class ArrowResultBuilder {
     this.bytes += batch.data.byteLength;
   }
 
-  toTable(): Table {
-    return new Table(this.schema, this.batches);
+  /** The result, its schema carrying `metadata` when given. */
+  toTable(metadata?: Map<string, string>): Table {
+    return new Table(metadata ? new Schema(this.schema.fields, metadata) : this.schema, this.batches);
   }
 }

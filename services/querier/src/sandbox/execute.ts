@@ -9,6 +9,7 @@ import {
   type DuckDBValue,
 } from '@duckdb/node-api';
 import type { Table } from 'apache-arrow';
+import { TRUNCATED_AT_ROWS } from '@floe/flight';
 import { ArrowResultBuilder } from './arrow.ts';
 import { SandboxError } from './errors.ts';
 
@@ -99,7 +100,7 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
       break;
     }
   }
-  const table = builder.toTable();
+  const table = builder.toTable(truncated ? new Map([[TRUNCATED_AT_ROWS, String(limit)]]) : undefined);
   return { table, rowCount: table.numRows, truncated };
 }
 

@@ -295,6 +295,8 @@ describe('runSandboxedSelect answers', () => {
     const r10 = await run('SELECT trace_id FROM traces ORDER BY trace_id', { maxRows: 10 });
     expect(r10.rowCount).toBe(10);
     expect(r10.truncated).toBe(true);
+    // The schema says so too: a Flight client sees it.
+    expect(r10.table.schema.metadata.get('floe.truncated_at_rows')).toBe('10');
     expect(column(r10.table, 'trace_id')[0]).toBe(TRACE_A);
     const r2048 = await run('SELECT trace_id FROM traces ORDER BY trace_id', { maxRows: 2048 });
     expect(r2048.rowCount).toBe(2048);
@@ -302,6 +304,7 @@ describe('runSandboxedSelect answers', () => {
     const all = await run('SELECT trace_id FROM traces ORDER BY trace_id', { maxRows: 5003 });
     expect(all.rowCount).toBe(5003);
     expect(all.truncated).toBe(false);
+    expect(all.table.schema.metadata.size).toBe(0);
     expect(all.table.batches.length).toBeGreaterThan(1);
   });
 
