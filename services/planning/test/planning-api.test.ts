@@ -279,6 +279,9 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       ['per_page=2.5', /per_page/],
       ['updated_since=yesterday', /updated_since must be an ISO 8601/],
       ['updated_since=2025-02-30T00:00:00Z', /updated_since/],
+      // Beyond PostgreSQL's years 1 to 9999 (before: a 500 from the database).
+      ['updated_since=0000-01-01', /updated_since must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z/],
+      ['updated_since=9999-12-31T23:59:59-14:00', /updated_since must lie between/],
       ['assigned_to_user=ann', /assigned_to_user/],
       ['fields=name,secret', /fields: unknown field "secret"/],
       ['color=red', /color/],
@@ -329,6 +332,12 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       ]);
       const removed = await acme('PUT', `/api/v1/features/${id}/custom_fields`, { feature: { custom_fields: { effort: null } } });
       expect(removed.body.feature.custom_fields.map((c: Json) => c.key)).toEqual(['customer_impact', 'regions']);
+      // Any valid key is kept, even one JavaScript objects treat specially (it was dropped, with 200).
+      const proto = await acme('PUT', `/api/v1/features/${id}/custom_fields`, { feature: { custom_fields: { ['__proto__']: 'x' } } });
+      expect(proto.status).toBe(200);
+      expect(proto.body.feature.custom_fields.map((c: Json) => c.key).sort()).toEqual(['__proto__', 'customer_impact', 'regions']);
+      const unproto = await acme('PUT', `/api/v1/features/${id}/custom_fields`, { feature: { custom_fields: { ['__proto__']: null } } });
+      expect(unproto.body.feature.custom_fields.map((c: Json) => c.key)).toEqual(['customer_impact', 'regions']);
       expect((await acme('PUT', `/api/v1/features/${id}/custom_fields`, { feature: { custom_fields: { 'bad key!': 1 } } })).status).toBe(400);
       expect((await acme('PUT', `/api/v1/features/${id}/custom_fields`, { feature: { custom_fields: { nested: { a: 1 } } } })).status).toBe(400);
     });
@@ -765,6 +774,38 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       const res = await acme('GET', '/api/v1/nothing-here');
       expect(res.status).toBe(404);
       expect(res.body).toMatchObject({ errorType: 'not_found' });
+    });
+
+    it('refuses a blank name (or comment) on every record that has one, and stores nothing', async () => {
+      const competitor = (await acme('POST', '/api/v1/products/PRJ1/competitors', { competitor: { name: 'Rival' } })).body;
+      const phase = (await acme('POST', '/api/v1/releases/PRJ1-R-1/release_phases', { release_phase: { name: 'Beta' } })).body.release_phase;
+      const blank = ' \t\n ';
+      const writes: Array<[string, string, unknown]> = [
+        ['POST', '/api/v1/products', { product: { name: blank, reference_prefix: 'BLANK' } }],
+        ['POST', '/api/v1/products/PRJ1/goals', { goal: { name: blank } }],
+        ['POST', '/api/v1/products/PRJ1/initiatives', { initiative: { name: blank } }],
+        ['POST', '/api/v1/products/PRJ1/ideas', { idea: { name: blank } }],
+        ['POST', '/api/v1/products/PRJ1/competitors', { competitor: { name: blank } }],
+        ['PUT', `/api/v1/competitors/${competitor.id}`, { competitor: { name: blank } }],
+        ['POST', '/api/v1/features/PRJ1-1/requirements', { requirement: { name: blank } }],
+        ['POST', '/api/v1/features/PRJ1-1/to_dos', { to_do: { name: blank } }],
+        ['POST', '/api/v1/releases/PRJ1-R-1/release_phases', { release_phase: { name: blank } }],
+        ['PUT', `/api/v1/release_phases/${phase.id}`, { release_phase: { name: blank } }],
+        ['POST', '/api/v1/products/PRJ1/releases', { release: { name: blank } }],
+        ['POST', '/api/v1/releases/PRJ1-R-1/features', { feature: { name: blank } }],
+        ['PUT', '/api/v1/epics/PRJ1-E-1', { epic: { name: blank } }],
+      ];
+      for (const [method, path, body] of writes) {
+        const res = await acme(method, path, body);
+        expect(res.status, `${method} ${path}`).toBe(400);
+        expect(res.body, `${method} ${path}`).toMatchObject({ status: 'error', errorType: 'bad_data', message: 'name must not be empty' });
+      }
+      const comment = await acme('POST', '/api/v1/features/PRJ1-1/comments', { body: blank });
+      expect(comment.status).toBe(400);
+      expect(comment.body).toMatchObject({ errorType: 'bad_data', message: 'body must not be empty' });
+      expect((await acme('GET', `/api/v1/competitors/${competitor.id}`)).body.name).toBe('Rival');
+      expect((await acme('GET', `/api/v1/release_phases/${phase.id}`)).body.release_phase.name).toBe('Beta');
+      expect((await acme('GET', '/api/v1/products/BLANK')).status).toBe(404);
     });
 
     it('never answers 500 to hostile values', async () => {

@@ -12,7 +12,8 @@ export type Backend = 'pglite' | 'pg';
 
 const ADMIN_URL = process.env['FLOE_TEST_PG_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
-export async function migratedDatabase(kind: Backend): Promise<{ db: Db; drop(): Promise<void> }> {
+/** The database, with (PostgreSQL) its URL for a second, independent connection. */
+export async function migratedDatabase(kind: Backend): Promise<{ db: Db; url?: string; drop(): Promise<void> }> {
   if (kind === 'pglite') {
     const dir = await mkdtemp(join(tmpdir(), 'floe-planning-test-'));
     const db = await openDb({ kind: 'pglite', dataDir: dir });
@@ -34,6 +35,7 @@ export async function migratedDatabase(kind: Backend): Promise<{ db: Db; drop():
   await migrate(db);
   return {
     db,
+    url: url.toString(),
     async drop() {
       await db.close();
       await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

@@ -68,4 +68,15 @@ describe('parseTimestamp', () => {
   it.each(['yesterday', '2024-5-1', '2023-02-29', '2024-13-01', '2024-04-31', '2024-05-01T24:00:00Z', '2024-05-01T12:60Z', '1714564800', '2024-05-01T12:00:00 UTC'])('refuses %s', (input) => {
     expect(() => parseTimestamp('updated_since', input)).toThrow(/updated_since must be an ISO 8601 timestamp/);
   });
+  // PostgreSQL reads years 1 to 9999 only: outside them (year 0, or past 9999 once the zone is
+  // applied) the database failed with a 500.
+  it.each(['0000-01-01', '0000-12-31T23:59:59Z', '0001-01-01T00:00:00+14:00', '9999-12-31T23:59:59-14:00', '9999-12-31T23:59:59-23:59'])('refuses %s, outside years 1 to 9999 UTC', (input) => {
+    expect(() => parseTimestamp('updated_since', input)).toThrow(expect.objectContaining({ kind: 'bad_data', message: 'updated_since must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z' }));
+  });
+  it.each([
+    ['0001-01-01', '0001-01-01T00:00:00.000Z'],
+    ['9999-12-31T23:59:59.999Z', '9999-12-31T23:59:59.999Z'],
+  ])('takes the ends of that range (%s)', (input, iso) => {
+    expect(parseTimestamp('updated_since', input).toISOString()).toBe(iso);
+  });
 });

@@ -105,8 +105,14 @@ export function parseTimestamp(name: string, v: string): Date {
   const z = zone.toUpperCase() === 'Z' ? 'Z' : zone.includes(':') ? zone : `${zone.slice(0, 3)}:${zone.slice(3)}`;
   const at = new Date(`${y}-${mo}-${d}T${h}:${mi}:${s}.${ms}${z}`);
   if (Number.isNaN(at.getTime())) throw bad();
+  // The instant travels to SQL as toISOString(), which PostgreSQL only reads for years 1 to 9999
+  // (year 0, or "+010000-…" after a zone shift, failed in the database as a 500).
+  if (at < MIN_TIMESTAMP || at > MAX_TIMESTAMP) throw badData(`${name} must lie between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59Z`);
   return at;
 }
+
+const MIN_TIMESTAMP = new Date('0001-01-01T00:00:00.000Z');
+const MAX_TIMESTAMP = new Date('9999-12-31T23:59:59.999Z');
 
 const USER_ID = /^[0-9a-f]{16}$/;
 const EMAIL = /^[^\s@]+@[^\s@]+$/;

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { mergeCustomFields, parseCustomFields, parseDate, parseEstimateText, parseTags } from './values.ts';
+import { mergeCustomFields, nonBlank, parseCustomFields, parseDate, parseEstimateText, parseTags } from './values.ts';
+
+describe('nonBlank', () => {
+  it('trims', () => {
+    expect(nonBlank('name', '  Apple Pay \n')).toBe('Apple Pay');
+  });
+  it.each(['', ' ', ' \t\n\u00a0\u2003 '])('refuses %j', (v) => {
+    expect(() => nonBlank('name', v)).toThrow(expect.objectContaining({ kind: 'bad_data', message: 'name must not be empty' }));
+  });
+});
 
 describe('parseTags', () => {
   it.each([
@@ -22,6 +31,12 @@ describe('custom fields', () => {
     expect(mergeCustomFields({ gone: 'x', kept: 'y' }, patch)).toEqual({ kept: 'y', impact: 'high', effort: 3, beta: true, regions: ['eu', 1] });
   });
 
+  it('keeps a field whatever its key, __proto__ included', () => {
+    const merged = mergeCustomFields({ kept: 'y' }, parseCustomFields(JSON.parse('{"__proto__": ["eu"], "constructor": 1}')));
+    expect(JSON.stringify(merged)).toBe('{"kept":"y","__proto__":["eu"],"constructor":1}');
+    expect(Object.getPrototypeOf(merged)).toBe(Object.prototype);
+    expect(Object.keys(mergeCustomFields(merged, new Map([['__proto__', null]])))).toEqual(['kept', 'constructor']);
+  });
   it.each([[[]], ['x'], [{ 'a b': 1 }], [{ nested: { a: 1 } }], [{ list: [{}] }], [{ n: Number.NaN }], [{ long: 'x'.repeat(10_001) }]])('refuses %j', (input) => {
     expect(() => parseCustomFields(input)).toThrow(expect.objectContaining({ kind: 'bad_data' }));
   });

@@ -20,6 +20,16 @@ export function parseDate(field: string, v: string | null): string | null {
   return v;
 }
 
+/**
+ * Required text (a name, a comment's body) trimmed, refused when nothing is left: JSON Schema's
+ * minLength counts spaces, so "   " passed it and became a record named "".
+ */
+export function nonBlank(field: string, v: string): string {
+  const text = v.trim();
+  if (text === '') throw badData(`${field} must not be empty`);
+  return text;
+}
+
 export const MAX_TAGS = 50;
 const MAX_TAG_LENGTH = 100;
 
@@ -66,13 +76,15 @@ function isFieldValue(v: unknown): v is CustomFieldValue | null {
 
 /** The stored map after a patch (null removes a key). */
 export function mergeCustomFields(stored: Readonly<Record<string, CustomFieldValue>>, patch: ReadonlyMap<string, CustomFieldValue | null>): Record<string, CustomFieldValue> {
-  const out: Record<string, CustomFieldValue> = { ...stored };
+  // Merged in a Map, not by assignment: `out["__proto__"] = v` sets the object's prototype (or
+  // nothing), so a field of that key, valid by FIELD_KEY, was dropped while the answer was 200.
+  const out = new Map(Object.entries(stored));
   for (const [k, v] of patch) {
-    if (v === null) delete out[k];
-    else out[k] = v;
+    if (v === null) out.delete(k);
+    else out.set(k, v);
   }
-  if (Object.keys(out).length > MAX_FIELDS) throw badData(`custom_fields: at most ${MAX_FIELDS} fields per record`);
-  return out;
+  if (out.size > MAX_FIELDS) throw badData(`custom_fields: at most ${MAX_FIELDS} fields per record`);
+  return Object.fromEntries(out);
 }
 
 // Minutes per unit; a day is a working day of 8 hours. Points ("p") are kept as their count.

@@ -4,6 +4,7 @@ import type { Db } from '@floe/meta';
 import { callerOf } from '../auth.ts';
 import { commentBody, idParams, listQuery, writeQuery } from '../params/body-schemas.ts';
 import { parseListParams } from '../params/list-params.ts';
+import { nonBlank } from '../params/values.ts';
 import { addComment, listComments, type CommentParentKind } from '../store/comments.ts';
 import { findProduct, findRecord, type NumberedTable } from '../store/lookups.ts';
 import { findPhase } from '../store/release-phases.ts';
@@ -61,6 +62,8 @@ export const commentRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db })
         const caller = callerOf(req);
         const id = await parentId(db, caller.tenantId, parent, req.params.id);
         const text = 'comment' in req.body ? req.body.comment.body : req.body.body;
+        // A blank comment is refused like a blank name; a comment is kept as written.
+        nonBlank('body', text);
         return reply.code(201).send(await addComment(db, caller, { kind: parent.kind, id }, text));
       },
     );

@@ -3,6 +3,7 @@ import type { Db } from '@floe/meta';
 import { callerOf, requireRole } from '../auth.ts';
 import { idParams, listQuery, productCreateBody } from '../params/body-schemas.ts';
 import { parseListParams } from '../params/list-params.ts';
+import { nonBlank } from '../params/values.ts';
 import { createProduct, getProduct, listProducts } from '../store/products.ts';
 import { found, metaPage } from './shapes.ts';
 
@@ -16,7 +17,7 @@ export const productRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db })
   app.post<{ Body: { product: ProductBody } }>('/products', { schema: { body: productCreateBody } }, async (req, reply) => {
     const caller = requireRole(req, 'admin');
     const b = req.body.product;
-    const product = await createProduct(db, caller, { name: b.name.trim(), referencePrefix: b.reference_prefix, description: b.description, productLine: b.product_line });
+    const product = await createProduct(db, caller, { name: nonBlank('name', b.name), referencePrefix: b.reference_prefix, description: b.description, productLine: b.product_line });
     return reply.code(201).send({ product });
   });
 

@@ -45,7 +45,8 @@ export const releasePhaseRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { 
     const p = parseListParams(req.query, { accepted: ['fields'], fieldNames: RELEASE_PHASE_FIELDS });
     const tenantId = callerOf(req).tenantId;
     const phase = await phaseOr404(db, tenantId, req.params.id);
-    return { release_phase: project((await getPhase(db, tenantId, phase.id))!, p.fields) };
+    // Found, then possibly deleted by a concurrent DELETE before it is read.
+    return { release_phase: project(found(await getPhase(db, tenantId, phase.id), `release phase ${req.params.id}`), p.fields) };
   });
 
   app.put<{ Params: IdParams; Body: { release_phase: ReleasePhaseBody } }>(

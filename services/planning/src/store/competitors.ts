@@ -1,5 +1,6 @@
 import type { Db } from '@floe/meta';
 import { parseRecordRef } from '../params/reference-numbers.ts';
+import { nonBlank } from '../params/values.ts';
 import type { Actor } from './actor.ts';
 import { listPage, ts, Where, type PageOf } from './sql.ts';
 
@@ -44,7 +45,7 @@ export async function createCompetitor(db: Db, actor: Actor, productId: string, 
   const { rows } = await db.query<{ id: string }>(
     `INSERT INTO planning_competitors (tenant_id, product_id, name, description, strengths, weaknesses, created_at, updated_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $7) RETURNING id::text AS id`,
-    [actor.tenantId, productId, body.name.trim(), body.description ?? '', body.strengths ?? '', body.weaknesses ?? '', now],
+    [actor.tenantId, productId, nonBlank('name', body.name), body.description ?? '', body.strengths ?? '', body.weaknesses ?? '', now],
   );
   return (await getCompetitor(db, actor.tenantId, rows[0]!.id))!;
 }
@@ -54,7 +55,7 @@ export async function updateCompetitor(db: Db, actor: Actor, id: string, body: C
   const { rowCount } = await db.query(
     `UPDATE planning_competitors SET name = COALESCE($3, name), description = COALESCE($4, description), strengths = COALESCE($5, strengths),
        weaknesses = COALESCE($6, weaknesses), updated_at = $7 WHERE tenant_id = $1 AND id = $2`,
-    [actor.tenantId, id, body.name?.trim() ?? null, body.description ?? null, body.strengths ?? null, body.weaknesses ?? null, new Date().toISOString()],
+    [actor.tenantId, id, body.name === undefined ? null : nonBlank('name', body.name), body.description ?? null, body.strengths ?? null, body.weaknesses ?? null, new Date().toISOString()],
   );
   return rowCount === 0 ? undefined : getCompetitor(db, actor.tenantId, id);
 }

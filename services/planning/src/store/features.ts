@@ -191,7 +191,14 @@ async function assignPhase(tx: Db, tenantId: string, id: string, phase: Ref | nu
     const { rows } = await tx.query<{ release_id: string }>('SELECT release_id::text AS release_id FROM planning_features WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
     phaseId = await resolvePhaseOfRelease(tx, tenantId, rows[0]!.release_id, phase);
   }
-  await tx.query('UPDATE planning_features SET release_phase_id = $3::bigint WHERE tenant_id = $1 AND id = $2', [tenantId, id, phaseId]);
+  try {
+    await tx.query('UPDATE planning_features SET release_phase_id = $3::bigint WHERE tenant_id = $1 AND id = $2', [tenantId, id, phaseId]);
+  } catch (err) {
+    // foreign_key_violation: the phase was deleted after it was resolved (a concurrent DELETE);
+    // answered as a phase that does not exist (400), not a 500.
+    if ((err as { code?: unknown }).code === '23503') throw badData(`release_phase: no phase ${JSON.stringify(String(phase))} in the feature's release`);
+    throw err;
+  }
 }
 
 const UNSUPPORTED_LINKS = ['team', 'team_workflow_status', 'iteration', 'program_increment'] as const;

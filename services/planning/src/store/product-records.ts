@@ -1,5 +1,6 @@
 import type { Db } from '@floe/meta';
 import { referenceNumber } from '../params/reference-numbers.ts';
+import { nonBlank } from '../params/values.ts';
 import type { Actor } from './actor.ts';
 import { findRecord } from './lookups.ts';
 import { commentsCount, ts } from './sql.ts';
@@ -39,7 +40,7 @@ export async function createProductRecord(db: Db, kind: ProductRecordKind, actor
     const { n, prefix } = counter.rows[0]!;
     const { rows } = await tx.query<{ id: string }>(
       `INSERT INTO ${TABLE[kind]} (tenant_id, product_id, reference_num, name, description, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $6) RETURNING id::text AS id`,
-      [actor.tenantId, productId, referenceNumber(kind, prefix, n), body.name.trim(), body.description ?? '', now],
+      [actor.tenantId, productId, referenceNumber(kind, prefix, n), nonBlank('name', body.name), body.description ?? '', now],
     );
     const out = await tx.query<ProductRecordJson>(`${select(kind)} WHERE s.tenant_id = $1 AND s.id = $2`, [actor.tenantId, rows[0]!.id]);
     return out.rows[0]!;

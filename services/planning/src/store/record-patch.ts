@@ -1,6 +1,6 @@
-import { badData, notFound } from '@floe/errors';
+import { notFound } from '@floe/errors';
 import type { Db } from '@floe/meta';
-import { mergeCustomFields, parseCustomFields, parseDate, parseTags, type CustomFieldValue } from '../params/values.ts';
+import { mergeCustomFields, nonBlank, parseCustomFields, parseDate, parseTags, type CustomFieldValue } from '../params/values.ts';
 import { statusTimesAfter, type StatusTime, type WorkflowRecordKind } from '../workflows.ts';
 import type { Actor } from './actor.ts';
 import { ensureTags, resolveInProduct, resolveMember, resolveStatus, type StatusChoice } from './lookups.ts';
@@ -72,8 +72,7 @@ export async function assignCommonFields(
   set: Assignments,
 ): Promise<void> {
   if (body.name !== undefined) {
-    if (body.name.trim() === '') throw badData('name must not be empty');
-    set.set('name', body.name.trim());
+    set.set('name', nonBlank('name', body.name));
   }
   if (body.description !== undefined) {
     set.set('description', typeof body.description === 'string' ? body.description : (body.description.body ?? ''));

@@ -1,6 +1,7 @@
-import { badData } from '@floe/errors';
+import { badData, notFound } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { parseRecordRef } from '../params/reference-numbers.ts';
+import { nonBlank } from '../params/values.ts';
 import { Assignments } from './record-patch.ts';
 import { day, listPage, ts, Where, type PageOf } from './sql.ts';
 
@@ -60,7 +61,7 @@ export async function createPhase(db: Db, tenantId: string, releaseId: string, b
       `INSERT INTO planning_release_phases (tenant_id, release_id, name, position, created_at, updated_at)
        VALUES ($1, $2, $3, (SELECT COALESCE(max(position), 0) + 1 FROM planning_release_phases WHERE tenant_id = $1 AND release_id = $2), $4, $4)
        RETURNING id::text AS id`,
-      [tenantId, releaseId, body.name.trim(), now],
+      [tenantId, releaseId, nonBlank('name', body.name), now],
     );
     return applyPatch(tx, tenantId, rows[0]!.id, body, now);
   });
@@ -72,12 +73,14 @@ export async function updatePhase(db: Db, tenantId: string, id: string, body: Re
 
 async function applyPatch(tx: Db, tenantId: string, id: string, body: ReleasePhaseBody, now: string): Promise<ReleasePhaseJson> {
   const set = new Assignments([tenantId, id]);
-  if (body.name !== undefined) set.set('name', body.name.trim());
+  if (body.name !== undefined) set.set('name', nonBlank('name', body.name));
   if (body.start_date !== undefined) set.setDate('start_date', body.start_date);
   if (body.end_date !== undefined) set.setDate('end_date', body.end_date);
   if (body.position !== undefined) set.set('position', body.position);
   set.set('updated_at', now, '::timestamptz');
-  await tx.query(`UPDATE planning_release_phases SET ${set} WHERE tenant_id = $1 AND id = $2`, set.params);
+  const { rowCount } = await tx.query(`UPDATE planning_release_phases SET ${set} WHERE tenant_id = $1 AND id = $2`, set.params);
+  // Deleted since the route found it (a concurrent DELETE): not found, as a request after it.
+  if (rowCount === 0) throw notFound(`release phase ${id} not found`);
   // Checked on the stored result, so a change of either end alone is held to the other.
   const phase = (await getPhase(tx, tenantId, id))!;
   if (phase.start_date !== null && phase.end_date !== null && (phase.end_date as string) < (phase.start_date as string)) {

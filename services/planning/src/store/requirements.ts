@@ -1,5 +1,7 @@
+import { notFound } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { requirementReference } from '../params/reference-numbers.ts';
+import { nonBlank } from '../params/values.ts';
 import type { Actor } from './actor.ts';
 import { findRecord, initialStatus, resolveStatus, type StatusChoice } from './lookups.ts';
 import { authorJson, commentsCount, descriptionJson, ts, workflowStatusJson } from './sql.ts';
@@ -41,14 +43,16 @@ export async function createRequirement(db: Db, actor: Actor, feature: { id: str
        RETURNING next_requirement_num - 1 AS n, reference_num AS ref`,
       [actor.tenantId, feature.id],
     );
-    const { n, ref } = counter.rows[0]!;
+    // The feature was deleted since the route found it (a concurrent DELETE): not found.
+    if (!counter.rows[0]) throw notFound(`feature ${feature.id} not found`);
+    const { n, ref } = counter.rows[0];
     const choice = typeof body.workflow_status === 'string' ? { name: body.workflow_status } : body.workflow_status;
     const status = choice ? await resolveStatus(tx, actor.tenantId, feature.productId, 'feature', choice) : await initialStatus(tx, actor.tenantId, feature.productId, 'feature');
     const { rows } = await tx.query<{ id: string }>(
       `INSERT INTO planning_requirements (tenant_id, feature_id, reference_num, name, position, workflow_status_id, description, created_by_user_id, created_by_key_id,
          created_at, updated_at, description_created_at, description_updated_at)
        VALUES ($1, $2, $3, $4, $5, $6::bigint, $7, $8, $9, $10, $10, $10, $10) RETURNING id::text AS id`,
-      [actor.tenantId, feature.id, requirementReference(ref, n), body.name.trim(), n, status?.id ?? null, body.description ?? '', actor.userId, actor.keyId, now],
+      [actor.tenantId, feature.id, requirementReference(ref, n), nonBlank('name', body.name), n, status?.id ?? null, body.description ?? '', actor.userId, actor.keyId, now],
     );
     const out = await tx.query<RequirementJson>(`${SELECT} WHERE q.tenant_id = $1 AND q.id = $2`, [actor.tenantId, rows[0]!.id]);
     return out.rows[0]!;

@@ -1,6 +1,7 @@
 import type { Db } from '@floe/meta';
 import { parseRecordRef } from '../params/reference-numbers.ts';
-import { parseDate } from '../params/values.ts';
+import { nonBlank, parseDate } from '../params/values.ts';
+import { lockCurrent } from './record-patch.ts';
 import { commentsCount, day, listPage, ts, Where, type PageOf } from './sql.ts';
 
 /**
@@ -55,10 +56,15 @@ export async function listToDos(db: Db, tenantId: string, featureId: string, pag
 
 export async function createToDo(db: Db, tenantId: string, featureId: string, body: ToDoBody): Promise<ToDoJson> {
   const dueDate = body.due_date === undefined ? null : parseDate('due_date', body.due_date);
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO planning_to_dos (tenant_id, feature_id, name, body, status, due_date, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6::date, $7, $7) RETURNING id::text AS id`,
-    [tenantId, featureId, body.name.trim(), body.body ?? '', body.status ?? 'pending', dueDate, new Date().toISOString()],
-  );
-  return (await getToDo(db, tenantId, rows[0]!.id))!;
+  return db.withTransaction(async (tx) => {
+    // The feature, locked so a concurrent DELETE either waits for this to-do (and takes it along)
+    // or has removed the feature: then not found, not a foreign key violation (500).
+    await lockCurrent(tx, 'planning_features', tenantId, featureId);
+    const { rows } = await tx.query<{ id: string }>(
+      `INSERT INTO planning_to_dos (tenant_id, feature_id, name, body, status, due_date, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6::date, $7, $7) RETURNING id::text AS id`,
+      [tenantId, featureId, nonBlank('name', body.name), body.body ?? '', body.status ?? 'pending', dueDate, new Date().toISOString()],
+    );
+    return (await getToDo(tx, tenantId, rows[0]!.id))!;
+  });
 }
