@@ -1,5 +1,5 @@
 import type { Duplex } from 'node:stream';
-import { FloeError, isFloeError } from '@floe/errors';
+import { FloeError, isFloeError, toHttp } from '@floe/errors';
 import { isMetaError } from '@floe/meta';
 
 /**
@@ -57,10 +57,17 @@ const CLIENT_ERRORS: Record<string, { status: number; reason: string; kind: 'bad
  * fastify sees it (a malformed request line or header, headers too large, a request that timed
  * out) is answered in the error envelope like every other error, then the connection is closed.
  */
-export function clientErrorHandler(err: NodeJS.ErrnoException, socket: Duplex): void {
+export const clientErrorHandler = clientErrorHandlerWith((err) => toHttp(err).body);
+
+/** The same, with the error body a service answers with (the planning API adds `message`). */
+export function clientErrorHandlerWith(bodyOf: (err: FloeError) => object): (err: NodeJS.ErrnoException, socket: Duplex) => void {
+  return (err, socket) => answerClientError(err, socket, bodyOf);
+}
+
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, bodyOf: (err: FloeError) => object): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
   const c = CLIENT_ERRORS[err.code ?? ''] ?? { status: 400, reason: 'Bad Request', kind: 'bad_data', error: 'malformed HTTP request' };
-  const body = JSON.stringify({ status: 'error', errorType: c.kind, error: c.error });
+  const body = JSON.stringify(bodyOf(new FloeError(c.kind, c.error)));
   if (!socket.writable) {
     socket.destroy();
     return;

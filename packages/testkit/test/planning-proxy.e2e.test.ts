@@ -55,18 +55,25 @@ describe('planning API through the router (embedded, floe all --planning)', () =
   it('forwards only planning paths to the planning service: no absolute-form target, no dot segments', async () => {
     // Sent raw: fetch would resolve the dot segments and refuse the absolute form itself.
     const raw = (path: string) =>
-      new Promise<number>((resolve, reject) => {
+      new Promise<{ status: number; body: string }>((resolve, reject) => {
         const { hostname, port } = new URL(floe.routerUrl);
         const req = httpRequest({ hostname, port, path, method: 'GET', headers: { authorization: `Bearer ${key}` } }, (res) => {
-          res.resume();
-          resolve(res.statusCode ?? 0);
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
         });
         req.on('error', reject);
         req.end();
       });
-    expect(await raw('/api/v1/products')).toBe(200);
+    expect((await raw('/api/v1/products')).status).toBe(200);
     for (const hostile of ['http://127.0.0.1:9/api/v1/products', '/api/v1/products/../../ready', '/api/v1/features/%2e%2e/%2e%2e/x', '/api/v1/products/..%2f..%2fsecret']) {
-      expect(await raw(hostile), hostile).toBe(400);
+      const got = await raw(hostile);
+      // Refused by the router in the planning API's body (its `message` too).
+      expect({ status: got.status, body: JSON.parse(got.body) }, hostile).toEqual({
+        status: 400,
+        body: { status: 'error', errorType: 'bad_data', error: 'not a path of the planning API', message: 'not a path of the planning API' },
+      });
     }
   });
 });

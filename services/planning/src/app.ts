@@ -3,7 +3,7 @@ import { FloeError } from '@floe/errors';
 import type { BucketLimit, TokenBuckets } from '@floe/limits';
 import type { Db } from '@floe/meta';
 import { httpFrameworkLogging, httpServerMetrics, type Logger, type SelfTelemetry } from '@floe/telemetry';
-import { clientErrorHandler, parseJsonBody } from '@floe/runtime';
+import { clientErrorHandlerWith, parseJsonBody } from '@floe/runtime';
 import { planningAuthPlugin, planningRolePlugin, type PlanningAuth } from './auth.ts';
 import { errorReply, validationError } from './errors.ts';
 import { rateLimitPlugin } from './rate-limit.ts';
@@ -51,7 +51,7 @@ export async function buildApp(opts: PlanningAppOptions) {
     schemaErrorFormatter: validationError,
     // A URL fastify cannot route (a bad percent-escape, an overlong path parameter): the envelope too.
     frameworkErrors: (err, req, reply) => sendError(err, req, reply),
-    clientErrorHandler,
+    clientErrorHandler: clientErrorHandlerWith((err) => errorReply(err).body),
   });
 
   const sendError = (err: unknown, req: FastifyRequest, reply: FastifyReply) => {

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '@floe/config';
 import { bootstrapTenant, createApiKey, createUser, deleteTenant, grantMembership, type Db } from '@floe/meta';
@@ -82,6 +83,24 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
     const res = await fetch(`${base}/ready`);
     expect(res.status).toBe(200);
     expect(await res.json()).toEqual({ status: 'ready' });
+  });
+
+  it('answers a request Node refuses before routing (headers too large) in the planning body, message included', async () => {
+    const { hostname, port } = new URL(base);
+    const got = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const req = httpRequest({ hostname, port, path: '/api/v1/features', method: 'GET', headers: { 'x-big': 'x'.repeat(20_000) } }, (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect({ status: got.status, body: JSON.parse(got.body) }).toEqual({
+      status: 431,
+      body: { status: 'error', errorType: 'bad_data', error: 'request headers too large', message: 'request headers too large' },
+    });
   });
 
   describe('authentication', () => {

@@ -1,5 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { FloeError } from '@floe/errors';
+import { planningErrorReply } from '@floe/runtime';
 
 /**
  * The product-planning API (spec 3) at the router's address: spec 3's base address is
@@ -68,6 +69,13 @@ function targetOf(base: string, requestTarget: string): URL {
 const NOT_RETURNED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-encoding', 'date', 'server']);
 
 export const planningProxyPlugin: FastifyPluginAsync<PlanningProxyOptions> = async (app, opts) => {
+  // What the router itself refuses on these paths answers in the planning API's body, as the
+  // planning service would (`message` beside the envelope).
+  app.setErrorHandler((err, req, reply) => {
+    const out = planningErrorReply(err);
+    if (out.unexpected) req.log.error({ err }, 'unexpected error');
+    void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
+  });
   // The body goes on as the bytes that came, whatever their type: the planning service judges it.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: opts.maxBodyBytes }, (_req, body, done) => done(null, body));
