@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bootstrapTenant, openDb, type Db } from '@floe/meta';
 import type { Actor } from '../src/store/actor.ts';
+import { addComment } from '../src/store/comments.ts';
 import { createFeature, deleteFeature, updateFeature } from '../src/store/features.ts';
 import { createProduct } from '../src/store/products.ts';
 import { createPhase, deletePhase, updatePhase } from '../src/store/release-phases.ts';
@@ -99,5 +100,32 @@ describe('a release phase deleted while a feature is being put in it (pg)', () =
     });
     await expect(updateFeature(racing, actor, feature.id, { release_phase: phase.id })).rejects.toMatchObject({ kind: 'bad_data', message: `release_phase: no phase "${phase.id}" in the feature's release` });
     expect(deleted).toBe(true);
+  });
+
+  it('a comment written while its feature is deleted goes with the feature (no comment outlives its parent)', async () => {
+    const db = database.db;
+    const product = await createProduct(db, actor, { name: 'Wallet', referencePrefix: 'PRJ2' });
+    const release = { id: (await createRelease(db, actor, product.id, { name: 'Q4' })).id, productId: product.id };
+    const feature = await createFeature(db, actor, release, { name: 'Gone with its comments' });
+    const second = await createFeature(db, actor, release, { name: 'Gone with its requirement' });
+    const requirement = await createRequirement(db, actor, { id: second.id, productId: release.productId }, { name: 'Its requirement' });
+    for (const [again, target] of [
+      [feature, { kind: 'feature' as const, id: feature.id }],
+      [second, { kind: 'requirement' as const, id: requirement.id }],
+    ] as const) {
+      let deleting: Promise<void> | undefined;
+      // The delete starts on another connection just before the comment is written, and is given
+      // time to reach the feature (it waits for the comment's transaction, or without the lock
+      // would finish first); either way the comment must not be left behind.
+      const racing = interposed(db, async (sql) => {
+        if (deleting || !sql.startsWith('INSERT INTO planning_comments')) return;
+        deleting = deleteFeature(other, actor.tenantId, again.id);
+        await new Promise((r) => setTimeout(r, 300));
+      });
+      await addComment(racing, actor, target, 'written during the delete').catch((err: unknown) => expect(err).toMatchObject({ kind: 'not_found' }));
+      await deleting;
+      const left = await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM planning_comments WHERE tenant_id = $1 AND parent_kind = $2 AND parent_id = $3`, [actor.tenantId, target.kind, target.id]);
+      expect(left.rows[0]!.n, target.kind).toBe('0');
+    }
   });
 });

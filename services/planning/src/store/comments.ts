@@ -1,3 +1,4 @@
+import { notFound } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import type { Actor } from './actor.ts';
 import { authorJson, listPage, ts, Where, type PageOf } from './sql.ts';
@@ -24,11 +25,34 @@ export async function listComments(db: Db, tenantId: string, parent: { kind: Com
   return listPage<CommentJson>(db, { select: SELECT, from: 'planning_comments c', where, orderBy: 'c.id' }, page);
 }
 
+/** The table of each kind of parent (comments name theirs without a foreign key). */
+const PARENT_TABLE: Record<CommentParentKind, string> = {
+  feature: 'planning_features',
+  release: 'planning_releases',
+  epic: 'planning_epics',
+  requirement: 'planning_requirements',
+  idea: 'planning_ideas',
+  initiative: 'planning_initiatives',
+  goal: 'planning_goals',
+  release_phase: 'planning_release_phases',
+  to_do: 'planning_to_dos',
+  product: 'planning_products',
+};
+
+/**
+ * Adds a comment under its parent, held with a share lock while the comment is written: a
+ * concurrent DELETE of the parent then either waits and takes the comment along, or has removed
+ * the parent first (not found). Without it a comment written during the delete outlived its parent.
+ */
 export async function addComment(db: Db, actor: Actor, parent: { kind: CommentParentKind; id: string }, body: string): Promise<CommentJson> {
-  const { rows } = await db.query<{ id: string }>(
-    `INSERT INTO planning_comments (tenant_id, parent_kind, parent_id, body, user_id, key_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id::text AS id`,
-    [actor.tenantId, parent.kind, parent.id, body, actor.userId, actor.keyId, new Date().toISOString()],
-  );
-  const out = await db.query<CommentJson>(`${SELECT} WHERE c.tenant_id = $1 AND c.id = $2`, [actor.tenantId, rows[0]!.id]);
-  return out.rows[0]!;
+  return db.withTransaction(async (tx) => {
+    const held = await tx.query(`SELECT 1 FROM ${PARENT_TABLE[parent.kind]} WHERE tenant_id = $1 AND id = $2 FOR SHARE`, [actor.tenantId, parent.id]);
+    if (held.rows.length === 0) throw notFound(`${parent.kind.replace('_', ' ')} ${parent.id} not found`);
+    const { rows } = await tx.query<{ id: string }>(
+      `INSERT INTO planning_comments (tenant_id, parent_kind, parent_id, body, user_id, key_id, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id::text AS id`,
+      [actor.tenantId, parent.kind, parent.id, body, actor.userId, actor.keyId, new Date().toISOString()],
+    );
+    const out = await tx.query<CommentJson>(`${SELECT} WHERE c.tenant_id = $1 AND c.id = $2`, [actor.tenantId, rows[0]!.id]);
+    return out.rows[0]!;
+  });
 }

@@ -162,13 +162,23 @@ export async function updateFeatureCustomFields(db: Db, actor: Actor, id: string
 /** Deletes the feature with its requirements, to-dos, goal links (cascade) and comments. */
 export async function deleteFeature(db: Db, tenantId: string, id: string): Promise<void> {
   await db.withTransaction(async (tx) => {
-    await tx.query(
-      `DELETE FROM planning_comments WHERE tenant_id = $1 AND ((parent_kind = 'feature' AND parent_id = $2)
-         OR (parent_kind = 'requirement' AND parent_id IN (SELECT id FROM planning_requirements WHERE tenant_id = $1 AND feature_id = $2))
-         OR (parent_kind = 'to_do' AND parent_id IN (SELECT id FROM planning_to_dos WHERE tenant_id = $1 AND feature_id = $2)))`,
+    // Locked first, so no requirement or to-do is added under it meanwhile; its children's ids
+    // are read before the cascade removes them; the records go before their comments, whose
+    // writers hold a share lock on the parent (addComment): a comment written meanwhile is
+    // committed by the time its parent's row is deleted, and so is seen and deleted here.
+    await tx.query('SELECT 1 FROM planning_features WHERE tenant_id = $1 AND id = $2 FOR UPDATE', [tenantId, id]);
+    const children = await tx.query<{ kind: string; id: string }>(
+      `SELECT 'requirement' AS kind, id::text AS id FROM planning_requirements WHERE tenant_id = $1 AND feature_id = $2
+       UNION ALL SELECT 'to_do', id::text FROM planning_to_dos WHERE tenant_id = $1 AND feature_id = $2`,
       [tenantId, id],
     );
     await tx.query('DELETE FROM planning_features WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+    const of = (kind: string) => children.rows.filter((c) => c.kind === kind).map((c) => c.id);
+    await tx.query(
+      `DELETE FROM planning_comments WHERE tenant_id = $1 AND ((parent_kind = 'feature' AND parent_id = $2)
+         OR (parent_kind = 'requirement' AND parent_id = ANY($3::bigint[])) OR (parent_kind = 'to_do' AND parent_id = ANY($4::bigint[])))`,
+      [tenantId, id, of('requirement'), of('to_do')],
+    );
   });
 }
 

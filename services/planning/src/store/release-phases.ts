@@ -92,8 +92,9 @@ async function applyPatch(tx: Db, tenantId: string, id: string, body: ReleasePha
 /** Deletes the phase and its comments; features in it keep their release and lose the phase. */
 export async function deletePhase(db: Db, tenantId: string, id: string): Promise<void> {
   await db.withTransaction(async (tx) => {
-    await tx.query(`DELETE FROM planning_comments WHERE tenant_id = $1 AND parent_kind = 'release_phase' AND parent_id = $2`, [tenantId, id]);
+    // The phase before its comments: a comment's writer holds the phase (addComment).
     await tx.query('DELETE FROM planning_release_phases WHERE tenant_id = $1 AND id = $2', [tenantId, id]);
+    await tx.query(`DELETE FROM planning_comments WHERE tenant_id = $1 AND parent_kind = 'release_phase' AND parent_id = $2`, [tenantId, id]);
   });
 }
 
