@@ -19,11 +19,24 @@ const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 /** A lone surrogate: the only way a JS string can fail to be UTF-8 (a YAML "\ud800" escape makes one). */
 const LONE_SURROGATE = /\p{Surrogate}/u;
 
+/**
+ * Why a text of the group cannot be kept, or undefined. A group is stored as jsonb, which holds
+ * neither U+0000 nor a lone surrogate (a YAML "\0" or "\ud800" escape makes them): refused here
+ * as the author's mistake rather than failing the write.
+ */
+function unstorable(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'contains a NUL character';
+  if (LONE_SURROGATE.test(text)) return 'not valid UTF-8';
+  return undefined;
+}
+
 export function checkGroups(raw: readonly RawGroup[], opts: RuleCheckOptions, oneFile: boolean): RuleGroup[] {
   const problems: Problem[] = [];
   const seen = new Set<string>();
   const groups = raw.map((g, i) => {
+    const badName = unstorable(g.name);
     if (g.name === '') problems.push({ message: `group ${i + 1}: Groupname must not be empty`, at: g.at });
+    else if (badName) problems.push({ message: `group ${i + 1}: invalid group name ${JSON.stringify(g.name)}: ${badName}`, at: g.at });
     else if (oneFile && seen.has(g.name)) problems.push({ message: `groupname: ${JSON.stringify(g.name)} is repeated in the same file`, at: g.at });
     seen.add(g.name);
     return checkGroup(g, opts, problems);
@@ -62,7 +75,12 @@ function checkGroup(g: RawGroup, opts: RuleCheckOptions, problems: Problem[]): R
 function checkRule(r: RawRule, opts: RuleCheckOptions, report: (message: string) => void): Rule | undefined {
   if (r.record !== '' && r.alert !== '') report(`only one of 'record' and 'alert' must be set`);
   if (r.record === '' && r.alert === '') report(`one of 'record' or 'alert' must be set`);
+  const badAlert = unstorable(r.alert);
+  if (badAlert) report(`invalid alert name ${JSON.stringify(r.alert)}: ${badAlert}`);
+  const badExpr = unstorable(r.expr);
   if (r.expr === '') report(`field 'expr' must be set in rule`);
+  // A comment may hold what a string literal may not; the parser would pass it.
+  else if (badExpr) report(`invalid expression: ${badExpr}`);
   else checkExpr(r.expr, opts.language, report);
   const forMs = r.for === undefined ? 0 : duration(r.for, 'for', report);
   const keepFiringForMs = r.keepFiringFor === undefined ? 0 : duration(r.keepFiringFor, 'keep_firing_for', report);
@@ -74,7 +92,11 @@ function checkRule(r: RawRule, opts: RuleCheckOptions, report: (message: string)
     if (!METRIC_NAME.test(r.record)) report(`invalid recording rule name: ${r.record}`);
   }
   const labels = checkLabels(r.labels, report);
-  for (const [name] of r.annotations) if (!LABEL_NAME.test(name)) report(`invalid annotation name: ${name}`);
+  for (const [name, value] of r.annotations) {
+    if (!LABEL_NAME.test(name)) report(`invalid annotation name: ${name}`);
+    const bad = unstorable(value);
+    if (bad) report(`invalid annotation value: ${JSON.stringify(value)} (${bad})`);
+  }
   const annotations = Object.fromEntries(r.annotations);
   if (r.alert !== '' && opts.checkTemplate) {
     // Only alerting rules expand templates (a recording rule's labels are used as they are).
@@ -119,7 +141,8 @@ function checkLabels(entries: readonly [string, string][], report: (message: str
   for (const [name, value] of entries) {
     if (name === '__name__') report(`invalid label name: __name__ (a rule's labels cannot set the metric name)`);
     else if (!LABEL_NAME.test(name)) report(`invalid label name: ${name}`);
-    if (LONE_SURROGATE.test(value)) report(`invalid label value: ${JSON.stringify(value)} (not valid UTF-8)`);
+    const bad = unstorable(value);
+    if (bad) report(`invalid label value: ${JSON.stringify(value)} (${bad})`);
   }
   // fromEntries defines own properties, so even a label named __proto__ is an ordinary entry.
   return Object.fromEntries(entries);

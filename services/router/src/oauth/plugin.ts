@@ -24,7 +24,7 @@ import { ERROR_RESPONSES } from '../management/schemas.ts';
 import { acceptFormBodies } from '../request-params.ts';
 import { readSessionCookie } from '../session/cookie.ts';
 import { CONSENT_PAGE, CONSENT_PAGE_CSP } from './consent-page.ts';
-import { redirectUriMatches, redirectUriProblem } from './redirect-uris.ts';
+import { redirectsErrorsAtOnce, redirectUriMatches, redirectUriProblem } from './redirect-uris.ts';
 
 export interface OAuthOptions {
   db: Db;
@@ -83,6 +83,8 @@ function param(source: URLSearchParams | Record<string, unknown> | undefined, na
 function checkedParam(name: string, v: string | undefined): string | undefined {
   if (v === undefined || v === '') return undefined;
   if (v.length > MAX_PARAM_CHARS) throw new OAuthError('invalid_request', `parameter ${name} is too long`);
+  // No OAuth value holds one, and the metadata DB cannot store one (state, resource, redirect_uri).
+  if (v.includes('\u0000')) throw new OAuthError('invalid_request', `parameter ${name} contains a NUL character`);
   return v;
 }
 
@@ -211,7 +213,8 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
         to.searchParams.set('request', handle);
         return reply.redirect(to.toString(), 302);
       } catch (err) {
-        if (!(err instanceof OAuthError)) throw err;
+        // Back to the client only when that cannot be a stranger's web page (redirect-uris.ts).
+        if (!(err instanceof OAuthError) || !redirectsErrorsAtOnce(redirectUri)) throw err;
         return reply.redirect(withParams(redirectUri, { error: err.error, error_description: err.description, state, iss: issuer }), 302);
       }
     },
@@ -287,7 +290,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
       // A decision comes from the consent page, on the router's own origin: a cross-site post
       // (which a JSON body already needs CORS for) is refused outright.
       const origin = req.headers.origin;
-      if (origin !== undefined && new URL(origin, 'http://invalid').host !== req.host) throw forbidden('a decision must come from Floe\'s own origin', { code: 'FLOE_ERR_OAUTH_ORIGIN' });
+      if (origin !== undefined && hostOf(origin) !== req.host) throw forbidden('a decision must come from Floe\'s own origin', { code: 'FLOE_ERR_OAUTH_ORIGIN' });
       const session = await sessionOf(req);
       const { request: handle, approve, tenant_id: tenant } = req.body;
       let approval: { userId: string; tenantId: string; scopes: string[]; codeTtlMs: number } | undefined;
@@ -388,6 +391,15 @@ const tokenResponse = (t: { accessToken: string; refreshToken: string; expiresIn
   // Not an OAuth field: which tenant the token reaches, for clients that also send X-Tenant-ID.
   tenant_id: t.tenantId,
 });
+
+/** The host of an Origin header; undefined for one that is no URL (`null`, garbage), which never matches. */
+function hostOf(origin: string): string | undefined {
+  try {
+    return new URL(origin).host;
+  } catch {
+    return undefined;
+  }
+}
 
 /** A redirect URI with parameters added to its query (those it had kept, RFC 6749 §3.1.2). */
 function withParams(uri: string, params: Record<string, string | undefined>): string {

@@ -23,6 +23,24 @@ export function redirectUriProblem(uri: string): string | undefined {
 const LOOPBACK = new Set(['127.0.0.1', '[::1]', 'localhost']);
 
 /**
+ * Whether the authorization endpoint may send the browser to this (registered) redirect URI with
+ * an error before the user has seen the consent page: only when it leads back to an app on the
+ * user's own machine (loopback http, a private-use scheme). Anyone can register an https URI, so
+ * redirecting there at once would make /oauth/authorize an open redirector for any page
+ * (RFC 9700 §4.11.2); such an error is shown in the browser instead.
+ */
+export function redirectsErrorsAtOnce(uri: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(uri);
+  } catch {
+    return false;
+  }
+  if (u.protocol === 'http:') return LOOPBACK.has(u.hostname);
+  return u.protocol !== 'https:';
+}
+
+/**
  * Whether a redirect URI given at authorization matches a registered one: exactly, except that a
  * loopback http URI may name any port (RFC 8252 §7.3: the app picks a free port each time).
  */

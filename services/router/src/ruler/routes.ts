@@ -41,6 +41,7 @@ export const RULE_CONFIG_PREFIXES: Record<RuleLanguage, ReadonlyArray<readonly [
 
 const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain', 'application/octet-stream'];
 const RULES_BODY_LIMIT = 1024 * 1024;
+const JSON_TYPE = /^\s*application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const NAME = /^[^\u0000-\u001f/]{1,256}$/;
 
 /** The config API answers writes as Cortex does: 202 and an empty success envelope. */
@@ -83,7 +84,10 @@ export async function ruleConfigRoutes(scope: FastifyInstance, opts: RuleRoutesO
   const setGroup = async (req: ParamsRequest, reply: FastifyReply) => {
     requireScope(req.tenant!.scopes, 'tenant:manage');
     const namespace = pathName(req.params.namespace, 'namespace');
-    const text = typeof req.body === 'string' ? req.body : req.body !== undefined ? JSON.stringify(req.body) : '';
+    // A JSON body arrives parsed: written back as JSON (which is YAML), so that a JSON string
+    // stays a string rather than being read again as a group of its own.
+    const json = JSON_TYPE.test(req.headers['content-type'] ?? '');
+    const text = typeof req.body === 'string' && !json ? req.body : req.body !== undefined ? JSON.stringify(req.body) : '';
     if (text.trim() === '') throw new FloeError('bad_data', 'the body must be a rule group in YAML', { code: 'FLOE_ERR_RULES_BODY' });
     const group = parseRuleGroup(text, { language: opts.language, checkTemplate: opts.checkTemplate });
     pathName(group.name, 'group');

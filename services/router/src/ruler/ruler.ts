@@ -7,6 +7,7 @@ import { evaluateGroup, restoreGroupState, type DueAlert, type EvaluationContext
 import type { RulerMetrics } from './ruler-metrics.ts';
 import type { SampleWriter } from './sample-writer.ts';
 import { RecentWrites } from './recent-writes.ts';
+import { storableJson } from './storable.ts';
 
 /**
  * The ruler's scheduler. One router of a deployment evaluates (it holds the `ruler` lease in the
@@ -257,7 +258,7 @@ export class Ruler {
       if (failed > 0) metrics.evaluationFailures.add(failed, attributes);
     }
     if (result.due.length > 0 && this.#opts.notifier) this.#opts.notifier.send(stored.tenantId, result.due.map((a) => this.#notified(a, g)));
-    await saveRuleGroupState(this.#opts.db, stored, stored.version, result.state);
+    await saveRuleGroupState(this.#opts.db, stored, stored.version, storableJson(result.state));
   }
 
   /** The alert as the Alertmanagers get it: external labels under its own, a link to its query. */

@@ -7,7 +7,7 @@ import { readSessionCookie } from '../session/cookie.ts';
 import { authorizeScmAttach, authorizeScmManage } from './access.ts';
 import { attachInstallation, listInstallations, removeInstallation } from './installations.ts';
 import { completeLink, startLink } from './link.ts';
-import { ERROR_RESPONSES, TAGS, attachBody, callbackQuery, installationParams, linkResponse, listResponse, scmInstallationSchema, tenantParams } from './schemas.ts';
+import { CALLBACK_PARAM_LIMITS, ERROR_RESPONSES, TAGS, attachBody, callbackQuery, installationParams, linkResponse, listResponse, scmInstallationSchema, tenantParams } from './schemas.ts';
 import type { Scm } from './service.ts';
 import { scmInstallationWire } from './wire.ts';
 
@@ -20,6 +20,9 @@ export interface InstallationRouteOptions {
 }
 
 type TenantParams = { tenant_id: string };
+
+/** A callback parameter as completeLink takes it: repeated (an array) or too long is none, which its checks refuse. */
+const single = (value: unknown, max: number) => (typeof value === 'string' && value.length <= max ? value : undefined);
 
 /** Link, list, remove and attach (spec 2, Source-control integration), and the host's redirect target. */
 export const installationRoutes: FastifyPluginAsync<InstallationRouteOptions> = async (app, opts) => {
@@ -108,7 +111,7 @@ export const installationRoutes: FastifyPluginAsync<InstallationRouteOptions> = 
     },
   );
 
-  app.get<{ Querystring: { code?: string; installation_id?: string; state?: string } }>(
+  app.get<{ Querystring: Record<string, unknown> }>(
     '/ui/scm/callback',
     {
       config: { scmSection: true, public: true },
@@ -129,7 +132,13 @@ export const installationRoutes: FastifyPluginAsync<InstallationRouteOptions> = 
       const result = await (async () => {
         const token = readSessionCookie(req.headers.cookie);
         const session = token ? await opts.auth.session(token) : undefined;
-        return completeLink(link, { code: req.query.code, installationId: req.query.installation_id, state: req.query.state, session });
+        const q = req.query;
+        return completeLink(link, {
+          code: single(q.code, CALLBACK_PARAM_LIMITS.code),
+          installationId: single(q.installation_id, CALLBACK_PARAM_LIMITS.installation_id),
+          state: single(q.state, CALLBACK_PARAM_LIMITS.state),
+          session,
+        });
       })().catch((err: unknown) => {
         req.log.error({ err }, 'scm: link callback failed');
         return { ok: false as const, reason: 'scm' as const, detail: 'internal error' };

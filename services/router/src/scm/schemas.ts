@@ -47,14 +47,19 @@ export const attachBody = {
 
 export { scmInstallationSchema };
 
+/** The longest code, installation id and state the callback takes (longer ones fail its checks). */
+export const CALLBACK_PARAM_LIMITS = { code: 512, installation_id: 32, state: 128 } as const;
+
 export const callbackQuery = {
   type: 'object',
-  // The host adds parameters of its own (setup_action); they are ignored, not refused.
+  // The host adds parameters of its own (setup_action); they are ignored, not refused. Nor are
+  // repeated or oversized ones refused here: every callback failure is a redirect with a reason
+  // (spec 2, Errors), never a JSON body, so the handler judges them (installation-routes.ts).
   additionalProperties: true,
   properties: {
-    code: { type: 'string', maxLength: 512 },
-    installation_id: { type: 'string', maxLength: 32 },
-    state: { type: 'string', maxLength: 128 },
+    code: { description: `The host's OAuth code (at most ${CALLBACK_PARAM_LIMITS.code} characters).` },
+    installation_id: { description: 'The installation the host set up.' },
+    state: { description: 'The single-use state token of install_url.' },
   },
 } as const;
 

@@ -1,0 +1,27 @@
+/**
+ * A group's state as the metadata DB can keep it. The state is saved as jsonb, which holds
+ * neither U+0000 nor a lone surrogate; an alert template can produce both (`{{ "a\x00b" }}`), and
+ * one such annotation would fail every save of the group, so that /api/v1/rules never showed its
+ * evaluations and a new evaluator restored nothing. Only the saved copy is changed (each such
+ * character becomes U+FFFD): the evaluator keeps matching the alerts it holds in memory.
+ */
+export function storableJson<T>(value: T): T {
+  return clean(value) as T;
+}
+
+/** NUL, and a lone surrogate (in u mode a valid pair is one code point, never matched). */
+const UNSTORABLE = /\u0000|\p{Surrogate}/gu;
+
+const text = (s: string): string => s.replace(UNSTORABLE, '\ufffd');
+
+function clean(value: unknown): unknown {
+  if (typeof value === 'string') return text(value);
+  if (Array.isArray(value)) return value.map(clean);
+  if (value !== null && typeof value === 'object') {
+    // Without a prototype, as the label sets it copies: a label named __proto__ stays a label.
+    const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+    for (const [k, v] of Object.entries(value)) out[text(k)] = clean(v);
+    return out;
+  }
+  return value;
+}
