@@ -260,7 +260,7 @@ export const routerSection = z.strictObject({
     .int()
     .positive()
     .default(50_000_000)
-    .describe('Most points one PromQL query may read, and again may produce in its subqueries and steps (each subquery step counting at least one), as Prometheus --query.max-samples; more is 422 "query processing would load too many samples".'),
+    .describe('Most points one PromQL query may read, and again may produce in its subqueries and steps (each subquery step counting at least one: a query whose subquery steps alone pass it is refused before it runs), as Prometheus --query.max-samples; more is 422 "query processing would load too many samples".'),
   remote_read_max_samples: z
     .number()
     .int()

@@ -110,6 +110,15 @@ describe('evaluator', () => {
       expect.objectContaining({ kind: 'execution', message: 'query processing would load too many samples into memory in query execution' }),
     );
     expect(() => evalInstant(e, t, source, { ...opts(t), deadline: performance.now() + 50 })).toThrow(expect.objectContaining({ kind: 'timeout', message: 'query timed out in expression evaluation' }));
+    // Refused before it runs when its steps alone pass the budget (as for the ruler's groups), not
+    // found out step by step: with a deadline already past, a run would end in a timeout instead.
+    const refusedUpFront = { kind: 'execution', message: 'query processing would load too many samples into memory in query execution' };
+    const budget = (at: number) => ({ ...opts(at), maxSamples: 50_000_000, deadline: performance.now() - 1 });
+    expect(() => evalInstant(parsePromQL('sum_over_time(vector(1)[1d:1ms])'), t, source, budget(t))).toThrow(expect.objectContaining(refusedUpFront));
+    expect(() => evalRange(parsePromQL('sum_over_time(vector(1)[1h:1ms])'), 0, 3_600_000, 60_000, source, budget(0))).toThrow(expect.objectContaining(refusedUpFront));
+    expect(() => evalInstant(parsePromQL('max_over_time(max_over_time(vector(1)[1d:1s])[1d:1s])'), t, source, budget(t))).toThrow(expect.objectContaining(refusedUpFront));
+    // 61 range steps of 3.6 million subquery steps each pass 50 million; one of them does not.
+    expect(evalInstant(parsePromQL('count_over_time(vector(1)[1h:1s])'), t, source, { ...opts(t), maxSamples: 50_000_000 }).result).toEqual([{ labels: L({}), t, v: 3600 }]);
     // Within the budget the same shape answers.
     expect(instant('max_over_time(g[60s:20s])', 60)).toEqual([{ job: 'a', v: 5 }]);
     expect(evalInstant(parsePromQL('count_over_time(g[60s:20s])'), 60_000, source, { ...opts(60_000), maxSamples: 3 }).result).toEqual([{ labels: L({ job: 'a' }), t: 60_000, v: 3 }]);

@@ -1261,6 +1261,7 @@ function ordered(expr: Expr, samples: Sample[]): Sample[] {
 
 /** An instant query at `timeMs` (opts.startMs = opts.endMs = timeMs). */
 export function evalInstant(expr: Expr, timeMs: number, source: SeriesSource, opts: EvalOptions): InstantResult {
+  checkSubquerySteps(expr, 1, opts);
   const ev = new Evaluator(source, opts);
   const v = ev.eval(expr, timeMs);
   switch (v.kind) {
@@ -1297,6 +1298,38 @@ function collectStep(byKey: Map<string, SeriesPoints>, t: number, samples: reado
 
 const badRange = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROMQL_PARAM' });
 
+/**
+ * The subquery steps an evaluation of `e` at `outer` times takes at least: a subquery of range R
+ * and step S takes floor(R / S) steps or one more at each time it is evaluated at, and its inner
+ * expression is evaluated at each of them. Every step counts at least one sample against
+ * maxSamples (Evaluator.subquery), so a query whose count passes the budget is refused before
+ * it runs, instead of holding the event loop for the time it takes to find out step by step
+ * (`sum_over_time(vector(1)[1d:1ms])`: 86 million steps).
+ */
+function leastSubquerySteps(e: Expr, outer: number, defaultStepMs: number): number {
+  switch (e.type) {
+    case 'subquery': {
+      const steps = outer * Math.floor(e.rangeMs / (e.stepMs ?? defaultStepMs));
+      return steps + leastSubquerySteps(e.expr, steps, defaultStepMs);
+    }
+    case 'paren':
+    case 'unary':
+      return leastSubquerySteps(e.expr, outer, defaultStepMs);
+    case 'call':
+      return e.args.reduce((n, a) => n + leastSubquerySteps(a, outer, defaultStepMs), 0);
+    case 'aggregate':
+      return (e.param ? leastSubquerySteps(e.param, outer, defaultStepMs) : 0) + leastSubquerySteps(e.expr, outer, defaultStepMs);
+    case 'binary':
+      return leastSubquerySteps(e.lhs, outer, defaultStepMs) + leastSubquerySteps(e.rhs, outer, defaultStepMs);
+    default:
+      return 0;
+  }
+}
+
+function checkSubquerySteps(e: Expr, outer: number, opts: EvalOptions): void {
+  if (opts.maxSamples !== undefined && leastSubquerySteps(e, outer, opts.defaultSubqueryStepMs) > opts.maxSamples) throw tooManySamples();
+}
+
 /** Prometheus's checks of a range query's steps, in its words (it makes them before parsing the query): a positive step, at most MAX_POINTS_PER_SERIES steps. */
 export function checkRangeSteps(startMs: number, endMs: number, stepMs: number): void {
   if (!(stepMs > 0)) throw badRange('invalid parameter "step": zero or negative query resolution step widths are not accepted. Try a positive integer');
@@ -1314,6 +1347,7 @@ export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: nu
   // Again here, as a caller may not have checked: a zero step would never end.
   checkRangeSteps(startMs, endMs, stepMs);
   checkRangeQueryType(expr);
+  checkSubquerySteps(expr, Math.floor((endMs - startMs) / stepMs) + 1, opts);
   const ev = new Evaluator(source, opts);
   // The common shapes series at a time (steps.ts); the same answers, or undefined.
   if (!stepwise && startMs <= endMs) {
