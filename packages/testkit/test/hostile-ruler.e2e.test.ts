@@ -57,6 +57,16 @@ describe('ruler: hostile rule groups (embedded)', () => {
     expect((await api('DELETE', '/config/v1/rules/ns')).status).toBe(202);
   });
 
+  it('reads a group as YAML whatever its Content-Type, as Mimir does (curl -d sends a form type)', async () => {
+    const group = (name: string) => `name: ${name}\nrules:\n- record: a:b\n  expr: vector(1)\n`;
+    for (const [name, type] of [['asform', 'application/x-www-form-urlencoded'], ['asbytes', 'application/octet-stream'], ['asother', 'application/x-something']] as const) {
+      const res = await api('POST', '/config/v1/rules/types', group(name), type);
+      expect(res.status, `${type}: ${res.text}`).toBe(202);
+      expect((await api('GET', `/config/v1/rules/types/${name}`)).text).toContain('record: a:b');
+    }
+    expect((await api('DELETE', '/config/v1/rules/types')).status).toBe(202);
+  });
+
   it('saves the state of a group whose alert template expands to NUL: the firing alert is listed', async () => {
     const group = 'name: nul\ninterval: 1s\nrules:\n- alert: Nul\n  expr: vector(1)\n  annotations:\n    s: \'{{ "a\\x00b" }}\'\n';
     expect((await api('POST', '/config/v1/rules/tmpl', group)).status).toBe(202);

@@ -39,9 +39,7 @@ export const RULE_CONFIG_PREFIXES: Record<RuleLanguage, ReadonlyArray<readonly [
   ],
 };
 
-const YAML_TYPES = ['application/yaml', 'application/x-yaml', 'text/yaml', 'text/plain', 'application/octet-stream'];
 const RULES_BODY_LIMIT = 1024 * 1024;
-const JSON_TYPE = /^\s*application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const NAME = /^[^\u0000-\u001f/]{1,256}$/;
 
 /** The config API answers writes as Cortex does: 202 and an empty success envelope. */
@@ -56,7 +54,11 @@ function pathName(value: string | undefined, what: string): string {
 
 /** The config API's routes, on `scope` (the query API's prefix). */
 export async function ruleConfigRoutes(scope: FastifyInstance, opts: RuleRoutesOptions): Promise<void> {
-  scope.addContentTypeParser(YAML_TYPES, { parseAs: 'string', bodyLimit: RULES_BODY_LIMIT }, (_req, body, done) => done(null, body));
+  // A group's body is YAML whatever its Content-Type, as Mimir's and Cortex's rulers read it
+  // (mimirtool sends application/yaml, `curl -d` a form type, some clients JSON, which is YAML):
+  // the text as it came, never a form or JSON parse of it.
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'string', bodyLimit: RULES_BODY_LIMIT }, (_req, body, done) => done(null, body));
   const doc = (id: string, summary: string, more: QueryRouteDoc = {}) => queryRouteSchema(opts.tag, id, summary, more);
   const ns = { name: 'namespace', description: 'The rule namespace (a rule file’s name).' };
   const gr = { name: 'group', description: 'The rule group’s name.' };
@@ -84,10 +86,7 @@ export async function ruleConfigRoutes(scope: FastifyInstance, opts: RuleRoutesO
   const setGroup = async (req: ParamsRequest, reply: FastifyReply) => {
     requireScope(req.tenant!.scopes, 'tenant:manage');
     const namespace = pathName(req.params.namespace, 'namespace');
-    // A JSON body arrives parsed: written back as JSON (which is YAML), so that a JSON string
-    // stays a string rather than being read again as a group of its own.
-    const json = JSON_TYPE.test(req.headers['content-type'] ?? '');
-    const text = typeof req.body === 'string' && !json ? req.body : req.body !== undefined ? JSON.stringify(req.body) : '';
+    const text = typeof req.body === 'string' ? req.body : '';
     if (text.trim() === '') throw new FloeError('bad_data', 'the body must be a rule group in YAML', { code: 'FLOE_ERR_RULES_BODY' });
     const group = parseRuleGroup(text, { language: opts.language, checkTemplate: opts.checkTemplate });
     pathName(group.name, 'group');
