@@ -64,4 +64,10 @@ describe('source-control callback: hostile parameters (embedded)', () => {
     expect(await callback(`code=${gh.issueCode('ann', [101])}&installation_id=101&installation_id=102&state=${state}`)).toEqual(refused('scm'));
     expect(await callback(`code=${gh.issueCode('ann', [101])}&installation_id=101&state=${state}`)).toEqual({ status: 302, location: `${PUBLIC_URL}/integrations/scm?scm=linked` });
   });
+
+  it('removing an installation id past 2^53 names the id as sent, not a rounded neighbour', async () => {
+    const res = await fetch(`${floe.routerUrl}/api/v1/tenants/acme/scm-installations/9999999999999999`, { method: 'DELETE', headers: { cookie } });
+    expect(res.status).toBe(404);
+    expect(await res.json()).toMatchObject({ status: 'error', errorType: 'not_found', error: 'installation 9999999999999999 is not linked to tenant acme' });
+  });
 });

@@ -84,7 +84,10 @@ export const installationRoutes: FastifyPluginAsync<InstallationRouteOptions> = 
     },
     async (req, reply) => {
       authorizeScmManage(principalOf(req), req.params.tenant_id);
-      await removeInstallation(scm(), req.params.tenant_id, Number(req.params.installation_id));
+      const id = Number(req.params.installation_id);
+      // Past 2^53 the number would name another id; no such installation can have been linked.
+      if (!Number.isSafeInteger(id)) throw notFound(`installation ${req.params.installation_id} is not linked to tenant ${req.params.tenant_id}`);
+      await removeInstallation(scm(), req.params.tenant_id, id);
       return reply.code(204).send();
     },
   );
