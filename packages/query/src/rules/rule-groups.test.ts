@@ -146,6 +146,16 @@ describe('invalid rule files', () => {
   });
 });
 
+describe('rule YAML nested past the stack', () => {
+  it('is a rules error naming the nesting, not the engine\'s stack', () => {
+    const deep = `name: g\nrules: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`;
+    for (const got of [refusal(() => parseRuleGroup(deep, PROMQL)), refusal(() => parseRuleFile(`groups: ${'['.repeat(100_000)}${']'.repeat(100_000)}\n`, PROMQL))]) {
+      expect(got.message).toMatch(/^yaml: (line \d+, col \d+: )?the document nests too deeply/);
+      expect(got.message).not.toMatch(/call stack/i);
+    }
+  });
+});
+
 describe('parseRuleGroup (the ruler API body)', () => {
   it('parses one group and refuses a whole file in its place', () => {
     const g = parseRuleGroup('name: api\ninterval: 1m\nrules:\n  - alert: Down\n    expr: up == 0\n    for: 5m\n', PROMQL);

@@ -1,5 +1,6 @@
 import { FloeError } from '@floe/errors';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument, type Alias, type Document } from 'yaml';
+import { parseWithinStack } from '../syntax-tree.ts';
 import { MAX_RULES_PER_GROUP } from './model.ts';
 import { RULES_ERROR_CODE, rulesError, type Position, type Problem } from './problems.ts';
 
@@ -43,22 +44,29 @@ const GROUPS_FIELDS = ['groups'];
 const GROUP_FIELDS = ['name', 'interval', 'query_offset', 'limit', 'labels', 'rules'];
 const RULE_FIELDS = ['record', 'alert', 'expr', 'for', 'keep_firing_for', 'labels', 'annotations'];
 
+/** A document nested past the stack (`rules: [[[[…`): the author's mistake, said as such. */
+const tooDeep = () => rulesError([{ message: 'yaml: the document nests too deeply' }]);
+
 export function decodeRuleFile(text: string): RawGroup[] {
-  const d = new Decoder(text);
-  const fields = d.fields(d.root(), 'rulefmt.RuleGroups', GROUPS_FIELDS);
-  const groups = d.items(fields?.get('groups'), '[]rulefmt.RuleGroup').map((g) => d.group(g));
-  d.finish();
-  return groups;
+  return parseWithinStack(() => {
+    const d = new Decoder(text);
+    const fields = d.fields(d.root(), 'rulefmt.RuleGroups', GROUPS_FIELDS);
+    const groups = d.items(fields?.get('groups'), '[]rulefmt.RuleGroup').map((g) => d.group(g));
+    d.finish();
+    return groups;
+  }, tooDeep);
 }
 
 /** One group, the body of the ruler API's `POST /config/v1/rules/{namespace}`. */
 export function decodeRuleGroup(text: string): RawGroup {
-  const d = new Decoder(text);
-  const root = d.root();
-  if (root === null) throw rulesError([{ message: 'empty rule group: expected a YAML mapping with name and rules' }]);
-  const group = d.group(root);
-  d.finish();
-  return group;
+  return parseWithinStack(() => {
+    const d = new Decoder(text);
+    const root = d.root();
+    if (root === null) throw rulesError([{ message: 'empty rule group: expected a YAML mapping with name and rules' }]);
+    const group = d.group(root);
+    d.finish();
+    return group;
+  }, tooDeep);
 }
 
 type Entry = { key: string; keyNode: unknown; value: unknown };
@@ -75,7 +83,13 @@ class Decoder {
     const syntax = this.#doc.errors.map((e): Problem => {
       const at = this.#at(e.pos[0]);
       // yaml.v3 reads only a file's first document; a second one is refused rather than ignored.
-      const what = e.code === 'MULTIPLE_DOCS' ? 'a rule file is one YAML document, this has more' : e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
+      // The yaml library reports its own stack overflow (`rules: [[[[…`) as a syntax error.
+      const what =
+        e.code === 'MULTIPLE_DOCS'
+          ? 'a rule file is one YAML document, this has more'
+          : /call stack/i.test(e.message)
+            ? 'the document nests too deeply'
+            : e.message.split('\n')[0]!.replace(/ at line \d+, column \d+:?$/, '');
       return { message: `yaml: line ${at.line}, col ${at.column}: ${what}`, at };
     });
     if (syntax.length > 0) throw rulesError(syntax);
