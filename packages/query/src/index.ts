@@ -106,10 +106,10 @@ export type {
   LabelMatcher as PromLabelMatcher,
 } from './promql/ast.ts';
 export { PROM_MAX_TIME_MS, PROM_MIN_TIME_MS, parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
-export { checkRangeQueryType, checkRangeSteps, evalInstant, evalRange, selectorWindows, tooManySamples } from './promql/eval.ts';
+export { checkRangeQueryType, checkRangeSteps, evalInstant, evalRange, leastSubquerySteps as promSubquerySteps, selectorWindows, tooManySamples } from './promql/eval.ts';
 export { FreshSampleIndex, withFreshSamples, type FreshLayers, type FreshSample } from './promql/fresh-samples.ts';
 export { STALE_NAN, isStaleNaN } from './promql/staleness.ts';
-export { Annotations as PromAnnotations } from './promql/annotations.ts';
+export { Annotations as PromAnnotations, type AnnotationSnapshot as PromAnnotationSnapshot } from './promql/annotations.ts';
 export type { EvalOptions, InstantResult, RangeResult, RawSeries, SeriesPoints, SeriesSource, SelectorWindow } from './promql/eval.ts';
 export { formatFloat as formatPromFloat } from './promql/labels.ts';
 export { labelsKey as promLabelsKey, makeLabels as makePromLabels, omitLabels as omitPromLabels, type Labels as PromLabels } from './labels.ts';

@@ -78,3 +78,4 @@ export { BufferPool } from './buffer-pool.ts';
 export type { BatchColumn, BatchSchema, BatchSchemaInfo, ColumnBatchHead, ColumnBatchView } from './column-batch.ts';
 export { writeColumnBatchParquet } from './column-batch-parquet.ts';
 export { columnBatchRows, columnBatchValues } from './column-batch-rows.ts';
+export { RequestThread } from './request-thread.ts';

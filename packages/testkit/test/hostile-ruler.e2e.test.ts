@@ -83,4 +83,21 @@ describe('ruler: hostile rule groups (embedded)', () => {
     const rules = (await api('GET', '/api/v1/rules')).json().data.groups as Array<Record<string, any>>;
     expect(rules[0]!.rules[0]).toMatchObject({ name: 'Nul', health: 'ok' });
   });
+
+  it("evaluates a heavy PromQL query off the router's event loop: /ready answers while it runs", async () => {
+    const order: string[] = [];
+    const heavy = api('GET', `/api/v1/query?${new URLSearchParams({ query: 'count_over_time(vector(1)[1h:1ms])' })}`).then((r) => {
+      order.push('query');
+      return r;
+    });
+    // Given time to be read and to start evaluating (3.6 million subquery steps).
+    await new Promise((r) => setTimeout(r, 300));
+    const ready = await fetch(`${floe.routerUrl}/ready`);
+    order.push('ready');
+    expect(ready.status).toBe(200);
+    const res = await heavy;
+    expect(res.status, res.text).toBe(200);
+    expect(res.json().data.result).toEqual([{ metric: {}, value: [expect.any(Number), '3600000'] }]);
+    expect(order).toEqual(['ready', 'query']);
+  });
 });

@@ -12,6 +12,11 @@ import { METRIC_NAME } from './labels.ts';
  *
  * Prometheus keeps one annotation per text (without its position); so does this.
  */
+export interface AnnotationSnapshot {
+  warnings: Array<[text: string, offset: number]>;
+  infos: Array<[text: string, offset: number]>;
+}
+
 export class Annotations {
   readonly #warnings = new Map<string, number>();
   readonly #infos = new Map<string, number>();
@@ -50,6 +55,17 @@ export class Annotations {
       `PromQL info: input to histogram_quantile needed to be fixed for monotonicity (see https://prometheus.io/docs/prometheus/latest/querying/functions/#histogram_quantile)${forMetric(metricName)}`,
       at,
     );
+  }
+
+  /** What was collected, as plain data (texts with their offsets), to carry across a thread. */
+  snapshot(): AnnotationSnapshot {
+    return { warnings: [...this.#warnings], infos: [...this.#infos] };
+  }
+
+  /** Adds what another evaluation of the same query collected (its snapshot()). */
+  absorb(s: AnnotationSnapshot): void {
+    for (const [text, offset] of s.warnings) if (!this.#warnings.has(text)) this.#warnings.set(text, offset);
+    for (const [text, offset] of s.infos) if (!this.#infos.has(text)) this.#infos.set(text, offset);
   }
 
   /**

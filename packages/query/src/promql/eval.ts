@@ -1306,7 +1306,7 @@ const badRange = (message: string) => new FloeError('bad_data', message, { code:
  * it runs, instead of holding the event loop for the time it takes to find out step by step
  * (`sum_over_time(vector(1)[1d:1ms])`: 86 million steps).
  */
-function leastSubquerySteps(e: Expr, outer: number, defaultStepMs: number): number {
+export function leastSubquerySteps(e: Expr, outer: number, defaultStepMs: number): number {
   switch (e.type) {
     case 'subquery': {
       const steps = outer * Math.floor(e.rangeMs / (e.stepMs ?? defaultStepMs));

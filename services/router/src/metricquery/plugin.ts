@@ -3,8 +3,6 @@ import { FloeError } from '@floe/errors';
 import {
   checkRangeQueryType,
   checkRangeSteps,
-  evalInstant,
-  evalRange,
   formatPromFloat,
   formatPromQL,
   matchLabels,
@@ -26,6 +24,7 @@ import {
 } from '@floe/query';
 import { requireScope } from '@floe/auth';
 import type { QuerierClient } from '../querier-client.ts';
+import { evaluateInstant, evaluateRange } from './eval-thread.ts';
 import { callerCredentials } from '../auth-plugin.ts';
 import type { CompactorClient } from '../compactor-client.ts';
 import { createDeleteRequest, deleteRequestProcessed, type Db } from '@floe/meta';
@@ -199,7 +198,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const annotations = new PromAnnotations();
       const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations, maxSamples, deadline };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      const r = evalInstant(expr, time, source, evalOpts);
+      const r = await evaluateInstant(query, expr, time, source, evalOpts);
       const notes = annotations.asStrings(query);
       switch (r.resultType) {
         case 'scalar':
@@ -236,7 +235,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const annotations = new PromAnnotations();
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations, maxSamples, deadline };
       const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      const cut = truncated(evalRange(expr, start, end, step, source, evalOpts).result, limit, annotations.asStrings(query));
+      const cut = truncated((await evaluateRange(query, expr, start, end, step, source, evalOpts)).result, limit, annotations.asStrings(query));
       return success(reply, matrix(cut.list), cut.notes);
     });
 

@@ -1,8 +1,9 @@
-import { evalInstant, parsePromQL, selectorWindows, withFreshSamples, type EvalOptions } from '@floe/query';
+import { parsePromQL, selectorWindows, withFreshSamples, type EvalOptions } from '@floe/query';
 import { metricsTable } from '@floe/schema';
 import { CatalogCache } from '../metricquery/catalog-cache.ts';
 import { DEFAULT_MAX_SAMPLES, MetricReader } from '../metricquery/data.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS } from '../metricquery/plugin.ts';
+import { evaluateInstant } from '../metricquery/eval-thread.ts';
 import { serviceCaller, type QuerierClient } from '../querier-client.ts';
 import { datasetTables, type TableColumns } from '../table-columns.ts';
 import type { RuleQuery } from './ruler.ts';
@@ -38,6 +39,6 @@ export function rulerPromQuery(opts: RulerQueryOptions): RuleQuery {
       deadline,
     };
     const source = withFreshSamples(await reader.selectorSource(selectorWindows(expr, evalOpts)), fresh);
-    return evalInstant(expr, t, source, evalOpts);
+    return evaluateInstant(text, expr, t, source, evalOpts);
   };
 }

@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { evalInstant, evalRange, parsePromQL, PromAnnotations, type EvalOptions, type PromVectorSelector, type RawSeries } from '@floe/query';
+import { evaluateInstant, evaluateRange } from './eval-thread.ts';
+
+/** `n` series of gauge `name` (job i), a point every 15 s over an hour. */
+function gauges(name: string, n: number): RawSeries[] {
+  const t = Array.from({ length: 241 }, (_, i) => i * 15_000);
+  return Array.from({ length: n }, (_, j) => ({ labels: { __name__: name, job: `j${j}` }, t, v: t.map((x, i) => (i * (j + 1)) % 97) }));
+}
+
+const opts = (startMs: number, endMs: number, more: Partial<EvalOptions> = {}): EvalOptions => ({ startMs, endMs, lookbackMs: 300_000, defaultSubqueryStepMs: 60_000, ...more });
+
+describe('PromQL evaluation off the event loop', () => {
+  const series = gauges('load', 3000);
+  const source = (s: PromVectorSelector) => (s.name === 'load' ? series : []);
+
+  it('answers a large range query on the thread exactly as inline evaluation does, annotations included', async () => {
+    const query = 'sum by (job) (rate(load[5m])) > 0';
+    const expr = parsePromQL(query);
+    const onThread = new PromAnnotations();
+    const got = await evaluateRange(query, expr, 0, 3_600_000, 15_000, source, opts(0, 3_600_000, { annotations: onThread }));
+    const inline = new PromAnnotations();
+    const want = evalRange(parsePromQL(query), 0, 3_600_000, 15_000, source, opts(0, 3_600_000, { annotations: inline }));
+    expect(got.result.length).toBeGreaterThan(100);
+    expect(got).toEqual(want);
+    expect(onThread.asStrings(query)).toEqual(inline.asStrings(query));
+    expect(onThread.asStrings(query).infos).toEqual(['PromQL info: metric might not be a counter, name does not end in _total/_sum/_count/_bucket: "load" (1:20)']);
+  });
+
+  it('answers a small query inline, the same', async () => {
+    const query = 'max(load)';
+    const got = await evaluateInstant(query, parsePromQL(query), 600_000, source, opts(600_000, 600_000));
+    expect(got).toEqual(evalInstant(parsePromQL(query), 600_000, source, opts(600_000, 600_000)));
+  });
+
+  it('keeps the event loop free while a heavy evaluation runs, and carries its errors back in kind', async () => {
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 5);
+    try {
+      const query = 'count_over_time(vector(1)[1h:1ms])';
+      const got = await evaluateInstant(query, parsePromQL(query), 3_600_000, source, opts(3_600_000, 3_600_000));
+      expect(got).toEqual({ resultType: 'vector', result: [{ labels: {}, t: 3_600_000, v: 3_600_000 }] });
+    } finally {
+      clearInterval(ticker);
+    }
+    // Inline, no timer could have fired before the answer: the evaluation would hold the loop.
+    expect(ticks).toBeGreaterThan(0);
+    const tooMany = 'count_over_time(vector(1)[1h:1ms]) + count_over_time(load[1h])';
+    await expect(evaluateInstant(tooMany, parsePromQL(tooMany), 3_600_000, source, opts(3_600_000, 3_600_000, { maxSamples: 2_000_000 }))).rejects.toMatchObject({
+      name: 'FloeError',
+      kind: 'execution',
+      message: 'query processing would load too many samples into memory in query execution',
+    });
+  });
+});

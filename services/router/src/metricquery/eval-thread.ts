@@ -1,0 +1,85 @@
+import { FloeError, isErrorKind } from '@floe/errors';
+import {
+  evalInstant,
+  evalRange,
+  promSelectors,
+  promSubquerySteps,
+  type EvalOptions,
+  type InstantResult,
+  type PromAnnotationSnapshot,
+  type PromExpr,
+  type PromVectorSelector,
+  type RangeResult,
+  type RawSeries,
+  type SeriesSource,
+} from '@floe/query';
+import { RequestThread } from '@floe/storage';
+
+/**
+ * Where a PromQL evaluation runs. It is synchronous: on the event loop, a heavy one (a fine
+ * subquery, a range over many series) would hold every other request of the router, of every
+ * tenant, until it ends or its deadline passes. Small evaluations, nearly all a dashboard makes,
+ * run inline (a thread's round trip would cost them more than they take); larger ones run on a
+ * thread of their own, with the series the router read copied to it, and the event loop stays free.
+ */
+const INLINE_WORK = 1_000_000;
+
+export type EvalRequest = {
+  id: number;
+  query: string;
+  /** The series of each selector, in the parser's order of the query's selectors. */
+  series: ReadonlyArray<readonly RawSeries[]>;
+  opts: Omit<EvalOptions, 'annotations' | 'deadline'>;
+  /** Milliseconds left before the deadline (the threads' clocks start apart). */
+  leftMs: number | undefined;
+} & ({ kind: 'instant'; startMs: number } | { kind: 'range'; startMs: number; endMs: number; stepMs: number });
+
+export type EvalReply = { id: number; result: InstantResult | RangeResult; annotations: PromAnnotationSnapshot; error?: undefined } | { id: number; error: { kind: string; message: string; code?: string } };
+
+const thread = new RequestThread<EvalRequest, EvalReply>(new URL('./eval-worker.ts', import.meta.url), 'the PromQL evaluation thread');
+
+/** The instant query `query` (parsed as `expr`) at `timeMs`: inline when small, else on the evaluation thread. */
+export async function evaluateInstant(query: string, expr: PromExpr, timeMs: number, source: SeriesSource, opts: EvalOptions): Promise<InstantResult> {
+  const read = readAll(expr, source);
+  if (work(expr, read.series, 1, opts) < INLINE_WORK) return evalInstant(expr, timeMs, read.source, opts);
+  return (await onThread({ kind: 'instant', startMs: timeMs }, query, read.series, opts)) as InstantResult;
+}
+
+/** The range query `query` (parsed as `expr`): inline when small, else on the evaluation thread. */
+export async function evaluateRange(query: string, expr: PromExpr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions): Promise<RangeResult> {
+  const read = readAll(expr, source);
+  const steps = stepMs > 0 && endMs >= startMs ? Math.floor((endMs - startMs) / stepMs) + 1 : 1;
+  if (work(expr, read.series, steps, opts) < INLINE_WORK) return evalRange(expr, startMs, endMs, stepMs, read.source, opts);
+  return (await onThread({ kind: 'range', startMs, endMs, stepMs }, query, read.series, opts)) as RangeResult;
+}
+
+/** Each selector's series, read once (the source may lay fresh samples over stored ones), and a source answering from them. */
+function readAll(expr: PromExpr, source: SeriesSource): { series: Array<readonly RawSeries[]>; source: SeriesSource } {
+  const selectors = promSelectors(expr);
+  const series = selectors.map((s) => source(s));
+  const read = new Map<PromVectorSelector, readonly RawSeries[]>(selectors.map((s, i) => [s, series[i]!]));
+  return { series, source: (s) => read.get(s) ?? source(s) };
+}
+
+/** About how many values the evaluation visits: the points read, each series at each step, each subquery step. */
+function work(expr: PromExpr, series: ReadonlyArray<readonly RawSeries[]>, steps: number, opts: EvalOptions): number {
+  let points = 0;
+  let count = 0;
+  for (const list of series) {
+    count += list.length;
+    for (const s of list) points += s.t.length;
+  }
+  return points + steps * count + promSubquerySteps(expr, steps, opts.defaultSubqueryStepMs) * Math.max(1, count);
+}
+
+async function onThread(what: { kind: 'instant'; startMs: number } | { kind: 'range'; startMs: number; endMs: number; stepMs: number }, query: string, series: Array<readonly RawSeries[]>, opts: EvalOptions): Promise<InstantResult | RangeResult> {
+  const { annotations, deadline, ...plain } = opts;
+  const reply = await thread.request({ ...what, query, series, opts: plain, leftMs: deadline === undefined ? undefined : Math.max(1, deadline - performance.now()) });
+  if (reply.error) {
+    // A fault of the evaluator stays a plain error: answered as a 500 whose detail is only logged.
+    if (reply.error.kind === 'internal' || !isErrorKind(reply.error.kind)) throw new Error(`PromQL evaluation thread: ${reply.error.message}`);
+    throw new FloeError(reply.error.kind, reply.error.message, reply.error.code === undefined ? {} : { code: reply.error.code });
+  }
+  annotations?.absorb(reply.annotations);
+  return reply.result;
+}
