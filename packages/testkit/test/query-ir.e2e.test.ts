@@ -122,6 +122,12 @@ describe.each<FloeMode>(['embedded', 'cluster'])('native Query IR (%s)', (mode) 
     expect((await ask({ view: 'nope' })).status).toBe(400);
   });
 
+  it("holds a metrics query to the PromQL sample budget: a subquery too fine to evaluate is 422, as on /metricquery", async () => {
+    const res = await query({ source: 'metrics', range: range(), promql: 'count_over_time(vector(1)[1d:1ms])', step: '60s' });
+    expect(res.status).toBe(422);
+    expect(res.body).toEqual({ status: 'error', errorType: 'execution', error: 'query processing would load too many samples into memory in query execution' });
+  });
+
   it('answers 501 for a valid request it cannot run yet', async () => {
     const res = await query({ source: 'traces', range: range(), conditions: [{ field: 'duration', value: 5 }] });
     expect(res.status).toBe(501);

@@ -1,7 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import {
   PromAnnotations,
-  evalRange,
   formatPromFloat,
   listedProfileSummaryOf,
   mergedStacksOf,
@@ -22,7 +21,8 @@ import { callerTables, type TableColumns } from '../table-columns.ts';
 import { callerCredentials } from '../auth-plugin.ts';
 import { exclusionFilter, type PendingDeletions } from '../logquery/pending-deletions.ts';
 import { rowsOf, streamLabels, structuredMetadata, type Row } from '../logquery/results.ts';
-import { MetricReader } from '../metricquery/data.ts';
+import { DEFAULT_MAX_SAMPLES, MetricReader } from '../metricquery/data.ts';
+import { evaluateRange } from '../metricquery/eval-thread.ts';
 import { DEFAULT_LOOKBACK_DELTA_MS, DEFAULT_SUBQUERY_STEP_MS } from '../metricquery/plugin.ts';
 import type { QuerierClient, QueryRequest } from '../querier-client.ts';
 import { MAX_SERIES, type LogsQuery, type MetricsQuery, type ProfilesQuery, type QueryIrBody, type TracesQuery } from './schema.ts';
@@ -127,9 +127,11 @@ async function metrics(deps: RunContext, req: FastifyRequest, q: MetricsQuery): 
   const expr = parsePromQL(q.promql);
   const reader = new MetricReader(deps.querier, callerCredentials(req), deps.queryTimeoutMs, deps.maxSamples, undefined, undefined, () => deps.tables.metrics(req));
   const annotations = new PromAnnotations();
-  const evalOpts: EvalOptions = { startMs, endMs, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: DEFAULT_SUBQUERY_STEP_MS, annotations };
+  // The sample budget and the deadline of /metricquery's query_range hold here too.
+  const deadline = performance.now() + deps.queryTimeoutMs;
+  const evalOpts: EvalOptions = { startMs, endMs, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: DEFAULT_SUBQUERY_STEP_MS, annotations, maxSamples: deps.maxSamples ?? DEFAULT_MAX_SAMPLES, deadline };
   const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-  const result = evalRange(expr, startMs, endMs, stepMs, source, evalOpts).result;
+  const result = (await evaluateRange(q.promql, expr, startMs, endMs, stepMs, source, evalOpts)).result;
   const { items, truncated } = capped(result, MAX_SERIES);
   const series = items.map((s) => ({
     labels: Object.fromEntries(Object.keys(s.labels).sort().map((k) => [k, s.labels[k]!])),
