@@ -15,3 +15,4 @@ export type { CachedTenantLimits, RetentionStream, TenantLimits, TenantRecord } 
 export { limitStoresFromConfig } from './from-config.ts';
 export type { LimitStores } from './from-config.ts';
 export { quotaExceeded, rateLimited, seriesLimitRefusal } from './errors.ts';
+export { FAILED_LOGINS, LoginAttempts } from './login-attempts.ts';

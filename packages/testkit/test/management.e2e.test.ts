@@ -327,6 +327,19 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
       expect((await api('GET', '/api/v1/tenants/acme', { cookie })).status).toBe(401);
     });
 
+    it('locks password sign-in of an account after five failures (429 with Retry-After, the right password too); other accounts sign in', async () => {
+      await newUser('lockme@example.com', { password: 'pa55word!', role: 'member' });
+      await newUser('unlocked@example.com', { password: 'pa55word!', role: 'member' });
+      for (let i = 0; i < 5; i++) expect((await login('lockme@example.com', `guess-${i}`)).res.status).toBe(401);
+      const locked = await login('lockme@example.com', 'pa55word!');
+      expect(locked.res.status).toBe(429);
+      // About a minute until one attempt has come back (the failures' own seconds refill a little).
+      expect(locked.res.body).toEqual({ status: 'error', errorType: 'rate_limited', error: expect.stringMatching(/^too many failed sign-ins for this account; try again in \d+ s$/), retryAfterMs: expect.any(Number) });
+      expect(Number(locked.res.headers.get('retry-after'))).toBe(Math.ceil(locked.res.body.retryAfterMs / 1000));
+      expect(locked.setCookie).toBeNull();
+      expect((await login('unlocked@example.com', 'pa55word!')).res.status).toBe(200);
+    });
+
     it('a viewer reads but cannot manage: no keys, no datasets, no grants', async () => {
       await newUser('vic@example.com', { password: 'pa55word!', role: 'viewer' });
       const { cookie } = await login('vic@example.com', 'pa55word!');

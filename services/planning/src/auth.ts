@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify';
 import fp from 'fastify-plugin';
 import { tenantRole } from '@floe/auth';
 import { FloeError, forbidden } from '@floe/errors';
+import type { LoginAttempts } from '@floe/limits';
 import { checkUserPassword, createKeyVerifier, effectiveRoles, getTenant, isValidTenantId, listUserMemberships, roleRank, type Db, type MembershipRole } from '@floe/meta';
 import type { Actor } from './store/actor.ts';
 import { headerValue } from '@floe/runtime';
@@ -39,7 +40,7 @@ const sha = (s: string) => createHash('sha256').update(s).digest();
 
 const missing = () => new FloeError('unauthorized', 'send "Authorization: Bearer <api key>", or "Authorization: Basic <email:password>" with X-Tenant-ID', { code: 'FLOE_ERR_AUTH_MISSING' });
 
-export function createPlanningAuth(db: Db, opts: { adminApiKey: string; ttlMs: number }): PlanningAuth {
+export function createPlanningAuth(db: Db, opts: { adminApiKey: string; ttlMs: number; loginAttempts?: LoginAttempts }): PlanningAuth {
   const keys = createKeyVerifier(db, { ttlMs: opts.ttlMs });
   // Password checks cost a deliberately slow scrypt: a verified email/password pair is reused
   // for the key cache's TTL (keyed by its hash; only successes are kept, so guessing stays slow).
@@ -50,7 +51,9 @@ export function createPlanningAuth(db: Db, opts: { adminApiKey: string; ttlMs: n
     const hit = passwords.get(k);
     if (hit && hit.expires > Date.now()) return hit;
     passwords.delete(k);
-    const user = await checkUserPassword(db, email, password);
+    // Failures count per account, across the router's sign-in form too (shared buckets).
+    const check = () => checkUserPassword(db, email, password);
+    const user = opts.loginAttempts ? await opts.loginAttempts.guard(email, check) : await check();
     if (!user) return undefined;
     const entry = { userId: user.id, isInstanceAdmin: user.isInstanceAdmin, expires: Date.now() + opts.ttlMs };
     if (passwords.size >= 10_000) passwords.delete(passwords.keys().next().value!);

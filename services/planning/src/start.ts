@@ -1,5 +1,5 @@
 import type { FloeConfig } from '@floe/config';
-import { limitStoresFromConfig } from '@floe/limits';
+import { LoginAttempts, limitStoresFromConfig } from '@floe/limits';
 import { migrate, openDbFromConfig, type Db } from '@floe/meta';
 import type { ServiceHandle } from '@floe/runtime';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
@@ -25,7 +25,7 @@ export async function start(config: Readonly<FloeConfig>, deps: PlanningDeps = {
   const db = deps.db ?? (await openDbFromConfig(config));
   if (ownDb) await migrate(db);
   const limitStores = limitStoresFromConfig(config);
-  const auth = createPlanningAuth(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
+  const auth = createPlanningAuth(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl, loginAttempts: new LoginAttempts(limitStores.buckets) });
   let ready = false;
   const app = await buildApp({
     log,

@@ -129,6 +129,19 @@ describe.each<Backend>(['pglite', 'pg'])('planning API on %s', (backend) => {
       const res = await call('POST', '/api/v1/products', { key: acmeViewerKey, body: { product: { name: 'X', reference_prefix: 'XX' } } });
       expect(res.status).toBe(403);
     });
+
+    it('locks Basic sign-in of an account after five wrong passwords: 429 with retry_after, the right password too', async () => {
+      const cy = { email: 'cy@example.com', password: 'cy-secret-1' };
+      const id = (await createUser(database.db, { email: cy.email, password: cy.password })).id;
+      await grantMembership(database.db, { tenantId: 'acme', userId: id, role: 'member', grantedBy: 'admin' });
+      for (let i = 0; i < 5; i++) expect((await call('GET', '/api/v1/features', { basic: [cy.email, `guess-${i}`], tenant: 'acme' })).status).toBe(401);
+      const locked = await call('GET', '/api/v1/features', { basic: [cy.email, cy.password], tenant: 'acme' });
+      expect(locked.status).toBe(429);
+      expect(locked.body).toMatchObject({ status: 'error', errorType: 'rate_limited', message: expect.stringMatching(/^too many failed sign-ins for this account; try again in \d+ s$/), retry_after: expect.any(Number) });
+      expect(locked.headers.get('retry-after')).toBe(String(locked.body.retry_after));
+      // Other accounts are not held.
+      expect((await call('GET', '/api/v1/features', { basic: [ann.email, ann.password], tenant: 'acme' })).status).toBe(200);
+    });
   });
 
   describe('a planning flow', () => {

@@ -73,7 +73,7 @@ export interface AppOptions {
   /** auth.session_ttl in milliseconds. */
   sessionTtlMs: number;
   /** SSO, the password form's switch and the demo account (spec 2, Session and login). */
-  login?: Pick<SessionOptions, 'oidc' | 'passwordLoginDisabled' | 'demo'>;
+  login?: Pick<SessionOptions, 'oidc' | 'passwordLoginDisabled' | 'demo' | 'loginAttempts'>;
   /** Table provisioning at dataset creation (best effort); absent until the writer offers one. */
   provisionDataset?: ProvisionDataset;
   /** A tenant's tables: listing and on-demand provisioning. */

@@ -2,7 +2,7 @@ import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import type { QuerierCalls } from '@floe/flight';
 import { floeNamespace, floeTableDef, openFloeCatalog } from '@floe/iceberg';
-import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
+import { cachedTenantLimits, limitStoresFromConfig, LoginAttempts, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { listenLoopback, serverTlsFromConfig, type ServerTls, type ServiceHandle } from '@floe/runtime';
@@ -96,7 +96,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     ...(config.router.tempo_streaming ? { tempoStreaming: { auth, querier: querierClient, queryTimeoutMs: config.router.query_timeout, queryBudget, log } } : {}),
     auth,
     managementAuth: managementAuthDepsFromDb(db, auth, { isDemoUser: login.isDemoUser }),
-    login: login.login,
+    login: { ...login.login, loginAttempts: new LoginAttempts(limitStores.buckets) },
     queryBudget,
     tenantLimits: tenantLimitsOf,
     querier: querierClient,

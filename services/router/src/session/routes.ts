@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { ManagementAuthDeps, ResolvedSession } from '@floe/auth';
 import { forbidden, unauthorized } from '@floe/errors';
+import type { LoginAttempts } from '@floe/limits';
 import { PASSWORD_MAX_LENGTH, checkUserPassword, createSession, revokeSession, type Db } from '@floe/meta';
 import { ERROR_RESPONSES, ref } from '../management/schemas.ts';
 import { rolesWire, sessionUserWire } from '../management/wire.ts';
@@ -17,6 +18,8 @@ export interface SessionOptions {
   oidc?: OidcLogin;
   /** auth.oidc.disable_password_login: the password form is refused for every user. */
   passwordLoginDisabled?: boolean;
+  /** Failed password sign-ins per account (absent: unlimited, as in tests of other things). */
+  loginAttempts?: LoginAttempts;
   /** The demo account's credentials, shown on the login page while demo mode is on. */
   demo?: { username: string; password: string; tenant_id: string; dataset_id?: string };
   /** Where the browser goes after SSO sign-in (public.api_url). */
@@ -117,7 +120,9 @@ export const sessionRoutes: FastifyPluginAsync<SessionOptions> = async (app, opt
     async (req, reply) => {
       // SSO rule 5: for every user, before any lookup (API keys and the admin key never come here).
       if (opts.passwordLoginDisabled) throw forbidden('password sign-in is disabled; use single sign-on', { code: 'FLOE_ERR_AUTH_PASSWORD_DISABLED' });
-      const user = await checkUserPassword(opts.db, req.body.username, req.body.password);
+      const { username, password } = req.body;
+      const check = () => checkUserPassword(opts.db, username, password);
+      const user = opts.loginAttempts ? await opts.loginAttempts.guard(username, check) : await check();
       if (!user) throw refuse();
       const { token } = await createSession(opts.db, user.id, opts.ttlMs);
       const resolved = await opts.auth.session(token);
