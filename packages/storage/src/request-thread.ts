@@ -23,14 +23,18 @@ export class RequestThread<Req extends { id: number }, Reply extends { id: numbe
     this.#name = name;
   }
 
-  /** Sends the request (its id filled in) and resolves with the reply; rejects when the thread goes away first. */
-  request(body: WithoutId<Req>): Promise<Reply> {
+  /**
+   * Sends the request (its id filled in) and resolves with the reply; rejects when the thread goes
+   * away first. `transfer` moves those buffers to the thread instead of copying them (they are
+   * unusable here afterwards).
+   */
+  request(body: WithoutId<Req>, transfer: readonly ArrayBuffer[] = []): Promise<Reply> {
     const worker = this.#start();
     const id = this.#nextId++;
     return new Promise<Reply>((resolve, reject) => {
       this.#pending.set(id, { worker, resolve, reject });
       worker.ref();
-      worker.postMessage({ ...body, id });
+      worker.postMessage({ ...body, id }, [...transfer]);
     });
   }
 

@@ -86,18 +86,18 @@ describe('ruler: hostile rule groups (embedded)', () => {
 
   it("evaluates a heavy PromQL query off the router's event loop: /ready answers while it runs", async () => {
     const order: string[] = [];
-    const heavy = api('GET', `/api/v1/query?${new URLSearchParams({ query: 'count_over_time(vector(1)[1h:1ms])' })}`).then((r) => {
+    const heavy = api('GET', `/api/v1/query?${new URLSearchParams({ query: 'count_over_time(vector(1)[2h:1ms])' })}`).then((r) => {
       order.push('query');
       return r;
     });
-    // Given time to be read and to start evaluating (3.6 million subquery steps).
+    // Given time to be read and to start evaluating (7.2 million subquery steps).
     await new Promise((r) => setTimeout(r, 300));
     const ready = await fetch(`${floe.routerUrl}/ready`);
     order.push('ready');
     expect(ready.status).toBe(200);
     const res = await heavy;
     expect(res.status, res.text).toBe(200);
-    expect(res.json().data.result).toEqual([{ metric: {}, value: [expect.any(Number), '3600000'] }]);
+    expect(res.json().data.result).toEqual([{ metric: {}, value: [expect.any(Number), '7200000'] }]);
     expect(order).toEqual(['ready', 'query']);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evalInstant, evalRange, parsePromQL, PromAnnotations, type EvalOptions, type PromVectorSelector, type RawSeries } from '@floe/query';
-import { evaluateInstant, evaluateRange } from './eval-thread.ts';
+import { evaluateInstant, evaluateRange, packSelections, unpackSelections } from './eval-thread.ts';
 
 /** `n` series of gauge `name` (job i), a point every 15 s over an hour. */
 function gauges(name: string, n: number): RawSeries[] {
@@ -11,7 +11,7 @@ function gauges(name: string, n: number): RawSeries[] {
 const opts = (startMs: number, endMs: number, more: Partial<EvalOptions> = {}): EvalOptions => ({ startMs, endMs, lookbackMs: 300_000, defaultSubqueryStepMs: 60_000, ...more });
 
 describe('PromQL evaluation off the event loop', () => {
-  const series = gauges('load', 3000);
+  const series = gauges('load', 12_000);
   const source = (s: PromVectorSelector) => (s.name === 'load' ? series : []);
 
   it('answers a large range query on the thread exactly as inline evaluation does, annotations included', async () => {
@@ -37,19 +37,35 @@ describe('PromQL evaluation off the event loop', () => {
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 5);
     try {
-      const query = 'count_over_time(vector(1)[1h:1ms])';
-      const got = await evaluateInstant(query, parsePromQL(query), 3_600_000, source, opts(3_600_000, 3_600_000));
-      expect(got).toEqual({ resultType: 'vector', result: [{ labels: {}, t: 3_600_000, v: 3_600_000 }] });
+      const query = 'count_over_time(vector(1)[2h:1ms])';
+      const got = await evaluateInstant(query, parsePromQL(query), 7_200_000, source, opts(7_200_000, 7_200_000));
+      expect(got).toEqual({ resultType: 'vector', result: [{ labels: {}, t: 7_200_000, v: 7_200_000 }] });
     } finally {
       clearInterval(ticker);
     }
     // Inline, no timer could have fired before the answer: the evaluation would hold the loop.
     expect(ticks).toBeGreaterThan(0);
-    const tooMany = 'count_over_time(vector(1)[1h:1ms]) + count_over_time(load[1h])';
-    await expect(evaluateInstant(tooMany, parsePromQL(tooMany), 3_600_000, source, opts(3_600_000, 3_600_000, { maxSamples: 2_000_000 }))).rejects.toMatchObject({
+    const tooMany = 'count_over_time(vector(1)[2h:1ms]) + count_over_time(load[1h])';
+    await expect(evaluateInstant(tooMany, parsePromQL(tooMany), 3_600_000, source, opts(3_600_000, 3_600_000, { maxSamples: 5_000_000 }))).rejects.toMatchObject({
       name: 'FloeError',
       kind: 'execution',
       message: 'query processing would load too many samples into memory in query execution',
     });
+  });
+
+  it('packs the selections end to end and unpacks them as they were, staleness markers included', () => {
+    const a: RawSeries = { labels: { __name__: 'a' }, t: Float64Array.of(1, 2, 3), v: Float64Array.of(10, 20, 30) };
+    const b: RawSeries = { labels: { __name__: 'b' }, t: [4, 5], v: [40, 50], stale: [false, true] };
+    const packed = packSelections([[a], [], [b, a]]);
+    expect([...packed.t]).toEqual([1, 2, 3, 4, 5, 1, 2, 3]);
+    const back = unpackSelections(packed).map((list) => list.map((s) => ({ labels: s.labels, t: Array.from(s.t), v: Array.from(s.v), stale: s.stale ? Array.from(s.stale) : undefined })));
+    expect(back).toEqual([
+      [{ labels: { __name__: 'a' }, t: [1, 2, 3], v: [10, 20, 30], stale: undefined }],
+      [],
+      [
+        { labels: { __name__: 'b' }, t: [4, 5], v: [40, 50], stale: [0, 1] },
+        { labels: { __name__: 'a' }, t: [1, 2, 3], v: [10, 20, 30], stale: undefined },
+      ],
+    ]);
   });
 });

@@ -18,17 +18,75 @@ import { RequestThread } from '@floe/storage';
 /**
  * Where a PromQL evaluation runs. It is synchronous: on the event loop, a heavy one (a fine
  * subquery, a range over many series) would hold every other request of the router, of every
- * tenant, until it ends or its deadline passes. Small evaluations, nearly all a dashboard makes,
- * run inline (a thread's round trip would cost them more than they take); larger ones run on a
- * thread of their own, with the series the router read copied to it, and the event loop stays free.
+ * tenant, until it ends or its deadline passes. Evaluations up to about 5 million values (points
+ * read, series × steps, subquery steps × series: about 100 ms here, 20 ns a value) run inline,
+ * which is faster; larger ones run on a thread of their own, with the series the router read
+ * moved to it, and the event loop stays free. The thread costs a large one about half again its
+ * time (10,000 series × 1,441 steps: 430 ms inline, 650–850 ms there, 90 ms of it the packing).
  */
-const INLINE_WORK = 1_000_000;
+const INLINE_WORK = 5_000_000;
+
+/** A series sent to the thread: its samples are `length` entries from `at` of the packed arrays. */
+export interface PackedSeries {
+  labels: RawSeries['labels'];
+  at: number;
+  length: number;
+  stale: boolean;
+}
+
+/**
+ * Every selector's series with their samples packed end to end in two (three with staleness
+ * markers) arrays that move to the thread without a copy: the series' own arrays are often views
+ * of large Arrow buffers, which a structured clone would copy whole, number by number or buffer by
+ * buffer. One memcpy per series here instead.
+ */
+export interface PackedSelections {
+  /** Per selector (parser's order), its series. */
+  series: PackedSeries[][];
+  t: Float64Array<ArrayBuffer>;
+  v: Float64Array<ArrayBuffer>;
+  /** 1 where a sample is a staleness marker (only series with `stale` read it). */
+  stale: Uint8Array<ArrayBuffer>;
+}
+
+export function packSelections(selections: ReadonlyArray<readonly RawSeries[]>): PackedSelections {
+  let total = 0;
+  for (const list of selections) for (const s of list) total += s.t.length;
+  const t = new Float64Array(total);
+  const v = new Float64Array(total);
+  const stale = new Uint8Array(total);
+  let at = 0;
+  const series = selections.map((list) =>
+    list.map((s) => {
+      const length = s.t.length;
+      t.set(s.t, at);
+      v.set(s.v, at);
+      if (s.stale) for (let i = 0; i < length; i++) stale[at + i] = s.stale[i] ? 1 : 0;
+      const packed = { labels: s.labels, at, length, stale: s.stale !== undefined };
+      at += length;
+      return packed;
+    }),
+  );
+  return { series, t, v, stale };
+}
+
+/** The thread's side: views of the packed arrays, no copy. */
+export function unpackSelections(p: PackedSelections): RawSeries[][] {
+  return p.series.map((list) =>
+    list.map((s) => ({
+      labels: s.labels,
+      t: p.t.subarray(s.at, s.at + s.length),
+      v: p.v.subarray(s.at, s.at + s.length),
+      ...(s.stale ? { stale: p.stale.subarray(s.at, s.at + s.length) } : {}),
+    })),
+  );
+}
 
 export type EvalRequest = {
   id: number;
   query: string;
   /** The series of each selector, in the parser's order of the query's selectors. */
-  series: ReadonlyArray<readonly RawSeries[]>;
+  selections: PackedSelections;
   opts: Omit<EvalOptions, 'annotations' | 'deadline'>;
   /** Milliseconds left before the deadline (the threads' clocks start apart). */
   leftMs: number | undefined;
@@ -74,7 +132,9 @@ function work(expr: PromExpr, series: ReadonlyArray<readonly RawSeries[]>, steps
 
 async function onThread(what: { kind: 'instant'; startMs: number } | { kind: 'range'; startMs: number; endMs: number; stepMs: number }, query: string, series: Array<readonly RawSeries[]>, opts: EvalOptions): Promise<InstantResult | RangeResult> {
   const { annotations, deadline, ...plain } = opts;
-  const reply = await thread.request({ ...what, query, series, opts: plain, leftMs: deadline === undefined ? undefined : Math.max(1, deadline - performance.now()) });
+  const selections = packSelections(series);
+  const leftMs = deadline === undefined ? undefined : Math.max(1, deadline - performance.now());
+  const reply = await thread.request({ ...what, query, selections, opts: plain, leftMs }, [selections.t.buffer, selections.v.buffer, selections.stale.buffer]);
   if (reply.error) {
     // A fault of the evaluator stays a plain error: answered as a 500 whose detail is only logged.
     if (reply.error.kind === 'internal' || !isErrorKind(reply.error.kind)) throw new Error(`PromQL evaluation thread: ${reply.error.message}`);

@@ -3,13 +3,14 @@
 import { parentPort } from 'node:worker_threads';
 import { isFloeError } from '@floe/errors';
 import { evalInstant, evalRange, parsePromQL, PromAnnotations, promSelectors, type PromVectorSelector as VectorSelector, type RawSeries } from '@floe/query';
-import type { EvalReply, EvalRequest } from './eval-thread.ts';
+import { unpackSelections, type EvalReply, type EvalRequest } from './eval-thread.ts';
 
 parentPort!.on('message', (req: EvalRequest) => {
   let reply: EvalReply;
   try {
     const expr = parsePromQL(req.query);
-    const bySelector = new Map<VectorSelector, readonly RawSeries[]>(promSelectors(expr).map((s, i) => [s, req.series[i] ?? []]));
+    const series = unpackSelections(req.selections);
+    const bySelector = new Map<VectorSelector, readonly RawSeries[]>(promSelectors(expr).map((s, i) => [s, series[i] ?? []]));
     const source = (s: VectorSelector) => bySelector.get(s) ?? [];
     const annotations = new PromAnnotations();
     // performance.now() counts from each thread's own start: the deadline travels as time left.
