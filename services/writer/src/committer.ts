@@ -233,10 +233,11 @@ export class Committer {
     // a tenant whose rows cannot be written must not hold every other tenant's back.
     let failure: unknown;
     for (const g of groups.values()) {
-      const deletedAt = datasets ? datasets.get(`${g.tenant}/${g.dataset}`) : 0;
-      const dropped = deletedAt === undefined ? dropAll(g) : deletedAt > 0 ? dropAppendedBy(g, deletedAt) : 0;
+      // A dataset that is gone takes every record; one created again, those from before its deletion.
+      const deletedAt = datasets ? (datasets.get(`${g.tenant}/${g.dataset}`) ?? Number.POSITIVE_INFINITY) : 0;
+      const dropped = deletedAt > 0 ? dropAppendedBy(g, deletedAt) : 0;
       if (dropped > 0) {
-        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records: dropped }, deletedAt === undefined ? 'WAL records of a deleted tenant or dataset dropped' : 'WAL records from before the tenant or dataset was deleted and created again dropped');
+        log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records: dropped }, deletedAt === Number.POSITIVE_INFINITY ? 'WAL records of a deleted tenant or dataset dropped' : 'WAL records from before the tenant or dataset was deleted and created again dropped');
         stats.skippedRecords += dropped;
       }
       if (g.hours.size === 0) continue;
@@ -366,17 +367,10 @@ function* chunkByRows(records: SegmentRecord[], maxRows: number): Generator<Segm
   if (chunk.length > 0) yield chunk;
 }
 
-/** Empties a group (its segments stay consumed): how many records it held. */
-function dropAll(g: { hours: Map<number, unknown[]> }): number {
-  let n = 0;
-  for (const list of g.hours.values()) n += list.length;
-  g.hours.clear();
-  return n;
-}
-
 /**
- * Removes the group's records appended at or before `deletedAt` (ms; the time in their ids):
- * how many. A record whose id carries no time is kept.
+ * Removes the group's records appended at or before `deletedAt` (ms; the time in their ids;
+ * Infinity: all of them), its segments staying consumed: how many. A record whose id carries no
+ * time counts as appended last.
  */
 function dropAppendedBy(g: { hours: Map<number, Array<{ header: { id: string } }>> }, deletedAt: number): number {
   let n = 0;
