@@ -1326,8 +1326,14 @@ export function leastSubquerySteps(e: Expr, outer: number, defaultStepMs: number
   }
 }
 
-function checkSubquerySteps(e: Expr, outer: number, opts: EvalOptions): void {
+/** Refuses an evaluation at `outer` times whose subquery steps alone pass opts.maxSamples: callers check before reading any series. */
+export function checkSubquerySteps(e: Expr, outer: number, opts: EvalOptions): void {
   if (opts.maxSamples !== undefined && leastSubquerySteps(e, outer, opts.defaultSubqueryStepMs) > opts.maxSamples) throw tooManySamples();
+}
+
+/** The times a range query from `startMs` to `endMs` is evaluated at (start, start + step, …, ≤ end). */
+export function rangeStepCount(startMs: number, endMs: number, stepMs: number): number {
+  return stepMs > 0 && endMs >= startMs ? Math.floor((endMs - startMs) / stepMs) + 1 : 1;
 }
 
 /** Prometheus's checks of a range query's steps, in its words (it makes them before parsing the query): a positive step, at most MAX_POINTS_PER_SERIES steps. */
@@ -1347,7 +1353,7 @@ export function evalRange(expr: Expr, startMs: number, endMs: number, stepMs: nu
   // Again here, as a caller may not have checked: a zero step would never end.
   checkRangeSteps(startMs, endMs, stepMs);
   checkRangeQueryType(expr);
-  checkSubquerySteps(expr, Math.floor((endMs - startMs) / stepMs) + 1, opts);
+  checkSubquerySteps(expr, rangeStepCount(startMs, endMs, stepMs), opts);
   const ev = new Evaluator(source, opts);
   // The common shapes series at a time (steps.ts); the same answers, or undefined.
   if (!stepwise && startMs <= endMs) {

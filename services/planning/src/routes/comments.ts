@@ -5,39 +5,32 @@ import { callerOf } from '../auth.ts';
 import { commentBody, idParams, listQuery, writeQuery } from '../params/body-schemas.ts';
 import { parseListParams } from '../params/list-params.ts';
 import { nonBlank } from '../params/values.ts';
-import { addComment, listComments, type CommentParentKind } from '../store/comments.ts';
-import { findProduct, findRecord, type NumberedTable } from '../store/lookups.ts';
-import { findPhase } from '../store/release-phases.ts';
-import { findToDo } from '../store/to-dos.ts';
+import { addComment, findCommentParent, listComments, type CommentParentKind } from '../store/comments.ts';
 import { metaPage } from './shapes.ts';
 
 type IdParams = { id: string };
 type CommentBody = { body: string } | { comment: { body: string } };
 
-type Find = (db: Db, tenantId: string, value: string) => Promise<{ id: string } | undefined>;
-const inTable = (table: NumberedTable): Find => (db, tenantId, value) => findRecord(db, table, tenantId, value);
-
 /**
- * The record kinds that carry comments, by path segment (`/api/v1/{segment}/{id}/comments`), with
- * how a path names one: by id or reference number, a product by id or prefix, a release phase or
- * a to-do by id. Every kind spec 3 names is a record of this service.
+ * The record kinds that carry comments, by path segment (`/api/v1/{segment}/{id}/comments`), and
+ * whether comments may be added through the API. Every kind spec 3 names is a record of this service.
  */
-const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; find: Find; add: boolean }> = [
-  { segment: 'features', kind: 'feature', find: inTable('planning_features'), add: true },
-  { segment: 'releases', kind: 'release', find: inTable('planning_releases'), add: false },
-  { segment: 'epics', kind: 'epic', find: inTable('planning_epics'), add: true },
-  { segment: 'requirements', kind: 'requirement', find: inTable('planning_requirements'), add: true },
-  { segment: 'ideas', kind: 'idea', find: inTable('planning_ideas'), add: true },
-  { segment: 'initiatives', kind: 'initiative', find: inTable('planning_initiatives'), add: true },
-  { segment: 'goals', kind: 'goal', find: inTable('planning_goals'), add: false },
-  { segment: 'release_phases', kind: 'release_phase', find: findPhase, add: false },
-  { segment: 'to_dos', kind: 'to_do', find: findToDo, add: false },
-  { segment: 'products', kind: 'product', find: findProduct, add: false },
+const PARENTS: ReadonlyArray<{ segment: string; kind: CommentParentKind; add: boolean }> = [
+  { segment: 'features', kind: 'feature', add: true },
+  { segment: 'releases', kind: 'release', add: false },
+  { segment: 'epics', kind: 'epic', add: true },
+  { segment: 'requirements', kind: 'requirement', add: true },
+  { segment: 'ideas', kind: 'idea', add: true },
+  { segment: 'initiatives', kind: 'initiative', add: true },
+  { segment: 'goals', kind: 'goal', add: false },
+  { segment: 'release_phases', kind: 'release_phase', add: false },
+  { segment: 'to_dos', kind: 'to_do', add: false },
+  { segment: 'products', kind: 'product', add: false },
 ];
 
-async function parentId(db: Db, tenantId: string, parent: (typeof PARENTS)[number], value: string): Promise<string> {
-  const hit = await parent.find(db, tenantId, value);
-  if (!hit) throw notFound(`${parent.kind === 'to_do' ? 'to-do' : parent.kind.replace('_', ' ')} ${value} not found`);
+async function parentId(db: Db, tenantId: string, kind: CommentParentKind, value: string): Promise<string> {
+  const hit = await findCommentParent(db, tenantId, kind, value);
+  if (!hit) throw notFound(`${kind === 'to_do' ? 'to-do' : kind.replace('_', ' ')} ${value} not found`);
   return hit.id;
 }
 
@@ -50,7 +43,7 @@ export const commentRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db })
       async (req) => {
         const p = parseListParams(req.query, { accepted: ['page', 'per_page'] });
         const tenantId = callerOf(req).tenantId;
-        const id = await parentId(db, tenantId, parent, req.params.id);
+        const id = await parentId(db, tenantId, parent.kind, req.params.id);
         return metaPage('comments', await listComments(db, tenantId, { kind: parent.kind, id }, p), p);
       },
     );
@@ -60,7 +53,7 @@ export const commentRoutes: FastifyPluginAsync<{ db: Db }> = async (app, { db })
       { schema: { params: idParams, querystring: writeQuery, body: commentBody } },
       async (req, reply) => {
         const caller = callerOf(req);
-        const id = await parentId(db, caller.tenantId, parent, req.params.id);
+        const id = await parentId(db, caller.tenantId, parent.kind, req.params.id);
         const text = 'comment' in req.body ? req.body.comment.body : req.body.body;
         // A blank comment is refused like a blank name; a comment is kept as written.
         nonBlank('body', text);

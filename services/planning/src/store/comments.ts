@@ -1,6 +1,9 @@
 import { notFound } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import type { Actor } from './actor.ts';
+import { findProduct, findRecord, type NumberedTable } from './lookups.ts';
+import { findPhase } from './release-phases.ts';
+import { findToDo } from './to-dos.ts';
 import { authorJson, listPage, ts, Where, type PageOf } from './sql.ts';
 
 /**
@@ -26,7 +29,7 @@ export async function listComments(db: Db, tenantId: string, parent: { kind: Com
 }
 
 /** The table of each kind of parent (comments name theirs without a foreign key). */
-const PARENT_TABLE: Record<CommentParentKind, string> = {
+const PARENT_TABLE: Record<CommentParentKind, NumberedTable | 'planning_release_phases' | 'planning_to_dos' | 'planning_products'> = {
   feature: 'planning_features',
   release: 'planning_releases',
   epic: 'planning_epics',
@@ -38,6 +41,24 @@ const PARENT_TABLE: Record<CommentParentKind, string> = {
   to_do: 'planning_to_dos',
   product: 'planning_products',
 };
+
+/**
+ * The parent a path names, in the caller's tenant: a numbered record by id or reference number, a
+ * product by id or prefix, a release phase or a to-do by id.
+ */
+export async function findCommentParent(db: Db, tenantId: string, kind: CommentParentKind, value: string): Promise<{ id: string } | undefined> {
+  const table = PARENT_TABLE[kind];
+  switch (table) {
+    case 'planning_release_phases':
+      return findPhase(db, tenantId, value);
+    case 'planning_to_dos':
+      return findToDo(db, tenantId, value);
+    case 'planning_products':
+      return findProduct(db, tenantId, value);
+    default:
+      return findRecord(db, table, tenantId, value);
+  }
+}
 
 /**
  * Adds a comment under its parent, held with a share lock while the comment is written: a

@@ -13,6 +13,7 @@ const opts = (startMs: number, endMs: number, more: Partial<EvalOptions> = {}): 
 describe('PromQL evaluation off the event loop', () => {
   const series = gauges('load', 12_000);
   const source = (s: PromVectorSelector) => (s.name === 'load' ? series : []);
+  const read = async () => source;
 
   it('answers a large range query on the thread exactly as inline evaluation does, annotations included', async () => {
     const query = 'sum by (job) (rate(load[5m])) > 0';
@@ -20,7 +21,7 @@ describe('PromQL evaluation off the event loop', () => {
     const onThread = new PromAnnotations();
     let ticks = 0;
     const ticker = setInterval(() => ticks++, 1);
-    const got = await evaluateRange(query, expr, 0, 3_600_000, 15_000, source, opts(0, 3_600_000, { annotations: onThread })).finally(() => clearInterval(ticker));
+    const got = await evaluateRange(query, expr, 0, 3_600_000, 15_000, read, opts(0, 3_600_000, { annotations: onThread })).finally(() => clearInterval(ticker));
     // A timer fired before the answer: it was not evaluated inline (which would hold the loop).
     expect(ticks).toBeGreaterThan(0);
     const inline = new PromAnnotations();
@@ -33,7 +34,7 @@ describe('PromQL evaluation off the event loop', () => {
 
   it('answers a small query inline, the same', async () => {
     const query = 'max(load)';
-    const got = await evaluateInstant(query, parsePromQL(query), 600_000, source, opts(600_000, 600_000));
+    const got = await evaluateInstant(query, parsePromQL(query), 600_000, read, opts(600_000, 600_000));
     expect(got).toEqual(evalInstant(parsePromQL(query), 600_000, source, opts(600_000, 600_000)));
   });
 
@@ -42,7 +43,7 @@ describe('PromQL evaluation off the event loop', () => {
     const ticker = setInterval(() => ticks++, 5);
     try {
       const query = 'count_over_time(vector(1)[2h:1ms])';
-      const got = await evaluateInstant(query, parsePromQL(query), 7_200_000, source, opts(7_200_000, 7_200_000));
+      const got = await evaluateInstant(query, parsePromQL(query), 7_200_000, read, opts(7_200_000, 7_200_000));
       expect(got).toEqual({ resultType: 'vector', result: [{ labels: {}, t: 7_200_000, v: 7_200_000 }] });
     } finally {
       clearInterval(ticker);
@@ -50,11 +51,30 @@ describe('PromQL evaluation off the event loop', () => {
     // Inline, no timer could have fired before the answer: the evaluation would hold the loop.
     expect(ticks).toBeGreaterThan(0);
     const tooMany = 'count_over_time(vector(1)[2h:1ms]) + count_over_time(load[1h])';
-    await expect(evaluateInstant(tooMany, parsePromQL(tooMany), 3_600_000, source, opts(3_600_000, 3_600_000, { maxSamples: 5_000_000 }))).rejects.toMatchObject({
+    await expect(evaluateInstant(tooMany, parsePromQL(tooMany), 3_600_000, read, opts(3_600_000, 3_600_000, { maxSamples: 5_000_000 }))).rejects.toMatchObject({
       name: 'FloeError',
       kind: 'execution',
       message: 'query processing would load too many samples into memory in query execution',
     });
+  });
+
+  it('refuses a query whose subquery steps alone pass the sample budget before reading any series', async () => {
+    const windows: unknown[] = [];
+    const counting = async (w: unknown[]) => {
+      windows.push(...w);
+      return source;
+    };
+    const tooFine = 'sum_over_time(load[1h:1ms])';
+    const refused = { name: 'FloeError', kind: 'execution', message: 'query processing would load too many samples into memory in query execution' };
+    await expect(evaluateInstant(tooFine, parsePromQL(tooFine), 3_600_000, counting, opts(3_600_000, 3_600_000, { maxSamples: 1_000_000 }))).rejects.toMatchObject(refused);
+    // 1,800 subquery steps at each of 61 range steps: 109,800, past a budget of 100,000.
+    const fine = 'sum_over_time(load[1h:2s])';
+    await expect(evaluateRange(fine, parsePromQL(fine), 0, 3_600_000, 60_000, counting, opts(0, 3_600_000, { maxSamples: 100_000 }))).rejects.toMatchObject(refused);
+    expect(windows).toEqual([]);
+    // Under the budget the same shape reads its selector.
+    const coarse = 'sum_over_time(load[1h:10m])';
+    await evaluateInstant(coarse, parsePromQL(coarse), 3_600_000, counting, opts(3_600_000, 3_600_000, { maxSamples: 50_000_000 }));
+    expect(windows).toHaveLength(1);
   });
 
   it('packs the selections end to end and unpacks them as they were, staleness markers included', () => {

@@ -1,9 +1,13 @@
 import { FloeError, isErrorKind } from '@floe/errors';
 import {
+  checkPromSubquerySteps,
+  checkRangeSteps,
   evalInstant,
   evalRange,
+  promRangeStepCount,
   promSelectors,
   promSubquerySteps,
+  selectorWindows,
   type EvalOptions,
   type InstantResult,
   type PromAnnotationSnapshot,
@@ -11,6 +15,7 @@ import {
   type PromVectorSelector,
   type RangeResult,
   type RawSeries,
+  type SelectorWindow,
   type SeriesSource,
 } from '@floe/query';
 import { RequestThread } from '@floe/storage';
@@ -96,17 +101,27 @@ export type EvalReply = { id: number; result: InstantResult | RangeResult; annot
 
 const thread = new RequestThread<EvalRequest, EvalReply>(new URL('./eval-worker.ts', import.meta.url), 'the PromQL evaluation thread');
 
-/** The instant query `query` (parsed as `expr`) at `timeMs`: inline when small, else on the evaluation thread. */
-export async function evaluateInstant(query: string, expr: PromExpr, timeMs: number, source: SeriesSource, opts: EvalOptions): Promise<InstantResult> {
-  const read = readAll(expr, source);
+/** Reads the series of the given selector windows (the querier, perhaps with fresh samples laid over). */
+export type SeriesReader = (windows: SelectorWindow[]) => Promise<SeriesSource>;
+
+/**
+ * The instant query `query` (parsed as `expr`) at `timeMs`: refused before any read when its
+ * subquery steps alone pass the sample budget, then evaluated inline when small, else on the
+ * evaluation thread.
+ */
+export async function evaluateInstant(query: string, expr: PromExpr, timeMs: number, readSeries: SeriesReader, opts: EvalOptions): Promise<InstantResult> {
+  checkPromSubquerySteps(expr, 1, opts);
+  const read = readAll(expr, await readSeries(selectorWindows(expr, opts)));
   if (work(expr, read.series, 1, opts) < INLINE_WORK) return evalInstant(expr, timeMs, read.source, opts);
   return (await onThread({ kind: 'instant', startMs: timeMs }, query, read.series, opts)) as InstantResult;
 }
 
-/** The range query `query` (parsed as `expr`): inline when small, else on the evaluation thread. */
-export async function evaluateRange(query: string, expr: PromExpr, startMs: number, endMs: number, stepMs: number, source: SeriesSource, opts: EvalOptions): Promise<RangeResult> {
-  const read = readAll(expr, source);
-  const steps = stepMs > 0 && endMs >= startMs ? Math.floor((endMs - startMs) / stepMs) + 1 : 1;
+/** The range query `query` (parsed as `expr`): refused before any read as an instant one, then inline when small, else on the evaluation thread. */
+export async function evaluateRange(query: string, expr: PromExpr, startMs: number, endMs: number, stepMs: number, readSeries: SeriesReader, opts: EvalOptions): Promise<RangeResult> {
+  checkRangeSteps(startMs, endMs, stepMs);
+  const steps = promRangeStepCount(startMs, endMs, stepMs);
+  checkPromSubquerySteps(expr, steps, opts);
+  const read = readAll(expr, await readSeries(selectorWindows(expr, opts)));
   if (work(expr, read.series, steps, opts) < INLINE_WORK) return evalRange(expr, startMs, endMs, stepMs, read.source, opts);
   return (await onThread({ kind: 'range', startMs, endMs, stepMs }, query, read.series, opts)) as RangeResult;
 }

@@ -11,7 +11,6 @@ import {
   TARGET_INFO,
   promFamily,
   selectsTargetInfo,
-  selectorWindows,
   selectorDemand,
   seriesLabelSets,
   promLabelsKey,
@@ -197,8 +196,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const reader = openReader(req, timeoutMs);
       const annotations = new PromAnnotations();
       const evalOpts: EvalOptions = { startMs: time, endMs: time, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations, maxSamples, deadline };
-      const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      const r = await evaluateInstant(query, expr, time, source, evalOpts);
+      const r = await evaluateInstant(query, expr, time, (windows) => reader.selectorSource(windows), evalOpts);
       const notes = annotations.asStrings(query);
       switch (r.resultType) {
         case 'scalar':
@@ -234,8 +232,7 @@ export const metricQueryPlugin: FastifyPluginAsync<MetricQueryOptions> = async (
       const reader = openReader(req, timeoutMs);
       const annotations = new PromAnnotations();
       const evalOpts: EvalOptions = { startMs: start, endMs: end, lookbackMs: lookbackOf(p), defaultSubqueryStepMs: subStep, annotations, maxSamples, deadline };
-      const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-      const cut = truncated((await evaluateRange(query, expr, start, end, step, source, evalOpts)).result, limit, annotations.asStrings(query));
+      const cut = truncated((await evaluateRange(query, expr, start, end, step, (windows) => reader.selectorSource(windows), evalOpts)).result, limit, annotations.asStrings(query));
       return success(reply, matrix(cut.list), cut.notes);
     });
 

@@ -9,7 +9,6 @@ import {
   planProfileList,
   planProfileStacks,
   planTraceSearch,
-  selectorWindows,
   singleFlamebearer,
   traceSearchResults,
   type EvalOptions,
@@ -130,8 +129,7 @@ async function metrics(deps: RunContext, req: FastifyRequest, q: MetricsQuery): 
   // The sample budget and the deadline of /metricquery's query_range hold here too.
   const deadline = performance.now() + deps.queryTimeoutMs;
   const evalOpts: EvalOptions = { startMs, endMs, lookbackMs: DEFAULT_LOOKBACK_DELTA_MS, defaultSubqueryStepMs: DEFAULT_SUBQUERY_STEP_MS, annotations, maxSamples: deps.maxSamples ?? DEFAULT_MAX_SAMPLES, deadline };
-  const source = await reader.selectorSource(selectorWindows(expr, evalOpts));
-  const result = (await evaluateRange(q.promql, expr, startMs, endMs, stepMs, source, evalOpts)).result;
+  const result = (await evaluateRange(q.promql, expr, startMs, endMs, stepMs, (windows) => reader.selectorSource(windows), evalOpts)).result;
   const { items, truncated } = capped(result, MAX_SERIES);
   const series = items.map((s) => ({
     labels: Object.fromEntries(Object.keys(s.labels).sort().map((k) => [k, s.labels[k]!])),

@@ -1,4 +1,4 @@
-import { parsePromQL, selectorWindows, withFreshSamples, type EvalOptions } from '@floe/query';
+import { parsePromQL, withFreshSamples, type EvalOptions } from '@floe/query';
 import { metricsTable } from '@floe/schema';
 import { CatalogCache } from '../metricquery/catalog-cache.ts';
 import { DEFAULT_MAX_SAMPLES, MetricReader } from '../metricquery/data.ts';
@@ -38,7 +38,6 @@ export function rulerPromQuery(opts: RulerQueryOptions): RuleQuery {
       maxSamples: opts.maxSamples ?? DEFAULT_MAX_SAMPLES,
       deadline,
     };
-    const source = withFreshSamples(await reader.selectorSource(selectorWindows(expr, evalOpts)), fresh);
-    return evaluateInstant(text, expr, t, source, evalOpts);
+    return evaluateInstant(text, expr, t, async (windows) => withFreshSamples(await reader.selectorSource(windows), fresh), evalOpts);
   };
 }
