@@ -27,6 +27,13 @@ describe('toHttp', () => {
     expect(out.unexpected).toBe(true);
   });
 
+  it('challenges every 401 for a bearer key, unless the error names its own challenge', () => {
+    expect(toHttp(new FloeError('unauthorized', 'missing API key')).headers).toEqual({ 'WWW-Authenticate': 'Bearer realm="floe"' });
+    const own = toHttp(new FloeError('unauthorized', 'x', { headers: { 'www-authenticate': 'Bearer resource_metadata="m"' } }));
+    expect(own.headers).toEqual({ 'www-authenticate': 'Bearer resource_metadata="m"' });
+    expect(toHttp(new FloeError('forbidden', 'x')).headers).toEqual({});
+  });
+
   it('carries retryAfterMs and headers on rate limits', () => {
     const out = toHttp(new FloeError('rate_limited', 'slow down', { retryAfterMs: 1500, headers: { 'Retry-After': '2' } }));
     expect(out.body.retryAfterMs).toBe(1500);

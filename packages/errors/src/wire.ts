@@ -19,12 +19,20 @@ export interface HttpError {
 
 const GENERIC_INTERNAL = 'internal server error';
 
+/**
+ * The challenge of every 401 (RFC 9110 §11.6.1 requires one): the APIs take a bearer key. Bearer,
+ * not Basic, even where Basic is also accepted, so a browser never opens its password dialog.
+ */
+export const AUTH_CHALLENGE = 'Bearer realm="floe"';
+
 /** One function maps any thrown value to the HTTP wire; non-Floe errors never leak their text. */
 export function toHttp(err: unknown): HttpError {
   if (isFloeError(err)) {
     const body: ErrorEnvelope = { status: 'error', errorType: err.kind, error: err.message };
     if (err.retryAfterMs !== undefined) body.retryAfterMs = err.retryAfterMs;
-    return { status: ERROR_KINDS[err.kind].http, body, headers: { ...err.headers }, unexpected: false };
+    const headers = { ...err.headers };
+    if (err.kind === 'unauthorized' && !Object.keys(headers).some((k) => k.toLowerCase() === 'www-authenticate')) headers['WWW-Authenticate'] = AUTH_CHALLENGE;
+    return { status: ERROR_KINDS[err.kind].http, body, headers, unexpected: false };
   }
   return {
     status: 500,

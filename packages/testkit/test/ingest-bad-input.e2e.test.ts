@@ -55,6 +55,8 @@ describe('ingest bad input', () => {
   ] as const)('%s → %i %s', async (_name, body, headers, status, kind, message) => {
     const res = await post(body, headers as Record<string, string>);
     expect(res.status).toBe(status);
+    // Every 401 names the scheme it wants (RFC 9110 §11.6.1).
+    expect(res.headers.get('www-authenticate')).toBe(status === 401 ? 'Bearer realm="floe"' : null);
     const json = (await res.json()) as { status: string; errorType: string; error: string };
     expect(json.status).toBe('error');
     expect(json.errorType).toBe(kind);

@@ -379,6 +379,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log query API end to end (%s)'
     }
     const noAuth = await fetch(`${floe.routerUrl}/logquery/loki/api/v1/labels`);
     expect(noAuth.status).toBe(401);
+    expect(noAuth.headers.get('www-authenticate')).toBe('Bearer realm="floe"');
     expect(((await noAuth.json()) as { status: string }).status).toBe('error');
   });
 

@@ -44,7 +44,9 @@ describe('planning API through the router (embedded, floe all --planning)', () =
   });
 
   it("errors are the planning API's: no key 401, bad JSON 400, an unknown record 404", async () => {
-    expect((await call('GET', '/api/v1/features')).status).toBe(401);
+    const noKey = await call('GET', '/api/v1/features');
+    expect(noKey.status).toBe(401);
+    expect(noKey.headers.get('www-authenticate')).toBe('Bearer realm="floe"');
     const bad = await call('POST', '/api/v1/products', { key, body: '{"product":' });
     expect(bad.status).toBe(400);
     expect((await call('GET', '/api/v1/features/999999', { key })).status).toBe(404);
