@@ -5,9 +5,9 @@ export interface FloeErrorOptions {
   code?: string;
   /** Where in a query the problem is (1-based line and column). */
   position?: { line: number; column: number; offset?: number };
-  /** For rate limits: how long the client should wait. */
+  /** For rate limits: how long the client should wait (sent also as Retry-After, unless headers name one). */
   retryAfterMs?: number;
-  /** Extra response headers (rate-limit state, Retry-After). */
+  /** Extra response headers (rate-limit state, a Retry-After of its own). */
   headers?: Record<string, string>;
   cause?: unknown;
 }
@@ -27,12 +27,18 @@ export class FloeError extends Error {
     this.code = opts.code ?? `FLOE_ERR_${kind.toUpperCase()}`;
     this.position = opts.position;
     this.retryAfterMs = opts.retryAfterMs;
-    this.headers = opts.headers ?? {};
+    this.headers = { ...opts.headers };
+    if (opts.retryAfterMs !== undefined && !Object.keys(this.headers).some((k) => k.toLowerCase() === 'retry-after')) this.headers['Retry-After'] = String(retryAfterSeconds(opts.retryAfterMs));
   }
 
   get httpStatus(): number {
     return ERROR_KINDS[this.kind].http;
   }
+}
+
+/** Retry-After's whole seconds for a wait in milliseconds: rounded up, at least 1 (0 would invite a retry at once). */
+export function retryAfterSeconds(ms: number): number {
+  return Math.max(1, Math.ceil(ms / 1000));
 }
 
 export function isFloeError(err: unknown): err is FloeError {

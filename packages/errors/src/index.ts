@@ -18,6 +18,7 @@ export {
   timeout,
   notImplemented,
   internal,
+  retryAfterSeconds,
 } from './floe-error.ts';
 export type { FloeErrorOptions } from './floe-error.ts';
 export { toHttp, toGrpc, kindFromGrpc, errorKindFromString, ERROR_KIND_METADATA } from './wire.ts';

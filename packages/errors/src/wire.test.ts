@@ -34,6 +34,13 @@ describe('toHttp', () => {
     expect(toHttp(new FloeError('forbidden', 'x')).headers).toEqual({});
   });
 
+  it('sends a wait as Retry-After in whole seconds, rounded up, at least 1, unless the error names its own', () => {
+    expect(toHttp(new FloeError('rate_limited', 'x', { retryAfterMs: 1001 })).headers).toEqual({ 'Retry-After': '2' });
+    expect(toHttp(new FloeError('rate_limited', 'x', { retryAfterMs: 0 })).headers).toEqual({ 'Retry-After': '1' });
+    expect(toHttp(new FloeError('rate_limited', 'x', { retryAfterMs: 5000, headers: { 'retry-after': '9' } })).headers).toEqual({ 'retry-after': '9' });
+    expect(toGrpc(new FloeError('rate_limited', 'x', { retryAfterMs: 2500 })).metadata['retry-after']).toBe('3');
+  });
+
   it('carries retryAfterMs and headers on rate limits', () => {
     const out = toHttp(new FloeError('rate_limited', 'slow down', { retryAfterMs: 1500, headers: { 'Retry-After': '2' } }));
     expect(out.body.retryAfterMs).toBe(1500);

@@ -1,5 +1,5 @@
 import { formatDurationMs } from '@floe/config';
-import { FloeError } from '@floe/errors';
+import { FloeError, retryAfterSeconds } from '@floe/errors';
 import type { BucketLimit, TakeResult } from './token-bucket.ts';
 
 /**
@@ -9,11 +9,10 @@ import type { BucketLimit, TakeResult } from './token-bucket.ts';
  */
 export function rateLimited(what: string, limit: BucketLimit, taken: TakeResult): FloeError {
   const retryAfterMs = Math.max(1, taken.retryAfterMs);
-  return new FloeError('rate_limited', `${what}: rate limit exceeded, retry in ${Math.ceil(retryAfterMs / 1000)} s`, {
+  return new FloeError('rate_limited', `${what}: rate limit exceeded, retry in ${retryAfterSeconds(retryAfterMs)} s`, {
     code: 'FLOE_ERR_RATE_LIMITED',
     retryAfterMs,
     headers: {
-      'Retry-After': String(Math.max(1, Math.ceil(retryAfterMs / 1000))),
       'X-RateLimit-Limit': String(limit.ratePerSec),
       'X-RateLimit-Burst': String(limit.burst),
     },

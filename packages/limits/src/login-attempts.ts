@@ -1,5 +1,5 @@
-import { FloeError } from '@floe/errors';
-import type { BucketLimit, TokenBuckets } from './token-bucket.ts';
+import { FloeError, retryAfterSeconds } from '@floe/errors';
+import { msUntilTokens, type BucketLimit, type TokenBuckets } from './token-bucket.ts';
 
 /** Five failed sign-ins of one account within five minutes, as Grafana's brute-force protection allows. */
 export const FAILED_LOGINS: BucketLimit = { burst: 5, ratePerSec: 5 / 300 };
@@ -27,13 +27,8 @@ export class LoginAttempts {
     // A take of nothing is a look: the tokens there now, refilled to this moment.
     const now = await this.#buckets.take(key, 0, this.#limit);
     if (now.remaining < 1) {
-      const retryAfterMs = Math.max(1000, Math.ceil(((1 - now.remaining) * 1000) / this.#limit.ratePerSec));
-      const seconds = Math.ceil(retryAfterMs / 1000);
-      throw new FloeError('rate_limited', `too many failed sign-ins for this account; try again in ${seconds} s`, {
-        code: 'FLOE_ERR_LOGIN_LOCKED',
-        retryAfterMs,
-        headers: { 'Retry-After': String(seconds) },
-      });
+      const retryAfterMs = msUntilTokens(1 - now.remaining, this.#limit);
+      throw new FloeError('rate_limited', `too many failed sign-ins for this account; try again in ${retryAfterSeconds(retryAfterMs)} s`, { code: 'FLOE_ERR_LOGIN_LOCKED', retryAfterMs });
     }
     const result = await check();
     if (result === undefined) await this.#buckets.take(key, 1, this.#limit);

@@ -28,7 +28,12 @@ export function refillAndTake(state: { tokens: number; last: number } | undefine
   const elapsed = state ? Math.max(0, now - state.last) : 0;
   const tokens = state ? Math.min(limit.burst, state.tokens + (elapsed * limit.ratePerSec) / 1000) : limit.burst;
   if (tokens >= need) return { state: { tokens: tokens - need, last: now }, result: { allowed: true, retryAfterMs: 0, remaining: tokens - need } };
-  return { state: { tokens, last: now }, result: { allowed: false, retryAfterMs: Math.ceil(((need - tokens) * 1000) / limit.ratePerSec), remaining: tokens } };
+  return { state: { tokens, last: now }, result: { allowed: false, retryAfterMs: msUntilTokens(need - tokens, limit), remaining: tokens } };
+}
+
+/** Milliseconds until a bucket refills by `missing` tokens. */
+export function msUntilTokens(missing: number, limit: BucketLimit): number {
+  return Math.ceil((missing * 1000) / limit.ratePerSec);
 }
 
 /** One process's buckets (the embedded mode, or a single acceptor). */

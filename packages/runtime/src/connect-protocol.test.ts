@@ -35,7 +35,9 @@ describe('connectError: FloeError kinds → Connect code and HTTP status', () =>
     [new FloeError('timeout', 'slow'), 504, 'deadline_exceeded'],
     [new FloeError('internal', 'broken'), 500, 'internal'],
   ])('%s', (err, status, code) => {
-    expect(connectError(err)).toEqual({ status, body: { code, message: err.message }, headers: {}, unexpected: false });
+    // A 401 says which credentials it wants, in Connect as everywhere.
+    const headers = status === 401 ? { 'WWW-Authenticate': 'Bearer realm="floe"' } : {};
+    expect(connectError(err)).toEqual({ status, body: { code, message: err.message }, headers, unexpected: false });
   });
 
   it('an unknown codec is 415, saying which codecs are taken', () => {

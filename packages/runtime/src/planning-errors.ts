@@ -1,4 +1,4 @@
-import { toHttp } from '@floe/errors';
+import { retryAfterSeconds, toHttp } from '@floe/errors';
 import { asFloeError } from './http-errors.ts';
 
 /**
@@ -19,9 +19,8 @@ export function planningErrorReply(err: unknown): PlanningErrorReply {
   const body: PlanningErrorReply['body'] = { ...out.body, message: out.body.error };
   const headers = { ...out.headers };
   if (out.body.retryAfterMs !== undefined) {
-    const seconds = Math.max(1, Math.ceil(out.body.retryAfterMs / 1000));
+    const seconds = retryAfterSeconds(out.body.retryAfterMs);
     body.retry_after = seconds;
-    headers['Retry-After'] = String(seconds);
     headers['retry_after'] = String(seconds);
   }
   return { status: out.status, headers, body, unexpected: out.unexpected };

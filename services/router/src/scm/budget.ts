@@ -1,3 +1,4 @@
+import { retryAfterSeconds } from '@floe/errors';
 import type { TokenBuckets } from '@floe/limits';
 
 /**
@@ -59,7 +60,7 @@ export const BUDGET_HEADER = 'x-floe-budget';
 
 /** A 429 answered in the host's place: the request never left. */
 function spent(retryAfterMs: number, what: string): Response {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000));
+  const seconds = retryAfterSeconds(retryAfterMs);
   return new Response(JSON.stringify({ message: `${what} is spent; the next request may go in ${seconds} s` }), {
     status: 429,
     headers: { 'content-type': 'application/json', 'retry-after': String(seconds), [BUDGET_HEADER]: 'spent' },
