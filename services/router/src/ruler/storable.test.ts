@@ -10,6 +10,11 @@ describe('a group state as jsonb can keep it', () => {
     expect(state.rules[0]!.alerts[0]!.labels['k\u0000']).toBe('a\u0000b');
   });
 
+  it('saves a state without such characters as it is, uncopied', () => {
+    const state = { rules: [{ name: 'A', alerts: [{ labels: { k: 'v', ok: '😀' }, value: 1 }] }] };
+    expect(storableJson(state)).toBe(state);
+  });
+
   it('keeps a label named __proto__ as a label', () => {
     const labels = JSON.parse('{"__proto__":"x"}') as Record<string, string>;
     expect(Object.keys(storableJson({ labels }).labels)).toEqual(['__proto__']);

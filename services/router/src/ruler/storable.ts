@@ -6,11 +6,22 @@
  * character becomes U+FFFD): the evaluator keeps matching the alerts it holds in memory.
  */
 export function storableJson<T>(value: T): T {
-  return clean(value) as T;
+  // Saved after every evaluation: the state is copied only in the rare case it must be.
+  return unstorable(value) ? (clean(value) as T) : value;
 }
 
 /** NUL, and a lone surrogate (in u mode a valid pair is one code point, never matched). */
 const UNSTORABLE = /\u0000|\p{Surrogate}/gu;
+const UNSTORABLE_ONE = /\u0000|\p{Surrogate}/u;
+
+function unstorable(value: unknown): boolean {
+  if (typeof value === 'string') return UNSTORABLE_ONE.test(value);
+  if (Array.isArray(value)) return value.some(unstorable);
+  if (value !== null && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) if (UNSTORABLE_ONE.test(k) || unstorable(v)) return true;
+  }
+  return false;
+}
 
 const text = (s: string): string => s.replace(UNSTORABLE, '\ufffd');
 
