@@ -1,4 +1,4 @@
-import { randomBytes, type KeyObject } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, type KeyObject } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { jwtVerify } from 'jose';
 
@@ -220,4 +220,24 @@ export async function startFakeGitHub(opts: FakeGitHubOptions): Promise<FakeGitH
         server.close(() => resolve());
       }),
   };
+}
+
+/**
+ * A fake GitHub serving one GitHub App whose key pair is made here, and the `scm` section of
+ * Floe's config that points at it (the private key in PKCS#1 PEM, as GitHub hands it out).
+ */
+export async function startFakeGitHubApp(): Promise<{ gh: FakeGitHub; scm: { app_id: string; app_slug: string; private_key: string; client_id: string; client_secret: string; api_url: string; web_url: string } }> {
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const app = { appId: '4242', clientId: 'Iv1.floetest', clientSecret: 'test-client-secret' };
+  const gh = await startFakeGitHub({ ...app, appPublicKey: publicKey });
+  const scm = {
+    app_id: app.appId,
+    app_slug: 'floe-test',
+    private_key: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(),
+    client_id: app.clientId,
+    client_secret: app.clientSecret,
+    api_url: gh.apiUrl,
+    web_url: gh.webUrl,
+  };
+  return { gh, scm };
 }

@@ -25,7 +25,8 @@ export { REMOTE_WRITE_HEADERS, STALE_PLACEHOLDER, promMetadata, remoteWriteMetad
 export type { MetricFamily } from './remote-write.ts';
 export type { PromApiBody } from './promql-compare.ts';
 export { runFloeCli, FLOE_BIN, NODE_BIN } from './cli.ts';
-export { startFakeGitHub } from './fake-github.ts';
+export { startFakeGitHub, startFakeGitHubApp } from './fake-github.ts';
+export { signedInMember } from './sessions.ts';
 export type { FakeEntry, FakeGitHub, FakeGitHubOptions, FakeInstallation, RecordedRequest } from './fake-github.ts';
 export { ALERTMANAGER_DEFAULT_BIN, alertmanagerBin, requireAlertmanager, startAlertmanager } from './alertmanager.ts';
 export type { AlertmanagerStartOptions, AlertmanagerUnderTest } from './alertmanager.ts';

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePorts, startFloe, type FloeUnderTest } from '../src/index.ts';
+import { freePorts, signedInMember, startFloe, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Hostile input to the OAuth authorization server (embedded): the authorization endpoint is no
@@ -29,11 +29,7 @@ describe('OAuth: hostile requests (embedded)', () => {
     base = `http://127.0.0.1:${port}`;
     floe = await startFloe({ mode: 'embedded', config: { router: { port }, public: { api_url: base } } });
     await floe.bootstrap('oauthco');
-    const admin = { authorization: `Bearer ${floe.adminApiKey}` };
-    const user = await post('/api/v1/users', { email: 'eve@example.com', password: 'pa55word!' }, admin);
-    expect((await post('/api/v1/tenants/oauthco/memberships', { user_id: user.body.id, role: 'viewer' }, admin)).status).toBe(201);
-    const login = await fetch(`${base}/ui/session`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ username: 'eve@example.com', password: 'pa55word!' }) });
-    cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    ({ cookie } = await signedInMember(floe, { email: 'eve@example.com', tenant: 'oauthco', role: 'viewer', password: 'pa55word!' }));
   }, 120_000);
   afterAll(async () => {
     await floe?.stop();

@@ -1,14 +1,11 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFakeGitHub, startFloe, type FakeGitHub, type FloeUnderTest } from '../src/index.ts';
+import { signedInMember, startFakeGitHubApp, startFloe, type FakeGitHub, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Hostile requests to the source-control link callback (embedded, fake GitHub): spec 2 makes every
  * callback failure a 302 with a generic reason, so repeated or oversized parameters, which a
  * browser arriving from anywhere may carry, are redirects as well, never a JSON error body.
  */
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const APP = { appId: '4242', clientId: 'Iv1.floetest', clientSecret: 'test-client-secret' };
 const PUBLIC_URL = 'https://floe.example.test';
 
 describe('source-control callback: hostile parameters (embedded)', () => {
@@ -16,7 +13,6 @@ describe('source-control callback: hostile parameters (embedded)', () => {
   let gh: FakeGitHub;
   let cookie: string;
 
-  const json = { 'content-type': 'application/json' };
   const callback = async (query: string) => {
     const res = await fetch(`${floe.routerUrl}/ui/scm/callback?${query}`, { headers: { cookie }, redirect: 'manual' });
     return { status: res.status, location: res.headers.get('location') };
@@ -29,21 +25,11 @@ describe('source-control callback: hostile parameters (embedded)', () => {
   const refused = (reason: string) => ({ status: 302, location: `${PUBLIC_URL}/integrations/scm?scm=error&reason=${reason}` });
 
   beforeAll(async () => {
-    gh = await startFakeGitHub({ ...APP, appPublicKey: publicKey });
-    floe = await startFloe({
-      mode: 'embedded',
-      config: {
-        public: { api_url: PUBLIC_URL },
-        scm: { app_id: APP.appId, app_slug: 'floe-test', private_key: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(), client_id: APP.clientId, client_secret: APP.clientSecret, api_url: gh.apiUrl, web_url: gh.webUrl },
-      },
-    });
+    const app = await startFakeGitHubApp();
+    gh = app.gh;
+    floe = await startFloe({ mode: 'embedded', config: { public: { api_url: PUBLIC_URL }, scm: app.scm } });
     await floe.bootstrap('acme');
-    const admin = { ...json, authorization: `Bearer ${floe.adminApiKey}` };
-    const user = (await (await fetch(`${floe.routerUrl}/api/v1/users`, { method: 'POST', headers: admin, body: JSON.stringify({ email: 'ann@acme.test', password: 'correct horse battery' }) })).json()) as { id: string };
-    const m = await fetch(`${floe.routerUrl}/api/v1/tenants/acme/memberships`, { method: 'POST', headers: admin, body: JSON.stringify({ user_id: user.id, role: 'admin' }) });
-    expect(m.status).toBe(201);
-    const login = await fetch(`${floe.routerUrl}/ui/session`, { method: 'POST', headers: json, body: JSON.stringify({ username: 'ann@acme.test', password: 'correct horse battery' }) });
-    cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    ({ cookie } = await signedInMember(floe, { email: 'ann@acme.test', tenant: 'acme', role: 'admin' }));
     gh.addInstallation({ id: 101, account: { login: 'acme-org', type: 'Organization' }, permissions: { contents: 'read', metadata: 'read' }, repositories: ['acme-org/api'] });
   }, 120_000);
   afterAll(async () => {

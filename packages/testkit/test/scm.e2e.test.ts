@@ -1,9 +1,8 @@
-import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { runFloeCli, startFakeGitHub, startFloe, type FakeGitHub, type FloeUnderTest } from '../src/index.ts';
+import { runFloeCli, signedInMember, startFakeGitHubApp, startFloe, type FakeGitHub, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * The source-control integration and the stack-frame source lookup (spec 2), against a running
@@ -11,10 +10,6 @@ import { runFloeCli, startFakeGitHub, startFloe, type FakeGitHub, type FloeUnder
  * checked by status, body, the rows stored, and the requests that reached the host.
  */
 
-const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-// The host hands out PKCS#1 keys; Floe must take them as they come.
-const PRIVATE_KEY_PEM = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
-const APP = { appId: '4242', clientId: 'Iv1.floetest', clientSecret: 'test-client-secret' };
 const PUBLIC_URL = 'https://floe.example.test';
 
 interface Res<T = any> {
@@ -44,14 +39,7 @@ describe('source-control integration (embedded)', () => {
     return { status: res.status, body: text === '' ? undefined : JSON.parse(text), headers: res.headers };
   }
 
-  async function newUser(email: string, role: 'admin' | 'viewer', tenant = 'acme'): Promise<{ id: string; cookie: string }> {
-    const created = await api('POST', '/api/v1/users', { key: admin, body: { email, password: 'correct horse battery' } });
-    expect(created.status).toBe(201);
-    expect((await api('POST', `/api/v1/tenants/${tenant}/memberships`, { key: admin, body: { user_id: created.body.id, role } })).status).toBe(201);
-    const login = await api('POST', '/ui/session', { body: { username: email, password: 'correct horse battery' } });
-    expect(login.status).toBe(200);
-    return { id: created.body.id, cookie: login.headers.get('set-cookie')!.split(';')[0]! };
-  }
+  const newUser = (email: string, role: 'admin' | 'viewer', tenant = 'acme') => signedInMember(floe, { email, role, tenant });
 
   const startLink = async (c: { key?: string; cookie?: string }, tenant = 'acme') => {
     const res = await api('POST', `/api/v1/tenants/${tenant}/scm-installations/link`, c);
@@ -74,14 +62,10 @@ describe('source-control integration (embedded)', () => {
     });
 
   beforeAll(async () => {
-    gh = await startFakeGitHub({ ...APP, appPublicKey: publicKey });
-    floe = await startFloe({
-      mode: 'embedded',
-      config: {
-        public: { api_url: PUBLIC_URL },
-        scm: { app_id: APP.appId, app_slug: 'floe-test', private_key: PRIVATE_KEY_PEM, client_id: APP.clientId, client_secret: APP.clientSecret, api_url: gh.apiUrl, web_url: gh.webUrl },
-      },
-    });
+    // The host hands out PKCS#1 keys; Floe must take them as they come.
+    const app = await startFakeGitHubApp();
+    gh = app.gh;
+    floe = await startFloe({ mode: 'embedded', config: { public: { api_url: PUBLIC_URL }, scm: app.scm } });
     admin = floe.adminApiKey;
     acmeKey = (await floe.bootstrap('acme')).api_key;
     globexKey = (await floe.bootstrap('globex')).api_key;
@@ -526,14 +510,9 @@ describe('source-control integration: the per-installation request budget (embed
   const contents = () => gh.count('GET', /^\/api\/v3\/repos\/acme-org\/api\/contents\//);
 
   beforeAll(async () => {
-    gh = await startFakeGitHub({ ...APP, appPublicKey: publicKey });
-    floe = await startFloe({
-      mode: 'embedded',
-      config: {
-        public: { api_url: PUBLIC_URL },
-        scm: { app_id: APP.appId, app_slug: 'floe-test', private_key: PRIVATE_KEY_PEM, client_id: APP.clientId, client_secret: APP.clientSecret, api_url: gh.apiUrl, web_url: gh.webUrl, requests_per_hour: BUDGET },
-      },
-    });
+    const app = await startFakeGitHubApp();
+    gh = app.gh;
+    floe = await startFloe({ mode: 'embedded', config: { public: { api_url: PUBLIC_URL }, scm: { ...app.scm, requests_per_hour: BUDGET } } });
     key = (await floe.bootstrap('acme')).api_key;
     gh.addInstallation({ id: 101, account: { login: 'acme-org', type: 'Organization' }, permissions: { contents: 'read', metadata: 'read' }, repositories: ['acme-org/api'] });
     for (const f of ['a.ts', 'b.ts', 'c.ts']) gh.put('acme-org/api', f, { type: 'file', content: `${f}\n` });
