@@ -9,7 +9,9 @@ import { formatDurationMs, parseDurationMs } from './duration.ts';
 
 const toMs = (v: string | number, ctx: z.RefinementCtx): number => {
   const ms = typeof v === 'number' ? v : parseDurationMs(v);
-  if (ms === undefined || !Number.isFinite(ms) || ms < 0) {
+  // Whole milliseconds a double holds exactly: what every reader (retention cut-offs, the usage
+  // API's integers) can compute with.
+  if (ms === undefined || !Number.isSafeInteger(ms) || ms < 0) {
     ctx.addIssue({ code: 'custom', message: `not a duration: ${JSON.stringify(v)} (use e.g. "500ms", "5s", "1h")` });
     return z.NEVER;
   }
@@ -261,6 +263,13 @@ export const routerSection = z.strictObject({
     .positive()
     .default(50_000_000)
     .describe('Most points one PromQL query may read, and again may produce in its subqueries and steps (each subquery step counting at least one: a query whose subquery steps alone pass it is refused before it runs), as Prometheus --query.max-samples; more is 422 "query processing would load too many samples".'),
+  promql_threads: z
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(2)
+    .describe('Threads that evaluate heavy PromQL queries (past about 5 million values; smaller ones run on the event loop): each takes the next query when free, so this many heavy queries run at once and later ones wait, within their timeout.'),
   remote_read_max_samples: z
     .number()
     .int()

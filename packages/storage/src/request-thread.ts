@@ -38,6 +38,11 @@ export class RequestThread<Req extends { id: number }, Reply extends { id: numbe
     });
   }
 
+  /** Requests sent and not yet answered. */
+  get pending(): number {
+    return this.#pending.size;
+  }
+
   close(): void {
     const w = this.#worker;
     this.#worker = undefined;

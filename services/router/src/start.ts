@@ -11,6 +11,7 @@ import { buildApp } from './app.ts';
 import { createInProcessQuerierClient, createQuerierClient } from './querier-client.ts';
 import type { ProvisionDataset } from './management/options.ts';
 import { createTenantTables, provisionOnCreate } from './management/tenant-tables.ts';
+import { setPromEvalThreads } from './metricquery/eval-thread.ts';
 import { createQueryBudget } from './query-budget.ts';
 import { createQueryDemand } from './query-demand.ts';
 import { createRuler } from './ruler/from-config.ts';
@@ -57,6 +58,7 @@ export interface SharedDeps {
 /** The router: every HTTP query surface on port 3000. */
 export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {}): Promise<ServiceHandle> {
   const log = (deps.log ?? createLogger({ level: config.log.level })).child({ component: 'router' });
+  setPromEvalThreads(config.router.promql_threads);
   const ownDb = !deps.db;
   const db = deps.db ?? (await openDbFromConfig(config));
   const ownStore = !deps.store;

@@ -601,7 +601,7 @@ class Evaluator {
     this.#spent += points;
     if (this.#opts.maxSamples !== undefined && this.#spent > this.#opts.maxSamples) throw tooManySamples();
     if ((++this.#spends & 1023) === 0 && this.#opts.deadline !== undefined && performance.now() > this.#opts.deadline) {
-      throw new FloeError('timeout', 'query timed out in expression evaluation', { code: 'FLOE_ERR_PROMQL_TIMEOUT' });
+      throw evalTimedOut();
     }
   }
 
@@ -1295,6 +1295,9 @@ function collectStep(byKey: Map<string, SeriesPoints>, t: number, samples: reado
     p.v.push(s.v);
   }
 }
+
+/** An evaluation past its deadline, in Prometheus's words. */
+export const evalTimedOut = () => new FloeError('timeout', 'query timed out in expression evaluation', { code: 'FLOE_ERR_PROMQL_TIMEOUT' });
 
 const badRange = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROMQL_PARAM' });
 

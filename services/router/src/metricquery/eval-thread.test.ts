@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { evalInstant, evalRange, parsePromQL, PromAnnotations, type EvalOptions, type PromVectorSelector, type RawSeries } from '@floe/query';
-import { evaluateInstant, evaluateRange, packSelections, unpackSelections } from './eval-thread.ts';
+import { evaluateInstant, evaluateRange, packSelections, setPromEvalThreads, unpackSelections } from './eval-thread.ts';
 
 /** `n` series of gauge `name` (job i), a point every 15 s over an hour. */
 function gauges(name: string, n: number): RawSeries[] {
@@ -75,6 +75,24 @@ describe('PromQL evaluation off the event loop', () => {
     const coarse = 'sum_over_time(load[1h:10m])';
     await evaluateInstant(coarse, parsePromQL(coarse), 3_600_000, counting, opts(3_600_000, 3_600_000, { maxSamples: 50_000_000 }));
     expect(windows).toHaveLength(1);
+  });
+
+  it('answers a query waiting behind another on the only thread at its deadline, not after the other ends', async () => {
+    setPromEvalThreads(1);
+    try {
+      const settled: string[] = [];
+      const heavy = 'count_over_time(vector(1)[2h:1ms])';
+      const first = evaluateInstant(heavy, parsePromQL(heavy), 7_200_000, read, opts(7_200_000, 7_200_000)).then(() => settled.push('first'));
+      const second = evaluateInstant(heavy, parsePromQL(heavy), 7_200_000, read, opts(7_200_000, 7_200_000, { deadline: performance.now() + 50 })).catch((e: unknown) => {
+        settled.push('second');
+        throw e;
+      });
+      await expect(second).rejects.toMatchObject({ name: 'FloeError', kind: 'timeout', message: 'query timed out in expression evaluation' });
+      await first;
+      expect(settled).toEqual(['second', 'first']);
+    } finally {
+      setPromEvalThreads(2);
+    }
   });
 
   it('packs the selections end to end and unpacks them as they were, staleness markers included', () => {

@@ -4,6 +4,7 @@ import {
   checkRangeSteps,
   evalInstant,
   evalRange,
+  promEvalTimedOut,
   promRangeStepCount,
   promSelectors,
   promSubquerySteps,
@@ -93,13 +94,29 @@ export type EvalRequest = {
   /** The series of each selector, in the parser's order of the query's selectors. */
   selections: PackedSelections;
   opts: Omit<EvalOptions, 'annotations' | 'deadline'>;
-  /** Milliseconds left before the deadline (the threads' clocks start apart). */
-  leftMs: number | undefined;
+  /** The deadline as performance.timeOrigin + performance.now() (each thread's now starts at its own start). */
+  deadlineAt: number | undefined;
 } & ({ kind: 'instant'; startMs: number } | { kind: 'range'; startMs: number; endMs: number; stepMs: number });
 
 export type EvalReply = { id: number; result: InstantResult | RangeResult; annotations: PromAnnotationSnapshot; error?: undefined } | { id: number; error: { kind: string; message: string; code?: string } };
 
-const thread = new RequestThread<EvalRequest, EvalReply>(new URL('./eval-worker.ts', import.meta.url), 'the PromQL evaluation thread');
+const WORKER = new URL('./eval-worker.ts', import.meta.url);
+let threads: Array<RequestThread<EvalRequest, EvalReply>> = [];
+
+/**
+ * How many evaluation threads heavy queries share (router.promql_threads): a request goes to the
+ * least busy, so one tenant's heavy query does not queue every other one behind it. Threads start
+ * on first use. Set at the router's start; in one process every router shares them.
+ */
+export function setPromEvalThreads(count: number): void {
+  for (const t of threads.slice(count)) t.close();
+  threads = Array.from({ length: count }, (_, i) => threads[i] ?? new RequestThread<EvalRequest, EvalReply>(WORKER, 'the PromQL evaluation thread'));
+}
+setPromEvalThreads(2);
+
+function leastBusy(): RequestThread<EvalRequest, EvalReply> {
+  return threads.reduce((a, b) => (b.pending < a.pending ? b : a));
+}
 
 /** Reads the series of the given selector windows (the querier, perhaps with fresh samples laid over). */
 export type SeriesReader = (windows: SelectorWindow[]) => Promise<SeriesSource>;
@@ -126,6 +143,14 @@ export async function evaluateRange(query: string, expr: PromExpr, startMs: numb
   return (await onThread({ kind: 'range', startMs, endMs, stepMs }, query, read.series, opts)) as RangeResult;
 }
 
+function beforeDeadline<T>(p: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(promEvalTimedOut()), Math.max(0, deadline - performance.now()));
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
 /** Each selector's series, read once (the source may lay fresh samples over stored ones), and a source answering from them. */
 function readAll(expr: PromExpr, source: SeriesSource): { series: Array<readonly RawSeries[]>; source: SeriesSource } {
   const selectors = promSelectors(expr);
@@ -148,8 +173,11 @@ function work(expr: PromExpr, series: ReadonlyArray<readonly RawSeries[]>, steps
 async function onThread(what: { kind: 'instant'; startMs: number } | { kind: 'range'; startMs: number; endMs: number; stepMs: number }, query: string, series: Array<readonly RawSeries[]>, opts: EvalOptions): Promise<InstantResult | RangeResult> {
   const { annotations, deadline, ...plain } = opts;
   const selections = packSelections(series);
-  const leftMs = deadline === undefined ? undefined : Math.max(1, deadline - performance.now());
-  const reply = await thread.request({ ...what, query, selections, opts: plain, leftMs }, [selections.t.buffer, selections.v.buffer, selections.stale.buffer]);
+  const deadlineAt = deadline === undefined ? undefined : performance.timeOrigin + deadline;
+  const sent = leastBusy().request({ ...what, query, selections, opts: plain, deadlineAt }, [selections.t.buffer, selections.v.buffer, selections.stale.buffer]);
+  // Answered at the deadline also while the request waits behind another on its thread (which
+  // drops it unevaluated when it gets to it, and stops an evaluation at the same deadline).
+  const reply = deadline === undefined ? await sent : await beforeDeadline(sent, deadline);
   if (reply.error) {
     // A fault of the evaluator stays a plain error: answered as a 500 whose detail is only logged.
     if (reply.error.kind === 'internal' || !isErrorKind(reply.error.kind)) throw new Error(`PromQL evaluation thread: ${reply.error.message}`);

@@ -2,7 +2,7 @@
 // with the series the router read for it (selectors in the parser's order), and evaluates.
 import { parentPort } from 'node:worker_threads';
 import { isFloeError } from '@floe/errors';
-import { evalInstant, evalRange, parsePromQL, PromAnnotations, promSelectors, type PromVectorSelector as VectorSelector, type RawSeries } from '@floe/query';
+import { evalInstant, evalRange, parsePromQL, promEvalTimedOut, PromAnnotations, promSelectors, type PromVectorSelector as VectorSelector, type RawSeries } from '@floe/query';
 import { unpackSelections, type EvalReply, type EvalRequest } from './eval-thread.ts';
 
 parentPort!.on('message', (req: EvalRequest) => {
@@ -13,8 +13,11 @@ parentPort!.on('message', (req: EvalRequest) => {
     const bySelector = new Map<VectorSelector, readonly RawSeries[]>(promSelectors(expr).map((s, i) => [s, series[i] ?? []]));
     const source = (s: VectorSelector) => bySelector.get(s) ?? [];
     const annotations = new PromAnnotations();
-    // performance.now() counts from each thread's own start: the deadline travels as time left.
-    const opts = { ...req.opts, annotations, deadline: req.leftMs === undefined ? undefined : performance.now() + req.leftMs };
+    // performance.now() counts from each thread's own start: the deadline travels against timeOrigin.
+    const deadline = req.deadlineAt === undefined ? undefined : req.deadlineAt - performance.timeOrigin;
+    // A request that waited past its deadline behind another was answered already: not evaluated.
+    if (deadline !== undefined && performance.now() > deadline) throw promEvalTimedOut();
+    const opts = { ...req.opts, annotations, deadline };
     const result = req.kind === 'instant' ? evalInstant(expr, req.startMs, source, opts) : evalRange(expr, req.startMs, req.endMs, req.stepMs, source, opts);
     reply = { id: req.id, result, annotations: annotations.snapshot() };
   } catch (err) {
