@@ -44,6 +44,11 @@ const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(FlightSer
 const CHANNEL_OPTIONS: grpc.ChannelOptions = {
   // Record batches routinely exceed grpc-js's 4 MiB default; the querier is a trusted peer.
   'grpc.max_receive_message_length': -1,
+  // Calls fail fast while a peer is down; grpc-js's reconnect backoff (1 s, growing to 120 s) then
+  // kept answering 503 for up to two minutes after a restarted querier was back. Peers are near:
+  // look again within a second.
+  'grpc.initial_reconnect_backoff_ms': 100,
+  'grpc.max_reconnect_backoff_ms': 1000,
 };
 
 // The router calls per request: one client (channel) per service and target, reused; a TLS
