@@ -78,7 +78,7 @@ const MODULES: ModuleDef<Ctx>[] = [
     };
   }),
   plumbing('limits', async (ctx) => {
-    const stores = limitStoresFromConfig(ctx.config);
+    const stores = limitStoresFromConfig(ctx.config, ctx.log);
     ctx.limitStores = stores;
     return () => stores.close();
   }),

@@ -3,7 +3,7 @@
  * quotas and resend dedup, in memory (embedded) or in Redis (cluster: one budget per tenant
  * across every process).
  */
-export { MemoryTokenBuckets, refillAndTake } from './token-bucket.ts';
+export { FallbackTokenBuckets, MemoryTokenBuckets, refillAndTake } from './token-bucket.ts';
 export type { BucketLimit, TakeResult, TokenBuckets } from './token-bucket.ts';
 export { RedisTokenBuckets } from './redis-buckets.ts';
 export { MemoryDedup, RedisDedup } from './dedup.ts';

@@ -5,7 +5,7 @@ import { MemoryActiveSeries, RedisActiveSeries, type ActiveSeriesStore } from '.
 import { MemoryDedup, RedisDedup } from './dedup.ts';
 import { RedisTokenBuckets } from './redis-buckets.ts';
 import { tenantLimits } from './tenant-limits.ts';
-import { MemoryTokenBuckets, refillAndTake } from './token-bucket.ts';
+import { FallbackTokenBuckets, MemoryTokenBuckets, refillAndTake } from './token-bucket.ts';
 
 const REDIS_URL = process.env.FLOE_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const prefix = `floe-test-${randomBytes(6).toString('hex')}:`;
@@ -76,6 +76,34 @@ describe('token buckets in Redis', () => {
     expect(refused.retryAfterMs).toBeLessThanOrEqual(20);
     await new Promise((r) => setTimeout(r, 40));
     expect((await a.take('refill', 2, limit)).allowed).toBe(true);
+  });
+});
+
+describe('token buckets when Redis is unreachable', () => {
+  it("take this process's buckets instead, leave Redis alone for a pause, then use it again", async () => {
+    // A Redis nothing listens for: every command fails (after the client's own retries).
+    const dead = new Redis('redis://127.0.0.1:1', { maxRetriesPerRequest: 0, enableOfflineQueue: false, lazyConnect: true });
+    dead.on('error', () => undefined);
+    const live = new RedisTokenBuckets(client(), prefix);
+    let shared: { take: RedisTokenBuckets['take']; close(): Promise<void> } = new RedisTokenBuckets(dead, prefix);
+    let now = 0;
+    const failures: unknown[] = [];
+    const buckets = new FallbackTokenBuckets({ take: (...a) => shared.take(...a), close: async () => undefined }, { onFallback: (e) => failures.push(e), pauseMs: 5000, now: () => now });
+    const limit = { ratePerSec: 0.001, burst: 3 };
+    // The limit still holds, per process: three pass, the fourth is refused with its wait.
+    const taken = [];
+    for (let i = 0; i < 4; i++) taken.push(await buckets.take('t:ingest', 1, limit));
+    expect(taken.map((t) => t.allowed)).toEqual([true, true, true, false]);
+    expect(taken[3]!.retryAfterMs).toBeGreaterThan(900_000);
+    // One failure seen: during the pause Redis was not asked again.
+    expect(failures).toHaveLength(1);
+    // Back after the pause: the shared buckets answer again (a fresh key there is full).
+    shared = live;
+    now = 5000;
+    expect((await buckets.take('fallback-back', 3, limit)).allowed).toBe(true);
+    expect((await live.take('fallback-back', 1, limit)).allowed).toBe(false);
+    expect(failures).toHaveLength(1);
+    dead.disconnect();
   });
 });
 

@@ -57,3 +57,42 @@ export class MemoryTokenBuckets implements TokenBuckets {
     this.#buckets.clear();
   }
 }
+
+/**
+ * Shared buckets (Redis) with this process's own standing in while the shared store cannot be
+ * reached: every limit then holds per process rather than per cluster, so an outage of the store
+ * neither refuses requests (a 500 before) nor lets a tenant through unlimited. After a failure the
+ * shared store is left alone for `pauseMs`, so requests do not each wait out its reconnection.
+ */
+export class FallbackTokenBuckets implements TokenBuckets {
+  readonly #shared: TokenBuckets;
+  readonly #local: TokenBuckets;
+  readonly #onFallback: (err: unknown) => void;
+  readonly #pauseMs: number;
+  readonly #now: () => number;
+  #sharedAfter = 0;
+
+  constructor(shared: TokenBuckets, o: { onFallback: (err: unknown) => void; pauseMs?: number; local?: TokenBuckets; now?: () => number }) {
+    this.#shared = shared;
+    this.#local = o.local ?? new MemoryTokenBuckets();
+    this.#onFallback = o.onFallback;
+    this.#pauseMs = o.pauseMs ?? 5000;
+    this.#now = o.now ?? Date.now;
+  }
+
+  async take(key: string, cost: number, limit: BucketLimit): Promise<TakeResult> {
+    if (this.#now() >= this.#sharedAfter) {
+      try {
+        return await this.#shared.take(key, cost, limit);
+      } catch (err) {
+        this.#sharedAfter = this.#now() + this.#pauseMs;
+        this.#onFallback(err);
+      }
+    }
+    return this.#local.take(key, cost, limit);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.#shared.close(), this.#local.close()]);
+  }
+}

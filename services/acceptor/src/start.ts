@@ -71,7 +71,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   // The internal key writes for the router's ruler (recording-rule results, ALERTS), nothing else.
   const auth = { ...authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl }), serviceKey: config.auth.internal_service_key || deps.internalKey || '', serviceScopes: ['ingest'] };
   const ownLimitStores = !deps.limitStores;
-  const limitStores = deps.limitStores ?? limitStoresFromConfig(config);
+  const limitStores = deps.limitStores ?? limitStoresFromConfig(config, log);
   // One cache of tenants' limits for admission and the series limit.
   const limitsOf = cachedTenantLimits(config.limits, (t) => getTenant(db, t));
   const meter = (deps.telemetry ?? noSelfTelemetry).meter;

@@ -24,7 +24,7 @@ export async function start(config: Readonly<FloeConfig>, deps: PlanningDeps = {
   const ownDb = !deps.db;
   const db = deps.db ?? (await openDbFromConfig(config));
   if (ownDb) await migrate(db);
-  const limitStores = limitStoresFromConfig(config);
+  const limitStores = limitStoresFromConfig(config, log);
   const auth = createPlanningAuth(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl, loginAttempts: new LoginAttempts(limitStores.buckets) });
   let ready = false;
   const app = await buildApp({

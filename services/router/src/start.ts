@@ -71,7 +71,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     return handle ? floeTableDef(handle).columns : [];
   };
   const ownLimitStores = !deps.limitStores;
-  const limitStores = deps.limitStores ?? limitStoresFromConfig(config);
+  const limitStores = deps.limitStores ?? limitStoresFromConfig(config, log);
   const tables = createTenantTables({ catalog, store, schemas: config.schema.default_schemas, limits: config.limits, activeSeries: limitStores.activeSeries, log });
   const provisionDataset = deps.provisionDataset ?? provisionOnCreate(tables, db);
   const auth = authDepsFromDb(db, { adminApiKey: config.auth.admin_api_key, ttlMs: config.auth.key_cache_ttl });
