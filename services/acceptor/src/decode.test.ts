@@ -35,3 +35,17 @@ describe('decodeMessage (JSON): unpaired surrogates', () => {
     expect(decodedBody(text)).toBe(want);
   });
 });
+
+describe('decodeMessage (JSON): nesting', () => {
+  const nested = (depth: number) =>
+    Buffer.from(`{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"body":${'{"arrayValue":{"values":['.repeat(depth)}{"stringValue":"x"}${']}}'.repeat(depth)}}]}]}]}`);
+
+  it.each([
+    [200, 'cannot decode message opentelemetry.proto.common.v1.AnyValue from JSON: maximum recursion depth of 100 reached'],
+    [50_000, 'values nested deeper than 100 levels'],
+  ])('values nested %i deep are bad_data naming the depth, not the engine running out of stack', (depth, why) => {
+    expect(() => decodeMessage(ExportLogsServiceRequestSchema, nested(depth), 'json')).toThrow(
+      expect.objectContaining({ kind: 'bad_data', message: `body is not a valid OTLP JSON opentelemetry.proto.collector.logs.v1.ExportLogsServiceRequest: ${why}` }),
+    );
+  });
+});

@@ -1,6 +1,7 @@
 import { gunzipSync } from 'node:zlib';
 import { FloeError } from '@floe/errors';
 import { decodeOtlpJson, fromBinary, type DescMessage, type MessageShape } from '@floe/proto';
+import { MAX_DEPTH } from './otlp-wire.ts';
 
 /**
  * Body decoding shared by every OTLP/HTTP endpoint: content encoding (identity or gzip, inflated
@@ -64,6 +65,9 @@ export function decodeMessage<D extends DescMessage>(schema: D, body: Uint8Array
   try {
     return decodeOtlpJson(schema, text);
   } catch (err) {
-    throw new FloeError('bad_data', `body is not a valid OTLP JSON ${schema.typeName}: ${(err as Error).message}`, { code: 'FLOE_ERR_INGEST_DECODE' });
+    // protobuf-es stops values nested past its depth limit, but the hex-id rewrite before it
+    // recurses too: nesting thousands deep ran out of stack first and said so in the engine's words.
+    const why = err instanceof RangeError && /call stack/i.test(err.message) ? `values nested deeper than ${MAX_DEPTH} levels` : (err as Error).message;
+    throw new FloeError('bad_data', `body is not a valid OTLP JSON ${schema.typeName}: ${why}`, { code: 'FLOE_ERR_INGEST_DECODE' });
   }
 }

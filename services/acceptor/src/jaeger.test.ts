@@ -127,6 +127,11 @@ describe('Jaeger thrift batches', () => {
     expect(rows[0]!.resource_attr_str).toEqual({ 'service.name': 'checkout', ip: '10.0.0.7', region: 'eu', 'host.name': 'web-1', 'opencensus.exporterversion': 'Jaeger-Node-3.19.0' });
   });
 
+  it.each(['constructor', 'toString', 'bogus'])('a span.kind of %s is unspecified (one of Object\'s own names was taken for a kind, a function)', (name) => {
+    const s = jaegerToOtlp(batch('svc', [], [span({ low: 1n, id: 2n, name: 'op', tags: [['span.kind', name]] })])).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;
+    expect(s.kind).toBe(Span_SpanKind.UNSPECIFIED);
+  });
+
   it('derive the status as the Collector does: error tag, otel.status_code, then http.status_code', () => {
     const status = (t: Array<[string, TagValue]>) => {
       const s = jaegerToOtlp(batch('svc', [], [span({ low: 1n, id: 2n, name: 'op', tags: t })])).resourceSpans[0]!.scopeSpans[0]!.spans[0]!;

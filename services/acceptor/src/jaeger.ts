@@ -123,7 +123,9 @@ function spanOf(s: ThriftStruct, at: string) {
   tagsInto(tags, `${at}.tags`, attrs);
   let kind: Span_SpanKind = Span_SpanKind.UNSPECIFIED;
   if (attrs.has('span.kind')) {
-    kind = KINDS[str(attrs.get('span.kind'))] ?? Span_SpanKind.UNSPECIFIED;
+    const name = str(attrs.get('span.kind'));
+    // Own keys only: a span.kind of `constructor` is unknown, as any other.
+    kind = Object.hasOwn(KINDS, name) ? KINDS[name]! : Span_SpanKind.UNSPECIFIED;
     attrs.delete('span.kind');
   }
   const status = statusOf(attrs, kind);

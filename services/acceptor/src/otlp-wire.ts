@@ -50,7 +50,7 @@ const ERR_EOF = 'premature end of data';
 export const STRICTER_THAN_PROTOBUF_ES: readonly string[] = [ERR_OVERRUN, ERR_WIRE_TYPE, ERR_GROUP, ERR_LONG_VARINT];
 
 /** protobuf-es's default recursion limit: the request is depth 1, a message at depth 101 fails. */
-const MAX_DEPTH = 100;
+export const MAX_DEPTH = 100;
 const NS_PER_HOUR_DIV_4096 = 878_906_250; // 3.6e12 / 2^12
 
 // ---------------------------------------------------------------------------------------------

@@ -87,6 +87,25 @@ describe('pprof from Pyroscope push', () => {
     ]);
   });
 
+  it("a label with a long value on every sample is one attribute, found by the label's string indexes (its text was read whole per sample: minutes for a few MB)", () => {
+    const samples = 20_000;
+    const profile = toBinary(
+      PprofProfileSchema,
+      create(PprofProfileSchema, {
+        sampleType: [{ type: 1n, unit: 2n }],
+        stringTable: ['', 'cpu', 'nanoseconds', 'request', 'v'.repeat(4 << 20), 'main.main'],
+        function: [{ id: 1n, name: 5n }],
+        location: [{ id: 1n, line: [{ functionId: 1n }] }],
+        sample: Array.from({ length: samples }, (_, i) => ({ locationId: [1n], value: [1n], label: [{ key: 3n, str: 4n }, { key: 3n, num: BigInt(i % 2) }] })),
+      }),
+    );
+    const { request } = pprofToOtlp([{ labels: [], profiles: [profile] }], 8 << 20);
+    expect(request.dictionary!.attributeTable.map((a) => a.value?.value.case)).toEqual(['stringValue', 'stringValue', 'intValue', 'intValue']);
+    const got = request.resourceProfiles[0]!.scopeProfiles[0]!.profiles[0]!.samples;
+    expect(got).toHaveLength(samples);
+    expect(got.slice(0, 2).map((x) => x.attributeIndices)).toEqual([[1, 2], [1, 3]]);
+  });
+
   it('refuses bodies that are no pprof, and references to what the profile does not define', () => {
     expect(() => pprofToOtlp([{ labels: [], profiles: [new Uint8Array([0x0a, 0xff])] }], 1 << 20)).toThrow(/series\[0\]\.samples\[0\]: the profile is not a valid pprof/);
     expect(() => pprofToOtlp([{ labels: [], profiles: [new Uint8Array([0x1f, 0x8b, 1, 2])] }], 1 << 20)).toThrow(/not valid gzip/);

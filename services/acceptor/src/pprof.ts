@@ -133,6 +133,7 @@ function profilesOf(p: PprofProfile, dict: DictionaryBuilder, window: PprofSerie
     });
     locations.set(l.id, dict.locations.push({ mappingIndex: l.mappingId === 0n ? 0 : (mappings.get(l.mappingId) ?? 0), address: l.address, lines }) - 1);
   }
+  const labels = new Map<string, number>();
   const samples = p.sample.map((s) => {
     const stack = dict.stack(
       s.locationId.map((id) => {
@@ -141,9 +142,16 @@ function profilesOf(p: PprofProfile, dict: DictionaryBuilder, window: PprofSerie
         return index;
       }),
     );
-    const attributeIndices = s.label.map((l) =>
-      dict.attribute(str(l.key), l.str !== 0n ? { value: { case: 'stringValue', value: str(l.str) } } : { value: { case: 'intValue', value: l.num } }),
-    );
+    const attributeIndices = s.label.map((l) => {
+      // By the label's string indexes: keyed by its text, a long value was read whole for every sample.
+      const id = `${l.key}/${l.str}/${l.num}`;
+      let index = labels.get(id);
+      if (index === undefined) {
+        index = dict.attribute(str(l.key), l.str !== 0n ? { value: { case: 'stringValue', value: str(l.str) } } : { value: { case: 'intValue', value: l.num } });
+        labels.set(id, index);
+      }
+      return index;
+    });
     if (s.value.length !== p.sampleType.length) throw bad(`pprof sample has ${s.value.length} values for ${p.sampleType.length} sample types`);
     return { stack, attributeIndices, values: s.value };
   });

@@ -288,7 +288,10 @@ describe('profilesToRows', () => {
 
   it('a profile resolving to more than the row cap is rejected (the writer could not read the row); so are profiles beyond the request cap', () => {
     const req = create(ExportProfilesServiceRequestSchema, request([cpuProfile(), cpuProfile({ samples: [{ stackIndex: 2, values: [1n] }] })]));
-    const sizes = rowsOf(profilesToRows(req, RECEIVED)).map((r) => (r.samples_json as string).length + (r.stacktraces_json as string).length);
+    // A row holds its stacks, samples and the profile's attribute values.
+    const attributeBytes = (r: Record<string, unknown>) =>
+      ['profile_attr_str', 'profile_attr_int', 'profile_attr_double', 'profile_attr_bool'].flatMap((m) => Object.entries(r[m] as object)).reduce((n, [k, v]) => n + k.length + String(v).length, 0);
+    const sizes = rowsOf(profilesToRows(req, RECEIVED)).map((r) => (r.samples_json as string).length + (r.stacktraces_json as string).length + attributeBytes(r));
     expect(sizes[0]).toBeGreaterThan(sizes[1]!);
 
     const rowCapped = profilesToRows(req, RECEIVED, { rowMax: sizes[1]! + 50 });
@@ -301,6 +304,37 @@ describe('profilesToRows', () => {
     const requestCapped = profilesToRows(req, RECEIVED, { requestMax: sizes[0]! + 10 });
     expect(requestCapped).toMatchObject({ accepted: 1, rejected: 1, rejectReason: expect.stringMatching(/^request resolves to more than \d+ bytes/) });
     expect(rowsOf(requestCapped)[0]!.total_value).toBe(46);
+  });
+
+  it('the work of profiles rejected half way counts against the request cap, and a stack too large is resolved once', () => {
+    // Stack 1 repeats a location of 50 one-letter lines 10 times: 500 frames, 2,000 bytes of names.
+    const dict: DictInit = {
+      stringTable: ['', 'cpu', 'ns', 'f', 'main'],
+      functionTable: [{}, { nameStrindex: 3 }, { nameStrindex: 4 }],
+      locationTable: [{}, { lines: Array.from({ length: 50 }, () => ({ functionIndex: 1 })) }, { lines: [{ functionIndex: 2 }] }],
+      stackTable: [{}, { locationIndices: new Array<number>(10).fill(1) }, { locationIndices: [2] }, { locationIndices: new Array<number>(9).fill(1) }],
+    };
+    const cpu = { sampleType: { typeStrindex: 1, unitStrindex: 2 }, timeUnixNano: T };
+    const ok = { ...cpu, samples: [{ stackIndex: 2, values: [7n] }] };
+    const overflowing = (stackIndex: number) => ({ ...cpu, samples: [{ stackIndex, values: [1n << 62n, 1n << 62n] }] });
+    const req = (profiles: ProfileInit[]) => create(ExportProfilesServiceRequestSchema, request(profiles, { dictionary: dict }));
+
+    // Past the row cap: rejected for every profile that uses it, resolved the first time only.
+    const tooLarge = profilesToRows(req([...Array.from({ length: 50 }, () => ({ ...cpu, samples: [{ stackIndex: 1, values: [1n] }] })), ok]), RECEIVED, { rowMax: 1000 });
+    expect(tooLarge).toMatchObject({ accepted: 1, rejected: 50, rejectReason: 'profile references stack 1, which resolves to more than 1000 bytes of frame names' });
+
+    // Profiles rejected after their stacks were resolved (a total beyond int64) spend the request's cap.
+    const spent = profilesToRows(req([overflowing(3), overflowing(1), ok]), RECEIVED, { requestMax: 3000 });
+    expect(spent).toMatchObject({ accepted: 0, rejected: 3, rejectReason: 'profile has a total sample value beyond the int64 range' });
+    expect(profilesToRows(req([overflowing(3), ok]), RECEIVED, { requestMax: 3000 })).toMatchObject({ accepted: 1, rejected: 1 });
+  });
+
+  it("a dictionary attribute named by many profiles counts in each one's row: a 1 KB value sent once does not become a kilobyte in every row for free", () => {
+    const dict: DictInit = { stringTable: ['', 'cpu', 'ns', 'note'], attributeTable: [{}, { keyStrindex: 3, value: str('x'.repeat(1000)) }] };
+    const profile = { sampleType: { typeStrindex: 1, unitStrindex: 2 }, timeUnixNano: T, attributeIndices: [1], samples: [{ values: [1n] }] };
+    const out = profilesToRows(create(ExportProfilesServiceRequestSchema, request(new Array<ProfileInit>(10).fill(profile), { dictionary: dict })), RECEIVED, { requestMax: 5000 });
+    expect(out).toMatchObject({ accepted: 4, rejected: 6, rejectReason: 'request resolves to more than 5000 bytes of stacks and samples; send fewer profiles per request' });
+    expect(rowsOf(out)[0]!.profile_attr_str).toEqual({ note: 'x'.repeat(1000) });
   });
 
   it('without a dictionary every index but 0 is out of range; index 0 is the zero value', () => {

@@ -9,7 +9,7 @@ import {
   type ProfileLocation,
   type ProfilesDictionary,
 } from '@floe/proto';
-import { serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
+import { emptyTyped, serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 
@@ -65,13 +65,20 @@ import { AcceptedTimes } from './accepted-times.ts';
  * ids, a time beyond int64, samples whose values and timestamps differ in length, or that resolves
  * to more than a row may hold (MAX_PROFILE_ROW_BYTES) is rejected (OTLP partial success,
  * rejected_profiles); the others of the request are stored.
+ *
+ * Resolving is where a small request becomes a large one (a 60 KB dictionary of stacks that
+ * repeat a location of a thousand inlined lines resolved to 8 GB and ran the acceptor out of
+ * memory), so the request's budget counts the work as it is done, not only the rows kept: every
+ * distinct stack's names once, every row's JSON, also of a profile rejected half way. Past it,
+ * the request's remaining profiles are rejected without being resolved.
  */
 
 type KeyValueAndUnit = ProfilesDictionary['attributeTable'][number];
 
 /**
- * Most bytes of stacktraces_json + samples_json one row may resolve to. Resolving the dictionary
- * multiplies sizes (a stack of 2-byte indexes becomes a list of names), and the writer reads a row
+ * Most bytes of stacktraces_json + samples_json and the profile's attribute values one row may
+ * resolve to. Resolving the dictionary multiplies sizes (a stack of 2-byte indexes becomes a list
+ * of names, an attribute sent once is held by every profile naming it), and the writer reads a row
  * only up to 64 MiB (read_json maximum_object_size): a bigger row would fail every commit it is
  * in, so such a profile is rejected here instead (partial success). A request may resolve to
  * at most MAX_REQUEST_RESOLVED_BYTES in all; later profiles beyond it are rejected.
@@ -107,21 +114,38 @@ function jsonValue(v: AnyValue | undefined): unknown {
   }
 }
 
+/** A profile attribute as its typed map (profile_attr_*) takes it, and the bytes it adds to a row. */
+interface ProfileAttribute {
+  map: keyof TypedAttributes;
+  key: string;
+  value: string | number | boolean;
+  bytes: number;
+}
+
+/** A stack's frame names as JSON text (an element of stacktraces_json) and its UTF-8 bytes. */
+interface ResolvedStack {
+  json: string;
+  bytes: number;
+}
+
 /**
  * The request-wide dictionary with checked lookups: index 0 is always allowed (the zero value,
  * even when a table is empty); any other index must be inside its table, or the profile that
- * uses it is rejected. Resolved locations and stacks are cached for the whole request.
+ * uses it is rejected. Resolved locations, stacks (or why a stack was rejected) and sample
+ * attribute values are cached for the whole request, so a profile that uses one again costs
+ * nothing more to resolve.
  */
 class Dictionary {
   private readonly d: ProfilesDictionary;
+  private readonly budget: Budget;
   private readonly locations = new Map<number, string[]>();
-  private readonly stacks = new Map<number, string[]>();
-  /** A stack resolving to more bytes than this cannot fit in a row. */
-  private readonly maxStackBytes: number;
+  private readonly stacks = new Map<number, ResolvedStack | Rejected>();
+  private readonly sampleAttributes = new Map<number, readonly [string, unknown] | undefined>();
+  private readonly profileAttributes = new Map<number, ProfileAttribute | undefined>();
 
-  constructor(d: ProfilesDictionary | undefined, maxStackBytes: number) {
+  constructor(d: ProfilesDictionary | undefined, budget: Budget) {
     this.d = d ?? create(ProfilesDictionarySchema);
-    this.maxStackBytes = maxStackBytes;
+    this.budget = budget;
   }
 
   private entry<T>(table: readonly T[], index: number, tableName: string, field: string): T | undefined {
@@ -136,22 +160,41 @@ class Dictionary {
     return this.entry(this.d.stringTable, index, 'string_table', field) ?? '';
   }
 
-  /** Frame names of a stack, leaf first. */
-  stack(index: number): string[] {
+  /** Frame names of a stack, leaf first, as JSON. */
+  stack(index: number): ResolvedStack {
     const cached = this.stacks.get(index);
+    if (cached instanceof Rejected) throw cached;
     if (cached) return cached;
+    try {
+      const resolved = this.resolveStack(index);
+      this.stacks.set(index, resolved);
+      return resolved;
+    } catch (err) {
+      if (err instanceof Rejected) this.stacks.set(index, err);
+      throw err;
+    }
+  }
+
+  private resolveStack(index: number): ResolvedStack {
     const stack = this.entry(this.d.stackTable, index, 'stack_table', 'stack_index');
+    const budget = this.budget;
     const frames: string[] = [];
     let bytes = 0;
-    for (const loc of stack?.locationIndices ?? []) {
-      for (const name of this.location(loc)) {
-        bytes += name.length + 3;
-        if (bytes > this.maxStackBytes) throw new Rejected(`profile references stack ${index}, which resolves to more than ${this.maxStackBytes} bytes of frame names`);
-        frames.push(name);
+    try {
+      for (const loc of stack?.locationIndices ?? []) {
+        for (const name of this.location(loc)) {
+          bytes += name.length + 3;
+          if (bytes > budget.rowMax) throw new Rejected(`profile references stack ${index}, which resolves to more than ${budget.rowMax} bytes of frame names`);
+          if (bytes > budget.stacksLeft) throw requestTooLarge(budget);
+          frames.push(name);
+        }
       }
+    } finally {
+      // Charged whether or not the stack fits: the work was done.
+      budget.stacksLeft -= bytes;
     }
-    this.stacks.set(index, frames);
-    return frames;
+    const json = JSON.stringify(frames);
+    return { json, bytes: Buffer.byteLength(json) };
   }
 
   /** Frame names of a location: one per named line (callee first), else its mapping or address. */
@@ -188,6 +231,31 @@ class Dictionary {
     if (link.traceId.length !== 16 || isZero(link.traceId)) throw new Rejected(`profile references link ${index} with an invalid trace_id (must be 16 non-zero bytes)`);
     if (link.spanId.length !== 8 || isZero(link.spanId)) throw new Rejected(`profile references link ${index} with an invalid span_id (must be 8 non-zero bytes)`);
     return { trace_id: hex(link.traceId), span_id: hex(link.spanId) };
+  }
+
+  /** A profile attribute by index, or undefined when it has none. */
+  profileAttribute(index: number): ProfileAttribute | undefined {
+    if (this.profileAttributes.has(index)) return this.profileAttributes.get(index);
+    const kv = this.attributes([index], 'attribute_indices')[0];
+    let entry: ProfileAttribute | undefined;
+    if (kv) {
+      const typed = splitAttributes([kv]);
+      for (const map of ['str', 'int', 'double', 'bool'] as const) {
+        const value = typed[map][kv.key];
+        if (value !== undefined) entry = { map, key: kv.key, value, bytes: Buffer.byteLength(kv.key) + Buffer.byteLength(String(value)) };
+      }
+    }
+    this.profileAttributes.set(index, entry);
+    return entry;
+  }
+
+  /** A sample attribute by index as its key and plain JSON value (jsonValue), or undefined when it has none. */
+  sampleAttribute(index: number): readonly [string, unknown] | undefined {
+    if (this.sampleAttributes.has(index)) return this.sampleAttributes.get(index);
+    const kv = this.attributes([index], 'sample attribute_indices')[0];
+    const entry = kv ? ([kv.key, jsonValue(kv.value)] as const) : undefined;
+    this.sampleAttributes.set(index, entry);
+    return entry;
   }
 
   /** Attributes by index as OTLP key-values (for the typed maps). */
@@ -235,23 +303,28 @@ interface SampleJson {
 }
 
 interface Budget {
-  /** Bytes the request's rows may still resolve to, of requestMax. */
+  /** Bytes of rows' JSON the request may still resolve, of requestMax, counting rows rejected half way. */
   requestLeft: number;
+  /** Bytes of distinct stacks' frame names the request may still resolve, of requestMax (a stack used by many profiles counts once). */
+  stacksLeft: number;
   requestMax: number;
-  /** Per-row cap (tests lower it). */
+  /** Per-row cap (tests lower it), also of one stack's names. */
   rowMax: number;
 }
 
+const requestTooLarge = (budget: Budget) => new Rejected(`request resolves to more than ${budget.requestMax} bytes of stacks and samples; send fewer profiles per request`);
+
 function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Budget, name: string | undefined) {
+  if (budget.requestLeft <= 0) throw requestTooLarge(budget);
   if (p.profileId.length !== 0 && p.profileId.length !== 16) throw new Rejected('profile has an invalid profile_id (must be empty or 16 bytes)');
   if (p.timeUnixNano > MAX_INT64 || p.durationNano > MAX_INT64) throw new Rejected('profile has a time or duration beyond the int64 range of nanoseconds');
   const sampleType = dict.string(p.sampleType?.typeStrindex ?? 0, 'sample_type type_strindex');
   const sampleUnit = dict.string(p.sampleType?.unitStrindex ?? 0, 'sample_type unit_strindex');
   const periodType = dict.string(p.periodType?.typeStrindex ?? 0, 'period_type type_strindex');
   const periodUnit = dict.string(p.periodType?.unitStrindex ?? 0, 'period_type unit_strindex');
-  const attrs = splitAttributes(dict.attributes(p.attributeIndices, 'attribute_indices'));
 
-  const stacks: string[][] = [];
+  /** Each distinct stack's JSON, in order of first use. */
+  const stacks: string[] = [];
   const stackIds = new Map<string, number>();
   const stackOfIndex = new Map<number, number>();
   const samples: SampleJson[] = [];
@@ -260,8 +333,9 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
   let bytes = 0;
   const spend = (n: number) => {
     bytes += n;
+    budget.requestLeft -= n;
     if (bytes > budget.rowMax) throw new Rejected(`profile resolves to more than ${budget.rowMax} bytes of stacks and samples; send it as several smaller profiles`);
-    if (bytes > budget.requestLeft) throw new Rejected(`request resolves to more than ${budget.requestMax} bytes of stacks and samples; send fewer profiles per request`);
+    if (budget.requestLeft < 0) throw requestTooLarge(budget);
   };
   for (const s of p.samples) {
     if (s.values.length > 0 && s.timestampsUnixNano.length > 0 && s.values.length !== s.timestampsUnixNano.length) {
@@ -271,13 +345,12 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
     // a request of many such samples held the event loop for seconds.
     let stack = stackOfIndex.get(s.stackIndex);
     if (stack === undefined) {
-      const frames = dict.stack(s.stackIndex);
-      const key = JSON.stringify(frames);
-      stack = stackIds.get(key);
+      const resolved = dict.stack(s.stackIndex);
+      stack = stackIds.get(resolved.json);
       if (stack === undefined) {
-        spend(Buffer.byteLength(key) + 1);
-        stack = stacks.push(frames) - 1;
-        stackIds.set(key, stack);
+        spend(resolved.bytes + 1);
+        stack = stacks.push(resolved.json) - 1;
+        stackIds.set(resolved.json, stack);
       }
       stackOfIndex.set(s.stackIndex, stack);
     }
@@ -286,8 +359,12 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
     const sample: SampleJson = { stack, value: jsonInt(value), values: s.values.map(jsonInt) };
     if (s.timestampsUnixNano.length > 0) sample.timestamps = s.timestampsUnixNano.map((t) => t.toString());
     if (s.attributeIndices.length > 0) {
-      const kvs = dict.attributes(s.attributeIndices, 'sample attribute_indices');
-      if (kvs.length > 0) sample.attributes = Object.fromEntries(kvs.map((kv) => [kv.key, jsonValue(kv.value)]));
+      const entries: Array<readonly [string, unknown]> = [];
+      for (const i of s.attributeIndices) {
+        const entry = dict.sampleAttribute(i);
+        if (entry) entries.push(entry);
+      }
+      if (entries.length > 0) sample.attributes = Object.fromEntries(entries);
     }
     const link = dict.link(s.linkIndex);
     if (link) {
@@ -301,9 +378,17 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
     spend(Buffer.byteLength(JSON.stringify(sample)) + 1);
     samples.push(sample);
   }
+  // Each profile's row holds its attributes' values whole: an attribute of the dictionary is sent
+  // once however many profiles name it.
+  const attrs = emptyTyped();
+  for (const i of p.attributeIndices) {
+    const a = dict.profileAttribute(i);
+    if (!a) continue;
+    spend(a.bytes);
+    (attrs[a.map] as Record<string, unknown>)[a.key] = a.value;
+  }
   // total_value is an Iceberg long: one row beyond it would fail its whole commit, for every tenant.
   if (total > MAX_INT64 || total < -MAX_INT64 - 1n) throw new Rejected('profile has a total sample value beyond the int64 range');
-  budget.requestLeft -= bytes;
   // The span carrying the largest share; Map order makes the first sent win a tie.
   let linked: { link: { trace_id: string; span_id: string }; weight: bigint } | undefined;
   for (const w of linkWeight.values()) if (!linked || w.weight > linked.weight) linked = w;
@@ -325,7 +410,7 @@ function profileRow(p: Profile, dict: Dictionary, receivedNs: bigint, budget: Bu
       span_id: linked?.link.span_id ?? null,
       total_value: jsonInt(total),
       samples_json: JSON.stringify(samples),
-      stacktraces_json: JSON.stringify(stacks),
+      stacktraces_json: `[${stacks.join(',')}]`,
       profile_attr_str: attrs.str,
       profile_attr_int: attrs.int,
       profile_attr_double: attrs.double,
@@ -347,8 +432,8 @@ export function profilesToRows(
 ): ConvertedRows {
   const out = new RowCollector({ times });
   const requestMax = limits.requestMax ?? MAX_REQUEST_RESOLVED_BYTES;
-  const budget: Budget = { rowMax: limits.rowMax ?? MAX_PROFILE_ROW_BYTES, requestLeft: requestMax, requestMax };
-  const dict = new Dictionary(req.dictionary, budget.rowMax);
+  const budget: Budget = { rowMax: limits.rowMax ?? MAX_PROFILE_ROW_BYTES, requestLeft: requestMax, stacksLeft: requestMax, requestMax };
+  const dict = new Dictionary(req.dictionary, budget);
   for (const [r, rp] of req.resourceProfiles.entries()) {
     const name = names[r] || undefined;
     const resourceAttrs = rp.resource?.attributes ?? [];

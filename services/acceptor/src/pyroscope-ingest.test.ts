@@ -28,6 +28,12 @@ describe('Pyroscope /ingest names, times and formats', () => {
     expect(() => parseIngestName('app', 'furlongs')).toThrow(/units "furlongs" is not one of/);
   });
 
+  it.each(['constructor', 'toString', '__proto__', 'hasOwnProperty'])("an app or units named like Object's own %s is no profile kind (it was one, whose type was undefined)", (word) => {
+    expect(parseIngestName(`my.app.${word}`, undefined)).toMatchObject({ service: `my.app.${word}`, kind: { name: 'process_cpu', type: 'cpu' } });
+    expect(() => parseIngestName('my.app', word)).toThrow(`units ${JSON.stringify(word)} is not one of`);
+    expect(() => ingestFormat(word, undefined)).toThrow(`format ${JSON.stringify(word)} is not one of folded, lines, pprof, jfr`);
+  });
+
   it('reads seconds, milliseconds and nanoseconds by size; absent is now', () => {
     expect(parseIngestTime('from', '1700000000', NOW)).toBe(1_700_000_000_000_000_000n);
     expect(parseIngestTime('from', '1700000000123', NOW)).toBe(1_700_000_000_123_000_000n);

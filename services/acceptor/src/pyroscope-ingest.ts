@@ -83,6 +83,9 @@ export interface ParsedName {
 
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_.]*$/;
 
+/** A table's own entry: an app named `my.app.constructor`, or `units=toString`, names no kind of Object's. */
+const own = <T>(table: Readonly<Record<string, T>>, key: string): T | undefined => (Object.hasOwn(table, key) ? table[key] : undefined);
+
 /** `my.app.cpu{env=staging,region=us}` → service `my.app`, kind cpu, the labels. */
 export function parseIngestName(text: string | undefined, units: string | undefined): ParsedName {
   if (!text) throw bad('query parameter name is required: the application name, e.g. my.app.cpu{env=staging}');
@@ -103,10 +106,10 @@ export function parseIngestName(text: string | undefined, units: string | undefi
   }
   const dot = app.lastIndexOf('.');
   const suffix = dot < 0 ? '' : app.slice(dot + 1);
-  const known = KINDS[suffix];
+  const known = own(KINDS, suffix);
   const service = known ? app.slice(0, dot) : app;
   if (service === '') throw bad(`name ${JSON.stringify(text)} has no application name`);
-  const kind = known ?? BY_UNITS[units || 'samples'];
+  const kind = known ?? own(BY_UNITS, units || 'samples');
   if (!kind) throw bad(`units ${JSON.stringify(units)} is not one of ${Object.keys(BY_UNITS).join(', ')}; or end the name with the profile kind (${Object.keys(KINDS).join(', ')})`);
   return { service, kind, labels };
 }
@@ -217,7 +220,7 @@ export function ingestFormat(param: string | undefined, contentType: string | un
     return 'folded';
   }
   if (format === 'lines' || format === 'pprof' || format === 'jfr') return format;
-  const refused = REFUSED_FORMATS[format];
+  const refused = own(REFUSED_FORMATS, format);
   throw new FloeError('unsupported_media_type', refused ?? `format ${JSON.stringify(param)} is not one of folded, lines, pprof, jfr`, { code: 'FLOE_ERR_INGEST_CONTENT_TYPE' });
 }
 

@@ -200,6 +200,18 @@ describe('remote write 1.0 → metrics rows', () => {
     expect(batchRows(other.points.byHour.get(490_000)!)[0]).toMatchObject({ metric_type: 'gauge' });
   });
 
+  it('the metadata remembered across requests is bounded in bytes, not only in entries: help texts of megabytes are not kept for ever', () => {
+    const cache = new RemoteWriteMetadata(100, 10_000);
+    const meta = (help: string) => ({ type: 'counter' as const, help, unit: '' });
+    cache.set('t/d', 'a', meta('x'.repeat(2000)));
+    cache.set('t/d', 'b', meta('y'.repeat(2000)));
+    cache.set('t/d', 'c', meta('z'.repeat(2000)));
+    // The oldest goes once the bytes pass the bound; one entry past the whole bound is not kept.
+    expect(['a', 'b', 'c'].map((f) => cache.get('t/d', f)?.help.length)).toEqual([undefined, 2000, 2000]);
+    cache.set('t/d', 'huge', meta('h'.repeat(10_000)));
+    expect([cache.get('t/d', 'huge'), cache.size]).toEqual([undefined, 2]);
+  });
+
   it.each([
     ['protobuf-es', v1],
     ['the wire reader', v1Wire],
@@ -590,6 +602,11 @@ describe('remote write 2.0 → metrics rows', () => {
     ['spans that do not match the deltas', { positiveSpans: [{ offset: 0, length: 3 }], positiveDeltas: [1n] }, /spans cover 3 buckets but 1 counts/],
     ['deltas going negative', { positiveSpans: [{ offset: 0, length: 2 }], positiveDeltas: [1n, -2n] }, /negative or too large/],
     ['a gap beyond the bucket limit', { positiveSpans: [{ offset: 0, length: 1 }, { offset: 2_000_000_000, length: 1 }], positiveDeltas: [1n, 0n] }, /more than 65536 buckets/],
+    // Integer histograms with a float zero count: NaN and ±Inf are no count (they threw a RangeError, a 500).
+    ['a NaN float zero count', { zeroCount: { case: 'zeroCountFloat' as const, value: Number.NaN } }, /negative, non-finite or too large count/],
+    ['an infinite float zero count', { zeroCount: { case: 'zeroCountFloat' as const, value: Number.NEGATIVE_INFINITY } }, /negative, non-finite or too large count/],
+    // OTLP's offset is Prometheus's minus one: -2^31 would wrap around in the int column.
+    ['a first bucket at -2^31', { negativeSpans: [{ offset: -(2 ** 31), length: 1 }], negativeDeltas: [1n] }, /first bucket index below the int32 range/],
   ])('a histogram with %s is a conversion error', (_name, fields, message) => {
     const l = { __name__: 'h' };
     const { symbols, refs } = symbolsOf(l);
@@ -597,6 +614,24 @@ describe('remote write 2.0 → metrics rows', () => {
     expect(out.errors).toBe(1);
     expect(out.firstError).toMatch(message);
     expect(rows).toEqual([]);
+  });
+
+  it('a symbol named by many series counts once per series: past the request cap of resolved label bytes, series are refused', () => {
+    const long = 'v'.repeat(1000);
+    const { symbols, refs } = symbolsOf();
+    // Each series resolves to 1,015 bytes (names and values): two fit in 2,500, the third passes it.
+    const series = (n: number) => ({ labelsRefs: refs({ __name__: 'm', note: long, n: String(n) }), samples: [{ value: n, timestamp: MS }] });
+    const timeseries = Array.from({ length: 5 }, (_, n) => series(n));
+    const out = remoteWriteV2ToRows(decodeRemoteWriteV2(toBinary(RwV2RequestSchema, create(RwV2RequestSchema, { symbols, timeseries }))), AcceptedTimes.ANY, undefined, 2500);
+    expect(out).toMatchObject({ samplesWritten: 2, errors: 3, firstError: 'request resolves to more than 2500 bytes of labels; send fewer series per request' });
+    expect(flat(out.points).map((r) => r.value)).toEqual([0, 1]);
+  });
+
+  it('one series naming a 1 MB symbol 600 times is refused, not a string past what JavaScript can hold (a RangeError, a 500)', () => {
+    const { symbols, refs } = symbolsOf({ __name__: 'm', big: 'v'.repeat(1 << 20) });
+    const [name, m, big, value] = refs({ __name__: 'm', big: 'v'.repeat(1 << 20) });
+    const { out } = v2({ symbols, timeseries: [{ labelsRefs: [name!, m!, ...new Array<number[]>(600).fill([big!, value!]).flat()], samples: [{ value: 1, timestamp: MS }] }] });
+    expect(out).toMatchObject({ samplesWritten: 0, errors: 1, firstError: 'request resolves to more than 268435456 bytes of labels; send fewer series per request' });
   });
 
   it('exemplars resolve their labels through the symbols table', () => {

@@ -149,27 +149,42 @@ export interface PromMetadata {
 /**
  * Family metadata seen in earlier v1 requests, per tenant and dataset: Prometheus sends v1
  * metadata in requests of their own (every `metadata_config.send_interval`), so a sample's
- * family type is often known only from an earlier request. Bounded; the oldest entries go first.
- * Best effort by nature (per process, empty after a restart), which only affects how a series
- * is typed, never its name, labels or values.
+ * family type is often known only from an earlier request. Bounded in entries and in bytes (the
+ * help text has no limit of its own: entries of megabytes each held gigabytes across requests);
+ * the oldest entries go first. Best effort by nature (per process, empty after a restart), which
+ * only affects how a series is typed, never its name, labels or values.
  */
 export class RemoteWriteMetadata {
-  readonly #entries = new Map<string, PromMetadata>();
+  readonly #entries = new Map<string, { meta: PromMetadata; bytes: number }>();
   readonly #max: number;
+  readonly #maxBytes: number;
+  #bytes = 0;
 
-  constructor(maxEntries = 100_000) {
+  constructor(maxEntries = 100_000, maxBytes = 32 * 1024 * 1024) {
     this.#max = maxEntries;
+    this.#maxBytes = maxBytes;
   }
 
   get(scope: string, family: string): PromMetadata | undefined {
-    return this.#entries.get(`${scope}\u0000${family}`);
+    return this.#entries.get(`${scope}\u0000${family}`)?.meta;
   }
 
   set(scope: string, family: string, meta: PromMetadata): void {
     const key = `${scope}\u0000${family}`;
+    const bytes = 2 * (key.length + meta.help.length + meta.unit.length);
+    this.#drop(key);
+    // An entry larger than the whole cache would only empty it.
+    if (bytes > this.#maxBytes) return;
+    this.#entries.set(key, { meta, bytes });
+    this.#bytes += bytes;
+    while (this.#entries.size > this.#max || this.#bytes > this.#maxBytes) this.#drop(this.#entries.keys().next().value!);
+  }
+
+  #drop(key: string): void {
+    const old = this.#entries.get(key);
+    if (!old) return;
     this.#entries.delete(key);
-    this.#entries.set(key, meta);
-    if (this.#entries.size > this.#max) this.#entries.delete(this.#entries.keys().next().value!);
+    this.#bytes -= old.bytes;
   }
 
   get size(): number {
@@ -668,7 +683,8 @@ function buckets(spans: ReadonlyArray<{ offset: number; length: number }>, delta
     for (let l = 0; l < span.length; l++) dense.push(values[v++]!);
   }
   const first = spans[0]!.offset;
-  // Prometheus index i is OTLP index i - 1 (reference §6.5).
+  // Prometheus index i is OTLP index i - 1 (reference §6.5), which the int column must hold.
+  if (first - 1 < -(2 ** 31)) return { error: 'native histogram has a first bucket index below the int32 range' };
   return { offset: first - 1, counts: dense };
 }
 
@@ -687,7 +703,10 @@ function nativeHistogram(h: NativeHistogram): HistogramOutcome {
     zero = zc;
   } else {
     count = h.count.case === 'countInt' ? h.count.value : 0n;
-    zero = h.zeroCount.case === 'zeroCountInt' ? h.zeroCount.value : h.zeroCount.case === 'zeroCountFloat' ? BigInt(Math.trunc(h.zeroCount.value)) : 0n;
+    // An integer histogram with a float zero count: truncated, unless it is no count at all (NaN, ±Inf).
+    const zc = h.zeroCount.case === 'zeroCountInt' ? h.zeroCount.value : h.zeroCount.case === 'zeroCountFloat' ? floatCount(Math.trunc(h.zeroCount.value)) : 0n;
+    if (typeof zc !== 'bigint') return { error: 'native histogram has a negative, non-finite or too large count' };
+    zero = zc;
   }
   if (count > MAX_INT64 || zero > MAX_INT64 || zero < 0n) return { error: 'native histogram has a count beyond the int64 range' };
   const pos = buckets(h.positiveSpans, h.positiveDeltas, h.positiveCounts, isFloat);
@@ -843,27 +862,42 @@ function v1Metadata(
   };
 }
 
+/**
+ * Most bytes of label names and values a 2.0 request's series and exemplars may resolve to. A
+ * symbol is sent once and named by any number of series, each of which then holds it whole (its
+ * row, its cache entry): a 270 KB request of 5,000 series naming one 100 KB value resolved to
+ * 500 MB, and a full body ran the acceptor out of memory. Series past it are refused (400 after
+ * the rest is stored), as the profiles' dictionary is bounded (profiles-to-rows.ts).
+ */
+export const MAX_V2_RESOLVED_LABEL_BYTES = 256 * 1024 * 1024;
+
 /** A protocol 2.0 request (references already checked by decodeRemoteWriteV2) → rows. */
-export function remoteWriteV2ToRows(req: RwV2Request, times: AcceptedTimes = AcceptedTimes.ANY, series?: SeriesGate): ConvertedRemoteWrite {
+export function remoteWriteV2ToRows(req: RwV2Request, times: AcceptedTimes = AcceptedTimes.ANY, series?: SeriesGate, maxLabelBytes = MAX_V2_RESOLVED_LABEL_BYTES): ConvertedRemoteWrite {
   const sym = req.symbols;
+  let labelBytesLeft = maxLabelBytes;
   const pairs = (refs: readonly number[]) => {
     const out: Array<readonly [string, string]> = [];
-    for (let i = 0; i + 1 < refs.length; i += 2) out.push([sym[refs[i]!] ?? '', sym[refs[i + 1]!] ?? ''] as const);
+    for (let i = 0; i + 1 < refs.length; i += 2) {
+      const k = sym[refs[i]!] ?? '';
+      const v = sym[refs[i + 1]!] ?? '';
+      labelBytesLeft -= k.length + v.length;
+      out.push([k, v] as const);
+    }
     return out;
   };
   const out = new Converter(times, series);
   for (const ts of req.timeseries) {
+    // Resolving only counts (the pairs name the symbols' strings); nothing is built before this check.
+    const labels = pairs(ts.labelsRefs);
+    const exemplars = ts.exemplars.map((e) => ({ labels: pairs(e.labelsRefs), value: e.value, timestamp: e.timestamp }));
+    if (labelBytesLeft < 0) {
+      out.error(ts.samples.length + ts.histograms.length + ts.exemplars.length, `request resolves to more than ${maxLabelBytes} bytes of labels; send fewer series per request`);
+      continue;
+    }
     const m = ts.metadata;
     const meta: PromMetadata | undefined =
       m && (m.type !== 0 || m.helpRef !== 0 || m.unitRef !== 0) ? { type: promType(m.type), help: sym[m.helpRef] ?? '', unit: sym[m.unitRef] ?? '' } : undefined;
-    out.series({
-      labels: pairs(ts.labelsRefs),
-      samples: ts.samples,
-      histograms: ts.histograms,
-      exemplars: ts.exemplars.map((e) => ({ labels: pairs(e.labelsRefs), value: e.value, timestamp: e.timestamp })),
-      meta,
-      created: ts.createdTimestamp,
-    });
+    out.series({ labels, samples: ts.samples, histograms: ts.histograms, exemplars, meta, created: ts.createdTimestamp });
   }
   return out.result();
 }

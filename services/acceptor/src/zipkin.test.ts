@@ -41,6 +41,8 @@ describe('Zipkin v2 spans', () => {
       [[{ traceId: 'xyz', id: 'a2fb4a1d1a96d312' }], /spans\[0\]\.traceId must be 16 or 32 hex digits/],
       [[{ traceId: '463ac35c9f6413ad', id: '0000000000000000' }], /spans\[0\]\.id must not be all zeros/],
       [[{ traceId: '463ac35c9f6413ad', id: 'a2fb4a1d1a96d312', kind: 'PEER' }], /kind must be CLIENT, SERVER, PRODUCER or CONSUMER/],
+      // One of Object's own names is no kind either (it was taken for one, a function).
+      [[{ traceId: '463ac35c9f6413ad', id: 'a2fb4a1d1a96d312', kind: 'constructor' }], /kind must be CLIENT, SERVER, PRODUCER or CONSUMER/],
       [[{ traceId: '463ac35c9f6413ad', id: 'a2fb4a1d1a96d312', timestamp: -1 }], /timestamp must be a non-negative integer of microseconds/],
       [[{ traceId: '463ac35c9f6413ad', id: 'a2fb4a1d1a96d312', tags: { n: 1 } }], /tags\.n must be a string/],
       [[{ traceId: '463ac35c9f6413ad', id: 'a2fb4a1d1a96d312', annotations: [{ timestamp: 1 }] }], /annotations\[0\] must be/],

@@ -54,7 +54,8 @@ function spanOf(s: Record<string, unknown>, at: string) {
   const parentSpanId = s.parentId === undefined || s.parentId === null || s.parentId === '' ? new Uint8Array(0) : hexId(s.parentId, [16], `${at}.parentId`, 16);
   const timestamp = micros(s.timestamp, `${at}.timestamp`) ?? 0;
   const duration = micros(s.duration, `${at}.duration`) ?? 0;
-  const kind = s.kind === undefined ? Span_SpanKind.UNSPECIFIED : KINDS[String(s.kind)];
+  // Own keys only: `constructor` is no kind.
+  const kind = s.kind === undefined ? Span_SpanKind.UNSPECIFIED : Object.hasOwn(KINDS, String(s.kind)) ? KINDS[String(s.kind)] : undefined;
   if (kind === undefined) throw bad(`${at}.kind must be CLIENT, SERVER, PRODUCER or CONSUMER`);
   const attributes: KeyValueInit[] = [];
   let status: { code: Status_StatusCode; message: string } | undefined;

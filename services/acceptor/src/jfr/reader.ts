@@ -52,12 +52,11 @@ export interface JfrEvent {
   fields: JfrObject;
 }
 
-/** A chunk's metadata, pools and events, with reference resolution. */
+/** A chunk's header and pools, with reference resolution. */
 export interface JfrChunk {
   startNanos: bigint;
   ticksPerSecond: bigint;
   startTicks: bigint;
-  events: JfrEvent[];
   /** A referenced constant, or undefined when the pool does not hold it. */
   resolve(ref: JfrRef): JfrValue | undefined;
 }
@@ -292,9 +291,13 @@ class ValueReader {
   }
 }
 
-/** The chunks of a recording, each with its metadata, pools and the events whose class `wanted` accepts. */
-export function readJfr(buf: Buffer, wanted: (className: string) => boolean): JfrChunk[] {
-  const chunks: JfrChunk[] = [];
+/**
+ * Reads a recording's chunks, each with its metadata and pools, and hands `onEvent` each event
+ * whose class `wanted` accepts, in file order, with its chunk. Events are not kept: a few bytes
+ * of an event are a few objects once read, and a gzipped recording of 16 KB held four million of
+ * them (a gigabyte) before a stack was counted.
+ */
+export function readJfr(buf: Buffer, wanted: (className: string) => boolean, onEvent: (event: JfrEvent, chunk: JfrChunk) => void = () => {}): void {
   const budget: Budget = { left: 4 * buf.length + 1024 };
   let at = 0;
   while (at < buf.length) {
@@ -337,8 +340,15 @@ export function readJfr(buf: Buffer, wanted: (className: string) => boolean): Jf
       offset = delta === 0 ? 0 : offset + delta;
     }
 
+    const stringPool = [...classes.values()].find((cls) => cls.name === 'java.lang.String')?.id;
+    const chunk: JfrChunk = {
+      startNanos: buf.readBigInt64BE(at + 32),
+      startTicks: buf.readBigInt64BE(at + 48),
+      ticksPerSecond: buf.readBigInt64BE(at + 56),
+      resolve: (ref) => pools.get(ref.pool === -1n && stringPool !== undefined ? stringPool : ref.pool)?.get(ref.id),
+    };
+
     // Events, in file order; the metadata and pool events among them are skipped.
-    const events: JfrEvent[] = [];
     const names = new Map<bigint, string>([...classes].map(([id, cls]) => [id, cls.name]));
     for (let pos = at + HEADER_BYTES; pos < end; ) {
       const c = new Cursor(buf, pos, end, compressed);
@@ -348,20 +358,10 @@ export function readJfr(buf: Buffer, wanted: (className: string) => boolean): Jf
       const name = names.get(type);
       if (type > 1n && name !== undefined && wanted(name)) {
         const fields = values.read(new Cursor(buf, c.pos, pos + eventSize, compressed), type) as JfrObject;
-        events.push({ type: name, fields });
+        onEvent({ type: name, fields }, chunk);
       }
       pos += eventSize;
     }
-
-    const stringPool = [...classes.values()].find((cls) => cls.name === 'java.lang.String')?.id;
-    chunks.push({
-      startNanos: buf.readBigInt64BE(at + 32),
-      startTicks: buf.readBigInt64BE(at + 48),
-      ticksPerSecond: buf.readBigInt64BE(at + 56),
-      events,
-      resolve: (ref) => pools.get(ref.pool === -1n && stringPool !== undefined ? stringPool : ref.pool)?.get(ref.id),
-    });
     at = end;
   }
-  return chunks;
 }

@@ -89,6 +89,28 @@ describe('crafted recordings', () => {
     expect(stacksOf(jfrStacks(loop))).toEqual(new Map([['cpu', new Map([['0/0/0', new Map([['<unknown>', 1n]])]])]]));
   });
 
+  it("the distinct stacks' folded names are paid for from a budget: frames cost a recording bytes whatever their method's name", () => {
+    // Three traces of four frames naming one 1,000-character method of a class of that name: 24 KB of names from a few bytes.
+    const long = craftedRecording(
+      sampleClasses({ name: 'string', type: '2' }),
+      [...pools(str('m'.repeat(1000))).slice(0, 3), { classId: 7, constants: [1, 2, 3].map((id) => ({ id, value: [...v(4), ...v(1), ...v(1), ...v(1), ...v(1)] })) }],
+      [1, 2, 3].map((id) => [...v(8), ...v(5), ...v(id)]),
+    );
+    expect(stacksOf(jfrStacks(long, 3 * 4 * 2002)).get('cpu')!.get('0/0/0')!.size).toBe(1);
+    expect(() => jfrStacks(long, 2 * 4 * 2002)).toThrow(new JfrError(`its stack traces name more than ${2 * 4 * 2002} bytes of frames`));
+  });
+
+  it('hands each wanted event to the caller as it is read, with its chunk to resolve references; none are kept', () => {
+    const rec = craftedRecording(sampleClasses({ name: 'string', type: '2' }), pools(str('work')), [sample, sample]);
+    const seen: string[] = [];
+    const result: unknown = readJfr(rec, (name) => name === 'jdk.ExecutionSample', (event, chunk) => {
+      const trace = chunk.resolve(event.fields.stackTrace as { pool: bigint; id: bigint });
+      seen.push(`${event.type} ${Array.isArray((trace as { frames?: unknown }).frames) ? 'resolved' : 'unresolved'}`);
+    });
+    expect(result).toBeUndefined();
+    expect(seen).toEqual(['jdk.ExecutionSample resolved', 'jdk.ExecutionSample resolved']);
+  });
+
   it('a class id that is no number, and an array of values that take no bytes, are JfrErrors', () => {
     expect(() => readJfr(craftedRecording([{ id: 'x', name: 'long' }], [], []), () => true)).toThrow(/is not a class id/);
     const empty = [

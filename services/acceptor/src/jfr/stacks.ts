@@ -1,4 +1,5 @@
-import { isRef, readJfr, type JfrChunk, type JfrObject, type JfrValue } from './reader.ts';
+import { MAX_REQUEST_RESOLVED_BYTES } from '../profiles-to-rows.ts';
+import { isRef, JfrError, readJfr, type JfrChunk, type JfrObject, type JfrValue } from './reader.ts';
 
 /**
  * The stack samples of a JFR recording (reader.ts) as Pyroscope's Java profile kinds, each a map
@@ -73,15 +74,26 @@ export interface Correlation {
 /** Folded stacks of one profile kind per correlation (keyed by its three ids), each a map of folded stack → value. */
 export type KindStacks = Map<string, { correlation: Correlation; stacks: Map<string, bigint> }>;
 
-/** Folded stacks per kind (kinds in the order first seen), grouped by the events' correlation. */
-export function jfrStacks(buf: Buffer): Map<string, KindStacks> {
+/**
+ * Folded stacks per kind (kinds in the order first seen), grouped by the events' correlation.
+ * The distinct stacks may name at most `maxStackBytes` of frames together (a JfrError past it):
+ * a frame costs a recording a few bytes whatever its method's name, so a few kilobytes of frames
+ * of one long-named method folded to gigabytes of text.
+ */
+export function jfrStacks(buf: Buffer, maxStackBytes = MAX_REQUEST_RESOLVED_BYTES): Map<string, KindStacks> {
   const out = new Map<string, KindStacks>();
-  for (const chunk of readJfr(buf, (name) => Object.hasOwn(EVENTS, name))) {
-    const folded = stackNamer(chunk);
-    const ns = (ticks: bigint) => (chunk.ticksPerSecond > 0n ? (ticks * 1_000_000_000n) / chunk.ticksPerSecond : 0n);
-    for (const event of chunk.events) {
+  const budget = { left: maxStackBytes, max: maxStackBytes };
+  let current: { chunk: JfrChunk; folded: (ref: JfrValue | undefined) => string | undefined; ns: (ticks: bigint) => bigint } | undefined;
+  readJfr(
+    buf,
+    (name) => Object.hasOwn(EVENTS, name),
+    (event, chunk) => {
+      if (current?.chunk !== chunk) {
+        current = { chunk, folded: stackNamer(chunk, budget), ns: (ticks) => (chunk.ticksPerSecond > 0n ? (ticks * 1_000_000_000n) / chunk.ticksPerSecond : 0n) };
+      }
+      const { folded, ns } = current;
       const stack = folded(event.fields.stackTrace);
-      if (stack === undefined) continue;
+      if (stack === undefined) return;
       const correlation = { contextId: toBigInt(event.fields.contextId), spanId: toBigInt(event.fields.spanId), spanName: toBigInt(event.fields.spanName) };
       const key = `${correlation.contextId}/${correlation.spanId}/${correlation.spanName}`;
       for (const m of EVENTS[event.type]!) {
@@ -93,13 +105,13 @@ export function jfrStacks(buf: Buffer): Map<string, KindStacks> {
         if (!group) groups.set(key, (group = { correlation, stacks: new Map() }));
         group.stacks.set(stack, (group.stacks.get(stack) ?? 0n) + value);
       }
-    }
-  }
+    },
+  );
   return out;
 }
 
-/** A chunk's stack trace references → folded stacks (root first), each trace resolved once. */
-function stackNamer(chunk: JfrChunk): (ref: JfrValue | undefined) => string | undefined {
+/** A chunk's stack trace references → folded stacks (root first), each trace resolved once and paid for from `budget`. */
+function stackNamer(chunk: JfrChunk, budget: { left: number; max: number }): (ref: JfrValue | undefined) => string | undefined {
   const deref = (v: JfrValue | undefined): JfrValue | undefined => (v !== undefined && isRef(v) ? chunk.resolve(v) : v);
   const obj = (v: JfrValue | undefined): JfrObject | undefined => {
     const d = deref(v);
@@ -135,7 +147,12 @@ function stackNamer(chunk: JfrChunk): (ref: JfrValue | undefined) => string | un
     let folded: string | undefined;
     if (Array.isArray(frames) && frames.length > 0) {
       // JFR lists frames leaf first; folded stacks read root first.
-      folded = frames.map((f) => frameName(obj(f)?.method)).reverse().join(';');
+      const names = frames.map((f) => frameName(obj(f)?.method)).reverse();
+      let length = names.length - 1;
+      for (const n of names) length += n.length;
+      budget.left -= length;
+      if (budget.left < 0) throw new JfrError(`its stack traces name more than ${budget.max} bytes of frames`);
+      folded = names.join(';');
     }
     traces.set(ref.id, folded);
     return folded;
