@@ -12,6 +12,12 @@ describe('a tenant\'s settings.limits', () => {
     expect(tenantLimitsProblems({ retention_by_table: { logs: 30 } })).toEqual(['settings.limits.retention_by_table.logs: 30 has no unit; write a duration text such as "30d" or "12h"']);
   });
 
+  it('refuses a duration that is not a whole number of milliseconds a double holds exactly (the usage API and retention cut-offs compute with it)', () => {
+    expect(tenantLimitsProblems({ retention: '9999999999999999999999h' })).toEqual(['settings.limits.retention: not a duration: "9999999999999999999999h" (use e.g. "500ms", "5s", "1h")']);
+    expect(tenantLimitsProblems({ retention_by_table: { logs: '1.5ms' } })).toEqual(['settings.limits.retention_by_table.logs: not a duration: "1.5ms" (use e.g. "500ms", "5s", "1h")']);
+    expect(tenantLimitsProblems({ retention: '1.5s' })).toEqual([]);
+  });
+
   it('refuses unknown keys and the instance-wide ones', () => {
     expect(tenantLimitsProblems({ redis_url: 'redis://x' }).join('\n')).toMatch(/redis_url/);
     expect(tenantLimitsProblems({ no_such_limit: 1 }).join('\n')).toMatch(/no_such_limit/);

@@ -3,6 +3,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { FloeError } from '@floe/errors';
 import { bootstrapSummary, bootstrapTenant, type Db } from '@floe/meta';
 import { ERROR_RESPONSES, tenantIdSchema } from './management/schemas.ts';
+import { refuseTablesLeft, type TenantTables } from './management/tenant-tables.ts';
 
 /**
  * Instance administration that must go through the running process: with the embedded
@@ -13,6 +14,8 @@ import { ERROR_RESPONSES, tenantIdSchema } from './management/schemas.ts';
 export interface AdminOptions {
   db: Db;
   adminKeys: () => readonly string[];
+  /** The catalog's view of tenants' tables: a bootstrap, like a creation, must not adopt a deleted tenant's. */
+  tables?: TenantTables;
 }
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -30,7 +33,7 @@ export const adminPlugin: FastifyPluginAsync<AdminOptions> = async (app, opts) =
     {
       schema: {
         operationId: 'bootstrap_tenant',
-        summary: 'Create a tenant if missing and issue a new tenant-wide key with ingest, query and tenant:manage (admin key or the local token of `floe all`)',
+        summary: 'Create a tenant if missing and issue a new tenant-wide key with ingest, query and tenant:manage (admin key or the local token of `floe all`); 409 while a deleted tenant of the id still holds tables',
         tags: ['admin'],
         security: [{ bearer: [] }],
         body: { type: 'object', additionalProperties: false, required: ['tenant'], properties: { tenant: tenantIdSchema } },
@@ -45,6 +48,9 @@ export const adminPlugin: FastifyPluginAsync<AdminOptions> = async (app, opts) =
         },
       },
     },
-    async (req, reply) => reply.code(201).send(bootstrapSummary(await bootstrapTenant(opts.db, req.body.tenant))),
+    async (req, reply) => {
+      await refuseTablesLeft(opts.tables, opts.db, req.body.tenant);
+      return reply.code(201).send(bootstrapSummary(await bootstrapTenant(opts.db, req.body.tenant)));
+    },
   );
 };

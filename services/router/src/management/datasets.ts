@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
-import { authorizeTenant } from '@floe/auth';
-import { conflict, notFound } from '@floe/errors';
+import { authorizeTenant, type Principal } from '@floe/auth';
+import { FloeError, conflict, notFound } from '@floe/errors';
 import {
   DEFAULT_DATASET_ID,
   MetaError,
@@ -179,7 +179,9 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
       },
     },
     async (req) => {
-      authorizeTenant(principalOf(req), 'tenant.read', req.params.tenant_id);
+      const p = principalOf(req);
+      authorizeTenant(p, 'tenant.read', req.params.tenant_id);
+      authorizeDatasetData(p, req.params.dataset_id);
       const dataset = await mustGetDataset(opts, req.params.tenant_id, req.params.dataset_id);
       const [demand, mismatches] = await Promise.all([listAttributeQueryDemand(opts.db, dataset.tenantId, dataset.id), listAttributeTypeMismatches(opts.db, dataset.tenantId, dataset.id)]);
       return {
@@ -189,6 +191,16 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
     },
   );
 };
+
+/**
+ * Throws 403 when a dataset-bound key asks about what another dataset holds (its attribute keys,
+ * pins and query demand): that key may read its own dataset's telemetry only.
+ */
+export function authorizeDatasetData(p: Principal, datasetId: string): void {
+  if (p.kind === 'api_key' && p.datasetId !== null && p.datasetId !== datasetId) {
+    throw new FloeError('forbidden', `API key is not valid for dataset ${datasetId}`, { code: 'FLOE_ERR_AUTH_WRONG_DATASET' });
+  }
+}
 
 export async function mustGetDataset(opts: ManagementOptions, tenantId: string, datasetId: string): Promise<Dataset> {
   const tenant = await mustGetTenant(opts, tenantId);

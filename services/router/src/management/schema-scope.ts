@@ -1,8 +1,8 @@
 import type { FastifyRequest } from 'fastify';
-import { authorizeTenant, type TenantAction } from '@floe/auth';
+import { authorizeTenant, isValidName, type TenantAction } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import { DEFAULT_DATASET_ID, type Dataset } from '@floe/meta';
-import { mustGetDataset, mustGetTenant } from './datasets.ts';
+import { authorizeDatasetData, mustGetDataset, mustGetTenant } from './datasets.ts';
 import type { ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
 import { headerValue } from '@floe/runtime';
@@ -17,6 +17,7 @@ export function schemaTenant(req: FastifyRequest, action: TenantAction): string 
   const named = headerValue(req.headers, 'x-tenant-id')?.trim();
   const tenantId = p.kind === 'api_key' ? p.tenantId : named;
   if (!tenantId) throw new FloeError('unauthorized', 'name the tenant with the X-Tenant-ID header', { code: 'FLOE_ERR_AUTH_NO_TENANT' });
+  if (!isValidName(tenantId)) throw new FloeError('bad_data', 'invalid X-Tenant-ID', { code: 'FLOE_ERR_AUTH_BAD_TENANT' });
   authorizeTenant(p, action, tenantId);
   return tenantId;
 }
@@ -25,7 +26,7 @@ export function schemaTenant(req: FastifyRequest, action: TenantAction): string 
 export async function schemaDataset(req: FastifyRequest, opts: ManagementOptions, tenantId: string, asked: string | undefined): Promise<Dataset> {
   const p = principalOf(req);
   const bound = p.kind === 'api_key' ? p.datasetId : null;
-  if (bound !== null && asked !== undefined && asked !== bound) throw new FloeError('forbidden', `API key is not valid for dataset ${asked}`, { code: 'FLOE_ERR_AUTH_WRONG_DATASET' });
+  if (asked !== undefined) authorizeDatasetData(p, asked);
   const tenant = await mustGetTenant(opts, tenantId);
   return mustGetDataset(opts, tenantId, asked ?? bound ?? tenant.defaultDatasetId ?? DEFAULT_DATASET_ID);
 }

@@ -1,12 +1,12 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { FastifyPluginAsync } from 'fastify';
 import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } from '@floe/auth';
-import { badData, conflict, notFound } from '@floe/errors';
+import { badData, notFound } from '@floe/errors';
 import { tenantLimitsProblems } from '@floe/config';
 import { retentionStreamProblems } from '@floe/query';
 import { createTenant, deleteTenant, getTenant, listTenants, MetaError, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
-import { purgeDeleted } from './tenant-tables.ts';
+import { purgeDeleted, refuseTablesLeft } from './tenant-tables.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, labelSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
 import { tenantWire } from './wire.ts';
@@ -88,14 +88,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     },
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.create');
-      // Tables a deleted tenant of this id left (a purge that failed, or a commit under way during
-      // the delete) would be readable by the new tenant: they must go first.
-      const left = (await getTenant(opts.db, req.body.id)) ? [] : ((await opts.tables?.held(req.body.id)) ?? []);
-      if (left.length > 0) {
-        throw conflict(`tenant id ${req.body.id} still holds ${left.length} table(s) of a deleted tenant (${left.map((t) => `${t.namespace}.${t.name}`).slice(0, 5).join(', ')}); DELETE /api/v1/tenants/${req.body.id} removes them`, {
-          code: 'FLOE_ERR_TENANT_DATA_LEFT',
-        });
-      }
+      await refuseTablesLeft(opts.tables, opts.db, req.body.id);
       const tenant = await createTenant(opts.db, { id: req.body.id, displayName: req.body.display_name, settings: req.body.settings && checkedLimits(req.body.settings) });
       await provisionBestEffort(opts, req.log, tenant.id, tenant.defaultDatasetId ?? 'default');
       return reply.code(201).send(tenantWire(tenant));

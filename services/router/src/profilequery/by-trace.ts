@@ -7,7 +7,7 @@ import { rowsOf } from '../logquery/results.ts';
 import type { CallerCredentials, QuerierClient } from '../querier-client.ts';
 import { RequestParams } from '../request-params.ts';
 import { TRACE_ID_PARAM, storedTraceId } from '../trace-search.ts';
-import { PROFILE_TIMES, nowNs, parseProfileTime } from './params.ts';
+import { MAX_TIME_NS, PROFILE_TIMES, nowNs, parseProfileTime } from './params.ts';
 import { queryRouteSchema } from '../openapi.ts';
 
 /**
@@ -32,7 +32,7 @@ function optionalRange(p: RequestParams): TimeRange | undefined {
   const now = nowNs();
   // An open side stays open: int64 bounds, never a guess.
   const startNs = parseProfileTime('from', from, now, 0n);
-  const endNs = parseProfileTime('until', until, now, 2n ** 63n - 1n);
+  const endNs = parseProfileTime('until', until, now, MAX_TIME_NS);
   if (endNs < startNs) throw badData('invalid time range: until must not be before from', { code: 'FLOE_ERR_PROFILE_PARAM' });
   return { startNs, endNs };
 }

@@ -28,7 +28,7 @@ import {
   type TimeRange,
 } from '@floe/query';
 import type { Row } from '../logquery/results.ts';
-import { NS_PER_MS, maxNodesOf, nowNs } from './params.ts';
+import { MAX_TIME_NS, NS_PER_MS, clampTimeNs, maxNodesOf, nowNs } from './params.ts';
 import { mergedPprof } from './pprof-export.ts';
 
 /**
@@ -96,7 +96,7 @@ function profileIdsOf(ids: readonly string[]): string[] | undefined {
 const EXEMPLARS: Partial<Record<PyroExemplarType, 'individual' | 'span'>> = { [PyroExemplarType.INDIVIDUAL]: 'individual', [PyroExemplarType.SPAN]: 'span' };
 
 function rangeOf(start: bigint, end: bigint): TimeRange {
-  const range = { startNs: start * NS_PER_MS, endNs: end === 0n ? nowNs() : end * NS_PER_MS };
+  const range = { startNs: clampTimeNs(start * NS_PER_MS), endNs: end === 0n ? nowNs() : clampTimeNs(end * NS_PER_MS) };
   if (range.endNs < range.startNs) throw bad('invalid time range: end must not be before start');
   return range;
 }
@@ -158,13 +158,22 @@ async function stacksOf(ctx: CallContext, req: PyroSelectMergeStacktracesRequest
   return { stacks, profileType: selection.profileType };
 }
 
-/** SelectSeries's step (seconds, a double) in nanoseconds, widened so no series exceeds MAX_POINTS_PER_SERIES. */
+/**
+ * SelectSeries's step (seconds, a double) in nanoseconds, widened so no series exceeds
+ * MAX_POINTS_PER_SERIES. A step longer than the window gives the same one point (at the window's
+ * end), so it is held to the window, and to the room above it: a slot's end is an offset in the
+ * window plus a step, which must stay an int64.
+ */
 function stepNsOf(stepSeconds: number, range: TimeRange): bigint {
   if (!Number.isFinite(stepSeconds) || stepSeconds <= 0) throw bad('step must be a positive number of seconds');
-  const step = BigInt(Math.max(1, Math.round(stepSeconds * 1e9)));
   const span = range.endNs - range.startNs;
+  const room = MAX_TIME_NS - span;
+  const longest = span < room ? span : room;
+  const askedNs = stepSeconds * 1e9;
+  const step = askedNs >= Number(longest) ? longest : BigInt(Math.round(askedNs));
   const least = (span + MAX_POINTS_PER_SERIES - 1n) / MAX_POINTS_PER_SERIES;
-  return step < least ? least : step;
+  const floor = least > 1n ? least : 1n;
+  return step < floor ? floor : step;
 }
 
 export const querierService: QuerierServiceImpl = {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RequestParams } from '../request-params.ts';
-import { parseMaxNodes, parseProfileTime, parseWindow } from './params.ts';
+import { MAX_TIME_NS, parseMaxNodes, parseProfileTime, parseWindow } from './params.ts';
 
 const NOW = 1_700_000_000_123_456_789n;
 const S = 1_000_000_000n;
@@ -20,6 +20,16 @@ describe('parseProfileTime (spec 1, profile query rule 1)', () => {
     ['0', 0n],
   ])('%s', (raw, expected) => {
     expect(parseProfileTime('from', raw, NOW, 0n)).toBe(expected);
+  });
+
+  it.each([
+    ['9999999999', MAX_TIME_NS],
+    ['9999999999999999999', MAX_TIME_NS],
+    ['9223372036854775807', MAX_TIME_NS],
+    ['now+292y', MAX_TIME_NS],
+    ['now-300y', 0n],
+  ])('%s beyond the times profiles have (1970 to int64 nanoseconds) is held to them', (raw, expected) => {
+    expect(parseProfileTime('until', raw, NOW, 0n)).toBe(expected);
   });
 
   it('absent: the fallback', () => {

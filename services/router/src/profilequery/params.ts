@@ -18,6 +18,17 @@ const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLO
 
 export const nowNs = (): bigint => BigInt(Date.now()) * NS_PER_MS;
 
+/** The latest time a profile row can carry (int64 unix nanoseconds, as stored: the year 2262). */
+export const MAX_TIME_NS = 2n ** 63n - 1n;
+
+/**
+ * A requested time held to the times profiles have, 1970 to MAX_TIME_NS: a bound beyond them (ten
+ * 9s of unix seconds, an int64 of milliseconds over Connect, now-300y) selects the same rows,
+ * while its nanoseconds would overflow the query's int64 arithmetic (time - start) and the
+ * answer's int64 fields.
+ */
+export const clampTimeNs = (ns: bigint): bigint => (ns > MAX_TIME_NS ? MAX_TIME_NS : ns < 0n ? 0n : ns);
+
 /** A time parameter as unix nanoseconds; `fallback` when absent. */
 export function parseProfileTime(name: string, raw: string | undefined, now: bigint, fallback: bigint): bigint {
   if (raw === undefined) return fallback;
@@ -27,14 +38,14 @@ export function parseProfileTime(name: string, raw: string | undefined, now: big
   if (relative) {
     const ms = parseDuration(relative[2]!);
     if (ms === undefined) throw bad(`invalid ${name}: ${JSON.stringify(raw.slice(0, 64))} is not now-<duration> (such as now-1h, now-30m, now-7d)`);
-    return relative[1] === '-' ? now - BigInt(ms) * NS_PER_MS : now + BigInt(ms) * NS_PER_MS;
+    return clampTimeNs(relative[1] === '-' ? now - BigInt(ms) * NS_PER_MS : now + BigInt(ms) * NS_PER_MS);
   }
   if (/^\d+$/.test(t)) {
     const n = BigInt(t);
-    if (t.length <= 10) return n * 1_000_000_000n;
+    if (t.length <= 10) return clampTimeNs(n * 1_000_000_000n);
     if (t.length <= 13) return n * NS_PER_MS;
     if (t.length <= 16) return n * 1000n;
-    if (t.length <= 19) return n;
+    if (t.length <= 19) return clampTimeNs(n);
   }
   throw bad(`invalid ${name}: cannot parse ${JSON.stringify(raw.slice(0, 64))} as unix seconds, unix milliseconds or a relative time such as now-1h`);
 }

@@ -1,3 +1,5 @@
+import { storableText, whyUnstorable } from '../storable-text.ts';
+
 /**
  * A group's state as the metadata DB can keep it. The state is saved as jsonb, which holds
  * neither U+0000 nor a lone surrogate; an alert template can produce both (`{{ "a\x00b" }}`), and
@@ -10,28 +12,22 @@ export function storableJson<T>(value: T): T {
   return unstorable(value) ? (clean(value) as T) : value;
 }
 
-/** NUL, and a lone surrogate (in u mode a valid pair is one code point, never matched). */
-const UNSTORABLE = /\u0000|\p{Surrogate}/gu;
-const UNSTORABLE_ONE = /\u0000|\p{Surrogate}/u;
-
 function unstorable(value: unknown): boolean {
-  if (typeof value === 'string') return UNSTORABLE_ONE.test(value);
+  if (typeof value === 'string') return whyUnstorable(value) !== undefined;
   if (Array.isArray(value)) return value.some(unstorable);
   if (value !== null && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) if (UNSTORABLE_ONE.test(k) || unstorable(v)) return true;
+    for (const [k, v] of Object.entries(value)) if (whyUnstorable(k) !== undefined || unstorable(v)) return true;
   }
   return false;
 }
 
-const text = (s: string): string => s.replace(UNSTORABLE, '\ufffd');
-
 function clean(value: unknown): unknown {
-  if (typeof value === 'string') return text(value);
+  if (typeof value === 'string') return storableText(value);
   if (Array.isArray(value)) return value.map(clean);
   if (value !== null && typeof value === 'object') {
     // Without a prototype, as the label sets it copies: a label named __proto__ stays a label.
     const out: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
-    for (const [k, v] of Object.entries(value)) out[text(k)] = clean(v);
+    for (const [k, v] of Object.entries(value)) out[storableText(k)] = clean(v);
     return out;
   }
   return value;
