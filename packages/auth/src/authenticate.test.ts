@@ -54,8 +54,8 @@ describe('authenticate', () => {
 
   it('resolves the dataset: header, else the key binding, else default', async () => {
     expect((await authenticate({ authorization: 'Bearer k-acme', tenant: 'acme', dataset: undefined }, deps)).dataset).toBe('default');
-    expect((await authenticate({ authorization: 'Bearer k-acme-prod', tenant: 'acme', dataset: undefined }, deps)).dataset).toBe('prod');
-    expect((await authenticate({ authorization: 'Bearer k-acme', tenant: 'acme', dataset: 'prod' }, deps)).dataset).toBe('prod');
+    expect(await authenticate({ authorization: 'Bearer k-acme-prod', tenant: 'acme', dataset: undefined }, deps)).toMatchObject({ dataset: 'prod', datasetBound: true });
+    expect(await authenticate({ authorization: 'Bearer k-acme', tenant: 'acme', dataset: 'prod' }, deps)).not.toHaveProperty('datasetBound');
   });
 
   it('enforces a required scope', async () => {

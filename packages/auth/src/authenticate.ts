@@ -101,7 +101,7 @@ export async function authenticate(creds: Credentials, deps: AuthDeps, requiredS
   }
   if (requiredScope) requireScope(key.scopes, requiredScope);
   if (datasetHeader !== undefined && !(await deps.datasetExists(tenant, dataset))) throw noSuchDataset(tenant, dataset);
-  return { tenant, dataset, principal: key.keyId, scopes: key.scopes, isAdmin: false };
+  return { tenant, dataset, principal: key.keyId, scopes: key.scopes, isAdmin: false, ...(key.datasetId !== null ? { datasetBound: true } : {}) };
 }
 
 const noSuchDataset = (tenant: string, dataset: string) =>

@@ -11,6 +11,8 @@ export interface TenantContext {
   principal: string;
   scopes: readonly string[];
   isAdmin: boolean;
+  /** The API key is bound to `dataset`: a request may reach no other dataset of the tenant (SQL's three-part names included). */
+  datasetBound?: boolean;
 }
 
 /** Throws 403 unless the scopes grant `scope` (a key's own, or '*' for the break-glass key). */

@@ -205,6 +205,41 @@ describe('Flight server and client over a real grpc-js connection', () => {
     client.close();
   });
 
+  it('answers a request that is no protobuf message with INVALID_ARGUMENT (grpc-js would say INTERNAL), on every kind of method', async () => {
+    const garbage = Buffer.from([0xff, 0xff, 0xff]);
+    const reported = unexpected.length;
+    const raw = (x: Buffer) => x;
+    const client = new grpc.Client(url, grpc.credentials.createInsecure());
+    const unary = (path: string) =>
+      new Promise<{ code: number; details: string }>((resolve) => client.makeUnaryRequest(path, raw, raw, garbage, (err) => resolve({ code: err?.code ?? 0, details: err?.details ?? '' })));
+    const serverStream = (path: string) =>
+      new Promise<{ code: number; details: string }>((resolve) => {
+        const call = client.makeServerStreamRequest(path, raw, raw, garbage);
+        call.on('data', () => undefined);
+        call.on('error', (err: grpc.ServiceError) => resolve({ code: err.code, details: err.details }));
+        call.on('end', () => resolve({ code: 0, details: '' }));
+      });
+    const put = () =>
+      new Promise<{ code: number; details: string }>((resolve) => {
+        const call = client.makeBidiStreamRequest('/arrow.flight.protocol.FlightService/DoPut', raw, raw);
+        call.on('data', () => undefined);
+        call.on('error', (err: grpc.ServiceError) => resolve({ code: err.code, details: err.details }));
+        call.on('end', () => resolve({ code: 0, details: '' }));
+        call.write(garbage);
+        call.end();
+      });
+    expect(await serverStream('/arrow.flight.protocol.FlightService/DoGet')).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: 'the DoGet request is not a valid protobuf message' });
+    expect(await unary('/arrow.flight.protocol.FlightService/GetFlightInfo')).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: 'the GetFlightInfo request is not a valid protobuf message' });
+    expect(await put()).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: 'the DoPut request is not a valid protobuf message' });
+    expect(await unary('/tempopb.Querier/FindTraceByID')).toEqual({ code: grpc.status.INVALID_ARGUMENT, details: 'the FindTraceByID request is not a valid protobuf message' });
+    // A method without a handler stays UNIMPLEMENTED whatever it is sent.
+    expect((await serverStream('/arrow.flight.protocol.FlightService/ListFlights')).code).toBe(grpc.status.UNIMPLEMENTED);
+    expect(unexpected.length).toBe(reported);
+    // The server still answers.
+    expect((await flightDoGet({ url, ticket: ticket('rows'), deadlineMs: 5_000 })).numRows).toBe(3);
+    client.close();
+  });
+
   it('serves extra services on the same port', async () => {
     const Client = grpc.makeGenericClientConstructor(grpcServiceDefinition(Querier), 'Querier');
     const client = new Client(url, grpc.credentials.createInsecure()) as unknown as grpc.Client & {

@@ -6,6 +6,7 @@ import type { FlightAction, FlightData, FlightDescriptor, FlightHandshakeRequest
 import { deliberateGrpcCode, grpcStatusFromError } from './errors.ts';
 import { serializeFlightData } from './flight-data-wire.ts';
 import { encodeFlightData, ipcSchemaBytes } from './ipc-messages.ts';
+import { guardRequestDecoding, isUndecodable, undecodableStatus } from './request-decoding.ts';
 
 export interface DoGetStream {
   schema: Schema;
@@ -17,12 +18,14 @@ export type DoGetCall = grpc.ServerWritableStream<FlightTicket, FlightData>;
 export interface FlightHandlers {
   /** `signal` aborts when the client cancels or its deadline passes; stop work then. */
   doGet(ticket: Uint8Array, metadata: grpc.Metadata, call: DoGetCall, signal: AbortSignal): Promise<DoGetStream | Table>;
+  /** `signal` aborts when the client cancels or its deadline passes, as for doGet. */
   getFlightInfo?(
     descriptor: FlightDescriptor,
     metadata: grpc.Metadata,
+    signal: AbortSignal,
   ): Promise<FlightInfo | MessageInitShape<typeof FlightInfoSchema>>;
   /** Answered as SchemaResult with the schema in its encapsulated IPC form. */
-  getSchema?(descriptor: FlightDescriptor, metadata: grpc.Metadata): Promise<Schema>;
+  getSchema?(descriptor: FlightDescriptor, metadata: grpc.Metadata, signal: AbortSignal): Promise<Schema>;
   /**
    * Flight's Handshake, the log-in of Flight SQL clients (JDBC, ADBC): the credentials come in
    * the call's metadata; the answer is the bearer token they send on every later call, returned
@@ -105,6 +108,7 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
   };
 
   const server = new grpc.Server(options.serverOptions);
+  const definition = grpcServiceDefinition(FlightService);
 
   const implementation: grpc.UntypedServiceImplementation = {
     DoGet: (call: DoGetCall) => {
@@ -129,10 +133,11 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
       call: grpc.ServerUnaryCall<FlightDescriptor, FlightInfo>,
       callback: grpc.sendUnaryData<FlightInfo>,
     ) => {
-      getFlightInfo(call.request, call.metadata).then(
+      const signal = abortSignalFor(call);
+      getFlightInfo(call.request, call.metadata, signal).then(
         (info) => callback(null, create(FlightInfoSchema, info)),
         (err: unknown) => {
-          report(err, 'GetFlightInfo');
+          report(err, 'GetFlightInfo', signal);
           callback(grpcStatusFromError(err));
         },
       );
@@ -145,10 +150,11 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
       call: grpc.ServerUnaryCall<FlightDescriptor, FlightSchemaResult>,
       callback: grpc.sendUnaryData<FlightSchemaResult>,
     ) => {
-      getSchema(call.request, call.metadata).then(
+      const signal = abortSignalFor(call);
+      getSchema(call.request, call.metadata, signal).then(
         (schema) => callback(null, create(FlightSchemaResultSchema, { schema: ipcSchemaBytes(schema) })),
         (err: unknown) => {
-          report(err, 'GetSchema');
+          report(err, 'GetSchema', signal);
           callback(grpcStatusFromError(err));
         },
       );
@@ -158,10 +164,17 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
   if (handlers.handshake) {
     const handshake = handlers.handshake.bind(handlers);
     implementation.Handshake = (call: grpc.ServerDuplexStream<FlightHandshakeRequest, FlightHandshakeResponse>) => {
-      // The client's request messages carry nothing Floe reads: the credentials are its headers.
-      call.on('data', () => undefined);
+      let answered = false;
+      // The client's request messages carry nothing Floe reads (the credentials are its headers), but they must decode.
+      call.on('data', (message: unknown) => {
+        if (answered || !isUndecodable(message)) return;
+        answered = true;
+        call.emit('error', undecodableStatus(definition.Handshake!.path));
+      });
       handshake(call.metadata).then(
         (token) => {
+          if (answered) return;
+          answered = true;
           const headers = new grpc.Metadata();
           headers.set('authorization', `Bearer ${token}`);
           call.sendMetadata(headers);
@@ -170,6 +183,8 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
         },
         (err: unknown) => {
           report(err, 'Handshake');
+          if (answered) return;
+          answered = true;
           call.emit('error', grpcStatusFromError(err));
         },
       );
@@ -207,6 +222,11 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
       };
       call.on('data', (message: FlightData) => {
         if (failed) return;
+        if (isUndecodable(message)) {
+          failed = true;
+          call.emit('error', undecodableStatus(definition.DoPut!.path));
+          return;
+        }
         bytes += message.dataHeader.byteLength + message.dataBody.byteLength + message.appMetadata.byteLength;
         if (bytes > maxBytes) fail(Object.assign(new Error(`DoPut uploads at most ${maxBytes} bytes`), { grpcCode: grpc.status.RESOURCE_EXHAUSTED }));
         else messages.push(message);
@@ -227,11 +247,13 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
     };
   }
 
-  const definition = grpcServiceDefinition(FlightService);
   const instrument = options.instrument ?? ((_d, i) => i);
-  const flightDefinition = { ...definition, DoGet: { ...definition.DoGet!, responseSerialize: serializeFlightData as (value: unknown) => Buffer } };
-  server.addService(flightDefinition, instrument(flightDefinition, implementation));
-  for (const extra of options.extraServices ?? []) server.addService(extra.definition, instrument(extra.definition, extra.implementation));
+  const add = (service: grpc.ServiceDefinition, handlers: grpc.UntypedServiceImplementation, streamsCheckedByHandler: readonly string[] = []) => {
+    const guarded = guardRequestDecoding(service, handlers, streamsCheckedByHandler);
+    server.addService(guarded.definition, instrument(guarded.definition, guarded.implementation));
+  };
+  add({ ...definition, DoGet: { ...definition.DoGet!, responseSerialize: serializeFlightData as (value: unknown) => Buffer } }, implementation, ['Handshake', 'DoPut']);
+  for (const extra of options.extraServices ?? []) add(extra.definition, extra.implementation);
 
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(

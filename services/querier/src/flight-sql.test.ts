@@ -41,6 +41,16 @@ describe('flightSqlCommand', () => {
   });
 });
 
+describe('statement size', () => {
+  it('refuses a statement longer than a ticket may be, before anything plans it', async () => {
+    const query = `SELECT '${'x'.repeat(256 * 1024)}'`;
+    const packed = toBinary(AnySchema, anyPack(FlightSqlStatementQuerySchema, create(FlightSqlStatementQuerySchema, { query })));
+    expect(() => flightSqlCommand(packed)).toThrow(expect.objectContaining({ kind: 'too_large', message: 'a statement may be at most 262144 bytes of SQL' }));
+    const prepare = toBinary(AnySchema, anyPack(FlightSqlCreatePreparedStatementSchema, create(FlightSqlCreatePreparedStatementSchema, { query })));
+    await expect(preparedStatementAction('CreatePreparedStatement', prepare, noDescribe)).rejects.toMatchObject({ kind: 'too_large' });
+  });
+});
+
 describe('likePattern', () => {
   it('matches % and _ as SQL LIKE does, everything else literally, the whole string', () => {
     expect(['traces', 'metrics', 'metric_exemplars'].filter(likePattern('%s'))).toEqual(['traces', 'metrics', 'metric_exemplars']);

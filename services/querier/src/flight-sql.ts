@@ -21,7 +21,7 @@ import {
   type FlightData,
 } from '@floe/proto';
 import { flightDataToIpc, ipcSchemaBytes } from '@floe/flight';
-import { decodeStatement, encodeStatement, parameterValues, type Statement } from './flight-sql-params.ts';
+import { MAX_HANDLE_BYTES, decodeStatement, encodeStatement, parameterValues, type Statement } from './flight-sql-params.ts';
 import { TABLES } from '@floe/schema';
 
 /**
@@ -92,6 +92,16 @@ function flightSqlAny(bytes: Uint8Array): { name: string; value: Uint8Array } | 
 /** Whether the bytes are a Flight SQL command or ticket (decided before authenticating, which it steers). */
 export const isFlightSql = (bytes: Uint8Array): boolean => flightSqlAny(bytes) !== undefined;
 
+/**
+ * A statement's SQL as a client sent it, at most a ticket's size: its handle and ticket carry it
+ * back, and a longer one would be refused only then (after planning it), or not at all by a
+ * GetSchema.
+ */
+function statementSql(query: string): string {
+  if (Buffer.byteLength(query, 'utf8') > MAX_HANDLE_BYTES) throw new FloeError('too_large', `a statement may be at most ${MAX_HANDLE_BYTES} bytes of SQL`);
+  return query;
+}
+
 /** A statement run inside a transaction is refused: Floe is read-only and has none. */
 function outsideTransaction(transactionId: Uint8Array | undefined): void {
   if (transactionId !== undefined) throw new FloeError('not_implemented', 'Flight SQL transactions are not supported: Floe is read-only');
@@ -106,7 +116,7 @@ export function flightSqlCommand(bytes: Uint8Array): FlightSqlCommand | undefine
     case 'CommandStatementQuery': {
       const q = unpack(FlightSqlStatementQuerySchema, value);
       outsideTransaction(q.transactionId);
-      return { kind: 'statement', statement: { sql: q.query } };
+      return { kind: 'statement', statement: { sql: statementSql(q.query) } };
     }
     case 'CommandPreparedStatementQuery':
       return { kind: 'prepared', statement: decodeStatement(unpack(FlightSqlPreparedStatementQuerySchema, value).preparedStatementHandle) };
@@ -187,7 +197,7 @@ export async function preparedStatementAction(type: string, body: Uint8Array, de
     case CREATE_PREPARED_STATEMENT: {
       const q = unpack(FlightSqlCreatePreparedStatementSchema, request.value);
       outsideTransaction(q.transactionId);
-      const { columns, parameters } = await describe(q.query);
+      const { columns, parameters } = await describe(statementSql(q.query));
       const result = create(FlightSqlPreparedStatementResultSchema, {
         preparedStatementHandle: encodeStatement({ sql: q.query }),
         datasetSchema: ipcSchemaBytes(columns),

@@ -25,11 +25,12 @@ export interface QueryLimits {
 /** Files one per-file read of point lists takes at most (its rows are series × files). */
 const FILES_PER_READ = 24;
 
-const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'execution' | 'internal'> = {
+const SANDBOX_KIND: Record<SandboxError['kind'], 'bad_data' | 'forbidden' | 'timeout' | 'execution' | 'canceled' | 'internal'> = {
   bad_sql: 'bad_data',
   forbidden: 'forbidden',
   timeout: 'timeout',
   too_large: 'execution',
+  canceled: 'canceled',
   internal: 'internal',
 };
 
@@ -198,13 +199,14 @@ export class QueryHandler {
     return authenticate({ authorization: get('authorization'), tenant: get('x-tenant-id'), dataset: get('x-dataset-id') }, this.#auth, 'query', opts);
   }
 
-  async run(ctx: TenantContext, ticketBytes: Uint8Array, deadlineMs?: number): Promise<Table> {
-    return this.#runTicket(ctx, parseTicket(ticketBytes), deadlineMs);
+  /** `signal`: the caller went away; the query is interrupted. */
+  async run(ctx: TenantContext, ticketBytes: Uint8Array, deadlineMs?: number, signal?: AbortSignal): Promise<Table> {
+    return this.#runTicket(ctx, parseTicket(ticketBytes), deadlineMs, signal);
   }
 
   /** User SQL with values for its `$n` / `?` parameters (Flight SQL's bound prepared statements). */
-  runStatement(ctx: TenantContext, sql: string, params: unknown[], deadlineMs?: number): Promise<Table> {
-    return this.#runTicket(ctx, { sql, params, hints: {}, rawHints: {}, sig: undefined }, deadlineMs);
+  runStatement(ctx: TenantContext, sql: string, params: unknown[], deadlineMs?: number, signal?: AbortSignal): Promise<Table> {
+    return this.#runTicket(ctx, { sql, params, hints: {}, rawHints: {}, sig: undefined }, deadlineMs, signal);
   }
 
   /**
@@ -233,7 +235,7 @@ export class QueryHandler {
     }
   }
 
-  async #runTicket(ctx: TenantContext, ticket: Ticket, deadlineMs?: number): Promise<Table> {
+  async #runTicket(ctx: TenantContext, ticket: Ticket, deadlineMs?: number, signal?: AbortSignal): Promise<Table> {
     const started = Date.now();
     const refs = tableRefs(ticket.sql, ctx).filter((r) => mentions(ticket.sql, r));
     const resolved: ResolvedFiles[] = [];
@@ -279,6 +281,7 @@ export class QueryHandler {
         maxRows: this.#limits.maxRows,
         maxBytes: this.#limits.maxBytes,
         tempDir: this.#limits.tempDir,
+        ...(signal ? { signal } : {}),
       });
       this.#log.debug(
         { tenant: ctx.tenant, rows: result.rowCount, resolveMs: resolvedAt - started, ms: Date.now() - started, signed, files: resolved.map((r) => `${r.paths.length}/${r.considered}`) },

@@ -87,4 +87,28 @@ describe('QueryScheduler', () => {
     expect(await s.run('a', undefined, async () => 'next')).toBe('next');
     expect(s.running).toBe(0);
   });
+
+  it('drops a waiting query whose caller cancelled: it never runs and frees its place in the tenant queue', async () => {
+    const s = new QueryScheduler({ maxConcurrent: 1, maxQueuedPerTenant: 2 });
+    const first = held();
+    const running = s.run('a', undefined, first.work);
+    let ran = 0;
+    const callers = [new AbortController(), new AbortController()];
+    const gone = callers.map((c) => s.run('a', undefined, async () => void ran++, c.signal));
+    await tick();
+    expect(s.queuedByTenant()).toEqual({ a: 2 });
+    for (const c of callers) c.abort();
+    for (const g of gone) await expect(g).rejects.toMatchObject({ kind: 'canceled' });
+    expect([s.running, s.queued]).toEqual([1, 0]);
+    // Their places are free again: two more queue rather than being refused.
+    const next = [s.run('a', undefined, async () => 'x'), s.run('a', undefined, async () => 'y')];
+    // A caller already gone never queues.
+    const aborted = new AbortController();
+    aborted.abort();
+    await expect(s.run('a', undefined, async () => void ran++, aborted.signal)).rejects.toMatchObject({ kind: 'canceled' });
+    first.finish();
+    expect(await Promise.all([running, ...next])).toEqual([undefined, 'x', 'y']);
+    expect(ran).toBe(0);
+    expect([s.running, s.queued]).toEqual([0, 0]);
+  });
 });

@@ -52,11 +52,14 @@ export class QueryScheduler {
 
   /**
    * Runs `work` in a slot. `deadlineMs`: how long the caller waits in all (absent: no limit);
-   * `work` is given what is left of it once its turn comes.
+   * `work` is given what is left of it once its turn comes. A query whose caller goes away
+   * (`signal`) while it waits leaves the queue and never runs: a client that gives up on its
+   * calls cannot fill its tenant's queue with work nobody reads.
    */
-  async run<T>(tenant: string, deadlineMs: number | undefined, work: (remainingMs: number | undefined) => Promise<T>): Promise<T> {
+  async run<T>(tenant: string, deadlineMs: number | undefined, work: (remainingMs: number | undefined) => Promise<T>, signal?: AbortSignal): Promise<T> {
+    if (signal?.aborted) throw cancelled();
     const arrived = performance.now();
-    if (this.#running >= this.#o.maxConcurrent) await this.#wait(tenant, deadlineMs);
+    if (this.#running >= this.#o.maxConcurrent) await this.#wait(tenant, deadlineMs, signal);
     else this.#running++;
     const waited = performance.now() - arrived;
     this.#o.onStart?.(waited);
@@ -67,7 +70,7 @@ export class QueryScheduler {
     }
   }
 
-  #wait(tenant: string, deadlineMs: number | undefined): Promise<void> {
+  #wait(tenant: string, deadlineMs: number | undefined, signal: AbortSignal | undefined): Promise<void> {
     let queue = this.#queues.get(tenant);
     if ((queue?.length ?? 0) >= this.#o.maxQueuedPerTenant) {
       return Promise.reject(
@@ -77,13 +80,24 @@ export class QueryScheduler {
     if (!queue) this.#queues.set(tenant, (queue = []));
     const q = queue;
     return new Promise<void>((resolve, reject) => {
-      const entry: Waiting = { start: resolve, timer: undefined };
+      const leave = (err: FloeError) => {
+        clearTimeout(entry.timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.#remove(tenant, q, entry);
+        reject(err);
+      };
+      const onAbort = () => leave(cancelled());
+      const entry: Waiting = {
+        start: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+        timer: undefined,
+      };
       if (deadlineMs !== undefined) {
-        entry.timer = setTimeout(() => {
-          this.#remove(tenant, q, entry);
-          reject(new FloeError('timeout', 'query timed out waiting for a free querier slot (querier.max_concurrent)'));
-        }, deadlineMs);
+        entry.timer = setTimeout(() => leave(new FloeError('timeout', 'query timed out waiting for a free querier slot (querier.max_concurrent)')), deadlineMs);
       }
+      signal?.addEventListener('abort', onAbort, { once: true });
       q.push(entry);
     });
   }
@@ -112,8 +126,10 @@ export class QueryScheduler {
   }
 }
 
-/** Runs a tenant's query in its turn, given the caller's time left and handing on what remains of it. */
-export type Schedule = <T>(tenant: string, callerMs: number | undefined, work: (remainingMs: number | undefined) => Promise<T>) => Promise<T>;
+const cancelled = () => new FloeError('canceled', 'the query was cancelled by its caller before it ran');
+
+/** Runs a tenant's query in its turn, given the caller's time left and handing on what remains of it; `signal`: the caller went away. */
+export type Schedule = <T>(tenant: string, callerMs: number | undefined, work: (remainingMs: number | undefined) => Promise<T>, signal?: AbortSignal) => Promise<T>;
 
 /** The querier's scheduler from querier.max_concurrent and max_queued_per_tenant, with its gauges and wait histogram. */
 export function schedulerFromConfig(config: Readonly<FloeConfig>, telemetry: SelfTelemetry): QueryScheduler {

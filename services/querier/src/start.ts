@@ -78,21 +78,30 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   observeQuerierCaches(deps.telemetry ?? noSelfTelemetry, { stats: () => cache.stats(), maxBytes: config.storage.cache_max_bytes }, () => handler.seriesListsStatus());
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
   const scheduler = schedulerFromConfig(config, deps.telemetry ?? noSelfTelemetry);
-  const schedule: Schedule = (tenant, callerMs, work) => scheduler.run(tenant, callerMs, work);
+  const schedule: Schedule = (tenant, callerMs, work, signal) => scheduler.run(tenant, callerMs, work, signal);
+  // Planning makes a DuckDB instance as a run does, so it waits for a slot too: a flood of prepares
+  // cannot hold more instances than querier.max_concurrent.
+  const describe = (ctx: TenantContext, sql: string, signal?: AbortSignal) => schedule(ctx.tenant, undefined, (leftMs) => handler.describeStatement(ctx, sql, leftMs), signal);
 
   /** A Flight SQL statement, with the values bound to it if any (as user SQL: the locked-down sandbox). */
-  const runStatement = (ctx: TenantContext, statement: Statement, callerMs: number | undefined) =>
-    handler.runStatement(ctx, statement.sql, statement.paramsIpc ? parameterValues(statement.paramsIpc) : [], callerMs);
-  const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined) => {
+  const runStatement = (ctx: TenantContext, statement: Statement, callerMs: number | undefined, signal?: AbortSignal) =>
+    handler.runStatement(ctx, statement.sql, statement.paramsIpc ? parameterValues(statement.paramsIpc) : [], callerMs, signal);
+  /** `signal`: the caller cancelled; a query still waiting for its turn never runs, a running one is interrupted. */
+  const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined, signal?: AbortSignal) => {
     try {
       // Authenticated before the command is read: a caller without credentials learns nothing of it.
       const ctx = await handler.authenticate(get, { tenantFromKey: isFlightSql(ticket) });
-      return await schedule(ctx.tenant, callerMs, async (leftMs) => {
-        const sql = flightSqlCommand(ticket);
-        if (!sql) return await handler.run(ctx, ticket, leftMs);
-        if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await runStatement(ctx, sql.statement, leftMs);
-        return await metadataTable(sql, metadataScope(ctx));
-      });
+      return await schedule(
+        ctx.tenant,
+        callerMs,
+        async (leftMs) => {
+          const sql = flightSqlCommand(ticket);
+          if (!sql) return await handler.run(ctx, ticket, leftMs, signal);
+          if (sql.kind === 'statement_ticket' || sql.kind === 'statement' || sql.kind === 'prepared') return await runStatement(ctx, sql.statement, leftMs, signal);
+          return await metadataTable(sql, metadataScope(ctx));
+        },
+        signal,
+      );
     } catch (err) {
       throw callError(err, log, 'query failed');
     }
@@ -103,21 +112,21 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
    * Flight SQL statement is only planned (describeStatement: no data file is read), since its
    * DoGet runs it.
    */
-  const described = async (descriptor: FlightDescriptor, metadata: grpc.Metadata) => {
+  const described = async (descriptor: FlightDescriptor, metadata: grpc.Metadata, signal: AbortSignal) => {
     if (descriptor.cmd.length === 0) throw new FloeError('bad_data', 'a command descriptor holding SQL is needed');
     const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: isFlightSql(descriptor.cmd) });
     const sql = flightSqlCommand(descriptor.cmd);
     if (!sql) {
       // A plain ticket may be Floe's JSON form (SQL with parameters), which cannot be wrapped: it runs.
-      const table = await schedule(ctx.tenant, undefined, () => handler.run(ctx, descriptor.cmd));
+      const table = await schedule(ctx.tenant, undefined, () => handler.run(ctx, descriptor.cmd, undefined, signal), signal);
       return { schema: table.schema, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
     }
     if (sql.kind === 'statement' || sql.kind === 'prepared' || sql.kind === 'statement_ticket') {
       // -1: a statement's rows are counted only by the DoGet that reads them.
-      const { columns } = await handler.describeStatement(ctx, sql.statement.sql);
+      const { columns } = await describe(ctx, sql.statement.sql, signal);
       return { schema: columns, ticket: statementTicket(sql.statement), totalRecords: -1n };
     }
-    const table = await schedule(ctx.tenant, undefined, () => metadataTable(sql, metadataScope(ctx)));
+    const table = await schedule(ctx.tenant, undefined, () => metadataTable(sql, metadataScope(ctx)), signal);
     return { schema: table.schema, ticket: descriptor.cmd, totalRecords: BigInt(table.numRows) };
   };
   /** What Flight SQL's catalog requests see: the caller's tenant and dataset, and its tables' schemas. */
@@ -142,15 +151,15 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     port: config.querier.port,
     ...(tls ? { credentials: tls.grpcCredentials() } : {}),
     handlers: {
-      doGet: (ticket, metadata, call) => doGet(metadataGetter(metadata), ticket, remainingMs(call)),
+      doGet: (ticket, metadata, call, signal) => doGet(metadataGetter(metadata), ticket, remainingMs(call), signal),
       // A command descriptor carries the same bytes as a ticket (SQL text or the JSON form). The
       // answer names one endpoint whose ticket is that command, as Flight clients expect; the
       // schema and row count come from running it, since DuckDB knows them only then.
       // Flight SQL's commands (flight-sql.ts) come packed in an Any: a statement's endpoint gets
       // a statement ticket, a metadata request's the request itself.
-      async getFlightInfo(descriptor, metadata) {
+      async getFlightInfo(descriptor, metadata, signal) {
         try {
-          const { schema, ticket, totalRecords } = await described(descriptor, metadata);
+          const { schema, ticket, totalRecords } = await described(descriptor, metadata, signal);
           return {
             schema: ipcSchemaBytes(schema),
             flightDescriptor: descriptor,
@@ -163,9 +172,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         }
       },
       // The result's columns without its rows (ADBC and JDBC ask before executing).
-      async getSchema(descriptor, metadata) {
+      async getSchema(descriptor, metadata, signal) {
         try {
-          return (await described(descriptor, metadata)).schema;
+          return (await described(descriptor, metadata, signal)).schema;
         } catch (err) {
           throw callError(err, log, 'GetSchema failed');
         }
@@ -174,7 +183,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       async doAction(type, body, metadata) {
         try {
           const ctx = await handler.authenticate(metadataGetter(metadata), { tenantFromKey: true });
-          return await preparedStatementAction(type, body, (sql) => handler.describeStatement(ctx, sql));
+          return await preparedStatementAction(type, body, (sql) => describe(ctx, sql));
         } catch (err) {
           throw callError(err, log, 'DoAction failed');
         }

@@ -5,11 +5,12 @@
  * - `timeout`: the deadline passed and the query was interrupted → 504
  * - `too_large`: the result passed querier.max_result_mb → 422 (INVALID_ARGUMENT over Flight: asking again
  *   cannot help, where RESOURCE_EXHAUSTED would invite a retry)
+ * - `canceled`: the caller went away (its Flight call was cancelled) and the query was interrupted → 499
  * - `internal`: a genuine fault (bad setup, I/O failure, DuckDB internal error) → 500
  *
  * Messages are client-safe: absolute data-file paths are replaced with `<file>`.
  */
-export type SandboxErrorKind = 'bad_sql' | 'forbidden' | 'timeout' | 'too_large' | 'internal';
+export type SandboxErrorKind = 'bad_sql' | 'forbidden' | 'timeout' | 'too_large' | 'canceled' | 'internal';
 
 export class SandboxError extends Error {
   readonly kind: SandboxErrorKind;
@@ -79,6 +80,8 @@ function escapeRegExp(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
+export const cancelledError = (cause?: unknown) => new SandboxError('canceled', 'the query was cancelled by its caller', { cause });
+
 /** The error's text without the node-api prefixes ("Failed to extract statements: …"). */
 export function duckdbMessage(err: unknown): string {
   const raw = err instanceof Error ? err.message : String(err);
@@ -87,6 +90,8 @@ export function duckdbMessage(err: unknown): string {
 
 export interface ErrorContext {
   timedOut: boolean;
+  /** The caller cancelled: whatever the interrupted work threw, that is the answer. */
+  cancelled?: boolean;
   timeoutMs: number;
   scrub: (message: string) => string;
 }
@@ -94,9 +99,12 @@ export interface ErrorContext {
 /** Maps anything DuckDB (or node-api) threw to a SandboxError. SandboxErrors pass through. */
 export function toSandboxError(err: unknown, ctx: ErrorContext): SandboxError {
   if (err instanceof SandboxError) return err;
+  if (ctx.cancelled === true) return cancelledError(err);
   // JavaScript cannot hold the value (a string past V8's 512 MiB, an array past its length):
   // the query asked for more than can be returned, which is not the querier's fault.
-  if (err instanceof RangeError && /string longer than|Invalid string length|Invalid array length|allocation failed/i.test(err.message)) {
+  // Node's TextDecoder, which reads DuckDB's text values, throws a plain Error (ERR_STRING_TOO_LONG) for it.
+  const tooLong = err instanceof RangeError || (err instanceof Error && (err as { code?: unknown }).code === 'ERR_STRING_TOO_LONG');
+  if (tooLong && /string longer than|Invalid string length|Invalid array length|allocation failed/i.test(err.message)) {
     return new SandboxError('bad_sql', 'a value of the result is too large to return; select less (substr, list_slice, a LIMIT)', { cause: err });
   }
   const message = duckdbMessage(err);

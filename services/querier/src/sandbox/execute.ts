@@ -11,7 +11,7 @@ import {
 import type { Table } from 'apache-arrow';
 import { TRUNCATED_AT_ROWS } from '@floe/flight';
 import { ArrowResultBuilder } from './arrow.ts';
-import { SandboxError } from './errors.ts';
+import { SandboxError, cancelledError } from './errors.ts';
 
 export interface SandboxResult {
   table: Table;
@@ -70,6 +70,8 @@ export interface ReadOptions {
   maxBytes: number | undefined;
   /** Checked after every chunk: once the deadline has passed, reading stops with a timeout. */
   isTimedOut: () => boolean;
+  /** Checked with isTimedOut: once the caller has cancelled, reading stops. */
+  isCancelled?: () => boolean;
   timeoutMs: number;
 }
 
@@ -85,6 +87,7 @@ export async function readAsArrow(ps: DuckDBPreparedStatement, opts: ReadOptions
   let truncated = false;
   for (;;) {
     const chunk = await result.fetchChunk();
+    if (opts.isCancelled?.() === true) throw cancelledError();
     if (opts.isTimedOut()) throw new SandboxError('timeout', `query exceeded the time limit of ${opts.timeoutMs} ms`);
     if (chunk === null || chunk.rowCount === 0) break;
     const room = limit - builder.rowCount;
@@ -116,35 +119,50 @@ function formatBytes(n: number): string {
 const INTERRUPT_REPEAT_MS = 50;
 
 /**
- * Calls `connection.interrupt()` when the deadline passes, and again every INTERRUPT_REPEAT_MS
- * until the call is cleared: DuckDB resets a connection's interrupt flag when a query starts
- * executing, so an interrupt that lands between prepare and execution (which a loaded machine
- * makes likely) would otherwise be lost and the query run to its end. `timedOut` stays true
- * afterwards, so any error raised by the interrupted work is reported as a timeout.
+ * Calls `connection.interrupt()` when the deadline passes or `signal` aborts (the caller went
+ * away), and again every INTERRUPT_REPEAT_MS until the call is cleared: DuckDB resets a
+ * connection's interrupt flag when a query starts executing, so an interrupt that lands between
+ * prepare and execution (which a loaded machine makes likely) would otherwise be lost and the
+ * query run to its end. `timedOut` (or `cancelled`) stays true afterwards, so any error raised by
+ * the interrupted work is reported as a timeout (or a cancellation).
  */
 export class Deadline {
   private timer: NodeJS.Timeout | undefined;
   private fired = false;
+  private aborted = false;
   private conn: DuckDBConnection | undefined;
+  private readonly signal: AbortSignal | undefined;
+  private readonly onAbort = () => this.stop(() => (this.aborted = true));
   readonly timeoutMs: number;
 
-  constructor(timeoutMs: number) {
+  constructor(timeoutMs: number, signal?: AbortSignal) {
     this.timeoutMs = timeoutMs;
-    this.timer = setTimeout(() => {
-      this.fired = true;
-      this.conn?.interrupt();
-      this.timer = setInterval(() => this.conn?.interrupt(), INTERRUPT_REPEAT_MS);
-    }, Math.max(1, timeoutMs));
+    this.timer = setTimeout(() => this.stop(() => (this.fired = true)), Math.max(1, timeoutMs));
+    this.signal = signal;
+    if (signal?.aborted) this.onAbort();
+    else signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
-  /** The connection to interrupt; if the deadline already passed it is interrupted at once. */
+  private stop(mark: () => void): void {
+    if (this.fired || this.aborted) return;
+    mark();
+    clearTimeout(this.timer);
+    this.conn?.interrupt();
+    this.timer = setInterval(() => this.conn?.interrupt(), INTERRUPT_REPEAT_MS);
+  }
+
+  /** The connection to interrupt; if the deadline already passed (or the caller cancelled) it is interrupted at once. */
   watch(conn: DuckDBConnection): void {
     this.conn = conn;
-    if (this.fired) conn.interrupt();
+    if (this.fired || this.aborted) conn.interrupt();
   }
 
   get timedOut(): boolean {
     return this.fired;
+  }
+
+  get cancelled(): boolean {
+    return this.aborted;
   }
 
   throwIfPassed(): void {
@@ -155,5 +173,6 @@ export class Deadline {
     // clearTimeout also clears an interval (Node shares one timer type for both).
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
+    this.signal?.removeEventListener('abort', this.onAbort);
   }
 }

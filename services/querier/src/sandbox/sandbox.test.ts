@@ -181,6 +181,11 @@ describe('runSandboxedSelect refuses', () => {
     expect({ kind: got.kind, message: got.message }).toEqual({ kind: 'bad_sql', message: 'a value of the result is too large to return; select less (substr, list_slice, a LIMIT)' });
   });
 
+  it("a text value past what a JavaScript string holds (repeat('x', 600000000)) is bad_sql, not internal", async () => {
+    const got = await refusal(runSandboxedSelect({ views, sql: "SELECT repeat('x', 600000000) AS x", timeoutMs: 50_000, threads: 1, memoryLimit: '2GB' }));
+    expect(got).toEqual({ kind: 'bad_sql', message: 'a value of the result is too large to return; select less (substr, list_slice, a LIMIT)' });
+  }, 60_000);
+
   it('a wrong parameter count is bad_sql', async () => {
     const got = await refusal(run('SELECT * FROM traces WHERE trace_id = $1', { params: [] }));
     expect(got).toEqual({ kind: 'bad_sql', message: 'the query has 1 parameter(s) but 0 value(s) were given' });
@@ -290,6 +295,14 @@ describe('runSandboxedSelect answers', () => {
     const got = await refusal(run('SELECT sum(a.range + b.range) FROM range(1000000000000) a, range(1000000) b', { timeoutMs: 200 }));
     expect(got).toEqual({ kind: 'timeout', message: 'query exceeded the time limit of 200 ms' });
   });
+
+  it('a query whose caller went away is interrupted (kind canceled) long before its deadline, also when the caller was gone before it started', async () => {
+    const caller = new AbortController();
+    const running = refusal(runSandboxedSelect({ views, sql: 'SELECT sum(a.range + b.range) FROM range(1000000000000) a, range(1000000) b', timeoutMs: 600_000, threads: 2, memoryLimit: '256MB', signal: caller.signal }));
+    setTimeout(() => caller.abort(), 100);
+    expect(await running).toEqual({ kind: 'canceled', message: 'the query was cancelled by its caller' });
+    expect(await refusal(runSandboxedSelect({ views, sql: 'SELECT 1', timeoutMs: 10_000, signal: caller.signal }))).toEqual({ kind: 'canceled', message: 'the query was cancelled by its caller' });
+  }, 30_000);
 
   it('maxRows truncates (mid-chunk and exactly at a chunk boundary) and says so', async () => {
     const r10 = await run('SELECT trace_id FROM traces ORDER BY trace_id', { maxRows: 10 });
@@ -457,6 +470,12 @@ describe('createTrustedRunner', () => {
     expect(await refusal(runner.run({ views: v, sql: 'SELECT sum(a.range + b.range) FROM range(1000000000000) a, range(1000000) b', timeoutMs: 200 }))).toEqual({
       kind: 'timeout',
       message: 'query exceeded the time limit of 200 ms',
+    });
+    const caller = new AbortController();
+    setTimeout(() => caller.abort(), 100);
+    expect(await refusal(runner.run({ views: v, sql: 'SELECT sum(a.range + b.range) FROM range(1000000000000) a, range(1000000) b', timeoutMs: 600_000, signal: caller.signal }))).toEqual({
+      kind: 'canceled',
+      message: 'the query was cancelled by its caller',
     });
     // The views of earlier calls are gone: they were TEMP views of connections that are closed.
     const later = await refusal(runner.run({ views: [], sql: 'SELECT * FROM traces', timeoutMs: 10_000 }));

@@ -32,6 +32,8 @@ export interface SandboxOptions {
   tempDir?: string;
   /** Cap on spilled bytes when tempDir is set. Default '4GB'. */
   maxTempDirectorySize?: string;
+  /** Aborts when the caller goes away: the query is interrupted (kind 'canceled'). */
+  signal?: AbortSignal;
 }
 
 const MEMORY_LIMIT = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
@@ -53,6 +55,7 @@ export function runSandboxedSelect(opts: SandboxOptions): Promise<SandboxResult>
       maxBytes: opts.maxBytes,
       timeoutMs: opts.timeoutMs,
       isTimedOut: () => deadline.timedOut,
+      isCancelled: () => deadline.cancelled,
     });
   });
 }
@@ -97,10 +100,10 @@ function resultSchemaOf(prepared: DuckDBPreparedStatement, columns: number[]): S
 
 /** Sets up the locked-down instance, gates the statement and hands the prepared statement to `use`. */
 async function withSandbox<T>(opts: Omit<SandboxOptions, 'params' | 'maxRows' | 'maxBytes'>, use: (prepared: DuckDBPreparedStatement, deadline: Deadline) => Promise<T>): Promise<T> {
-  const deadline = new Deadline(opts.timeoutMs);
+  const deadline = new Deadline(opts.timeoutMs, opts.signal);
   const allFiles = opts.views.flatMap((v) => v.files);
   const scrub = makeScrubber(opts.tempDir ? [...allFiles, opts.tempDir] : allFiles);
-  const ctx = { scrub, timeoutMs: opts.timeoutMs, get timedOut() { return deadline.timedOut; } };
+  const ctx = { scrub, timeoutMs: opts.timeoutMs, get timedOut() { return deadline.timedOut; }, get cancelled() { return deadline.cancelled; } };
   let instance: DuckDBInstance | undefined;
   let conn: DuckDBConnection | undefined;
   let spillDir: string | undefined;

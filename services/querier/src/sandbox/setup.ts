@@ -1,5 +1,5 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { SandboxError, duckdbMessage, firstLine } from './errors.ts';
+import { SandboxError, cancelledError, duckdbMessage, firstLine } from './errors.ts';
 import type { Deadline } from './execute.ts';
 
 /**
@@ -19,6 +19,7 @@ export async function setupStep<T>(step: () => Promise<T>, deadline: Deadline, s
     return await step();
   } catch (err) {
     if (err instanceof SandboxError) throw err;
+    if (deadline.cancelled) throw cancelledError(err);
     if (deadline.timedOut) throw new SandboxError('timeout', `query exceeded the time limit of ${deadline.timeoutMs} ms`, { cause: err });
     throw new SandboxError('internal', `sandbox setup failed: ${scrub(firstLine(duckdbMessage(err)))}`, { cause: err });
   }

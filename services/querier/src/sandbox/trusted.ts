@@ -20,6 +20,8 @@ export interface TrustedRunOptions {
   timeoutMs: number;
   maxRows?: number;
   maxBytes?: number;
+  /** Aborts when the caller goes away: the query is interrupted (kind 'canceled'). */
+  signal?: AbortSignal;
 }
 
 export interface TrustedRunner {
@@ -132,9 +134,9 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
   const run = async (o: TrustedRunOptions): Promise<SandboxResult> => {
     if (closed) throw new SandboxError('internal', 'trusted runner is closed');
     inFlight++;
-    const deadline = new Deadline(o.timeoutMs);
+    const deadline = new Deadline(o.timeoutMs, o.signal);
     const scrub = makeScrubber(o.views.flatMap((v) => v.files));
-    const ctx = { scrub, timeoutMs: o.timeoutMs, get timedOut() { return deadline.timedOut; } };
+    const ctx = { scrub, timeoutMs: o.timeoutMs, get timedOut() { return deadline.timedOut; }, get cancelled() { return deadline.cancelled; } };
     let slot: Slot | undefined;
     let reusable = false;
     try {
@@ -172,12 +174,13 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
         maxBytes: o.maxBytes,
         timeoutMs: o.timeoutMs,
         isTimedOut: () => deadline.timedOut,
+        isCancelled: () => deadline.cancelled,
       });
       // close() interrupts the connections: an interrupted stream may just end, and its rows so
       // far must not pass for the answer.
       if (closed) throw new SandboxError('internal', 'trusted runner was closed');
       // A result cut short leaves its stream open on the connection.
-      reusable = !result.truncated && !deadline.timedOut;
+      reusable = !result.truncated && !deadline.timedOut && !deadline.cancelled;
       return result;
     } catch (err) {
       if (closed && !(err instanceof SandboxError)) throw new SandboxError('internal', 'trusted runner was closed', { cause: err });
