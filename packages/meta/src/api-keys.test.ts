@@ -294,5 +294,19 @@ describe.each(BACKENDS)('api keys on %s', (kind) => {
       await expect(bootstrapTenant(db, 'Not Valid')).rejects.toMatchObject({ kind: 'bad_data' });
       expect(await getTenant(db, 'Not Valid')).toBeUndefined();
     });
+
+    it("refuses an id whose deleted tenant left tables in the catalog (the new tenant would read them), on every path that bootstraps", async () => {
+      await db.query(`INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location) VALUES ('floe', 'ghost.default', 'traces', 's3://x/m.json'), ('floe', 'ghost.prod', 'logs', 's3://x/n.json')`);
+      await expect(bootstrapTenant(db, 'ghost')).rejects.toMatchObject({
+        kind: 'conflict',
+        message: 'tenant id ghost still holds 2 table(s) of a deleted tenant (ghost.default.traces, ghost.prod.logs); DELETE /api/v1/tenants/ghost removes them',
+      });
+      expect(await getTenant(db, 'ghost')).toBeUndefined();
+      // Another id that only starts the same is not concerned; a tenant that exists owns its tables.
+      expect((await bootstrapTenant(db, 'ghos')).tenant.id).toBe('ghos');
+      await db.query(`INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location) VALUES ('floe', 'ghos.default', 'traces', 's3://x/o.json')`);
+      expect((await bootstrapTenant(db, 'ghos')).tenant.id).toBe('ghos');
+      await db.query(`DELETE FROM iceberg_tables WHERE table_namespace LIKE 'ghos%'`);
+    });
   });
 });

@@ -7,7 +7,7 @@ import { createApiKey } from './api-keys.ts';
 import type { ApiKeyScope, CreatedApiKey } from './api-keys.ts';
 import { getDefaultDataset } from './datasets.ts';
 import type { Dataset } from './datasets.ts';
-import { ensureTenant } from './tenants.ts';
+import { ensureTenant, refuseTablesLeftBehind } from './tenants.ts';
 import type { Tenant } from './tenants.ts';
 
 export const BOOTSTRAP_SCOPES: readonly ApiKeyScope[] = ['ingest', 'query', 'tenant:manage'];
@@ -26,6 +26,7 @@ export async function bootstrapTenant(
   opts: { keyName?: string; createdBy?: string } = {},
 ): Promise<BootstrapResult> {
   return db.withTransaction(async (tx) => {
+    await refuseTablesLeftBehind(tx, tenantId);
     const { tenant } = await ensureTenant(tx, { id: tenantId });
     const dataset = await getDefaultDataset(tx, tenantId);
     if (!dataset) throw new Error(`tenant ${tenantId} has no default dataset after ensureTenant`);

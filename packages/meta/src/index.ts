@@ -37,7 +37,7 @@ export {
   isValidTenantId,
 } from './ids.ts';
 
-export { createTenant, deleteTenant, ensureTenant, getTenant, listTenants, updateTenant } from './tenants.ts';
+export { createTenant, deleteTenant, ensureTenant, getTenant, listTenants, refuseTablesLeftBehind, updateTenant } from './tenants.ts';
 export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } from './tenants.ts';
 
 export { cancelDeleteRequest, createDeleteRequest, deleteRequestProcessed, dueDeleteRequests, finishDeleteRequest, listDeleteRequests, startDeleteRequest } from './delete-requests.ts';

@@ -97,6 +97,25 @@ export async function ensureTenant(db: Db, input: CreateTenantInput): Promise<{ 
   });
 }
 
+/**
+ * Refuses (conflict) to make a tenant of an id whose deleted namesake left tables in the catalog
+ * (a purge that failed, or a commit under way during the delete): the new tenant would read them.
+ * A tenant of the id that exists owns its tables. Creation and every bootstrap (API, CLI) ask;
+ * a DELETE of the id removes the tables.
+ */
+export async function refuseTablesLeftBehind(db: Db, tenantId: string): Promise<void> {
+  if (await getTenant(db, tenantId)) return;
+  const { rows } = await db.query<{ t: string }>(
+    `SELECT table_namespace || '.' || table_name AS t FROM iceberg_tables
+      WHERE (iceberg_type IS NULL OR iceberg_type = 'TABLE') AND (table_namespace = $1 OR left(table_namespace, length($1::text) + 1) = $1::text || '.')
+      ORDER BY 1`,
+    [tenantId],
+  );
+  if (rows.length === 0) return;
+  const names = rows.slice(0, 5).map((r) => r.t).join(', ');
+  throw new MetaError('conflict', `tenant id ${tenantId} still holds ${rows.length} table(s) of a deleted tenant (${names}); DELETE /api/v1/tenants/${tenantId} removes them`);
+}
+
 export async function getTenant(db: Db, id: string): Promise<Tenant | undefined> {
   if (!isValidTenantId(id)) return undefined;
   const { rows } = await db.query<TenantRow>(`${SELECT_TENANT} WHERE t.id = $1`, [id]);

@@ -206,7 +206,7 @@ export async function buildApp(opts: AppOptions) {
       credentials: (req) => ({ authorization: req.headers.authorization, tenant: req.tenant!.tenant, dataset: headerValue(req.headers, 'x-dataset-id') }),
     });
   });
-  await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys, tables: opts.tables });
+  await app.register(adminPlugin, { prefix: '/api/v1/admin', db: opts.db, adminKeys: opts.adminKeys });
   // The native Query IR (spec 2): beside the management API, with the query APIs' key rules plus sessions.
   await app.register(queryIrPlugin, {
     prefix: '/api/v1',

@@ -5,7 +5,7 @@ import type { FloeConfig } from '@floe/config';
 import { getTenant, type Db, type Tenant } from '@floe/meta';
 import type { ProvisionDataset } from './options.ts';
 import type { Logger } from '@floe/telemetry';
-import { FloeError, conflict } from '@floe/errors';
+import { FloeError } from '@floe/errors';
 
 /**
  * The router's view of a tenant's tables: provisioning on demand and at dataset creation (spec 2,
@@ -122,18 +122,4 @@ export async function purgeDeleted(tables: TenantTables | undefined, log: { info
   } catch (err) {
     throw new FloeError('unavailable', `${what} is deleted, but deleting its tables failed (${err instanceof Error ? err.message : String(err)}); DELETE it again to finish`, { cause: err });
   }
-}
-
-/**
- * Refuses (409) to make a tenant of an id whose deleted namesake left tables (a purge that failed,
- * or a commit under way during the delete): the new tenant would read them. Creation and
- * bootstrap both ask; a DELETE of the id removes them.
- */
-export async function refuseTablesLeft(tables: TenantTables | undefined, db: Db, tenantId: string): Promise<void> {
-  if (!tables || (await getTenant(db, tenantId))) return;
-  const left = await tables.held(tenantId);
-  if (left.length === 0) return;
-  throw conflict(`tenant id ${tenantId} still holds ${left.length} table(s) of a deleted tenant (${left.map((t) => `${t.namespace}.${t.name}`).slice(0, 5).join(', ')}); DELETE /api/v1/tenants/${tenantId} removes them`, {
-    code: 'FLOE_ERR_TENANT_DATA_LEFT',
-  });
 }

@@ -4,9 +4,9 @@ import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } f
 import { badData, notFound } from '@floe/errors';
 import { tenantLimitsProblems } from '@floe/config';
 import { retentionStreamProblems } from '@floe/query';
-import { createTenant, deleteTenant, getTenant, listTenants, MetaError, updateTenant, type Tenant } from '@floe/meta';
+import { createTenant, deleteTenant, getTenant, listTenants, MetaError, refuseTablesLeftBehind, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
-import { purgeDeleted, refuseTablesLeft } from './tenant-tables.ts';
+import { purgeDeleted } from './tenant-tables.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, labelSchema, ref, tenantIdSchema, tenantParams } from './schemas.ts';
 import { tenantWire } from './wire.ts';
@@ -88,7 +88,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     },
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.create');
-      await refuseTablesLeft(opts.tables, opts.db, req.body.id);
+      await refuseTablesLeftBehind(opts.db, req.body.id);
       const tenant = await createTenant(opts.db, { id: req.body.id, displayName: req.body.display_name, settings: req.body.settings && checkedLimits(req.body.settings) });
       await provisionBestEffort(opts, req.log, tenant.id, tenant.defaultDatasetId ?? 'default');
       return reply.code(201).send(tenantWire(tenant));
