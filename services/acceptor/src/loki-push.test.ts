@@ -17,7 +17,17 @@ describe('Loki push bodies', () => {
       ['{}', /invalid stream labels/],
     ] as const) {
       expect(() => parseLabels(text)).toThrow(message);
+      // A refused label set is refused again, not remembered as a good one.
+      expect(() => parseLabels(text)).toThrow(message);
     }
+  });
+
+  it('parses a label set text once: the same text again is the same (frozen) labels', () => {
+    const text = '{app="cached", env="prod"}';
+    const first = parseLabels(text);
+    expect(parseLabels(text)).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(first).toEqual({ app: 'cached', env: 'prod' });
   });
 
   it('decodes protobuf (as Promtail sends it) and JSON alike', () => {

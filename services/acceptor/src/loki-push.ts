@@ -1,6 +1,7 @@
 import { FloeError } from '@floe/errors';
 import { create, ExportLogsServiceRequestSchema, LokiPushRequestSchema, type ExportLogsServiceRequest } from '@floe/proto';
 import { parseLogQL } from '@floe/query';
+import { Lru } from '@floe/storage';
 import { stringKeyValue, type KeyValueInit } from './attributes.ts';
 import { decodeMessage, parseJsonBody } from './decode.ts';
 
@@ -25,7 +26,7 @@ const LEVEL_LABELS = ['level', 'detected_level'];
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_INGEST_DECODE' });
 
 interface PushStream {
-  labels: Record<string, string>;
+  labels: Readonly<Record<string, string>>;
   entries: Array<{ timeNs: bigint; line: string; metadata: Array<[string, string]> }>;
 }
 
@@ -112,7 +113,22 @@ function recordOf(e: PushStream['entries'][number], level: string) {
  * A stream's label set text, `{app="api", env="prod"}`, read with the LogQL grammar (the same
  * quoting rules); every matcher must be `=`, and a label may appear once.
  */
-export function parseLabels(text: string): Record<string, string> {
+export function parseLabels(text: string): Readonly<Record<string, string>> {
+  const known = PARSED_LABELS.get(text);
+  if (known) return known;
+  const labels = Object.freeze(parseLabelsText(text));
+  PARSED_LABELS.set(text, labels);
+  return labels;
+}
+
+/**
+ * Label sets parsed before, by their text: a push names the same few streams again and again, and
+ * the LogQL parser takes ~16 µs a set (a body of tiny streams held the event loop for seconds).
+ * Bounded by the texts' length (~8 MB of label text).
+ */
+const PARSED_LABELS = new Lru<string, Readonly<Record<string, string>>>(4_000_000, (labels) => Object.entries(labels).reduce((n, [k, v]) => n + k.length + v.length + 8, 64));
+
+function parseLabelsText(text: string): Record<string, string> {
   let expr;
   try {
     expr = parseLogQL(text);
