@@ -42,6 +42,14 @@ describe('token bucket arithmetic', () => {
     expect(refillAndTake(undefined, 0, 1000, limit).result).toEqual({ allowed: true, retryAfterMs: 0, remaining: 0 });
   });
 
+  it('a negative cost gives tokens back, never beyond the burst', () => {
+    let s = refillAndTake(undefined, 0, 3, limit);
+    s = refillAndTake(s.state, 0, -1, limit);
+    expect(s.result).toEqual({ allowed: true, retryAfterMs: 0, remaining: 18 });
+    s = refillAndTake(s.state, 0, -5, limit);
+    expect(s.result.remaining).toBe(20);
+  });
+
   it('memory buckets keep one bucket per key', async () => {
     let now = 0;
     const b = new MemoryTokenBuckets(() => now);
@@ -64,6 +72,14 @@ describe('token buckets in Redis', () => {
     expect(refused.retryAfterMs).toBeGreaterThan(900_000);
     // Another key has its own budget.
     expect((await a.take('tenant-y:ingest', 5, limit)).allowed).toBe(true);
+  });
+
+  it('gives tokens back on a negative cost, never beyond the burst', async () => {
+    const a = new RedisTokenBuckets(client(), prefix);
+    const limit = { ratePerSec: 0.001, burst: 5 };
+    expect((await a.take('give-back', 5, limit)).allowed).toBe(true);
+    expect((await a.take('give-back', -1, limit)).remaining).toBeCloseTo(1);
+    expect((await a.take('give-back', -10, limit)).remaining).toBe(5);
   });
 
   it('refills by the Redis clock', async () => {

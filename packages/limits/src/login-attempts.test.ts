@@ -28,4 +28,30 @@ describe('LoginAttempts', () => {
     expect(await attempts.guard('ann@example.com', wrong)).toBeUndefined();
     await expect(attempts.guard('ann@example.com', right)).rejects.toMatchObject({ kind: 'rate_limited' });
   });
+
+  it('checks no more than five guesses of one account sent all at once; a check that throws costs nothing', async () => {
+    const attempts = new LoginAttempts(new MemoryTokenBuckets(() => 1_000_000));
+    let checks = 0;
+    // Every check waits until all twenty have been let in or refused, as slow password hashes would.
+    let release!: () => void;
+    const allStarted = new Promise<void>((resolve) => (release = resolve));
+    const slowWrong = async () => {
+      checks++;
+      await allStarted;
+      return undefined;
+    };
+    const outcomes = Array.from({ length: 20 }, () => attempts.guard('carl@example.com', slowWrong).then(() => 'checked', (err: { kind?: string }) => err.kind));
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    const settled = await Promise.all(outcomes);
+    expect(settled.filter((o) => o === 'checked')).toHaveLength(5);
+    expect(settled.filter((o) => o === 'rate_limited')).toHaveLength(15);
+    expect(checks).toBe(5);
+
+    const broken = async (): Promise<string | undefined> => {
+      throw new Error('database down');
+    };
+    for (let i = 0; i < 10; i++) await expect(attempts.guard('dora@example.com', broken)).rejects.toThrow('database down');
+    expect(await attempts.guard('dora@example.com', async () => 'dora')).toBe('dora');
+  });
 });

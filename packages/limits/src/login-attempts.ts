@@ -1,5 +1,5 @@
 import { FloeError, retryAfterSeconds } from '@floe/errors';
-import { msUntilTokens, type BucketLimit, type TokenBuckets } from './token-bucket.ts';
+import type { BucketLimit, TokenBuckets } from './token-bucket.ts';
 
 /** Five failed sign-ins of one account within five minutes, as Grafana's brute-force protection allows. */
 export const FAILED_LOGINS: BucketLimit = { burst: 5, ratePerSec: 5 / 300 };
@@ -24,14 +24,22 @@ export class LoginAttempts {
   /** `check` (the password check) for `account`, unless it is locked; an undefined answer counts as a failure. */
   async guard<T>(account: string, check: () => Promise<T | undefined>): Promise<T | undefined> {
     const key = `login:${account.trim().toLowerCase()}`;
-    // A take of nothing is a look: the tokens there now, refilled to this moment.
-    const now = await this.#buckets.take(key, 0, this.#limit);
-    if (now.remaining < 1) {
-      const retryAfterMs = msUntilTokens(1 - now.remaining, this.#limit);
-      throw new FloeError('rate_limited', `too many failed sign-ins for this account; try again in ${retryAfterSeconds(retryAfterMs)} s`, { code: 'FLOE_ERR_LOGIN_LOCKED', retryAfterMs });
+    // Each attempt takes its token before the check rather than after a failure: a look first would
+    // let any number of guesses sent at once all see a full bucket and all be checked. A success
+    // gives its token back, so successes still cost nothing.
+    const taken = await this.#buckets.take(key, 1, this.#limit);
+    if (!taken.allowed) {
+      throw new FloeError('rate_limited', `too many failed sign-ins for this account; try again in ${retryAfterSeconds(taken.retryAfterMs)} s`, { code: 'FLOE_ERR_LOGIN_LOCKED', retryAfterMs: taken.retryAfterMs });
     }
-    const result = await check();
-    if (result === undefined) await this.#buckets.take(key, 1, this.#limit);
+    let result: T | undefined;
+    try {
+      result = await check();
+    } catch (err) {
+      // A check that could not answer (the database down) is no failed guess.
+      await this.#buckets.take(key, -1, this.#limit);
+      throw err;
+    }
+    if (result !== undefined) await this.#buckets.take(key, -1, this.#limit);
     return result;
   }
 }

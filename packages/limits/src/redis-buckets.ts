@@ -21,7 +21,7 @@ end
 local allowed = 0
 local retry = 0
 if tokens >= need then
-  tokens = tokens - need
+  tokens = math.min(burst, tokens - need)
   allowed = 1
 else
   retry = math.ceil((need - tokens) * 1000 / rate)

@@ -2,7 +2,7 @@
  * Token buckets, one per (tenant, dimension): a bucket holds at most `burst` tokens and refills at
  * `ratePerSec`. A request takes `cost` tokens or is refused with the time until it could pass.
  * A cost above the burst is taken as the burst, so one large request passes a full bucket instead
- * of being refused forever.
+ * of being refused forever. A negative cost gives tokens back (never beyond the burst).
  */
 export interface BucketLimit {
   ratePerSec: number;
@@ -27,7 +27,10 @@ export function refillAndTake(state: { tokens: number; last: number } | undefine
   const need = Math.min(cost, limit.burst);
   const elapsed = state ? Math.max(0, now - state.last) : 0;
   const tokens = state ? Math.min(limit.burst, state.tokens + (elapsed * limit.ratePerSec) / 1000) : limit.burst;
-  if (tokens >= need) return { state: { tokens: tokens - need, last: now }, result: { allowed: true, retryAfterMs: 0, remaining: tokens - need } };
+  if (tokens >= need) {
+    const left = Math.min(limit.burst, tokens - need);
+    return { state: { tokens: left, last: now }, result: { allowed: true, retryAfterMs: 0, remaining: left } };
+  }
   return { state: { tokens, last: now }, result: { allowed: false, retryAfterMs: msUntilTokens(need - tokens, limit), remaining: tokens } };
 }
 

@@ -57,6 +57,7 @@ describe.each(BACKENDS)('users, memberships and sessions on %s', (kind) => {
   it.each([
     ['a duplicate email (case-insensitive)', { email: 'ANN@example.com' }, 'conflict'],
     ['a malformed email', { email: 'not-an-email' }, 'bad_data'],
+    ['an email holding a NUL', { email: 'nul\u0000@example.com' }, 'bad_data'],
     ['a short password', { email: 'short@example.com', password: 'abc' }, 'bad_data'],
   ])('refuses %s', async (_n, input, errKind) => {
     await expect(createUser(db, input)).rejects.toMatchObject({ name: 'MetaError', kind: errKind });
@@ -69,6 +70,9 @@ describe.each(BACKENDS)('users, memberships and sessions on %s', (kind) => {
     expect(await checkUserPassword(db, 'carol@example.com', 'wrong-password')).toBeUndefined();
     expect(await checkUserPassword(db, 'nobody@example.com', 'pa55word!')).toBeUndefined();
     expect(await checkUserPassword(db, 'sso@example.com', '')).toBeUndefined();
+    // An address no account can have (the database refuses a NUL) is a wrong one, not an error.
+    expect(await checkUserPassword(db, 'carol\u0000@example.com', 'pa55word!')).toBeUndefined();
+    expect(await getUserByEmail(db, 'carol@example.com\u0000')).toBeUndefined();
     const carol = (await getUserByEmail(db, 'carol@example.com'))!;
     await updateUser(db, carol.id, { disabled: true });
     expect(await checkUserPassword(db, 'carol@example.com', 'pa55word!')).toBeUndefined();

@@ -53,8 +53,9 @@ export function toUser(r: UserRow): User {
 export type { UserRow };
 
 const USER_ID_PATTERN = /^[0-9a-f]{16}$/;
-// Deliberately loose: the address is an identifier here, not a mailbox we deliver to.
-const EMAIL_PATTERN = /^[^\s@]+@[^\s@]+$/;
+// Deliberately loose: the address is an identifier here, not a mailbox we deliver to. Control
+// characters are out: no address holds one, and the database refuses a NUL (a 500 before).
+const EMAIL_PATTERN = /^[^\s@\p{Cc}]+@[^\s@\p{Cc}]+$/u;
 export const EMAIL_MAX_LENGTH = 254;
 
 export const isValidUserId = (id: unknown): id is string => typeof id === 'string' && USER_ID_PATTERN.test(id);

@@ -1,109 +1,13 @@
-import type { Server } from 'node:http';
-import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePorts, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+// The provider only SSO tests need, kept out of the index so other tests do not load it.
+import { TEST_OIDC_CLIENT as CLIENT, ssoSignIn, startTestProvider, type TestAccount } from '../src/oidc-provider.ts';
 
 /**
  * Single sign-on (spec 2, Authentication: SSO rules 1–5; States: SSO provider) against a real
  * OpenID provider on loopback, with the browser flow driven by fetch: Floe's start redirect, the
  * provider's login and consent forms, Floe's callback. Embedded mode.
  */
-/**
- * A real OpenID provider (oidc-provider, the certified Node implementation) on loopback for the
- * SSO tests, with its development login and consent pages, and a browser driven by fetch.
- */
-interface TestAccount {
-  email: string;
-  email_verified: boolean;
-  name?: string;
-  groups: string[];
-}
-
-const CLIENT = { id: 'floe-test', secret: 'test-client-secret-0123456789abcdef' };
-
-async function startTestProvider(port: number, redirectUris: string[], accounts: Map<string, TestAccount>): Promise<{ issuer: string; stop(): Promise<void> }> {
-  const issuer = `http://127.0.0.1:${port}`;
-  const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT.id, client_secret: CLIENT.secret, redirect_uris: redirectUris, grant_types: ['authorization_code'], response_types: ['code'] }],
-    // groups rides with the profile scope: Floe asks only for openid, email and profile.
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], profile: ['name', 'groups'] },
-    findAccount: async (_ctx, id) => {
-      const a = accounts.get(id);
-      return a ? { accountId: id, claims: async () => ({ sub: id, ...a }) } : undefined;
-    },
-    features: { devInteractions: { enabled: true } },
-    cookies: { keys: ['test-cookie-key'] },
-  });
-  const server: Server = provider.listen(port, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
-  return { issuer, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
-}
-
-/** A cookie jar per origin, as much of one as these flows need. */
-class Jar {
-  private readonly byOrigin = new Map<string, Map<string, string>>();
-  header(url: URL) {
-    const c = this.byOrigin.get(url.origin);
-    return c ? [...c].map(([k, v]) => `${k}=${v}`).join('; ') : '';
-  }
-  store(url: URL, res: Response) {
-    const c = this.byOrigin.get(url.origin) ?? new Map<string, string>();
-    this.byOrigin.set(url.origin, c);
-    for (const line of res.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const eq = pair!.indexOf('=');
-      const [k, v] = [pair!.slice(0, eq).trim(), pair!.slice(eq + 1).trim()];
-      if (/max-age=0|expires=thu, 01 jan 1970/i.test(line) || v === '') c.delete(k);
-      else c.set(k, v);
-    }
-  }
-}
-
-interface SsoResult {
-  /** Floe's answer to the callback. */
-  status: number;
-  location: string | null;
-  body: any;
-  /** `floe_session=<token>` when Floe signed the user in. */
-  sessionCookie: string | undefined;
-}
-
-/**
- * Signs `accountId` in through Floe's SSO start, the provider's login and consent forms and
- * Floe's callback, following every redirect by hand and carrying cookies, as a browser would.
- */
-async function ssoSignIn(routerUrl: string, accountId: string): Promise<SsoResult> {
-  const jar = new Jar();
-  let url = new URL(`${routerUrl}/ui/session/oidc/start`);
-  let init: RequestInit = {};
-  for (let hop = 0; hop < 20; hop++) {
-    const res = await fetch(url, { ...init, redirect: 'manual', headers: { ...(init.headers as Record<string, string>), cookie: jar.header(url) } });
-    jar.store(url, res);
-    if (url.pathname === '/ui/session/oidc/callback' || (url.pathname === '/ui/session/oidc/start' && res.status !== 302)) {
-      const text = await res.text();
-      const floe = jar.header(new URL(routerUrl)).split('; ').find((c) => c.startsWith('floe_session='));
-      return { status: res.status, location: res.headers.get('location'), body: text ? JSON.parse(text) : undefined, sessionCookie: floe };
-    }
-    if (res.status >= 300 && res.status < 400) {
-      url = new URL(res.headers.get('location')!, url);
-      init = {};
-      continue;
-    }
-    const html = await res.text();
-    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
-    const prompt = /name="prompt" value="([^"]+)"/.exec(html)?.[1];
-    if (res.status !== 200 || !action || !prompt) throw new Error(`unexpected provider page ${res.status} at ${url.href}: ${html.slice(0, 300)}`);
-    const form = new URLSearchParams({ prompt });
-    if (prompt === 'login') {
-      form.set('login', accountId);
-      form.set('password', 'any');
-    }
-    url = new URL(action, url);
-    init = { method: 'POST', body: form.toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } };
-  }
-  throw new Error('too many redirects');
-}
-
 const api = async (routerUrl: string, method: string, path: string, c: { key?: string; cookie?: string; body?: unknown } = {}) => {
   const headers: Record<string, string> = {};
   if (c.key) headers.authorization = `Bearer ${c.key}`;

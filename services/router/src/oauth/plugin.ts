@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ManagementAuthDeps, ResolvedSession } from '@floe/auth';
-import { FloeError, forbidden, unauthorized } from '@floe/errors';
+import { FloeError, forbidden, toHttp, unauthorized } from '@floe/errors';
 import {
   MAX_REDIRECT_URIS,
   createOAuthRequest,
@@ -20,6 +20,7 @@ import {
   type MembershipRole,
   type OAuthClient,
 } from '@floe/meta';
+import { asFloeError } from '@floe/runtime';
 import { ERROR_RESPONSES } from '../management/schemas.ts';
 import { acceptFormBodies } from '../request-params.ts';
 import { readSessionCookie } from '../session/cookie.ts';
@@ -62,6 +63,26 @@ class OAuthError extends Error {
     this.description = description;
     this.status = status;
   }
+}
+
+/**
+ * The endpoints only OAuth clients call, with the error code of a request they refuse. A client
+ * library reads `error` from every refusal there, so one of the framework's (a body too large, a
+ * content type it cannot parse, malformed JSON) is answered in that shape too.
+ */
+const PROTOCOL_ROUTES: Record<string, { error: string; contentTypes: string }> = {
+  '/oauth/token': { error: 'invalid_request', contentTypes: 'application/x-www-form-urlencoded or application/json' },
+  '/oauth/revoke': { error: 'invalid_request', contentTypes: 'application/x-www-form-urlencoded or application/json' },
+  '/oauth/register': { error: 'invalid_client_metadata', contentTypes: 'application/json' },
+};
+
+function protocolRefusal(route: string | undefined, err: unknown): OAuthError | undefined {
+  const endpoint = route === undefined ? undefined : PROTOCOL_ROUTES[route];
+  if (!endpoint) return undefined;
+  const http = toHttp(asFloeError(err));
+  if (http.unexpected || http.status >= 500) return undefined;
+  const description = http.body.errorType === 'unsupported_media_type' ? `unsupported Content-Type (send ${endpoint.contentTypes})` : http.body.error;
+  return new OAuthError(endpoint.error, description, http.status);
 }
 
 const grantable = (role: MembershipRole, requested: readonly string[]) => requested.filter((s) => ROLE_SCOPES[role].includes(s));
@@ -111,9 +132,10 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
   const issuer = opts.publicUrl.replace(/\/+$/, '');
   const consentUrl = opts.consentUrl || `${issuer}/oauth/consent`;
 
-  app.setErrorHandler((err, _req, reply) => {
-    if (err instanceof OAuthError) {
-      return reply.code(err.status).header('cache-control', 'no-store').type('application/json').send({ error: err.error, error_description: err.description });
+  app.setErrorHandler((err, req, reply) => {
+    const oauth = err instanceof OAuthError ? err : protocolRefusal(req.routeOptions.url, err);
+    if (oauth) {
+      return reply.code(oauth.status).header('cache-control', 'no-store').type('application/json').send({ error: oauth.error, error_description: oauth.description });
     }
     throw err;
   });
@@ -146,12 +168,13 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
   app.get('/.well-known/oauth-protected-resource', { ...discovery, schema: { ...discovery.schema, operationId: 'get_oauth_resource_metadata', summary: 'Protected resource metadata of /mcp (RFC 9728)' } }, async () => resourceMetadata);
   app.get('/.well-known/oauth-protected-resource/mcp', { ...discovery, schema: { ...discovery.schema, operationId: 'get_oauth_mcp_resource_metadata', summary: 'Protected resource metadata of /mcp (RFC 9728, path form)' } }, async () => resourceMetadata);
 
-  app.post<{ Body: Record<string, unknown> | undefined }>(
+  app.post<{ Body: Record<string, unknown> | URLSearchParams | undefined }>(
     '/oauth/register',
     { config: { public: true }, schema: { operationId: 'register_oauth_client', summary: 'Dynamic client registration (RFC 7591): public clients with PKCE', tags: ['oauth'], security: [] } },
     async (req, reply) => {
       const body = req.body;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object');
+      // A form body parses (the token endpoint takes forms) but registration is JSON only (RFC 7591 §3.1).
+      if (typeof body !== 'object' || body === null || Array.isArray(body) || body instanceof URLSearchParams) throw new OAuthError('invalid_client_metadata', 'the body must be a JSON object');
       const uris = body.redirect_uris;
       if (!Array.isArray(uris) || uris.length === 0 || uris.length > MAX_REDIRECT_URIS || !uris.every((u) => typeof u === 'string' && u.length <= MAX_PARAM_CHARS)) {
         throw new OAuthError('invalid_redirect_uri', `redirect_uris must list 1 to ${MAX_REDIRECT_URIS} URIs`);
@@ -169,8 +192,9 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
       const responses = body.response_types ?? ['code'];
       if (!Array.isArray(responses) || !responses.every((r) => r === 'code')) throw new OAuthError('invalid_client_metadata', 'response_types may hold code only');
       const name = body.client_name ?? 'unnamed client';
-      if (typeof name !== 'string' || name.length === 0 || name.length > 100 || /[\u0000-\u001f\u007f]/.test(name)) {
-        throw new OAuthError('invalid_client_metadata', 'client_name must be 1 to 100 characters without control characters');
+      // The consent page shows the name: a bidirectional override could make it read as another's.
+      if (typeof name !== 'string' || name.length === 0 || name.length > 100 || /[\p{Cc}\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/u.test(name)) {
+        throw new OAuthError('invalid_client_metadata', 'client_name must be 1 to 100 characters without control or bidirectional formatting characters');
       }
       const client = await registerOAuthClient(opts.db, { name, redirectUris: uris as string[] });
       return reply.code(201).header('cache-control', 'no-store').send({

@@ -14,6 +14,11 @@ describe('redirect URIs a client may register', () => {
     ['myapp:/cb', 'private-use'],
     ['/relative', 'absolute'],
     ['', 'absolute'],
+    // The parser would drop the tab: the stored URI and the one browsers go to would differ.
+    ['https://good.exa\tmple/cb', 'whitespace'],
+    ['https://app.example/cb\n', 'whitespace'],
+    ['https://app.example/cb\u0000', 'control'],
+    [' https://app.example/cb', 'whitespace'],
   ])('refuses %s', (uri, why) => {
     expect(redirectUriProblem(uri)).toContain(why);
   });

@@ -6,6 +6,9 @@
  * The answer is the reason a URI is refused, or undefined.
  */
 export function redirectUriProblem(uri: string): string | undefined {
+  // The URL parser drops tabs and newlines inside a URI, so the one stored would not be the one
+  // a browser is sent to; and the database cannot store a NUL.
+  if (/[\p{Cc}\s]/u.test(uri)) return 'must not contain whitespace or control characters';
   let u: URL;
   try {
     u = new URL(uri);

@@ -39,6 +39,11 @@ export function mappedRoles(groups: readonly string[], mappings: OidcLoginRules[
 // eslint-disable-next-line no-control-regex
 const printable = (s: string) => s.replace(/[\u0000-\u001f\u007f]/g, '');
 const domainOf = (email: string) => email.slice(email.lastIndexOf('@') + 1).toLowerCase();
+/**
+ * OpenID Connect Core §2 allows a subject of at most 255 ASCII characters. Non-ASCII ones are let
+ * through for providers that bend that, control characters are not: the database refuses a NUL.
+ */
+const SUBJECT = /^[^\p{Cc}]{1,255}$/u;
 
 /**
  * Applies spec 2's SSO rules 1–3 and returns the user to sign in, or undefined to refuse. Every
@@ -56,6 +61,7 @@ export async function signInWithOidc(db: Db, rules: OidcLoginRules, id: OidcIden
     log.info({ issuer: id.issuer, subject: id.subject, reason }, 'SSO sign-in refused');
     return undefined;
   };
+  if (!SUBJECT.test(id.subject)) return refuse('subject is not 1 to 255 characters without control characters');
   let user = await getUserByOidcIdentity(db, id.issuer, id.subject);
   if (!user) {
     if (!id.email || !id.emailVerified) return refuse('no verified email');
