@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { connect as connectHttp2 } from 'node:http2';
+import { connect as connectHttp2, constants } from 'node:http2';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { servePortOverHttp2 } from './http2-port.ts';
@@ -47,6 +47,29 @@ describe('servePortOverHttp2', () => {
           req.end(body);
         });
       expect(await Promise.all([request('/one'), request('/two', 'x'.repeat(70_000))])).toEqual(['http/2.0 GET /one 0', 'http/2.0 POST /two 70000']);
+    } finally {
+      session.close();
+    }
+  });
+
+  it("resets an HTTP/2 request whose body has not all come by the server's request timeout, as HTTP/1.1 closes one", async () => {
+    const session = connectHttp2(`http://127.0.0.1:${port}`);
+    try {
+      const stalled = session.request({ ':method': 'POST', ':path': '/slow' });
+      stalled.on('error', () => undefined);
+      stalled.write('x');
+      await new Promise((r) => stalled.on('close', r));
+      expect(stalled.rstCode).toBe(constants.NGHTTP2_CANCEL);
+      // The session itself goes on.
+      const fine = await new Promise<string>((resolve, reject) => {
+        const req = session.request({ ':path': '/after' });
+        let got = '';
+        req.on('data', (c: Buffer) => (got += c.toString()));
+        req.on('end', () => resolve(got));
+        req.on('error', reject);
+        req.end();
+      });
+      expect(fine).toBe('http/2.0 GET /after 0');
     } finally {
       session.close();
     }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
-import { createServer as createHttp2Server, type Http2Session } from 'node:http2';
+import { constants as http2Constants, createServer as createHttp2Server, type Http2ServerRequest, type Http2Session } from 'node:http2';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { Server as TlsServer, type TLSSocket } from 'node:tls';
@@ -23,7 +23,10 @@ const HTTP2_IDLE_MS = 5 * 60_000;
 export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: IncomingMessage, res: ServerResponse) => void): { stop(graceMs?: number): Promise<void> } {
   // The TLS is the HTTP/1.1 server's; the HTTP/2 one only ever sees plaintext sockets handed to it.
   // Streams per connection bounded as HTTP/2 servers commonly do (Node's own default is 2^32-1).
-  const h2 = createHttp2Server({ settings: { maxConcurrentStreams: 128 } }, (req, res) => route(req as unknown as IncomingMessage, res as unknown as ServerResponse));
+  const h2 = createHttp2Server({ settings: { maxConcurrentStreams: 128 } }, (req, res) => {
+    limitRequestTime(req, http.requestTimeout);
+    route(req as unknown as IncomingMessage, res as unknown as ServerResponse);
+  });
   const sessions = new Set<Http2Session>();
   h2.on('session', (session) => {
     sessions.add(session);
@@ -92,4 +95,18 @@ export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: 
     socket.on('data', decide);
   });
   return handle;
+}
+
+/**
+ * HTTP/1.1's requestTimeout for an HTTP/2 request: one not all received by then has its stream
+ * reset. The session's idle timeout alone would let a client that sends a byte now and then hold
+ * its streams open for ever.
+ */
+function limitRequestTime(req: Http2ServerRequest, ms: number): void {
+  if (!ms || req.stream.endAfterHeaders) return;
+  const timer = setTimeout(() => {
+    if (!req.complete) req.stream.close(http2Constants.NGHTTP2_CANCEL);
+  }, ms);
+  timer.unref();
+  req.stream.once('close', () => clearTimeout(timer));
 }

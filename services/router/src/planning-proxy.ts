@@ -85,7 +85,8 @@ export const planningProxyPlugin: FastifyPluginAsync<PlanningProxyOptions> = asy
     if (!base) throw new FloeError('not_found', 'no such endpoint');
     const headers = new Headers();
     for (const [name, value] of Object.entries(req.headers)) {
-      if (value === undefined || NOT_FORWARDED.has(name)) continue;
+      // HTTP/2's pseudo-headers (:method, :path, …) are the request line, not headers to copy.
+      if (value === undefined || NOT_FORWARDED.has(name) || name.startsWith(':')) continue;
       headers.set(name, Array.isArray(value) ? value.join(', ') : value);
     }
     const target = targetOf(base, req.url);

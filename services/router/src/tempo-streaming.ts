@@ -9,7 +9,7 @@ import type { Logger } from '@floe/telemetry';
 import { rowsOf } from './logquery/results.ts';
 import type { QuerierClient } from './querier-client.ts';
 import type { QueryBudget } from './query-budget.ts';
-import { headerValue } from '@floe/runtime';
+import { asFloeError, headerValue } from '@floe/runtime';
 
 /**
  * Tempo's streaming search on the router's own port (reference/api-contracts.md S6): with its
@@ -49,11 +49,20 @@ export async function tempoStreamingRoutes(app: FastifyInstance, opts: TempoStre
     const table = await opts.querier.query(creds, { sql: plan.sql, params: plan.params, hints: plan.hints }, Math.max(1, Math.min(opts.queryTimeoutMs, callerMs)));
     return tempoSearchResponse(traceSearchResults(ir, rowsOf(table)));
   };
+  // A gRPC client reads the outcome from the grpc-status trailer: an HTTP status (a body over the
+  // size limit is refused before the handler runs) would reach it as UNKNOWN.
+  app.setErrorHandler((err, req, reply) => {
+    if (!isGrpcCall(req)) throw err;
+    void reply.hijack();
+    const g = toGrpc(asFloeError(err));
+    if (g.unexpected) opts.log.error({ err }, 'StreamingQuerier call failed');
+    respond(reply.raw as unknown as Http2ServerResponse, g.code, g.details);
+  });
   app.post(`${SERVICE_PATH}/Search`, async (req, reply) => {
     const res = grpcResponseOf(req, reply);
     if (!res) return;
     try {
-      const request = fromBinary(TempoSearchRequestSchema, grpcMessage(req.body));
+      const request = searchRequestOf(req.body);
       const get = withScopeOrgId((name) => headerValue(req.headers, name));
       const answer = await search(get, request, grpcTimeoutMs(headerValue(req.headers, 'grpc-timeout')) ?? Infinity);
       const message = toBinary(TempoSearchResponseSchema, answer);
@@ -75,9 +84,11 @@ export async function tempoStreamingRoutes(app: FastifyInstance, opts: TempoStre
 
 const GRPC_UNIMPLEMENTED = 12;
 
+const isGrpcCall = (req: FastifyRequest) => req.raw.httpVersionMajor === 2 && GRPC_CONTENT_TYPE.test(req.headers['content-type'] ?? '');
+
 /** The call's HTTP/2 response, the reply left to it; or undefined after answering a call it cannot take. */
 function grpcResponseOf(req: FastifyRequest, reply: FastifyReply): Http2ServerResponse | undefined {
-  if (req.raw.httpVersionMajor !== 2 || !GRPC_CONTENT_TYPE.test(req.headers['content-type'] ?? '')) {
+  if (!isGrpcCall(req)) {
     throw new FloeError('unsupported_media_type', 'gRPC calls are HTTP/2 requests of content type application/grpc');
   }
   void reply.hijack();
@@ -96,6 +107,16 @@ function respond(res: Http2ServerResponse, code: number, details: string, messag
   res.addTrailers(code === 0 ? { 'grpc-status': '0' } : { 'grpc-status': String(code), 'grpc-message': encodeURIComponent(details) });
   if (message) res.end(message);
   else res.end();
+}
+
+/** The request message; bytes that are not a SearchRequest are the caller's mistake, not Floe's. */
+export function searchRequestOf(body: unknown): TempoSearchRequest {
+  const message = grpcMessage(body);
+  try {
+    return fromBinary(TempoSearchRequestSchema, message);
+  } catch (err) {
+    throw new FloeError('bad_data', `the request is not a tempopb.SearchRequest: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** The one message of a unary request body: a 5-byte prefix (compressed flag, length) and the bytes. */

@@ -20,6 +20,10 @@ describe('parseTime (Loki rules: ≤10 characters are seconds, longer are nanose
     expect(parseTime('end', undefined, 42n)).toBe(42n);
     expect(() => parseTime('end', 'yesterday', 0n)).toThrow(/invalid end: cannot parse "yesterday"/);
     expect(() => parseTime('end', '2023-13-45', 0n)).toThrow(/invalid end/);
+    for (const rolledOver of ['2026-02-31T00:00:00Z', '2026-01-01T25:00:00Z', '2026-01-01T00:61:00Z', '2026-01-01T00:00:61Z', '2026-13-01T00:00:00Z', '2026-01-01T00:00:00+99:99']) {
+      expect(() => parseTime('end', rolledOver, 0n), rolledOver).toThrow(/invalid end: cannot parse/);
+    }
+    expect(parseTime('end', '2024-02-29T23:59:59+23:59', 0n)).toBe(1_709_164_859_000_000_000n);
     expect(() => parseTime('end', '1'.repeat(25), 0n)).toThrow(/out of range/);
   });
 });

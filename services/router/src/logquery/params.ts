@@ -44,7 +44,11 @@ export function parseTime(name: string, raw: string | undefined, fallback: bigin
   if (m) {
     const [, y, mo, d, h, mi, s, frac, zone] = m;
     const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
-    if (Number.isFinite(ms)) {
+    // Date.UTC rolls fields over (Feb 31 is Mar 3, hour 25 the next day); Go's time.Parse, as Loki reads it, refuses them.
+    const t = new Date(ms);
+    const exact = t.getUTCFullYear() === Number(y) && t.getUTCMonth() === Number(mo) - 1 && t.getUTCDate() === Number(d) && t.getUTCHours() === Number(h) && t.getUTCMinutes() === Number(mi) && t.getUTCSeconds() === Number(s);
+    const zoneValid = zone!.length === 1 || (Number(zone!.slice(1, 3)) <= 23 && Number(zone!.slice(4, 6)) <= 59);
+    if (Number.isFinite(ms) && exact && zoneValid) {
       let offsetMin = 0;
       if (zone !== 'Z' && zone !== 'z') offsetMin = (zone!.startsWith('-') ? -1 : 1) * (Number(zone!.slice(1, 3)) * 60 + Number(zone!.slice(4, 6)));
       return (BigInt(ms) - BigInt(offsetMin) * 60_000n) * 1_000_000n + BigInt(((frac ?? '') + '000000000').slice(0, 9));

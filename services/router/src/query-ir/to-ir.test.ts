@@ -87,6 +87,11 @@ describe('Query IR JSON → IR', () => {
     ['event attributes: 501', () => spanFieldOf('event.x', 'conditions[0].field'), 'not_implemented', 'body.conditions[0].field'],
     ['a profile selector without a type', () => profileSelectionOf({ source: 'profiles', range, selector: '{service_name="a"}' }), 'bad_data', 'body.selector'],
     ['a zero step', () => metricGridOf({ source: 'metrics', range, promql: 'up', step: '0s' }), 'bad_data', 'body.step'],
+    ['an end past int64 nanoseconds', () => rangeOf({ start: range.start, end: '9999-12-31T23:59:59Z' }), 'bad_data', 'body.range.end'],
+    ['a start before int64 nanoseconds', () => rangeOf({ start: '-9999999999999999999', end: range.end }), 'bad_data', 'body.range.start'],
+    ['an unbalanced stream regex', () => logSelectOf({ source: 'logs', range, streams: [{ label: 'a', op: '=~', value: '(' }] }), 'bad_data', 'body.streams[0].value'],
+    ['a line regex with a backreference', () => logSelectOf({ source: 'logs', range, filters: [{ type: 'line', op: 'contains', value: '(' }, { type: 'line', op: 'not_match', value: '(a)\\1' }] }), 'bad_data', 'body.filters[1].value'],
+    ['a label regex with lookahead', () => logSelectOf({ source: 'logs', range, filters: [{ type: 'label', label: 'x', op: '!~', value: '(?=a)' }] }), 'bad_data', 'body.filters[0].value'],
   ])('%s → %s naming the field', (_name, f, kind, field) => {
     const e = failure(f);
     expect(e?.kind).toBe(kind);

@@ -3,6 +3,7 @@ import {
   KIND_KEYWORDS,
   STATUS_KEYWORDS,
   parseTypedProfileSelector,
+  re2Source,
   type LabelMatch,
   type LabelPredicate,
   type LogSelect,
@@ -38,11 +39,33 @@ export const DEFAULT_PROFILE_LIST = 100;
 
 /** `range` as a half-open range: RFC 3339, unix nanoseconds or unix seconds (Loki's reading, shared with /logquery). */
 export function rangeOf(range: RangeJson): TimeRange {
-  const startNs = parseTime('body.range.start', range.start, 0n);
-  const endNs = parseTime('body.range.end', range.end, 0n);
+  const startNs = inInt64('range.start', parseTime('body.range.start', range.start, 0n));
+  const endNs = inInt64('range.end', parseTime('body.range.end', range.end, 0n));
   if (endNs <= startNs) throw bad('range.end', 'must be after range.start');
   return { startNs, endNs };
 }
+
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+
+/** Stored times are int64 nanoseconds (years 1677 to 2262); a time past them has no query, so it is named rather than handed to SQL. */
+function inInt64(field: string, ns: bigint): bigint {
+  if (ns < INT64_MIN || ns > INT64_MAX) throw bad(field, 'is out of range: times are int64 unix nanoseconds, between the years 1677 and 2262');
+  return ns;
+}
+
+/** RE2 is what the querier runs; a pattern it refuses is named here rather than surfacing as the engine's message. */
+function checkedRegex(pattern: string, at: string): string {
+  try {
+    re2Source(pattern);
+  } catch (err) {
+    throw bad(at, `is not a valid RE2 regular expression: ${(err as Error).message}`);
+  }
+  return pattern;
+}
+
+const REGEX_OPS = new Set(['=~', '!~', 'match', 'not_match']);
+const regexChecked = (op: string, value: string, at: string) => (REGEX_OPS.has(op) ? checkedRegex(value, at) : value);
 
 /** A log selection; `limit + 1` rows are read so the answer can tell a cut result from a complete one. */
 export function logSelectOf(q: LogsQuery): LogSelect {
@@ -50,7 +73,7 @@ export function logSelectOf(q: LogsQuery): LogSelect {
     kind: 'log_select',
     table: 'logs',
     range: rangeOf(q.range),
-    streams: (q.streams ?? []).map((m) => ({ label: m.label, op: m.op, value: m.value })),
+    streams: (q.streams ?? []).map((m, i) => ({ label: m.label, op: m.op, value: regexChecked(m.op, m.value, `streams[${i}].value`) })),
     filters: (q.filters ?? []).map((f, i) => rowFilterOf(f, `filters[${i}]`)),
     direction: q.direction ?? 'backward',
     limit: (q.limit ?? DEFAULT_LOG_LIMIT) + 1,
@@ -62,7 +85,7 @@ const NUMERIC_OPS = new Set(['>', '>=', '<', '<=', '==']);
 function rowFilterOf(f: NonNullable<LogsQuery['filters']>[number], at: string): RowFilter {
   if (f.type === 'line') {
     if (typeof f.value !== 'string') throw bad(`${at}.value`, 'must be a string for a line filter');
-    return { kind: 'line', line: { op: f.op as 'contains' | 'not_contains' | 'match' | 'not_match', values: [f.value] } };
+    return { kind: 'line', line: { op: f.op as 'contains' | 'not_contains' | 'match' | 'not_match', values: [regexChecked(f.op, f.value, `${at}.value`)] } };
   }
   if (f.label === undefined) throw bad(`${at}`, "must have required property 'label'");
   return { kind: 'labels', predicate: labelPredicateOf(f.label, f.op, f.value, at) };
@@ -76,7 +99,7 @@ function labelPredicateOf(label: string, op: string, value: string | number, at:
   }
   if (NUMERIC_OPS.has(op)) throw bad(`${at}.value`, `must be a number for ${op}`);
   if (!['=', '!=', '=~', '!~'].includes(op)) throw bad(`${at}.op`, `${op} is not a line operator for a label`);
-  const match: LabelMatch = { label, op: op as LabelMatch['op'], value };
+  const match: LabelMatch = { label, op: op as LabelMatch['op'], value: regexChecked(op, value, `${at}.value`) };
   return { kind: 'match', match };
 }
 
