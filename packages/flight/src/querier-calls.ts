@@ -11,12 +11,13 @@ import { toMetadata } from './grpc-call.ts';
  * check tickets and fail alike.
  *
  * `metadata` holds what the gRPC metadata does (authorization, x-tenant-id, x-dataset-id,
- * x-floe-start-ns, x-floe-end-ns); `deadlineMs` is the caller's time left. Failures reject as a
- * gRPC call does: an Error with the status `code` and its `details`.
+ * x-floe-start-ns, x-floe-end-ns); `deadlineMs` is the caller's time left; `signal` aborts when
+ * the caller went away (a query still waiting for its turn never runs, a running one stops).
+ * Failures reject as a gRPC call does: an Error with the status `code` and its `details`.
  */
 export interface QuerierCalls {
-  doGet(metadata: Readonly<Record<string, string>>, ticket: Uint8Array, deadlineMs: number): Promise<Table>;
-  findTraceById(metadata: Readonly<Record<string, string>>, traceId: Uint8Array, deadlineMs: number): Promise<TempoTraceByIDResponse>;
+  doGet(metadata: Readonly<Record<string, string>>, ticket: Uint8Array, deadlineMs: number, signal?: AbortSignal): Promise<Table>;
+  findTraceById(metadata: Readonly<Record<string, string>>, traceId: Uint8Array, deadlineMs: number, signal?: AbortSignal): Promise<TempoTraceByIDResponse>;
 }
 
 /**

@@ -320,4 +320,29 @@ describe('hostile Flight clients (embedded)', () => {
     expect(Buffer.from(fromBinary(FlightSchemaResultSchema, schema.messages[0]!).schema).toString('latin1')).toContain('name');
     expect(await status()).toMatchObject({ running: 0, queued: 0 });
   }, 120_000);
+  it("drops a router query from the querier queue when its HTTP client goes away (the router hands the querier the request's signal)", async () => {
+    const caller = new AbortController();
+    const slow = failure(sql(SLOW, acme, 'acme', caller.signal));
+    await waitFor('the slot taken', async () => ((await status()).running === 1 ? true : undefined), 20_000, 20);
+    // A trace search through the router, which waits behind the running query; then its client leaves.
+    const client = new AbortController();
+    const search = fetch(`${floe.routerUrl}/tracequery/api/search?limit=1`, { headers: { authorization: `Bearer ${acme}`, 'x-tenant-id': 'acme' }, signal: client.signal }).then(
+      (r) => r.status,
+      (e: Error) => e.name,
+    );
+    await waitFor('the search waiting', async () => ((await status()).queued === 1 ? true : undefined), 20_000, 20);
+    client.abort();
+    expect(await search).toBe('AbortError');
+    // Before, it kept its place until the running query ended (here: never, before its caller cancels).
+    await waitFor('the search gone from the queue', async () => {
+      const s = await status();
+      return s.running === 1 && s.queued === 0 ? true : undefined;
+    }, 20_000, 20);
+    caller.abort();
+    expect((await slow).code).toBe(grpc.status.CANCELLED);
+    await waitFor('nothing running or waiting', async () => {
+      const s = await status();
+      return s.running === 0 && s.queued === 0 ? true : undefined;
+    }, 20_000, 50);
+  }, 120_000);
 });

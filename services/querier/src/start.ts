@@ -139,7 +139,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log, schedule });
   // The same calls for a router in this process.
   const inProcess: QuerierCalls = {
-    doGet: (metadata, ticket, deadlineMs) => doGet((name) => metadata[name], ticket, deadlineMs),
+    doGet: (metadata, ticket, deadlineMs, signal) => doGet((name) => metadata[name], ticket, deadlineMs, signal),
     findTraceById: (metadata, traceId, deadlineMs) => findTrace((name) => metadata[name], traceId, deadlineMs),
   };
 

@@ -5,7 +5,7 @@ import { toHttp } from '@floe/errors';
 import type { Db } from '@floe/meta';
 import { httpFrameworkLogging, httpServerMetrics, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
-import { authPlugin } from './auth-plugin.ts';
+import { authPlugin, watchCallerGone } from './auth-plugin.ts';
 import type { TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { asFloeError, clientErrorHandler, headerValue, parseJsonBody, validationError } from '@floe/runtime';
@@ -121,6 +121,7 @@ export async function buildApp(opts: AppOptions) {
     void reply.code(out.status).headers(out.headers).type('application/json').send(out.body);
   };
   app.setErrorHandler(sendError);
+  app.addHook('onRequest', async (req, reply) => watchCallerGone(req, reply));
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send({ status: 'error', errorType: 'not_found', error: 'no such endpoint' });
   });

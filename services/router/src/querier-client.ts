@@ -35,6 +35,8 @@ export interface CallerCredentials {
   asService?: boolean;
   /** The router's span of the request (W3C traceparent), which the querier's span continues. */
   traceparent?: string;
+  /** Aborts when the caller went away: the querier drops or stops the work (requestSignal). */
+  signal?: AbortSignal;
 }
 
 /** The credentials of the router's own reads of a tenant's dataset (the ruler's queries). */
@@ -94,8 +96,8 @@ export function createQuerierClient(urls: () => readonly string[], internalKey =
   };
   return clientOver(
     {
-      doGet: async (metadata, ticket, deadlineMs) => flightDoGet({ url: pick(), ticket, metadata, deadlineMs }),
-      findTraceById: async (metadata, traceId, deadlineMs) => findTraceById({ url: pick(), traceId, metadata, deadlineMs }),
+      doGet: async (metadata, ticket, deadlineMs, signal) => flightDoGet({ url: pick(), ticket, metadata, deadlineMs, ...(signal ? { signal } : {}) }),
+      findTraceById: async (metadata, traceId, deadlineMs, signal) => findTraceById({ url: pick(), traceId, metadata, deadlineMs, ...(signal ? { signal } : {}) }),
     },
     internalKey,
   );
@@ -112,8 +114,8 @@ export function createInProcessQuerierClient(querier: QuerierCalls, internalKey 
 
 function clientOver(calls: QuerierCalls, internalKey: string): QuerierClient {
   return {
-    query: async (creds, req, deadlineMs) => calls.doGet(callerMetadata(creds, internalKey), ticketOf(creds, req, internalKey), deadlineMs).catch(rethrowFromQuerier),
-    traceById: async (creds, req, deadlineMs) => calls.findTraceById(traceMetadata(creds, req, internalKey), Buffer.from(req.traceId, 'hex'), deadlineMs).catch(rethrowFromQuerier),
+    query: async (creds, req, deadlineMs) => calls.doGet(callerMetadata(creds, internalKey), ticketOf(creds, req, internalKey), deadlineMs, creds.signal).catch(rethrowFromQuerier),
+    traceById: async (creds, req, deadlineMs) => calls.findTraceById(traceMetadata(creds, req, internalKey), Buffer.from(req.traceId, 'hex'), deadlineMs, creds.signal).catch(rethrowFromQuerier),
   };
 }
 
