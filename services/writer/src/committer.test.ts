@@ -8,7 +8,7 @@ import { migrate, openDb, type Db } from '@floe/meta';
 import { ColumnBatchBuilder, ParquetWriter, WalAppender, createObjectStore, formatSegmentKey, listSegments, newRecordId, readColumnBatch, type ObjectStore } from '@floe/storage';
 import { metricsTable, tracesTable } from '@floe/schema';
 import { silentLogger } from '@floe/telemetry';
-import { Committer } from './committer.ts';
+import { Committer, TablesNotCommittedError } from './committer.ts';
 import { CATALOG_NAME, WAREHOUSE_PREFIX } from './tables.ts';
 
 /** The writer's exactly-once rule, on a real PGlite catalog and a real directory store. */
@@ -335,6 +335,74 @@ describe('Committer', () => {
     expect((await listSegments(store)).map((s) => s.key)).toEqual(keys.slice(1));
     expect((await committer().round()).segments).toBe(2);
     expect(await storedIds('share')).toEqual([71, 72, 73]);
+    await wal.close();
+  });
+
+  it('a table whose commits fail waits out its own back-off; the other tables commit every round meanwhile', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-broken' });
+    await append(wal, 'brk', [80], 490_000);
+    await append(wal, 'okco', [81], 490_000);
+    // The real catalog, but commits to one tenant's table fail as with damaged metadata.
+    let broken = true;
+    let brokenAttempts = 0;
+    const flaky = new Proxy(catalog, {
+      get: (target, prop) => {
+        const v: unknown = Reflect.get(target, prop, target);
+        if (prop !== 'appendFiles') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        return (handle: { metadata: { location: string } }, ...rest: unknown[]) => {
+          if (broken && handle.metadata.location.includes('/brk/')) {
+            brokenAttempts++;
+            return Promise.reject(new Error('table metadata is not valid JSON'));
+          }
+          return (v as (...a: unknown[]) => unknown).call(target, handle, ...rest);
+        };
+      },
+    });
+    const c = new Committer({ store, catalog: flaky, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, tableRetryBaseMs: 60_000 });
+    await expect(c.round()).rejects.toBeInstanceOf(TablesNotCommittedError);
+    expect(await storedIds('okco')).toEqual([81]);
+    expect(brokenAttempts).toBe(1);
+
+    await append(wal, 'okco', [82], 490_000);
+    // Within the broken table's back-off: not tried again, and the round is not a failure.
+    expect(await c.round()).toMatchObject({ commits: 1, rows: 1 });
+    expect(brokenAttempts).toBe(1);
+    expect(await storedIds('okco')).toEqual([81, 82]);
+    expect(await catalog.planFiles((await catalog.loadTable('brk.default', 'traces'))!)).toEqual([]);
+    // Its segment stays in the WAL until the table commits.
+    expect(await listSegments(store)).toHaveLength(1);
+
+    broken = false;
+    expect(await new Committer({ store, catalog: flaky, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100 }).round()).toMatchObject({ commits: 1, rows: 1 });
+    expect(await storedIds('brk')).toEqual([80]);
+    expect(await storedIds('okco')).toEqual([81, 82]);
+    expect(await listSegments(store)).toHaveLength(0);
+    await wal.close();
+  });
+
+  it('segments held only by a failing table are claimed after newer ones, so a round budget they would fill still reaches the others', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-hol' });
+    await append(wal, 'brk2', [90], 490_000);
+    const flaky = new Proxy(catalog, {
+      get: (target, prop) => {
+        const v: unknown = Reflect.get(target, prop, target);
+        if (prop !== 'appendFiles') return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        return (handle: { metadata: { location: string } }, ...rest: unknown[]) =>
+          handle.metadata.location.includes('/brk2/') ? Promise.reject(new Error('manifest list missing')) : (v as (...a: unknown[]) => unknown).call(target, handle, ...rest);
+      },
+    });
+    // One segment a round: the broken table's, oldest, would be claimed by every round.
+    const c = new Committer({ store, catalog: flaky, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 1, tableRetryBaseMs: 60_000 });
+    await expect(c.round()).rejects.toBeInstanceOf(TablesNotCommittedError);
+    await append(wal, 'okco2', [91], 490_000);
+    expect(await c.round()).toMatchObject({ segments: 1, commits: 1, rows: 1 });
+    await append(wal, 'okco2', [92], 490_000);
+    expect(await c.round()).toMatchObject({ segments: 1, commits: 1, rows: 1 });
+    expect(await storedIds('okco2')).toEqual([91, 92]);
+    // The broken table's segment is still there for when it commits.
+    expect(await listSegments(store)).toHaveLength(1);
+    expect(await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 1 }).round()).toMatchObject({ commits: 1, rows: 1 });
+    expect(await storedIds('brk2')).toEqual([90]);
     await wal.close();
   });
 });

@@ -74,6 +74,24 @@ export interface CommitterOptions {
    * commits and the open ones it recovers. Absent: all of them.
    */
   owns?: (segmentKey: string) => boolean;
+  /**
+   * First wait (ms) before a table whose commit failed is tried again; it doubles with each
+   * failure in a row, up to TABLE_RETRY_MAX_MS (default 1000).
+   */
+  tableRetryBaseMs?: number;
+}
+
+/**
+ * A round that committed what it could but left tables uncommitted (their segments stay in the
+ * WAL): those tables wait out their own back-off, so the loop need not slow the others' rounds.
+ */
+export class TablesNotCommittedError extends Error {
+  readonly tables: number;
+  constructor(tables: number, cause: unknown) {
+    super(`${tables} table(s) not committed this round: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'TablesNotCommittedError';
+    this.tables = tables;
+  }
 }
 
 const QUARANTINE_PREFIX = 'wal-quarantine/';
@@ -88,6 +106,7 @@ const IDLE_RELEASE_MS = 30_000;
 const ROUND_MEMORY_CHUNK_BYTES = 16 * 1024 * 1024;
 /** The most round memory kept however large writer.max_bytes_per_round is. */
 const MAX_KEPT_ROUND_BYTES = 1024 * 1024 * 1024;
+const TABLE_RETRY_MAX_MS = 30_000;
 
 export class Committer {
   readonly #o: CommitterOptions;
@@ -102,6 +121,17 @@ export class Committer {
   /** When the WAL was first found empty since the last round (idle()). */
   #idleSince: number | undefined;
   #lastRecovery = 0;
+  /**
+   * Tables whose last commits failed (damaged metadata, a file the store refuses): when each may
+   * be tried again. A table that fails every round must not slow every other tenant's commits.
+   */
+  readonly #retries = new Map<string, { failures: number; at: number }>();
+  /**
+   * Segments kept in the WAL only for such tables. Rounds claim them after the others: oldest
+   * first, they would otherwise fill every round's budget while the table stays broken, and no
+   * other tenant's newer segment would be read again.
+   */
+  readonly #blocked = new Set<string>();
 
   constructor(opts: CommitterOptions) {
     this.#o = opts;
@@ -157,7 +187,7 @@ export class Committer {
   async #round(segments?: ObjectInfo[]): Promise<RoundStats> {
     const { store, log } = this.#o;
     const stats: RoundStats = { segments: 0, records: 0, rows: 0, files: 0, commits: 0, skippedRecords: 0 };
-    const backlog = segments ?? (await this.backlog());
+    const backlog = this.#unblockedFirst(segments ?? (await this.backlog()));
     const claimed = withinBudget(backlog.slice(0, this.#o.maxSegmentsPerRound), this.#o.maxBytesPerRound ?? Infinity);
     if (backlog.length > claimed.length) this.#o.metrics?.entriesDeferredByBudget.add(backlog.length - claimed.length);
     if (claimed.length === 0) return stats;
@@ -229,10 +259,13 @@ export class Committer {
     const keep = new Set<string>();
     const named = new Map([...groups.values()].map((g) => [`${g.tenant}/${g.dataset}`, { tenant: g.tenant, dataset: g.dataset }]));
     const datasets = this.#o.liveDatasets && (await this.#o.liveDatasets([...named.values()]));
-    // One table's failure fails the round (logged, retried) but not the other tables' commits:
-    // a tenant whose rows cannot be written must not hold every other tenant's back.
+    // One table's failure fails the round (logged) but not the other tables' commits, and the
+    // table is tried again after its own back-off: a tenant whose rows cannot be written (its
+    // metadata damaged, say) must not hold every other tenant's back.
     let failure: unknown;
-    for (const g of groups.values()) {
+    let failedTables = 0;
+    const blocked = new Set<string>();
+    for (const [gk, g] of groups) {
       // A dataset that is gone takes every record; one created again, those from before its deletion.
       const deletedAt = datasets ? (datasets.get(`${g.tenant}/${g.dataset}`) ?? Number.POSITIVE_INFINITY) : 0;
       const dropped = deletedAt > 0 ? dropAppendedBy(g, deletedAt) : 0;
@@ -241,18 +274,46 @@ export class Committer {
         stats.skippedRecords += dropped;
       }
       if (g.hours.size === 0) continue;
+      const retry = this.#retries.get(gk);
+      if (retry && Date.now() < retry.at) {
+        this.#o.metrics?.groupsDeferred.add(1);
+        for (const k of g.segments) blocked.add(k);
+        continue;
+      }
       try {
-        if (await this.#commitGroup(g, stats)) continue;
+        if (await this.#commitGroup(g, stats)) {
+          this.#retries.delete(gk);
+          continue;
+        }
         this.#o.metrics?.groupsDeferred.add(1);
       } catch (err) {
         failure ??= err;
-        log.error({ err, tenant: g.tenant, dataset: g.dataset, table: g.table }, 'table not committed this round; its WAL segments stay for the next');
+        failedTables++;
+        const failures = (retry?.failures ?? 0) + 1;
+        const waitMs = Math.min(TABLE_RETRY_MAX_MS, (this.#o.tableRetryBaseMs ?? 1000) * 2 ** Math.min(failures - 1, 16));
+        this.#retries.set(gk, { failures, at: Date.now() + waitMs });
+        log.error({ err, tenant: g.tenant, dataset: g.dataset, table: g.table, failures, retryInMs: waitMs }, 'table not committed this round; its WAL segments stay for a later one');
+        for (const k of g.segments) blocked.add(k);
+        continue;
       }
       for (const k of g.segments) keep.add(k);
     }
-    await deleteSegments(store, consumed.filter((k) => !keep.has(k)));
-    if (failure !== undefined) throw failure;
+    for (const k of consumed) {
+      if (blocked.has(k) && !keep.has(k)) this.#blocked.add(k);
+      else this.#blocked.delete(k);
+    }
+    await deleteSegments(store, consumed.filter((k) => !keep.has(k) && !blocked.has(k)));
+    if (failure !== undefined) throw new TablesNotCommittedError(failedTables, failure);
     return stats;
+  }
+
+  /** The backlog with the segments only failing tables hold last, each part oldest first. */
+  #unblockedFirst(backlog: ObjectInfo[]): ObjectInfo[] {
+    if (this.#blocked.size === 0) return backlog;
+    const present = new Set(backlog.map((s) => s.key));
+    // Gone from the WAL (committed by another writer, quarantined): nothing to remember.
+    for (const k of this.#blocked) if (!present.has(k)) this.#blocked.delete(k);
+    return [...backlog.filter((s) => !this.#blocked.has(s.key)), ...backlog.filter((s) => this.#blocked.has(s.key))];
   }
 
   /** Sets a segment aside for an operator (out of the WAL, so it blocks nothing), saying why. */

@@ -5,7 +5,7 @@ import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
-import { Committer } from './committer.ts';
+import { Committer, TablesNotCommittedError } from './committer.ts';
 import { ParquetWriter } from '@floe/storage';
 import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
@@ -54,6 +54,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     metrics,
     liveDatasets: (pairs) => liveDatasets(db, pairs),
     owns: (key) => membership.owns(key),
+    tableRetryBaseMs: config.writer.poll_interval,
   });
 
   const abort = new AbortController();
@@ -88,6 +89,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         const failures = status.failuresInARow;
         metrics.commitFailures.add(1, { kind: 'transient' });
         log.error({ err, failures }, 'commit round failed; retrying');
+        // The tables that failed wait out their own back-off in the committer; the others go on.
+        if (err instanceof TablesNotCommittedError) continue;
         await sleep(Math.min(30_000, config.writer.poll_interval * 2 ** Math.min(failures, 8)), abort.signal);
       }
     }

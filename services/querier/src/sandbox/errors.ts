@@ -6,7 +6,7 @@
  * - `too_large`: the result passed querier.max_result_mb → 422 (INVALID_ARGUMENT over Flight: asking again
  *   cannot help, where RESOURCE_EXHAUSTED would invite a retry)
  * - `canceled`: the caller went away (its Flight call was cancelled) and the query was interrupted → 499
- * - `internal`: a genuine fault (bad setup, I/O failure, DuckDB internal error) → 500
+ * - `internal`: a genuine fault (bad setup, I/O failure, a damaged data file, DuckDB internal error) → 500
  *
  * Messages are client-safe: absolute data-file paths are replaced with `<file>`.
  */
@@ -113,6 +113,10 @@ export function toSandboxError(err: unknown, ctx: ErrorContext): SandboxError {
   }
   const cls = /^([A-Za-z ]+ Error): /.exec(message)?.[1]?.toLowerCase() ?? '';
   if (cls === 'permission error') return new SandboxError('forbidden', MSG_FILE_ACCESS, { cause: err });
-  if (BAD_SQL_CLASSES.has(cls)) return new SandboxError('bad_sql', ctx.scrub(message), { cause: err });
-  return new SandboxError('internal', `query failed: ${ctx.scrub(message)}`, { cause: err });
+  const scrubbed = ctx.scrub(message);
+  // A complaint naming one of the table's files (a Parquet file cut short or damaged in the
+  // store) is about stored data, which the query cannot name: Floe's fault, not a bad query.
+  const aboutStoredFile = scrubbed !== message && cls !== 'out of memory error';
+  if (BAD_SQL_CLASSES.has(cls) && !aboutStoredFile) return new SandboxError('bad_sql', scrubbed, { cause: err });
+  return new SandboxError('internal', `query failed: ${scrubbed}`, { cause: err });
 }

@@ -6,7 +6,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { DataType, type Table } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FileSchemas } from '../file-schemas.ts';
-import { toSandboxError } from './errors.ts';
+import { makeScrubber, toSandboxError } from './errors.ts';
 import { SandboxError, createTrustedRunner, describeSandboxedSelect, runSandboxedSelect, type SandboxErrorKind, type SandboxView, type TrustedRunner } from './index.ts';
 
 const SINGLE = 'only a single SELECT statement is allowed';
@@ -179,6 +179,15 @@ describe('runSandboxedSelect refuses', () => {
     expect(tooLong).toBeInstanceOf(RangeError);
     const got = toSandboxError(tooLong, { timedOut: false, timeoutMs: 1000, scrub: (m) => m });
     expect({ kind: got.kind, message: got.message }).toEqual({ kind: 'bad_sql', message: 'a value of the result is too large to return; select less (substr, list_slice, a LIMIT)' });
+  });
+
+  it('a data file the store damaged (Invalid Input Error naming it) is internal, not the query\'s bad_sql', () => {
+    const scrub = makeScrubber(['/data/warehouse/acme/default/logs/data/h=1/f.parquet']);
+    const ctx = { timedOut: false, timeoutMs: 1000, scrub };
+    const damaged = toSandboxError(new Error("Invalid Input Error: No magic bytes found at end of file '/data/warehouse/acme/default/logs/data/h=1/f.parquet'"), ctx);
+    expect({ kind: damaged.kind, message: damaged.message }).toEqual({ kind: 'internal', message: "query failed: Invalid Input Error: No magic bytes found at end of file '<file>'" });
+    const userInput = toSandboxError(new Error("Invalid Input Error: Could not convert string 'x' to INT32"), ctx);
+    expect(userInput.kind).toBe('bad_sql');
   });
 
   it("a text value past what a JavaScript string holds (repeat('x', 600000000)) is bad_sql, not internal", async () => {
