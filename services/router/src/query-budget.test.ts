@@ -2,6 +2,7 @@ import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import Fastify, { type FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { watchCallerGone } from './auth-plugin.ts';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 
 describe('queryBudgetPlugin', () => {
@@ -13,6 +14,7 @@ describe('queryBudgetPlugin', () => {
     let settle!: (outcome: unknown) => void;
     const outcome = new Promise<unknown>((r) => (settle = r));
     app.addHook('onError', async (_req, _reply, err) => settle(err));
+    app.addHook('onRequest', async (req, reply) => watchCallerGone(req, reply));
     let received!: () => void;
     const arrived = new Promise<void>((r) => (received = r));
     app.addHook('onRequest', async (req: FastifyRequest) => {

@@ -1,5 +1,3 @@
-import type { IncomingMessage } from 'node:http';
-import type { Http2ServerRequest } from 'node:http2';
 import fp from 'fastify-plugin';
 import { FloeError } from '@floe/errors';
 import { rateLimited, type TenantLimits, type TokenBuckets } from '@floe/limits';
@@ -27,20 +25,16 @@ export function createQueryBudget(buckets: TokenBuckets, limitsOf: (tenant: stri
 
 /**
  * Charges every request of the scope (after authentication) to its tenant's query budget. A
- * request whose client has already gone (an HTTP/2 stream reset right after its headers, a closed
- * connection) is dropped first: a started query runs to its end whoever waits, so a flood of
+ * request whose client has already gone (watchCallerGone: an HTTP/2 stream reset right after its
+ * headers, a closed connection) is dropped first: a started query runs to its end whoever waits, so a flood of
  * requests reset as soon as sent would otherwise fill the tenant's querier queue with answers
  * nobody reads.
  */
 export const queryBudgetPlugin = fp<{ budget: QueryBudget | undefined }>(async (app, opts) => {
   const budget = opts.budget;
   app.addHook('preHandler', async (req) => {
-    if (clientGone(req.raw)) throw new FloeError('canceled', 'the client closed the request');
+    if (req.callerGone?.aborted) throw new FloeError('canceled', 'the client closed the request');
     if (budget && req.tenant) await budget.take(req.tenant.tenant);
   });
 });
 
-function clientGone(req: IncomingMessage | Http2ServerRequest): boolean {
-  if ('stream' in req) return req.stream.destroyed || req.stream.closed;
-  return req.socket?.destroyed === true;
-}
