@@ -6,6 +6,7 @@ import { limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import type { QuerierCalls } from '@floe/flight';
 import { EmbeddedLock } from './embedded-lock.ts';
+import { TARGETS } from './targets.ts';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { startProcessSelfMonitoring } from './self-monitoring.ts';
 
@@ -164,8 +165,6 @@ const MODULES: ModuleDef<Ctx>[] = [
     },
   },
 ];
-
-export const TARGETS = [...SERVICE_NAMES, 'planning', 'all'] as const;
 
 export interface StartedFloe extends StartedModules {
   /** Creates a tenant (if missing) and a new API key through this process's metadata DB. */

@@ -1,47 +1,51 @@
 import { Command } from 'commander';
-import { runStdio } from '@floe/agent-tools';
-import { ConfigError, loadConfig } from '@floe/config';
-import { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig } from '@floe/meta';
-import { retentionStreamProblems } from '@floe/query';
-import { clientCertificateFromEnv, onShutdownSignal, presentProcessCertificate, trustConfiguredAuthorities } from '@floe/runtime';
-import { createLogger } from '@floe/telemetry';
+import type { FloeConfig } from '@floe/config';
 import { tenantOption, withConnection } from './command-helpers.ts';
-import { startFloe, TARGETS } from './compose.ts';
-import { EmbeddedLock, readLiveLock } from './embedded-lock.ts';
+import { TARGETS } from './targets.ts';
+import { readLiveLock } from './embedded-lock.ts';
 import { registerManagementCommands } from './management/commands.ts';
 import { registerQueryCommands } from './query/commands.ts';
 import { registerOpsCommands } from './ops/commands.ts';
 import { registerScmCommands } from './scm/commands.ts';
-import { runSql } from './sql-command.ts';
+
+// Every command loads what it needs when it runs: the services, the metadata DB, the config schema
+// and the query parsers take about a second to import, which every management and query command
+// (a shell loop of them, a script, the test suite) would otherwise pay on each call.
 
 /** The `floe` command: run services, administer, and query. */
 const program = new Command('floe').description('Floe: multi-tenant telemetry store on Apache Iceberg').showHelpAfterError();
 
-/** A configuration error ends the process with its message and status 2. */
-function exitForConfig(err: ConfigError): never {
-  process.stderr.write(`${err.message}\n`);
-  process.exit(2);
-}
-
-/** Runs `check`; a ConfigError it throws ends the process (exitForConfig). */
-function exitOnConfigError<T>(check: () => T): T {
+/** Runs `check`; a ConfigError it throws ends the process with its message and status 2. */
+async function exitOnConfigError<T>(check: () => T | Promise<T>): Promise<T> {
+  const { ConfigError } = await import('@floe/config');
   try {
-    return check();
+    return await check();
   } catch (err) {
-    if (err instanceof ConfigError) exitForConfig(err);
+    if (err instanceof ConfigError) {
+      process.stderr.write(`${err.message}\n`);
+      process.exit(2);
+    }
     throw err;
   }
 }
 
 // Every command's calls to a server that demands a client certificate (mutual TLS) present the
-// one these name; the services themselves present tls.cert_file (compose).
-program.hook('preAction', () => {
-  const own = exitOnConfigError(() => clientCertificateFromEnv());
+// one these name; the services themselves present tls.cert_file (compose). The runtime is loaded
+// only when a certificate is named (clientCertificateFromEnv reads these two variables).
+program.hook('preAction', async () => {
+  if (!process.env.FLOE_CLIENT_CERT_FILE && !process.env.FLOE_CLIENT_KEY_FILE) return;
+  const { clientCertificateFromEnv, presentProcessCertificate } = await import('@floe/runtime');
+  const own = await exitOnConfigError(() => clientCertificateFromEnv());
   if (own) presentProcessCertificate(own);
 });
 
-const loadOrExit = (file: string | undefined) =>
-  exitOnConfigError(() => {
+const loadOrExit = (file: string | undefined): Promise<FloeConfig> =>
+  exitOnConfigError(async () => {
+    const [{ ConfigError, loadConfig }, { retentionStreamProblems }, { trustConfiguredAuthorities }] = await Promise.all([
+      import('@floe/config'),
+      import('@floe/query'),
+      import('@floe/runtime'),
+    ]);
     const config = loadConfig({ file });
     // The schema checks a rule's shape; whether its selector is LogQL is the query package's to say.
     const problems = retentionStreamProblems(config.limits.retention_stream, 'limits.retention_stream');
@@ -57,15 +61,15 @@ for (const target of TARGETS) {
     .option('-c, --config <file>', 'YAML configuration file (env FLOE__SECTION__KEY overrides it)', process.env.FLOE_CONFIG);
   if (target === 'all') command.option('--planning', "also run the product-planning API in this process (on its own port, and under the router's /api/v1)");
   command.action(async (opts: { config?: string; planning?: boolean }) => {
-    const config = loadOrExit(opts.config);
+    const config = await loadOrExit(opts.config);
+    const [{ createLogger }, { startFloe }, { onShutdownSignal }] = await Promise.all([import('@floe/telemetry'), import('./compose.ts'), import('@floe/runtime')]);
     const log = createLogger({ level: config.log.level, name: target });
     try {
-      const started = await startFloe(config, opts.planning ? [target, 'planning'] : [target], log);
+      // A configured file that cannot be used (tls.cert_file, …) is a configuration error too.
+      const started = await exitOnConfigError(() => startFloe(config, opts.planning ? [target, 'planning'] : [target], log));
       log.info({ target, ports: Object.fromEntries(started.handles.map((h) => [h.name, h.ports])) }, 'floe started');
       onShutdownSignal(log, () => started.stop(config.runtime.shutdown_delay), config.runtime.shutdown_timeout + config.runtime.shutdown_delay);
     } catch (err) {
-      // A configured file that cannot be used (tls.cert_file, …) is a configuration error too.
-      if (err instanceof ConfigError) exitForConfig(err);
       log.fatal({ err }, 'start failed');
       log.flush();
       setTimeout(() => process.exit(1), 50);
@@ -81,7 +85,7 @@ admin
   .option('--json', 'print {"tenant","dataset","api_key"} as JSON')
   .option('-c, --config <file>', 'YAML configuration file', process.env.FLOE_CONFIG)
   .action(async (opts: { tenant: string; json?: boolean; config?: string }) => {
-    const config = loadOrExit(opts.config);
+    const config = await loadOrExit(opts.config);
     const print = (out: { tenant: string; dataset: string; api_key: string }) => {
       if (opts.json) process.stdout.write(`${JSON.stringify(out)}\n`);
       else process.stdout.write(`tenant:  ${out.tenant}\ndataset: ${out.dataset}\napi key: ${out.api_key}\n(the key is shown once; store it now)\n`);
@@ -101,6 +105,7 @@ admin
         print(body);
         return;
       }
+      const [{ EmbeddedLock }, { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig }] = await Promise.all([import('./embedded-lock.ts'), import('@floe/meta')]);
       const lock = config.meta.kind === 'pglite' ? EmbeddedLock.acquire(config.meta.data_dir) : undefined;
       const db = await openDbFromConfig(config);
       try {
@@ -128,6 +133,7 @@ program
   .option('--json', 'print rows as a JSON array')
   .option('--param <value>', 'a value for $1, $2, … in order (repeat; JSON numbers, true, false and null as such, anything else as text)', (v: string, all: string[] = []) => [...all, v])
   .action(async (query: string, opts: { url: string; apiKey?: string; tenant?: string; dataset?: string; timeout: string; json?: boolean; param?: string[] }) => {
+    const { runSql } = await import('./sql-command.ts');
     process.exitCode = await runSql(query, opts);
   });
 
@@ -137,6 +143,7 @@ registerManagementCommands(program);
 tenantOption(withConnection(program.command('mcp').description('serve the agent tools (MCP) over stdio, querying the router at --url')))
   .option('--dataset <id>', 'dataset (env FLOE_DATASET)', process.env.FLOE_DATASET)
   .action(async (o: { url: string; apiKey?: string; tenant?: string; dataset?: string }) => {
+    const { runStdio } = await import('@floe/agent-tools');
     await runStdio({ url: o.url, apiKey: o.apiKey, tenant: o.tenant, dataset: o.dataset });
   });
 registerQueryCommands(program);

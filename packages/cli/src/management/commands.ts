@@ -2,7 +2,6 @@ import type { Command } from 'commander';
 import { action, repeatable, requireTenant, tenantOption, UsageError, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
 import { callApi, seg, type ConnectionOptions } from '@floe/client';
-import { formatDurationMs } from '@floe/config';
 
 /**
  * `floe tenant|dataset|key|user …`: the management API from a terminal. Each command takes the
@@ -133,6 +132,7 @@ export function registerManagementCommands(program: Command): void {
     .action(action('tenant usage', async (id: string, opts: CommonOptions) => {
       type Usage = { stored_bytes: number; max_storage_bytes: number | null; active_series: number | null; max_active_series: number | null; tables: Row[] };
       const body = await callApi<Usage>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}/usage`);
+      const { formatDurationMs } = await import('@floe/config');
       emit(opts, body, () => {
         const rows = body.tables.map((t) => ({ ...t, retention: t.retention_ms === null ? 'forever' : formatDurationMs(Number(t.retention_ms)) }));
         printRows(rows, ['dataset', 'table', 'rows', 'files', 'bytes', 'retention']);
