@@ -123,7 +123,7 @@ const MODULES: ModuleDef<Ctx>[] = [
     name: 'compactor',
     deps: ['tls', 'meta', 'store'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry });
+      const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, internalKey: ctx.internalKey });
       ctx.compactorUrl = `http://127.0.0.1:${handle.ports.admin}`;
       return handle;
     },
@@ -140,7 +140,7 @@ const MODULES: ModuleDef<Ctx>[] = [
         internalKey: ctx.querierPort ? ctx.internalKey : undefined,
         inProcessQuerier: ctx.querier,
         localAdminToken: ctx.lock?.token,
-        compactorUrl: ctx.compactorUrl,
+        compactor: ctx.compactorUrl ? { url: ctx.compactorUrl, key: ctx.internalKey } : undefined,
         acceptor: ctx.acceptorUrl ? { url: ctx.acceptorUrl, key: ctx.internalKey } : undefined,
         planningUrl: () => ctx.planningUrl,
         telemetry: ctx.telemetry,

@@ -9,13 +9,14 @@ describe('admin server actions', () => {
     server = undefined;
   });
 
-  const start = async () => {
+  const start = async (actionKey?: string) => {
     const seen: unknown[] = [];
     server = await startAdminServer({
       host: '127.0.0.1',
       port: 0,
       name: 'test',
       isReady: () => true,
+      actionKey,
       actions: {
         'POST /act': async (body) => {
           seen.push(body);
@@ -47,5 +48,18 @@ describe('admin server actions', () => {
     expect([failed.status, await failed.json()]).toEqual([500, { status: 'error', errorType: 'internal', error: 'action failed' }]);
     expect((await fetch(`${url}/act`)).status).toBe(404);
     expect(seen).toEqual([]);
+  });
+
+  it('with an action key, runs actions only for a caller presenting it (401 with a challenge otherwise); probes stay open', async () => {
+    const { seen, url } = await start('the-shared-key');
+    for (const authorization of [undefined, 'Bearer wrong', 'Basic dGhlLXNoYXJlZC1rZXk6', 'Bearer the-shared-key2']) {
+      const res = await fetch(`${url}/act`, { method: 'POST', body: '{"tenant":"a"}', headers: authorization ? { authorization } : {} });
+      expect([res.status, res.headers.get('www-authenticate'), ((await res.json()) as { errorType: string }).errorType]).toEqual([401, 'Bearer realm="floe"', 'unauthorized']);
+    }
+    expect(seen).toEqual([]);
+    const res = await fetch(`${url}/act`, { method: 'POST', body: '{"tenant":"a"}', headers: { authorization: 'Bearer the-shared-key' } });
+    expect([res.status, await res.json()]).toEqual([202, { got: { tenant: 'a' } }]);
+    expect(seen).toEqual([{ tenant: 'a' }]);
+    expect((await fetch(`${url}/ready`)).status).toBe(200);
   });
 });

@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { MetricsEndpoint } from '@floe/telemetry';
@@ -20,6 +21,13 @@ export interface AdminServerOptions {
    * auth (the compactor's `POST /compact` behind `/api/v1/ops/compact`).
    */
   actions?: Record<string, (body: unknown) => Promise<AdminAnswer>>;
+  /**
+   * When non-empty, `actions` run only for a caller presenting it as a bearer token (401
+   * otherwise): anyone who reaches the port could else start work on every tenant's tables. The
+   * services pass auth.internal_service_key (in `floe all`, the process's own key), which the
+   * router presents. Probes, /status and /metrics stay as they are.
+   */
+  actionKey?: string;
   /** `GET /metrics` (self_monitoring.metrics_endpoint; absent: 404). */
   metrics?: MetricsEndpoint;
 }
@@ -53,7 +61,16 @@ function readJson(req: IncomingMessage): Promise<unknown> {
   });
 }
 
-const sendJson = (res: ServerResponse, status: number, body: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+const sendJson = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Whether the request's `Authorization: Bearer …` is `key` (compared in constant time). */
+function presents(req: IncomingMessage, key: string): boolean {
+  const m = /^Bearer[ ]+(\S+)[ ]*$/i.exec(req.headers.authorization ?? '');
+  return m !== null && timingSafeEqual(digest(m[1]!), digest(key));
+}
 
 /**
  * The small HTTP server every non-HTTP service exposes: `GET /ready` is 200 only while
@@ -70,6 +87,12 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
     }
     const action = opts.actions?.[`${req.method} ${path}`];
     if (action) {
+      if (opts.actionKey && !presents(req, opts.actionKey)) {
+        // The body is left unread: closing the connection after the answer discards it.
+        res.shouldKeepAlive = false;
+        sendJson(res, 401, { status: 'error', errorType: 'unauthorized', error: 'this action needs auth.internal_service_key as a bearer token' }, { 'www-authenticate': 'Bearer realm="floe"' });
+        return;
+      }
       readJson(req)
         .then(action)
         .then(

@@ -58,6 +58,9 @@ describe.each<FloeMode>(['embedded', 'cluster'])('ops compaction (%s)', (mode) =
     expect((await ops('POST', '/dry-run', { dataset: 'default' })).status).toBe(400);
     expect((await ops('POST', '/dry-run', { tenant, bogus: 1 })).status).toBe(400);
     expect((await ops('POST', '', { table: 'nonsense' })).status).toBe(400);
+    // Around the router: the compactor's own port runs actions only for the services' shared key.
+    const direct = await fetch(`${floe.compactorAdminUrl}/compact`, { method: 'POST', body: JSON.stringify({ tenant }) });
+    expect([direct.status, ((await direct.json()) as { errorType: string }).errorType]).toEqual([401, 'unauthorized']);
   });
 
   it('plans, compacts on demand, reports it, and keeps every span', async () => {

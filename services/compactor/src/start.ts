@@ -18,6 +18,8 @@ export interface CompactorDeps {
   db?: Db;
   store?: ObjectStore;
   telemetry?: SelfTelemetry;
+  /** The process's own key when auth.internal_service_key is empty (`floe all`): the router presents it to run actions. */
+  internalKey?: string;
 }
 
 /**
@@ -141,7 +143,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
   };
 
-  const admin = await startAdminServer({ host: c.host, port: c.admin_port, isReady: () => ready, name: 'compactor', status: () => state, actions, metrics: deps.telemetry?.metricsEndpoint });
+  const admin = await startAdminServer({ host: c.host, port: c.admin_port, isReady: () => ready, name: 'compactor', status: () => state, actions, actionKey: config.auth.internal_service_key || deps.internalKey, metrics: deps.telemetry?.metricsEndpoint });
   log.info({ adminPort: admin.port, enabled: c.enabled, intervalMs: c.interval, targetFileSizeMb: c.target_file_size_mb }, 'compactor ready');
   return {
     name: 'compactor',

@@ -2,8 +2,9 @@ import { FloeError } from '@floe/errors';
 
 /**
  * The router's calls to the compactor's admin port (its `GET /status` and the `POST /compact`
- * actions), for /api/v1/ops/compact. The admin port is internal and unauthenticated; the router
- * is where operators are authenticated. An unreachable compactor is 503.
+ * actions), for /api/v1/ops/compact. The router is where operators are authenticated; the
+ * compactor's actions take only the services' shared key, which this client presents. An
+ * unreachable compactor is 503.
  */
 export interface CompactorClient {
   /** The compactor's answer (status and JSON body), passed on as it came. */
@@ -13,7 +14,7 @@ export interface CompactorClient {
 /** A dry run plans every table's files, which can take a while on a large catalog. */
 const TIMEOUT_MS = 60_000;
 
-export function createCompactorClient(baseUrl: string): CompactorClient {
+export function createCompactorClient(baseUrl: string, key: string): CompactorClient {
   const base = baseUrl.replace(/\/+$/, '');
   return {
     async call(method, path, body) {
@@ -21,7 +22,7 @@ export function createCompactorClient(baseUrl: string): CompactorClient {
       try {
         res = await fetch(`${base}${path}`, {
           method,
-          headers: body === undefined ? {} : { 'content-type': 'application/json' },
+          headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
           body: body === undefined ? undefined : JSON.stringify(body),
           signal: AbortSignal.timeout(TIMEOUT_MS),
         });

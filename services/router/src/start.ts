@@ -38,7 +38,7 @@ export interface SharedDeps {
   /** Replaces the router's own provisioning at dataset creation (tests). */
   provisionDataset?: ProvisionDataset;
   /** Admin URL of the compactor of this process (`floe all`), used when router.compactor_url is empty. */
-  compactorUrl?: string;
+  compactor?: { url: string; key: string };
   /** The acceptor of this process (`floe all`): where the ruler writes when ruler.remote_write_url is empty, and the key it takes. */
   acceptor?: { url: string; key: string };
   /** The planning service of this process (`floe all planning`), used when router.planning_url is empty; read per request. */
@@ -126,7 +126,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       : {}),
     provisionDataset,
     tables,
-    compactor: createCompactorClient(config.router.compactor_url || deps.compactorUrl || `http://127.0.0.1:${config.compactor.admin_port}`),
+    compactor: config.router.compactor_url
+      ? createCompactorClient(config.router.compactor_url, config.auth.internal_service_key)
+      : createCompactorClient(deps.compactor?.url ?? `http://127.0.0.1:${config.compactor.admin_port}`, config.auth.internal_service_key || deps.compactor?.key || ''),
     scm: scmFromConfig(config, db, log, limitStores.buckets),
     rules: rules.routes,
   });
