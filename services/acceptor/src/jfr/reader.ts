@@ -134,6 +134,20 @@ class Cursor {
     this.pos += n;
     return b;
   }
+  /** Steps over an integer of `width` bytes (a varint of at most nine when compressed). */
+  skipInteger(width: 2 | 4 | 8): void {
+    if (!this.compressed) {
+      this.#need(width);
+      this.pos += width;
+      return;
+    }
+    for (let i = 0; i < 8; i++) if ((this.u8() & 0x80) === 0) return;
+    this.u8();
+  }
+  skipBytes(n: number): void {
+    this.#need(n);
+    this.pos += n;
+  }
 }
 
 /** A string as JFR encodes one: null, empty, a pool reference, UTF-8, UTF-16 chars or Latin-1. */
@@ -159,6 +173,26 @@ function readString(c: Cursor, strings?: readonly string[]): string | JfrRef | n
     }
     case 5:
       return c.bytes(c.count()).toString('latin1');
+    default:
+      throw new JfrError(`unknown string encoding ${encoding} at ${c.pos - 1}`);
+  }
+}
+
+/** Steps over a string as readString reads one. */
+function skipString(c: Cursor): void {
+  const encoding = c.u8();
+  switch (encoding) {
+    case 0:
+    case 1:
+      return;
+    case 2:
+      return c.skipInteger(8);
+    case 3:
+    case 5:
+      return c.skipBytes(c.count());
+    case 4:
+      for (let n = c.count(); n > 0; n--) c.skipInteger(4);
+      return;
     default:
       throw new JfrError(`unknown string encoding ${encoding} at ${c.pos - 1}`);
   }
@@ -241,11 +275,17 @@ class ValueReader {
     this.#budget = budget;
   }
 
-  read(c: Cursor, typeId: bigint, depth = 0): JfrValue {
+  /** The class of a value about to be read or skipped, paid for from the budget. */
+  #enter(typeId: bigint, depth: number): ClassDesc {
     if (depth > MAX_DEPTH) throw new JfrError('values nested too deep');
     if (--this.#budget.left < 0) throw new JfrError('the recording describes more values than its bytes can hold');
     const cls = this.classes.get(typeId);
     if (!cls) throw new JfrError(`unknown class id ${typeId}`);
+    return cls;
+  }
+
+  read(c: Cursor, typeId: bigint, depth = 0): JfrValue {
+    const cls = this.#enter(typeId, depth);
     switch (cls.name) {
       case 'boolean':
         return c.u8() !== 0;
@@ -274,6 +314,46 @@ class ValueReader {
     return out;
   }
 
+  /** Moves past a value as `read` would, building nothing (a pool's constants are read only when an event refers to them). */
+  skip(c: Cursor, typeId: bigint, depth = 0): void {
+    const cls = this.#enter(typeId, depth);
+    switch (cls.name) {
+      case 'boolean':
+      case 'byte':
+        return c.skipBytes(1);
+      case 'char':
+      case 'int':
+        return c.skipInteger(4);
+      case 'short':
+        return c.skipInteger(2);
+      case 'long':
+        return c.skipInteger(8);
+      case 'float':
+        return c.skipBytes(4);
+      case 'double':
+        return c.skipBytes(8);
+      case 'java.lang.String':
+        return skipString(c);
+    }
+    for (const f of cls.fields) {
+      if (!f.array) {
+        this.#skipField(c, f, depth);
+        continue;
+      }
+      const n = c.count();
+      const start = c.pos;
+      for (let i = 0; i < n; i++) {
+        this.#skipField(c, f, depth);
+        if (i === 0 && n > 1 && c.pos === start) throw new JfrError(`an array of ${n} values that take no bytes at ${start}`);
+      }
+    }
+  }
+
+  #skipField(c: Cursor, f: FieldDesc, depth: number): void {
+    if (f.constantPool) c.skipInteger(8);
+    else this.skip(c, f.typeId, depth + 1);
+  }
+
   #field(c: Cursor, f: FieldDesc, depth: number): JfrValue {
     return f.constantPool ? { pool: f.typeId, id: c.long() } : this.read(c, f.typeId, depth + 1);
   }
@@ -288,6 +368,67 @@ class ValueReader {
       if (i === 0 && n > 1 && c.pos === start) throw new JfrError(`an array of ${n} values that take no bytes at ${start}`);
     }
     return items;
+  }
+}
+
+/**
+ * Where each constant of one pool starts in the chunk, by id: 12 bytes a constant, where reading
+ * them all made objects of ~30 bytes for every byte of the pools (an 18 MB recording held 600 MB)
+ * and held the event loop for seconds. Constants are read when an event refers to one. An id
+ * given again (a later checkpoint) replaces the earlier constant, as in the JDK's reader.
+ */
+class PoolIndex {
+  #ids = new BigInt64Array(16);
+  #offsets = new Uint32Array(16);
+  #n = 0;
+  #sorted = true;
+
+  add(id: bigint, offset: number): void {
+    if (this.#n === this.#ids.length) {
+      const ids = new BigInt64Array(this.#n * 2);
+      ids.set(this.#ids);
+      this.#ids = ids;
+      const offsets = new Uint32Array(this.#n * 2);
+      offsets.set(this.#offsets);
+      this.#offsets = offsets;
+    }
+    if (this.#n > 0 && id < this.#ids[this.#n - 1]!) this.#sorted = false;
+    this.#ids[this.#n] = id;
+    this.#offsets[this.#n] = offset;
+    this.#n++;
+  }
+
+  /** The offset of the constant `id` (the last one given), or undefined. */
+  find(id: bigint): number | undefined {
+    if (!this.#sorted) this.#sort();
+    const ids = this.#ids;
+    // The last position whose id is at most `id`.
+    let lo = 0;
+    let hi = this.#n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ids[mid]! <= id) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo > 0 && ids[lo - 1] === id ? this.#offsets[lo - 1] : undefined;
+  }
+
+  /** By id, keeping the order of equal ids (so the last given stays last). */
+  #sort(): void {
+    const n = this.#n;
+    const ids = this.#ids;
+    const order = new Uint32Array(n);
+    for (let i = 0; i < n; i++) order[i] = i;
+    order.sort((a, b) => (ids[a]! < ids[b]! ? -1 : ids[a]! > ids[b]! ? 1 : a - b));
+    const sortedIds = new BigInt64Array(n);
+    const sortedOffsets = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      sortedIds[i] = ids[order[i]!]!;
+      sortedOffsets[i] = this.#offsets[order[i]!]!;
+    }
+    this.#ids = sortedIds;
+    this.#offsets = sortedOffsets;
+    this.#sorted = true;
   }
 }
 
@@ -315,7 +456,7 @@ export function readJfr(buf: Buffer, wanted: (className: string) => boolean, onE
     const values = new ValueReader(classes, budget);
 
     // Constant pools: the header names the last; each names the one before by a negative delta.
-    const pools = new Map<bigint, Map<bigint, JfrValue>>();
+    const pools = new Map<bigint, PoolIndex>();
     const seen = new Set<number>();
     for (let offset = cpOffset; offset !== 0; ) {
       const start = at + offset;
@@ -330,11 +471,12 @@ export function readJfr(buf: Buffer, wanted: (className: string) => boolean, onE
       c.u8(); // flush / checkpoint kind
       for (let p = c.count(); p > 0; p--) {
         const classId = c.long();
-        const pool = pools.get(classId) ?? new Map<bigint, JfrValue>();
+        const pool = pools.get(classId) ?? new PoolIndex();
         pools.set(classId, pool);
         for (let n = c.count(); n > 0; n--) {
           const id = c.long();
-          pool.set(id, values.read(c, classId));
+          pool.add(id, c.pos);
+          values.skip(c, classId);
         }
       }
       offset = delta === 0 ? 0 : offset + delta;
@@ -345,7 +487,11 @@ export function readJfr(buf: Buffer, wanted: (className: string) => boolean, onE
       startNanos: buf.readBigInt64BE(at + 32),
       startTicks: buf.readBigInt64BE(at + 48),
       ticksPerSecond: buf.readBigInt64BE(at + 56),
-      resolve: (ref) => pools.get(ref.pool === -1n && stringPool !== undefined ? stringPool : ref.pool)?.get(ref.id),
+      resolve: (ref) => {
+        const classId = ref.pool === -1n && stringPool !== undefined ? stringPool : ref.pool;
+        const offset = pools.get(classId)?.find(ref.id);
+        return offset === undefined ? undefined : values.read(new Cursor(buf, offset, end, compressed), classId);
+      },
     };
 
     // Events, in file order; the metadata and pool events among them are skipped.

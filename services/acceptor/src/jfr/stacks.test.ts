@@ -100,6 +100,21 @@ describe('crafted recordings', () => {
     expect(() => jfrStacks(long, 2 * 4 * 2002)).toThrow(new JfrError(`its stack traces name more than ${2 * 4 * 2002} bytes of frames`));
   });
 
+  it('finds constants by id in any order; a constant given again replaces the earlier one; a trace no pool holds is no stack', () => {
+    const rec = craftedRecording(
+      sampleClasses({ name: 'string', type: '2' }),
+      [
+        { classId: 3, constants: [{ id: 9, value: str('nine') }, { id: 2, value: str('two-old') }, { id: 4, value: str('four') }, { id: 2, value: str('two') }] },
+        { classId: 4, constants: [{ id: 1, value: v(9) }] },
+        { classId: 5, constants: [{ id: 3, value: [...v(1), ...v(4)] }, { id: 1, value: [...v(1), ...v(2)] }] },
+        { classId: 7, constants: [{ id: 8, value: [...v(1), ...v(1)] }, { id: 1, value: [...v(2), ...v(3), ...v(1)] }] },
+      ],
+      [8, 1, 1, 77].map((trace) => [...v(8), ...v(5), ...v(trace)]),
+    );
+    // Frames are listed leaf first and folded root first.
+    expect(stacksOf(jfrStacks(rec))).toEqual(new Map([['cpu', new Map([['0/0/0', new Map([['nine.two', 1n], ['nine.two;nine.four', 2n]])]])]]));
+  });
+
   it('hands each wanted event to the caller as it is read, with its chunk to resolve references; none are kept', () => {
     const rec = craftedRecording(sampleClasses({ name: 'string', type: '2' }), pools(str('work')), [sample, sample]);
     const seen: string[] = [];
