@@ -241,6 +241,17 @@ describe.each<FloeMode>(['embedded', 'cluster'])('trace search and tags (%s)', (
       await expect(stream('Search', create(TempoSearchRequestSchema, { Query: '{ resource.service.name = ' }), { authorization: `Bearer ${key}`, 'x-tenant-id': tenant })).rejects.toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
       expect((await stream<TempoSearchResponse>('Search', req, { authorization: `Bearer ${otherKey}`, 'x-tenant-id': 'bystander' }))[0]!.traces).toEqual([]);
       await expect(stream('SearchTags', create(TempoSearchTagsRequestSchema, {}), { authorization: `Bearer ${key}`, 'x-tenant-id': tenant })).rejects.toMatchObject({ code: grpc.status.UNIMPLEMENTED });
+      // A stranger is refused before the message is read: bytes that are no SearchRequest are UNAUTHENTICATED without a key, INVALID_ARGUMENT with one.
+      const raw = (md: Record<string, string>) =>
+        new Promise<grpc.ServiceError>((resolve) => {
+          const metadata = new grpc.Metadata();
+          for (const [k, v] of Object.entries(md)) metadata.set(k, v);
+          const call = client.makeServerStreamRequest('/tempopb.StreamingQuerier/Search', (b: Buffer) => b, (b: Buffer) => b, Buffer.from([0xff, 0xff, 0xff]), metadata);
+          call.on('data', () => {});
+          call.on('error', resolve);
+        });
+      expect((await raw({ 'x-scope-orgid': tenant })).code).toBe(grpc.status.UNAUTHENTICATED);
+      expect((await raw({ authorization: `Bearer ${key}`, 'x-scope-orgid': tenant })).code).toBe(grpc.status.INVALID_ARGUMENT);
       // The same port still answers HTTP/1.1.
       expect((await get(`/api/search?q=%7B%7D&${window()}`, key, tenant)).status).toBe(200);
     } finally {

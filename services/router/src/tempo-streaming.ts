@@ -1,6 +1,6 @@
 import type { Http2ServerResponse } from 'node:http2';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps } from '@floe/auth';
+import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toGrpc } from '@floe/errors';
 import { TempoSearchRequestSchema, TempoSearchResponseSchema, fromBinary, toBinary, type TempoSearchRequest, type TempoSearchResponse } from '@floe/proto';
 import { planTraceSearch, tempoSearchOf, tempoSearchResponse, traceSearchResults } from '@floe/query';
@@ -39,9 +39,10 @@ const SERVICE_PATH = '/tempopb.StreamingQuerier';
 
 export async function tempoStreamingRoutes(app: FastifyInstance, opts: TempoStreamingOptions): Promise<void> {
   app.addContentTypeParser(GRPC_CONTENT_TYPE, { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-  const search = async (get: (name: string) => string | undefined, request: TempoSearchRequest, callerMs: number): Promise<TempoSearchResponse> => {
-    // The search of /tracequery/api/search, so the same rule: no tenant named is INVALID_ARGUMENT.
-    const ctx = await authenticate(credentialsFrom(get), opts.auth, 'query', { missingTenant: 'bad_data' });
+  // Callers are known before their body is read: a stranger's message is neither buffered nor decoded.
+  const callers = new WeakMap<FastifyRequest, TenantContext>();
+  const getterOf = (req: FastifyRequest) => withScopeOrgId((name) => headerValue(req.headers, name));
+  const search = async (ctx: TenantContext, get: (name: string) => string | undefined, request: TempoSearchRequest, callerMs: number): Promise<TempoSearchResponse> => {
     await opts.queryBudget?.take(ctx.tenant);
     const ir = tempoSearchOf(request, BigInt(Date.now()) * 1_000_000n);
     const plan = planTraceSearch(ir, tracesTable);
@@ -58,13 +59,20 @@ export async function tempoStreamingRoutes(app: FastifyInstance, opts: TempoStre
     if (g.unexpected) opts.log.error({ err }, 'StreamingQuerier call failed');
     respond(reply.raw as unknown as Http2ServerResponse, g.code, g.details);
   });
-  app.post(`${SERVICE_PATH}/Search`, async (req, reply) => {
+  const onRequest = async (req: FastifyRequest) => {
+    if (!isGrpcCall(req)) return;
+    // The search of /tracequery/api/search, so the same rule: no tenant named is INVALID_ARGUMENT.
+    callers.set(req, await authenticate(credentialsFrom(getterOf(req)), opts.auth, 'query', { missingTenant: 'bad_data' }));
+  };
+  app.post(`${SERVICE_PATH}/Search`, { onRequest }, async (req, reply) => {
     const res = grpcResponseOf(req, reply);
     if (!res) return;
     try {
+      const ctx = callers.get(req);
+      if (!ctx) throw new Error('StreamingQuerier/Search reached without its caller');
       const request = searchRequestOf(req.body);
-      const get = withScopeOrgId((name) => headerValue(req.headers, name));
-      const answer = await search(get, request, grpcTimeoutMs(headerValue(req.headers, 'grpc-timeout')) ?? Infinity);
+      const get = getterOf(req);
+      const answer = await search(ctx, get, request, grpcTimeoutMs(headerValue(req.headers, 'grpc-timeout')) ?? Infinity);
       const message = toBinary(TempoSearchResponseSchema, answer);
       const frame = Buffer.alloc(5 + message.length);
       frame.writeUInt32BE(message.length, 1);
