@@ -2,11 +2,13 @@ import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BOOTSTRAP_SCOPES,
+  SYSTEM_TENANT_ID,
   bootstrapTenant,
   createApiKey,
   createDataset,
   createKeyVerifier,
   createTenant,
+  ensureTenant,
   getApiKey,
   getTenant,
   listApiKeys,
@@ -293,6 +295,14 @@ describe.each(BACKENDS)('api keys on %s', (kind) => {
       expect((await bootstrapTenant(db, 'acme')).tenant.id).toBe('acme');
       await expect(bootstrapTenant(db, 'Not Valid')).rejects.toMatchObject({ kind: 'bad_data' });
       expect(await getTenant(db, 'Not Valid')).toBeUndefined();
+    });
+
+    it('refuses the tenant of Floe\'s own telemetry, existing or not: no key for it', async () => {
+      for (let i = 0; i < 2; i++) {
+        await expect(bootstrapTenant(db, SYSTEM_TENANT_ID)).rejects.toMatchObject({ kind: 'bad_data', message: 'tenant id _system is reserved for Floe\'s own telemetry' });
+        expect(await listApiKeys(db, SYSTEM_TENANT_ID)).toEqual([]);
+        await ensureTenant(db, { id: SYSTEM_TENANT_ID }); // self-monitoring creates it; bootstrap still refuses
+      }
     });
 
     it("refuses an id whose deleted tenant left tables in the catalog (the new tenant would read them), on every path that bootstraps", async () => {

@@ -6,6 +6,8 @@ import type { Db } from './db.ts';
 import { createApiKey } from './api-keys.ts';
 import type { ApiKeyScope, CreatedApiKey } from './api-keys.ts';
 import { getDefaultDataset } from './datasets.ts';
+import { MetaError } from './errors.ts';
+import { SYSTEM_TENANT_ID } from './ids.ts';
 import type { Dataset } from './datasets.ts';
 import { ensureTenant, refuseTablesLeftBehind } from './tenants.ts';
 import type { Tenant } from './tenants.ts';
@@ -25,6 +27,8 @@ export async function bootstrapTenant(
   tenantId: string,
   opts: { keyName?: string; createdBy?: string } = {},
 ): Promise<BootstrapResult> {
+  // Self-monitoring creates it; a key of it could write telemetry posing as Floe's own.
+  if (tenantId === SYSTEM_TENANT_ID) throw new MetaError('bad_data', `tenant id ${SYSTEM_TENANT_ID} is reserved for Floe's own telemetry`);
   return db.withTransaction(async (tx) => {
     await refuseTablesLeftBehind(tx, tenantId);
     const { tenant } = await ensureTenant(tx, { id: tenantId });

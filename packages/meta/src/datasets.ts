@@ -98,7 +98,9 @@ export async function deleteDataset(db: Db, tenantId: string, id: string): Promi
   if (!dataset) throw new MetaError('not_found', `dataset ${id} not found in tenant ${tenantId}`);
   if (dataset.isDefault) throw new MetaError('conflict', `dataset ${id} is the default dataset of tenant ${tenantId}; it goes only with its tenant`);
   await db.withTransaction(async (tx) => {
-    await tx.query('DELETE FROM datasets WHERE tenant_id = $1 AND id = $2 AND NOT is_default', [tenantId, id]);
+    const gone = await tx.query('DELETE FROM datasets WHERE tenant_id = $1 AND id = $2 AND NOT is_default', [tenantId, id]);
+    // A concurrent delete of the same dataset took it between the read above and here.
+    if (gone.rowCount === 0) throw new MetaError('not_found', `dataset ${id} not found in tenant ${tenantId}`);
     // Its data is purged with it; a delete request left behind would only visit a table that is gone.
     await tx.query('DELETE FROM delete_requests WHERE tenant_id = $1 AND dataset_id = $2', [tenantId, id]);
     await recordDeletion(tx, tenantId, id);

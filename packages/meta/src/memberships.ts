@@ -29,6 +29,8 @@ export interface Membership {
   userId: string;
   /** The user's email, for listings. */
   email: string;
+  /** The user's display name, for listings that may not show the email. */
+  displayName: string;
   role: MembershipRole;
   /** Who granted a local row (`user:<id>`, `key:<id>`, `admin`), or `oidc_mapping`. */
   grantedBy: string | null;
@@ -40,19 +42,21 @@ type MembershipRow = {
   tenant_id: string;
   user_id: string;
   email: string;
+  display_name: string;
   role: MembershipRole;
   granted_by: string | null;
   source: 'local' | 'mapped';
   created_at: Date;
 };
 
-const SELECT = `SELECT m.tenant_id, m.user_id, u.email, m.role, m.granted_by, m.source, m.created_at
+const SELECT = `SELECT m.tenant_id, m.user_id, u.email, u.display_name, m.role, m.granted_by, m.source, m.created_at
   FROM memberships m JOIN users u ON u.id = m.user_id`;
 
 const toMembership = (r: MembershipRow): Membership => ({
   tenantId: r.tenant_id,
   userId: r.user_id,
   email: r.email,
+  displayName: r.display_name,
   role: r.role,
   grantedBy: r.granted_by,
   source: r.source,

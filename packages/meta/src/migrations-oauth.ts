@@ -71,3 +71,30 @@ CREATE INDEX IF NOT EXISTS oauth_grants_previous ON oauth_grants (previous_refre
 CREATE INDEX IF NOT EXISTS oauth_grants_code ON oauth_grants (code_id);
 `,
 };
+
+// Replays caught at any moment (migration 17):
+// - A code presented again is marked, and a grant is issued from a code only under a lock on its
+//   row that sees no mark: a replay landing between the redemption and the grant (no grant to
+//   revoke yet) still ends it.
+// - Every refresh token a grant rotated away is kept (previous_refresh_hash only knew the last
+//   one), so any of them presented again revokes the grant (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
+//   They go with their grant. previous_refresh_hash is still written for processes of the older
+//   version during a rolling upgrade.
+export const OAUTH_REPLAY_MIGRATION: Migration = {
+  id: 17,
+  name: 'oauth code replay mark; every retired refresh token of a grant',
+  sql: `
+ALTER TABLE oauth_codes ADD COLUMN IF NOT EXISTS replayed_at timestamptz;
+
+CREATE TABLE IF NOT EXISTS oauth_retired_refresh (
+  refresh_hash  text PRIMARY KEY,
+  grant_id      text NOT NULL REFERENCES oauth_grants (id) ON DELETE CASCADE,
+  retired_at    timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX IF NOT EXISTS oauth_retired_refresh_grant ON oauth_retired_refresh (grant_id);
+
+INSERT INTO oauth_retired_refresh (refresh_hash, grant_id)
+  SELECT previous_refresh_hash, id FROM oauth_grants WHERE previous_refresh_hash IS NOT NULL
+  ON CONFLICT DO NOTHING;
+`,
+};

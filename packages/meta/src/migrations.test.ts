@@ -22,6 +22,7 @@ const EXPECTED_TABLES = [
   'oauth_codes',
   'oauth_grants',
   'oauth_requests',
+  'oauth_retired_refresh',
   'planning_comments',
   'planning_competitors',
   'planning_epic_goals',

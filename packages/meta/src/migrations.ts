@@ -13,7 +13,7 @@
 
 import type { Db } from './db.ts';
 import { DELETE_REQUEST_SERIES_MIGRATION, DELETE_REQUESTS_MIGRATION } from './migrations-delete-requests.ts';
-import { OAUTH_MIGRATION } from './migrations-oauth.ts';
+import { OAUTH_MIGRATION, OAUTH_REPLAY_MIGRATION } from './migrations-oauth.ts';
 import { PLANNING_IDEAS_TODOS_MIGRATION, PLANNING_MIGRATION, PLANNING_PHASES_MIGRATION } from './migrations-planning.ts';
 import { SCHEMA_REGISTRY_MIGRATION } from './migrations-schema-registry.ts';
 import { SCM_MIGRATION } from './migrations-scm.ts';
@@ -219,6 +219,7 @@ ALTER TABLE api_keys ADD COLUMN IF NOT EXISTS seq bigserial;
   DELETE_REQUEST_SERIES_MIGRATION,
   RULES_MIGRATION,
   DELETIONS_MIGRATION,
+  OAUTH_REPLAY_MIGRATION,
 ];
 
 // Fixed key of the migration advisory lock ("floe-mig" in ASCII); other Floe locks must differ.

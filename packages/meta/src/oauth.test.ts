@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createOAuthRequest,
@@ -48,7 +49,7 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
     const code = decided!.code!;
     const redeemed = await redeemOAuthCode(db, code);
     expect(redeemed.status).toBe('ok');
-    const tokens = await issueOAuthGrant(db, { clientId: client.id, clientName: client.name, userId, tenantId: 'acme', scopes, accessTtlMs: HOUR, refreshTtlMs: 24 * HOUR, codeId: oauthCodeId(code) });
+    const tokens = (await issueOAuthGrant(db, { clientId: client.id, clientName: client.name, userId, tenantId: 'acme', scopes, accessTtlMs: HOUR, refreshTtlMs: 24 * HOUR, codeId: oauthCodeId(code) }))!;
     return { tokens, code };
   };
 
@@ -99,7 +100,7 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
   });
 
   it('an expired access token no longer verifies', async () => {
-    const tokens = await issueOAuthGrant(db, { clientId: client.id, clientName: client.name, userId, tenantId: 'acme', scopes: ['query'], accessTtlMs: -1000, refreshTtlMs: HOUR });
+    const tokens = (await issueOAuthGrant(db, { clientId: client.id, clientName: client.name, userId, tenantId: 'acme', scopes: ['query'], accessTtlMs: -1000, refreshTtlMs: HOUR }))!;
     expect(await verifyApiKey(db, tokens.accessToken)).toBeUndefined();
   });
 
@@ -109,6 +110,43 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
     expect(await verifyApiKey(db, tokens.accessToken)).toBeUndefined();
     expect(await refreshOAuthGrant(db, { refreshToken: tokens.refreshToken, clientId: client.id, accessTtlMs: HOUR, refreshTtlMs: HOUR, scopesFor: sameScopes })).toBeUndefined();
     expect(await redeemOAuthCode(db, 'A'.repeat(43))).toEqual({ status: 'invalid' });
+  });
+
+  /** Grants made from a code that still work: live, with an access key not revoked. */
+  const liveGrantsOf = async (code: string): Promise<number> => {
+    const { rows } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM oauth_grants g JOIN api_keys k ON k.id = g.access_key_id
+        WHERE g.code_id = $1 AND g.revoked_at IS NULL AND k.revoked_at IS NULL`,
+      [oauthCodeId(code)],
+    );
+    return rows[0]!.n;
+  };
+  const approvedCode = async (): Promise<string> => {
+    const { handle } = await createOAuthRequest(db, { clientId: client.id, redirectUri: client.redirectUris[0]!, scopes: ['query'], state: null, codeChallenge: 'c'.repeat(43), resource: null, ttlMs: 600_000 });
+    return (await decideOAuthRequest(db, handle, { userId, tenantId: 'acme', scopes: ['query'], codeTtlMs: 60_000 }))!.code!;
+  };
+  const issueFrom = (on: Db, code: string) =>
+    issueOAuthGrant(on, { clientId: client.id, clientName: client.name, userId, tenantId: 'acme', scopes: ['query'], accessTtlMs: HOUR, refreshTtlMs: HOUR, codeId: oauthCodeId(code) });
+
+  it('a code presented again between its redemption and the grant leaves no working grant', async () => {
+    const code = await approvedCode();
+    expect((await redeemOAuthCode(db, code)).status).toBe('ok');
+    // The replay lands while the token endpoint is still checking the first exchange.
+    expect(await redeemOAuthCode(db, code)).toEqual({ status: 'reused' });
+    expect(await issueFrom(db, code)).toBeUndefined();
+    expect(await liveGrantsOf(code)).toBe(0);
+  });
+
+  it('a replay racing the grant on another connection never leaves a working grant', async () => {
+    const other = await t.open();
+    for (let i = 0; i < 8; i++) {
+      const code = await approvedCode();
+      expect((await redeemOAuthCode(db, code)).status).toBe('ok');
+      const [issued, replay] = await Promise.all([issueFrom(db, code), redeemOAuthCode(other, code)]);
+      expect(replay).toEqual({ status: 'reused' });
+      expect(await liveGrantsOf(code)).toBe(0);
+      if (issued) expect(await verifyApiKey(other, issued.accessToken)).toBeUndefined();
+    }
   });
 
   it('refresh rotates both tokens; the old refresh token presented again revokes the grant', async () => {
@@ -122,6 +160,52 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
     expect(await refreshOAuthGrant(db, { refreshToken: tokens.refreshToken, clientId: client.id, accessTtlMs: HOUR, refreshTtlMs: HOUR, scopesFor: sameScopes })).toBeUndefined();
     expect(await verifyApiKey(db, next!.accessToken)).toBeUndefined();
     expect(await refreshOAuthGrant(db, { refreshToken: next!.refreshToken, clientId: client.id, accessTtlMs: HOUR, refreshTtlMs: HOUR, scopesFor: sameScopes })).toBeUndefined();
+  });
+
+  const refresh = (refreshToken: string, scopesFor = sameScopes) => refreshOAuthGrant(db, { refreshToken, clientId: client.id, accessTtlMs: HOUR, refreshTtlMs: HOUR, scopesFor });
+
+  it('any refresh token the grant rotated away, however old, revokes the grant when presented again', async () => {
+    const { tokens } = await grant();
+    const second = (await refresh(tokens.refreshToken))!;
+    const third = (await refresh(second.refreshToken))!;
+    const fourth = (await refresh(third.refreshToken))!;
+    expect(await verifyApiKey(db, fourth.accessToken)).toMatchObject({ tenantId: 'acme' });
+    // Three rotations old: still recognised as this grant's.
+    expect(await refresh(tokens.refreshToken)).toBeUndefined();
+    expect(await verifyApiKey(db, fourth.accessToken)).toBeUndefined();
+    expect(await refresh(fourth.refreshToken)).toBeUndefined();
+  });
+
+  it('a refresh token used twice at once revokes the grant: the slower use finds it rotated', async () => {
+    const { tokens } = await grant();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => (entered = resolve));
+    const slow = refresh(tokens.refreshToken, async (u, tn, scopes) => {
+      entered();
+      await gate;
+      return sameScopes(u, tn, scopes);
+    });
+    await inside;
+    const fast = await refresh(tokens.refreshToken);
+    expect(fast).toBeDefined();
+    release();
+    expect(await slow).toBeUndefined();
+    expect(await verifyApiKey(db, fast!.accessToken)).toBeUndefined();
+    expect(await refresh(fast!.refreshToken)).toBeUndefined();
+  });
+
+  it('the retired refresh tokens of a grant go with it', async () => {
+    const { tokens } = await grant();
+    const next = (await refresh(tokens.refreshToken))!;
+    const last = (await refresh(next.refreshToken))!;
+    const grantId = (await db.query<{ id: string }>('SELECT id FROM oauth_grants WHERE refresh_hash = $1', [createHash('sha256').update(last.refreshToken).digest('hex')])).rows[0]!.id;
+    expect((await db.query('SELECT 1 FROM oauth_retired_refresh WHERE grant_id = $1', [grantId])).rowCount).toBe(2);
+    await db.query(`UPDATE oauth_grants SET expires_at = now() - interval '2 days' WHERE id = $1`, [grantId]);
+    await grant(); // issuing clears grants expired for a day
+    expect((await db.query('SELECT 1 FROM oauth_grants WHERE id = $1', [grantId])).rowCount).toBe(0);
+    expect((await db.query('SELECT 1 FROM oauth_retired_refresh WHERE grant_id = $1', [grantId])).rowCount).toBe(0);
   });
 
   it('refresh is refused to another client, and narrows to what the user may still do', async () => {
@@ -138,7 +222,7 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
 
   it('a disabled user cannot refresh', async () => {
     const bob = await createUser(db, { email: 'bob@example.com' });
-    const tokens = await issueOAuthGrant(db, { clientId: client.id, clientName: client.name, userId: bob.id, tenantId: 'acme', scopes: ['query'], accessTtlMs: HOUR, refreshTtlMs: HOUR });
+    const tokens = (await issueOAuthGrant(db, { clientId: client.id, clientName: client.name, userId: bob.id, tenantId: 'acme', scopes: ['query'], accessTtlMs: HOUR, refreshTtlMs: HOUR }))!;
     await updateUser(db, bob.id, { disabled: true });
     expect(await refreshOAuthGrant(db, { refreshToken: tokens.refreshToken, clientId: client.id, accessTtlMs: HOUR, refreshTtlMs: HOUR, scopesFor: sameScopes })).toBeUndefined();
   });

@@ -156,7 +156,8 @@ export async function decideOAuthRequest(
 
 /**
  * Redeems a code once. A code presented again is a sign it leaked: the grant made from it is
- * revoked (RFC 6749 §4.1.2, OAuth 2.1 §4.1.3), and the caller refuses the exchange.
+ * revoked (RFC 6749 §4.1.2, OAuth 2.1 §4.1.3), and the caller refuses the exchange. The code is
+ * marked too, so a grant not issued yet when the replay comes is never issued (issueOAuthGrant).
  */
 export async function redeemOAuthCode(db: Db, code: unknown): Promise<RedeemedCode> {
   if (!isSecret(code)) return { status: 'invalid' };
@@ -170,7 +171,9 @@ export async function redeemOAuthCode(db: Db, code: unknown): Promise<RedeemedCo
   if (r) {
     return { status: 'ok', code: { clientId: r.client_id, redirectUri: r.redirect_uri, codeChallenge: r.code_challenge, userId: r.user_id, tenantId: r.tenant_id, scopes: r.scopes, resource: r.resource } };
   }
-  const used = await db.query('SELECT 1 FROM oauth_codes WHERE id = $1 AND used_at IS NOT NULL', [id]);
+  // Waits for the row lock of an issueOAuthGrant under way, so the grant it makes is committed
+  // (and revoked below) or refused.
+  const used = await db.query('UPDATE oauth_codes SET replayed_at = COALESCE(replayed_at, now()) WHERE id = $1 AND used_at IS NOT NULL', [id]);
   if (used.rowCount === 0) return { status: 'invalid' };
   await revokeGrants(db, 'code_id = $1', [id]);
   return { status: 'reused' };
@@ -192,9 +195,17 @@ async function mintAccessKey(tx: Db, g: Omit<GrantInput, 'refreshTtlMs'>): Promi
   return { id: key.id, secret: key.secret };
 }
 
-/** Starts a grant from a redeemed code: its first access token and refresh token. */
-export async function issueOAuthGrant(db: Db, input: GrantInput & { codeId?: string }): Promise<OAuthTokens> {
+/**
+ * Starts a grant from a redeemed code: its first access token and refresh token. undefined when
+ * the code was presented again since its redemption (or is gone): it leaked, so no grant.
+ */
+export async function issueOAuthGrant(db: Db, input: GrantInput & { codeId?: string }): Promise<OAuthTokens | undefined> {
   return db.withTransaction(async (tx) => {
+    if (input.codeId !== undefined) {
+      // Held until COMMIT: a replay marking the code waits, then revokes this grant.
+      const code = await tx.query<{ replayed: boolean }>('SELECT replayed_at IS NOT NULL AS replayed FROM oauth_codes WHERE id = $1 FOR UPDATE', [input.codeId]);
+      if (code.rows[0]?.replayed !== false) return undefined;
+    }
     const access = await mintAccessKey(tx, input);
     const refreshToken = newSecret();
     await tx.query(`DELETE FROM oauth_grants WHERE expires_at < now() - interval '1 day'`);
@@ -213,8 +224,9 @@ export const oauthCodeId = (code: string): string => hash(code);
 /**
  * Rotates a grant's refresh token: a new access token (the old one revoked) and a new refresh
  * token. `scopesFor` narrows the grant to what the user may still do in its tenant now (an empty
- * list, as for a user who left the tenant, revokes the grant). A refresh token presented after it
- * was rotated revokes the grant. undefined: not a live refresh token of this client.
+ * list, as for a user who left the tenant, revokes the grant). Any refresh token presented after
+ * it was rotated, however long ago, revokes the grant, as does one rotated by a concurrent
+ * refresh. undefined: not a live refresh token of this client.
  */
 export async function refreshOAuthGrant(
   db: Db,
@@ -231,7 +243,7 @@ export async function refreshOAuthGrant(
   );
   const g = rows[0];
   if (!g) {
-    await revokeGrants(db, 'previous_refresh_hash = $1', [presented]);
+    await revokeRetired(db, presented);
     return undefined;
   }
   if (g.client_id !== input.clientId) return undefined;
@@ -249,13 +261,21 @@ export async function refreshOAuthGrant(
       [g.id, hash(refreshToken), scopes, input.refreshTtlMs / 1000, presented],
     );
     if (moved.rowCount === 0) return undefined;
+    await tx.query('INSERT INTO oauth_retired_refresh (refresh_hash, grant_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [presented, g.id]);
     const access = await mintAccessKey(tx, { clientId: g.client_id, clientName: g.client_name, userId: g.user_id, tenantId: g.tenant_id, scopes, accessTtlMs: input.accessTtlMs });
     if (g.access_key_id) await tx.query('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1', [g.access_key_id]);
     await tx.query('UPDATE oauth_grants SET access_key_id = $2 WHERE id = $1', [g.id, access.id]);
     return { accessToken: access.secret, refreshToken, expiresIn: Math.round(input.accessTtlMs / 1000), scopes, tenantId: g.tenant_id };
   });
   if (tokens) await keysChanged(db);
+  // Another use of the same token rotated it first (the UPDATE waited for it to commit): a reuse.
+  else await revokeRetired(db, presented);
   return tokens;
+}
+
+/** Revokes the grant that once had this refresh token (a token of an older process's rotation too). */
+async function revokeRetired(db: Db, refreshHash: string): Promise<void> {
+  await revokeGrants(db, 'id IN (SELECT grant_id FROM oauth_retired_refresh WHERE refresh_hash = $1) OR previous_refresh_hash = $1', [refreshHash]);
 }
 
 /**

@@ -201,4 +201,15 @@ describe.each(BACKENDS)('tenants and datasets on %s', (kind) => {
     expect(await getTenant(db, 'rolled-back')).toBeUndefined();
     expect(await listDatasets(db, 'rolled-back')).toEqual([]);
   });
+
+  it('of concurrent deletes of one dataset, one succeeds and the others find it gone', async () => {
+    await createTenant(db, { id: 'racing' });
+    const other = await t.open();
+    for (let i = 0; i < 5; i++) {
+      await createDataset(db, { tenantId: 'racing', id: `doomed-${i}` });
+      const outcomes = await Promise.allSettled([db, other, db, other].map((h) => deleteDataset(h, 'racing', `doomed-${i}`)));
+      expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1);
+      for (const o of outcomes) if (o.status === 'rejected') expect(o.reason).toMatchObject({ kind: 'not_found' });
+    }
+  });
 });

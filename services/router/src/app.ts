@@ -14,6 +14,7 @@ import { createPendingDeletions } from './logquery/pending-deletions.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
 import type { TableColumns } from './table-columns.ts';
 import { managementPlugin } from './management/plugin.ts';
+import { MANAGEMENT_BODY_LIMIT } from './management/json-body.ts';
 import { metricQueryPlugin, type MetricQueryOptions } from './metricquery/plugin.ts';
 import { profilesByTracePlugin } from './profilequery/by-trace.ts';
 import { profileQueryPlugin } from './profilequery/plugin.ts';
@@ -92,8 +93,6 @@ export interface AppOptions {
   oauth?: Pick<OAuthOptions, 'accessTokenTtlMs' | 'refreshTokenTtlMs' | 'consentUrl'>;
 }
 
-// Management bodies are small JSON documents; anything bigger is refused before parsing (413).
-const MANAGEMENT_BODY_LIMIT = 64 * 1024;
 
 /**
  * The router's plugin tree, built without listening (tests may inject). Cross-cutting concerns

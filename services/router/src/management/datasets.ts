@@ -15,6 +15,7 @@ import {
   type Dataset,
   type Tenant,
 } from '@floe/meta';
+import { oneAtATime } from './one-at-a-time.ts';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
 import { purgeDeleted } from './tenant-tables.ts';
 import { principalOf } from './principal-plugin.ts';
@@ -35,6 +36,7 @@ export async function mustGetTenant(opts: ManagementOptions, id: string): Promis
 
 /** Datasets of a tenant. Creation answers 201 whether or not table provisioning succeeded. */
 export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  const deletions = oneAtATime();
   app.post<{ Params: TenantParams; Body: { id: string } }>(
     '/tenants/:tenant_id/datasets',
     {
@@ -116,16 +118,20 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
       const { tenant_id: tenantId, dataset_id: id } = req.params;
       authorizeTenant(principalOf(req), 'dataset.delete', tenantId);
       await mustGetTenant(opts, tenantId);
-      try {
-        await deleteDataset(opts.db, tenantId, id);
-      } catch (err) {
-        // A dataset already deleted whose tables are still there: this removes them.
-        if (!(err instanceof MetaError && err.kind === 'not_found' && ((await opts.tables?.held(tenantId, id)) ?? []).length > 0)) throw err;
-      }
-      // Its keys went with it and no key reaches it any more (auth refuses a dataset that does not
-      // exist; the writer drops WAL records of one). A purge that fails part-way leaves only
-      // unreachable objects, and a DELETE again finishes it.
-      await purgeDeleted(opts.tables, req.log, `dataset ${id} of tenant ${tenantId}`, tenantId, id);
+      // One at a time per dataset in this process: a second DELETE then finds the tables of the
+      // first already purged (404), instead of taking them for leftovers and purging them again.
+      await deletions.run(`${tenantId}/${id}`, async () => {
+        try {
+          await deleteDataset(opts.db, tenantId, id);
+        } catch (err) {
+          // A dataset already deleted whose tables are still there: this removes them.
+          if (!(err instanceof MetaError && err.kind === 'not_found' && ((await opts.tables?.held(tenantId, id)) ?? []).length > 0)) throw err;
+        }
+        // Its keys went with it and no key reaches it any more (auth refuses a dataset that does not
+        // exist; the writer drops WAL records of one). A purge that fails part-way leaves only
+        // unreachable objects, and a DELETE again finishes it.
+        await purgeDeleted(opts.tables, req.log, `dataset ${id} of tenant ${tenantId}`, tenantId, id);
+      });
       return reply.code(204).send();
     },
   );

@@ -26,16 +26,19 @@ export const membershipRoutes: FastifyPluginAsync<ManagementOptions> = async (ap
     {
       schema: {
         operationId: 'list_memberships',
-        summary: 'List a tenant’s membership rows, local and SSO-mapped',
+        summary: 'List a tenant’s membership rows, local and SSO-mapped; emails only for tenant admins (others see their own)',
         tags: TAGS,
         params: tenantParams,
         response: { 200: { type: 'object', additionalProperties: false, required: ['memberships'], properties: { memberships: { type: 'array', items: ref('Membership') } } }, ...ERROR_RESPONSES },
       },
     },
     async (req) => {
-      authorizeTenant(principalOf(req), 'membership.read', req.params.tenant_id);
+      const p = principalOf(req);
+      // Emails are personal data: shown to whoever manages the tenant, and to each member for their own row.
+      const manages = authorizeTenant(p, 'membership.read', req.params.tenant_id) === 'admin';
       if (!(await getTenant(opts.db, req.params.tenant_id))) throw notFound(`tenant ${req.params.tenant_id} not found`);
-      return { memberships: (await listTenantMemberships(opts.db, req.params.tenant_id)).map(membershipWire) };
+      const rows = await listTenantMemberships(opts.db, req.params.tenant_id);
+      return { memberships: rows.map((m) => membershipWire(m, manages || (p.kind === 'user' && p.user.id === m.userId))) };
     },
   );
 

@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { openApiRoute, type CollectedRoute } from '../openapi.ts';
 import { datasetRoutes } from './datasets.ts';
+import { useManagementJsonBodies } from './json-body.ts';
 import { keyRoutes } from './keys.ts';
 import { membershipRoutes } from './memberships.ts';
 import { opsRoutes } from './ops.ts';
@@ -17,6 +18,7 @@ import { whoamiRoutes } from './whoami.ts';
 
 /** The management API, mounted at /api/v1: every route resolves its caller first. */
 export const managementPlugin: FastifyPluginAsync<ManagementOptions & { routes: readonly CollectedRoute[] }> = async (app, opts) => {
+  useManagementJsonBodies(app);
   await app.register(principalPlugin, { auth: opts.auth });
   await app.register(storableTextPlugin);
   await app.register(openApiRoute, { routes: opts.routes });

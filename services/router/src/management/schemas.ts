@@ -89,11 +89,12 @@ export const SHARED_SCHEMAS = [
     $id: 'Membership',
     type: 'object',
     additionalProperties: false,
-    required: ['tenant_id', 'user_id', 'email', 'role', 'granted_by', 'created_at'],
+    required: ['tenant_id', 'user_id', 'email', 'display_name', 'role', 'granted_by', 'created_at'],
     properties: {
       tenant_id: tenantIdSchema,
       user_id: userIdSchema,
-      email: { type: 'string' },
+      email: { type: ['string', 'null'], description: 'null unless the caller manages the tenant, is an instance admin, or is this member.' },
+      display_name: { type: 'string' },
       role: roleSchema,
       granted_by: {
         type: ['string', 'null'],

@@ -4,7 +4,7 @@ import { authorizeInstance, authorizeTenant, isInstanceAdmin, type Principal } f
 import { badData, notFound } from '@floe/errors';
 import { tenantLimitsProblems } from '@floe/config';
 import { retentionStreamProblems } from '@floe/query';
-import { createTenant, deleteTenant, getTenant, listTenants, MetaError, refuseTablesLeftBehind, updateTenant, type Tenant } from '@floe/meta';
+import { createTenant, deleteTenant, getTenant, listTenants, MetaError, refuseTablesLeftBehind, SYSTEM_TENANT_ID, updateTenant, type Tenant } from '@floe/meta';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
 import { purgeDeleted } from './tenant-tables.ts';
 import { principalOf } from './principal-plugin.ts';
@@ -88,6 +88,8 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     },
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.create');
+      // Self-monitoring creates it when enabled; made by hand it would take Floe's own telemetry's id.
+      if (req.body.id === SYSTEM_TENANT_ID) throw badData(`body.id ${SYSTEM_TENANT_ID} is reserved for Floe's own telemetry`);
       await refuseTablesLeftBehind(opts.db, req.body.id);
       const tenant = await createTenant(opts.db, { id: req.body.id, displayName: req.body.display_name, settings: req.body.settings && checkedLimits(req.body.settings) });
       await provisionBestEffort(opts, req.log, tenant.id, tenant.defaultDatasetId ?? 'default');

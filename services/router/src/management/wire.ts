@@ -31,10 +31,12 @@ export const userWire = (u: User) => ({
   created_at: iso(u.createdAt),
 });
 
-export const membershipWire = (m: Membership) => ({
+/** `showEmail` false: a caller who may not see the member's email (personal data) gets null. */
+export const membershipWire = (m: Membership, showEmail = true) => ({
   tenant_id: m.tenantId,
   user_id: m.userId,
-  email: m.email,
+  email: showEmail ? m.email : null,
+  display_name: m.displayName,
   role: m.role,
   granted_by: m.grantedBy,
   created_at: iso(m.createdAt),

@@ -379,6 +379,7 @@ export const oauthPlugin: FastifyPluginAsync<OAuthOptions> = async (app, opts) =
           refreshTtlMs: opts.refreshTokenTtlMs,
           codeId: oauthCodeId(code),
         });
+        if (!tokens) throw new OAuthError('invalid_grant', 'the code was presented again meanwhile; nothing is issued for it');
         return tokenResponse(tokens);
       }
       if (grantType === 'refresh_token') {
