@@ -60,6 +60,8 @@ export {
   walBacklog,
 } from './wal-segments.ts';
 export type { SegmentName, WalBacklog } from './wal-segments.ts';
+export { WAL_HELD_MAX_AGE_MS, WAL_HELD_REFRESH_MS, WalHeldReader, decodeWalHeld, encodeWalHeld, walHeldKey, walHeldPrefix } from './wal-held.ts';
+export type { HeldTable, WalHeld } from './wal-held.ts';
 export { newRecordId, recordIdTime } from './record-id.ts';
 
 export { ParquetWriter, writtenLocalFiles } from './parquet-writer.ts';

@@ -24,7 +24,7 @@ export interface AdmissionDeps {
   requestsRefused?: Counter;
   /** Self-monitoring's request_bytes_accepted: body bytes (as sent, compressed or not) of requests made durable or acknowledged as resends, by tenant, dataset and signal. */
   requestBytesAccepted?: Counter;
-  /** Refuses every tenant while the WAL backlog is over acceptor.max_wal_backlog (absent: no limit). */
+  /** Refuses every tenant while the WAL backlog is over acceptor.max_wal_backlog, and a dataset whose failing tables hold that much (absent: no limit). */
   walBacklog?: WalBacklogGate;
   /** Each tenant's limits (cachedTenantLimits over the metadata DB), the cache the series limit and metrics generator read too. */
   limitsOf: (tenant: string) => Promise<CachedTenantLimits>;
@@ -40,6 +40,8 @@ function refusalReason(err: unknown): string {
       return 'quota_exceeded';
     case 'FLOE_ERR_WAL_BACKLOG':
       return 'wal_backlog';
+    case 'FLOE_ERR_WAL_TABLE_HELD':
+      return 'wal_table_held';
     case 'FLOE_ERR_WAL_UNAVAILABLE':
       return 'wal_unavailable';
     default:
@@ -101,7 +103,7 @@ export class Admission {
    * costs its tenant nothing). Returns the tenant's limits.
    */
   async admit(ctx: TenantContext, bodyBytes: number): Promise<CachedTenantLimits> {
-    this.#o.walBacklog?.check();
+    this.#o.walBacklog?.check(ctx.tenant, ctx.dataset);
     const limits = await this.#limits(ctx.tenant);
     if (limits.ingestRequests) {
       const taken = await this.#o.buckets.take(`${ctx.tenant}:ingest_requests`, 1, limits.ingestRequests);

@@ -103,6 +103,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     meter
       .createObservableGauge('wal_backlog_segments', { description: 'WAL segments the writer has not consumed yet (as this acceptor last listed them)' })
       .addCallback((r) => r.observe(walBacklog.backlog.segments));
+    meter
+      .createObservableGauge('wal_held_bytes', { description: 'Bytes of WAL segments the writers keep only for tables they cannot commit (not counted in wal_backlog_bytes; each owning dataset is refused alone past acceptor.max_wal_backlog)', unit: 'By' })
+      .addCallback((r) => r.observe(walBacklog.held.bytes));
     // The limit itself, so an alert compares the two whatever the configuration.
     meter
       .createObservableGauge('wal_backlog_limit', { description: 'acceptor.max_wal_backlog: WAL bytes above which ingest is refused', unit: 'By' })
@@ -121,7 +124,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       unit: 'By',
     }),
     requestsRefused: meter.createCounter('requests_refused', {
-      description: 'Authenticated ingest requests answered with an error, by tenant, signal and reason: rate_limited, quota_exceeded, wal_backlog, wal_unavailable, or the error kind (bad_data, too_large, unsupported_media_type, …)',
+      description: 'Authenticated ingest requests answered with an error, by tenant, signal and reason: rate_limited, quota_exceeded, wal_backlog, wal_table_held, wal_unavailable, or the error kind (bad_data, too_large, unsupported_media_type, …)',
     }),
     walBacklog,
     limitsOf,

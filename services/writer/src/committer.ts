@@ -2,9 +2,10 @@ import { rm } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
-import { BufferPool, deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recordIdTime, recoverOpenSegments, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
+import { BufferPool, deleteSegments, listSegments, ObjectNotFoundError, parseSegmentKey, recordIdTime, recoverOpenSegments, WAL_CLOCK_SKEW_MS, WalCorruptionError, writtenLocalFiles, type AttributeTypeCount, type CheckedRecord, type ColumnBatchHead, type HeldTable, type ObjectInfo, type ObjectStore, type WalRecord } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
+import type { HeldPublisher } from './held-segments.ts';
 import { LoopSlices } from './loop-slices.ts';
 import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
 import { ensureFloeTable as ensureTable } from '@floe/iceberg';
@@ -79,6 +80,8 @@ export interface CommitterOptions {
    * failure in a row, up to TABLE_RETRY_MAX_MS (default 1000).
    */
   tableRetryBaseMs?: number;
+  /** Where the segments held only for failing tables are published for the acceptors (absent: not published). */
+  held?: HeldPublisher;
 }
 
 /**
@@ -127,11 +130,13 @@ export class Committer {
    */
   readonly #retries = new Map<string, { failures: number; at: number }>();
   /**
-   * Segments kept in the WAL only for such tables. Rounds claim them after the others: oldest
-   * first, they would otherwise fill every round's budget while the table stays broken, and no
-   * other tenant's newer segment would be read again.
+   * Segments kept in the WAL only for such tables, each with the tables (group keys) it is kept
+   * for. A round does not read one again until one of its tables' back-off has run out: it would
+   * fetch and decode the whole held backlog every round for nothing while a table stays broken.
+   * When due, they are claimed after the others: oldest first, they would otherwise fill a
+   * round's budget, and no other tenant's newer segment would be read.
    */
-  readonly #blocked = new Set<string>();
+  readonly #held = new Map<string, Set<string>>();
 
   constructor(opts: CommitterOptions) {
     this.#o = opts;
@@ -169,8 +174,10 @@ export class Committer {
       const published = await recoverOpenSegments(store, OPEN_SEGMENT_IDLE_MS, owns);
       if (published.length > 0) log.warn({ segments: published }, 'published WAL segments that an acceptor left open (it stopped without sealing them)');
     }
-    const segments = await listSegments(store, this.#o.walPrefix);
-    return owns ? segments.filter((s) => owns(s.key)) : segments;
+    const listed = await listSegments(store, this.#o.walPrefix);
+    const segments = owns ? listed.filter((s) => owns(s.key)) : listed;
+    await this.#settleHeld(segments);
+    return segments;
   }
 
   async round(segments?: ObjectInfo[]): Promise<RoundStats> {
@@ -187,7 +194,8 @@ export class Committer {
   async #round(segments?: ObjectInfo[]): Promise<RoundStats> {
     const { store, log } = this.#o;
     const stats: RoundStats = { segments: 0, records: 0, rows: 0, files: 0, commits: 0, skippedRecords: 0 };
-    const backlog = this.#unblockedFirst(segments ?? (await this.backlog()));
+    const listed = segments ?? (await this.backlog());
+    const backlog = this.#dueHeldLast(listed);
     const claimed = withinBudget(backlog.slice(0, this.#o.maxSegmentsPerRound), this.#o.maxBytesPerRound ?? Infinity);
     if (backlog.length > claimed.length) this.#o.metrics?.entriesDeferredByBudget.add(backlog.length - claimed.length);
     if (claimed.length === 0) return stats;
@@ -264,7 +272,15 @@ export class Committer {
     // metadata damaged, say) must not hold every other tenant's back.
     let failure: unknown;
     let failedTables = 0;
-    const blocked = new Set<string>();
+    /** Segment → the tables (group keys) that could not take its rows this round. */
+    const blocked = new Map<string, Set<string>>();
+    const block = (g: TableGroup, gk: string) => {
+      for (const k of g.segments) {
+        let tables = blocked.get(k);
+        if (!tables) blocked.set(k, (tables = new Set()));
+        tables.add(gk);
+      }
+    };
     for (const [gk, g] of groups) {
       // A dataset that is gone takes every record; one created again, those from before its deletion.
       const deletedAt = datasets ? (datasets.get(`${g.tenant}/${g.dataset}`) ?? Number.POSITIVE_INFINITY) : 0;
@@ -277,7 +293,7 @@ export class Committer {
       const retry = this.#retries.get(gk);
       if (retry && Date.now() < retry.at) {
         this.#o.metrics?.groupsDeferred.add(1);
-        for (const k of g.segments) blocked.add(k);
+        block(g, gk);
         continue;
       }
       try {
@@ -293,27 +309,51 @@ export class Committer {
         const waitMs = Math.min(TABLE_RETRY_MAX_MS, (this.#o.tableRetryBaseMs ?? 1000) * 2 ** Math.min(failures - 1, 16));
         this.#retries.set(gk, { failures, at: Date.now() + waitMs });
         log.error({ err, tenant: g.tenant, dataset: g.dataset, table: g.table, failures, retryInMs: waitMs }, 'table not committed this round; its WAL segments stay for a later one');
-        for (const k of g.segments) blocked.add(k);
+        block(g, gk);
         continue;
       }
       for (const k of g.segments) keep.add(k);
     }
     for (const k of consumed) {
-      if (blocked.has(k) && !keep.has(k)) this.#blocked.add(k);
-      else this.#blocked.delete(k);
+      const tables = blocked.get(k);
+      if (tables && !keep.has(k)) this.#held.set(k, tables);
+      else this.#held.delete(k);
     }
-    await deleteSegments(store, consumed.filter((k) => !keep.has(k) && !blocked.has(k)));
+    const done = consumed.filter((k) => !keep.has(k) && !blocked.has(k));
+    await deleteSegments(store, done);
+    const gone = new Set(done);
+    await this.#settleHeld(listed.filter((s) => !gone.has(s.key)));
     if (failure !== undefined) throw new TablesNotCommittedError(failedTables, failure);
     return stats;
   }
 
-  /** The backlog with the segments only failing tables hold last, each part oldest first. */
-  #unblockedFirst(backlog: ObjectInfo[]): ObjectInfo[] {
-    if (this.#blocked.size === 0) return backlog;
-    const present = new Set(backlog.map((s) => s.key));
-    // Gone from the WAL (committed by another writer, quarantined): nothing to remember.
-    for (const k of this.#blocked) if (!present.has(k)) this.#blocked.delete(k);
-    return [...backlog.filter((s) => !this.#blocked.has(s.key)), ...backlog.filter((s) => this.#blocked.has(s.key))];
+  /**
+   * The backlog without the held segments none of whose tables may be tried yet, and with the
+   * held ones that may last, each part oldest first. Not reading a held segment loses nothing:
+   * its rows stay in the WAL, and the ledger of each table's snapshots says which segments the
+   * table has taken, so one read again later is committed once to the tables that lack it.
+   */
+  #dueHeldLast(backlog: ObjectInfo[]): ObjectInfo[] {
+    if (this.#held.size === 0) return backlog;
+    const now = Date.now();
+    const due = (k: string) => [...this.#held.get(k)!].some((gk) => (this.#retries.get(gk)?.at ?? 0) <= now);
+    const fresh = backlog.filter((s) => !this.#held.has(s.key));
+    return [...fresh, ...backlog.filter((s) => this.#held.has(s.key) && due(s.key))];
+  }
+
+  /**
+   * Forgets held segments gone from the WAL (committed by another writer, quarantined, no longer
+   * this writer's share) and publishes what is held for the acceptors.
+   */
+  async #settleHeld(present: readonly ObjectInfo[]): Promise<void> {
+    if (this.#held.size > 0) {
+      const listed = new Set(present.map((s) => s.key));
+      for (const k of this.#held.keys()) if (!listed.has(k)) this.#held.delete(k);
+    }
+    if (!this.#o.held) return;
+    const tables = new Map<string, HeldTable[]>();
+    for (const [k, gks] of this.#held) tables.set(k, [...gks].map(heldTable));
+    await this.#o.held.publish(tables);
   }
 
   /** Sets a segment aside for an operator (out of the WAL, so it blocks nothing), saying why. */
@@ -442,6 +482,11 @@ function dropAppendedBy(g: { hours: Map<number, Array<{ header: { id: string } }
     else if (kept.length < list.length) g.hours.set(hour, kept);
   }
   return n;
+}
+
+function heldTable(gk: string): HeldTable {
+  const [tenant, dataset, table] = gk.split('\u0000') as [string, string, string];
+  return { tenant, dataset, table };
 }
 
 function appendedAt(id: string): number {

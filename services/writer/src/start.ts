@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { liveDatasets, LeaseMembership, observeMembership, openDbFromConfig, type Db } from '@floe/meta';
@@ -6,10 +8,17 @@ import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
 import { Committer, TablesNotCommittedError } from './committer.ts';
+import { HeldPublisher } from './held-segments.ts';
 import { ParquetWriter } from '@floe/storage';
 import { runReconcileLoop, TableReconciler } from './reconcile.ts';
 import { WriterStatus } from './status.ts';
 import { observeWriterStatus, writerMetrics } from './writer-metrics.ts';
+
+/** This writer process's name among those publishing held segments (storage's wal-held.ts): a safe object name. */
+function heldObjectName(configured: string): string {
+  const name = (configured || `${hostname()}-${process.pid}`).replace(/[^A-Za-z0-9_.-]/g, '_');
+  return `writer-${name}-${Date.now().toString(36)}${randomBytes(3).toString('hex')}`;
+}
 
 export interface SharedDeps {
   log?: Logger;
@@ -55,6 +64,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     liveDatasets: (pairs) => liveDatasets(db, pairs),
     owns: (key) => membership.owns(key),
     tableRetryBaseMs: config.writer.poll_interval,
+    // Named per process: writers of two containers may share a name (pid 1), each needs its own object.
+    held: new HeldPublisher(store, heldObjectName(config.runtime.instance_id), log),
   });
 
   const abort = new AbortController();

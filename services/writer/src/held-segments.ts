@@ -1,0 +1,65 @@
+import { encodeWalHeld, walHeldKey, walHeldPrefix, WAL_HELD_REFRESH_MS, type HeldTable, type ObjectStore } from '@floe/storage';
+import type { Logger } from '@floe/telemetry';
+
+/** A crashed writer's object (its name is its process's) is removed by another writer after this. */
+const ABANDONED_MS = 60 * 60_000;
+
+/**
+ * Publishes the WAL segments this writer keeps only for tables it cannot commit (storage's
+ * wal-held.ts), so that the acceptors refuse the tenants owning those tables rather than count
+ * the segments against every tenant's acceptor.max_wal_backlog. Written when the set changes,
+ * and every WAL_HELD_REFRESH_MS while it is not empty (the acceptors stop believing an object not
+ * rewritten for a while: its writer may have stopped); removed once nothing is held.
+ */
+export class HeldPublisher {
+  readonly #store: ObjectStore;
+  readonly #writer: string;
+  readonly #key: string;
+  readonly #prefix: string;
+  readonly #log: Logger;
+  /** What was last written ('' : nothing, the object is absent). */
+  #published = '';
+  #writtenAt = 0;
+  #failing = false;
+
+  constructor(store: ObjectStore, writer: string, log: Logger, walPrefix?: string) {
+    this.#store = store;
+    this.#writer = writer;
+    this.#key = walHeldKey(writer, walPrefix);
+    this.#prefix = walHeldPrefix(walPrefix);
+    this.#log = log;
+  }
+
+  /**
+   * Never throws: an object that could not be written is written next time, and meanwhile the
+   * acceptors count the segments as ordinary backlog (the limit errs towards the disk).
+   */
+  async publish(held: ReadonlyMap<string, readonly HeldTable[]>, now = Date.now()): Promise<void> {
+    const text = signature(held);
+    if (text === this.#published && (text === '' || now - this.#writtenAt < WAL_HELD_REFRESH_MS)) return;
+    try {
+      if (text === '') await this.#store.delete(this.#key);
+      else {
+        await this.#store.put(this.#key, encodeWalHeld(this.#writer, now, held));
+        await this.#removeAbandoned(now);
+      }
+      this.#published = text;
+      this.#writtenAt = now;
+      if (this.#failing) this.#log.info('the list of WAL segments held for failing tables is published again');
+      this.#failing = false;
+    } catch (err) {
+      if (!this.#failing) this.#log.warn({ err, key: this.#key }, 'could not publish the WAL segments held for failing tables; acceptors count them as backlog meanwhile');
+      this.#failing = true;
+    }
+  }
+
+  async #removeAbandoned(now: number): Promise<void> {
+    const old = (await this.#store.list(this.#prefix)).filter((o) => o.key !== this.#key && o.lastModified !== undefined && now - o.lastModified.getTime() > ABANDONED_MS);
+    if (old.length > 0) await this.#store.deleteMany(old.map((o) => o.key));
+  }
+}
+
+function signature(held: ReadonlyMap<string, readonly HeldTable[]>): string {
+  if (held.size === 0) return '';
+  return JSON.stringify([...held].map(([k, ts]) => [k, ts.map((t) => `${t.tenant}/${t.dataset}/${t.table}`).sort()]).sort((a, b) => (a[0]! < b[0]! ? -1 : 1)));
+}
