@@ -103,6 +103,11 @@ describe('a tenant whose table cannot be committed (embedded)', () => {
     await stillRefused.arrayBuffer();
     expect(stillRefused.status).toBe(503);
 
+    // The writer's /status names the table it cannot commit.
+    const writerStatus = (await (await fetch(`${floe.writerAdminUrl}/status`)).json()) as { held_for_tables: Array<{ tenant: string; dataset: string; table: string; segments: number }> };
+    expect(writerStatus.held_for_tables).toEqual([{ tenant: 'heldbroken', dataset: 'default', table: 'logs', segments: expect.any(Number) }]);
+    expect(writerStatus.held_for_tables[0]!.segments).toBeGreaterThan(0);
+
     // Repaired: the held rows are committed once, and the tenant is accepted again.
     await floe.metaQuery(`UPDATE iceberg_tables SET metadata_location = $1 WHERE ${where}`, [good]);
     expect(await waitStored('heldbroken', acked.heldbroken)).toEqual({ rows: acked.heldbroken, distinct: acked.heldbroken });
@@ -119,5 +124,6 @@ describe('a tenant whose table cannot be committed (embedded)', () => {
     acked.heldbroken += 10;
     expect(await waitStored('heldbroken', acked.heldbroken)).toEqual({ rows: acked.heldbroken, distinct: acked.heldbroken });
     expect(await stored('heldfine')).toEqual({ rows: acked.heldfine, distinct: acked.heldfine });
+    expect(((await (await fetch(`${floe.writerAdminUrl}/status`)).json()) as { held_for_tables: unknown[] }).held_for_tables).toEqual([]);
   }, 300_000);
 });

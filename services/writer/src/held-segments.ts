@@ -17,6 +17,8 @@ export class HeldPublisher {
   readonly #key: string;
   readonly #prefix: string;
   readonly #log: Logger;
+  /** What is held now, as last given (the writer's /status shows it). */
+  #current: ReadonlyMap<string, readonly HeldTable[]> = new Map();
   /** What was last written ('' : nothing, the object is absent). */
   #published = '';
   #writtenAt = 0;
@@ -35,6 +37,7 @@ export class HeldPublisher {
    * acceptors count the segments as ordinary backlog (the limit errs towards the disk).
    */
   async publish(held: ReadonlyMap<string, readonly HeldTable[]>, now = Date.now()): Promise<void> {
+    this.#current = held;
     const text = signature(held);
     if (text === this.#published && (text === '' || now - this.#writtenAt < WAL_HELD_REFRESH_MS)) return;
     try {
@@ -51,6 +54,20 @@ export class HeldPublisher {
       if (!this.#failing) this.#log.warn({ err, key: this.#key }, 'could not publish the WAL segments held for failing tables; acceptors count them as backlog meanwhile');
       this.#failing = true;
     }
+  }
+
+  /** The tables segments are held for, each with how many segments it holds. */
+  tables(): Array<HeldTable & { segments: number }> {
+    const count = new Map<string, HeldTable & { segments: number }>();
+    for (const tables of this.#current.values()) {
+      for (const t of tables) {
+        const key = `${t.tenant}\u0000${t.dataset}\u0000${t.table}`;
+        const entry = count.get(key) ?? { ...t, segments: 0 };
+        entry.segments++;
+        count.set(key, entry);
+      }
+    }
+    return [...count.values()];
   }
 
   async #removeAbandoned(now: number): Promise<void> {

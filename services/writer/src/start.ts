@@ -50,6 +50,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   await membership.join();
   if (deps.telemetry) observeMembership(deps.telemetry, membership);
   const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads });
+  // Named per process: writers of two containers may share a name (pid 1), each needs its own object.
+  const held = new HeldPublisher(store, heldObjectName(config.runtime.instance_id), log);
   const committer = new Committer({
     store,
     catalog,
@@ -64,8 +66,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     liveDatasets: (pairs) => liveDatasets(db, pairs),
     owns: (key) => membership.owns(key),
     tableRetryBaseMs: config.writer.poll_interval,
-    // Named per process: writers of two containers may share a name (pid 1), each needs its own object.
-    held: new HeldPublisher(store, heldObjectName(config.runtime.instance_id), log),
+    held,
   });
 
   const abort = new AbortController();
@@ -74,7 +75,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const reconcileLoop = runReconcileLoop(reconciler, config.writer.table_reconcile_interval, abort.signal, log);
   let ready = true;
   let lastRound = 0;
-  const status = new WriterStatus(membership);
+  const status = new WriterStatus(membership, () => held.tables());
   observeWriterStatus(deps.telemetry, status);
   const loop = (async () => {
     while (!abort.signal.aborted) {

@@ -1,4 +1,4 @@
-import { walBacklog, type ObjectInfo, type WalBacklog } from '@floe/storage';
+import { walBacklog, type HeldTable, type ObjectInfo, type WalBacklog } from '@floe/storage';
 import type { RoundStats } from './committer.ts';
 
 /** The writers sharing the WAL, as this one sees them (@floe/meta's LeaseMembership). */
@@ -25,8 +25,12 @@ export class WriterStatus {
   #lastRound: { at: number; ms: number; stats: RoundStats } | undefined;
   #lastError: { at: number; message: string } | undefined;
 
-  constructor(membership?: MembershipView) {
+  readonly #held: (() => Array<HeldTable & { segments: number }>) | undefined;
+
+  /** `held`: the tables whose commits fail, each with the WAL segments kept for it (HeldPublisher). */
+  constructor(membership?: MembershipView, held?: () => Array<HeldTable & { segments: number }>) {
     this.#membership = membership;
+    this.#held = held;
   }
 
   backlogListed(segments: readonly ObjectInfo[]): void {
@@ -72,6 +76,9 @@ export class WriterStatus {
         oldest_segment_age_ms: this.#oldestAgeMs() ?? null,
         listed_at: iso(this.#listedAt),
       },
+      // Tables this writer cannot commit (their metadata or files are damaged, say), each with the
+      // segments it keeps for them: its owners' ingest is refused past acceptor.max_wal_backlog.
+      held_for_tables: (this.#held?.() ?? []).map((t) => ({ tenant: t.tenant, dataset: t.dataset, table: t.table, segments: t.segments })),
       ...(this.#membership ? { writer_id: this.#membership.id, writers: this.#membership.members } : {}),
       rounds: this.#rounds,
       segments_consumed: this.#segmentsConsumed,
