@@ -58,3 +58,10 @@ describe('auth.oidc and demo validation', () => {
     expect(problemsOf({ demo: { enabled: false, username: 'x' } })).toEqual([]);
   });
 });
+
+describe('querier result budgets', () => {
+  it('max_held_result_mb below twice max_result_mb fails start naming the key (a tenant holds half: such a result could never be served)', () => {
+    expect(problemsOf({ querier: { max_result_mb: 1024 } })).toEqual(['querier.max_held_result_mb: must be at least twice querier.max_result_mb (2048)']);
+    expect(problemsOf({ querier: { max_result_mb: 1024, max_held_result_mb: 2048 } })).toEqual([]);
+  });
+});

@@ -109,7 +109,7 @@ export const authSection = z.strictObject({
   oidc: oidcSection.prefault({}),
   oauth: oauthSection.prefault({}),
   admin_api_key: z.string().default('').describe('Break-glass key with full rights over every tenant. Empty disables it.'),
-  internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. It also stands for a signed-in user\'s native queries (POST /api/v1/query), which the querier accepts for reads only, so keep it as secret as the admin key. Empty: in `floe all` a random per-process key is used; split services then sandbox every query and refuse session queries (503).'),
+  internal_service_key: z.string().default('').describe('Shared secret of Floe\'s own services: the router signs the SQL its planner prints so a querier may run it on its warm, long-lived DuckDB instead of a per-query sandbox. It also stands for a signed-in user\'s native queries (POST /api/v1/query), which the querier accepts for reads only, and is the credential the compactor\'s admin actions (POST /compact) demand, which the router presents; keep it as secret as the admin key. Empty: in `floe all` a random per-process key is used; split services then sandbox every query and refuse session queries (503).'),
   key_cache_ttl: duration('10s').describe('How long a verified API key is trusted before it is looked up again.'),
   session_ttl: duration('7d').describe('Lifetime of a browser session (floe_session cookie) from sign-in; sign-out, a password change or disabling the user ends it sooner.'),
 });
@@ -151,7 +151,7 @@ export const acceptorSection = z.strictObject({
     .nonnegative()
     .default(4 * 1024 ** 3)
     .describe(
-      'Most bytes of WAL segments the writer has not consumed yet (all acceptors\' together, listed about every second). Above it, ingest is refused with 503 / UNAVAILABLE and Retry-After, which exporters and Prometheus retry, instead of filling the disk or bucket while the writer is down or behind. 0: no limit.',
+      'Most bytes of WAL segments the writer has not consumed yet (all acceptors\' together, listed about every second). Above it, ingest is refused with 503 / UNAVAILABLE and Retry-After, which exporters and Prometheus retry, instead of filling the disk or bucket while the writer is down or behind. Segments a writer keeps only for tables it cannot commit (damaged metadata, say) do not count here: past this many bytes of them, only the dataset owning such a table is refused (503, FLOE_ERR_WAL_TABLE_HELD). 0: no limit.',
     ),
   retry_dedup_window: duration('15m').describe('An acceptor also remembers, in its own memory, the requests it made durable for this long, so a client\'s retry of an acknowledged batch is not stored twice even while the shared store (writer.ingest_dedup_window) is unreachable.'),
   quota_cache_ttl: duration('30s').describe('How long a tenant\'s stored-bytes total is reused before the storage quota is checked against the catalog again.'),
@@ -212,6 +212,14 @@ export const querierSection = z.strictObject({
     .describe(
       "Largest result one query may hold (MB of Arrow data; values are kept whole until the answer is sent, outside DuckDB's memory_limit). A bigger one is refused with 422 (INVALID_ARGUMENT over Flight) instead of putting the querier's memory, and every tenant's queries, at risk; checked per chunk of 2,048 rows.",
     ),
+  max_held_result_mb: z
+    .number()
+    .int()
+    .positive()
+    .default(1024)
+    .describe(
+      "Results (MB of Arrow data) this querier holds at once for Flight clients that have not read them yet; one tenant may hold half of it. A result that does not fit is refused with 429 (RESOURCE_EXHAUSTED over Flight) and Retry-After (422 when it alone is more than half), so slow or stalled readers cannot hold max_result_mb each until the process runs out of memory. A result is held until sent, and at most query_timeout (or the client's deadline, if sooner) once it is whole: a client still reading then is cut off (CANCELLED). At least twice max_result_mb.",
+    ),
   temp_dir: z.string().default('./data/tmp/querier').describe('Where queries may spill beyond memory_limit.'),
   series_cache_mb: z
     .number()
@@ -221,6 +229,11 @@ export const querierSection = z.strictObject({
     .describe(
       "Memory for metric points kept per data file (MB; 0: none). PromQL's point reads keep what they read from each file and answer later windows (a dashboard's next refresh, an instant query) from it, cut to the window, reading only files not seen yet: data files never change, so nothing kept goes stale.",
     ),
+}).superRefine((q, ctx) => {
+  // A tenant may hold half of it: below twice max_result_mb, a result max_result_mb allows could never be served.
+  if (q.max_held_result_mb < 2 * q.max_result_mb) {
+    ctx.addIssue({ code: 'custom', path: ['max_held_result_mb'], message: `must be at least twice querier.max_result_mb (${2 * q.max_result_mb})` });
+  }
 });
 
 export const compactorSection = z.strictObject({

@@ -1,3 +1,4 @@
+import { constants as http2 } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 
 /** gRPC metadata holding these entries (names as given: gRPC wants them in lower case). */
@@ -17,4 +18,33 @@ export const metadataGetter = (md: grpc.Metadata) => (name: string) => {
 export function remainingMs(call: { getDeadline(): grpc.Deadline }): number | undefined {
   const deadline = call.getDeadline();
   return deadline instanceof Date ? deadline.getTime() - Date.now() : Number.isFinite(deadline) ? Number(deadline) - Date.now() : undefined;
+}
+
+/** Aborts when the call ends before its answer is sent: the client cancelled it, went away or let its deadline pass. */
+export function callSignal(call: { readonly cancelled: boolean; once(event: 'cancelled', listener: () => void): unknown }): AbortSignal {
+  const controller = new AbortController();
+  if (call.cancelled) controller.abort();
+  else call.once('cancelled', () => controller.abort());
+  return controller.signal;
+}
+
+/**
+ * Ends a server call at once with an HTTP/2 RST_STREAM (CANCEL: the client sees CANCELLED).
+ * grpc-js has no call for it, and its status goes out only after every message written before it,
+ * which a client that stopped reading never takes. Its HTTP/2 stream is reached through grpc-js
+ * internals (the call's `call`, its interceptors' `nextCall`, the base call's `stream`: grpc-js
+ * 1.10 to 1.14); failing that, the call's own buffers are dropped. False when the stream was not found.
+ */
+export function resetServerCall(call: { destroy(): unknown }): boolean {
+  let at: unknown = (call as { call?: unknown }).call;
+  for (let depth = 0; at !== null && typeof at === 'object' && depth < 32; depth++) {
+    const stream = (at as { stream?: { close?: unknown; closed?: unknown } }).stream;
+    if (stream && typeof stream.close === 'function' && typeof stream.closed === 'boolean') {
+      if (!stream.closed) (stream.close as (code: number) => void)(http2.NGHTTP2_CANCEL);
+      return true;
+    }
+    at = (at as { nextCall?: unknown }).nextCall;
+  }
+  call.destroy();
+  return false;
 }

@@ -10,5 +10,5 @@ export { float64ListAt } from './float64-lists.ts';
 export { findTraceById } from './tempo-querier.ts';
 export { querierCallError } from './querier-calls.ts';
 export type { QuerierCalls } from './querier-calls.ts';
-export { metadataGetter, remainingMs } from './grpc-call.ts';
+export { callSignal, metadataGetter, remainingMs } from './grpc-call.ts';
 export { TRUNCATED_AT_ROWS } from './result-metadata.ts';

@@ -1,4 +1,3 @@
-import { once } from 'node:events';
 import * as grpc from '@grpc/grpc-js';
 import type { RecordBatch, Schema, Table } from 'apache-arrow';
 import { create, FlightHandshakeResponseSchema, FlightInfoSchema, FlightPutResultSchema, FlightResultSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
@@ -6,11 +5,19 @@ import type { FlightAction, FlightData, FlightDescriptor, FlightHandshakeRequest
 import { deliberateGrpcCode, grpcStatusFromError } from './errors.ts';
 import { serializeFlightData } from './flight-data-wire.ts';
 import { encodeFlightData, ipcSchemaBytes } from './ipc-messages.ts';
+import { callSignal, resetServerCall } from './grpc-call.ts';
 import { guardRequestDecoding, isUndecodable, undecodableStatus } from './request-decoding.ts';
 
 export interface DoGetStream {
   schema: Schema;
   batches: AsyncIterable<RecordBatch> | Iterable<RecordBatch>;
+  /** Called once when the call ends, however it ends (sent, failed, cancelled, reset at `sendBy`). */
+  release?: () => void;
+  /**
+   * Epoch ms by which the client must have taken the whole result; a call still sending then is
+   * reset (the client sees CANCELLED). A client that stops reading cannot hold the result longer.
+   */
+  sendBy?: number;
 }
 
 export type DoGetCall = grpc.ServerWritableStream<FlightTicket, FlightData>;
@@ -75,24 +82,41 @@ export interface FlightServerHandle {
   tryShutdown(): Promise<void>;
 }
 
-function abortSignalFor(call: grpc.ServerUnaryCall<unknown, unknown> | grpc.ServerWritableStream<unknown, unknown>): AbortSignal {
-  const controller = new AbortController();
-  if (call.cancelled) controller.abort();
-  else call.once('cancelled', () => controller.abort());
-  return controller.signal;
-}
+/**
+ * Messages handed to grpc-js that HTTP/2 has not taken yet. grpc-js buffers 16 messages (its
+ * object-mode highWaterMark) whatever their size before write() says to wait: for record batches
+ * of megabytes, a copy of much of the result sat in its buffers for a client that stopped reading.
+ */
+const MAX_UNSENT = 2;
 
-async function writeAll(call: DoGetCall, messages: AsyncIterable<FlightData>, signal: AbortSignal): Promise<void> {
+/** Writes every message, at most MAX_UNSENT ahead of what HTTP/2 took; true once all were taken, false when `signal` stopped it. */
+async function writeAll(call: DoGetCall, messages: AsyncIterable<FlightData>, signal: AbortSignal): Promise<boolean> {
+  let unsent = 0;
+  let wake: (() => void) | undefined;
+  const taken = () => {
+    unsent--;
+    wake?.();
+  };
+  const untilUnsent = (most: number) =>
+    new Promise<void>((resolve) => {
+      const check = () => {
+        if (unsent > most && !signal.aborted) return;
+        wake = undefined;
+        signal.removeEventListener('abort', check);
+        resolve();
+      };
+      wake = check;
+      signal.addEventListener('abort', check);
+      check();
+    });
   for await (const message of messages) {
-    if (signal.aborted) return;
-    if (!call.write(message)) {
-      try {
-        await once(call, 'drain', { signal });
-      } catch {
-        return;
-      }
-    }
+    if (signal.aborted) return false;
+    unsent++;
+    call.write(message, taken);
+    await untilUnsent(MAX_UNSENT - 1);
   }
+  await untilUnsent(0);
+  return !signal.aborted;
 }
 
 function bindAddress(host: string, port: number): string {
@@ -112,16 +136,25 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
 
   const implementation: grpc.UntypedServiceImplementation = {
     DoGet: (call: DoGetCall) => {
-      const signal = abortSignalFor(call);
+      const signal = callSignal(call);
       void (async () => {
+        let release: (() => void) | undefined;
+        const late = new AbortController();
+        let timer: NodeJS.Timeout | undefined;
         try {
-          const result = await handlers.doGet(call.request.ticket, call.metadata, call, signal);
+          const result: Partial<DoGetStream> & Pick<DoGetStream, 'schema' | 'batches'> = await handlers.doGet(call.request.ticket, call.metadata, call, signal);
+          release = result.release;
+          if (result.sendBy !== undefined) timer = setTimeout(() => late.abort(), Math.max(0, result.sendBy - Date.now()));
           // A Table has the same two properties, so both result shapes encode alike.
-          await writeAll(call, encodeFlightData(result.batches, result.schema), signal);
-          call.end();
+          const sent = await writeAll(call, encodeFlightData(result.batches, result.schema), AbortSignal.any([signal, late.signal]));
+          if (sent) call.end();
+          else if (!signal.aborted) resetServerCall(call);
         } catch (err) {
           report(err, 'DoGet', signal);
           call.emit('error', grpcStatusFromError(err));
+        } finally {
+          clearTimeout(timer);
+          release?.();
         }
       })();
     },
@@ -133,7 +166,7 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
       call: grpc.ServerUnaryCall<FlightDescriptor, FlightInfo>,
       callback: grpc.sendUnaryData<FlightInfo>,
     ) => {
-      const signal = abortSignalFor(call);
+      const signal = callSignal(call);
       getFlightInfo(call.request, call.metadata, signal).then(
         (info) => callback(null, create(FlightInfoSchema, info)),
         (err: unknown) => {
@@ -150,7 +183,7 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
       call: grpc.ServerUnaryCall<FlightDescriptor, FlightSchemaResult>,
       callback: grpc.sendUnaryData<FlightSchemaResult>,
     ) => {
-      const signal = abortSignalFor(call);
+      const signal = callSignal(call);
       getSchema(call.request, call.metadata, signal).then(
         (schema) => callback(null, create(FlightSchemaResultSchema, { schema: ipcSchemaBytes(schema) })),
         (err: unknown) => {

@@ -94,7 +94,7 @@ export class QueryHandler {
   }
 
   /** SQL the querier printed itself, over views it resolved itself, on the warm instance. */
-  async runInternal(o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number }): Promise<SandboxResult> {
+  async runInternal(o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number; signal?: AbortSignal }): Promise<SandboxResult> {
     try {
       return await this.#trusted.run({ ...o, views: await this.#withSchemas(o.views, o.timeoutMs), maxRows: this.#limits.maxRows, maxBytes: this.#limits.maxBytes });
     } catch (err) {

@@ -1,6 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type * as grpc from '@grpc/grpc-js';
 import type { FlightDescriptor } from '@floe/proto';
+import type { Table } from 'apache-arrow';
 import type { FloeConfig } from '@floe/config';
 import { authDepsFromDb, parseAuthorization, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
@@ -17,6 +18,7 @@ import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
 import { TraceLookup } from './trace-lookup.ts';
 import { schedulerFromConfig, type Schedule } from './query-scheduler.ts';
+import { heldResultsFromConfig, tableBytes } from './held-results.ts';
 import { callError } from './call-error.ts';
 import { readFileSync } from 'node:fs';
 import { bindParameters, flightSqlCommand, isFlightSql, metadataTable, preparedStatementAction, statementTicket, type MetadataScope } from './flight-sql.ts';
@@ -78,6 +80,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   observeQuerierCaches(deps.telemetry ?? noSelfTelemetry, { stats: () => cache.stats(), maxBytes: config.storage.cache_max_bytes }, () => handler.seriesListsStatus());
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
   const scheduler = schedulerFromConfig(config, deps.telemetry ?? noSelfTelemetry);
+  const held = heldResultsFromConfig(config, deps.telemetry ?? noSelfTelemetry);
   const schedule: Schedule = (tenant, callerMs, work, signal) => scheduler.run(tenant, callerMs, work, signal);
   // Planning makes a DuckDB instance as a run does, so it waits for a slot too: a flood of prepares
   // cannot hold more instances than querier.max_concurrent.
@@ -86,12 +89,16 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   /** A Flight SQL statement, with the values bound to it if any (as user SQL: the locked-down sandbox). */
   const runStatement = (ctx: TenantContext, statement: Statement, callerMs: number | undefined, signal?: AbortSignal) =>
     handler.runStatement(ctx, statement.sql, statement.paramsIpc ? parameterValues(statement.paramsIpc) : [], callerMs, signal);
-  /** `signal`: the caller cancelled; a query still waiting for its turn never runs, a running one is interrupted. */
-  const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined, signal?: AbortSignal) => {
+  /**
+   * `signal`: the caller cancelled; a query still waiting for its turn never runs, a running one is
+   * interrupted. The result comes charged to the held results: `release` once the caller has it.
+   */
+  const doGet = async (get: (name: string) => string | undefined, ticket: Uint8Array, callerMs: number | undefined, signal?: AbortSignal): Promise<{ table: Table; release: () => void }> => {
     try {
       // Authenticated before the command is read: a caller without credentials learns nothing of it.
       const ctx = await handler.authenticate(get, { tenantFromKey: isFlightSql(ticket) });
-      return await schedule(
+      held.admit(ctx.tenant);
+      const table = await schedule(
         ctx.tenant,
         callerMs,
         async (leftMs) => {
@@ -102,6 +109,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         },
         signal,
       );
+      return { table, release: held.charge(ctx.tenant, tableBytes(table)) };
     } catch (err) {
       throw callError(err, log, 'query failed');
     }
@@ -139,8 +147,14 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log, schedule });
   // The same calls for a router in this process.
   const inProcess: QuerierCalls = {
-    doGet: (metadata, ticket, deadlineMs, signal) => doGet((name) => metadata[name], ticket, deadlineMs, signal),
-    findTraceById: (metadata, traceId, deadlineMs) => findTrace((name) => metadata[name], traceId, deadlineMs),
+    // Handed over, the table is the router's to hold (its HTTP answer): the charge here only
+    // refuses a result that does not fit beside those Flight clients have not read yet.
+    doGet: async (metadata, ticket, deadlineMs, signal) => {
+      const { table, release } = await doGet((name) => metadata[name], ticket, deadlineMs, signal);
+      release();
+      return table;
+    },
+    findTraceById: (metadata, traceId, deadlineMs, signal) => findTrace((name) => metadata[name], traceId, deadlineMs, signal),
   };
 
   let ready = false;
@@ -151,7 +165,13 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     port: config.querier.port,
     ...(tls ? { credentials: tls.grpcCredentials() } : {}),
     handlers: {
-      doGet: (ticket, metadata, call, signal) => doGet(metadataGetter(metadata), ticket, remainingMs(call), signal),
+      // The result is held until the client has read it, and at most querier.query_timeout (or
+      // the client's deadline, if sooner) once it is whole: a client that stops reading is cut off then.
+      doGet: async (ticket, metadata, call, signal) => {
+        const { table, release } = await doGet(metadataGetter(metadata), ticket, remainingMs(call), signal);
+        const sendBy = Date.now() + Math.min(remainingMs(call) ?? Infinity, config.querier.query_timeout);
+        return { schema: table.schema, batches: table.batches, release, sendBy };
+      },
       // A command descriptor carries the same bytes as a ticket (SQL text or the JSON form). The
       // answer names one endpoint whose ticket is that command, as Flight clients expect; the
       // schema and row count come from running it, since DuckDB knows them only then.
@@ -220,7 +240,15 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     name: 'querier',
     status: () => ({
       series_lists: handler.seriesListsStatus() ?? null,
-      queries: { running: scheduler.running, queued: scheduler.queued, queued_by_tenant: scheduler.queuedByTenant(), max_concurrent: config.querier.max_concurrent },
+      queries: {
+        running: scheduler.running,
+        queued: scheduler.queued,
+        queued_by_tenant: scheduler.queuedByTenant(),
+        max_concurrent: config.querier.max_concurrent,
+        held_result_bytes: held.held,
+        held_result_bytes_by_tenant: held.heldByTenant(),
+        max_held_result_bytes: held.maxBytes,
+      },
     }),
     metrics: deps.telemetry?.metricsEndpoint,
   });

@@ -17,7 +17,7 @@ import {
 } from '@floe/proto';
 import { planTraceSearch, tempoSearchOf, tempoSearchResponse, traceSearchResults } from '@floe/query';
 import { tracesTable } from '@floe/schema';
-import { metadataGetter, remainingMs, type ExtraService } from '@floe/flight';
+import { callSignal, metadataGetter, remainingMs, type ExtraService } from '@floe/flight';
 import type { Logger } from '@floe/telemetry';
 import type { QueryHandler } from './query-handler.ts';
 import type { TraceLookup } from './trace-lookup.ts';
@@ -43,44 +43,53 @@ function boundNs(name: string, raw: string | undefined): bigint | undefined {
 }
 
 
-/** FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left; rejects with a callError. */
-export type TraceFinder = (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined) => Promise<TempoTraceByIDResponse>;
+/**
+ * FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left
+ * and `signal`, which aborts when the caller went away (a lookup still waiting for its turn leaves
+ * the queue, a running scan stops); rejects with a callError.
+ */
+export type TraceFinder = (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined, signal?: AbortSignal) => Promise<TempoTraceByIDResponse>;
 
 export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
-  const find = async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined): Promise<TempoTraceByIDResponse> => {
+  const find = async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined, signal: AbortSignal | undefined): Promise<TempoTraceByIDResponse> => {
     const ctx = await deps.handler.authenticate(withScopeOrgId(get));
     if (id.length === 0 || id.length > 16) throw new FloeError('bad_data', 'invalid trace id: expected 1 to 16 bytes');
     const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
     const startNs = boundNs('x-floe-start-ns', get('x-floe-start-ns'));
     const endNs = boundNs('x-floe-end-ns', get('x-floe-end-ns'));
-    return deps.schedule(ctx.tenant, callerMs, (leftMs) => {
-      const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, leftMs ?? Infinity));
-      return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs });
-    });
+    return deps.schedule(
+      ctx.tenant,
+      callerMs,
+      (leftMs) => {
+        const timeoutMs = Math.max(1, Math.min(deps.timeoutMs, leftMs ?? Infinity));
+        return deps.traces.find({ tenant: ctx.tenant, dataset: ctx.dataset, traceId, startNs, endNs, timeoutMs, signal });
+      },
+      signal,
+    );
   };
-  return (get, id, callerMs) =>
-    find(get, id, callerMs).catch((err: unknown) => {
+  return (get, id, callerMs, signal) =>
+    find(get, id, callerMs, signal).catch((err: unknown) => {
       throw callError(err, deps.log, 'FindTraceByID failed');
     });
 }
 
-/** SearchRecent's work, like TraceFinder's: the caller's metadata, the request, the caller's time left. */
-export type TraceSearcher = (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => Promise<TempoSearchResponse>;
+/** SearchRecent's work, like TraceFinder's: the caller's metadata, the request, the caller's time left and its going away. */
+export type TraceSearcher = (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined, signal?: AbortSignal) => Promise<TempoSearchResponse>;
 
 export function traceSearcher(deps: Pick<TempoServiceDeps, 'handler' | 'log' | 'schedule'>): TraceSearcher {
-  const search = async (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined) => {
+  const search = async (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined, signal: AbortSignal | undefined) => {
     const ctx = await deps.handler.authenticate(withScopeOrgId(get));
     const ir = tempoSearchOf(req, BigInt(Date.now()) * 1_000_000n);
     const plan = planTraceSearch(ir, tracesTable);
     // The planner's SQL runs as any caller's ticket does (sandboxed, the caller's tables only).
     const ticket = Buffer.from(JSON.stringify({ sql: plan.sql, params: plan.params, hints: plan.hints }));
-    const table = await deps.schedule(ctx.tenant, callerMs, (leftMs) => deps.handler.run(ctx, ticket, leftMs));
+    const table = await deps.schedule(ctx.tenant, callerMs, (leftMs) => deps.handler.run(ctx, ticket, leftMs, signal), signal);
     const rows: Array<Record<string, unknown>> = [];
     for (const r of table) rows.push((r as { toJSON(): Record<string, unknown> }).toJSON());
     return tempoSearchResponse(traceSearchResults(ir, rows));
   };
-  return (get, req, callerMs) =>
-    search(get, req, callerMs).catch((err: unknown) => {
+  return (get, req, callerMs, signal) =>
+    search(get, req, callerMs, signal).catch((err: unknown) => {
       throw callError(err, deps.log, 'SearchRecent failed');
     });
 }
@@ -107,13 +116,13 @@ export function tempoQuerierService(find: TraceFinder, search: TraceSearcher, au
     definition: grpcServiceDefinition(Querier),
     implementation: {
       FindTraceByID: (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>, callback: grpc.sendUnaryData<TempoTraceByIDResponse>) => {
-        find(metadataGetter(call.metadata), call.request.traceID, remainingMs(call)).then(
+        find(metadataGetter(call.metadata), call.request.traceID, remainingMs(call), callSignal(call)).then(
           (res) => callback(null, res),
           (err: Error & { code: number; details: string }) => callback(err),
         );
       },
       SearchRecent: (call: grpc.ServerUnaryCall<TempoSearchRequest, TempoSearchResponse>, callback: grpc.sendUnaryData<TempoSearchResponse>) => {
-        search(metadataGetter(call.metadata), call.request, remainingMs(call)).then(
+        search(metadataGetter(call.metadata), call.request, remainingMs(call), callSignal(call)).then(
           (res) => callback(null, res),
           (err: Error & { code: number; details: string }) => callback(err),
         );

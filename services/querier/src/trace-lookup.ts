@@ -21,9 +21,11 @@ export interface TraceLookupRequest {
   endNs?: bigint;
   /** Milliseconds left for the whole lookup. */
   timeoutMs: number;
+  /** Aborts when the caller went away: the scan of unindexed files is interrupted. */
+  signal?: AbortSignal;
 }
 
-export type RunSql = (o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number }) => Promise<SandboxResult>;
+export type RunSql = (o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number; signal?: AbortSignal }) => Promise<SandboxResult>;
 
 /** Each index entry (one block) costs about 100 bytes: this bounds the cache near 100 MB. */
 const MAX_CACHED_BLOCKS = 1_000_000;
@@ -74,7 +76,7 @@ export class TraceLookup {
       try {
         const timeoutMs = Math.max(1, req.timeoutMs - (Date.now() - started));
         const view = { name: 'traces', files: leased.paths, emptySchemaSql: emptyColumnsDdl(tracesTable) };
-        const result = await this.#runSql({ views: [view], sql: SCAN_SQL, params: [req.traceId], timeoutMs });
+        const result = await this.#runSql({ views: [view], sql: SCAN_SQL, params: [req.traceId], timeoutMs, signal: req.signal });
         for (const r of tableRows<SpanRow>(result.table)) rows.push(r);
       } finally {
         leased.release();
