@@ -270,6 +270,9 @@ export const routerSection = z.strictObject({
       'Base URL of the product-planning API (http://host:3300) whose paths (/api/v1/products, /releases, /features, …) the router forwards, so that API answers at the router\'s address too (spec 3\'s base address). Empty: the planning service of this process when one runs beside the router (`floe all planning`), else those paths are 404 here.',
     ),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
+  send_timeout: duration('1m')
+    .refine((ms) => ms >= 1000, 'must be at least 1s')
+    .describe('A response whose client takes none of it for this long is cut off (its connection or HTTP/2 stream closed), so a client that stops reading cannot hold a large answer in memory for ever. Counts only while a response is being sent, not while its query runs.'),
   max_query_samples: z
     .number()
     .int()

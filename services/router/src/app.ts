@@ -15,6 +15,7 @@ import { logQueryPlugin } from './logquery/plugin.ts';
 import type { TableColumns } from './table-columns.ts';
 import { managementPlugin } from './management/plugin.ts';
 import { MANAGEMENT_BODY_LIMIT } from './management/json-body.ts';
+import { cutOffWhenStalled } from './send-timeout.ts';
 import { metricQueryPlugin, type MetricQueryOptions } from './metricquery/plugin.ts';
 import { profilesByTracePlugin } from './profilequery/by-trace.ts';
 import { profileQueryPlugin } from './profilequery/plugin.ts';
@@ -65,6 +66,8 @@ export interface AppOptions {
   /** router.series_label_cache_size: remote-written series whose labels PromQL reads keep (0: none). */
   seriesLabelCacheSize?: number;
   maxBodyBytes: number;
+  /** router.send_timeout: a response its client takes nothing of for this long is cut off. */
+  sendTimeoutMs?: number;
   isReady: () => boolean;
   db: Db;
   /** Keys with instance-admin rights (auth.admin_api_key, the local token of `floe all`). */
@@ -121,6 +124,16 @@ export async function buildApp(opts: AppOptions) {
   };
   app.setErrorHandler(sendError);
   app.addHook('onRequest', async (req, reply) => watchCallerGone(req, reply));
+  // Node keeps what a client has not read in memory for as long as its connection stays open:
+  // without this, a client that stopped reading held a large answer (a trace, a range query) for
+  // ever. Armed once the answer is being sent, so a long query is not cut while it runs.
+  if (opts.sendTimeoutMs) {
+    const ms = opts.sendTimeoutMs;
+    app.addHook('onSend', async (_req, reply, payload) => {
+      cutOffWhenStalled(reply.raw, ms);
+      return payload;
+    });
+  }
   app.setNotFoundHandler((_req, reply) => {
     void reply.code(404).type('application/json').send({ status: 'error', errorType: 'not_found', error: 'no such endpoint' });
   });

@@ -111,6 +111,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     remoteReadMaxSamples: config.router.remote_read_max_samples,
     seriesLabelCacheSize: config.router.series_label_cache_size,
     maxBodyBytes: config.router.max_body_bytes,
+    sendTimeoutMs: config.router.send_timeout,
     planning: {
       planningUrl: () => config.router.planning_url || deps.planningUrl?.(),
       timeoutMs: config.router.query_timeout,
