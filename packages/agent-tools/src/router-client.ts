@@ -19,15 +19,25 @@ export interface RouterConnection {
   /** Base URL of the router, such as http://127.0.0.1:3000 (a path prefix is kept). */
   url: string;
   credentials: RouterCredentials;
+  /** Longest one router call may take (default: the client's DEFAULT_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /**
+   * The tool call's own signal: it fires when the agent cancels the call (notifications/cancelled)
+   * or its HTTP request goes away, and the router call is abandoned with it, so the query it runs
+   * is cancelled rather than left to finish for no one.
+   */
+  signal?: AbortSignal;
 }
+
+const connectionOf = (conn: RouterConnection) => ({ url: conn.url, ...conn.credentials, timeoutMs: conn.timeoutMs, signal: conn.signal });
 
 /** GET `path` (relative to the router's base URL) and parse the JSON answer. */
 export const routerGet = <T = unknown>(conn: RouterConnection, path: string, query: QueryParams = {}): Promise<T> =>
-  callApi<T>({ url: conn.url, ...conn.credentials }, 'GET', path, undefined, query);
+  callApi<T>(connectionOf(conn), 'GET', path, undefined, query);
 
 /** POST to `path`, with a JSON body or none (the source-context lookup, the source-control link routes). */
 export const routerPost = <T = unknown>(conn: RouterConnection, path: string, body?: unknown): Promise<T> =>
-  callApi<T>({ url: conn.url, ...conn.credentials }, 'POST', path, body);
+  callApi<T>(connectionOf(conn), 'POST', path, body);
 
 /** DELETE `path`; a 204 resolves to undefined. */
-export const routerDelete = (conn: RouterConnection, path: string): Promise<unknown> => callApi({ url: conn.url, ...conn.credentials }, 'DELETE', path);
+export const routerDelete = (conn: RouterConnection, path: string): Promise<unknown> => callApi(connectionOf(conn), 'DELETE', path);

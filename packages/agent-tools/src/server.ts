@@ -17,6 +17,8 @@ export interface AgentToolsOptions {
   credentials: RouterCredentials;
   /** The payload cap of every tool's answer, bytes of JSON (default DEFAULT_MAX_PAYLOAD_BYTES). */
   maxPayloadBytes?: number;
+  /** Longest one router call may take (default: the client's DEFAULT_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 const INSTRUCTIONS =
@@ -25,7 +27,7 @@ const INSTRUCTIONS =
 /** One MCP server whose tools query the router as the given caller (one per caller: credentials are fixed). */
 export function createAgentToolsServer(opts: AgentToolsOptions): McpServer {
   const server = new McpServer({ name: 'floe', version: '0.1.0' }, { instructions: INSTRUCTIONS });
-  const ctx: ToolContext = { router: { url: opts.routerUrl, credentials: opts.credentials }, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
+  const ctx: ToolContext = { router: { url: opts.routerUrl, credentials: opts.credentials, timeoutMs: opts.timeoutMs }, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
   registerDiscoveryTools(server, ctx);
   registerLogTools(server, ctx);
   registerMetricTools(server, ctx);

@@ -12,6 +12,8 @@ export interface StdioOptions {
   /** Dataset; default env FLOE_DATASET (the tenant's default dataset when unset). */
   dataset?: string;
   maxPayloadBytes?: number;
+  /** Longest one router call may take (default: the client's DEFAULT_TIMEOUT_MS). */
+  timeoutMs?: number;
 }
 
 /**
@@ -26,6 +28,7 @@ export async function runStdio(opts: StdioOptions = {}): Promise<McpServer> {
     routerUrl: opts.url ?? process.env.FLOE_URL ?? 'http://127.0.0.1:3000',
     credentials: { authorization: apiKey ? `Bearer ${apiKey}` : undefined, tenant: opts.tenant ?? process.env.FLOE_TENANT, dataset: opts.dataset ?? process.env.FLOE_DATASET },
     maxPayloadBytes: opts.maxPayloadBytes,
+    timeoutMs: opts.timeoutMs,
   });
   await server.connect(new StdioServerTransport());
   return server;

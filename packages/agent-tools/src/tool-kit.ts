@@ -41,9 +41,9 @@ export interface ToolSpec<S extends z.ZodRawShape> {
 const TRUNCATED = z.boolean().describe('true when the answer exceeded the payload cap and lists were cut short: narrow the query (shorter window, stricter selector, lower limit) to see everything');
 
 export function addTool<S extends z.ZodRawShape>(server: McpServer, ctx: ToolContext, spec: ToolSpec<S>): void {
-  const handler = async (args: z.infer<z.ZodObject<S>>): Promise<CallToolResult> => {
+  const handler = async (args: z.infer<z.ZodObject<S>>, extra: { signal: AbortSignal }): Promise<CallToolResult> => {
     try {
-      const answer = await spec.run(args, ctx);
+      const answer = await spec.run(args, { ...ctx, router: { ...ctx.router, signal: extra.signal } });
       const doc = fitPayload(answer, typeof spec.lists === 'function' ? spec.lists(answer) : spec.lists, ctx.maxPayloadBytes);
       return { content: [{ type: 'text', text: JSON.stringify(doc) }], structuredContent: doc };
     } catch (err) {

@@ -1,5 +1,5 @@
 import { Option, type Command } from 'commander';
-import { ApiError } from '@floe/client';
+import { ApiError, DEFAULT_TIMEOUT_MS, type ConnectionOptions } from '@floe/client';
 
 /**
  * What every command that talks to the router shares (management and query verbs): the
@@ -10,17 +10,28 @@ import { ApiError } from '@floe/client';
 export interface ConnectionFlags {
   url: string;
   apiKey?: string;
+  /** Milliseconds, as typed (validated by connectionOf). */
+  requestTimeout: string;
 }
 
 /** A mistake in the command line itself (exit code 2), as opposed to an answer from the router. */
 export class UsageError extends Error {}
 
-/** --url (env FLOE_URL) and --api-key (env FLOE_API_KEY). */
+/** --url (env FLOE_URL), --api-key (env FLOE_API_KEY) and --request-timeout (env FLOE_REQUEST_TIMEOUT). */
 export const withConnection = (cmd: Command, keyHelp = 'API key (env FLOE_API_KEY)') =>
   cmd
     .option('--url <url>', 'router URL (env FLOE_URL)', process.env.FLOE_URL ?? 'http://127.0.0.1:3000')
     // Help names the variable, never its value: the key is a secret.
-    .addOption(new Option('--api-key <key>', keyHelp).default(process.env.FLOE_API_KEY, '$FLOE_API_KEY'));
+    .addOption(new Option('--api-key <key>', keyHelp).default(process.env.FLOE_API_KEY, '$FLOE_API_KEY'))
+    // Not --timeout: the PromQL verbs pass that to the router as the evaluation timeout.
+    .option('--request-timeout <ms>', 'give up on a router that has not answered within this many milliseconds (env FLOE_REQUEST_TIMEOUT)', process.env.FLOE_REQUEST_TIMEOUT ?? String(DEFAULT_TIMEOUT_MS));
+
+/** The client's connection from the command's flags; a --request-timeout that is not a positive number is a usage error. */
+export function connectionOf(flags: ConnectionFlags, rest: Omit<ConnectionOptions, 'url' | 'apiKey' | 'timeoutMs'> = {}): ConnectionOptions {
+  const timeoutMs = Number(flags.requestTimeout);
+  if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`--request-timeout must be a positive number of milliseconds, not ${JSON.stringify(flags.requestTimeout)}`);
+  return { url: flags.url, apiKey: flags.apiKey, timeoutMs, ...rest };
+}
 
 export const tenantOption = (cmd: Command) => cmd.option('--tenant <id>', 'tenant id (env FLOE_TENANT)', process.env.FLOE_TENANT);
 

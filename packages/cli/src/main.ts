@@ -1,6 +1,6 @@
 import { Command } from 'commander';
 import type { FloeConfig } from '@floe/config';
-import { tenantOption, withConnection } from './command-helpers.ts';
+import { action, connectionOf, tenantOption, withConnection, type ConnectionFlags } from './command-helpers.ts';
 import { TARGETS } from './targets.ts';
 import { readLiveLock } from './embedded-lock.ts';
 import { registerManagementCommands } from './management/commands.ts';
@@ -142,10 +142,13 @@ registerManagementCommands(program);
 // Agent tools over stdio for local MCP clients; stdout carries the protocol, so nothing else may print there.
 tenantOption(withConnection(program.command('mcp').description('serve the agent tools (MCP) over stdio, querying the router at --url')))
   .option('--dataset <id>', 'dataset (env FLOE_DATASET)', process.env.FLOE_DATASET)
-  .action(async (o: { url: string; apiKey?: string; tenant?: string; dataset?: string }) => {
-    const { runStdio } = await import('@floe/agent-tools');
-    await runStdio({ url: o.url, apiKey: o.apiKey, tenant: o.tenant, dataset: o.dataset });
-  });
+  .action(
+    action('mcp', async (o: ConnectionFlags & { tenant?: string; dataset?: string }) => {
+      const { timeoutMs } = connectionOf(o);
+      const { runStdio } = await import('@floe/agent-tools');
+      await runStdio({ url: o.url, apiKey: o.apiKey, tenant: o.tenant, dataset: o.dataset, timeoutMs });
+    }),
+  );
 registerQueryCommands(program);
 registerScmCommands(program);
 registerOpsCommands(program);

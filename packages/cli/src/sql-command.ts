@@ -58,12 +58,17 @@ export async function runSql(query: string, opts: SqlOptions): Promise<number> {
     process.stderr.write('floe sql: --api-key and --tenant (or FLOE_API_KEY and FLOE_TENANT) are required\n');
     return 2;
   }
+  const deadlineMs = Number(opts.timeout);
+  if (!Number.isFinite(deadlineMs) || deadlineMs <= 0) {
+    process.stderr.write(`floe sql: --timeout must be a positive number of milliseconds, not ${JSON.stringify(opts.timeout)}\n`);
+    return 2;
+  }
   const metadata: Record<string, string> = { authorization: `Bearer ${opts.apiKey}`, 'x-tenant-id': opts.tenant };
   if (opts.dataset) metadata['x-dataset-id'] = opts.dataset;
   try {
     const params = (opts.param ?? []).map(parseParam);
     const ticket = Buffer.from(params.length > 0 ? JSON.stringify({ sql: query, params }) : query);
-    const table = await flightDoGet({ url: opts.url, ticket, metadata, deadlineMs: Number(opts.timeout) });
+    const table = await flightDoGet({ url: opts.url, ticket, metadata, deadlineMs });
     const cutAt = table.schema.metadata.get(TRUNCATED_AT_ROWS);
     if (cutAt !== undefined) process.stderr.write(`floe sql: warning: the result was cut at ${cutAt} rows (querier.max_result_rows); narrow the query or add a LIMIT\n`);
     const rows = rowsOf(table);

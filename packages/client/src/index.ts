@@ -13,7 +13,25 @@ export interface ConnectionOptions {
   tenant?: string;
   /** Sent as X-Dataset-ID; the tenant's default dataset when absent. */
   dataset?: string;
+  /** Longest one call may take, answer included (default DEFAULT_TIMEOUT_MS). */
+  timeoutMs?: number;
+  /** Largest answer read, bytes (default DEFAULT_MAX_RESPONSE_BYTES). */
+  maxResponseBytes?: number;
+  /** Abandons the calls made with these options when it fires (an agent's cancelled tool call). */
+  signal?: AbortSignal;
 }
+
+/**
+ * A router that accepts the connection but never answers must not hold a command (or an agent's
+ * tool call) forever. Above the router's own query deadline (query_timeout, 30 s by default), so
+ * that a slow query still gets the router's 504 with its message.
+ */
+export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
+/**
+ * Answers are read whole before they are printed or parsed; past this a process would spend
+ * gigabytes on one answer (a misrouted URL, a broken proxy) before V8 refuses the string anyway.
+ */
+export const DEFAULT_MAX_RESPONSE_BYTES = 256 * 1024 * 1024;
 
 export class ApiError extends Error {
   readonly status: number;
@@ -54,37 +72,95 @@ export async function callApiText(conn: ConnectionOptions, method: string, path:
   for (const [name, value] of Object.entries(opts.query ?? {})) {
     for (const v of typeof value === 'string' ? [value] : (value ?? [])) url.searchParams.append(name, v);
   }
+  const timeoutMs = conn.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  const deadline = AbortSignal.timeout(timeoutMs);
+  const signal = conn.signal ? AbortSignal.any([deadline, conn.signal]) : deadline;
+  // Why a call was abandoned, in words: fetch reports both as a bare abort.
+  const abandoned = (err: unknown): ApiError | undefined => {
+    if (deadline.aborted) return new ApiError(0, 'timeout', `no answer from ${conn.url} within ${timeoutMs} ms`);
+    if (conn.signal?.aborted) return new ApiError(0, 'canceled', 'the call was cancelled');
+    return err instanceof ApiError ? err : undefined;
+  };
   let res: Response;
   try {
-    res = await fetch(url, { method, headers, body: opts.rawBody ? opts.rawBody.text : opts.body === undefined ? undefined : JSON.stringify(opts.body) });
+    res = await fetch(url, { method, headers, body: opts.rawBody ? opts.rawBody.text : opts.body === undefined ? undefined : JSON.stringify(opts.body), signal });
   } catch (err) {
+    const known = abandoned(err);
+    if (known) throw known;
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     throw new ApiError(0, 'unavailable', `cannot reach ${conn.url}: ${cause?.code ?? cause?.message ?? (err as Error).message}`);
   }
-  const text = await res.text();
-  if (!res.ok) throw errorOf(res.status, text);
+  let text: string;
+  try {
+    text = await readBounded(res, conn.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES);
+  } catch (err) {
+    const known = abandoned(err);
+    if (known) throw known;
+    throw new ApiError(0, 'unavailable', `${conn.url} closed the connection before its answer (HTTP ${res.status}) was complete`);
+  }
+  if (!res.ok) throw errorOf(res.status, text, res.headers.get('content-type'));
   return { status: res.status, text };
 }
 
-function errorOf(status: number, text: string): ApiError {
-  let e: { errorType?: string; error?: string } | undefined;
-  try {
-    e = text === '' ? undefined : (JSON.parse(text) as typeof e);
-  } catch {
-    return new ApiError(status, 'internal', `router answered ${status} with a body that is not JSON`);
+/** The body as text, refused once it passes `maxBytes` (without reading the rest). */
+async function readBounded(res: Response, maxBytes: number): Promise<string> {
+  if (!res.body) return '';
+  const declared = Number(res.headers.get('content-length'));
+  if (declared > maxBytes) {
+    await res.body.cancel();
+    throw tooLarge(res.status, maxBytes);
   }
-  return new ApiError(status, e?.errorType ?? 'internal', e?.error ?? `router answered ${status}`);
+  const decoder = new TextDecoder();
+  const parts: string[] = [];
+  let seen = 0;
+  for await (const chunk of res.body) {
+    seen += chunk.byteLength;
+    if (seen > maxBytes) {
+      // Leaving the loop early cancels the stream, which closes the connection.
+      throw tooLarge(res.status, maxBytes);
+    }
+    parts.push(decoder.decode(chunk, { stream: true }));
+  }
+  parts.push(decoder.decode());
+  return parts.join('');
 }
 
-/** callApiText with the body parsed as JSON (undefined for an empty body, such as a 204). */
+const tooLarge = (status: number, maxBytes: number) => new ApiError(status, 'too_large', `the answer (HTTP ${status}) is larger than ${Math.round(maxBytes / 1024 / 1024)} MiB; narrow the request`);
+
+function errorOf(status: number, text: string, contentType: string | null): ApiError {
+  let e: unknown;
+  try {
+    e = text === '' ? undefined : JSON.parse(text);
+  } catch {
+    return new ApiError(status, 'internal', notJson(status, contentType));
+  }
+  // Only the envelope's own string fields: anything else from a stranger prints as [object Object].
+  const field = (name: string) => {
+    const v = e !== null && typeof e === 'object' ? (e as Record<string, unknown>)[name] : undefined;
+    return typeof v === 'string' && v !== '' ? v : undefined;
+  };
+  return new ApiError(status, field('errorType') ?? 'internal', field('error') ?? `router answered ${status}`);
+}
+
+const notJson = (status: number, contentType: string | null) => `router answered ${status} with a body that is not JSON${contentType ? ` (${contentType.split(';')[0]})` : ''}`;
+
+/**
+ * callApiText with the body parsed as JSON: an object or array, or undefined for a 204. Anything
+ * else (an empty 200, a bare `null`) is refused here, so a command reading fields of the answer
+ * says what the router did rather than failing on a property of undefined.
+ */
 export async function callApi<T = unknown>(conn: ConnectionOptions, method: string, path: string, body?: unknown, query?: QueryParams): Promise<T> {
   const { status, text } = await callApiText(conn, method, path, { body, query });
-  if (text === '') return undefined as T;
+  if (status === 204) return undefined as T;
+  if (text === '') throw new ApiError(status, 'internal', `router answered ${status} with an empty body`);
+  let parsed: unknown;
   try {
-    return JSON.parse(text) as T;
+    parsed = JSON.parse(text);
   } catch {
-    throw new ApiError(status, 'internal', `router answered ${status} with a body that is not JSON`);
+    throw new ApiError(status, 'internal', notJson(status, null));
   }
+  if (parsed === null || typeof parsed !== 'object') throw new ApiError(status, 'internal', `router answered ${status} with ${JSON.stringify(parsed).slice(0, 40)} instead of a JSON object`);
+  return parsed as T;
 }
 
 /** A path segment from user input, escaped (ids are validated by the server). */

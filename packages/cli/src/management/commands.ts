@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, repeatable, requireTenant, tenantOption, UsageError, withConnection, type ConnectionFlags } from '../command-helpers.ts';
+import { action, connectionOf, repeatable, requireTenant, tenantOption, UsageError, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
 import { callApi, seg, type ConnectionOptions } from '@floe/client';
 
@@ -19,7 +19,7 @@ type Row = Record<string, unknown>;
 const withCommon = (cmd: Command) => withConnection(cmd, 'API key or admin key (env FLOE_API_KEY)').option('--json', 'print the raw JSON response');
 
 function conn(opts: CommonOptions, tenant?: string): ConnectionOptions {
-  return { url: opts.url, apiKey: opts.apiKey, tenant };
+  return connectionOf(opts, { tenant });
 }
 
 function printRows(rows: Row[], columns: string[]): void {

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { callApi } from '@floe/client';
-import { UsageError, action, withConnection, type ConnectionFlags } from '../command-helpers.ts';
+import { UsageError, action, connectionOf, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 
 /**
  * `floe ops compact|compact-plan|compact-status`: compaction control from a terminal, through the
@@ -38,12 +38,12 @@ export function registerOpsCommands(program: Command): void {
   const ops = program.command('ops').description('operations: compaction control (instance admin)');
 
   withScope(ops.command('compact').description('start an on-demand compaction pass (runs after the pass in progress)')).action(
-    action('ops compact', async (o: ScopeFlags) => print(await callApi({ url: o.url, apiKey: o.apiKey }, 'POST', 'api/v1/ops/compact', scopeOf(o)))),
+    action('ops compact', async (o: ScopeFlags) => print(await callApi(connectionOf(o), 'POST', 'api/v1/ops/compact', scopeOf(o)))),
   );
   withScope(ops.command('compact-plan').description('what a pass would merge now, per table and hour (a dry run)')).action(
-    action('ops compact-plan', async (o: ScopeFlags) => print(await callApi({ url: o.url, apiKey: o.apiKey }, 'POST', 'api/v1/ops/compact/dry-run', scopeOf(o)))),
+    action('ops compact-plan', async (o: ScopeFlags) => print(await callApi(connectionOf(o), 'POST', 'api/v1/ops/compact/dry-run', scopeOf(o)))),
   );
   withConnection(ops.command('compact-status').description('the compactor: the pass in progress, the last one, the latest on-demand passes'), 'the admin key (env FLOE_API_KEY)').action(
-    action('ops compact-status', async (o: ConnectionFlags) => print(await callApi({ url: o.url, apiKey: o.apiKey }, 'GET', 'api/v1/ops/compact/status'))),
+    action('ops compact-status', async (o: ConnectionFlags) => print(await callApi(connectionOf(o), 'GET', 'api/v1/ops/compact/status'))),
   );
 }

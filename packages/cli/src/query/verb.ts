@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { action, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
+import { action, connectionOf, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { callApiText, type QueryParams } from '@floe/client';
 
 /**
@@ -40,7 +40,7 @@ export function queryVerb<O extends object>(cmd: Command, name: string, request:
         const opts = command.opts<O & QueryFlags>();
         const tenant = requireTenant(opts.tenant);
         const req = request(command.args, opts);
-        const { text } = await callApiText({ url: opts.url, apiKey: opts.apiKey, tenant, dataset: opts.dataset }, req.method ?? 'GET', req.path, { query: req.query, body: req.body, ...(req.rawBody ? { rawBody: req.rawBody } : {}) });
+        const { text } = await callApiText(connectionOf(opts, { tenant, dataset: opts.dataset }), req.method ?? 'GET', req.path, { query: req.query, body: req.body, ...(req.rawBody ? { rawBody: req.rawBody } : {}) });
         // A 204 (a deletion recorded) prints nothing.
         if (text !== '') process.stdout.write(text.endsWith('\n') ? text : `${text}\n`);
       }),

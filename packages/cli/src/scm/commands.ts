@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { callApi, seg, type ConnectionOptions } from '@floe/client';
-import { UsageError, action, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
+import { UsageError, action, connectionOf, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
 
 /**
@@ -28,7 +28,7 @@ type Snippet =
   | { status: 'unavailable'; reason: string };
 
 const withFlags = (cmd: Command) => tenantOption(withConnection(cmd, 'API key or admin key (env FLOE_API_KEY)')).option('--json', 'print the raw JSON response');
-const conn = (opts: Flags, tenant: string): ConnectionOptions => ({ url: opts.url, apiKey: opts.apiKey, tenant });
+const conn = (opts: Flags, tenant: string): ConnectionOptions => connectionOf(opts, { tenant });
 const out = (text: string): void => {
   process.stdout.write(`${text}\n`);
 };
