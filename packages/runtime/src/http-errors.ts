@@ -29,6 +29,11 @@ export function asFloeError(err: unknown): unknown {
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') return new FloeError('too_large', 'request body too large', { cause: err });
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return new FloeError('unsupported_media_type', 'unsupported Content-Type (send application/json)', { cause: err });
   if (typeof e.statusCode === 'number' && e.statusCode >= 400 && e.statusCode < 500) return new FloeError('bad_data', e.message ?? 'bad request', { cause: err });
+  // An answer whose JSON passes what one V8 string holds (~512 MiB) fails as it is serialized:
+  // the query asked for too much, which the caller can narrow, not a fault of Floe's.
+  if (err instanceof RangeError && /Invalid string length|Cannot create a string longer/.test(err.message)) {
+    return new FloeError('execution', 'the answer is too large to send (its JSON would pass 512 MiB); narrow the query or lower its limit', { code: 'FLOE_ERR_ANSWER_TOO_LARGE', cause: err });
+  }
   return err;
 }
 
