@@ -125,6 +125,14 @@ describe('management API against hostile requests', () => {
       expect((await call('DELETE', '/api/v1/tenants/acme/datasets/doomed', { key: manageKey })).status).toBe(404);
       expect(await tables.held('acme', 'doomed')).toEqual([]);
     });
+
+    it('of one tenant: one 204, every other 404', async () => {
+      expect((await call('POST', '/api/v1/tenants', { key: ADMIN, body: JSON.stringify({ id: 'doomed-tenant' }) })).status).toBe(201);
+      expect((await tables.held('doomed-tenant')).length).toBeGreaterThan(0);
+      const statuses = await Promise.all(Array.from({ length: 5 }, () => call('DELETE', '/api/v1/tenants/doomed-tenant', { key: ADMIN }).then((r) => r.status)));
+      expect(statuses.sort()).toEqual([204, 404, 404, 404, 404]);
+      expect(await tables.held('doomed-tenant')).toEqual([]);
+    });
   });
 
   describe('JSON bodies', () => {

@@ -5,6 +5,7 @@ import { badData, notFound } from '@floe/errors';
 import { tenantLimitsProblems } from '@floe/config';
 import { retentionStreamProblems } from '@floe/query';
 import { createTenant, deleteTenant, getTenant, listTenants, MetaError, refuseTablesLeftBehind, SYSTEM_TENANT_ID, updateTenant, type Tenant } from '@floe/meta';
+import { oneAtATime } from './one-at-a-time.ts';
 import { provisionBestEffort, type ManagementOptions } from './options.ts';
 import { purgeDeleted } from './tenant-tables.ts';
 import { principalOf } from './principal-plugin.ts';
@@ -27,6 +28,7 @@ const TAGS = ['tenants'];
 
 /** Tenants: created and deleted by instance admins, read by anyone with a role in them. */
 export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
+  const deletions = oneAtATime();
   /**
    * A tenant's `settings.limits` (rates, storage quota, retention) are the operator's: settings
    * written by the tenant's own admin keep the stored limits (an absent `limits` is carried over)
@@ -154,15 +156,19 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.delete');
       const id = req.params.tenant_id;
-      try {
-        await deleteTenant(opts.db, id);
-      } catch (err) {
-        // A tenant already deleted whose tables are still there: this removes them.
-        if (!(err instanceof MetaError && err.kind === 'not_found' && ((await opts.tables?.held(id)) ?? []).length > 0)) throw err;
-      }
-      // Its keys went with it, so nothing reads the tables any more. A purge that fails part-way
-      // leaves only unreachable objects, and a DELETE again finishes it.
-      await purgeDeleted(opts.tables, req.log, `tenant ${id}`, id);
+      // One at a time per tenant in this process: a second DELETE then finds the tables of the
+      // first already purged (404), instead of taking them for leftovers and purging them again.
+      await deletions.run(id, async () => {
+        try {
+          await deleteTenant(opts.db, id);
+        } catch (err) {
+          // A tenant already deleted whose tables are still there: this removes them.
+          if (!(err instanceof MetaError && err.kind === 'not_found' && ((await opts.tables?.held(id)) ?? []).length > 0)) throw err;
+        }
+        // Its keys went with it, so nothing reads the tables any more. A purge that fails part-way
+        // leaves only unreachable objects, and a DELETE again finishes it.
+        await purgeDeleted(opts.tables, req.log, `tenant ${id}`, id);
+      });
       return reply.code(204).send();
     },
   );
