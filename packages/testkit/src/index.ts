@@ -33,3 +33,4 @@ export type { AlertmanagerStartOptions, AlertmanagerUnderTest } from './alertman
 export { decodeXorChunk, readStreamedFrames } from './prom-chunks.ts';
 export type { ChunkSample, StreamedChunk, StreamedFrame, StreamedSeries } from './prom-chunks.ts';
 export { hostPort, traceReadBack } from './trace-read-back.ts';
+export { tenantSql, type SqlRow } from './tenant-sql.ts';

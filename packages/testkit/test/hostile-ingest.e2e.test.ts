@@ -14,8 +14,7 @@ import {
   fromBinary,
   toBinary,
 } from '@floe/proto';
-import { flightDoGet } from '@floe/flight';
-import { REMOTE_WRITE_HEADERS, goCpuPprof, plain, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { REMOTE_WRITE_HEADERS, goCpuPprof, startFloe, tenantSql, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * The acceptor's ingest protocols other than plain OTLP traces, sent by a hostile or careless
@@ -25,7 +24,6 @@ import { REMOTE_WRITE_HEADERS, goCpuPprof, plain, startFloe, waitFor, type FloeU
  * request after all of it still lands.
  */
 
-type Row = Record<string, unknown>;
 const MAX_BODY = 1024 * 1024;
 const MAX_INFLATED = 4 * 1024 * 1024;
 const GRPC_STATUS = { INTERNAL: 13, RESOURCE_EXHAUSTED: 8, UNIMPLEMENTED: 12 } as const;
@@ -157,15 +155,7 @@ describe('hostile ingest on the other protocols', () => {
   const auth = () => ({ authorization: `Bearer ${key}`, 'x-tenant-id': tenant });
   const post = (path: string, body: Uint8Array | string, headers: Record<string, string>) =>
     fetch(`${floe.otlpHttpUrl}${path}`, { method: 'POST', body, headers: { ...auth(), ...headers } });
-  const sql = async (text: string) => {
-    const table = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from(text), metadata: auth(), deadlineMs: 20_000 });
-    return table.toArray().map((r) => plain(r) as Row);
-  };
-  const rowsOf = (what: string, text: string, want = 1) =>
-    waitFor(what, async () => {
-      const rows = await sql(text);
-      return rows.length >= want ? rows : undefined;
-    });
+  const { rowsOf } = tenantSql(() => floe.flightAddress, auth);
   const envelope = async (res: Response) => ({ status: res.status, body: (await res.json()) as { status: string; errorType: string; error: string } });
 
   /** One gRPC call over HTTP/2 with a hand-made frame (grpc-js's client would not send these): its grpc-status. */

@@ -56,6 +56,9 @@ export function decodeMessage<D extends DescMessage>(schema: D, body: Uint8Array
       throw new FloeError('bad_data', `body is not a valid ${schema.typeName} protobuf message: ${(err as Error).message}`, { code: 'FLOE_ERR_INGEST_DECODE' });
     }
   }
+  if (tooManyJsonValues(body)) {
+    throw new FloeError('bad_data', `OTLP JSON body holds more than ${MAX_JSON_VALUES} objects and arrays; send fewer items per request (or protobuf)`, { code: 'FLOE_ERR_INGEST_DECODE' });
+  }
   let text: string;
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(body);
@@ -70,4 +73,27 @@ export function decodeMessage<D extends DescMessage>(schema: D, body: Uint8Array
     const why = err instanceof RangeError && /call stack/i.test(err.message) ? `values nested deeper than ${MAX_DEPTH} levels` : (err as Error).message;
     throw new FloeError('bad_data', `body is not a valid OTLP JSON ${schema.typeName}: ${why}`, { code: 'FLOE_ERR_INGEST_DECODE' });
   }
+}
+
+/**
+ * Objects and arrays an OTLP/JSON body may hold. Each becomes a parsed object, then a message
+ * (some 300 bytes together), whatever its size in the body: a 60 KB gzip body of 21 million `{}`
+ * events took the acceptor past its heap and aborted the process. The densest values exporters
+ * write (`{"intValue":"1"}`) take 17 bytes, so no body of up to 32 MB is refused for it.
+ */
+export const MAX_JSON_VALUES = 2 ** 21;
+
+/** Whether the JSON text holds more than MAX_JSON_VALUES objects and arrays (brackets outside strings). */
+function tooManyJsonValues(body: Uint8Array): boolean {
+  let n = 0;
+  let inString = false;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if ((c === 0x7b || c === 0x5b) && ++n > MAX_JSON_VALUES) return true;
+  }
+  return false;
 }

@@ -16,7 +16,11 @@ import { payloadBuffers } from './payload-buffers.ts';
 import { discardRows, releaseBuilder, takeBuilder, type ConvertedRows, type HourPayload, type RefusalCounts } from './rows.ts';
 import type { SeriesGate, SeriesLimiter } from './series-limit.ts';
 import { spansToRows } from './traces-to-rows.ts';
-import { spansToPayloadsFromWire, type ConvertedPayloads } from './traces-wire.ts';
+import { spanPartsOf, spansToPayloadsFromWire, type ConvertedPayloads } from './traces-wire.ts';
+import { MAX_JSON_VALUES } from './decode.ts';
+
+/** Spans, attributes, events and links of a protobuf trace export the metrics generator decodes (as MAX_JSON_VALUES bounds a JSON one). */
+export const GENERATOR_MAX_PARTS = MAX_JSON_VALUES;
 
 export interface IngestResult {
   accepted: number;
@@ -104,8 +108,14 @@ export class Ingest {
       });
     }
     const result = await this.store(ctx, 'traces', converted.byHour.values(), converted);
-    // The generator reads spans as messages: only when it is on is the body decoded again.
-    if (this.generator) await this.observeSpans(ctx, () => fromBinary(ExportTraceServiceRequestSchema, body), times);
+    // The generator reads spans as messages: only when it is on is the body decoded again, and
+    // only a body whose messages fit in memory (a 60 KB gzip body of 32 million empty events,
+    // decoded, took the acceptor past its heap and aborted it). A larger one is stored uncounted.
+    if (this.generator) {
+      const parts = spanPartsOf(body);
+      if (parts <= GENERATOR_MAX_PARTS) await this.observeSpans(ctx, () => fromBinary(ExportTraceServiceRequestSchema, body), times);
+      else this.log.warn({ tenant: ctx.tenant, dataset: ctx.dataset, parts }, `metrics generator: spans not counted, the request holds more than ${GENERATOR_MAX_PARTS} spans, attributes, events and links`);
+    }
     return result;
   }
 

@@ -19,6 +19,23 @@ const attrsJson = (attrs: readonly KeyValue[]) => attrs.map((kv) => toJson(KeyVa
 
 export const SPAN_TIME_RANGE = 'span has a time beyond the int64 range of unix nanoseconds';
 
+/**
+ * Bytes of events_json and links_json one request may store. An empty event or link is two bytes
+ * on the wire and some fifty as JSON: a 60 KB gzip body of them became a 1.5 GB row, 4 GB of
+ * memory and 15 s of event loop. Spans past it are rejected (partial success).
+ */
+export const SPAN_JSON_BUDGET = 256 * 1024 * 1024;
+export const SPAN_JSON_OVER_BUDGET = `span's events and links pass the request's ${SPAN_JSON_BUDGET} bytes of them; send fewer per request`;
+
+/**
+ * Resource attribute entries one request may store, counted once per span (each row holds its
+ * resource's maps; an empty map counts one). A resource of 20,000 attributes over 20,000 spans
+ * (a 60 KB gzip body) was 400 million entries, compact in the WAL but expanded by the flush,
+ * which grew to 10 GB; every query failed after it. Spans past it are rejected.
+ */
+export const RESOURCE_ENTRIES_BUDGET = 2 ** 24;
+export const SPAN_RESOURCE_OVER_BUDGET = `span's resource attributes, once per span, pass the request's ${RESOURCE_ENTRIES_BUDGET} entries; send fewer spans per resource or fewer resource attributes`;
+
 function invalidReason(span: Span): string | undefined {
   if (span.traceId.length !== 16 || isZero(span.traceId)) return 'span has an invalid trace_id (must be 16 non-zero bytes)';
   if (span.spanId.length !== 8 || isZero(span.spanId)) return 'span has an invalid span_id (must be 8 non-zero bytes)';
@@ -31,10 +48,13 @@ function invalidReason(span: Span): string | undefined {
 
 export function spansToRows(req: ExportTraceServiceRequest, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedSpans {
   const out = new RowCollector({ times });
+  let jsonLeft = SPAN_JSON_BUDGET;
+  let entriesLeft = RESOURCE_ENTRIES_BUDGET;
   for (const rs of req.resourceSpans) {
     const resourceAttrs = rs.resource?.attributes ?? [];
     const res = splitAttributes(resourceAttrs);
     const service = serviceName(resourceAttrs);
+    const entries = [res.str, res.int, res.double, res.bool].reduce((n, m) => n + Math.max(1, Object.keys(m).length), 0);
     for (const ss of rs.scopeSpans) {
       const scopeName = ss.scope?.name ?? '';
       const scopeVersion = ss.scope?.version ?? '';
@@ -45,6 +65,16 @@ export function spansToRows(req: ExportTraceServiceRequest, times: AcceptedTimes
           continue;
         }
         if (!out.admits(span.startTimeUnixNano, 'span start time')) continue;
+        const events = eventsJson(span);
+        const links = linksJson(span);
+        const json = (events === null ? 0 : Buffer.byteLength(events)) + (links === null ? 0 : Buffer.byteLength(links));
+        const over = entries > entriesLeft ? SPAN_RESOURCE_OVER_BUDGET : json > jsonLeft ? SPAN_JSON_OVER_BUDGET : undefined;
+        if (over) {
+          out.reject(over);
+          continue;
+        }
+        jsonLeft -= json;
+        entriesLeft -= entries;
         const attrs = splitAttributes(span.attributes);
         const end = span.endTimeUnixNano >= span.startTimeUnixNano ? span.endTimeUnixNano : span.startTimeUnixNano;
         const dropped =
@@ -75,27 +105,8 @@ export function spansToRows(req: ExportTraceServiceRequest, times: AcceptedTimes
           resource_attr_int: res.int,
           resource_attr_double: res.double,
           resource_attr_bool: res.bool,
-          events_json: span.events.length
-            ? JSON.stringify(
-                span.events.map((e) => ({
-                  timeUnixNano: e.timeUnixNano.toString(),
-                  name: e.name,
-                  attributes: attrsJson(e.attributes),
-                  ...(e.droppedAttributesCount ? { droppedAttributesCount: e.droppedAttributesCount } : {}),
-                })),
-              )
-            : null,
-          links_json: span.links.length
-            ? JSON.stringify(
-                span.links.map((l) => ({
-                  traceId: hex(l.traceId),
-                  spanId: hex(l.spanId),
-                  traceState: l.traceState,
-                  attributes: attrsJson(l.attributes),
-                  ...(l.flags ? { flags: l.flags } : {}),
-                })),
-              )
-            : null,
+          events_json: events,
+          links_json: links,
           dropped_counts: dropped,
         };
         out.add(span.startTimeUnixNano, row);
@@ -103,4 +114,29 @@ export function spansToRows(req: ExportTraceServiceRequest, times: AcceptedTimes
     }
   }
   return out.result();
+}
+
+function eventsJson(span: Span): string | null {
+  if (!span.events.length) return null;
+  return JSON.stringify(
+    span.events.map((e) => ({
+      timeUnixNano: e.timeUnixNano.toString(),
+      name: e.name,
+      attributes: attrsJson(e.attributes),
+      ...(e.droppedAttributesCount ? { droppedAttributesCount: e.droppedAttributesCount } : {}),
+    })),
+  );
+}
+
+function linksJson(span: Span): string | null {
+  if (!span.links.length) return null;
+  return JSON.stringify(
+    span.links.map((l) => ({
+      traceId: hex(l.traceId),
+      spanId: hex(l.spanId),
+      traceState: l.traceState,
+      attributes: attrsJson(l.attributes),
+      ...(l.flags ? { flags: l.flags } : {}),
+    })),
+  );
 }

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ExportTraceServiceRequestSchema, create, fromBinary, toBinary, type MessageInitShape } from '@floe/proto';
 import { tracesTable } from '@floe/schema';
-import { spansToRows } from './traces-to-rows.ts';
+import { SPAN_RESOURCE_OVER_BUDGET, spansToRows } from './traces-to-rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
-import { spansToPayloadsFromWire } from './traces-wire.ts';
+import { spanPartsOf, spansToPayloadsFromWire } from './traces-wire.ts';
 import {
   COMMON_SHAPE,
   INVALID_UTF8,
@@ -274,6 +274,26 @@ describe('spansToPayloadsFromWire: the payloads of spansToRows(fromBinary())', (
     ]);
     const got = expectSame(toBinary(ExportTraceServiceRequestSchema, create(ExportTraceServiceRequestSchema, init)));
     expect([got.accepted, got.rejected, got.rejectReason]).toEqual([1, 2, 'span has a time beyond the int64 range of unix nanoseconds']);
+  });
+
+  it("rejects spans past the request's budget of resource attribute entries (counted per span), on both paths, and keeps the rest", () => {
+    // 8,192 attributes and three empty maps: 8,195 entries a span, 2,047 spans' worth of the budget.
+    const attributes = Array.from({ length: 8192 }, (_, i) => ({ key: `k${i}`, value: sv('v') }));
+    const spans = (n: number) => Array.from({ length: n }, () => ({ traceId: T, spanId: S, startTimeUnixNano: NOW }));
+    const body = toBinary(ExportTraceServiceRequestSchema, create(ExportTraceServiceRequestSchema, { resourceSpans: [{ resource: { attributes }, scopeSpans: [{ spans: spans(2049) }] }, { scopeSpans: [{ spans: spans(2) }] }] }));
+    const got = expectSame(body);
+    expect([got.accepted, got.rejected, got.rejectReason]).toEqual([2049, 2, SPAN_RESOURCE_OVER_BUDGET]);
+  });
+
+  it("spanPartsOf counts the spans, their attributes, events and links, and the resources' and scopes' attributes", () => {
+    const kv = { key: 'k', value: sv('v') };
+    const body = encode({
+      resourceSpans: [
+        { resource: { attributes: [kv, kv] }, scopeSpans: [{ spans: [{ traceId: T, spanId: S, attributes: [kv], events: [{}, {}], links: [{}] }, { traceId: T }] }, {}] },
+        { scopeSpans: [{ scope: { attributes: [kv] }, spans: [{}] }] },
+      ],
+    });
+    expect(spanPartsOf(body)).toBe(2 + 3 + 1 + 2 + 1 + 1);
   });
 
   it('resources without spans (none at all, or only empty scope groups) beside one with a span: the same rows as protobuf-es gives', () => {

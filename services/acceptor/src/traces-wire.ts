@@ -52,7 +52,7 @@ import {
   type MapLeaves,
   type SignalReader,
 } from './otlp-wire.ts';
-import { SPAN_TIME_RANGE } from './traces-to-rows.ts';
+import { RESOURCE_ENTRIES_BUDGET, SPAN_JSON_BUDGET, SPAN_JSON_OVER_BUDGET, SPAN_RESOURCE_OVER_BUDGET, SPAN_TIME_RANGE } from './traces-to-rows.ts';
 
 const {
   attribute,
@@ -169,6 +169,16 @@ const ev = new Out(4096); // events_json of the current span
 const lk = new Out(4096); // links_json of the current span
 let evN = 0;
 let lkN = 0;
+/** Bytes of events_json and links_json the rest of the request may still store (SPAN_JSON_BUDGET). */
+let jsonLeft = 0;
+/** Resource map entries the rest of the request may store (RESOURCE_ENTRIES_BUDGET). */
+let entriesLeft = 0;
+/** The current span's events and links passed jsonLeft: the rest of them are only validated. */
+let overBudget = false;
+
+function checkBudget(): void {
+  if (ev.p + lk.p > jsonLeft) overBudget = true;
+}
 
 const C_EV_OPEN = ascii('{"timeUnixNano":"');
 const C_EV_NAME = ascii('","name":');
@@ -212,6 +222,10 @@ function event(end: number): void {
   } catch (err) {
     failInWireOrder(err, start, end, 0x1a, eventAttr);
   }
+  if (overBudget) {
+    validateAttrs(start, end, 0x1a);
+    return;
+  }
   const w = ev;
   putByte(w, evN++ === 0 ? 0x5b : 0x2c);
   putConst(w, C_EV_OPEN);
@@ -233,6 +247,16 @@ function event(end: number): void {
     putUint(w, dropped);
     putByte(w, 0x7d);
   } else putConst(w, C_CLOSE_ARR_OBJ);
+  checkBudget();
+}
+
+/** The attributes (field `tag`) of an event or link past the budget: checked as the written ones are, not rendered. */
+function validateAttrs(start: number, end: number, tag: number): void {
+  seek(start);
+  for (let t: number; (t = next(end)) !== 0; ) {
+    if (t === tag) keyValue(lenDelim(end), 6);
+    else skipValue(t & 7, end);
+  }
 }
 
 function eventAttr(end: number): void {
@@ -288,6 +312,10 @@ function link(end: number): void {
   } catch (err) {
     failInWireOrder(err, start, end, 0x22, linkAttr);
   }
+  if (overBudget) {
+    validateAttrs(start, end, 0x22);
+    return;
+  }
   const w = lk;
   putByte(w, lkN++ === 0 ? 0x5b : 0x2c);
   putConst(w, C_LK_OPEN);
@@ -311,6 +339,7 @@ function link(end: number): void {
     putUint(w, flags);
     putByte(w, 0x7d);
   } else putConst(w, C_CLOSE_ARR_OBJ);
+  checkBudget();
 }
 
 // Span.status, merged over occurrences
@@ -378,6 +407,7 @@ function span(end: number): void {
   evN = 0;
   lk.p = 0;
   lkN = 0;
+  overBudget = false;
   for (let t: number; (t = next(end)) !== 0; ) {
     switch (t) {
       case 0x0a:
@@ -463,6 +493,17 @@ function span(end: number): void {
     return;
   }
   if (!batches.admits(stLo, stHi, 'span start time')) return;
+  // As stored: each list closed by its ']'.
+  const json = (evN > 0 ? ev.p + 1 : 0) + (lkN > 0 ? lk.p + 1 : 0);
+  // The resource's map entries as each row holds them (an empty map is one level too).
+  const entries = resourceMaps[0]!.key.n + resourceMaps[1]!.key.n + resourceMaps[2]!.key.n + resourceMaps[3]!.key.n;
+  const over = entries > entriesLeft ? SPAN_RESOURCE_OVER_BUDGET : overBudget || json > jsonLeft ? SPAN_JSON_OVER_BUDGET : undefined;
+  if (over !== undefined) {
+    batches.reject(over);
+    return;
+  }
+  jsonLeft -= json;
+  entriesLeft -= entries;
   if (!(enHi > stHi || (enHi === stHi && enLo >= stLo))) {
     enLo = stLo;
     enHi = stHi;
@@ -537,6 +578,8 @@ const TRACES: SignalReader = { item: span, endScope, keepScopeAttrs: false };
 export function spansToPayloadsFromWire(bytes: Uint8Array, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedPayloads {
   try {
     batches.times = times;
+    jsonLeft = SPAN_JSON_BUDGET;
+    entriesLeft = RESOURCE_ENTRIES_BUDGET;
     buf = beginRequest(bytes);
     readRequest(TRACES);
     return batches.result();
@@ -547,4 +590,47 @@ export function spansToPayloadsFromWire(bytes: Uint8Array, times: AcceptedTimes 
     shrink(ev, 4096);
     shrink(lk, 4096);
   }
+}
+
+/**
+ * The spans of a request (already converted, so well-formed) with their attributes, events and
+ * links, and its resources' and scopes' attributes: about the messages fromBinary makes of it,
+ * each some hundred bytes however few it weighs on the wire (an empty event is two bytes).
+ */
+export function spanPartsOf(bytes: Uint8Array): number {
+  let n = 0;
+  try {
+    const len = beginRequest(bytes).length;
+    for (let t: number; (t = next(len)) !== 0; ) {
+      if (t !== 0x0a) {
+        skipValue(t & 7, len);
+        continue;
+      }
+      const rsEnd = lenDelim(len);
+      for (let r: number; (r = next(rsEnd)) !== 0; ) {
+        if (r === 0x0a) n += fieldsOf(lenDelim(rsEnd), 0x0a, 0x0a);
+        else if (r === 0x12) {
+          const ssEnd = lenDelim(rsEnd);
+          for (let s: number; (s = next(ssEnd)) !== 0; ) {
+            if (s === 0x12) n += 1 + fieldsOf(lenDelim(ssEnd), 0x4a, 0x5a, 0x6a);
+            else if (s === 0x0a) n += fieldsOf(lenDelim(ssEnd), 0x1a, 0x1a);
+            else skipValue(s & 7, ssEnd);
+          }
+        } else skipValue(r & 7, rsEnd);
+      }
+    }
+    return n;
+  } finally {
+    endRequest();
+  }
+}
+
+/** Occurrences of the tags a, b and c in the message that ends at `end`. */
+function fieldsOf(end: number, a: number, b: number, c = a): number {
+  let n = 0;
+  for (let t: number; (t = next(end)) !== 0; ) {
+    if (t === a || t === b || t === c) n++;
+    skipValue(t & 7, end);
+  }
+  return n;
 }
