@@ -4,6 +4,7 @@ import { compress } from 'snappyjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ExportLogsServiceRequestSchema,
+  ExportLogsServiceResponseSchema,
   ExportProfilesServiceRequestSchema,
   ExportProfilesServiceResponseSchema,
   LokiPushRequestSchema,
@@ -337,6 +338,27 @@ describe('hostile ingest on the other protocols', () => {
   ])('OTLP logs JSON: %s is 400 naming it', async (_name, record, message) => {
     const res = await envelope(await post('/v1/logs', logsJson(record), { 'content-type': 'application/json' }));
     expect(res).toEqual({ status: 400, body: { status: 'error', errorType: 'bad_data', error: expect.stringMatching(message) } });
+  });
+
+  it('OTLP logs: a resource of thousands of attributes over thousands of records (copied to each row) is cut at the budget of entries, in protobuf and in JSON alike', async () => {
+    // 4,096 string attributes and three empty maps, and a scope's four empty maps: 4,103 entries
+    // a row, 4,089 rows' worth of the request's budget. (As for traces: unbounded, a 60 KB body
+    // of 20,000 × 20,000 took the flush past its memory.)
+    const attributes = [{ key: 'service.name', value: { value: { case: 'stringValue' as const, value: 'log-resource-bomb' } } }, ...Array.from({ length: 4095 }, (_, i) => ({ key: `k${i}`, value: { value: { case: 'stringValue' as const, value: 'v' } } }))];
+    const logRecords = Array.from({ length: 4200 }, (_, i) => ({ timeUnixNano: nowNs, body: { value: { case: 'stringValue' as const, value: `r${i}` } } }));
+    const message = create(ExportLogsServiceRequestSchema, { resourceLogs: [{ resource: { attributes }, scopeLogs: [{ logRecords }] }] });
+    const rejected = "log record's resource and scope attributes, once per record, pass the request's 16777216 entries; send fewer records per resource or fewer resource attributes";
+    const proto = await post('/v1/logs', gzipSync(toBinary(ExportLogsServiceRequestSchema, message)), { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
+    expect(proto.status).toBe(200);
+    expect(fromBinary(ExportLogsServiceResponseSchema, new Uint8Array(await proto.arrayBuffer())).partialSuccess).toMatchObject({ rejectedLogRecords: 111n, errorMessage: rejected });
+    // The same request as OTLP JSON takes the other conversion, with the same rule.
+    const json = JSON.stringify({
+      resourceLogs: [{ resource: { attributes: attributes.map((a) => ({ key: a.key, value: { stringValue: a.value.value.value } })) }, scopeLogs: [{ logRecords: logRecords.map((r) => ({ timeUnixNano: String(nowNs), body: { stringValue: `json-${r.body.value.value}` } })) }] }],
+    });
+    const viaJson = await post('/v1/logs', gzipSync(json), { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+    expect({ status: viaJson.status, body: await viaJson.json() }).toEqual({ status: 200, body: { partialSuccess: { rejectedLogRecords: '111', errorMessage: rejected } } });
+    const rows = await rowsOf('the records within the budget', `SELECT count(*) AS n, min(cardinality(resource_attr_str)) AS attrs FROM logs WHERE service_name = 'log-resource-bomb' HAVING count(*) >= ${2 * 4089}`);
+    expect(rows).toEqual([{ n: BigInt(2 * 4089), attrs: 4096n }]);
   });
 
   it("OTLP logs JSON: NaN and Infinity in proto3 JSON's spelling, hex ids of the wrong length and uint64's largest time are taken or rejected item by item", async () => {

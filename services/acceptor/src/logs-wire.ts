@@ -37,6 +37,8 @@ import { logsTable } from '@floe/schema';
 import { ColumnBatchBuilder, type Leaf } from '@floe/storage';
 import { anyValueAsString } from './attributes.ts';
 import { AcceptedTimes } from './accepted-times.ts';
+import { LOG_SHARED_ATTRS_OVER_BUDGET } from './logs-to-rows.ts';
+import { RESOURCE_ENTRIES_BUDGET } from './rows.ts';
 import {
   HourBatches,
   Out,
@@ -147,6 +149,8 @@ const batches = new HourBatches(newLogRows);
 const R_TRACE_ID = 'log record has an invalid trace_id (must be empty or 16 bytes)';
 const R_SPAN_ID = 'log record has an invalid span_id (must be empty or 8 bytes)';
 const R_TIME = 'log record has a time beyond the int64 range of unix nanoseconds';
+/** Resource and scope map entries the rest of the request may store, once per record (RESOURCE_ENTRIES_BUDGET). */
+let entriesLeft = 0;
 
 /** anyValueKind() by V_* case (a string index has no kind of its own there). */
 const BODY_TYPES = ['empty', 'string', 'bool', 'int', 'double', 'array', 'kvlist', 'bytes', 'empty'].map(ascii);
@@ -265,6 +269,13 @@ function logRecord(end: number): void {
     }
   }
   if (!batches.admits(lo, hi, 'log record time')) return;
+  let entries = 0;
+  for (let i = 0; i < 4; i++) entries += resourceMaps[i]!.key.n + scopeMaps[i]!.key.n;
+  if (entries > entriesLeft) {
+    batches.reject(LOG_SHARED_ATTRS_OVER_BUDGET);
+    return;
+  }
+  entriesLeft -= entries;
   writeRow(batches.get(hourOf(lo, hi)), lo, hi, start, end);
   seek(end); // past what rendering the body read
 }
@@ -357,6 +368,7 @@ export function logsToPayloadsFromWire(bytes: Uint8Array, receivedNs: bigint = B
   recvHi = Number((receivedNs >> 32n) & 0xffffffffn);
   try {
     batches.times = times;
+    entriesLeft = RESOURCE_ENTRIES_BUDGET;
     buf = beginRequest(bytes);
     readRequest(LOGS);
     return batches.result();

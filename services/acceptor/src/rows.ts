@@ -76,6 +76,14 @@ export function discardRows(table: TableName, converted: ConvertedRows): void {
 /** Time columns are Iceberg longs: an OTLP fixed64 beyond this cannot be stored. */
 export const MAX_INT64 = 0x7fff_ffff_ffff_ffffn;
 
+/**
+ * Resource (and, for logs, scope) attribute entries one request may store, counted once per row
+ * (each row holds its resource's maps; an empty map counts one). A resource of 20,000 attributes
+ * over 20,000 spans (a 60 KB gzip body) was 400 million entries, compact in the WAL but expanded
+ * by the flush, which grew to 10 GB; every query failed after it. Items past it are rejected.
+ */
+export const RESOURCE_ENTRIES_BUDGET = 2 ** 24;
+
 export const hex = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex');
 export const isZero = (b: Uint8Array) => b.every((x) => x === 0);
 

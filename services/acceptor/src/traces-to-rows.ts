@@ -1,6 +1,6 @@
 import { KeyValueSchema, toJson, type ExportTraceServiceRequest, type KeyValue, type Span } from '@floe/proto';
 import { serviceName, splitAttributes } from './attributes.ts';
-import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows, type HourBatch } from './rows.ts';
+import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows, type HourBatch, RESOURCE_ENTRIES_BUDGET } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 
 /**
@@ -27,13 +27,6 @@ export const SPAN_TIME_RANGE = 'span has a time beyond the int64 range of unix n
 export const SPAN_JSON_BUDGET = 256 * 1024 * 1024;
 export const SPAN_JSON_OVER_BUDGET = `span's events and links pass the request's ${SPAN_JSON_BUDGET} bytes of them; send fewer per request`;
 
-/**
- * Resource attribute entries one request may store, counted once per span (each row holds its
- * resource's maps; an empty map counts one). A resource of 20,000 attributes over 20,000 spans
- * (a 60 KB gzip body) was 400 million entries, compact in the WAL but expanded by the flush,
- * which grew to 10 GB; every query failed after it. Spans past it are rejected.
- */
-export const RESOURCE_ENTRIES_BUDGET = 2 ** 24;
 export const SPAN_RESOURCE_OVER_BUDGET = `span's resource attributes, once per span, pass the request's ${RESOURCE_ENTRIES_BUDGET} entries; send fewer spans per resource or fewer resource attributes`;
 
 function invalidReason(span: Span): string | undefined {

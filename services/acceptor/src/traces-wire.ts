@@ -52,7 +52,8 @@ import {
   type MapLeaves,
   type SignalReader,
 } from './otlp-wire.ts';
-import { RESOURCE_ENTRIES_BUDGET, SPAN_JSON_BUDGET, SPAN_JSON_OVER_BUDGET, SPAN_RESOURCE_OVER_BUDGET, SPAN_TIME_RANGE } from './traces-to-rows.ts';
+import { SPAN_JSON_BUDGET, SPAN_JSON_OVER_BUDGET, SPAN_RESOURCE_OVER_BUDGET, SPAN_TIME_RANGE } from './traces-to-rows.ts';
+import { RESOURCE_ENTRIES_BUDGET } from './rows.ts';
 
 const {
   attribute,
