@@ -15,6 +15,9 @@ export interface TypedAttributes {
 const map = <T>(): Record<string, T> => Object.create(null) as Record<string, T>;
 export const emptyTyped = (): TypedAttributes => ({ str: map(), int: map(), double: map(), bool: map() });
 
+/** Map entries a row holds for these attributes, an empty map counting one (rows.ts RESOURCE_ENTRIES_BUDGET). */
+export const entryCount = (m: TypedAttributes): number => [m.str, m.int, m.double, m.bool].reduce((n, one) => n + Math.max(1, Object.keys(one).length), 0);
+
 /** JSON cannot carry NaN/Infinity or int64 beyond 2^53: those go as strings DuckDB casts back. */
 const int64 = (v: bigint): number | string => (v >= BigInt(Number.MIN_SAFE_INTEGER) && v <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(v) : v.toString());
 const float = (v: number): number | string => (Number.isFinite(v) ? v : String(v));

@@ -1,5 +1,5 @@
 import type { ExportLogsServiceRequest, LogRecord } from '@floe/proto';
-import { anyValueAsString, anyValueKind, serviceName, splitAttributes } from './attributes.ts';
+import { anyValueAsString, anyValueKind, entryCount, serviceName, splitAttributes } from './attributes.ts';
 import { MAX_INT64, RESOURCE_ENTRIES_BUDGET, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
 
 export const LOG_SHARED_ATTRS_OVER_BUDGET = `log record's resource and scope attributes, once per record, pass the request's ${RESOURCE_ENTRIES_BUDGET} entries; send fewer records per resource or fewer resource attributes`;
@@ -26,7 +26,6 @@ const idHex = (b: Uint8Array): string | null => (b.length === 0 || isZero(b) ? n
 export function logsToRows(req: ExportLogsServiceRequest, receivedNs: bigint = BigInt(Date.now()) * 1_000_000n, times: AcceptedTimes = AcceptedTimes.ANY): ConvertedRows {
   const out = new RowCollector({ times });
   let entriesLeft = RESOURCE_ENTRIES_BUDGET;
-  const entriesOf = (m: ReturnType<typeof splitAttributes>) => [m.str, m.int, m.double, m.bool].reduce((n, map) => n + Math.max(1, Object.keys(map).length), 0);
   for (const rl of req.resourceLogs) {
     const resourceAttrs = rl.resource?.attributes ?? [];
     const res = splitAttributes(resourceAttrs);
@@ -34,7 +33,7 @@ export function logsToRows(req: ExportLogsServiceRequest, receivedNs: bigint = B
     for (const sl of rl.scopeLogs) {
       const scope = splitAttributes(sl.scope?.attributes ?? []);
       // Each row holds its resource's and scope's maps: copied per record by the flush.
-      const entries = entriesOf(res) + entriesOf(scope);
+      const entries = entryCount(res) + entryCount(scope);
       const scopeName = sl.scope?.name ?? '';
       const scopeVersion = sl.scope?.version ?? '';
       for (const r of sl.logRecords) {

@@ -9,8 +9,8 @@ import {
   type NumberDataPoint,
   type SummaryDataPoint,
 } from '@floe/proto';
-import { emptyTyped, serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
-import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
+import { emptyTyped, entryCount, serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
+import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows, RESOURCE_ENTRIES_BUDGET } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 import { seriesId, seriesPrefix, seriesResource, type SeriesPrefix, type SeriesResource } from './series-id.ts';
 import type { SeriesGate } from './series-limit.ts';
@@ -226,17 +226,24 @@ function pointsOf(m: Metric): readonly AnyPoint[] {
   return m.data.case === undefined ? [] : m.data.value.dataPoints;
 }
 
+export const METRIC_SHARED_ATTRS_OVER_BUDGET = `data point's resource and scope attributes, once per point, pass the request's ${RESOURCE_ENTRIES_BUDGET} entries; send fewer points per resource or fewer resource attributes`;
+
 /** `series`: the series the request may write points of (limits.max_active_series); absent: all. */
 export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedTimes = AcceptedTimes.ANY, series?: SeriesGate): ConvertedMetrics {
   const points = new RowCollector({ times });
   const exemplars = new RowCollector({ times });
+  // Each point's row holds its resource's and scope's maps, an exemplar's its resource's: copied
+  // per row as the rows are built (rows.ts RESOURCE_ENTRIES_BUDGET).
+  let entriesLeft = RESOURCE_ENTRIES_BUDGET;
   for (const rm of req.resourceMetrics) {
     const resourceKvs: readonly KeyValue[] = rm.resource?.attributes ?? [];
     const resource = splitAttributes(resourceKvs);
+    const resourceEntries = entryCount(resource);
     const ids = seriesResource(resource);
     const service = serviceName(resourceKvs);
     for (const sm of rm.scopeMetrics) {
       const scope: ScopeInfo = { name: sm.scope?.name ?? '', version: sm.scope?.version ?? '', attrs: splitAttributes(sm.scope?.attributes ?? []) };
+      const pointEntries = resourceEntries + entryCount(scope.attrs);
       for (const m of sm.metrics) {
         const ctx = metricContext(m, ids, service, resource, scope);
         if (!ctx) continue;
@@ -247,6 +254,11 @@ export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedT
             continue;
           }
           if (!points.admits(p.timeUnixNano, 'data point time')) continue;
+          if (pointEntries > entriesLeft) {
+            points.reject(METRIC_SHARED_ATTRS_OVER_BUDGET);
+            continue;
+          }
+          entriesLeft -= pointEntries;
           const attrs = splitAttributes(p.attributes);
           const sid = seriesId(ctx.prefix, attrs);
           if (series !== undefined && !series.admits(sid)) {
@@ -273,7 +285,14 @@ export function metricsToRows(req: ExportMetricsServiceRequest, times: AcceptedT
             scope_attr_double: scope.attrs.double,
             scope_attr_bool: scope.attrs.bool,
           });
-          if ('exemplars' in p) for (const e of p.exemplars) addExemplar(exemplars, ctx, sid, attrs, p.timeUnixNano, e);
+          if ('exemplars' in p) {
+            for (const e of p.exemplars) {
+              // Past the budget an exemplar is dropped, as one outside the accepted times is.
+              if (resourceEntries > entriesLeft) break;
+              entriesLeft -= resourceEntries;
+              addExemplar(exemplars, ctx, sid, attrs, p.timeUnixNano, e);
+            }
+          }
         }
       }
     }

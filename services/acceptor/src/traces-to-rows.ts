@@ -1,5 +1,5 @@
 import { KeyValueSchema, toJson, type ExportTraceServiceRequest, type KeyValue, type Span } from '@floe/proto';
-import { serviceName, splitAttributes } from './attributes.ts';
+import { entryCount, serviceName, splitAttributes } from './attributes.ts';
 import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows, type HourBatch, RESOURCE_ENTRIES_BUDGET } from './rows.ts';
 import { AcceptedTimes } from './accepted-times.ts';
 
@@ -47,7 +47,7 @@ export function spansToRows(req: ExportTraceServiceRequest, times: AcceptedTimes
     const resourceAttrs = rs.resource?.attributes ?? [];
     const res = splitAttributes(resourceAttrs);
     const service = serviceName(resourceAttrs);
-    const entries = [res.str, res.int, res.double, res.bool].reduce((n, m) => n + Math.max(1, Object.keys(m).length), 0);
+    const entries = entryCount(res);
     for (const ss of rs.scopeSpans) {
       const scopeName = ss.scope?.name ?? '';
       const scopeVersion = ss.scope?.version ?? '';
