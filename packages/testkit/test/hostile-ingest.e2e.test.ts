@@ -485,6 +485,24 @@ describe('hostile ingest on the other protocols', () => {
     expect(rows).toEqual([{ total_value: 7n, stacktraces_json: '[["main"]]' }]);
   });
 
+  it('OTLP profiles: a resource of thousands of attributes over thousands of profiles (copied to each row) is cut at the budget of entries', async () => {
+    const attributes = [{ key: 'service.name', value: { value: { case: 'stringValue' as const, value: 'profile-resource-bomb' } } }, ...Array.from({ length: 4095 }, (_, i) => ({ key: `k${i}`, value: { value: { case: 'stringValue' as const, value: 'v' } } }))];
+    const cpu = { sampleType: { typeStrindex: 2, unitStrindex: 3 }, timeUnixNano: nowNs, samples: [{ stackIndex: 1, values: [1n] }] };
+    // 4,096 string attributes and three empty maps: 4,099 entries a row, 4,093 rows' worth.
+    const req = create(ExportProfilesServiceRequestSchema, {
+      dictionary: { stringTable: ['', 'main', 'cpu', 'nanoseconds'], functionTable: [{}, { nameStrindex: 1 }], locationTable: [{}, { lines: [{ functionIndex: 1 }] }], stackTable: [{}, { locationIndices: [1] }] },
+      resourceProfiles: [{ resource: { attributes }, scopeProfiles: [{ profiles: Array.from({ length: 4200 }, () => cpu) }] }],
+    });
+    const res = await post('/v1development/profiles', gzipSync(toBinary(ExportProfilesServiceRequestSchema, req)), { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
+    expect(res.status).toBe(200);
+    expect(fromBinary(ExportProfilesServiceResponseSchema, new Uint8Array(await res.arrayBuffer())).partialSuccess).toMatchObject({
+      rejectedProfiles: 107n,
+      errorMessage: "profile's resource attributes, once per profile, pass the request's 16777216 entries; send fewer profiles per resource or fewer resource attributes",
+    });
+    const rows = await rowsOf('the profiles within the budget', `SELECT count(*) AS n, min(cardinality(resource_attr_str)) AS attrs FROM profiles WHERE service_name = 'profile-resource-bomb' HAVING count(*) >= 4093`);
+    expect(rows).toEqual([{ n: 4093n, attrs: 4096n }]);
+  });
+
   it("Pyroscope /ingest: a JFR recording whose few kilobytes of frames name a long method fold to no more than the request's budget (was gigabytes, then out of memory)", async () => {
     // 30 traces of 1,000 frames of a 10,000-character method: 300 MB of folded text from 40 KB.
     const recording = jfrRecording(`a.${'m'.repeat(10_000)}`, 30, 1000);

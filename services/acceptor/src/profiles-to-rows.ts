@@ -9,8 +9,10 @@ import {
   type ProfileLocation,
   type ProfilesDictionary,
 } from '@floe/proto';
-import { emptyTyped, serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
-import { MAX_INT64, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
+import { emptyTyped, entryCount, serviceName, splitAttributes, type TypedAttributes } from './attributes.ts';
+import { MAX_INT64, RESOURCE_ENTRIES_BUDGET, RowCollector, hex, isZero, type ConvertedRows } from './rows.ts';
+
+export const PROFILE_RESOURCE_OVER_BUDGET = `profile's resource attributes, once per profile, pass the request's ${RESOURCE_ENTRIES_BUDGET} entries; send fewer profiles per resource or fewer resource attributes`;
 import { AcceptedTimes } from './accepted-times.ts';
 
 /**
@@ -434,16 +436,24 @@ export function profilesToRows(
   const requestMax = limits.requestMax ?? MAX_REQUEST_RESOLVED_BYTES;
   const budget: Budget = { rowMax: limits.rowMax ?? MAX_PROFILE_ROW_BYTES, requestLeft: requestMax, stacksLeft: requestMax, requestMax };
   const dict = new Dictionary(req.dictionary, budget);
+  // Each row holds its resource's maps (rows.ts RESOURCE_ENTRIES_BUDGET).
+  let entriesLeft = RESOURCE_ENTRIES_BUDGET;
   for (const [r, rp] of req.resourceProfiles.entries()) {
     const name = names[r] || undefined;
     const resourceAttrs = rp.resource?.attributes ?? [];
     const res: TypedAttributes = splitAttributes(resourceAttrs);
+    const entries = entryCount(res);
     const service = serviceName(resourceAttrs);
     for (const sp of rp.scopeProfiles) {
       const scopeName = sp.scope?.name ?? '';
       const scopeVersion = sp.scope?.version ?? '';
       for (const p of sp.profiles) {
         if (!out.admits(profileTime(p, receivedNs), 'profile time')) continue;
+        if (entries > entriesLeft) {
+          out.reject(PROFILE_RESOURCE_OVER_BUDGET);
+          continue;
+        }
+        entriesLeft -= entries;
         let converted: ReturnType<typeof profileRow>;
         try {
           converted = profileRow(p, dict, receivedNs, budget, name);
