@@ -367,14 +367,14 @@ describe('hostile ingest on the other protocols', () => {
     const attributes = [{ key: 'service.name', value: { value: { case: 'stringValue' as const, value: 'metric-resource-bomb' } } }, ...Array.from({ length: 4095 }, (_, i) => ({ key: `k${i}`, value: { value: { case: 'stringValue' as const, value: 'v' } } }))];
     // One series, a point a millisecond: 4,103 entries a row (as for logs), 4,089 rows' worth.
     const dataPoints = Array.from({ length: 4200 }, (_, i) => ({ timeUnixNano: nowNs - BigInt(i) * 1_000_000n, value: { case: 'asDouble' as const, value: i } }));
-    const message = create(ExportMetricsServiceRequestSchema, { resourceMetrics: [{ resource: { attributes }, scopeMetrics: [{ metrics: [{ name: 'hostile_resource_bomb', data: { case: 'gauge', value: { dataPoints } } }] }] }] });
+    const message = create(ExportMetricsServiceRequestSchema, { resourceMetrics: [{ resource: { attributes }, scopeMetrics: [{ metrics: [{ name: 'resource_bomb_points', data: { case: 'gauge', value: { dataPoints } } }] }] }] });
     const res = await post('/v1/metrics', gzipSync(toBinary(ExportMetricsServiceRequestSchema, message)), { 'content-type': 'application/x-protobuf', 'content-encoding': 'gzip' });
     expect(res.status).toBe(200);
     expect(fromBinary(ExportMetricsServiceResponseSchema, new Uint8Array(await res.arrayBuffer())).partialSuccess).toMatchObject({
       rejectedDataPoints: 111n,
       errorMessage: "data point's resource and scope attributes, once per point, pass the request's 16777216 entries; send fewer points per resource or fewer resource attributes",
     });
-    const rows = await rowsOf('the points within the budget', `SELECT count(*) AS n, min(cardinality(resource_attr_str)) AS attrs FROM metrics WHERE metric_name = 'hostile_resource_bomb' HAVING count(*) >= 4089`);
+    const rows = await rowsOf('the points within the budget', `SELECT count(*) AS n, min(cardinality(resource_attr_str)) AS attrs FROM metrics WHERE metric_name = 'resource_bomb_points' HAVING count(*) >= 4089`);
     expect(rows).toEqual([{ n: 4089n, attrs: 4096n }]);
   });
 

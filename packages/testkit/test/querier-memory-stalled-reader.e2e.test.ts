@@ -11,7 +11,7 @@ import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
  * result that does not fit its half of the budget is refused with RESOURCE_EXHAUSTED; another
  * tenant's queries still answer; at querier.query_timeout after the result was ready the stalled
  * call is cut off and its bytes are free again.
- * 96 MB in all, 48 MB per tenant; a result of 32 MB, far more than the socket buffers between
+ * 96 MB in all, 48 MB per tenant (and per result); a result of 32 MB, far more than the socket buffers between
  * the querier and a client that stopped reading take.
  */
 describe('results held for stalled Flight readers (embedded)', () => {
@@ -21,7 +21,7 @@ describe('results held for stalled Flight readers (embedded)', () => {
   const FLIGHT = '/arrow.flight.protocol.FlightService/';
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded', config: { querier: { max_held_result_mb: 96, query_timeout: '5s' } } });
+    floe = await startFloe({ mode: 'embedded', config: { querier: { max_held_result_mb: 96, max_result_mb: 48, query_timeout: '5s' } } });
     for (const t of ['stalled', 'calm']) keys[t] = (await floe.bootstrap(t)).api_key;
   }, 60_000);
   afterAll(async () => {
