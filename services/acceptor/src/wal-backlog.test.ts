@@ -38,7 +38,7 @@ describe('WAL backlog gate', () => {
     expect(gate.backlog).toEqual({ bytes: 1200, segments: 3 });
     let refused: unknown;
     try {
-      gate.check();
+      gate.check('any', 'default');
     } catch (err) {
       refused = err;
     }
@@ -48,7 +48,7 @@ describe('WAL backlog gate', () => {
     // The writer consumed two: the next listing (about a second later) opens the gate.
     await store.deleteMany(keys.slice(0, 2));
     await until('the next listing', () => gate.backlog.segments === 1);
-    expect(() => gate.check()).not.toThrow();
+    expect(() => gate.check('any', 'default')).not.toThrow();
   });
 
   it('without a limit never lists, and never refuses', async () => {
@@ -61,7 +61,7 @@ describe('WAL backlog gate', () => {
     unlimited.start();
     await new Promise((r) => setTimeout(r, 200));
     expect(unlimited.backlog).toEqual({ bytes: 0, segments: 0 });
-    expect(() => unlimited.check()).not.toThrow();
+    expect(() => unlimited.check('any', 'default')).not.toThrow();
   });
 
 
@@ -93,7 +93,7 @@ describe('WAL backlog gate', () => {
     await until('the first listing', () => gate.held.segments === 3);
     expect(gate.backlog).toEqual({ bytes: 400, segments: 1 });
     expect(gate.held).toEqual({ bytes: 1200, segments: 3 });
-    expect(refusal(() => gate.check())).toBeUndefined();
+    expect(refusal(() => gate.check('any', 'default'))).toBeUndefined();
     expect(refusal(() => gate.check('other', 'default'))).toBeUndefined();
     // Its other datasets are not held back.
     expect(refusal(() => gate.check('acme', 'staging'))).toBeUndefined();

@@ -119,11 +119,8 @@ export class WalBacklogGate {
     return { ...this.#held };
   }
 
-  /**
-   * Throws the 503 FloeError while the backlog is over the limit, or while the segments held for
-   * the dataset's failing tables are (with a tenant and dataset).
-   */
-  check(tenant?: string, dataset?: string): void {
+  /** Throws the 503 FloeError while the backlog is over the limit, or while the segments held for the dataset's failing tables are. */
+  check(tenant: string, dataset: string): void {
     if (this.#maxBytes <= 0) return;
     const { bytes, segments } = this.#backlog;
     if (bytes > this.#maxBytes) {
@@ -133,7 +130,7 @@ export class WalBacklogGate {
         { code: 'FLOE_ERR_WAL_BACKLOG', headers: { 'Retry-After': String(RETRY_AFTER_S) } },
       );
     }
-    const held = tenant === undefined || dataset === undefined ? undefined : this.#refusedDatasets.get(shareKey(tenant, dataset));
+    const held = this.#refusedDatasets.get(shareKey(tenant, dataset));
     if (!held) return;
     throw new FloeError(
       'unavailable',
