@@ -1,7 +1,8 @@
 import { promisify } from 'node:util';
-import { gunzip, gzip } from 'node:zlib';
+import { gzip } from 'node:zlib';
 import { ERROR_KINDS, FloeError, toHttp } from '@floe/errors';
 import { create, fromBinary, fromJsonString, toBinary, toJsonString, type DescMessage, type MessageInitShape, type MessageShape } from '@floe/proto';
+import { gunzipWithin } from './gzip-within.ts';
 import { asFloeError } from './http-errors.ts';
 
 /**
@@ -107,20 +108,14 @@ export function deadlineMsOf(header: string | undefined, queryTimeoutMs: number)
   return Math.max(1, Math.min(queryTimeoutMs, Number(header)));
 }
 
-const gunzipAsync = promisify(gunzip);
 const gzipAsync = promisify(gzip);
 
 /** The request body as sent (identity) or gunzipped, never more than maxBytes once decompressed. */
-export async function decodedBody(raw: Buffer, contentEncoding: string | undefined, maxBytes: number): Promise<Buffer> {
+export function decodedBody(raw: Buffer, contentEncoding: string | undefined, maxBytes: number): Buffer {
   const encoding = (contentEncoding ?? '').trim().toLowerCase();
   if (encoding === '' || encoding === 'identity') return raw;
   if (encoding !== 'gzip') throw new FloeError('not_implemented', `unsupported Content-Encoding ${JSON.stringify(encoding.slice(0, 32))}: send gzip or identity`, { code: 'FLOE_ERR_CONNECT_ENCODING' });
-  try {
-    return await gunzipAsync(raw, { maxOutputLength: maxBytes });
-  } catch (err) {
-    if ((err as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') throw new FloeError('too_large', `request body larger than ${maxBytes} bytes once decompressed`, { code: 'FLOE_ERR_CONNECT_BODY' });
-    throw new FloeError('bad_data', 'request body is not valid gzip', { code: 'FLOE_ERR_CONNECT_BODY', cause: err });
-  }
+  return gunzipWithin(raw, maxBytes, { tooLarge: 'FLOE_ERR_CONNECT_BODY', notGzip: 'FLOE_ERR_CONNECT_BODY' });
 }
 
 /** Responses larger than this are gzipped for a client that accepts it (flamegraphs compress well). */

@@ -18,6 +18,7 @@ export { asFloeError, clientErrorHandler, clientErrorHandlerWith, validationErro
 export { planningErrorReply, type PlanningErrorReply } from './planning-errors.ts';
 export { headerValue } from './request-headers.ts';
 export { snappyUncompress } from './snappy.ts';
+export { gunzipWithin } from './gzip-within.ts';
 export { crc32c } from './crc32c.ts';
 export {
   CONNECT_CONTENT_TYPES,

@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { protoTraceExporter, sendSampleTrace, startFloe, type FloeUnderTest } from '../src/index.ts';
@@ -100,6 +101,24 @@ describe('acceptor in-flight limits (embedded)', () => {
     expect(await held.finish()).toMatch(/^HTTP\/1\.1 200/);
     // Alone, a body over max_inflight_bytes is taken: one request may always be max_body_bytes.
     expect((await post(JSON.stringify({ resourceSpans: [], pad: 'x'.repeat(100_000) }))).status).toBe(200);
+  });
+
+  it('counts what a gzip body inflates to: a small compressed body that inflates past the room beside one in flight is shed, and taken alone', async () => {
+    // 40 KB of JSON in a few hundred bytes of gzip: as sent it fits beside the held upload, inflated it does not.
+    const inflating = gzipSync(JSON.stringify({ resourceSpans: [], pad: 'x'.repeat(40_000) }));
+    expect(inflating.length).toBeLessThan(1024);
+    const postGzip = () =>
+      fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: inflating, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    const held = await slowUpload(30_000);
+    const shed = await postGzip();
+    expect(shed.status).toBe(503);
+    expect(shed.headers.get('retry-after')).toBe('1');
+    expect(await shed.json()).toEqual({ status: 'error', errorType: 'unavailable', error: expect.stringMatching(/inflating to 40\d{3} bytes .*acceptor\.max_inflight_bytes/) });
+    expect(await held.finish()).toMatch(/^HTTP\/1\.1 200/);
+    // Alone it is taken, and what it inflated to is given back with the body: two fit in turn.
+    expect((await postGzip()).status).toBe(200);
+    expect((await postGzip()).status).toBe(200);
+    expect((await post('{"resourceSpans":[]}')).status).toBe(200);
   });
 });
 

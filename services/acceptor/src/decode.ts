@@ -1,5 +1,5 @@
-import { gunzipSync } from 'node:zlib';
 import { FloeError } from '@floe/errors';
+import { gunzipWithin } from '@floe/runtime';
 import { decodeOtlpJson, fromBinary, type DescMessage, type MessageShape } from '@floe/proto';
 import { MAX_DEPTH } from './otlp-wire.ts';
 
@@ -29,14 +29,7 @@ export function inflate(body: Buffer, contentEncoding: string | undefined, maxBy
   if (enc !== 'gzip') {
     throw new FloeError('unsupported_media_type', `unsupported Content-Encoding ${JSON.stringify(contentEncoding)}: use gzip or none`, { code: 'FLOE_ERR_INGEST_ENCODING' });
   }
-  try {
-    return gunzipSync(body, { maxOutputLength: maxBytes });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new FloeError('too_large', `request body inflates beyond ${maxBytes} bytes`, { code: 'FLOE_ERR_INGEST_TOO_LARGE' });
-    }
-    throw new FloeError('bad_data', `body is not valid gzip: ${(err as Error).message}`, { code: 'FLOE_ERR_INGEST_GZIP' });
-  }
+  return gunzipWithin(body, maxBytes, { tooLarge: 'FLOE_ERR_INGEST_TOO_LARGE', notGzip: 'FLOE_ERR_INGEST_GZIP' });
 }
 
 /** A JSON body of another protocol than OTLP (Loki push, Zipkin): UTF-8 text parsed, or bad_data. */

@@ -95,8 +95,27 @@ export function buildHttpServer(opts: HttpServerOptions) {
     reply.raw.once('close', () => {
       arrived(req);
       opts.inflight.release(bytes);
+      const grown = inflatedBytes.get(req);
+      if (grown !== undefined) opts.inflight.shrink(grown);
+      inflatedBytes.set(req, CLOSED);
     });
   });
+  // What a request's compressed body inflated to is held beside the body as sent, until the same
+  // moment (InflightLimit.grow). A request whose connection is gone is no longer counted at all,
+  // its inflation included. Inflation is synchronous (gunzipWithin), so one body at a time may
+  // pass the limit while inflating before it is refused.
+  const inflatedBytes = new WeakMap<FastifyRequest, number>();
+  const held = (req: FastifyRequest) => (bytes: number) => {
+    const grown = inflatedBytes.get(req) ?? 0;
+    if (grown === CLOSED) return;
+    opts.inflight.grow(bytes);
+    inflatedBytes.set(req, grown + bytes);
+  };
+  /** `body` as `decoded` made it of `raw`, counted in flight when it is new bytes (not identity). */
+  const heldBody = (req: FastifyRequest, raw: Buffer, body: Buffer): Buffer => {
+    if (body !== raw) held(req)(body.length);
+    return body;
+  };
   // The body is in: the request is processed however long that takes (the WAL's own limits apply).
   app.addHook('preValidation', async (req) => arrived(req));
   // At stop, uploads still arriving are cut (nothing of them is acknowledged; the client sends
@@ -143,7 +162,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const handler = async (req: FastifyRequest, reply: FastifyReply) => {
       const format = formatOf(req.headers['content-type']);
       const raw = bodyBuffer(req.body);
-      const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, req.tenant!, inflate(raw, headerValue(req.headers, 'content-encoding'), opts.maxDecompressedBytes), format, times);
+      const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, req.tenant!, heldBody(req, raw, inflate(raw, headerValue(req.headers, 'content-encoding'), opts.maxDecompressedBytes)), format, times);
       const identity = { signal: signal.name, contentType: format, contentEncoding: headerValue(req.headers, 'content-encoding') ?? '', body: raw };
       const result = await opts.admission.run(req.tenant!, identity, store, () => NOTHING_REJECTED);
       const resp = signal.response(result, format);
@@ -164,7 +183,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const version = remoteWriteVersion(headerValue(req.headers, 'content-type'));
     checkRemoteWriteEncoding(headerValue(req.headers, 'content-encoding'));
     const raw = bodyBuffer(req.body);
-    const store = (times: AcceptedTimes) => remoteWrite.write(req.tenant!, snappyUncompress(raw, opts.maxDecompressedBytes), version, times);
+    const store = (times: AcceptedTimes) => remoteWrite.write(req.tenant!, heldBody(req, raw, snappyUncompress(raw, opts.maxDecompressedBytes)), version, times);
     const identity = { signal: 'remote_write', contentType: `v${version}`, contentEncoding: 'snappy', body: raw };
     // A resend of a durable request is acknowledged without counts (senders then assume all written).
     const outcome = await opts.admission.run(req.tenant!, identity, store, () => undefined);
@@ -182,7 +201,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const raw = bodyBuffer(req.body);
     const encoding = headerValue(req.headers, 'content-encoding');
     const store = (times: AcceptedTimes) => {
-      const streams = format === 'protobuf' ? lokiStreamsFromProtobuf(snappyUncompress(raw, opts.maxDecompressedBytes)) : lokiStreamsFromJson(inflate(raw, encoding, opts.maxDecompressedBytes));
+      const streams = format === 'protobuf' ? lokiStreamsFromProtobuf(heldBody(req, raw, snappyUncompress(raw, opts.maxDecompressedBytes))) : lokiStreamsFromJson(heldBody(req, raw, inflate(raw, encoding, opts.maxDecompressedBytes)));
       return opts.ingest.logs(req.tenant!, lokiStreamsToOtlp(streams), times);
     };
     const identity = { signal: 'loki_push', contentType: format, contentEncoding: encoding ?? '', body: raw };
@@ -207,9 +226,9 @@ export function buildHttpServer(opts: HttpServerOptions) {
       const raw = bodyBuffer(req.body);
       const encoding = headerValue(req.headers, 'content-encoding');
       const store = async (times: AcceptedTimes) => {
-        const push = decodeConnectMessage(PyroPushRequestSchema, codec, await decodedConnectBody(raw, encoding, opts.maxDecompressedBytes));
+        const push = decodeConnectMessage(PyroPushRequestSchema, codec, heldBody(req, raw, decodedConnectBody(raw, encoding, opts.maxDecompressedBytes)));
         const series = push.series.map((s) => ({ labels: s.labels, profiles: s.samples.map((x) => x.rawProfile) }));
-        const { request, names } = pprofToOtlp(series, opts.maxDecompressedBytes);
+        const { request, names } = pprofToOtlp(series, opts.maxDecompressedBytes, held(req));
         return opts.ingest.profiles(req.tenant!, request, times, names);
       };
       const result = await opts.admission.run(req.tenant!, { signal: 'pyroscope_push', contentType: codec, contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
@@ -227,8 +246,8 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const query: Record<string, string | undefined> = {};
     for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) query[k] = Array.isArray(v) ? String(v[0]) : String(v);
     const store = async (times: AcceptedTimes) => {
-      const series = await legacyIngestSeries({ query, contentType, body: inflate(raw, encoding, opts.maxDecompressedBytes), maxDecompressedBytes: opts.maxDecompressedBytes }, BigInt(Date.now()) * 1_000_000n);
-      const { request, names } = pprofToOtlp(series, opts.maxDecompressedBytes);
+      const series = await legacyIngestSeries({ query, contentType, body: heldBody(req, raw, inflate(raw, encoding, opts.maxDecompressedBytes)), maxDecompressedBytes: opts.maxDecompressedBytes, hold: held(req) }, BigInt(Date.now()) * 1_000_000n);
+      const { request, names } = pprofToOtlp(series, opts.maxDecompressedBytes, held(req));
       return opts.ingest.profiles(req.tenant!, request, times, names);
     };
     // The query says what the body is: the same body under another name or window is no resend.
@@ -246,7 +265,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     }
     const raw = bodyBuffer(req.body);
     const encoding = headerValue(req.headers, 'content-encoding');
-    const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, zipkinToOtlp(inflate(raw, encoding, opts.maxDecompressedBytes)), times);
+    const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, zipkinToOtlp(heldBody(req, raw, inflate(raw, encoding, opts.maxDecompressedBytes))), times);
     const result = await opts.admission.run(req.tenant!, { signal: 'zipkin', contentType: 'json', contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
     refusedRest(result, 'spans');
     return reply.code(202).send();
@@ -261,7 +280,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     }
     const raw = bodyBuffer(req.body);
     const encoding = headerValue(req.headers, 'content-encoding');
-    const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, jaegerToOtlp(inflate(raw, encoding, opts.maxDecompressedBytes)), times);
+    const store = (times: AcceptedTimes) => opts.ingest.traces(req.tenant!, jaegerToOtlp(heldBody(req, raw, inflate(raw, encoding, opts.maxDecompressedBytes))), times);
     const result = await opts.admission.run(req.tenant!, { signal: 'jaeger', contentType: 'thrift', contentEncoding: encoding ?? '', body: raw }, store, () => NOTHING_REJECTED);
     refusedRest(result, 'spans');
     return reply.code(202).send();
@@ -269,6 +288,9 @@ export function buildHttpServer(opts: HttpServerOptions) {
 
   return app;
 }
+
+/** Marks a request whose connection is gone: what it inflates after is not counted. */
+const CLOSED = -1;
 
 const NOTHING_REJECTED = { accepted: 0, rejected: 0, rejectReason: undefined };
 

@@ -32,4 +32,23 @@ describe('InflightLimit', () => {
     limit.take(400);
     expect([limit.requests, limit.bytes]).toEqual([2, 1000]);
   });
+
+  it('counts what a request inflated to beside its body, refused past maxBytes unless the request is alone', () => {
+    const limit = new InflightLimit({ maxRequests: 100, maxBytes: 1000 });
+    limit.take(100);
+    limit.grow(5000); // alone
+    expect(() => limit.take(10)).toThrow(/max_inflight_bytes/);
+    limit.shrink(5000);
+    limit.take(10);
+    limit.grow(800);
+    const refusal = (() => {
+      try {
+        limit.grow(200);
+      } catch (err) {
+        return toHttp(err);
+      }
+    })();
+    expect(refusal).toMatchObject({ status: 503, headers: { 'Retry-After': '1' }, body: { error: expect.stringMatching(/inflating to 200 bytes.*max_inflight_bytes 1000/) } });
+    expect([limit.requests, limit.bytes]).toEqual([2, 910]);
+  });
 });

@@ -4,7 +4,7 @@ import type { SelfTelemetry } from '@floe/telemetry';
 export interface InflightLimitOptions {
   /** acceptor.max_inflight_requests */
   maxRequests: number;
-  /** acceptor.max_inflight_bytes: body bytes as received (compressed or not). */
+  /** acceptor.max_inflight_bytes: body bytes as received, and what compressed ones inflated to. */
   maxBytes: number;
   telemetry?: SelfTelemetry;
 }
@@ -62,6 +62,24 @@ export class InflightLimit {
 
   release(bytes: number): void {
     this.#requests--;
+    this.#bytes -= bytes;
+  }
+
+  /**
+   * More room for a request already in: what its body inflated to (gzip, snappy), which it holds
+   * beside the body as sent. Counting only bodies as sent let many small compressed bodies that
+   * inflate far hold many times max_inflight_bytes at once. Refused like `take` (503, retried by
+   * senders), except for a request alone. Give it back with `shrink(bytes)`.
+   */
+  grow(bytes: number): void {
+    const { maxBytes } = this.#o;
+    if (this.#requests > 1 && this.#bytes + bytes > maxBytes) {
+      throw this.#refuse('bytes', `a request body inflating to ${bytes} bytes does not fit beside the ${this.#bytes} bytes this acceptor already holds in flight (acceptor.max_inflight_bytes ${maxBytes}); retry shortly`);
+    }
+    this.#bytes += bytes;
+  }
+
+  shrink(bytes: number): void {
     this.#bytes -= bytes;
   }
 

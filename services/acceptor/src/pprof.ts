@@ -60,9 +60,10 @@ class DictionaryBuilder {
 
 /**
  * The series as one OTLP profiles export (one resource per series), and the name each resource's
- * profiles were pushed under (its `__name__`; empty when none).
+ * profiles were pushed under (its `__name__`; empty when none). `hold` is told what each gzipped
+ * profile inflated to (the acceptor counts it in flight), and may refuse it by throwing.
  */
-export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): { request: ExportProfilesServiceRequest; names: string[] } {
+export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number, hold: (inflatedBytes: number) => void = () => {}): { request: ExportProfilesServiceRequest; names: string[] } {
   const dict = new DictionaryBuilder();
   // The request's profiles together inflate to at most maxBytes, not each of them.
   let inflated = 0;
@@ -73,6 +74,7 @@ export function pprofToOtlp(series: readonly PprofSeries[], maxBytes: number): {
       const at = `series[${i}].samples[${j}]`;
       const bytes = inflatePprof(raw, maxBytes - inflated, maxBytes);
       inflated += bytes.length;
+      if (bytes !== raw) hold(bytes.length);
       return profilesOf(decodePprof(bytes, at), dict, s.window);
     });
     return { resource: { attributes }, scopeProfiles: [{ scope: { name: 'pyroscope.push' }, profiles }] };

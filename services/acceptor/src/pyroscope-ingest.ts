@@ -231,6 +231,8 @@ export interface LegacyIngest {
   body: Buffer;
   /** The most a gzip-compressed part may inflate to (acceptor.max_decompressed_bytes). */
   maxDecompressedBytes: number;
+  /** Told what each gzipped part inflated to (the acceptor counts it in flight); may refuse it by throwing. */
+  hold?: (inflatedBytes: number) => void;
 }
 
 /**
@@ -273,14 +275,14 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
       // The name's kind does not apply: the recording's events say what each profile is.
       // The Java agent gzips the recording (and its labels) inside the form by default.
       const form = await multipartForm(req);
-      const recording = gunzipped(Buffer.from(form ? await formFile(form, 'jfr') : req.body), req.maxDecompressedBytes);
+      const recording = gunzipped(Buffer.from(form ? await formFile(form, 'jfr') : req.body), req);
       let kinds: Map<string, KindStacks>;
       let labels: JfrLabels = { contexts: new Map(), strings: new Map() };
       try {
         kinds = jfrStacks(recording);
         const part = form?.get('labels');
         if (part instanceof Blob && part.size > 0) {
-          labels = jfrContextLabels(gunzipped(Buffer.from(await part.arrayBuffer()), req.maxDecompressedBytes));
+          labels = jfrContextLabels(gunzipped(Buffer.from(await part.arrayBuffer()), req));
         }
       } catch (err) {
         // Whatever a crafted recording trips is the sender's error, never a 5xx the agent would retry.
@@ -296,7 +298,12 @@ export async function legacyIngestSeries(req: LegacyIngest, nowNs: bigint): Prom
 }
 
 /** A form part as sent, or inflated when the agent gzipped it (it does by default). */
-const gunzipped = (bytes: Buffer, maxBytes: number): Buffer => (isGzip(bytes) ? inflate(bytes, 'gzip', maxBytes) : bytes);
+function gunzipped(bytes: Buffer, req: LegacyIngest): Buffer {
+  if (!isGzip(bytes)) return bytes;
+  const out = inflate(bytes, 'gzip', req.maxDecompressedBytes);
+  req.hold?.(out.length);
+  return out;
+}
 
 /** The request's multipart form (undefined when the body is not one). */
 async function multipartForm(req: LegacyIngest): Promise<FormData | undefined> {

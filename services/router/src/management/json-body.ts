@@ -1,7 +1,6 @@
-import { gunzipSync } from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { FloeError, badData } from '@floe/errors';
-import { headerValue, parseJsonBody } from '@floe/runtime';
+import { gunzipWithin, headerValue, parseJsonBody } from '@floe/runtime';
 
 /** Most bytes a management body may have, sent or (gzip) inflated; the root JSON parser's limit too. */
 export const MANAGEMENT_BODY_LIMIT = 64 * 1024;
@@ -31,12 +30,7 @@ function decoded(req: FastifyRequest, body: Buffer): Buffer {
   if (encoding !== 'gzip' && encoding !== 'x-gzip') {
     throw new FloeError('unsupported_media_type', `Content-Encoding ${JSON.stringify(encoding)} is not supported: send the body as is or gzip`);
   }
-  try {
-    return gunzipSync(body, { maxOutputLength: MANAGEMENT_BODY_LIMIT });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new FloeError('too_large', `request body inflates to more than ${MANAGEMENT_BODY_LIMIT} bytes`);
-    throw badData('body is not valid gzip');
-  }
+  return gunzipWithin(body, MANAGEMENT_BODY_LIMIT);
 }
 
 export function parseManagementJson(text: string): unknown {

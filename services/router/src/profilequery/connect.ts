@@ -69,7 +69,7 @@ export const connectQuerierPlugin: FastifyPluginAsync<ProfileSurfaceOptions> = a
     checkProtocolVersion(headerValue(req.headers, 'connect-protocol-version'));
     const codec = codecOf(headerValue(req.headers, 'content-type'));
     const deadlineMs = deadlineMsOf(headerValue(req.headers, 'connect-timeout-ms'), opts.queryTimeoutMs);
-    const body = await decodedBody(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), headerValue(req.headers, 'content-encoding'), CONNECT_BODY_LIMIT);
+    const body = decodedBody(Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0), headerValue(req.headers, 'content-encoding'), CONNECT_BODY_LIMIT);
     const input = decodeMessage(method.input, codec, body);
 
     const creds = callerCredentials(req);
