@@ -43,7 +43,7 @@ export type { CreateTenantInput, Tenant, TenantSettings, UpdateTenantInput } fro
 export { cancelDeleteRequest, createDeleteRequest, deleteRequestProcessed, dueDeleteRequests, finishDeleteRequest, listDeleteRequests, startDeleteRequest } from './delete-requests.ts';
 export type { CancelOutcome, CreateDeleteRequestInput, DeleteRequest } from './delete-requests.ts';
 export { deleteRuleGroups, listRuleGroups, listRuleGroupVersions, putRuleGroup, saveRuleGroupState } from './rule-groups.ts';
-export { acquireLease, liveLeaseHolders, releaseLease } from './leases.ts';
+export { acquireLease, liveLeaseHolders, releaseLease, runExclusive, type ExclusiveOptions } from './leases.ts';
 export { LeaseMembership, observeMembership, ownerOf, type MembershipOptions } from './lease-membership.ts';
 export type { RuleGroupFilter, RuleGroupKey, RuleLanguage, StoredRuleGroup } from './rule-groups.ts';
 export { createDataset, deleteDataset, getDataset, getDefaultDataset, listDatasets, liveDatasets, withDefaultDataset } from './datasets.ts';
@@ -131,6 +131,7 @@ export type { ScmInstallation, ScmLinkState } from './scm.ts';
 
 export {
   MAX_REDIRECT_URIS,
+  RETIRED_REFRESH_KEPT,
   createOAuthRequest,
   decideOAuthRequest,
   getOAuthClient,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acquireLease, liveLeaseHolders, releaseLease, type Db } from './index.ts';
+import { acquireLease, liveLeaseHolders, releaseLease, runExclusive, type Db } from './index.ts';
 import { BACKENDS, createMigratedTestDatabase, type TestDatabase } from './test-databases.ts';
 
 const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -40,6 +40,49 @@ describe.each(BACKENDS)('leases on %s', (kind) => {
     expect((await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM leases WHERE name = 'writer:w-c'`)).rows[0]!.n).toBe(0);
     await releaseLease(db, 'writer:w-a', 'w-a');
     expect(await liveLeaseHolders(db, 'writer:')).toEqual(['w-b']);
+  });
+
+  it('runs tasks under one lease one after another, gives it up after each, whatever their outcome', async () => {
+    const events: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const opts = { ttlMs: 60_000, pollMs: 10 };
+    const first = runExclusive(db, 'delete:x', async () => {
+      events.push('first start');
+      await gate;
+      events.push('first end');
+      throw new Error('purge failed');
+    }, opts);
+    // The first holds the lease before the second asks.
+    while (events.length === 0) await pause(5);
+    const second = runExclusive(db, 'delete:x', async () => {
+      events.push('second');
+      return 'done';
+    }, opts);
+    // Another name is not held up.
+    expect(await runExclusive(db, 'delete:y', async () => 'other', opts)).toBe('other');
+    await pause(50);
+    expect(events).toEqual(['first start']);
+    release();
+    await expect(first).rejects.toThrow('purge failed');
+    expect(await second).toBe('done');
+    expect(events).toEqual(['first start', 'first end', 'second']);
+    expect((await db.query(`SELECT name FROM leases WHERE name LIKE 'delete:%'`)).rows).toEqual([]);
+  });
+
+  it('waits out the lease of a holder that died, and renews its own while a task outlives the ttl', async () => {
+    // A holder that took it and never came back.
+    expect(await acquireLease(db, 'delete:dead', 'crashed-router', 1_200)).toBe(true);
+    let stolen: boolean | undefined;
+    const ran = await runExclusive(db, 'delete:dead', async () => {
+      await pause(3_000);
+      // Two and a half ttls later: still this task's, renewed, so no one else can take it.
+      stolen = await acquireLease(db, 'delete:dead', 'another-router', 60_000);
+      return 'ran';
+    }, { ttlMs: 1_200, pollMs: 20 });
+    expect(ran).toBe('ran');
+    expect(stolen).toBe(false);
+    expect(await acquireLease(db, 'delete:dead', 'another-router', 60_000)).toBe(true);
   });
 
   it('matches a prefix as it is: LIKE wildcards in it are plain characters', async () => {

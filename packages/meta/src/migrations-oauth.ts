@@ -76,9 +76,9 @@ CREATE INDEX IF NOT EXISTS oauth_grants_code ON oauth_grants (code_id);
 // - A code presented again is marked, and a grant is issued from a code only under a lock on its
 //   row that sees no mark: a replay landing between the redemption and the grant (no grant to
 //   revoke yet) still ends it.
-// - Every refresh token a grant rotated away is kept (previous_refresh_hash only knew the last
-//   one), so any of them presented again revokes the grant (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2).
-//   They go with their grant. previous_refresh_hash is still written for processes of the older
+// - The refresh tokens a grant rotated away are kept (previous_refresh_hash only knew the last
+//   one; pruned to the newest RETIRED_REFRESH_KEPT of them, oauth.ts), so any of them
+//   presented again revokes the grant (OAuth 2.1 §4.3.1, RFC 9700 §4.14.2). They go with their grant. previous_refresh_hash is still written for processes of the older
 //   version during a rolling upgrade.
 export const OAUTH_REPLAY_MIGRATION: Migration = {
   id: 17,

@@ -12,6 +12,7 @@ import {
   oauthCodeId,
   parseApiKeySecret,
   redeemOAuthCode,
+  RETIRED_REFRESH_KEPT,
   refreshOAuthGrant,
   registerOAuthClient,
   revokeOAuthToken,
@@ -164,7 +165,7 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
 
   const refresh = (refreshToken: string, scopesFor = sameScopes) => refreshOAuthGrant(db, { refreshToken, clientId: client.id, accessTtlMs: HOUR, refreshTtlMs: HOUR, scopesFor });
 
-  it('any refresh token the grant rotated away, however old, revokes the grant when presented again', async () => {
+  it('a refresh token the grant rotated away rotations ago revokes the grant when presented again', async () => {
     const { tokens } = await grant();
     const second = (await refresh(tokens.refreshToken))!;
     const third = (await refresh(second.refreshToken))!;
@@ -174,6 +175,29 @@ describe.each(BACKENDS)('oauth on %s', (kind) => {
     expect(await refresh(tokens.refreshToken)).toBeUndefined();
     expect(await verifyApiKey(db, fourth.accessToken)).toBeUndefined();
     expect(await refresh(fourth.refreshToken)).toBeUndefined();
+  });
+
+  it(`a grant keeps its last ${RETIRED_REFRESH_KEPT} retired refresh tokens, and a replay of the latest still revokes it`, async () => {
+    const { tokens } = await grant();
+    const grantId = (await db.query<{ id: string }>('SELECT id FROM oauth_grants WHERE refresh_hash = $1', [createHash('sha256').update(tokens.refreshToken).digest('hex')])).rows[0]!.id;
+    const retired = () => db.query<{ n: string }>('SELECT count(*) AS n FROM oauth_retired_refresh WHERE grant_id = $1', [grantId]).then((r) => Number(r.rows[0]!.n));
+    let current = tokens;
+    const rotatedAway: string[] = [];
+    for (let i = 0; i < RETIRED_REFRESH_KEPT + 4; i++) {
+      rotatedAway.push(current.refreshToken);
+      current = (await refresh(current.refreshToken))!;
+      expect(current).toBeDefined();
+      expect(await retired()).toBe(Math.min(i + 1, RETIRED_REFRESH_KEPT));
+    }
+    // The rows kept are the newest ones: the last N tokens rotated away, not the first.
+    const kept = (await db.query<{ refresh_hash: string }>('SELECT refresh_hash FROM oauth_retired_refresh WHERE grant_id = $1', [grantId])).rows.map((r) => r.refresh_hash).sort();
+    const newest = rotatedAway.slice(-RETIRED_REFRESH_KEPT).map((t) => createHash('sha256').update(t).digest('hex')).sort();
+    expect(kept).toEqual(newest);
+    expect(await verifyApiKey(db, current.accessToken)).toMatchObject({ tenantId: 'acme' });
+    // The most recently retired token, presented again: refused, and the grant is over.
+    expect(await refresh(rotatedAway.at(-1)!)).toBeUndefined();
+    expect(await verifyApiKey(db, current.accessToken)).toBeUndefined();
+    expect(await refresh(current.refreshToken)).toBeUndefined();
   });
 
   it('a refresh token used twice at once revokes the grant: the slower use finds it rotated', async () => {

@@ -222,11 +222,19 @@ export async function issueOAuthGrant(db: Db, input: GrantInput & { codeId?: str
 export const oauthCodeId = (code: string): string => hash(code);
 
 /**
+ * Retired refresh tokens kept per grant, newest first. A retired hash exists to catch the replay
+ * of a recently rotated token (a copy taken while it was live, used after the client moved on);
+ * a copy older than this many rotations has been dead for as long as the client has used the
+ * grant, and a cap keeps a long-lived, often-refreshed grant from growing without end.
+ */
+export const RETIRED_REFRESH_KEPT = 16;
+
+/**
  * Rotates a grant's refresh token: a new access token (the old one revoked) and a new refresh
  * token. `scopesFor` narrows the grant to what the user may still do in its tenant now (an empty
- * list, as for a user who left the tenant, revokes the grant). Any refresh token presented after
- * it was rotated, however long ago, revokes the grant, as does one rotated by a concurrent
- * refresh. undefined: not a live refresh token of this client.
+ * list, as for a user who left the tenant, revokes the grant). Any of the last
+ * RETIRED_REFRESH_KEPT refresh tokens it rotated away, presented again, revokes the grant, as does
+ * one rotated by a concurrent refresh. undefined: not a live refresh token of this client.
  */
 export async function refreshOAuthGrant(
   db: Db,
@@ -262,6 +270,13 @@ export async function refreshOAuthGrant(
     );
     if (moved.rowCount === 0) return undefined;
     await tx.query('INSERT INTO oauth_retired_refresh (refresh_hash, grant_id) VALUES ($1, $2) ON CONFLICT DO NOTHING', [presented, g.id]);
+    // Rotations of one grant are serial (each presents the token the last one committed), so
+    // retired_at orders them; a grant kept alive for months would otherwise grow a row a rotation.
+    await tx.query(
+      `DELETE FROM oauth_retired_refresh WHERE grant_id = $1 AND refresh_hash NOT IN (
+         SELECT refresh_hash FROM oauth_retired_refresh WHERE grant_id = $1 ORDER BY retired_at DESC, refresh_hash LIMIT $2)`,
+      [g.id, RETIRED_REFRESH_KEPT],
+    );
     const access = await mintAccessKey(tx, { clientId: g.client_id, clientName: g.client_name, userId: g.user_id, tenantId: g.tenant_id, scopes, accessTtlMs: input.accessTtlMs });
     if (g.access_key_id) await tx.query('UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1', [g.access_key_id]);
     await tx.query('UPDATE oauth_grants SET access_key_id = $2 WHERE id = $1', [g.id, access.id]);

@@ -36,7 +36,7 @@ export async function mustGetTenant(opts: ManagementOptions, id: string): Promis
 
 /** Datasets of a tenant. Creation answers 201 whether or not table provisioning succeeded. */
 export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
-  const deletions = oneAtATime();
+  const deletions = oneAtATime({ db: opts.db, lease: 'delete-dataset:', log: app.log });
   app.post<{ Params: TenantParams; Body: { id: string } }>(
     '/tenants/:tenant_id/datasets',
     {
@@ -118,7 +118,7 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
       const { tenant_id: tenantId, dataset_id: id } = req.params;
       authorizeTenant(principalOf(req), 'dataset.delete', tenantId);
       await mustGetTenant(opts, tenantId);
-      // One at a time per dataset in this process: a second DELETE then finds the tables of the
+      // One at a time per dataset, across routers: a second DELETE then finds the tables of the
       // first already purged (404), instead of taking them for leftovers and purging them again.
       await deletions.run(`${tenantId}/${id}`, async () => {
         try {

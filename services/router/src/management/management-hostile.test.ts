@@ -3,28 +3,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
-import { loadConfig } from '@floe/config';
-import { openFloeCatalog } from '@floe/iceberg';
-import { MemoryActiveSeries } from '@floe/limits';
 import { createApiKey, createSession, createTenant, createUser, grantMembership, migrate, openDb, type Db } from '@floe/meta';
-import { createObjectStore } from '@floe/storage';
-import { createLogger } from '@floe/telemetry';
-import { buildApp } from '../app.ts';
-import { createTenantTables, provisionOnCreate, type TenantTables } from './tenant-tables.ts';
+import { createObjectStore, type ObjectStore } from '@floe/storage';
+import { provisionOnCreate, type TenantTables } from './tenant-tables.ts';
+import { ADMIN, makeApp, makeTenantTables, type App } from './test-support.ts';
 
 /**
  * Management requests a hostile or careless caller sends, through inject() on an in-memory
  * PGlite: personal data of other members, reserved tenant ids, racing deletes, JSON bodies that
  * mean two things, compressed bodies.
  */
-type App = Awaited<ReturnType<typeof buildApp>>;
-const ADMIN = 'admin-key-for-tests';
 
 describe('management API against hostile requests', () => {
   let db: Db;
   let app: App;
   let tables: TenantTables;
+  let store: ObjectStore;
   const dir = mkdtempSync(join(tmpdir(), 'floe-mgmt-hostile-'));
   let readKey: string;
   let manageKey: string;
@@ -35,25 +29,9 @@ describe('management API against hostile requests', () => {
   beforeAll(async () => {
     db = await openDb({ kind: 'pglite', dataDir: 'memory://' });
     await migrate(db);
-    const auth = authDepsFromDb(db, { adminApiKey: ADMIN, ttlMs: 1000 });
-    const store = createObjectStore({ kind: 'fs', root: dir });
-    const log = createLogger({ level: 'silent' });
-    tables = createTenantTables({ catalog: openFloeCatalog(db, store), store, schemas: { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, limits: loadConfig({ env: {} }).limits, activeSeries: new MemoryActiveSeries(), log });
-    app = await buildApp({
-      log,
-      auth,
-      managementAuth: managementAuthDepsFromDb(db, auth),
-      querier: {} as never,
-      queryTimeoutMs: 1000,
-      maxBodyBytes: 1024 * 1024,
-      isReady: () => true,
-      db,
-      adminKeys: () => [ADMIN],
-      publicUrl: 'http://localhost:3000',
-      sessionTtlMs: 3_600_000,
-      tables,
-      provisionDataset: provisionOnCreate(tables, db),
-    });
+    store = createObjectStore({ kind: 'fs', root: dir });
+    tables = makeTenantTables(db, store);
+    app = await makeApp(db, { tables, provisionDataset: provisionOnCreate(tables, db) });
     await createTenant(db, { id: 'acme' });
     readKey = (await createApiKey(db, { tenantId: 'acme', scopes: ['query'] })).secret;
     manageKey = (await createApiKey(db, { tenantId: 'acme', scopes: ['tenant:manage'] })).secret;
@@ -66,11 +44,12 @@ describe('management API against hostile requests', () => {
   afterAll(async () => {
     await app?.close();
     await db?.close();
+    await store?.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, opts: { key?: string; cookie?: string; body?: string | Buffer; headers?: Record<string, string> } = {}) => {
-    const res = await app.inject({
+  const call = async (method: 'GET' | 'POST' | 'DELETE', url: string, opts: { key?: string; cookie?: string; body?: string | Buffer; headers?: Record<string, string>; via?: App } = {}) => {
+    const res = await (opts.via ?? app).inject({
       method,
       url,
       headers: {
@@ -132,6 +111,60 @@ describe('management API against hostile requests', () => {
       const statuses = await Promise.all(Array.from({ length: 5 }, () => call('DELETE', '/api/v1/tenants/doomed-tenant', { key: ADMIN }).then((r) => r.status)));
       expect(statuses.sort()).toEqual([204, 404, 404, 404, 404]);
       expect(await tables.held('doomed-tenant')).toEqual([]);
+    });
+
+    /**
+     * Two routers on one metadata DB, each with its own catalog handle over the same store. A
+     * purge takes a while (many files): here each holds back a moment before purging, time enough
+     * for the other router's DELETE to find the row gone and the tables still there.
+     */
+    const twoRouters = async (): Promise<{ routers: App[]; purges: string[]; close(): Promise<void> }> => {
+      const purges: string[] = [];
+      const routers = await Promise.all(
+        ['a', 'b'].map(async (name) => {
+          const own = makeTenantTables(db, store);
+          const slowPurge: TenantTables = {
+            ...own,
+            purge: async (tenantId, dataset) => {
+              purges.push(`${name}: ${tenantId}/${dataset ?? '*'}`);
+              await new Promise((r) => setTimeout(r, 300));
+              return own.purge(tenantId, dataset);
+            },
+          };
+          return makeApp(db, { tables: slowPurge, provisionDataset: provisionOnCreate(own, db) });
+        }),
+      );
+      return { routers, purges, close: async () => void (await Promise.all(routers.map((r) => r.close()))) };
+    };
+
+    it('of one dataset through two routers: one purges and answers 204, the other 404 after it', async () => {
+      const { routers, purges, close } = await twoRouters();
+      try {
+        expect((await call('POST', '/api/v1/tenants/acme/datasets', { key: manageKey, body: JSON.stringify({ id: 'shared' }), via: routers[0] })).status).toBe(201);
+        expect((await tables.held('acme', 'shared')).length).toBeGreaterThan(0);
+        const statuses = await Promise.all(routers.map((via) => call('DELETE', '/api/v1/tenants/acme/datasets/shared', { key: manageKey, via }).then((r) => r.status)));
+        expect(statuses.sort()).toEqual([204, 404]);
+        expect(purges).toHaveLength(1);
+        expect(purges[0]).toMatch(/^[ab]: acme\/shared$/);
+        expect(await tables.held('acme', 'shared')).toEqual([]);
+        expect((await db.query(`SELECT name FROM leases WHERE name LIKE 'delete-%'`)).rows).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+
+    it('of one tenant through two routers: one purges and answers 204, the other 404 after it', async () => {
+      const { routers, purges, close } = await twoRouters();
+      try {
+        expect((await call('POST', '/api/v1/tenants', { key: ADMIN, body: JSON.stringify({ id: 'shared-tenant' }), via: routers[0] })).status).toBe(201);
+        expect((await tables.held('shared-tenant')).length).toBeGreaterThan(0);
+        const statuses = await Promise.all(routers.map((via) => call('DELETE', '/api/v1/tenants/shared-tenant', { key: ADMIN, via }).then((r) => r.status)));
+        expect(statuses.sort()).toEqual([204, 404]);
+        expect(purges).toEqual([expect.stringMatching(/^[ab]: shared-tenant\/\*$/)]);
+        expect(await tables.held('shared-tenant')).toEqual([]);
+      } finally {
+        await close();
+      }
     });
   });
 

@@ -1,16 +1,11 @@
-import { loadConfig } from '@floe/config';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { authDepsFromDb, managementAuthDepsFromDb } from '@floe/auth';
 import { migrate, openDb, type Db } from '@floe/meta';
-import { createLogger } from '@floe/telemetry';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openFloeCatalog } from '@floe/iceberg';
 import { createObjectStore } from '@floe/storage';
-import { buildApp } from '../app.ts';
-import { createTenantTables, provisionOnCreate, type TenantTables } from './tenant-tables.ts';
-import { MemoryActiveSeries } from '@floe/limits';
+import { provisionOnCreate } from './tenant-tables.ts';
+import { ADMIN, makeApp, makeTenantTables, type App } from './test-support.ts';
 import { DOCUMENTED_PREFIXES, type OpenApiDocument } from '../openapi.ts';
 
 /**
@@ -19,29 +14,7 @@ import { DOCUMENTED_PREFIXES, type OpenApiDocument } from '../openapi.ts';
  * cookie attributes by public URL, and the provisioning hook. End-to-end rules (both modes, real processes) are in
  * packages/testkit/test/management.e2e.test.ts.
  */
-type App = Awaited<ReturnType<typeof buildApp>>;
-const ADMIN = 'admin-key-for-tests';
 const CONNECT_PATH = '/profilequery/querier.v1.QuerierService/';
-
-async function makeApp(db: Db, extra: { publicUrl?: string; provisionDataset?: (t: string, d: string) => Promise<unknown>; tables?: TenantTables } = {}): Promise<App> {
-  const auth = authDepsFromDb(db, { adminApiKey: ADMIN, ttlMs: 1000 });
-  return buildApp({
-    log: createLogger({ level: 'silent' }),
-    auth,
-    managementAuth: managementAuthDepsFromDb(db, auth),
-    // Nothing here reaches a querier.
-    querier: {} as never,
-    queryTimeoutMs: 1000,
-    maxBodyBytes: 1024 * 1024,
-    isReady: () => true,
-    db,
-    adminKeys: () => [ADMIN],
-    publicUrl: extra.publicUrl ?? 'http://localhost:3000',
-    sessionTtlMs: 3_600_000,
-    provisionDataset: extra.provisionDataset,
-    tables: extra.tables,
-  });
-}
 
 /** Every (METHOD, path) of fastify's route tree, from printRoutes, without HEAD twins. */
 function routeTable(app: App): Array<[string, string]> {
@@ -254,7 +227,7 @@ describe('management API route contracts', () => {
     const dir = mkdtempSync(join(tmpdir(), 'floe-broken-store-'));
     writeFileSync(join(dir, 'root'), 'not a directory');
     const store = createObjectStore({ kind: 'fs', root: join(dir, 'root') });
-    const tables = createTenantTables({ catalog: openFloeCatalog(db, store), store, schemas: { traces_enabled: true, logs_enabled: true, metrics_enabled: true, profiles_enabled: true, custom_schemas: [] }, limits: loadConfig({ env: {} }).limits, activeSeries: new MemoryActiveSeries(), log: createLogger({ level: 'silent' }) });
+    const tables = makeTenantTables(db, store);
     const a = await makeApp(db, { tables, provisionDataset: provisionOnCreate(tables, db) });
     try {
       const admin = { authorization: `Bearer ${ADMIN}` };

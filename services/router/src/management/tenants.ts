@@ -28,7 +28,7 @@ const TAGS = ['tenants'];
 
 /** Tenants: created and deleted by instance admins, read by anyone with a role in them. */
 export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
-  const deletions = oneAtATime();
+  const deletions = oneAtATime({ db: opts.db, lease: 'delete-tenant:', log: app.log });
   /**
    * A tenant's `settings.limits` (rates, storage quota, retention) are the operator's: settings
    * written by the tenant's own admin keep the stored limits (an absent `limits` is carried over)
@@ -156,7 +156,7 @@ export const tenantRoutes: FastifyPluginAsync<ManagementOptions> = async (app, o
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'tenant.delete');
       const id = req.params.tenant_id;
-      // One at a time per tenant in this process: a second DELETE then finds the tables of the
+      // One at a time per tenant, across routers: a second DELETE then finds the tables of the
       // first already purged (404), instead of taking them for leftovers and purging them again.
       await deletions.run(id, async () => {
         try {
