@@ -140,6 +140,12 @@ function jfrRecording(method: string, traces: number, frames: number): Buffer {
   return Buffer.concat([header, Buffer.from(events), Buffer.from(metadata), Buffer.from(pool)]);
 }
 
+/** A resource of 4,096 string attributes (service.name among them): copied onto every row, thousands of entries each. */
+const thousandsOfResourceAttributes = (service: string) => [
+  { key: 'service.name', value: { value: { case: 'stringValue' as const, value: service } } },
+  ...Array.from({ length: 4095 }, (_, i) => ({ key: `k${i}`, value: { value: { case: 'stringValue' as const, value: 'v' } } })),
+];
+
 describe('hostile ingest on the other protocols', () => {
   let floe: FloeUnderTest;
   let key: string;
@@ -346,7 +352,7 @@ describe('hostile ingest on the other protocols', () => {
     // 4,096 string attributes and three empty maps, and a scope's four empty maps: 4,103 entries
     // a row, 4,089 rows' worth of the request's budget. (As for traces: unbounded, a 60 KB body
     // of 20,000 × 20,000 took the flush past its memory.)
-    const attributes = [{ key: 'service.name', value: { value: { case: 'stringValue' as const, value: 'log-resource-bomb' } } }, ...Array.from({ length: 4095 }, (_, i) => ({ key: `k${i}`, value: { value: { case: 'stringValue' as const, value: 'v' } } }))];
+    const attributes = thousandsOfResourceAttributes('log-resource-bomb');
     const logRecords = Array.from({ length: 4200 }, (_, i) => ({ timeUnixNano: nowNs, body: { value: { case: 'stringValue' as const, value: `r${i}` } } }));
     const message = create(ExportLogsServiceRequestSchema, { resourceLogs: [{ resource: { attributes }, scopeLogs: [{ logRecords }] }] });
     const rejected = "log record's resource and scope attributes, once per record, pass the request's 16777216 entries; send fewer records per resource or fewer resource attributes";
@@ -364,7 +370,7 @@ describe('hostile ingest on the other protocols', () => {
   });
 
   it('OTLP metrics: a resource of thousands of attributes over thousands of points (copied to each row) is cut at the budget of entries', async () => {
-    const attributes = [{ key: 'service.name', value: { value: { case: 'stringValue' as const, value: 'metric-resource-bomb' } } }, ...Array.from({ length: 4095 }, (_, i) => ({ key: `k${i}`, value: { value: { case: 'stringValue' as const, value: 'v' } } }))];
+    const attributes = thousandsOfResourceAttributes('metric-resource-bomb');
     // One series, a point a millisecond: 4,103 entries a row (as for logs), 4,089 rows' worth.
     const dataPoints = Array.from({ length: 4200 }, (_, i) => ({ timeUnixNano: nowNs - BigInt(i) * 1_000_000n, value: { case: 'asDouble' as const, value: i } }));
     const message = create(ExportMetricsServiceRequestSchema, { resourceMetrics: [{ resource: { attributes }, scopeMetrics: [{ metrics: [{ name: 'resource_bomb_points', data: { case: 'gauge', value: { dataPoints } } }] }] }] });
@@ -486,7 +492,7 @@ describe('hostile ingest on the other protocols', () => {
   });
 
   it('OTLP profiles: a resource of thousands of attributes over thousands of profiles (copied to each row) is cut at the budget of entries', async () => {
-    const attributes = [{ key: 'service.name', value: { value: { case: 'stringValue' as const, value: 'profile-resource-bomb' } } }, ...Array.from({ length: 4095 }, (_, i) => ({ key: `k${i}`, value: { value: { case: 'stringValue' as const, value: 'v' } } }))];
+    const attributes = thousandsOfResourceAttributes('profile-resource-bomb');
     const cpu = { sampleType: { typeStrindex: 2, unitStrindex: 3 }, timeUnixNano: nowNs, samples: [{ stackIndex: 1, values: [1n] }] };
     // 4,096 string attributes and three empty maps: 4,099 entries a row, 4,093 rows' worth.
     const req = create(ExportProfilesServiceRequestSchema, {
