@@ -151,7 +151,7 @@ export const acceptorSection = z.strictObject({
     .nonnegative()
     .default(4 * 1024 ** 3)
     .describe(
-      'Most bytes of WAL segments the writer has not consumed yet (all acceptors\' together, listed about every second). Above it, ingest is refused with 503 / UNAVAILABLE and Retry-After, which exporters and Prometheus retry, instead of filling the disk or bucket while the writer is down or behind. Segments a writer keeps only for tables it cannot commit (damaged metadata, say) do not count here: past this many bytes of them, only the dataset owning such a table is refused (503, FLOE_ERR_WAL_TABLE_HELD). 0: no limit.',
+      'Most bytes of WAL segments the writer has not consumed yet (all acceptors\' together, listed about every second). Above it, ingest is refused with 503 / UNAVAILABLE and Retry-After, which exporters and Prometheus retry, instead of filling the disk or bucket while the writer is down or behind. Segments a writer keeps only for tables it cannot commit (damaged metadata, say) do not count here: past this many bytes of them for one dataset, only that dataset is refused (503, FLOE_ERR_WAL_TABLE_HELD), and past it for all datasets together, every dataset holding any. 0: no limit.',
     ),
   retry_dedup_window: duration('15m').describe('An acceptor also remembers, in its own memory, the requests it made durable for this long, so a client\'s retry of an acknowledged batch is not stored twice even while the shared store (writer.ingest_dedup_window) is unreachable.'),
   quota_cache_ttl: duration('30s').describe('How long a tenant\'s stored-bytes total is reused before the storage quota is checked against the catalog again.'),

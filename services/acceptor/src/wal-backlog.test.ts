@@ -109,6 +109,36 @@ describe('WAL backlog gate', () => {
     expect(refusal(() => gate.check('acme', 'default'))).toBeUndefined();
   });
 
+  it('held segments of several datasets, each under the limit, refuse every dataset holding any once together they pass it; others are accepted', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'floe-backlog-'));
+    dirs.push(root);
+    const store = new FsObjectStore(root);
+    const keys = [1, 2, 3].map((seq) => formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: Date.now(), instanceId: 'acc-many', seq }));
+    for (const k of keys) await store.put(k, new Uint8Array(400));
+    // Three broken datasets of 400 bytes each: each alone under the limit of 1000, together 1200.
+    const held = new Map(keys.map((k, i) => [k, [{ tenant: `t${i}`, dataset: 'default', table: 'logs' }]]));
+    await store.put(walHeldKey('writer-a'), encodeWalHeld('writer-a', Date.now(), held));
+    const gate = new WalBacklogGate(store, 1000, silentLogger());
+    gates.push(gate);
+    gate.start();
+    await until('the first listing', () => gate.held.segments === 3);
+    expect(gate.backlog).toEqual({ bytes: 0, segments: 0 });
+    expect(refusal(() => gate.check('healthy', 'default'))).toBeUndefined();
+    expect(refusal(() => gate.check('t0', 'staging'))).toBeUndefined();
+    for (const t of ['t0', 't1', 't2']) {
+      expect(refusal(() => gate.check(t, 'default'))).toMatchObject({
+        kind: 'unavailable',
+        code: 'FLOE_ERR_WAL_TABLE_HELD',
+        message:
+          "table logs of dataset default cannot be committed (the writer retries it): the 400 bytes in 1 write-ahead log segments kept for it, with those kept for other datasets' failing tables (1200 bytes in all), are over acceptor.max_wal_backlog (1000); retry later",
+      });
+    }
+    // One of them commits: 800 bytes held in all, under the limit, so the other two are accepted again.
+    await store.deleteMany([keys[0]!]);
+    await until('the next listing', () => gate.held.segments === 2);
+    for (const t of ['t0', 't1', 't2']) expect(refusal(() => gate.check(t, 'default'))).toBeUndefined();
+  });
+
   it('a segment held for two datasets counts whole for each; the rest counts for everyone', () => {
     const seg = (seq: number, size: number) => ({ key: formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: 1_700_000_000_000 + seq, instanceId: 'acc-x', seq }), size });
     const [a, b, c] = [seg(1, 100), seg(2, 30), seg(3, 7)];

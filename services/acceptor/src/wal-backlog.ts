@@ -70,7 +70,10 @@ export function backlogShares(segments: readonly ObjectInfo[], held: ReadonlyMap
  * Segments a writer keeps only for tables it cannot commit (damaged metadata: it retries them
  * after a back-off; it publishes which, storage's wal-held.ts) do not count against that limit:
  * one tenant's broken table would otherwise refuse every tenant. Instead each (tenant, dataset)
- * whose held segments pass the same limit is refused alone (FLOE_ERR_WAL_TABLE_HELD). Per
+ * whose held segments pass the same limit is refused alone (FLOE_ERR_WAL_TABLE_HELD); and once
+ * the held segments of all datasets together pass it, every dataset holding any is refused, so
+ * the disk holds at most about twice the limit however many datasets break (each alone under the
+ * limit, they added up to the limit per broken dataset). Per
  * dataset, not per table: admission runs before the body is decoded, when the request's tables
  * are not known yet, but its dataset is. A segment held for two datasets counts whole for each.
  *
@@ -132,9 +135,14 @@ export class WalBacklogGate {
     }
     const held = this.#refusedDatasets.get(shareKey(tenant, dataset));
     if (!held) return;
+    const them = held.tables.length > 1 ? 'them' : 'it';
+    const over =
+      held.bytes > this.#maxBytes
+        ? `the ${held.bytes} bytes in ${held.segments} write-ahead log segments kept for ${them} are over acceptor.max_wal_backlog (${this.#maxBytes})`
+        : `the ${held.bytes} bytes in ${held.segments} write-ahead log segments kept for ${them}, with those kept for other datasets' failing tables (${this.#held.bytes} bytes in all), are over acceptor.max_wal_backlog (${this.#maxBytes})`;
     throw new FloeError(
       'unavailable',
-      `table${held.tables.length > 1 ? 's' : ''} ${held.tables.join(', ')} of dataset ${held.dataset} cannot be committed (the writer retries ${held.tables.length > 1 ? 'them' : 'it'}): the ${held.bytes} bytes in ${held.segments} write-ahead log segments kept for ${held.tables.length > 1 ? 'them' : 'it'} are over acceptor.max_wal_backlog (${this.#maxBytes}); retry later`,
+      `table${held.tables.length > 1 ? 's' : ''} ${held.tables.join(', ')} of dataset ${held.dataset} cannot be committed (the writer retries ${them}): ${over}; retry later`,
       { code: 'FLOE_ERR_WAL_TABLE_HELD', headers: { 'Retry-After': String(RETRY_AFTER_S) } },
     );
   }
@@ -151,7 +159,7 @@ export class WalBacklogGate {
       const shares = backlogShares(listed, await this.#readHeld());
       const backlog = (this.#backlog = shares.backlog);
       this.#held = shares.held;
-      this.#refuseDatasets(shares.byDataset);
+      this.#refuseDatasets(shares.byDataset, shares.held.bytes);
       const { bytes, segments } = backlog;
       if (this.#unlisted) this.#log.info('the WAL can be listed again; its backlog limits ingest again');
       this.#unlisted = false;
@@ -165,7 +173,7 @@ export class WalBacklogGate {
       if (this.#closed) return;
       this.#backlog = NONE;
       this.#held = { segments: 0, bytes: 0 };
-      this.#refuseDatasets(new Map());
+      this.#refuseDatasets(new Map(), 0);
       this.#refusing = false;
       if (!this.#unlisted) this.#log.warn({ err }, 'could not list the WAL to measure its backlog; not limiting ingest by it until a listing succeeds');
       this.#unlisted = true;
@@ -187,14 +195,18 @@ export class WalBacklogGate {
     }
   }
 
-  /** The datasets over the limit by their held segments, logged as each stretch of refusal starts and ends. */
-  #refuseDatasets(byDataset: ReadonlyMap<string, HeldShare>): void {
-    const now = new Map([...byDataset].filter(([, s]) => s.bytes > this.#maxBytes));
+  /**
+   * The datasets over the limit by their held segments, or every dataset holding any while all
+   * held segments together (`heldBytes`) are; logged as each stretch of refusal starts and ends.
+   */
+  #refuseDatasets(byDataset: ReadonlyMap<string, HeldShare>, heldBytes: number): void {
+    const allOver = heldBytes > this.#maxBytes;
+    const now = new Map([...byDataset].filter(([, s]) => allOver || s.bytes > this.#maxBytes));
     for (const [k, s] of now) {
       if (this.#refusedDatasets.has(k)) continue;
       this.#log.warn(
-        { tenant: s.tenant, dataset: s.dataset, tables: s.tables, heldBytes: s.bytes, segments: s.segments, maxBytes: this.#maxBytes },
-        "WAL segments kept for a tenant's tables that cannot be committed are over acceptor.max_wal_backlog: refusing that tenant's ingest to the dataset (503) until the tables commit; other tenants are accepted",
+        { tenant: s.tenant, dataset: s.dataset, tables: s.tables, heldBytes: s.bytes, segments: s.segments, allHeldBytes: heldBytes, maxBytes: this.#maxBytes },
+        "WAL segments kept for a tenant's tables that cannot be committed (the dataset's, or all datasets' together) are over acceptor.max_wal_backlog: refusing that tenant's ingest to the dataset (503) until the tables commit; tenants without failing tables are accepted",
       );
     }
     for (const [k, s] of this.#refusedDatasets) {
