@@ -103,10 +103,18 @@ describe('a tenant whose table cannot be committed (embedded)', () => {
     await stillRefused.arrayBuffer();
     expect(stillRefused.status).toBe(503);
 
-    // The writer's /status names the table it cannot commit.
-    const writerStatus = (await (await fetch(`${floe.writerAdminUrl}/status`)).json()) as { held_for_tables: Array<{ tenant: string; dataset: string; table: string; segments: number }> };
+    // The writer's /status names the table it cannot commit, and shows its segments apart from
+    // the backlog: the writer is not behind (every other tenant's rows are committed).
+    const writerStatus = (await (await fetch(`${floe.writerAdminUrl}/status`)).json()) as {
+      held_for_tables: Array<{ tenant: string; dataset: string; table: string; segments: number }>;
+      held: { segments: number; bytes: number };
+      backlog: { segments: number };
+    };
     expect(writerStatus.held_for_tables).toEqual([{ tenant: 'heldbroken', dataset: 'default', table: 'logs', segments: expect.any(Number) }]);
     expect(writerStatus.held_for_tables[0]!.segments).toBeGreaterThan(0);
+    expect(writerStatus.held.segments).toBeGreaterThanOrEqual(writerStatus.held_for_tables[0]!.segments);
+    expect(writerStatus.held.bytes).toBeGreaterThan(LIMIT);
+    expect(writerStatus.backlog.segments).toBeLessThan(writerStatus.held.segments);
 
     // Repaired: the held rows are committed once, and the tenant is accepted again.
     await floe.metaQuery(`UPDATE iceberg_tables SET metadata_location = $1 WHERE ${where}`, [good]);

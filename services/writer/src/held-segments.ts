@@ -1,5 +1,6 @@
 import { encodeWalHeld, walHeldKey, walHeldPrefix, WAL_HELD_REFRESH_MS, type HeldTable, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
+import type { HeldView } from './status.ts';
 
 /** A crashed writer's object (its name is its process's) is removed by another writer after this. */
 const ABANDONED_MS = 60 * 60_000;
@@ -11,7 +12,7 @@ const ABANDONED_MS = 60 * 60_000;
  * and every WAL_HELD_REFRESH_MS while it is not empty (the acceptors stop believing an object not
  * rewritten for a while: its writer may have stopped); removed once nothing is held.
  */
-export class HeldPublisher {
+export class HeldPublisher implements HeldView {
   readonly #store: ObjectStore;
   readonly #writer: string;
   readonly #key: string;
@@ -54,6 +55,11 @@ export class HeldPublisher {
       if (!this.#failing) this.#log.warn({ err, key: this.#key }, 'could not publish the WAL segments held for failing tables; acceptors count them as backlog meanwhile');
       this.#failing = true;
     }
+  }
+
+  /** Whether the segment `key` is kept only for failing tables, as last given. */
+  holds(key: string): boolean {
+    return this.#current.has(key);
   }
 
   /** The tables segments are held for, each with how many segments it holds. */

@@ -75,7 +75,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const reconcileLoop = runReconcileLoop(reconciler, config.writer.table_reconcile_interval, abort.signal, log);
   let ready = true;
   let lastRound = 0;
-  const status = new WriterStatus(membership, () => held.tables());
+  const status = new WriterStatus(membership, held);
   observeWriterStatus(deps.telemetry, status);
   const loop = (async () => {
     while (!abort.signal.aborted) {

@@ -34,6 +34,27 @@ describe('writer status', () => {
   });
 });
 
+describe('writer status with segments held for failing tables', () => {
+  it('shows them apart from the backlog, whose oldest segment is then the oldest not held', () => {
+    const now = Date.now();
+    const key = (ageMs: number, seq: number) => formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: now - ageMs, instanceId: 'acc-a', seq });
+    const [old, fresh] = [key(3_600_000, 1), key(2_000, 2)];
+    const s = new WriterStatus(undefined, { holds: (k) => k === old, tables: () => [{ tenant: 'acme', dataset: 'default', table: 'logs', segments: 1 }] });
+    s.backlogListed([
+      { key: old, size: 900 },
+      { key: fresh, size: 100 },
+    ]);
+    const json = s.toJSON() as { backlog: { segments: number; bytes: number; oldest_segment_age_ms: number }; held: { segments: number; bytes: number; oldest_segment_age_ms: number }; held_for_tables: unknown };
+    expect(json.backlog).toMatchObject({ segments: 1, bytes: 100 });
+    expect(json.backlog.oldest_segment_age_ms).toBeLessThan(60_000);
+    expect(s.oldestSegmentAgeSeconds).toBeLessThan(60);
+    expect(json.held).toMatchObject({ segments: 1, bytes: 900 });
+    expect(json.held.oldest_segment_age_ms).toBeGreaterThanOrEqual(3_600_000);
+    expect(s.heldSegments).toBe(1);
+    expect(json.held_for_tables).toEqual([{ tenant: 'acme', dataset: 'default', table: 'logs', segments: 1 }]);
+  });
+});
+
 describe('writer status with writers sharing the WAL', () => {
   it('names this writer and every writer it shares the WAL with', () => {
     const view = { id: 'writer-b', members: ['writer-a', 'writer-b'] };

@@ -7,12 +7,22 @@ export interface MembershipView {
   readonly members: readonly string[];
 }
 
+/** The segments and tables a writer keeps only for tables whose commits fail (HeldPublisher). */
+export interface HeldView {
+  holds(segmentKey: string): boolean;
+  tables(): Array<HeldTable & { segments: number }>;
+}
+
+const ageMs = (oldest: number | undefined): number | undefined => (oldest === undefined ? undefined : Math.max(0, Date.now() - oldest));
+
 /**
  * What the writer's admin `GET /status` answers: how far behind the WAL it is (segments, bytes,
  * and the age of the oldest segment not yet committed, the data's delay before it is queryable),
  * and what its rounds did. The acceptors refuse ingest beyond acceptor.max_wal_backlog; this is
  * where an operator sees the backlog build up before that. With several writers, the backlog is
- * this writer's share of the WAL, and `writers` names them all.
+ * this writer's share of the WAL, and `writers` names them all. Segments kept only for tables
+ * whose commits fail are shown apart (`held`): the writer is not behind on them, and counted in
+ * the backlog they made a broken table look like a slow writer.
  */
 export class WriterStatus {
   readonly #membership: MembershipView | undefined;
@@ -25,17 +35,26 @@ export class WriterStatus {
   #lastRound: { at: number; ms: number; stats: RoundStats } | undefined;
   #lastError: { at: number; message: string } | undefined;
 
-  readonly #held: (() => Array<HeldTable & { segments: number }>) | undefined;
+  readonly #held: HeldView | undefined;
+  /** The listed segments kept only for tables whose commits fail: not backlog, the writer is not behind on them. */
+  #heldBacklog: WalBacklog = { segments: 0, bytes: 0, oldestMs: undefined };
 
   /** `held`: the tables whose commits fail, each with the WAL segments kept for it (HeldPublisher). */
-  constructor(membership?: MembershipView, held?: () => Array<HeldTable & { segments: number }>) {
+  constructor(membership?: MembershipView, held?: HeldView) {
     this.#membership = membership;
     this.#held = held;
   }
 
   backlogListed(segments: readonly ObjectInfo[]): void {
-    this.#backlog = walBacklog(segments);
+    const held = this.#held;
+    this.#backlog = walBacklog(held ? segments.filter((s) => !held.holds(s.key)) : segments);
+    this.#heldBacklog = walBacklog(held ? segments.filter((s) => held.holds(s.key)) : []);
     this.#listedAt = Date.now();
+  }
+
+  /** WAL segments, of those last listed, kept only for tables whose commits fail (wal_held_segments). */
+  get heldSegments(): number {
+    return this.#heldBacklog.segments;
   }
 
   /** Seconds since the oldest segment not yet committed was written (0 with none). */
@@ -44,8 +63,7 @@ export class WriterStatus {
   }
 
   #oldestAgeMs(): number | undefined {
-    const oldest = this.#backlog.oldestMs;
-    return oldest === undefined ? undefined : Math.max(0, Date.now() - oldest);
+    return ageMs(this.#backlog.oldestMs);
   }
 
   /** Rounds failed since the last one that succeeded (the loop's backoff). */
@@ -76,9 +94,11 @@ export class WriterStatus {
         oldest_segment_age_ms: this.#oldestAgeMs() ?? null,
         listed_at: iso(this.#listedAt),
       },
-      // Tables this writer cannot commit (their metadata or files are damaged, say), each with the
-      // segments it keeps for them: its owners' ingest is refused past acceptor.max_wal_backlog.
-      held_for_tables: (this.#held?.() ?? []).map((t) => ({ tenant: t.tenant, dataset: t.dataset, table: t.table, segments: t.segments })),
+      // Segments kept for tables this writer cannot commit (their metadata or files are damaged,
+      // say), apart from the backlog, and those tables, each with the segments kept for it: their
+      // owners' ingest is refused past acceptor.max_wal_backlog.
+      held: { segments: this.#heldBacklog.segments, bytes: this.#heldBacklog.bytes, oldest_segment_age_ms: ageMs(this.#heldBacklog.oldestMs) ?? null },
+      held_for_tables: (this.#held?.tables() ?? []).map((t) => ({ tenant: t.tenant, dataset: t.dataset, table: t.table, segments: t.segments })),
       ...(this.#membership ? { writer_id: this.#membership.id, writers: this.#membership.members } : {}),
       rounds: this.#rounds,
       segments_consumed: this.#segmentsConsumed,

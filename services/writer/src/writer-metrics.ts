@@ -42,12 +42,16 @@ export const datasetAttributes = (tenant: string, dataset: string): Attributes =
 /**
  * The writer's state as gauges read at each collection: how long the oldest uncommitted WAL
  * segment has waited (`wal_oldest_segment_age_seconds`: data not yet queryable for that long,
- * what an alert on a stuck or slow writer watches) and the rounds failed in a row.
+ * what an alert on a stuck or slow writer watches), the segments kept apart for tables that cannot
+ * be committed (`wal_held_segments`, another alert's) and the rounds failed in a row.
  */
 export function observeWriterStatus(telemetry: SelfTelemetry = noSelfTelemetry, status: WriterStatus): void {
   const m = telemetry.meter;
   m.createObservableGauge('wal_oldest_segment_age', { description: 'Age of the oldest WAL segment the writer has not committed yet, as it last listed them', unit: 's' }).addCallback((r) =>
     r.observe(status.oldestSegmentAgeSeconds),
+  );
+  m.createObservableGauge('wal_held_segments', { description: 'WAL segments the writer keeps only for tables whose commits fail (damaged metadata or files), apart from its backlog, as it last listed them' }).addCallback((r) =>
+    r.observe(status.heldSegments),
   );
   m.createObservableGauge('writer_round_failures', { description: 'Commit rounds failed in a row since the last one that succeeded' }).addCallback((r) => r.observe(status.failuresInARow));
 }
