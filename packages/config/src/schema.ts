@@ -139,6 +139,12 @@ export const acceptorSection = z.strictObject({
   max_decompressed_bytes: bytes(64 * 1024 * 1024).describe('Largest body after gzip inflation.'),
   max_inflight_requests: z.number().int().positive().default(2000).describe('Ingest requests this acceptor receives or processes at once, every port and tenant together; more are refused with 503 / UNAVAILABLE and Retry-After (retried by exporters and Prometheus), so a surge cannot exhaust its memory.'),
   max_inflight_bytes: bytes(1024 * 1024 * 1024).describe('Body bytes of the ingest requests in flight on this acceptor at once, as sent and, for compressed bodies, what they inflated to; a request that would pass it is refused like one over max_inflight_requests. One request alone may always be max_body_bytes. An HTTP request without Content-Length (chunked) counts as max_body_bytes until it is in.'),
+  max_inflight_tenant_share: z
+    .number()
+    .gt(0)
+    .max(1)
+    .default(0.5)
+    .describe('The part of max_inflight_requests and max_inflight_bytes one tenant may hold on this acceptor once its key is checked (a tenant with nothing in flight always gets one request in); past it that tenant is refused with 503 / UNAVAILABLE and Retry-After while others are accepted, so one tenant\'s slow or huge uploads cannot take the whole room. 1: no share.'),
   read_timeout: duration('30s')
     .refine((ms) => ms >= 100, 'must be at least 100ms')
     .describe('Longest an OTLP/HTTP (or remote write, push) request may take to arrive, headers and body, as Loki\'s and Mimir\'s http_server_read_timeout: a slower upload has its connection closed (the client retries), so uploads that stall cannot hold the in-flight room (max_inflight_requests, max_inflight_bytes) from everyone else.'),

@@ -51,7 +51,8 @@ describe('acceptor in-flight limits (embedded)', () => {
   const open: Array<{ destroy(): void }> = [];
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_inflight_requests: 2, max_inflight_bytes: 64 * 1024 } } });
+    // One tenant may take the whole room here (the share has its own suite below).
+    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_inflight_requests: 2, max_inflight_bytes: 64 * 1024, max_inflight_tenant_share: 1 } } });
     key = (await floe.bootstrap(tenant)).api_key;
   });
   afterAll(async () => {
@@ -123,6 +124,68 @@ describe('acceptor in-flight limits (embedded)', () => {
 });
 
 /**
+ * acceptor.max_inflight_tenant_share: once a request's key names its tenant (before its body is
+ * read), the tenant may hold only its share of the room; past it that tenant is shed on both ports
+ * while another tenant's requests are taken, and it is taken again once its uploads are in.
+ */
+describe('acceptor in-flight share per tenant (embedded)', () => {
+  let floe: FloeUnderTest;
+  const keys: Record<string, string> = {};
+  const open: Array<{ destroy(): void }> = [];
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_inflight_requests: 4, max_inflight_bytes: 64 * 1024, max_inflight_tenant_share: 0.5 } } });
+    for (const t of ['greedy', 'polite']) keys[t] = (await floe.bootstrap(t)).api_key;
+  });
+  afterAll(async () => {
+    for (const s of open) s.destroy();
+    await floe?.stop();
+  });
+
+  const post = (tenant: string) =>
+    fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: '{"resourceSpans":[]}', headers: { authorization: `Bearer ${keys[tenant]}`, 'x-tenant-id': tenant, 'content-type': 'application/json' } });
+
+  function grpcExportCode(tenant: string): Promise<number> {
+    const client = new grpc.Client(floe.otlpGrpcAddress, grpc.credentials.createInsecure());
+    const metadata = new grpc.Metadata();
+    metadata.set('authorization', `Bearer ${keys[tenant]}`);
+    metadata.set('x-tenant-id', tenant);
+    return new Promise((resolve) => {
+      client.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), metadata, (err) => {
+        client.close();
+        resolve(err ? err.code : 0);
+      });
+    });
+  }
+
+  it("sheds a tenant holding its share of requests, on both ports, while another tenant's requests are taken", async () => {
+    const held = [await startUpload(floe.otlpHttpUrl, keys.greedy!, 'greedy', open, { length: 200 }), await startUpload(floe.otlpHttpUrl, keys.greedy!, 'greedy', open, { length: 200 })];
+    const shed = await post('greedy');
+    expect(shed.status).toBe(503);
+    expect(shed.headers.get('retry-after')).toBe('1');
+    expect(await shed.json()).toEqual({ status: 'error', errorType: 'unavailable', error: expect.stringMatching(/^tenant greedy already has 2 requests in flight on this acceptor, its share of acceptor\.max_inflight_requests/) });
+    expect(await grpcExportCode('greedy')).toBe(grpc.status.UNAVAILABLE);
+    // Two of the four requests are free: the other tenant is not held up.
+    expect((await post('polite')).status).toBe(200);
+    expect(await grpcExportCode('polite')).toBe(grpc.status.OK);
+    for (const h of held) expect(await h.finish()).toMatch(/^HTTP\/1\.1 200/);
+    expect((await post('greedy')).status).toBe(200);
+    expect(await grpcExportCode('greedy')).toBe(grpc.status.OK);
+  });
+
+  it('sheds a tenant past its share of bytes; its first request is always taken', async () => {
+    // 40 KB declared: over the tenant's 32 KB share, but its first request in flight.
+    const big = await startUpload(floe.otlpHttpUrl, keys.greedy!, 'greedy', open, { length: 40_000 });
+    const shed = await post('greedy');
+    expect(shed.status).toBe(503);
+    expect(await shed.json()).toMatchObject({ error: expect.stringMatching(/tenant greedy already holds 40000 bytes .*share of acceptor\.max_inflight_bytes \(32768/) });
+    expect((await post('polite')).status).toBe(200);
+    expect(await big.finish()).toMatch(/^HTTP\/1\.1 200/);
+    expect((await post('greedy')).status).toBe(200);
+  });
+});
+
+/**
  * acceptor.read_timeout: an upload that stalls has its connection closed once the timeout passes,
  * which frees its room; a chunked upload (no declared length) holds max_body_bytes meanwhile.
  */
@@ -133,7 +196,7 @@ describe('acceptor read timeout and chunked uploads (embedded)', () => {
   const open: Array<{ destroy(): void }> = [];
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_inflight_requests: 2, max_inflight_bytes: 64 * 1024, max_body_bytes: 1024 * 1024, read_timeout: '3s' } } });
+    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_inflight_requests: 2, max_inflight_bytes: 64 * 1024, max_body_bytes: 1024 * 1024, read_timeout: '3s', max_inflight_tenant_share: 1 } } });
     key = (await floe.bootstrap(tenant)).api_key;
   });
   afterAll(async () => {

@@ -3,7 +3,7 @@ import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps } from '@f
 import { toGrpc } from '@floe/errors';
 import { noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import type { AcceptedTimes } from './accepted-times.ts';
-import type { InflightLimit } from './inflight-limit.ts';
+import type { InflightLimit, InflightRequest } from './inflight-limit.ts';
 import type { Admission } from './admission.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS, type OtlpSignal } from './signals.ts';
@@ -55,9 +55,9 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
       const v = call.metadata.get(name)[0];
       return typeof v === 'string' ? v : v?.toString();
     };
-    const bytes = call.request.length;
+    let room: InflightRequest;
     try {
-      opts.inflight.take(bytes);
+      room = opts.inflight.take(call.request.length);
     } catch (err) {
       fail(cb, err);
       return;
@@ -65,13 +65,14 @@ export async function startGrpcServer(opts: GrpcServerOptions, host: string, por
     // X-Scope-OrgID names the tenant too, as at the HTTP port (http-server.ts).
     authenticate(credentialsFrom(withScopeOrgId(get)), opts.auth, 'ingest')
       .then((ctx) => {
+        room.ofTenant(ctx.tenant);
         const store = (times: AcceptedTimes) => signal.ingest(opts.ingest, ctx, call.request, 'protobuf', times);
         const identity = { signal: signal.name, contentType: 'protobuf', contentEncoding: '', body: call.request };
         return opts.admission.run(ctx, identity, store, () => ({ accepted: 0, rejected: 0, rejectReason: undefined }));
       })
       .then((r) => cb(null, signal.response(r, 'protobuf') as Uint8Array))
       .catch((err: unknown) => fail(cb, err))
-      .finally(() => opts.inflight.release(bytes));
+      .finally(() => room.release());
   };
   // TraceService/Export, LogsService/Export: one service definition each.
   for (const signal of SIGNALS) {

@@ -6,7 +6,7 @@ import { endHttpServerSpan, httpFrameworkLogging, httpServerMetrics, serverTimin
 import { formatOf, inflate } from './decode.ts';
 import type { AcceptedTimes } from './accepted-times.ts';
 import type { Admission } from './admission.ts';
-import type { InflightLimit } from './inflight-limit.ts';
+import type { InflightLimit, InflightRequest } from './inflight-limit.ts';
 import type { Ingest } from './ingest.ts';
 import { SIGNALS } from './signals.ts';
 import { checkRemoteWriteEncoding, remoteWriteVersion } from './remote-write.ts';
@@ -90,27 +90,21 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const length = headerValue(req.headers, 'content-length');
     const declared = Number(length);
     const bytes = length === undefined ? opts.maxBodyBytes : Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
-    opts.inflight.take(bytes);
+    const room = opts.inflight.take(bytes);
+    rooms.set(req, room);
     arriving.set(req, setTimeout(() => req.raw.destroy(), opts.readTimeoutMs));
     reply.raw.once('close', () => {
       arrived(req);
-      opts.inflight.release(bytes);
-      const grown = inflatedBytes.get(req);
-      if (grown !== undefined) opts.inflight.shrink(grown);
-      inflatedBytes.set(req, CLOSED);
+      room.release();
     });
   });
-  // What a request's compressed body inflated to is held beside the body as sent, until the same
-  // moment (InflightLimit.grow). A request whose connection is gone is no longer counted at all,
-  // its inflation included. Inflation is synchronous (gunzipWithin), so one body at a time may
-  // pass the limit while inflating before it is refused.
-  const inflatedBytes = new WeakMap<FastifyRequest, number>();
-  const held = (req: FastifyRequest) => (bytes: number) => {
-    const grown = inflatedBytes.get(req) ?? 0;
-    if (grown === CLOSED) return;
-    opts.inflight.grow(bytes);
-    inflatedBytes.set(req, grown + bytes);
-  };
+  // Each request's room in flight (InflightLimit): its tenant's share once its key is checked, and
+  // what its compressed body inflated to, held beside the body as sent until the same moment. A
+  // request whose connection is gone is no longer counted at all, its inflation included.
+  // Inflation is synchronous (gunzipWithin), so one body at a time may pass the limit while
+  // inflating before it is refused.
+  const rooms = new WeakMap<FastifyRequest, InflightRequest>();
+  const held = (req: FastifyRequest) => (bytes: number) => rooms.get(req)?.grow(bytes);
   /** `body` as `decoded` made it of `raw`, counted in flight when it is new bytes (not identity). */
   const heldBody = (req: FastifyRequest, raw: Buffer, body: Buffer): Buffer => {
     if (body !== raw) held(req)(body.length);
@@ -156,6 +150,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // SDKs, exporters set up for Mimir, Loki or Tempo) send it; the key must still be the tenant's.
   const authHook = async (req: FastifyRequest) => {
     req.tenant = await authenticate(credentialsFrom(withScopeOrgId((n) => headerValue(req.headers, n))), opts.auth, 'ingest');
+    rooms.get(req)?.ofTenant(req.tenant.tenant);
   };
 
   for (const signal of SIGNALS) {
@@ -288,9 +283,6 @@ export function buildHttpServer(opts: HttpServerOptions) {
 
   return app;
 }
-
-/** Marks a request whose connection is gone: what it inflates after is not counted. */
-const CLOSED = -1;
 
 const NOTHING_REJECTED = { accepted: 0, rejected: 0, rejectReason: undefined };
 

@@ -130,7 +130,12 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     limitsOf,
   });
   let ready = false;
-  const inflight = new InflightLimit({ maxRequests: config.acceptor.max_inflight_requests, maxBytes: config.acceptor.max_inflight_bytes, telemetry: deps.telemetry });
+  const inflight = new InflightLimit({
+    maxRequests: config.acceptor.max_inflight_requests,
+    maxBytes: config.acceptor.max_inflight_bytes,
+    tenantShare: config.acceptor.max_inflight_tenant_share,
+    telemetry: deps.telemetry,
+  });
   const ownTls = deps.tls ? undefined : serverTlsFromConfig(config.tls, log);
   const tls = deps.tls ?? ownTls;
   const http = buildHttpServer({
