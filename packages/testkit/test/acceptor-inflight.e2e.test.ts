@@ -38,6 +38,20 @@ async function startUpload(
   };
 }
 
+/** One raw OTLP/gRPC TraceService/Export (an empty request) as `tenant`: its status code. */
+function grpcExportCodeAt(address: string, key: string, tenant: string): Promise<number> {
+  const client = new grpc.Client(address, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  metadata.set('authorization', `Bearer ${key}`);
+  metadata.set('x-tenant-id', tenant);
+  return new Promise((resolve) => {
+    client.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), metadata, (err) => {
+      client.close();
+      resolve(err ? err.code : 0);
+    });
+  });
+}
+
 /**
  * acceptor.max_inflight_requests and max_inflight_bytes: an upload still arriving holds its room
  * from its first byte (its declared length), so while the room is taken a further request, on
@@ -65,19 +79,7 @@ describe('acceptor in-flight limits (embedded)', () => {
   const post = (body: string) =>
     fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/json' } });
 
-  /** One raw OTLP/gRPC TraceService/Export (an empty request): its status code. */
-  function grpcExportCode(): Promise<number> {
-    const client = new grpc.Client(floe.otlpGrpcAddress, grpc.credentials.createInsecure());
-    const metadata = new grpc.Metadata();
-    metadata.set('authorization', `Bearer ${key}`);
-    metadata.set('x-tenant-id', tenant);
-    return new Promise((resolve) => {
-      client.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), metadata, (err) => {
-        client.close();
-        resolve(err ? err.code : 0);
-      });
-    });
-  }
+  const grpcExportCode = () => grpcExportCodeAt(floe.otlpGrpcAddress, key, tenant);
 
   it('sheds requests on both ports while max_inflight_requests uploads are arriving, then takes them again', async () => {
     const held = [await slowUpload(200), await slowUpload(200)];
@@ -145,18 +147,7 @@ describe('acceptor in-flight share per tenant (embedded)', () => {
   const post = (tenant: string) =>
     fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', body: '{"resourceSpans":[]}', headers: { authorization: `Bearer ${keys[tenant]}`, 'x-tenant-id': tenant, 'content-type': 'application/json' } });
 
-  function grpcExportCode(tenant: string): Promise<number> {
-    const client = new grpc.Client(floe.otlpGrpcAddress, grpc.credentials.createInsecure());
-    const metadata = new grpc.Metadata();
-    metadata.set('authorization', `Bearer ${keys[tenant]}`);
-    metadata.set('x-tenant-id', tenant);
-    return new Promise((resolve) => {
-      client.makeUnaryRequest('/opentelemetry.proto.collector.trace.v1.TraceService/Export', (b: Buffer) => b, (b: Buffer) => b, Buffer.alloc(0), metadata, (err) => {
-        client.close();
-        resolve(err ? err.code : 0);
-      });
-    });
-  }
+  const grpcExportCode = (tenant: string) => grpcExportCodeAt(floe.otlpGrpcAddress, keys[tenant]!, tenant);
 
   it("sheds a tenant holding its share of requests, on both ports, while another tenant's requests are taken", async () => {
     const held = [await startUpload(floe.otlpHttpUrl, keys.greedy!, 'greedy', open, { length: 200 }), await startUpload(floe.otlpHttpUrl, keys.greedy!, 'greedy', open, { length: 200 })];
