@@ -1,8 +1,9 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { RouterCredentials } from './router-client.ts';
-import { invalidParamsAnswer } from './request-params.ts';
+import { answerInvalidParams, repeatedRequestId } from './request-params.ts';
 import { createAgentToolsServer } from './server.ts';
 import { headerValue } from '@floe/runtime';
 
@@ -22,15 +23,20 @@ const credentialsOf = (req: FastifyRequest): RouterCredentials => ({ authorizati
  * transport bound to the caller's credentials, so nothing of one caller outlives its request or
  * reaches another. Answers are plain JSON (no SSE stream), since no tool streams progress.
  * GET (a server-to-client stream) and DELETE (ending a session) have no meaning without
- * sessions: 405, which MCP clients expect from a stateless server.
+ * sessions: 405, which MCP clients expect from a stateless server; PUT and PATCH mean nothing to
+ * MCP: 405 as well, rather than a 404 that would say there is no /mcp. The body is the shared
+ * error envelope (errors has no kind of its own for 405: bad_data, the caller's mistake).
  *
  * Authentication is the enclosing scope's (the router registers its auth plugin around this one,
  * so a wrong key is a 401 before any MCP message is read).
  */
 export const agentToolsPlugin: FastifyPluginAsync<AgentToolsPluginOptions> = async (app, opts) => {
   app.post('/mcp', async (req, reply) => {
-    const invalid = invalidParamsAnswer(req.body);
-    if (invalid) return reply.code(200).type('application/json').send(invalid);
+    const repeated = repeatedRequestId(req.body);
+    if (repeated !== undefined) {
+      // As the SDK's transport refuses a batch it will not run (too long, two initialize requests).
+      return reply.code(400).type('application/json').send({ jsonrpc: '2.0', id: null, error: { code: ErrorCode.InvalidRequest, message: `Invalid Request: the batch has more than one request with id ${JSON.stringify(repeated)}` } });
+    }
     const routerUrl = typeof opts.routerUrl === 'function' ? opts.routerUrl() : opts.routerUrl;
     const server = createAgentToolsServer({ routerUrl, credentials: (opts.credentials ?? credentialsOf)(req), maxPayloadBytes: opts.maxPayloadBytes });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
@@ -42,6 +48,7 @@ export const agentToolsPlugin: FastifyPluginAsync<AgentToolsPluginOptions> = asy
     });
     try {
       await server.connect(transport);
+      answerInvalidParams(transport);
       await transport.handleRequest(req.raw, reply.raw, req.body);
     } catch (err) {
       req.log.error({ err }, 'MCP request failed');
@@ -50,8 +57,7 @@ export const agentToolsPlugin: FastifyPluginAsync<AgentToolsPluginOptions> = asy
   });
   const notAllowed = async (_req: FastifyRequest, reply: FastifyReply) =>
     reply.code(405).header('allow', 'POST').type('application/json').send({ status: 'error', errorType: 'bad_data', error: 'the MCP endpoint is stateless: use POST /mcp' });
-  app.get('/mcp', notAllowed);
-  app.delete('/mcp', notAllowed);
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', handler: notAllowed });
 };
 
 /**

@@ -33,11 +33,11 @@ const connectionOf = (conn: RouterConnection) => ({ url: conn.url, ...conn.crede
 
 /** GET `path` (relative to the router's base URL) and parse the JSON answer. */
 export const routerGet = <T = unknown>(conn: RouterConnection, path: string, query: QueryParams = {}): Promise<T> =>
-  callApi<T>(connectionOf(conn), 'GET', path, undefined, query);
+  callApi<T>(connectionOf(conn), 'GET', path, { query });
 
 /** POST to `path`, with a JSON body or none (the source-context lookup, the source-control link routes). */
 export const routerPost = <T = unknown>(conn: RouterConnection, path: string, body?: unknown): Promise<T> =>
-  callApi<T>(connectionOf(conn), 'POST', path, body);
+  callApi<T>(connectionOf(conn), 'POST', path, { body });
 
 /** DELETE `path`; a 204 resolves to undefined. */
 export const routerDelete = (conn: RouterConnection, path: string): Promise<unknown> => callApi(connectionOf(conn), 'DELETE', path);

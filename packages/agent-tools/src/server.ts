@@ -27,6 +27,7 @@ const INSTRUCTIONS =
 /** One MCP server whose tools query the router as the given caller (one per caller: credentials are fixed). */
 export function createAgentToolsServer(opts: AgentToolsOptions): McpServer {
   const server = new McpServer({ name: 'floe', version: '0.1.0' }, { instructions: INSTRUCTIONS });
+  withoutInheritedTools(server);
   const ctx: ToolContext = { router: { url: opts.routerUrl, credentials: opts.credentials, timeoutMs: opts.timeoutMs }, maxPayloadBytes: opts.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES };
   registerDiscoveryTools(server, ctx);
   registerLogTools(server, ctx);
@@ -36,4 +37,17 @@ export function createAgentToolsServer(opts: AgentToolsOptions): McpServer {
   registerSourceContextTool(server, ctx);
   registerScmInstallationTools(server, ctx);
   return server;
+}
+
+/**
+ * The SDK finds a called tool by indexing a plain object with the name the client sent, so
+ * `__proto__`, `constructor` or `toString` found Object.prototype's members and were answered as
+ * a disabled tool rather than an unknown one. A registry without a prototype holds only the tools
+ * registered in it. The registry is the SDK's private field: if a release renames it, this throws
+ * when the first server is created (every test does), rather than quietly dropping the guard.
+ */
+function withoutInheritedTools(server: McpServer): void {
+  const registry: unknown = (server as unknown as { _registeredTools?: unknown })._registeredTools;
+  if (typeof registry !== 'object' || registry === null || Object.keys(registry).length > 0) throw new Error('agent tools: the MCP SDK keeps its tools elsewhere than _registeredTools; update withoutInheritedTools');
+  Object.setPrototypeOf(registry, null);
 }

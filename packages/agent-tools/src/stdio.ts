@@ -1,5 +1,6 @@
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { answerInvalidParams } from './request-params.ts';
 import { createAgentToolsServer } from './server.ts';
 
 export interface StdioOptions {
@@ -30,6 +31,8 @@ export async function runStdio(opts: StdioOptions = {}): Promise<McpServer> {
     maxPayloadBytes: opts.maxPayloadBytes,
     timeoutMs: opts.timeoutMs,
   });
-  await server.connect(new StdioServerTransport());
+  const transport = new StdioServerTransport();
+  await server.connect(transport);
+  answerInvalidParams(transport);
   return server;
 }

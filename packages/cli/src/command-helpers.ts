@@ -1,10 +1,10 @@
 import { Option, type Command } from 'commander';
-import { ApiError, DEFAULT_TIMEOUT_MS, type ConnectionOptions } from '@floe/client';
+import { ApiError, DEFAULT_TIMEOUT_MS, UnexpectedAnswer, type ConnectionOptions } from '@floe/client';
 
 /**
  * What every command that talks to the router shares (management and query verbs): the
- * connection options and the exit convention — output on stdout and 0; the router's error on
- * stderr and 1; a usage mistake on stderr and 2.
+ * connection options and the exit convention — output on stdout and 0; the router's error, or
+ * an answer not of the shape the command reads, on stderr and 1; a usage mistake on stderr and 2.
  */
 
 export interface ConnectionFlags {
@@ -49,6 +49,12 @@ export function action<A extends unknown[]>(name: string, run: (...args: A) => P
       if (err instanceof UsageError) {
         process.stderr.write(`floe ${name}: ${err.message}\n`);
         process.exitCode = 2;
+        return;
+      }
+      if (err instanceof UnexpectedAnswer) {
+        // Not the router's refusal but an answer this command cannot read (another version, a proxy, not Floe at all): the message names the path.
+        process.stderr.write(`floe: ${err.message}\n`);
+        process.exitCode = 1;
         return;
       }
       const detail = err instanceof ApiError ? `${err.message}${err.status ? ` (HTTP ${err.status} ${err.errorType})` : ''}` : (err as Error).message;

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import type { FloeConfig } from '@floe/config';
+import { CLIENT_CERT_FILE_ENV, CLIENT_KEY_FILE_ENV, callApi } from '@floe/client';
 import { action, connectionOf, tenantOption, withConnection, type ConnectionFlags } from './command-helpers.ts';
 import { TARGETS } from './targets.ts';
 import { readLiveLock } from './embedded-lock.ts';
@@ -33,7 +34,7 @@ async function exitOnConfigError<T>(check: () => T | Promise<T>): Promise<T> {
 // one these name; the services themselves present tls.cert_file (compose). The runtime is loaded
 // only when a certificate is named (clientCertificateFromEnv reads these two variables).
 program.hook('preAction', async () => {
-  if (!process.env.FLOE_CLIENT_CERT_FILE && !process.env.FLOE_CLIENT_KEY_FILE) return;
+  if (!process.env[CLIENT_CERT_FILE_ENV] && !process.env[CLIENT_KEY_FILE_ENV]) return;
   const { clientCertificateFromEnv, presentProcessCertificate } = await import('@floe/runtime');
   const own = await exitOnConfigError(() => clientCertificateFromEnv());
   if (own) presentProcessCertificate(own);
@@ -95,14 +96,12 @@ admin
       const holder = config.meta.kind === 'pglite' ? readLiveLock(config.meta.data_dir) : undefined;
       if (holder) {
         if (!holder.routerUrl || !holder.token) throw new Error(`the embedded metadata DB is in use by process ${holder.pid}, which serves no router`);
-        const res = await fetch(`${holder.routerUrl}/api/v1/admin/bootstrap`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${holder.token}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ tenant: opts.tenant }),
-        });
-        const body = (await res.json()) as { tenant: string; dataset: string; api_key: string; error?: string };
-        if (res.status !== 201) throw new Error(body.error ?? `router answered ${res.status}`);
-        print(body);
+        print(
+          await callApi<{ tenant: string; dataset: string; api_key: string }>({ url: holder.routerUrl, authorization: `Bearer ${holder.token}` }, 'POST', 'api/v1/admin/bootstrap', {
+            body: { tenant: opts.tenant },
+            expect: { tenant: 'string', dataset: 'string', api_key: 'string' },
+          }),
+        );
         return;
       }
       const [{ EmbeddedLock }, { bootstrapSummary, bootstrapTenant, migrate, openDbFromConfig }] = await Promise.all([import('./embedded-lock.ts'), import('@floe/meta')]);

@@ -4,6 +4,10 @@
  * never a side door to the metadata DB or a querier. Errors come back in the shared envelope and
  * are raised as ApiError with the server's message.
  */
+import { shapeProblem, type Shape } from './answer-shape.ts';
+
+export { optional, shapeProblem, type Shape } from './answer-shape.ts';
+
 export interface ConnectionOptions {
   url: string;
   apiKey?: string;
@@ -20,6 +24,15 @@ export interface ConnectionOptions {
   /** Abandons the calls made with these options when it fires (an agent's cancelled tool call). */
   signal?: AbortSignal;
 }
+
+/**
+ * The environment variables naming the client certificate (PEM files) that Floe's clients present
+ * to a server demanding one (mutual TLS). Here, in the package every client loads and that loads
+ * nothing itself, so the CLI can ask whether one is named before it loads the runtime that reads
+ * and presents it (@floe/runtime clientCertificateFromEnv).
+ */
+export const CLIENT_CERT_FILE_ENV = 'FLOE_CLIENT_CERT_FILE';
+export const CLIENT_KEY_FILE_ENV = 'FLOE_CLIENT_KEY_FILE';
 
 /**
  * A router that accepts the connection but never answers must not hold a command (or an agent's
@@ -145,22 +158,61 @@ function errorOf(status: number, text: string, contentType: string | null): ApiE
 const notJson = (status: number, contentType: string | null) => `router answered ${status} with a body that is not JSON${contentType ? ` (${contentType.split(';')[0]})` : ''}`;
 
 /**
- * callApiText with the body parsed as JSON: an object or array, or undefined for a 204. Anything
- * else (an empty 200, a bare `null`) is refused here, so a command reading fields of the answer
- * says what the router did rather than failing on a property of undefined.
+ * A 2xx answer that is not what the caller relies on: not JSON, empty, or of another shape. The
+ * message names the path and what was wrong (`unexpected answer from /api/v1/tenants: tenants:
+ * expected a list, got 5`), so a command can print it as it is.
  */
-export async function callApi<T = unknown>(conn: ConnectionOptions, method: string, path: string, body?: unknown, query?: QueryParams): Promise<T> {
-  const { status, text } = await callApiText(conn, method, path, { body, query });
-  if (status === 204) return undefined as T;
-  if (text === '') throw new ApiError(status, 'internal', `router answered ${status} with an empty body`);
+export class UnexpectedAnswer extends ApiError {
+  /** The path asked, as `/api/v1/…`. */
+  readonly path: string;
+  /** What was wrong with the answer. */
+  readonly problem: string;
+  constructor(status: number, path: string, problem: string) {
+    const shownPath = `/${path.replace(/^\/+/, '')}`;
+    super(status, 'internal', `unexpected answer from ${shownPath}: ${problem}`);
+    this.name = 'UnexpectedAnswer';
+    this.path = shownPath;
+    this.problem = problem;
+  }
+}
+
+/** `value` typed as T once it has `shape`; otherwise UnexpectedAnswer for `path`. For answers whose shape depends on a field (a union). */
+export function expectShape<T>(value: unknown, shape: Shape, path: string, status = 200): T {
+  const problem = shapeProblem(value, shape);
+  if (problem !== undefined) throw new UnexpectedAnswer(status, path, problem);
+  return value as T;
+}
+
+export interface CallOptions {
+  /** A JSON body. */
+  body?: unknown;
+  query?: QueryParams;
+  /**
+   * What the caller reads of the answer: checked before it is returned, so a wrong shape is an
+   * UnexpectedAnswer naming the path rather than a TypeError in the caller. With it, a 204 (no
+   * body) is unexpected too.
+   */
+  expect?: Shape;
+}
+
+/**
+ * callApiText with the body parsed as JSON: an object or array, or undefined for a 204 when no
+ * shape is expected. Anything else (an empty 200, a bare `null`, a body that is not JSON) and an
+ * answer of another shape than `expect` are refused as UnexpectedAnswer, so a command reading
+ * fields of the answer says what the router did rather than failing on a property of undefined.
+ */
+export async function callApi<T = unknown>(conn: ConnectionOptions, method: string, path: string, opts: CallOptions = {}): Promise<T> {
+  const { status, text } = await callApiText(conn, method, path, { body: opts.body, query: opts.query });
+  if (status === 204 && opts.expect === undefined) return undefined as T;
+  if (text === '') throw new UnexpectedAnswer(status, path, `HTTP ${status} with an empty body`);
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
-    throw new ApiError(status, 'internal', notJson(status, null));
+    throw new UnexpectedAnswer(status, path, `HTTP ${status} with a body that is not JSON`);
   }
-  if (parsed === null || typeof parsed !== 'object') throw new ApiError(status, 'internal', `router answered ${status} with ${JSON.stringify(parsed).slice(0, 40)} instead of a JSON object`);
-  return parsed as T;
+  if (parsed === null || typeof parsed !== 'object') throw new UnexpectedAnswer(status, path, `expected an object or a list, got ${JSON.stringify(parsed).slice(0, 40)}`);
+  return opts.expect === undefined ? (parsed as T) : expectShape<T>(parsed, opts.expect, path, status);
 }
 
 /** A path segment from user input, escaped (ids are validated by the server). */

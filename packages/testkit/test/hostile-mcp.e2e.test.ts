@@ -141,10 +141,10 @@ describe('hostile router: the CLI', () => {
   it('says what the router sent when a 200 carries no JSON object', async () => {
     const empty = await floe('empty', ['tenant', 'list']);
     expect(empty.code).toBe(1);
-    expect(empty.stderr).toBe('floe tenant list: router answered 200 with an empty body (HTTP 200 internal)\n');
+    expect(empty.stderr).toBe('floe: unexpected answer from /api/v1/tenants: HTTP 200 with an empty body\n');
     const bare = await floe('null', ['dataset', 'list']);
     expect(bare.code).toBe(1);
-    expect(bare.stderr).toBe('floe dataset list: router answered 200 with null instead of a JSON object (HTTP 200 internal)\n');
+    expect(bare.stderr).toBe('floe: unexpected answer from /api/v1/tenants/acme/datasets: expected an object or a list, got null\n');
   });
 
   it('prints only the string fields of an error envelope', async () => {

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { action, connectionOf, repeatable, requireTenant, tenantOption, UsageError, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
-import { callApi, seg, type ConnectionOptions } from '@floe/client';
+import { callApi, optional, seg, type ConnectionOptions, type Shape } from '@floe/client';
 
 /**
  * `floe tenant|dataset|key|user …`: the management API from a terminal. Each command takes the
@@ -71,6 +71,13 @@ const KEY_COLUMNS = ['id', 'name', 'dataset_id', 'scopes', 'created_by', 'last_u
 const USER_COLUMNS = ['id', 'email', 'display_name', 'is_instance_admin', 'disabled', 'has_password'];
 const MEMBERSHIP_COLUMNS = ['user_id', 'email', 'role', 'granted_by', 'created_at'];
 
+// What the commands read of the router's answers (checked by the client before they read it).
+const ROW: Shape = {};
+const ROWS: Shape = [ROW];
+const TENANT_LIMITS: Shape = { settings: optional({ limits: optional({}) }) };
+const USAGE: Shape = { stored_bytes: 'number', max_storage_bytes: optional('number'), active_series: optional('number'), max_active_series: optional('number'), tables: [{ retention_ms: optional('number') }] };
+const LISTING: Shape = { datasets: [{ dataset: 'string', tables: ROWS }] };
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
@@ -81,17 +88,17 @@ export function registerManagementCommands(program: Command): void {
   const tenant = program.command('tenant').description('tenants (instance admin; get works with any key of the tenant)');
   withCommon(tenant.command('create').description('create a tenant with its default dataset').argument('<id>').option('--display-name <name>'))
     .action(action('tenant create', async (id: string, opts: CommonOptions & { displayName?: string }) => {
-      const body = await callApi<Row>(conn(opts), 'POST', 'api/v1/tenants', { id, ...(opts.displayName ? { display_name: opts.displayName } : {}) });
+      const body = await callApi<Row>(conn(opts), 'POST', 'api/v1/tenants', { body: { id, ...(opts.displayName ? { display_name: opts.displayName } : {}) }, expect: ROW });
       emit(opts, body, () => printRows([body], TENANT_COLUMNS));
     }));
   withCommon(tenant.command('list').description('list the tenants the key can see'))
     .action(action('tenant list', async (opts: CommonOptions) => {
-      const body = await callApi<{ tenants: Row[] }>(conn(opts), 'GET', 'api/v1/tenants');
+      const body = await callApi<{ tenants: Row[] }>(conn(opts), 'GET', 'api/v1/tenants', { expect: { tenants: ROWS } });
       emit(opts, body, () => printRows(body.tenants, TENANT_COLUMNS));
     }));
   withCommon(tenant.command('get').description('show one tenant').argument('<id>'))
     .action(action('tenant get', async (id: string, opts: CommonOptions) => {
-      const body = await callApi<Row>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}`);
+      const body = await callApi<Row>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}`, { expect: ROW });
       emit(opts, body, () => printRows([body], TENANT_COLUMNS));
     }));
   withCommon(tenant.command('delete').description('delete a tenant with its datasets, keys, memberships and stored data').argument('<id>'))
@@ -109,7 +116,7 @@ export function registerManagementCommands(program: Command): void {
       .option('--unset <key>', "drop the tenant's override: the instance's limits.<key> applies again (repeatable)", repeatable, []),
   ).action(
     action('tenant limits', async (id: string, opts: CommonOptions & { set: string[]; unset: string[] }) => {
-      let body = await callApi<Row>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}`);
+      let body = await callApi<Row>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}`, { expect: TENANT_LIMITS });
       if (opts.set.length + opts.unset.length > 0) {
         const settings = { ...((body.settings as Row | undefined) ?? {}) };
         const limits = structuredClone((settings.limits as Row | undefined) ?? {});
@@ -121,7 +128,7 @@ export function registerManagementCommands(program: Command): void {
         for (const key of opts.unset) unsetPath(limits, key.split('.'));
         if (Object.keys(limits).length > 0) settings.limits = limits;
         else delete settings.limits;
-        body = await callApi<Row>(conn(opts), 'PATCH', `api/v1/tenants/${seg(id)}`, { settings });
+        body = await callApi<Row>(conn(opts), 'PATCH', `api/v1/tenants/${seg(id)}`, { body: { settings }, expect: TENANT_LIMITS });
       }
       const limits = ((body.settings as Row | undefined)?.limits as Row | undefined) ?? {};
       emit(opts, limits, () => printRows(flatRows(limits).sort((a, b) => String(a.limit).localeCompare(String(b.limit))), ['limit', 'value']));
@@ -131,7 +138,7 @@ export function registerManagementCommands(program: Command): void {
   withCommon(tenant.command('usage').description("what the tenant's tables hold against its storage quota, with each table's retention").argument('<id>'))
     .action(action('tenant usage', async (id: string, opts: CommonOptions) => {
       type Usage = { stored_bytes: number; max_storage_bytes: number | null; active_series: number | null; max_active_series: number | null; tables: Row[] };
-      const body = await callApi<Usage>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}/usage`);
+      const body = await callApi<Usage>(conn(opts, id), 'GET', `api/v1/tenants/${seg(id)}/usage`, { expect: USAGE });
       const { formatDurationMs } = await import('@floe/config');
       emit(opts, body, () => {
         const rows = body.tables.map((t) => ({ ...t, retention: t.retention_ms === null ? 'forever' : formatDurationMs(Number(t.retention_ms)) }));
@@ -149,13 +156,13 @@ export function registerManagementCommands(program: Command): void {
   withCommon(tenantOption(table.command('list').description('list the tables that exist, by dataset').argument('[tenant]')))
     .action(action('tenant table list', async (arg: string | undefined, opts: CommonOptions & { tenant?: string }) => {
       const t = requireTenant(arg ?? opts.tenant);
-      const body = await callApi<Listing>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/tables`);
+      const body = await callApi<Listing>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/tables`, { expect: LISTING });
       emit(opts, body, () => printRows(tableRows(body), ['dataset', 'name', 'full_name']));
     }));
   withCommon(tenantOption(table.command('provision').description('create every enabled table of every dataset now').argument('[tenant]')))
     .action(action('tenant table provision', async (arg: string | undefined, opts: CommonOptions & { tenant?: string }) => {
       const t = requireTenant(arg ?? opts.tenant);
-      const body = await callApi<Listing & { provisioned: Row[] }>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/tables/create`);
+      const body = await callApi<Listing & { provisioned: Row[] }>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/tables/create`, { expect: { provisioned: ROWS } });
       emit(opts, body, () => printRows(body.provisioned, ['dataset', 'table', 'outcome']));
     }));
 
@@ -163,13 +170,13 @@ export function registerManagementCommands(program: Command): void {
   withCommon(tenantOption(dataset.command('create').description('create a dataset (tenant admin)').argument('<id>')))
     .action(action('dataset create', async (id: string, opts: CommonOptions & { tenant?: string }) => {
       const t = requireTenant(opts.tenant);
-      const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/datasets`, { id });
+      const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/datasets`, { body: { id }, expect: ROW });
       emit(opts, body, () => printRows([body], DATASET_COLUMNS));
     }));
   withCommon(tenantOption(dataset.command('list').description('list a tenant’s datasets')))
     .action(action('dataset list', async (opts: CommonOptions & { tenant?: string }) => {
       const t = requireTenant(opts.tenant);
-      const body = await callApi<{ datasets: Row[] }>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/datasets`);
+      const body = await callApi<{ datasets: Row[] }>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/datasets`, { expect: { datasets: ROWS } });
       emit(opts, body, () => printRows(body.datasets, DATASET_COLUMNS));
     }));
   withCommon(tenantOption(dataset.command('delete').description('delete a dataset with the keys bound to it and its stored data (tenant admin)').argument('<id>')))
@@ -193,9 +200,12 @@ export function registerManagementCommands(program: Command): void {
     const t = requireTenant(opts.tenant);
     const scopes = opts.scopes.split(',').map((s) => s.trim()).filter(Boolean);
     const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/api-keys`, {
-      scopes,
-      ...(opts.dataset ? { dataset_id: opts.dataset } : {}),
-      ...(opts.name ? { name: opts.name } : {}),
+      body: {
+        scopes,
+        ...(opts.dataset ? { dataset_id: opts.dataset } : {}),
+        ...(opts.name ? { name: opts.name } : {}),
+      },
+      expect: ROW,
     });
     emit(opts, body, () => {
       printRows([body], KEY_COLUMNS);
@@ -205,13 +215,13 @@ export function registerManagementCommands(program: Command): void {
   withCommon(tenantOption(key.command('list').description('list a tenant’s keys (never secrets)').option('--all', 'include revoked keys')))
     .action(action('key list', async (opts: CommonOptions & { tenant?: string; all?: boolean }) => {
       const t = requireTenant(opts.tenant);
-      const body = await callApi<{ api_keys: Row[] }>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/api-keys${opts.all ? '?include_revoked=true' : ''}`);
+      const body = await callApi<{ api_keys: Row[] }>(conn(opts, t), 'GET', `api/v1/tenants/${seg(t)}/api-keys`, { query: { include_revoked: opts.all ? 'true' : undefined }, expect: { api_keys: ROWS } });
       emit(opts, body, () => printRows(body.api_keys, KEY_COLUMNS));
     }));
   withCommon(tenantOption(key.command('revoke').description('revoke a key: it stops working at once').argument('<key id>')))
     .action(action('key revoke', async (keyId: string, opts: CommonOptions & { tenant?: string }) => {
       const t = requireTenant(opts.tenant);
-      const body = await callApi<Row>(conn(opts, t), 'DELETE', `api/v1/tenants/${seg(t)}/api-keys/${seg(keyId)}`);
+      const body = await callApi<Row>(conn(opts, t), 'DELETE', `api/v1/tenants/${seg(t)}/api-keys/${seg(keyId)}`, { expect: ROW });
       emit(opts, body, () => printRows([body], KEY_COLUMNS));
     }));
 
@@ -228,22 +238,25 @@ export function registerManagementCommands(program: Command): void {
   ).action(action('user create', async (email: string, opts: CommonOptions & { displayName?: string; passwordStdin?: boolean; instanceAdmin?: boolean; disabled?: boolean }) => {
     const password = opts.passwordStdin ? await readStdin() : undefined;
     const body = await callApi<Row>(conn(opts), 'POST', 'api/v1/users', {
-      email,
-      ...(opts.displayName ? { display_name: opts.displayName } : {}),
-      ...(password !== undefined ? { password } : {}),
-      ...(opts.instanceAdmin ? { is_instance_admin: true } : {}),
-      ...(opts.disabled ? { disabled: true } : {}),
+      body: {
+        email,
+        ...(opts.displayName ? { display_name: opts.displayName } : {}),
+        ...(password !== undefined ? { password } : {}),
+        ...(opts.instanceAdmin ? { is_instance_admin: true } : {}),
+        ...(opts.disabled ? { disabled: true } : {}),
+      },
+      expect: ROW,
     });
     emit(opts, body, () => printRows([body], USER_COLUMNS));
   }));
   withCommon(tenantOption(user.command('list').description('list users (instance admin), or with --tenant the tenant’s memberships')))
     .action(action('user list', async (opts: CommonOptions & { tenant?: string }) => {
       if (opts.tenant) {
-        const body = await callApi<{ memberships: Row[] }>(conn(opts, opts.tenant), 'GET', `api/v1/tenants/${seg(opts.tenant)}/memberships`);
+        const body = await callApi<{ memberships: Row[] }>(conn(opts, opts.tenant), 'GET', `api/v1/tenants/${seg(opts.tenant)}/memberships`, { expect: { memberships: ROWS } });
         emit(opts, body, () => printRows(body.memberships, MEMBERSHIP_COLUMNS));
         return;
       }
-      const body = await callApi<{ users: Row[] }>(conn(opts), 'GET', 'api/v1/users');
+      const body = await callApi<{ users: Row[] }>(conn(opts), 'GET', 'api/v1/users', { expect: { users: ROWS } });
       emit(opts, body, () => printRows(body.users, USER_COLUMNS));
     }));
   withCommon(
@@ -257,7 +270,7 @@ export function registerManagementCommands(program: Command): void {
   ).action(action('user grant', async (who: string, opts: CommonOptions & { tenant?: string; role: string }) => {
     const t = requireTenant(opts.tenant);
     const ref = who.includes('@') ? { email: who } : { user_id: who };
-    const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/memberships`, { ...ref, role: opts.role });
+    const body = await callApi<Row>(conn(opts, t), 'POST', `api/v1/tenants/${seg(t)}/memberships`, { body: { ...ref, role: opts.role }, expect: ROW });
     emit(opts, body, () => printRows([body], MEMBERSHIP_COLUMNS));
   }));
 }

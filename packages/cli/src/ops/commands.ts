@@ -38,10 +38,10 @@ export function registerOpsCommands(program: Command): void {
   const ops = program.command('ops').description('operations: compaction control (instance admin)');
 
   withScope(ops.command('compact').description('start an on-demand compaction pass (runs after the pass in progress)')).action(
-    action('ops compact', async (o: ScopeFlags) => print(await callApi(connectionOf(o), 'POST', 'api/v1/ops/compact', scopeOf(o)))),
+    action('ops compact', async (o: ScopeFlags) => print(await callApi(connectionOf(o), 'POST', 'api/v1/ops/compact', { body: scopeOf(o) }))),
   );
   withScope(ops.command('compact-plan').description('what a pass would merge now, per table and hour (a dry run)')).action(
-    action('ops compact-plan', async (o: ScopeFlags) => print(await callApi(connectionOf(o), 'POST', 'api/v1/ops/compact/dry-run', scopeOf(o)))),
+    action('ops compact-plan', async (o: ScopeFlags) => print(await callApi(connectionOf(o), 'POST', 'api/v1/ops/compact/dry-run', { body: scopeOf(o) }))),
   );
   withConnection(ops.command('compact-status').description('the compactor: the pass in progress, the last one, the latest on-demand passes'), 'the admin key (env FLOE_API_KEY)').action(
     action('ops compact-status', async (o: ConnectionFlags) => print(await callApi(connectionOf(o), 'GET', 'api/v1/ops/compact/status'))),
