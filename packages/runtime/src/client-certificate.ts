@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import { Agent, setGlobalDispatcher } from 'undici';
+import { CLIENT_CERT_FILE_ENV, CLIENT_KEY_FILE_ENV } from '@floe/client';
 import { ConfigError } from '@floe/config';
 import { presentClientCertificate } from '@floe/flight';
 import type { CertificatePair } from './server-tls.ts';
@@ -36,10 +37,10 @@ export function presentProcessCertificate(source: CertificateSource): void {
  * FLOE_CLIENT_KEY_FILE (PEM), read once; undefined when neither is set.
  */
 export function clientCertificateFromEnv(env: NodeJS.ProcessEnv = process.env): CertificateSource | undefined {
-  const certFile = env.FLOE_CLIENT_CERT_FILE ?? '';
-  const keyFile = env.FLOE_CLIENT_KEY_FILE ?? '';
+  const certFile = env[CLIENT_CERT_FILE_ENV] ?? '';
+  const keyFile = env[CLIENT_KEY_FILE_ENV] ?? '';
   if (certFile === '' && keyFile === '') return undefined;
-  if (certFile === '' || keyFile === '') throw new ConfigError(['FLOE_CLIENT_CERT_FILE and FLOE_CLIENT_KEY_FILE: set both, or neither']);
+  if (certFile === '' || keyFile === '') throw new ConfigError([`${CLIENT_CERT_FILE_ENV} and ${CLIENT_KEY_FILE_ENV}: set both, or neither`]);
   const read = (name: string, file: string) => {
     try {
       return readFileSync(file);
@@ -47,6 +48,6 @@ export function clientCertificateFromEnv(env: NodeJS.ProcessEnv = process.env): 
       throw new ConfigError([`${name}: cannot read ${file}: ${(err as Error).message}`]);
     }
   };
-  const pair = { cert: read('FLOE_CLIENT_CERT_FILE', certFile), key: read('FLOE_CLIENT_KEY_FILE', keyFile) };
+  const pair = { cert: read(CLIENT_CERT_FILE_ENV, certFile), key: read(CLIENT_KEY_FILE_ENV, keyFile) };
   return { current: () => pair, onRenewal: () => {} };
 }

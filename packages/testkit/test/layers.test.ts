@@ -10,14 +10,15 @@ import { describe, expect, it } from 'vitest';
 const root = resolve(import.meta.dirname, '../../..');
 
 // Fractions order packages inside a layer where STYLE.md allows it (iceberg may import storage;
-// auth may import meta and limits; the test kit composes the CLI). agent-tools sits with client
+// auth may import meta and limits; runtime may import client, which imports nothing, for the
+// client-certificate names the CLI reads before loading runtime; the test kit composes the CLI). agent-tools sits with client
 // rather than in the composition layer where STYLE.md draws it (above client, which it uses): the
 // router mounts its MCP endpoint, and it imports no service (its tools call the router over HTTP).
 const LAYER: Record<string, number> = {
   config: 0, errors: 0, proto: 0,
   schema: 1, telemetry: 1, query: 1,
   storage: 2, meta: 2, flight: 2, iceberg: 2.1, limits: 2.1, auth: 2.2,
-  runtime: 3, client: 3, 'agent-tools': 3.1,
+  client: 2.9, runtime: 3, 'agent-tools': 3.1,
   acceptor: 4, writer: 4, querier: 4, compactor: 4, router: 4, planning: 4,
   cli: 5, testkit: 5.1, bench: 6,
 };
