@@ -224,7 +224,7 @@ export const querierSection = z.strictObject({
     .positive()
     .default(1024)
     .describe(
-      "Results (MB of Arrow data) this querier holds at once for Flight clients that have not read them yet; one tenant may hold half of it. A result that does not fit is refused with 429 (RESOURCE_EXHAUSTED over Flight) and Retry-After (422 when it alone is more than half), so slow or stalled readers cannot hold max_result_mb each until the process runs out of memory. A result is held until sent, and at most query_timeout (or the client's deadline, if sooner) once it is whole: a client still reading then is cut off (CANCELLED). At least twice max_result_mb.",
+      "Results this querier holds at once for clients that have not read them yet (Flight results as MB of Arrow data; Tempo FindTraceByID and SearchRecent answers as encoded protobuf); one tenant may hold half of it. A result that does not fit is refused with 429 (RESOURCE_EXHAUSTED over Flight) and Retry-After (422 when it alone is more than half), so slow or stalled readers cannot hold max_result_mb each until the process runs out of memory. A result is held until sent, and at most query_timeout (or the client's deadline, if sooner) once it is whole: a client still reading then is cut off (CANCELLED). At least twice max_result_mb.",
     ),
   temp_dir: z.string().default('./data/tmp/querier').describe('Where queries may spill beyond memory_limit.'),
   series_cache_mb: z

@@ -29,22 +29,24 @@ export function callSignal(call: { readonly cancelled: boolean; once(event: 'can
 }
 
 /**
- * Ends a server call at once with an HTTP/2 RST_STREAM (CANCEL: the client sees CANCELLED).
+ * Ends a server call at once with an HTTP/2 RST_STREAM of `code` (CANCEL: the client sees
+ * CANCELLED; INTERNAL_ERROR: INTERNAL).
  * grpc-js has no call for it, and its status goes out only after every message written before it,
  * which a client that stopped reading never takes. Its HTTP/2 stream is reached through grpc-js
  * internals (the call's `call`, its interceptors' `nextCall`, the base call's `stream`: grpc-js
- * 1.10 to 1.14); failing that, the call's own buffers are dropped. False when the stream was not found.
+ * 1.10 to 1.14); failing that, a streaming call's own buffers are dropped. False when the stream was not found.
  */
-export function resetServerCall(call: { destroy(): unknown }): boolean {
+export function resetServerCall(call: object, code: number = http2.NGHTTP2_CANCEL): boolean {
   let at: unknown = (call as { call?: unknown }).call;
   for (let depth = 0; at !== null && typeof at === 'object' && depth < 32; depth++) {
     const stream = (at as { stream?: { close?: unknown; closed?: unknown } }).stream;
     if (stream && typeof stream.close === 'function' && typeof stream.closed === 'boolean') {
-      if (!stream.closed) (stream.close as (code: number) => void)(http2.NGHTTP2_CANCEL);
+      if (!stream.closed) (stream.close as (code: number) => void)(code);
       return true;
     }
     at = (at as { nextCall?: unknown }).nextCall;
   }
-  call.destroy();
+  // A streaming call's own buffers; a unary call has none to drop.
+  (call as { destroy?: () => unknown }).destroy?.();
   return false;
 }

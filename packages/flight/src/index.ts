@@ -10,5 +10,6 @@ export { float64ListAt } from './float64-lists.ts';
 export { findTraceById } from './tempo-querier.ts';
 export { querierCallError } from './querier-calls.ts';
 export type { QuerierCalls } from './querier-calls.ts';
-export { callSignal, metadataGetter, remainingMs } from './grpc-call.ts';
+export { callSignal, metadataGetter, remainingMs, resetServerCall } from './grpc-call.ts';
 export { TRUNCATED_AT_ROWS } from './result-metadata.ts';
+export { stallingRelay, type StallingRelay } from './stalling-relay.ts';

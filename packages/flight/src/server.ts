@@ -1,3 +1,4 @@
+import { constants as http2 } from 'node:http2';
 import * as grpc from '@grpc/grpc-js';
 import type { RecordBatch, Schema, Table } from 'apache-arrow';
 import { create, FlightHandshakeResponseSchema, FlightInfoSchema, FlightPutResultSchema, FlightResultSchema, FlightService, FlightSchemaResultSchema, grpcServiceDefinition } from '@floe/proto';
@@ -89,18 +90,21 @@ export interface FlightServerHandle {
  */
 const MAX_UNSENT = 2;
 
-/** Writes every message, at most MAX_UNSENT ahead of what HTTP/2 took; true once all were taken, false when `signal` stopped it. */
-async function writeAll(call: DoGetCall, messages: AsyncIterable<FlightData>, signal: AbortSignal): Promise<boolean> {
-  let unsent = 0;
+/**
+ * Writes every message, at most MAX_UNSENT ahead of what HTTP/2 took; true once all were taken,
+ * false when `signal` stopped it. `written.unsent`: those HTTP/2 has not taken yet (also when
+ * `messages` threw).
+ */
+async function writeAll(call: DoGetCall, messages: AsyncIterable<FlightData>, signal: AbortSignal, written: { unsent: number }): Promise<boolean> {
   let wake: (() => void) | undefined;
   const taken = () => {
-    unsent--;
+    written.unsent--;
     wake?.();
   };
   const untilUnsent = (most: number) =>
     new Promise<void>((resolve) => {
       const check = () => {
-        if (unsent > most && !signal.aborted) return;
+        if (written.unsent > most && !signal.aborted) return;
         wake = undefined;
         signal.removeEventListener('abort', check);
         resolve();
@@ -111,7 +115,7 @@ async function writeAll(call: DoGetCall, messages: AsyncIterable<FlightData>, si
     });
   for await (const message of messages) {
     if (signal.aborted) return false;
-    unsent++;
+    written.unsent++;
     call.write(message, taken);
     await untilUnsent(MAX_UNSENT - 1);
   }
@@ -141,17 +145,22 @@ export async function startFlightServer(options: FlightServerOptions): Promise<F
         let release: (() => void) | undefined;
         const late = new AbortController();
         let timer: NodeJS.Timeout | undefined;
+        const written = { unsent: 0 };
         try {
           const result: Partial<DoGetStream> & Pick<DoGetStream, 'schema' | 'batches'> = await handlers.doGet(call.request.ticket, call.metadata, call, signal);
           release = result.release;
           if (result.sendBy !== undefined) timer = setTimeout(() => late.abort(), Math.max(0, result.sendBy - Date.now()));
           // A Table has the same two properties, so both result shapes encode alike.
-          const sent = await writeAll(call, encodeFlightData(result.batches, result.schema), AbortSignal.any([signal, late.signal]));
+          const sent = await writeAll(call, encodeFlightData(result.batches, result.schema), AbortSignal.any([signal, late.signal]), written);
           if (sent) call.end();
           else if (!signal.aborted) resetServerCall(call);
         } catch (err) {
           report(err, 'DoGet', signal);
-          call.emit('error', grpcStatusFromError(err));
+          // Failed half-way (its batches or their encoding): a status goes out only after the
+          // messages written before it, which a client that stopped reading never takes, so the
+          // call, and those messages, would stay until its connection closed. Reset it then.
+          if (written.unsent > 0 && !signal.aborted) resetServerCall(call, http2.NGHTTP2_INTERNAL_ERROR);
+          else call.emit('error', grpcStatusFromError(err));
         } finally {
           clearTimeout(timer);
           release?.();

@@ -1,8 +1,7 @@
-import { connect, createServer, type Socket } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { flightDoGet } from '@floe/flight';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { stallingRelay, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Results held for Flight clients that do not read them (querier.max_held_result_mb): a client
@@ -38,41 +37,6 @@ describe('results held for stalled Flight readers (embedded)', () => {
   type Queries = { running: number; queued: number; held_result_bytes: number; held_result_bytes_by_tenant: Record<string, number>; max_held_result_bytes: number };
   const status = async () => ((await (await fetch(`${floe.querierAdminUrl}/status`)).json()) as { queries: Queries }).queries;
 
-  /**
-   * A TCP relay to the querier that stops reading the querier's bytes once it has passed on
-   * `after` of them: a client whose process froze, or whose network stopped, mid-answer.
-   */
-  async function stallingRelay(after: number): Promise<{ address: string; resume(): void; close(): void }> {
-    const [host, port] = floe.flightAddress.split(':') as [string, string];
-    const sockets: Socket[] = [];
-    const upstreams: Socket[] = [];
-    const server = createServer((client) => {
-      const up = connect(Number(port), host);
-      sockets.push(client, up);
-      upstreams.push(up);
-      let passed = 0;
-      client.pipe(up);
-      up.on('data', (chunk: Buffer) => {
-        client.write(chunk);
-        passed += chunk.length;
-        if (passed >= after && passed - chunk.length < after) up.pause();
-      });
-      for (const s of [client, up]) s.on('error', () => undefined);
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const { port: relayPort } = server.address() as { port: number };
-    return {
-      address: `127.0.0.1:${relayPort}`,
-      resume: () => {
-        for (const up of upstreams) up.resume();
-      },
-      close: () => {
-        for (const s of sockets) s.destroy();
-        server.close();
-      },
-    };
-  }
-
   /** A raw DoGet without a deadline: how the call ended, once it has. */
   function rawDoGet(client: grpc.Client, tenant: string, text: string): Promise<{ code: number; details: string }> {
     const ticket = Buffer.from(text);
@@ -88,7 +52,7 @@ describe('results held for stalled Flight readers (embedded)', () => {
   }
 
   it("holds a stalled reader's result against its tenant's share, refuses the tenant's next one, answers other tenants, and cuts the reader off at the query timeout", async () => {
-    const relay = await stallingRelay(256 * 1024);
+    const relay = await stallingRelay(floe.flightAddress, 256 * 1024);
     // A channel of its own (grpc-js shares connections between clients of one address otherwise).
     const client = new grpc.Client(relay.address, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
     try {

@@ -144,7 +144,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     version: QUERIER_VERSION,
     tableSchema: async (table) => ipcSchemaBytes((await handler.run(ctx, Buffer.from(`SELECT * FROM ${table} LIMIT 0`, 'utf8'))).schema),
   });
-  const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log, schedule });
+  const findTrace = traceByIdFinder({ handler, traces, timeoutMs: config.querier.query_timeout, log, schedule, held });
   // The same calls for a router in this process.
   const inProcess: QuerierCalls = {
     // Handed over, the table is the router's to hold (its HTTP answer): the charge here only
@@ -154,7 +154,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       release();
       return table;
     },
-    findTraceById: (metadata, traceId, deadlineMs, signal) => findTrace((name) => metadata[name], traceId, deadlineMs, signal),
+    // Handed over as doGet's table is: admitted (refused while the tenant's Flight and Tempo
+    // clients hold its share), not charged, since it is not encoded here (the router holds it).
+    findTraceById: async (metadata, traceId, deadlineMs, signal) => (await findTrace((name) => metadata[name], traceId, deadlineMs, signal)).answer,
   };
 
   let ready = false;
@@ -229,7 +231,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
         }
       },
     },
-    extraServices: [tempoQuerierService(findTrace, traceSearcher({ handler, log, schedule }), (get) => handler.authenticate(get), log)],
+    extraServices: [tempoQuerierService({ find: findTrace, search: traceSearcher({ handler, log, schedule, held }), authenticate: (get) => handler.authenticate(get), held, timeoutMs: config.querier.query_timeout, log })],
     onError: (err, method) => log.error({ err, method }, 'unexpected Flight error'),
     instrument: (definition, implementation) => traceGrpcService(deps.telemetry ?? noSelfTelemetry, definition, implementation),
   });

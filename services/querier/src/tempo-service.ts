@@ -5,8 +5,10 @@ import {
   create,
   grpcServiceDefinition,
   Querier,
+  TempoSearchResponseSchema,
   TempoSearchTagsResponseSchema,
   TempoSearchTagsV2ResponseSchema,
+  TempoTraceByIDResponseSchema,
   type TempoSearchRequest,
   type TempoSearchResponse,
   type TempoSearchTagsRequest,
@@ -23,6 +25,8 @@ import type { QueryHandler } from './query-handler.ts';
 import type { TraceLookup } from './trace-lookup.ts';
 import { callError } from './call-error.ts';
 import type { Schedule } from './query-scheduler.ts';
+import type { HeldResults } from './held-results.ts';
+import { encodedAnswers, serveHeld, type TenantAnswer } from './held-answers.ts';
 
 export interface TempoServiceDeps {
   handler: QueryHandler;
@@ -32,6 +36,8 @@ export interface TempoServiceDeps {
   log: Logger;
   /** The querier's admission of queries (query-scheduler.ts). */
   schedule: Schedule;
+  /** The answers the querier holds for unread callers (held-results.ts): a tenant holding its share is refused before its lookup runs. */
+  held: HeldResults;
 }
 
 const NS = /^\d{1,20}$/;
@@ -46,18 +52,19 @@ function boundNs(name: string, raw: string | undefined): bigint | undefined {
 /**
  * FindTraceByID's work: the caller's metadata (by name), the requested id, the caller's time left
  * and `signal`, which aborts when the caller went away (a lookup still waiting for its turn leaves
- * the queue, a running scan stops); rejects with a callError.
+ * the queue, a running scan stops); answers with the caller's tenant; rejects with a callError.
  */
-export type TraceFinder = (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined, signal?: AbortSignal) => Promise<TempoTraceByIDResponse>;
+export type TraceFinder = (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined, signal?: AbortSignal) => Promise<TenantAnswer<TempoTraceByIDResponse>>;
 
 export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
-  const find = async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined, signal: AbortSignal | undefined): Promise<TempoTraceByIDResponse> => {
+  const find = async (get: (name: string) => string | undefined, id: Uint8Array, callerMs: number | undefined, signal: AbortSignal | undefined): Promise<TenantAnswer<TempoTraceByIDResponse>> => {
     const ctx = await deps.handler.authenticate(withScopeOrgId(get));
     if (id.length === 0 || id.length > 16) throw new FloeError('bad_data', 'invalid trace id: expected 1 to 16 bytes');
     const traceId = Buffer.from(id).toString('hex').padStart(32, '0');
     const startNs = boundNs('x-floe-start-ns', get('x-floe-start-ns'));
     const endNs = boundNs('x-floe-end-ns', get('x-floe-end-ns'));
-    return deps.schedule(
+    deps.held.admit(ctx.tenant);
+    const answer = await deps.schedule(
       ctx.tenant,
       callerMs,
       (leftMs) => {
@@ -66,6 +73,7 @@ export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
       },
       signal,
     );
+    return { tenant: ctx.tenant, answer };
   };
   return (get, id, callerMs, signal) =>
     find(get, id, callerMs, signal).catch((err: unknown) => {
@@ -74,19 +82,20 @@ export function traceByIdFinder(deps: TempoServiceDeps): TraceFinder {
 }
 
 /** SearchRecent's work, like TraceFinder's: the caller's metadata, the request, the caller's time left and its going away. */
-export type TraceSearcher = (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined, signal?: AbortSignal) => Promise<TempoSearchResponse>;
+export type TraceSearcher = (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined, signal?: AbortSignal) => Promise<TenantAnswer<TempoSearchResponse>>;
 
-export function traceSearcher(deps: Pick<TempoServiceDeps, 'handler' | 'log' | 'schedule'>): TraceSearcher {
+export function traceSearcher(deps: Pick<TempoServiceDeps, 'handler' | 'log' | 'schedule' | 'held'>): TraceSearcher {
   const search = async (get: (name: string) => string | undefined, req: TempoSearchRequest, callerMs: number | undefined, signal: AbortSignal | undefined) => {
     const ctx = await deps.handler.authenticate(withScopeOrgId(get));
     const ir = tempoSearchOf(req, BigInt(Date.now()) * 1_000_000n);
     const plan = planTraceSearch(ir, tracesTable);
     // The planner's SQL runs as any caller's ticket does (sandboxed, the caller's tables only).
     const ticket = Buffer.from(JSON.stringify({ sql: plan.sql, params: plan.params, hints: plan.hints }));
+    deps.held.admit(ctx.tenant);
     const table = await deps.schedule(ctx.tenant, callerMs, (leftMs) => deps.handler.run(ctx, ticket, leftMs, signal), signal);
     const rows: Array<Record<string, unknown>> = [];
     for (const r of table) rows.push((r as { toJSON(): Record<string, unknown> }).toJSON());
-    return tempoSearchResponse(traceSearchResults(ir, rows));
+    return { tenant: ctx.tenant, answer: tempoSearchResponse(traceSearchResults(ir, rows)) };
   };
   return (get, req, callerMs, signal) =>
     search(get, req, callerMs, signal).catch((err: unknown) => {
@@ -105,7 +114,17 @@ const STATIC_TAGS = { resource: ['service.name'], intrinsic: ['name', 'status'] 
  * router's search; SearchTags and SearchTagsV2 name the fixed tags the spec lists. SearchBlock
  * and the tag value calls answer UNIMPLEMENTED (grpc-js's default for a missing handler).
  */
-export function tempoQuerierService(find: TraceFinder, search: TraceSearcher, authenticate: (get: (name: string) => string | undefined) => Promise<unknown>, log: Logger): ExtraService {
+export function tempoQuerierService(o: {
+  find: TraceFinder;
+  search: TraceSearcher;
+  authenticate: (get: (name: string) => string | undefined) => Promise<unknown>;
+  /** What FindTraceByID and SearchRecent answers are charged to until their callers have them (held-answers.ts). */
+  held: HeldResults;
+  /** The longest an answer is held for a caller that does not read it (querier.query_timeout). */
+  timeoutMs: number;
+  log: Logger;
+}): ExtraService {
+  const { find, search, authenticate, held, timeoutMs, log } = o;
   const authenticated = <Req, Res>(what: string, answer: (req: Req) => Res) => (call: grpc.ServerUnaryCall<Req, Res>, callback: grpc.sendUnaryData<Res>) => {
     authenticate(withScopeOrgId(metadataGetter(call.metadata))).then(
       () => callback(null, answer(call.request)),
@@ -113,19 +132,16 @@ export function tempoQuerierService(find: TraceFinder, search: TraceSearcher, au
     );
   };
   return {
-    definition: grpcServiceDefinition(Querier),
+    // Both answers go out encoded once, the bytes charged to the held results (serveHeld).
+    definition: encodedAnswers(grpcServiceDefinition(Querier), ['FindTraceByID', 'SearchRecent']),
     implementation: {
-      FindTraceByID: (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, TempoTraceByIDResponse>, callback: grpc.sendUnaryData<TempoTraceByIDResponse>) => {
-        find(metadataGetter(call.metadata), call.request.traceID, remainingMs(call), callSignal(call)).then(
-          (res) => callback(null, res),
-          (err: Error & { code: number; details: string }) => callback(err),
-        );
+      FindTraceByID: (call: grpc.ServerUnaryCall<TempoTraceByIDRequest, Uint8Array>, callback: grpc.sendUnaryData<Uint8Array>) => {
+        const answered = find(metadataGetter(call.metadata), call.request.traceID, remainingMs(call), callSignal(call));
+        serveHeld({ held, schema: TempoTraceByIDResponseSchema, timeoutMs, log, what: 'FindTraceByID failed' }, call, callback, answered);
       },
-      SearchRecent: (call: grpc.ServerUnaryCall<TempoSearchRequest, TempoSearchResponse>, callback: grpc.sendUnaryData<TempoSearchResponse>) => {
-        search(metadataGetter(call.metadata), call.request, remainingMs(call), callSignal(call)).then(
-          (res) => callback(null, res),
-          (err: Error & { code: number; details: string }) => callback(err),
-        );
+      SearchRecent: (call: grpc.ServerUnaryCall<TempoSearchRequest, Uint8Array>, callback: grpc.sendUnaryData<Uint8Array>) => {
+        const answered = search(metadataGetter(call.metadata), call.request, remainingMs(call), callSignal(call));
+        serveHeld({ held, schema: TempoSearchResponseSchema, timeoutMs, log, what: 'SearchRecent failed' }, call, callback, answered);
       },
       SearchTags: authenticated<TempoSearchTagsRequest, TempoSearchTagsResponse>('SearchTags failed', () =>
         create(TempoSearchTagsResponseSchema, { tagNames: [...STATIC_TAGS.resource, ...STATIC_TAGS.intrinsic] }),

@@ -1,0 +1,162 @@
+import { randomBytes } from 'node:crypto';
+import * as grpc from '@grpc/grpc-js';
+import { create, fromBinary, TempoSearchRequestSchema, TempoSearchResponseSchema, TempoTraceByIDRequestSchema, TempoTraceByIDResponseSchema, toBinary, type TempoTraceByIDResponse } from '@floe/proto';
+import { findTraceById, flightDoGet } from '@floe/flight';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stallingRelay, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+
+/**
+ * Tempo answers held for callers that do not read them (querier.max_held_result_mb): a
+ * FindTraceByID answer is encoded whole and handed to HTTP/2, which keeps it until the client has
+ * taken it, after the lookup's slot is free. Such an answer counts against its tenant's half of
+ * the budget as a Flight result does, so the tenant's next answer that does not fit is refused with
+ * RESOURCE_EXHAUSTED (a trace or a Flight result alike), other tenants still answer, and once the
+ * call ends (read at last, or cancelled) its bytes are free again.
+ * 4 MB in all, 2 MB per tenant; a trace of about 1.2 MB (120 spans of 10,000 characters), far more
+ * than the HTTP/2 window (64 KiB) a client that reads nothing grants.
+ */
+describe('Tempo answers held for stalled readers (embedded)', () => {
+  let floe: FloeUnderTest;
+  const keys: Record<string, string> = {};
+  const traces: Record<string, Uint8Array> = {};
+  const SPANS = 120;
+  const QUERIER = '/tempopb.Querier/';
+
+  const metadata = (tenant: string) => ({ authorization: `Bearer ${keys[tenant]}`, 'x-tenant-id': tenant });
+  type Queries = { held_result_bytes: number; held_result_bytes_by_tenant: Record<string, number> };
+  const status = async () => ((await (await fetch(`${floe.querierAdminUrl}/status`)).json()) as { queries: Queries }).queries;
+  const spanCount = (res: TempoTraceByIDResponse) => (res.trace?.resourceSpans ?? []).reduce((n, r) => n + r.scopeSpans.reduce((m, s) => m + s.spans.length, 0), 0);
+  const find = (tenant: string) => findTraceById({ url: floe.flightAddress, traceId: traces[tenant]!, metadata: metadata(tenant), deadlineMs: 30_000 });
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => ({ code: grpc.status.OK, details: '' }),
+      (err: grpc.ServiceError) => ({ code: err.code, details: err.details }),
+    );
+
+  /** One trace of SPANS spans, each with a 10,000-character attribute, for `tenant`. */
+  async function sendBigTrace(tenant: string): Promise<Uint8Array> {
+    const traceId = randomBytes(16);
+    const now = BigInt(Date.now()) * 1_000_000n;
+    const spans = Array.from({ length: SPANS }, (_, i) => ({
+      traceId: traceId.toString('hex'),
+      spanId: randomBytes(8).toString('hex'),
+      name: `step ${i}`,
+      kind: 1,
+      startTimeUnixNano: `${now + BigInt(i)}`,
+      endTimeUnixNano: `${now + BigInt(i) + 1000n}`,
+      attributes: [{ key: 'payload', value: { stringValue: `${i}:`.padEnd(10_000, 'x') } }],
+    }));
+    const body = { resourceSpans: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'big' } }] }, scopeSpans: [{ spans }] }] };
+    const res = await fetch(`${floe.otlpHttpUrl}/v1/traces`, { method: 'POST', headers: { ...metadata(tenant), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(res.status).toBe(200);
+    return traceId;
+  }
+
+  beforeAll(async () => {
+    floe = await startFloe({ mode: 'embedded', config: { querier: { max_held_result_mb: 4, max_result_mb: 2, query_timeout: '60s' } } });
+    for (const t of ['stalled', 'calm']) {
+      keys[t] = (await floe.bootstrap(t)).api_key;
+      traces[t] = await sendBigTrace(t);
+    }
+    for (const t of ['stalled', 'calm']) await waitFor(`the trace of ${t} whole`, async () => (spanCount(await find(t)) === SPANS ? true : undefined), 60_000, 200);
+  }, 120_000);
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  /** A FindTraceByID without a deadline through `client`: the call (to cancel) and how it ended. */
+  function rawFind(client: grpc.Client, tenant: string) {
+    const request = Buffer.from(toBinary(TempoTraceByIDRequestSchema, create(TempoTraceByIDRequestSchema, { traceID: traces[tenant]! })));
+    const md = new grpc.Metadata();
+    for (const [k, v] of Object.entries(metadata(tenant))) md.set(k, v);
+    let call!: grpc.ClientUnaryCall;
+    const ended = new Promise<{ code: number; spans: number }>((resolve) => {
+      call = client.makeUnaryRequest(`${QUERIER}FindTraceByID`, (x: Buffer) => x, (x: Buffer) => x, request, md, {}, (err, res) =>
+        resolve(err ? { code: err.code, spans: 0 } : { code: grpc.status.OK, spans: spanCount(fromBinary(TempoTraceByIDResponseSchema, res!)) }),
+      );
+    });
+    return { call, ended };
+  }
+
+  /** The bytes held for `tenant` once something is held. */
+  const heldFor = (tenant: string) =>
+    waitFor(`an answer held for ${tenant}`, async () => {
+      const s = await status();
+      return s.held_result_bytes > 0 ? s : undefined;
+    }, 20_000, 20).then((s) => {
+      expect(s.held_result_bytes_by_tenant).toEqual({ [tenant]: s.held_result_bytes });
+      return s.held_result_bytes;
+    });
+  const nothingHeld = () => waitFor('nothing held', async () => ((await status()).held_result_bytes === 0 ? true : undefined), 20_000, 20);
+
+  it("charges a stalled reader's trace to its tenant's share, refuses the tenant's next answer that does not fit, and frees it once read", async () => {
+    const whole = await find('stalled');
+    const encoded = toBinary(TempoTraceByIDResponseSchema, whole).byteLength;
+    expect(encoded).toBeGreaterThan(1_200_000);
+    expect(await status()).toMatchObject({ held_result_bytes: 0 });
+
+    const relay = await stallingRelay(floe.flightAddress, 32 * 1024);
+    // A channel of its own (grpc-js shares connections between clients of one address otherwise).
+    const client = new grpc.Client(relay.address, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+    try {
+      const stalled = rawFind(client, 'stalled');
+      // Before, nothing counted it: the querier showed nothing held however many such readers waited.
+      const held = await heldFor('stalled');
+      await relay.stalled;
+      expect(held).toBeGreaterThan(1_200_000);
+      expect(held).toBeLessThan(encoded + 64 * 1024);
+
+      // The tenant's next trace does not fit its 2 MB beside it: refused at once, to be retried.
+      const refused = await failure(find('stalled'));
+      expect(refused.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      expect(refused.details).toContain('too many unread results');
+      expect(refused.details).toContain('tenant stalled already holds 2 MB');
+      // The same budget as Flight results: 1 MB of BIGINTs does not fit beside it either.
+      const flight = await failure(flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT i FROM range(131072) t(i)'), metadata: metadata('stalled'), deadlineMs: 30_000 }));
+      expect(flight.code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      // A small answer of the tenant still fits (a search), and is not held once read.
+      const search = create(TempoSearchRequestSchema, { Tags: { 'service.name': 'big' }, start: Math.floor(Date.now() / 1000) - 600, end: Math.floor(Date.now() / 1000) + 60, Limit: 5 });
+      const found = await new Promise<Buffer>((resolve, reject) => {
+        const md = new grpc.Metadata();
+        for (const [k, v] of Object.entries(metadata('stalled'))) md.set(k, v);
+        const direct = new grpc.Client(floe.flightAddress, grpc.credentials.createInsecure());
+        direct.makeUnaryRequest(`${QUERIER}SearchRecent`, (x: Buffer) => x, (x: Buffer) => x, Buffer.from(toBinary(TempoSearchRequestSchema, search)), md, {}, (err, res) => {
+          direct.close();
+          if (err) reject(err);
+          else resolve(res!);
+        });
+      });
+      expect(fromBinary(TempoSearchResponseSchema, found).traces.map((t) => t.rootServiceName)).toEqual(['big']);
+      // Another tenant's trace answers whole.
+      expect(spanCount(await find('calm'))).toBe(SPANS);
+      expect((await status()).held_result_bytes_by_tenant).toEqual({ stalled: held });
+
+      // Read at last: the answer comes whole and its bytes are free again.
+      relay.resume();
+      expect(await stalled.ended).toEqual({ code: grpc.status.OK, spans: SPANS });
+      await nothingHeld();
+      expect(spanCount(await find('stalled'))).toBe(SPANS);
+      expect(await status()).toMatchObject({ held_result_bytes: 0, held_result_bytes_by_tenant: {} });
+    } finally {
+      client.close();
+      relay.close();
+    }
+  }, 120_000);
+
+  it('frees a stalled trace once its caller cancels the call', async () => {
+    const relay = await stallingRelay(floe.flightAddress, 32 * 1024);
+    const client = new grpc.Client(relay.address, grpc.credentials.createInsecure(), { 'grpc.use_local_subchannel_pool': 1 });
+    try {
+      const stalled = rawFind(client, 'stalled');
+      await heldFor('stalled');
+      expect((await failure(find('stalled'))).code).toBe(grpc.status.RESOURCE_EXHAUSTED);
+      stalled.call.cancel();
+      expect((await stalled.ended).code).toBe(grpc.status.CANCELLED);
+      await nothingHeld();
+      expect(spanCount(await find('stalled'))).toBe(SPANS);
+    } finally {
+      client.close();
+      relay.close();
+    }
+  }, 60_000);
+});
