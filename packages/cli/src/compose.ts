@@ -118,13 +118,14 @@ const MODULES: ModuleDef<Ctx>[] = [
       return handle;
     },
   },
-  { name: 'writer', deps: ['tls', 'meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry }) },
+  { name: 'writer', deps: ['tls', 'meta', 'store'], start: async (ctx) => (await import('@floe/writer')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, tls: ctx.tls }) },
   {
     name: 'compactor',
     deps: ['tls', 'meta', 'store'],
     start: async (ctx) => {
-      const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, internalKey: ctx.internalKey });
-      ctx.compactorUrl = `http://127.0.0.1:${handle.ports.admin}`;
+      const handle = await (await import('@floe/compactor')).start(ctx.config, { log: ctx.log, db: ctx.db, store: ctx.store, telemetry: ctx.telemetry, internalKey: ctx.internalKey, tls: ctx.tls, loopback: true });
+      // With tls.admin_ports the router of this process uses the cleartext loopback port (as for the acceptor).
+      ctx.compactorUrl = `http://127.0.0.1:${handle.ports.loopback ?? handle.ports.admin}`;
       return handle;
     },
   },

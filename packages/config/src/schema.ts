@@ -279,6 +279,14 @@ export const routerSection = z.strictObject({
   send_timeout: duration('1m')
     .refine((ms) => ms >= 1000, 'must be at least 1s')
     .describe('A response whose client takes none of it for this long is cut off (its connection or HTTP/2 stream closed), so a client that stops reading cannot hold a large answer in memory for ever. Counts only while a response is being sent, not while its query runs.'),
+  max_held_answer_mb: z
+    .number()
+    .int()
+    .positive()
+    .default(1024)
+    .describe(
+      "Query answers (MB of serialized JSON or protobuf) this router holds at once until their clients have read them; one tenant may hold half of it. A tenant holding its half is refused before its query runs, and an answer that does not fit is refused in its place, with 429 and Retry-After (422 when it alone is more than half), so slow or stalled readers cannot hold large answers until the process runs out of memory (send_timeout bounds how long each is held).",
+    ),
   max_query_samples: z
     .number()
     .int()
@@ -329,13 +337,20 @@ export const planningSection = z.strictObject({
 
 // Server TLS, as Loki's and Tempo's `tls_server_config`: one certificate per process, served on
 // every port a client outside the cluster reaches. Admin ports (/ready, /metrics, /status, the
-// compactor's actions) and the planning port stay cleartext: probes and scrapes inside the cluster.
+// compactor's actions) stay cleartext unless admin_ports says otherwise (probes and scrapes inside
+// the cluster), and never ask for client certificates; the planning port stays cleartext.
 export const tlsSection = z
   .strictObject({
     cert_file: z.string().default('').describe('PEM certificate chain (the server\'s certificate first). With key_file, this process serves TLS on the acceptor\'s OTLP gRPC and HTTP ports, the router\'s port (HTTPS, and Tempo\'s streaming gRPC over HTTP/2 by ALPN) and the querier\'s Flight port. Empty: cleartext.'),
     key_file: z.string().default('').describe('PEM private key of cert_file.'),
     ca_file: z.string().default('').describe('PEM bundle of certificate authorities this process trusts, beside the system\'s, when it calls a TLS endpoint: another Floe service (grpc+tls:// querier URLs, an https:// remote-write URL), an Alertmanager, an OIDC provider, a self-monitoring endpoint. Empty: the system\'s authorities (and NODE_EXTRA_CA_CERTS).'),
     client_ca_file: z.string().default('').describe('PEM bundle of the authorities whose client certificates the public TLS ports accept. When set, every connection to the acceptor\'s, the router\'s and the querier\'s TLS ports must present a certificate one of them signed, or the handshake fails (mutual TLS, as Loki\'s and Tempo\'s client_auth_type RequireAndVerifyClientCert); Floe\'s own calls to those ports present cert_file, which then needs clientAuth among its extended key usages (or none at all). Re-read with the certificate. Empty: no client certificate is asked for. Needs cert_file.'),
+    admin_ports: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Serve the admin ports (writer, querier and compactor: /ready, /healthz, /status, /metrics, the compactor's actions) over TLS with cert_file too, so the internal service key the router presents to the compactor and the tenants /status names do not cross the network in clear. No client certificate is asked for there, whatever client_ca_file says (probes and scrapers rarely have one): point probes and scrapes at https (Kubernetes `scheme: HTTPS`). Needs cert_file.",
+      ),
     reload_interval: duration('1m')
       .refine((ms) => ms >= 1000, 'must be at least 1s')
       .describe('How often cert_file, key_file and client_ca_file are read again: a renewed certificate (cert-manager, a mounted secret) is served to new connections, and presented by new outgoing ones, without a restart.'),
@@ -346,6 +361,9 @@ export const tlsSection = z
     }
     if (t.client_ca_file !== '' && t.cert_file === '') {
       ctx.addIssue({ code: 'custom', path: ['client_ca_file'], message: 'client certificates are asked for on TLS ports only: set tls.cert_file and tls.key_file too' });
+    }
+    if (t.admin_ports && t.cert_file === '') {
+      ctx.addIssue({ code: 'custom', path: ['admin_ports'], message: 'admin ports are served over TLS with tls.cert_file: set tls.cert_file and tls.key_file too' });
     }
   });
 

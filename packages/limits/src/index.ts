@@ -16,3 +16,4 @@ export { limitStoresFromConfig } from './from-config.ts';
 export type { LimitStores } from './from-config.ts';
 export { quotaExceeded, rateLimited, seriesLimitRefusal } from './errors.ts';
 export { FAILED_LOGINS, LoginAttempts } from './login-attempts.ts';
+export { HeldBytes, type HeldBytesWords } from './held-bytes.ts';

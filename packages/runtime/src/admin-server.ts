@@ -1,10 +1,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { MetricsEndpoint } from '@floe/telemetry';
+import { listenLoopback } from './loopback-listener.ts';
+import type { ServerTls } from './server-tls.ts';
 
 export interface AdminServer {
   readonly port: number;
+  /** The cleartext 127.0.0.1 listener beside a TLS port (`loopback`), for this process's own clients. */
+  readonly loopbackPort?: number;
   close(): Promise<void>;
 }
 
@@ -30,6 +35,13 @@ export interface AdminServerOptions {
   actionKey?: string;
   /** `GET /metrics` (self_monitoring.metrics_endpoint; absent: 404). */
   metrics?: MetricsEndpoint;
+  /**
+   * Serve HTTPS with the process's certificate (tls.admin_ports), renewed with it. No client
+   * certificate is asked for: probes and scrapers rarely have one, and the actions have their key.
+   */
+  tls?: ServerTls;
+  /** With `tls`, also serve the same on a cleartext 127.0.0.1 port for clients in this process (listenLoopback): `floe all`'s router calling its compactor. */
+  loopback?: boolean;
 }
 
 export interface AdminAnswer {
@@ -79,7 +91,7 @@ function presents(req: IncomingMessage, key: string): boolean {
  * `GET /metrics` the process's metrics for Prometheus, and `actions` its operator actions.
  */
 export async function startAdminServer(opts: AdminServerOptions): Promise<AdminServer> {
-  const server: Server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '/').split('?')[0];
     if (req.method === 'GET' && path === '/status' && opts.status) {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(opts.status()));
@@ -118,17 +130,30 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       return;
     }
     res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'error', errorType: 'not_found', error: 'no such endpoint' }));
-  });
+  };
+  let server: Server;
+  if (opts.tls) {
+    const { cert, key } = opts.tls.current();
+    const secure = createHttpsServer({ cert, key }, handle);
+    opts.tls.serve(secure);
+    server = secure;
+  } else {
+    server = createServer(handle);
+  }
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => resolve());
   });
+  const loopback = opts.tls && opts.loopback ? await listenLoopback(handle) : undefined;
   return {
     port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((resolve) => {
+    ...(loopback ? { loopbackPort: loopback.port } : {}),
+    close: async () => {
+      await loopback?.close();
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+    },
   };
 }

@@ -16,6 +16,7 @@ export { SERVICE_NAMESPACE, noSelfTelemetry, recordsMetrics, startSelfMonitoring
 export type { SelfMonitoring, SelfMonitoringExport, SelfMonitoringOptions, SelfTelemetry } from './self-monitoring.ts';
 export type { MetricsAnswer, MetricsEndpoint } from './metrics-endpoint.ts';
 export { httpServerMetrics } from './http-metrics.ts';
+export { observeBytesAndLimit } from './bytes-gauges.ts';
 // The API types and enums instrumented code needs, so services depend on this package alone.
 export { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 export { parentFromTraceparent } from './traceparent.ts';

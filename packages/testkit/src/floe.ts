@@ -90,13 +90,13 @@ const ADMIN_KEY = 'test-admin-key-0123456789';
  * grpc+tls, and this (test) process trusts `tls.ca_file` and, with `tls.client_ca_file`,
  * presents `tls.cert_file` as Floe's own processes do.
  */
-function publicSchemes(tree: Tree): { http: string; flight: string } {
-  const tls = tree.tls as { cert_file?: string; ca_file?: string; client_ca_file?: string } | undefined;
-  if (!tls?.cert_file) return { http: 'http', flight: '' };
+function publicSchemes(tree: Tree): { http: string; flight: string; admin: string } {
+  const tls = tree.tls as { cert_file?: string; ca_file?: string; client_ca_file?: string; admin_ports?: boolean } | undefined;
+  if (!tls?.cert_file) return { http: 'http', flight: '', admin: 'http' };
   if (tls.ca_file) trustConfiguredAuthorities(tls.ca_file);
   const own = tls.client_ca_file ? serverTlsFromConfig(loadConfig({ env: {}, overrides: { tls } }).tls) : undefined;
   if (own?.mutual) presentProcessCertificate(own);
-  return { http: 'https', flight: 'grpc+tls://' };
+  return { http: 'https', flight: 'grpc+tls://', admin: tls.admin_ports ? 'https' : 'http' };
 }
 
 export async function startFloe(opts: StartOptions): Promise<FloeUnderTest> {
@@ -141,9 +141,9 @@ async function startEmbedded(opts: StartOptions): Promise<FloeUnderTest> {
     otlpHttpUrl: `${scheme.http}://127.0.0.1:${port('acceptor', 'http')}`,
     otlpGrpcAddress: `127.0.0.1:${port('acceptor', 'grpc')}`,
     flightAddress: `${scheme.flight}127.0.0.1:${port('querier', 'flight')}`,
-    querierAdminUrl: `http://127.0.0.1:${port('querier', 'admin')}`,
-    writerAdminUrl: `http://127.0.0.1:${port('writer', 'admin')}`,
-    compactorAdminUrl: `http://127.0.0.1:${port('compactor', 'admin')}`,
+    querierAdminUrl: `${scheme.admin}://127.0.0.1:${port('querier', 'admin')}`,
+    writerAdminUrl: `${scheme.admin}://127.0.0.1:${port('writer', 'admin')}`,
+    compactorAdminUrl: `${scheme.admin}://127.0.0.1:${port('compactor', 'admin')}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     // PGlite is single-process: tenants are created through the running process's metadata DB.
@@ -196,6 +196,7 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   const scheme = publicSchemes(tree);
   const router = tree.router as Tree;
   if (scheme.flight && !(opts.config?.router?.querier_urls)) router.querier_urls = [`${scheme.flight}127.0.0.1:${flightPort}`];
+  if (!(opts.config?.router?.compactor_url)) router.compactor_url = `${scheme.admin}://127.0.0.1:${cAdmin}`;
   loadConfig({ env: {}, overrides: tree }); // fail fast, in the test's own process, on a bad config
   // A test may pick the router's port itself (its public URL must name it).
   const routerAt = Number((tree.router as Tree).port);
@@ -208,9 +209,9 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
   await db.close();
 
   const readyUrl: Record<Service, string> = {
-    querier: `http://127.0.0.1:${qAdmin}/ready`,
-    writer: `http://127.0.0.1:${wAdmin}/ready`,
-    compactor: `http://127.0.0.1:${cAdmin}/ready`,
+    querier: `${scheme.admin}://127.0.0.1:${qAdmin}/ready`,
+    writer: `${scheme.admin}://127.0.0.1:${wAdmin}/ready`,
+    compactor: `${scheme.admin}://127.0.0.1:${cAdmin}/ready`,
     acceptor: `${scheme.http}://127.0.0.1:${httpPort}/ready`,
     router: `${scheme.http}://127.0.0.1:${routerAt}/ready`,
   };
@@ -277,9 +278,9 @@ async function startCluster(opts: StartOptions): Promise<FloeUnderTest> {
     otlpHttpUrl: `${scheme.http}://127.0.0.1:${httpPort}`,
     otlpGrpcAddress: `127.0.0.1:${grpcPort}`,
     flightAddress: `${scheme.flight}127.0.0.1:${flightPort}`,
-    querierAdminUrl: `http://127.0.0.1:${qAdmin}`,
-    writerAdminUrl: `http://127.0.0.1:${wAdmin}`,
-    compactorAdminUrl: `http://127.0.0.1:${cAdmin}`,
+    querierAdminUrl: `${scheme.admin}://127.0.0.1:${qAdmin}`,
+    writerAdminUrl: `${scheme.admin}://127.0.0.1:${wAdmin}`,
+    compactorAdminUrl: `${scheme.admin}://127.0.0.1:${cAdmin}`,
     adminApiKey: ADMIN_KEY,
     dataDir: dir,
     async bootstrap(tenant) {

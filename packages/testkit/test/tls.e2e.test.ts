@@ -192,3 +192,43 @@ describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the public ports (%s)',
     expect(((await res.json()) as { traces: unknown[] }).traces.length).toBe(1);
   });
 });
+
+/**
+ * Config `tls.admin_ports`: the writer's, querier's and compactor's admin ports serve the process's
+ * certificate too (probes, /status, /metrics and the compactor's actions over HTTPS), ask for no
+ * client certificate, and the router still drives the compactor: over HTTPS in a cluster, over
+ * the cleartext loopback port inside `floe all`.
+ */
+describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the admin ports (%s)', (mode) => {
+  let ca: TestAuthority;
+  let floe: FloeUnderTest;
+  let serial: string;
+
+  beforeAll(async () => {
+    ca = makeTestAuthority();
+    const leaf = ca.issue('server', ['localhost', '127.0.0.1']);
+    serial = hexSerial(leaf.serial);
+    floe = await startFloe({ mode, config: { tls: { cert_file: leaf.certFile, key_file: leaf.keyFile, ca_file: ca.caFile, admin_ports: true }, compactor: { interval: '1h' } } });
+  });
+  afterAll(async () => {
+    await floe?.stop();
+  });
+
+  it('serves the certificate on every admin port, without asking for a client certificate, and nothing in clear', async () => {
+    for (const url of [floe.writerAdminUrl, floe.querierAdminUrl, floe.compactorAdminUrl]) {
+      expect(url).toMatch(/^https:/);
+      expect(serialOf(await handshake(url, ca.caPem)), url).toBe(serial);
+      expect((await fetch(`${url}/ready`)).status, url).toBe(200);
+      await expect(fetch(`${url.replace('https:', 'http:')}/ready`), url).rejects.toThrow();
+    }
+    expect(await (await fetch(`${floe.writerAdminUrl}/status`)).json()).toMatchObject({ backlog: { segments: expect.any(Number) } });
+  });
+
+  it("the router runs the compactor's actions through it (its key over TLS)", async () => {
+    const res = await fetch(`${floe.routerUrl}/api/v1/ops/compact/status`, { headers: { authorization: `Bearer ${floe.adminApiKey}` } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ enabled: true });
+    // Straight to the compactor without its key: refused, over TLS as in clear.
+    expect((await fetch(`${floe.compactorAdminUrl}/compact`, { method: 'POST' })).status).toBe(401);
+  });
+});

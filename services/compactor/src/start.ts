@@ -3,7 +3,7 @@ import { ConfigError, type FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits } from '@floe/limits';
 import { dueDeleteRequests, finishDeleteRequest, getTenant, LeaseMembership, observeMembership, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
-import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
+import { serverTlsFromConfig, sleep, startAdminServer, type ServerTls, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { compactorMetrics } from './compactor-metrics.ts';
@@ -20,6 +20,10 @@ export interface CompactorDeps {
   telemetry?: SelfTelemetry;
   /** The process's own key when auth.internal_service_key is empty (`floe all`): the router presents it to run actions. */
   internalKey?: string;
+  /** The process's server certificate (`floe all`: one reader for every port); absent: read from config.tls when tls.admin_ports. */
+  tls?: ServerTls;
+  /** With tls.admin_ports, also serve the admin routes on a cleartext 127.0.0.1 port for this process's router (`floe all`). */
+  loopback?: boolean;
 }
 
 /**
@@ -143,11 +147,24 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
   };
 
-  const admin = await startAdminServer({ host: c.host, port: c.admin_port, isReady: () => ready, name: 'compactor', status: () => state, actions, actionKey: config.auth.internal_service_key || deps.internalKey, metrics: deps.telemetry?.metricsEndpoint });
+  const ownTls = config.tls.admin_ports && !deps.tls ? serverTlsFromConfig(config.tls, log) : undefined;
+  const adminTls = config.tls.admin_ports ? (deps.tls ?? ownTls) : undefined;
+  const admin = await startAdminServer({
+    host: c.host,
+    port: c.admin_port,
+    isReady: () => ready,
+    name: 'compactor',
+    status: () => state,
+    actions,
+    actionKey: config.auth.internal_service_key || deps.internalKey,
+    metrics: deps.telemetry?.metricsEndpoint,
+    tls: adminTls,
+    loopback: deps.loopback,
+  });
   log.info({ adminPort: admin.port, enabled: c.enabled, intervalMs: c.interval, targetFileSizeMb: c.target_file_size_mb }, 'compactor ready');
   return {
     name: 'compactor',
-    ports: { admin: admin.port },
+    ports: { admin: admin.port, ...(admin.loopbackPort ? { loopback: admin.loopbackPort } : {}) },
     isReady: () => ready,
     async stop() {
       ready = false;
@@ -157,6 +174,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       writer.close();
       await cache.close();
       await admin.close();
+      ownTls?.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();
     },

@@ -253,6 +253,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       },
     }),
     metrics: deps.telemetry?.metricsEndpoint,
+    tls: config.tls.admin_ports ? tls : undefined,
   });
   ready = true;
   log.info({ flightPort: flight.port, adminPort: admin.port }, 'querier ready');

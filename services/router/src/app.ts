@@ -6,8 +6,9 @@ import type { Db } from '@floe/meta';
 import { httpFrameworkLogging, httpServerMetrics, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { adminPlugin } from './admin.ts';
 import { authPlugin, watchCallerGone } from './auth-plugin.ts';
-import type { TenantLimits } from '@floe/limits';
+import type { HeldBytes, TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
+import { heldAnswersPlugin } from './held-answers.ts';
 import { asFloeError, clientErrorHandler, headerValue, parseJsonBody, validationError } from '@floe/runtime';
 import { logDeletePlugin } from './logquery/deletes.ts';
 import { createPendingDeletions } from './logquery/pending-deletions.ts';
@@ -68,6 +69,8 @@ export interface AppOptions {
   maxBodyBytes: number;
   /** router.send_timeout: a response its client takes nothing of for this long is cut off. */
   sendTimeoutMs?: number;
+  /** router.max_held_answer_mb: query answers held for clients that have not read them (held-answers.ts). */
+  heldAnswers?: HeldBytes;
   isReady: () => boolean;
   db: Db;
   /** Keys with instance-admin rights (auth.admin_api_key, the local token of `floe all`). */
@@ -165,6 +168,8 @@ export async function buildApp(opts: AppOptions) {
     app.register(
       async (scope) => {
         await scope.register(authPlugin, { auth: opts.auth, scope: 'query', ...auth });
+        // Before the budget: a tenant whose clients hold its share of answers spends no token.
+        await scope.register(heldAnswersPlugin, { held: opts.heldAnswers });
         await scope.register(queryBudgetPlugin, { budget: opts.queryBudget });
         await api(scope);
       },

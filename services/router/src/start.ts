@@ -20,6 +20,7 @@ import { StageTimings, timedQuerier } from './self-tracing.ts';
 import { scmFromConfig } from './scm/service.ts';
 import { SHARED_PORT_ALPN, servePortOverHttp2 } from './http2-port.ts';
 import { loginFromConfig } from './session/login-from-config.ts';
+import { heldAnswersFromConfig } from './held-answers.ts';
 import type { OidcRetry } from './session/oidc-provider.ts';
 
 export interface SharedDeps {
@@ -112,6 +113,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     seriesLabelCacheSize: config.router.series_label_cache_size,
     maxBodyBytes: config.router.max_body_bytes,
     sendTimeoutMs: config.router.send_timeout,
+    heldAnswers: heldAnswersFromConfig(config.router.max_held_answer_mb, deps.telemetry),
     planning: {
       planningUrl: () => config.router.planning_url || deps.planningUrl?.(),
       timeoutMs: config.router.query_timeout,
@@ -129,7 +131,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     tables,
     compactor: config.router.compactor_url
       ? createCompactorClient(config.router.compactor_url, config.auth.internal_service_key)
-      : createCompactorClient(deps.compactor?.url ?? `http://127.0.0.1:${config.compactor.admin_port}`, config.auth.internal_service_key || deps.compactor?.key || ''),
+      : createCompactorClient(deps.compactor?.url ?? `${config.tls.admin_ports ? 'https' : 'http'}://127.0.0.1:${config.compactor.admin_port}`, config.auth.internal_service_key || deps.compactor?.key || ''),
     scm: scmFromConfig(config, db, log, limitStores.buckets),
     rules: rules.routes,
   });

@@ -3,7 +3,7 @@ import { hostname } from 'node:os';
 import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { liveDatasets, LeaseMembership, observeMembership, openDbFromConfig, type Db } from '@floe/meta';
-import { sleep, startAdminServer, type ServiceHandle } from '@floe/runtime';
+import { serverTlsFromConfig, sleep, startAdminServer, type ServerTls, type ServiceHandle } from '@floe/runtime';
 import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
@@ -26,6 +26,8 @@ export interface SharedDeps {
   store?: ObjectStore;
   /** Floe's own meter (self_monitoring); absent: nothing is recorded. */
   telemetry?: SelfTelemetry;
+  /** The process's server certificate (`floe all`: one reader for every port); absent: read from config.tls when tls.admin_ports. */
+  tls?: ServerTls;
 }
 
 /**
@@ -108,7 +110,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     }
   })();
 
-  const admin = await startAdminServer({ host: config.writer.host, port: config.writer.admin_port, isReady: () => ready, name: 'writer', status: () => status.toJSON(), metrics: deps.telemetry?.metricsEndpoint });
+  const ownTls = config.tls.admin_ports && !deps.tls ? serverTlsFromConfig(config.tls, log) : undefined;
+  const adminTls = config.tls.admin_ports ? (deps.tls ?? ownTls) : undefined;
+  const admin = await startAdminServer({ host: config.writer.host, port: config.writer.admin_port, isReady: () => ready, name: 'writer', status: () => status.toJSON(), metrics: deps.telemetry?.metricsEndpoint, tls: adminTls });
   log.info({ adminPort: admin.port }, 'writer ready');
   return {
     name: 'writer',
@@ -124,6 +128,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       await membership.leave();
       writer.close();
       await admin.close();
+      ownTls?.close();
       if (ownStore) await store.close();
       if (ownDb) await db.close();
     },
