@@ -36,7 +36,10 @@ export async function mustGetTenant(opts: ManagementOptions, id: string): Promis
 
 /** Datasets of a tenant. Creation answers 201 whether or not table provisioning succeeded. */
 export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
-  const deletions = oneAtATime({ db: opts.db, lease: 'delete-dataset:', log: app.log });
+  // Keyed by tenant, under the lease a tenant's DELETE takes: the datasets of one tenant are
+  // deleted one at a time, and never while the tenant itself is (its purge covers theirs; two at
+  // once purged the same files side by side). Deletions are rare; the wait is short.
+  const deletions = oneAtATime({ db: opts.db, lease: 'delete-tenant:', log: app.log });
   app.post<{ Params: TenantParams; Body: { id: string } }>(
     '/tenants/:tenant_id/datasets',
     {
@@ -118,9 +121,9 @@ export const datasetRoutes: FastifyPluginAsync<ManagementOptions> = async (app, 
       const { tenant_id: tenantId, dataset_id: id } = req.params;
       authorizeTenant(principalOf(req), 'dataset.delete', tenantId);
       await mustGetTenant(opts, tenantId);
-      // One at a time per dataset, across routers: a second DELETE then finds the tables of the
+      // One at a time per tenant, across routers: a second DELETE then finds the tables of the
       // first already purged (404), instead of taking them for leftovers and purging them again.
-      await deletions.run(`${tenantId}/${id}`, async () => {
+      await deletions.run(tenantId, async () => {
         try {
           await deleteDataset(opts.db, tenantId, id);
         } catch (err) {

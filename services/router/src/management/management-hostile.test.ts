@@ -118,8 +118,10 @@ describe('management API against hostile requests', () => {
      * purge takes a while (many files): here each holds back a moment before purging, time enough
      * for the other router's DELETE to find the row gone and the tables still there.
      */
-    const twoRouters = async (): Promise<{ routers: App[]; purges: string[]; close(): Promise<void> }> => {
+    const twoRouters = async (): Promise<{ routers: App[]; purges: string[]; mostAtOnce(): number; close(): Promise<void> }> => {
       const purges: string[] = [];
+      let running = 0;
+      let most = 0;
       const routers = await Promise.all(
         ['a', 'b'].map(async (name) => {
           const own = makeTenantTables(db, store);
@@ -127,14 +129,19 @@ describe('management API against hostile requests', () => {
             ...own,
             purge: async (tenantId, dataset) => {
               purges.push(`${name}: ${tenantId}/${dataset ?? '*'}`);
-              await new Promise((r) => setTimeout(r, 300));
-              return own.purge(tenantId, dataset);
+              most = Math.max(most, ++running);
+              try {
+                await new Promise((r) => setTimeout(r, 300));
+                return await own.purge(tenantId, dataset);
+              } finally {
+                running--;
+              }
             },
           };
           return makeApp(db, { tables: slowPurge, provisionDataset: provisionOnCreate(own, db) });
         }),
       );
-      return { routers, purges, close: async () => void (await Promise.all(routers.map((r) => r.close()))) };
+      return { routers, purges, mostAtOnce: () => most, close: async () => void (await Promise.all(routers.map((r) => r.close()))) };
     };
 
     it('of one dataset through two routers: one purges and answers 204, the other 404 after it', async () => {
@@ -162,6 +169,24 @@ describe('management API against hostile requests', () => {
         expect(statuses.sort()).toEqual([204, 404]);
         expect(purges).toEqual([expect.stringMatching(/^[ab]: shared-tenant\/\*$/)]);
         expect(await tables.held('shared-tenant')).toEqual([]);
+      } finally {
+        await close();
+      }
+    });
+
+    it("of a tenant through one router and of its dataset through another: the purges run one after the other", async () => {
+      const { routers, purges, mostAtOnce, close } = await twoRouters();
+      try {
+        expect((await call('POST', '/api/v1/tenants', { key: ADMIN, body: JSON.stringify({ id: 'both-ways' }), via: routers[0] })).status).toBe(201);
+        expect((await call('POST', '/api/v1/tenants/both-ways/datasets', { key: ADMIN, body: JSON.stringify({ id: 'side' }), via: routers[0] })).status).toBe(201);
+        // The dataset's purge is under way when the tenant's DELETE arrives.
+        const dataset = call('DELETE', '/api/v1/tenants/both-ways/datasets/side', { key: ADMIN, via: routers[1] }).then((r) => r.status);
+        while (purges.length === 0) await new Promise((r) => setTimeout(r, 5));
+        const tenant = await call('DELETE', '/api/v1/tenants/both-ways', { key: ADMIN, via: routers[0] }).then((r) => r.status);
+        expect([await dataset, tenant]).toEqual([204, 204]);
+        expect(purges).toEqual(['b: both-ways/side', 'a: both-ways/*']);
+        expect(mostAtOnce()).toBe(1);
+        expect(await tables.held('both-ways')).toEqual([]);
       } finally {
         await close();
       }
