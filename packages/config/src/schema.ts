@@ -139,6 +139,10 @@ export const acceptorSection = z.strictObject({
   max_decompressed_bytes: bytes(64 * 1024 * 1024).describe('Largest body after gzip inflation.'),
   max_inflight_requests: z.number().int().positive().default(2000).describe('Ingest requests this acceptor receives or processes at once, every port and tenant together; more are refused with 503 / UNAVAILABLE and Retry-After (retried by exporters and Prometheus), so a surge cannot exhaust its memory.'),
   max_inflight_bytes: bytes(1024 * 1024 * 1024).describe('Body bytes of the ingest requests in flight on this acceptor at once, as sent and, for compressed bodies, what they inflated to; a request that would pass it is refused like one over max_inflight_requests. One request alone may always be max_body_bytes. An HTTP request without Content-Length (chunked) counts as max_body_bytes until it is in.'),
+  http2: z
+    .boolean()
+    .default(true)
+    .describe("The OTLP/HTTP port (and the other HTTP ingest APIs on it) also speaks HTTP/2: offered by ALPN with TLS, as Go's OpenTelemetry Collector and SDKs then choose, and by prior knowledge (h2c) in cleartext; many requests share one connection. false: HTTP/1.1 only."),
   max_inflight_tenant_share: z
     .number()
     .gt(0)

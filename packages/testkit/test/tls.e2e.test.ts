@@ -108,6 +108,27 @@ describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the public ports (%s)',
     expect(untrusted.code).not.toBe(0);
   });
 
+  it('offers HTTP/2 on the OTLP/HTTP port by ALPN (as Go exporters choose it), beside HTTP/1.1', async () => {
+    expect(await handshake(floe.otlpHttpUrl, ca.caPem, ['h2', 'http/1.1'])).toMatchObject({ protocol: 'h2' });
+    expect(await handshake(floe.otlpHttpUrl, ca.caPem, ['http/1.1'])).toMatchObject({ protocol: 'http/1.1' });
+    const session = connectHttp2(floe.otlpHttpUrl, { ca: ca.caPem });
+    try {
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = session.request({ ':method': 'POST', ':path': '/v1/traces', 'content-type': 'application/json', ...auth() });
+        let answer = 0;
+        req.on('response', (h) => (answer = Number(h[':status'])));
+        // The answer read to its end, so the stream (and the session's close) completes.
+        req.on('data', () => {});
+        req.on('end', () => resolve(answer));
+        req.on('error', reject);
+        req.end('{"resourceSpans":[]}');
+      });
+      expect(status).toBe(200);
+    } finally {
+      session.close();
+    }
+  });
+
   it("serves Grafana's streaming search as gRPC over TLS on the router's port (ALPN h2) beside HTTPS", async () => {
     expect(await handshake(floe.routerUrl, ca.caPem, ['h2', 'http/1.1'])).toMatchObject({ protocol: 'h2' });
     expect(await handshake(floe.routerUrl, ca.caPem, ['http/1.1'])).toMatchObject({ protocol: 'http/1.1' });

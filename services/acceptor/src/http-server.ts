@@ -31,7 +31,7 @@ export interface HttpServerOptions {
   maxDecompressedBytes: number;
   isReady: () => boolean;
   /** Certificate and key when the port serves TLS (config `tls`); absent: cleartext. */
-  https?: { cert: Buffer; key: Buffer };
+  https?: import('node:https').ServerOptions;
   /** What the acceptor holds at once, shared with the gRPC port. */
   inflight: InflightLimit;
   /** Floe's own tracer (self_monitoring); absent or disabled: no spans. */

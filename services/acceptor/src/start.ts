@@ -5,7 +5,7 @@ import { authDepsFromDb } from '@floe/auth';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits, limitStoresFromConfig, type LimitStores } from '@floe/limits';
 import { getTenant, openDbFromConfig, type Db } from '@floe/meta';
-import { listenLoopback, serverTlsFromConfig, type ServerTls, type ServiceHandle } from '@floe/runtime';
+import { listenLoopback, SHARED_PORT_ALPN, servePortOverHttp2, serverTlsFromConfig, type ServerTls, type ServiceHandle } from '@floe/runtime';
 import { WalAppender, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { Admission } from './admission.ts';
@@ -149,8 +149,9 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     isReady: () => ready,
     telemetry: deps.telemetry,
     inflight,
-    ...(tls ? { https: tls.serverOptions() } : {}),
+    ...(tls ? { https: { ...tls.serverOptions(), ...(config.acceptor.http2 ? { ALPNProtocols: SHARED_PORT_ALPN } : {}) } } : {}),
   });
+  const http2 = config.acceptor.http2 ? servePortOverHttp2(http.server, http.routing) : undefined;
   await http.listen({ host: config.acceptor.host, port: config.acceptor.http_port });
   if (tls) tls.serve(http.server);
   const httpPort = (http.server.address() as { port: number }).port;
@@ -177,6 +178,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
       ready = false;
       // Stop taking requests, let in-flight ones finish (their WAL appends complete), then close.
       await grpcServer.stop();
+      // HTTP/2 sessions, their requests in progress finished first: the HTTP server's close would wait for them.
+      await http2?.stop();
       await loopback?.close();
       await http.close();
       ownTls?.close();

@@ -15,7 +15,7 @@ import { asFloeError, headerValue } from '@floe/runtime';
  * Tempo's streaming search on the router's own port (reference/api-contracts.md S6): with its
  * streaming option on, Grafana's Tempo data source calls `tempopb.StreamingQuerier/Search` over
  * gRPC at the host and port of its URL, whatever the URL's path. So the router's port also speaks
- * HTTP/2 (http2-port.ts), and the call is a route of the HTTP API like any other: gRPC is
+ * HTTP/2 (@floe/runtime's servePortOverHttp2), and the call is a route of the HTTP API like any other: gRPC is
  * HTTP/2 requests of content type application/grpc, so requests over HTTP/2 that are not gRPC
  * (Grafana's and curl's own when TLS offers h2) reach the same routes as over HTTP/1.1. Search
  * answers the search of /tracequery/api/search as one complete response, under the same

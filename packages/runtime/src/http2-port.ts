@@ -34,9 +34,15 @@ export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: 
     session.setTimeout(HTTP2_IDLE_MS, () => session.close());
   });
   let closing = false;
+  // The connections handed to HTTP/2, still open: its sessions ending do not always end them (a
+  // client that never reads its last response keeps its side open), and the HTTP/1.1 server,
+  // whose connections they also are, waits for every one of them before its close completes.
+  const handed = new Set<Socket>();
   const handOver = (socket: Socket) => {
-    if (closing) socket.destroy();
-    else h2.emit('connection', socket);
+    if (closing) return void socket.destroy();
+    handed.add(socket);
+    socket.once('close', () => handed.delete(socket));
+    h2.emit('connection', socket);
   };
   const handle = {
     /**
@@ -55,6 +61,7 @@ export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: 
       ]);
       clearTimeout(timer);
       for (const session of sessions) session.destroy();
+      for (const socket of handed) socket.destroy();
       h2.close();
     },
   };
