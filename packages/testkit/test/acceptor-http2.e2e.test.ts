@@ -34,7 +34,7 @@ describe('OTLP/HTTP over HTTP/2 (embedded)', () => {
   );
 
   beforeAll(async () => {
-    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_body_bytes: 256 * 1024 } } });
+    floe = await startFloe({ mode: 'embedded', config: { acceptor: { max_body_bytes: 256 * 1024, read_timeout: '2s', max_inflight_requests: 22, max_inflight_tenant_share: 1 } } });
     key = (await floe.bootstrap(tenant)).api_key;
   });
   afterAll(async () => {
@@ -77,6 +77,31 @@ describe('OTLP/HTTP over HTTP/2 (embedded)', () => {
       expect((await h2Post(session, '/v1/traces', headers, exportOf('h2-after', 1))).status).toBe(200);
       expect(await rowsOf('the span after the refusals', `SELECT count(*) AS n FROM traces WHERE service_name = 'h2-after' HAVING count(*) >= 1`)).toEqual([{ n: 1n }]);
       expect(await sql(`SELECT count(*) AS n FROM traces WHERE service_name = 'h2-svc'`)).toEqual([{ n: 100n }]);
+    } finally {
+      session.close();
+    }
+  });
+
+  it('resets an HTTP/2 upload that stalls past read_timeout and gives its room back, the session serving on', async () => {
+    const session = connect(floe.otlpHttpUrl);
+    session.on('error', () => {});
+    try {
+      const headers = { authorization: `Bearer ${key}`, 'x-tenant-id': tenant, 'content-type': 'application/x-protobuf' };
+      // 22 uploads that declare 1000 bytes and send 10: every room of max_inflight_requests taken.
+      const stalled = Array.from({ length: 22 }, () => {
+        const req = session.request({ ':method': 'POST', ':path': '/v1/traces', ...headers, 'content-length': '1000' });
+        req.on('error', () => {});
+        req.write(Buffer.alloc(10));
+        return new Promise<number | string>((resolve) => {
+          req.on('response', (h) => resolve(Number(h[':status'])));
+          req.on('close', () => resolve(`reset ${req.rstCode}`));
+        });
+      });
+      await new Promise((r) => setTimeout(r, 300));
+      expect((await h2Post(session, '/v1/traces', headers, exportOf('h2-shed', 1))).status).toBe(503);
+      // read_timeout (2 s) cuts them unanswered; their rooms are free again.
+      expect(new Set(await Promise.all(stalled))).toEqual(new Set([expect.stringMatching(/^reset/)]));
+      expect((await h2Post(session, '/v1/traces', headers, exportOf('h2-after-stall', 1))).status).toBe(200);
     } finally {
       session.close();
     }
