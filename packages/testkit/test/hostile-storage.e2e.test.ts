@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,9 +203,17 @@ describe('damaged files and WAL segments (cluster, local store)', () => {
       [name(5)]: sound.subarray(0, 7), // cut in the header
       [name(6)]: Buffer.alloc(64 * 1024 * 1024, 0x41),
     };
-    writeFileSync(join(walDir, name(1)), sound);
-    for (const [n, b] of Object.entries(bad)) writeFileSync(join(walDir, n), b);
-    writeFileSync(join(walDir, 'not-a-segment.wal'), sound);
+    // Each file appears whole (written beside, then renamed in), as an acceptor's segments do: the
+    // writer polls the WAL, and a 64 MB file still being written was once read half-way.
+    mkdirSync(walDir, { recursive: true });
+    const place = (n: string, b: Buffer) => {
+      const tmp = join(h.floe.dataDir, `placing-${n}`);
+      writeFileSync(tmp, b);
+      renameSync(tmp, join(walDir, n));
+    };
+    place(name(1), sound);
+    for (const [n, b] of Object.entries(bad)) place(n, b);
+    place('not-a-segment.wal', sound);
 
     const base = (await stored(h, 'healthy')).rows;
     expect((await postLogs(h, 'healthy', 5, 'beside-bad-wal')).status).toBe(200);
