@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
-import { constants as http2Constants, createServer as createHttp2Server, type Http2ServerRequest, type Http2Session } from 'node:http2';
+import { constants as http2Constants, createServer as createHttp2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { Server as HttpsServer } from 'node:https';
 import type { Socket } from 'node:net';
 import { Server as TlsServer, type TLSSocket } from 'node:tls';
@@ -112,8 +112,22 @@ export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: 
 function limitRequestTime(req: Http2ServerRequest, ms: number): void {
   if (!ms || req.stream.endAfterHeaders) return;
   const timer = setTimeout(() => {
-    if (!req.complete) req.stream.close(http2Constants.NGHTTP2_CANCEL);
+    if (!req.complete) cutExchange(req);
   }, ms);
   timer.unref();
   req.stream.once('close', () => clearTimeout(timer));
+}
+
+/**
+ * Ends one exchange (a request or its response) unanswered or unfinished: over HTTP/1.1 its
+ * connection is destroyed; over HTTP/2 its stream is reset (CANCEL), its session and other
+ * streams left alone. Destroying an HTTP/2 compat request or response object is not that: it ends
+ * only the object's own readable or writable side, and the stream stays open until its session
+ * ends.
+ */
+export function cutExchange(x: { destroy(): unknown } | Http2ServerRequest | Http2ServerResponse): void {
+  const stream = 'stream' in x ? x.stream : undefined;
+  if (stream) {
+    if (!stream.destroyed) stream.close(http2Constants.NGHTTP2_CANCEL);
+  } else x.destroy();
 }

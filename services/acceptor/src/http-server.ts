@@ -1,4 +1,3 @@
-import { constants as http2, type Http2ServerRequest } from 'node:http2';
 import Fastify, { type FastifyReply, type FastifyRequest } from 'fastify';
 import { authenticate, credentialsFrom, withScopeOrgId, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError, toHttp } from '@floe/errors';
@@ -18,7 +17,7 @@ import { jaegerToOtlp } from './jaeger.ts';
 import { pprofToOtlp } from './pprof.ts';
 import { legacyIngestSeries } from './pyroscope-ingest.ts';
 import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
-import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress, headerValue, clientErrorHandler } from '@floe/runtime';
+import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress, headerValue, clientErrorHandler, cutExchange } from '@floe/runtime';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -93,7 +92,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const bytes = length === undefined ? opts.maxBodyBytes : Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
     const room = opts.inflight.take(bytes);
     rooms.set(req, room);
-    arriving.set(req, setTimeout(() => cutOff(req), opts.readTimeoutMs));
+    arriving.set(req, setTimeout(() => cutExchange(req.raw), opts.readTimeoutMs));
     reply.raw.once('close', () => {
       arrived(req);
       room.release();
@@ -116,7 +115,7 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // At stop, uploads still arriving are cut (nothing of them is acknowledged; the client sends
   // them again elsewhere) rather than awaited for up to read_timeout; requests in process finish.
   app.addHook('preClose', async () => {
-    for (const req of arriving.keys()) cutOff(req);
+    for (const req of arriving.keys()) cutExchange(req.raw);
   });
 
   // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
@@ -283,17 +282,6 @@ export function buildHttpServer(opts: HttpServerOptions) {
   });
 
   return app;
-}
-
-/**
- * Ends an upload still arriving, unanswered: its HTTP/1.1 connection closed, or its HTTP/2 stream
- * reset (CANCEL), its session and other streams left alone. Destroying an HTTP/2 request object
- * only ended its readable side: the stream, and the room it held, stayed until the session ended.
- */
-function cutOff(req: FastifyRequest): void {
-  const raw = req.raw as FastifyRequest['raw'] | Http2ServerRequest;
-  if ('stream' in raw && raw.stream) raw.stream.close(http2.NGHTTP2_CANCEL);
-  else raw.destroy();
 }
 
 const NOTHING_REJECTED = { accepted: 0, rejected: 0, rejectReason: undefined };

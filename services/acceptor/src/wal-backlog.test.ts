@@ -22,11 +22,15 @@ describe('WAL backlog gate', () => {
     for (const g of gates.splice(0)) g.close();
     for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   });
-
-  it('refuses while the sealed segments are over the limit, and opens once the writer has taken them', async () => {
+  /** A store in a directory of its own, removed after the test. */
+  const tempStore = () => {
     const root = mkdtempSync(join(tmpdir(), 'floe-backlog-'));
     dirs.push(root);
-    const store = new FsObjectStore(root);
+    return new FsObjectStore(root);
+  };
+
+  it('refuses while the sealed segments are over the limit, and opens once the writer has taken them', async () => {
+    const store = tempStore();
     const keys = [1, 2, 3].map((seq) => formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: Date.now(), instanceId: 'acc-test', seq }));
     for (const k of keys) await store.put(k, new Uint8Array(400));
     // Not a segment: not counted.
@@ -52,9 +56,7 @@ describe('WAL backlog gate', () => {
   });
 
   it('without a limit never lists, and never refuses', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'floe-backlog-'));
-    dirs.push(root);
-    const store = new FsObjectStore(root);
+    const store = tempStore();
     await store.put(formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: Date.now(), instanceId: 'acc-test', seq: 1 }), new Uint8Array(4000));
     const unlimited = new WalBacklogGate(store, 0, silentLogger());
     gates.push(unlimited);
@@ -75,9 +77,7 @@ describe('WAL backlog gate', () => {
   };
 
   it("segments the writer holds for a tenant's failing table count for that dataset alone: it is refused past the limit, every other tenant is accepted", async () => {
-    const root = mkdtempSync(join(tmpdir(), 'floe-backlog-'));
-    dirs.push(root);
-    const store = new FsObjectStore(root);
+    const store = tempStore();
     const keys = [1, 2, 3, 4].map((seq) => formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: Date.now(), instanceId: 'acc-held', seq }));
     for (const k of keys) await store.put(k, new Uint8Array(400));
     const logs: HeldTable = { tenant: 'acme', dataset: 'default', table: 'logs' };
@@ -110,9 +110,7 @@ describe('WAL backlog gate', () => {
   });
 
   it('held segments of several datasets, each under the limit, refuse every dataset holding any once together they pass it; others are accepted', async () => {
-    const root = mkdtempSync(join(tmpdir(), 'floe-backlog-'));
-    dirs.push(root);
-    const store = new FsObjectStore(root);
+    const store = tempStore();
     const keys = [1, 2, 3].map((seq) => formatSegmentKey(DEFAULT_WAL_PREFIX, { timestampMs: Date.now(), instanceId: 'acc-many', seq }));
     for (const k of keys) await store.put(k, new Uint8Array(400));
     // Three broken datasets of 400 bytes each: each alone under the limit of 1000, together 1200.

@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
-import { constants as http2, type Http2ServerResponse } from 'node:http2';
+import type { Http2ServerResponse } from 'node:http2';
+import { cutExchange } from '@floe/runtime';
 
 /**
  * Cuts a response off when its client takes none of it for `ms`: an HTTP/1.1 connection is
@@ -9,11 +10,5 @@ import { constants as http2, type Http2ServerResponse } from 'node:http2';
  * keep-alive connection is the server's keepAliveTimeout's).
  */
 export function cutOffWhenStalled(res: ServerResponse | Http2ServerResponse, ms: number): void {
-  if ('stream' in res) {
-    res.setTimeout(ms, () => {
-      if (!res.stream.destroyed) res.stream.close(http2.NGHTTP2_CANCEL);
-    });
-    return;
-  }
-  res.setTimeout(ms, () => res.destroy());
+  res.setTimeout(ms, () => cutExchange(res));
 }
