@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import { connect as connectHttp2, constants } from 'node:http2';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stallingRelay } from '@floe/flight';
 import { servePortOverHttp2 } from './http2-port.ts';
 
 /** One port, two protocols: HTTP/1.1 and cleartext HTTP/2 requests reach the same routes, an idle connection is closed. */
@@ -117,5 +118,34 @@ describe('servePortOverHttp2 stop', () => {
     await stopped;
     await expect(request('/late')).rejects.toThrow();
     await new Promise((r) => http.close(r));
+  });
+});
+
+describe('servePortOverHttp2 stop', () => {
+  it("closes the port's connections handed to HTTP/2 even when a client stopped reading its answer", async () => {
+    const big = Buffer.alloc(32 * 1024 * 1024, 120);
+    const route = (_req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => res.end(big);
+    const http = createServer(route);
+    const shared = servePortOverHttp2(http, route);
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const relay = await stallingRelay(`127.0.0.1:${(http.address() as { port: number }).port}`, 256 * 1024);
+    // A large flow-control window, so the server writes far more than the relay passes on: its
+    // socket's buffer fills, as with a client whose process froze mid-answer.
+    const session = connectHttp2(`http://${relay.address}`, { settings: { initialWindowSize: 2 ** 31 - 1 } });
+    session.on('error', () => undefined);
+    session.on('connect', () => session.setLocalWindowSize(2 ** 31 - 1));
+    const req = session.request({ ':path': '/big' });
+    req.on('error', () => undefined);
+    req.end();
+    await relay.stalled;
+    try {
+      await shared.stop(200);
+      const closed = new Promise((r) => http.close(() => r('closed')));
+      const outcome = await Promise.race([closed, new Promise((r) => setTimeout(() => r('still open after 10 s'), 10_000))]);
+      expect(outcome).toBe('closed');
+    } finally {
+      relay.close();
+      session.destroy();
+    }
   });
 });
