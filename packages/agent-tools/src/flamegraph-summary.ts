@@ -15,6 +15,15 @@
  *
  * A function's total counts each stack once: a recursive call below itself adds nothing more.
  */
+import { optional, type Shape } from '@floe/client';
+
+/** What the summaries read of a render or render-diff answer. */
+export const FLAMEBEARER: Shape = {
+  flamebearer: { names: ['string'], levels: [['number']], numTicks: 'number' },
+  metadata: { format: 'string', units: optional('string') },
+  leftTicks: optional('number'),
+  rightTicks: optional('number'),
+};
 
 export interface FlamebearerDocument {
   flamebearer: { names: string[]; levels: number[][]; numTicks: number };

@@ -1,4 +1,4 @@
-import { ApiError, callApi, seg, type QueryParams } from '@floe/client';
+import { ApiError, callApi, seg, type QueryParams, type Shape } from '@floe/client';
 
 /**
  * How the agent tools reach the router's public APIs (the query APIs, and the source-control
@@ -31,13 +31,17 @@ export interface RouterConnection {
 
 const connectionOf = (conn: RouterConnection) => ({ url: conn.url, ...conn.credentials, timeoutMs: conn.timeoutMs, signal: conn.signal });
 
-/** GET `path` (relative to the router's base URL) and parse the JSON answer. */
-export const routerGet = <T = unknown>(conn: RouterConnection, path: string, query: QueryParams = {}): Promise<T> =>
-  callApi<T>(connectionOf(conn), 'GET', path, { query });
+/**
+ * GET `path` (relative to the router's base URL) and parse the JSON answer, which must have
+ * `expect`, the shape of what the tool reads of it: a router of another version or a proxy
+ * answering otherwise is a tool error naming the path, not a TypeError deep in the tool.
+ */
+export const routerGet = <T = unknown>(conn: RouterConnection, path: string, expect: Shape, query: QueryParams = {}): Promise<T> =>
+  callApi<T>(connectionOf(conn), 'GET', path, { query, expect });
 
-/** POST to `path`, with a JSON body or none (the source-context lookup, the source-control link routes). */
-export const routerPost = <T = unknown>(conn: RouterConnection, path: string, body?: unknown): Promise<T> =>
-  callApi<T>(connectionOf(conn), 'POST', path, { body });
+/** POST to `path`, with a JSON body or none (the source-context lookup, the source-control link routes); the answer checked as routerGet's. */
+export const routerPost = <T = unknown>(conn: RouterConnection, path: string, expect: Shape, body?: unknown): Promise<T> =>
+  callApi<T>(connectionOf(conn), 'POST', path, { body, expect });
 
 /** DELETE `path`; a 204 resolves to undefined. */
 export const routerDelete = (conn: RouterConnection, path: string): Promise<unknown> => callApi(connectionOf(conn), 'DELETE', path);

@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { fitPayload, type ListPath } from './payload-cap.ts';
+import type { Shape } from '@floe/client';
 import { ApiError, routerGet, type QueryParams, type RouterConnection } from './router-client.ts';
 import { TIME_HELP, ToolInputError } from './time.ts';
 
@@ -16,8 +17,8 @@ export interface ToolContext {
   maxPayloadBytes: number;
 }
 
-/** GET a router route with the caller's credentials. */
-export const get = <T>(ctx: ToolContext, path: string, query?: QueryParams) => routerGet<T>(ctx.router, path, query);
+/** GET a router route with the caller's credentials; `expect` is what the tool reads of the answer (routerGet). */
+export const get = <T>(ctx: ToolContext, path: string, expect: Shape, query?: QueryParams) => routerGet<T>(ctx.router, path, expect, query);
 
 export interface ToolSpec<S extends z.ZodRawShape> {
   name: string;

@@ -4,6 +4,7 @@
  * fields (spec 1, "Trace span fields") and plain attribute maps far more easily, and the payload
  * cap can then trim spans one by one.
  */
+import { optional, type Shape } from '@floe/client';
 
 type AnyValue = {
   stringValue?: string;
@@ -34,6 +35,37 @@ export interface ResourceSpansJson {
   resource?: { attributes?: KeyValue[] };
   scopeSpans?: Array<{ scope?: { name?: string }; spans?: OtlpSpan[] }>;
 }
+
+const ATTRIBUTES: Shape = optional([{ key: 'string', value: optional({}) }]);
+const TEXT = optional('string');
+
+/** What flattenTrace reads of a trace answer (nested attribute values are read defensively instead). */
+export const TRACE_BATCHES: Shape = {
+  batches: optional([
+    {
+      resource: optional({ attributes: ATTRIBUTES }),
+      scopeSpans: optional([
+        {
+          spans: optional([
+            {
+              spanID: TEXT,
+              parentSpanID: TEXT,
+              serviceName: TEXT,
+              name: TEXT,
+              kind: TEXT,
+              startTimeUnixNano: TEXT,
+              endTimeUnixNano: TEXT,
+              durationNanos: TEXT,
+              attributes: ATTRIBUTES,
+              status: optional({ message: TEXT }),
+              events: optional([{ name: TEXT, timeUnixNano: TEXT, attributes: ATTRIBUTES }]),
+            },
+          ]),
+        },
+      ]),
+    },
+  ]),
+};
 
 export interface FlatSpan {
   spanID: string;

@@ -7,6 +7,7 @@
 import { shapeProblem, type Shape } from './answer-shape.ts';
 
 export { optional, shapeProblem, type Shape } from './answer-shape.ts';
+export { SCM_INSTALLATION, SCM_INSTALLATIONS, SCM_LINK, sourceContextShape } from './scm-answers.ts';
 
 export interface ConnectionOptions {
   url: string;

@@ -54,6 +54,10 @@ async function startHostileRouter(): Promise<Hostile> {
       case 'null':
         res.writeHead(200, json).end('null');
         return;
+      case 'wrong-shape':
+        // A 200 of JSON that is not what the route answers: a proxy's, or another version's.
+        res.writeHead(200, json).end(req.url!.includes('/traces/') ? '{"batches":[{"scopeSpans":[{"spans":[{"spanID":7}]}]}]}' : '{"status":"success","data":5}');
+        return;
       case 'odd-envelope':
         res.writeHead(500, json).end('{"status":"error","errorType":7,"error":{"detail":"x"}}');
         return;
@@ -204,6 +208,20 @@ describe('hostile router: the agent tools over stdio (floe mcp)', () => {
     const r = (await client.callTool({ name: 'logql_query', arguments: { query: '{a="b"}' } })) as CallToolResult;
     expect(r.isError).toBe(true);
     expect(r.content).toEqual([{ type: 'text', text: `timeout: no answer from ${router.url}/hang/ within 300 ms` }]);
+  });
+
+  it('a router answer of another shape is a tool error naming the path and the field, not a TypeError inside the tool', async () => {
+    const client = await connect('wrong-shape');
+    const labels = (await client.callTool({ name: 'log_labels', arguments: {} })) as CallToolResult;
+    expect(labels.isError).toBe(true);
+    expect(labels.content).toEqual([{ type: 'text', text: 'internal (HTTP 200): unexpected answer from /logquery/api/v1/labels: data: expected a list, got 5' }]);
+    const range = (await client.callTool({ name: 'promql_query_range', arguments: { query: 'up' } })) as CallToolResult;
+    expect(range.content).toEqual([{ type: 'text', text: 'internal (HTTP 200): unexpected answer from /metricquery/api/v1/query_range: data: expected an object, got 5' }]);
+    const trace = (await client.callTool({ name: 'get_trace', arguments: { trace_id: 'ab' } })) as CallToolResult;
+    expect(trace.isError).toBe(true);
+    expect(trace.content).toEqual([
+      { type: 'text', text: 'internal (HTTP 200): unexpected answer from /tracequery/api/traces/ab: batches[0].scopeSpans[0].spans[0].spanID: expected a string or null, got 7' },
+    ]);
   });
 
   it('a router answer past the size cap is a tool error, not hundreds of MB parsed', async () => {

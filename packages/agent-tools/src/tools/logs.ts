@@ -1,8 +1,12 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import type { Shape } from '@floe/client';
 import { z } from 'zod';
 import { seg } from '../router-client.ts';
 import { DURATION_HELP, durationArg, lokiTime, stepSeconds, windowArgs } from '../time.ts';
 import { addTool, get, windowInput, type ToolContext } from '../tool-kit.ts';
+
+/** A Loki label names or values answer, as the tools read it. */
+const NAMES: Shape = { data: ['string'] };
 
 /** Log tools over the Loki-compatible API at /logquery/api/v1 (spec 1, "Log query API"). */
 
@@ -29,7 +33,7 @@ export function registerLogTools(server: McpServer, ctx: ToolContext): void {
     lists: [['result', '*', 'values'], ['result']],
     async run(args, c) {
       const w = windowArgs(args);
-      const body = await get<Enveloped<{ resultType: string; result: unknown[] }>>(c, `${LOG}/query_range`, {
+      const body = await get<Enveloped<{ resultType: string; result: unknown[] }>>(c, `${LOG}/query_range`, { data: { resultType: 'string', result: ['any'] } }, {
         query: args.query,
         start: lokiTime(w.startMs),
         end: lokiTime(w.endMs),
@@ -62,7 +66,7 @@ export function registerLogTools(server: McpServer, ctx: ToolContext): void {
     lists: [['values']],
     async run(args, c) {
       const w = windowArgs(args);
-      const body = await get<Enveloped<string[]>>(c, `${LOG}/label/${seg(args.label)}/values`, { start: lokiTime(w.startMs), end: lokiTime(w.endMs), query: args.query });
+      const body = await get<Enveloped<string[]>>(c, `${LOG}/label/${seg(args.label)}/values`, NAMES, { start: lokiTime(w.startMs), end: lokiTime(w.endMs), query: args.query });
       return { label: args.label, values: body.data };
     },
   });
@@ -71,6 +75,6 @@ export function registerLogTools(server: McpServer, ctx: ToolContext): void {
 /** Label names of the log streams in a window (shared with list_attributes). */
 export async function logLabelNames(c: ToolContext, args: { start?: string | undefined; end?: string | undefined; query?: string | undefined }): Promise<string[]> {
   const w = windowArgs(args);
-  const body = await get<Enveloped<string[]>>(c, `${LOG}/labels`, { start: lokiTime(w.startMs), end: lokiTime(w.endMs), query: args.query });
+  const body = await get<Enveloped<string[]>>(c, `${LOG}/labels`, NAMES, { start: lokiTime(w.startMs), end: lokiTime(w.endMs), query: args.query });
   return body.data;
 }

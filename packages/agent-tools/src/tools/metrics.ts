@@ -1,4 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { optional, type Shape } from '@floe/client';
 import { z } from 'zod';
 import type { ListPath } from '../payload-cap.ts';
 import { seg } from '../router-client.ts';
@@ -9,6 +10,9 @@ import { addTool, get, windowInput, type ToolContext } from '../tool-kit.ts';
 
 type PromBody<T> = { status: string; data: T; warnings?: string[]; infos?: string[] };
 type PromResult = { resultType: string; result: unknown };
+// What the tools read of the answers (checked before they read it).
+const PROM_RESULT: Shape = { data: { resultType: 'string', result: 'any' }, warnings: optional(['string']), infos: optional(['string']) };
+const PROM_NAMES: Shape = { data: ['string'] };
 
 const PROM = '/metricquery/api/v1';
 /** Prometheus's own guard against huge ranges is 11,000 points; 250 is what Grafana asks by default. */
@@ -41,7 +45,7 @@ export function registerMetricTools(server: McpServer, ctx: ToolContext): void {
     lists: promLists,
     async run(args, c) {
       const now = Date.now();
-      const body = await get<PromBody<PromResult>>(c, `${PROM}/query`, { query: args.query, time: promTime(timeArg('time', args.time, now, now)) });
+      const body = await get<PromBody<PromResult>>(c, `${PROM}/query`, PROM_RESULT, { query: args.query, time: promTime(timeArg('time', args.time, now, now)) });
       return promAnswer(body);
     },
   });
@@ -60,7 +64,7 @@ export function registerMetricTools(server: McpServer, ctx: ToolContext): void {
     async run(args, c) {
       const w = windowArgs(args);
       const stepMs = args.step === undefined ? Math.max(1000, Math.ceil((w.endMs - w.startMs) / DEFAULT_POINTS / 1000) * 1000) : durationArg('step', args.step);
-      const body = await get<PromBody<PromResult>>(c, `${PROM}/query_range`, { query: args.query, start: promTime(w.startMs), end: promTime(w.endMs), step: stepSeconds(stepMs) });
+      const body = await get<PromBody<PromResult>>(c, `${PROM}/query_range`, PROM_RESULT, { query: args.query, start: promTime(w.startMs), end: promTime(w.endMs), step: stepSeconds(stepMs) });
       return promAnswer(body);
     },
   });
@@ -86,7 +90,7 @@ export function registerMetricTools(server: McpServer, ctx: ToolContext): void {
     lists: [['values']],
     async run(args, c) {
       const w = windowArgs(args);
-      const body = await get<PromBody<string[]>>(c, `${PROM}/label/${seg(args.label)}/values`, { 'match[]': args.match, start: promTime(w.startMs), end: promTime(w.endMs) });
+      const body = await get<PromBody<string[]>>(c, `${PROM}/label/${seg(args.label)}/values`, PROM_NAMES, { 'match[]': args.match, start: promTime(w.startMs), end: promTime(w.endMs) });
       return { label: args.label, values: body.data };
     },
   });
@@ -104,7 +108,7 @@ export function registerMetricTools(server: McpServer, ctx: ToolContext): void {
     lists: [['series']],
     async run(args, c) {
       const w = windowArgs(args);
-      const body = await get<PromBody<Array<Record<string, string>>>>(c, `${PROM}/series`, { 'match[]': args.match, start: promTime(w.startMs), end: promTime(w.endMs), limit: args.limit === undefined ? undefined : String(args.limit) });
+      const body = await get<PromBody<Array<Record<string, string>>>>(c, `${PROM}/series`, { data: [{}] }, { 'match[]': args.match, start: promTime(w.startMs), end: promTime(w.endMs), limit: args.limit === undefined ? undefined : String(args.limit) });
       return { series: body.data };
     },
   });
@@ -113,6 +117,6 @@ export function registerMetricTools(server: McpServer, ctx: ToolContext): void {
 /** Label names of the metric series in a window (shared with list_attributes). */
 export async function metricLabelNames(c: ToolContext, args: { match?: string[] | undefined; start?: string | undefined; end?: string | undefined }): Promise<string[]> {
   const w = windowArgs(args);
-  const body = await get<PromBody<string[]>>(c, `${PROM}/labels`, { 'match[]': args.match, start: promTime(w.startMs), end: promTime(w.endMs) });
+  const body = await get<PromBody<string[]>>(c, `${PROM}/labels`, PROM_NAMES, { 'match[]': args.match, start: promTime(w.startMs), end: promTime(w.endMs) });
   return body.data;
 }

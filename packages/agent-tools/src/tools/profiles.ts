@@ -1,6 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
-import { topChanges, topFunctions, type FlamebearerDocument } from '../flamegraph-summary.ts';
+import { FLAMEBEARER, topChanges, topFunctions, type FlamebearerDocument } from '../flamegraph-summary.ts';
 import { seg } from '../router-client.ts';
 import { TIME_HELP, ToolInputError, pyroscopeTime, timeArg, windowArgs, type Window } from '../time.ts';
 import { addTool, get, traceIdInput, windowInput, type ToolContext } from '../tool-kit.ts';
@@ -33,7 +33,7 @@ export function registerProfileTools(server: McpServer, ctx: ToolContext): void 
     output: { profileTypes: z.array(z.object({ ID: z.string() }).loose()) },
     lists: [['profileTypes']],
     async run(args, c) {
-      return get<{ profileTypes: unknown[] }>(c, `${PROFILE}/profile-types`, { ...pyroscopeWindow(windowArgs(args)), query: args.query });
+      return get<{ profileTypes: unknown[] }>(c, `${PROFILE}/profile-types`, { profileTypes: [{ ID: 'string' }] }, { ...pyroscopeWindow(windowArgs(args)), query: args.query });
     },
   });
 
@@ -46,7 +46,7 @@ export function registerProfileTools(server: McpServer, ctx: ToolContext): void 
     output: { units: z.string(), totalValue: z.number(), functionCount: z.number(), functions: z.array(z.object({ name: z.string(), self: z.number(), total: z.number() }).loose()) },
     lists: [['functions']],
     async run(args, c) {
-      const doc = await get<FlamebearerDocument>(c, `${PROFILE}/render`, { query: args.query, ...pyroscopeWindow(windowArgs(args)) });
+      const doc = await get<FlamebearerDocument>(c, `${PROFILE}/render`, FLAMEBEARER, { query: args.query, ...pyroscopeWindow(windowArgs(args)) });
       return { query: args.query, ...topFunctions(doc, args.sort_by ?? 'self', args.top ?? TOP) };
     },
   });
@@ -75,7 +75,7 @@ export function registerProfileTools(server: McpServer, ctx: ToolContext): void 
       const leftEnd = timeArg('left_end', args.left_end, now, right.startMs);
       const left = { startMs: timeArg('left_start', args.left_start, now, leftEnd - HOUR_MS), endMs: leftEnd };
       if (left.endMs < left.startMs || right.endMs < right.startMs) throw new ToolInputError('invalid windows: each window\'s end must not be before its start');
-      const doc = await get<FlamebearerDocument>(c, `${PROFILE}/render-diff`, {
+      const doc = await get<FlamebearerDocument>(c, `${PROFILE}/render-diff`, FLAMEBEARER, {
         leftQuery: args.query,
         rightQuery: args.right_query ?? args.query,
         leftFrom: pyroscopeTime(left.startMs),
@@ -104,7 +104,7 @@ export function registerProfileTools(server: McpServer, ctx: ToolContext): void 
     async run(args, c) {
       const now = Date.now();
       const time = (name: string, v: string | undefined) => (v === undefined ? undefined : pyroscopeTime(timeArg(name, v, now, now)));
-      return get<{ traceID: string; profiles: unknown[] }>(c, `/api/profiles/trace/${seg(args.trace_id)}`, {
+      return get<{ traceID: string; profiles: unknown[] }>(c, `/api/profiles/trace/${seg(args.trace_id)}`, { traceID: 'string', profiles: [{}] }, {
         from: time('start', args.start),
         until: time('end', args.end),
         limit: args.limit === undefined ? undefined : String(args.limit),
@@ -115,5 +115,5 @@ export function registerProfileTools(server: McpServer, ctx: ToolContext): void 
 
 /** Label names of the profiles in a window (shared with list_attributes). */
 export async function profileLabelNames(c: ToolContext, args: { start?: string | undefined; end?: string | undefined }): Promise<string[]> {
-  return get<string[]>(c, `${PROFILE}/label-names`, pyroscopeWindow(windowArgs(args)));
+  return get<string[]>(c, `${PROFILE}/label-names`, ['string'], pyroscopeWindow(windowArgs(args)));
 }

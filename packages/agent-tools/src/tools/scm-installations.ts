@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { SCM_INSTALLATION, SCM_INSTALLATIONS, SCM_LINK } from '@floe/client';
 import { routerDelete, routerPost, seg } from '../router-client.ts';
 import { addTool, get, tenantOf, type ToolContext } from '../tool-kit.ts';
 
@@ -41,7 +42,7 @@ export function registerScmInstallationTools(server: McpServer, ctx: ToolContext
     },
     // Cut repositories before installations: which installations are linked matters more than every repository name.
     lists: [['installations', '*', 'repositories'], ['installations']],
-    run: (_args, c) => get<Record<string, unknown>>(c, installationsPath(c)),
+    run: (_args, c) => get<Record<string, unknown>>(c, installationsPath(c), SCM_INSTALLATIONS),
   });
 
   addTool(server, ctx, {
@@ -55,7 +56,7 @@ export function registerScmInstallationTools(server: McpServer, ctx: ToolContext
     },
     lists: [],
     writes: { destructive: false, idempotent: false },
-    run: (_args, c) => routerPost<Record<string, unknown>>(c.router, `${installationsPath(c)}/link`),
+    run: (_args, c) => routerPost<Record<string, unknown>>(c.router, `${installationsPath(c)}/link`, SCM_LINK),
   });
 
   addTool(server, ctx, {
@@ -82,6 +83,6 @@ export function registerScmInstallationTools(server: McpServer, ctx: ToolContext
     output: installation.shape,
     lists: [['repositories']],
     writes: { destructive: false, idempotent: true },
-    run: ({ installation_id }, c) => routerPost<Record<string, unknown>>(c.router, `${installationsPath(c)}/attach`, { installation_id }),
+    run: ({ installation_id }, c) => routerPost<Record<string, unknown>>(c.router, `${installationsPath(c)}/attach`, SCM_INSTALLATION, { installation_id }),
   });
 }

@@ -1,5 +1,6 @@
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { expectShape, sourceContextShape } from '@floe/client';
 import { routerPost, seg } from '../router-client.ts';
 import { addTool, tenantOf, type ToolContext } from '../tool-kit.ts';
 
@@ -33,7 +34,10 @@ export function registerSourceContextTool(server: McpServer, ctx: ToolContext): 
     lists: [['lines']],
     run: async (args, c) => {
       const body = Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined));
-      return routerPost<Record<string, unknown>>(c.router, `api/v1/tenants/${seg(tenantOf(c))}/source-context`, body);
+      const route = `api/v1/tenants/${seg(tenantOf(c))}/source-context`;
+      const answer = await routerPost<{ status: string }>(c.router, route, { status: 'string' }, body);
+      // What else it holds depends on its status.
+      return expectShape<Record<string, unknown>>(answer, sourceContextShape(answer.status), route);
     },
   });
 }

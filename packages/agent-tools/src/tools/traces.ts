@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { seg } from '../router-client.ts';
 import { TIME_HELP, tempoWindow, timeArg, windowArgs } from '../time.ts';
 import { addTool, get, traceIdInput, windowInput, type ToolContext } from '../tool-kit.ts';
-import { flattenTrace, type ResourceSpansJson } from '../trace-spans.ts';
+import { TRACE_BATCHES, flattenTrace, type ResourceSpansJson } from '../trace-spans.ts';
 
 /** Trace tools over the Tempo-compatible API at /tracequery (spec 1, "Trace query API"). */
 
@@ -29,7 +29,7 @@ export function registerTraceTools(server: McpServer, ctx: ToolContext): void {
     lists: [['traces'], ['traces', '*', 'spanSets', '*', 'spans']],
     async run(args, c) {
       const w = tempoWindow(windowArgs(args));
-      const body = await get<{ traces: Array<Record<string, unknown>> }>(c, `${TRACE}/search`, {
+      const body = await get<{ traces: Array<Record<string, unknown>> }>(c, `${TRACE}/search`, { traces: [{}] }, {
         q: args.q ?? '{}',
         start: w.start,
         end: w.end,
@@ -60,7 +60,7 @@ export function registerTraceTools(server: McpServer, ctx: ToolContext): void {
       // Whole seconds, widened outwards so the bounds never cut the trace.
       const start = args.start === undefined ? undefined : String(Math.floor(timeArg('start', args.start, now, now) / 1000));
       const end = args.end === undefined ? undefined : String(Math.ceil(timeArg('end', args.end, now, now) / 1000));
-      const body = await get<{ batches?: ResourceSpansJson[] }>(c, `${TRACE}/traces/${seg(args.trace_id)}`, { start, end });
+      const body = await get<{ batches?: ResourceSpansJson[] }>(c, `${TRACE}/traces/${seg(args.trace_id)}`, TRACE_BATCHES, { start, end });
       const { resources, spans } = flattenTrace(body.batches ?? []);
       return { traceID: args.trace_id.toLowerCase().padStart(32, '0'), spanCount: spans.length, resources, spans };
     },
@@ -92,7 +92,7 @@ export function registerTraceTools(server: McpServer, ctx: ToolContext): void {
     lists: [['tagValues']],
     async run(args, c) {
       const w = tempoWindow(windowArgs(args));
-      const body = await get<{ tagValues: Array<{ type: string; value: string }> }>(c, `${TRACE}/v2/search/tag/${seg(args.tag)}/values`, { q: args.q, start: w.start, end: w.end });
+      const body = await get<{ tagValues: Array<{ type: string; value: string }> }>(c, `${TRACE}/v2/search/tag/${seg(args.tag)}/values`, { tagValues: [{ type: 'string', value: 'string' }] }, { q: args.q, start: w.start, end: w.end });
       return { tag: args.tag, tagValues: body.tagValues };
     },
   });
@@ -101,6 +101,6 @@ export function registerTraceTools(server: McpServer, ctx: ToolContext): void {
 /** Attribute names per scope (shared with list_attributes). */
 export async function traceTagScopes(c: ToolContext, args: { scope?: string | undefined; start?: string | undefined; end?: string | undefined }): Promise<TagScopes> {
   const w = tempoWindow(windowArgs(args));
-  const body = await get<TagScopes>(c, `${TRACE}/v2/search/tags`, { scope: args.scope, start: w.start, end: w.end });
+  const body = await get<TagScopes>(c, `${TRACE}/v2/search/tags`, { scopes: [{ name: 'string', tags: ['string'] }] }, { scope: args.scope, start: w.start, end: w.end });
   return { scopes: body.scopes };
 }

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { callApi, expectShape, optional, seg, type ConnectionOptions, type Shape } from '@floe/client';
+import { SCM_INSTALLATION, SCM_INSTALLATIONS, SCM_LINK, callApi, expectShape, seg, sourceContextShape, type ConnectionOptions } from '@floe/client';
 import { UsageError, action, connectionOf, requireTenant, tenantOption, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
 
@@ -22,11 +22,6 @@ interface Installation {
   linked_by: string;
   stale?: boolean;
 }
-
-// What the commands read of the router's answers (checked by the client before they read it).
-const INSTALLATION: Shape = { installation_id: 'number', account: { login: 'string' }, repositories: ['string'], linked_by: 'string', stale: optional('boolean') };
-const AVAILABLE: Shape = { repository: 'string', ref: optional('string'), path: 'string', url: 'string', line: optional('number'), lines: [{ number: 'number', text: 'string' }] };
-const UNAVAILABLE: Shape = { reason: 'string' };
 
 type Snippet =
   | { status: 'available'; repository: string; ref: string | null; path: string; url: string; line: number | null; lines: { number: number; text: string }[] }
@@ -69,14 +64,14 @@ export function registerScmCommands(program: Command): void {
   withFlags(scm.command('link').description('start linking an installation: prints the URL to open in a browser signed in to Floe').argument('[tenant]'))
     .action(action('scm link', async (arg: string | undefined, opts: Flags) => {
       const t = requireTenant(arg ?? opts.tenant);
-      const body = await callApi<{ install_url: string; expires_at: string }>(conn(opts, t), 'POST', `${base(t)}/link`, { expect: { install_url: 'string', expires_at: 'string' } });
+      const body = await callApi<{ install_url: string; expires_at: string }>(conn(opts, t), 'POST', `${base(t)}/link`, { expect: SCM_LINK });
       out(opts.json ? JSON.stringify(body) : `open this URL in a browser signed in to Floe (valid until ${body.expires_at}):\n${body.install_url}`);
     }));
 
   withFlags(scm.command('list').description('linked installations and their repositories, refreshed from the host').argument('[tenant]'))
     .action(action('scm list', async (arg: string | undefined, opts: Flags) => {
       const t = requireTenant(arg ?? opts.tenant);
-      const body = await callApi<{ stale?: boolean; installations: Installation[] }>(conn(opts, t), 'GET', base(t), { expect: { stale: optional('boolean'), installations: [INSTALLATION] } });
+      const body = await callApi<{ stale?: boolean; installations: Installation[] }>(conn(opts, t), 'GET', base(t), { expect: SCM_INSTALLATIONS });
       if (opts.json) return out(JSON.stringify(body));
       printInstallations(body.installations);
       if (body.stale) process.stderr.write('floe scm list: the host could not be reached; stale rows show the last known repositories\n');
@@ -92,7 +87,7 @@ export function registerScmCommands(program: Command): void {
   withFlags(scm.command('attach').description('link an installation that already exists on the host (instance admin)').argument('<installation_id>'))
     .action(action('scm attach', async (id: string, opts: Flags) => {
       const t = requireTenant(opts.tenant);
-      const body = await callApi<Installation>(conn(opts, t), 'POST', `${base(t)}/attach`, { body: { installation_id: installationId(id) }, expect: INSTALLATION });
+      const body = await callApi<Installation>(conn(opts, t), 'POST', `${base(t)}/attach`, { body: { installation_id: installationId(id) }, expect: SCM_INSTALLATION });
       if (opts.json) out(JSON.stringify(body));
       else printInstallations([body]);
     }));
@@ -122,7 +117,7 @@ export function registerScmCommands(program: Command): void {
       expect: { status: 'string' },
     });
     // What else it must hold depends on its status (formatSnippet reads the lines of any other than unavailable).
-    const body = expectShape<Snippet>(answer, answer.status === 'unavailable' ? UNAVAILABLE : AVAILABLE, route);
+    const body = expectShape<Snippet>(answer, sourceContextShape(answer.status), route);
     out(opts.json ? JSON.stringify(body) : formatSnippet(body));
   }));
 }
