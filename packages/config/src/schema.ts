@@ -280,6 +280,9 @@ export const routerSection = z.strictObject({
       'Base URL of the product-planning API (http://host:3300) whose paths (/api/v1/products, /releases, /features, …) the router forwards, so that API answers at the router\'s address too (spec 3\'s base address). Empty: the planning service of this process when one runs beside the router (`floe all planning`), else those paths are 404 here.',
     ),
   max_body_bytes: bytes(4 * 1024 * 1024).describe('Largest accepted request body.'),
+  read_timeout: duration('30s')
+    .refine((ms) => ms >= 1000, 'must be at least 1s')
+    .describe('Longest a request body may take to arrive (management JSON, query POSTs and forms, OAuth token forms, MCP messages; over HTTP/1.1 or HTTP/2): a slower upload has its connection closed (its HTTP/2 stream reset), so clients that send their headers and then dribble or stall their body cannot hold connections and requests open for ever. Requests without a body are not affected.'),
   send_timeout: duration('1m')
     .refine((ms) => ms >= 1000, 'must be at least 1s')
     .describe('A response whose client takes none of it for this long is cut off (its connection or HTTP/2 stream closed), so a client that stops reading cannot hold a large answer in memory for ever. Counts only while a response is being sent, not while its query runs.'),

@@ -11,6 +11,7 @@ export { localUrl, trustConfiguredAuthorities } from './client-trust.ts';
 export { clientCertificateFromEnv, presentProcessCertificate, type CertificateSource } from './client-certificate.ts';
 export { listenLoopback, type LoopbackListener } from './loopback-listener.ts';
 export { SHARED_PORT_ALPN, cutExchange, servePortOverHttp2 } from './http2-port.ts';
+export { arrivalDeadlines, carriesBody, type ArrivalDeadlines, type ArrivingRequest } from './arrival-deadline.ts';
 export type { AdminAnswer, AdminServer } from './admin-server.ts';
 export { SERVICE_NAMES, isServiceName } from './service.ts';
 export type { ServiceHandle, ServiceName } from './service.ts';

@@ -17,7 +17,7 @@ import { jaegerToOtlp } from './jaeger.ts';
 import { pprofToOtlp } from './pprof.ts';
 import { legacyIngestSeries } from './pyroscope-ingest.ts';
 import { PyroPushRequestSchema, PyroPushResponseSchema } from '@floe/proto';
-import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress, headerValue, clientErrorHandler, cutExchange } from '@floe/runtime';
+import { CONNECT_CONTENT_TYPES, checkProtocolVersion, codecOf, connectError, decodeConnectMessage, decodedConnectBody, encodeConnectMessage, snappyUncompress, headerValue, clientErrorHandler, arrivalDeadlines } from '@floe/runtime';
 
 export interface HttpServerOptions {
   ingest: Ingest;
@@ -78,13 +78,8 @@ export function buildHttpServer(opts: HttpServerOptions) {
   // Every ingest request holds its room from its first byte (the declared length, before the
   // body is read; a chunked body, of unknown length, as much as any may be) until its connection
   // has the whole answer or is gone. An upload still arriving after read_timeout has its
-  // connection closed, which gives its room back. (Node's requestTimeout is checked only every
-  // 30 s and leaves no list of uploads to cut at stop, hence a timer per request.)
-  const arriving = new Map<FastifyRequest, NodeJS.Timeout>();
-  const arrived = (req: FastifyRequest) => {
-    clearTimeout(arriving.get(req));
-    arriving.delete(req);
-  };
+  // connection closed (arrivalDeadlines), which gives its room back.
+  const arrivals = arrivalDeadlines(opts.readTimeoutMs);
   app.addHook('onRequest', async (req, reply) => {
     if (req.method !== 'POST') return;
     const length = headerValue(req.headers, 'content-length');
@@ -92,11 +87,8 @@ export function buildHttpServer(opts: HttpServerOptions) {
     const bytes = length === undefined ? opts.maxBodyBytes : Number.isSafeInteger(declared) && declared > 0 ? declared : 0;
     const room = opts.inflight.take(bytes);
     rooms.set(req, room);
-    arriving.set(req, setTimeout(() => cutExchange(req.raw), opts.readTimeoutMs));
-    reply.raw.once('close', () => {
-      arrived(req);
-      room.release();
-    });
+    arrivals.expect(req.raw, reply.raw);
+    reply.raw.once('close', () => room.release());
   });
   // Each request's room in flight (InflightLimit): its tenant's share once its key is checked, and
   // what its compressed body inflated to, held beside the body as sent until the same moment. A
@@ -111,12 +103,10 @@ export function buildHttpServer(opts: HttpServerOptions) {
     return body;
   };
   // The body is in: the request is processed however long that takes (the WAL's own limits apply).
-  app.addHook('preValidation', async (req) => arrived(req));
+  app.addHook('preValidation', async (req) => arrivals.arrived(req.raw));
   // At stop, uploads still arriving are cut (nothing of them is acknowledged; the client sends
   // them again elsewhere) rather than awaited for up to read_timeout; requests in process finish.
-  app.addHook('preClose', async () => {
-    for (const req of arriving.keys()) cutExchange(req.raw);
-  });
+  app.addHook('preClose', async () => arrivals.cutArriving());
 
   // A server span per request (spec 2, Events), but none for the self-monitoring tenant, whose
   // requests carry Floe's own telemetry (a span each would be exported as one more request).

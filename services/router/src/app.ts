@@ -9,7 +9,7 @@ import { authPlugin, watchCallerGone } from './auth-plugin.ts';
 import type { HeldBytes, TenantLimits } from '@floe/limits';
 import { queryBudgetPlugin, type QueryBudget } from './query-budget.ts';
 import { heldAnswersPlugin } from './held-answers.ts';
-import { asFloeError, clientErrorHandler, headerValue, parseJsonBody, validationError } from '@floe/runtime';
+import { arrivalDeadlines, asFloeError, carriesBody, clientErrorHandler, headerValue, parseJsonBody, validationError } from '@floe/runtime';
 import { logDeletePlugin } from './logquery/deletes.ts';
 import { createPendingDeletions } from './logquery/pending-deletions.ts';
 import { logQueryPlugin } from './logquery/plugin.ts';
@@ -67,6 +67,8 @@ export interface AppOptions {
   /** router.series_label_cache_size: remote-written series whose labels PromQL reads keep (0: none). */
   seriesLabelCacheSize?: number;
   maxBodyBytes: number;
+  /** router.read_timeout: a request body still arriving after this long is cut (absent: never). */
+  readTimeoutMs?: number;
   /** router.send_timeout: a response its client takes nothing of for this long is cut off. */
   sendTimeoutMs?: number;
   /** router.max_held_answer_mb: query answers held for clients that have not read them (held-answers.ts). */
@@ -127,6 +129,19 @@ export async function buildApp(opts: AppOptions) {
   };
   app.setErrorHandler(sendError);
   app.addHook('onRequest', async (req, reply) => watchCallerGone(req, reply));
+  // Without a deadline a client that sends its headers and then dribbles its body (management
+  // JSON, query forms, OAuth token forms, MCP) holds its connection and request for ever: fastify's
+  // requestTimeout is 0, and so is the HTTP/2 port's (servePortOverHttp2), whose requests come
+  // through these same hooks. Cleared once the body is in (every route parses it before
+  // preValidation); at stop, uploads still arriving are cut rather than awaited.
+  if (opts.readTimeoutMs) {
+    const arrivals = arrivalDeadlines(opts.readTimeoutMs);
+    app.addHook('onRequest', async (req, reply) => {
+      if (carriesBody(req.raw)) arrivals.expect(req.raw, reply.raw);
+    });
+    app.addHook('preValidation', async (req) => arrivals.arrived(req.raw));
+    app.addHook('preClose', async () => arrivals.cutArriving());
+  }
   // Node keeps what a client has not read in memory for as long as its connection stays open:
   // without this, a client that stopped reading held a large answer (a trace, a range query) for
   // ever. Armed once the answer is being sent, so a long query is not cut while it runs.

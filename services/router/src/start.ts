@@ -111,6 +111,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     remoteReadMaxSamples: config.router.remote_read_max_samples,
     seriesLabelCacheSize: config.router.series_label_cache_size,
     maxBodyBytes: config.router.max_body_bytes,
+    readTimeoutMs: config.router.read_timeout,
     sendTimeoutMs: config.router.send_timeout,
     heldAnswers: heldAnswersFromConfig(config.router.max_held_answer_mb, deps.telemetry),
     planning: {

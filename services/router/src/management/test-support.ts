@@ -21,6 +21,8 @@ export interface TestAppOptions {
   publicUrl?: string;
   provisionDataset?: ProvisionDataset;
   tables?: TenantTables;
+  /** router.read_timeout (absent: none). */
+  readTimeoutMs?: number;
 }
 
 /** A router app on `db` with the management API, as a router in front of no querier. */
@@ -41,6 +43,7 @@ export async function makeApp(db: Db, extra: TestAppOptions = {}): Promise<App> 
     sessionTtlMs: 3_600_000,
     provisionDataset: extra.provisionDataset,
     tables: extra.tables,
+    readTimeoutMs: extra.readTimeoutMs,
   });
 }
 
