@@ -14,7 +14,7 @@
  * Set FLOE_BENCH_CPU_PROF=<dir> to write a CPU profile of the Floe process.
  */
 import { startAppendBaseline } from '../lib/append-baseline.ts';
-import { combinedDrives, errorSummary as errs, fmt, loadAverage, measuredDrive, threadSummary, type MeasuredDrive as Side } from '../lib/drive.ts';
+import { combinedDrives, errorSummary as errs, fmt, loadAverage, machineSummary, measuredDrive, threadSummary, type MeasuredDrive as Side } from '../lib/drive.ts';
 import { floeSqlScalar, startFloeProcess } from '../lib/floe-process.ts';
 import { MarkedTemplate, logsBody } from '../lib/otlp-gen.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
@@ -72,6 +72,7 @@ console.log(
   `    rows in logs after the drain: ${fmt(Number(floe.rows))} (acknowledged ${fmt(floe.items)}); receiver CPU ${fmt(floe.cpu / floe.seconds, 2)} cores (${fmt((floe.cpu * 1e6) / floe.items, 1)} µs per record), load generator ${fmt(floe.genCpu / floe.seconds, 2)} cores, load avg after ${floe.load}`,
 );
 console.log(`    Floe's threads (cores): ${threadSummary(floe)}`);
+console.log(`    the machine's cores not running processes: baseline ${machineSummary(base)}; Floe ${machineSummary(floe)}`);
 console.log(`  ratio floe/baseline: ${(floeRate / baseRate).toFixed(3)} (goal ≥ 0.5)`);
 console.log(
   `  WAL backlog (segments, every 5 s): ${floe.backlog.join(' ')}; ${floe.left === 0 ? `drained ${(floe.drainMs / 1000).toFixed(1)} s after the load stopped` : `${floe.left} segments left after ${(floe.drainMs / 1000).toFixed(0)} s`}`,

@@ -8,7 +8,7 @@
  *   node bench/ingest-traces/run.ts [seconds=60] [concurrency=16] [spansPerRequest=100]
  */
 import { startAppendBaseline } from '../lib/append-baseline.ts';
-import { combinedDrives, measuredDrive, threadSummary, type DriveOptions } from '../lib/drive.ts';
+import { combinedDrives, machineSummary, measuredDrive, threadSummary, type DriveOptions } from '../lib/drive.ts';
 import { percentile, startFloeProcess } from '../lib/floe-process.ts';
 import { MarkedTemplate, ingestTracesBody } from '../lib/otlp-gen.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
@@ -96,6 +96,7 @@ console.log(`    receiver CPU ${(base.cpu / base.seconds).toFixed(2)} cores (${(
 console.log(`  floe (OTLP HTTP protobuf → WAL ack):               ${floeRate.toFixed(0)} spans/s (${floe.errors} errors)`);
 console.log(`    Floe process CPU ${(floe.cpu / floe.seconds).toFixed(2)} cores, ${((floe.cpu * 1e6) / floe.items).toFixed(1)} µs per span; load generator ${(floe.genCpu / floe.seconds).toFixed(2)} cores`);
 console.log(`    Floe's threads (cores): ${threadSummary(floe)}`);
+console.log(`    the machine's cores not running processes: baseline ${machineSummary(base)}; Floe ${machineSummary(floe)}`);
 console.log(`  ratio floe/baseline: ${(floeRate / baseRate).toFixed(3)} (goal ≥ 0.5)`);
 console.log(`  WAL backlog (segments, every 5 s): ${floe.backlog.join(' ')}; drained ${(floe.drainMs / 1000).toFixed(1)} s after the load stopped`);
 console.log(`  ack → visible in trace-by-id: p50 ${percentile(floe.latencies, 50)} ms, p95 ${percentile(floe.latencies, 95)} ms (${floe.latencies.length} probes, polled every ${PROBE_POLL_MS} ms)`);

@@ -77,6 +77,8 @@ export interface MeasuredDrive extends DriveResult {
   genCpu: number;
   load: string;
   threads: Map<string, number>;
+  /** The whole machine's CPU seconds by state over the run (machineCpuSeconds): is anything left idle? */
+  machine: Map<string, number>;
 }
 
 /** drive() against the receiver with process id `pid`, measuring what it cost (MeasuredDrive). */
@@ -84,10 +86,13 @@ export async function measuredDrive(pid: number, opts: DriveOptions): Promise<Me
   const cpu0 = cpuSeconds(pid);
   const threads0 = threadCpuSeconds(pid);
   const gen0 = ownCpuSeconds();
+  const machine0 = machineCpuSeconds();
   const r = await drive(opts);
   const threads = threadCpuSeconds(pid);
   for (const [kind, seconds] of threads) threads.set(kind, seconds - (threads0.get(kind) ?? 0));
-  return { ...r, cpu: cpuSeconds(pid) - cpu0, genCpu: ownCpuSeconds() - gen0, load: loadAverage(), threads };
+  const machine = machineCpuSeconds();
+  for (const [state, seconds] of machine) machine.set(state, seconds - (machine0.get(state) ?? 0));
+  return { ...r, cpu: cpuSeconds(pid) - cpu0, genCpu: ownCpuSeconds() - gen0, load: loadAverage(), threads, machine };
 }
 
 /**
@@ -100,6 +105,8 @@ export function combinedDrives(a: MeasuredDrive, b: MeasuredDrive): MeasuredDriv
   for (const [kind, n] of Object.entries(b.errorKinds)) errorKinds[kind] = (errorKinds[kind] ?? 0) + n;
   const threads = new Map(a.threads);
   for (const [kind, seconds] of b.threads) threads.set(kind, (threads.get(kind) ?? 0) + seconds);
+  const machine = new Map(a.machine);
+  for (const [state, seconds] of b.machine) machine.set(state, (machine.get(state) ?? 0) + seconds);
   return {
     items: a.items + b.items,
     requests: a.requests + b.requests,
@@ -112,6 +119,7 @@ export function combinedDrives(a: MeasuredDrive, b: MeasuredDrive): MeasuredDriv
     genCpu: a.genCpu + b.genCpu,
     load: b.load,
     threads,
+    machine,
   };
 }
 
@@ -150,6 +158,29 @@ export const threadSummary = (r: MeasuredDrive) =>
     .filter(([, s]) => s > 0)
     .sort((a, b) => b[1] - a[1])
     .map(([kind, s]) => `${kind} ${(s / r.seconds).toFixed(2)}`)
+    .join(', ');
+
+/**
+ * The whole machine's CPU seconds so far by state (the `cpu` line of /proc/stat: user, system,
+ * idle, iowait, softirq, steal, …), from /proc (Linux); empty elsewhere. Tells whether a run left
+ * cores idle (waiting on fsync or on a busy thread) or ran out of them, and what a VM's host took.
+ */
+export function machineCpuSeconds(): Map<string, number> {
+  const out = new Map<string, number>();
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // USER_HZ is 100 on every Linux this runs on.
+    ['user', 'nice', 'system', 'idle', 'iowait', 'irq', 'softirq', 'steal'].forEach((state, i) => out.set(state, (fields[i] ?? 0) / 100));
+  } catch {
+    // Not Linux.
+  }
+  return out;
+}
+
+/** The machine's cores by state over a measured run that are not busy running processes: idle, iowait, softirq, steal. */
+export const machineSummary = (r: MeasuredDrive) =>
+  ['idle', 'iowait', 'irq', 'softirq', 'steal']
+    .map((state) => `${state} ${((r.machine.get(state) ?? 0) / r.seconds).toFixed(2)}`)
     .join(', ');
 
 /** `N errors` of a run, with their kinds and the first one when there are any. */
