@@ -148,4 +148,39 @@ describe('servePortOverHttp2 stop', () => {
       session.destroy();
     }
   });
+
+  it('resets at once, at stop, a request whose body is still arriving, and lets a request whose body is in finish', async () => {
+    const route = (req: import('node:http').IncomingMessage, res: import('node:http').ServerResponse) => {
+      let n = 0;
+      req.on('data', (c: Buffer) => (n += c.length));
+      req.on('end', () => setTimeout(() => res.end(`got ${n}`), 300));
+    };
+    const http = createServer(route);
+    const shared = servePortOverHttp2(http, route);
+    await new Promise<void>((r) => http.listen(0, '127.0.0.1', r));
+    const session = connectHttp2(`http://127.0.0.1:${(http.address() as { port: number }).port}`);
+    session.on('error', () => undefined);
+    try {
+      const uploading = session.request({ ':method': 'POST', ':path': '/uploading' });
+      uploading.on('error', () => undefined);
+      uploading.write('x'.repeat(1000));
+      const inWhole = session.request({ ':method': 'POST', ':path': '/in' });
+      let answer = '';
+      inWhole.on('data', (c: Buffer) => (answer += c.toString()));
+      const answered = new Promise((r) => inWhole.on('end', r));
+      inWhole.end('y'.repeat(500));
+      // Both requests have reached the server before it stops.
+      await new Promise((r) => setTimeout(r, 100));
+      const stopped = shared.stop(60_000).then(() => 'stopped');
+      await new Promise((r) => uploading.on('close', r));
+      expect(uploading.rstCode).toBe(constants.NGHTTP2_CANCEL);
+      await answered;
+      expect(answer).toBe('got 500');
+      // Nothing else holds the stop for its minute of grace.
+      expect(await Promise.race([stopped, new Promise((r) => setTimeout(() => r('still stopping after 10 s'), 10_000))])).toBe('stopped');
+    } finally {
+      session.destroy();
+      await new Promise((r) => http.close(r));
+    }
+  });
 });

@@ -23,8 +23,16 @@ const HTTP2_IDLE_MS = 5 * 60_000;
 export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: IncomingMessage, res: ServerResponse) => void): { stop(graceMs?: number): Promise<void> } {
   // The TLS is the HTTP/1.1 server's; the HTTP/2 one only ever sees plaintext sockets handed to it.
   // Streams per connection bounded as HTTP/2 servers commonly do (Node's own default is 2^32-1).
+  // Requests whose body is still arriving: cut at stop, as both services cut their HTTP/1.1 uploads.
+  const arriving = new Set<Http2ServerRequest>();
   const h2 = createHttp2Server({ settings: { maxConcurrentStreams: 128 } }, (req, res) => {
     limitRequestTime(req, http.requestTimeout);
+    if (!req.stream.endAfterHeaders) {
+      arriving.add(req);
+      const arrived = () => arriving.delete(req);
+      req.once('end', arrived);
+      req.stream.once('close', arrived);
+    }
     route(req as unknown as IncomingMessage, res as unknown as ServerResponse);
   });
   const sessions = new Set<Http2Session>();
@@ -49,9 +57,12 @@ export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: 
      * Graceful, as the HTTP/1.1 server's close: each session is told GOAWAY (no new streams) and
      * its requests in progress finish, for at most `graceMs`; what is left then is cut. Until
      * then the HTTP/1.1 server's close would wait for these connections, which are its own too.
+     * A request whose body is still arriving is not in progress: its stream is reset at once
+     * (nothing of it was answered; the client sends it again elsewhere) rather than awaited.
      */
     stop: async (graceMs = 10_000) => {
       closing = true;
+      for (const req of arriving) cutExchange(req);
       const ended = [...sessions].map((session) => new Promise((r) => session.once('close', r)));
       for (const session of sessions) session.close();
       let timer: NodeJS.Timeout | undefined;
