@@ -205,6 +205,32 @@ export class SqlCatalog {
     return location;
   }
 
+  /**
+   * The table's catalog row as it is now (never cached), without reading the file it points at:
+   * what a repair tool needs when that file is missing or damaged (loadTable throws then). The
+   * previous location is the version the last commit was made on (each swap records it), so the
+   * one a damaged version came from. Undefined when there is no such table.
+   */
+  async pointerOf(namespace: string, name: string): Promise<{ metadataLocation: string; previousMetadataLocation: string | null } | undefined> {
+    const res = await this.#sql.query<{ metadata_location: string | null; previous_metadata_location: string | null }>(
+      `SELECT metadata_location, previous_metadata_location FROM iceberg_tables
+        WHERE catalog_name = $1 AND table_namespace = $2 AND table_name = $3
+          AND (iceberg_type IS NULL OR iceberg_type = 'TABLE')`,
+      [this.#catalogName, namespace, name],
+    );
+    const row = res.rows[0];
+    return row?.metadata_location ? { metadataLocation: row.metadata_location, previousMetadataLocation: row.previous_metadata_location } : undefined;
+  }
+
+  /**
+   * Points the table at another metadata file already in the store (a rollback), by the same
+   * compare-and-swap as every commit: false, and nothing changed, when the pointer is no longer
+   * `expected`. The file is not read here: the caller has checked that it is sound.
+   */
+  swapMetadataLocation(namespace: string, name: string, expected: string, location: string): Promise<boolean> {
+    return this.#swap(namespace, name, expected, location);
+  }
+
   /** The table's current metadata, or undefined when it doesn't exist. */
   async loadTable(namespace: string, name: string): Promise<TableHandle | undefined> {
     const location = await this.#metadataLocation(namespace, name);
@@ -340,7 +366,7 @@ export class SqlCatalog {
       const key = `${tableKeyOf(this.#blobs, base.metadata)}/metadata/${metadataFileName(version)}`;
       const location = this.#blobs.uri(key);
       await this.#blobs.put(key, utf8.encode(serializeTableMetadata(next)));
-      if (await this.#swap(base, location)) {
+      if (await this.#swap(base.namespace, base.name, base.metadataLocation, location)) {
         this.#metadata.set(location, next);
         return {
           handle: { namespace: base.namespace, name: base.name, metadataLocation: location, metadata: next },
@@ -360,16 +386,16 @@ export class SqlCatalog {
   }
 
   /** The compare-and-swap. An error with an unknown outcome is resolved by reading the row back. */
-  async #swap(base: TableHandle, location: string): Promise<boolean> {
+  async #swap(namespace: string, name: string, expected: string, location: string): Promise<boolean> {
     try {
       const res = await this.#sql.query(
         `UPDATE iceberg_tables SET metadata_location = $1, previous_metadata_location = $2
           WHERE catalog_name = $3 AND table_namespace = $4 AND table_name = $5 AND metadata_location = $2`,
-        [location, base.metadataLocation, this.#catalogName, base.namespace, base.name],
+        [location, expected, this.#catalogName, namespace, name],
       );
       return res.rowCount === 1;
     } catch (err) {
-      const now = await this.#metadataLocation(base.namespace, base.name).catch(() => undefined);
+      const now = await this.#metadataLocation(namespace, name).catch(() => undefined);
       if (now === location) return true;
       throw err;
     }

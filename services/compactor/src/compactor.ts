@@ -81,7 +81,7 @@ export interface TablePlan {
   groups: Array<{ hour: string; files: number; bytes: number; rows: number }>;
 }
 
-function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
+export function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
   if (!scope) return true;
   if (scope.table !== undefined && id.name !== scope.table) return false;
   if (scope.tenant === undefined) return true;

@@ -3,13 +3,16 @@ import { ConfigError, type FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { cachedTenantLimits } from '@floe/limits';
 import { dueDeleteRequests, finishDeleteRequest, getTenant, LeaseMembership, observeMembership, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
-import { serverTlsFromConfig, sleep, startAdminServer, type ServerTls, type ServiceHandle } from '@floe/runtime';
+import { isFloeError, toHttp } from '@floe/errors';
+import { serverTlsFromConfig, sleep, startAdminServer, type AdminAnswer, type ServerTls, type ServiceHandle } from '@floe/runtime';
 import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { compactorMetrics } from './compactor-metrics.ts';
 import { randomUUID } from 'node:crypto';
 import { Compactor, hasWork, type PassScope, type PassStats } from './compactor.ts';
 import { retentionStreamProblems } from '@floe/query';
+import { checkTables } from './table-check.ts';
+import { parseRollbackRequest, rollbackTable } from './table-rollback.ts';
 
 /** Same catalog and warehouse as the writer's tables (services/writer/src/tables.ts). */
 
@@ -145,6 +148,9 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       return { status: 202, body: request };
     },
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
+    // Checking and repairing tables (table-check.ts, table-rollback.ts), whether or not compaction is enabled.
+    'POST /tables/check': async (body: unknown) => ({ status: 200, body: await checkTables(catalog, store, parseScope(body)) }),
+    'POST /tables/rollback': (body: unknown) => answered(async () => rollbackTable(catalog, store, parseRollbackRequest(body))),
   };
 
   const ownTls = config.tls.admin_ports && !deps.tls ? serverTlsFromConfig(config.tls, log) : undefined;
@@ -216,6 +222,17 @@ export interface CompactionRequest {
 
 const MAX_REQUESTS = 20;
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
+
+/** An action's answer, or the envelope of the FloeError it threw (404, 409 and 400 reach the caller as such). */
+async function answered(run: () => Promise<unknown>): Promise<AdminAnswer> {
+  try {
+    return { status: 200, body: await run() };
+  } catch (err) {
+    if (!isFloeError(err)) throw err;
+    const { status, body } = toHttp(err);
+    return { status, body };
+  }
+}
 
 /** `{tenant?, dataset?, table?}` of an action's body; undefined for every table. */
 function parseScope(body: unknown): PassScope | undefined {

@@ -8,7 +8,9 @@ import { ERROR_RESPONSES, datasetIdSchema, tenantIdSchema } from './schemas.ts';
 
 /**
  * Compaction control (spec 2, "Management and operations"; who may: rule 5, admin-authenticated):
- * start an on-demand pass, see what the compactor is doing, or ask what a pass would merge now.
+ * start an on-demand pass, see what the compactor is doing, or ask what a pass would merge now;
+ * and checking and repairing tables: which tables' current metadata cannot be read whole, and
+ * rolling one back to a sound metadata version.
  * The router authenticates the operator (break-glass admin key or an instance admin's session)
  * and passes the request to the compactor's admin port (compactor-client.ts), answering with what
  * the compactor answered.
@@ -41,6 +43,121 @@ const request = {
 
 type Scope = { tenant?: string; dataset?: string; table?: string };
 
+// Checking and repairing tables (services/compactor/src/table-check.ts, table-rollback.ts).
+const tableName = { type: 'string', enum: Object.keys(TABLES) } as const;
+const objectKeys = { type: 'array', items: { type: 'string' }, description: 'The first few object keys concerned.' } as const;
+const problem = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['kind', 'message'],
+  properties: {
+    kind: {
+      type: 'string',
+      enum: ['metadata_missing', 'metadata_unparseable', 'metadata_outside_table', 'manifest_list_missing', 'manifest_list_unreadable', 'manifests_missing', 'manifests_unreadable', 'data_files_missing'],
+    },
+    message: { type: 'string', description: 'What is wrong, the parse error included.' },
+    count: { type: 'integer', description: 'How many files the problem covers.' },
+    keys: objectKeys,
+  },
+} as const;
+const problems = { type: 'array', items: problem } as const;
+
+const checkAnswer = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tables_checked', 'ok', 'damaged', 'tables'],
+  properties: {
+    tables_checked: { type: 'integer' },
+    ok: { type: 'integer' },
+    damaged: { type: 'integer' },
+    tables: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['table', 'status', 'metadata_location', 'problems'],
+        properties: {
+          table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
+          status: { type: 'string', enum: ['ok', 'damaged'] },
+          metadata_location: { type: 'string', description: 'The version the catalog points at, as checked.' },
+          problems,
+        },
+      },
+    },
+  },
+} as const;
+
+const rollbackBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tenant', 'dataset', 'table'],
+  properties: {
+    tenant: tenantIdSchema,
+    dataset: datasetIdSchema,
+    table: tableName,
+    metadata_location: { type: 'string', minLength: 1, maxLength: 4096, description: "The version to go back to: a *.metadata.json under the table's metadata/ (its URI or object key). Absent: the newest sound version." },
+    dry_run: { type: 'boolean', description: 'Answer what would be chosen and given up, and change nothing.' },
+  },
+} as const;
+
+const rollbackAnswer = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['table', 'dry_run', 'rolled_back', 'previous_metadata_location', 'metadata_location', 'chosen', 'given_up', 'records_given_up', 'note'],
+  properties: {
+    table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
+    dry_run: { type: 'boolean' },
+    rolled_back: { type: 'boolean', description: 'Whether the pointer moved: false for a dry run or when the chosen version is already current.' },
+    previous_metadata_location: { type: 'string', description: 'The version the table pointed at before.' },
+    metadata_location: { type: 'string', description: 'The version chosen.' },
+    chosen: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['version', 'snapshot_id', 'problems'],
+      properties: {
+        version: { type: 'integer', description: 'Its number in the file name (-1 when it has none).' },
+        snapshot_id: { type: ['string', 'null'], description: 'Its current snapshot.' },
+        problems: { ...problems, description: 'Empty unless a version with problems was named in metadata_location.' },
+      },
+    },
+    given_up: {
+      type: 'array',
+      description: 'The versions newer than the chosen one, the current one first.',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['metadata_location', 'version', 'parses', 'problems', 'snapshots'],
+        properties: {
+          metadata_location: { type: 'string' },
+          version: { type: 'integer' },
+          parses: { type: 'boolean' },
+          problems,
+          snapshots: {
+            type: 'array',
+            description: 'Its snapshots the chosen version lacks (empty when it does not parse).',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['snapshot_id', 'operation', 'timestamp_ms', 'added_records', 'deleted_records'],
+              properties: {
+                snapshot_id: { type: 'string' },
+                operation: { type: 'string' },
+                timestamp_ms: { type: 'integer' },
+                added_records: { type: ['integer', 'null'] },
+                deleted_records: { type: ['integer', 'null'] },
+              },
+            },
+          },
+        },
+      },
+    },
+    records_given_up: { type: 'integer', description: 'Rows added less rows deleted by the distinct given-up snapshots of the versions that parse.' },
+    note: { type: 'string', description: "What follows: the given-up rows leave the table, and the orphan sweep deletes the files only the given-up versions referenced once they are an hour old." },
+  },
+} as const;
+
+type RollbackBody = { tenant: string; dataset: string; table: string; metadata_location?: string; dry_run?: boolean };
+
 export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
   const compactor = () => {
     if (!opts.compactor) throw new FloeError('unavailable', 'no compactor configured (router.compactor_url)', { code: 'FLOE_ERR_NO_COMPACTOR' });
@@ -66,6 +183,42 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'ops.compact');
       return relay(reply, await compactor().call('POST', '/compact', checkScope(req.body)));
+    },
+  );
+
+  app.post<{ Body: Scope | undefined }>(
+    '/ops/tables/check',
+    {
+      schema: {
+        operationId: 'check_tables',
+        summary:
+          "Check every table of the scope (all, a tenant, a dataset and/or one table name): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store and readable. Read-only (instance admin)",
+        tags: TAGS,
+        body: scopeBody,
+        response: { 200: checkAnswer, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'ops.compact');
+      return relay(reply, await compactor().call('POST', '/tables/check', checkScope(req.body)));
+    },
+  );
+
+  app.post<{ Body: RollbackBody }>(
+    '/ops/tables/rollback',
+    {
+      schema: {
+        operationId: 'rollback_table',
+        summary:
+          "Point a table back at an earlier metadata version (by compare-and-swap): the one named, or the newest sound one; answers what was chosen and what is given up. 404 unknown table, 400 a location that is not the table's or does not parse, 409 when the table moved meanwhile or no version is sound (instance admin)",
+        tags: TAGS,
+        body: rollbackBody,
+        response: { 200: rollbackAnswer, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'ops.compact');
+      return relay(reply, await compactor().call('POST', '/tables/rollback', req.body));
     },
   );
 
