@@ -223,12 +223,22 @@ export class SqlCatalog {
   }
 
   /**
-   * Points the table at another metadata file already in the store (a rollback), by the same
-   * compare-and-swap as every commit: false, and nothing changed, when the pointer is no longer
-   * `expected`. The file is not read here: the caller has checked that it is sound.
+   * Makes an earlier version's content (`from`, read and checked sound by the caller) the table's
+   * current one as a NEW metadata version numbered `version`, by the same compare-and-swap as
+   * every commit from `expected` (the pointer the caller read): the location written, or
+   * undefined, and the pointer unchanged, when it has moved since. Version numbers thus never go
+   * back, as Iceberg's own rollback, so the files of the versions given up rank below the current
+   * one like every superseded version, and a metadata file ranking above the current one always
+   * means a commit in flight or a catalog behind its files (restored from an older backup).
    */
-  swapMetadataLocation(namespace: string, name: string, expected: string, location: string): Promise<boolean> {
-    return this.#swap(namespace, name, expected, location);
+  async restoreVersion(namespace: string, name: string, expected: string, from: { location: string; metadata: TableMetadata }, version: number): Promise<string | undefined> {
+    const next = withMetadataLog({ ...from.metadata, 'last-updated-ms': Date.now() }, from.metadata, from.location);
+    const key = `${tableKeyOf(this.#blobs, from.metadata)}/metadata/${metadataFileName(version)}`;
+    const location = this.#blobs.uri(key);
+    await this.#blobs.put(key, utf8.encode(serializeTableMetadata(next)));
+    if (!(await this.#swap(namespace, name, expected, location))) return undefined;
+    this.#metadata.set(location, next);
+    return location;
   }
 
   /** The table's current metadata, or undefined when it doesn't exist. */

@@ -122,18 +122,21 @@ describe('checking and rolling back a damaged table (embedded)', () => {
 
     const rolled = await runFloeCli(['ops', 'rollback-table', `${tenant}.default.logs`, '--json'], admin());
     expect([rolled.code, rolled.stderr]).toEqual([0, '']);
-    expect(JSON.parse(rolled.stdout)).toEqual({
+    const answer = JSON.parse(rolled.stdout) as { new_metadata_location: string };
+    expect(answer).toEqual({
       table: `${tenant}.default.logs`,
       dry_run: false,
       rolled_back: true,
       previous_metadata_location: current,
       metadata_location: previous,
+      // The previous version's content as a new version, numbered above the damaged one.
+      new_metadata_location: expect.stringMatching(/\/logs\/metadata\/00003-[^/]+\.metadata\.json$/),
       chosen: { version: expect.any(Number), snapshot_id: expect.any(String), problems: [] },
       given_up: [{ metadata_location: current, version: expect.any(Number), parses: false, problems: [expect.objectContaining({ kind: 'metadata_unparseable' })], snapshots: [] }],
       records_given_up: 0,
       note: expect.stringContaining('orphan sweep'),
     });
-    expect(await pointer()).not.toBe(current);
+    expect(await pointer()).toBe(answer.new_metadata_location);
 
     // The writer commits what it held, once; the table checks sound again.
     expect(await waitStored(50)).toEqual({ rows: 50, distinct: 50 });

@@ -6,7 +6,7 @@ import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats } from './compact.ts';
 import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
-import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
+import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences, versionsAhead } from './orphans.ts';
 import { applyDeleteRequest, deletionTables, emptyDeleteStats, type DeleteStats } from './deletes.ts';
 import { applyRetention, emptyRetentionStats, type RetentionStats } from './retention.ts';
 import { applyStreamRetention, partitionRetentionMs } from './stream-retention.ts';
@@ -238,6 +238,17 @@ export class Compactor {
     if (!isTableName(id.name)) return false;
     let handle = await catalog.loadTable(id.namespace, id.name);
     if (!handle) return false; // dropped since the listing
+    // A pointer behind the table's own files (the metadata DB restored from an older backup)
+    // references nothing committed since: the sweep would take all of it for orphans, and every
+    // commit here would fork the history. The table fails its pass until an operator rolls it
+    // forward (floe ops check-tables names it, rollback-table --to moves it).
+    // The pointer is read again after the listing, so a commit landing meanwhile is not taken for it.
+    const metadataFiles = await store.list(`${store.keyFromUri(handle.metadata.location)}/metadata/`);
+    const pointer = (await catalog.pointerOf(id.namespace, id.name))?.metadataLocation ?? handle.metadataLocation;
+    const ahead = versionsAhead(metadataFiles, pointer, store);
+    if (ahead.length > 0) {
+      throw new Error(`${ahead.length} metadata files are numbered beyond the catalog's pointer ${pointer}: the catalog is behind the table (restored from an older backup?); left alone until it is rolled forward (floe ops check-tables, floe ops rollback-table --to)`);
+    }
 
     const target = await reconcileTargetFileSize(catalog, handle, this.#o.targetFileBytes);
     handle = target.handle;

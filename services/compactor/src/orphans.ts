@@ -1,4 +1,4 @@
-import { dataFileSidecars, decodeManifest, decodeManifestList, type TableMetadata } from '@floe/iceberg';
+import { dataFileSidecars, decodeManifest, decodeManifestList, metadataVersion, type TableMetadata } from '@floe/iceberg';
 import type { ObjectInfo, ObjectStore } from '@floe/storage';
 
 /**
@@ -116,4 +116,17 @@ export function findOrphans(listing: OrphanListing, refs: References, nowMs: num
     .map((o) => o.key);
   const metadata = listing.metadata.filter((o) => oldEnough(o) && SWEPT_METADATA.test(o.key) && !refs.metadata.has(o.key)).map((o) => o.key);
   return { data, metadata };
+}
+
+/**
+ * Metadata files numbered beyond the next commit's (the current version + 1, which a commit in
+ * flight or an attempt that lost its swap may hold). Version numbers only grow (a rollback
+ * writes a new version too), so these mean the catalog's pointer is behind the table's own
+ * history: the metadata DB was restored from an older backup than the bucket. Everything
+ * committed since is then unreferenced by the pointer, and the orphan sweep must not take it.
+ */
+export function versionsAhead(metadataFiles: readonly ObjectInfo[], pointer: string, store: ObjectStore): ObjectInfo[] {
+  const current = metadataVersion(store.keyFromUri(pointer));
+  if (current < 0) return [];
+  return metadataFiles.filter((o) => metadataVersion(o.key) > current + 1);
 }

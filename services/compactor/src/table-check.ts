@@ -2,7 +2,7 @@ import { currentSnapshot, decodeManifest, decodeManifestList, ManifestEntryStatu
 import { isTableName } from '@floe/schema';
 import type { ObjectInfo, ObjectStore } from '@floe/storage';
 import { inScope, type PassScope } from './compactor.ts';
-import { listTableObjects } from './orphans.ts';
+import { listTableObjects, versionsAhead } from './orphans.ts';
 
 /**
  * Whether a table's metadata version can be read whole: the metadata file is there and parses,
@@ -26,7 +26,8 @@ export type TableProblemKind =
   | 'manifest_list_unreadable'
   | 'manifests_missing'
   | 'manifests_unreadable'
-  | 'data_files_missing';
+  | 'data_files_missing'
+  | 'catalog_behind_files';
 
 export interface TableProblem {
   kind: TableProblemKind;
@@ -226,7 +227,19 @@ export async function checkTable(catalog: SqlCatalog, store: ObjectStore, id: Ta
   if (!locationKey) {
     return { table, status: 'damaged', metadata_location: pointer, problems: [{ kind: 'metadata_outside_table', message: `the catalog points at ${pointer}, which is not in a metadata/ directory of this store` }] };
   }
-  const { problems } = await (await TableObjects.list(store, locationKey)).inspect(pointer);
+  const objects = await TableObjects.list(store, locationKey);
+  const { problems } = await objects.inspect(pointer);
+  // Against the pointer as it is after the listing: a commit landing meanwhile is no sign of a catalog behind.
+  const ahead = versionsAhead(objects.metadataFiles, (await catalog.pointerOf(id.namespace, id.name))?.metadataLocation ?? pointer, store);
+  if (ahead.length > 0) {
+    const newest = ahead.reduce((a, b) => (metadataVersion(b.key) > metadataVersion(a.key) ? b : a));
+    problems.push({
+      kind: 'catalog_behind_files',
+      message: `${ahead.length} metadata files are numbered beyond the next commit's (newest ${newest.key}): the catalog is behind the table's files, as after a restore of the metadata DB from an older backup; the compactor leaves the table's unreferenced files alone until it is resolved (floe ops rollback-table --to the newest sound one rolls it forward)`,
+      count: ahead.length,
+      keys: ahead.slice(0, SHOWN_KEYS).map((o) => o.key),
+    });
+  }
   return { table, status: problems.length > 0 ? 'damaged' : 'ok', metadata_location: pointer, problems };
 }
 

@@ -96,6 +96,8 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
       rolled_back: !dryRun,
       previous_metadata_location: v3,
       metadata_location: v1,
+      // v1's content as a new version, numbered above every other: version numbers never go back.
+      new_metadata_location: dryRun ? null : expect.stringMatching(/\/metadata\/00004-[^/]+\.metadata\.json$/),
       chosen: { version: 1, snapshot_id: String(t.versions[1]!.metadata['current-snapshot-id']), problems: [] },
       given_up: [
         { metadata_location: v3, version: 3, parses: false, problems: [expect.objectContaining({ kind: 'metadata_unparseable' })], snapshots: [] },
@@ -113,9 +115,14 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     expect(await rollback('rb-auto', { dry_run: true })).toEqual(expected(true));
     expect(await pointer('rb-auto')).toBe(v3);
 
-    expect(await rollback('rb-auto')).toEqual(expected(false));
-    expect(await pointer('rb-auto')).toBe(v1);
-    expect((await checkTables(f.catalog, f.store, { tenant: 'rb-auto' })).tables[0]).toMatchObject({ status: 'ok', metadata_location: v1 });
+    const done = await rollback('rb-auto');
+    expect(done).toEqual(expected(false));
+    const v4 = done.new_metadata_location!;
+    expect(await pointer('rb-auto')).toBe(v4);
+    expect((await checkTables(f.catalog, f.store, { tenant: 'rb-auto' })).tables[0]).toMatchObject({ status: 'ok', metadata_location: v4 });
+    const restored = (await f.catalog.loadTable('rb-auto.default', 'traces'))!;
+    expect(restored.metadata.snapshots).toEqual(t.versions[1]!.metadata.snapshots);
+    expect(restored.metadata['metadata-log'].at(-1)!['metadata-file']).toBe(v1);
     const healed = (await f.catalog.loadTable('rb-auto.default', 'traces'))!;
     const next = await appendSpanFile(f, healed, hour, 7, 999);
     expect((await f.catalog.planFiles(next.handle)).map((p) => p.key).sort()).toEqual([t.data[0]!, next.key].sort());
@@ -143,6 +150,33 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     const answer = await rollback('rb-parent', { dry_run: true });
     expect(answer.metadata_location).toBe(v1.metadataLocation);
     expect(answer.given_up.map((g) => g.metadata_location)).toEqual([t.versions[2]!.metadataLocation]);
+  });
+
+  it('names a catalog behind its files (restored from an older backup), keeps the orphan sweep off the newer files, and rolls forward', async () => {
+    const t = await table('rb-behind', 3);
+    // The metadata DB restored from a backup taken at version 1; the bucket holds versions 2 and 3.
+    await f.db.query(`UPDATE iceberg_tables SET metadata_location = $1 WHERE table_namespace = 'rb-behind.default' AND table_name = 'traces'`, [t.versions[1]!.metadataLocation]);
+    const checked = (await checkTables(f.catalog, f.store, { tenant: 'rb-behind' })).tables[0]!;
+    expect(checked).toMatchObject({ status: 'damaged', metadata_location: t.versions[1]!.metadataLocation });
+    expect(checked.problems).toEqual([expect.objectContaining({ kind: 'catalog_behind_files', count: 1, keys: [key(t.versions[3]!)] })]);
+
+    const sweep = () => new Compactor({ ...f, log: silentLogger(), targetFileBytes: 1 << 27, snapshotRetentionMs: HOUR_MS, orphanMinAgeMs: 0, minFileAgeMs: HOUR_MS }).pass(undefined, { tenant: 'rb-behind' });
+    // The table fails its pass: nothing committed on the old pointer, nothing swept.
+    expect(await sweep()).toMatchObject({ tables: 1, failedTables: 1, orphans: { data: 0, metadata: 0 } });
+    expect(await pointer('rb-behind')).toBe(t.versions[1]!.metadataLocation);
+    const all = [key(t.versions[2]!), key(t.versions[3]!), ...t.data];
+    const present = async () => new Set((await f.store.list(key(t.versions[0]!).replace(/metadata\/[^/]+$/, ''))).map((o) => o.key));
+    let left = await present();
+    expect(all.filter((k) => !left.has(k))).toEqual([]);
+
+    const forward = await rollback('rb-behind', { metadata_location: t.versions[3]!.metadataLocation });
+    expect(forward).toMatchObject({ rolled_back: true, metadata_location: t.versions[3]!.metadataLocation, new_metadata_location: expect.stringMatching(/\/metadata\/00004-/) });
+    const healed = (await f.catalog.loadTable('rb-behind.default', 'traces'))!;
+    expect((await f.catalog.planFiles(healed)).map((p) => p.key).sort()).toEqual([...t.data].sort());
+    expect((await checkTables(f.catalog, f.store, { tenant: 'rb-behind' })).tables[0]).toMatchObject({ status: 'ok', problems: [] });
+    expect(await sweep()).toMatchObject({ tables: 1, failedTables: 0 });
+    left = await present();
+    expect(t.data.filter((k) => !left.has(k))).toEqual([]);
   });
 
   it('refuses an unknown table (404), a location outside the table or that does not parse (400), and a pointer that moved meanwhile (409)', async () => {

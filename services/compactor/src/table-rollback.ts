@@ -7,18 +7,17 @@ import { metadataCandidates, TableObjects, tableKeyOfPointer, type TableProblem 
 
 /**
  * Rolls a table back to an earlier metadata version: the operator's repair when the current one
- * is damaged or missing (a storage incident, a restore where the bucket and the database
- * disagree), which otherwise holds the writer's WAL segments for the table until the acceptors
- * refuse its tenant. The candidates are the metadata files the listing finds under the table's
- * metadata/ area; without a named one, the newest that is sound (table-check.ts) is chosen. The
- * pointer moves by the catalog's own compare-and-swap from the location read at the start, so
- * a commit landing meanwhile makes it a 409, never a lost commit.
+ * is damaged or missing (a storage incident), which otherwise holds the writer's WAL segments for
+ * the table until the acceptors refuse its tenant. The candidates are the metadata files the
+ * listing finds under the table's metadata/ area; without a named one, the newest that is sound
+ * (table-check.ts) is chosen. Its content becomes a new version numbered above every metadata
+ * file of the table (SqlCatalog.restoreVersion), swapped in by the catalog's compare-and-swap
+ * from the location read at the start, so a commit landing meanwhile makes it a 409, never a
+ * lost commit, and version numbers never go back.
  *
- * Only versions numbered up to the current one are candidates: files numbered above it are not
- * the table's history but the versions an earlier rollback gave up, or commit attempts that lost
- * their swap. They can still be named explicitly, while they last: the orphan sweep takes them
- * after an hour, and sooner once the table's metadata log has moved past their numbers
- * (droppedMetadataFiles in expire.ts).
+ * Without a named version only those numbered up to the current one are candidates: a file
+ * numbered above it is a commit in flight, or the catalog is behind its files (restored from an
+ * older backup; table-check.ts reports it). Naming the newest of those rolls the table forward.
  */
 
 export interface RollbackRequest {
@@ -54,7 +53,10 @@ export interface RollbackAnswer {
   /** Whether the pointer moved (false for a dry run, or when the chosen version is already current). */
   rolled_back: boolean;
   previous_metadata_location: string;
+  /** The version chosen, whose content the table now has. */
   metadata_location: string;
+  /** The new version written with that content, the table's pointer now (null when nothing moved). */
+  new_metadata_location: string | null;
   chosen: { version: number; snapshot_id: string | null; problems: TableProblem[] };
   given_up: GivenUpVersion[];
   /** Rows added less rows deleted by the distinct given-up snapshots of the versions that parse. */
@@ -191,9 +193,14 @@ export async function rollbackTable(catalog: SqlCatalog, store: ObjectStore, req
 
   const location = store.uri(chosenKey);
   const current = chosenKey === pointerKey;
-  if (!req.dryRun && !current && !(await catalog.swapMetadataLocation(namespace, req.table, pointer, location))) {
-    const now = (await catalog.pointerOf(namespace, req.table))?.metadataLocation;
-    throw new FloeError('conflict', `${table} moved from ${pointer} to ${now ?? 'nothing'} meanwhile; nothing was changed: check it again`, { code: 'FLOE_ERR_OPS_ROLLBACK_CONFLICT' });
+  let written: string | null = null;
+  if (!req.dryRun && !current) {
+    const version = Math.max(currentVersion, ...objects.metadataFiles.map((o) => metadataVersion(o.key))) + 1;
+    written = (await catalog.restoreVersion(namespace, req.table, pointer, { location, metadata: chosen.metadata }, version)) ?? null;
+    if (written === null) {
+      const now = (await catalog.pointerOf(namespace, req.table))?.metadataLocation;
+      throw new FloeError('conflict', `${table} moved from ${pointer} to ${now ?? 'nothing'} meanwhile; nothing was changed: check it again`, { code: 'FLOE_ERR_OPS_ROLLBACK_CONFLICT' });
+    }
   }
   const snapshotId = chosen.metadata['current-snapshot-id'];
   return {
@@ -202,6 +209,7 @@ export async function rollbackTable(catalog: SqlCatalog, store: ObjectStore, req
     rolled_back: !req.dryRun && !current,
     previous_metadata_location: pointer,
     metadata_location: location,
+    new_metadata_location: written,
     chosen: { version: metadataVersion(chosenKey), snapshot_id: snapshotId === null ? null : String(snapshotId), problems: chosen.problems },
     given_up: givenUp,
     records_given_up: recordsGivenUp,
@@ -209,6 +217,6 @@ export async function rollbackTable(catalog: SqlCatalog, store: ObjectStore, req
       ? `${location} is already the current version of ${table}: nothing to do`
       : req.dryRun
         ? `Dry run: nothing changed. Rolled back, ${table} would no longer hold the rows of the given-up snapshots, and the compactor's orphan sweep would delete the files only the given-up versions reference once they are ${minutes} minutes old (those older already at its next pass).`
-        : `${table} no longer holds the rows of the given-up snapshots. The files only the given-up versions reference (their data files, manifests and metadata files) are unreferenced now: the compactor's orphan sweep deletes each once it is ${minutes} minutes old (those older already at its next pass).`,
+        : `${table} now has the content of ${location} as its new version ${written}, and no longer holds the rows of the given-up snapshots. The files only the given-up versions reference (their data files, manifests and metadata files) are unreferenced now: the compactor's orphan sweep deletes each once it is ${minutes} minutes old (those older already at its next pass).`,
   };
 }

@@ -53,6 +53,7 @@ interface RollbackAnswer {
   rolled_back: boolean;
   previous_metadata_location: string;
   metadata_location: string;
+  new_metadata_location: string | null;
   chosen: { version: number; snapshot_id: string | null; problems: Problem[] };
   given_up: Array<{ metadata_location: string; parses: boolean; problems: Problem[]; snapshots: Array<{ snapshot_id: string; operation: string; added_records: number | null; deleted_records: number | null }> }>;
   records_given_up: number;
@@ -68,6 +69,7 @@ const ROLLBACK: Shape = {
   rolled_back: 'boolean',
   previous_metadata_location: 'string',
   metadata_location: 'string',
+  new_metadata_location: optional('string'),
   chosen: { version: 'number', snapshot_id: optional('string'), problems: PROBLEMS },
   given_up: [{ metadata_location: 'string', parses: 'boolean', problems: PROBLEMS, snapshots: [{ snapshot_id: 'string', operation: 'string', added_records: optional('number'), deleted_records: optional('number') }] }],
   records_given_up: 'number',
@@ -91,7 +93,7 @@ function printCheck(answer: CheckAnswer): void {
 function printRollback(a: RollbackAnswer): void {
   const snapshot = a.chosen.snapshot_id === null ? 'no snapshot' : `snapshot ${a.chosen.snapshot_id}`;
   if (!a.rolled_back && !a.dry_run) out(`${a.table}: already at ${a.metadata_location} (${snapshot}); nothing changed`);
-  else out(`${a.table}: ${a.dry_run ? 'would roll back' : 'rolled back'} to ${a.metadata_location} (version ${a.chosen.version}, ${snapshot}), from ${a.previous_metadata_location}`);
+  else out(`${a.table}: ${a.dry_run ? 'would roll back' : 'rolled back'} to ${a.metadata_location} (version ${a.chosen.version}, ${snapshot}), from ${a.previous_metadata_location}${a.new_metadata_location ? `; now at ${a.new_metadata_location}` : ''}`);
   for (const p of a.chosen.problems) out(`  the chosen version has a problem: ${p.kind}: ${p.message}`);
   if (a.given_up.length > 0) {
     out(`given up (${a.records_given_up} rows):`);

@@ -103,13 +103,14 @@ const rollbackBody = {
 const rollbackAnswer = {
   type: 'object',
   additionalProperties: false,
-  required: ['table', 'dry_run', 'rolled_back', 'previous_metadata_location', 'metadata_location', 'chosen', 'given_up', 'records_given_up', 'note'],
+  required: ['table', 'dry_run', 'rolled_back', 'previous_metadata_location', 'metadata_location', 'new_metadata_location', 'chosen', 'given_up', 'records_given_up', 'note'],
   properties: {
     table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
     dry_run: { type: 'boolean' },
     rolled_back: { type: 'boolean', description: 'Whether the pointer moved: false for a dry run or when the chosen version is already current.' },
     previous_metadata_location: { type: 'string', description: 'The version the table pointed at before.' },
-    metadata_location: { type: 'string', description: 'The version chosen.' },
+    metadata_location: { type: 'string', description: 'The version chosen, whose content the table has after the rollback.' },
+    new_metadata_location: { type: ['string', 'null'], description: 'The new version written with that content, numbered above every other, which the table points at now; null for a dry run or when nothing moved.' },
     chosen: {
       type: 'object',
       additionalProperties: false,
@@ -210,7 +211,7 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
       schema: {
         operationId: 'rollback_table',
         summary:
-          "Point a table back at an earlier metadata version (by compare-and-swap): the one named, or the newest sound one; answers what was chosen and what is given up. 404 unknown table, 400 a location that is not the table's or does not parse, 409 when the table moved meanwhile or no version is sound (instance admin)",
+          "Give a table the content of another of its metadata versions as a new version (by compare-and-swap): the one named, or the newest sound earlier one; answers what was chosen and what is given up. 404 unknown table, 400 a location that is not the table's or does not parse, 409 when the table moved meanwhile or no version is sound (instance admin)",
         tags: TAGS,
         body: rollbackBody,
         response: { 200: rollbackAnswer, ...ERROR_RESPONSES },
