@@ -67,7 +67,12 @@ const MODULES: ModuleDef<Ctx>[] = [
     ctx.lock = lock;
     try {
       ctx.db = await openDbFromConfig(ctx.config);
-      await migrate(ctx.db);
+      const schema = await migrate(ctx.db);
+      // Migrations only add; a Floe older than its metadata DB still starts (a rollback of a
+      // rolling upgrade), but the operator should know that it runs on a schema it does not know.
+      if (schema.unknown.length > 0) {
+        ctx.log.warn({ unknownMigrations: schema.unknown, version: schema.version }, 'the metadata DB was migrated by a newer Floe than this one; it runs, but features of the newer one are unavailable here');
+      }
     } catch (err) {
       lock?.release();
       throw err;
