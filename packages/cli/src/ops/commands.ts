@@ -138,11 +138,11 @@ export function registerOpsCommands(program: Command): void {
   withConnection(
     ops
       .command('rollback-table')
-      .description('point a table back at an earlier metadata version: the newest sound one, or --to; the rows of the versions given up leave the table')
+      .description("give a table the content of another of its metadata versions as a new version: the newest sound earlier one, or --to (a newer one rolls forward a table whose catalog is behind its files); the rows of the versions given up leave the table")
       .argument('<table>', '<tenant>.<dataset>.<table>, e.g. acme.default.logs'),
     'the admin key (env FLOE_API_KEY)',
   )
-    .option('--to <metadata file>', "the version to go back to: a *.metadata.json under the table's metadata/ (URI or object key)")
+    .option('--to <metadata file>', "the version to take: a *.metadata.json under the table's metadata/ (URI or object key)")
     .option('--dry-run', 'say what would be chosen and given up, and change nothing')
     .option('--json', 'print the JSON answer')
     .action(
