@@ -103,6 +103,19 @@ describe('checking and rolling back a damaged table (embedded)', () => {
         problems: [{ kind: 'metadata_unparseable', message: expect.stringMatching(/^metadata file .*\/logs\/metadata\/[^/]+\.metadata\.json does not parse: table metadata is not valid JSON/), keys: [expect.any(String)] }],
       },
     ]);
+    // Queries of the table say what is wrong and that it is a server-side state to retry after
+    // (503 / UNAVAILABLE), not an internal error.
+    const logQuery = await fetch(`${floe.routerUrl}/logquery/loki/api/v1/query_range?${new URLSearchParams({ query: '{service_name="svc"}', limit: '10' })}`, { headers: tenantHeaders() });
+    expect([logQuery.status, await logQuery.json()]).toEqual([
+      503,
+      { status: 'error', errorType: 'unavailable', error: expect.stringMatching(/^table logs of dataset default cannot be read: table metadata is not valid JSON.*it needs an operator's repair \(floe ops check-tables\)$/) },
+    ]);
+    const sqlRefusal = await stored().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(sqlRefusal).toMatchObject({ code: 14, details: expect.stringMatching(/^table logs of dataset default cannot be read/) });
+
     // The same for people: a table of the tables, and the problem under it.
     const readable = await runFloeCli(['ops', 'check-tables', '--tenant', tenant], admin());
     expect(readable.code).toBe(1);

@@ -1,4 +1,5 @@
-import { deserializeValue, floeTableDef, type SqlCatalog } from '@floe/iceberg';
+import { FloeError } from '@floe/errors';
+import { deserializeValue, floeTableDef, IcebergError, type SqlCatalog } from '@floe/iceberg';
 import { NS_PER_HOUR, partitionFieldName, tableDef, type TableDef, type TableName } from '@floe/schema';
 import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
@@ -68,6 +69,22 @@ function byTime(order: FileOrder): (a: CandidateFile, b: CandidateFile) => numbe
   };
 }
 
+/**
+ * `read`, with a table whose metadata or manifests are missing or damaged refused as unavailable
+ * (503, gRPC UNAVAILABLE) naming the table, rather than as an internal error: the caller can
+ * retry once an operator has repaired it (floe ops check-tables, rollback-table).
+ */
+async function readable<T>(tenant: string, dataset: string, table: TableName, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    if (err instanceof IcebergError && err.code === 'invalid_metadata') {
+      throw new FloeError('unavailable', `table ${table} of dataset ${dataset} cannot be read: ${err.message}; it needs an operator's repair (floe ops check-tables)`, { code: 'FLOE_ERR_TABLE_UNREADABLE', cause: err });
+    }
+    throw err;
+  }
+}
+
 export class FileResolver {
   readonly #catalog: SqlCatalog;
   readonly #store: ObjectStore;
@@ -90,7 +107,7 @@ export class FileResolver {
 
   /** The table's current schema (its default before the first write), without planning its files. */
   async tableDef(tenant: string, dataset: string, table: TableName): Promise<TableDef> {
-    const handle = await this.#catalog.loadTable(`${tenant}.${dataset}`, table);
+    const handle = await readable(tenant, dataset, table, () => this.#catalog.loadTable(`${tenant}.${dataset}`, table));
     return handle ? floeTableDef(handle) : tableDef(table);
   }
 
@@ -99,18 +116,18 @@ export class FileResolver {
    * partitions outside the time hint and files whose id filter rules the id out are dropped.
    */
   async candidates(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<{ files: CandidateFile[]; considered: number; def: TableDef }> {
-    const handle = await this.#catalog.loadTable(`${tenant}.${dataset}`, table);
+    const handle = await readable(tenant, dataset, table, () => this.#catalog.loadTable(`${tenant}.${dataset}`, table));
     if (!handle) return { files: [], considered: 0, def: tableDef(table) };
     const hourField = partitionFieldName(tableDef(table));
     const minHour = hints.startNs !== undefined ? Number(hints.startNs / NS_PER_HOUR) : undefined;
     const maxHour = hints.endNs !== undefined ? Number(hints.endNs / NS_PER_HOUR) : undefined;
-    const planned = await this.#catalog.planFiles(handle, {
+    const planned = await readable(tenant, dataset, table, () => this.#catalog.planFiles(handle, {
       partitionFilter: (p) => {
         const h = p[hourField];
         if (typeof h !== 'number') return true;
         return (minHour === undefined || h >= minHour) && (maxHour === undefined || h <= maxHour);
       },
-    });
+    }));
     let selected = planned;
     if (hints.traceId && tableDef(table).idColumn) {
       const keep = await Promise.all(planned.map((f) => this.#mayContain(f.key, hints.traceId!)));

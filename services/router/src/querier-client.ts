@@ -133,7 +133,9 @@ function fromQuerierError(err: unknown): unknown {
   // A querier that sheds load (its admission: too many outstanding requests) says when to retry.
   const retryAfter = get('retry-after');
   if (kind === 'timeout') return new FloeError('timeout', 'query timed out', { code: 'FLOE_ERR_QUERY_TIMEOUT', cause: err });
-  if (kind === 'unavailable') return new FloeError('unavailable', 'querier unavailable', { code: 'FLOE_ERR_QUERIER_UNAVAILABLE', cause: err });
+  // UNAVAILABLE without the querier's kind trailer is the transport's (no querier answered); with
+  // it, the querier's own refusal (a table it cannot read), whose message says what to do.
+  if (kind === 'unavailable' && get(ERROR_KIND_METADATA) === undefined) return new FloeError('unavailable', 'querier unavailable', { code: 'FLOE_ERR_QUERIER_UNAVAILABLE', cause: err });
   if (kind !== 'internal') return new FloeError(kind, details, { cause: err, ...(retryAfter ? { headers: { 'Retry-After': retryAfter } } : {}) });
   return err;
 }
