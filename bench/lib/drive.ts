@@ -14,8 +14,12 @@ export interface DriveOptions {
   headers: Record<string, string>;
   seconds: number;
   concurrency: number;
-  /** The next body of worker `w`'s stream and how many items it carries (undefined: the stream ended). */
-  next: (worker: number) => { body: Uint8Array; items: number } | undefined;
+  /**
+   * The next body of worker `w`'s stream and how many items it carries (undefined: the stream
+   * ended); `headers`, when given, are added over `headers` above for that request alone (another
+   * tenant's key, say).
+   */
+  next: (worker: number) => { body: Uint8Array; items: number; headers?: Record<string, string> } | undefined;
   /** Called every `tickMs` (default 5 s) while the load runs. */
   onTick?: () => void;
   tickMs?: number;
@@ -49,7 +53,7 @@ export async function drive(opts: DriveOptions): Promise<DriveResult> {
         const req = opts.next(w);
         if (!req) break;
         try {
-          const res = await post(agent, opts.url, req.body, opts.headers);
+          const res = await post(agent, opts.url, req.body, req.headers ? { ...opts.headers, ...req.headers } : opts.headers);
           const answer = res.body;
           r.requests++;
           if (res.status >= 200 && res.status < 300) {

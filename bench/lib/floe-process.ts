@@ -23,6 +23,8 @@ export interface FloeProcess {
   flightAddress: string;
   /** The compactor's admin server (`/ready`, `/status`). */
   compactorAdminUrl: string;
+  /** The writer's admin server (`/ready`, `/status`, `/metrics`). */
+  writerAdminUrl: string;
   apiKey: string;
   tenant: string;
   stop(): Promise<void>;
@@ -75,6 +77,7 @@ export async function startFloeProcess(extra: Record<string, unknown> = {}, tena
     otlpHttpUrl: `${scheme}://127.0.0.1:${http}`,
     flightAddress: `${tls?.cert_file ? 'grpc+tls://' : ''}127.0.0.1:${flight}`,
     compactorAdminUrl: `http://127.0.0.1:${ca}`,
+    writerAdminUrl: `http://127.0.0.1:${wa}`,
     apiKey,
     tenant,
     async stop() {

@@ -184,6 +184,15 @@ export const writerSection = z.strictObject({
   ),
   table_reconcile_interval: duration('5m').describe('How often the tables of every dataset are reconciled with the tenant registry (created, evolved); 0s: only at start.'),
   work_dir: z.string().default('./data/tmp/writer').describe('Local scratch directory for staging Parquet files.'),
+  commit_concurrency: z
+    .number()
+    .int()
+    .positive()
+    .max(64)
+    .default(8)
+    .describe(
+      "Tables a commit round writes and commits at once. Each table's commit is a data file upload and the Iceberg append's manifest, manifest list and metadata file, waits more than work, so with many tenants one at a time left the writer behind the WAL (bench/ingest-tenants). Encoding stays on the writer's encoding thread, one file after another.",
+    ),
   encode_threads: z
     .number()
     .int()

@@ -106,6 +106,8 @@ export class ParquetWriter {
   #dirMade: Promise<unknown> | undefined;
   #instance: DuckDBInstance | undefined;
   #conn: DuckDBConnection | undefined;
+  /** The DuckDB connection's work, one write at a time (a connection runs one statement at once; callers may write concurrently). */
+  #duckdbTail: Promise<unknown> = Promise.resolve();
 
   /** `threads`: DuckDB's worker threads for the sort and the encoding. */
   constructor(workDir: string, opts: { threads?: number; encoder?: BatchEncoder } = {}) {
@@ -166,6 +168,10 @@ export class ParquetWriter {
       }
     }
     // DuckDB (and its work directory) only for the writes that need it.
+    return this.#exclusive(() => this.#writeByDuckDb(table, json, bySchema, opts));
+  }
+
+  async #writeByDuckDb(table: TableDef, json: Uint8Array[], bySchema: Map<BatchSchemaInfo, ColumnBatchHead[]>, opts: WriteOptions): Promise<WrittenFile> {
     await this.#connection();
     const inputs: string[] = [];
     try {
@@ -219,8 +225,8 @@ export class ParquetWriter {
    * was written without it, and a column the inputs all lack (added to the table after they were
    * written) is NULL, so a rewrite never fails on a column the table has and its files don't.
    */
-  async rewrite(table: TableDef, files: readonly string[], opts: WriteOptions = {}): Promise<WrittenFile> {
-    return this.#copy(table, await this.#tableRows(table, files), opts);
+  rewrite(table: TableDef, files: readonly string[], opts: WriteOptions = {}): Promise<WrittenFile> {
+    return this.#exclusive(async () => this.#copy(table, await this.#tableRows(table, files), opts));
   }
 
   /**
@@ -229,7 +235,11 @@ export class ParquetWriter {
    * but not all go, one file of the rest in canonical order. Delete requests and per-stream
    * retention rewrite data files with it.
    */
-  async deleteWhere(table: TableDef, files: readonly string[], where: RowCondition, opts: WriteOptions = {}): Promise<{ rows: number; deleted: number; kept?: WrittenFile }> {
+  deleteWhere(table: TableDef, files: readonly string[], where: RowCondition, opts: WriteOptions = {}): Promise<{ rows: number; deleted: number; kept?: WrittenFile }> {
+    return this.#exclusive(() => this.#deleteWhere(table, files, where, opts));
+  }
+
+  async #deleteWhere(table: TableDef, files: readonly string[], where: RowCondition, opts: WriteOptions): Promise<{ rows: number; deleted: number; kept?: WrittenFile }> {
     const conn = await this.#connection();
     const rows = await this.#tableRows(table, files);
     const counted = await conn.runAndReadAll(`SELECT count(*)::BIGINT, (count(*) FILTER (WHERE (${where.sql}) IS TRUE))::BIGINT FROM (${rows})`, [...where.params]);
@@ -254,7 +264,14 @@ export class ParquetWriter {
    * generate benchmark data through the same encoding path).
    */
   writeQuery(table: TableDef, select: string, opts: WriteOptions = {}): Promise<WrittenFile> {
-    return this.#copy(table, select, opts);
+    return this.#exclusive(() => this.#copy(table, select, opts));
+  }
+
+  /** `work` after every DuckDB write before it, whatever became of them. */
+  #exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.#duckdbTail.then(work, work);
+    this.#duckdbTail = run.catch(() => undefined);
+    return run;
   }
 
   async #copy(table: TableDef, source: string, opts: WriteOptions = {}, params: RowCondition['params'] = []): Promise<WrittenFile> {

@@ -68,6 +68,20 @@ describe('Committer', () => {
     await wal.close();
   });
 
+  it('commits many tables at once (commitConcurrency): each table its rows once, the segments deleted after all of them', async () => {
+    const wal = new WalAppender(store, { instanceId: 'acc-test-many' });
+    const tenants = Array.from({ length: 12 }, (_, i) => `many-${i}`);
+    // Every segment feeds several tables, so a segment goes only once each of them has committed.
+    for (let s = 0; s < 3; s++) {
+      await Promise.all(tenants.map((t, i) => append(wal, t, [100 * s + i, 100 * s + i + 50], 490_000 + s)));
+    }
+    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, commitConcurrency: 4 }).round();
+    expect(stats).toMatchObject({ rows: 72, commits: 12, skippedRecords: 0 });
+    expect(await listSegments(store)).toHaveLength(0);
+    for (const [i, t] of tenants.entries()) expect(await storedIds(t)).toEqual([i, i + 50, 100 + i, 150 + i, 200 + i, 250 + i]);
+    await wal.close();
+  });
+
   it('drops the records of a deleted tenant or dataset (no table of it is created again) and commits the others', async () => {
     const wal = new WalAppender(store, { instanceId: 'acc-test-gone' });
     await append(wal, 'gone', [1, 2], 490_000);

@@ -49,6 +49,8 @@ export interface CommitterOptions {
   writer: ParquetWriter;
   log: Logger;
   maxRowsPerFile: number;
+  /** Tables a round commits at once (writer.commit_concurrency; default 1). */
+  commitConcurrency?: number;
   maxSegmentsPerRound: number;
   /** Most segment bytes one round reads (always at least one segment; default unbounded). */
   maxBytesPerRound?: number;
@@ -281,7 +283,7 @@ export class Committer {
         tables.add(gk);
       }
     };
-    for (const [gk, g] of groups) {
+    const commitTable = async (gk: string, g: TableGroup): Promise<void> => {
       // A dataset that is gone takes every record; one created again, those from before its deletion.
       const deletedAt = datasets ? (datasets.get(`${g.tenant}/${g.dataset}`) ?? Number.POSITIVE_INFINITY) : 0;
       const dropped = deletedAt > 0 ? dropAppendedBy(g, deletedAt) : 0;
@@ -289,17 +291,17 @@ export class Committer {
         log.warn({ tenant: g.tenant, dataset: g.dataset, table: g.table, records: dropped }, deletedAt === Number.POSITIVE_INFINITY ? 'WAL records of a deleted tenant or dataset dropped' : 'WAL records from before the tenant or dataset was deleted and created again dropped');
         stats.skippedRecords += dropped;
       }
-      if (g.hours.size === 0) continue;
+      if (g.hours.size === 0) return;
       const retry = this.#retries.get(gk);
       if (retry && Date.now() < retry.at) {
         this.#o.metrics?.groupsDeferred.add(1);
         block(g, gk);
-        continue;
+        return;
       }
       try {
         if (await this.#commitGroup(g, stats)) {
           this.#retries.delete(gk);
-          continue;
+          return;
         }
         this.#o.metrics?.groupsDeferred.add(1);
       } catch (err) {
@@ -310,10 +312,18 @@ export class Committer {
         this.#retries.set(gk, { failures, at: Date.now() + waitMs });
         log.error({ err, tenant: g.tenant, dataset: g.dataset, table: g.table, failures, retryInMs: waitMs }, 'table not committed this round; its WAL segments stay for a later one');
         block(g, gk);
-        continue;
+        return;
       }
       for (const k of g.segments) keep.add(k);
-    }
+    };
+    // Tables are independent (each its own catalog row), and a commit mostly waits on the store
+    // and the catalog: several at once, so a round of many tenants' small tables takes the time
+    // of the slowest few rather than the sum of all.
+    const queue = [...groups];
+    const committers = Array.from({ length: Math.min(this.#o.commitConcurrency ?? 1, queue.length) }, async () => {
+      for (let next = queue.shift(); next !== undefined; next = queue.shift()) await commitTable(...next);
+    });
+    await Promise.all(committers);
     for (const k of consumed) {
       const tables = blocked.get(k);
       if (tables && !keep.has(k)) this.#held.set(k, tables);

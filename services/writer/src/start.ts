@@ -60,6 +60,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
     writer,
     log,
     maxRowsPerFile: config.writer.max_rows_per_file,
+    commitConcurrency: config.writer.commit_concurrency,
     maxSegmentsPerRound: config.writer.max_segments_per_round,
     maxBytesPerRound: config.writer.max_bytes_per_round,
     markerRetentionMs: config.writer.wal_marker_retention,
