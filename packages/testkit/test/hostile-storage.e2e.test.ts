@@ -137,8 +137,8 @@ describe('damaged files and WAL segments (cluster, local store)', () => {
     }
     expect((await postLogs(h, 'metabroken', 5, 'during')).status).toBe(200);
     const res = await logQuery(h, 'metabroken');
-    expect(res.status).toBe(500);
-    expect(await res.json()).toEqual({ status: 'error', errorType: 'internal', error: expect.any(String) });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({ status: 'error', errorType: 'unavailable', error: expect.stringMatching(/^table logs of dataset default cannot be read: .*floe ops check-tables/) });
 
     const base = (await stored(h, 'healthy')).rows;
     for (let i = 1; i <= 5; i++) {
@@ -167,8 +167,8 @@ describe('damaged files and WAL segments (cluster, local store)', () => {
     for (const t of ['listcut', 'manigone']) {
       expect((await postLogs(h, t, 5, 'during')).status).toBe(200);
       const res = await logQuery(h, t);
-      expect(res.status).toBe(500);
-      expect(await res.json()).toEqual({ status: 'error', errorType: 'internal', error: expect.any(String) });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'error', errorType: 'unavailable', error: expect.stringMatching(/^table logs of dataset default cannot be read: .*floe ops check-tables/) });
     }
     const base = (await stored(h, 'healthy')).rows;
     expect((await postLogs(h, 'healthy', 3, 'beside-manifests')).status).toBe(200);
