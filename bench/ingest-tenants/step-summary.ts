@@ -6,14 +6,7 @@
  *   node bench/ingest-tenants/step-summary.ts <steps-<pid>.json> [minCommits=2]
  */
 import { readFileSync } from 'node:fs';
-
-interface RoundTimes {
-  at: string;
-  ms: number;
-  commits: number;
-  rows: number;
-  steps: Record<string, { calls: number; ms: number }>;
-}
+import type { RoundTimes } from './step-times.ts';
 
 const file = process.argv[2];
 if (!file) {

@@ -23,7 +23,8 @@ import { SqlCatalog } from '@floe/iceberg';
 import { FsObjectStore, ParquetWriter } from '@floe/storage';
 import { Committer } from '@floe/writer';
 
-interface RoundTimes {
+/** One writer round as recorded (step-summary.ts prints them). */
+export interface RoundTimes {
   at: string;
   ms: number;
   commits: number;
