@@ -21,12 +21,13 @@ const HTTP2_IDLE_MS = 5 * 60_000;
  * client chose in the handshake decides. Returns what closes the HTTP/2 sessions (stop).
  */
 export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: IncomingMessage, res: ServerResponse) => void): { stop(graceMs?: number): Promise<void> } {
+  // Requests whose body is still arriving: cut at stop, as both services cut their HTTP/1.1 uploads.
+  // (How long one may take to arrive is the services' read_timeout, arrival-deadline.ts, which
+  // their routes apply to HTTP/2 requests too.)
+  const arriving = new Set<Http2ServerRequest>();
   // The TLS is the HTTP/1.1 server's; the HTTP/2 one only ever sees plaintext sockets handed to it.
   // Streams per connection bounded as HTTP/2 servers commonly do (Node's own default is 2^32-1).
-  // Requests whose body is still arriving: cut at stop, as both services cut their HTTP/1.1 uploads.
-  const arriving = new Set<Http2ServerRequest>();
   const h2 = createHttp2Server({ settings: { maxConcurrentStreams: 128 } }, (req, res) => {
-    limitRequestTime(req, http.requestTimeout);
     if (!req.stream.endAfterHeaders) {
       arriving.add(req);
       const arrived = () => arriving.delete(req);
@@ -113,20 +114,6 @@ export function servePortOverHttp2(http: HttpServer | HttpsServer, route: (req: 
     socket.on('data', decide);
   });
   return handle;
-}
-
-/**
- * HTTP/1.1's requestTimeout for an HTTP/2 request: one not all received by then has its stream
- * reset. The session's idle timeout alone would let a client that sends a byte now and then hold
- * its streams open for ever.
- */
-function limitRequestTime(req: Http2ServerRequest, ms: number): void {
-  if (!ms || req.stream.endAfterHeaders) return;
-  const timer = setTimeout(() => {
-    if (!req.complete) cutExchange(req);
-  }, ms);
-  timer.unref();
-  req.stream.once('close', () => clearTimeout(timer));
 }
 
 /**

@@ -75,8 +75,27 @@ describe('Committer', () => {
     for (let s = 0; s < 3; s++) {
       await Promise.all(tenants.map((t, i) => append(wal, t, [100 * s + i, 100 * s + i + 50], 490_000 + s)));
     }
-    const stats = await new Committer({ store, catalog, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, commitConcurrency: 4 }).round();
+    // The catalog as the committer sees it, counting the Iceberg appends in progress at once.
+    let appending = 0;
+    let mostAtOnce = 0;
+    const counting = new Proxy(catalog, {
+      get(target, key) {
+        const value = Reflect.get(target, key, target) as unknown;
+        if (key !== 'appendFiles') return typeof value === 'function' ? value.bind(target) : value;
+        return async (...args: Parameters<SqlCatalog['appendFiles']>) => {
+          mostAtOnce = Math.max(mostAtOnce, ++appending);
+          try {
+            return await target.appendFiles(...args);
+          } finally {
+            appending--;
+          }
+        };
+      },
+    });
+    const stats = await new Committer({ store, catalog: counting, writer, log: silentLogger(), maxRowsPerFile: 1000, maxSegmentsPerRound: 100, commitConcurrency: 4 }).round();
     expect(stats).toMatchObject({ rows: 72, commits: 12, skippedRecords: 0 });
+    expect(mostAtOnce).toBeGreaterThan(1);
+    expect(mostAtOnce).toBeLessThanOrEqual(4);
     expect(await listSegments(store)).toHaveLength(0);
     for (const [i, t] of tenants.entries()) expect(await storedIds(t)).toEqual([i, i + 50, 100 + i, 150 + i, 200 + i, 250 + i]);
     await wal.close();
