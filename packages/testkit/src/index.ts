@@ -34,4 +34,5 @@ export { decodeXorChunk, readStreamedFrames } from './prom-chunks.ts';
 export type { ChunkSample, StreamedChunk, StreamedFrame, StreamedSeries } from './prom-chunks.ts';
 export { hostPort, traceReadBack } from './trace-read-back.ts';
 export { tenantSql, type SqlRow } from './tenant-sql.ts';
+export { logsLedger } from './logs-ledger.ts';
 export { stallingRelay, type StallingRelay } from '@floe/flight';

@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flightDoGet } from '@floe/flight';
-import { runFloeCli, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { logsLedger, runFloeCli, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Checking and repairing tables (POST /api/v1/ops/tables/check|rollback, `floe ops check-tables`
@@ -29,20 +28,11 @@ describe('checking and rolling back a damaged table (embedded)', () => {
   const admin = () => ({ FLOE_URL: floe.routerUrl, FLOE_API_KEY: floe.adminApiKey });
   const ops = (path: string, body: unknown, authorization = `Bearer ${floe.adminApiKey}`) =>
     fetch(`${floe.routerUrl}/api/v1/ops/${path}`, { method: 'POST', headers: { authorization, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  const postLogs = (n: number, tag: string) => {
-    const nowNs = String(BigInt(Date.now()) * 1_000_000n);
-    const body = JSON.stringify({
-      resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] }, scopeLogs: [{ logRecords: Array.from({ length: n }, (_, i) => ({ timeUnixNano: nowNs, body: { stringValue: `${tag} ${i}` } })) }] }],
-    });
-    return fetch(`${floe.otlpHttpUrl}/v1/logs`, { method: 'POST', headers: { ...tenantHeaders(), 'content-type': 'application/json' }, body });
-  };
+  const logs = logsLedger(() => floe.flightAddress, tenantHeaders);
+  const postLogs = (n: number, tag: string) => logs.post(floe.otlpHttpUrl, tenant, n, tag);
   /** Rows and distinct bodies of the tenant's logs, over SQL: equal when nothing was stored twice. */
-  const stored = async () => {
-    const t = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT count(*) AS n, count(DISTINCT body) AS d FROM logs'), metadata: tenantHeaders(), deadlineMs: 20_000 });
-    const row = t.toArray()[0]!;
-    return { rows: Number(row.n), distinct: Number(row.d) };
-  };
-  const waitStored = (rows: number) => waitFor(`${rows} rows`, async () => ((await stored()).rows >= rows ? stored() : undefined), 90_000, 200);
+  const stored = () => logs.stored(tenant);
+  const waitStored = (rows: number) => logs.waitStored(tenant, rows);
   const pointer = async () => (await floe.metaQuery<{ metadata_location: string }>(`SELECT metadata_location FROM iceberg_tables WHERE ${where}`))[0]!.metadata_location;
   const heldTables = async () => ((await (await fetch(`${floe.writerAdminUrl}/status`)).json()) as { held_for_tables: Array<{ tenant: string; table: string }> }).held_for_tables;
 

@@ -1,8 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flightDoGet } from '@floe/flight';
-import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { logsLedger, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * One tenant's table cannot be committed (its metadata is damaged): the writer keeps the WAL
@@ -28,22 +27,9 @@ describe('a tenant whose table cannot be committed (embedded)', () => {
 
   const headers = (tenant: string) => ({ authorization: `Bearer ${keys[tenant]}`, 'x-tenant-id': tenant });
 
-  /** `n` log records with bodies unique to `tag`. */
-  const postLogs = (tenant: string, n: number, tag: string) => {
-    const nowNs = String(BigInt(Date.now()) * 1_000_000n);
-    const body = JSON.stringify({
-      resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] }, scopeLogs: [{ logRecords: Array.from({ length: n }, (_, i) => ({ timeUnixNano: nowNs, body: { stringValue: `${tag} ${i} ${'x'.repeat(40)}` } })) }] }],
-    });
-    return fetch(`${floe.otlpHttpUrl}/v1/logs`, { method: 'POST', headers: { ...headers(tenant), 'content-type': 'application/json' }, body });
-  };
-
-  /** Rows and distinct bodies of a tenant's logs: equal when nothing was stored twice. */
-  const stored = async (tenant: string) => {
-    const t = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT count(*) AS n, count(DISTINCT body) AS d FROM logs'), metadata: headers(tenant), deadlineMs: 20_000 });
-    const row = t.toArray()[0]!;
-    return { rows: Number(row.n), distinct: Number(row.d) };
-  };
-  const waitStored = (tenant: string, rows: number) => waitFor(`${rows} rows of ${tenant}`, async () => ((await stored(tenant)).rows >= rows ? stored(tenant) : undefined), 90_000, 200);
+  const logs = logsLedger(() => floe.flightAddress, headers);
+  const postLogs = (tenant: string, n: number, tag: string) => logs.post(floe.otlpHttpUrl, tenant, n, tag);
+  const { stored, waitStored } = logs;
 
   it('refuses only the broken tenant past the limit, keeps accepting and storing the others, and stores the broken one\'s rows once when repaired', async () => {
     const acked = { heldbroken: 0, heldfine: 0 };

@@ -2,9 +2,8 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { flightDoGet } from '@floe/flight';
 import { create, ExportLogsServiceRequestSchema, toBinary } from '@floe/proto';
-import { startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { logsLedger, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * wal-held-tenant.e2e.test.ts's story on a cluster with two acceptors: they share only the WAL's
@@ -41,24 +40,8 @@ describe('a tenant whose table cannot be committed, behind two acceptors (cluste
     { name: 'second', url: extra.otlpHttpUrl, grpc: extra.otlpGrpcAddress },
   ];
 
-  /** `n` log records with bodies unique to `tag`, as OTLP/JSON. */
-  const logsBody = (n: number, tag: string) => {
-    const nowNs = String(BigInt(Date.now()) * 1_000_000n);
-    return JSON.stringify({
-      resourceLogs: [{ resource: { attributes: [{ key: 'service.name', value: { stringValue: 'svc' } }] }, scopeLogs: [{ logRecords: Array.from({ length: n }, (_, i) => ({ timeUnixNano: nowNs, body: { stringValue: `${tag} ${i} ${'x'.repeat(40)}` } })) }] }],
-    });
-  };
-  /** Posts them through the acceptor at `url` (the caller reads the answer: a refusal's envelope is asserted). */
-  const postLogs = (url: string, tenant: string, n: number, tag: string) =>
-    fetch(`${url}/v1/logs`, { method: 'POST', headers: { ...headers(tenant), 'content-type': 'application/json' }, body: logsBody(n, tag) });
-
-  /** Rows and distinct bodies of a tenant's logs: equal when nothing was stored twice. */
-  const stored = async (tenant: string) => {
-    const t = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT count(*) AS n, count(DISTINCT body) AS d FROM logs'), metadata: headers(tenant), deadlineMs: 20_000 });
-    const row = t.toArray()[0]!;
-    return { rows: Number(row.n), distinct: Number(row.d) };
-  };
-  const waitStored = (tenant: string, rows: number) => waitFor(`${rows} rows of ${tenant}`, async () => ((await stored(tenant)).rows >= rows ? stored(tenant) : undefined), 90_000, 200);
+  // Posts through the acceptor at `url` (the caller reads the answer: a refusal's envelope is asserted).
+  const { post: postLogs, stored, waitStored } = logsLedger(() => floe.flightAddress, headers);
 
   /** One OTLP/gRPC logs export of a record through `address`: the status code it ends with. */
   const grpcExport = async (address: string, tenant: string, tag: string) => {
