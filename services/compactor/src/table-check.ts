@@ -70,15 +70,19 @@ const many = (kind: TableProblemKind, what: string, keys: string[]): TableProble
   keys: keys.slice(0, SHOWN_KEYS),
 });
 
-/** The table's root key from its pointer (`<root>/metadata/<file>`), or undefined when it is elsewhere. */
-export function tableKeyOfPointer(store: ObjectStore, pointer: string): string | undefined {
-  let key: string;
+/** The object key of a location of this store, or undefined when it is not one. */
+export function keyIn(store: ObjectStore, location: string): string | undefined {
   try {
-    key = store.keyFromUri(pointer);
+    return store.keyFromUri(location);
   } catch {
     return undefined;
   }
-  return /^(.+)\/metadata\/[^/]+$/.exec(key)?.[1];
+}
+
+/** The table's root key from its pointer (`<root>/metadata/<file>`), or undefined when it is elsewhere. */
+export function tableKeyOfPointer(store: ObjectStore, pointer: string): string | undefined {
+  const key = keyIn(store, pointer);
+  return key === undefined ? undefined : /^(.+)\/metadata\/[^/]+$/.exec(key)?.[1];
 }
 
 /** A metadata version as read from the store: parsed, or why it is not. */

@@ -3,7 +3,7 @@ import { floeNamespace, metadataVersion, type SqlCatalog, type TableMetadata } f
 import { isTableName } from '@floe/schema';
 import { validateKey, type ObjectInfo, type ObjectStore } from '@floe/storage';
 import { ORPHAN_MIN_AGE_MS } from './orphans.ts';
-import { metadataCandidates, TableObjects, tableKeyOfPointer, type TableProblem } from './table-check.ts';
+import { keyIn, metadataCandidates, TableObjects, tableKeyOfPointer, type TableProblem } from './table-check.ts';
 
 /**
  * Rolls a table back to an earlier metadata version: the operator's repair when the current one
@@ -123,15 +123,6 @@ const givenUpSnapshots = (m: TableMetadata, chosen: TableMetadata): GivenUpSnaps
 };
 
 const minutes = Math.round(ORPHAN_MIN_AGE_MS / 60_000);
-
-/** The object key of a location of this store, or undefined when it is not one. */
-function keyIn(store: ObjectStore, location: string): string | undefined {
-  try {
-    return store.keyFromUri(location);
-  } catch {
-    return undefined;
-  }
-}
 
 /** `POST /tables/rollback`. Throws FloeError: 404 unknown table, 400 bad metadata_location, 409 no sound version or the pointer moved. */
 export async function rollbackTable(catalog: SqlCatalog, store: ObjectStore, req: RollbackRequest): Promise<RollbackAnswer> {
