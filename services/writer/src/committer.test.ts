@@ -75,9 +75,13 @@ describe('Committer', () => {
     for (let s = 0; s < 3; s++) {
       await Promise.all(tenants.map((t, i) => append(wal, t, [100 * s + i, 100 * s + i + 50], 490_000 + s)));
     }
-    // The catalog as the committer sees it, counting the Iceberg appends in progress at once.
+    // The catalog as the committer sees it, counting the Iceberg appends in progress at once. The
+    // first append waits (at most 5 s) for a second to begin, so the count does not hang on how
+    // fast each table's encoding happens to be: committed one at a time, none ever begins.
     let appending = 0;
     let mostAtOnce = 0;
+    let secondBegun!: () => void;
+    const second = new Promise<void>((resolve) => (secondBegun = resolve));
     const counting = new Proxy(catalog, {
       get(target, key) {
         const value = Reflect.get(target, key, target) as unknown;
@@ -85,6 +89,8 @@ describe('Committer', () => {
         return async (...args: Parameters<SqlCatalog['appendFiles']>) => {
           mostAtOnce = Math.max(mostAtOnce, ++appending);
           try {
+            if (appending === 1 && mostAtOnce === 1) await Promise.race([second, new Promise((r) => setTimeout(r, 5000))]);
+            else secondBegun();
             return await target.appendFiles(...args);
           } finally {
             appending--;
