@@ -463,6 +463,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'plan_compaction POST /api/v1/ops/compact/dry-run',
           'check_tables POST /api/v1/ops/tables/check',
           'rollback_table POST /api/v1/ops/tables/rollback',
+          'drop_damaged_files POST /api/v1/ops/tables/drop-damaged-files',
           'list_schemas GET /api/v1/tenants/{tenant_id}/schemas',
           'list_available_schemas GET /api/v1/schemas/available',
           'create_schema_registry POST /api/v1/schema/registries',

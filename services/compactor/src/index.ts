@@ -8,8 +8,9 @@
  * no commit can still be on its way to reference them. It also sets each table's
  * `write.target-file-size-bytes` to its target, and deletes the metadata versions the metadata
  * log dropped where the table asks for that (`write.metadata.delete-after-commit.enabled`).
- * For operators it also checks tables (is each current version readable whole?) and rolls a
- * damaged one back to its newest sound metadata version (`POST /tables/check|rollback`).
+ * For operators it also checks tables (is each current version readable whole?), rolls a
+ * damaged one back to its newest sound metadata version, and drops a table's missing or truncated
+ * data files (`POST /tables/check|rollback|drop-damaged-files`).
  */
 export { start } from './start.ts';
 export type { CompactorDeps, CompactorStatus } from './start.ts';
@@ -21,7 +22,9 @@ export { droppedMetadataFiles, expireTable, expiryHorizon } from './expire.ts';
 export type { ExpireDeps, ExpireStats } from './expire.ts';
 export { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
 export type { OrphanListing, References } from './orphans.ts';
-export { checkTable, checkTables, metadataCandidates, TableObjects, tableKeyOfPointer } from './table-check.ts';
-export type { CheckReport, TableCheck, TableProblem, TableProblemKind } from './table-check.ts';
-export { parseRollbackRequest, rollbackTable } from './table-rollback.ts';
+export { CHECK_PAGE_BUDGET_MS, checkTable, checkTables, metadataCandidates, TableObjects, tableKeyOfPointer } from './table-check.ts';
+export type { CheckPage, CheckReport, DamagedFile, TableCheck, TableProblem, TableProblemKind } from './table-check.ts';
+export { DROP_DAMAGED_SUMMARY_KEY, dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
+export type { DropDamagedAnswer, DropDamagedRequest, DroppedFile } from './table-drop-damaged.ts';
+export { parseRollbackRequest, parseTableRepairBody, rollbackTable } from './table-rollback.ts';
 export type { GivenUpSnapshot, GivenUpVersion, RollbackAnswer, RollbackRequest } from './table-rollback.ts';

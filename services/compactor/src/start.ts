@@ -11,7 +11,8 @@ import { compactorMetrics } from './compactor-metrics.ts';
 import { randomUUID } from 'node:crypto';
 import { Compactor, hasWork, type PassScope, type PassStats } from './compactor.ts';
 import { retentionStreamProblems } from '@floe/query';
-import { checkTables } from './table-check.ts';
+import { checkTables, type CheckPage } from './table-check.ts';
+import { dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
 import { parseRollbackRequest, rollbackTable } from './table-rollback.ts';
 
 /** Same catalog and warehouse as the writer's tables (services/writer/src/tables.ts). */
@@ -148,9 +149,13 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       return { status: 202, body: request };
     },
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
-    // Checking and repairing tables (table-check.ts, table-rollback.ts), whether or not compaction is enabled.
-    'POST /tables/check': async (body: unknown) => ({ status: 200, body: await checkTables(catalog, store, parseScope(body)) }),
+    // Checking and repairing tables (table-check.ts, table-rollback.ts, table-drop-damaged.ts), whether or not compaction is enabled.
+    'POST /tables/check': async (body: unknown) => {
+      const { scope, page } = parseCheckRequest(body);
+      return { status: 200, body: await checkTables(catalog, store, scope, page) };
+    },
     'POST /tables/rollback': (body: unknown) => answered(async () => rollbackTable(catalog, store, parseRollbackRequest(body))),
+    'POST /tables/drop-damaged-files': (body: unknown) => answered(async () => dropDamagedFiles(catalog, store, parseDropDamagedRequest(body))),
   };
 
   const ownTls = config.tls.admin_ports && !deps.tls ? serverTlsFromConfig(config.tls, log) : undefined;
@@ -234,13 +239,32 @@ async function answered(run: () => Promise<unknown>): Promise<AdminAnswer> {
   }
 }
 
+const badRequest = (message: string) => Object.assign(new Error(message), { status: 400 });
+
+/** The most tables a page of a check may ask for. */
+const MAX_CHECK_PAGE = 1000;
+
+/** `{tenant?, dataset?, table?, after?, limit?}` of `POST /tables/check`: a page when `limit` is given, else every table at once. */
+function parseCheckRequest(body: unknown): { scope?: PassScope; page?: CheckPage } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body must be a JSON object');
+  const { after, limit, ...rest } = body as Record<string, unknown>;
+  const scope = parseScope(rest);
+  if (limit === undefined || limit === null) {
+    if (after !== undefined && after !== null) throw badRequest('after needs limit');
+    return { scope };
+  }
+  if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_CHECK_PAGE) throw badRequest(`limit must be an integer from 1 to ${MAX_CHECK_PAGE}`);
+  if (after !== undefined && after !== null && (typeof after !== 'string' || !/^[^.]+\.[^.]+\.[^.]+$/.test(after) || after.length > 400)) throw badRequest('after must be a <tenant>.<dataset>.<table> (the next of the previous page)');
+  return { scope, page: { limit, ...(typeof after === 'string' ? { after } : {}) } };
+}
+
 /** `{tenant?, dataset?, table?}` of an action's body; undefined for every table. */
 function parseScope(body: unknown): PassScope | undefined {
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw Object.assign(new Error('body must be a JSON object'), { status: 400 });
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body must be a JSON object');
   const b = body as Record<string, unknown>;
   const scope: PassScope = {};
   for (const key of Object.keys(b)) {
-    if (key !== 'tenant' && key !== 'dataset' && key !== 'table') throw Object.assign(new Error(`unknown field ${JSON.stringify(key)}: expected tenant, dataset, table`), { status: 400 });
+    if (key !== 'tenant' && key !== 'dataset' && key !== 'table') throw badRequest(`unknown field ${JSON.stringify(key)}: expected tenant, dataset, table`);
     const v = b[key];
     if (v === undefined || v === null) continue;
     if (typeof v !== 'string' || !NAME.test(v)) throw Object.assign(new Error(`invalid ${key}`), { status: 400 });

@@ -1,5 +1,6 @@
-import { currentSnapshot, decodeManifest, decodeManifestList, ManifestEntryStatus, metadataVersion, parseTableMetadata, type SqlCatalog, type TableIdentifier, type TableMetadata } from '@floe/iceberg';
-import { isTableName } from '@floe/schema';
+import { FloeError } from '@floe/errors';
+import { currentSnapshot, decodeManifest, decodeManifestList, floeNamespace, ManifestEntryStatus, metadataVersion, parseTableMetadata, type SqlCatalog, type TableIdentifier, type TableMetadata } from '@floe/iceberg';
+import { isTableName, type TableProblemKind } from '@floe/schema';
 import type { ObjectInfo, ObjectStore } from '@floe/storage';
 import { inScope, type PassScope } from './compactor.ts';
 import { listTableObjects, versionsAhead } from './orphans.ts';
@@ -11,23 +12,17 @@ import { listTableObjects, versionsAhead } from './orphans.ts';
  * segments until it heals), and a query of it fails; `floe ops check-tables` reports it and
  * `floe ops rollback-table` (table-rollback.ts) moves the table back to a version that passes.
  *
- * Existence comes from ONE listing of the table's data/ and metadata/ areas, never a HEAD per
- * file: a table has thousands of data files. The pointer is read before the listing (the reverse
+ * Existence and size come from ONE listing of the table's data/ and metadata/ areas, never a HEAD
+ * or GET per file: a table has thousands of data files. A live data file whose listed size is not
+ * the `file_size_in_bytes` its manifest records is truncated (or overwritten) and cannot be read
+ * whole; `floe ops drop-damaged-files` (table-drop-damaged.ts) removes such files and missing ones
+ * from the table, giving up only their rows. The pointer is read before the listing (the reverse
  * of the orphan sweep): every file of the version it names was uploaded before the pointer
  * moved to it, so it is in a listing taken after, and a commit landing meanwhile cannot make a
  * sound table look damaged.
  */
 
-export type TableProblemKind =
-  | 'metadata_missing'
-  | 'metadata_unparseable'
-  | 'metadata_outside_table'
-  | 'manifest_list_missing'
-  | 'manifest_list_unreadable'
-  | 'manifests_missing'
-  | 'manifests_unreadable'
-  | 'data_files_missing'
-  | 'catalog_behind_files';
+export type { TableProblemKind };
 
 export interface TableProblem {
   kind: TableProblemKind;
@@ -52,6 +47,42 @@ export interface CheckReport {
   ok: number;
   damaged: number;
   tables: TableCheck[];
+  /** Asked for a page only: the tables of the scope, all pages together. */
+  tables_in_scope?: number;
+  /** Asked for a page only: the `after` of the next page, null after the last one. */
+  next?: string | null;
+}
+
+/** A page of a check: the tables after `after` (a `<tenant>.<dataset>.<table>` of the previous page) in name order, at most `limit` of them. */
+export interface CheckPage {
+  after?: string;
+  limit: number;
+  /** A page ends early once it has taken this long (at least one table each), so each call stays well under the router's timeout however large the tables. */
+  budgetMs?: number;
+}
+
+/** How long a page of a check may take: the router gives the compactor 60 s (compactor-client.ts). */
+export const CHECK_PAGE_BUDGET_MS = 15_000;
+
+/** A live data file of the current snapshot that cannot be read whole: gone from the store, or not the size its manifest records. */
+export interface DamagedFile {
+  key: string;
+  reason: 'missing' | 'wrong_size';
+  /** From the manifest. */
+  recordCount: number;
+  fileSizeInBytes: number;
+  /** The listed size; undefined when missing. */
+  sizeInStore?: number;
+  /** Its manifest entry's content: 0 a data file, else a delete file. */
+  content: number;
+}
+
+/** A live file as its manifest records it. */
+interface LiveFile {
+  key: string;
+  recordCount: number;
+  fileSizeInBytes: number;
+  content: number;
 }
 
 /** Keys named in a problem: enough to find the others with a listing. */
@@ -85,6 +116,33 @@ export function tableKeyOfPointer(store: ObjectStore, pointer: string): string |
   return key === undefined ? undefined : /^(.+)\/metadata\/[^/]+$/.exec(key)?.[1];
 }
 
+/** A table a repair works on: its catalog pointer and one listing of its files. */
+export interface RepairTarget {
+  namespace: string;
+  /** `<tenant>.<dataset>.<table>`. */
+  table: string;
+  pointer: string;
+  /** The version the current one was committed on, as the catalog row records it. */
+  previousPointer: string | null;
+  objects: TableObjects;
+}
+
+/**
+ * The table a repair names, as its catalog row points now, with one listing of its files. Throws
+ * FloeError: 404 no such table, 409 (with `code`) a pointer outside a metadata/ directory of this
+ * store, which no repair here can reason about.
+ */
+export async function repairTarget(catalog: SqlCatalog, store: ObjectStore, req: { tenant: string; dataset: string; table: string }, code: string): Promise<RepairTarget> {
+  const namespace = floeNamespace(req.tenant, req.dataset);
+  const table = `${namespace}.${req.table}`;
+  const row = await catalog.pointerOf(namespace, req.table);
+  if (!row) throw new FloeError('not_found', `no table ${table}`, { code: 'FLOE_ERR_OPS_NO_TABLE' });
+  const pointer = row.metadataLocation;
+  const locationKey = tableKeyOfPointer(store, pointer);
+  if (!locationKey) throw new FloeError('conflict', `the catalog points ${table} at ${pointer}, which is not in a metadata/ directory of this store: repair it by hand`, { code });
+  return { namespace, table, pointer, previousPointer: row.previousMetadataLocation, objects: await TableObjects.list(store, locationKey) };
+}
+
 /** A metadata version as read from the store: parsed, or why it is not. */
 export type ReadVersion = { metadata: TableMetadata; problem?: undefined } | { metadata?: undefined; problem: TableProblem };
 
@@ -98,14 +156,14 @@ export class TableObjects {
   /** The table's root key (`warehouse/<tenant>/<dataset>/<table>`). */
   readonly locationKey: string;
   readonly metadataFiles: readonly ObjectInfo[];
-  readonly #listed: Set<string>;
+  readonly #listed: Map<string, ObjectInfo>;
   readonly #reads = new Map<string, Promise<unknown>>();
 
   private constructor(store: ObjectStore, locationKey: string, data: ObjectInfo[], metadata: ObjectInfo[]) {
     this.store = store;
     this.locationKey = locationKey;
     this.metadataFiles = metadata;
-    this.#listed = new Set([...data, ...metadata].map((o) => o.key));
+    this.#listed = new Map([...data, ...metadata].map((o) => [o.key, o]));
   }
 
   static async list(store: ObjectStore, locationKey: string): Promise<TableObjects> {
@@ -113,10 +171,14 @@ export class TableObjects {
     return new TableObjects(store, locationKey, listing.data, listing.metadata);
   }
 
-  /** Whether the listing holds the key; a key outside the table's areas (a file another engine added elsewhere) is asked for on its own. */
+  /** The key's object as listed, or undefined when it is not there; a key outside the table's areas (a file another engine added elsewhere) is asked for on its own. */
+  async #info(key: string): Promise<ObjectInfo | undefined> {
+    if (key.startsWith(`${this.locationKey}/data/`) || key.startsWith(`${this.locationKey}/metadata/`)) return this.#listed.get(key);
+    return this.store.head(key);
+  }
+
   async #exists(key: string): Promise<boolean> {
-    if (key.startsWith(`${this.locationKey}/data/`) || key.startsWith(`${this.locationKey}/metadata/`)) return this.#listed.has(key);
-    return (await this.store.head(key)) !== undefined;
+    return (await this.#info(key)) !== undefined;
   }
 
   #once<T>(key: string, read: () => Promise<T>): Promise<T> {
@@ -147,15 +209,18 @@ export class TableObjects {
     });
   }
 
-  /** Everything wrong with the version at `location`: empty when it can be read whole. */
-  async inspect(location: string): Promise<{ metadata?: TableMetadata; problems: TableProblem[] }> {
+  /**
+   * Everything wrong with the version at `location` (problems empty when it can be read whole),
+   * and every live data file of its current snapshot that is missing or of the wrong size.
+   */
+  async inspect(location: string): Promise<{ metadata?: TableMetadata; problems: TableProblem[]; damagedFiles: DamagedFile[] }> {
     const read = await this.readVersion(location);
-    if (!read.metadata) return { problems: [read.problem] };
+    if (!read.metadata) return { problems: [read.problem], damagedFiles: [] };
     const metadata = read.metadata;
     const snapshot = currentSnapshot(metadata);
-    if (!snapshot) return { metadata, problems: [] };
+    if (!snapshot) return { metadata, problems: [], damagedFiles: [] };
     const listKey = this.store.keyFromUri(snapshot['manifest-list']);
-    if (!(await this.#exists(listKey))) return { metadata, problems: [{ kind: 'manifest_list_missing', message: `manifest list ${listKey} of snapshot ${snapshot['snapshot-id']} is missing`, keys: [listKey] }] };
+    if (!(await this.#exists(listKey))) return { metadata, problems: [{ kind: 'manifest_list_missing', message: `manifest list ${listKey} of snapshot ${snapshot['snapshot-id']} is missing`, keys: [listKey] }], damagedFiles: [] };
     let manifests: string[];
     try {
       manifests = await this.#once(`list:${listKey}`, async () => {
@@ -164,24 +229,30 @@ export class TableObjects {
         return decodeManifestList(bytes).map((m) => this.store.keyFromUri(m.manifestPath));
       });
     } catch (err) {
-      return { metadata, problems: [{ kind: 'manifest_list_unreadable', message: `manifest list ${listKey} cannot be read: ${errorText(err)}`, keys: [listKey] }] };
+      return { metadata, problems: [{ kind: 'manifest_list_unreadable', message: `manifest list ${listKey} cannot be read: ${errorText(err)}`, keys: [listKey] }], damagedFiles: [] };
     }
     const missingManifests: string[] = [];
     const unreadable: Array<{ key: string; error: string }> = [];
-    const live = new Set<string>();
+    const live = new Map<string, LiveFile>();
     for (const key of manifests) {
       if (!(await this.#exists(key))) {
         missingManifests.push(key);
         continue;
       }
       try {
-        for (const dataKey of await this.#liveFiles(key)) live.add(dataKey);
+        for (const file of await this.#liveFiles(key)) live.set(file.key, file);
       } catch (err) {
         unreadable.push({ key, error: errorText(err) });
       }
     }
-    const missingData: string[] = [];
-    for (const key of live) if (!(await this.#exists(key))) missingData.push(key);
+    const damagedFiles: DamagedFile[] = [];
+    for (const file of live.values()) {
+      const listed = await this.#info(file.key);
+      if (!listed) damagedFiles.push({ ...file, reason: 'missing' });
+      else if (listed.size !== file.fileSizeInBytes) damagedFiles.push({ ...file, reason: 'wrong_size', sizeInStore: listed.size });
+    }
+    const missingData = damagedFiles.filter((d) => d.reason === 'missing').map((d) => d.key);
+    const wrongSize = damagedFiles.filter((d) => d.reason === 'wrong_size');
     const problems: TableProblem[] = [];
     if (missingManifests.length > 0) problems.push(many('manifests_missing', 'manifests of the current snapshot are missing', missingManifests));
     if (unreadable.length > 0) {
@@ -193,17 +264,26 @@ export class TableObjects {
       });
     }
     if (missingData.length > 0) problems.push(many('data_files_missing', 'data files of the current snapshot are missing', missingData));
-    return { metadata, problems };
+    if (wrongSize.length > 0) {
+      const first = wrongSize[0]!;
+      problems.push({
+        kind: 'data_files_wrong_size',
+        message: `${wrongSize.length} data files of the current snapshot are not the size their manifests record (truncated or overwritten), first: ${first.key} (${first.fileSizeInBytes} bytes in its manifest, ${first.sizeInStore} in the store)`,
+        count: wrongSize.length,
+        keys: wrongSize.slice(0, SHOWN_KEYS).map((d) => d.key),
+      });
+    }
+    return { metadata, problems, damagedFiles };
   }
 
   /** The data (and delete) files a manifest holds live: ADDED and EXISTING entries. */
-  #liveFiles(manifestKey: string): Promise<string[]> {
+  #liveFiles(manifestKey: string): Promise<LiveFile[]> {
     return this.#once(`manifest:${manifestKey}`, async () => {
       const bytes = await this.store.get(manifestKey);
       if (!bytes) throw new Error('missing since the listing');
       return decodeManifest(bytes)
         .entries.filter((e) => e.status !== ManifestEntryStatus.DELETED)
-        .map((e) => this.store.keyFromUri(e.dataFile.filePath));
+        .map((e) => ({ key: this.store.keyFromUri(e.dataFile.filePath), recordCount: e.dataFile.recordCount, fileSizeInBytes: e.dataFile.fileSizeInBytes, content: e.dataFile.content }));
     });
   }
 }
@@ -247,14 +327,37 @@ export async function checkTable(catalog: SqlCatalog, store: ObjectStore, id: Ta
   return { table, status: problems.length > 0 ? 'damaged' : 'ok', metadata_location: pointer, problems };
 }
 
-/** `POST /tables/check`: every Floe table of the scope, one after another. Read-only. */
-export async function checkTables(catalog: SqlCatalog, store: ObjectStore, scope?: PassScope): Promise<CheckReport> {
+const fullName = (id: TableIdentifier) => `${id.namespace}.${id.name}`;
+
+/** Name order by code units (not the database's collation), so a page's `after` means the same whatever the catalog. */
+const byName = (a: TableIdentifier, b: TableIdentifier) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+
+/** `<namespace>.<name>` of a page's `after` (a table name holds no dot). */
+function afterId(after: string): TableIdentifier {
+  const dot = after.lastIndexOf('.');
+  return { namespace: after.slice(0, dot), name: after.slice(dot + 1) };
+}
+
+/**
+ * `POST /tables/check`: every Floe table of the scope, one after another, in name order; with a
+ * page, those after `page.after`, until `page.limit` are checked or the page has taken
+ * `page.budgetMs`, and the `next` page's `after`. Read-only.
+ */
+export async function checkTables(catalog: SqlCatalog, store: ObjectStore, scope?: PassScope, page?: CheckPage): Promise<CheckReport> {
+  const ids = (await catalog.listTables(scope?.tenant)).filter((id) => isTableName(id.name) && inScope(id, scope)).sort(byName);
+  const from = page?.after === undefined ? 0 : ids.findIndex((id) => byName(id, afterId(page.after!)) > 0);
+  const todo = from < 0 ? [] : ids.slice(from);
+  const began = performance.now();
   const tables: TableCheck[] = [];
-  for (const id of await catalog.listTables(scope?.tenant)) {
-    if (!isTableName(id.name) || !inScope(id, scope)) continue;
+  let visited = 0;
+  for (const id of todo) {
+    if (page && visited > 0 && (visited >= page.limit || performance.now() - began >= (page.budgetMs ?? CHECK_PAGE_BUDGET_MS))) break;
+    visited++;
     const checked = await checkTable(catalog, store, id);
     if (checked) tables.push(checked);
   }
   const damaged = tables.filter((t) => t.status === 'damaged').length;
-  return { tables_checked: tables.length, ok: tables.length - damaged, damaged, tables };
+  const report: CheckReport = { tables_checked: tables.length, ok: tables.length - damaged, damaged, tables };
+  if (!page) return report;
+  return { ...report, tables_in_scope: ids.length, next: visited < todo.length ? fullName(todo[visited - 1]!) : null };
 }

@@ -4,9 +4,10 @@ import { currentSnapshot, decodeManifestList, openFloeCatalog, type TableHandle 
 import type { ObjectStore } from '@floe/storage';
 import { silentLogger } from '@floe/telemetry';
 import { Compactor } from './compactor.ts';
-import { checkTables } from './table-check.ts';
+import { checkTables, type CheckReport } from './table-check.ts';
+import { DROP_DAMAGED_SUMMARY_KEY, dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
 import { parseRollbackRequest, rollbackTable, type RollbackAnswer } from './table-rollback.ts';
-import { appendSpanFile, createTracesTable, openFixture, type Fixture } from './test-support.ts';
+import { allRows, appendSpanFile, createTracesTable, openFixture, type Fixture } from './test-support.ts';
 
 const HOUR_MS = 3_600_000;
 const hour = Math.floor(Date.now() / HOUR_MS) - 5;
@@ -36,6 +37,13 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
   const damage = (h: TableHandle) => f.store.put(key(h), new TextEncoder().encode('{"format-version": 2, "table-uuid": '));
   const pointer = async (tenant: string) => (await f.db.query<{ metadata_location: string }>(`SELECT metadata_location FROM iceberg_tables WHERE table_namespace = $1 AND table_name = 'traces'`, [`${tenant}.default`])).rows[0]!.metadata_location;
   const rollback = (tenant: string, more: Record<string, unknown> = {}, store: ObjectStore = f.store) => rollbackTable(f.catalog, store, parseRollbackRequest({ tenant, dataset: 'default', table: 'traces', ...more }));
+  const dropDamaged = async (tenant: string, more: Record<string, unknown> = {}) => dropDamagedFiles(f.catalog, f.store, parseDropDamagedRequest({ tenant, dataset: 'default', table: 'traces', ...more }));
+  /** Cuts the end off a data file, as an upload that stopped short. */
+  const truncate = async (key: string) => {
+    const bytes = (await f.store.get(key))!;
+    await f.store.put(key, bytes.subarray(0, bytes.length - 100));
+    return bytes.length;
+  };
   /** The FloeError a call throws, as kind and message. */
   const refusal = async (p: Promise<unknown>) => {
     const err = await p.then(() => undefined, (e: unknown) => e);
@@ -222,6 +230,163 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     expect(await pointer('rb-bad')).toBe(moved.handle.metadataLocation);
     // Named explicitly, an older sound version is taken as asked.
     expect(await rollback('rb-bad', { metadata_location: t.versions[0]!.metadataLocation })).toMatchObject({ rolled_back: true, chosen: { version: 0, snapshot_id: null, problems: [] } });
+  });
+
+  it('reports a data file that is not the size its manifest records as data_files_wrong_size, from the listing', async () => {
+    const t = await table('chk-size', 3);
+    const size = await truncate(t.data[1]!);
+    expect((await checkTables(f.catalog, f.store, { tenant: 'chk-size' })).tables).toEqual([
+      {
+        table: 'chk-size.default.traces',
+        status: 'damaged',
+        metadata_location: t.versions[3]!.metadataLocation,
+        problems: [
+          {
+            kind: 'data_files_wrong_size',
+            message: `1 data files of the current snapshot are not the size their manifests record (truncated or overwritten), first: ${t.data[1]} (${size} bytes in its manifest, ${size - 100} in the store)`,
+            count: 1,
+            keys: [t.data[1]],
+          },
+        ],
+      },
+    ]);
+    // Read per file it would not be: the check's listing is all it needs.
+    let reads = 0;
+    const counting = new Proxy(f.store, {
+      get(target, prop, receiver) {
+        if (prop === 'get' || prop === 'head') {
+          return async (key: string) => {
+            if (t.data.includes(key)) reads++;
+            return (Reflect.get(target, prop, receiver) as (k: string) => Promise<unknown>).call(target, key);
+          };
+        }
+        return Reflect.get(target, prop, receiver) as unknown;
+      },
+    });
+    expect((await checkTables(f.catalog, counting, { tenant: 'chk-size' })).damaged).toBe(1);
+    expect(reads).toBe(0);
+  });
+
+  it('drops exactly the missing and truncated data files: a dry run changes nothing, the other rows stay readable, a second run finds nothing', async () => {
+    const t = await table('drop-files', 4);
+    const kept = [t.data[0]!, t.data[3]!];
+    const keptRows = await allRows(kept.map((k) => f.store.localPath(k)!));
+    expect(keptRows).toHaveLength(20);
+    await f.store.delete(t.data[1]!);
+    const size = await truncate(t.data[2]!);
+    const v4 = t.versions[4]!.metadataLocation;
+    const files = [
+      { key: t.data[1]!, reason: 'missing', record_count: 10, file_size_in_bytes: expect.any(Number), size_in_store: null },
+      { key: t.data[2]!, reason: 'wrong_size', record_count: 10, file_size_in_bytes: size, size_in_store: size - 100 },
+    ].sort((a, b) => (a.key < b.key ? -1 : 1));
+
+    const dry = await dropDamaged('drop-files', { dry_run: true });
+    expect(dry).toEqual({
+      table: 'drop-files.default.traces',
+      dry_run: true,
+      dropped: false,
+      previous_metadata_location: v4,
+      new_metadata_location: null,
+      snapshot_id: null,
+      files,
+      records_given_up: 20,
+      note: 'Dry run: nothing changed. Dropping the 2 files would give up their 20 rows and keep every other row of drop-files.default.traces.',
+    });
+    expect(await pointer('drop-files')).toBe(v4);
+    expect((await checkTables(f.catalog, f.store, { tenant: 'drop-files' })).tables[0]!.problems.map((p) => p.kind)).toEqual(['data_files_missing', 'data_files_wrong_size']);
+
+    const done = await dropDamaged('drop-files');
+    expect(done).toEqual({
+      table: 'drop-files.default.traces',
+      dry_run: false,
+      dropped: true,
+      previous_metadata_location: v4,
+      new_metadata_location: expect.stringMatching(/\/metadata\/00005-[^/]+\.metadata\.json$/),
+      snapshot_id: expect.stringMatching(/^\d+$/),
+      files,
+      records_given_up: 20,
+      note: expect.stringMatching(/^drop-files\.default\.traces no longer reads the 2 files \(20 rows\) as of snapshot \d+\./),
+    });
+    expect(await pointer('drop-files')).toBe(done.new_metadata_location);
+    const healed = (await f.catalog.loadTable('drop-files.default', 'traces'))!;
+    const planned = await f.catalog.planFiles(healed);
+    expect(planned.map((p) => p.key).sort()).toEqual([...kept].sort());
+    expect(await allRows(planned.map((p) => f.store.localPath(p.key)!))).toEqual(keptRows);
+    expect(f.catalog.snapshotSummaries(healed).at(-1)!.summary).toMatchObject({
+      operation: 'delete',
+      [DROP_DAMAGED_SUMMARY_KEY]: '1 missing, 1 of the wrong size',
+      'deleted-data-files': '2',
+      'deleted-records': '20',
+      'total-records': '20',
+    });
+    expect((await checkTables(f.catalog, f.store, { tenant: 'drop-files' })).tables[0]).toMatchObject({ status: 'ok', problems: [] });
+
+    const again = await dropDamaged('drop-files');
+    expect(again).toMatchObject({ dropped: false, files: [], records_given_up: 0, new_metadata_location: null, note: 'No live data file of drop-files.default.traces is missing or of the wrong size: nothing to do' });
+    expect(await pointer('drop-files')).toBe(done.new_metadata_location);
+    // The table takes commits again.
+    const next = await appendSpanFile(f, healed, hour, 5, 4242);
+    expect((await f.catalog.planFiles(next.handle)).map((p) => p.key).sort()).toEqual([...kept, next.key].sort());
+  });
+
+  it('refuses to drop files of an unknown table (404), of a table whose metadata or manifests are damaged, or whose catalog is behind its files (409)', async () => {
+    expect(await refusal(dropDamaged('drop-none'))).toEqual({ kind: 'not_found', message: 'no table drop-none.default.traces' });
+    expect((await refusal(dropDamaged('drop-none', { metadata_location: 'x' }))).kind).toBe('bad_data');
+
+    const unparseable = await table('drop-json', 2);
+    await f.store.delete(unparseable.data[0]!);
+    await damage(unparseable.versions[2]!);
+    expect(await refusal(dropDamaged('drop-json'))).toEqual({
+      kind: 'conflict',
+      message: expect.stringMatching(/^drop-json\.default\.traces's current version is itself damaged \(metadata_unparseable: metadata file .* does not parse: .*\): dropping data files cannot repair it; floe ops rollback-table moves it back to a sound version$/),
+    });
+
+    const noManifest = await table('drop-manifest', 2);
+    const manifests = decodeManifestList((await f.store.get(f.store.keyFromUri(currentSnapshot(noManifest.versions[2]!.metadata)!['manifest-list'])))!).map((m) => f.store.keyFromUri(m.manifestPath));
+    await f.store.delete(manifests[0]!);
+    await f.store.delete(noManifest.data[0]!);
+    expect((await refusal(dropDamaged('drop-manifest'))).message).toMatch(/current version is itself damaged \(manifests_missing: /);
+
+    const behind = await table('drop-behind', 3);
+    await f.store.delete(behind.data[0]!);
+    await f.db.query(`UPDATE iceberg_tables SET metadata_location = $1 WHERE table_namespace = 'drop-behind.default' AND table_name = 'traces'`, [behind.versions[1]!.metadataLocation]);
+    expect(await refusal(dropDamaged('drop-behind'))).toEqual({
+      kind: 'conflict',
+      message: `the catalog is behind drop-behind.default.traces's files (1 metadata files numbered beyond the next commit's): a commit on ${behind.versions[1]!.metadataLocation} would fork its history; resolve it with floe ops rollback-table first`,
+    });
+    // Nothing was committed.
+    expect([await pointer('drop-json'), await pointer('drop-manifest'), await pointer('drop-behind')]).toEqual([unparseable.versions[2]!.metadataLocation, noManifest.versions[2]!.metadataLocation, behind.versions[1]!.metadataLocation]);
+  });
+
+  it('checks page by page in name order: the pages together report what one call does', async () => {
+    const whole = await checkTables(f.catalog, f.store);
+    expect(whole.tables_checked).toBeGreaterThan(5);
+    expect(whole.tables.map((t) => t.table)).toEqual(whole.tables.map((t) => t.table).sort());
+    const walk = async (limit: number, budgetMs?: number) => {
+      const pages: CheckReport[] = [];
+      let after: string | undefined;
+      do {
+        const page = await checkTables(f.catalog, f.store, undefined, { limit, ...(after === undefined ? {} : { after }), ...(budgetMs === undefined ? {} : { budgetMs }) });
+        pages.push(page);
+        after = page.next ?? undefined;
+      } while (after !== undefined);
+      return pages;
+    };
+    const pages = await walk(2);
+    expect(pages).toHaveLength(Math.ceil(whole.tables_checked / 2));
+    expect(pages.every((p) => p.tables_in_scope === whole.tables_checked && p.tables.length <= 2)).toBe(true);
+    expect(pages.flatMap((p) => p.tables)).toEqual(whole.tables);
+    expect(pages.reduce((a, p) => a + p.damaged, 0)).toBe(whole.damaged);
+    expect(pages.at(-1)!.next).toBeNull();
+    expect(pages[0]!.next).toBe(pages[0]!.tables[1]!.table);
+    // A page out of time ends early, after at least one table.
+    const hurried = await walk(100, 0);
+    expect(hurried.map((p) => p.tables.length)).toEqual(whole.tables.map(() => 1));
+    expect(hurried.flatMap((p) => p.tables)).toEqual(whole.tables);
+    // A scope pages the same way; past the last table a page is empty.
+    const scoped = await checkTables(f.catalog, f.store, { tenant: 'drop-files' }, { limit: 5 });
+    expect(scoped).toMatchObject({ tables_checked: 1, tables_in_scope: 1, next: null });
+    expect(await checkTables(f.catalog, f.store, undefined, { limit: 5, after: whole.tables.at(-1)!.table })).toEqual({ tables_checked: 0, ok: 0, damaged: 0, tables: [], tables_in_scope: whole.tables_checked, next: null });
   });
 
   it('the orphan sweep deletes nothing of a table whose current metadata does not parse', async () => {

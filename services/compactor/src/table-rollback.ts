@@ -1,9 +1,9 @@
 import { FloeError } from '@floe/errors';
-import { floeNamespace, metadataVersion, type SqlCatalog, type TableMetadata } from '@floe/iceberg';
+import { metadataVersion, type SqlCatalog, type TableMetadata } from '@floe/iceberg';
 import { isTableName } from '@floe/schema';
 import { validateKey, type ObjectInfo, type ObjectStore } from '@floe/storage';
 import { ORPHAN_MIN_AGE_MS } from './orphans.ts';
-import { keyIn, metadataCandidates, TableObjects, tableKeyOfPointer, type TableProblem } from './table-check.ts';
+import { keyIn, metadataCandidates, repairTarget, type TableProblem } from './table-check.ts';
 
 /**
  * Rolls a table back to an earlier metadata version: the operator's repair when the current one
@@ -67,28 +67,36 @@ export interface RollbackAnswer {
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_OPS_ROLLBACK' });
 
-/** The body of `POST /tables/rollback`: `{tenant, dataset, table, metadata_location?, dry_run?}`. */
-export function parseRollbackRequest(body: unknown): RollbackRequest {
+/**
+ * The body of a repair of one table: `{tenant, dataset, table, dry_run?}` and the `more` fields it
+ * may also hold, answered as the table named, whether it is a dry run, and the body.
+ */
+export function parseTableRepairBody(body: unknown, more: readonly string[], bad: (message: string) => FloeError): { tenant: string; dataset: string; table: string; dryRun: boolean; body: Record<string, unknown> } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw bad('body must be a JSON object');
   const b = body as Record<string, unknown>;
+  const fields = ['tenant', 'dataset', 'table', ...more, 'dry_run'];
   for (const key of Object.keys(b)) {
-    if (!['tenant', 'dataset', 'table', 'metadata_location', 'dry_run'].includes(key)) throw bad(`unknown field ${JSON.stringify(key)}: expected tenant, dataset, table, metadata_location, dry_run`);
+    if (!fields.includes(key)) throw bad(`unknown field ${JSON.stringify(key)}: expected ${fields.join(', ')}`);
   }
   const name = (key: 'tenant' | 'dataset' | 'table'): string => {
     const v = b[key];
     if (typeof v !== 'string' || !NAME.test(v)) throw bad(`${key} is required (a name)`);
     return v;
   };
-  const req: RollbackRequest = { tenant: name('tenant'), dataset: name('dataset'), table: name('table'), dryRun: false };
-  if (!isTableName(req.table)) throw bad(`no table ${JSON.stringify(req.table)}`);
+  const named = { tenant: name('tenant'), dataset: name('dataset'), table: name('table') };
+  if (!isTableName(named.table)) throw bad(`no table ${JSON.stringify(named.table)}`);
+  if (b.dry_run !== undefined && b.dry_run !== null && typeof b.dry_run !== 'boolean') throw bad('dry_run must be true or false');
+  return { ...named, dryRun: b.dry_run === true, body: b };
+}
+
+/** The body of `POST /tables/rollback`: `{tenant, dataset, table, metadata_location?, dry_run?}`. */
+export function parseRollbackRequest(body: unknown): RollbackRequest {
+  const { body: b, ...named } = parseTableRepairBody(body, ['metadata_location'], bad);
+  const req: RollbackRequest = named;
   const to = b.metadata_location;
   if (to !== undefined && to !== null) {
     if (typeof to !== 'string' || to === '' || to.length > 4096) throw bad('metadata_location must be a non-empty string');
     req.metadataLocation = to;
-  }
-  if (b.dry_run !== undefined && b.dry_run !== null) {
-    if (typeof b.dry_run !== 'boolean') throw bad('dry_run must be true or false');
-    req.dryRun = b.dry_run;
   }
   return req;
 }
@@ -126,19 +134,13 @@ const minutes = Math.round(ORPHAN_MIN_AGE_MS / 60_000);
 
 /** `POST /tables/rollback`. Throws FloeError: 404 unknown table, 400 bad metadata_location, 409 no sound version or the pointer moved. */
 export async function rollbackTable(catalog: SqlCatalog, store: ObjectStore, req: RollbackRequest): Promise<RollbackAnswer> {
-  const namespace = floeNamespace(req.tenant, req.dataset);
-  const table = `${namespace}.${req.table}`;
-  const row = await catalog.pointerOf(namespace, req.table);
-  if (!row) throw new FloeError('not_found', `no table ${table}`, { code: 'FLOE_ERR_OPS_NO_TABLE' });
-  const pointer = row.metadataLocation;
-  const locationKey = tableKeyOfPointer(store, pointer);
-  if (!locationKey) throw new FloeError('conflict', `the catalog points ${table} at ${pointer}, which is not in a metadata/ directory of this store: repair it by hand`, { code: 'FLOE_ERR_OPS_ROLLBACK' });
+  const { namespace, table, pointer, previousPointer, objects } = await repairTarget(catalog, store, req, 'FLOE_ERR_OPS_ROLLBACK');
+  const { locationKey } = objects;
   const pointerKey = store.keyFromUri(pointer);
-  const objects = await TableObjects.list(store, locationKey);
   const currentVersion = metadataVersion(pointerKey);
   // The version the current one was committed on (the catalog row records it) goes first: a
   // commit attempt that lost its swap can share its number, and only the row tells them apart.
-  const parentKey = row.previousMetadataLocation ? keyIn(store, row.previousMetadataLocation) : undefined;
+  const parentKey = previousPointer ? keyIn(store, previousPointer) : undefined;
   const history = metadataCandidates(objects, pointerKey, parentKey).filter((o) => currentVersion < 0 || metadataVersion(o.key) <= currentVersion);
 
   let chosenKey: string;

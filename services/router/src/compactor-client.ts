@@ -2,16 +2,19 @@ import { FloeError } from '@floe/errors';
 
 /**
  * The router's calls to the compactor's admin port (its `GET /status`, the `POST /compact`
- * actions and `POST /tables/check|rollback`), for /api/v1/ops. The router is where operators are authenticated; the
+ * actions and `POST /tables/check|rollback|drop-damaged-files`), for /api/v1/ops. The router is where operators are authenticated; the
  * compactor's actions take only the services' shared key, which this client presents. An
  * unreachable compactor is 503.
  */
 export interface CompactorClient {
   /** The compactor's answer (status and JSON body), passed on as it came. */
-  call(method: 'GET' | 'POST', path: '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback', body?: unknown): Promise<{ status: number; body: unknown }>;
+  call(method: 'GET' | 'POST', path: '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback' | '/tables/drop-damaged-files', body?: unknown): Promise<{ status: number; body: unknown }>;
 }
 
-/** A dry run plans every table's files, and a check lists and reads every table's, which can take a while on a large catalog. */
+/**
+ * A dry run plans every table's files, and a check lists and reads every table's, which can take a
+ * while on a large catalog: the CLI asks for a check a page at a time (a page ends after 15 s).
+ */
 const TIMEOUT_MS = 60_000;
 
 export function createCompactorClient(baseUrl: string, key: string): CompactorClient {

@@ -6,9 +6,11 @@ import { formatTable } from '../sql-command.ts';
 /**
  * `floe ops compact|compact-plan|compact-status`: compaction control from a terminal, through the
  * router's /api/v1/ops/compact routes (spec 2, admin-authenticated: the break-glass admin key).
- * Each prints the router's JSON answer. `floe ops check-tables|rollback-table`: which tables'
- * current metadata cannot be read whole, and moving one back to a sound version
- * (/api/v1/ops/tables/…); a readable report, or the answer as it came with --json.
+ * Each prints the router's JSON answer. `floe ops check-tables|rollback-table|drop-damaged-files`:
+ * which tables' current version cannot be read whole, moving one back to a sound version, and
+ * removing a table's missing or truncated data files (/api/v1/ops/tables/…); a readable report, or
+ * the answer as it came with --json. check-tables asks a page of tables at a time, so each call
+ * stays well under the router's timeout on a large catalog, and puts the pages together.
  */
 
 interface ScopeFlags extends ConnectionFlags {
@@ -47,6 +49,19 @@ interface CheckAnswer {
   damaged: number;
   tables: Array<{ table: string; status: string; metadata_location: string; problems: Problem[] }>;
 }
+interface CheckPage extends CheckAnswer {
+  tables_in_scope?: number;
+  next?: string | null;
+}
+interface DropDamagedAnswer {
+  table: string;
+  dry_run: boolean;
+  dropped: boolean;
+  new_metadata_location: string | null;
+  files: Array<{ key: string; reason: string; record_count: number; file_size_in_bytes: number; size_in_store: number | null }>;
+  records_given_up: number;
+  note: string;
+}
 interface RollbackAnswer {
   table: string;
   dry_run: boolean;
@@ -62,7 +77,23 @@ interface RollbackAnswer {
 
 // What the commands read of the router's answers (checked by the client before they read it).
 const PROBLEMS: Shape = [{ kind: 'string', message: 'string' }];
-const CHECK: Shape = { tables_checked: 'number', ok: 'number', damaged: 'number', tables: [{ table: 'string', status: 'string', metadata_location: 'string', problems: PROBLEMS }] };
+const CHECK_PAGE: Shape = {
+  tables_checked: 'number',
+  ok: 'number',
+  damaged: 'number',
+  tables: [{ table: 'string', status: 'string', metadata_location: 'string', problems: PROBLEMS }],
+  tables_in_scope: optional('number'),
+  next: optional('string'),
+};
+const DROP_DAMAGED: Shape = {
+  table: 'string',
+  dry_run: 'boolean',
+  dropped: 'boolean',
+  new_metadata_location: optional('string'),
+  files: [{ key: 'string', reason: 'string', record_count: 'number', file_size_in_bytes: 'number', size_in_store: optional('number') }],
+  records_given_up: 'number',
+  note: 'string',
+};
 const ROLLBACK: Shape = {
   table: 'string',
   dry_run: 'boolean',
@@ -90,6 +121,64 @@ function printCheck(answer: CheckAnswer): void {
   }
 }
 
+/** The most tables a page may ask for (the router's limit). */
+const MAX_PAGE_SIZE = 1000;
+
+function pageSizeOf(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > MAX_PAGE_SIZE) throw new UsageError(`--page-size must be an integer from 1 to ${MAX_PAGE_SIZE}, not ${JSON.stringify(value)}`);
+  return n;
+}
+
+/** "checked 150 of 2,000 tables" on one line of a terminal's stderr, rewritten per page; nothing when stderr is not a terminal (a script reads stdout alone). */
+function progressLine(): { show(done: number, total: number): void; end(): void } {
+  const tty = process.stderr.isTTY === true;
+  let shown = false;
+  return {
+    show(done, total) {
+      if (!tty) return;
+      shown = true;
+      process.stderr.write(`\rchecked ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} tables`);
+    },
+    end() {
+      if (shown) process.stderr.write('\r\x1b[2K');
+    },
+  };
+}
+
+/** Every table of the scope, a page per call, put together as one answer of the unpaged shape. */
+async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<string, string>, pageSize: number): Promise<CheckAnswer> {
+  const tables: CheckAnswer['tables'] = [];
+  const progress = progressLine();
+  let after: string | undefined;
+  try {
+    for (;;) {
+      const page = await callApi<CheckPage>(conn, 'POST', 'api/v1/ops/tables/check', { body: { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, expect: CHECK_PAGE });
+      tables.push(...page.tables);
+      // A router without pages answers every table at once, and no next.
+      if (page.next === undefined || page.next === null) break;
+      if (page.next === after) throw new Error(`the router answered the page after ${after} again`);
+      progress.show(tables.length, page.tables_in_scope ?? tables.length);
+      after = page.next;
+    }
+  } finally {
+    progress.end();
+  }
+  const damaged = tables.filter((t) => t.status === 'damaged').length;
+  return { tables_checked: tables.length, ok: tables.length - damaged, damaged, tables };
+}
+
+function printDropDamaged(a: DropDamagedAnswer): void {
+  if (a.files.length > 0) {
+    const n = `${a.files.length} data file${a.files.length === 1 ? '' : 's'} (${a.records_given_up} rows)`;
+    out(`${a.table}: ${a.dropped ? `dropped ${n}; now at ${a.new_metadata_location}` : `would drop ${n}`}`);
+    for (const f of a.files) {
+      out(`  ${f.key}: ${f.reason === 'missing' ? 'missing' : `${f.size_in_store} bytes in the store, ${f.file_size_in_bytes} in its manifest`}, ${f.record_count} rows`);
+    }
+  }
+  out(a.note);
+}
+
 function printRollback(a: RollbackAnswer): void {
   const snapshot = a.chosen.snapshot_id === null ? 'no snapshot' : `snapshot ${a.chosen.snapshot_id}`;
   if (!a.rolled_back && !a.dry_run) out(`${a.table}: already at ${a.metadata_location} (${snapshot}); nothing changed`);
@@ -106,7 +195,7 @@ function printRollback(a: RollbackAnswer): void {
   out(a.note);
 }
 
-/** `<tenant>.<dataset>.<table>` of rollback-table (tenant and dataset ids hold no dot). */
+/** `<tenant>.<dataset>.<table>` of rollback-table and drop-damaged-files (tenant and dataset ids hold no dot). */
 function tableOf(name: string): { tenant: string; dataset: string; table: string } {
   const parts = name.split('.');
   if (parts.length !== 3 || parts.some((p) => p === '')) throw new UsageError(`expected <tenant>.<dataset>.<table>, got ${JSON.stringify(name)}`);
@@ -125,11 +214,16 @@ export function registerOpsCommands(program: Command): void {
   withConnection(ops.command('compact-status').description('the compactor: the pass in progress, the last one, the latest on-demand passes'), 'the admin key (env FLOE_API_KEY)').action(
     action('ops compact-status', async (o: ConnectionFlags) => print(await callApi(connectionOf(o), 'GET', 'api/v1/ops/compact/status'))),
   );
-  withScope(ops.command('check-tables').description("whether each table's current metadata, manifests and data files are all in the store and readable (read-only; exit 1 when one is damaged)"))
-    .option('--json', 'print the JSON answer')
+  withScope(
+    ops
+      .command('check-tables')
+      .description("whether each table's current metadata, manifests and data files are all in the store, readable and of the sizes recorded (read-only; exit 1 when one is damaged); progress on stderr when it is a terminal"),
+  )
+    .option('--page-size <n>', 'tables per call to the router (a call also ends after 15 s)', '100')
+    .option('--json', 'print the JSON answer (all pages as one)')
     .action(
-      action('ops check-tables', async (o: ScopeFlags & { json?: boolean }) => {
-        const answer = await callApi<CheckAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/check', { body: scopeOf(o), expect: CHECK });
+      action('ops check-tables', async (o: ScopeFlags & { json?: boolean; pageSize: string }) => {
+        const answer = await checkPages(connectionOf(o), scopeOf(o), pageSizeOf(o.pageSize));
         if (o.json) print(answer);
         else printCheck(answer);
         if (answer.damaged > 0) process.exitCode = 1;
@@ -151,6 +245,23 @@ export function registerOpsCommands(program: Command): void {
         const answer = await callApi<RollbackAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/rollback', { body, expect: ROLLBACK });
         if (o.json) print(answer);
         else printRollback(answer);
+      }),
+    );
+  withConnection(
+    ops
+      .command('drop-damaged-files')
+      .description("remove the table's data files that are missing from the store or truncated (check-tables: data_files_missing, data_files_wrong_size) in one snapshot, giving up only their rows; a table whose metadata or manifests are damaged needs rollback-table")
+      .argument('<table>', '<tenant>.<dataset>.<table>, e.g. acme.default.logs'),
+    'the admin key (env FLOE_API_KEY)',
+  )
+    .option('--dry-run', 'say which files and rows would be given up, and change nothing')
+    .option('--json', 'print the JSON answer')
+    .action(
+      action('ops drop-damaged-files', async (name: string, o: ConnectionFlags & { dryRun?: boolean; json?: boolean }) => {
+        const body = { ...tableOf(name), ...(o.dryRun ? { dry_run: true } : {}) };
+        const answer = await callApi<DropDamagedAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/drop-damaged-files', { body, expect: DROP_DAMAGED });
+        if (o.json) print(answer);
+        else printDropDamaged(answer);
       }),
     );
 }

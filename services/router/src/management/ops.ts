@@ -1,7 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { authorizeInstance } from '@floe/auth';
 import { FloeError } from '@floe/errors';
-import { TABLES } from '@floe/schema';
+import { TABLE_PROBLEM_KINDS, TABLES } from '@floe/schema';
 import type { ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
 import { ERROR_RESPONSES, datasetIdSchema, tenantIdSchema } from './schemas.ts';
@@ -9,8 +9,9 @@ import { ERROR_RESPONSES, datasetIdSchema, tenantIdSchema } from './schemas.ts';
 /**
  * Compaction control (spec 2, "Management and operations"; who may: rule 5, admin-authenticated):
  * start an on-demand pass, see what the compactor is doing, or ask what a pass would merge now;
- * and checking and repairing tables: which tables' current metadata cannot be read whole, and
- * rolling one back to a sound metadata version.
+ * and checking and repairing tables: which tables' current metadata cannot be read whole (a page
+ * of them at a time on a large catalog), rolling one back to a sound metadata version, and
+ * dropping a table's missing or truncated data files.
  * The router authenticates the operator (break-glass admin key or an instance admin's session)
  * and passes the request to the compactor's admin port (compactor-client.ts), answering with what
  * the compactor answered.
@@ -43,7 +44,7 @@ const request = {
 
 type Scope = { tenant?: string; dataset?: string; table?: string };
 
-// Checking and repairing tables (services/compactor/src/table-check.ts, table-rollback.ts).
+// Checking and repairing tables (services/compactor/src/table-check.ts, table-rollback.ts, table-drop-damaged.ts).
 const tableName = { type: 'string', enum: Object.keys(TABLES) } as const;
 const objectKeys = { type: 'array', items: { type: 'string' }, description: 'The first few object keys concerned.' } as const;
 const problem = {
@@ -51,16 +52,26 @@ const problem = {
   additionalProperties: false,
   required: ['kind', 'message'],
   properties: {
-    kind: {
-      type: 'string',
-      enum: ['metadata_missing', 'metadata_unparseable', 'metadata_outside_table', 'manifest_list_missing', 'manifest_list_unreadable', 'manifests_missing', 'manifests_unreadable', 'data_files_missing'],
-    },
+    kind: { type: 'string', enum: [...TABLE_PROBLEM_KINDS] },
     message: { type: 'string', description: 'What is wrong, the parse error included.' },
     count: { type: 'integer', description: 'How many files the problem covers.' },
     keys: objectKeys,
   },
 } as const;
 const problems = { type: 'array', items: problem } as const;
+
+/** The most tables a page of a check may ask for (the compactor's limit too). */
+const MAX_CHECK_PAGE = 1000;
+
+const checkBody = {
+  ...scopeBody,
+  description: `${scopeBody.description} With limit: one page of them, in name order, after the table named in after (the next of the previous page's answer).`,
+  properties: {
+    ...scopeBody.properties,
+    after: { type: 'string', minLength: 5, maxLength: 400, pattern: '^[^.]+\\.[^.]+\\.[^.]+$', description: "The previous page's next: <tenant>.<dataset>.<table>. Needs limit." },
+    limit: { type: 'integer', minimum: 1, maximum: MAX_CHECK_PAGE, description: 'Check at most this many tables in this call and answer which page comes next; a page also ends early, after at least one table, once it has taken 15 s. Absent: every table of the scope in one answer.' },
+  },
+} as const;
 
 const checkAnswer = {
   type: 'object',
@@ -70,6 +81,8 @@ const checkAnswer = {
     tables_checked: { type: 'integer' },
     ok: { type: 'integer' },
     damaged: { type: 'integer' },
+    tables_in_scope: { type: 'integer', description: 'With limit only: the tables of the scope, all pages together.' },
+    next: { type: ['string', 'null'], description: 'With limit only: the after of the next page; null after the last one.' },
     tables: {
       type: 'array',
       items: {
@@ -159,6 +172,52 @@ const rollbackAnswer = {
 
 type RollbackBody = { tenant: string; dataset: string; table: string; metadata_location?: string; dry_run?: boolean };
 
+const dropDamagedBody = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tenant', 'dataset', 'table'],
+  properties: {
+    tenant: tenantIdSchema,
+    dataset: datasetIdSchema,
+    table: tableName,
+    dry_run: { type: 'boolean', description: 'Answer which files would be dropped and their rows, and change nothing.' },
+  },
+} as const;
+
+const dropDamagedAnswer = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['table', 'dry_run', 'dropped', 'previous_metadata_location', 'new_metadata_location', 'snapshot_id', 'files', 'records_given_up', 'note'],
+  properties: {
+    table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
+    dry_run: { type: 'boolean' },
+    dropped: { type: 'boolean', description: 'Whether a snapshot removing the files was committed: false for a dry run or when no file is damaged.' },
+    previous_metadata_location: { type: 'string', description: 'The version checked.' },
+    new_metadata_location: { type: ['string', 'null'], description: 'The version the commit wrote, which the table points at now; null when nothing was committed.' },
+    snapshot_id: { type: ['string', 'null'], description: 'The snapshot that removed the files (operation delete, summary floe.dropped-damaged-files).' },
+    files: {
+      type: 'array',
+      description: "The current snapshot's live data files that are missing from the store or not the size their manifests record, by key.",
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['key', 'reason', 'record_count', 'file_size_in_bytes', 'size_in_store'],
+        properties: {
+          key: { type: 'string' },
+          reason: { type: 'string', enum: ['missing', 'wrong_size'] },
+          record_count: { type: 'integer', description: 'Its rows, from its manifest: given up.' },
+          file_size_in_bytes: { type: 'integer', description: 'Its size as its manifest records it.' },
+          size_in_store: { type: ['integer', 'null'], description: 'Its size as the store lists it; null when missing.' },
+        },
+      },
+    },
+    records_given_up: { type: 'integer', description: 'The rows of those files.' },
+    note: { type: 'string', description: 'What follows.' },
+  },
+} as const;
+
+type DropDamagedBody = { tenant: string; dataset: string; table: string; dry_run?: boolean };
+
 export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
   const compactor = () => {
     if (!opts.compactor) throw new FloeError('unavailable', 'no compactor configured (router.compactor_url)', { code: 'FLOE_ERR_NO_COMPACTOR' });
@@ -187,15 +246,15 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     },
   );
 
-  app.post<{ Body: Scope | undefined }>(
+  app.post<{ Body: (Scope & { after?: string; limit?: number }) | undefined }>(
     '/ops/tables/check',
     {
       schema: {
         operationId: 'check_tables',
         summary:
-          "Check every table of the scope (all, a tenant, a dataset and/or one table name): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store and readable. Read-only (instance admin)",
+          "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record. Read-only (instance admin)",
         tags: TAGS,
-        body: scopeBody,
+        body: checkBody,
         response: { 200: checkAnswer, ...ERROR_RESPONSES },
       },
     },
@@ -220,6 +279,24 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'ops.compact');
       return relay(reply, await compactor().call('POST', '/tables/rollback', req.body));
+    },
+  );
+
+  app.post<{ Body: DropDamagedBody }>(
+    '/ops/tables/drop-damaged-files',
+    {
+      schema: {
+        operationId: 'drop_damaged_files',
+        summary:
+          "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record, giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile (instance admin)",
+        tags: TAGS,
+        body: dropDamagedBody,
+        response: { 200: dropDamagedAnswer, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'ops.compact');
+      return relay(reply, await compactor().call('POST', '/tables/drop-damaged-files', req.body));
     },
   );
 

@@ -1,0 +1,19 @@
+/**
+ * What `floe ops check-tables` can find wrong with a table's current version, defined once: the
+ * compactor reports these kinds (services/compactor/src/table-check.ts) and the router's answer
+ * schema lists them, so a kind added to the check is one the router lets through.
+ */
+export const TABLE_PROBLEM_KINDS = [
+  'metadata_missing',
+  'metadata_unparseable',
+  'metadata_outside_table',
+  'manifest_list_missing',
+  'manifest_list_unreadable',
+  'manifests_missing',
+  'manifests_unreadable',
+  'data_files_missing',
+  'data_files_wrong_size',
+  'catalog_behind_files',
+] as const;
+
+export type TableProblemKind = (typeof TABLE_PROBLEM_KINDS)[number];
