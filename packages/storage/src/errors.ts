@@ -22,6 +22,21 @@ export class ObjectNotFoundError extends Error {
   }
 }
 
+/** An object that read back shorter (or longer) than its listed or recorded size: truncated, or overwritten meanwhile. */
+export class ObjectSizeMismatchError extends Error {
+  readonly code = 'FLOE_ERR_STORAGE_SIZE_MISMATCH';
+  readonly key: string;
+  readonly size: number;
+  readonly expected: number;
+  constructor(key: string, size: number, expected: number) {
+    super(`object ${key} has ${size} bytes, expected ${expected}`);
+    this.name = 'ObjectSizeMismatchError';
+    this.key = key;
+    this.size = size;
+    this.expected = expected;
+  }
+}
+
 /** A WAL segment whose bytes do not match the documented framing (see wal-format.ts). */
 export class WalCorruptionError extends Error {
   readonly code = 'FLOE_ERR_STORAGE_WAL_CORRUPT';

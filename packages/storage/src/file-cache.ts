@@ -15,7 +15,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { errorCode, ObjectNotFoundError } from './errors.ts';
+import { errorCode, ObjectNotFoundError, ObjectSizeMismatchError } from './errors.ts';
 import type { ObjectStore } from './object-store.ts';
 
 export interface LocalFileCacheOptions {
@@ -220,7 +220,7 @@ export class LocalFileCache {
         if (chunk.byteLength < want) break;
       }
       if (offset !== expected) {
-        throw new Error(`LocalFileCache: ${store.uri(key)} has ${offset} bytes, expected ${expected}`);
+        throw new ObjectSizeMismatchError(key, offset, expected);
       }
       // Synced before the rename so a crash can never leave a short file under the final name,
       // which a later process would adopt as complete.

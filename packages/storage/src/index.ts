@@ -35,6 +35,7 @@ export { compareKeys, validateKey, validatePrefix } from './keys.ts';
 export {
   InvalidKeyError,
   ObjectNotFoundError,
+  ObjectSizeMismatchError,
   WalAppendError,
   WalClosedError,
   WalCorruptionError,

@@ -1,7 +1,9 @@
+import { DeleteObjectCommand, GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import * as grpc from '@grpc/grpc-js';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { flightDoGet } from '@floe/flight';
 import { createObjectStore, formatSegmentKey, listSegments, newRecordId, WalAppender } from '@floe/storage';
@@ -95,15 +97,27 @@ describe('damaged files and WAL segments (cluster, local store)', () => {
     const bytes = readFileSync(flipped);
     for (let i = 8; i < bytes.length - 8; i += 37) bytes[i]! ^= 0x5a;
     writeFileSync(flipped, bytes);
-    unlinkSync(dataFiles(h, 'deleted')[0]!);
+    const deletedFile = dataFiles(h, 'deleted')[0]!;
+    unlinkSync(deletedFile);
 
+    // The damaged file is named by its object key, never by where the querier reads it.
+    const keyOf = (file: string) => relative(join(h.floe.dataDir, 'data'), file);
+    const damagedKeys: Record<string, string> = { truncated: keyOf(dataFiles(h, 'truncated')[0]!), flipped: keyOf(flipped), deleted: keyOf(deletedFile) };
+    const refusal = (t: string) =>
+      new RegExp(`^table logs of dataset default cannot be read: its data file ${damagedKeys[t]!.replaceAll('.', '\\.')} is ${t === 'deleted' ? 'missing' : 'damaged'}; it needs an operator's repair \\(floe ops check-tables\\)$`);
     for (const t of damaged) {
       const res = await logQuery(h, t);
-      expect(res.status).toBe(500);
-      expect(await res.json()).toEqual({ status: 'error', errorType: 'internal', error: expect.any(String) });
+      expect(res.status).toBe(503);
+      expect(await res.json()).toEqual({ status: 'error', errorType: 'unavailable', error: expect.stringMatching(refusal(t)) });
+      // SQL over Flight (the per-query sandbox, where the Loki route runs on the warm instance).
+      const failed = await sql(h, t, 'SELECT body FROM logs ORDER BY body').then(() => undefined, (err: unknown) => err);
+      expect(failed).toMatchObject({ code: grpc.status.UNAVAILABLE, details: expect.stringMatching(refusal(t)) });
+      // A mistake of the query's own is still the query's, damaged table or not.
+      expect(await sql(h, t, 'SELEC body FROM logs').then(() => undefined, (err: unknown) => err)).toMatchObject({ code: grpc.status.INVALID_ARGUMENT });
     }
-    // Stored data that cannot be read is Floe's fault (500), never the query's (400 once for a
-    // truncated file); the querier answered those and still serves everyone else.
+    // Stored data that cannot be read waits for an operator's repair (503 naming the table and
+    // the file), never the query's fault (400 once for a truncated file); the querier answered
+    // those and still serves everyone else.
     const ok = await logQuery(h, 'healthy');
     expect(ok.status).toBe(200);
     expect(((await ok.json()) as { data: { result: Array<{ values: unknown[] }> } }).data.result.flatMap((s) => s.values)).toHaveLength(400);
@@ -235,7 +249,7 @@ describe('damaged files and WAL segments (cluster, local store)', () => {
   });
 });
 
-describe('the object store unreachable for a while (cluster, S3)', () => {
+describe('the object store unreachable for a while, or its data files damaged (cluster, S3)', () => {
   const h = { keys: {} } as Harness;
   let s3: TestS3;
   let proxy: Server;
@@ -275,7 +289,7 @@ describe('the object store unreachable for a while (cluster, S3)', () => {
         compactor: { min_file_age: '0s', interval: '1h' },
       },
     });
-    for (const t of ['steady', 'other']) h.keys[t] = (await h.floe.bootstrap(t)).api_key;
+    for (const t of ['steady', 'other', 's3cut', 's3flipped', 's3deleted']) h.keys[t] = (await h.floe.bootstrap(t)).api_key;
   }, 120_000);
   afterAll(async () => {
     await h.floe?.stop();
@@ -311,5 +325,42 @@ describe('the object store unreachable for a while (cluster, S3)', () => {
 
     expect(await compactOnDemand(h)).toMatchObject({ failed: false, failedTables: 0, failedGroups: 0 });
     expect(await stored(h, 'steady')).toEqual({ rows: acked, distinct: acked });
+  });
+
+  it('a data file cut short, bit-flipped or deleted in the bucket fails its own tenant\'s queries with 503 naming the table and the file', async () => {
+    const bucket = new S3Client({ region: 'us-east-1', endpoint: s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey } });
+    const damaged = ['s3cut', 's3flipped', 's3deleted'];
+    const keys: Record<string, string> = {};
+    try {
+      for (const t of damaged) expect((await postLogs(h, t, 200, 'r1')).status).toBe(200);
+      // Damaged as soon as the writer has put it, before a query fetches it into the querier's cache.
+      for (const t of damaged) {
+        keys[t] = await waitFor(`the data file of ${t}`, async () => {
+          const listed = await bucket.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: `warehouse/${t}/default/logs/data/` }));
+          return listed.Contents?.map((o) => o.Key!).find((k) => k.endsWith('.parquet'));
+        }, 30_000, 100);
+      }
+      const bytes = await (await bucket.send(new GetObjectCommand({ Bucket: s3.bucket, Key: keys.s3flipped }))).Body!.transformToByteArray();
+      for (let i = 8; i < bytes.length - 8; i += 37) bytes[i]! ^= 0x5a;
+      await bucket.send(new PutObjectCommand({ Bucket: s3.bucket, Key: keys.s3flipped, Body: bytes }));
+      const cut = await (await bucket.send(new GetObjectCommand({ Bucket: s3.bucket, Key: keys.s3cut }))).Body!.transformToByteArray();
+      await bucket.send(new PutObjectCommand({ Bucket: s3.bucket, Key: keys.s3cut, Body: cut.subarray(0, 100) }));
+      await bucket.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: keys.s3deleted }));
+
+      for (const t of damaged) {
+        const expected = `table logs of dataset default cannot be read: its data file ${keys[t]} is ${t === 's3deleted' ? 'missing' : 'damaged'}; it needs an operator's repair (floe ops check-tables)`;
+        // Until the writer has committed the file the table reads empty.
+        const refused = await waitFor(`${t} refused`, async () => {
+          const res = await logQuery(h, t);
+          return res.status === 200 ? undefined : { status: res.status, body: (await res.json()) as unknown };
+        }, 30_000, 200);
+        expect(refused).toEqual({ status: 503, body: { status: 'error', errorType: 'unavailable', error: expected } });
+        const failed = await sql(h, t, 'SELECT count(*) FROM logs').then(() => undefined, (err: unknown) => err);
+        expect(failed).toMatchObject({ code: grpc.status.UNAVAILABLE, details: expected });
+      }
+      expect((await logQuery(h, 'steady')).status).toBe(200);
+    } finally {
+      bucket.destroy();
+    }
   });
 });

@@ -4,6 +4,8 @@ import { NS_PER_HOUR, partitionFieldName, tableDef, type TableDef, type TableNam
 import { IdBloom, idBloomKey, type CacheLease, type LocalFileCache, type ObjectStore } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import type { FileOrder } from '@floe/query';
+import { SandboxError } from './sandbox/index.ts';
+import { UnreadableDataFileError, unfetchable, type DataFile } from './unreadable-files.ts';
 
 /**
  * Resolves a (tenant, dataset, table) to the local paths of the Parquet files a query must read:
@@ -91,6 +93,9 @@ export class FileResolver {
   readonly #cache: LocalFileCache;
   readonly #log: Logger;
   readonly #blooms = new Map<string, IdBloom | null>();
+  /** The table file each leased path stands for, so a read's failure can name it. */
+  readonly #leased = new CountedMap<string, DataFile>();
+  #unreadable = 0;
 
   constructor(catalog: SqlCatalog, store: ObjectStore, cache: LocalFileCache, log: Logger) {
     this.#catalog = catalog;
@@ -102,7 +107,7 @@ export class FileResolver {
   /** Paths stay valid (not evicted from the cache) until release() is called. */
   async files(tenant: string, dataset: string, table: TableName, hints: FileHints): Promise<ResolvedFiles> {
     const { files, considered, def } = await this.candidates(tenant, dataset, table, hints);
-    return { ...(await this.lease(files)), considered, def };
+    return { ...(await this.lease(dataset, table, files)), considered, def };
   }
 
   /** The table's current schema (its default before the first write), without planning its files. */
@@ -143,10 +148,51 @@ export class FileResolver {
     return { files, considered: planned.length, def };
   }
 
-  /** Local paths of the files (from the cache for S3), valid until release(). */
-  async lease(files: readonly CandidateFile[]): Promise<{ paths: string[]; release(): void }> {
-    const leases = await Promise.all(files.map((f) => this.#lease(f.key, f.fileSizeBytes)));
-    return { paths: leases.map((l) => l.path), release: () => leases.forEach((l) => l.release()) };
+  /**
+   * Local paths of the files of `dataset`'s `table` (from the cache for S3), valid until
+   * release(). A file the store no longer holds, or holds shorter than its manifest says, fails
+   * the lease as unreadable (UnreadableDataFileError).
+   */
+  async lease(dataset: string, table: TableName, files: readonly CandidateFile[]): Promise<{ paths: string[]; release(): void }> {
+    const settled = await Promise.allSettled(files.map((f) => this.#lease(f.key, f.fileSizeBytes)));
+    const leases = settled.flatMap((s) => (s.status === 'fulfilled' ? [s.value] : []));
+    const failed = settled.findIndex((s) => s.status === 'rejected');
+    if (failed >= 0) {
+      leases.forEach((l) => l.release());
+      const err = (settled[failed] as PromiseRejectedResult).reason as unknown;
+      const why = unfetchable(err);
+      if (!why) throw err;
+      throw this.unreadable({ dataset, table, key: files[failed]!.key }, why.missing, err);
+    }
+    const paths = leases.map((l) => l.path);
+    paths.forEach((p, i) => this.#leased.add(p, { dataset, table, key: files[i]!.key }));
+    let released = false;
+    return {
+      paths,
+      release: () => {
+        if (released) return;
+        released = true;
+        paths.forEach((p) => this.#leased.delete(p));
+        leases.forEach((l) => l.release());
+      },
+    };
+  }
+
+  /** The table file a path handed out by a lease not yet released stands for. */
+  fileAt(path: string): DataFile | undefined {
+    return this.#leased.get(path);
+  }
+
+  /** Queries refused since start because a data file of their table could not be read. */
+  get unreadableFileQueries(): number {
+    return this.#unreadable;
+  }
+
+  /** The refusal of a query over `file`, which cannot be read: logged with its cause (DuckDB's or the store's whole text) and counted. */
+  unreadable(file: DataFile, missing: boolean, cause: unknown): UnreadableDataFileError {
+    this.#unreadable++;
+    this.#log.error({ err: cause instanceof SandboxError && cause.cause !== undefined ? cause.cause : cause, ...file, missing }, 'a data file of the table cannot be read');
+    return new UnreadableDataFileError(file, missing, cause);
   }
 
   async #mayContain(key: string, id: string): Promise<boolean> {
@@ -169,5 +215,25 @@ export class FileResolver {
     const local = this.#store.localPath(key);
     if (local) return Promise.resolve({ path: local, release: () => {} });
     return this.#cache.acquire(this.#store, key, size);
+  }
+}
+
+/** Values held as often as they were added, gone once deleted as often. */
+class CountedMap<K, V> {
+  readonly #entries = new Map<K, { value: V; count: number }>();
+
+  add(key: K, value: V): void {
+    const e = this.#entries.get(key);
+    if (e) e.count++;
+    else this.#entries.set(key, { value, count: 1 });
+  }
+
+  delete(key: K): void {
+    const e = this.#entries.get(key);
+    if (e && --e.count === 0) this.#entries.delete(key);
+  }
+
+  get(key: K): V | undefined {
+    return this.#entries.get(key)?.value;
   }
 }

@@ -41,3 +41,13 @@ export function observeQuerierCaches(
     [cacheBytes, cacheMax, cacheFiles, hits, downloads, evictions, listsBytes, listsMax, listFiles],
   );
 }
+
+/**
+ * Queries refused because a data file of their table could not be read (missing from the store,
+ * cut short, damaged): each is logged at error level, and a count above zero means a table waits
+ * for `floe ops check-tables` and its repair.
+ */
+export function observeUnreadableFiles(telemetry: SelfTelemetry, refused: () => number): void {
+  const counter = telemetry.meter.createObservableCounter('unreadable_data_file_queries', { description: 'Queries refused (503) because a data file of their table is missing or damaged in the store' });
+  counter.addCallback((r) => r.observe(refused()));
+}

@@ -11,6 +11,7 @@ import { mentions, tableRefs, type TableRef } from './table-refs.ts';
 import { fileInside, fileListsKeyer, mergeLists, splitByFile, type FileLists, type ListsPart, type SeriesListsCache } from './series-lists.ts';
 import { parseTicket, type PerFileQuery, type Ticket } from './ticket.ts';
 import { createTimeBoundsExtractor, type ScanHints, type TimeBoundsExtractor } from './time-bounds.ts';
+import { unreadableFileOf } from './unreadable-files.ts';
 
 export interface QueryLimits {
   timeoutMs: number;
@@ -95,16 +96,28 @@ export class QueryHandler {
 
   /** SQL the querier printed itself, over views it resolved itself, on the warm instance. */
   async runInternal(o: { views: SandboxView[]; sql: string; params: unknown[]; timeoutMs: number; signal?: AbortSignal }): Promise<SandboxResult> {
+    const started = Date.now();
     try {
       return await this.#trusted.run({ ...o, views: await this.#withSchemas(o.views, o.timeoutMs), maxRows: this.#limits.maxRows, maxBytes: this.#limits.maxBytes });
     } catch (err) {
-      throw this.#asFloeError(err);
+      throw await this.#readFailure(err, o.views.flatMap((v) => v.files), () => Math.max(1, o.timeoutMs - (Date.now() - started)));
     }
   }
 
   /** The views, each marked whether its files share one schema (scanned without matching columns by name). */
   #withSchemas(views: SandboxView[], timeoutMs: number): Promise<SandboxView[]> {
     return Promise.all(views.map(async (v) => ({ ...v, sameSchema: await this.#schemas.same(v.files, timeoutMs) })));
+  }
+
+  /**
+   * A failed read over leased files (their paths): one of them that cannot be read refuses the
+   * query as unavailable, naming its table and itself (unreadable-files.ts); anything else is
+   * answered as #asFloeError says. Called while the files are still leased.
+   */
+  async #readFailure(err: unknown, paths: readonly string[], leftMs: () => number): Promise<unknown> {
+    const found = await unreadableFileOf(err, paths, (path, timeoutMs) => this.#trusted.scanFile(path, timeoutMs), leftMs);
+    const file = found && this.#files.fileAt(found.path);
+    return file ? this.#files.unreadable(file, found.missing, err) : this.#asFloeError(err);
   }
 
   #asFloeError(err: unknown): unknown {
@@ -171,7 +184,7 @@ export class QueryHandler {
   async #readFileLists(ref: TableRef, def: TableDef, perFile: PerFileQuery, files: CandidateFile[], leftMs: () => number): Promise<Map<string, FileLists> | undefined> {
     const out = new Map<string, FileLists>();
     if (files.length === 0) return out;
-    const leased = await this.#files.lease(files);
+    const leased = await this.#files.lease(ref.dataset, ref.table, files);
     try {
       const all = files.map((file, i) => ({ file, path: leased.paths[i]! }));
       const batches: Array<typeof all> = [];
@@ -189,6 +202,9 @@ export class QueryHandler {
         for (const b of batch) out.set(b.file.key, byPath.get(b.path)!);
       }
       return out;
+    } catch (err) {
+      // A failure names the file by the batch's paths, known only while they are leased.
+      throw await this.#readFailure(err, leased.paths, leftMs);
     } finally {
       leased.release();
     }
@@ -289,7 +305,7 @@ export class QueryHandler {
       );
       return result.table;
     } catch (err) {
-      throw this.#asFloeError(err);
+      throw await this.#readFailure(err, resolved.flatMap((r) => r.paths), () => Math.max(1, budgetMs - (Date.now() - started)));
     } finally {
       for (const r of resolved) r.release();
     }

@@ -12,7 +12,7 @@ import { serverTlsFromConfig, type ServerTls, startAdminServer, type ServiceHand
 import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
-import { observeQuerierCaches } from './querier-metrics.ts';
+import { observeQuerierCaches, observeUnreadableFiles } from './querier-metrics.ts';
 import { SeriesListsCache } from './series-lists.ts';
 import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
@@ -78,6 +78,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   );
   await mkdir(config.querier.temp_dir, { recursive: true });
   observeQuerierCaches(deps.telemetry ?? noSelfTelemetry, { stats: () => cache.stats(), maxBytes: config.storage.cache_max_bytes }, () => handler.seriesListsStatus());
+  observeUnreadableFiles(deps.telemetry ?? noSelfTelemetry, () => resolver.unreadableFileQueries);
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
   const scheduler = schedulerFromConfig(config, deps.telemetry ?? noSelfTelemetry);
   const held = heldResultsFromConfig(config, deps.telemetry ?? noSelfTelemetry);

@@ -72,7 +72,7 @@ export class TraceLookup {
       }),
     );
     if (unindexed.length > 0) {
-      const leased = await this.#files.lease(unindexed);
+      const leased = await this.#files.lease(req.dataset, 'traces', unindexed);
       try {
         const timeoutMs = Math.max(1, req.timeoutMs - (Date.now() - started));
         const view = { name: 'traces', files: leased.paths, emptySchemaSql: emptyColumnsDdl(tracesTable) };

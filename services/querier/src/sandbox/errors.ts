@@ -6,7 +6,8 @@
  * - `too_large`: the result passed querier.max_result_mb → 422 (INVALID_ARGUMENT over Flight: asking again
  *   cannot help, where RESOURCE_EXHAUSTED would invite a retry)
  * - `canceled`: the caller went away (its Flight call was cancelled) and the query was interrupted → 499
- * - `internal`: a genuine fault (bad setup, I/O failure, a damaged data file, DuckDB internal error) → 500
+ * - `internal`: a genuine fault (bad setup, I/O failure, a damaged data file, DuckDB internal error) → 500;
+ *   the query handler answers a damaged or missing data file of the caller's table 503 (unreadable-files.ts)
  *
  * Messages are client-safe: absolute data-file paths are replaced with `<file>`.
  */

@@ -1,4 +1,4 @@
-import { StatementType, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { StatementType, type DuckDBConnection, type DuckDBExtractedStatements as ExtractedStatements, type DuckDBPreparedStatement } from '@duckdb/node-api';
 import { MSG_FILE_ACCESS, MSG_SINGLE_SELECT, SandboxError, duckdbMessage } from './errors.ts';
 import type { ParsedViewName } from './views.ts';
 
@@ -150,10 +150,10 @@ export interface GateOptions {
 }
 
 /**
- * The statement gate: exactly one statement, (optionally) the AST allow-list, prepared type SELECT.
- * Returns the prepared statement, ready to bind.
+ * The text parsed, as exactly one statement (no view is needed for that): a text that does not
+ * parse fails with kind bad_sql, more than one statement with forbidden.
  */
-export async function gateStatement(conn: DuckDBConnection, sql: string, opts: GateOptions): Promise<DuckDBPreparedStatement> {
+export async function extractOneStatement(conn: DuckDBConnection, sql: string): Promise<ExtractedStatements> {
   // DuckDB reads the text as a C string: what follows a NUL would be silently dropped.
   if (sql.includes('\u0000')) throw new SandboxError('bad_sql', 'SQL must not contain NUL characters');
   // Parser errors (and an interrupt at the deadline) propagate raw; toSandboxError classifies them.
@@ -167,6 +167,15 @@ export async function gateStatement(conn: DuckDBConnection, sql: string, opts: G
   }
   if (extracted.count === 0) throw new SandboxError('bad_sql', 'no SQL statement given');
   if (extracted.count !== 1) throw new SandboxError('forbidden', MSG_SINGLE_SELECT);
+  return extracted;
+}
+
+/**
+ * The statement gate: exactly one statement, (optionally) the AST allow-list, prepared type SELECT.
+ * Returns the prepared statement, ready to bind.
+ */
+export async function gateStatement(conn: DuckDBConnection, sql: string, opts: GateOptions): Promise<DuckDBPreparedStatement> {
+  const extracted = await extractOneStatement(conn, sql);
   if (opts.astCheck) await checkWithSerializer(conn, sql, opts.views);
   const prepared = await extracted.prepare(0);
   if (prepared.statementType !== StatementType.SELECT) {

@@ -6,7 +6,7 @@ import { ArrowResultBuilder } from './arrow.ts';
 import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
 import { runScript, setupStep } from './setup.ts';
-import { gateStatement } from './gate.ts';
+import { extractOneStatement, gateStatement } from './gate.ts';
 import { planViews, quoteLiteral, type SandboxView } from './views.ts';
 
 export interface SandboxOptions {
@@ -129,6 +129,9 @@ async function withSandbox<T>(opts: Omit<SandboxOptions, 'params' | 'maxRows' | 
     conn = await instance.connect();
     deadline.watch(conn);
 
+    // Text that does not parse is the query's own mistake, answered before any file is opened
+    // (creating the views reads their files, which may be damaged).
+    await extractOneStatement(conn, opts.sql);
     // Views first: they bind while files may still be read. Then the lock, in this order.
     const lock: string[] = [];
     if (allFiles.length > 0) lock.push(`SET allowed_paths = [${[...new Set(allFiles)].map(quoteLiteral).join(', ')}]`);

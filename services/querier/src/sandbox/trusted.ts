@@ -31,6 +31,11 @@ export interface TrustedRunner {
    * same (every element's name, types, repetition, children and field id), in `paths` order.
    */
   schemaKeys(paths: readonly string[], timeoutMs: number): Promise<string[]>;
+  /**
+   * Reads every value of one Parquet file and drops them: whether the file can be read whole. A
+   * file that cannot fails with kind 'internal' and DuckDB's error as the cause.
+   */
+  scanFile(path: string, timeoutMs: number): Promise<void>;
   /** Interrupts running calls and closes the instance; later run() calls fail with kind 'internal'. */
   close(): void;
 }
@@ -238,6 +243,31 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     }
   };
 
+  const scanFile = async (path: string, timeoutMs: number): Promise<void> => {
+    if (closed) throw new SandboxError('internal', 'trusted runner is closed');
+    validateFilePaths('scanFile', [path]);
+    inFlight++;
+    const deadline = new Deadline(timeoutMs);
+    const scrub = makeScrubber([path]);
+    const ctx = { scrub, timeoutMs, get timedOut() { return deadline.timedOut; }, get cancelled() { return deadline.cancelled; } };
+    let conn: DuckDBConnection | undefined;
+    try {
+      conn = await connect(deadline, scrub);
+      const result = await conn.stream(`SELECT * FROM read_parquet([${quoteLiteral(path)}], hive_partitioning = false)`);
+      for (let chunk = await result.fetchChunk(); chunk !== null && chunk.rowCount > 0; chunk = await result.fetchChunk()) deadline.throwIfPassed();
+      deadline.throwIfPassed();
+    } catch (err) {
+      throw toSandboxError(err, ctx);
+    } finally {
+      deadline.clear();
+      if (conn) {
+        active.delete(conn);
+        conn.closeSync();
+      }
+      inFlight--;
+    }
+  };
+
   const close = (): void => {
     if (closed) return;
     closed = true;
@@ -253,5 +283,5 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     }).catch(() => undefined);
   };
 
-  return { run, schemaKeys, close };
+  return { run, schemaKeys, scanFile, close };
 }
