@@ -106,7 +106,8 @@ export type {
   LabelMatcher as PromLabelMatcher,
 } from './promql/ast.ts';
 export { PROM_MAX_TIME_MS, PROM_MIN_TIME_MS, parsePromQL, parsePromDuration, vectorSelectors as promSelectors } from './promql/parse.ts';
-export { checkRangeQueryType, checkRangeSteps, checkSubquerySteps as checkPromSubquerySteps, evalInstant, evalTimedOut as promEvalTimedOut, evalRange, leastSubquerySteps as promSubquerySteps, rangeStepCount as promRangeStepCount, selectorWindows, tooManySamples } from './promql/eval.ts';
+export { evalInstant, evalRange, selectorWindows } from './promql/eval.ts';
+export { checkRangeQueryType, checkRangeSteps, checkSubquerySteps as checkPromSubquerySteps, evalTimedOut as promEvalTimedOut, leastSubquerySteps as promSubquerySteps, rangeStepCount as promRangeStepCount, tooManySamples } from './promql/query-limits.ts';
 export { FreshSampleIndex, withFreshSamples, type FreshLayers, type FreshSample } from './promql/fresh-samples.ts';
 export { STALE_NAN, isStaleNaN } from './promql/staleness.ts';
 export { Annotations as PromAnnotations, type AnnotationSnapshot as PromAnnotationSnapshot } from './promql/annotations.ts';

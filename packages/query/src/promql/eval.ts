@@ -4,13 +4,18 @@ import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
 import { compareLabels, copyLabels, labelsKey, makeLabels, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { LABEL_NAME_RE, METRIC_NAME, dropMetricName, formatFloat, groupOf } from './labels.ts';
-import { typeOf } from './parse.ts';
 import { cachedAnchoredRe2, type Re2Matcher } from '../re2.ts';
 import { expandTemplate } from '../regex-template.ts';
 import { quantile } from '../quantile.ts';
 import { evalSteps } from './steps.ts';
 import type { Annotations } from './annotations.ts';
 import { ratioKeeps } from './series-hash.ts';
+import { kahanSum, mean, windowValues, type Floats } from './floats.ts';
+import { COUNTER_FUNCTIONS, OVER_TIME, doubleExponentialSmoothing, goFixed, linearRegression } from './range-functions.ts';
+import { bucketBound, bucketQuantile, type Bucket } from './histogram-quantile.ts';
+import { DAY_FNS, MATH_FNS, arith, compare } from './scalar-ops.ts';
+import { checkRangeQueryType, checkRangeSteps, checkSubquerySteps, evalTimedOut, rangeStepCount, tooManySamples } from './query-limits.ts';
+import { naturalLess, ordered } from './result-order.ts';
 
 /**
  * The PromQL evaluator: Prometheus 3 semantics over series the caller fetched, with no I/O.
@@ -26,10 +31,18 @@ import { ratioKeeps } from './series-hash.ts';
  *
  * Times are integer milliseconds. Errors that Prometheus reports at execution are FloeError
  * `execution` (HTTP 422).
+ *
+ * What has semantics of its own lives beside this file: the range-vector functions
+ * (range-functions.ts), histogram_quantile (histogram-quantile.ts), operators and element-wise
+ * functions (scalar-ops.ts), compensated sums (floats.ts), result order (result-order.ts), and
+ * the sample budget, deadline and range-query checks (query-limits.ts). steps.ts evaluates the
+ * common shapes of range queries series at a time.
  */
 
-/** Sample times or values: plain arrays or typed arrays (Float64Array straight from Arrow). */
-export type Floats = ArrayLike<number>;
+/** Names other modules import from here (LogQL's metric evaluation, this folder's tests). */
+export { arith, compare } from './scalar-ops.ts';
+export { bucketQuantile } from './histogram-quantile.ts';
+export { naturalLess } from './result-order.ts';
 
 export interface RawSeries {
   labels: Labels;
@@ -61,10 +74,6 @@ export interface EvalOptions {
   /** performance.now() past which the evaluation gives up (504), checked as it goes. Absent: none. */
   deadline?: number;
 }
-
-/** The answer past EvalOptions.maxSamples (and past the reader's own limit of loaded samples), in Prometheus's words. */
-export const tooManySamples = () =>
-  new FloeError('execution', 'query processing would load too many samples into memory in query execution', { code: 'FLOE_ERR_PROMQL_TOO_MANY_SAMPLES' });
 
 export interface Sample {
   labels: Labels;
@@ -113,8 +122,6 @@ export interface RangeResult {
   resultType: 'matrix';
   result: SeriesPoints[];
 }
-
-export const MAX_POINTS_PER_SERIES = 11_000;
 
 const execError = (message: string) => new FloeError('execution', message, { code: 'FLOE_ERR_PROMQL_EXECUTION' });
 
@@ -193,209 +200,6 @@ function upperBound(t: Floats, x: number, lo = 0): number {
   return lo;
 }
 
-function kahanInc(inc: number, sum: number, c: number): [number, number] {
-  const t = sum + inc;
-  if (Number.isFinite(t)) {
-    c += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
-  }
-  return [t, c];
-}
-
-function kahanSum(values: Floats, lo = 0, hi = values.length): number {
-  let sum = 0;
-  let c = 0;
-  for (let i = lo; i < hi; i++) {
-    const inc = values[i]!;
-    const t = sum + inc;
-    if (Number.isFinite(t)) c += Math.abs(sum) >= Math.abs(inc) ? sum - t + inc : inc - t + sum;
-    sum = t;
-  }
-  return Number.isFinite(sum) ? sum + c : sum;
-}
-
-/**
- * A copy of a window's values as an array, for what must own them (quantile sorts its input; a
- * matrix result outlives the evaluation). A loop, not Array.prototype.slice.call, which reads a
- * typed array element by element through the generic path.
- */
-function windowValues(v: Floats, lo: number, hi: number): number[] {
-  const out: number[] = [];
-  for (let i = lo; i < hi; i++) out.push(v[i]!);
-  return out;
-}
-
-interface Bucket {
-  upper: number;
-  count: number;
-}
-
-/** Prometheus's tolerance for bucket counts that differ only by floating-point error. */
-const SMALL_DELTA = 1e-12;
-
-/** Prometheus's almost.Equal: a and b within `epsilon` of each other, relatively (absolutely near 0). */
-function almostEqual(a: number, b: number, epsilon: number): boolean {
-  if (a === b || (Number.isNaN(a) && Number.isNaN(b))) return true;
-  const absSum = Math.abs(a) + Math.abs(b);
-  const diff = Math.abs(a - b);
-  const MIN_NORMAL = 2.2250738585072014e-308;
-  if (a === 0 || b === 0 || absSum < MIN_NORMAL) return diff < epsilon * MIN_NORMAL;
-  return diff / Math.min(absSum, Number.MAX_VALUE) < epsilon;
-}
-
-/**
- * Quantile over classic cumulative buckets (histogram_quantile). `onForced` is called when a
- * bucket's count had to be raised to its predecessor's by more than rounding error.
- */
-export function bucketQuantile(q: number, input: Bucket[], onForced?: () => void): number {
-  if (Number.isNaN(q)) return NaN;
-  if (q < 0) return -Infinity;
-  if (q > 1) return Infinity;
-  const sorted = [...input].sort((a, b) => a.upper - b.upper);
-  if (sorted.length === 0 || sorted[sorted.length - 1]!.upper !== Infinity) return NaN;
-  // Buckets with the same bound are merged; counts are forced monotonic.
-  const buckets: Bucket[] = [];
-  for (const b of sorted) {
-    const last = buckets[buckets.length - 1];
-    if (last && last.upper === b.upper) last.count += b.count;
-    else buckets.push({ ...b });
-  }
-  let max = -Infinity;
-  let forced = false;
-  for (const b of buckets) {
-    if (b.count > max) max = b.count;
-    else {
-      if (b.count < max && !almostEqual(max, b.count, SMALL_DELTA)) forced = true;
-      b.count = max;
-    }
-  }
-  if (forced) onForced?.();
-  if (buckets.length < 2) return NaN;
-  const observations = buckets[buckets.length - 1]!.count;
-  if (observations === 0 || Number.isNaN(observations)) return NaN;
-  let rank = q * observations;
-  let b = buckets.findIndex((x) => x.count >= rank);
-  if (b < 0) b = buckets.length;
-  if (b === buckets.length - 1) return buckets[buckets.length - 2]!.upper;
-  if (b === buckets.length) return NaN;
-  if (b === 0 && buckets[0]!.upper <= 0) return buckets[0]!.upper;
-  let start = 0;
-  const end = buckets[b]!.upper;
-  let count = buckets[b]!.count;
-  if (b > 0) {
-    start = buckets[b - 1]!.upper;
-    count -= buckets[b - 1]!.count;
-    rank -= buckets[b - 1]!.count;
-  }
-  return start + (end - start) * (rank / count);
-}
-
-/** Least squares over the samples lo ≤ i < hi, x in seconds from interceptTime: [slope, intercept]. */
-function linearRegression(t: Floats, v: Floats, lo: number, hi: number, interceptTime: number): [number, number] {
-  let n = 0;
-  let sumX = 0, cX = 0, sumY = 0, cY = 0, sumXY = 0, cXY = 0, sumX2 = 0, cX2 = 0;
-  const initY = v[lo]!;
-  let constY = true;
-  for (let i = lo; i < hi; i++) {
-    if (constY && i > lo && v[i] !== initY) constY = false;
-    n += 1;
-    const x = (t[i]! - interceptTime) / 1000;
-    [sumX, cX] = kahanInc(x, sumX, cX);
-    [sumY, cY] = kahanInc(v[i]!, sumY, cY);
-    [sumXY, cXY] = kahanInc(x * v[i]!, sumXY, cXY);
-    [sumX2, cX2] = kahanInc(x * x, sumX2, cX2);
-  }
-  if (constY) {
-    if (!Number.isFinite(initY)) return [NaN, NaN];
-    return [0, initY];
-  }
-  sumX += cX;
-  sumY += cY;
-  sumXY += cXY;
-  sumX2 += cX2;
-  const covXY = sumXY - (sumX * sumY) / n;
-  const varX = sumX2 - (sumX * sumX) / n;
-  const slope = covXY / varX;
-  const intercept = sumY / n - (slope * sumX) / n;
-  return [slope, intercept];
-}
-
-/** rate / increase / delta: the change over the window (samples lo ≤ i < hi), extrapolated towards its edges. */
-function extrapolatedDelta(t: Floats, v: Floats, lo: number, hi: number, rangeStart: number, rangeEnd: number, isCounter: boolean, isRate: boolean): number | undefined {
-  const n = hi - lo;
-  if (n < 2) return undefined;
-  const first = v[lo]!;
-  let result = v[hi - 1]! - first;
-  if (isCounter) {
-    let last = first;
-    for (let i = lo + 1; i < hi; i++) {
-      const x = v[i]!;
-      if (x < last) result += last;
-      last = x;
-    }
-  }
-  let durationToStart = (t[lo]! - rangeStart) / 1000;
-  const durationToEnd = (rangeEnd - t[hi - 1]!) / 1000;
-  const sampled = (t[hi - 1]! - t[lo]!) / 1000;
-  const averageBetween = sampled / (n - 1);
-  if (isCounter && result > 0 && first >= 0) {
-    const durationToZero = sampled * (first / result);
-    if (durationToZero < durationToStart) durationToStart = durationToZero;
-  }
-  const threshold = averageBetween * 1.1;
-  let interval = sampled;
-  interval += durationToStart < threshold ? durationToStart : averageBetween / 2;
-  interval += durationToEnd < threshold ? durationToEnd : averageBetween / 2;
-  result = result * (interval / sampled);
-  if (isRate) result = result / ((rangeEnd - rangeStart) / 1000);
-  return result;
-}
-
-function goPow(a: number, b: number): number {
-  if (a === 1 || b === 0) return 1;
-  if (a === -1 && !Number.isFinite(b) && !Number.isNaN(b)) return 1;
-  return Math.pow(a, b);
-}
-
-export function arith(op: string, a: number, b: number): number {
-  switch (op) {
-    case '+':
-      return a + b;
-    case '-':
-      return a - b;
-    case '*':
-      return a * b;
-    case '/':
-      return a / b;
-    case '%':
-      return a % b;
-    case '^':
-      return goPow(a, b);
-    case 'atan2':
-      return Math.atan2(a, b);
-    default:
-      throw new FloeError('internal', `not an arithmetic operator: ${op}`);
-  }
-}
-
-export function compare(op: string, a: number, b: number): boolean {
-  switch (op) {
-    case '==':
-      return a === b;
-    case '!=':
-      return a !== b;
-    case '>':
-      return a > b;
-    case '<':
-      return a < b;
-    case '>=':
-      return a >= b;
-    case '<=':
-      return a <= b;
-    default:
-      throw new FloeError('internal', `not a comparison operator: ${op}`);
-  }
-}
-
 /** The sample with label `name` set to `value`, or without it when `value` is empty. */
 function withLabel(s: Sample, name: string, value: string): Sample {
   const labels = copyLabels(s.labels);
@@ -412,161 +216,6 @@ function checkUnique(samples: Sample[]): void {
     seen.add(k);
   }
 }
-
-const DAY_FNS: Record<string, (d: Date) => number> = {
-  day_of_month: (d) => d.getUTCDate(),
-  day_of_week: (d) => d.getUTCDay(),
-  day_of_year: (d) => Math.floor((Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate()) - Date.UTC(d.getUTCFullYear(), 0, 1)) / 86_400_000) + 1,
-  days_in_month: (d) => new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate(),
-  hour: (d) => d.getUTCHours(),
-  minute: (d) => d.getUTCMinutes(),
-  month: (d) => d.getUTCMonth() + 1,
-  year: (d) => d.getUTCFullYear(),
-};
-
-const MATH_FNS: Record<string, (v: number) => number> = {
-  abs: Math.abs,
-  ceil: Math.ceil,
-  floor: Math.floor,
-  exp: Math.exp,
-  ln: Math.log,
-  log2: Math.log2,
-  log10: Math.log10,
-  sqrt: Math.sqrt,
-  sgn: (v) => (v > 0 ? 1 : v < 0 ? -1 : v),
-  sin: Math.sin,
-  cos: Math.cos,
-  tan: Math.tan,
-  asin: Math.asin,
-  acos: Math.acos,
-  atan: Math.atan,
-  sinh: Math.sinh,
-  cosh: Math.cosh,
-  tanh: Math.tanh,
-  asinh: Math.asinh,
-  acosh: Math.acosh,
-  atanh: Math.atanh,
-  deg: (v) => (v * 180) / Math.PI,
-  rad: (v) => (v * Math.PI) / 180,
-};
-
-/** Functions of one window of samples lo ≤ i < hi (range vector → instant vector); windows are never empty. */
-export const OVER_TIME: Record<string, (t: Floats, v: Floats, lo: number, hi: number, m: { start: number; end: number }) => number | undefined> = {
-  sum_over_time: (_t, v, lo, hi) => kahanSum(v, lo, hi),
-  avg_over_time: (_t, v, lo, hi) => mean(v, lo, hi),
-  min_over_time: (_t, v, lo, hi) => {
-    let min = v[lo]!;
-    for (let i = lo; i < hi; i++) if (v[i]! < min || Number.isNaN(min)) min = v[i]!;
-    return min;
-  },
-  max_over_time: (_t, v, lo, hi) => {
-    let max = v[lo]!;
-    for (let i = lo; i < hi; i++) if (v[i]! > max || Number.isNaN(max)) max = v[i]!;
-    return max;
-  },
-  count_over_time: (_t, _v, lo, hi) => hi - lo,
-  last_over_time: (_t, v, _lo, hi) => v[hi - 1],
-  present_over_time: () => 1,
-  stdvar_over_time: (_t, v, lo, hi) => variance(v, lo, hi),
-  stddev_over_time: (_t, v, lo, hi) => Math.sqrt(variance(v, lo, hi)),
-  changes: (_t, v, lo, hi) => {
-    let n = 0;
-    for (let i = lo + 1; i < hi; i++) if (v[i] !== v[i - 1] && !(Number.isNaN(v[i]!) && Number.isNaN(v[i - 1]!))) n++;
-    return n;
-  },
-  resets: (_t, v, lo, hi) => {
-    let n = 0;
-    for (let i = lo + 1; i < hi; i++) if (v[i]! < v[i - 1]!) n++;
-    return n;
-  },
-  rate: (t, v, lo, hi, m) => extrapolatedDelta(t, v, lo, hi, m.start, m.end, true, true),
-  increase: (t, v, lo, hi, m) => extrapolatedDelta(t, v, lo, hi, m.start, m.end, true, false),
-  delta: (t, v, lo, hi, m) => extrapolatedDelta(t, v, lo, hi, m.start, m.end, false, false),
-  irate: (t, v, lo, hi) => instantDelta(t, v, lo, hi, true),
-  idelta: (t, v, lo, hi) => instantDelta(t, v, lo, hi, false),
-  deriv: (t, v, lo, hi) => (hi - lo < 2 ? undefined : linearRegression(t, v, lo, hi, t[lo]!)[0]),
-  mad_over_time: (_t, v, lo, hi) => {
-    const values = windowValues(v, lo, hi);
-    const median = quantile(0.5, values);
-    return quantile(0.5, values.map((x) => Math.abs(x - median)));
-  },
-  first_over_time: (_t, v, lo) => v[lo],
-  ts_of_first_over_time: (t, _v, lo) => t[lo]! / 1000,
-  ts_of_last_over_time: (t, _v, _lo, hi) => t[hi - 1]! / 1000,
-  ts_of_min_over_time: (t, v, lo, hi) => timeOfExtreme(t, v, lo, hi, -1),
-  ts_of_max_over_time: (t, v, lo, hi) => timeOfExtreme(t, v, lo, hi, 1),
-};
-
-/**
- * Seconds of the last sample that reaches the window's maximum (dir 1) or minimum (-1): ties go
- * to the later sample (>=, <=), where min/max_over_time keep the first value; a NaN gives way.
- */
-function timeOfExtreme(t: Floats, v: Floats, lo: number, hi: number, dir: 1 | -1): number {
-  let best = v[lo]!;
-  let at = t[lo]!;
-  for (let i = lo; i < hi; i++) {
-    if ((dir > 0 ? v[i]! >= best : v[i]! <= best) || Number.isNaN(best)) {
-      best = v[i]!;
-      at = t[i]!;
-    }
-  }
-  return at / 1000;
-}
-
-/** Go's `%f`: six decimals (Prometheus prints double_exponential_smoothing's factors so). */
-const goFixed = (x: number) => (Number.isFinite(x) ? x.toFixed(6) : Number.isNaN(x) ? 'NaN' : x > 0 ? '+Inf' : '-Inf');
-
-/** Holt's linear smoothing of the window's samples (Prometheus's double_exponential_smoothing); undefined below two samples. */
-function doubleExponentialSmoothing(v: Floats, lo: number, hi: number, sf: number, tf: number): number | undefined {
-  if (hi - lo < 2) return undefined;
-  let s0 = 0;
-  let s1 = v[lo]!;
-  let trend = v[lo + 1]! - v[lo]!;
-  for (let i = lo + 1; i < hi; i++) {
-    const x = sf * v[i]!;
-    if (i > lo + 1) trend = tf * (s1 - s0) + (1 - tf) * trend;
-    const y = (1 - sf) * (s1 + trend);
-    s0 = s1;
-    s1 = x + y;
-  }
-  return s1;
-}
-
-/** Kahan-summed mean; an incremental mean when the sum overflows (as Prometheus 3 does). */
-function mean(v: Floats, lo = 0, hi = v.length): number {
-  let sum = 0;
-  let c = 0;
-  for (let i = lo; i < hi; i++) [sum, c] = kahanInc(v[i]!, sum, c);
-  if (Number.isFinite(sum)) return (sum + c) / (hi - lo);
-  let m = 0;
-  for (let i = lo; i < hi; i++) m += v[i]! / (i - lo + 1) - m / (i - lo + 1);
-  return m;
-}
-
-function variance(v: Floats, lo: number, hi: number): number {
-  let count = 0;
-  let mean = 0, cMean = 0, aux = 0, cAux = 0;
-  for (let i = lo; i < hi; i++) {
-    const x = v[i]!;
-    count++;
-    const delta = x - (mean + cMean);
-    [mean, cMean] = kahanInc(delta / count, mean, cMean);
-    [aux, cAux] = kahanInc(delta * (x - (mean + cMean)), aux, cAux);
-  }
-  return (aux + cAux) / count;
-}
-
-function instantDelta(t: Floats, v: Floats, lo: number, hi: number, isRate: boolean): number | undefined {
-  if (hi - lo < 2) return undefined;
-  const last = v[hi - 1]!;
-  const prev = v[hi - 2]!;
-  let result = isRate && last < prev ? last : last - prev;
-  const interval = t[hi - 1]! - t[hi - 2]!;
-  if (interval === 0) return undefined;
-  if (isRate) result /= interval / 1000;
-  return result;
-}
-
 
 // ── the evaluator ─────────────────────────────────────────────────────────────────────────────
 
@@ -1179,25 +828,6 @@ class Evaluator {
   }
 }
 
-/** Functions over counters, whose input Prometheus checks for a counter's name. */
-export const COUNTER_FUNCTIONS: ReadonlySet<string> = new Set(['rate', 'increase']);
-
-/** A classic bucket's upper bound from its `le`; undefined (with Prometheus's warning) when missing or malformed. */
-export function bucketBound(labels: Labels, notes: Annotations | undefined, at: Expr): number | undefined {
-  const le = labels.le;
-  const upper = le === undefined ? undefined : parseLe(le);
-  if (upper === undefined) notes?.badBucketLabel(labels[METRIC_NAME] ?? '', le ?? '', at);
-  return upper;
-}
-
-export function parseLe(le: string): number | undefined {
-  const t = le.trim();
-  if (t === '+Inf' || t === 'Inf' || t === '+inf' || t === 'inf') return Infinity;
-  if (t === '-Inf' || t === '-inf') return -Infinity;
-  const n = Number(t);
-  return t === '' || Number.isNaN(n) ? (t.toLowerCase() === 'nan' ? NaN : undefined) : n;
-}
-
 function absentLabels(arg: Expr): Labels {
   const sel = arg.type === 'selector' ? arg : arg.type === 'matrix' ? arg.selector : undefined;
   const out = makeLabels();
@@ -1213,51 +843,6 @@ function absentLabels(arg: Expr): Labels {
 }
 
 // ── entry points ──────────────────────────────────────────────────────────────────────────────
-
-const ORDERING_FUNCTIONS: ReadonlySet<string> = new Set(['sort', 'sort_desc', 'sort_by_label', 'sort_by_label_desc']);
-
-/**
- * Prometheus's natural order of label values (the facette/natsort rule it uses): the strings as
- * runs of digits and of non-digits, compared run by run, two digit runs as numbers. True when `a`
- * comes before `b`; a string whose runs all equal the other's first ones comes first.
- */
-export function naturalLess(a: string, b: string): boolean {
-  const ra = a.match(/\d+|\D+/g) ?? [];
-  const rb = b.match(/\d+|\D+/g) ?? [];
-  for (let i = 0; i < ra.length; i++) {
-    if (i >= rb.length) return false;
-    const x = ra[i]!;
-    const y = rb[i]!;
-    // As numbers when both fit Go's int (strconv.Atoi), as text otherwise.
-    const nx = int64Of(x);
-    const ny = int64Of(y);
-    const numeric = nx !== undefined && ny !== undefined;
-    const same = numeric ? nx === ny : x === y;
-    if (same) {
-      if (i === ra.length - 1) return true;
-      if (i === rb.length - 1) return false;
-      continue;
-    }
-    return numeric ? nx < ny : x < y;
-  }
-  return false;
-}
-
-const INT64_MAX = 2n ** 63n - 1n;
-const int64Of = (run: string): bigint | undefined => {
-  if (!/^\d+$/.test(run)) return undefined;
-  const n = BigInt(run);
-  return n <= INT64_MAX ? n : undefined;
-};
-
-/** Result order: sort, sort_desc and sort_by_label(_desc) keep theirs, anything else is ordered by labels (as a selector's). */
-function ordered(expr: Expr, samples: Sample[]): Sample[] {
-  let top = expr;
-  while (top.type === 'paren') top = top.expr;
-  if (top.type === 'call' && ORDERING_FUNCTIONS.has(top.func)) return samples;
-  if (top.type === 'aggregate' && (top.op === 'topk' || top.op === 'bottomk')) return samples;
-  return [...samples].sort((a, b) => compareLabels(a.labels, b.labels));
-}
 
 /** An instant query at `timeMs` (opts.startMs = opts.endMs = timeMs). */
 export function evalInstant(expr: Expr, timeMs: number, source: SeriesSource, opts: EvalOptions): InstantResult {
@@ -1294,61 +879,6 @@ function collectStep(byKey: Map<string, SeriesPoints>, t: number, samples: reado
     p.t.push(t);
     p.v.push(s.v);
   }
-}
-
-/** An evaluation past its deadline, in Prometheus's words. */
-export const evalTimedOut = () => new FloeError('timeout', 'query timed out in expression evaluation', { code: 'FLOE_ERR_PROMQL_TIMEOUT' });
-
-const badRange = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_PROMQL_PARAM' });
-
-/**
- * The subquery steps an evaluation of `e` at `outer` times takes at least: a subquery of range R
- * and step S takes floor(R / S) steps or one more at each time it is evaluated at, and its inner
- * expression is evaluated at each of them. Every step counts at least one sample against
- * maxSamples (Evaluator.subquery), so a query whose count passes the budget is refused before
- * it runs, instead of holding the event loop for the time it takes to find out step by step
- * (`sum_over_time(vector(1)[1d:1ms])`: 86 million steps).
- */
-export function leastSubquerySteps(e: Expr, outer: number, defaultStepMs: number): number {
-  switch (e.type) {
-    case 'subquery': {
-      const steps = outer * Math.floor(e.rangeMs / (e.stepMs ?? defaultStepMs));
-      return steps + leastSubquerySteps(e.expr, steps, defaultStepMs);
-    }
-    case 'paren':
-    case 'unary':
-      return leastSubquerySteps(e.expr, outer, defaultStepMs);
-    case 'call':
-      return e.args.reduce((n, a) => n + leastSubquerySteps(a, outer, defaultStepMs), 0);
-    case 'aggregate':
-      return (e.param ? leastSubquerySteps(e.param, outer, defaultStepMs) : 0) + leastSubquerySteps(e.expr, outer, defaultStepMs);
-    case 'binary':
-      return leastSubquerySteps(e.lhs, outer, defaultStepMs) + leastSubquerySteps(e.rhs, outer, defaultStepMs);
-    default:
-      return 0;
-  }
-}
-
-/** Refuses an evaluation at `outer` times whose subquery steps alone pass opts.maxSamples: callers check before reading any series. */
-export function checkSubquerySteps(e: Expr, outer: number, opts: EvalOptions): void {
-  if (opts.maxSamples !== undefined && leastSubquerySteps(e, outer, opts.defaultSubqueryStepMs) > opts.maxSamples) throw tooManySamples();
-}
-
-/** The times a range query from `startMs` to `endMs` is evaluated at (start, start + step, …, ≤ end). */
-export function rangeStepCount(startMs: number, endMs: number, stepMs: number): number {
-  return stepMs > 0 && endMs >= startMs ? Math.floor((endMs - startMs) / stepMs) + 1 : 1;
-}
-
-/** Prometheus's checks of a range query's steps, in its words (it makes them before parsing the query): a positive step, at most MAX_POINTS_PER_SERIES steps. */
-export function checkRangeSteps(startMs: number, endMs: number, stepMs: number): void {
-  if (!(stepMs > 0)) throw badRange('invalid parameter "step": zero or negative query resolution step widths are not accepted. Try a positive integer');
-  if ((endMs - startMs) / stepMs > MAX_POINTS_PER_SERIES) throw badRange('exceeded maximum resolution of 11,000 points per timeseries. Try decreasing the query resolution (?step=XX)');
-}
-
-/** A range query's expression must be a scalar or an instant vector. */
-export function checkRangeQueryType(expr: Expr): void {
-  const type = typeOf(expr);
-  if (type !== 'scalar' && type !== 'vector') throw badRange(`invalid expression type "${type === 'matrix' ? 'range vector' : type}" for range query, must be Scalar or instant Vector`);
 }
 
 /** A range query: evaluation at start, start + step, …, ≤ end (`stepwise`: never series at a time, for tests). */

@@ -3,7 +3,11 @@ import { isComparison, isSetOp } from './ast.ts';
 import { KEEPS_METRIC_NAME } from './functions.ts';
 import { compareLabels, copyLabels, labelsKey, omitLabels, pickLabels, type Labels } from '../labels.ts';
 import { METRIC_NAME, dropMetricName, groupOf } from './labels.ts';
-import { COUNTER_FUNCTIONS, OVER_TIME, arith, bucketBound, bucketQuantile, compare, type Floats, type RawSeries, type SeriesPoints } from './eval.ts';
+import type { RawSeries, SeriesPoints } from './eval.ts';
+import type { Floats } from './floats.ts';
+import { COUNTER_FUNCTIONS, OVER_TIME } from './range-functions.ts';
+import { bucketBound, bucketQuantile } from './histogram-quantile.ts';
+import { arith, compare } from './scalar-ops.ts';
 import type { Annotations } from './annotations.ts';
 
 /**
