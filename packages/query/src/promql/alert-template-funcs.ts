@@ -25,13 +25,13 @@ import {
   g4,
   goTypeName,
   isTrue,
-  parseGoFloat,
   sprint,
   sprintf,
   sprintln,
   utf8Bytes,
   type TValue,
 } from './alert-template-values.ts';
+import { parseGoFloat } from './go-strconv.ts';
 
 /** How an argument is checked before the call: Go converts to the parameter's type or fails. */
 export type ParamType = 'any' | 'string';

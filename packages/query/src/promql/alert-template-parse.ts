@@ -6,7 +6,8 @@
  * template is one field's text), and custom delimiters.
  */
 
-import { fromUtf8, goQuote, utf8Bytes } from './alert-template-values.ts';
+import { fromUtf8, utf8Bytes } from './alert-template-values.ts';
+import { goQuote } from './go-strconv.ts';
 
 // ---------------------------------------------------------------------------------------------
 // AST

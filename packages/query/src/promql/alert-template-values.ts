@@ -8,6 +8,8 @@
  * `*time.Time` get small classes of their own.
  */
 
+import { goQuote } from './go-strconv.ts';
+
 export class TMap {
   /** A Go map[string]string; missing keys read as "" (Prometheus executes with missingkey=zero). */
   readonly entries: ReadonlyMap<string, string>;
@@ -228,17 +230,6 @@ export function formatFloat(x: number, fmt: 'e' | 'E' | 'f' | 'g' | 'G', prec: n
 /** `%.4g`, which every humanize function uses. */
 export const g4 = (x: number): string => formatFloat(x, 'g', 4);
 
-/** strconv.ParseFloat(s, 64), whose errors Prometheus's functions pass on for string arguments. */
-export function parseGoFloat(s: string): number {
-  const m = /^([+-]?)(?:(inf|infinity)|(nan)|(\d+\.?\d*(?:[eE][+-]?\d+)?|\.\d+(?:[eE][+-]?\d+)?))$/i.exec(s);
-  if (!m) throw new Error(`strconv.ParseFloat: parsing ${goQuote(s)}: invalid syntax`);
-  const sign = m[1] === '-' ? -1 : 1;
-  if (m[2] !== undefined) return sign * Infinity;
-  if (m[3] !== undefined) return NaN;
-  const v = sign * Number(m[4]);
-  if (!Number.isFinite(v)) throw new Error(`strconv.ParseFloat: parsing ${goQuote(s)}: value out of range`);
-  return v;
-}
 
 // ---------------------------------------------------------------------------------------------
 // Printing values as fmt's %v does.
@@ -282,29 +273,7 @@ export function sprint(args: readonly TValue[]): string {
 
 export const sprintln = (args: readonly TValue[]): string => `${args.map(formatValue).join(' ')}\n`;
 
-const isGoPrintable = (ch: string) => /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u.test(ch);
 
-/** strconv.Quote (or QuoteToASCII when ascii is set). */
-export function goQuote(s: string, ascii = false, quote = '"'): string {
-  let out = quote;
-  for (const ch of s) {
-    const cp = ch.codePointAt(0)!;
-    if (ch === quote || ch === '\\') out += `\\${ch}`;
-    else if (cp < 0x80 ? cp >= 0x20 && cp < 0x7f : !ascii && isGoPrintable(ch)) out += ch;
-    else if (ch === '\x07') out += '\\a';
-    else if (ch === '\b') out += '\\b';
-    else if (ch === '\f') out += '\\f';
-    else if (ch === '\n') out += '\\n';
-    else if (ch === '\r') out += '\\r';
-    else if (ch === '\t') out += '\\t';
-    else if (ch === '\v') out += '\\v';
-    else if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-    else if (cp >= 0xd800 && cp <= 0xdfff) out += '\\ufffd'; // a lone surrogate is not a valid rune
-    else if (cp < 0x10000) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-    else out += `\\U${cp.toString(16).padStart(8, '0')}`;
-  }
-  return out + quote;
-}
 
 // ---------------------------------------------------------------------------------------------
 // printf: Go's fmt verbs for the kinds of value a template has.

@@ -2,6 +2,7 @@ import type { Span } from './ast.ts';
 import { positionOf } from '../logql/errors.ts';
 import type { Labels } from '../labels.ts';
 import { METRIC_NAME } from './labels.ts';
+import { goQuote } from './go-strconv.ts';
 
 /**
  * Query annotations as Prometheus 3 returns them beside a result: warnings (the answer may be
@@ -105,21 +106,4 @@ export function formatG(x: number): string {
   return String(x);
 }
 
-const GO_ESCAPES: Record<string, string> = { '\u0007': '\\a', '\b': '\\b', '\f': '\\f', '\n': '\\n', '\r': '\\r', '\t': '\\t', '\v': '\\v', '"': '\\"', '\\': '\\\\' };
-
-/** A string as Go's `%q` prints it, for the texts above: printable characters as they are, the rest escaped. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const escaped = GO_ESCAPES[ch];
-    if (escaped) out += escaped;
-    else {
-      const cp = ch.codePointAt(0)!;
-      if (cp < 0x20 || cp === 0x7f) out += `\\x${cp.toString(16).padStart(2, '0')}`;
-      else if (cp >= 0x80 && cp < 0xa0) out += `\\u${cp.toString(16).padStart(4, '0')}`;
-      else if (cp >= 0xd800 && cp < 0xe000) out += '\\ufffd'; // a lone surrogate: Go would see invalid UTF-8
-      else out += ch;
-    }
-  }
-  return `${out}"`;
-}
+export { goQuote };

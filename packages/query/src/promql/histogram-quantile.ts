@@ -2,6 +2,7 @@ import type { Expr } from './ast.ts';
 import type { Labels } from '../labels.ts';
 import { METRIC_NAME } from './labels.ts';
 import type { Annotations } from './annotations.ts';
+import { parseGoFloat } from './go-strconv.ts';
 
 /**
  * histogram_quantile over classic histograms, whose buckets are series told apart by their `le`
@@ -86,9 +87,9 @@ export function bucketBound(labels: Labels, notes: Annotations | undefined, at: 
 }
 
 export function parseLe(le: string): number | undefined {
-  const t = le.trim();
-  if (t === '+Inf' || t === 'Inf' || t === '+inf' || t === 'inf') return Infinity;
-  if (t === '-Inf' || t === '-inf') return -Infinity;
-  const n = Number(t);
-  return t === '' || Number.isNaN(n) ? (t.toLowerCase() === 'nan' ? NaN : undefined) : n;
+  try {
+    return parseGoFloat(le);
+  } catch {
+    return undefined;
+  }
 }
