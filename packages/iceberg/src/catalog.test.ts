@@ -15,7 +15,7 @@ import { SqlCatalog } from './catalog.ts';
 import { decodeManifest, decodeManifestList } from './manifest-avro.ts';
 import { parseTableMetadata } from './metadata.ts';
 import { FsBlobStore, pgliteClient, startStaticServer } from './test-support.ts';
-import type { SqlClient } from './ports.ts';
+import type { BlobStore, SqlClient } from './ports.ts';
 import type { DataFileInput, PartitionSpec, Schema, TableHandle } from './types.ts';
 
 const schema: Schema = {
@@ -506,5 +506,65 @@ describe('metadata pointers under a write generation (one writing process)', () 
     expect(now.metadata.snapshots).toHaveLength(6);
     expect((await reader.planFiles(now)).map((f) => f.key).sort()).toEqual(Array.from({ length: 6 }, (_, i) => fake(i).key).sort());
     expect(pointerReads).toBeGreaterThan(before);
+  });
+});
+
+describe('commits to a table one after another', () => {
+  it('read back none of the files they wrote, and a fresh reader plans every file from them', async () => {
+    const fs = new FsBlobStore(join(dir, 'wr'));
+    const reads: string[] = [];
+    const counting: BlobStore = {
+      put: (key, body) => fs.put(key, body),
+      get: (key) => {
+        reads.push(key);
+        return fs.get(key);
+      },
+      uri: (key) => fs.uri(key),
+      keyFromUri: (uri) => fs.keyFromUri(uri),
+    };
+    const options = { catalogName: 'wr', warehouseKeyPrefix: 'wr' };
+    const writer = new SqlCatalog(sql, counting, options);
+    const file = (i: number): DataFileInput => ({ key: `wr/delta/default/spans/data/f${i}.parquet`, fileSizeBytes: 100 + i, recordCount: 10 + i, partition: { timestamp_hour: HOUR0 + (i % 2) } });
+    let handle = await writer.createTable('delta.default', 'spans', { schema, partitionSpec: spec });
+    reads.length = 0;
+    for (let i = 0; i < 4; i++) handle = (await writer.appendFiles(handle, [file(i)])).handle;
+    // Each commit builds on the manifest list and the metadata the one before it wrote.
+    expect(reads).toEqual([]);
+    handle = (await writer.replaceFiles(handle, { remove: [file(0).key, file(1).key], add: [file(4)] })).handle;
+    handle = (await writer.appendFiles(handle, [file(5)])).handle;
+    const fresh = new SqlCatalog(sql, fs, options);
+    const current = (await fresh.loadTable('delta.default', 'spans'))!;
+    expect(current.metadataLocation).toBe(handle.metadataLocation);
+    const planned = await fresh.planFiles(current);
+    expect(planned.map((f) => [f.key, f.recordCount, f.partition]).sort()).toEqual([2, 3, 4, 5].map((i) => [file(i).key, file(i).recordCount, file(i).partition]).sort());
+    expect(current.metadata.snapshots.at(-1)!.summary['total-records']).toBe(String([2, 3, 4, 5].reduce((n, i) => n + file(i).recordCount, 0)));
+  });
+});
+
+describe('a catalog that keeps as many tables in memory as are committed to', () => {
+  it('reads no table metadata back while it commits to each in turn (a version takes its table’s place)', async () => {
+    const fs = new FsBlobStore(join(dir, 'kept'));
+    const reads: string[] = [];
+    const counting: BlobStore = {
+      put: (key, body) => fs.put(key, body),
+      get: (key) => {
+        reads.push(key);
+        return fs.get(key);
+      },
+      uri: (key) => fs.uri(key),
+      keyFromUri: (uri) => fs.keyFromUri(uri),
+    };
+    const tables = ['a', 'b', 'c'];
+    const cat = new SqlCatalog(sql, counting, { catalogName: 'kept', warehouseKeyPrefix: 'kept', metadataCacheSize: tables.length });
+    for (const t of tables) await cat.createTable('eps.default', t, { schema, partitionSpec: spec });
+    const file = (t: string, i: number): DataFileInput => ({ key: `kept/eps/default/${t}/data/f${i}.parquet`, fileSizeBytes: 100, recordCount: 10, partition: { timestamp_hour: HOUR0 } });
+    for (const t of tables) await cat.loadTable('eps.default', t);
+    reads.length = 0;
+    // As the writer commits: the table loaded (its pointer read), then appended to.
+    for (let round = 0; round < 4; round++) {
+      for (const t of tables) await cat.appendFiles((await cat.loadTable('eps.default', t))!, [file(t, round)]);
+    }
+    expect(reads.filter((k) => k.endsWith('.metadata.json'))).toEqual([]);
+    for (const t of tables) expect((await new SqlCatalog(sql, fs, { catalogName: 'kept', warehouseKeyPrefix: 'kept' }).loadTable('eps.default', t))!.metadata.snapshots).toHaveLength(4);
   });
 });

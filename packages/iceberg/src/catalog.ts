@@ -30,9 +30,9 @@ import {
   newSnapshotId,
   newTableMetadata,
   parseTableMetadata,
-  serializeTableMetadata,
   snapshotById,
   specById,
+  tableMetadataBytes,
   withMetadataLog,
   type NewTableOptions,
 } from './metadata.ts';
@@ -63,7 +63,7 @@ export interface SqlCatalogOptions {
   /** Backoff between retries: exponential from min to max, with jitter (defaults 10 ms, 2 s). */
   commitMinBackoffMs?: number;
   commitMaxBackoffMs?: number;
-  /** Parsed metadata files kept in memory, by location (default 256). */
+  /** Tables whose current metadata (as last read or committed here) is kept parsed in memory (default 256). */
   metadataCacheSize?: number;
   manifestCache?: ManifestCacheOptions;
   /** Clock for snapshot timestamps (tests). */
@@ -118,10 +118,12 @@ interface Built<T> {
   value: T;
 }
 
-const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 /** Pointers a catalog keeps (see #metadataLocation); past this many the map starts over. */
 const MAX_CACHED_POINTERS = 10_000;
+
+/** A table's key in a catalog's in-memory maps. */
+const memoryKey = (namespace: string, name: string) => `${namespace}\u0000${name}`;
 
 function validateIdentifier(namespace: string, name: string): void {
   if (!namespace || namespace.split('.').some((level) => level === '' || level.includes('/'))) {
@@ -146,7 +148,12 @@ export class SqlCatalog {
   readonly #minBackoff: number;
   readonly #maxBackoff: number;
   readonly #now: () => number;
-  readonly #metadata: Lru<string, TableMetadata>;
+  /**
+   * By table, its metadata as last read or committed here and the file that holds it. By table,
+   * not by file: a commit's new version takes its base's place, where by file the versions a
+   * table had committed since took the slots of other tables.
+   */
+  readonly #metadata: Lru<string, { location: string; metadata: TableMetadata }>;
   readonly #reader: ManifestReader;
 
   constructor(sql: SqlClient, blobs: BlobStore, options: SqlCatalogOptions) {
@@ -169,14 +176,18 @@ export class SqlCatalog {
   // -------------------------------------------------------------------------------------------
   // Tables and namespaces
 
-  async #readMetadata(location: string): Promise<TableMetadata> {
-    const hit = this.#metadata.get(location);
-    if (hit) return hit;
+  async #readMetadata(namespace: string, name: string, location: string): Promise<TableMetadata> {
+    const hit = this.#metadata.get(memoryKey(namespace, name));
+    if (hit?.location === location) return hit.metadata;
     const bytes = await this.#blobs.get(this.#blobs.keyFromUri(location));
     if (!bytes) throw new InvalidMetadataError(`metadata file ${location} is missing`);
     const metadata = parseTableMetadata(utf8Decoder.decode(bytes));
-    this.#metadata.set(location, metadata);
+    this.#remember(namespace, name, location, metadata);
     return metadata;
+  }
+
+  #remember(namespace: string, name: string, location: string, metadata: TableMetadata): void {
+    this.#metadata.set(memoryKey(namespace, name), { location, metadata });
   }
 
   /**
@@ -186,7 +197,7 @@ export class SqlCatalog {
    */
   async #metadataLocation(namespace: string, name: string): Promise<string | undefined> {
     const generation = this.#sql.writeGeneration?.();
-    const key = `${namespace}\u0000${name}`;
+    const key = memoryKey(namespace, name);
     if (generation !== undefined) {
       const hit = this.#pointers.get(key);
       if (hit && hit.generation === generation) return hit.location;
@@ -235,9 +246,9 @@ export class SqlCatalog {
     const next = withMetadataLog({ ...from.metadata, 'last-updated-ms': Date.now() }, from.metadata, from.location);
     const key = `${tableKeyOf(this.#blobs, from.metadata)}/metadata/${metadataFileName(version)}`;
     const location = this.#blobs.uri(key);
-    await this.#blobs.put(key, utf8.encode(serializeTableMetadata(next)));
+    await this.#blobs.put(key, tableMetadataBytes(next));
     if (!(await this.#swap(namespace, name, expected, location))) return undefined;
-    this.#metadata.set(location, next);
+    this.#remember(namespace, name, location, next);
     return location;
   }
 
@@ -245,7 +256,7 @@ export class SqlCatalog {
   async loadTable(namespace: string, name: string): Promise<TableHandle | undefined> {
     const location = await this.#metadataLocation(namespace, name);
     if (!location) return undefined;
-    return { namespace, name, metadataLocation: location, metadata: await this.#readMetadata(location) };
+    return { namespace, name, metadataLocation: location, metadata: await this.#readMetadata(namespace, name, location) };
   }
 
   /** Records a namespace the way PyIceberg does (an `exists` property row). */
@@ -277,7 +288,7 @@ export class SqlCatalog {
       nowMs: this.#now(),
     });
     const key = `${tableKey}/metadata/${metadataFileName(0)}`;
-    await this.#blobs.put(key, utf8.encode(serializeTableMetadata(metadata)));
+    await this.#blobs.put(key, tableMetadataBytes(metadata));
     await this.#sql.query(
       `INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type)
        VALUES ($1, $2, $3, $4, NULL, 'TABLE') ON CONFLICT DO NOTHING`,
@@ -375,9 +386,9 @@ export class SqlCatalog {
       const version = (prevVersion >= 0 ? prevVersion : base.metadata['metadata-log'].length) + 1;
       const key = `${tableKeyOf(this.#blobs, base.metadata)}/metadata/${metadataFileName(version)}`;
       const location = this.#blobs.uri(key);
-      await this.#blobs.put(key, utf8.encode(serializeTableMetadata(next)));
+      await this.#blobs.put(key, tableMetadataBytes(next));
       if (await this.#swap(base.namespace, base.name, base.metadataLocation, location)) {
-        this.#metadata.set(location, next);
+        this.#remember(base.namespace, base.name, location, next);
         return {
           handle: { namespace: base.namespace, name: base.name, metadataLocation: location, metadata: next },
           value: built.value,
@@ -441,6 +452,7 @@ export class SqlCatalog {
       const manifests = written ? [finalizeManifest(written, seq), ...previous] : previous;
       const parentId = parent?.['snapshot-id'] ?? null;
       const listUri = await writeManifestList(this.#blobs, m, manifests, snapshotId, parentId, seq, attempt);
+      this.#reader.rememberList(listUri, manifests);
       const now = Math.max(this.#now(), m['last-updated-ms']);
       const summary = snapshotSummary(
         'append',
@@ -548,6 +560,7 @@ export class SqlCatalog {
       const manifestsOut = added ? [finalizeManifest(added, seq), ...next] : next;
       const parentId = parent?.['snapshot-id'] ?? null;
       const listUri = await writeManifestList(this.#blobs, m, manifestsOut, snapshotId, parentId, seq, attempt);
+      this.#reader.rememberList(listUri, manifestsOut);
       const now = Math.max(this.#now(), m['last-updated-ms']);
       const summary = snapshotSummary(
         options.operation ?? 'replace',
@@ -671,5 +684,30 @@ export class SqlCatalog {
       return { metadata: { ...m, properties, 'last-updated-ms': Math.max(this.#now(), m['last-updated-ms']) }, value: undefined };
     });
     return result.handle;
+  }
+
+  /**
+   * Iceberg's register_table, for a table whose files are in the store but that has no catalog row
+   * (the metadata DB restored from a backup older than the table): `from`'s content (read and
+   * checked by the caller) becomes a NEW metadata version numbered `version`, written as
+   * restoreVersion writes one, and a new row points the table at it. The location written, or
+   * undefined, and no row changed, when the table has a row already (created meanwhile): the file
+   * written is then referenced by nothing.
+   */
+  async registerTable(namespace: string, name: string, from: { location: string; metadata: TableMetadata }, version: number): Promise<string | undefined> {
+    validateIdentifier(namespace, name);
+    const next = withMetadataLog({ ...from.metadata, 'last-updated-ms': Date.now() }, from.metadata, from.location);
+    const key = `${tableKeyOf(this.#blobs, from.metadata)}/metadata/${metadataFileName(version)}`;
+    const location = this.#blobs.uri(key);
+    await this.#blobs.put(key, tableMetadataBytes(next));
+    await this.createNamespace(namespace);
+    const res = await this.#sql.query(
+      `INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, previous_metadata_location, iceberg_type)
+       VALUES ($1, $2, $3, $4, NULL, 'TABLE') ON CONFLICT DO NOTHING`,
+      [this.#catalogName, namespace, name, location],
+    );
+    if (res.rowCount !== 1) return undefined;
+    this.#remember(namespace, name, location, next);
+    return location;
   }
 }

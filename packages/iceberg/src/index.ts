@@ -75,6 +75,7 @@ export {
   serializeTableMetadata,
   snapshotById,
   specById,
+  tableMetadataBytes,
 } from './metadata.ts';
 export {
   MANIFEST_FILE_SCHEMA,

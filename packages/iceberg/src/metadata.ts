@@ -6,6 +6,7 @@
 // written back as raw JSON numbers (JSON.rawJSON).
 
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Lru } from '@floe/storage';
 import { IcebergError, InvalidMetadataError } from './errors.ts';
 import type { IcebergType, PartitionSpec, Schema, Snapshot, SortOrder, TableMetadata } from './types.ts';
 
@@ -23,14 +24,44 @@ export const DELETE_AFTER_COMMIT = 'write.metadata.delete-after-commit.enabled';
 /** Whether the table asks for dropped metadata files to be deleted (Java reads the flag case-insensitively). */
 export const deletesDroppedMetadata = (m: TableMetadata): boolean => m.properties[DELETE_AFTER_COMMIT]?.toLowerCase() === 'true';
 
-/** Parses a metadata JSON file (format version 2). */
+/**
+ * Turns the long ids of a plainly parsed tree into bigints, in place; false (the tree then only
+ * partly converted) when one is not a safe integer, whose exact value the parse has lost.
+ */
+function longIdsToBigInt(node: unknown): boolean {
+  if (typeof node !== 'object' || node === null) return true;
+  if (Array.isArray(node)) {
+    for (const v of node) if (!longIdsToBigInt(v)) return false;
+    return true;
+  }
+  const o = node as Record<string, unknown>;
+  for (const key in o) {
+    const v = o[key];
+    if (typeof v === 'number') {
+      if (!LONG_ID_KEYS.has(key)) continue;
+      if (!Number.isSafeInteger(v)) return false;
+      o[key] = BigInt(v);
+    } else if (!longIdsToBigInt(v)) return false;
+  }
+  return true;
+}
+
+/**
+ * Parses a metadata JSON file (format version 2). A writer re-reads a table's metadata, which
+ * repeats every retained snapshot, on each commit: a reviver, called for every value, made the
+ * parse six times as costly as JSON.parse's, so it only reads the ids whose value a number cannot
+ * hold exactly (engines that pick ids over the whole long range).
+ */
 export function parseTableMetadata(text: string): TableMetadata {
   let raw: Record<string, unknown>;
   try {
-    raw = JSON.parse(text, (key: string, value: unknown, context?: { source?: string }) => {
-      if (LONG_ID_KEYS.has(key) && typeof value === 'number' && context?.source !== undefined) return BigInt(context.source);
-      return value;
-    }) as Record<string, unknown>;
+    raw = JSON.parse(text) as Record<string, unknown>;
+    if (!longIdsToBigInt(raw)) {
+      raw = JSON.parse(text, (key: string, value: unknown, context?: { source?: string }) => {
+        if (LONG_ID_KEYS.has(key) && typeof value === 'number' && context?.source !== undefined) return BigInt(context.source);
+        return value;
+      }) as Record<string, unknown>;
+    }
   } catch (err) {
     throw new InvalidMetadataError('table metadata is not valid JSON', { cause: err });
   }
@@ -53,11 +84,106 @@ export function parseTableMetadata(text: string): TableMetadata {
   return m;
 }
 
-/** Writes metadata JSON; a table without snapshots gets `current-snapshot-id: -1`. */
+const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
+const bigintsRaw = (_key: string, value: unknown) => (typeof value === 'bigint' ? rawJSON(value.toString()) : value);
+
+const utf8 = new TextEncoder();
+
+/**
+ * The arrays that grow by one element every commit (`snapshots`, `snapshot-log`): a table's
+ * metadata file repeats every retained snapshot, and writing their JSON again was most of a
+ * commit's serialization.
+ */
+const GROWING_ARRAYS = ['snapshots', 'snapshot-log'] as const;
+const ITEM_SEPARATOR = ',\n    ';
+
+/** A growing array's elements as the file holds them: UTF-8, joined by ITEM_SEPARATOR, no brackets. */
+interface ArrayJson {
+  elements: readonly object[];
+  bytes: Uint8Array;
+}
+
+/** The most bytes of arrays' JSON kept (all tables). */
+const MAX_KEPT_ARRAY_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The last written JSON of each growing array, by table and array. Elements are never changed
+ * once made, and a commit's metadata carries its base's elements over (withSnapshot), so the next
+ * commit's array is the same elements and one more: only that one is written anew. An array
+ * whose elements are not all the same objects (metadata read from its file, expired snapshots)
+ * is written whole.
+ */
+const arrayJson = new Lru<string, ArrayJson>(MAX_KEPT_ARRAY_BYTES, (a) => a.bytes.byteLength);
+/**
+ * Last elements of arrays written whole and not kept. Keeping an array's JSON costs a copy of
+ * it, wasted where the next commit reads the metadata from its file again (more tables than the
+ * catalog keeps in memory): it is kept when an array ending with one of these is extended, so for
+ * a table committed from memory twice in a row.
+ */
+const writtenOnce = new WeakSet<object>();
+
+function sameElements(a: readonly object[], b: readonly object[], n: number): boolean {
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+function knownArrayJson(key: string, arr: readonly object[]): Uint8Array | undefined {
+  const n = arr.length;
+  const known = arrayJson.get(key);
+  if (!known || known.elements.length < n - 1 || known.elements.length > n || !sameElements(known.elements, arr, known.elements.length)) return undefined;
+  if (known.elements.length === n) return known.bytes;
+  // An element of a top-level array is indented two levels; JSON text holds no raw line break
+  // (strings escape theirs), so every one begins a line to indent.
+  const added = JSON.stringify(arr[n - 1], bigintsRaw, 2).replaceAll('\n', '\n    ');
+  const bytes = Buffer.concat([known.bytes, utf8.encode(ITEM_SEPARATOR + added)]);
+  arrayJson.set(key, { elements: arr, bytes });
+  return bytes;
+}
+
+/**
+ * Metadata JSON as UTF-8 (JSON.stringify's layout, two-space indents); a table without snapshots
+ * gets `current-snapshot-id: -1`.
+ */
+export function tableMetadataBytes(m: TableMetadata): Uint8Array {
+  const out: Record<string, unknown> = { ...m, 'current-snapshot-id': m['current-snapshot-id'] ?? -1n };
+  // Metadata built by hand may lack an array (parseTableMetadata fills them in), a damaged file hold other values.
+  const growing = GROWING_ARRAYS.filter((k) => Array.isArray(m[k]) && m[k].length > 0 && m[k].every((e) => typeof e === 'object' && e !== null));
+  const keyOf = (k: string) => `${m['table-uuid']}\u0000${k}`;
+  const known = growing.map((k) => knownArrayJson(keyOf(k), m[k]));
+  // A top-level key is the only one at its indent (nested keys are indented deeper), and the
+  // array's closing bracket the first line at it after the key.
+  const opening = (k: string) => `\n  ${JSON.stringify(k)}: [\n    `;
+  const closing = '\n  ]';
+  if (known.some((b) => b === undefined)) {
+    const bytes = utf8.encode(JSON.stringify(out, bigintsRaw, 2));
+    const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    for (const k of growing) {
+      const arr = m[k];
+      if (arr.length < 2 || !writtenOnce.has(arr.at(-2)!)) {
+        writtenOnce.add(arr.at(-1)!);
+        continue;
+      }
+      const from = buf.indexOf(opening(k)) + Buffer.byteLength(opening(k));
+      arrayJson.set(keyOf(k), { elements: arr, bytes: bytes.slice(from, buf.indexOf(closing, from)) });
+    }
+    return bytes;
+  }
+  for (const k of growing) out[k] = [];
+  const text = JSON.stringify(out, bigintsRaw, 2);
+  const cuts = growing.map((k, i) => ({ at: text.indexOf(`\n  ${JSON.stringify(k)}: []`), k, bytes: known[i]! })).sort((a, b) => a.at - b.at);
+  const parts: Uint8Array[] = [];
+  let from = 0;
+  for (const { at, k, bytes } of cuts) {
+    parts.push(utf8.encode(text.slice(from, at) + opening(k)), bytes, utf8.encode(closing));
+    from = at + `\n  ${JSON.stringify(k)}: []`.length;
+  }
+  parts.push(utf8.encode(text.slice(from)));
+  return Buffer.concat(parts);
+}
+
+/** tableMetadataBytes as text. */
 export function serializeTableMetadata(m: TableMetadata): string {
-  const out = { ...m, 'current-snapshot-id': m['current-snapshot-id'] ?? -1n };
-  const rawJSON = (JSON as unknown as { rawJSON(text: string): unknown }).rawJSON;
-  return JSON.stringify(out, (_key, value: unknown) => (typeof value === 'bigint' ? rawJSON(value.toString()) : value), 2);
+  return new TextDecoder().decode(tableMetadataBytes(m));
 }
 
 /** A random positive snapshot id below 2^53 (exact in any JSON reader, still a valid long). */

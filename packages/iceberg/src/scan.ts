@@ -56,6 +56,14 @@ export class ManifestReader {
     });
   }
 
+  /**
+   * A manifest list this process wrote, as it was written: the next commit to the table carries
+   * its manifests over, and reading back the file it just wrote cost that commit a read and a decode.
+   */
+  rememberList(uri: string, manifests: ManifestFile[]): void {
+    this.#lists.set(uri, manifests);
+  }
+
   /** Entries of one manifest; `metadata` supplies the partition spec to name partition fields. */
   async manifest(mf: ManifestFile, metadata: TableMetadata): Promise<ResolvedEntry[]> {
     const hit = this.#manifests.get(mf.manifestPath);

@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -192,6 +192,16 @@ describe('column batches written sorted without DuckDB', () => {
     for (const r of rows) partial.addRow(r);
     const { file } = await expectSameFile(tracesTable, [partial.finish()]);
     expect(await rowsOf(`SELECT count(*) FROM read_parquet('${file.path}') WHERE links_json IS NULL AND span_attr_bool IS NULL`)).toEqual([['50']]);
+  });
+
+  it('writes flushes of a few rows (small pages, compressed once per content) byte for byte the same every time, each with its own rows', async () => {
+    const few = (seed: number, n: number) => batchesOf(tracesTable, rowsWithoutNegativeZero(tracesTable, n, seed), n);
+    const a = few(5, 3);
+    const first = await expectSameFile(tracesTable, a);
+    // Others' pages in between, some of them the same (the columns NULL in every row of three).
+    for (const [seed, n] of [[6, 3], [7, 2], [8, 40]] as const) await expectSameFile(tracesTable, few(seed, n));
+    const again = await expectSameFile(tracesTable, a);
+    expect(Buffer.compare(await readFile(again.file.path), await readFile(first.file.path))).toBe(0);
   });
 
   it('writes columns NULL or empty in every row (a gauge sample’s histogram columns), in some batches or all', async () => {

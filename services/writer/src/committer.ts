@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { unlink } from 'node:fs/promises';
 import type { DataFileInput, SqlCatalog, TableHandle } from '@floe/iceberg';
 import { floeTableDef, publishDataFile } from '@floe/iceberg';
 import { isTableName, type TableName } from '@floe/schema';
@@ -7,7 +7,7 @@ import type { Logger } from '@floe/telemetry';
 import type { ParquetWriter } from '@floe/storage';
 import type { HeldPublisher } from './held-segments.ts';
 import { LoopSlices } from './loop-slices.ts';
-import { decodeLedger, encodeLedger, ledgerHas, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
+import { encodeLedger, ledgerHas, ledgerOfSnapshots, LEDGER_KEY, type Ledger } from './segment-ledger.ts';
 import { ensureFloeTable as ensureTable } from '@floe/iceberg';
 import type { AttributeTypePins } from './attribute-types.ts';
 import type { WriterMetrics } from './writer-metrics.ts';
@@ -385,11 +385,7 @@ export class Committer {
     // Markers of snapshots from before the oldest segment this writer still commits (less the
     // clock allowance) cannot name one of its segments: they are retired, not read.
     const markersSince = Date.now() - (this.#o.markerRetentionMs ?? Infinity) - WAL_CLOCK_SKEW_MS;
-    const ledgerOf = (h: TableHandle): Ledger => {
-      const ledger: Ledger = new Map();
-      for (const s of catalog.snapshotSummaries(h)) if (s.timestampMs >= markersSince) decodeLedger(s.summary[LEDGER_KEY], ledger);
-      return ledger;
-    };
+    const ledgerOf = (h: TableHandle): Ledger => ledgerOfSnapshots(h.metadata.snapshots, markersSince);
     const ledger = ledgerOf(handle);
 
     const files: DataFileInput[] = [];
@@ -419,7 +415,8 @@ export class Committer {
           // Re-checked on every attempt: if another writer committed any of these segments
           // meanwhile, appending would store their rows twice.
           validate: (base) => {
-            const current = ledgerOf(base);
+            // The first attempt's base is the handle read above, its ledger decoded already.
+            const current = base.metadata === handle.metadata ? ledger : ledgerOf(base);
             const taken = fresh.filter((k) => ledgerHas(current, k));
             if (taken.length > 0) throw new SegmentsTakenError(taken.length);
           },
@@ -439,7 +436,10 @@ export class Committer {
       if (checked?.pin_conflict) metrics?.attributeTypeMismatches.add(checked.pin_conflict, { reason: 'pin_conflict' });
       return true;
     } finally {
-      await Promise.all(written.map((p) => rm(p, { force: true })));
+      // Plain files: unlink is one trip through libuv's pool, where rm looks first (lstat), then unlinks.
+      await Promise.all(written.map((p) => unlink(p).catch((err: unknown) => {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      })));
     }
   }
 }

@@ -4,5 +4,6 @@
  */
 export { start } from './start.ts';
 export type { SharedDeps } from './start.ts';
+export { AttributeTypePins } from './attribute-types.ts';
 export { Committer } from './committer.ts';
 export { CATALOG_NAME, WAREHOUSE_PREFIX, ensureTable, namespaceOf } from './tables.ts';

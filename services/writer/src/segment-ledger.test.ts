@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatSegmentKey } from '@floe/storage';
-import { decodeLedger, encodeLedger, ledgerHas } from './segment-ledger.ts';
+import { decodeLedger, encodeLedger, LEDGER_KEY, ledgerHas, ledgerOfSnapshots } from './segment-ledger.ts';
 
 const key = (instance: string, seq: number) => formatSegmentKey('wal/', { timestampMs: 1_700_000_000_000 + seq, instanceId: instance, seq });
 
@@ -14,6 +14,15 @@ describe('segment ledger', () => {
     expect(ledgerHas(ledger, key('acc-a', 4))).toBe(false);
     expect(ledgerHas(ledger, key('acc-b', 7))).toBe(true);
     expect(ledgerHas(ledger, key('acc-c', 7))).toBe(false);
+  });
+
+  it('reads the segments of the snapshots taken since a time, whatever their order', () => {
+    const snap = (at: number, keys: string[]) => ({ 'timestamp-ms': at, summary: { operation: 'append', [LEDGER_KEY]: encodeLedger(keys) } });
+    const snapshots = [snap(300, [key('a', 5)]), snap(100, [key('a', 1), key('b', 1)]), snap(200, [key('a', 3)]), { 'timestamp-ms': 400, summary: { operation: 'replace' } }];
+    const ledger = ledgerOfSnapshots(snapshots, 200);
+    expect([1, 3, 5].map((s) => ledgerHas(ledger, key('a', s)))).toEqual([false, true, true]);
+    expect(ledgerHas(ledger, key('b', 1))).toBe(false);
+    expect(ledgerHas(ledgerOfSnapshots(snapshots, 0), key('b', 1))).toBe(true);
   });
 
   it('merges several snapshots and ignores garbage', () => {

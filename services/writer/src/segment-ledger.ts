@@ -57,6 +57,13 @@ export function decodeLedger(text: string | undefined, into: Ledger = new Map())
   return into;
 }
 
+/** The segments consumed by the snapshots taken at or after `sinceMs` (older markers are retired). */
+export function ledgerOfSnapshots(snapshots: Iterable<{ 'timestamp-ms': number; summary: Readonly<Record<string, string>> }>, sinceMs: number): Ledger {
+  const ledger: Ledger = new Map();
+  for (const s of snapshots) if (s['timestamp-ms'] >= sinceMs) decodeLedger(s.summary[LEDGER_KEY], ledger);
+  return ledger;
+}
+
 export function ledgerHas(ledger: Ledger, key: string, prefix?: string): boolean {
   const id = segmentId(key, prefix);
   if (!id) return false;
