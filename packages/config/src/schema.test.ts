@@ -65,3 +65,16 @@ describe('querier result budgets', () => {
     expect(problemsOf({ querier: { max_result_mb: 1024, max_held_result_mb: 2048 } })).toEqual([]);
   });
 });
+
+describe('DuckDB memory limits', () => {
+  it.each(['writer', 'compactor', 'querier'])('%s.memory_limit defaults to 2GB and takes DuckDB sizes', (section) => {
+    expect((loadConfig({ env: {} }) as unknown as Record<string, { memory_limit: string }>)[section]!.memory_limit).toBe('2GB');
+    const cfg = loadConfig({ env: {}, overrides: { [section]: { memory_limit: '512MiB' } } }) as unknown as Record<string, { memory_limit: string }>;
+    expect(cfg[section]!.memory_limit).toBe('512MiB');
+  });
+
+  it.each(['writer', 'compactor', 'querier'])('a %s.memory_limit that is no DuckDB size fails start naming the key', (section) => {
+    expect(problemsOf({ [section]: { memory_limit: '2 gigs' } })).toEqual([`${section}.memory_limit: not a DuckDB memory size (use e.g. "2GB", "512MB", "1GiB")`]);
+    expect(problemsOf({ [section]: { memory_limit: "1GB'; SET threads=64; --" } })).toEqual([`${section}.memory_limit: not a DuckDB memory size (use e.g. "2GB", "512MB", "1GiB")`]);
+  });
+});

@@ -28,6 +28,15 @@ const port = (dflt: number) => z.number().int().min(0).max(65535).default(dflt);
 const host = z.string().min(1).default('0.0.0.0');
 const bytes = (dflt: number) => z.number().int().positive().default(dflt);
 
+/** The sizes DuckDB's memory_limit takes ("2GB", "512MiB", "1.5 GB"): the querier's sandbox accepts the same. */
+const DUCKDB_SIZE = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
+/** A DuckDB memory_limit, checked at start rather than when the first instance is created. */
+const duckdbSize = (dflt: string) =>
+  z
+    .string()
+    .default(dflt)
+    .refine((v) => DUCKDB_SIZE.test(v), { message: 'not a DuckDB memory size (use e.g. "2GB", "512MB", "1GiB")' });
+
 export const logSection = z.strictObject({
   level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info').describe('Lowest level written to the log.'),
   format: z.enum(['json', 'pretty']).default('json').describe('json lines (default) or pretty (for a terminal).'),
@@ -201,6 +210,9 @@ export const writerSection = z.strictObject({
     .describe(
       "DuckDB threads for the flushes DuckDB still encodes: NDJSON records of older acceptors, batches of several schemas in one flush, and flushes where a materialized label holds a double. Column batches of one schema, the usual flush, are sorted and encoded by the writer's own encoder on one thread of its own.",
     ),
+  memory_limit: duckdbSize('2GB').describe(
+    "DuckDB memory limit of the writer's DuckDB instance (the flushes encode_threads describes; the writer's own encoder is outside it). Beyond it DuckDB spills its sorts to work_dir. What it holds is the gauge duckdb_memory_bytes{component=\"writer\"}.",
+  ),
 });
 
 export const querierSection = z.strictObject({
@@ -208,7 +220,9 @@ export const querierSection = z.strictObject({
   port: port(50054).describe('Arrow Flight (and Tempo querier gRPC) port.'),
   admin_port: port(9094).describe('Admin port (/ready).'),
   query_timeout: duration('30s').describe('Longest a query may run before it is interrupted (504).'),
-  memory_limit: z.string().default('2GB').describe('DuckDB memory limit per query.'),
+  memory_limit: duckdbSize('2GB').describe(
+    'DuckDB memory limit per query, and of the one instance the planned queries share (what that instance holds is the gauge duckdb_memory_bytes{component="querier"}).',
+  ),
   max_concurrent: z
     .number()
     .int()
@@ -271,6 +285,9 @@ export const compactorSection = z.strictObject({
   ),
   work_dir: z.string().default('./data/tmp/compactor').describe('Local scratch directory for rewrites.'),
   threads: z.number().int().positive().default(2).describe('DuckDB threads of a rewrite.'),
+  memory_limit: duckdbSize('2GB').describe(
+    "DuckDB memory limit of the compactor's rewrites (merges, retention and delete rewrites, one at a time). Beyond it DuckDB spills their sorts to work_dir. What it holds is the gauge duckdb_memory_bytes{component=\"compactor\"}.",
+  ),
 });
 
 export const routerSection = z.strictObject({

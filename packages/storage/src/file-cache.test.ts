@@ -37,6 +37,7 @@ class CountingStore implements ObjectStore {
   }
   head(key: string): Promise<ObjectInfo | undefined> { return this.inner.head(key); }
   list(prefix: string) { return this.inner.list(prefix); }
+  listPrefixes(prefix: string) { return this.inner.listPrefixes(prefix); }
   delete(key: string) { return this.inner.delete(key); }
   deleteMany(keys: string[]) { return this.inner.deleteMany(keys); }
   localPath(key: string) { return this.inner.localPath(key); }

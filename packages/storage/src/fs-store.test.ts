@@ -32,6 +32,21 @@ describe('FsObjectStore', () => {
     expect(store.uri('tables/t1/data/part-0.parquet').startsWith('file:///')).toBe(true);
   });
 
+  it('lists the prefixes one level below a prefix in a deep tree, never those of a reserved area or holding no object', async () => {
+    const keys = ['w/t1/d1/logs/metadata/0.json', 'w/t1/d1/logs/data/h=1/x.parquet', 'w/t1/d1/traces/metadata/0.json', 'w/t1/d2/logs/metadata/0.json', 'w/t2/d1/logs/metadata/0.json', 'w/t20/x', 'w/top'];
+    for (const key of keys) await store.put(key, enc(key));
+    expect(await store.listPrefixes('w/')).toEqual(['w/t1/', 'w/t2/', 'w/t20/']);
+    expect(await store.listPrefixes('w/t1/')).toEqual(['w/t1/d1/', 'w/t1/d2/']);
+    expect(await store.listPrefixes('w/t1/d1/')).toEqual(['w/t1/d1/logs/', 'w/t1/d1/traces/']);
+    expect(await store.listPrefixes('w/t1/d1/logs/')).toEqual(['w/t1/d1/logs/data/', 'w/t1/d1/logs/metadata/']);
+    // The temp area of puts is no prefix; a directory whose objects were deleted holds none.
+    expect(await readdir(root)).toContain('.floe-tmp');
+    expect(await store.listPrefixes('')).toEqual(['w/']);
+    await store.deleteMany(['w/t1/d2/logs/metadata/0.json']);
+    expect(await readdir(path.join(root, 'w', 't1', 'd2', 'logs'))).toEqual(['metadata']);
+    expect(await store.listPrefixes('w/t1/')).toEqual(['w/t1/d1/']);
+  });
+
   it('puts again after its directories were removed behind its back (remembered directories are re-made)', async () => {
     await store.put('a/b/one', enc('1'));
     await rm(path.join(root, 'a'), { recursive: true, force: true });

@@ -21,6 +21,7 @@ import {
   link,
   mkdir,
   open,
+  opendir,
   readdir,
   stat,
   unlink,
@@ -64,6 +65,26 @@ async function fsyncDir(dir: string): Promise<void> {
     if (errorCode(err) !== 'EINVAL' && errorCode(err) !== 'EISDIR') throw err;
   } finally {
     closeSync(fd);
+  }
+}
+
+/** Whether a file is anywhere under the directory; stops at the first one found. */
+async function holdsFile(dir: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await opendir(dir);
+  } catch (err) {
+    if (isMissing(err)) return false;
+    throw err;
+  }
+  try {
+    for await (const entry of handle) {
+      if (entry.isFile()) return true;
+      if (entry.isDirectory() && (await holdsFile(path.join(dir, entry.name)))) return true;
+    }
+    return false;
+  } finally {
+    await handle.close().catch(() => {});
   }
 }
 
@@ -244,6 +265,28 @@ export class FsObjectStore implements ObjectStore {
       for (const info of infos) if (info) out.push(info);
     }
     return out.sort((a, b) => compareKeys(a.key, b.key));
+  }
+
+  async listPrefixes(prefix: string): Promise<string[]> {
+    validatePrefix(prefix);
+    const slash = prefix.lastIndexOf('/');
+    const base = slash < 0 ? this.root : path.join(this.root, ...prefix.slice(0, slash).split('/'));
+    let entries;
+    try {
+      entries = await readdir(base, { withFileTypes: true });
+    } catch (err) {
+      if (isMissing(err)) return [];
+      throw err;
+    }
+    const out: string[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const key = `${path.relative(this.root, path.join(base, entry.name)).split(path.sep).join('/')}/`;
+      if (isReservedKey(key) || !key.startsWith(prefix)) continue;
+      // Deletes leave directories behind; S3 names a prefix only while an object is under it.
+      if (await holdsFile(path.join(base, entry.name))) out.push(key);
+    }
+    return out.sort(compareKeys);
   }
 
   async delete(key: string): Promise<void> {

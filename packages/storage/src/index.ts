@@ -67,6 +67,8 @@ export { newRecordId, recordIdTime } from './record-id.ts';
 
 export { ParquetWriter, writtenLocalFiles } from './parquet-writer.ts';
 export type { CheckedRecord, RowCondition, WriteOptions, WrittenFile } from './parquet-writer.ts';
+export { NO_DUCKDB_MEMORY, observeDuckDbMemory, readDuckDbMemory } from './duckdb-memory.ts';
+export type { DuckDbMemory } from './duckdb-memory.ts';
 export type { AttributeTypeCount } from './attribute-key-counts.ts';
 export { IdBloom, idBloomKey } from './id-bloom.ts';
 export { IdBlocksIndex, IdBlocksWriter, findIdPayload, idBlocksKey, readIdPayload } from './id-blocks.ts';

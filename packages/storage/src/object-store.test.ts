@@ -112,6 +112,22 @@ describe.each(backends)('ObjectStore: $name', (backend) => {
     expect(withDates[0]?.lastModified).toBeInstanceOf(Date);
   });
 
+  it('lists the prefixes one level below a prefix, without the objects under them', async () => {
+    // Objects one level below each prefix listed: s3rver 3.7.1 groups no deeper key under a
+    // common prefix (AWS S3 and MinIO do; fs-store.test.ts covers deep trees on the fs store).
+    const keys = ['w/t1/a', 'w/t1/b', 'w/t2/a', 'w/t20/a', 'w/top', 'other/a'];
+    for (const key of keys) await store.put(key, enc(key));
+    for (let i = 0; i < 5; i++) await store.put(`w/many${i}/k`, enc('k'));
+    expect(await store.listPrefixes('w/')).toEqual([...[0, 1, 2, 3, 4].map((i) => `w/many${i}/`), 'w/t1/', 'w/t2/', 'w/t20/']);
+    expect(await store.listPrefixes('w/t2')).toEqual(['w/t2/', 'w/t20/']);
+    expect(await store.listPrefixes('')).toEqual(['other/', 'w/']);
+    expect(await store.listPrefixes('w/t1/')).toEqual([]);
+    expect(await store.listPrefixes('nothing/')).toEqual([]);
+    // A prefix whose every object is deleted is gone (the fs store keeps the directory).
+    await store.deleteMany(['w/t20/a']);
+    expect(await store.listPrefixes('w/t2')).toEqual(['w/t2/']);
+  });
+
   it('lists many keys across pages in order', async () => {
     const keys = Array.from({ length: 25 }, (_, i) => `many/${String(i).padStart(3, '0')}`);
     await Promise.all([...keys].reverse().map((key) => store.put(key, enc(key))));

@@ -38,6 +38,13 @@ export interface ObjectStore {
   head(key: string): Promise<ObjectInfo | undefined>;
   /** Every object whose key starts with `prefix` (a plain string prefix), sorted by key. */
   list(prefix: string): Promise<ObjectInfo[]>;
+  /**
+   * The "directories" one level below `prefix`: for every object `<prefix><part>/<rest>`, the
+   * prefix `<prefix><part>/` once, sorted by key; objects directly under `prefix` are not named.
+   * S3's delimiter listing (CommonPrefixes): a walk down a tree of keys that never lists the
+   * objects below the level it stops at (a table's thousands of data files).
+   */
+  listPrefixes(prefix: string): Promise<string[]>;
   /** Removes the object; no error when it does not exist. */
   delete(key: string): Promise<void>;
   deleteMany(keys: string[]): Promise<void>;

@@ -18,6 +18,7 @@ import {
   type TableDef,
 } from '@floe/schema';
 import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-counts.ts';
+import { NO_DUCKDB_MEMORY, readDuckDbMemory, type DuckDbMemory } from './duckdb-memory.ts';
 import { IdBlocksWriter } from './id-blocks.ts';
 import { isColumnBatch, readColumnBatch, readColumnBatchHead, type BatchSchemaInfo, type ColumnBatchHead, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
@@ -102,18 +103,28 @@ export class ParquetWriter {
   readonly #dir: string;
   readonly #threads: number;
   readonly #encoder: BatchEncoder;
+  readonly #memoryLimit: string;
   readonly #sorted = new SortedParquetEncoder();
   #dirMade: Promise<unknown> | undefined;
   #instance: DuckDBInstance | undefined;
   #conn: DuckDBConnection | undefined;
+  /** A second connection, for memoryUsage: the first may be busy with a long COPY. */
+  #statsConn: DuckDBConnection | undefined;
+  /** The memoryUsage reading in progress on #statsConn (one statement at a time on a connection). */
+  #statsRead: Promise<DuckDbMemory> | undefined;
   /** The DuckDB connection's work, one write at a time (a connection runs one statement at once; callers may write concurrently). */
   #duckdbTail: Promise<unknown> = Promise.resolve();
 
-  /** `threads`: DuckDB's worker threads for the sort and the encoding. */
-  constructor(workDir: string, opts: { threads?: number; encoder?: BatchEncoder } = {}) {
+  /**
+   * `threads`: DuckDB's worker threads for the sort and the encoding. `memoryLimit`: DuckDB's
+   * memory_limit ('2GB' by default; writer.memory_limit, compactor.memory_limit), beyond which
+   * its sorts spill to the work directory.
+   */
+  constructor(workDir: string, opts: { threads?: number; encoder?: BatchEncoder; memoryLimit?: string } = {}) {
     this.#dir = workDir;
     this.#threads = opts.threads ?? 2;
     this.#encoder = opts.encoder ?? 'auto';
+    this.#memoryLimit = opts.memoryLimit ?? '2GB';
   }
 
   /** The work directory, made once (again after a failure: it may have been removed). */
@@ -127,10 +138,37 @@ export class ParquetWriter {
   async #connection(): Promise<DuckDBConnection> {
     if (!this.#conn) {
       await this.#workDir();
-      this.#instance = await DuckDBInstance.create(':memory:', { threads: String(this.#threads), memory_limit: '2GB', temp_directory: join(this.#dir, 'duckdb-tmp') });
+      this.#instance = await DuckDBInstance.create(':memory:', { threads: String(this.#threads), memory_limit: this.#memoryLimit, temp_directory: join(this.#dir, 'duckdb-tmp') });
       this.#conn = await this.#instance.connect();
     }
     return this.#conn;
+  }
+
+  /**
+   * What DuckDB holds now (duckdb_memory()), read on a connection of its own so a COPY in
+   * progress does not hold it up; nothing before the first write that needs DuckDB creates the
+   * instance (and none is created for it).
+   */
+  memoryUsage(): Promise<DuckDbMemory> {
+    const instance = this.#instance;
+    if (!instance) return Promise.resolve(NO_DUCKDB_MEMORY);
+    return (this.#statsRead ??= (async () => {
+      try {
+        let conn = this.#statsConn;
+        if (!conn) {
+          conn = await instance.connect();
+          // Closed meanwhile: close() leaves the instance open until this reading ends.
+          if (this.#instance !== instance) {
+            conn.closeSync();
+            return NO_DUCKDB_MEMORY;
+          }
+          this.#statsConn = conn;
+        }
+        return await readDuckDbMemory(conn);
+      } finally {
+        this.#statsRead = undefined;
+      }
+    })());
   }
 
   /**
@@ -396,8 +434,16 @@ export class ParquetWriter {
   close(): void {
     this.#sorted.close();
     this.#conn?.closeSync();
-    this.#instance?.closeSync();
+    const [instance, stats] = [this.#instance, this.#statsConn];
+    // A memoryUsage reading still running keeps its connection and the instance until it ends.
+    const closeRest = () => {
+      stats?.closeSync();
+      instance?.closeSync();
+    };
+    if (this.#statsRead) void this.#statsRead.then(closeRest, closeRest);
+    else closeRest();
     this.#conn = undefined;
+    this.#statsConn = undefined;
     this.#instance = undefined;
   }
 }

@@ -229,6 +229,39 @@ export class S3ObjectStore implements ObjectStore {
     return out.sort((a, b) => compareKeys(a.key, b.key));
   }
 
+  async listPrefixes(prefix: string): Promise<string[]> {
+    validatePrefix(prefix);
+    const fullPrefix = this.prefix + prefix;
+    const out: string[] = [];
+    const collect = (prefixes: Array<{ Prefix?: string }> | undefined) => {
+      for (const p of prefixes ?? []) {
+        if (p.Prefix === undefined || !p.Prefix.startsWith(fullPrefix)) continue;
+        const key = p.Prefix.slice(this.prefix.length);
+        if (!isReservedKey(key)) out.push(key);
+      }
+    };
+    if (this.#listApi === 'v2') {
+      let token: string | undefined;
+      do {
+        const res = await this.#client.send(new ListObjectsV2Command({ Bucket: this.bucket, Prefix: fullPrefix, Delimiter: '/', MaxKeys: this.#pageSize, ContinuationToken: token }));
+        collect(res.CommonPrefixes);
+        token = res.IsTruncated ? res.NextContinuationToken : undefined;
+      } while (token !== undefined);
+    } else {
+      let marker: string | undefined;
+      for (;;) {
+        const res = await this.#client.send(new ListObjectsCommand({ Bucket: this.bucket, Prefix: fullPrefix, Delimiter: '/', MaxKeys: this.#pageSize, Marker: marker }));
+        collect(res.CommonPrefixes);
+        // With a delimiter the page's last key may be a prefix; S3 then answers NextMarker.
+        const last = [res.Contents?.at(-1)?.Key, res.CommonPrefixes?.at(-1)?.Prefix].filter((k): k is string => k !== undefined).sort(compareKeys).at(-1);
+        const next = res.NextMarker ?? last;
+        if (!res.IsTruncated || next === undefined) break;
+        marker = next;
+      }
+    }
+    return [...new Set(out)].sort(compareKeys);
+  }
+
   async delete(key: string): Promise<void> {
     try {
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#fullKey(key) }));

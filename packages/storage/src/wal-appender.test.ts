@@ -65,6 +65,7 @@ class ControlledStore implements ObjectStore {
   getRange(key: string, offset: number, length: number) { return this.inner.getRange(key, offset, length); }
   head(key: string) { return this.inner.head(key); }
   list(prefix: string) { return this.inner.list(prefix); }
+  listPrefixes(prefix: string) { return this.inner.listPrefixes(prefix); }
   delete(key: string) { return this.inner.delete(key); }
   deleteMany(keys: string[]) { return this.inner.deleteMany(keys); }
   localPath(key: string) { return this.inner.localPath(key); }

@@ -170,6 +170,17 @@ describe.each<FloeMode>(['embedded', 'cluster'])('GET /metrics (%s)', (mode) => 
     }, 30_000, 500);
     expect(sample(compactor, 'compaction_pass_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(1);
 
+    // DuckDB's memory by instance, each in its own process's metrics (all three in embedded mode).
+    // The writer's and the compactor's create theirs only for a write that needs DuckDB (none
+    // here: one schema's batches, nothing old enough to merge), and hold nothing until then.
+    for (const component of ['writer', 'compactor', 'querier']) {
+      const text = await metricsOf(component);
+      expect(sample(text, 'duckdb_memory_bytes', { component }), component).toBeGreaterThanOrEqual(0);
+      expect(sample(text, 'duckdb_temporary_storage_bytes', { component }), component).toBeGreaterThanOrEqual(0);
+    }
+    // The querier's shared instance answered the trace lookup, and keeps the metadata of the file it read.
+    expect(sample(await metricsOf('querier'), 'duckdb_memory_bytes', { component: 'querier' })).toBeGreaterThan(0);
+
     // Body bytes of acknowledged requests, as sent: one logs export of a known size adds exactly its bytes.
     const logsBytes = async () => sample(await metricsOf('acceptor'), 'request_bytes_accepted_total', { tenant_id: tenant, dataset_id: 'default', signal: 'logs' }) ?? 0;
     const before = await logsBytes();

@@ -9,8 +9,9 @@
  * `write.target-file-size-bytes` to its target, and deletes the metadata versions the metadata
  * log dropped where the table asks for that (`write.metadata.delete-after-commit.enabled`).
  * For operators it also checks tables (is each current version readable whole?), rolls a
- * damaged one back to its newest sound metadata version, and drops a table's missing or truncated
- * data files (`POST /tables/check|rollback|drop-damaged-files`).
+ * damaged one back to its newest sound metadata version, drops a table's missing or truncated
+ * data files, and finds and registers again the tables a metadata DB restored from an older
+ * backup lost (`POST /tables/check|rollback|drop-damaged-files|unregistered|register`).
  */
 export { start } from './start.ts';
 export type { CompactorDeps, CompactorStatus } from './start.ts';
@@ -28,3 +29,5 @@ export { DROP_DAMAGED_SUMMARY_KEY, dropDamagedFiles, parseDropDamagedRequest } f
 export type { DropDamagedAnswer, DropDamagedRequest, DroppedFile } from './table-drop-damaged.ts';
 export { parseRollbackRequest, parseTableRepairBody, rollbackTable } from './table-rollback.ts';
 export type { GivenUpSnapshot, GivenUpVersion, RollbackAnswer, RollbackRequest } from './table-rollback.ts';
+export { findUnregistered, parseRegisterRequest, registerTable } from './table-register.ts';
+export type { RegisterAnswer, RegisterRequest, UnregisteredReport, UnregisteredTable } from './table-register.ts';

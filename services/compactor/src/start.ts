@@ -5,7 +5,7 @@ import { cachedTenantLimits } from '@floe/limits';
 import { dueDeleteRequests, finishDeleteRequest, getTenant, LeaseMembership, observeMembership, openDbFromConfig, startDeleteRequest, type Db } from '@floe/meta';
 import { isFloeError, toHttp } from '@floe/errors';
 import { serverTlsFromConfig, sleep, startAdminServer, type AdminAnswer, type ServerTls, type ServiceHandle } from '@floe/runtime';
-import { LocalFileCache, objectStoreFromConfig, ParquetWriter, type ObjectStore } from '@floe/storage';
+import { LocalFileCache, objectStoreFromConfig, observeDuckDbMemory, ParquetWriter, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { compactorMetrics } from './compactor-metrics.ts';
 import { randomUUID } from 'node:crypto';
@@ -13,6 +13,7 @@ import { Compactor, hasWork, type PassScope, type PassStats } from './compactor.
 import { retentionStreamProblems } from '@floe/query';
 import { checkTables, type CheckPage } from './table-check.ts';
 import { dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
+import { findUnregistered, parseRegisterRequest, registerTable } from './table-register.ts';
 import { parseRollbackRequest, rollbackTable } from './table-rollback.ts';
 
 /** Same catalog and warehouse as the writer's tables (services/writer/src/tables.ts). */
@@ -45,7 +46,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   const ownStore = !deps.store;
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store);
-  const writer = new ParquetWriter(join(c.work_dir, 'rewrite'), { threads: c.threads });
+  const writer = new ParquetWriter(join(c.work_dir, 'rewrite'), { threads: c.threads, memoryLimit: c.memory_limit });
   // Inputs are read once and then deleted from the table, so nothing is worth keeping: a zero
   // budget drops each copy as soon as its rewrite releases it. The querier's cache directory is
   // not shared, because two caches on one directory would evict each other's files.
@@ -90,6 +91,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   let nextPeriodic = Date.now();
 
   const metrics = compactorMetrics(deps.telemetry ?? noSelfTelemetry);
+  observeDuckDbMemory(deps.telemetry, 'compactor', () => writer.memoryUsage());
   const runPass = async (scope: PassScope | undefined, everyTable: boolean): Promise<LastPass> => {
     const startedAt = new Date().toISOString();
     state.runningSince = startedAt;
@@ -149,13 +151,20 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       return { status: 202, body: request };
     },
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
-    // Checking and repairing tables (table-check.ts, table-rollback.ts, table-drop-damaged.ts), whether or not compaction is enabled.
+    // Checking and repairing tables (table-check.ts, table-rollback.ts, table-drop-damaged.ts, table-register.ts), whether or not compaction is enabled.
     'POST /tables/check': async (body: unknown) => {
       const { scope, page } = parseCheckRequest(body);
       return { status: 200, body: await checkTables(catalog, store, scope, page) };
     },
     'POST /tables/rollback': (body: unknown) => answered(async () => rollbackTable(catalog, store, parseRollbackRequest(body))),
     'POST /tables/drop-damaged-files': (body: unknown) => answered(async () => dropDamagedFiles(catalog, store, parseDropDamagedRequest(body))),
+    // Tables the catalog lost (a metadata DB restored from an older backup): table-register.ts.
+    'POST /tables/unregistered': async (body: unknown) => {
+      const { scope, page } = parseCheckRequest(body);
+      if (scope?.dataset !== undefined || scope?.table !== undefined) throw badRequest('only tenant narrows the search');
+      return { status: 200, body: await findUnregistered(catalog, store, db, scope, page) };
+    },
+    'POST /tables/register': (body: unknown) => answered(async () => registerTable(catalog, store, db, parseRegisterRequest(body))),
   };
 
   const ownTls = config.tls.admin_ports && !deps.tls ? serverTlsFromConfig(config.tls, log) : undefined;

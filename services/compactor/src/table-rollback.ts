@@ -101,17 +101,17 @@ export function parseRollbackRequest(body: unknown): RollbackRequest {
   return req;
 }
 
-/** The object key of a named version (a URI of this store or a key), if it is a metadata file directly under the table's metadata/ area. */
-function namedVersionKey(store: ObjectStore, locationKey: string, named: string, table: string): string {
+/** The object key of a named version (a URI of this store or a key), if it is a metadata file directly under the table's metadata/ area; `refuse` makes the 400 otherwise. */
+export function namedVersionKey(store: ObjectStore, locationKey: string, named: string, table: string, refuse: (message: string) => FloeError = bad): string {
   let key: string;
   try {
     key = /^[a-z][a-z0-9+.-]*:/i.test(named) ? store.keyFromUri(named) : validateKey(named);
   } catch (err) {
-    throw bad(`metadata_location ${named} is not a location in this store: ${(err as Error).message}`);
+    throw refuse(`metadata_location ${named} is not a location in this store: ${(err as Error).message}`);
   }
   const dir = `${locationKey}/metadata/`;
   const file = key.startsWith(dir) ? key.slice(dir.length) : '';
-  if (!/^[^/]+\.metadata\.json$/.test(file)) throw bad(`metadata_location ${named} is not a metadata file of ${table} (a *.metadata.json directly under ${dir})`);
+  if (!/^[^/]+\.metadata\.json$/.test(file)) throw refuse(`metadata_location ${named} is not a metadata file of ${table} (a *.metadata.json directly under ${dir})`);
   return key;
 }
 

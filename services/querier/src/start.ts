@@ -9,10 +9,11 @@ import { ipcSchemaBytes, metadataGetter, remainingMs, startFlightServer, type Qu
 import { openFloeCatalog } from '@floe/iceberg';
 import { openDbFromConfig, type Db } from '@floe/meta';
 import { serverTlsFromConfig, type ServerTls, startAdminServer, type ServiceHandle } from '@floe/runtime';
-import { fileCacheFromConfig, objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import { fileCacheFromConfig, objectStoreFromConfig, observeDuckDbMemory, type ObjectStore } from '@floe/storage';
 import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
 import { observeQuerierCaches, observeUnreadableFiles } from './querier-metrics.ts';
+import { trustedRunnersMemoryUsage } from './sandbox/trusted.ts';
 import { SeriesListsCache } from './series-lists.ts';
 import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
@@ -79,6 +80,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   await mkdir(config.querier.temp_dir, { recursive: true });
   observeQuerierCaches(deps.telemetry ?? noSelfTelemetry, { stats: () => cache.stats(), maxBytes: config.storage.cache_max_bytes }, () => handler.seriesListsStatus());
   observeUnreadableFiles(deps.telemetry ?? noSelfTelemetry, () => resolver.unreadableFileQueries);
+  // The query handler's shared instance (planned queries, trace lookups); user SQL runs in an instance per query.
+  observeDuckDbMemory(deps.telemetry, 'querier', trustedRunnersMemoryUsage);
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
   const scheduler = schedulerFromConfig(config, deps.telemetry ?? noSelfTelemetry);
   const held = heldResultsFromConfig(config, deps.telemetry ?? noSelfTelemetry);

@@ -2,13 +2,13 @@ import { FloeError } from '@floe/errors';
 
 /**
  * The router's calls to the compactor's admin port (its `GET /status`, the `POST /compact`
- * actions and `POST /tables/check|rollback|drop-damaged-files`), for /api/v1/ops. The router is where operators are authenticated; the
+ * actions and `POST /tables/check|rollback|drop-damaged-files|unregistered|register`), for /api/v1/ops. The router is where operators are authenticated; the
  * compactor's actions take only the services' shared key, which this client presents. An
  * unreachable compactor is 503.
  */
 export interface CompactorClient {
   /** The compactor's answer (status and JSON body), passed on as it came. */
-  call(method: 'GET' | 'POST', path: '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback' | '/tables/drop-damaged-files', body?: unknown): Promise<{ status: number; body: unknown }>;
+  call(method: 'GET' | 'POST', path: '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback' | '/tables/drop-damaged-files' | '/tables/unregistered' | '/tables/register', body?: unknown): Promise<{ status: number; body: unknown }>;
 }
 
 /**

@@ -4,7 +4,7 @@ import type { FloeConfig } from '@floe/config';
 import { openFloeCatalog } from '@floe/iceberg';
 import { liveDatasets, LeaseMembership, observeMembership, openDbFromConfig, type Db } from '@floe/meta';
 import { serverTlsFromConfig, sleep, startAdminServer, type ServerTls, type ServiceHandle } from '@floe/runtime';
-import { objectStoreFromConfig, type ObjectStore } from '@floe/storage';
+import { objectStoreFromConfig, observeDuckDbMemory, type ObjectStore } from '@floe/storage';
 import { createLogger, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { AttributeTypePins } from './attribute-types.ts';
 import { Committer, TablesNotCommittedError } from './committer.ts';
@@ -51,7 +51,8 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   const membership = new LeaseMembership({ db, group: 'writer', id: config.runtime.instance_id, ttlMs: config.writer.member_ttl, log });
   await membership.join();
   if (deps.telemetry) observeMembership(deps.telemetry, membership);
-  const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads });
+  const writer = new ParquetWriter(config.writer.work_dir, { threads: config.writer.encode_threads, memoryLimit: config.writer.memory_limit });
+  observeDuckDbMemory(deps.telemetry, 'writer', () => writer.memoryUsage());
   // Named per process: writers of two containers may share a name (pid 1), each needs its own object.
   const held = new HeldPublisher(store, heldObjectName(config.runtime.instance_id), log);
   const committer = new Committer({

@@ -11,6 +11,9 @@ import { formatTable } from '../sql-command.ts';
  * removing a table's missing or truncated data files (/api/v1/ops/tables/…); a readable report, or
  * the answer as it came with --json. check-tables asks a page of tables at a time, so each call
  * stays well under the router's timeout on a large catalog, and puts the pages together.
+ * `floe ops find-unregistered|register-table`: after the metadata DB was restored from an older
+ * backup, which tables have files in the warehouse and no catalog row, and giving one a row again
+ * (/api/v1/ops/tables/unregistered|register); find-unregistered pages the same way.
  */
 
 interface ScopeFlags extends ConnectionFlags {
@@ -75,6 +78,40 @@ interface RollbackAnswer {
   note: string;
 }
 
+interface Unregistered {
+  table: string;
+  catalog_row: string;
+  metadata_files: number;
+  metadata_location: string | null;
+  version: number | null;
+  snapshot_id: string | null;
+  total_records: number | null;
+  committed_at: string | null;
+  tenant_exists: boolean;
+  dataset_exists: boolean;
+  problem?: string;
+}
+interface UnregisteredAnswer {
+  table_directories: number;
+  unregistered: number;
+  tables: Unregistered[];
+}
+interface UnregisteredPage extends UnregisteredAnswer {
+  tables_in_scope?: number;
+  next?: string | null;
+}
+interface RegisterAnswer {
+  table: string;
+  dry_run: boolean;
+  registered: boolean;
+  metadata_location: string;
+  new_metadata_location: string | null;
+  chosen: { version: number; snapshot_id: string | null; total_records: number | null; committed_at: string | null; problems: Problem[] };
+  passed_over: Array<{ metadata_location: string; version: number; problems: Problem[] }>;
+  replaced_empty_row: string | null;
+  note: string;
+}
+
 // What the commands read of the router's answers (checked by the client before they read it).
 const PROBLEMS: Shape = [{ kind: 'string', message: 'string' }];
 const CHECK_PAGE: Shape = {
@@ -107,6 +144,39 @@ const ROLLBACK: Shape = {
   note: 'string',
 };
 
+const UNREGISTERED_PAGE: Shape = {
+  table_directories: 'number',
+  unregistered: 'number',
+  tables: [
+    {
+      table: 'string',
+      catalog_row: 'string',
+      metadata_files: 'number',
+      metadata_location: optional('string'),
+      version: optional('number'),
+      snapshot_id: optional('string'),
+      total_records: optional('number'),
+      committed_at: optional('string'),
+      tenant_exists: 'boolean',
+      dataset_exists: 'boolean',
+      problem: optional('string'),
+    },
+  ],
+  tables_in_scope: optional('number'),
+  next: optional('string'),
+};
+const REGISTER: Shape = {
+  table: 'string',
+  dry_run: 'boolean',
+  registered: 'boolean',
+  metadata_location: 'string',
+  new_metadata_location: optional('string'),
+  chosen: { version: 'number', snapshot_id: optional('string'), total_records: optional('number'), committed_at: optional('string'), problems: PROBLEMS },
+  passed_over: [{ metadata_location: 'string', version: 'number', problems: PROBLEMS }],
+  replaced_empty_row: optional('string'),
+  note: 'string',
+};
+
 /** The file name of a metadata location: the part that differs between versions. */
 const fileOf = (location: string) => location.slice(location.lastIndexOf('/') + 1);
 const out = (text: string) => process.stdout.write(`${text}\n`);
@@ -131,14 +201,14 @@ function pageSizeOf(value: string): number {
 }
 
 /** "checked 150 of 2,000 tables" on one line of a terminal's stderr, rewritten per page; nothing when stderr is not a terminal (a script reads stdout alone). */
-function progressLine(): { show(done: number, total: number): void; end(): void } {
+function progressLine(verb = 'checked', noun = 'tables'): { show(done: number, total: number): void; end(): void } {
   const tty = process.stderr.isTTY === true;
   let shown = false;
   return {
     show(done, total) {
       if (!tty) return;
       shown = true;
-      process.stderr.write(`\rchecked ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} tables`);
+      process.stderr.write(`\r${verb} ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ${noun}`);
     },
     end() {
       if (shown) process.stderr.write('\r\x1b[2K');
@@ -168,6 +238,53 @@ async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<s
   return { tables_checked: tables.length, ok: tables.length - damaged, damaged, tables };
 }
 
+/** Every table directory of the scope, a page per call, put together as one answer of the unpaged shape. */
+async function unregisteredPages(conn: ReturnType<typeof connectionOf>, scope: Record<string, string>, pageSize: number): Promise<UnregisteredAnswer> {
+  const tables: Unregistered[] = [];
+  let visited = 0;
+  const progress = progressLine('searched', 'table directories');
+  let after: string | undefined;
+  try {
+    for (;;) {
+      const page = await callApi<UnregisteredPage>(conn, 'POST', 'api/v1/ops/tables/unregistered', { body: { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, expect: UNREGISTERED_PAGE });
+      tables.push(...page.tables);
+      visited += page.table_directories;
+      if (page.next === undefined || page.next === null) break;
+      if (page.next === after) throw new Error(`the router answered the page after ${after} again`);
+      progress.show(visited, page.tables_in_scope ?? visited);
+      after = page.next;
+    }
+  } finally {
+    progress.end();
+  }
+  return { table_directories: visited, unregistered: tables.length, tables };
+}
+
+function printUnregistered(a: UnregisteredAnswer): void {
+  out(`${a.table_directories} table director${a.table_directories === 1 ? 'y' : 'ies'} searched: ${a.unregistered} without a catalog row`);
+  if (a.tables.length === 0) return;
+  const registry = (t: Unregistered) => (!t.tenant_exists ? 'tenant missing' : !t.dataset_exists ? 'dataset missing' : 'ok');
+  out(
+    formatTable(
+      ['table', 'row', 'metadata', 'rows', 'committed', 'registry'],
+      a.tables.map((t) => ({ table: t.table, row: t.catalog_row, metadata: t.metadata_location === null ? 'none parses' : fileOf(t.metadata_location), rows: t.total_records === null ? '' : String(t.total_records), committed: t.committed_at ?? '', registry: registry(t) })),
+    ),
+  );
+  for (const t of a.tables.filter((x) => x.problem !== undefined)) out(`\n${t.table}: ${t.problem}`);
+  const missing = a.tables.filter((t) => !t.tenant_exists || !t.dataset_exists);
+  if (missing.length > 0) out(`\nCreate the missing tenants and datasets first (floe tenant create <id>, floe dataset create <id> --tenant <id>), then floe ops register-table each table.`);
+}
+
+function printRegister(a: RegisterAnswer): void {
+  const rows = a.chosen.total_records === null ? '' : `, ${a.chosen.total_records} rows`;
+  const snapshot = a.chosen.snapshot_id === null ? 'no snapshot' : `snapshot ${a.chosen.snapshot_id}${rows}`;
+  out(`${a.table}: ${a.registered ? 'registered' : 'would register'} ${a.metadata_location} (version ${a.chosen.version}, ${snapshot})${a.new_metadata_location ? `; now at ${a.new_metadata_location}` : ''}`);
+  if (a.replaced_empty_row !== null) out(`  replacing the empty row provisioned since: ${a.replaced_empty_row}`);
+  for (const p of a.chosen.problems) out(`  the chosen version has a problem: ${p.kind}: ${p.message}`);
+  for (const v of a.passed_over) out(`  passed over ${fileOf(v.metadata_location)}: ${v.problems.map((p) => p.message).join('; ')}`);
+  out(a.note);
+}
+
 function printDropDamaged(a: DropDamagedAnswer): void {
   if (a.files.length > 0) {
     const n = `${a.files.length} data file${a.files.length === 1 ? '' : 's'} (${a.records_given_up} rows)`;
@@ -195,7 +312,7 @@ function printRollback(a: RollbackAnswer): void {
   out(a.note);
 }
 
-/** `<tenant>.<dataset>.<table>` of rollback-table and drop-damaged-files (tenant and dataset ids hold no dot). */
+/** `<tenant>.<dataset>.<table>` of rollback-table, drop-damaged-files and register-table (tenant and dataset ids hold no dot). */
 function tableOf(name: string): { tenant: string; dataset: string; table: string } {
   const parts = name.split('.');
   if (parts.length !== 3 || parts.some((p) => p === '')) throw new UsageError(`expected <tenant>.<dataset>.<table>, got ${JSON.stringify(name)}`);
@@ -245,6 +362,40 @@ export function registerOpsCommands(program: Command): void {
         const answer = await callApi<RollbackAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/rollback', { body, expect: ROLLBACK });
         if (o.json) print(answer);
         else printRollback(answer);
+      }),
+    );
+  withConnection(
+    ops
+      .command('find-unregistered')
+      .description('after the metadata DB was restored from an older backup: the tables whose files are in the warehouse but that have no catalog row (or an empty one provisioned since), each with its newest metadata file that parses, its rows and commit time, and whether its tenant and dataset exist (read-only)'),
+    'the admin key (env FLOE_API_KEY)',
+  )
+    .option('--tenant <id>', 'only this tenant’s directories')
+    .option('--page-size <n>', 'table directories per call to the router (a call also ends after 15 s)', '100')
+    .option('--json', 'print the JSON answer (all pages as one)')
+    .action(
+      action('ops find-unregistered', async (o: ConnectionFlags & { tenant?: string; json?: boolean; pageSize: string }) => {
+        const answer = await unregisteredPages(connectionOf(o), o.tenant === undefined ? {} : { tenant: o.tenant }, pageSizeOf(o.pageSize));
+        if (o.json) print(answer);
+        else printUnregistered(answer);
+      }),
+    );
+  withConnection(
+    ops
+      .command('register-table')
+      .description("give a table that find-unregistered lists a catalog row again: the content of its newest sound metadata file, or --to, as a new version; its tenant and dataset must exist (create them first)")
+      .argument('<table>', '<tenant>.<dataset>.<table>, e.g. acme.default.logs'),
+    'the admin key (env FLOE_API_KEY)',
+  )
+    .option('--to <metadata file>', "the version to take: a *.metadata.json under the table's metadata/ (URI or object key)")
+    .option('--dry-run', 'say what would be registered, and change nothing')
+    .option('--json', 'print the JSON answer')
+    .action(
+      action('ops register-table', async (name: string, o: ConnectionFlags & { to?: string; dryRun?: boolean; json?: boolean }) => {
+        const body = { ...tableOf(name), ...(o.to !== undefined ? { metadata_location: o.to } : {}), ...(o.dryRun ? { dry_run: true } : {}) };
+        const answer = await callApi<RegisterAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/register', { body, expect: REGISTER });
+        if (o.json) print(answer);
+        else printRegister(answer);
       }),
     );
   withConnection(

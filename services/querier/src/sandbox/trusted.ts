@@ -1,4 +1,5 @@
 import { DuckDBInstance, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
+import { NO_DUCKDB_MEMORY, readDuckDbMemory, type DuckDbMemory } from '@floe/storage';
 import { SandboxError, makeScrubber, toSandboxError } from './errors.ts';
 import { Deadline, bindParams, readAsArrow, type SandboxResult } from './execute.ts';
 import { gateStatement } from './gate.ts';
@@ -36,8 +37,19 @@ export interface TrustedRunner {
    * file that cannot fails with kind 'internal' and DuckDB's error as the cause.
    */
   scanFile(path: string, timeoutMs: number): Promise<void>;
+  /** What the shared instance holds now (duckdb_memory()), on a connection of its own; nothing before its first call. */
+  memoryUsage(): Promise<DuckDbMemory>;
   /** Interrupts running calls and closes the instance; later run() calls fail with kind 'internal'. */
   close(): void;
+}
+
+/** The runners not closed yet: the query handler keeps its own, and the DuckDB memory gauge reads them here. */
+const openRunners = new Set<TrustedRunner>();
+
+/** What the shared instances of every open trusted runner of this process hold, together (a querier has one). */
+export async function trustedRunnersMemoryUsage(): Promise<DuckDbMemory> {
+  const each = await Promise.all([...openRunners].map((r) => r.memoryUsage()));
+  return each.reduce((sum, m) => ({ bytes: sum.bytes + m.bytes, tempBytes: sum.tempBytes + m.tempBytes }), NO_DUCKDB_MEMORY);
 }
 
 interface Slot {
@@ -268,9 +280,27 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     }
   };
 
+  const memoryUsage = async (): Promise<DuckDbMemory> => {
+    const p = instancePromise;
+    if (closed || !p) return NO_DUCKDB_MEMORY;
+    // Counted in flight: close() keeps the instance until this reading has let go of it.
+    inFlight++;
+    let conn: DuckDBConnection | undefined;
+    try {
+      const instance = await p.catch(() => undefined);
+      if (!instance || closed) return NO_DUCKDB_MEMORY;
+      conn = await instance.connect();
+      return await readDuckDbMemory(conn);
+    } finally {
+      conn?.closeSync();
+      inFlight--;
+    }
+  };
+
   const close = (): void => {
     if (closed) return;
     closed = true;
+    openRunners.delete(runner);
     for (const c of active) c.interrupt();
     for (const slot of idle.splice(0)) discard(slot);
     const p = instancePromise;
@@ -283,5 +313,7 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     }).catch(() => undefined);
   };
 
-  return { run, schemaKeys, scanFile, close };
+  const runner: TrustedRunner = { run, schemaKeys, scanFile, memoryUsage, close };
+  openRunners.add(runner);
+  return runner;
 }

@@ -10,8 +10,9 @@ import { ERROR_RESPONSES, datasetIdSchema, tenantIdSchema } from './schemas.ts';
  * Compaction control (spec 2, "Management and operations"; who may: rule 5, admin-authenticated):
  * start an on-demand pass, see what the compactor is doing, or ask what a pass would merge now;
  * and checking and repairing tables: which tables' current metadata cannot be read whole (a page
- * of them at a time on a large catalog), rolling one back to a sound metadata version, and
- * dropping a table's missing or truncated data files.
+ * of them at a time on a large catalog), rolling one back to a sound metadata version,
+ * dropping a table's missing or truncated data files, and finding and registering again the
+ * tables a metadata DB restored from an older backup lost.
  * The router authenticates the operator (break-glass admin key or an instance admin's session)
  * and passes the request to the compactor's admin port (compactor-client.ts), answering with what
  * the compactor answered.
@@ -44,7 +45,7 @@ const request = {
 
 type Scope = { tenant?: string; dataset?: string; table?: string };
 
-// Checking and repairing tables (services/compactor/src/table-check.ts, table-rollback.ts, table-drop-damaged.ts).
+// Checking and repairing tables (services/compactor/src/table-check.ts, table-rollback.ts, table-drop-damaged.ts, table-register.ts).
 const tableName = { type: 'string', enum: Object.keys(TABLES) } as const;
 const objectKeys = { type: 'array', items: { type: 'string' }, description: 'The first few object keys concerned.' } as const;
 const problem = {
@@ -218,6 +219,85 @@ const dropDamagedAnswer = {
 
 type DropDamagedBody = { tenant: string; dataset: string; table: string; dry_run?: boolean };
 
+const unregisteredBody = {
+  type: 'object',
+  additionalProperties: false,
+  description: "The whole warehouse, or one tenant's directories. With limit: one page of table directories, in name order, after the one named in after (the next of the previous page's answer).",
+  properties: { tenant: tenantIdSchema, after: checkBody.properties.after, limit: { ...checkBody.properties.limit, description: 'Visit at most this many table directories in this call and answer which page comes next; a page also ends early, after at least one, once it has taken 15 s. Absent: every one in one answer.' } },
+} as const;
+
+const snapshotFields = {
+  snapshot_id: { type: ['string', 'null'], description: "That version's current snapshot." },
+  total_records: { type: ['integer', 'null'], description: "total-records of the snapshot's summary; null when absent." },
+  committed_at: { type: ['string', 'null'], format: 'date-time', description: 'When the snapshot was committed.' },
+} as const;
+
+const unregisteredAnswer = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['table_directories', 'unregistered', 'tables'],
+  properties: {
+    table_directories: { type: 'integer', description: 'Table directories visited.' },
+    unregistered: { type: 'integer' },
+    tables_in_scope: { type: 'integer', description: 'With limit only: the table directories of the scope, all pages together.' },
+    next: { type: ['string', 'null'], description: 'With limit only: the after of the next page; null after the last one.' },
+    tables: {
+      type: 'array',
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['table', 'catalog_row', 'metadata_files', 'metadata_location', 'version', 'snapshot_id', 'total_records', 'committed_at', 'tenant_exists', 'dataset_exists'],
+        properties: {
+          table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
+          catalog_row: { type: 'string', enum: ['none', 'empty'], description: 'none: no catalog row; empty: a row provisioned since (its tenant or dataset created again) that holds no snapshot, which register_table replaces.' },
+          metadata_files: { type: 'integer', description: 'The *.metadata.json files under its metadata/.' },
+          metadata_location: { type: ['string', 'null'], description: 'Its newest metadata file that parses; null when none does.' },
+          version: { type: ['integer', 'null'] },
+          ...snapshotFields,
+          tenant_exists: { type: 'boolean', description: 'Whether the registry holds its tenant now (needed to register it).' },
+          dataset_exists: { type: 'boolean', description: 'Whether the registry holds its dataset now (needed to register it).' },
+          problem: { type: 'string', description: 'When no metadata file parses: why the newest does not.' },
+        },
+      },
+    },
+  },
+} as const;
+
+const registerBody = {
+  ...rollbackBody,
+  properties: {
+    ...rollbackBody.properties,
+    metadata_location: { type: 'string', minLength: 1, maxLength: 4096, description: "The version to register: a *.metadata.json under the table's metadata/ (its URI or object key). Absent: the newest sound one." },
+    dry_run: { type: 'boolean', description: 'Answer what would be registered, and change nothing.' },
+  },
+} as const;
+
+const registerAnswer = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['table', 'dry_run', 'registered', 'metadata_location', 'new_metadata_location', 'chosen', 'passed_over', 'replaced_empty_row', 'note'],
+  properties: {
+    table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
+    dry_run: { type: 'boolean' },
+    registered: { type: 'boolean', description: 'Whether the table has a catalog row now: false for a dry run.' },
+    metadata_location: { type: 'string', description: 'The version chosen, whose content the table has.' },
+    new_metadata_location: { type: ['string', 'null'], description: 'The new version written with that content, numbered above every other, which the row points at; null for a dry run.' },
+    chosen: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['version', 'snapshot_id', 'total_records', 'committed_at', 'problems'],
+      properties: { version: { type: 'integer' }, ...snapshotFields, problems: { ...problems, description: 'Empty unless a version with problems was named in metadata_location.' } },
+    },
+    passed_over: {
+      type: 'array',
+      description: 'The newer metadata files not taken, and why.',
+      items: { type: 'object', additionalProperties: false, required: ['metadata_location', 'version', 'problems'], properties: { metadata_location: { type: 'string' }, version: { type: 'integer' }, problems } },
+    },
+    replaced_empty_row: { type: ['string', 'null'], description: 'The version of the empty row provisioned since that the registration replaces; null when the table had no row.' },
+    note: { type: 'string', description: 'What follows.' },
+  },
+} as const;
+
 export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts) => {
   const compactor = () => {
     if (!opts.compactor) throw new FloeError('unavailable', 'no compactor configured (router.compactor_url)', { code: 'FLOE_ERR_NO_COMPACTOR' });
@@ -297,6 +377,42 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     async (req, reply) => {
       authorizeInstance(principalOf(req), 'ops.compact');
       return relay(reply, await compactor().call('POST', '/tables/drop-damaged-files', req.body));
+    },
+  );
+
+  app.post<{ Body: { tenant?: string; after?: string; limit?: number } | undefined }>(
+    '/ops/tables/unregistered',
+    {
+      schema: {
+        operationId: 'find_unregistered_tables',
+        summary:
+          'List the table directories of the warehouse (or of a tenant) that have metadata files and no catalog row, as after the metadata DB was restored from an older backup: each with its newest metadata file that parses, its row count and commit time, and whether its tenant and dataset exist now. Read-only; pages like check_tables (instance admin)',
+        tags: TAGS,
+        body: unregisteredBody,
+        response: { 200: unregisteredAnswer, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'ops.compact');
+      return relay(reply, await compactor().call('POST', '/tables/unregistered', req.body ?? {}));
+    },
+  );
+
+  app.post<{ Body: RollbackBody }>(
+    '/ops/tables/register',
+    {
+      schema: {
+        operationId: 'register_table',
+        summary:
+          "Give a table whose files are in the store but that has no catalog row a row again: the content of its newest sound metadata file (or the one named) as a new version numbered above every other (Iceberg's register_table). 409 when its tenant or dataset is missing from the registry (create it first), it has a row that holds data (rollback_table's job), or no metadata file parses or is sound; 404 no metadata file (instance admin)",
+        tags: TAGS,
+        body: registerBody,
+        response: { 200: registerAnswer, ...ERROR_RESPONSES },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'ops.compact');
+      return relay(reply, await compactor().call('POST', '/tables/register', req.body));
     },
   );
 
