@@ -6,7 +6,7 @@
  */
 export { loadConfig, envToTree, ConfigError, ENV_PREFIX } from './load.ts';
 export type { LoadOptions } from './load.ts';
-export { floeConfigSchema, duration, formatDurationMs } from './schema.ts';
+export { floeConfigSchema, duration, formatDurationMs, DUCKDB_SIZE } from './schema.ts';
 export type { FloeConfig, FloeConfigInput } from './schema.ts';
 export { parseDurationMs } from './duration.ts';
 export { renderConfigDocs } from './docs.ts';

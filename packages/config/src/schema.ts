@@ -29,7 +29,7 @@ const host = z.string().min(1).default('0.0.0.0');
 const bytes = (dflt: number) => z.number().int().positive().default(dflt);
 
 /** The sizes DuckDB's memory_limit takes ("2GB", "512MiB", "1.5 GB"): the querier's sandbox accepts the same. */
-const DUCKDB_SIZE = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
+export const DUCKDB_SIZE = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
 /** A DuckDB memory_limit, checked at start rather than when the first instance is created. */
 const duckdbSize = (dflt: string) =>
   z

@@ -1,3 +1,4 @@
+import { DUCKDB_SIZE } from '@floe/config';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DuckDBInstance, DuckDBTypeId, VARCHAR, type DuckDBConnection, type DuckDBPreparedStatement } from '@duckdb/node-api';
@@ -35,8 +36,6 @@ export interface SandboxOptions {
   /** Aborts when the caller goes away: the query is interrupted (kind 'canceled'). */
   signal?: AbortSignal;
 }
-
-const MEMORY_LIMIT = /^\s*\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)\s*$/i;
 
 /**
  * Runs one SELECT typed by a user in a DuckDB instance made for this call (reference/storage.md §3):
@@ -110,7 +109,7 @@ async function withSandbox<T>(opts: Omit<SandboxOptions, 'params' | 'maxRows' | 
   try {
     const { parsed, statements } = planViews(opts.views);
     const memoryLimit = opts.memoryLimit ?? '1GB';
-    if (!MEMORY_LIMIT.test(memoryLimit)) throw new SandboxError('internal', `invalid memoryLimit ${JSON.stringify(memoryLimit)}`);
+    if (!DUCKDB_SIZE.test(memoryLimit)) throw new SandboxError('internal', `invalid memoryLimit ${JSON.stringify(memoryLimit)}`);
     const threads = opts.threads ?? 2;
     if (!Number.isInteger(threads) || threads < 1) throw new SandboxError('internal', `invalid threads ${threads}`);
     const config: Record<string, string> = {
