@@ -1,3 +1,4 @@
+import type { DuckDbMemory } from '@floe/storage';
 import { authenticate, verifyTicketSignature, type AuthDeps, type TenantContext } from '@floe/auth';
 import { FloeError } from '@floe/errors';
 import { NS_PER_HOUR, emptyColumnsDdl, type TableDef } from '@floe/schema';
@@ -92,6 +93,11 @@ export class QueryHandler {
       this.#log.warn({ err }, 'time bounds extraction failed; scanning every partition');
       return { bounds: new Map() };
     }
+  }
+
+  /** What the warm instance's DuckDB holds now (the duckdb_memory_bytes gauge). */
+  duckdbMemory(): Promise<DuckDbMemory> {
+    return this.#trusted.memoryUsage();
   }
 
   /** SQL the querier printed itself, over views it resolved itself, on the warm instance. */

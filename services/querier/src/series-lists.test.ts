@@ -187,6 +187,48 @@ describe('per-file point lists', () => {
     });
   });
 
+  it('merge series that share a half, or have text ids, in whatever row order each part lists them', () => {
+    const lists = (rows: Array<[number, number, string | null, number]>): FileLists => ({
+      hi: Uint32Array.from(rows.map((r) => r[0])),
+      lo: Uint32Array.from(rows.map((r) => r[1])),
+      text: rows.some((r) => r[2] !== null) ? rows.map((r) => r[2]) : undefined,
+      tOff: Int32Array.from({ length: rows.length + 1 }, (_, i) => i),
+      t: Float64Array.from(rows.map((r) => r[3])),
+      tNs: new Uint32Array(rows.length),
+      v: Float64Array.from(rows.map((r) => r[3] / 10)),
+      sOff: new Int32Array(rows.length + 1),
+      staleT: new Float64Array(0),
+      staleNs: new Uint32Array(0),
+    });
+    const big = 0xfffffff0;
+    // The halves of the text ids' rows are not theirs (DuckDB answers 0): only the text tells them apart.
+    const one = lists([[big, 1, null, 10], [big, 2, null, 11], [0, 0, 'x', 12], [1, big, null, 13]]);
+    const two = lists([[0, 0, 'y', 20], [1, big, null, 21], [big, 2, null, 22], [0, 0, 'x', 23], [big, 1, null, 24]]);
+    expect(normalized(mergeLists([one, two].map((l) => ({ lists: l, inside: true })), 0n, 2n ** 62n))).toEqual({
+      [seriesIdFromHalves(big, 1, null)]: { points: [[10, 1], [24, 2.4]], stale: null },
+      [seriesIdFromHalves(big, 2, null)]: { points: [[11, 1.1], [22, 2.2]], stale: null },
+      [seriesIdFromHalves(1, big, null)]: { points: [[13, 1.3], [21, 2.1]], stale: null },
+      x: { points: [[12, 1.2], [23, 2.3]], stale: null },
+      y: { points: [[20, 2]], stale: null },
+    });
+    // A compacted file's long runs of one series, after a flush file's single point.
+    const times = Array.from({ length: 40 }, (_, k) => 100 + k);
+    const long: FileLists = {
+      ...lists([[big, 1, null, 0]]),
+      tOff: Int32Array.from([0, 40]),
+      t: Float64Array.from(times),
+      tNs: new Uint32Array(40),
+      v: Float64Array.from(times, (x) => -x),
+      sOff: Int32Array.from([0, 30]),
+      staleT: Float64Array.from(times.slice(0, 30)),
+      staleNs: new Uint32Array(30),
+    };
+    expect(normalized(mergeLists([one, long].map((l) => ({ lists: l, inside: true })), 0n, 2n ** 62n))[seriesIdFromHalves(big, 1, null)]).toEqual({
+      points: [[10, 1], ...times.map((x) => [x, -x])],
+      stale: times.slice(0, 30).sort(),
+    });
+  });
+
   it('count a file as inside a window only when every time its rows may have is', () => {
     const first = BigInt(HOUR0) * H;
     const hour = timeRangeOf(HOUR0, undefined, undefined);

@@ -208,14 +208,34 @@ const FIELDS = [
   new Field('stale_t', LIST(), true),
 ];
 
-/** The key of a row's series: its text id, or its halves as four UTF-16 units (prefixes keep the two apart). */
-const seriesKey = (f: FileLists, i: number): string => {
-  const text = f.text?.[i];
-  if (text !== null && text !== undefined) return `T${text}`;
-  const hi = f.hi[i]!;
-  const lo = f.lo[i]!;
-  return `H${String.fromCharCode(hi >>> 16, hi & 0xffff, lo >>> 16, lo & 0xffff)}`;
-};
+/**
+ * Series numbers by series id, for a merge: a text id by itself, a hex id by its halves (numbers,
+ * no key text built per row: a merge visits every series of every file of the window).
+ */
+class SeriesSlots {
+  readonly #byText = new Map<string, number>();
+  readonly #byHalves = new Map<number, Map<number, number>>();
+
+  get(f: FileLists, i: number): number | undefined {
+    const text = f.text?.[i];
+    if (text !== null && text !== undefined) return this.#byText.get(text);
+    return this.#byHalves.get(f.hi[i]!)?.get(f.lo[i]!);
+  }
+
+  set(f: FileLists, i: number, slot: number): void {
+    const text = f.text?.[i];
+    if (text !== null && text !== undefined) {
+      this.#byText.set(text, slot);
+      return;
+    }
+    let byLo = this.#byHalves.get(f.hi[i]!);
+    if (!byLo) this.#byHalves.set(f.hi[i]!, (byLo = new Map()));
+    byLo.set(f.lo[i]!, slot);
+  }
+}
+
+/** Points of a series in one part copied one by one rather than as a subarray. */
+const SHORT_RUN = 16;
 
 /** One file's lists for a merge, and whether all of them lie in the window (nothing to cut). */
 export interface ListsPart {
@@ -241,7 +261,7 @@ export function mergeLists(parts: readonly ListsPart[], first: bigint, last: big
     for (let k = a; k < b; k++) if (inWindow(times[k]!, nanos[k]!)) n++;
     return n;
   };
-  const index = new Map<string, number>();
+  const index = new SeriesSlots();
   const hi: number[] = [];
   const lo: number[] = [];
   const text: Array<string | null> = [];
@@ -256,11 +276,10 @@ export function mergeLists(parts: readonly ListsPart[], first: bigint, last: big
         slot[i] = -1;
         continue;
       }
-      const key = seriesKey(f, i);
-      let s = index.get(key);
+      let s = index.get(f, i);
       if (s === undefined) {
         s = hi.length;
-        index.set(key, s);
+        index.set(f, i, s);
         hi.push(f.hi[i]!);
         lo.push(f.lo[i]!);
         text.push(f.text?.[i] ?? null);
@@ -295,15 +314,29 @@ export function mergeLists(parts: readonly ListsPart[], first: bigint, last: big
       const b = f.tOff[i + 1]!;
       const c = f.sOff[i]!;
       const d = f.sOff[i + 1]!;
+      let at = tAt[s]!;
       if (inside) {
-        t.set(f.t.subarray(a, b), tAt[s]!);
-        v.set(f.v.subarray(a, b), tAt[s]!);
-        tAt[s]! += b - a;
-        staleT.set(f.staleT.subarray(c, d), sAt[s]!);
-        sAt[s]! += d - c;
+        // A short run element by element: a flush file holds a point or two of a series, and two
+        // subarrays for each cost more than the copy (bench/small-files); a long run as one copy.
+        if (b - a > SHORT_RUN) {
+          t.set(f.t.subarray(a, b), at);
+          v.set(f.v.subarray(a, b), at);
+          at += b - a;
+        } else {
+          for (let k = a; k < b; k++, at++) {
+            t[at] = f.t[k]!;
+            v[at] = f.v[k]!;
+          }
+        }
+        tAt[s] = at;
+        at = sAt[s]!;
+        if (d - c > SHORT_RUN) {
+          staleT.set(f.staleT.subarray(c, d), at);
+          at += d - c;
+        } else for (let k = c; k < d; k++) staleT[at++] = f.staleT[k]!;
+        sAt[s] = at;
         continue;
       }
-      let at = tAt[s]!;
       for (let k = a; k < b; k++) {
         if (!inWindow(f.t[k]!, f.tNs[k]!)) continue;
         t[at] = f.t[k]!;

@@ -13,7 +13,6 @@ import { fileCacheFromConfig, objectStoreFromConfig, observeDuckDbMemory, type O
 import { createLogger, noSelfTelemetry, traceGrpcService, type Logger, type SelfTelemetry } from '@floe/telemetry';
 import { FileResolver } from './file-resolver.ts';
 import { observeQuerierCaches, observeUnreadableFiles } from './querier-metrics.ts';
-import { trustedRunnersMemoryUsage } from './sandbox/trusted.ts';
 import { SeriesListsCache } from './series-lists.ts';
 import { QueryHandler } from './query-handler.ts';
 import { tempoQuerierService, traceByIdFinder, traceSearcher } from './tempo-service.ts';
@@ -81,7 +80,7 @@ export async function start(config: Readonly<FloeConfig>, deps: SharedDeps = {})
   observeQuerierCaches(deps.telemetry ?? noSelfTelemetry, { stats: () => cache.stats(), maxBytes: config.storage.cache_max_bytes }, () => handler.seriesListsStatus());
   observeUnreadableFiles(deps.telemetry ?? noSelfTelemetry, () => resolver.unreadableFileQueries);
   // The query handler's shared instance (planned queries, trace lookups); user SQL runs in an instance per query.
-  observeDuckDbMemory(deps.telemetry, 'querier', trustedRunnersMemoryUsage);
+  observeDuckDbMemory(deps.telemetry, 'querier', () => handler.duckdbMemory());
   const traces = new TraceLookup(resolver, store, (o) => handler.runInternal(o), log);
   const scheduler = schedulerFromConfig(config, deps.telemetry ?? noSelfTelemetry);
   const held = heldResultsFromConfig(config, deps.telemetry ?? noSelfTelemetry);

@@ -54,6 +54,12 @@ const BAD_SQL_CLASSES = new Set([
  * truncated paths DuckDB prints in its `LINE 1: …` excerpts). Longest first.
  */
 export function makeScrubber(paths: readonly string[]): (message: string) => string {
+  // Built at the first message: most calls end without one, and a view may name hundreds of files.
+  let scrub: ((message: string) => string) | undefined;
+  return (message) => (scrub ??= buildScrubber(paths))(message);
+}
+
+function buildScrubber(paths: readonly string[]): (message: string) => string {
   const files = [...new Set(paths.filter((p) => p.startsWith('/')))].sort((a, b) => b.length - a.length);
   const prefixes = new Set<string>();
   for (const f of files) {

@@ -43,15 +43,6 @@ export interface TrustedRunner {
   close(): void;
 }
 
-/** The runners not closed yet: the query handler keeps its own, and the DuckDB memory gauge reads them here. */
-const openRunners = new Set<TrustedRunner>();
-
-/** What the shared instances of every open trusted runner of this process hold, together (a querier has one). */
-export async function trustedRunnersMemoryUsage(): Promise<DuckDbMemory> {
-  const each = await Promise.all([...openRunners].map((r) => r.memoryUsage()));
-  return each.reduce((sum, m) => ({ bytes: sum.bytes + m.bytes, tempBytes: sum.tempBytes + m.tempBytes }), NO_DUCKDB_MEMORY);
-}
-
 interface Slot {
   /** The view statements the connection was set up with. */
   key: string;
@@ -300,7 +291,6 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
   const close = (): void => {
     if (closed) return;
     closed = true;
-    openRunners.delete(runner);
     for (const c of active) c.interrupt();
     for (const slot of idle.splice(0)) discard(slot);
     const p = instancePromise;
@@ -313,7 +303,5 @@ export function createTrustedRunner(opts: TrustedRunnerOptions = {}): TrustedRun
     }).catch(() => undefined);
   };
 
-  const runner: TrustedRunner = { run, schemaKeys, scanFile, memoryUsage, close };
-  openRunners.add(runner);
-  return runner;
+  return { run, schemaKeys, scanFile, memoryUsage, close };
 }
