@@ -223,7 +223,8 @@ export const loadAverage = () => loadavg().map((x) => x.toFixed(2)).join(' ');
  * from the receiver on a machine the two share. node:http costs ~130 µs, as an OpenTelemetry
  * SDK's own exporter (also node:http) would.
  */
-function post(agent: Agent, url: string, body: Uint8Array, headers: Record<string, string>): Promise<{ status: number; body: Buffer }> {
+/** One POST on a keep-alive agent: the answer's status and body. */
+export function post(agent: Agent, url: string, body: Uint8Array, headers: Record<string, string>): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const req = (url.startsWith('https:') ? httpsRequest : request)(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (res) => {
       const chunks: Buffer[] = [];

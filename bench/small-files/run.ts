@@ -25,9 +25,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { createHash } from 'node:crypto';
-import { fmt, loadAverage } from '../lib/drive.ts';
+import { fmt, loadAverage, post } from '../lib/drive.ts';
 import { median, percentile, startFloeProcess, type FloeProcess } from '../lib/floe-process.ts';
 import { logsBody, MarkedTemplate, spansBody } from '../lib/otlp-gen.ts';
 import { metadataRequest, REMOTE_WRITE_HEADERS, RemoteWriteStream } from '../lib/remote-write-stream.ts';
@@ -41,19 +41,6 @@ const FLUSH_MS = 200;
 const ROUND_MS = 450;
 const ADMIN_KEY = 'small-files-admin-key-0123456789abcdef';
 const TABLES = ['traces', 'logs', 'metrics'] as const;
-
-function post(agent: Agent, url: string, body: Uint8Array, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
 
 const adminHeaders = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
 
@@ -187,7 +174,7 @@ async function main(): Promise<void> {
     console.log(`bench/small-files: ${FILES} rounds of ${fmt(ROWS)} spans, ${fmt(ROWS)} log records and ${fmt(ROWS)} samples, one commit apart (writer.flush_interval ${FLUSH_MS}ms); ${ROUNDS} rounds of queries`);
     console.log(`  load average before: ${loadAverage()}`);
     const meta = await post(agent, `${floe.otlpHttpUrl}/api/v1/write`, metadataRequest(), rw);
-    if (meta.status !== 204) throw new Error(`remote-write metadata answered ${meta.status}: ${meta.text}`);
+    if (meta.status !== 204) throw new Error(`remote-write metadata answered ${meta.status}: ${meta.body.toString('utf8')}`);
     const startS = Math.floor(Date.now() / 1000) - 60;
     // Samples one second apart ending about now: the stream's rounds are the ingest's.
     const t0Ms = Math.floor(Date.now() / 1000) * 1000 - FILES * 1000;
@@ -206,7 +193,7 @@ async function main(): Promise<void> {
         post(agent, `${floe.otlpHttpUrl}/api/v1/write`, stream.next(0)!.body, rw),
       ]);
       const bad = sent.find((s) => s.status !== 200 && s.status !== 204);
-      if (bad) throw new Error(`ingest answered ${bad.status}: ${bad.text}`);
+      if (bad) throw new Error(`ingest answered ${bad.status}: ${bad.body.toString("utf8")}`);
       if (i === Math.floor(FILES / 2)) traceIds.push(spans.subarray(t.offsets[0]!, t.offsets[0]! + 16).toString('hex'));
     }
     const drained = await new WalBacklog(floe.dir).drained();

@@ -14,8 +14,8 @@
 // own first minutes: the summary prints the last minutes' figures against them.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { Agent, request } from 'node:http';
-import { fmt, loadAverage } from '../lib/drive.ts';
+import { Agent } from 'node:http';
+import { fmt, loadAverage, post } from '../lib/drive.ts';
 import { floeSqlScalar, percentile, startFloeProcess, type FloeProcess } from '../lib/floe-process.ts';
 import { logsBody, MarkedTemplate, spansBody } from '../lib/otlp-gen.ts';
 import { metadataRequest, REMOTE_WRITE_HEADERS, RemoteWriteStream } from '../lib/remote-write-stream.ts';
@@ -129,19 +129,6 @@ async function sample(floe: FloeProcess, wal: WalBacklog): Promise<Sample> {
   };
 }
 
-function post(agent: Agent, url: string, body: Uint8Array, headers: Record<string, string>): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': String(body.byteLength) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 async function send(sent: Sent, agent: Agent, url: string, body: Uint8Array, items: number, headers: Record<string, string>): Promise<boolean> {
   try {
     const res = await post(agent, url, body, headers);
@@ -152,7 +139,7 @@ async function send(sent: Sent, agent: Agent, url: string, body: Uint8Array, ite
     }
     sent.errors++;
     sent.kinds[res.status] = (sent.kinds[res.status] ?? 0) + 1;
-    sent.first ??= `${res.status} ${res.text.slice(0, 200)}`;
+    sent.first ??= `${res.status} ${res.body.toString('utf8').slice(0, 200)}`;
   } catch (err) {
     sent.errors++;
     sent.kinds.network = (sent.kinds.network ?? 0) + 1;
@@ -288,7 +275,7 @@ async function main(): Promise<void> {
     }, 1000);
 
     const meta = await post(agent, `${floe.otlpHttpUrl}/api/v1/write`, metadataRequest(), rwHeaders);
-    if (meta.status !== 204) throw new Error(`remote-write metadata answered ${meta.status}: ${meta.text}`);
+    if (meta.status !== 204) throw new Error(`remote-write metadata answered ${meta.status}: ${meta.body.toString('utf8')}`);
     const t0Ms = Math.floor(Date.now() / 1000) * 1000;
     const stream = new RemoteWriteStream({ series: SERIES, shards: 16, perRequest: 500, t0Ms, intervalMs: 1000 });
     const shard = async (w: number) => {

@@ -6,9 +6,12 @@ import { FloeError } from '@floe/errors';
  * compactor's actions take only the services' shared key, which this client presents. An
  * unreachable compactor is 503.
  */
+/** The compactor admin actions the router calls. */
+export type CompactorPath = '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback' | '/tables/drop-damaged-files' | '/tables/unregistered' | '/tables/register';
+
 export interface CompactorClient {
   /** The compactor's answer (status and JSON body), passed on as it came. */
-  call(method: 'GET' | 'POST', path: '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback' | '/tables/drop-damaged-files' | '/tables/unregistered' | '/tables/register', body?: unknown): Promise<{ status: number; body: unknown }>;
+  call(method: 'GET' | 'POST', path: CompactorPath, body?: unknown): Promise<{ status: number; body: unknown }>;
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { CompactorPath } from '../compactor-client.ts';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { authorizeInstance } from '@floe/auth';
 import { FloeError } from '@floe/errors';
@@ -309,110 +310,85 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     return s ?? {};
   };
 
-  app.post<{ Body: Scope | undefined }>(
+  /** A POST the compactor answers: instance admins only; the compactor's status and body are relayed. */
+  const compactorPost = <B>(route: string, path: CompactorPath, schema: Record<string, unknown>, body: (b: B) => unknown = (b) => b) =>
+    app.post(route, { schema: { ...schema, tags: TAGS } }, async (req, reply) => {
+      authorizeInstance(principalOf(req), 'ops.compact');
+      // The schema above validated the body's shape.
+      return relay(reply, await compactor().call('POST', path, body(req.body as B)));
+    });
+
+  compactorPost<Scope | undefined>(
     '/ops/compact',
+    '/compact',
     {
-      schema: {
-        operationId: 'start_compaction',
-        summary: 'Start an on-demand compaction pass over all tables or a tenant, dataset or table (instance admin); it runs after the pass in progress',
-        tags: TAGS,
-        body: scopeBody,
-        response: { 202: request, ...ERROR_RESPONSES },
-      },
+      operationId: 'start_compaction',
+      summary: 'Start an on-demand compaction pass over all tables or a tenant, dataset or table (instance admin); it runs after the pass in progress',
+      body: scopeBody,
+      response: { 202: request, ...ERROR_RESPONSES },
     },
-    async (req, reply) => {
-      authorizeInstance(principalOf(req), 'ops.compact');
-      return relay(reply, await compactor().call('POST', '/compact', checkScope(req.body)));
-    },
+    (b) => checkScope(b),
   );
 
-  app.post<{ Body: (Scope & { after?: string; limit?: number }) | undefined }>(
+  compactorPost<(Scope & { after?: string; limit?: number }) | undefined>(
     '/ops/tables/check',
+    '/tables/check',
     {
-      schema: {
-        operationId: 'check_tables',
-        summary:
-          "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record. Read-only (instance admin)",
-        tags: TAGS,
-        body: checkBody,
-        response: { 200: checkAnswer, ...ERROR_RESPONSES },
-      },
+      operationId: 'check_tables',
+      summary:
+        "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record. Read-only (instance admin)",
+      body: checkBody,
+      response: { 200: checkAnswer, ...ERROR_RESPONSES },
     },
-    async (req, reply) => {
-      authorizeInstance(principalOf(req), 'ops.compact');
-      return relay(reply, await compactor().call('POST', '/tables/check', checkScope(req.body)));
-    },
+    (b) => checkScope(b),
   );
 
-  app.post<{ Body: RollbackBody }>(
+  compactorPost<RollbackBody>(
     '/ops/tables/rollback',
+    '/tables/rollback',
     {
-      schema: {
-        operationId: 'rollback_table',
-        summary:
-          "Give a table the content of another of its metadata versions as a new version (by compare-and-swap): the one named, or the newest sound earlier one; answers what was chosen and what is given up. 404 unknown table, 400 a location that is not the table's or does not parse, 409 when the table moved meanwhile or no version is sound (instance admin)",
-        tags: TAGS,
-        body: rollbackBody,
-        response: { 200: rollbackAnswer, ...ERROR_RESPONSES },
-      },
-    },
-    async (req, reply) => {
-      authorizeInstance(principalOf(req), 'ops.compact');
-      return relay(reply, await compactor().call('POST', '/tables/rollback', req.body));
+      operationId: 'rollback_table',
+      summary:
+        "Give a table the content of another of its metadata versions as a new version (by compare-and-swap): the one named, or the newest sound earlier one; answers what was chosen and what is given up. 404 unknown table, 400 a location that is not the table's or does not parse, 409 when the table moved meanwhile or no version is sound (instance admin)",
+      body: rollbackBody,
+      response: { 200: rollbackAnswer, ...ERROR_RESPONSES },
     },
   );
 
-  app.post<{ Body: DropDamagedBody }>(
+  compactorPost<DropDamagedBody>(
     '/ops/tables/drop-damaged-files',
+    '/tables/drop-damaged-files',
     {
-      schema: {
-        operationId: 'drop_damaged_files',
-        summary:
-          "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record, giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile (instance admin)",
-        tags: TAGS,
-        body: dropDamagedBody,
-        response: { 200: dropDamagedAnswer, ...ERROR_RESPONSES },
-      },
-    },
-    async (req, reply) => {
-      authorizeInstance(principalOf(req), 'ops.compact');
-      return relay(reply, await compactor().call('POST', '/tables/drop-damaged-files', req.body));
+      operationId: 'drop_damaged_files',
+      summary:
+        "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record, giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile (instance admin)",
+      body: dropDamagedBody,
+      response: { 200: dropDamagedAnswer, ...ERROR_RESPONSES },
     },
   );
 
-  app.post<{ Body: { tenant?: string; after?: string; limit?: number } | undefined }>(
+  compactorPost<{ tenant?: string; after?: string; limit?: number } | undefined>(
     '/ops/tables/unregistered',
+    '/tables/unregistered',
     {
-      schema: {
-        operationId: 'find_unregistered_tables',
-        summary:
-          'List the table directories of the warehouse (or of a tenant) that have metadata files and no catalog row, as after the metadata DB was restored from an older backup: each with its newest metadata file that parses, its row count and commit time, and whether its tenant and dataset exist now. Read-only; pages like check_tables (instance admin)',
-        tags: TAGS,
-        body: unregisteredBody,
-        response: { 200: unregisteredAnswer, ...ERROR_RESPONSES },
-      },
+      operationId: 'find_unregistered_tables',
+      summary:
+        'List the table directories of the warehouse (or of a tenant) that have metadata files and no catalog row, as after the metadata DB was restored from an older backup: each with its newest metadata file that parses, its row count and commit time, and whether its tenant and dataset exist now. Read-only; pages like check_tables (instance admin)',
+      body: unregisteredBody,
+      response: { 200: unregisteredAnswer, ...ERROR_RESPONSES },
     },
-    async (req, reply) => {
-      authorizeInstance(principalOf(req), 'ops.compact');
-      return relay(reply, await compactor().call('POST', '/tables/unregistered', req.body ?? {}));
-    },
+    (b) => b ?? {},
   );
 
-  app.post<{ Body: RollbackBody }>(
+  compactorPost<RollbackBody>(
     '/ops/tables/register',
+    '/tables/register',
     {
-      schema: {
-        operationId: 'register_table',
-        summary:
-          "Give a table whose files are in the store but that has no catalog row a row again: the content of its newest sound metadata file (or the one named) as a new version numbered above every other (Iceberg's register_table). 409 when its tenant or dataset is missing from the registry (create it first), it has a row that holds data (rollback_table's job), or no metadata file parses or is sound; 404 no metadata file (instance admin)",
-        tags: TAGS,
-        body: registerBody,
-        response: { 200: registerAnswer, ...ERROR_RESPONSES },
-      },
-    },
-    async (req, reply) => {
-      authorizeInstance(principalOf(req), 'ops.compact');
-      return relay(reply, await compactor().call('POST', '/tables/register', req.body));
+      operationId: 'register_table',
+      summary:
+        "Give a table whose files are in the store but that has no catalog row a row again: the content of its newest sound metadata file (or the one named) as a new version numbered above every other (Iceberg's register_table). 409 when its tenant or dataset is missing from the registry (create it first), it has a row that holds data (rollback_table's job), or no metadata file parses or is sound; 404 no metadata file (instance admin)",
+      body: registerBody,
+      response: { 200: registerAnswer, ...ERROR_RESPONSES },
     },
   );
 
@@ -447,50 +423,45 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     },
   );
 
-  app.post<{ Body: Scope | undefined }>(
+  compactorPost<Scope | undefined>(
     '/ops/compact/dry-run',
+    '/compact/dry-run',
     {
-      schema: {
-        operationId: 'plan_compaction',
-        summary: 'What a pass would merge now, per table and hour, without writing anything (instance admin)',
-        tags: TAGS,
-        body: scopeBody,
-        response: {
-          200: {
-            type: 'object',
-            additionalProperties: false,
-            required: ['tables'],
-            properties: {
-              tables: {
-                type: 'array',
-                items: {
-                  type: 'object',
-                  additionalProperties: false,
-                  required: ['table', 'files', 'groups'],
-                  properties: {
-                    table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
-                    files: { type: 'integer', description: 'Data files the table has now.' },
-                    groups: {
-                      type: 'array',
-                      items: {
-                        type: 'object',
-                        additionalProperties: false,
-                        required: ['hour', 'files', 'bytes', 'rows'],
-                        properties: { hour: { type: 'string', format: 'date-time' }, files: { type: 'integer' }, bytes: { type: 'integer' }, rows: { type: 'integer' } },
-                      },
+      operationId: 'plan_compaction',
+      summary: 'What a pass would merge now, per table and hour, without writing anything (instance admin)',
+      body: scopeBody,
+      response: {
+        200: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['tables'],
+          properties: {
+            tables: {
+              type: 'array',
+              items: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['table', 'files', 'groups'],
+                properties: {
+                  table: { type: 'string', description: '<tenant>.<dataset>.<table>' },
+                  files: { type: 'integer', description: 'Data files the table has now.' },
+                  groups: {
+                    type: 'array',
+                    items: {
+                      type: 'object',
+                      additionalProperties: false,
+                      required: ['hour', 'files', 'bytes', 'rows'],
+                      properties: { hour: { type: 'string', format: 'date-time' }, files: { type: 'integer' }, bytes: { type: 'integer' }, rows: { type: 'integer' } },
                     },
                   },
                 },
               },
             },
           },
-          ...ERROR_RESPONSES,
         },
+        ...ERROR_RESPONSES,
       },
     },
-    async (req, reply) => {
-      authorizeInstance(principalOf(req), 'ops.compact');
-      return relay(reply, await compactor().call('POST', '/compact/dry-run', checkScope(req.body)));
-    },
+    (b) => checkScope(b),
   );
 };
