@@ -16,11 +16,37 @@ export type Shape = 'string' | 'number' | 'boolean' | 'any' | readonly [Shape] |
 
 // A symbol key: an object shape's fields are its string keys, so no field name can collide.
 const OPTIONAL = Symbol('optional');
-interface Optional {
-  readonly [OPTIONAL]: Shape;
+interface Optional<S extends Shape = Shape> {
+  readonly [OPTIONAL]: S;
 }
 
-export const optional = (shape: Shape): Shape => ({ [OPTIONAL]: shape });
+export const optional = <const S extends Shape>(shape: S): Optional<S> => ({ [OPTIONAL]: shape });
+
+/**
+ * The type of what a shape lets through, so that an answer's shape and the type its reader sees
+ * are one definition: declare the shape `as const satisfies Shape` (an annotation `: Shape` loses
+ * the fields) and read the answer as `AnswerOf<typeof THAT_SHAPE>`. Only the fields the shape
+ * names are in the type; an optional one may be null or absent.
+ */
+export type AnswerOf<S> = S extends Optional<infer Inner>
+  ? AnswerOf<Inner> | null
+  : S extends 'string'
+    ? string
+    : S extends 'number'
+      ? number
+      : S extends 'boolean'
+        ? boolean
+        : S extends 'any'
+          ? unknown
+          : S extends readonly [infer Item]
+            ? AnswerOf<Item>[]
+            : S extends object
+              ? FieldsOf<S>
+              : never;
+
+type OptionalKeys<S> = { [K in keyof S]: S[K] extends Optional ? K : never }[keyof S];
+// Mapped over one object type so that an answer's type reads as its fields, not as an intersection.
+type FieldsOf<S> = { [K in Exclude<keyof S, OptionalKeys<S>>]: AnswerOf<S[K]> } & { [K in OptionalKeys<S>]?: AnswerOf<S[K]> } extends infer T ? { [K in keyof T]: T[K] } : never;
 
 const isOptional = (shape: Shape): shape is Optional => typeof shape === 'object' && OPTIONAL in shape;
 

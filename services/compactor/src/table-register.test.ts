@@ -1,14 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FloeError } from '@floe/errors';
 import { type TableHandle } from '@floe/iceberg';
 import { createDataset, createTenant } from '@floe/meta';
 import type { ObjectStore } from '@floe/storage';
 import { checkTables } from './table-check.ts';
+import { DATA_HOUR, refusal, tableHelpers } from './table-fixture.ts';
 import { findUnregistered, parseRegisterRequest, registerTable, type UnregisteredReport } from './table-register.ts';
 import { allRows, appendSpanFile, createTracesTable, openFixture, type Fixture } from './test-support.ts';
-
-const HOUR_MS = 3_600_000;
-const hour = Math.floor(Date.now() / HOUR_MS) - 5;
 
 describe.each(['pglite', 'pg'] as const)('finding and registering tables the catalog lost (%s catalog, fs store)', (kind) => {
   let f: Fixture;
@@ -20,31 +17,12 @@ describe.each(['pglite', 'pg'] as const)('finding and registering tables the cat
     await f?.close();
   });
 
-  /** A traces table of `tenant` with `files` appends of 10 spans: the handles of every version (index 0: the empty table) and the data file keys. */
-  async function table(tenant: string, files: number, dataset = 'default'): Promise<{ versions: TableHandle[]; data: string[] }> {
-    const versions = [await createTracesTable(f.catalog, tenant, dataset)];
-    const data: string[] = [];
-    for (let i = 0; i < files; i++) {
-      const r = await appendSpanFile(f, versions.at(-1)!, hour, 10, 100 * (i + 1));
-      versions.push(r.handle);
-      data.push(r.key);
-    }
-    return { versions, data };
-  }
-  const key = (h: TableHandle) => f.store.keyFromUri(h.metadataLocation);
-  const damage = (h: TableHandle) => f.store.put(key(h), new TextEncoder().encode('{"format-version": 2, "table-uuid": '));
+  const { table, damage, pointer } = tableHelpers(() => f);
   /** The restore: the tenant's catalog rows are gone, its files stay. */
   const loseRows = (tenant: string) => f.db.query(`DELETE FROM iceberg_tables WHERE table_namespace = $1 OR table_namespace LIKE $2`, [tenant, `${tenant}.%`]);
-  const pointer = async (tenant: string, dataset = 'default') => (await f.catalog.pointerOf(`${tenant}.${dataset}`, 'traces'))?.metadataLocation;
   const register = async (tenant: string, more: Record<string, unknown> = {}, dataset = 'default') => registerTable(f.catalog, f.store, f.db, parseRegisterRequest({ tenant, dataset, table: 'traces', ...more }));
   const find = (tenant?: string, store: ObjectStore = f.store) => findUnregistered(f.catalog, store, f.db, tenant === undefined ? undefined : { tenant });
   const rowsOf = async (h: TableHandle) => allRows((await f.catalog.planFiles(h)).map((p) => f.store.localPath(p.key)!));
-  /** The FloeError a call throws, as kind and message. */
-  const refusal = async (p: Promise<unknown>) => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
-    expect(err).toBeInstanceOf(FloeError);
-    return { kind: (err as FloeError).kind, message: (err as FloeError).message };
-  };
 
   it('finds a table whose catalog row is gone, and registers it: a dry run changes nothing, its rows read back the same, and it takes commits again', async () => {
     await createTenant(f.db, { id: 'reg-a' });
@@ -96,7 +74,7 @@ describe.each(['pglite', 'pg'] as const)('finding and registering tables the cat
     expect(registered.metadata.snapshots).toEqual(v3.metadata.snapshots);
     expect((await checkTables(f.catalog, f.store, { tenant: 'reg-a' })).tables[0]).toMatchObject({ status: 'ok', problems: [] });
     expect(await find('reg-a')).toEqual({ table_directories: 1, unregistered: 0, tables: [] });
-    const next = await appendSpanFile(f, registered, hour, 5, 4242);
+    const next = await appendSpanFile(f, registered, DATA_HOUR, 5, 4242);
     expect((await f.catalog.planFiles(next.handle)).map((p) => p.key).sort()).toEqual([...t.data, next.key].sort());
   });
 

@@ -1,16 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FloeError } from '@floe/errors';
 import { currentSnapshot, decodeManifestList, openFloeCatalog, type TableHandle } from '@floe/iceberg';
 import type { ObjectStore } from '@floe/storage';
 import { silentLogger } from '@floe/telemetry';
 import { Compactor } from './compactor.ts';
 import { checkTables, type CheckReport } from './table-check.ts';
 import { DROP_DAMAGED_SUMMARY_KEY, dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
+import { DATA_HOUR, HOUR_MS, refusal, tableHelpers } from './table-fixture.ts';
 import { parseRollbackRequest, rollbackTable, type RollbackAnswer } from './table-rollback.ts';
-import { allRows, appendSpanFile, createTracesTable, openFixture, type Fixture } from './test-support.ts';
-
-const HOUR_MS = 3_600_000;
-const hour = Math.floor(Date.now() / HOUR_MS) - 5;
+import { allRows, appendSpanFile, openFixture, type Fixture } from './test-support.ts';
 
 describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s catalog, fs store)', (kind) => {
   let f: Fixture;
@@ -22,20 +19,7 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     await f?.close();
   });
 
-  /** A traces table of `tenant` with `files` appends of 10 spans: the handles of every version (index 0: the empty table) and the data file keys. */
-  async function table(tenant: string, files: number): Promise<{ versions: TableHandle[]; data: string[] }> {
-    const versions = [await createTracesTable(f.catalog, tenant, 'default')];
-    const data: string[] = [];
-    for (let i = 0; i < files; i++) {
-      const r = await appendSpanFile(f, versions.at(-1)!, hour, 10, 100 * (i + 1));
-      versions.push(r.handle);
-      data.push(r.key);
-    }
-    return { versions, data };
-  }
-  const key = (h: TableHandle) => f.store.keyFromUri(h.metadataLocation);
-  const damage = (h: TableHandle) => f.store.put(key(h), new TextEncoder().encode('{"format-version": 2, "table-uuid": '));
-  const pointer = async (tenant: string) => (await f.db.query<{ metadata_location: string }>(`SELECT metadata_location FROM iceberg_tables WHERE table_namespace = $1 AND table_name = 'traces'`, [`${tenant}.default`])).rows[0]!.metadata_location;
+  const { table, key, damage, pointer } = tableHelpers(() => f);
   const rollback = (tenant: string, more: Record<string, unknown> = {}, store: ObjectStore = f.store) => rollbackTable(f.catalog, store, parseRollbackRequest({ tenant, dataset: 'default', table: 'traces', ...more }));
   const dropDamaged = async (tenant: string, more: Record<string, unknown> = {}) => dropDamagedFiles(f.catalog, f.store, parseDropDamagedRequest({ tenant, dataset: 'default', table: 'traces', ...more }));
   /** Cuts the end off a data file, as an upload that stopped short. */
@@ -43,12 +27,6 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     const bytes = (await f.store.get(key))!;
     await f.store.put(key, bytes.subarray(0, bytes.length - 100));
     return bytes.length;
-  };
-  /** The FloeError a call throws, as kind and message. */
-  const refusal = async (p: Promise<unknown>) => {
-    const err = await p.then(() => undefined, (e: unknown) => e);
-    expect(err).toBeInstanceOf(FloeError);
-    return { kind: (err as FloeError).kind, message: (err as FloeError).message };
   };
 
   it('reports a sound table ok, and a damaged current metadata, a missing manifest and a missing data file each as its problem', async () => {
@@ -132,7 +110,7 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     expect(restored.metadata.snapshots).toEqual(t.versions[1]!.metadata.snapshots);
     expect(restored.metadata['metadata-log'].at(-1)!['metadata-file']).toBe(v1);
     const healed = (await f.catalog.loadTable('rb-auto.default', 'traces'))!;
-    const next = await appendSpanFile(f, healed, hour, 7, 999);
+    const next = await appendSpanFile(f, healed, DATA_HOUR, 7, 999);
     expect((await f.catalog.planFiles(next.handle)).map((p) => p.key).sort()).toEqual([t.data[0]!, next.key].sort());
     // Again: the table is sound, so nothing is chosen but its current version.
     const again = await rollback('rb-auto');
@@ -325,7 +303,7 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     expect(again).toMatchObject({ dropped: false, files: [], records_given_up: 0, new_metadata_location: null, note: 'No live data file of drop-files.default.traces is missing or of the wrong size: nothing to do' });
     expect(await pointer('drop-files')).toBe(done.new_metadata_location);
     // The table takes commits again.
-    const next = await appendSpanFile(f, healed, hour, 5, 4242);
+    const next = await appendSpanFile(f, healed, DATA_HOUR, 5, 4242);
     expect((await f.catalog.planFiles(next.handle)).map((p) => p.key).sort()).toEqual([...kept, next.key].sort());
   });
 

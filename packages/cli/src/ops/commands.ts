@@ -1,5 +1,20 @@
 import type { Command } from 'commander';
-import { callApi, optional, type Shape } from '@floe/client';
+import {
+  callApi,
+  OPS_CHECK_PAGE,
+  OPS_DROP_DAMAGED,
+  OPS_REGISTER,
+  OPS_ROLLBACK,
+  OPS_UNREGISTERED_PAGE,
+  type CheckAnswer,
+  type CheckPageAnswer,
+  type DropDamagedAnswer,
+  type RegisterAnswer,
+  type RollbackAnswer,
+  type UnregisteredAnswer,
+  type UnregisteredPageAnswer,
+  type UnregisteredTable,
+} from '@floe/client';
 import { UsageError, action, connectionOf, withConnection, type ConnectionFlags } from '../command-helpers.ts';
 import { formatTable } from '../sql-command.ts';
 
@@ -40,141 +55,6 @@ function scopeOf(o: ScopeFlags): Record<string, string> {
 
 const print = (body: unknown): void => {
   process.stdout.write(`${JSON.stringify(body)}\n`);
-};
-
-interface Problem {
-  kind: string;
-  message: string;
-}
-interface CheckAnswer {
-  tables_checked: number;
-  ok: number;
-  damaged: number;
-  tables: Array<{ table: string; status: string; metadata_location: string; problems: Problem[] }>;
-}
-interface CheckPage extends CheckAnswer {
-  tables_in_scope?: number;
-  next?: string | null;
-}
-interface DropDamagedAnswer {
-  table: string;
-  dry_run: boolean;
-  dropped: boolean;
-  new_metadata_location: string | null;
-  files: Array<{ key: string; reason: string; record_count: number; file_size_in_bytes: number; size_in_store: number | null }>;
-  records_given_up: number;
-  note: string;
-}
-interface RollbackAnswer {
-  table: string;
-  dry_run: boolean;
-  rolled_back: boolean;
-  previous_metadata_location: string;
-  metadata_location: string;
-  new_metadata_location: string | null;
-  chosen: { version: number; snapshot_id: string | null; problems: Problem[] };
-  given_up: Array<{ metadata_location: string; parses: boolean; problems: Problem[]; snapshots: Array<{ snapshot_id: string; operation: string; added_records: number | null; deleted_records: number | null }> }>;
-  records_given_up: number;
-  note: string;
-}
-
-interface Unregistered {
-  table: string;
-  catalog_row: string;
-  metadata_files: number;
-  metadata_location: string | null;
-  version: number | null;
-  snapshot_id: string | null;
-  total_records: number | null;
-  committed_at: string | null;
-  tenant_exists: boolean;
-  dataset_exists: boolean;
-  problem?: string;
-}
-interface UnregisteredAnswer {
-  table_directories: number;
-  unregistered: number;
-  tables: Unregistered[];
-}
-interface UnregisteredPage extends UnregisteredAnswer {
-  tables_in_scope?: number;
-  next?: string | null;
-}
-interface RegisterAnswer {
-  table: string;
-  dry_run: boolean;
-  registered: boolean;
-  metadata_location: string;
-  new_metadata_location: string | null;
-  chosen: { version: number; snapshot_id: string | null; total_records: number | null; committed_at: string | null; problems: Problem[] };
-  passed_over: Array<{ metadata_location: string; version: number; problems: Problem[] }>;
-  replaced_empty_row: string | null;
-  note: string;
-}
-
-// What the commands read of the router's answers (checked by the client before they read it).
-const PROBLEMS: Shape = [{ kind: 'string', message: 'string' }];
-const CHECK_PAGE: Shape = {
-  tables_checked: 'number',
-  ok: 'number',
-  damaged: 'number',
-  tables: [{ table: 'string', status: 'string', metadata_location: 'string', problems: PROBLEMS }],
-  tables_in_scope: optional('number'),
-  next: optional('string'),
-};
-const DROP_DAMAGED: Shape = {
-  table: 'string',
-  dry_run: 'boolean',
-  dropped: 'boolean',
-  new_metadata_location: optional('string'),
-  files: [{ key: 'string', reason: 'string', record_count: 'number', file_size_in_bytes: 'number', size_in_store: optional('number') }],
-  records_given_up: 'number',
-  note: 'string',
-};
-const ROLLBACK: Shape = {
-  table: 'string',
-  dry_run: 'boolean',
-  rolled_back: 'boolean',
-  previous_metadata_location: 'string',
-  metadata_location: 'string',
-  new_metadata_location: optional('string'),
-  chosen: { version: 'number', snapshot_id: optional('string'), problems: PROBLEMS },
-  given_up: [{ metadata_location: 'string', parses: 'boolean', problems: PROBLEMS, snapshots: [{ snapshot_id: 'string', operation: 'string', added_records: optional('number'), deleted_records: optional('number') }] }],
-  records_given_up: 'number',
-  note: 'string',
-};
-
-const UNREGISTERED_PAGE: Shape = {
-  table_directories: 'number',
-  unregistered: 'number',
-  tables: [
-    {
-      table: 'string',
-      catalog_row: 'string',
-      metadata_files: 'number',
-      metadata_location: optional('string'),
-      version: optional('number'),
-      snapshot_id: optional('string'),
-      total_records: optional('number'),
-      committed_at: optional('string'),
-      tenant_exists: 'boolean',
-      dataset_exists: 'boolean',
-      problem: optional('string'),
-    },
-  ],
-  tables_in_scope: optional('number'),
-  next: optional('string'),
-};
-const REGISTER: Shape = {
-  table: 'string',
-  dry_run: 'boolean',
-  registered: 'boolean',
-  metadata_location: 'string',
-  new_metadata_location: optional('string'),
-  chosen: { version: 'number', snapshot_id: optional('string'), total_records: optional('number'), committed_at: optional('string'), problems: PROBLEMS },
-  passed_over: [{ metadata_location: 'string', version: 'number', problems: PROBLEMS }],
-  replaced_empty_row: optional('string'),
-  note: 'string',
 };
 
 /** The file name of a metadata location: the part that differs between versions. */
@@ -223,7 +103,7 @@ async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<s
   let after: string | undefined;
   try {
     for (;;) {
-      const page = await callApi<CheckPage>(conn, 'POST', 'api/v1/ops/tables/check', { body: { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, expect: CHECK_PAGE });
+      const page = await callApi<CheckPageAnswer>(conn, 'POST', 'api/v1/ops/tables/check', { body: { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, expect: OPS_CHECK_PAGE });
       tables.push(...page.tables);
       // A router without pages answers every table at once, and no next.
       if (page.next === undefined || page.next === null) break;
@@ -240,13 +120,13 @@ async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<s
 
 /** Every table directory of the scope, a page per call, put together as one answer of the unpaged shape. */
 async function unregisteredPages(conn: ReturnType<typeof connectionOf>, scope: Record<string, string>, pageSize: number): Promise<UnregisteredAnswer> {
-  const tables: Unregistered[] = [];
+  const tables: UnregisteredTable[] = [];
   let visited = 0;
   const progress = progressLine('searched', 'table directories');
   let after: string | undefined;
   try {
     for (;;) {
-      const page = await callApi<UnregisteredPage>(conn, 'POST', 'api/v1/ops/tables/unregistered', { body: { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, expect: UNREGISTERED_PAGE });
+      const page = await callApi<UnregisteredPageAnswer>(conn, 'POST', 'api/v1/ops/tables/unregistered', { body: { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, expect: OPS_UNREGISTERED_PAGE });
       tables.push(...page.tables);
       visited += page.table_directories;
       if (page.next === undefined || page.next === null) break;
@@ -263,23 +143,23 @@ async function unregisteredPages(conn: ReturnType<typeof connectionOf>, scope: R
 function printUnregistered(a: UnregisteredAnswer): void {
   out(`${a.table_directories} table director${a.table_directories === 1 ? 'y' : 'ies'} searched: ${a.unregistered} without a catalog row`);
   if (a.tables.length === 0) return;
-  const registry = (t: Unregistered) => (!t.tenant_exists ? 'tenant missing' : !t.dataset_exists ? 'dataset missing' : 'ok');
+  const registry = (t: UnregisteredTable) => (!t.tenant_exists ? 'tenant missing' : !t.dataset_exists ? 'dataset missing' : 'ok');
   out(
     formatTable(
       ['table', 'row', 'metadata', 'rows', 'committed', 'registry'],
-      a.tables.map((t) => ({ table: t.table, row: t.catalog_row, metadata: t.metadata_location === null ? 'none parses' : fileOf(t.metadata_location), rows: t.total_records === null ? '' : String(t.total_records), committed: t.committed_at ?? '', registry: registry(t) })),
+      a.tables.map((t) => ({ table: t.table, row: t.catalog_row, metadata: typeof t.metadata_location === 'string' ? fileOf(t.metadata_location) : 'none parses', rows: typeof t.total_records === 'number' ? String(t.total_records) : '', committed: t.committed_at ?? '', registry: registry(t) })),
     ),
   );
-  for (const t of a.tables.filter((x) => x.problem !== undefined)) out(`\n${t.table}: ${t.problem}`);
+  for (const t of a.tables.filter((x) => typeof x.problem === 'string')) out(`\n${t.table}: ${t.problem}`);
   const missing = a.tables.filter((t) => !t.tenant_exists || !t.dataset_exists);
   if (missing.length > 0) out(`\nCreate the missing tenants and datasets first (floe tenant create <id>, floe dataset create <id> --tenant <id>), then floe ops register-table each table.`);
 }
 
 function printRegister(a: RegisterAnswer): void {
-  const rows = a.chosen.total_records === null ? '' : `, ${a.chosen.total_records} rows`;
-  const snapshot = a.chosen.snapshot_id === null ? 'no snapshot' : `snapshot ${a.chosen.snapshot_id}${rows}`;
+  const rows = typeof a.chosen.total_records === 'number' ? `, ${a.chosen.total_records} rows` : '';
+  const snapshot = typeof a.chosen.snapshot_id === 'string' ? `snapshot ${a.chosen.snapshot_id}${rows}` : 'no snapshot';
   out(`${a.table}: ${a.registered ? 'registered' : 'would register'} ${a.metadata_location} (version ${a.chosen.version}, ${snapshot})${a.new_metadata_location ? `; now at ${a.new_metadata_location}` : ''}`);
-  if (a.replaced_empty_row !== null) out(`  replacing the empty row provisioned since: ${a.replaced_empty_row}`);
+  if (typeof a.replaced_empty_row === 'string') out(`  replacing the empty row provisioned since: ${a.replaced_empty_row}`);
   for (const p of a.chosen.problems) out(`  the chosen version has a problem: ${p.kind}: ${p.message}`);
   for (const v of a.passed_over) out(`  passed over ${fileOf(v.metadata_location)}: ${v.problems.map((p) => p.message).join('; ')}`);
   out(a.note);
@@ -297,7 +177,7 @@ function printDropDamaged(a: DropDamagedAnswer): void {
 }
 
 function printRollback(a: RollbackAnswer): void {
-  const snapshot = a.chosen.snapshot_id === null ? 'no snapshot' : `snapshot ${a.chosen.snapshot_id}`;
+  const snapshot = typeof a.chosen.snapshot_id === 'string' ? `snapshot ${a.chosen.snapshot_id}` : 'no snapshot';
   if (!a.rolled_back && !a.dry_run) out(`${a.table}: already at ${a.metadata_location} (${snapshot}); nothing changed`);
   else out(`${a.table}: ${a.dry_run ? 'would roll back' : 'rolled back'} to ${a.metadata_location} (version ${a.chosen.version}, ${snapshot}), from ${a.previous_metadata_location}${a.new_metadata_location ? `; now at ${a.new_metadata_location}` : ''}`);
   for (const p of a.chosen.problems) out(`  the chosen version has a problem: ${p.kind}: ${p.message}`);
@@ -359,7 +239,7 @@ export function registerOpsCommands(program: Command): void {
     .action(
       action('ops rollback-table', async (name: string, o: ConnectionFlags & { to?: string; dryRun?: boolean; json?: boolean }) => {
         const body = { ...tableOf(name), ...(o.to !== undefined ? { metadata_location: o.to } : {}), ...(o.dryRun ? { dry_run: true } : {}) };
-        const answer = await callApi<RollbackAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/rollback', { body, expect: ROLLBACK });
+        const answer = await callApi<RollbackAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/rollback', { body, expect: OPS_ROLLBACK });
         if (o.json) print(answer);
         else printRollback(answer);
       }),
@@ -393,7 +273,7 @@ export function registerOpsCommands(program: Command): void {
     .action(
       action('ops register-table', async (name: string, o: ConnectionFlags & { to?: string; dryRun?: boolean; json?: boolean }) => {
         const body = { ...tableOf(name), ...(o.to !== undefined ? { metadata_location: o.to } : {}), ...(o.dryRun ? { dry_run: true } : {}) };
-        const answer = await callApi<RegisterAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/register', { body, expect: REGISTER });
+        const answer = await callApi<RegisterAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/register', { body, expect: OPS_REGISTER });
         if (o.json) print(answer);
         else printRegister(answer);
       }),
@@ -410,7 +290,7 @@ export function registerOpsCommands(program: Command): void {
     .action(
       action('ops drop-damaged-files', async (name: string, o: ConnectionFlags & { dryRun?: boolean; json?: boolean }) => {
         const body = { ...tableOf(name), ...(o.dryRun ? { dry_run: true } : {}) };
-        const answer = await callApi<DropDamagedAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/drop-damaged-files', { body, expect: DROP_DAMAGED });
+        const answer = await callApi<DropDamagedAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/drop-damaged-files', { body, expect: OPS_DROP_DAMAGED });
         if (o.json) print(answer);
         else printDropDamaged(answer);
       }),
