@@ -164,7 +164,7 @@ async function main(): Promise<void> {
     acceptor: { wal_segment_max_age: '100ms' },
     writer: { flush_interval: `${FLUSH_MS}ms`, poll_interval: '50ms' },
     // One periodic pass at start (nothing to do), none again during the run; on-demand passes merge every file.
-    compactor: { interval: '24h', min_file_age: '1s' },
+    compactor: { interval: '24h', min_file_age: '1s', open_hour_interval: '0s' },
     auth: { admin_api_key: ADMIN_KEY },
   });
   const agent = new Agent({ keepAlive: true, maxSockets: 8 });

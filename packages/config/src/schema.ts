@@ -274,6 +274,9 @@ export const compactorSection = z.strictObject({
   admin_port: port(9093).describe('Admin port (/ready; /status: the pass in progress and what the last one did).'),
   enabled: z.boolean().default(true).describe('Run compaction passes (false: the service only answers /ready).'),
   interval: duration('5m').describe('Time between the starts of two compaction passes.'),
+  open_hour_interval: duration('15s').describe(
+    "How often, between passes, the files of hours still being written are merged by concatenation (their row groups copied into one file, nothing decoded or sorted), and how old a file must be for it. The writer adds a file per table and hour every flush; each one costs every query over that hour until it is merged. A closed hour is sorted once by the next pass. 0s: only passes merge, by concatenation too.",
+  ),
   target_file_size_mb: z.number().int().positive().default(128).describe('Size compaction aims for per Parquet file.'),
   snapshot_retention: duration('1h').describe('Snapshots older than this are expired (the current one is always kept).'),
   min_file_age: duration('1m').describe('A data file is merged only once committed at least this long ago, so a flush is not rewritten while the writer may still be adding to its hour.'),

@@ -39,7 +39,8 @@ export async function publishDataFile(store: ObjectStore, table: TableDef, writt
     partition: { [partitionFieldName(table)]: hour },
     lowerBounds: lower,
     upperBounds: upper,
-    sortOrderId: 1,
+    // 0 is Iceberg's unsorted order; 1 the table's canonical one (floeTableDef).
+    sortOrderId: written.unsorted ? 0 : 1,
   };
 }
 

@@ -148,6 +148,7 @@ export async function planFiles(reader: ManifestReader, blobs: BlobStore, metada
         columnSizes: df.columnSizes ?? {},
         valueCounts: df.valueCounts ?? {},
         nullValueCounts: df.nullValueCounts ?? {},
+        ...(df.sortOrderId !== undefined ? { sortOrderId: df.sortOrderId } : {}),
       });
     }
   }

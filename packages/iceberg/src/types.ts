@@ -275,6 +275,8 @@ export interface PlannedFile {
   columnSizes: Record<number, number>;
   valueCounts: Record<number, number>;
   nullValueCounts: Record<number, number>;
+  /** The manifest's sort order id: 0 unsorted (a concatenation), 1 Floe's canonical order; absent when not recorded. */
+  sortOrderId?: number;
 }
 
 export interface SnapshotSummaryInfo {

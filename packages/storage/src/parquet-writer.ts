@@ -20,6 +20,7 @@ import {
 import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-counts.ts';
 import { NO_DUCKDB_MEMORY, readDuckDbMemory, type DuckDbMemory } from './duckdb-memory.ts';
 import { IdBlocksWriter } from './id-blocks.ts';
+import { concatParquet, type ParquetFooter } from './parquet-concat.ts';
 import { isColumnBatch, readColumnBatch, readColumnBatchHead, type BatchSchemaInfo, type ColumnBatchHead, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 import { NeedsDuckDbError, sortedParquetPlan } from './sorted-batch-parquet.ts';
@@ -53,6 +54,8 @@ export interface WrittenFile {
   idBlocksPath?: string;
   /** Values per attribute key and type over every typed map of the file, when asked for. */
   attributeTypes?: AttributeTypeCount[];
+  /** The rows are not in the table's sort order as a whole (a concatenation of sorted files). */
+  unsorted?: boolean;
 }
 
 export interface WriteOptions {
@@ -322,35 +325,61 @@ export class ParquetWriter {
           `TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE}, FIELD_IDS ${parquetFieldIds(table)})`,
         params.length > 0 ? [...params] : undefined,
       );
-      const src = `read_parquet(${literal(output)})`;
-      const ns = quoteIdent(timeColumn(table));
-      const ts = quoteIdent(table.partitionSource);
-      const statsReader = await conn.runAndReadAll(`SELECT count(*)::BIGINT, min(${ns}), max(${ns}), epoch_us(min(${ts})), epoch_us(max(${ts})) FROM ${src}`);
-      const [n, minNs, maxNs, minUs, maxUs] = statsReader.getRows()[0]! as [bigint, bigint, bigint, bigint, bigint];
-      const id = table.idColumn;
-      const byId = !id
-        ? { ids: [] }
-        : opts.idBlocks
-          ? await this.#writeIdBlocks(conn, table, id, src, `${output}.blk`)
-          : { ids: (await conn.runAndReadAll(`SELECT DISTINCT ${quoteIdent(id)} FROM ${src} WHERE ${quoteIdent(id)} IS NOT NULL`)).getRows().map((r) => String(r[0])) };
-      const attributeTypes = opts.attributeTypes ? await this.#attributeTypes(conn, table, src) : undefined;
-      const { size } = await stat(output);
-      return {
-        path: output,
-        sizeBytes: size,
-        rowCount: Number(n),
-        minStartNs: minNs,
-        maxStartNs: maxNs,
-        minTimestampUs: minUs,
-        maxTimestampUs: maxUs,
-        ...byId,
-        ...(attributeTypes ? { attributeTypes } : {}),
-      };
+      return await this.#describe(conn, table, output, opts);
     } catch (err) {
       await rm(output, { force: true });
       await rm(`${output}.blk`, { force: true });
       throw err;
     }
+  }
+
+  /** What a written file's manifest entry, id filter and type pins need, read back from it. */
+  async #describe(conn: DuckDBConnection, table: TableDef, output: string, opts: WriteOptions): Promise<WrittenFile> {
+    const src = `read_parquet(${literal(output)})`;
+    const ns = quoteIdent(timeColumn(table));
+    const ts = quoteIdent(table.partitionSource);
+    const statsReader = await conn.runAndReadAll(`SELECT count(*)::BIGINT, min(${ns}), max(${ns}), epoch_us(min(${ts})), epoch_us(max(${ts})) FROM ${src}`);
+    const [n, minNs, maxNs, minUs, maxUs] = statsReader.getRows()[0]! as [bigint, bigint, bigint, bigint, bigint];
+    const id = table.idColumn;
+    const byId = !id
+      ? { ids: [] }
+      : opts.idBlocks
+        ? await this.#writeIdBlocks(conn, table, id, src, `${output}.blk`)
+        : { ids: (await conn.runAndReadAll(`SELECT DISTINCT ${quoteIdent(id)} FROM ${src} WHERE ${quoteIdent(id)} IS NOT NULL`)).getRows().map((r) => String(r[0])) };
+    const attributeTypes = opts.attributeTypes ? await this.#attributeTypes(conn, table, src) : undefined;
+    const { size } = await stat(output);
+    return {
+      path: output,
+      sizeBytes: size,
+      rowCount: Number(n),
+      minStartNs: minNs,
+      maxStartNs: maxNs,
+      minTimestampUs: minUs,
+      maxTimestampUs: maxUs,
+      ...byId,
+      ...(attributeTypes ? { attributeTypes } : {}),
+    };
+  }
+
+  /**
+   * Parquet files of the table → one file of all their row groups, copied without decoding
+   * (parquet-concat.ts): the merge for an hour still being written. The result is not in the
+   * table's sort order as a whole (`unsorted`); the files must share one schema
+   * (readParquetFooter's schemaKey), else ParquetConcatError. Id blocks are not written: the
+   * hour's sorted rewrite, once it closes, builds them.
+   */
+  concatenate(table: TableDef, inputs: readonly ParquetFooter[]): Promise<WrittenFile> {
+    return this.#exclusive(async () => {
+      await this.#workDir();
+      const output = join(this.#dir, `${randomUUID()}.parquet`);
+      await concatParquet(inputs, output);
+      try {
+        return { ...(await this.#describe(await this.#connection(), table, output, {})), unsorted: true };
+      } catch (err) {
+        await rm(output, { force: true });
+        throw err;
+      }
+    });
   }
 
   async #attributeTypes(conn: DuckDBConnection, table: TableDef, src: string): Promise<AttributeTypeCount[]> {

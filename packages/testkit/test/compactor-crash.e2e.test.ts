@@ -56,7 +56,7 @@ describe('kill -9 of the compactor and the querier (cluster)', () => {
 
   beforeAll(async () => {
     // Files are mergeable at once; the periodic pass stays out of the way (passes run on demand).
-    floe = await startFloe({ mode: 'cluster', config: { compactor: { min_file_age: '0s', interval: '1h' }, writer: { flush_interval: '200ms', poll_interval: '50ms' } } });
+    floe = await startFloe({ mode: 'cluster', config: { compactor: { min_file_age: '0s', interval: '1h', open_hour_interval: '0s' }, writer: { flush_interval: '200ms', poll_interval: '50ms' } } });
     key = (await floe.bootstrap(tenant)).api_key;
     // Rounds of one size, each committed before the next: files the pass merges together.
     for (let round = 1; round <= ROUNDS; round++) {

@@ -78,7 +78,7 @@ describe('damaged files and WAL segments (cluster, local store)', () => {
   const TENANTS = ['healthy', 'truncated', 'flipped', 'deleted', 'metabroken', 'walco', 'listcut', 'manigone'];
 
   beforeAll(async () => {
-    h.floe = await startFloe({ mode: 'cluster', storage: 'fs', config: { compactor: { min_file_age: '0s', interval: '1h' } } });
+    h.floe = await startFloe({ mode: 'cluster', storage: 'fs', config: { compactor: { min_file_age: '0s', interval: '1h', open_hour_interval: '0s' } } });
     for (const t of TENANTS) h.keys[t] = (await h.floe.bootstrap(t)).api_key;
   }, 120_000);
   afterAll(async () => {
@@ -286,7 +286,7 @@ describe('the object store unreachable for a while, or its data files damaged (c
       storage: 'fs',
       config: {
         storage: { kind: 's3', s3: { bucket: s3.bucket, endpoint, region: 'us-east-1', access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, force_path_style: true } },
-        compactor: { min_file_age: '0s', interval: '1h' },
+        compactor: { min_file_age: '0s', interval: '1h', open_hour_interval: '0s' },
       },
     });
     for (const t of ['steady', 'other', 's3cut', 's3flipped', 's3deleted']) h.keys[t] = (await h.floe.bootstrap(t)).api_key;

@@ -55,7 +55,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('log deletion (%s)', (mode) => 
 
   beforeAll(async () => {
     // The periodic pass runs once at start (no data yet), then not again during the test.
-    floe = await startFloe({ mode, config: { compactor: { interval: '1h', delete_request_cancel_period: '0s' } } });
+    floe = await startFloe({ mode, config: { compactor: { interval: '1h', delete_request_cancel_period: '0s', open_hour_interval: '0s' } } });
     for (const tenant of ['acme', 'other']) {
       keys[tenant] = (await floe.bootstrap(tenant)).api_key;
       // A service's records in one export: one file then holds both checkout lines, so deleting one

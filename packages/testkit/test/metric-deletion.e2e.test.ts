@@ -37,7 +37,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('series deletion (%s)', (mode) 
     fetch(`${floe.routerUrl}/metricquery/api/v1/admin/tsdb/${path}?${new URLSearchParams(params)}`, { method, headers: { authorization: `Bearer ${key}`, 'x-tenant-id': 'acme' } });
 
   beforeAll(async () => {
-    floe = await startFloe({ mode, config: { compactor: { interval: '1h' } } });
+    floe = await startFloe({ mode, config: { compactor: { interval: '1h', open_hour_interval: '0s' } } });
     for (const tenant of ['acme', 'other']) {
       keys[tenant] = (await floe.bootstrap(tenant)).api_key;
       const body = toBinary(PromWriteRequestSchema, create(PromWriteRequestSchema, { timeseries: [series('queue_depth', 'a', true), series('queue_depth', 'b', false), series('other_metric', 'a', false)] }));

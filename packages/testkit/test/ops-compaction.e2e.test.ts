@@ -33,7 +33,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('ops compaction (%s)', (mode) =
 
   beforeAll(async () => {
     // Files are mergeable as soon as committed; the periodic pass (at start) stays out of the way.
-    floe = await startFloe({ mode, config: { compactor: { min_file_age: '0s', interval: '1h' } } });
+    floe = await startFloe({ mode, config: { compactor: { min_file_age: '0s', interval: '1h', open_hour_interval: '0s' } } });
     key = (await floe.bootstrap(tenant)).api_key;
     // Three traces, each sent once the one before is committed: three flush files in one hour of
     // about one size (in an open hour a file is merged only with others at least as large as it).

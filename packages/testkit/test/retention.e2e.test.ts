@@ -35,7 +35,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('retention (%s)', (mode) => {
   beforeAll(async () => {
     // The periodic pass runs once at start (no data yet), then not again during the test.
     // Lines of the chatty service keep an hour (limits.retention_stream), whatever the tenant's retention.
-    floe = await startFloe({ mode, config: { limits: { retention: '2d', retention_stream: [{ selector: '{service_name="chatty"}', period: '1h' }] }, compactor: { interval: '1h' } } });
+    floe = await startFloe({ mode, config: { limits: { retention: '2d', retention_stream: [{ selector: '{service_name="chatty"}', period: '1h' }] }, compactor: { interval: '1h', open_hour_interval: '0s' } } });
     const created = await fetch(`${floe.routerUrl}/api/v1/tenants`, {
       method: 'POST',
       headers: { authorization: `Bearer ${floe.adminApiKey}`, 'content-type': 'application/json' },

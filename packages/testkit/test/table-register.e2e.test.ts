@@ -17,7 +17,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('finding and registering the ta
   const table = `${tenant}.default.logs`;
 
   beforeAll(async () => {
-    floe = await startFloe({ mode, storage: 'fs', config: { writer: { flush_interval: '100ms', poll_interval: '50ms' }, compactor: { interval: '1h' } } });
+    floe = await startFloe({ mode, storage: 'fs', config: { writer: { flush_interval: '100ms', poll_interval: '50ms' }, compactor: { interval: '1h', open_hour_interval: '0s' } } });
     key = (await floe.bootstrap(tenant)).api_key;
   }, 120_000);
   afterAll(async () => {

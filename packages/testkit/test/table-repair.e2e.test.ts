@@ -20,7 +20,7 @@ describe('checking and rolling back a damaged table (embedded)', () => {
 
   beforeAll(async () => {
     // The periodic compaction pass runs at start only (before the tenant exists); the test asks for the one it needs.
-    floe = await startFloe({ mode: 'embedded', config: { writer: { flush_interval: '100ms', poll_interval: '50ms' }, compactor: { interval: '1h' } } });
+    floe = await startFloe({ mode: 'embedded', config: { writer: { flush_interval: '100ms', poll_interval: '50ms' }, compactor: { interval: '1h', open_hour_interval: '0s' } } });
     key = (await floe.bootstrap(tenant)).api_key;
   }, 120_000);
   afterAll(async () => {

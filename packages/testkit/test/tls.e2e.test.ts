@@ -229,7 +229,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('TLS on the admin ports (%s)', 
     ca = makeTestAuthority();
     const leaf = ca.issue('server', ['localhost', '127.0.0.1']);
     serial = hexSerial(leaf.serial);
-    floe = await startFloe({ mode, config: { tls: { cert_file: leaf.certFile, key_file: leaf.keyFile, ca_file: ca.caFile, admin_ports: true }, compactor: { interval: '1h' } } });
+    floe = await startFloe({ mode, config: { tls: { cert_file: leaf.certFile, key_file: leaf.keyFile, ca_file: ca.caFile, admin_ports: true }, compactor: { interval: '1h', open_hour_interval: '0s' } } });
   });
   afterAll(async () => {
     await floe?.stop();

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { serializeLong, type PlannedFile, type TableMetadata } from '@floe/iceberg';
 import { tableDef } from '@floe/schema';
-import { planCompaction } from './compact.ts';
+import { planCompaction, type PlanCompactionOptions } from './compact.ts';
 
 const def = tableDef('traces');
 const NOW = 10_000_000;
@@ -9,7 +9,7 @@ const MIN_AGE = 60_000;
 const TARGET = 100;
 
 /** A planned file: `seq` is the sequence number of the snapshot that added it. */
-function file(name: string, size: number, opts: { hour?: number; seq?: number; start?: number; spec?: number } = {}): PlannedFile {
+function file(name: string, size: number, opts: { hour?: number; seq?: number; start?: number; spec?: number; sortOrderId?: number } = {}): PlannedFile {
   return {
     key: name,
     uri: `file:///${name}`,
@@ -23,6 +23,7 @@ function file(name: string, size: number, opts: { hour?: number; seq?: number; s
     columnSizes: {},
     valueCounts: {},
     nullValueCounts: {},
+    ...(opts.sortOrderId !== undefined ? { sortOrderId: opts.sortOrderId } : {}),
   };
 }
 
@@ -118,16 +119,55 @@ describe('planCompaction', () => {
       groups: [['merged', 'f1', 'f2']],
     },
     {
+      name: 'open hour: groups are concatenated, closed hours sorted',
+      files: [file('o1', 10, { hour: OPEN, start: 1 }), file('o2', 10, { hour: OPEN, start: 2 }), file('c1', 10, { hour: CLOSED, start: 1 }), file('c2', 10, { hour: CLOSED, start: 2 })],
+      times: [old],
+      groups: [['c1', 'c2'], ['o1', 'o2']],
+      methods: ['sort', 'concat'],
+    },
+    {
+      name: 'closed hour: a concatenation is sorted even alone and even at the target size',
+      files: [file('cat', 100, { hour: CLOSED, start: 1, sortOrderId: 0 }), file('sorted', 100, { hour: CLOSED, start: 2, sortOrderId: 1 }), file('cat2', 40, { hour: 1, start: 1, sortOrderId: 0 })],
+      times: [old],
+      groups: [['cat'], ['cat2']],
+      methods: ['sort', 'sort'],
+    },
+    {
+      name: 'open hour: a concatenation at the target size is left alone, a smaller one tiered like any file',
+      files: [file('cat', 100, { hour: OPEN, start: 1, sortOrderId: 0 }), file('cat2', 20, { hour: OPEN, start: 2, sortOrderId: 0 }), file('f1', 10, { hour: OPEN, start: 3 }), file('f2', 10, { hour: OPEN, start: 4 })],
+      times: [old],
+      groups: [['cat2', 'f1', 'f2']],
+      methods: ['concat'],
+    },
+    {
+      name: 'open hour: files are concatenated at their own, shorter age (compactor.open_hour_interval)',
+      files: [file('a', 10, { hour: OPEN, start: 1, seq: 1 }), file('b', 10, { hour: OPEN, start: 2, seq: 2 }), file('c', 10, { hour: CLOSED, start: 1, seq: 2 }), file('d', 10, { hour: CLOSED, start: 2, seq: 2 })],
+      // Snapshot 2 is younger than min_file_age but older than the open-hour age.
+      times: [old, NOW - 20_000],
+      opts: { openMinFileAgeMs: 15_000 },
+      groups: [['a', 'b']],
+      methods: ['concat'],
+    },
+    {
+      name: 'open hours only (the frequent pass) leaves closed hours to the full pass',
+      files: [file('o1', 10, { hour: OPEN, start: 1 }), file('o2', 10, { hour: OPEN, start: 2 }), file('c1', 10, { hour: CLOSED, start: 1 }), file('c2', 10, { hour: CLOSED, start: 2 })],
+      times: [old],
+      opts: { openHoursOnly: true },
+      groups: [['o1', 'o2']],
+      methods: ['concat'],
+    },
+    {
       name: 'ignores files of another partition spec',
       files: [file('a', 10, { spec: 1 }), file('b', 10, { spec: 1 })],
       times: [old],
       groups: [],
     },
-  ])('$name', ({ files, times, groups, retained }: { files: PlannedFile[]; times: number[]; groups: string[][]; retained?: number[] }) => {
+  ])('$name', ({ files, times, groups, retained, methods, opts }: { files: PlannedFile[]; times: number[]; groups: string[][]; retained?: number[]; methods?: string[]; opts?: Partial<PlanCompactionOptions> }) => {
     const m = metadata(times);
     if (retained) m.snapshots = m.snapshots.filter((s) => retained.includes(s['sequence-number']));
-    const planned = planCompaction(def, m, files, { targetFileBytes: TARGET, minFileAgeMs: MIN_AGE, nowMs: NOW });
+    const planned = planCompaction(def, m, files, { targetFileBytes: TARGET, minFileAgeMs: MIN_AGE, nowMs: NOW, ...opts });
     expect(planned.map((g) => g.files.map((f) => f.key))).toEqual(groups);
-    for (const g of planned) expect(g.files.reduce((a, f) => a + f.fileSizeBytes, 0)).toBeLessThanOrEqual(TARGET);
+    if (methods) expect(planned.map((g) => g.method)).toEqual(methods);
+    for (const g of planned) if (g.files.length > 1) expect(g.files.reduce((a, f) => a + f.fileSizeBytes, 0)).toBeLessThanOrEqual(TARGET);
   });
 });

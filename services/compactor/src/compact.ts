@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
 import { partitionFieldName, type TableDef } from '@floe/schema';
-import { writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetWriter, type WrittenFile } from '@floe/storage';
+import { readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
 /**
@@ -18,8 +18,9 @@ export const COMPACTION_SUMMARY_KEY = 'floe.compaction';
 
 /**
  * An hour partition counts as still being written until this long after its end (the writer's
- * last flushes, clients that send late). While an hour is open its files are merged size-tiered
- * (`splitTiers`); once it is closed everything below the target is merged one last time.
+ * last flushes, clients that send late). While an hour is open its files are concatenated
+ * size-tiered (`splitTiers`): their row groups copied into one file, nothing decoded or sorted.
+ * Once it is closed everything below the target, and every concatenation, is sort-merged once.
  */
 export const OPEN_HOUR_GRACE_MS = 10 * 60_000;
 
@@ -34,17 +35,34 @@ export const SIZE_RATIO = 1;
 
 const MS_PER_HOUR = 3_600_000;
 
+/**
+ * How a group is merged. `concat`: the files' row groups copied into one file as they are
+ * (parquet-concat), for an hour still being written: what slows queries down is the number of
+ * files, and copying bytes costs a fraction of decoding, sorting and encoding them again, so the
+ * open hour can be merged every few seconds' worth of flushes. `sort`: DuckDB rewrites the rows
+ * in the table's order (with id blocks), once the hour is closed.
+ */
+export type MergeMethod = 'concat' | 'sort';
+
 export interface CompactionGroup {
   /** Value of the hour partition (hours since the epoch). */
   hour: number;
   files: PlannedFile[];
+  method: MergeMethod;
 }
 
 export interface PlanCompactionOptions {
   targetFileBytes: number;
   minFileAgeMs: number;
+  /** The age at which an open hour's files are concatenated (compactor.open_hour_interval); minFileAgeMs when absent. */
+  openMinFileAgeMs?: number;
+  /** Plan the open hours only (the compactor's frequent concatenation pass). */
+  openHoursOnly?: boolean;
   nowMs: number;
 }
+
+/** Iceberg's sort order 0: the file's rows are in no declared order (a concatenation). */
+const isUnsorted = (f: PlannedFile): boolean => f.sortOrderId === 0;
 
 /**
  * Which files to merge: per hour partition, the files below the target size that were committed
@@ -52,8 +70,10 @@ export interface PlanCompactionOptions {
  * total size stays within the target. Packing is next-fit over files sorted by their lowest
  * timestamp rather than best-fit by size, so each output file covers a contiguous stretch of the
  * hour and the time bounds of an hour's files barely overlap: the planner can then still prune
- * within an hour. A group of one would be rewritten for nothing and is dropped. In an hour that
- * is still open, groups are then split size-tiered (`splitTiers`).
+ * within an hour. In an hour that is still open, groups are concatenated and split size-tiered
+ * (`splitTiers`). Once it is closed they are sorted, and a concatenation is an input whatever its
+ * size, even alone: it is the one rewrite that puts its rows in the table's order. Any other
+ * group of one would be rewritten for nothing and is dropped.
  */
 export function planCompaction(def: TableDef, metadata: TableMetadata, files: readonly PlannedFile[], opts: PlanCompactionOptions): CompactionGroup[] {
   const field = partitionFieldName(def);
@@ -61,14 +81,18 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
   const defaultSpec = metadata['default-spec-id'];
   const committedAt = commitTimes(metadata);
   const cutoff = opts.nowMs - opts.minFileAgeMs;
+  const openCutoff = opts.nowMs - (opts.openMinFileAgeMs ?? opts.minFileAgeMs);
+  const isOpen = (hour: number) => (hour + 1) * MS_PER_HOUR + OPEN_HOUR_GRACE_MS > opts.nowMs;
 
   const byHour = new Map<number, PlannedFile[]>();
   for (const f of files) {
     const hour = f.partition[field];
     // Floe writes one spec; a file of another spec would need its own partition grouping.
     if (typeof hour !== 'number' || f.specId !== defaultSpec) continue;
-    if (f.fileSizeBytes >= opts.targetFileBytes) continue;
-    if (committedAt(f.sequenceNumber) > cutoff) continue;
+    const open = isOpen(hour);
+    if (opts.openHoursOnly && !open) continue;
+    if (f.fileSizeBytes >= opts.targetFileBytes && (open || !isUnsorted(f))) continue;
+    if (committedAt(f.sequenceNumber) > (open ? openCutoff : cutoff)) continue;
     let list = byHour.get(hour);
     if (!list) byHour.set(hour, (list = []));
     list.push(f);
@@ -80,16 +104,19 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
   };
   const groups: CompactionGroup[] = [];
   for (const [hour, list] of [...byHour].sort((a, b) => a[0] - b[0])) {
-    if (list.length < 2) continue;
     list.sort((a, b) => {
       const d = lowTime(a) - lowTime(b);
       return d < 0n ? -1 : d > 0n ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
     });
     let current: PlannedFile[] = [];
     let bytes = 0;
-    const open = (hour + 1) * MS_PER_HOUR + OPEN_HOUR_GRACE_MS > opts.nowMs;
+    const open = isOpen(hour);
     const flush = () => {
-      for (const files of open ? splitTiers(current) : [current]) if (files.length >= 2) groups.push({ hour, files });
+      if (open) {
+        for (const files of splitTiers(current)) if (files.length >= 2) groups.push({ hour, files, method: 'concat' });
+      } else if (current.length >= 2 || (current.length === 1 && isUnsorted(current[0]!))) {
+        groups.push({ hour, files: current, method: 'sort' });
+      }
       current = [];
       bytes = 0;
     };
@@ -158,6 +185,8 @@ export interface CompactTableStats {
   bytesBefore: number;
   bytesAfter: number;
   rows: number;
+  /** Of `groups`, those concatenated (an open hour's) rather than sorted. */
+  concatenated: number;
   conflicts: number;
   failures: number;
 }
@@ -170,6 +199,7 @@ export const emptyCompactStats = (): CompactTableStats => ({
   bytesBefore: 0,
   bytesAfter: 0,
   rows: 0,
+  concatenated: 0,
   conflicts: 0,
   failures: 0,
 });
@@ -180,12 +210,13 @@ export interface CompactTableResult {
 }
 
 /**
- * Merges the small files of every hour partition of one table: each group is rewritten by DuckDB
- * into one file in the canonical sort order (zstd, Iceberg field ids), uploaded with its id
- * filter, and swapped in by its own `replace` commit, so a conflict or failure costs that group
- * only. `signal` ends the table after the group in progress. The rewrite uses the table's own
- * definition (floeTableDef: the signal's plus the materialized label columns it recorded at
- * creation), so label columns and their field ids survive compaction.
+ * Merges the small files of every hour partition of one table: each group becomes one file
+ * (`MergeMethod`: concatenated in an open hour, sorted by DuckDB in the canonical order with its
+ * id blocks once the hour is closed), uploaded with its id filter, and swapped in by its own
+ * `replace` commit, so a conflict or failure costs that group only. `signal` ends the table after
+ * the group in progress. A sorted rewrite uses the table's own definition (floeTableDef: the
+ * signal's plus the materialized label columns it recorded at creation), so label columns and
+ * their field ids survive compaction.
  */
 export async function compactTable(deps: CompactDeps, handle: TableHandle, opts: PlanCompactionOptions, signal?: AbortSignal): Promise<CompactTableResult> {
   const def = floeTableDef(handle);
@@ -201,14 +232,15 @@ export async function compactTable(deps: CompactDeps, handle: TableHandle, opts:
       current = outcome.handle;
       hours.add(group.hour);
       stats.groups++;
-      stats.filesBefore += group.files.length;
-      stats.filesAfter++;
-      stats.bytesBefore += group.files.reduce((a, f) => a + f.fileSizeBytes, 0);
+      if (group.method === 'concat') stats.concatenated++;
+      stats.filesBefore += outcome.removed.length;
+      stats.filesAfter += outcome.added;
+      stats.bytesBefore += outcome.removed.reduce((a, f) => a + f.fileSizeBytes, 0);
       stats.bytesAfter += outcome.sizeBytes;
       stats.rows += outcome.rows;
     } else if (outcome.kind === 'conflict') {
       stats.conflicts++;
-    } else {
+    } else if (outcome.kind === 'failed') {
       stats.failures++;
     }
   }
@@ -216,51 +248,103 @@ export async function compactTable(deps: CompactDeps, handle: TableHandle, opts:
   return { handle: current, stats };
 }
 
-type GroupOutcome = { kind: 'committed'; handle: TableHandle; sizeBytes: number; rows: number } | { kind: 'conflict' } | { kind: 'failed' };
+type GroupOutcome =
+  | { kind: 'committed'; handle: TableHandle; removed: PlannedFile[]; added: number; sizeBytes: number; rows: number }
+  | { kind: 'conflict' }
+  | { kind: 'failed' }
+  /** Nothing to merge after all (no two files of the group share a schema). */
+  | { kind: 'none' };
+
+/** What a group's merge wrote: files to publish in place of `removed`. */
+interface Merged {
+  removed: PlannedFile[];
+  written: WrittenFile[];
+}
+
+/**
+ * The group's files concatenated, per schema: files written at different times may differ in
+ * their Parquet schema (a DuckDB-encoded flush beside the writer's own encoder), and only
+ * byte-identical schemas concatenate. A file alone with its schema stays as it is.
+ */
+async function concatenated(writer: ParquetWriter, def: TableDef, files: readonly PlannedFile[], paths: readonly string[]): Promise<Merged> {
+  const bySchema = new Map<string, { files: PlannedFile[]; footers: ParquetFooter[] }>();
+  for (let i = 0; i < files.length; i++) {
+    const footer = await readParquetFooter(paths[i]!);
+    let bucket = bySchema.get(footer.schemaKey);
+    if (!bucket) bySchema.set(footer.schemaKey, (bucket = { files: [], footers: [] }));
+    bucket.files.push(files[i]!);
+    bucket.footers.push(footer);
+  }
+  const merged: Merged = { removed: [], written: [] };
+  try {
+    for (const bucket of bySchema.values()) {
+      if (bucket.files.length < 2) continue;
+      merged.written.push(await writer.concatenate(def, bucket.footers));
+      merged.removed.push(...bucket.files);
+    }
+    return merged;
+  } catch (err) {
+    await removeLocal(merged.written);
+    throw err;
+  }
+}
 
 async function compactGroup(deps: CompactDeps, handle: TableHandle, def: TableDef, group: CompactionGroup): Promise<GroupOutcome> {
   const { catalog, store, writer, cache, log } = deps;
   const table = `${handle.namespace}.${handle.name}`;
-  const expectedRows = group.files.reduce((a, f) => a + f.recordCount, 0);
-  let written: WrittenFile | undefined;
-  let uploadedKey: string | undefined;
-  // Until replaceFiles is called nothing can reference the upload; after a conflict it never will.
-  // Any other commit error leaves it unknown whether the swap landed, so the upload stays for the
-  // orphan sweep, which deletes it only if no snapshot references it.
+  let merged: Merged | undefined;
+  const uploaded: string[] = [];
+  // Until replaceFiles is called nothing can reference the uploads; after a conflict they never will.
+  // Any other commit error leaves it unknown whether the swap landed, so the uploads stay for the
+  // orphan sweep, which deletes them only if no snapshot references them.
   let safeToDelete = true;
   try {
     const leases: CacheLease[] = [];
     try {
       for (const f of group.files) leases.push(await cache.acquire(store, f.key, f.fileSizeBytes));
-      written = await writer.rewrite(def, leases.map((l) => l.path), { idBlocks: true });
+      const paths = leases.map((l) => l.path);
+      merged =
+        group.method === 'concat'
+          ? await concatenated(writer, def, group.files, paths)
+          : { removed: group.files, written: [await writer.rewrite(def, paths, { idBlocks: true })] };
     } finally {
       for (const l of leases) l.release();
     }
-    if (written.rowCount !== expectedRows) {
-      throw new Error(`rewrite of ${group.files.length} files produced ${written.rowCount} rows, the manifests list ${expectedRows}`);
+    if (merged.written.length === 0) return { kind: 'none' };
+    const expectedRows = merged.removed.reduce((a, f) => a + f.recordCount, 0);
+    const rows = merged.written.reduce((a, w) => a + w.rowCount, 0);
+    if (rows !== expectedRows) {
+      throw new Error(`${group.method === 'concat' ? 'concatenation' : 'rewrite'} of ${merged.removed.length} files produced ${rows} rows, the manifests list ${expectedRows}`);
     }
     const locationKey = store.keyFromUri(handle.metadata.location);
-    const input = await publishDataFile(store, def, written, locationKey, group.hour);
-    uploadedKey = input.key;
+    const inputs = [];
+    for (const w of merged.written) {
+      const input = await publishDataFile(store, def, w, locationKey, group.hour);
+      uploaded.push(input.key);
+      inputs.push(input);
+    }
     safeToDelete = false;
-    const summary = JSON.stringify({ hour: group.hour, removed: group.files.length, added: 1, rows: written.rowCount });
-    const result = await catalog.replaceFiles(handle, { remove: group.files.map((f) => f.key), add: [input], summary: { [COMPACTION_SUMMARY_KEY]: summary } });
-    log.debug({ table, hour: group.hour, files: group.files.length, rows: written.rowCount, bytes: written.sizeBytes, attempts: result.attempts }, 'partition group compacted');
-    return { kind: 'committed', handle: result.handle, sizeBytes: written.sizeBytes, rows: written.rowCount };
+    const summary = JSON.stringify({ hour: group.hour, method: group.method, removed: merged.removed.length, added: inputs.length, rows });
+    const result = await catalog.replaceFiles(handle, { remove: merged.removed.map((f) => f.key), add: inputs, summary: { [COMPACTION_SUMMARY_KEY]: summary } });
+    const sizeBytes = merged.written.reduce((a, w) => a + w.sizeBytes, 0);
+    log.debug({ table, hour: group.hour, method: group.method, files: merged.removed.length, rows, bytes: sizeBytes, attempts: result.attempts }, 'partition group compacted');
+    return { kind: 'committed', handle: result.handle, removed: merged.removed, added: inputs.length, sizeBytes, rows };
   } catch (err) {
     const conflict = err instanceof CommitConflictError;
     if (conflict) safeToDelete = true;
-    if (uploadedKey !== undefined && safeToDelete) {
-      await deleteDataFiles(store, [uploadedKey]).catch((e: unknown) => log.warn({ err: e, key: uploadedKey }, 'could not delete an uncommitted compaction output; the orphan sweep will'));
+    if (uploaded.length > 0 && safeToDelete) {
+      await deleteDataFiles(store, uploaded).catch((e: unknown) => log.warn({ err: e, keys: uploaded }, 'could not delete uncommitted compaction outputs; the orphan sweep will'));
     }
     if (conflict) {
       // Someone else changed these files (another compactor, retention): next pass replans.
       log.info({ table, hour: group.hour, files: group.files.length, reason: (err as Error).message }, 'compaction group skipped after a conflict');
       return { kind: 'conflict' };
     }
-    log.error({ err, table, hour: group.hour, files: group.files.length }, 'compaction group failed');
+    log.error({ err, table, hour: group.hour, method: group.method, files: group.files.length }, 'compaction group failed');
     return { kind: 'failed' };
   } finally {
-    if (written) await Promise.all(writtenLocalFiles(written).map((f) => rm(f, { force: true })));
+    if (merged) await removeLocal(merged.written);
   }
 }
+
+const removeLocal = (written: readonly WrittenFile[]) => Promise.all(written.flatMap(writtenLocalFiles).map((f) => rm(f, { force: true })));

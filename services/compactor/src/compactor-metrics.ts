@@ -1,4 +1,4 @@
-import type { Histogram, SelfTelemetry } from '@floe/telemetry';
+import type { Counter, Histogram, SelfTelemetry } from '@floe/telemetry';
 
 /**
  * What an operator watches of the compactor: how its passes end and how long they take
@@ -8,6 +8,10 @@ import type { Histogram, SelfTelemetry } from '@floe/telemetry';
  */
 export interface CompactorMetrics {
   passDuration: Histogram;
+  /** Open-hour concatenation passes (compactor.open_hour_interval), by outcome. */
+  openHourPasses: Counter;
+  /** Flush files merged away by those passes. */
+  filesConcatenated: Counter;
   succeeded(atMs: number): void;
 }
 
@@ -23,6 +27,8 @@ export function compactorMetrics(telemetry: SelfTelemetry): CompactorMetrics {
       unit: 's',
       advice: { explicitBucketBoundaries: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 600, 1800, 3600] },
     }),
+    openHourPasses: m.createCounter('compaction_open_hour_passes', { description: 'Open-hour concatenation passes between full compaction passes, by outcome (ok, failed)' }),
+    filesConcatenated: m.createCounter('compaction_open_hour_files_merged', { description: 'Files of hours still being written merged away by open-hour passes' }),
     succeeded(atMs) {
       lastSuccessMs = atMs;
     },

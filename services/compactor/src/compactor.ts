@@ -4,7 +4,7 @@ import type { DeleteRequest } from '@floe/meta';
 import { isTableName } from '@floe/schema';
 import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
-import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats } from './compact.ts';
+import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats, type MergeMethod, type PlanCompactionOptions } from './compact.ts';
 import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
 import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences, versionsAhead } from './orphans.ts';
 import { applyDeleteRequest, deletionTables, emptyDeleteStats, type DeleteStats } from './deletes.ts';
@@ -28,6 +28,8 @@ export interface CompactorOptions {
   /** A tenant's per-stream retention of logs (limits.retention_stream and its settings), in the order tried; absent: none. */
   retentionStreams?: (tenant: string) => Promise<RetentionStream[]>;
   minFileAgeMs?: number;
+  /** An open hour's files are concatenated once this old (compactor.open_hour_interval); minFileAgeMs when absent. */
+  openHourAgeMs?: number;
   orphanMinAgeMs?: number;
   /** Where delete requests come from and are marked done (the metadata DB); absent: none are processed. */
   deleteRequests?: DeleteRequestQueue;
@@ -78,7 +80,7 @@ export interface PassScope {
 export interface TablePlan {
   table: string;
   files: number;
-  groups: Array<{ hour: string; files: number; bytes: number; rows: number }>;
+  groups: Array<{ hour: string; method: MergeMethod; files: number; bytes: number; rows: number }>;
 }
 
 export function inScope(id: TableIdentifier, scope: PassScope | undefined): boolean {
@@ -113,6 +115,11 @@ export async function reconcileTargetFileSize(catalog: SqlCatalog, handle: Table
 export class Compactor {
   readonly #o: CompactorOptions;
   readonly #refs = new ReferenceCache();
+  /**
+   * Tables whose last full visit found their catalog pointer sound (not behind their metadata
+   * files): the open-hour passes visit only these, so they need no listing of their own.
+   */
+  readonly #sound = new Set<string>();
 
   constructor(opts: CompactorOptions) {
     this.#o = opts;
@@ -146,17 +153,57 @@ export class Compactor {
       // Tables of other engines sharing the catalog have no Floe definition to rewrite them with.
       if (!isTableName(id.name) || !inScope(id, scope) || !mine(id)) continue;
       stats.tables++;
+      const name = `${id.namespace}.${id.name}`;
       try {
         if (await this.#table(id, horizon, stats, signal)) stats.tablesChanged++;
       } catch (err) {
+        this.#sound.delete(name);
         stats.failedTables++;
-        log.error({ err, table: `${id.namespace}.${id.name}` }, 'compactor pass failed for a table');
+        log.error({ err, table: name }, 'compactor pass failed for a table');
       }
     }
     // Only a complete pass knows which manifests are still reachable.
     if (!signal?.aborted && !scope) this.#refs.endPass();
     stats.durationMs = now() - started;
     return stats;
+  }
+
+  /**
+   * The frequent pass between full ones (compactor.open_hour_interval): in this compactor's share
+   * of the tables, concatenate the files of hours still being written, and nothing else. The
+   * writer adds a file per table and partition every flush (~30 a minute under load), and every
+   * file costs each query that reads the hour; concatenation copies bytes, so it can keep up.
+   * Tables not yet visited by a full pass, or whose last full visit failed, are left to it.
+   */
+  async concatOpenHours(signal?: AbortSignal): Promise<CompactTableStats> {
+    const { catalog, log } = this.#o;
+    const now = this.#o.now ?? Date.now;
+    const stats = emptyCompactStats();
+    for (const id of await catalog.listTables()) {
+      if (signal?.aborted) break;
+      const name = `${id.namespace}.${id.name}`;
+      if (!this.#sound.has(name) || (this.#o.owns && !this.#o.owns(name))) continue;
+      try {
+        const handle = await catalog.loadTable(id.namespace, id.name);
+        if (!handle) continue;
+        const done = await compactTable(this.#o, handle, this.#planOptions(now(), true), signal);
+        addInto(stats, done.stats);
+      } catch (err) {
+        stats.failures++;
+        log.error({ err, table: name }, 'open-hour concatenation failed for a table');
+      }
+    }
+    return stats;
+  }
+
+  #planOptions(nowMs: number, openHoursOnly = false): PlanCompactionOptions {
+    return {
+      targetFileBytes: this.#o.targetFileBytes,
+      minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS,
+      ...(this.#o.openHourAgeMs !== undefined ? { openMinFileAgeMs: this.#o.openHourAgeMs } : {}),
+      ...(openHoursOnly ? { openHoursOnly } : {}),
+      nowMs,
+    };
   }
 
   /** A dry run: what a pass would merge now in the tables of `scope`, without writing anything. */
@@ -169,16 +216,13 @@ export class Compactor {
       const handle = await catalog.loadTable(id.namespace, id.name);
       if (!handle) continue;
       const files = await catalog.planFiles(handle);
-      const groups = planCompaction(floeTableDef(handle), handle.metadata, files, {
-        targetFileBytes: this.#o.targetFileBytes,
-        minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS,
-        nowMs: now(),
-      });
+      const groups = planCompaction(floeTableDef(handle), handle.metadata, files, this.#planOptions(now()));
       out.push({
         table: `${id.namespace}.${id.name}`,
         files: files.length,
         groups: groups.map((g) => ({
           hour: new Date(g.hour * 3_600_000).toISOString(),
+          method: g.method,
           files: g.files.length,
           bytes: g.files.reduce((a, f) => a + f.fileSizeBytes, 0),
           rows: g.files.reduce((a, f) => a + f.recordCount, 0),
@@ -247,9 +291,11 @@ export class Compactor {
     const pointer = (await catalog.pointerOf(id.namespace, id.name))?.metadataLocation ?? handle.metadataLocation;
     const ahead = versionsAhead(metadataFiles, pointer, store);
     if (ahead.length > 0) {
+      this.#sound.delete(`${id.namespace}.${id.name}`);
       throw new Error(`${ahead.length} metadata files are numbered beyond the catalog's pointer ${pointer}: the catalog is behind the table (restored from an older backup?); left alone until it is rolled forward (floe ops check-tables, floe ops rollback-table --to)`);
     }
 
+    this.#sound.add(`${id.namespace}.${id.name}`);
     const target = await reconcileTargetFileSize(catalog, handle, this.#o.targetFileBytes);
     handle = target.handle;
 
@@ -269,7 +315,7 @@ export class Compactor {
       if (byStream.stats.files > 0) this.#o.log.info({ table: `${id.namespace}.${id.name}`, ...byStream.stats }, 'retention: stream lines deleted');
     }
 
-    const compacted = await compactTable(this.#o, handle, { targetFileBytes: this.#o.targetFileBytes, minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS, nowMs: now() }, signal);
+    const compacted = await compactTable(this.#o, handle, this.#planOptions(now()), signal);
     handle = compacted.handle;
     addInto(stats.compaction, compacted.stats);
     if (signal?.aborted) return target.changed || retained.stats.files + compacted.stats.groups > 0;

@@ -70,6 +70,8 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     retentionMs: async (tenant, table) => (await limitsOf(tenant)).retentionMs(table),
     retentionStreams: async (tenant) => (await limitsOf(tenant)).retentionStreams,
     minFileAgeMs: c.min_file_age,
+    // An open hour's files are old enough to concatenate after one open-hour interval, or sooner where min_file_age says so.
+    ...(c.open_hour_interval > 0 ? { openHourAgeMs: Math.min(c.open_hour_interval, c.min_file_age) } : {}),
     ...(membership ? { owns: (table: string) => membership.owns(table) } : {}),
     deleteRequests: {
       // Prometheus deletes series at once and never takes a delete back: no cancel period for metrics.
@@ -89,6 +91,8 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   let wake = new AbortController();
   const pending = () => state.requests.find((r) => r.startedAt === null);
   let nextPeriodic = Date.now();
+  // 0 turns the open-hour passes off.
+  let nextOpenHours = c.open_hour_interval > 0 ? Date.now() + c.open_hour_interval : Number.POSITIVE_INFINITY;
 
   const metrics = compactorMetrics(deps.telemetry ?? noSelfTelemetry);
   observeDuckDbMemory(deps.telemetry, 'compactor', () => writer.memoryUsage());
@@ -114,6 +118,19 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     }
   };
 
+  const runOpenHours = async (): Promise<void> => {
+    const began = performance.now();
+    try {
+      const stats = await compactor.concatOpenHours(abort.signal);
+      if (stats.groups + stats.failures > 0) log.debug({ ...stats, durationMs: Math.round(performance.now() - began) }, 'open hours concatenated');
+      metrics.openHourPasses.add(1, { outcome: stats.failures > 0 ? 'failed' : 'ok' });
+      metrics.filesConcatenated.add(stats.filesBefore);
+    } catch (err) {
+      metrics.openHourPasses.add(1, { outcome: 'failed' });
+      log.error({ err }, 'open-hour concatenation failed; retrying next interval');
+    }
+  };
+
   const loop = (async () => {
     if (!c.enabled) return;
     while (!abort.signal.aborted) {
@@ -134,7 +151,12 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
         state.lastPass = await runPass(undefined, false);
         continue;
       }
-      await sleep(Math.max(0, nextPeriodic - Date.now()), AbortSignal.any([abort.signal, wake.signal]));
+      if (Date.now() >= nextOpenHours) {
+        nextOpenHours = Date.now() + c.open_hour_interval;
+        await runOpenHours();
+        continue;
+      }
+      await sleep(Math.max(0, Math.min(nextPeriodic, nextOpenHours) - Date.now()), AbortSignal.any([abort.signal, wake.signal]));
       if (wake.signal.aborted) wake = new AbortController();
     }
   })();
@@ -298,6 +320,7 @@ function passSummary(s: PassStats) {
     deleteRequestsProcessed: s.deletes.requests,
     rowsDeleted: s.deletes.rows,
     partitionsCompacted: s.compaction.partitions,
+    groupsConcatenated: s.compaction.concatenated,
     filesBefore: s.compaction.filesBefore,
     filesAfter: s.compaction.filesAfter,
     bytesBefore: s.compaction.bytesBefore,

@@ -450,8 +450,14 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
                     items: {
                       type: 'object',
                       additionalProperties: false,
-                      required: ['hour', 'files', 'bytes', 'rows'],
-                      properties: { hour: { type: 'string', format: 'date-time' }, files: { type: 'integer' }, bytes: { type: 'integer' }, rows: { type: 'integer' } },
+                      required: ['hour', 'method', 'files', 'bytes', 'rows'],
+                      properties: {
+                        hour: { type: 'string', format: 'date-time' },
+                        method: { type: 'string', enum: ['concat', 'sort'], description: 'concat: an hour still being written, its files\' row groups copied into one file; sort: a closed hour, rewritten in the table\'s order.' },
+                        files: { type: 'integer' },
+                        bytes: { type: 'integer' },
+                        rows: { type: 'integer' },
+                      },
                     },
                   },
                 },
