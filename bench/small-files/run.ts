@@ -10,12 +10,14 @@
  * samples (bench/lib/remote-write-stream.ts), so each of the traces, logs and metrics tables ends
  * up with about `files` small files, as the writer makes them. The compactor is left idle (no
  * periodic pass during the run) until the bench asks for an on-demand pass
- * (POST /api/v1/ops/compact through the router, admin key), which merges each table's hour into
- * one file. The same four queries, as Grafana sends them through the router over the window of
- * the ingest, run `rounds` times (after one warm-up) on the many files and then on the one file:
+ * (POST /api/v1/ops/compact through the router, admin key), which merges each table's hour. The
+ * hour is still being written, so the pass concatenates (row groups copied, size-tiered: one file
+ * or a few; printed with the method the dry run names), as compactor.open_hour_interval's passes
+ * do in production. The same four queries, as Grafana sends them through the router over the window of
+ * the ingest, run `rounds` times (after one warm-up) on the many files and then on the merged ones:
  * a trace by id, a TraceQL search, a LogQL metric query and a PromQL range query (bench/soak's).
  * Answers are compared between the two phases. Printed per query: medians, p95s and the ratio
- * many files / one file.
+ * many files / merged.
  *
  * FLOE_BENCH_CPU_PROF=<dir> profiles the Floe process (summarise with bench/lib/cpu-profile-summary.ts);
  * FLOE_BENCH_LOG=debug makes the querier log each query's resolve time (catalog, planning,
@@ -44,11 +46,18 @@ const TABLES = ['traces', 'logs', 'metrics'] as const;
 
 const adminHeaders = { authorization: `Bearer ${ADMIN_KEY}`, 'content-type': 'application/json' };
 
-async function liveFiles(floe: FloeProcess): Promise<Record<string, number>> {
+/** Per table: its live files now, and how a pass would merge them (the dry run's group methods). */
+async function liveFiles(floe: FloeProcess): Promise<Record<string, string>> {
   const res = await fetch(`${floe.routerUrl}/api/v1/ops/compact/dry-run`, { method: 'POST', headers: adminHeaders, body: JSON.stringify({ tenant: floe.tenant }) });
   if (res.status !== 200) throw new Error(`compact dry run answered ${res.status}: ${await res.text()}`);
-  const plan = (await res.json()) as { tables: Array<{ table: string; files: number }> };
-  return Object.fromEntries(TABLES.map((t) => [t, plan.tables.find((x) => x.table === `${floe.tenant}.default.${t}`)?.files ?? 0]));
+  const plan = (await res.json()) as { tables: Array<{ table: string; files: number; groups: Array<{ method: string }> }> };
+  return Object.fromEntries(
+    TABLES.map((t) => {
+      const table = plan.tables.find((x) => x.table === `${floe.tenant}.default.${t}`);
+      const methods = [...new Set(table?.groups.map((g) => g.method) ?? [])];
+      return [t, `${table?.files ?? 0}${methods.length > 0 ? ` (a pass would ${methods.join('/')})` : ''}`];
+    }),
+  );
 }
 
 /** An on-demand compaction of the tenant, waited for. */
@@ -216,7 +225,7 @@ async function main(): Promise<void> {
     const oneT = await timeQueries(floe, queries);
     const oneLog = querierLog(floe, logAt);
 
-    console.log(`  ${'query'.padEnd(16)} ${'many p50'.padStart(10)} ${'many p95'.padStart(10)} ${'one p50'.padStart(10)} ${'one p95'.padStart(10)} ${'ratio p50'.padStart(10)}  answer`);
+    console.log(`  ${'query'.padEnd(16)} ${'many p50'.padStart(10)} ${'many p95'.padStart(10)} ${'merged p50'.padStart(10)} ${'merged p95'.padStart(10)} ${'ratio p50'.padStart(10)}  answer`);
     for (const [i, q] of queries.entries()) {
       const m = manyT[i]!;
       const o = oneT[i]!;
@@ -226,7 +235,7 @@ async function main(): Promise<void> {
         `  ${q.name.padEnd(16)} ${ms(median(m.ms))} ${ms(percentile(sorted(m.ms), 95))} ${ms(median(o.ms))} ${ms(percentile(sorted(o.ms), 95))} ${`${(median(m.ms) / median(o.ms)).toFixed(2)}x`.padStart(10)}  ${m.answer === o.answer ? `same (${m.answer})` : `DIFFERENT: many ${m.answer}, one ${o.answer}`}`,
       );
     }
-    for (const [name, l] of [['many', manyLog], ['one', oneLog]] as const) {
+    for (const [name, l] of [['many', manyLog], ['merged', oneLog]] as const) {
       if (l.lines > 0) console.log(`  querier (${name} files): ${l.lines} Flight queries, resolve ${(l.resolveMs / l.lines).toFixed(1)} ms, whole ${(l.ms / l.lines).toFixed(1)} ms on average`);
     }
     console.log(`  load average after: ${loadAverage()}`);

@@ -41,6 +41,7 @@ export async function publishDataFile(store: ObjectStore, table: TableDef, writt
     upperBounds: upper,
     // 0 is Iceberg's unsorted order; 1 the table's canonical one (floeTableDef).
     sortOrderId: written.unsorted ? 0 : 1,
+    ...(written.rowGroupOffsets ? { splitOffsets: written.rowGroupOffsets } : {}),
   };
 }
 

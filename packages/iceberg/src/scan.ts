@@ -149,6 +149,7 @@ export async function planFiles(reader: ManifestReader, blobs: BlobStore, metada
         valueCounts: df.valueCounts ?? {},
         nullValueCounts: df.nullValueCounts ?? {},
         ...(df.sortOrderId !== undefined ? { sortOrderId: df.sortOrderId } : {}),
+        ...(df.splitOffsets ? { splitOffsets: df.splitOffsets } : {}),
       });
     }
   }

@@ -277,6 +277,8 @@ export interface PlannedFile {
   nullValueCounts: Record<number, number>;
   /** The manifest's sort order id: 0 unsorted (a concatenation), 1 Floe's canonical order; absent when not recorded. */
   sortOrderId?: number;
+  /** Where its row groups start, when recorded (Floe records them for what compaction writes, not for flush files). */
+  splitOffsets?: number[];
 }
 
 export interface SnapshotSummaryInfo {

@@ -10,7 +10,7 @@ export { logsTable } from './logs.ts';
 export { metricsTable } from './metrics.ts';
 export { metricExemplarsTable } from './exemplars.ts';
 export { profilesTable } from './profiles.ts';
-export { DUCKDB_TYPES, isListType, isMapType, isStructType } from './types.ts';
+export { DUCKDB_TYPES, isListType, isMapType, isStructType, rowGroupSizeOf } from './types.ts';
 export type { ColumnDef, ColumnType, PrimitiveType, TableDef, MapFieldIds, MapType, ListType, StructType, StructField } from './types.ts';
 export {
   PARTITION_FIELD_ID,

@@ -96,3 +96,9 @@ export const DUCKDB_TYPES: Record<PrimitiveType, string> = {
   boolean: 'BOOLEAN',
   timestamptz: 'TIMESTAMPTZ',
 };
+
+/** DuckDB's own rows per row group, Floe's for tables that set no rowGroupSize. */
+const DEFAULT_ROW_GROUP_SIZE = 122_880;
+
+/** Rows per Parquet row group of a table's files. */
+export const rowGroupSizeOf = (table: TableDef): number => table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE;

@@ -66,7 +66,7 @@ export type { HeldTable, WalHeld } from './wal-held.ts';
 export { newRecordId, recordIdTime } from './record-id.ts';
 
 export { ParquetWriter, writtenLocalFiles } from './parquet-writer.ts';
-export { ParquetConcatError, concatParquet, readParquetFooter } from './parquet-concat.ts';
+export { ParquetConcatError, concatParquet, readParquetFooter, rowGroupOffsets } from './parquet-concat.ts';
 export type { ConcatenatedFile, ParquetFooter } from './parquet-concat.ts';
 export type { CheckedRecord, RowCondition, WriteOptions, WrittenFile } from './parquet-writer.ts';
 export { NO_DUCKDB_MEMORY, observeDuckDbMemory, readDuckDbMemory } from './duckdb-memory.ts';

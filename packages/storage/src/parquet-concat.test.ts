@@ -62,7 +62,10 @@ describe('concatParquet', () => {
 
     expect(made.rows).toBe(120);
     expect(made.sizeBytes).toBe((await stat(out)).size);
-    expect(made.rowGroups).toBe(footers.reduce((n, f) => n + f.rowGroups, 0));
+    expect(made.rowGroupOffsets).toHaveLength(footers.reduce((n, f) => n + f.rowGroups, 0));
+    // Each offset is where DuckDB finds a row group's first page.
+    const starts = (await conn.runAndReadAll(`SELECT row_group_id, min(coalesce(dictionary_page_offset, data_page_offset)) FROM parquet_metadata(${lit(out)}) GROUP BY ALL ORDER BY 1`)).getRows().map((r) => Number(r[1]));
+    expect(made.rowGroupOffsets).toEqual(starts);
     expect(await rowsOf([out])).toEqual(await rowsOf(files.map((f) => f.path)));
     // Row group statistics survive: DuckDB's view of each group's time bounds matches the inputs'.
     const stats = async (paths: string[]) =>

@@ -97,7 +97,24 @@ export async function readParquetFooter(path: string): Promise<ParquetFooter> {
 export interface ConcatenatedFile {
   sizeBytes: number;
   rows: number;
-  rowGroups: number;
+  /** Where each row group starts (Iceberg's split_offsets). */
+  rowGroupOffsets: number[];
+}
+
+/** Where a row group starts: its file_offset, else its first column chunk's first page. */
+function rowGroupStart(g: ThriftStruct): number {
+  const own = thriftInt(g, RG_FILE_OFFSET);
+  if (own > 0n) return Number(own);
+  const first = listOf(g, RG_COLUMNS)[0];
+  const meta = first ? (thriftField(first, CC_META)?.value as ThriftStruct | undefined) : undefined;
+  if (!meta) return 4;
+  const dict = thriftInt(meta, 11);
+  return Number(dict > 0n ? dict : thriftInt(meta, 9));
+}
+
+/** The offsets at which a Parquet file's row groups start, in order (Iceberg's split_offsets). */
+export function rowGroupOffsets(footer: ParquetFooter): number[] {
+  return listOf(footer.metadata, FM_ROW_GROUPS).map(rowGroupStart);
 }
 
 const COPY_CHUNK = 1 << 20;
@@ -166,7 +183,7 @@ export async function concatParquet(inputs: readonly ParquetFooter[], out: strin
     await writeAll(dst, footer, at);
     await dst.sync();
     done = true;
-    return { sizeBytes: at + footer.length, rows: Number(rows), rowGroups: groups.length };
+    return { sizeBytes: at + footer.length, rows: Number(rows), rowGroupOffsets: groups.map(rowGroupStart) };
   } finally {
     await dst.close();
     if (!done) await rm(out, { force: true });

@@ -11,6 +11,7 @@ import {
   readJsonColumns,
   rowJsonColumns,
   rowJsonSql,
+  rowGroupSizeOf,
   selectRewriteColumns,
   selectStoredColumns,
   timeColumn,
@@ -20,7 +21,7 @@ import {
 import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-counts.ts';
 import { NO_DUCKDB_MEMORY, readDuckDbMemory, type DuckDbMemory } from './duckdb-memory.ts';
 import { IdBlocksWriter } from './id-blocks.ts';
-import { concatParquet, type ParquetFooter } from './parquet-concat.ts';
+import { concatParquet, readParquetFooter, rowGroupOffsets, type ParquetFooter } from './parquet-concat.ts';
 import { isColumnBatch, readColumnBatch, readColumnBatchHead, type BatchSchemaInfo, type ColumnBatchHead, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 import { NeedsDuckDbError, sortedParquetPlan } from './sorted-batch-parquet.ts';
@@ -56,6 +57,12 @@ export interface WrittenFile {
   attributeTypes?: AttributeTypeCount[];
   /** The rows are not in the table's sort order as a whole (a concatenation of sorted files). */
   unsorted?: boolean;
+  /**
+   * Where its row groups start, for Iceberg's split_offsets: set on what compaction writes
+   * (`rewrite`, `concatenate`), not on the writer's flush files, so a planner can tell the two
+   * apart and count a concatenation's row groups.
+   */
+  rowGroupOffsets?: number[];
 }
 
 export interface WriteOptions {
@@ -83,9 +90,6 @@ export interface RowCondition {
 }
 
 const literal = (s: string) => `'${s.replaceAll("'", "''")}'`;
-
-/** DuckDB's own default, for tables that don't set TableDef.rowGroupSize. */
-const DEFAULT_ROW_GROUP_SIZE = 122_880;
 
 /**
  * Who encodes column batches: `auto` writes batches of one schema without DuckDB where the table
@@ -267,7 +271,7 @@ export class ParquetWriter {
    * written) is NULL, so a rewrite never fails on a column the table has and its files don't.
    */
   rewrite(table: TableDef, files: readonly string[], opts: WriteOptions = {}): Promise<WrittenFile> {
-    return this.#exclusive(async () => this.#copy(table, await this.#tableRows(table, files), opts));
+    return this.#exclusive(async () => withRowGroupOffsets(await this.#copy(table, await this.#tableRows(table, files), opts)));
   }
 
   /**
@@ -286,7 +290,7 @@ export class ParquetWriter {
     const counted = await conn.runAndReadAll(`SELECT count(*)::BIGINT, (count(*) FILTER (WHERE (${where.sql}) IS TRUE))::BIGINT FROM (${rows})`, [...where.params]);
     const [total, deleted] = counted.getRows()[0]!.map(Number) as [number, number];
     if (deleted === 0 || deleted === total) return { rows: total, deleted };
-    const kept = await this.#copy(table, `SELECT * FROM (${rows}) WHERE (${where.sql}) IS NOT TRUE`, opts, where.params);
+    const kept = await withRowGroupOffsets(await this.#copy(table, `SELECT * FROM (${rows}) WHERE (${where.sql}) IS NOT TRUE`, opts, where.params));
     return { rows: total, deleted, kept };
   }
 
@@ -322,7 +326,7 @@ export class ParquetWriter {
       const order = table.sortOrder.map(quoteIdent).join(', ');
       await conn.run(
         `COPY (${source} ORDER BY ${order}) ` +
-          `TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE}, FIELD_IDS ${parquetFieldIds(table)})`,
+          `TO ${literal(output)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${rowGroupSizeOf(table)}, FIELD_IDS ${parquetFieldIds(table)})`,
         params.length > 0 ? [...params] : undefined,
       );
       return await this.#describe(conn, table, output, opts);
@@ -372,9 +376,9 @@ export class ParquetWriter {
     return this.#exclusive(async () => {
       await this.#workDir();
       const output = join(this.#dir, `${randomUUID()}.parquet`);
-      await concatParquet(inputs, output);
+      const made = await concatParquet(inputs, output);
       try {
-        return { ...(await this.#describe(await this.#connection(), table, output, {})), unsorted: true };
+        return { ...(await this.#describe(await this.#connection(), table, output, {})), unsorted: true, rowGroupOffsets: made.rowGroupOffsets };
       } catch (err) {
         await rm(output, { force: true });
         throw err;
@@ -490,4 +494,9 @@ function definitionViews(defs: readonly ColumnBatchHead[]): ColumnBatchView[] {
 }
 
 /** Every local file a write produced (to remove once published). */
+/** The written file with where its row groups start (read from its footer). */
+async function withRowGroupOffsets(w: WrittenFile): Promise<WrittenFile> {
+  return { ...w, rowGroupOffsets: rowGroupOffsets(await readParquetFooter(w.path)) };
+}
+
 export const writtenLocalFiles = (w: WrittenFile): string[] => (w.idBlocksPath ? [w.path, w.idBlocksPath] : [w.path]);

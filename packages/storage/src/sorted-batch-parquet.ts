@@ -1,6 +1,6 @@
 import { open } from 'node:fs/promises';
 import { constants as zlibConstants, zstdCompressSync } from 'node:zlib';
-import { attributeMaps, isListType, isMapType, isStructType, labelSources, timeColumn, type AttributeType, type ColumnDef, type TableDef } from '@floe/schema';
+import { attributeMaps, isListType, isMapType, isStructType, labelSources, rowGroupSizeOf, timeColumn, type AttributeType, type ColumnDef, type TableDef } from '@floe/schema';
 import { PLAIN_WIDTH, batchColumns, batchSchema, columnLeaves, type BatchColumnType, type BatchSchemaInfo, type ColumnBatchView, type LeafType, type LeafView } from './column-batch.ts';
 import type { AttributeTypeCount } from './attribute-key-counts.ts';
 import type { WrittenFile } from './parquet-writer.ts';
@@ -60,8 +60,6 @@ import { writeParts } from './write-parts.ts';
 const work = new Scratch();
 const workBytes = (n: number) => work.u8(n);
 
-/** Rows per row group for tables that set none (DuckDB's own default, as parquet-writer.ts). */
-const DEFAULT_ROW_GROUP_SIZE = 122_880;
 /** Longest probe sequence of a RangeIds lookup (see there). */
 const MAX_PROBES = 64;
 /** zstd's own default level, as DuckDB uses it. */
@@ -236,7 +234,7 @@ function makePlan(table: TableDef, info: BatchSchemaInfo): SortedParquetPlan | u
     const type = l.path.length === 3 && l.path[2] === 'key' ? mapTypes.get(l.path[0]!) : undefined;
     if (type && l.source.kind === 'batch') keyLeaves.set(i, type);
   });
-  return { elements, leaves, sortKeys, timeLeaf: storedLeaf(time), timestampLeaf: storedLeaf(stamp), idLeaf, rowGroupSize: table.rowGroupSize ?? DEFAULT_ROW_GROUP_SIZE, keyLeaves };
+  return { elements, leaves, sortKeys, timeLeaf: storedLeaf(time), timestampLeaf: storedLeaf(stamp), idLeaf, rowGroupSize: rowGroupSizeOf(table), keyLeaves };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { serializeLong, type PlannedFile, type TableMetadata } from '@floe/iceberg';
 import { tableDef } from '@floe/schema';
-import { planCompaction, type PlanCompactionOptions } from './compact.ts';
+import { MAX_CONCAT_ROW_GROUPS, planCompaction, type PlanCompactionOptions } from './compact.ts';
 
 const def = tableDef('traces');
 const NOW = 10_000_000;
@@ -9,7 +9,7 @@ const MIN_AGE = 60_000;
 const TARGET = 100;
 
 /** A planned file: `seq` is the sequence number of the snapshot that added it. */
-function file(name: string, size: number, opts: { hour?: number; seq?: number; start?: number; spec?: number; sortOrderId?: number } = {}): PlannedFile {
+function file(name: string, size: number, opts: { hour?: number; seq?: number; start?: number; spec?: number; sortOrderId?: number; rowGroups?: number } = {}): PlannedFile {
   return {
     key: name,
     uri: `file:///${name}`,
@@ -24,8 +24,14 @@ function file(name: string, size: number, opts: { hour?: number; seq?: number; s
     valueCounts: {},
     nullValueCounts: {},
     ...(opts.sortOrderId !== undefined ? { sortOrderId: opts.sortOrderId } : {}),
+    // What compaction wrote records its row groups' offsets; a flush file records none.
+    ...(opts.rowGroups !== undefined ? { splitOffsets: Array.from({ length: opts.rowGroups }, (_, i) => 4 + i * 10) } : {}),
   };
 }
+
+/** A sorted merge (compaction's, with id blocks) and a concatenation, as their manifest entries say. */
+const sorted = (name: string, size: number, opts: Parameters<typeof file>[2] = {}) => file(name, size, { sortOrderId: 1, rowGroups: 1, ...opts });
+const concatenation = (name: string, size: number, rowGroups: number, opts: Parameters<typeof file>[2] = {}) => file(name, size, { sortOrderId: 0, rowGroups, ...opts });
 
 /** Table metadata with snapshots 1…n committed at the given times (ms). */
 function metadata(commitTimes: number[]): TableMetadata {
@@ -155,6 +161,41 @@ describe('planCompaction', () => {
       opts: { openHoursOnly: true },
       groups: [['o1', 'o2']],
       methods: ['concat'],
+    },
+    {
+      name: 'open hour: sorted merges are sorted together, flush files concatenated apart from them',
+      files: [sorted('s1', 30, { hour: OPEN, start: 1 }), file('f1', 5, { hour: OPEN, start: 2 }), sorted('s2', 30, { hour: OPEN, start: 3 }), file('f2', 5, { hour: OPEN, start: 4 })],
+      times: [old],
+      groups: [['s1', 's2'], ['f1', 'f2']],
+      methods: ['sort', 'concat'],
+    },
+    {
+      name: 'open hours only: the sorted merges are left to the full pass',
+      files: [sorted('s1', 30, { hour: OPEN, start: 1 }), file('f1', 5, { hour: OPEN, start: 2 }), sorted('s2', 30, { hour: OPEN, start: 3 }), file('f2', 5, { hour: OPEN, start: 4 })],
+      times: [old],
+      opts: { openHoursOnly: true },
+      groups: [['f1', 'f2']],
+      methods: ['concat'],
+    },
+    {
+      name: 'open hour: a concatenation gathers at most MAX_CONCAT_ROW_GROUPS row groups',
+      files: Array.from({ length: MAX_CONCAT_ROW_GROUPS + 3 }, (_, i) => file(`f${String(i).padStart(2, '0')}`, 1, { hour: OPEN, start: i })),
+      times: [old],
+      groups: [Array.from({ length: MAX_CONCAT_ROW_GROUPS }, (_, i) => `f${String(i).padStart(2, '0')}`), ['f32', 'f33', 'f34']],
+      methods: ['concat', 'concat'],
+    },
+    {
+      name: 'open hour: a full concatenation is sorted with the sorted merges; one with room takes more flushes',
+      files: [
+        concatenation('full', 40, MAX_CONCAT_ROW_GROUPS, { hour: OPEN, start: 1 }),
+        sorted('s1', 40, { hour: OPEN, start: 2 }),
+        concatenation('room', 8, MAX_CONCAT_ROW_GROUPS - 4, { hour: OPEN, start: 3 }),
+        file('f1', 4, { hour: OPEN, start: 4 }),
+        file('f2', 4, { hour: OPEN, start: 5 }),
+      ],
+      times: [old],
+      groups: [['full', 's1'], ['room', 'f1', 'f2']],
+      methods: ['sort', 'concat'],
     },
     {
       name: 'ignores files of another partition spec',

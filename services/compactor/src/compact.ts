@@ -1,6 +1,6 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
-import { partitionFieldName, type TableDef } from '@floe/schema';
+import { partitionFieldName, rowGroupSizeOf, type TableDef } from '@floe/schema';
 import { readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
@@ -37,12 +37,22 @@ const MS_PER_HOUR = 3_600_000;
 
 /**
  * How a group is merged. `concat`: the files' row groups copied into one file as they are
- * (parquet-concat), for an hour still being written: what slows queries down is the number of
- * files, and copying bytes costs a fraction of decoding, sorting and encoding them again, so the
- * open hour can be merged every few seconds' worth of flushes. `sort`: DuckDB rewrites the rows
- * in the table's order (with id blocks), once the hour is closed.
+ * (parquet-concat), for the writer's flush files of an hour still being written: each file costs
+ * every query over the hour, and copying bytes costs a fraction of decoding, sorting and encoding
+ * them again, so the open hour can be merged every few seconds' worth of flushes. `sort`: DuckDB
+ * rewrites the rows in the table's order with their id blocks: bigger files of an open hour in
+ * the full passes, everything of a closed hour once.
  */
 export type MergeMethod = 'concat' | 'sort';
+
+/**
+ * The most row groups a concatenation gathers. Row groups stay as the writer made them, and a
+ * query pays for each one of a file it opens even where it reads none of its rows: a trace by id
+ * over one file of 300 flushes' row groups took 34 ms, over the flush files (their id filters
+ * ruling out all but one) 16 ms, over the sorted file with id blocks 3.5 ms (bench/small-files).
+ * A concatenation that reaches this many is left to the full pass's sorted merge.
+ */
+export const MAX_CONCAT_ROW_GROUPS = 32;
 
 export interface CompactionGroup {
   /** Value of the hour partition (hours since the epoch). */
@@ -64,16 +74,31 @@ export interface PlanCompactionOptions {
 /** Iceberg's sort order 0: the file's rows are in no declared order (a concatenation). */
 const isUnsorted = (f: PlannedFile): boolean => f.sortOrderId === 0;
 
+/** Row groups of a file: counted by its split offsets, estimated from its rows for a flush file (which records none). */
+const rowGroupsOf = (def: TableDef, f: PlannedFile): number => f.splitOffsets?.length ?? Math.max(1, Math.ceil(f.recordCount / rowGroupSizeOf(def)));
+
+/**
+ * A file of an open hour that concatenation merges: one the writer flushed (compaction records
+ * split offsets in what it writes, the writer does not) or a concatenation with room for more
+ * row groups. Sorted merges, with their id blocks, are never taken apart again by it.
+ */
+const concatenable = (def: TableDef, f: PlannedFile): boolean => f.splitOffsets === undefined || (isUnsorted(f) && rowGroupsOf(def, f) < MAX_CONCAT_ROW_GROUPS);
+
 /**
  * Which files to merge: per hour partition, the files below the target size that were committed
  * at least `minFileAgeMs` ago, when there are two or more, packed in time order into groups whose
  * total size stays within the target. Packing is next-fit over files sorted by their lowest
  * timestamp rather than best-fit by size, so each output file covers a contiguous stretch of the
  * hour and the time bounds of an hour's files barely overlap: the planner can then still prune
- * within an hour. In an hour that is still open, groups are concatenated and split size-tiered
- * (`splitTiers`). Once it is closed they are sorted, and a concatenation is an input whatever its
- * size, even alone: it is the one rewrite that puts its rows in the table's order. Any other
- * group of one would be rewritten for nothing and is dropped.
+ * within an hour.
+ *
+ * An hour still being written has two tiers, each split size-tiered (`splitTiers`): its flush
+ * files and small concatenations (`concatenable`, old enough by `openMinFileAgeMs`) are
+ * concatenated, in groups of at most MAX_CONCAT_ROW_GROUPS row groups; its other files (sorted
+ * merges, full concatenations) are sorted together, except in an open-hours-only plan. A closed
+ * hour is sorted, and a concatenation is an input whatever its size, even alone: it is the one
+ * rewrite that puts its rows in the table's order. Any other group of one would be rewritten for
+ * nothing and is dropped.
  */
 export function planCompaction(def: TableDef, metadata: TableMetadata, files: readonly PlannedFile[], opts: PlanCompactionOptions): CompactionGroup[] {
   const field = partitionFieldName(def);
@@ -84,7 +109,8 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
   const openCutoff = opts.nowMs - (opts.openMinFileAgeMs ?? opts.minFileAgeMs);
   const isOpen = (hour: number) => (hour + 1) * MS_PER_HOUR + OPEN_HOUR_GRACE_MS > opts.nowMs;
 
-  const byHour = new Map<number, PlannedFile[]>();
+  // Per hour partition, the files to concatenate and those to sort.
+  const byHour = new Map<number, { concat: PlannedFile[]; sort: PlannedFile[] }>();
   for (const f of files) {
     const hour = f.partition[field];
     // Floe writes one spec; a file of another spec would need its own partition grouping.
@@ -92,40 +118,49 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
     const open = isOpen(hour);
     if (opts.openHoursOnly && !open) continue;
     if (f.fileSizeBytes >= opts.targetFileBytes && (open || !isUnsorted(f))) continue;
-    if (committedAt(f.sequenceNumber) > (open ? openCutoff : cutoff)) continue;
-    let list = byHour.get(hour);
-    if (!list) byHour.set(hour, (list = []));
-    list.push(f);
+    const method: MergeMethod = open && concatenable(def, f) ? 'concat' : 'sort';
+    if (method === 'sort' && open && opts.openHoursOnly) continue;
+    if (committedAt(f.sequenceNumber) > (method === 'concat' ? openCutoff : cutoff)) continue;
+    let lists = byHour.get(hour);
+    if (!lists) byHour.set(hour, (lists = { concat: [], sort: [] }));
+    lists[method].push(f);
   }
 
   const lowTime = (f: PlannedFile): bigint => {
     const b = timeId === undefined ? undefined : f.lowerBounds[timeId];
     return b && b.byteLength === 8 ? new DataView(b.buffer, b.byteOffset, 8).getBigInt64(0, true) : 0n;
   };
+  const inTimeOrder = (a: PlannedFile, b: PlannedFile) => {
+    const d = lowTime(a) - lowTime(b);
+    return d < 0n ? -1 : d > 0n ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+  };
   const groups: CompactionGroup[] = [];
-  for (const [hour, list] of [...byHour].sort((a, b) => a[0] - b[0])) {
-    list.sort((a, b) => {
-      const d = lowTime(a) - lowTime(b);
-      return d < 0n ? -1 : d > 0n ? 1 : a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
-    });
-    let current: PlannedFile[] = [];
-    let bytes = 0;
+  for (const [hour, lists] of [...byHour].sort((a, b) => a[0] - b[0])) {
     const open = isOpen(hour);
-    const flush = () => {
-      if (open) {
-        for (const files of splitTiers(current)) if (files.length >= 2) groups.push({ hour, files, method: 'concat' });
-      } else if (current.length >= 2 || (current.length === 1 && isUnsorted(current[0]!))) {
-        groups.push({ hour, files: current, method: 'sort' });
+    for (const method of ['sort', 'concat'] as const) {
+      const list = lists[method].sort(inTimeOrder);
+      let current: PlannedFile[] = [];
+      let bytes = 0;
+      let rowGroups = 0;
+      const flush = () => {
+        if (open) {
+          for (const files of splitTiers(current)) if (files.length >= 2) groups.push({ hour, files, method });
+        } else if (current.length >= 2 || (current.length === 1 && isUnsorted(current[0]!))) {
+          groups.push({ hour, files: current, method });
+        }
+        current = [];
+        bytes = 0;
+        rowGroups = 0;
+      };
+      for (const f of list) {
+        const fileGroups = rowGroupsOf(def, f);
+        if (current.length > 0 && (bytes + f.fileSizeBytes > opts.targetFileBytes || (method === 'concat' && rowGroups + fileGroups > MAX_CONCAT_ROW_GROUPS))) flush();
+        current.push(f);
+        bytes += f.fileSizeBytes;
+        rowGroups += fileGroups;
       }
-      current = [];
-      bytes = 0;
-    };
-    for (const f of list) {
-      if (current.length > 0 && bytes + f.fileSizeBytes > opts.targetFileBytes) flush();
-      current.push(f);
-      bytes += f.fileSizeBytes;
+      flush();
     }
-    flush();
   }
   return groups;
 }
