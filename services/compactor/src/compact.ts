@@ -18,9 +18,9 @@ export const COMPACTION_SUMMARY_KEY = 'floe.compaction';
 
 /**
  * An hour partition counts as still being written until this long after its end (the writer's
- * last flushes, clients that send late). While an hour is open its files are concatenated
- * size-tiered (`splitTiers`): their row groups copied into one file, nothing decoded or sorted.
- * Once it is closed everything below the target, and every concatenation, is sort-merged once.
+ * last flushes, clients that send late). While an hour is open its files are merged size-tiered
+ * (`splitTiers`), flush files by concatenation (`MergeMethod`); once it is closed everything
+ * below the target, and every concatenation, is sort-merged once.
  */
 export const OPEN_HOUR_GRACE_MS = 10 * 60_000;
 

@@ -95,6 +95,11 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   let nextOpenHours = c.open_hour_interval > 0 ? Date.now() + c.open_hour_interval : Number.POSITIVE_INFINITY;
 
   const metrics = compactorMetrics(deps.telemetry ?? noSelfTelemetry);
+  if (c.enabled && c.open_hour_interval > 0) {
+    // Served at 0 from the start, so rules over them have series before the first open-hour pass.
+    for (const outcome of ['ok', 'failed']) metrics.openHourPasses.add(0, { outcome });
+    metrics.filesConcatenated.add(0);
+  }
   observeDuckDbMemory(deps.telemetry, 'compactor', () => writer.memoryUsage());
   const runPass = async (scope: PassScope | undefined, everyTable: boolean): Promise<LastPass> => {
     const startedAt = new Date().toISOString();
