@@ -275,11 +275,11 @@ export const compactorSection = z.strictObject({
   enabled: z.boolean().default(true).describe('Run compaction passes (false: the service only answers /ready).'),
   interval: duration('5m').describe('Time between the starts of two compaction passes.'),
   open_hour_interval: duration('15s').describe(
-    "How often, between passes, the files of hours still being written are merged by concatenation (their row groups copied into one file, nothing decoded or sorted), and how old a file must be for it. The writer adds a file per table and hour every flush; each one costs every query over that hour until it is merged. A closed hour is sorted once by the next pass. 0s: only passes merge, by concatenation too.",
+    "How often, between passes, the writer's flush files of hours still being written are merged by concatenation (their row groups copied into one file, up to 32 a file, nothing decoded or sorted), and how old a file must be for it (min_file_age if shorter). The writer adds a file per table and hour every flush; each one costs every query over that hour until it is merged. Passes sort bigger files of an open hour, and a closed hour once. 0s: only passes merge, by concatenation too.",
   ),
   target_file_size_mb: z.number().int().positive().default(128).describe('Size compaction aims for per Parquet file.'),
   snapshot_retention: duration('1h').describe('Snapshots older than this are expired (the current one is always kept).'),
-  min_file_age: duration('1m').describe('A data file is merged only once committed at least this long ago, so a flush is not rewritten while the writer may still be adding to its hour.'),
+  min_file_age: duration('1m').describe('A data file is sort-merged only once committed at least this long ago, so a flush is not rewritten while the writer may still be adding to its hour. The open hour\'s flush files are concatenated sooner: once open_hour_interval old, or this if shorter.'),
   delete_request_cancel_period: duration('24h').describe(
     'How long a delete request (the log API\'s POST /loki/api/v1/delete) can be cancelled before the compactor deletes its rows: the first pass after this period rewrites the affected files. Queries leave the rows out from the moment the request is recorded.',
   ),

@@ -22,7 +22,6 @@ import { encodeThriftStruct, readThriftStruct, thriftField, thriftInt, ThriftDec
 const FM_SCHEMA = 2;
 const FM_NUM_ROWS = 3;
 const FM_ROW_GROUPS = 4;
-const FM_CREATED_BY = 6;
 const FM_COLUMN_ORDERS = 7;
 const FM_ENCRYPTION = 8;
 // RowGroup
@@ -38,7 +37,6 @@ const CC_CRYPTO = new Set([8, 9]);
 // ColumnMetaData
 const CM_OFFSETS = [9, 10, 11, 14]; // data page, index page, dictionary page, bloom filter
 
-const T_BINARY = 8;
 
 /** A file that cannot be concatenated as it is (not Parquet, damaged, encrypted, external chunks). */
 export class ParquetConcatError extends Error {
@@ -166,18 +164,16 @@ export async function concatParquet(inputs: readonly ParquetFooter[], out: strin
       }
       rows += thriftInt(input.metadata, FM_NUM_ROWS);
     }
-    // The first input's footer with every input's row groups: schema, key-value metadata and
-    // column orders are the same for all (the schema key says so, key-value metadata is the first's).
+    // The first input's footer with every input's row groups: schema, column orders and
+    // key-value metadata are the same for all (the schema key says so, key-value metadata is the
+    // first's), and so is created_by, which readers consult for the writer's known quirks: the
+    // pages are that writer's, only moved.
     const metadata: ThriftStruct = {
-      fields: first.metadata.fields
-        .map((f) => {
-          if (f.id === FM_NUM_ROWS) return { ...f, value: rows };
-          if (f.id === FM_ROW_GROUPS) return { ...f, value: { ...(f.value as ThriftList), items: groups } };
-          if (f.id === FM_CREATED_BY) return { ...f, value: Buffer.from('floe parquet-concat') };
-          return f;
-        })
-        .concat(thriftField(first.metadata, FM_CREATED_BY) ? [] : [{ id: FM_CREATED_BY, type: T_BINARY, value: Buffer.from('floe parquet-concat') }])
-        .sort((a, b) => a.id - b.id),
+      fields: first.metadata.fields.map((f) => {
+        if (f.id === FM_NUM_ROWS) return { ...f, value: rows };
+        if (f.id === FM_ROW_GROUPS) return { ...f, value: { ...(f.value as ThriftList), items: groups } };
+        return f;
+      }),
     };
     const footer = fileFooter(encodeThriftStruct(metadata));
     await writeAll(dst, footer, at);

@@ -45,6 +45,19 @@ describe('ParquetWriter memory', () => {
     }
   });
 
+  it('keeps nothing of the files it wrote and read once the write is done (DuckDB\'s file cache is off)', async () => {
+    const writer = new ParquetWriter(join(dir, 'uncached'));
+    try {
+      const written = await writer.writeQuery(table, rows(200_000));
+      expect(written.rowCount).toBe(200_000);
+      // The write read its file back (statistics, ids): with the cache on, those bytes stayed.
+      expect((await writer.memoryUsage()).bytes).toBe(0);
+      await Promise.all(writtenLocalFiles(written).map((f) => rm(f, { force: true })));
+    } finally {
+      writer.close();
+    }
+  });
+
   it('holds no DuckDB memory before a write needs DuckDB, and creates no instance to say so', async () => {
     const writer = new ParquetWriter(join(dir, 'idle'));
     try {

@@ -145,7 +145,14 @@ export class ParquetWriter {
   async #connection(): Promise<DuckDBConnection> {
     if (!this.#conn) {
       await this.#workDir();
-      this.#instance = await DuckDBInstance.create(':memory:', { threads: String(this.#threads), memory_limit: this.#memoryLimit, temp_directory: join(this.#dir, 'duckdb-tmp') });
+      // The files it reads (inputs of a rewrite, what it wrote, read back for statistics) are read
+      // once: DuckDB's cache of file bytes would only hold them, up to memory_limit, long after.
+      this.#instance = await DuckDBInstance.create(':memory:', {
+        threads: String(this.#threads),
+        memory_limit: this.#memoryLimit,
+        temp_directory: join(this.#dir, 'duckdb-tmp'),
+        enable_external_file_cache: 'false',
+      });
       this.#conn = await this.#instance.connect();
     }
     return this.#conn;
@@ -493,10 +500,10 @@ function definitionViews(defs: readonly ColumnBatchHead[]): ColumnBatchView[] {
   return views;
 }
 
-/** Every local file a write produced (to remove once published). */
 /** The written file with where its row groups start (read from its footer). */
 async function withRowGroupOffsets(w: WrittenFile): Promise<WrittenFile> {
   return { ...w, rowGroupOffsets: rowGroupOffsets(await readParquetFooter(w.path)) };
 }
 
+/** Every local file a write produced (to remove once published). */
 export const writtenLocalFiles = (w: WrittenFile): string[] => (w.idBlocksPath ? [w.path, w.idBlocksPath] : [w.path]);

@@ -185,16 +185,37 @@ describe('planCompaction', () => {
       methods: ['concat', 'concat'],
     },
     {
-      name: 'open hour: a full concatenation is sorted with the sorted merges; one with room takes more flushes',
+      name: 'open hour: a concatenation past half the row groups is sorted with the sorted merges; a smaller one takes more flushes',
       files: [
         concatenation('full', 40, MAX_CONCAT_ROW_GROUPS, { hour: OPEN, start: 1 }),
         sorted('s1', 40, { hour: OPEN, start: 2 }),
-        concatenation('room', 8, MAX_CONCAT_ROW_GROUPS - 4, { hour: OPEN, start: 3 }),
+        concatenation('half', 8, MAX_CONCAT_ROW_GROUPS / 2, { hour: OPEN, start: 3 }),
         file('f1', 4, { hour: OPEN, start: 4 }),
         file('f2', 4, { hour: OPEN, start: 5 }),
       ],
       times: [old],
-      groups: [['full', 's1'], ['room', 'f1', 'f2']],
+      groups: [['full', 's1'], ['half', 'f1', 'f2']],
+      methods: ['sort', 'concat'],
+    },
+    {
+      // Concatenations whose row groups add up to more than one may hold could never merge with
+      // each other; those past half of it go to the sorted tier, so none is left without a partner.
+      name: 'open hour: no concatenation is stranded between the tiers',
+      // The small ones merge, size-tiered, once the flushes beside them add up to the largest.
+      files: [
+        ...[29, 3, 27, 5, 20, 13].map((groups, i) => concatenation(`c${groups}`, groups, groups, { hour: OPEN, start: i })),
+        ...[0, 1, 2, 3, 4].map((i) => file(`f${i}`, 1, { hour: OPEN, start: 10 + i })),
+      ],
+      times: [old],
+      groups: [['c29', 'c27', 'c20'], ['c3', 'c5', 'c13', 'f0', 'f1', 'f2', 'f3', 'f4']],
+      methods: ['sort', 'concat'],
+    },
+    {
+      name: 'open hour: a file a concatenation could not take is sorted instead',
+      files: [file('lone', 10, { hour: OPEN, start: 1 }), sorted('s1', 10, { hour: OPEN, start: 2 }), file('f1', 5, { hour: OPEN, start: 3 }), file('f2', 5, { hour: OPEN, start: 4 })],
+      times: [old],
+      opts: { sortOnly: new Set(['lone']) },
+      groups: [['lone', 's1'], ['f1', 'f2']],
       methods: ['sort', 'concat'],
     },
     {

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
 import { partitionFieldName, rowGroupSizeOf, type TableDef } from '@floe/schema';
-import { readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
+import { ParquetConcatError, readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
 /**
@@ -50,7 +50,7 @@ export type MergeMethod = 'concat' | 'sort';
  * query pays for each one of a file it opens even where it reads none of its rows: a trace by id
  * over one file of 300 flushes' row groups took 34 ms, over the flush files (their id filters
  * ruling out all but one) 16 ms, over the sorted file with id blocks 3.5 ms (bench/small-files).
- * A concatenation that reaches this many is left to the full pass's sorted merge.
+ * A concatenation past half this many is left to the full pass's sorted merge.
  */
 export const MAX_CONCAT_ROW_GROUPS = 32;
 
@@ -68,6 +68,8 @@ export interface PlanCompactionOptions {
   openMinFileAgeMs?: number;
   /** Plan the open hours only (the compactor's frequent concatenation pass). */
   openHoursOnly?: boolean;
+  /** Files never to concatenate (see `concatenable`); they are sorted with the bigger files. */
+  sortOnly?: { has(key: string): boolean };
   nowMs: number;
 }
 
@@ -79,10 +81,17 @@ const rowGroupsOf = (def: TableDef, f: PlannedFile): number => f.splitOffsets?.l
 
 /**
  * A file of an open hour that concatenation merges: one the writer flushed (compaction records
- * split offsets in what it writes, the writer does not) or a concatenation with room for more
- * row groups. Sorted merges, with their id blocks, are never taken apart again by it.
+ * split offsets in what it writes, the writer does not) or a concatenation, of at most half the
+ * row groups a concatenation may gather, so that any two of them still fit in one: bigger ones
+ * could be left with no neighbour to merge with, and go to the sorted tier instead. Sorted
+ * merges, with their id blocks, are never taken apart again by it; nor is a file the compactor
+ * found it cannot concatenate with anything (`sortOnly`: alone with its Parquet schema, or its
+ * footer unreadable).
  */
-const concatenable = (def: TableDef, f: PlannedFile): boolean => f.splitOffsets === undefined || (isUnsorted(f) && rowGroupsOf(def, f) < MAX_CONCAT_ROW_GROUPS);
+function concatenable(def: TableDef, f: PlannedFile, sortOnly: PlanCompactionOptions['sortOnly']): boolean {
+  if (sortOnly?.has(f.key) || rowGroupsOf(def, f) > MAX_CONCAT_ROW_GROUPS / 2) return false;
+  return f.splitOffsets === undefined || isUnsorted(f);
+}
 
 /**
  * Which files to merge: per hour partition, the files below the target size that were committed
@@ -95,7 +104,7 @@ const concatenable = (def: TableDef, f: PlannedFile): boolean => f.splitOffsets 
  * An hour still being written has two tiers, each split size-tiered (`splitTiers`): its flush
  * files and small concatenations (`concatenable`, old enough by `openMinFileAgeMs`) are
  * concatenated, in groups of at most MAX_CONCAT_ROW_GROUPS row groups; its other files (sorted
- * merges, full concatenations) are sorted together, except in an open-hours-only plan. A closed
+ * merges, concatenations past half that) are sorted together, except in an open-hours-only plan. A closed
  * hour is sorted, and a concatenation is an input whatever its size, even alone: it is the one
  * rewrite that puts its rows in the table's order. Any other group of one would be rewritten for
  * nothing and is dropped.
@@ -118,7 +127,7 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
     const open = isOpen(hour);
     if (opts.openHoursOnly && !open) continue;
     if (f.fileSizeBytes >= opts.targetFileBytes && (open || !isUnsorted(f))) continue;
-    const method: MergeMethod = open && concatenable(def, f) ? 'concat' : 'sort';
+    const method: MergeMethod = open && concatenable(def, f, opts.sortOnly) ? 'concat' : 'sort';
     if (method === 'sort' && open && opts.openHoursOnly) continue;
     if (committedAt(f.sequenceNumber) > (method === 'concat' ? openCutoff : cutoff)) continue;
     let lists = byHour.get(hour);
@@ -210,6 +219,8 @@ export interface CompactDeps {
   /** Local copies of S3 inputs; for an fs store it hands out the objects' own paths. */
   cache: LocalFileCache;
   log: Logger;
+  /** Where a concatenation records the files it could not concatenate (PlanCompactionOptions.sortOnly). */
+  sortOnly?: { add(key: string): void };
 }
 
 export interface CompactTableStats {
@@ -299,21 +310,33 @@ interface Merged {
 /**
  * The group's files concatenated, per schema: files written at different times may differ in
  * their Parquet schema (a DuckDB-encoded flush beside the writer's own encoder), and only
- * byte-identical schemas concatenate. A file alone with its schema stays as it is.
+ * byte-identical schemas concatenate. A file alone with its schema, or whose footer cannot be
+ * read for it, stays as it is and is named in `left` (the sorted tier takes it from then on).
  */
-async function concatenated(writer: ParquetWriter, def: TableDef, files: readonly PlannedFile[], paths: readonly string[]): Promise<Merged> {
+async function concatenated(writer: ParquetWriter, def: TableDef, files: readonly PlannedFile[], paths: readonly string[]): Promise<Merged & { left: PlannedFile[] }> {
   const bySchema = new Map<string, { files: PlannedFile[]; footers: ParquetFooter[] }>();
+  const left: PlannedFile[] = [];
   for (let i = 0; i < files.length; i++) {
-    const footer = await readParquetFooter(paths[i]!);
+    let footer: ParquetFooter;
+    try {
+      footer = await readParquetFooter(paths[i]!);
+    } catch (err) {
+      if (!(err instanceof ParquetConcatError)) throw err;
+      left.push(files[i]!);
+      continue;
+    }
     let bucket = bySchema.get(footer.schemaKey);
     if (!bucket) bySchema.set(footer.schemaKey, (bucket = { files: [], footers: [] }));
     bucket.files.push(files[i]!);
     bucket.footers.push(footer);
   }
-  const merged: Merged = { removed: [], written: [] };
+  const merged: Merged & { left: PlannedFile[] } = { removed: [], written: [], left };
   try {
     for (const bucket of bySchema.values()) {
-      if (bucket.files.length < 2) continue;
+      if (bucket.files.length < 2) {
+        left.push(...bucket.files);
+        continue;
+      }
       merged.written.push(await writer.concatenate(def, bucket.footers));
       merged.removed.push(...bucket.files);
     }
@@ -338,10 +361,13 @@ async function compactGroup(deps: CompactDeps, handle: TableHandle, def: TableDe
     try {
       for (const f of group.files) leases.push(await cache.acquire(store, f.key, f.fileSizeBytes));
       const paths = leases.map((l) => l.path);
-      merged =
-        group.method === 'concat'
-          ? await concatenated(writer, def, group.files, paths)
-          : { removed: group.files, written: [await writer.rewrite(def, paths, { idBlocks: true })] };
+      if (group.method === 'concat') {
+        const cat = await concatenated(writer, def, group.files, paths);
+        for (const f of cat.left) deps.sortOnly?.add(f.key);
+        merged = cat;
+      } else {
+        merged = { removed: group.files, written: [await writer.rewrite(def, paths, { idBlocks: true })] };
+      }
     } finally {
       for (const l of leases) l.release();
     }

@@ -10,7 +10,7 @@ export interface CompactorMetrics {
   passDuration: Histogram;
   /** Open-hour concatenation passes (compactor.open_hour_interval), by outcome. */
   openHourPasses: Counter;
-  /** Flush files merged away by those passes. */
+  /** Files merged away by those passes (flush files and smaller concatenations). */
   filesConcatenated: Counter;
   succeeded(atMs: number): void;
 }
@@ -28,7 +28,7 @@ export function compactorMetrics(telemetry: SelfTelemetry): CompactorMetrics {
       advice: { explicitBucketBoundaries: [0.1, 0.5, 1, 5, 10, 30, 60, 300, 600, 1800, 3600] },
     }),
     openHourPasses: m.createCounter('compaction_open_hour_passes', { description: 'Open-hour concatenation passes between full compaction passes, by outcome (ok, failed)' }),
-    filesConcatenated: m.createCounter('compaction_open_hour_files_merged', { description: 'Files of hours still being written merged away by open-hour passes' }),
+    filesConcatenated: m.createCounter('compaction_open_hour_files_merged', { description: 'Files of hours still being written (flush files and smaller concatenations) merged away by open-hour passes' }),
     succeeded(atMs) {
       lastSuccessMs = atMs;
     },

@@ -2,7 +2,7 @@ import { floeNamespace, floeTableDef, splitFloeNamespace, TARGET_FILE_SIZE_PROPE
 import type { RetentionStream } from '@floe/limits';
 import type { DeleteRequest } from '@floe/meta';
 import { isTableName } from '@floe/schema';
-import type { LocalFileCache, ObjectStore, ParquetWriter } from '@floe/storage';
+import { Lru, type LocalFileCache, type ObjectStore, type ParquetWriter } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 import { compactTable, emptyCompactStats, MIN_FILE_AGE_MS, planCompaction, type CompactTableStats, type MergeMethod, type PlanCompactionOptions } from './compact.ts';
 import { droppedMetadataFiles, emptyExpireStats, expireTable, expiryHorizon, type ExpireStats } from './expire.ts';
@@ -120,9 +120,17 @@ export class Compactor {
    * files): the open-hour passes visit only these, so they need no listing of their own.
    */
   readonly #sound = new Set<string>();
+  /**
+   * Data files a concatenation could not take (alone with their Parquet schema, or an unreadable
+   * footer), by key: planned into the sorted tier from then on instead of read again every
+   * open-hour pass. Bounded: a forgotten key costs one more look at its footer.
+   */
+  readonly #sortOnly = new Lru<string, true>(50_000);
+  readonly #deps: CompactorOptions & { sortOnly: { add(key: string): void } };
 
   constructor(opts: CompactorOptions) {
     this.#o = opts;
+    this.#deps = { ...opts, sortOnly: { add: (key) => this.#sortOnly.set(key, true) } };
   }
 
   /**
@@ -186,7 +194,7 @@ export class Compactor {
       try {
         const handle = await catalog.loadTable(id.namespace, id.name);
         if (!handle) continue;
-        const done = await compactTable(this.#o, handle, this.#planOptions(now(), true), signal);
+        const done = await compactTable(this.#deps, handle, this.#planOptions(now(), true), signal);
         addInto(stats, done.stats);
       } catch (err) {
         stats.failures++;
@@ -202,6 +210,7 @@ export class Compactor {
       minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS,
       ...(this.#o.openHourAgeMs !== undefined ? { openMinFileAgeMs: this.#o.openHourAgeMs } : {}),
       ...(openHoursOnly ? { openHoursOnly } : {}),
+      sortOnly: { has: (key: string) => this.#sortOnly.get(key) !== undefined },
       nowMs,
     };
   }
@@ -315,7 +324,7 @@ export class Compactor {
       if (byStream.stats.files > 0) this.#o.log.info({ table: `${id.namespace}.${id.name}`, ...byStream.stats }, 'retention: stream lines deleted');
     }
 
-    const compacted = await compactTable(this.#o, handle, this.#planOptions(now()), signal);
+    const compacted = await compactTable(this.#deps, handle, this.#planOptions(now()), signal);
     handle = compacted.handle;
     addInto(stats.compaction, compacted.stats);
     if (signal?.aborted) return target.changed || retained.stats.files + compacted.stats.groups > 0;

@@ -114,5 +114,15 @@ describe('open hours: concatenated between passes, sorted once closed', () => {
     expect(after.every((x) => x.sortOrderId === 0)).toBe(true);
     expect(p.compaction).toMatchObject({ groups: 1, concatenated: 1, filesBefore: 4, filesAfter: 2 });
     expect(await allRows(paths(after))).toEqual(rowsBefore);
+
+    // One more DuckDB flush: it joins its schema's concatenation; the other concatenation, alone
+    // with its schema, is left for the sorted tier, not offered to the next pass again.
+    handle = (await appendSpanFile(f, (await f.catalog.loadTable('acme.mixed', 'traces'))!, hour, 10, 25)).handle;
+    const again = await c.pass();
+    expect(again.compaction).toMatchObject({ groups: 1, concatenated: 1, filesBefore: 2, filesAfter: 1, failures: 0 });
+    expect(await live('mixed')).toHaveLength(2);
+    const planned = (await c.plan({ tenant: 'acme', dataset: 'mixed' }))[0]!;
+    expect(planned.groups).toEqual([]);
+    expect((await c.pass()).compaction.groups).toBe(0);
   });
 });

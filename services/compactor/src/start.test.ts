@@ -86,7 +86,15 @@ describe('start', () => {
       expect((await fetch(`http://127.0.0.1:${svc.ports.admin}/ready`)).status).toBe(200);
       await new Promise((r) => setTimeout(r, 400));
       expect(await f.store.head(orphan)).toBeDefined();
-      expect(await (await fetch(`http://127.0.0.1:${svc.ports.admin}/status`)).json()).toEqual({ enabled: false, intervalMs: 100, passes: 0, runningSince: null, lastPass: null, requests: [] });
+      expect(await (await fetch(`http://127.0.0.1:${svc.ports.admin}/status`)).json()).toEqual({
+        enabled: false,
+        intervalMs: 100,
+        passes: 0,
+        runningSince: null,
+        lastPass: null,
+        requests: [],
+        openHours: { intervalMs: 15_000, passes: 0, failedPasses: 0, filesMerged: 0, lastFinishedAt: null },
+      });
       // Nor on demand: the switch holds for operators too.
       const asked = await fetch(`http://127.0.0.1:${svc.ports.admin}/compact`, { method: 'POST', body: '{}' });
       expect([asked.status, ((await asked.json()) as { errorType: string }).errorType]).toEqual([409, 'conflict']);

@@ -83,7 +83,15 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
 
   const abort = new AbortController();
   let ready = true;
-  const state: CompactorStatus = { enabled: c.enabled, intervalMs: c.interval, passes: 0, runningSince: null, lastPass: null, requests: [] };
+  const state: CompactorStatus = {
+    enabled: c.enabled,
+    intervalMs: c.interval,
+    passes: 0,
+    runningSince: null,
+    lastPass: null,
+    requests: [],
+    openHours: { intervalMs: c.open_hour_interval, passes: 0, failedPasses: 0, filesMerged: 0, lastFinishedAt: null },
+  };
   // The members as the membership sees them now (a getter: a spread would copy them once).
   if (membership) Object.defineProperties(state, { compactorId: { value: membership.id, enumerable: true }, compactors: { get: () => membership.members, enumerable: true } });
   // On-demand passes (POST /compact, behind the router's /api/v1/ops/compact) run between the
@@ -125,14 +133,20 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
 
   const runOpenHours = async (): Promise<void> => {
     const began = performance.now();
+    let failed = true;
     try {
       const stats = await compactor.concatOpenHours(abort.signal);
       if (stats.groups + stats.failures > 0) log.debug({ ...stats, durationMs: Math.round(performance.now() - began) }, 'open hours concatenated');
-      metrics.openHourPasses.add(1, { outcome: stats.failures > 0 ? 'failed' : 'ok' });
+      failed = stats.failures > 0;
       metrics.filesConcatenated.add(stats.filesBefore);
+      state.openHours.filesMerged += stats.filesBefore;
     } catch (err) {
-      metrics.openHourPasses.add(1, { outcome: 'failed' });
       log.error({ err }, 'open-hour concatenation failed; retrying next interval');
+    } finally {
+      metrics.openHourPasses.add(1, { outcome: failed ? 'failed' : 'ok' });
+      state.openHours.passes++;
+      if (failed) state.openHours.failedPasses++;
+      state.openHours.lastFinishedAt = new Date().toISOString();
     }
   };
 
@@ -247,6 +261,8 @@ export interface CompactorStatus {
   lastPass: LastPass | null;
   /** The latest on-demand passes (POST /compact), oldest first: waiting, running or done. */
   requests: CompactionRequest[];
+  /** The open-hour concatenation passes between full ones (compactor.open_hour_interval; 0: none). */
+  openHours: { intervalMs: number; passes: number; failedPasses: number; filesMerged: number; lastFinishedAt: string | null };
 }
 
 type LastPass = { startedAt: string; finishedAt: string; failed: boolean } & Partial<PassSummary>;
