@@ -211,6 +211,14 @@ describe('planCompaction', () => {
       methods: ['sort', 'concat'],
     },
     {
+      name: 'a full pass beside open-hour passes of their own leaves them the concatenations',
+      files: [sorted('s1', 30, { hour: OPEN, start: 1 }), file('f1', 5, { hour: OPEN, start: 2 }), sorted('s2', 30, { hour: OPEN, start: 3 }), file('f2', 5, { hour: OPEN, start: 4 })],
+      times: [old],
+      opts: { skipOpenConcat: true },
+      groups: [['s1', 's2']],
+      methods: ['sort'],
+    },
+    {
       name: 'open hour: a file a concatenation could not take is sorted instead',
       files: [file('lone', 10, { hour: OPEN, start: 1 }), sorted('s1', 10, { hour: OPEN, start: 2 }), file('f1', 5, { hour: OPEN, start: 3 }), file('f2', 5, { hour: OPEN, start: 4 })],
       times: [old],

@@ -68,6 +68,8 @@ export interface PlanCompactionOptions {
   openMinFileAgeMs?: number;
   /** Plan the open hours only (the compactor's frequent concatenation pass). */
   openHoursOnly?: boolean;
+  /** Leave out the open hours' concatenations (the open-hour passes running beside do them). */
+  skipOpenConcat?: boolean;
   /** Files never to concatenate (see `concatenable`); they are sorted with the bigger files. */
   sortOnly?: { has(key: string): boolean };
   nowMs: number;
@@ -129,6 +131,7 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
     if (f.fileSizeBytes >= opts.targetFileBytes && (open || !isUnsorted(f))) continue;
     const method: MergeMethod = open && concatenable(def, f, opts.sortOnly) ? 'concat' : 'sort';
     if (method === 'sort' && open && opts.openHoursOnly) continue;
+    if (method === 'concat' && opts.skipOpenConcat) continue;
     if (committedAt(f.sequenceNumber) > (method === 'concat' ? openCutoff : cutoff)) continue;
     let lists = byHour.get(hour);
     if (!lists) byHour.set(hour, (lists = { concat: [], sort: [] }));

@@ -30,6 +30,12 @@ export interface CompactorOptions {
   minFileAgeMs?: number;
   /** An open hour's files are concatenated once this old (compactor.open_hour_interval); minFileAgeMs when absent. */
   openHourAgeMs?: number;
+  /**
+   * The writer of the open-hour passes (concatOpenHours), when they run beside the full ones:
+   * full passes then leave the open hours' concatenations to them (each takes disjoint files, so
+   * the two do not redo each other's work; their commits to one table are compare-and-swap).
+   */
+  openHourWriter?: ParquetWriter;
   orphanMinAgeMs?: number;
   /** Where delete requests come from and are marked done (the metadata DB); absent: none are processed. */
   deleteRequests?: DeleteRequestQueue;
@@ -127,10 +133,12 @@ export class Compactor {
    */
   readonly #sortOnly = new Lru<string, true>(50_000);
   readonly #deps: CompactorOptions & { sortOnly: { add(key: string): void } };
+  readonly #openHourDeps: CompactorOptions & { sortOnly: { add(key: string): void } };
 
   constructor(opts: CompactorOptions) {
     this.#o = opts;
     this.#deps = { ...opts, sortOnly: { add: (key) => this.#sortOnly.set(key, true) } };
+    this.#openHourDeps = opts.openHourWriter ? { ...this.#deps, writer: opts.openHourWriter } : this.#deps;
   }
 
   /**
@@ -194,7 +202,7 @@ export class Compactor {
       try {
         const handle = await catalog.loadTable(id.namespace, id.name);
         if (!handle) continue;
-        const done = await compactTable(this.#deps, handle, this.#planOptions(now(), true), signal);
+        const done = await compactTable(this.#openHourDeps, handle, this.#planOptions(now(), true), signal);
         addInto(stats, done.stats);
       } catch (err) {
         stats.failures++;
@@ -210,6 +218,8 @@ export class Compactor {
       minFileAgeMs: this.#o.minFileAgeMs ?? MIN_FILE_AGE_MS,
       ...(this.#o.openHourAgeMs !== undefined ? { openMinFileAgeMs: this.#o.openHourAgeMs } : {}),
       ...(openHoursOnly ? { openHoursOnly } : {}),
+      // With open-hour passes of their own running beside, full passes leave them the concatenations.
+      ...(!openHoursOnly && this.#o.openHourWriter ? { skipOpenConcat: true } : {}),
       sortOnly: { has: (key: string) => this.#sortOnly.get(key) !== undefined },
       nowMs,
     };

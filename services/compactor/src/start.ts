@@ -47,6 +47,9 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   const store = deps.store ?? objectStoreFromConfig(config);
   const catalog = openFloeCatalog(db, store);
   const writer = new ParquetWriter(join(c.work_dir, 'rewrite'), { threads: c.threads, memoryLimit: c.memory_limit });
+  // The open-hour passes run beside the full ones, with a DuckDB of their own: behind a full
+  // pass's sorts (minutes under load) they would wait, and the open hour gain a file per flush.
+  const openHourWriter = c.enabled && c.open_hour_interval > 0 ? new ParquetWriter(join(c.work_dir, 'concat'), { threads: 1, memoryLimit: c.memory_limit }) : undefined;
   // Inputs are read once and then deleted from the table, so nothing is worth keeping: a zero
   // budget drops each copy as soon as its rewrite releases it. The querier's cache directory is
   // not shared, because two caches on one directory would evict each other's files.
@@ -71,7 +74,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     retentionStreams: async (tenant) => (await limitsOf(tenant)).retentionStreams,
     minFileAgeMs: c.min_file_age,
     // An open hour's files are old enough to concatenate after one open-hour interval, or sooner where min_file_age says so.
-    ...(c.open_hour_interval > 0 ? { openHourAgeMs: Math.min(c.open_hour_interval, c.min_file_age) } : {}),
+    ...(openHourWriter ? { openHourAgeMs: Math.min(c.open_hour_interval, c.min_file_age), openHourWriter } : {}),
     ...(membership ? { owns: (table: string) => membership.owns(table) } : {}),
     deleteRequests: {
       // Prometheus deletes series at once and never takes a delete back: no cancel period for metrics.
@@ -99,8 +102,6 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   let wake = new AbortController();
   const pending = () => state.requests.find((r) => r.startedAt === null);
   let nextPeriodic = Date.now();
-  // 0 turns the open-hour passes off.
-  let nextOpenHours = c.open_hour_interval > 0 ? Date.now() + c.open_hour_interval : Number.POSITIVE_INFINITY;
 
   const metrics = compactorMetrics(deps.telemetry ?? noSelfTelemetry);
   if (c.enabled && c.open_hour_interval > 0) {
@@ -108,7 +109,10 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     for (const outcome of ['ok', 'failed']) metrics.openHourPasses.add(0, { outcome });
     metrics.filesConcatenated.add(0);
   }
-  observeDuckDbMemory(deps.telemetry, 'compactor', () => writer.memoryUsage());
+  observeDuckDbMemory(deps.telemetry, 'compactor', async () => {
+    const [a, b] = await Promise.all([writer.memoryUsage(), openHourWriter?.memoryUsage()]);
+    return b ? { ...a, bytes: a.bytes + b.bytes, tempBytes: a.tempBytes + b.tempBytes } : a;
+  });
   const runPass = async (scope: PassScope | undefined, everyTable: boolean): Promise<LastPass> => {
     const startedAt = new Date().toISOString();
     state.runningSince = startedAt;
@@ -170,13 +174,19 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
         state.lastPass = await runPass(undefined, false);
         continue;
       }
-      if (Date.now() >= nextOpenHours) {
-        nextOpenHours = Date.now() + c.open_hour_interval;
-        await runOpenHours();
-        continue;
-      }
-      await sleep(Math.max(0, Math.min(nextPeriodic, nextOpenHours) - Date.now()), AbortSignal.any([abort.signal, wake.signal]));
+      await sleep(Math.max(0, nextPeriodic - Date.now()), AbortSignal.any([abort.signal, wake.signal]));
       if (wake.signal.aborted) wake = new AbortController();
+    }
+  })();
+
+  // Open-hour passes, open_hour_interval apart (end to start), beside the loop above.
+  const openLoop = (async () => {
+    if (!openHourWriter) return;
+    while (!abort.signal.aborted) {
+      const next = Date.now() + c.open_hour_interval;
+      await sleep(Math.max(0, next - Date.now()), abort.signal);
+      if (abort.signal.aborted) break;
+      await runOpenHours();
     }
   })();
 
@@ -230,9 +240,10 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     async stop() {
       ready = false;
       abort.abort();
-      await loop;
+      await Promise.all([loop, openLoop]);
       await membership?.leave();
       writer.close();
+      openHourWriter?.close();
       await cache.close();
       await admin.close();
       ownTls?.close();
