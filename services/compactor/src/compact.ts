@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
 import { partitionFieldName, rowGroupSizeOf, type TableDef } from '@floe/schema';
-import { ParquetConcatError, readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
+import { readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
 /**
@@ -87,8 +87,7 @@ const rowGroupsOf = (def: TableDef, f: PlannedFile): number => f.splitOffsets?.l
  * row groups a concatenation may gather, so that any two of them still fit in one: bigger ones
  * could be left with no neighbour to merge with, and go to the sorted tier instead. Sorted
  * merges, with their id blocks, are never taken apart again by it; nor is a file the compactor
- * found it cannot concatenate with anything (`sortOnly`: alone with its Parquet schema, or its
- * footer unreadable).
+ * found it cannot concatenate with anything (`sortOnly`: alone with its Parquet schema).
  */
 function concatenable(def: TableDef, f: PlannedFile, sortOnly: PlanCompactionOptions['sortOnly']): boolean {
   if (sortOnly?.has(f.key) || rowGroupsOf(def, f) > MAX_CONCAT_ROW_GROUPS / 2) return false;
@@ -313,21 +312,16 @@ interface Merged {
 /**
  * The group's files concatenated, per schema: files written at different times may differ in
  * their Parquet schema (a DuckDB-encoded flush beside the writer's own encoder), and only
- * byte-identical schemas concatenate. A file alone with its schema, or whose footer cannot be
- * read for it, stays as it is and is named in `left` (the sorted tier takes it from then on).
+ * byte-identical schemas concatenate. A file alone with its schema stays as it is and is named
+ * in `left` (the sorted tier takes it from then on).
  */
 async function concatenated(writer: ParquetWriter, def: TableDef, files: readonly PlannedFile[], paths: readonly string[]): Promise<Merged & { left: PlannedFile[] }> {
   const bySchema = new Map<string, { files: PlannedFile[]; footers: ParquetFooter[] }>();
   const left: PlannedFile[] = [];
   for (let i = 0; i < files.length; i++) {
-    let footer: ParquetFooter;
-    try {
-      footer = await readParquetFooter(paths[i]!);
-    } catch (err) {
-      if (!(err instanceof ParquetConcatError)) throw err;
-      left.push(files[i]!);
-      continue;
-    }
+    // A footer that cannot be read is damage: the group fails, as a sorted rewrite of the file
+    // would, and the file stays for the operator's repair (floe ops check-tables).
+    const footer = await readParquetFooter(paths[i]!);
     let bucket = bySchema.get(footer.schemaKey);
     if (!bucket) bySchema.set(footer.schemaKey, (bucket = { files: [], footers: [] }));
     bucket.files.push(files[i]!);

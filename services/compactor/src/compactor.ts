@@ -127,9 +127,9 @@ export class Compactor {
    */
   readonly #sound = new Set<string>();
   /**
-   * Data files a concatenation could not take (alone with their Parquet schema, or an unreadable
-   * footer), by key: planned into the sorted tier from then on instead of read again every
-   * open-hour pass. Bounded: a forgotten key costs one more look at its footer.
+   * Data files a concatenation could not take (alone with their Parquet schema), by key: planned
+   * into the sorted tier from then on instead of read again every open-hour pass. Bounded: a
+   * forgotten key costs one more look at its footer.
    */
   readonly #sortOnly = new Lru<string, true>(50_000);
   readonly #deps: CompactorOptions & { sortOnly: { add(key: string): void } };
