@@ -104,7 +104,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   let nextPeriodic = Date.now();
 
   const metrics = compactorMetrics(deps.telemetry ?? noSelfTelemetry);
-  if (c.enabled && c.open_hour_interval > 0) {
+  if (openHourWriter) {
     // Served at 0 from the start, so rules over them have series before the first open-hour pass.
     for (const outcome of ['ok', 'failed']) metrics.openHourPasses.add(0, { outcome });
     metrics.filesConcatenated.add(0);
@@ -183,8 +183,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
   const openLoop = (async () => {
     if (!openHourWriter) return;
     while (!abort.signal.aborted) {
-      const next = Date.now() + c.open_hour_interval;
-      await sleep(Math.max(0, next - Date.now()), abort.signal);
+      await sleep(c.open_hour_interval, abort.signal);
       if (abort.signal.aborted) break;
       await runOpenHours();
     }
