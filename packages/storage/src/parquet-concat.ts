@@ -1,4 +1,5 @@
 import { open, rm, type FileHandle } from 'node:fs/promises';
+import { crc32 } from 'node:zlib';
 import { fileFooter, PAR1 } from './parquet-format.ts';
 import { encodeThriftStruct, readThriftStruct, thriftField, thriftInt, ThriftDecodeError, type ThriftList, type ThriftStruct } from './thrift-compact.ts';
 
@@ -16,6 +17,13 @@ import { encodeThriftStruct, readThriftStruct, thriftField, thriftInt, ThriftDec
  * Page indexes (column and offset index) are dropped: an offset index holds absolute page offsets
  * inside the body, and rewriting it would change its length. Readers fall back to the row groups'
  * statistics, which are kept; Floe's own encoder does not write page indexes.
+ *
+ * Bytes copied unread would carry a damaged page (a flipped bit, a torn write under an intact
+ * footer) into a file of up to 32 flushes, found only when its rows are read, and then the whole
+ * concatenation has to be given up instead of one flush. So the copy walks every column chunk's
+ * pages as it goes: each page header must read and its pages must end exactly at the chunk's end,
+ * and a page that carries a crc (Floe's encoder writes one on every page; DuckDB's does not) must
+ * match its bytes. The walk reads the bytes being copied, once.
  */
 
 // FileMetaData
@@ -35,7 +43,15 @@ const CC_META = 3;
 const CC_PAGE_INDEX = new Set([4, 5, 6, 7]);
 const CC_CRYPTO = new Set([8, 9]);
 // ColumnMetaData
-const CM_OFFSETS = [9, 10, 11, 14]; // data page, index page, dictionary page, bloom filter
+const CM_PATH = 3;
+const CM_COMPRESSED = 7; // total_compressed_size: the chunk's bytes, page headers included
+const CM_DATA_PAGE = 9;
+const CM_DICTIONARY_PAGE = 11;
+const CM_OFFSETS = [CM_DATA_PAGE, 10, CM_DICTIONARY_PAGE, 14]; // data page, index page, dictionary page, bloom filter
+// PageHeader
+const PH_REQUIRED = [1, 2, 3]; // type, uncompressed_page_size, compressed_page_size
+const PH_COMPRESSED = 3;
+const PH_CRC = 4;
 
 
 /** A file that cannot be concatenated as it is (not Parquet, damaged, encrypted, external chunks). */
@@ -105,9 +121,13 @@ function rowGroupStart(g: ThriftStruct): number {
   if (own > 0n) return Number(own);
   const first = listOf(g, RG_COLUMNS)[0];
   const meta = first ? (thriftField(first, CC_META)?.value as ThriftStruct | undefined) : undefined;
-  if (!meta) return 4;
-  const dict = thriftInt(meta, 11);
-  return Number(dict > 0n ? dict : thriftInt(meta, 9));
+  return meta ? chunkStart(meta) : 4;
+}
+
+/** Where a column chunk's first page starts: its dictionary page when it has one, else its first data page. */
+function chunkStart(meta: ThriftStruct): number {
+  const dict = thriftInt(meta, CM_DICTIONARY_PAGE);
+  return Number(dict > 0n ? dict : thriftInt(meta, CM_DATA_PAGE));
 }
 
 /** The offsets at which a Parquet file's row groups start, in order (Iceberg's split_offsets). */
@@ -137,16 +157,19 @@ export async function concatParquet(inputs: readonly ParquetFooter[], out: strin
     const buf = Buffer.allocUnsafe(COPY_CHUNK);
     for (const input of inputs) {
       const shift = BigInt(at - 4);
+      const walk = new PageWalk(input);
       const src = await open(input.path, 'r');
       try {
         for (let from = 4; from < input.bodyEnd; ) {
           const want = Math.min(COPY_CHUNK, input.bodyEnd - from);
           const { bytesRead } = await src.read(buf, 0, want, from);
           if (bytesRead === 0) throw new ParquetConcatError(`${input.path}: shorter than its footer says`);
+          walk.feed(buf.subarray(0, bytesRead), from);
           await writeAll(dst, buf.subarray(0, bytesRead), at);
           from += bytesRead;
           at += bytesRead;
         }
+        walk.end();
       } finally {
         await src.close();
       }
@@ -183,6 +206,120 @@ export async function concatParquet(inputs: readonly ParquetFooter[], out: strin
   } finally {
     await dst.close();
     if (!done) await rm(out, { force: true });
+  }
+}
+
+/** A column chunk's bytes in its file, and how an error names it. */
+interface ChunkSpan {
+  start: number;
+  end: number;
+  rowGroup: number;
+  column: string;
+}
+
+/**
+ * A header longer than this is damage, not a page header (real ones are tens of bytes, a few KB
+ * with page statistics): it bounds what a garbled header can make the walk hold.
+ */
+const MAX_PAGE_HEADER = COPY_CHUNK;
+
+/**
+ * The pages of one input's column chunks, checked over the body's bytes as the copy reads them
+ * (in order, in blocks of any size): a header that straddles two blocks is kept until it reads, a
+ * page's crc is computed piece by piece. Throws ParquetConcatError naming the file, row group,
+ * column and the byte offset of the page (or chunk) at fault. Exported for its tests (blocks of
+ * any size), not from the package.
+ */
+export class PageWalk {
+  readonly #path: string;
+  readonly #spans: ChunkSpan[];
+  /** The span being walked. */
+  #i = 0;
+  /** The next byte to read: a page header's start, or the rest of a page. */
+  #at = 0;
+  #page: { at: number; remaining: number; crc: number | undefined; running: number } | undefined;
+  /** The start of a header the last block ended inside, and its bytes so far. */
+  #carry: { at: number; bytes: Uint8Array } | undefined;
+
+  constructor(input: ParquetFooter) {
+    this.#path = input.path;
+    const spans: ChunkSpan[] = [];
+    listOf(input.metadata, FM_ROW_GROUPS).forEach((g, rowGroup) => {
+      for (const c of listOf(g, RG_COLUMNS)) {
+        const meta = thriftField(c, CC_META)?.value as ThriftStruct | undefined;
+        if (!meta) throw new ParquetConcatError(`${input.path}: row group ${rowGroup}: a column chunk without its metadata`);
+        const path = ((thriftField(meta, CM_PATH)?.value as ThriftList | undefined)?.items ?? []) as Uint8Array[];
+        const start = chunkStart(meta);
+        spans.push({ start, end: start + Number(thriftInt(meta, CM_COMPRESSED)), rowGroup, column: path.map((p) => Buffer.from(p).toString('utf8')).join('.') });
+      }
+    });
+    spans.sort((a, b) => a.start - b.start);
+    let last = 4;
+    for (const s of spans) {
+      if (s.start < last || s.end <= s.start || s.end > input.bodyEnd) throw this.#damaged(s, s.start, `column chunk [${s.start}, ${s.end}) outside the body [4, ${input.bodyEnd}) or over another chunk`);
+      last = s.end;
+    }
+    this.#spans = spans;
+  }
+
+  /** The next bytes of the body, `block`, starting at file offset `from`. */
+  feed(block: Uint8Array, from: number): void {
+    const to = from + block.length;
+    for (;;) {
+      const s = this.#spans[this.#i];
+      if (!s) return;
+      const page = this.#page;
+      if (page) {
+        const n = Math.min(page.remaining, to - this.#at);
+        if (page.crc !== undefined) page.running = crc32(block.subarray(this.#at - from, this.#at - from + n), page.running);
+        page.remaining -= n;
+        this.#at += n;
+        if (page.remaining > 0) return;
+        if (page.crc !== undefined && (page.running | 0) !== page.crc) throw this.#damaged(s, page.at, `page crc ${page.crc} does not match its bytes' ${page.running | 0}`);
+        this.#page = undefined;
+        if (this.#at === s.end) this.#i++;
+        continue;
+      }
+      // Bytes between chunks (bloom filters, page indexes) are copied unread.
+      if (this.#at < s.start) this.#at = s.start;
+      if (this.#at >= to) return;
+      // A header ends inside its chunk: read no further than the chunk's end.
+      const fresh = block.subarray(this.#at - from, Math.min(to, s.end) - from);
+      const at = this.#carry?.at ?? this.#at;
+      const bytes = this.#carry ? Buffer.concat([this.#carry.bytes, fresh]) : fresh;
+      let header: ThriftStruct;
+      let end: number;
+      try {
+        ({ struct: header, end } = readThriftStruct(bytes));
+      } catch (err) {
+        if (!(err instanceof ThriftDecodeError)) throw err;
+        if (to >= s.end) throw this.#damaged(s, at, `unreadable page header (${err.message})`);
+        if (bytes.length > MAX_PAGE_HEADER) throw this.#damaged(s, at, `no page header in ${bytes.length} bytes`);
+        // Cut short by the block's end: the rest comes with the next block.
+        this.#carry = { at, bytes: this.#carry ? bytes : Uint8Array.from(bytes) };
+        this.#at = to;
+        return;
+      }
+      this.#carry = undefined;
+      this.#at = at + end;
+      // A zero byte reads as an empty struct: without this, a run of zeros (a torn write) up to a
+      // chunk's end would walk as empty pages.
+      if (PH_REQUIRED.some((id) => !thriftField(header, id))) throw this.#damaged(s, at, 'page header without its type and sizes');
+      const size = Number(thriftInt(header, PH_COMPRESSED));
+      if (size < 0 || this.#at + size > s.end) throw this.#damaged(s, at, `page of ${size} bytes after its header runs past the chunk's end at ${s.end}`);
+      const crc = thriftField(header, PH_CRC)?.value;
+      this.#page = { at, remaining: size, crc: typeof crc === 'bigint' ? Number(BigInt.asIntN(32, crc)) : undefined, running: 0 };
+    }
+  }
+
+  /** After the body's last block: every chunk walked to its end. */
+  end(): void {
+    const s = this.#spans[this.#i];
+    if (s) throw this.#damaged(s, this.#page?.at ?? this.#carry?.at ?? this.#at, 'the body ends inside the column chunk');
+  }
+
+  #damaged(s: ChunkSpan, at: number, what: string): ParquetConcatError {
+    return new ParquetConcatError(`${this.#path}: damaged page in row group ${s.rowGroup}, column ${s.column}, at byte ${at}: ${what}`);
   }
 }
 

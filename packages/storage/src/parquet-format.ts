@@ -1,3 +1,4 @@
+import { crc32 } from 'node:zlib';
 import type { LeafType } from './column-batch.ts';
 import { ThriftWriter } from './thrift-compact.ts';
 
@@ -68,12 +69,22 @@ export function writeSchemaElement(t: ThriftWriter, e: SchemaElement): void {
   if (e.timestampMicros) t.beginStruct(10).beginStruct(8).bool(1, true).beginStruct(2).beginStruct(2).endStruct().endStruct().endStruct().endStruct();
 }
 
+/**
+ * PageHeader.crc: the CRC-32 (zlib's polynomial) of a page's bytes as stored after its header
+ * (compressed), as Thrift's signed i32 (parquet.thrift, PageHeader field 4). Lets a reader that
+ * copies pages without decoding them (parquet-concat.ts) tell a damaged page from a good one.
+ */
+export const pageCrc = (page: Uint8Array): number => crc32(page) | 0;
+
+/** PageHeader's first fields: type, sizes and, when given, the page's crc (pageCrc). */
+function pageHeaderStart(type: number, uncompressedBytes: number, compressedBytes: number, crc: number | undefined): ThriftWriter {
+  const t = new ThriftWriter().i32(1, type).i32(2, uncompressedBytes).i32(3, compressedBytes);
+  return crc === undefined ? t : t.i32(4, crc);
+}
+
 /** The header of a v1 data page of values (PLAIN, or RLE_DICTIONARY indices) after RLE levels. */
-export function dataPageHeader(levels: number, uncompressedBytes: number, compressedBytes: number, encoding = PLAIN): Uint8Array {
-  return new ThriftWriter()
-    .i32(1, DATA_PAGE)
-    .i32(2, uncompressedBytes)
-    .i32(3, compressedBytes)
+export function dataPageHeader(levels: number, uncompressedBytes: number, compressedBytes: number, encoding = PLAIN, crc?: number): Uint8Array {
+  return pageHeaderStart(DATA_PAGE, uncompressedBytes, compressedBytes, crc)
     .beginStruct(5)
     .i32(1, levels)
     .i32(2, encoding)
@@ -84,8 +95,8 @@ export function dataPageHeader(levels: number, uncompressedBytes: number, compre
 }
 
 /** The header of a dictionary page of `entries` PLAIN values. */
-export function dictionaryPageHeader(entries: number, uncompressedBytes: number, compressedBytes: number): Uint8Array {
-  return new ThriftWriter().i32(1, DICTIONARY_PAGE).i32(2, uncompressedBytes).i32(3, compressedBytes).beginStruct(7).i32(1, entries).i32(2, PLAIN).endStruct().end();
+export function dictionaryPageHeader(entries: number, uncompressedBytes: number, compressedBytes: number, crc?: number): Uint8Array {
+  return pageHeaderStart(DICTIONARY_PAGE, uncompressedBytes, compressedBytes, crc).beginStruct(7).i32(1, entries).i32(2, PLAIN).endStruct().end();
 }
 
 /** A column chunk of one data page: ColumnChunk.file_offset and its ColumnMetaData, statistics left open to the caller. */

@@ -8,6 +8,7 @@ import { ColumnBatchBuilder, batchSchema, batchSchemaInfo, readColumnBatch, read
 import { ParquetWriter, type WrittenFile } from './parquet-writer.ts';
 import { sortedParquetPlan } from './sorted-batch-parquet.ts';
 import { randomRawRows } from './testing/raw-rows.ts';
+import { pagesOf } from './testing/parquet-pages.ts';
 import { hashBytes, viewOf } from './byte-ranges.ts';
 
 let dir: string;
@@ -182,6 +183,16 @@ describe('column batches written sorted without DuckDB', () => {
     expect(got.span_id).not.toContain('RLE_DICTIONARY');
     expect(got.name).toContain('RLE_DICTIONARY');
     expect(got.service_name).toContain('RLE_DICTIONARY');
+  });
+
+  it.each(Object.keys(TABLES))('writes in every page header of a %s file the CRC-32 of the page as stored (PageHeader.crc)', async (name) => {
+    const table = TABLES[name as keyof typeof TABLES];
+    const file = await direct.write(table, batchesOf(table, randomRawRows(table, 300, 11), 100));
+    expect(await writtenBy(file.path)).toBe('floe sorted column batches');
+    const pages = await pagesOf(file.path);
+    // Dictionary pages and data pages alike.
+    expect(new Set(pages.map((p) => p.type))).toEqual(new Set([0, 2]));
+    expect(pages.filter((p) => p.crc !== p.bytesCrc)).toEqual([]);
   });
 
   it('reads one batch as it is, and fills a column the batches lack with NULL', async () => {

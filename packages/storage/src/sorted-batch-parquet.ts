@@ -18,6 +18,7 @@ import {
   OPTIONAL,
   PAR1,
   packBooleans,
+  pageCrc,
   PLAIN,
   REPEATED,
   REQUIRED,
@@ -1279,7 +1280,7 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   let dictBytes = 0;
   if (dictionary) {
     const page = zstd(dictionary.page);
-    const header = dictionaryPageHeader(dictionary.size, dictionary.page.length, page.length);
+    const header = dictionaryPageHeader(dictionary.size, dictionary.page.length, page.length, pageCrc(page));
     dict = { header, page };
     dictBytes = header.length + dictionary.page.length;
     // Dictionary indices as a data page holds them: their bit width (one byte), then the RLE/bit-packed hybrid.
@@ -1291,7 +1292,7 @@ function encodeChunk(leaf: StoredLeaf, g: Gathered): Chunk {
   const body = work.u8(bodyBytes);
   for (let i = 0, at = 0; i < parts.length; at += parts[i]!.length, i++) body.set(parts[i]!, at);
   const page = zstd(body);
-  const header = dataPageHeader(g.levels, body.length, page.length, dictionary ? RLE_DICTIONARY : PLAIN);
+  const header = dataPageHeader(g.levels, body.length, page.length, dictionary ? RLE_DICTIONARY : PLAIN, pageCrc(page));
   return {
     dict,
     header,
