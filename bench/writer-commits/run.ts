@@ -17,17 +17,17 @@
  * With FLOE_BENCH_CPU_PROF=<file>, the main thread's CPU profile of the measured rounds alone is
  * written there (summarise it with bench/lib/cpu-profile-summary.ts).
  */
-import { randomInt } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spansToPayloadsFromWire } from '@floe/acceptor';
-import { floeNamespace, metadataVersion, openFloeCatalog, type Snapshot } from '@floe/iceberg';
+import { floeNamespace, openFloeCatalog } from '@floe/iceberg';
 import { migrate, openDb } from '@floe/meta';
 import { FsObjectStore, newRecordId, ParquetWriter, WalAppender } from '@floe/storage';
 import { AttributeTypePins, Committer } from '@floe/writer';
 import { MarkedTemplate, ingestTracesBody } from '../lib/otlp-gen.ts';
+import { ageTable } from '../lib/table-history.ts';
 
 const TABLES = Number(process.argv[2] ?? 500);
 const ROUNDS = Number(process.argv[3] ?? 4);
@@ -73,14 +73,8 @@ async function fillWal(): Promise<void> {
 /** Each table given HISTORY snapshots before its current one (see the top). */
 async function age(): Promise<void> {
   for (let t = 0; t < TABLES; t++) {
-    const ns = floeNamespace(`t${t}`, 'default');
-    const h = (await catalog.loadTable(ns, 'traces'))!;
-    const m = h.metadata;
-    const current = m.snapshots.at(-1)!;
-    const old: Snapshot[] = Array.from({ length: HISTORY }, (_, i) => ({ ...current, 'snapshot-id': BigInt(randomInt(1, 2 ** 48 - 1)), 'timestamp-ms': current['timestamp-ms'] - (HISTORY - i) * 10_000 }));
-    const aged = { ...m, snapshots: [...old, ...m.snapshots], 'snapshot-log': [...old.map((s) => ({ 'timestamp-ms': s['timestamp-ms'], 'snapshot-id': s['snapshot-id'] })), ...m['snapshot-log']] };
-    const moved = await catalog.restoreVersion(ns, 'traces', h.metadataLocation, { location: h.metadataLocation, metadata: aged }, metadataVersion(h.metadataLocation) + 1);
-    if (!moved) throw new Error(`table t${t}: its pointer moved while it was aged`);
+    const h = (await catalog.loadTable(floeNamespace(`t${t}`, 'default'), 'traces'))!;
+    await ageTable(catalog, h, h.metadata.snapshots.length + HISTORY);
   }
 }
 

@@ -568,3 +568,38 @@ describe('a catalog that keeps as many tables in memory as are committed to', ()
     for (const t of tables) expect((await new SqlCatalog(sql, fs, { catalogName: 'kept', warehouseKeyPrefix: 'kept' }).loadTable('eps.default', t))!.metadata.snapshots).toHaveLength(4);
   });
 });
+
+describe('every table pointer in one query', () => {
+  it('lists tables with their current metadata location, under a namespace prefix, without views, as another process commits', async () => {
+    let queries = 0;
+    const client: SqlClient = {
+      query: (text, params) => {
+        queries++;
+        return sql.query(text, params);
+      },
+    };
+    const fs = new FsBlobStore(join(dir, 'ptrs'));
+    const options = { catalogName: 'ptrs', warehouseKeyPrefix: 'ptrs' };
+    const cat = new SqlCatalog(client, fs, options);
+    const other = new SqlCatalog(sql, fs, options);
+    const a = await cat.createTable('acme.default', 'spans', { schema, partitionSpec: spec });
+    const b = await cat.createTable('acme.staging', 'logs', { schema, partitionSpec: spec });
+    const c = await cat.createTable('acmex.default', 'spans', { schema, partitionSpec: spec });
+    // A view of another engine shares the table and has no metadata of a table.
+    await sql.query(`INSERT INTO iceberg_tables (catalog_name, table_namespace, table_name, metadata_location, iceberg_type) VALUES ('ptrs', 'acme.default', 'v', 'file:///x', 'VIEW')`);
+
+    queries = 0;
+    expect(await cat.listTablePointers()).toEqual([
+      { namespace: 'acme.default', name: 'spans', metadataLocation: a.metadataLocation },
+      { namespace: 'acme.staging', name: 'logs', metadataLocation: b.metadataLocation },
+      { namespace: 'acmex.default', name: 'spans', metadataLocation: c.metadataLocation },
+    ]);
+    expect(queries).toBe(1);
+    expect((await cat.listTablePointers('acme')).map((p) => `${p.namespace}.${p.name}`)).toEqual(['acme.default.spans', 'acme.staging.logs']);
+
+    // A commit through another catalog instance (another process) shows at once.
+    const appended = await other.appendFiles(b, [{ key: 'ptrs/acme/staging/logs/data/f.parquet', fileSizeBytes: 100, recordCount: 10, partition: { timestamp_hour: HOUR0 } }]);
+    expect(appended.metadataLocation).not.toBe(b.metadataLocation);
+    expect((await cat.listTablePointers('acme.staging')).map((p) => p.metadataLocation)).toEqual([appended.metadataLocation]);
+  });
+});

@@ -113,6 +113,11 @@ export interface TableIdentifier {
   name: string;
 }
 
+/** A table and the metadata file its catalog row points at. */
+export interface TablePointer extends TableIdentifier {
+  metadataLocation: string;
+}
+
 interface Built<T> {
   metadata: TableMetadata;
   value: T;
@@ -301,19 +306,35 @@ export class SqlCatalog {
 
   /** Tables in the catalog, optionally under a namespace prefix (`acme` matches `acme.default`). */
   async listTables(namespacePrefix?: string): Promise<TableIdentifier[]> {
+    const rows = await this.#tableRows<{ table_namespace: string; table_name: string }>('table_namespace, table_name', namespacePrefix);
+    return rows.map((r) => ({ namespace: r.table_namespace, name: r.table_name }));
+  }
+
+  /**
+   * Every table's current metadata pointer (optionally under a namespace prefix, as listTables),
+   * read in one query and never from this catalog's caches: what a process visiting many tables
+   * in turn compares with the pointers it last saw, to leave alone the tables nobody committed to.
+   */
+  async listTablePointers(namespacePrefix?: string): Promise<TablePointer[]> {
+    const rows = await this.#tableRows<{ table_namespace: string; table_name: string; metadata_location: string | null }>('table_namespace, table_name, metadata_location', namespacePrefix);
+    return rows.flatMap((r) => (r.metadata_location ? [{ namespace: r.table_namespace, name: r.table_name, metadataLocation: r.metadata_location }] : []));
+  }
+
+  /** The table rows (not views) of this catalog, under a namespace prefix when given, in namespace and name order. */
+  async #tableRows<R>(columns: string, namespacePrefix: string | undefined): Promise<R[]> {
     const params: unknown[] = [this.#catalogName];
     let where = '';
     if (namespacePrefix !== undefined && namespacePrefix !== '') {
       params.push(namespacePrefix);
       where = ` AND (table_namespace = $2 OR left(table_namespace, length($2::text) + 1) = $2::text || '.')`;
     }
-    const res = await this.#sql.query<{ table_namespace: string; table_name: string }>(
-      `SELECT table_namespace, table_name FROM iceberg_tables
+    const res = await this.#sql.query<R>(
+      `SELECT ${columns} FROM iceberg_tables
         WHERE catalog_name = $1 AND (iceberg_type IS NULL OR iceberg_type = 'TABLE')${where}
         ORDER BY table_namespace, table_name`,
       params,
     );
-    return res.rows.map((r) => ({ namespace: r.table_namespace, name: r.table_name }));
+    return res.rows;
   }
 
   /** Namespaces that have a table or a property row, optionally under a prefix. */

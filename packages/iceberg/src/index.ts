@@ -42,6 +42,7 @@ export {
   type ReplaceOptions,
   type SqlCatalogOptions,
   type TableIdentifier,
+  type TablePointer,
 } from './catalog.ts';
 export type { ExpireOptions } from './expire.ts';
 export type { ManifestCacheOptions, PartitionSummaryRange, PlanOptions } from './scan.ts';

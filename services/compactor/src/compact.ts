@@ -111,6 +111,16 @@ function concatenable(def: TableDef, f: PlannedFile, sortOnly: PlanCompactionOpt
  * nothing and is dropped.
  */
 export function planCompaction(def: TableDef, metadata: TableMetadata, files: readonly PlannedFile[], opts: PlanCompactionOptions): CompactionGroup[] {
+  return planWithWakeUp(def, metadata, files, opts).groups;
+}
+
+/**
+ * planCompaction's groups, and when the plan could next differ by age alone: the earliest time a
+ * file it left out only for being too young becomes old enough (undefined when there is none). Until
+ * then, and while no commit changes the table, planning it again finds the same groups.
+ */
+export function planWithWakeUp(def: TableDef, metadata: TableMetadata, files: readonly PlannedFile[], opts: PlanCompactionOptions): { groups: CompactionGroup[]; wakeAtMs: number | undefined } {
+  let wakeAtMs: number | undefined;
   const field = partitionFieldName(def);
   const timeId = def.columns.find((c) => c.name === def.partitionSource)?.id;
   const defaultSpec = metadata['default-spec-id'];
@@ -131,7 +141,13 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
     const method: MergeMethod = open && concatenable(def, f, opts.sortOnly) ? 'concat' : 'sort';
     if (method === 'sort' && open && opts.openHoursOnly) continue;
     if (method === 'concat' && opts.skipOpenConcat) continue;
-    if (committedAt(f.sequenceNumber) > (method === 'concat' ? openCutoff : cutoff)) continue;
+    const committed = committedAt(f.sequenceNumber);
+    if (committed > (method === 'concat' ? openCutoff : cutoff)) {
+      // Infinite: its commit time is unknown (a snapshot expired), and age never makes it eligible.
+      const eligibleAt = committed + (method === 'concat' ? (opts.openMinFileAgeMs ?? opts.minFileAgeMs) : opts.minFileAgeMs);
+      if (Number.isFinite(eligibleAt) && (wakeAtMs === undefined || eligibleAt < wakeAtMs)) wakeAtMs = eligibleAt;
+      continue;
+    }
     let lists = byHour.get(hour);
     if (!lists) byHour.set(hour, (lists = { concat: [], sort: [] }));
     lists[method].push(f);
@@ -173,7 +189,7 @@ export function planCompaction(def: TableDef, metadata: TableMetadata, files: re
       flush();
     }
   }
-  return groups;
+  return { groups, wakeAtMs };
 }
 
 /**
@@ -255,6 +271,8 @@ export const emptyCompactStats = (): CompactTableStats => ({
 export interface CompactTableResult {
   handle: TableHandle;
   stats: CompactTableStats;
+  /** When a file the plan left out for being too young becomes old enough (planWithWakeUp); undefined when none was. */
+  wakeAtMs: number | undefined;
 }
 
 /**
@@ -270,7 +288,7 @@ export async function compactTable(deps: CompactDeps, handle: TableHandle, opts:
   const def = floeTableDef(handle);
   const stats = emptyCompactStats();
   const files = await deps.catalog.planFiles(handle);
-  const groups = planCompaction(def, handle.metadata, files, opts);
+  const { groups, wakeAtMs } = planWithWakeUp(def, handle.metadata, files, opts);
   const hours = new Set<number>();
   let current = handle;
   for (const group of groups) {
@@ -293,7 +311,7 @@ export async function compactTable(deps: CompactDeps, handle: TableHandle, opts:
     }
   }
   stats.partitions = hours.size;
-  return { handle: current, stats };
+  return { handle: current, stats, wakeAtMs };
 }
 
 type GroupOutcome =

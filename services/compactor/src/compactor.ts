@@ -10,6 +10,7 @@ import { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, table
 import { applyDeleteRequest, deletionTables, emptyDeleteStats, type DeleteStats } from './deletes.ts';
 import { applyRetention, emptyRetentionStats, type RetentionStats } from './retention.ts';
 import { applyStreamRetention, partitionRetentionMs } from './stream-retention.ts';
+import { IdleTables } from './idle-tables.ts';
 
 export interface CompactorOptions {
   catalog: SqlCatalog;
@@ -36,6 +37,12 @@ export interface CompactorOptions {
    * the two do not redo each other's work; their commits to one table are compare-and-swap).
    */
   openHourWriter?: ParquetWriter;
+  /**
+   * Whether an open-hour pass leaves alone a table it found nothing to do in, while its catalog
+   * pointer stays the same and none of its files comes of age (IdleTables). Default true; false
+   * loads every table every pass (bench/open-hours' baseline).
+   */
+  skipIdleOpenHours?: boolean;
   orphanMinAgeMs?: number;
   /** Where delete requests come from and are marked done (the metadata DB); absent: none are processed. */
   deleteRequests?: DeleteRequestQueue;
@@ -56,6 +63,14 @@ export interface DeleteRequestQueue {
   /** Takes a request up (it can no longer be cancelled); false when it was cancelled meanwhile. */
   start(id: string): Promise<boolean>;
   finish(id: string, deletedRows: number): Promise<void>;
+}
+
+/** An open-hour pass: what it merged, and how many tables it loaded and left alone as idle. */
+export interface OpenHourStats extends CompactTableStats {
+  /** Tables whose metadata and manifests the pass read. */
+  tablesLoaded: number;
+  /** Tables left alone: nothing has changed since a visit found nothing to do (IdleTables). */
+  tablesIdle: number;
 }
 
 export interface PassStats {
@@ -126,6 +141,8 @@ export class Compactor {
    * files): the open-hour passes visit only these, so they need no listing of their own.
    */
   readonly #sound = new Set<string>();
+  /** Tables the open-hour passes found nothing to do in (see IdleTables). */
+  readonly #idle = new IdleTables();
   /**
    * Data files a concatenation could not take (alone with their Parquet schema), by key: planned
    * into the sorted tier from then on instead of read again every open-hour pass. Bounded: a
@@ -173,7 +190,7 @@ export class Compactor {
       try {
         if (await this.#table(id, horizon, stats, signal)) stats.tablesChanged++;
       } catch (err) {
-        this.#sound.delete(name);
+        this.#unsound(name);
         stats.failedTables++;
         log.error({ err, table: name }, 'compactor pass failed for a table');
       }
@@ -189,26 +206,43 @@ export class Compactor {
    * of the tables, concatenate the files of hours still being written, and nothing else. The
    * writer adds a file per table and partition every flush (~30 a minute under load), and every
    * file costs each query that reads the hour; concatenation copies bytes, so it can keep up.
-   * Tables not yet visited by a full pass, or whose last full visit failed, are left to it.
+   * Tables not yet visited by a full pass, or whose last full visit failed, are left to it; so is
+   * a table found with nothing to do, until its pointer moves or one of its files comes of age
+   * (IdleTables): with thousands of tables, reading every one's metadata was most of the pass.
    */
-  async concatOpenHours(signal?: AbortSignal): Promise<CompactTableStats> {
+  async concatOpenHours(signal?: AbortSignal): Promise<OpenHourStats> {
     const { catalog, log } = this.#o;
     const now = this.#o.now ?? Date.now;
-    const stats = emptyCompactStats();
-    for (const id of await catalog.listTables()) {
+    const skipIdle = this.#o.skipIdleOpenHours ?? true;
+    const stats: OpenHourStats = { ...emptyCompactStats(), tablesLoaded: 0, tablesIdle: 0 };
+    const listed = new Set<string>();
+    // Every pointer in one query: an idle table then costs no read of its own.
+    for (const p of await catalog.listTablePointers()) {
       if (signal?.aborted) break;
-      const name = `${id.namespace}.${id.name}`;
+      const name = `${p.namespace}.${p.name}`;
       if (!this.#sound.has(name) || (this.#o.owns && !this.#o.owns(name))) continue;
+      listed.add(name);
+      if (skipIdle && this.#idle.isIdle(name, p.metadataLocation, now())) {
+        stats.tablesIdle++;
+        continue;
+      }
+      this.#idle.forget(name);
       try {
-        const handle = await catalog.loadTable(id.namespace, id.name);
+        const handle = await catalog.loadTable(p.namespace, p.name);
         if (!handle) continue;
+        stats.tablesLoaded++;
         const done = await compactTable(this.#openHourDeps, handle, this.#planOptions(now(), true), signal);
         addInto(stats, done.stats);
+        // The pointer as listed, not as loaded: a commit in between makes the next pass look again.
+        // A group that failed or lost to a conflict, or a table cut short, is work left: no entry.
+        if (done.stats.failures + done.stats.conflicts === 0 && !signal?.aborted) this.#idle.remember(name, p.metadataLocation, done.wakeAtMs);
       } catch (err) {
         stats.failures++;
         log.error({ err, table: name }, 'open-hour concatenation failed for a table');
       }
     }
+    // Tables dropped, no longer this compactor's, or no longer sound take their entries with them.
+    if (!signal?.aborted) this.#idle.retain(listed);
     return stats;
   }
 
@@ -295,6 +329,12 @@ export class Compactor {
     }
   }
 
+  /** A table the open-hour passes leave to the full ones from now on, with what they knew of it. */
+  #unsound(table: string): void {
+    this.#sound.delete(table);
+    this.#idle.forget(table);
+  }
+
   async #table(id: TableIdentifier, horizon: number, stats: PassStats, signal?: AbortSignal): Promise<boolean> {
     const { catalog, store } = this.#o;
     const now = this.#o.now ?? Date.now;
@@ -310,7 +350,7 @@ export class Compactor {
     const pointer = (await catalog.pointerOf(id.namespace, id.name))?.metadataLocation ?? handle.metadataLocation;
     const ahead = versionsAhead(metadataFiles, pointer, store);
     if (ahead.length > 0) {
-      this.#sound.delete(`${id.namespace}.${id.name}`);
+      this.#unsound(`${id.namespace}.${id.name}`);
       throw new Error(`${ahead.length} metadata files are numbered beyond the catalog's pointer ${pointer}: the catalog is behind the table (restored from an older backup?); left alone until it is rolled forward (floe ops check-tables, floe ops rollback-table --to)`);
     }
 

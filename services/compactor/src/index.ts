@@ -16,7 +16,7 @@
 export { start } from './start.ts';
 export type { CompactorDeps, CompactorStatus } from './start.ts';
 export { Compactor, hasWork, reconcileTargetFileSize } from './compactor.ts';
-export type { CompactorOptions, PassStats } from './compactor.ts';
+export type { CompactorOptions, OpenHourStats, PassStats } from './compactor.ts';
 export { compactTable, planCompaction, COMPACTION_SUMMARY_KEY, MIN_FILE_AGE_MS } from './compact.ts';
 export type { CompactDeps, CompactionGroup, CompactTableResult, CompactTableStats, PlanCompactionOptions } from './compact.ts';
 export { droppedMetadataFiles, expireTable, expiryHorizon } from './expire.ts';

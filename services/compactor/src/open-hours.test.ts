@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { rm } from 'node:fs/promises';
-import { currentSnapshot, floeTableDef, publishDataFile, type PlannedFile, type TableHandle } from '@floe/iceberg';
+import { rename, rm } from 'node:fs/promises';
+import { currentSnapshot, floeTableDef, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle } from '@floe/iceberg';
 import { ColumnBatchBuilder, IdBloom, idBlocksKey, idBloomKey, readParquetFooter } from '@floe/storage';
 import { silentLogger } from '@floe/telemetry';
 import { COMPACTION_SUMMARY_KEY } from './compact.ts';
@@ -124,5 +124,97 @@ describe('open hours: concatenated between passes, sorted once closed', () => {
     const planned = (await c.plan({ tenant: 'acme', dataset: 'mixed' }))[0]!;
     expect(planned.groups).toEqual([]);
     expect((await c.pass()).compaction.groups).toBe(0);
+  });
+
+  /** The catalog as the compactor sees it, counting its table loads and plans, and failing the next `failLoads` loads. */
+  function watched(catalog: SqlCatalog) {
+    const counts = { loads: 0, plans: 0, failLoads: 0 };
+    const wrapped = new Proxy(catalog, {
+      get(target, key) {
+        if (key === 'loadTable') {
+          return async (namespace: string, name: string) => {
+            counts.loads++;
+            if (counts.failLoads > 0) {
+              counts.failLoads--;
+              throw new Error('metadata store unavailable');
+            }
+            return target.loadTable(namespace, name);
+          };
+        }
+        if (key === 'planFiles') {
+          return (handle: TableHandle) => {
+            counts.plans++;
+            return target.planFiles(handle);
+          };
+        }
+        const v: unknown = Reflect.get(target, key, target);
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    return { catalog: wrapped, counts };
+  }
+
+  /**
+   * A compactor of one dataset's traces table (its share), whose clock runs `offset.ms` from the
+   * real one (the commits' timestamps), with the table filled with `files` flush files of the
+   * current hour and already visited by a full pass (found sound, nothing old enough to merge).
+   */
+  async function oneTable(dataset: string, files: number) {
+    const hour = Math.floor(Date.now() / HOUR_MS);
+    let handle: TableHandle = await createTracesTable(f.catalog, 'acme', dataset);
+    for (let i = 1; i <= files; i++) handle = (await appendSpanFile(f, handle, hour, 30, 200 + i)).handle;
+    const { catalog, counts } = watched(f.catalog);
+    const offset = { ms: 0 };
+    const c = new Compactor({ ...f, catalog, log, targetFileBytes: TARGET, snapshotRetentionMs: HOUR_MS, minFileAgeMs: 60_000, openHourAgeMs: 15_000, owns: (t) => t === `acme.${dataset}.traces`, now: () => Date.now() + offset.ms });
+    expect((await c.pass()).compaction.groups).toBe(0);
+    return { c, counts, offset, hour };
+  }
+
+  it('leaves an idle table unread while its pointer stays, and merges what the writer commits next', async () => {
+    const { c, counts, offset, hour } = await oneTable('idle', 6);
+    offset.ms = 30_000;
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 1, filesBefore: 6, filesAfter: 1, tablesLoaded: 1, tablesIdle: 0 });
+    // Its own commit moved the pointer: looked at once more, nothing left.
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 0, tablesLoaded: 1, tablesIdle: 0 });
+    counts.loads = counts.plans = 0;
+    for (let i = 0; i < 3; i++) expect(await c.concatOpenHours()).toMatchObject({ groups: 0, tablesLoaded: 0, tablesIdle: 1, failures: 0 });
+    expect(counts).toMatchObject({ loads: 0, plans: 0 });
+
+    // The writer commits three flushes: the next pass reads the table again and concatenates them.
+    let handle = (await f.catalog.loadTable('acme.idle', 'traces'))!;
+    for (let i = 1; i <= 3; i++) handle = (await appendSpanFile(f, handle, hour, 20, 300 + i)).handle;
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 1, filesBefore: 3, filesAfter: 1, tablesLoaded: 1, tablesIdle: 0 });
+    expect(await live('idle')).toHaveLength(2);
+    expect(counts).toMatchObject({ loads: 1, plans: 1 });
+  });
+
+  it('comes back to a table whose files were too young once they are old enough, with no commit in between', async () => {
+    const { c, offset } = await oneTable('young', 4);
+    // A clock a minute behind the commits: the files are too young for a while yet.
+    offset.ms = -60_000;
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 0, tablesLoaded: 1 });
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 0, tablesLoaded: 0, tablesIdle: 1 });
+    const pointer = (await f.catalog.loadTable('acme.young', 'traces'))!.metadataLocation;
+    // Time passes, nobody commits: the files come of age and are merged.
+    offset.ms = 30_000;
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 1, filesBefore: 4, filesAfter: 1, tablesLoaded: 1, tablesIdle: 0 });
+    expect((await f.catalog.loadTable('acme.young', 'traces'))!.metadataLocation).not.toBe(pointer);
+    expect(await live('young')).toHaveLength(1);
+  });
+
+  it('retries a table whose visit failed, at every pass until it succeeds', async () => {
+    const { c, counts, offset } = await oneTable('flaky', 4);
+    offset.ms = 30_000;
+    // The table cannot be loaded: a failure, and no memory of it.
+    counts.failLoads = 1;
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 0, failures: 1, tablesLoaded: 0, tablesIdle: 0 });
+    // A data file is missing: the group fails, and the table is read again next time, unchanged as it is.
+    const [first] = await live('flaky');
+    const path = f.store.localPath(first!.key)!;
+    await rename(path, `${path}.away`);
+    for (let i = 0; i < 2; i++) expect(await c.concatOpenHours()).toMatchObject({ groups: 0, failures: 1, tablesLoaded: 1, tablesIdle: 0 });
+    await rename(`${path}.away`, path);
+    expect(await c.concatOpenHours()).toMatchObject({ groups: 1, filesBefore: 4, filesAfter: 1, failures: 0, tablesLoaded: 1 });
+    expect(await live('flaky')).toHaveLength(1);
   });
 });
