@@ -13,11 +13,14 @@ const TABLE_PROBLEMS = [{ kind: 'string', message: 'string' }] as const satisfie
 /** A problem with a table's version: its kind (@floe/schema TABLE_PROBLEM_KINDS) and what is wrong, in words. */
 export type TableProblem = AnswerOf<typeof TABLE_PROBLEMS>[number];
 
+/** With check_pages only: the data files whose pages were read, and their bytes. */
+const PAGES_CHECKED = optional({ files: 'number', bytes: 'number' });
+
 const CHECK = {
   tables_checked: 'number',
   ok: 'number',
   damaged: 'number',
-  tables: [{ table: 'string', status: 'string', metadata_location: 'string', problems: TABLE_PROBLEMS }],
+  tables: [{ table: 'string', status: 'string', metadata_location: 'string', problems: TABLE_PROBLEMS, pages_checked: PAGES_CHECKED }],
 } as const satisfies Shape;
 
 /** POST tables/check with a limit: a page of the tables, and the `after` of the next (null after the last; absent from a router without pages). */
@@ -33,8 +36,9 @@ export const OPS_DROP_DAMAGED = {
   dry_run: 'boolean',
   dropped: 'boolean',
   new_metadata_location: optional('string'),
-  files: [{ key: 'string', reason: 'string', record_count: 'number', file_size_in_bytes: 'number', size_in_store: optional('number') }],
+  files: [{ key: 'string', reason: 'string', record_count: 'number', file_size_in_bytes: 'number', size_in_store: optional('number'), damage: optional({ message: 'string' }) }],
   records_given_up: 'number',
+  pages_checked: PAGES_CHECKED,
   note: 'string',
 } as const satisfies Shape;
 

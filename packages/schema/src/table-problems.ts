@@ -13,6 +13,7 @@ export const TABLE_PROBLEM_KINDS = [
   'manifests_unreadable',
   'data_files_missing',
   'data_files_wrong_size',
+  'data_files_damaged_pages',
   'catalog_behind_files',
 ] as const;
 

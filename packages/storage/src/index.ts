@@ -68,6 +68,8 @@ export { newRecordId, recordIdTime } from './record-id.ts';
 export { ParquetWriter, writtenLocalFiles } from './parquet-writer.ts';
 export { ParquetConcatError, concatParquet, readParquetFooter, rowGroupOffsets } from './parquet-concat.ts';
 export type { ConcatenatedFile, ParquetFooter } from './parquet-concat.ts';
+export { verifyLocalParquetPages, verifyParquetPages } from './parquet-verify.ts';
+export type { PageDamage, VerifyPagesOptions } from './parquet-verify.ts';
 export type { CheckedRecord, RowCondition, WriteOptions, WrittenFile } from './parquet-writer.ts';
 export { NO_DUCKDB_MEMORY, observeDuckDbMemory, readDuckDbMemory } from './duckdb-memory.ts';
 export type { DuckDbMemory } from './duckdb-memory.ts';

@@ -59,6 +59,22 @@ export class ParquetConcatError extends Error {
   override readonly name = 'ParquetConcatError';
 }
 
+/** A page or column chunk that does not read as its footer says (PageWalk): where it is, and the message says what is wrong. */
+export class ParquetPageError extends ParquetConcatError {
+  readonly rowGroup: number;
+  /** The column's path, its parts joined by dots. */
+  readonly column: string;
+  /** The byte offset in the file of the page's header (or of the chunk's start). */
+  readonly offset: number;
+
+  constructor(message: string, rowGroup: number, column: string, offset: number) {
+    super(message);
+    this.rowGroup = rowGroup;
+    this.column = column;
+    this.offset = offset;
+  }
+}
+
 /** A Parquet file's footer as parquet-concat reads it. */
 export interface ParquetFooter {
   path: string;
@@ -77,35 +93,50 @@ export async function readParquetFooter(path: string): Promise<ParquetFooter> {
   try {
     const { size } = await fh.stat();
     if (size < 12) throw new ParquetConcatError(`${path}: ${size} bytes is too short for Parquet`);
-    const head = await readAt(fh, 0, 4);
-    const tail = await readAt(fh, size - 8, 8);
-    if (!same(head, PAR1) || !same(tail.subarray(4), PAR1)) throw new ParquetConcatError(`${path}: not a Parquet file (magic missing)`);
-    const length = new DataView(tail.buffer, tail.byteOffset, 8).getUint32(0, true);
-    const bodyEnd = size - 8 - length;
-    if (bodyEnd < 4) throw new ParquetConcatError(`${path}: footer length ${length} exceeds the file`);
-    const bytes = await readAt(fh, bodyEnd, length);
-    let metadata: ThriftStruct;
-    try {
-      metadata = readThriftStruct(bytes).struct;
-    } catch (err) {
-      if (err instanceof ThriftDecodeError) throw new ParquetConcatError(`${path}: damaged footer (${err.message})`);
-      throw err;
-    }
-    if (thriftField(metadata, FM_ENCRYPTION)) throw new ParquetConcatError(`${path}: encrypted footers are not concatenated`);
-    const groups = listOf(metadata, FM_ROW_GROUPS);
-    for (const g of groups) {
-      for (const c of listOf(g, RG_COLUMNS)) {
-        if (thriftField(c, CC_FILE_PATH) || c.fields.some((f) => CC_CRYPTO.has(f.id))) throw new ParquetConcatError(`${path}: column chunks in other files or encrypted are not concatenated`);
-      }
-    }
-    const schema = thriftField(metadata, FM_SCHEMA);
-    const orders = thriftField(metadata, FM_COLUMN_ORDERS);
-    if (!schema) throw new ParquetConcatError(`${path}: footer without a schema`);
-    const schemaKey = Buffer.from(encodeThriftStruct({ fields: orders ? [schema, orders] : [schema] })).toString('base64');
-    return { path, sizeBytes: size, rows: Number(thriftInt(metadata, FM_NUM_ROWS)), rowGroups: groups.length, schemaKey, bodyEnd, metadata };
+    if (!same(await readAt(fh, 0, 4), PAR1)) throw new ParquetConcatError(`${path}: not a Parquet file (magic missing)`);
+    const bodyEnd = footerStart(path, size, await readAt(fh, size - 8, 8));
+    return parseParquetFooter(path, size, bodyEnd, await readAt(fh, bodyEnd, size - 8 - bodyEnd));
   } finally {
     await fh.close();
   }
+}
+
+/**
+ * Where the footer of a Parquet file of `size` bytes starts (its body is [4, that)), from the
+ * file's last bytes (at least 8: the footer's length and the closing magic). The leading magic is
+ * the caller's to check.
+ */
+export function footerStart(path: string, size: number, tail: Uint8Array): number {
+  if (size < 12) throw new ParquetConcatError(`${path}: ${size} bytes is too short for Parquet`);
+  const last = tail.subarray(tail.length - 8);
+  if (last.length < 8 || !same(last.subarray(4), PAR1)) throw new ParquetConcatError(`${path}: not a Parquet file (magic missing)`);
+  const length = new DataView(last.buffer, last.byteOffset, 8).getUint32(0, true);
+  const bodyEnd = size - 8 - length;
+  if (bodyEnd < 4) throw new ParquetConcatError(`${path}: footer length ${length} exceeds the file`);
+  return bodyEnd;
+}
+
+/** The footer of a Parquet file from its bytes (`bytes`: the file's [bodyEnd, size - 8)). */
+export function parseParquetFooter(path: string, size: number, bodyEnd: number, bytes: Uint8Array): ParquetFooter {
+  let metadata: ThriftStruct;
+  try {
+    metadata = readThriftStruct(bytes).struct;
+  } catch (err) {
+    if (err instanceof ThriftDecodeError) throw new ParquetConcatError(`${path}: damaged footer (${err.message})`);
+    throw err;
+  }
+  if (thriftField(metadata, FM_ENCRYPTION)) throw new ParquetConcatError(`${path}: encrypted footers are not concatenated`);
+  const groups = listOf(metadata, FM_ROW_GROUPS);
+  for (const g of groups) {
+    for (const c of listOf(g, RG_COLUMNS)) {
+      if (thriftField(c, CC_FILE_PATH) || c.fields.some((f) => CC_CRYPTO.has(f.id))) throw new ParquetConcatError(`${path}: column chunks in other files or encrypted are not concatenated`);
+    }
+  }
+  const schema = thriftField(metadata, FM_SCHEMA);
+  const orders = thriftField(metadata, FM_COLUMN_ORDERS);
+  if (!schema) throw new ParquetConcatError(`${path}: footer without a schema`);
+  const schemaKey = Buffer.from(encodeThriftStruct({ fields: orders ? [schema, orders] : [schema] })).toString('base64');
+  return { path, sizeBytes: size, rows: Number(thriftInt(metadata, FM_NUM_ROWS)), rowGroups: groups.length, schemaKey, bodyEnd, metadata };
 }
 
 export interface ConcatenatedFile {
@@ -135,7 +166,8 @@ export function rowGroupOffsets(footer: ParquetFooter): number[] {
   return listOf(footer.metadata, FM_ROW_GROUPS).map(rowGroupStart);
 }
 
-const COPY_CHUNK = 1 << 20;
+/** Bytes read at a time by the copy (and by verifyParquetPages): the walk holds no more than this of a file. */
+export const COPY_CHUNK = 1 << 20;
 
 /**
  * Writes `inputs` (footers read by readParquetFooter, all of one schemaKey) one after another
@@ -227,8 +259,9 @@ const MAX_PAGE_HEADER = COPY_CHUNK;
  * The pages of one input's column chunks, checked over the body's bytes as the copy reads them
  * (in order, in blocks of any size): a header that straddles two blocks is kept until it reads, a
  * page's crc is computed piece by piece. Throws ParquetConcatError naming the file, row group,
- * column and the byte offset of the page (or chunk) at fault. Exported for its tests (blocks of
- * any size), not from the package.
+ * column and the byte offset of the page (or chunk) at fault (ParquetPageError). The copy here
+ * and verifyParquetPages (parquet-verify.ts) walk with it; exported from the package through
+ * that, not on its own.
  */
 export class PageWalk {
   readonly #path: string;
@@ -318,8 +351,8 @@ export class PageWalk {
     if (s) throw this.#damaged(s, this.#page?.at ?? this.#carry?.at ?? this.#at, 'the body ends inside the column chunk');
   }
 
-  #damaged(s: ChunkSpan, at: number, what: string): ParquetConcatError {
-    return new ParquetConcatError(`${this.#path}: damaged page in row group ${s.rowGroup}, column ${s.column}, at byte ${at}: ${what}`);
+  #damaged(s: ChunkSpan, at: number, what: string): ParquetPageError {
+    return new ParquetPageError(`${this.#path}: damaged page in row group ${s.rowGroup}, column ${s.column}, at byte ${at}: ${what}`, s.rowGroup, s.column, at);
   }
 }
 
@@ -334,7 +367,8 @@ function listOf(s: ThriftStruct, id: number): ThriftStruct[] {
   return v && typeof v === 'object' && 'items' in v ? (v.items as ThriftStruct[]) : [];
 }
 
-async function readAt(fh: FileHandle, position: number, length: number): Promise<Uint8Array> {
+/** Exactly `length` bytes of an open file at `position` (ParquetConcatError where it ends sooner). */
+export async function readAt(fh: FileHandle, position: number, length: number): Promise<Uint8Array> {
   const buf = Buffer.alloc(length);
   let got = 0;
   while (got < length) {

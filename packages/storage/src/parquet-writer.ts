@@ -21,7 +21,8 @@ import {
 import { attributeKeyCounts, type AttributeTypeCount } from './attribute-key-counts.ts';
 import { NO_DUCKDB_MEMORY, readDuckDbMemory, type DuckDbMemory } from './duckdb-memory.ts';
 import { IdBlocksWriter } from './id-blocks.ts';
-import { concatParquet, readParquetFooter, rowGroupOffsets, type ParquetFooter } from './parquet-concat.ts';
+import { concatParquet, ParquetConcatError, readParquetFooter, rowGroupOffsets, type ParquetFooter } from './parquet-concat.ts';
+import { verifyLocalParquetPages } from './parquet-verify.ts';
 import { isColumnBatch, readColumnBatch, readColumnBatchHead, type BatchSchemaInfo, type ColumnBatchHead, type ColumnBatchView } from './column-batch.ts';
 import { writeColumnBatchParquet } from './column-batch-parquet.ts';
 import { NeedsDuckDbError, sortedParquetPlan } from './sorted-batch-parquet.ts';
@@ -303,6 +304,13 @@ export class ParquetWriter {
 
   /** A SELECT of the files' rows as the table's stored columns (selectRewriteColumns). */
   async #tableRows(table: TableDef, files: readonly string[]): Promise<string> {
+    // DuckDB does not check page crcs: a flipped bit would be read as a wrong value, and the
+    // rewrite would give it fresh, matching crcs. The file fails its rewrite instead, named, for
+    // the operator's repair (floe ops drop-damaged-files --check-pages).
+    for (const f of files) {
+      const damage = await verifyLocalParquetPages(f);
+      if (damage) throw new ParquetConcatError(`not rewritten: ${damage.message}`);
+    }
     const conn = await this.#connection();
     const source = `read_parquet([${files.map(literal).join(', ')}], union_by_name = true)`;
     // Reads only the footers.

@@ -1,7 +1,7 @@
 import { rm } from 'node:fs/promises';
 import { CommitConflictError, deleteDataFiles, floeTableDef, publishDataFile, type PlannedFile, type SqlCatalog, type TableHandle, type TableMetadata } from '@floe/iceberg';
 import { partitionFieldName, rowGroupSizeOf, type TableDef } from '@floe/schema';
-import { readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
+import { ParquetConcatError, readParquetFooter, writtenLocalFiles, type CacheLease, type LocalFileCache, type ObjectStore, type ParquetFooter, type ParquetWriter, type WrittenFile } from '@floe/storage';
 import type { Logger } from '@floe/telemetry';
 
 /**
@@ -416,7 +416,9 @@ async function compactGroup(deps: CompactDeps, handle: TableHandle, def: TableDe
       log.info({ table, hour: group.hour, files: group.files.length, reason: (err as Error).message }, 'compaction group skipped after a conflict');
       return { kind: 'conflict' };
     }
-    log.error({ err, table, hour: group.hour, method: group.method, files: group.files.length }, 'compaction group failed');
+    // A file whose footer or pages do not read fails every pass until the operator gives it up.
+    const repair = err instanceof ParquetConcatError ? { repair: `floe ops drop-damaged-files ${table} --check-pages --dry-run` } : {};
+    log.error({ err, table, hour: group.hour, method: group.method, files: group.files.length, ...repair }, 'compaction group failed');
     return { kind: 'failed' };
   } finally {
     if (merged) await removeLocal(merged.written);

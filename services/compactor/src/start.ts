@@ -203,15 +203,16 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
     // Checking and repairing tables (table-check.ts, table-rollback.ts, table-drop-damaged.ts, table-register.ts), whether or not compaction is enabled.
     'POST /tables/check': async (body: unknown) => {
-      const { scope, page } = parseCheckRequest(body);
-      return { status: 200, body: await checkTables(catalog, store, scope, page) };
+      const { scope, page, checkPages } = parseCheckRequest(body);
+      return { status: 200, body: await checkTables(catalog, store, scope, page, checkPages ? { log } : undefined) };
     },
     'POST /tables/rollback': (body: unknown) => answered(async () => rollbackTable(catalog, store, parseRollbackRequest(body))),
-    'POST /tables/drop-damaged-files': (body: unknown) => answered(async () => dropDamagedFiles(catalog, store, parseDropDamagedRequest(body))),
+    'POST /tables/drop-damaged-files': (body: unknown) => answered(async () => dropDamagedFiles(catalog, store, parseDropDamagedRequest(body), log)),
     // Tables the catalog lost (a metadata DB restored from an older backup): table-register.ts.
     'POST /tables/unregistered': async (body: unknown) => {
-      const { scope, page } = parseCheckRequest(body);
+      const { scope, page, checkPages } = parseCheckRequest(body);
       if (scope?.dataset !== undefined || scope?.table !== undefined) throw badRequest('only tenant narrows the search');
+      if (checkPages) throw badRequest('check_pages is a field of tables/check and tables/drop-damaged-files');
       return { status: 200, body: await findUnregistered(catalog, store, db, scope, page) };
     },
     'POST /tables/register': (body: unknown) => answered(async () => registerTable(catalog, store, db, parseRegisterRequest(body))),
@@ -306,18 +307,20 @@ const badRequest = (message: string) => Object.assign(new Error(message), { stat
 /** The most tables a page of a check may ask for. */
 const MAX_CHECK_PAGE = 1000;
 
-/** `{tenant?, dataset?, table?, after?, limit?}` of `POST /tables/check`: a page when `limit` is given, else every table at once. */
-function parseCheckRequest(body: unknown): { scope?: PassScope; page?: CheckPage } {
+/** `{tenant?, dataset?, table?, after?, limit?, check_pages?}` of `POST /tables/check`: a page when `limit` is given, else every table at once; data files' pages read when `check_pages`. */
+function parseCheckRequest(body: unknown): { scope?: PassScope; page?: CheckPage; checkPages?: boolean } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body must be a JSON object');
-  const { after, limit, ...rest } = body as Record<string, unknown>;
+  const { after, limit, check_pages, ...rest } = body as Record<string, unknown>;
   const scope = parseScope(rest);
+  if (check_pages !== undefined && check_pages !== null && typeof check_pages !== 'boolean') throw badRequest('check_pages must be true or false');
+  const checkPages = check_pages === true;
   if (limit === undefined || limit === null) {
     if (after !== undefined && after !== null) throw badRequest('after needs limit');
-    return { scope };
+    return { scope, checkPages };
   }
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_CHECK_PAGE) throw badRequest(`limit must be an integer from 1 to ${MAX_CHECK_PAGE}`);
   if (after !== undefined && after !== null && (typeof after !== 'string' || !/^[^.]+\.[^.]+\.[^.]+$/.test(after) || after.length > 400)) throw badRequest('after must be a <tenant>.<dataset>.<table> (the next of the previous page)');
-  return { scope, page: { limit, ...(typeof after === 'string' ? { after } : {}) } };
+  return { scope, checkPages, page: { limit, ...(typeof after === 'string' ? { after } : {}) } };
 }
 
 /** `{tenant?, dataset?, table?}` of an action's body; undefined for every table. */

@@ -1,7 +1,8 @@
 import { FloeError } from '@floe/errors';
 import { currentSnapshot, decodeManifest, decodeManifestList, floeNamespace, ManifestEntryStatus, metadataVersion, parseTableMetadata, type SqlCatalog, type TableIdentifier, type TableMetadata } from '@floe/iceberg';
 import { isTableName, type TableProblemKind } from '@floe/schema';
-import type { ObjectInfo, ObjectStore } from '@floe/storage';
+import { eachAtMost, verifyParquetPages, type ObjectInfo, type ObjectStore, type PageDamage } from '@floe/storage';
+import type { Logger } from '@floe/telemetry';
 import { inScope, type PassScope } from './compactor.ts';
 import { listTableObjects, versionsAhead } from './orphans.ts';
 
@@ -20,6 +21,14 @@ import { listTableObjects, versionsAhead } from './orphans.ts';
  * of the orphan sweep): every file of the version it names was uploaded before the pointer
  * moved to it, so it is in a listing taken after, and a commit landing meanwhile cannot make a
  * sound table look damaged.
+ *
+ * A bit flipped inside a page keeps the file's size, so the listing cannot see it (and DuckDB
+ * reads such a page as wrong values without an error). Asked for (`check_pages`), the check also
+ * reads every live data file the listing finds whole and walks its pages (verifyParquetPages:
+ * page crcs where the writer wrote them, headers and chunk ends everywhere), a few files at a
+ * time and a block of each at a time; a file whose pages are damaged is `damaged_pages`, which
+ * drop-damaged-files drops as it drops the missing and the truncated. Never by default: it reads
+ * the whole table.
  */
 
 export type { TableProblemKind };
@@ -40,7 +49,25 @@ export interface TableCheck {
   /** The catalog's pointer: the version checked. */
   metadata_location: string;
   problems: TableProblem[];
+  /** Asked to check pages only: the data files whose pages were read, and their bytes. */
+  pages_checked?: PagesChecked;
 }
+
+/** The data files a page check read whole (or until their damage), and their sizes. */
+export interface PagesChecked {
+  files: number;
+  bytes: number;
+}
+
+/** A page check's options: where its progress goes. */
+export interface PagesCheck {
+  log?: Logger;
+}
+
+/** Files whose pages are read at once: each holds two blocks (2 MiB) of memory, and S3 GETs overlap. */
+const PAGE_CHECK_CONCURRENCY = 3;
+/** A progress line every this many files of a table's page check. */
+const PAGE_CHECK_LOG_EVERY = 100;
 
 export interface CheckReport {
   tables_checked: number;
@@ -64,10 +91,10 @@ export interface CheckPage {
 /** How long a page of a check may take: the router gives the compactor 60 s (compactor-client.ts). */
 export const CHECK_PAGE_BUDGET_MS = 15_000;
 
-/** A live data file of the current snapshot that cannot be read whole: gone from the store, or not the size its manifest records. */
+/** A live data file of the current snapshot that cannot be read whole: gone from the store, not the size its manifest records, or (when pages are checked) with a page or footer that does not read. */
 export interface DamagedFile {
   key: string;
-  reason: 'missing' | 'wrong_size';
+  reason: 'missing' | 'wrong_size' | 'damaged_pages';
   /** From the manifest. */
   recordCount: number;
   fileSizeInBytes: number;
@@ -75,6 +102,8 @@ export interface DamagedFile {
   sizeInStore?: number;
   /** Its manifest entry's content: 0 a data file, else a delete file. */
   content: number;
+  /** damaged_pages: what is wrong, and where. */
+  damage?: PageDamage;
 }
 
 /** A live file as its manifest records it. */
@@ -211,9 +240,10 @@ export class TableObjects {
 
   /**
    * Everything wrong with the version at `location` (problems empty when it can be read whole),
-   * and every live data file of its current snapshot that is missing or of the wrong size.
+   * and every live data file of its current snapshot that is missing or of the wrong size; with
+   * `pages`, also those whose pages are damaged, and how much was read to find them.
    */
-  async inspect(location: string): Promise<{ metadata?: TableMetadata; problems: TableProblem[]; damagedFiles: DamagedFile[] }> {
+  async inspect(location: string, pages?: PagesCheck): Promise<{ metadata?: TableMetadata; problems: TableProblem[]; damagedFiles: DamagedFile[]; pagesChecked?: PagesChecked }> {
     const read = await this.readVersion(location);
     if (!read.metadata) return { problems: [read.problem], damagedFiles: [] };
     const metadata = read.metadata;
@@ -246,13 +276,18 @@ export class TableObjects {
       }
     }
     const damagedFiles: DamagedFile[] = [];
+    const whole: LiveFile[] = [];
     for (const file of live.values()) {
       const listed = await this.#info(file.key);
       if (!listed) damagedFiles.push({ ...file, reason: 'missing' });
       else if (listed.size !== file.fileSizeInBytes) damagedFiles.push({ ...file, reason: 'wrong_size', sizeInStore: listed.size });
+      // Delete files are left out: Floe's pages check is of the data files its writers wrote.
+      else if (file.content === 0) whole.push(file);
     }
+    const pagesChecked = pages ? await this.#checkPages(whole, damagedFiles, pages) : undefined;
     const missingData = damagedFiles.filter((d) => d.reason === 'missing').map((d) => d.key);
     const wrongSize = damagedFiles.filter((d) => d.reason === 'wrong_size');
+    const damagedPages = damagedFiles.filter((d) => d.reason === 'damaged_pages');
     const problems: TableProblem[] = [];
     if (missingManifests.length > 0) problems.push(many('manifests_missing', 'manifests of the current snapshot are missing', missingManifests));
     if (unreadable.length > 0) {
@@ -273,7 +308,36 @@ export class TableObjects {
         keys: wrongSize.slice(0, SHOWN_KEYS).map((d) => d.key),
       });
     }
-    return { metadata, problems, damagedFiles };
+    if (damagedPages.length > 0) {
+      problems.push({
+        kind: 'data_files_damaged_pages',
+        message: `${damagedPages.length} data files of the current snapshot have damaged pages (the size their manifests record, bytes that do not read), first: ${damagedPages[0]!.damage!.message}`,
+        count: damagedPages.length,
+        keys: damagedPages.slice(0, SHOWN_KEYS).map((d) => d.key),
+      });
+    }
+    return { metadata, problems, damagedFiles, ...(pagesChecked ? { pagesChecked } : {}) };
+  }
+
+  /** Reads `files` (live, listed whole) a few at a time, adding those whose pages are damaged to `damaged` in key order. */
+  async #checkPages(files: readonly LiveFile[], damaged: DamagedFile[], { log }: PagesCheck): Promise<PagesChecked> {
+    const found: DamagedFile[] = [];
+    let done = 0;
+    let bytes = 0;
+    const total = files.reduce((a, f) => a + f.fileSizeInBytes, 0);
+    log?.info({ table: this.locationKey, files: files.length, bytes: total }, "checking data files' pages");
+    await eachAtMost(files, PAGE_CHECK_CONCURRENCY, async (file) => {
+      const damage = await verifyParquetPages(this.store, file.key, { sizeBytes: file.fileSizeInBytes });
+      // Listed at the size its manifest records: that is why it was read.
+      if (damage) found.push({ ...file, reason: 'damaged_pages', sizeInStore: file.fileSizeInBytes, damage });
+      done++;
+      bytes += file.fileSizeInBytes;
+      if (done % PAGE_CHECK_LOG_EVERY === 0 && done < files.length) log?.info({ table: this.locationKey, files_checked: done, files: files.length, bytes_checked: bytes, bytes: total, damaged: found.length }, "checking data files' pages");
+    });
+    found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    damaged.push(...found);
+    log?.info({ table: this.locationKey, files: done, bytes, damaged: found.length }, "checked data files' pages");
+    return { files: done, bytes };
   }
 
   /** The data (and delete) files a manifest holds live: ADDED and EXISTING entries. */
@@ -302,8 +366,8 @@ export function metadataCandidates(objects: TableObjects, pointerKey: string, pa
     .sort((a, b) => metadataVersion(b.key) - metadataVersion(a.key) || rank(b) - rank(a) || time(b) - time(a));
 }
 
-/** Checks one table's current version; undefined when the table is gone since the listing. */
-export async function checkTable(catalog: SqlCatalog, store: ObjectStore, id: TableIdentifier): Promise<TableCheck | undefined> {
+/** Checks one table's current version (with `pages`, its data files' pages too); undefined when the table is gone since the listing. */
+export async function checkTable(catalog: SqlCatalog, store: ObjectStore, id: TableIdentifier, pages?: PagesCheck): Promise<TableCheck | undefined> {
   const table = `${id.namespace}.${id.name}`;
   const pointer = (await catalog.pointerOf(id.namespace, id.name))?.metadataLocation;
   if (!pointer) return undefined;
@@ -312,7 +376,7 @@ export async function checkTable(catalog: SqlCatalog, store: ObjectStore, id: Ta
     return { table, status: 'damaged', metadata_location: pointer, problems: [{ kind: 'metadata_outside_table', message: `the catalog points at ${pointer}, which is not in a metadata/ directory of this store` }] };
   }
   const objects = await TableObjects.list(store, locationKey);
-  const { problems } = await objects.inspect(pointer);
+  const { problems, pagesChecked } = await objects.inspect(pointer, pages);
   // Against the pointer as it is after the listing: a commit landing meanwhile is no sign of a catalog behind.
   const ahead = versionsAhead(objects.metadataFiles, (await catalog.pointerOf(id.namespace, id.name))?.metadataLocation ?? pointer, store);
   if (ahead.length > 0) {
@@ -324,7 +388,7 @@ export async function checkTable(catalog: SqlCatalog, store: ObjectStore, id: Ta
       keys: ahead.slice(0, SHOWN_KEYS).map((o) => o.key),
     });
   }
-  return { table, status: problems.length > 0 ? 'damaged' : 'ok', metadata_location: pointer, problems };
+  return { table, status: problems.length > 0 ? 'damaged' : 'ok', metadata_location: pointer, problems, ...(pages ? { pages_checked: pagesChecked ?? { files: 0, bytes: 0 } } : {}) };
 }
 
 const fullName = (id: TableIdentifier) => `${id.namespace}.${id.name}`;
@@ -341,9 +405,10 @@ function afterId(after: string): TableIdentifier {
 /**
  * `POST /tables/check`: every Floe table of the scope, one after another, in name order; with a
  * page, those after `page.after`, until `page.limit` are checked or the page has taken
- * `page.budgetMs`, and the `next` page's `after`. Read-only.
+ * `page.budgetMs`, and the `next` page's `after`; with `pages`, every table's data files' pages
+ * too (a table's files are read whole before the budget is looked at again). Read-only.
  */
-export async function checkTables(catalog: SqlCatalog, store: ObjectStore, scope?: PassScope, page?: CheckPage): Promise<CheckReport> {
+export async function checkTables(catalog: SqlCatalog, store: ObjectStore, scope?: PassScope, page?: CheckPage, pages?: PagesCheck): Promise<CheckReport> {
   const ids = (await catalog.listTables(scope?.tenant)).filter((id) => isTableName(id.name) && inScope(id, scope)).sort(byName);
   const from = page?.after === undefined ? 0 : ids.findIndex((id) => byName(id, afterId(page.after!)) > 0);
   const todo = from < 0 ? [] : ids.slice(from);
@@ -353,7 +418,7 @@ export async function checkTables(catalog: SqlCatalog, store: ObjectStore, scope
   for (const id of todo) {
     if (page && visited > 0 && (visited >= page.limit || performance.now() - began >= (page.budgetMs ?? CHECK_PAGE_BUDGET_MS))) break;
     visited++;
-    const checked = await checkTable(catalog, store, id);
+    const checked = await checkTable(catalog, store, id, pages);
     if (checked) tables.push(checked);
   }
   const damaged = tables.filter((t) => t.status === 'damaged').length;

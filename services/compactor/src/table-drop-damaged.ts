@@ -1,20 +1,24 @@
 import { FloeError } from '@floe/errors';
 import { CommitConflictError, type SqlCatalog } from '@floe/iceberg';
 import type { ObjectStore } from '@floe/storage';
+import type { Logger } from '@floe/telemetry';
 import { versionsAhead } from './orphans.ts';
-import { repairTarget, type DamagedFile } from './table-check.ts';
+import { repairTarget, type DamagedFile, type PagesChecked } from './table-check.ts';
 import { parseTableRepairBody } from './table-rollback.ts';
 
 /**
  * Drops a table's lost data files: the operator's repair when live data files of the current
- * snapshot are missing from the store (a bucket lifecycle rule, an operator's mistake) or are not
- * the size their manifests record (truncated), while its metadata and manifests are sound. One
+ * snapshot are missing from the store (a bucket lifecycle rule, an operator's mistake), are not
+ * the size their manifests record (truncated), or, asked to check pages (`check_pages`), have a
+ * page or footer that does not read (a flipped bit: the compactor's open-hour concatenation
+ * refuses such a flush file by name), while its metadata and manifests are sound. One
  * Iceberg snapshot (operation `delete`, as retention's) removes exactly those files, so the table
  * gives up only their rows, where `floe ops rollback-table` (table-rollback.ts) would give up
  * every row committed since they were added. A table whose metadata or manifests are themselves
  * damaged, or whose catalog is behind its files, is refused: that is rollback-table's job.
  *
- * The files come from one listing of the table (table-check.ts), never a HEAD or GET per file.
+ * The files come from one listing of the table (table-check.ts), never a HEAD or GET per file;
+ * only a page check reads them, each whole.
  * The commit goes through the catalog's compare-and-swap from the version checked; a commit
  * landing meanwhile (the writer appending) is rebased on; when a file to drop is no longer live in
  * the newer version, it is a 409 and nothing changes.
@@ -28,16 +32,20 @@ export interface DropDamagedRequest {
   dataset: string;
   table: string;
   dryRun: boolean;
+  /** Read every live data file the listing finds whole and walk its pages (table-check.ts). */
+  checkPages: boolean;
 }
 
 export interface DroppedFile {
   key: string;
-  reason: 'missing' | 'wrong_size';
+  reason: 'missing' | 'wrong_size' | 'damaged_pages';
   /** Rows and bytes its manifest records. */
   record_count: number;
   file_size_in_bytes: number;
   /** The size the store lists; null when missing. */
   size_in_store: number | null;
+  /** damaged_pages only: what does not read, and where (row group, column and byte offset of the page; null for a footer). */
+  damage?: { message: string; row_group: number | null; column: string | null; offset: number | null };
 }
 
 export interface DropDamagedAnswer {
@@ -50,19 +58,22 @@ export interface DropDamagedAnswer {
   /** The version the commit wrote, the table's pointer now (null when nothing was committed). */
   new_metadata_location: string | null;
   snapshot_id: string | null;
-  /** The live data files of the checked version that are missing or of the wrong size, by key: those dropped (or that a run would drop). */
+  /** The live data files of the checked version that are missing, of the wrong size or (check_pages) with damaged pages, by key: those dropped (or that a run would drop). */
   files: DroppedFile[];
   /** Their rows, from the manifests. */
   records_given_up: number;
+  /** Asked to check pages only: the data files whose pages were read, and their bytes. */
+  pages_checked?: PagesChecked;
   note: string;
 }
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_OPS_DROP_FILES' });
 
-/** The body of `POST /tables/drop-damaged-files`: `{tenant, dataset, table, dry_run?}`. */
+/** The body of `POST /tables/drop-damaged-files`: `{tenant, dataset, table, dry_run?, check_pages?}`. */
 export function parseDropDamagedRequest(body: unknown): DropDamagedRequest {
-  const { tenant, dataset, table, dryRun } = parseTableRepairBody(body, [], bad);
-  return { tenant, dataset, table, dryRun };
+  const { tenant, dataset, table, dryRun, body: b } = parseTableRepairBody(body, ['check_pages'], bad);
+  if (b.check_pages !== undefined && b.check_pages !== null && typeof b.check_pages !== 'boolean') throw bad('check_pages must be true or false');
+  return { tenant, dataset, table, dryRun, checkPages: b.check_pages === true };
 }
 
 const asAnswered = (d: DamagedFile): DroppedFile => ({
@@ -71,20 +82,24 @@ const asAnswered = (d: DamagedFile): DroppedFile => ({
   record_count: d.recordCount,
   file_size_in_bytes: d.fileSizeInBytes,
   size_in_store: d.sizeInStore ?? null,
+  ...(d.damage ? { damage: { message: d.damage.message, row_group: d.damage.rowGroup, column: d.damage.column, offset: d.damage.offset } } : {}),
 });
 
 /** What the commit's summary says of the files: how many of each reason. */
 function why(files: readonly DamagedFile[]): string {
-  const missing = files.filter((f) => f.reason === 'missing').length;
-  const wrongSize = files.length - missing;
-  return [missing > 0 ? `${missing} missing` : '', wrongSize > 0 ? `${wrongSize} of the wrong size` : ''].filter(Boolean).join(', ');
+  const count = (reason: DamagedFile['reason']) => files.filter((f) => f.reason === reason).length;
+  const [missing, wrongSize, pages] = [count('missing'), count('wrong_size'), count('damaged_pages')];
+  return [missing > 0 ? `${missing} missing` : '', wrongSize > 0 ? `${wrongSize} of the wrong size` : '', pages > 0 ? `${pages} with damaged pages` : ''].filter(Boolean).join(', ');
 }
 
-/** `POST /tables/drop-damaged-files`. Throws FloeError: 404 unknown table, 409 metadata or manifests damaged, catalog behind its files, or a file no longer live meanwhile. */
-export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, req: DropDamagedRequest): Promise<DropDamagedAnswer> {
+/** The problems with data files this repair drops; any other is rollback-table's. */
+const DROPPABLE = new Set(['data_files_missing', 'data_files_wrong_size', 'data_files_damaged_pages']);
+
+/** `POST /tables/drop-damaged-files`; `log` takes a page check's progress. Throws FloeError: 404 unknown table, 409 metadata or manifests damaged, catalog behind its files, or a file no longer live meanwhile. */
+export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, req: DropDamagedRequest, log?: Logger): Promise<DropDamagedAnswer> {
   const { namespace, table, pointer, objects } = await repairTarget(catalog, store, req, 'FLOE_ERR_OPS_DROP_FILES');
-  const inspected = await objects.inspect(pointer);
-  const structural = inspected.problems.find((p) => p.kind !== 'data_files_missing' && p.kind !== 'data_files_wrong_size');
+  const inspected = await objects.inspect(pointer, req.checkPages ? { log } : undefined);
+  const structural = inspected.problems.find((p) => !DROPPABLE.has(p.kind));
   if (!inspected.metadata || structural) {
     const p = structural ?? inspected.problems[0]!;
     throw new FloeError('conflict', `${table}'s current version is itself damaged (${p.kind}: ${p.message}): dropping data files cannot repair it; floe ops rollback-table moves it back to a sound version`, {
@@ -116,11 +131,12 @@ export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, 
     snapshot_id: committed ? String(committed.snapshotId) : null,
     files,
     records_given_up: records,
+    ...(req.checkPages ? { pages_checked: inspected.pagesChecked ?? { files: 0, bytes: 0 } } : {}),
     note:
       files.length === 0
-        ? `No live data file of ${table} is missing or of the wrong size: nothing to do`
+        ? `No live data file of ${table} is missing or of the wrong size${req.checkPages ? ' or has damaged pages' : ''}: nothing to do`
         : committed
-          ? `${table} no longer reads the ${files.length} files (${records} rows) as of snapshot ${committed.snapshotId}. A truncated file stays in the store until the snapshots that still reference it expire (compactor.snapshot_retention); the compactor then deletes it.`
+          ? `${table} no longer reads the ${files.length} files (${records} rows) as of snapshot ${committed.snapshotId}. A truncated or damaged file stays in the store until the snapshots that still reference it expire (compactor.snapshot_retention); the compactor then deletes it.`
           : `Dry run: nothing changed. Dropping the ${files.length} files would give up their ${records} rows and keep every other row of ${table}.`,
   });
   if (files.length === 0 || req.dryRun) return answer();

@@ -2,10 +2,12 @@
 // test-support.ts's fixture: traces tables written a file at a time with every version kept, a
 // version damaged in place, and the catalog row read back as stored.
 
+import { rm } from 'node:fs/promises';
 import { expect } from 'vitest';
 import { FloeError } from '@floe/errors';
-import type { TableHandle } from '@floe/iceberg';
-import { appendSpanFile, createTracesTable, type Fixture } from './test-support.ts';
+import { floeTableDef, publishDataFile, type TableHandle } from '@floe/iceberg';
+import { ColumnBatchBuilder } from '@floe/storage';
+import { appendSpanFile, createTracesTable, spanRows, sqlList, withDuck, type Fixture } from './test-support.ts';
 
 export const HOUR_MS = 3_600_000;
 /** The hour the tables' spans fall in: a closed hour, as the data a repair finds. */
@@ -39,6 +41,45 @@ export function tableHelpers(fixture: () => Fixture) {
         data.push(r.key);
       }
       return { versions, data };
+    },
+    /**
+     * Appends a file of `rows` spans written as the writer writes its usual flush: column batches
+     * through Floe's own encoder, whose pages carry crcs (appendSpanFile's NDJSON goes through
+     * DuckDB, whose pages do not).
+     */
+    async appendBatchFile(handle: TableHandle, rows: number, seed: number): Promise<{ handle: TableHandle; key: string }> {
+      const f = fixture();
+      const def = floeTableDef(handle);
+      const b = ColumnBatchBuilder.forTable(def);
+      for (const line of new TextDecoder().decode(spanRows(DATA_HOUR, rows, seed)).trim().split('\n')) b.addRow(JSON.parse(line) as Record<string, unknown>);
+      const written = await f.writer.write(def, [b.finish()]);
+      try {
+        const file = await publishDataFile(f.store, def, written, f.store.keyFromUri(handle.metadata.location), DATA_HOUR);
+        const res = await f.catalog.appendFiles(handle, [file], { summary: { 'floe.writer': 'test' } });
+        return { handle: res.handle, key: file.key };
+      } finally {
+        await rm(written.path, { force: true });
+      }
+    },
+    /**
+     * Flips a bit 20 bytes before the end of the data file's largest column chunk, in place: inside
+     * its last page's bytes (Floe's encoder writes one data page a chunk), the size unchanged, as a
+     * bit rotting on a disk. Returns the chunk, as DuckDB's parquet_metadata places it.
+     */
+    async flipInPage(dataKey: string): Promise<{ rowGroup: number; column: string; start: number; end: number }> {
+      const f = fixture();
+      const [chunk] = await withDuck(async (q) =>
+        (await q(`SELECT row_group_id, path_in_schema, coalesce(dictionary_page_offset, data_page_offset), total_compressed_size FROM parquet_metadata(${sqlList([f.store.localPath(dataKey)!])}) ORDER BY total_compressed_size DESC LIMIT 1`)).map((r) => ({
+          rowGroup: Number(r[0]),
+          column: String(r[1]).split(', ').join('.'),
+          start: Number(r[2]),
+          end: Number(r[2]) + Number(r[3]),
+        })),
+      );
+      const bytes = Buffer.from((await f.store.get(dataKey))!);
+      bytes[chunk!.end - 20]! ^= 0x10;
+      await f.store.put(dataKey, bytes);
+      return chunk!;
     },
     /** The object key of a version's metadata file. */
     key,

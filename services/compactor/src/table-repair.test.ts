@@ -19,7 +19,7 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     await f?.close();
   });
 
-  const { table, key, damage, pointer } = tableHelpers(() => f);
+  const { table, key, damage, pointer, appendBatchFile, flipInPage } = tableHelpers(() => f);
   const rollback = (tenant: string, more: Record<string, unknown> = {}, store: ObjectStore = f.store) => rollbackTable(f.catalog, store, parseRollbackRequest({ tenant, dataset: 'default', table: 'traces', ...more }));
   const dropDamaged = async (tenant: string, more: Record<string, unknown> = {}) => dropDamagedFiles(f.catalog, f.store, parseDropDamagedRequest({ tenant, dataset: 'default', table: 'traces', ...more }));
   /** Cuts the end off a data file, as an upload that stopped short. */
@@ -305,6 +305,88 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     // The table takes commits again.
     const next = await appendSpanFile(f, healed, DATA_HOUR, 5, 4242);
     expect((await f.catalog.planFiles(next.handle)).map((p) => p.key).sort()).toEqual([...kept, next.key].sort());
+  });
+
+  it('with check_pages, finds and drops only a file with a bit flipped inside a page (same size); without it, neither reads nor reports it', async () => {
+    // Three flushes through Floe's own encoder (crcs on every page), one through DuckDB (none).
+    let handle = (await table('drop-pages', 0)).versions[0]!;
+    const floe: string[] = [];
+    for (const seed of [501, 502, 503]) {
+      const r = await appendBatchFile(handle, 10, seed);
+      handle = r.handle;
+      floe.push(r.key);
+    }
+    const duck = await appendSpanFile(f, handle, DATA_HOUR, 10, 504);
+    const all = [...floe, duck.key];
+    const bad = floe[1]!;
+    const kept = all.filter((k) => k !== bad);
+    const keptRows = await allRows(kept.map((k) => f.store.localPath(k)!));
+    const size = (await f.store.head(bad))!.size;
+    const chunk = await flipInPage(bad);
+    expect((await f.store.head(bad))!.size).toBe(size);
+    const bytes = (await Promise.all(all.map((k) => f.store.head(k)))).reduce((a, o) => a + o!.size, 0);
+
+    // Without check_pages: no data file is read, nothing is reported, nothing would be dropped.
+    let reads = 0;
+    const counting = new Proxy(f.store, {
+      get(target, prop, receiver) {
+        const v = Reflect.get(target, prop, receiver) as unknown;
+        if (prop !== 'get' && prop !== 'getRange' && prop !== 'head') return v;
+        return (k: string, ...rest: unknown[]) => {
+          if (all.includes(k)) reads++;
+          return (v as (...a: unknown[]) => unknown).call(target, k, ...rest);
+        };
+      },
+    });
+    expect((await checkTables(f.catalog, counting, { tenant: 'drop-pages' })).tables[0]).toEqual({ table: 'drop-pages.default.traces', status: 'ok', metadata_location: duck.handle.metadataLocation, problems: [] });
+    expect(await dropDamagedFiles(f.catalog, counting, parseDropDamagedRequest({ tenant: 'drop-pages', dataset: 'default', table: 'traces', dry_run: true }))).toMatchObject({ files: [], records_given_up: 0 });
+    expect(reads).toBe(0);
+
+    // With it: exactly the flipped file, where its damage is; the DuckDB-written file (no crcs) is sound.
+    const checked = (await checkTables(f.catalog, f.store, { tenant: 'drop-pages' }, undefined, {})).tables[0]!;
+    expect(checked).toEqual({
+      table: 'drop-pages.default.traces',
+      status: 'damaged',
+      metadata_location: duck.handle.metadataLocation,
+      problems: [{ kind: 'data_files_damaged_pages', message: expect.stringMatching(/^1 data files of the current snapshot have damaged pages \(.*\), first: .*: damaged page in row group 0, column .*: page crc -?\d+ does not match/), count: 1, keys: [bad] }],
+      pages_checked: { files: 4, bytes },
+    });
+    const file = {
+      key: bad,
+      reason: 'damaged_pages',
+      record_count: 10,
+      file_size_in_bytes: size,
+      size_in_store: size,
+      damage: { message: expect.stringContaining(`${bad}: damaged page in row group ${chunk.rowGroup}, column ${chunk.column}, at byte `), row_group: chunk.rowGroup, column: chunk.column, offset: expect.any(Number) },
+    };
+    const dry = await dropDamaged('drop-pages', { dry_run: true, check_pages: true });
+    expect(dry).toEqual({
+      table: 'drop-pages.default.traces',
+      dry_run: true,
+      dropped: false,
+      previous_metadata_location: duck.handle.metadataLocation,
+      new_metadata_location: null,
+      snapshot_id: null,
+      files: [file],
+      records_given_up: 10,
+      pages_checked: { files: 4, bytes },
+      note: 'Dry run: nothing changed. Dropping the 1 files would give up their 10 rows and keep every other row of drop-pages.default.traces.',
+    });
+    expect(dry.files[0]!.damage!.offset).toBeGreaterThanOrEqual(chunk.start);
+    expect(dry.files[0]!.damage!.offset).toBeLessThan(chunk.end);
+    expect(await pointer('drop-pages')).toBe(duck.handle.metadataLocation);
+
+    const done = await dropDamaged('drop-pages', { check_pages: true });
+    expect(done).toMatchObject({ dropped: true, files: [file], records_given_up: 10, new_metadata_location: expect.stringMatching(/\/metadata\/00005-[^/]+\.metadata\.json$/) });
+    const healed = (await f.catalog.loadTable('drop-pages.default', 'traces'))!;
+    // One snapshot, removing only the damaged file.
+    expect(healed.metadata.snapshots).toHaveLength(duck.handle.metadata.snapshots.length + 1);
+    expect(f.catalog.snapshotSummaries(healed).at(-1)!.summary).toMatchObject({ operation: 'delete', [DROP_DAMAGED_SUMMARY_KEY]: '1 with damaged pages', 'deleted-data-files': '1', 'deleted-records': '10', 'total-records': '30' });
+    const planned = await f.catalog.planFiles(healed);
+    expect(planned.map((p) => p.key).sort()).toEqual([...kept].sort());
+    expect(await allRows(planned.map((p) => f.store.localPath(p.key)!))).toEqual(keptRows);
+    expect((await checkTables(f.catalog, f.store, { tenant: 'drop-pages' }, undefined, {})).tables[0]).toMatchObject({ status: 'ok', problems: [], pages_checked: { files: 3 } });
+    expect(await dropDamaged('drop-pages', { check_pages: true })).toMatchObject({ dropped: false, files: [], note: 'No live data file of drop-pages.default.traces is missing or of the wrong size or has damaged pages: nothing to do' });
   });
 
   it('refuses to drop files of an unknown table (404), of a table whose metadata or manifests are damaged, or whose catalog is behind its files (409)', async () => {

@@ -11,7 +11,7 @@ export type CompactorPath = '/status' | '/compact' | '/compact/dry-run' | '/tabl
 
 export interface CompactorClient {
   /** The compactor's answer (status and JSON body), passed on as it came. */
-  call(method: 'GET' | 'POST', path: CompactorPath, body?: unknown): Promise<{ status: number; body: unknown }>;
+  call(method: 'GET' | 'POST', path: CompactorPath, body?: unknown, options?: { timeoutMs?: number }): Promise<{ status: number; body: unknown }>;
 }
 
 /**
@@ -20,17 +20,24 @@ export interface CompactorClient {
  */
 const TIMEOUT_MS = 60_000;
 
+/**
+ * A check or drop that reads the table's pages (check_pages) reads every data file whole: given
+ * longer, and still under the CLI's own 5 minutes (@floe/client DEFAULT_TIMEOUT_MS), so the
+ * router's answer reaches it rather than the CLI's timeout.
+ */
+export const PAGE_CHECK_TIMEOUT_MS = 270_000;
+
 export function createCompactorClient(baseUrl: string, key: string): CompactorClient {
   const base = baseUrl.replace(/\/+$/, '');
   return {
-    async call(method, path, body) {
+    async call(method, path, body, options) {
       let res: Response;
       try {
         res = await fetch(`${base}${path}`, {
           method,
           headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
           body: body === undefined ? undefined : JSON.stringify(body),
-          signal: AbortSignal.timeout(TIMEOUT_MS),
+          signal: AbortSignal.timeout(options?.timeoutMs ?? TIMEOUT_MS),
         });
       } catch (err) {
         throw new FloeError('unavailable', `compactor unreachable at ${base}`, { code: 'FLOE_ERR_NO_COMPACTOR', cause: err });

@@ -23,7 +23,7 @@ import { formatTable } from '../sql-command.ts';
  * router's /api/v1/ops/compact routes (spec 2, admin-authenticated: the break-glass admin key).
  * Each prints the router's JSON answer. `floe ops check-tables|rollback-table|drop-damaged-files`:
  * which tables' current version cannot be read whole, moving one back to a sound version, and
- * removing a table's missing or truncated data files (/api/v1/ops/tables/…); a readable report, or
+ * removing a table's missing, truncated or (--check-pages) damaged data files (/api/v1/ops/tables/…); a readable report, or
  * the answer as it came with --json. check-tables asks a page of tables at a time, so each call
  * stays well under the router's timeout on a large catalog, and puts the pages together.
  * `floe ops find-unregistered|register-table`: after the metadata DB was restored from an older
@@ -61,8 +61,13 @@ const print = (body: unknown): void => {
 const fileOf = (location: string) => location.slice(location.lastIndexOf('/') + 1);
 const out = (text: string) => process.stdout.write(`${text}\n`);
 
+/** "pages of 12 data files read (3.4 MB)": what a check_pages call read. */
+const pagesRead = (p: { files: number; bytes: number }) => `pages of ${p.files} data file${p.files === 1 ? '' : 's'} read (${(p.bytes / 1e6).toFixed(1)} MB)`;
+
 function printCheck(answer: CheckAnswer): void {
   out(`${answer.tables_checked} table${answer.tables_checked === 1 ? '' : 's'} checked: ${answer.ok} ok, ${answer.damaged} damaged`);
+  const read = answer.tables.flatMap((t) => (t.pages_checked ? [t.pages_checked] : []));
+  if (read.length > 0) out(pagesRead({ files: read.reduce((a, p) => a + p.files, 0), bytes: read.reduce((a, p) => a + p.bytes, 0) }));
   if (answer.tables.length === 0) return;
   out(formatTable(['table', 'status', 'metadata'], answer.tables.map((t) => ({ table: t.table, status: t.status, metadata: fileOf(t.metadata_location) }))));
   for (const t of answer.tables.filter((x) => x.problems.length > 0)) {
@@ -97,7 +102,7 @@ function progressLine(verb = 'checked', noun = 'tables'): { show(done: number, t
 }
 
 /** Every table of the scope, a page per call, put together as one answer of the unpaged shape. */
-async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<string, string>, pageSize: number): Promise<CheckAnswer> {
+async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<string, string | boolean>, pageSize: number): Promise<CheckAnswer> {
   const tables: CheckAnswer['tables'] = [];
   const progress = progressLine();
   let after: string | undefined;
@@ -170,9 +175,11 @@ function printDropDamaged(a: DropDamagedAnswer): void {
     const n = `${a.files.length} data file${a.files.length === 1 ? '' : 's'} (${a.records_given_up} rows)`;
     out(`${a.table}: ${a.dropped ? `dropped ${n}; now at ${a.new_metadata_location}` : `would drop ${n}`}`);
     for (const f of a.files) {
-      out(`  ${f.key}: ${f.reason === 'missing' ? 'missing' : `${f.size_in_store} bytes in the store, ${f.file_size_in_bytes} in its manifest`}, ${f.record_count} rows`);
+      const why = f.reason === 'missing' ? 'missing' : f.reason === 'damaged_pages' ? (f.damage?.message ?? 'damaged pages') : `${f.size_in_store} bytes in the store, ${f.file_size_in_bytes} in its manifest`;
+      out(`  ${f.key}: ${why}, ${f.record_count} rows`);
     }
   }
+  if (a.pages_checked) out(pagesRead(a.pages_checked));
   out(a.note);
 }
 
@@ -217,10 +224,11 @@ export function registerOpsCommands(program: Command): void {
       .description("whether each table's current metadata, manifests and data files are all in the store, readable and of the sizes recorded (read-only; exit 1 when one is damaged); progress on stderr when it is a terminal"),
   )
     .option('--page-size <n>', 'tables per call to the router (a call also ends after 15 s)', '100')
+    .option('--check-pages', "also read every data file whole and walk its pages (crcs, headers): finds a bit flipped inside a page, which keeps the file's size (data_files_damaged_pages); reads the whole table")
     .option('--json', 'print the JSON answer (all pages as one)')
     .action(
-      action('ops check-tables', async (o: ScopeFlags & { json?: boolean; pageSize: string }) => {
-        const answer = await checkPages(connectionOf(o), scopeOf(o), pageSizeOf(o.pageSize));
+      action('ops check-tables', async (o: ScopeFlags & { json?: boolean; pageSize: string; checkPages?: boolean }) => {
+        const answer = await checkPages(connectionOf(o), { ...scopeOf(o), ...(o.checkPages ? { check_pages: true } : {}) }, pageSizeOf(o.pageSize));
         if (o.json) print(answer);
         else printCheck(answer);
         if (answer.damaged > 0) process.exitCode = 1;
@@ -281,15 +289,16 @@ export function registerOpsCommands(program: Command): void {
   withConnection(
     ops
       .command('drop-damaged-files')
-      .description("remove the table's data files that are missing from the store or truncated (check-tables: data_files_missing, data_files_wrong_size) in one snapshot, giving up only their rows; a table whose metadata or manifests are damaged needs rollback-table")
+      .description("remove the table's data files that are missing from the store or truncated (check-tables: data_files_missing, data_files_wrong_size), and with --check-pages those whose pages are damaged (data_files_damaged_pages), in one snapshot, giving up only their rows; a table whose metadata or manifests are damaged needs rollback-table")
       .argument('<table>', '<tenant>.<dataset>.<table>, e.g. acme.default.logs'),
     'the admin key (env FLOE_API_KEY)',
   )
     .option('--dry-run', 'say which files and rows would be given up, and change nothing')
+    .option('--check-pages', "also read every data file whole and walk its pages: a file with a damaged page (a flipped bit keeps its size; the compactor's log names it) is dropped too")
     .option('--json', 'print the JSON answer')
     .action(
-      action('ops drop-damaged-files', async (name: string, o: ConnectionFlags & { dryRun?: boolean; json?: boolean }) => {
-        const body = { ...tableOf(name), ...(o.dryRun ? { dry_run: true } : {}) };
+      action('ops drop-damaged-files', async (name: string, o: ConnectionFlags & { dryRun?: boolean; checkPages?: boolean; json?: boolean }) => {
+        const body = { ...tableOf(name), ...(o.dryRun ? { dry_run: true } : {}), ...(o.checkPages ? { check_pages: true } : {}) };
         const answer = await callApi<DropDamagedAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/drop-damaged-files', { body, expect: OPS_DROP_DAMAGED });
         if (o.json) print(answer);
         else printDropDamaged(answer);

@@ -1,4 +1,4 @@
-import type { CompactorPath } from '../compactor-client.ts';
+import { PAGE_CHECK_TIMEOUT_MS, type CompactorPath } from '../compactor-client.ts';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { authorizeInstance } from '@floe/auth';
 import { FloeError } from '@floe/errors';
@@ -62,6 +62,19 @@ const problem = {
 } as const;
 const problems = { type: 'array', items: problem } as const;
 
+const checkPagesField = {
+  type: 'boolean',
+  description:
+    "Also read every live data file the listing finds whole and walk its pages (page crcs where the writer wrote them, headers and chunk ends everywhere): a bit flipped inside a page keeps the file's size and DuckDB reads it as wrong values; such files are reported as data_files_damaged_pages. Reads the whole table, so off by default.",
+} as const;
+const pagesChecked = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['files', 'bytes'],
+  description: 'With check_pages only: the data files whose pages were read, and their bytes.',
+  properties: { files: { type: 'integer' }, bytes: { type: 'integer' } },
+} as const;
+
 /** The most tables a page of a check may ask for (the compactor's limit too). */
 const MAX_CHECK_PAGE = 1000;
 
@@ -72,6 +85,7 @@ const checkBody = {
     ...scopeBody.properties,
     after: { type: 'string', minLength: 5, maxLength: 400, pattern: '^[^.]+\\.[^.]+\\.[^.]+$', description: "The previous page's next: <tenant>.<dataset>.<table>. Needs limit." },
     limit: { type: 'integer', minimum: 1, maximum: MAX_CHECK_PAGE, description: 'Check at most this many tables in this call and answer which page comes next; a page also ends early, after at least one table, once it has taken 15 s. Absent: every table of the scope in one answer.' },
+    check_pages: checkPagesField,
   },
 } as const;
 
@@ -96,6 +110,7 @@ const checkAnswer = {
           status: { type: 'string', enum: ['ok', 'damaged'] },
           metadata_location: { type: 'string', description: 'The version the catalog points at, as checked.' },
           problems,
+          pages_checked: pagesChecked,
         },
       },
     },
@@ -183,6 +198,7 @@ const dropDamagedBody = {
     dataset: datasetIdSchema,
     table: tableName,
     dry_run: { type: 'boolean', description: 'Answer which files would be dropped and their rows, and change nothing.' },
+    check_pages: { ...checkPagesField, description: `${checkPagesField.description} Those files are dropped with the others (reason damaged_pages).` },
   },
 } as const;
 
@@ -199,26 +215,39 @@ const dropDamagedAnswer = {
     snapshot_id: { type: ['string', 'null'], description: 'The snapshot that removed the files (operation delete, summary floe.dropped-damaged-files).' },
     files: {
       type: 'array',
-      description: "The current snapshot's live data files that are missing from the store or not the size their manifests record, by key.",
+      description: "The current snapshot's live data files that are missing from the store, not the size their manifests record, or (check_pages) whose pages are damaged, by key.",
       items: {
         type: 'object',
         additionalProperties: false,
         required: ['key', 'reason', 'record_count', 'file_size_in_bytes', 'size_in_store'],
         properties: {
           key: { type: 'string' },
-          reason: { type: 'string', enum: ['missing', 'wrong_size'] },
+          reason: { type: 'string', enum: ['missing', 'wrong_size', 'damaged_pages'] },
           record_count: { type: 'integer', description: 'Its rows, from its manifest: given up.' },
           file_size_in_bytes: { type: 'integer', description: 'Its size as its manifest records it.' },
           size_in_store: { type: ['integer', 'null'], description: 'Its size as the store lists it; null when missing.' },
+          damage: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['message', 'row_group', 'column', 'offset'],
+            description: 'damaged_pages only: what does not read, and where.',
+            properties: {
+              message: { type: 'string', description: 'The page walk\'s words: the file, the row group, column and byte offset, and what is wrong.' },
+              row_group: { type: ['integer', 'null'], description: 'null when the footer itself does not read.' },
+              column: { type: ['string', 'null'], description: "The column's path, its parts joined by dots." },
+              offset: { type: ['integer', 'null'], description: "The byte offset of the page's header in the file." },
+            },
+          },
         },
       },
     },
     records_given_up: { type: 'integer', description: 'The rows of those files.' },
+    pages_checked: pagesChecked,
     note: { type: 'string', description: 'What follows.' },
   },
 } as const;
 
-type DropDamagedBody = { tenant: string; dataset: string; table: string; dry_run?: boolean };
+type DropDamagedBody = { tenant: string; dataset: string; table: string; dry_run?: boolean; check_pages?: boolean };
 
 const unregisteredBody = {
   type: 'object',
@@ -315,7 +344,9 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     app.post(route, { schema: { ...schema, tags: TAGS } }, async (req, reply) => {
       authorizeInstance(principalOf(req), 'ops.compact');
       // The schema above validated the body's shape.
-      return relay(reply, await compactor().call('POST', path, body(req.body as B)));
+      const sent = body(req.body as B);
+      const readsPages = typeof sent === 'object' && sent !== null && (sent as { check_pages?: unknown }).check_pages === true;
+      return relay(reply, await compactor().call('POST', path, sent, readsPages ? { timeoutMs: PAGE_CHECK_TIMEOUT_MS } : undefined));
     });
 
   compactorPost<Scope | undefined>(
@@ -330,13 +361,13 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     (b) => checkScope(b),
   );
 
-  compactorPost<(Scope & { after?: string; limit?: number }) | undefined>(
+  compactorPost<(Scope & { after?: string; limit?: number; check_pages?: boolean }) | undefined>(
     '/ops/tables/check',
     '/tables/check',
     {
       operationId: 'check_tables',
       summary:
-        "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record. Read-only (instance admin)",
+        "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record; with check_pages, whether every data file's pages read too. Read-only (instance admin)",
       body: checkBody,
       response: { 200: checkAnswer, ...ERROR_RESPONSES },
     },
@@ -361,7 +392,7 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     {
       operationId: 'drop_damaged_files',
       summary:
-        "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record, giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile (instance admin)",
+        "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record (and, with check_pages, those whose pages are damaged), giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile (instance admin)",
       body: dropDamagedBody,
       response: { 200: dropDamagedAnswer, ...ERROR_RESPONSES },
     },
