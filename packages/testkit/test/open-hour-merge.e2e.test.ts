@@ -67,10 +67,15 @@ describe.each<FloeMode>(['embedded', 'cluster'])('open-hour merge (%s)', (mode) 
     expect(((await search.json()) as { traces: Array<{ traceID: string }> }).traces.map((t) => t.traceID)).toEqual([traces[2]]);
 
     // The operator's view: the status route counts the open-hour passes and what they merged.
-    const status = (await (await fetch(`${floe.routerUrl}/api/v1/ops/compact/status`, { headers: admin() })).json()) as { openHours: { intervalMs: number; passes: number; failedPasses: number; filesMerged: number } };
+    const status = (await (await fetch(`${floe.routerUrl}/api/v1/ops/compact/status`, { headers: admin() })).json()) as {
+      openHours: { intervalMs: number; passes: number; failedPasses: number; filesMerged: number; last: { tablesLoaded: number; tablesIdle: number; durationMs: number } | null };
+    };
     expect(status.openHours).toMatchObject({ intervalMs: 1000, failedPasses: 0 });
     expect(status.openHours.passes).toBeGreaterThanOrEqual(1);
     expect(status.openHours.filesMerged).toBeGreaterThanOrEqual(2);
+    // The last pass saw the tenant's traces table: read it, or left it alone as idle.
+    expect(status.openHours.last).toMatchObject({ durationMs: expect.any(Number) });
+    expect(status.openHours.last!.tablesLoaded + status.openHours.last!.tablesIdle).toBeGreaterThanOrEqual(1);
     const metrics = await (await fetch(`${floe.compactorAdminUrl}/metrics`)).text();
     const merged = /^compaction_open_hour_files_merged_total(?:\{[^}]*\})? (\d+)/m.exec(metrics);
     expect(Number(merged?.[1])).toBeGreaterThanOrEqual(2);

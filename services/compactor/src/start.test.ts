@@ -93,7 +93,7 @@ describe('start', () => {
         runningSince: null,
         lastPass: null,
         requests: [],
-        openHours: { intervalMs: 15_000, passes: 0, failedPasses: 0, filesMerged: 0, lastFinishedAt: null },
+        openHours: { intervalMs: 15_000, passes: 0, failedPasses: 0, filesMerged: 0, lastFinishedAt: null, last: null },
       });
       // Nor on demand: the switch holds for operators too.
       const asked = await fetch(`http://127.0.0.1:${svc.ports.admin}/compact`, { method: 'POST', body: '{}' });

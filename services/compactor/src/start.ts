@@ -93,7 +93,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     runningSince: null,
     lastPass: null,
     requests: [],
-    openHours: { intervalMs: c.open_hour_interval, passes: 0, failedPasses: 0, filesMerged: 0, lastFinishedAt: null },
+    openHours: { intervalMs: c.open_hour_interval, passes: 0, failedPasses: 0, filesMerged: 0, lastFinishedAt: null, last: null },
   };
   // The members as the membership sees them now (a getter: a spread would copy them once).
   if (membership) Object.defineProperties(state, { compactorId: { value: membership.id, enumerable: true }, compactors: { get: () => membership.members, enumerable: true } });
@@ -144,6 +144,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       failed = stats.failures > 0;
       metrics.filesConcatenated.add(stats.filesBefore);
       state.openHours.filesMerged += stats.filesBefore;
+      state.openHours.last = { tablesLoaded: stats.tablesLoaded, tablesIdle: stats.tablesIdle, durationMs: Math.round(performance.now() - began) };
     } catch (err) {
       log.error({ err }, 'open-hour concatenation failed; retrying next interval');
     } finally {
@@ -273,7 +274,15 @@ export interface CompactorStatus {
   /** The latest on-demand passes (POST /compact), oldest first: waiting, running or done. */
   requests: CompactionRequest[];
   /** The open-hour concatenation passes between full ones (compactor.open_hour_interval; 0: none). */
-  openHours: { intervalMs: number; passes: number; failedPasses: number; filesMerged: number; lastFinishedAt: string | null };
+  openHours: {
+    intervalMs: number;
+    passes: number;
+    failedPasses: number;
+    filesMerged: number;
+    lastFinishedAt: string | null;
+    /** The last pass that ran to its end: tables it read, tables it left alone as idle (IdleTables), and how long it took. */
+    last: { tablesLoaded: number; tablesIdle: number; durationMs: number } | null;
+  };
 }
 
 type LastPass = { startedAt: string; finishedAt: string; failed: boolean } & Partial<PassSummary>;

@@ -453,6 +453,18 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
                   failedPasses: { type: 'integer' },
                   filesMerged: { type: 'integer', description: 'Files of open hours merged away since start.' },
                   lastFinishedAt: { type: ['string', 'null'], format: 'date-time' },
+                  last: {
+                    anyOf: [
+                      {
+                        type: 'object',
+                        additionalProperties: false,
+                        description: 'The last complete pass: tables whose metadata it read, tables it left alone (nothing committed to them and no file come of age since a visit found nothing to do), its duration.',
+                        required: ['tablesLoaded', 'tablesIdle', 'durationMs'],
+                        properties: { tablesLoaded: { type: 'integer' }, tablesIdle: { type: 'integer' }, durationMs: { type: 'integer' } },
+                      },
+                      { type: 'null' },
+                    ],
+                  },
                 },
               },
             },
