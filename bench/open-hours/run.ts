@@ -34,10 +34,9 @@ import { ensureFloeTable, FLOE_CATALOG_NAME, FLOE_WAREHOUSE_PREFIX, openFloeCata
 import { migrate, openDb, type Db } from '@floe/meta';
 import { tableDef } from '@floe/schema';
 import { FsObjectStore, LocalFileCache, ParquetWriter, type ObjectStore, type WrittenFile } from '@floe/storage';
-// Rows of a chosen hour, as the compactor's own tests make them (no package exports such a generator).
-import { spanRows } from '../../services/compactor/src/test-support.ts';
 import { median } from '../lib/floe-process.ts';
 import { ageTable } from '../lib/table-history.ts';
+import { spansOfHour } from '../lib/trace-gen.ts';
 
 const TABLES = Number(process.argv[2] ?? 300);
 const ACTIVE = Number(process.argv[3] ?? 5);
@@ -115,7 +114,7 @@ const openHour = Math.floor(Date.now() / HOUR_MS);
 const closedHour = openHour - 3;
 
 /** Flush files written once and published into every table that gets one (the store copies them). */
-const encodeFlushes = (hour: number, seeds: number[]): Promise<WrittenFile[]> => Promise.all(seeds.map((seed) => encoder.write(def, [spanRows(hour, 200, seed)])));
+const encodeFlushes = (hour: number, seeds: number[]): Promise<WrittenFile[]> => Promise.all(seeds.map(() => encoder.writeQuery(def, spansOfHour(hour, 200))));
 
 async function commitFlushes(handle: TableHandle, files: WrittenFile[], hour: number): Promise<TableHandle> {
   const tableKey = store.keyFromUri(handle.metadata.location);
