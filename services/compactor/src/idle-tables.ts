@@ -36,8 +36,4 @@ export class IdleTables {
   retain(tables: ReadonlySet<string>): void {
     for (const table of this.#entries.keys()) if (!tables.has(table)) this.#entries.delete(table);
   }
-
-  get size(): number {
-    return this.#entries.size;
-  }
 }

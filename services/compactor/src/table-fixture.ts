@@ -2,12 +2,11 @@
 // test-support.ts's fixture: traces tables written a file at a time with every version kept, a
 // version damaged in place, and the catalog row read back as stored.
 
-import { rm } from 'node:fs/promises';
 import { expect } from 'vitest';
 import { FloeError } from '@floe/errors';
-import { floeTableDef, publishDataFile, type TableHandle } from '@floe/iceberg';
+import { floeTableDef, type TableHandle } from '@floe/iceberg';
 import { ColumnBatchBuilder } from '@floe/storage';
-import { appendSpanFile, createTracesTable, spanRows, sqlList, withDuck, type Fixture } from './test-support.ts';
+import { appendRowsFile, appendSpanFile, createTracesTable, spanRows, sqlList, withDuck, type Fixture } from './test-support.ts';
 
 export const HOUR_MS = 3_600_000;
 /** The hour the tables' spans fall in: a closed hour, as the data a repair finds. */
@@ -48,18 +47,9 @@ export function tableHelpers(fixture: () => Fixture) {
      * DuckDB, whose pages do not).
      */
     async appendBatchFile(handle: TableHandle, rows: number, seed: number): Promise<{ handle: TableHandle; key: string }> {
-      const f = fixture();
-      const def = floeTableDef(handle);
-      const b = ColumnBatchBuilder.forTable(def);
+      const b = ColumnBatchBuilder.forTable(floeTableDef(handle));
       for (const line of new TextDecoder().decode(spanRows(DATA_HOUR, rows, seed)).trim().split('\n')) b.addRow(JSON.parse(line) as Record<string, unknown>);
-      const written = await f.writer.write(def, [b.finish()]);
-      try {
-        const file = await publishDataFile(f.store, def, written, f.store.keyFromUri(handle.metadata.location), DATA_HOUR);
-        const res = await f.catalog.appendFiles(handle, [file], { summary: { 'floe.writer': 'test' } });
-        return { handle: res.handle, key: file.key };
-      } finally {
-        await rm(written.path, { force: true });
-      }
+      return appendRowsFile(fixture(), handle, 'traces', DATA_HOUR, b.finish());
     },
     /**
      * Flips a bit 20 bytes before the end of the data file's largest column chunk, in place: inside

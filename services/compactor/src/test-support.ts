@@ -148,10 +148,14 @@ export function appendSpanFile(f: Fixture, handle: TableHandle, hour: number, ro
   return appendRowsFile(f, handle, 'traces', hour, spanRows(hour, rows, seed));
 }
 
-/** Writes one Parquet file of a table's NDJSON rows for `hour`, as the writer would, and commits it as its own fast append. */
-export async function appendRowsFile(f: Fixture, handle: TableHandle, table: TableName, hour: number, ndjson: Uint8Array): Promise<{ handle: TableHandle; key: string }> {
+/**
+ * Writes one Parquet file of a table's rows for `hour` (NDJSON, through DuckDB; or a column batch,
+ * through Floe's own encoder, whose pages carry crcs), as the writer would, and commits it as its
+ * own fast append.
+ */
+export async function appendRowsFile(f: Fixture, handle: TableHandle, table: TableName, hour: number, rows: Parameters<ParquetWriter['write']>[1][number]): Promise<{ handle: TableHandle; key: string }> {
   const def = tableDef(table);
-  const written = await f.writer.write(def, [ndjson]);
+  const written = await f.writer.write(def, [rows]);
   try {
     const file = await publishDataFile(f.store, def, written, f.store.keyFromUri(handle.metadata.location), hour);
     const res = await f.catalog.appendFiles(handle, [file], { summary: { 'floe.writer': 'test' } });
