@@ -8,7 +8,7 @@ export { makeTestAuthority, type TestAuthority } from './certificates.ts';
 export type { ExtraProcess, FloeMode, FloeUnderTest, Service, StartOptions } from './floe.ts';
 export { createTestDatabase, startTestS3, PG_ADMIN_URL } from './backends.ts';
 export type { TestS3 } from './backends.ts';
-export { WaitAborted, freePorts, waitFor, isReady, listensOn } from './ports.ts';
+export { WaitAborted, freePorts, onFreePorts, waitFor, isReady, listensOn } from './ports.ts';
 export { emitLogRecords, grpcLogExporter, grpcTraceExporter, hrTimeOfNs, jsonLogExporter, protoLogExporter, protoTraceExporter, sendSampleLogs, sendSampleTrace, traceSpanCount } from './otel.ts';
 export type { Credentials, SentLogRecord, SentLogs, SentTrace, TimedLogRecord } from './otel.ts';
 export { grpcMetricExporter, jsonMetricExporter, protoMetricExporter, sendSampleMetrics } from './otel-metrics.ts';

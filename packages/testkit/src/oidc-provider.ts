@@ -29,7 +29,10 @@ export async function startTestProvider(port: number, redirectUris: string[], ac
     cookies: { keys: ['test-cookie-key'] },
   });
   const server: Server = provider.listen(port, '127.0.0.1');
-  await new Promise<void>((resolve) => server.once('listening', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', reject); // a taken port fails the start instead of waiting forever
+  });
   return { issuer, stop: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 

@@ -15,6 +15,28 @@ export async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/**
+ * Starts something that must know its ports before it binds them (a router whose own URL goes in its
+ * config): draws `n` free ports and calls `start` with them, drawing again when one was taken in
+ * between by a test running beside (EADDRINUSE). `start` must clean up after itself when it throws.
+ */
+export async function onFreePorts<T>(n: number, start: (ports: number[]) => Promise<T>, attempts = 3): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start(await freePorts(n));
+    } catch (err) {
+      if (!isAddressInUse(err) || attempt >= attempts) throw err;
+    }
+  }
+}
+
+function isAddressInUse(err: unknown): boolean {
+  for (let e = err; e instanceof Error; e = e.cause) {
+    if ((e as NodeJS.ErrnoException).code === 'EADDRINUSE' || e.message.includes('EADDRINUSE')) return true;
+  }
+  return false;
+}
+
 /** Thrown from a waitFor callback to stop waiting at once (e.g. the process being waited on died). */
 export class WaitAborted extends Error {}
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePorts, signedInMember, startFloe, type FloeUnderTest } from '../src/index.ts';
+import { onFreePorts, signedInMember, startFloe, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Hostile input to the OAuth authorization server (embedded): the authorization endpoint is no
@@ -25,9 +25,10 @@ describe('OAuth: hostile requests (embedded)', () => {
   };
 
   beforeAll(async () => {
-    const [port] = await freePorts(1);
-    base = `http://127.0.0.1:${port}`;
-    floe = await startFloe({ mode: 'embedded', config: { router: { port }, public: { api_url: base } } });
+    floe = await onFreePorts(1, ([port]) => {
+      base = `http://127.0.0.1:${port}`;
+      return startFloe({ mode: 'embedded', config: { router: { port }, public: { api_url: base } } });
+    });
     await floe.bootstrap('oauthco');
     ({ cookie } = await signedInMember(floe, { email: 'eve@example.com', tenant: 'oauthco', role: 'viewer', password: 'pa55word!' }));
   }, 120_000);

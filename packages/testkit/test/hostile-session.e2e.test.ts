@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePorts, startFloe, type FloeUnderTest } from '../src/index.ts';
+import { onFreePorts, startFloe, type FloeUnderTest } from '../src/index.ts';
 import { TEST_OIDC_CLIENT, deliverSsoCallback, ssoUpToCallback, startTestProvider, type TestAccount } from '../src/oidc-provider.ts';
 
 /**
@@ -31,9 +31,10 @@ describe('sessions and OAuth: hostile requests (embedded)', () => {
   };
 
   beforeAll(async () => {
-    const [port] = await freePorts(1);
-    base = `http://127.0.0.1:${port}`;
-    floe = await startFloe({ mode: 'embedded', config: { router: { port }, public: { api_url: base } } });
+    floe = await onFreePorts(1, ([port]) => {
+      base = `http://127.0.0.1:${port}`;
+      return startFloe({ mode: 'embedded', config: { router: { port }, public: { api_url: base } } });
+    });
     await floe.bootstrap('sessco');
   }, 120_000);
   afterAll(async () => {
@@ -177,16 +178,24 @@ describe('single sign-on: hostile callbacks and identities (embedded)', () => {
   const refused = { status: 403, body: { status: 'error', errorType: 'forbidden', error: 'single sign-on refused' }, sessionCookie: undefined };
 
   beforeAll(async () => {
-    const [routerPort, providerPort] = (await freePorts(2)) as [number, number];
-    const routerUrl = `http://127.0.0.1:${routerPort}`;
-    provider = await startTestProvider(providerPort, [`${routerUrl}/ui/session/oidc/callback`], accounts);
-    floe = await startFloe({
-      mode: 'embedded',
-      config: {
-        router: { port: routerPort },
-        public: { api_url: routerUrl },
-        auth: { oidc: { issuer_url: provider.issuer, client_id: TEST_OIDC_CLIENT.id, client_secret: TEST_OIDC_CLIENT.secret, allowed_email_domains: ['example.com'] } },
-      },
+    floe = await onFreePorts(2, async ([routerPort, providerPort]) => {
+      const routerUrl = `http://127.0.0.1:${routerPort}`;
+      const idp = await startTestProvider(providerPort!, [`${routerUrl}/ui/session/oidc/callback`], accounts);
+      try {
+        const started = await startFloe({
+          mode: 'embedded',
+          config: {
+            router: { port: routerPort },
+            public: { api_url: routerUrl },
+            auth: { oidc: { issuer_url: idp.issuer, client_id: TEST_OIDC_CLIENT.id, client_secret: TEST_OIDC_CLIENT.secret, allowed_email_domains: ['example.com'] } },
+          },
+        });
+        provider = idp;
+        return started;
+      } catch (err) {
+        await idp.stop();
+        throw err;
+      }
     });
   }, 120_000);
   afterAll(async () => {

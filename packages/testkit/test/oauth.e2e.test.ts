@@ -5,7 +5,7 @@ import { UnauthorizedError, type OAuthClientProvider } from '@modelcontextprotoc
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { freePorts, protoLogExporter, sendSampleLogs, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
+import { onFreePorts, protoLogExporter, sendSampleLogs, startFloe, waitFor, type FloeMode, type FloeUnderTest } from '../src/index.ts';
 
 /**
  * Floe's OAuth 2.1 authorization server (spec 2, the consent flow) end to end, in both modes (the
@@ -58,9 +58,10 @@ describe.each<FloeMode>(['embedded', 'cluster'])('OAuth authorization server (%s
     fetch(`${base}/logquery/loki/api/v1/labels`, { headers: { authorization: `Bearer ${token}`, ...(asTenant ? { 'x-tenant-id': asTenant } : {}) } }).then(json);
 
   beforeAll(async () => {
-    const [port] = await freePorts(1);
-    base = `http://127.0.0.1:${port}`;
-    floe = await startFloe({ mode, config: { router: { port }, public: { api_url: base } } });
+    floe = await onFreePorts(1, ([port]) => {
+      base = `http://127.0.0.1:${port}`;
+      return startFloe({ mode, config: { router: { port }, public: { api_url: base } } });
+    });
     key = (await floe.bootstrap(tenant)).api_key;
     await floe.bootstrap(other);
     const admin = { authorization: `Bearer ${floe.adminApiKey}` };

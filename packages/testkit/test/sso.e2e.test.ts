@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePorts, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
+import { onFreePorts, startFloe, waitFor, type FloeUnderTest } from '../src/index.ts';
 // The provider only SSO tests need, kept out of the index so other tests do not load it.
 import { TEST_OIDC_CLIENT as CLIENT, ssoSignIn, startTestProvider, type TestAccount } from '../src/oidc-provider.ts';
 
@@ -38,10 +38,12 @@ describe('single sign-on (embedded)', () => {
   const oidc = () => ({ issuer_url: issuer, client_id: CLIENT.id, client_secret: CLIENT.secret, display_name: 'Test IdP', allowed_email_domains: ['example.com'], group_claim: 'groups', group_mappings: MAPPINGS.map((m) => ({ ...m })) });
 
   beforeAll(async () => {
-    [routerPort, strictPort, providerPort] = (await freePorts(3)) as [number, number, number];
-    issuer = `http://127.0.0.1:${providerPort}`;
-    // The provider is down while Floe starts: discovery fails and is retried in the background.
-    floe = await startFloe({ mode: 'embedded', config: { router: { port: routerPort }, public: { api_url: `http://127.0.0.1:${routerPort}` }, auth: { oidc: oidc() } } });
+    floe = await onFreePorts(3, ([r, s, p]) => {
+      [routerPort, strictPort, providerPort] = [r!, s!, p!];
+      issuer = `http://127.0.0.1:${providerPort}`;
+      // The provider is down while Floe starts: discovery fails and is retried in the background.
+      return startFloe({ mode: 'embedded', config: { router: { port: routerPort }, public: { api_url: `http://127.0.0.1:${routerPort}` }, auth: { oidc: oidc() } } });
+    });
     await floe.bootstrap('acme');
     await floe.bootstrap('globex');
   }, 120_000);
