@@ -8,8 +8,8 @@ import { shapeProblem, type Shape } from './answer-shape.ts';
 
 export { optional, shapeProblem, type AnswerOf, type Shape } from './answer-shape.ts';
 export { SCM_INSTALLATION, SCM_INSTALLATIONS, SCM_LINK, sourceContextShape } from './scm-answers.ts';
-export { OPS_CHECK_PAGE, OPS_DROP_DAMAGED, OPS_REGISTER, OPS_ROLLBACK, OPS_UNREGISTERED_PAGE } from './ops-answers.ts';
-export type { CheckAnswer, CheckPageAnswer, DropDamagedAnswer, RegisterAnswer, RollbackAnswer, TableProblem, UnregisteredAnswer, UnregisteredPageAnswer, UnregisteredTable } from './ops-answers.ts';
+export { OPS_CHECK_PAGE, OPS_DROP_DAMAGED, OPS_JOB, OPS_JOB_STARTED, OPS_REGISTER, OPS_ROLLBACK, OPS_UNREGISTERED_PAGE } from './ops-answers.ts';
+export type { CheckAnswer, CheckPageAnswer, DropDamagedAnswer, JobAnswer, JobStartedAnswer, RegisterAnswer, RollbackAnswer, TableProblem, UnregisteredAnswer, UnregisteredPageAnswer, UnregisteredTable } from './ops-answers.ts';
 
 export interface ConnectionOptions {
   url: string;

@@ -44,6 +44,21 @@ export const OPS_DROP_DAMAGED = {
 
 export type DropDamagedAnswer = AnswerOf<typeof OPS_DROP_DAMAGED>;
 
+/**
+ * A check or drop with check_pages is a job on the compactor: answered as above when it finishes
+ * within wait_ms, else 202 with the job, which GET /api/v1/ops/jobs/{id} answers until it is no
+ * longer running; `result` is then the status and body the call would have answered.
+ */
+const JOB_PROGRESS = optional({ files_checked: 'number', files: 'number' });
+
+/** The 202 of POST tables/check|drop-damaged-files with check_pages. */
+export const OPS_JOB_STARTED = { status: 'string', job: { id: 'string', kind: 'string', state: 'string', progress: JOB_PROGRESS } } as const satisfies Shape;
+export type JobStartedAnswer = AnswerOf<typeof OPS_JOB_STARTED>;
+
+/** GET jobs/{id}. */
+export const OPS_JOB = { id: 'string', kind: 'string', state: 'string', progress: JOB_PROGRESS, result: optional({ status: 'number', body: 'any' }) } as const satisfies Shape;
+export type JobAnswer = AnswerOf<typeof OPS_JOB>;
+
 /** POST tables/rollback. */
 export const OPS_ROLLBACK = {
   table: 'string',

@@ -25,6 +25,9 @@ describe('admin server actions', () => {
         'POST /fail': async () => {
           throw new Error('secret detail');
         },
+        'GET /jobs/{id}': async (_body, params) => ({ status: 200, body: { pattern: params } }),
+        'GET /jobs/latest': async () => ({ status: 200, body: { exact: true } }),
+        'GET /jobs/{id}/runs/{run}': async (_body, params) => ({ status: 200, body: { pattern: params } }),
       },
     });
     return { seen, url: `http://127.0.0.1:${server.port}` };
@@ -48,6 +51,22 @@ describe('admin server actions', () => {
     expect([failed.status, await failed.json()]).toEqual([500, { status: 'error', errorType: 'internal', error: 'action failed' }]);
     expect((await fetch(`${url}/act`)).status).toBe(404);
     expect(seen).toEqual([]);
+  });
+
+  it('routes a path parameter ({id}) to its action decoded, prefers an exact path, and 404s a path of another length or an empty segment', async () => {
+    const { url } = await start('k');
+    const get = async (path: string, key = 'k') => {
+      const res = await fetch(`${url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+      return [res.status, await res.json()];
+    };
+    expect(await get('/jobs/abc-1')).toEqual([200, { pattern: { id: 'abc-1' } }]);
+    expect(await get('/jobs/a%20b?x=1')).toEqual([200, { pattern: { id: 'a b' } }]);
+    expect(await get('/jobs/latest')).toEqual([200, { exact: true }]);
+    expect(await get('/jobs/j/runs/7')).toEqual([200, { pattern: { id: 'j', run: '7' } }]);
+    for (const path of ['/jobs/', '/jobs', '/jobs/a/b', '/jobs/%E0%A4%A']) expect((await get(path))[0]).toBe(404);
+    // A pattern's action is an action: it takes the key too.
+    expect((await get('/jobs/abc-1', 'wrong'))[0]).toBe(401);
+    expect((await fetch(`${url}/jobs/abc-1`, { method: 'POST', headers: { authorization: 'Bearer k' } })).status).toBe(404);
   });
 
   it('with an action key, runs actions only for a caller presenting it (401 with a challenge otherwise); probes stay open', async () => {

@@ -21,11 +21,13 @@ export interface AdminServerOptions {
   /** The service's own state as JSON for `GET /status` (absent: 404). */
   status?: () => unknown;
   /**
-   * Operator actions of the service, keyed `POST /path`: JSON body in (at most 64 KiB, `{}` when
+   * Operator actions of the service, keyed `METHOD /path`: JSON body in (at most 64 KiB, `{}` when
    * empty), JSON answer out. The admin port is internal; the router exposes these behind admin
-   * auth (the compactor's `POST /compact` behind `/api/v1/ops/compact`).
+   * auth (the compactor's `POST /compact` behind `/api/v1/ops/compact`). A path segment written
+   * `{name}` matches any one non-empty segment, passed to the action decoded as `params.name`
+   * (`GET /jobs/{id}`); a path without one wins over a pattern.
    */
-  actions?: Record<string, (body: unknown) => Promise<AdminAnswer>>;
+  actions?: Record<string, AdminAction>;
   /**
    * When non-empty, `actions` run only for a caller presenting it as a bearer token (401
    * otherwise): anyone who reaches the port could else start work on every tenant's tables. The
@@ -47,6 +49,36 @@ export interface AdminServerOptions {
 export interface AdminAnswer {
   status: number;
   body: unknown;
+}
+
+export type AdminAction = (body: unknown, params: Readonly<Record<string, string>>) => Promise<AdminAnswer>;
+
+/** The action `METHOD path` names, with its path parameters: an exact key first, else the first pattern that matches. */
+function findAction(actions: Readonly<Record<string, AdminAction>>, method: string, path: string): { action: AdminAction; params: Record<string, string> } | undefined {
+  const exact = actions[`${method} ${path}`];
+  if (exact) return { action: exact, params: {} };
+  const segments = path.split('/');
+  for (const [key, action] of Object.entries(actions)) {
+    const space = key.indexOf(' ');
+    if (key.slice(0, space) !== method || !key.includes('{')) continue;
+    const pattern = key.slice(space + 1).split('/');
+    if (pattern.length !== segments.length) continue;
+    const params: Record<string, string> = {};
+    const matches = pattern.every((p, i) => {
+      const s = segments[i]!;
+      const name = /^\{(\w+)\}$/.exec(p)?.[1];
+      if (name === undefined) return p === s;
+      if (s === '') return false;
+      try {
+        params[name] = decodeURIComponent(s);
+      } catch {
+        return false;
+      }
+      return true;
+    });
+    if (matches) return { action, params };
+  }
+  return undefined;
 }
 
 const MAX_ACTION_BODY = 64 * 1024;
@@ -97,8 +129,8 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(opts.status()));
       return;
     }
-    const action = opts.actions?.[`${req.method} ${path}`];
-    if (action) {
+    const found = opts.actions ? findAction(opts.actions, req.method ?? '', path ?? '/') : undefined;
+    if (found) {
       if (opts.actionKey && !presents(req, opts.actionKey)) {
         // The body is left unread: closing the connection after the answer discards it.
         res.shouldKeepAlive = false;
@@ -106,7 +138,7 @@ export async function startAdminServer(opts: AdminServerOptions): Promise<AdminS
         return;
       }
       readJson(req)
-        .then(action)
+        .then((body) => found.action(body, found.params))
         .then(
           (answer) => sendJson(res, answer.status, answer.body),
           (err: Error & { status?: number }) => sendJson(res, err.status ?? 500, { status: 'error', errorType: err.status === 413 ? 'too_large' : err.status ? 'bad_data' : 'internal', error: err.status ? err.message : 'action failed' }),

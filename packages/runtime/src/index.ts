@@ -12,7 +12,7 @@ export { clientCertificateFromEnv, presentProcessCertificate, type CertificateSo
 export { listenLoopback, type LoopbackListener } from './loopback-listener.ts';
 export { SHARED_PORT_ALPN, cutExchange, servePortOverHttp2 } from './http2-port.ts';
 export { arrivalDeadlines, carriesBody, type ArrivalDeadlines, type ArrivingRequest } from './arrival-deadline.ts';
-export type { AdminAnswer, AdminServer } from './admin-server.ts';
+export type { AdminAction, AdminAnswer, AdminServer } from './admin-server.ts';
 export { SERVICE_NAMES, isServiceName } from './service.ts';
 export type { ServiceHandle, ServiceName } from './service.ts';
 export { onShutdownSignal, sleep } from './lifecycle.ts';

@@ -42,7 +42,7 @@ export { LABEL_FIELD_ID_BASE, labelExpr, labelSources, planMaterializedLabels, s
 export type { LabelSource, MaterializedLabel } from './labels.ts';
 export { TABLES, tableDef, isTableName } from './tables.ts';
 export type { TableName } from './tables.ts';
-export { TABLE_PROBLEM_KINDS } from './table-problems.ts';
+export { OPS_JOB_WAIT_DEFAULT_MS, OPS_JOB_WAIT_MAX_MS, TABLE_PROBLEM_KINDS } from './table-problems.ts';
 export type { TableProblemKind } from './table-problems.ts';
 export { rebuildTrace, typedAttributes } from './trace-otlp.ts';
 export type { SpanRow } from './trace-otlp.ts';

@@ -18,3 +18,11 @@ export const TABLE_PROBLEM_KINDS = [
 ] as const;
 
 export type TableProblemKind = (typeof TABLE_PROBLEM_KINDS)[number];
+
+/**
+ * How long a page check's call waits for its job (`wait_ms`) when it does not say, and the most it
+ * may ask: the compactor bounds the wait with these (services/compactor/src/maintenance-jobs.ts),
+ * the router gives the call that wait and a margin, and documents the field with them.
+ */
+export const OPS_JOB_WAIT_DEFAULT_MS = 20_000;
+export const OPS_JOB_WAIT_MAX_MS = 60_000;

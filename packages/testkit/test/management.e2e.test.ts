@@ -466,6 +466,7 @@ describe.each<FloeMode>(['embedded', 'cluster'])('management API (%s)', (mode) =
           'drop_damaged_files POST /api/v1/ops/tables/drop-damaged-files',
           'find_unregistered_tables POST /api/v1/ops/tables/unregistered',
           'register_table POST /api/v1/ops/tables/register',
+          'get_ops_job GET /api/v1/ops/jobs/{id}',
           'list_schemas GET /api/v1/tenants/{tenant_id}/schemas',
           'list_available_schemas GET /api/v1/schemas/available',
           'create_schema_registry POST /api/v1/schema/registries',

@@ -11,7 +11,8 @@
  * For operators it also checks tables (is each current version readable whole?), rolls a
  * damaged one back to its newest sound metadata version, drops a table's missing or truncated
  * data files, and finds and registers again the tables a metadata DB restored from an older
- * backup lost (`POST /tables/check|rollback|drop-damaged-files|unregistered|register`).
+ * backup lost (`POST /tables/check|rollback|drop-damaged-files|unregistered|register`); a check
+ * or drop that reads every data file's pages runs as a job (maintenance-jobs.ts, `GET /jobs/{id}`).
  */
 export { start } from './start.ts';
 export type { CompactorDeps, CompactorStatus } from './start.ts';
@@ -24,10 +25,11 @@ export type { ExpireDeps, ExpireStats } from './expire.ts';
 export { findOrphans, listTableObjects, ORPHAN_MIN_AGE_MS, ReferenceCache, tableReferences } from './orphans.ts';
 export type { OrphanListing, References } from './orphans.ts';
 export { CHECK_PAGE_BUDGET_MS, checkTable, checkTables, metadataCandidates, TableObjects, tableKeyOfPointer } from './table-check.ts';
-export type { CheckPage, CheckReport, DamagedFile, TableCheck, TableProblem, TableProblemKind } from './table-check.ts';
+export type { CheckPage, CheckReport, DamagedFile, PagesCheck, TablePagesProgress, TableCheck, TableProblem, TableProblemKind } from './table-check.ts';
 export { DROP_DAMAGED_SUMMARY_KEY, dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
 export type { DropDamagedAnswer, DropDamagedRequest, DroppedFile } from './table-drop-damaged.ts';
 export { parseRollbackRequest, parseTableRepairBody, rollbackTable } from './table-rollback.ts';
 export type { GivenUpSnapshot, GivenUpVersion, RollbackAnswer, RollbackRequest } from './table-rollback.ts';
 export { findUnregistered, parseRegisterRequest, registerTable } from './table-register.ts';
+export type { JobKind, JobProgress, JobRunning, JobState, JobView } from './maintenance-jobs.ts';
 export type { RegisterAnswer, RegisterRequest, UnregisteredReport, UnregisteredTable } from './table-register.ts';

@@ -13,6 +13,7 @@ import { Compactor, hasWork, type PassScope, type PassStats } from './compactor.
 import { retentionStreamProblems } from '@floe/query';
 import { checkTables, type CheckPage } from './table-check.ts';
 import { dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
+import { MaintenanceJobs, parseWaitMs } from './maintenance-jobs.ts';
 import { findUnregistered, parseRegisterRequest, registerTable } from './table-register.ts';
 import { parseRollbackRequest, rollbackTable } from './table-rollback.ts';
 
@@ -190,6 +191,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     }
   })();
 
+  const jobs = new MaintenanceJobs({ log });
   const actions = {
     'POST /compact': async (body: unknown) => {
       if (!c.enabled) return { status: 409, body: { status: 'error', errorType: 'conflict', error: 'compaction is disabled on this compactor (compactor.enabled: false)' } };
@@ -203,12 +205,25 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
     },
     'POST /compact/dry-run': async (body: unknown) => ({ status: 200, body: { tables: await compactor.plan(parseScope(body)) } }),
     // Checking and repairing tables (table-check.ts, table-rollback.ts, table-drop-damaged.ts, table-register.ts), whether or not compaction is enabled.
-    'POST /tables/check': async (body: unknown) => {
-      const { scope, page, checkPages } = parseCheckRequest(body);
-      return { status: 200, body: await checkTables(catalog, store, scope, page, checkPages ? { log } : undefined) };
-    },
-    'POST /tables/rollback': (body: unknown) => answered(async () => rollbackTable(catalog, store, parseRollbackRequest(body))),
-    'POST /tables/drop-damaged-files': (body: unknown) => answered(async () => dropDamagedFiles(catalog, store, parseDropDamagedRequest(body), log)),
+    // With check_pages, both read every data file whole: a job (maintenance-jobs.ts) answered when it finishes within wait_ms, else a 202 naming it.
+    'POST /tables/check': (body: unknown) =>
+      answered(async () => {
+        const { scope, page, checkPages, waitMs } = parseCheckRequest(body);
+        if (!checkPages) return { status: 200, body: await checkTables(catalog, store, scope, page) };
+        const job = jobs.start('check_tables', async (onProgress) => ({ status: 200, body: await checkTables(catalog, store, scope, page, { log, onProgress }) }));
+        return jobs.wait(job, waitMs);
+      }),
+    'POST /tables/rollback': (body: unknown) => answered(async () => ({ status: 200, body: await rollbackTable(catalog, store, parseRollbackRequest(body)) })),
+    'POST /tables/drop-damaged-files': (body: unknown) =>
+      answered(async () => {
+        const req = parseDropDamagedRequest(body);
+        if (!req.checkPages) return { status: 200, body: await dropDamagedFiles(catalog, store, req) };
+        // A dry run commits nothing, so it races nothing: only drops that commit hold their table.
+        const table = `${req.tenant}.${req.dataset}.${req.table}`;
+        const job = jobs.start('drop_damaged_files', async (onProgress) => ({ status: 200, body: await dropDamagedFiles(catalog, store, req, { log, onProgress }) }), req.dryRun ? undefined : table);
+        return jobs.wait(job, req.waitMs);
+      }),
+    'GET /jobs/{id}': async (_body: unknown, params: Readonly<Record<string, string>>) => jobs.answer(params.id!),
     // Tables the catalog lost (a metadata DB restored from an older backup): table-register.ts.
     'POST /tables/unregistered': async (body: unknown) => {
       const { scope, page, checkPages } = parseCheckRequest(body);
@@ -216,7 +231,7 @@ export async function start(config: Readonly<FloeConfig>, deps: CompactorDeps = 
       if (checkPages) throw badRequest('check_pages is a field of tables/check and tables/drop-damaged-files');
       return { status: 200, body: await findUnregistered(catalog, store, db, scope, page) };
     },
-    'POST /tables/register': (body: unknown) => answered(async () => registerTable(catalog, store, db, parseRegisterRequest(body))),
+    'POST /tables/register': (body: unknown) => answered(async () => ({ status: 200, body: await registerTable(catalog, store, db, parseRegisterRequest(body)) })),
   };
 
   const ownTls = config.tls.admin_ports && !deps.tls ? serverTlsFromConfig(config.tls, log) : undefined;
@@ -301,9 +316,9 @@ const MAX_REQUESTS = 20;
 const NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$/;
 
 /** An action's answer, or the envelope of the FloeError it threw (404, 409 and 400 reach the caller as such). */
-async function answered(run: () => Promise<unknown>): Promise<AdminAnswer> {
+async function answered(run: () => Promise<AdminAnswer>): Promise<AdminAnswer> {
   try {
-    return { status: 200, body: await run() };
+    return await run();
   } catch (err) {
     if (!isFloeError(err)) throw err;
     const { status, body } = toHttp(err);
@@ -316,20 +331,24 @@ const badRequest = (message: string) => Object.assign(new Error(message), { stat
 /** The most tables a page of a check may ask for. */
 const MAX_CHECK_PAGE = 1000;
 
-/** `{tenant?, dataset?, table?, after?, limit?, check_pages?}` of `POST /tables/check`: a page when `limit` is given, else every table at once; data files' pages read when `check_pages`. */
-function parseCheckRequest(body: unknown): { scope?: PassScope; page?: CheckPage; checkPages?: boolean } {
+/**
+ * `{tenant?, dataset?, table?, after?, limit?, check_pages?, wait_ms?}` of `POST /tables/check`: a page when `limit` is given, else every
+ * table at once; data files' pages read when `check_pages`, by a job waited for `wait_ms` (maintenance-jobs.ts).
+ */
+function parseCheckRequest(body: unknown): { scope?: PassScope; page?: CheckPage; checkPages?: boolean; waitMs: number } {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw badRequest('body must be a JSON object');
-  const { after, limit, check_pages, ...rest } = body as Record<string, unknown>;
+  const { after, limit, check_pages, wait_ms, ...rest } = body as Record<string, unknown>;
   const scope = parseScope(rest);
   if (check_pages !== undefined && check_pages !== null && typeof check_pages !== 'boolean') throw badRequest('check_pages must be true or false');
   const checkPages = check_pages === true;
+  const waitMs = parseWaitMs(wait_ms);
   if (limit === undefined || limit === null) {
     if (after !== undefined && after !== null) throw badRequest('after needs limit');
-    return { scope, checkPages };
+    return { scope, checkPages, waitMs };
   }
   if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_CHECK_PAGE) throw badRequest(`limit must be an integer from 1 to ${MAX_CHECK_PAGE}`);
   if (after !== undefined && after !== null && (typeof after !== 'string' || !/^[^.]+\.[^.]+\.[^.]+$/.test(after) || after.length > 400)) throw badRequest('after must be a <tenant>.<dataset>.<table> (the next of the previous page)');
-  return { scope, checkPages, page: { limit, ...(typeof after === 'string' ? { after } : {}) } };
+  return { scope, checkPages, waitMs, page: { limit, ...(typeof after === 'string' ? { after } : {}) } };
 }
 
 /** `{tenant?, dataset?, table?}` of an action's body; undefined for every table. */

@@ -59,9 +59,22 @@ export interface PagesChecked {
   bytes: number;
 }
 
-/** A page check's options: where its progress goes. */
+/** A page check's options: where its progress goes (a job's progress: maintenance-jobs.ts). */
 export interface PagesCheck {
   log?: Logger;
+  /** Called as a table's walk begins, after each file, and at its end. */
+  onProgress?: (progress: TablePagesProgress) => void;
+}
+
+/** How far one table's page walk is: its files and bytes read of those to read, and those found damaged. */
+export interface TablePagesProgress {
+  /** The table's root key. */
+  table: string;
+  files_checked: number;
+  files: number;
+  bytes_checked: number;
+  bytes: number;
+  damaged: number;
 }
 
 /** Files whose pages are read at once: each holds two blocks (2 MiB) of memory, and S3 GETs overlap. */
@@ -320,19 +333,23 @@ export class TableObjects {
   }
 
   /** Reads `files` (live, listed whole) a few at a time, adding those whose pages are damaged to `damaged` in key order. */
-  async #checkPages(files: readonly LiveFile[], damaged: DamagedFile[], { log }: PagesCheck): Promise<PagesChecked> {
+  async #checkPages(files: readonly LiveFile[], damaged: DamagedFile[], { log, onProgress }: PagesCheck): Promise<PagesChecked> {
     const found: DamagedFile[] = [];
     let done = 0;
     let bytes = 0;
     const total = files.reduce((a, f) => a + f.fileSizeInBytes, 0);
+    const progress = (): TablePagesProgress => ({ table: this.locationKey, files_checked: done, files: files.length, bytes_checked: bytes, bytes: total, damaged: found.length });
     log?.info({ table: this.locationKey, files: files.length, bytes: total }, "checking data files' pages");
+    onProgress?.(progress());
     await eachAtMost(files, PAGE_CHECK_CONCURRENCY, async (file) => {
       const damage = await verifyParquetPages(this.store, file.key, { sizeBytes: file.fileSizeInBytes });
       // Listed at the size its manifest records: that is why it was read.
       if (damage) found.push({ ...file, reason: 'damaged_pages', sizeInStore: file.fileSizeInBytes, damage });
       done++;
       bytes += file.fileSizeInBytes;
-      if (done % PAGE_CHECK_LOG_EVERY === 0 && done < files.length) log?.info({ table: this.locationKey, files_checked: done, files: files.length, bytes_checked: bytes, bytes: total, damaged: found.length }, "checking data files' pages");
+      // A job's progress is an object set in memory, cheap per file; the log gets a line per hundred.
+      onProgress?.(progress());
+      if (done % PAGE_CHECK_LOG_EVERY === 0 && done < files.length) log?.info(progress(), "checking data files' pages");
     });
     found.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
     damaged.push(...found);

@@ -1,9 +1,9 @@
 import { FloeError } from '@floe/errors';
 import { CommitConflictError, type SqlCatalog } from '@floe/iceberg';
 import type { ObjectStore } from '@floe/storage';
-import type { Logger } from '@floe/telemetry';
+import { parseWaitMs } from './maintenance-jobs.ts';
 import { versionsAhead } from './orphans.ts';
-import { repairTarget, type DamagedFile, type PagesChecked } from './table-check.ts';
+import { repairTarget, type DamagedFile, type PagesCheck, type PagesChecked } from './table-check.ts';
 import { parseTableRepairBody } from './table-rollback.ts';
 
 /**
@@ -34,6 +34,8 @@ export interface DropDamagedRequest {
   dryRun: boolean;
   /** Read every live data file the listing finds whole and walk its pages (table-check.ts). */
   checkPages: boolean;
+  /** With checkPages: how long the action waits for its job before answering 202 (maintenance-jobs.ts). */
+  waitMs: number;
 }
 
 export interface DroppedFile {
@@ -69,11 +71,11 @@ export interface DropDamagedAnswer {
 
 const bad = (message: string) => new FloeError('bad_data', message, { code: 'FLOE_ERR_OPS_DROP_FILES' });
 
-/** The body of `POST /tables/drop-damaged-files`: `{tenant, dataset, table, dry_run?, check_pages?}`. */
+/** The body of `POST /tables/drop-damaged-files`: `{tenant, dataset, table, dry_run?, check_pages?, wait_ms?}`. */
 export function parseDropDamagedRequest(body: unknown): DropDamagedRequest {
-  const { tenant, dataset, table, dryRun, body: b } = parseTableRepairBody(body, ['check_pages'], bad);
+  const { tenant, dataset, table, dryRun, body: b } = parseTableRepairBody(body, ['check_pages', 'wait_ms'], bad);
   if (b.check_pages !== undefined && b.check_pages !== null && typeof b.check_pages !== 'boolean') throw bad('check_pages must be true or false');
-  return { tenant, dataset, table, dryRun, checkPages: b.check_pages === true };
+  return { tenant, dataset, table, dryRun, checkPages: b.check_pages === true, waitMs: parseWaitMs(b.wait_ms) };
 }
 
 const asAnswered = (d: DamagedFile): DroppedFile => ({
@@ -95,10 +97,10 @@ function why(files: readonly DamagedFile[]): string {
 /** The problems with data files this repair drops; any other is rollback-table's. */
 const DROPPABLE = new Set(['data_files_missing', 'data_files_wrong_size', 'data_files_damaged_pages']);
 
-/** `POST /tables/drop-damaged-files`; `log` takes a page check's progress. Throws FloeError: 404 unknown table, 409 metadata or manifests damaged, catalog behind its files, or a file no longer live meanwhile. */
-export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, req: DropDamagedRequest, log?: Logger): Promise<DropDamagedAnswer> {
+/** `POST /tables/drop-damaged-files`; `pages` takes a page check's progress. Throws FloeError: 404 unknown table, 409 metadata or manifests damaged, catalog behind its files, or a file no longer live meanwhile. */
+export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, req: DropDamagedRequest, pages: PagesCheck = {}): Promise<DropDamagedAnswer> {
   const { namespace, table, pointer, objects } = await repairTarget(catalog, store, req, 'FLOE_ERR_OPS_DROP_FILES');
-  const inspected = await objects.inspect(pointer, req.checkPages ? { log } : undefined);
+  const inspected = await objects.inspect(pointer, req.checkPages ? pages : undefined);
   const structural = inspected.problems.find((p) => !DROPPABLE.has(p.kind));
   if (!inspected.metadata || structural) {
     const p = structural ?? inspected.problems[0]!;

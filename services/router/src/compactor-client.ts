@@ -1,13 +1,15 @@
 import { FloeError } from '@floe/errors';
+import { OPS_JOB_WAIT_DEFAULT_MS } from '@floe/schema';
 
 /**
  * The router's calls to the compactor's admin port (its `GET /status`, the `POST /compact`
- * actions and `POST /tables/check|rollback|drop-damaged-files|unregistered|register`), for /api/v1/ops. The router is where operators are authenticated; the
+ * actions, `POST /tables/check|rollback|drop-damaged-files|unregistered|register` and
+ * `GET /jobs/{id}`), for /api/v1/ops. The router is where operators are authenticated; the
  * compactor's actions take only the services' shared key, which this client presents. An
  * unreachable compactor is 503.
  */
 /** The compactor admin actions the router calls. */
-export type CompactorPath = '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback' | '/tables/drop-damaged-files' | '/tables/unregistered' | '/tables/register';
+export type CompactorPath = '/status' | '/compact' | '/compact/dry-run' | '/tables/check' | '/tables/rollback' | '/tables/drop-damaged-files' | '/tables/unregistered' | '/tables/register' | `/jobs/${string}`;
 
 export interface CompactorClient {
   /** The compactor's answer (status and JSON body), passed on as it came. */
@@ -21,11 +23,15 @@ export interface CompactorClient {
 const TIMEOUT_MS = 60_000;
 
 /**
- * A check or drop that reads the table's pages (check_pages) reads every data file whole: given
- * longer, and still under the CLI's own 5 minutes (@floe/client DEFAULT_TIMEOUT_MS), so the
- * router's answer reaches it rather than the CLI's timeout.
+ * A check or drop that reads the table's pages (check_pages) runs as a job on the compactor
+ * (services/compactor/src/maintenance-jobs.ts), which answers once the job is done or its
+ * `wait_ms` has passed (then 202 and the job to poll), however large the table (default and bound
+ * in @floe/schema): the router gives such a call that wait and a margin for the rest of the call.
  */
-export const PAGE_CHECK_TIMEOUT_MS = 270_000;
+const JOB_WAIT_MARGIN_MS = 15_000;
+
+/** How long the router waits for a call whose job the compactor waits `waitMs` for (absent: its default). */
+export const jobCallTimeoutMs = (waitMs: number | undefined): number => (waitMs ?? OPS_JOB_WAIT_DEFAULT_MS) + JOB_WAIT_MARGIN_MS;
 
 export function createCompactorClient(baseUrl: string, key: string): CompactorClient {
   const base = baseUrl.replace(/\/+$/, '');

@@ -1,9 +1,9 @@
-import type { CheckPageAnswer, DropDamagedAnswer, RegisterAnswer, RollbackAnswer, UnregisteredPageAnswer } from '@floe/client';
-import type { CheckReport, DropDamagedAnswer as Dropped, RegisterAnswer as Registered, RollbackAnswer as RolledBack, UnregisteredReport } from '@floe/compactor';
+import type { CheckPageAnswer, DropDamagedAnswer, JobAnswer, JobStartedAnswer, RegisterAnswer, RollbackAnswer, UnregisteredPageAnswer } from '@floe/client';
+import type { CheckReport, DropDamagedAnswer as Dropped, JobRunning, JobView, RegisterAnswer as Registered, RollbackAnswer as RolledBack, UnregisteredReport } from '@floe/compactor';
 
 /**
  * Compile-time only, never imported: the typecheck fails here when an answer the compactor writes
- * (services/compactor/src/table-*.ts) stops giving a field the clients read of it (@floe/client
+ * (services/compactor/src/table-*.ts, maintenance-jobs.ts) stops giving a field the clients read of it (@floe/client
  * ops-answers.ts), or gives it of another type. The check lives in the CLI because it is the one
  * package that sees both: the compactor must not depend on @floe/client, nor the client on a
  * service. What the router lets through between them its route tests and the end-to-end suites
@@ -17,4 +17,6 @@ export type OpsAnswersAgree = [
   Gives<RolledBack, RollbackAnswer>,
   Gives<UnregisteredReport, UnregisteredPageAnswer>,
   Gives<Registered, RegisterAnswer>,
+  Gives<JobRunning, JobStartedAnswer>,
+  Gives<JobView, JobAnswer>,
 ];

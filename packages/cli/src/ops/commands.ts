@@ -1,18 +1,28 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Command } from 'commander';
 import {
+  ApiError,
   callApi,
+  expectShape,
   OPS_CHECK_PAGE,
   OPS_DROP_DAMAGED,
+  OPS_JOB,
+  OPS_JOB_STARTED,
   OPS_REGISTER,
   OPS_ROLLBACK,
   OPS_UNREGISTERED_PAGE,
+  seg,
+  shapeProblem,
   type CheckAnswer,
   type CheckPageAnswer,
   type DropDamagedAnswer,
+  type JobAnswer,
+  type JobStartedAnswer,
   type RegisterAnswer,
   type RollbackAnswer,
   type UnregisteredAnswer,
   type UnregisteredPageAnswer,
+  type Shape,
   type UnregisteredTable,
 } from '@floe/client';
 import { UsageError, action, connectionOf, withConnection, type ConnectionFlags } from '../command-helpers.ts';
@@ -29,6 +39,9 @@ import { formatTable } from '../sql-command.ts';
  * `floe ops find-unregistered|register-table`: after the metadata DB was restored from an older
  * backup, which tables have files in the warehouse and no catalog row, and giving one a row again
  * (/api/v1/ops/tables/unregistered|register); find-unregistered pages the same way.
+ * With --check-pages, a call the compactor has not finished within its wait answers 202 with a
+ * job, which the command polls (GET /api/v1/ops/jobs/{id}) until it is done, and then reads as the
+ * call's answer.
  */
 
 interface ScopeFlags extends ConnectionFlags {
@@ -93,7 +106,8 @@ function progressLine(verb = 'checked', noun = 'tables'): { show(done: number, t
     show(done, total) {
       if (!tty) return;
       shown = true;
-      process.stderr.write(`\r${verb} ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ${noun}`);
+      // Cleared first: the line before may be longer (a page's tables, then a job's files).
+      process.stderr.write(`\r\x1b[2K${verb} ${done.toLocaleString('en-US')} of ${total.toLocaleString('en-US')} ${noun}`);
     },
     end() {
       if (shown) process.stderr.write('\r\x1b[2K');
@@ -101,14 +115,53 @@ function progressLine(verb = 'checked', noun = 'tables'): { show(done: number, t
   };
 }
 
+/** How often a page check's job is asked for while it runs. */
+const JOB_POLL_MS = 2_000;
+/** --wait-ms as a number; its upper bound is the router's to say (a 400 naming it). */
+function waitMsOf(value: string): number {
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--wait-ms must be a whole number of milliseconds, not ${JSON.stringify(value)}`);
+  return Number(value);
+}
+
+/**
+ * POST `path`, its answer read as `expect`. A check_pages call the compactor has not finished
+ * within its wait answers 202 with its job: polled every JOB_POLL_MS, files read of files on
+ * stderr, until it is no longer running; its result is then the answer, or the error it carries
+ * thrown as the call itself would have (same message, status and exit code).
+ */
+async function postOrJob<T>(conn: ReturnType<typeof connectionOf>, path: string, body: Record<string, unknown>, expect: Shape): Promise<T> {
+  const answer = await callApi(conn, 'POST', path, { body });
+  const isJob = shapeProblem(answer, OPS_JOB_STARTED) === undefined && (answer as JobStartedAnswer).status === 'running';
+  if (!isJob) return expectShape<T>(answer, expect, path);
+  const jobPath = `api/v1/ops/jobs/${seg((answer as JobStartedAnswer).job.id)}`;
+  const progress = progressLine('checked pages of', 'data files');
+  let job: JobAnswer;
+  try {
+    do {
+      await sleep(JOB_POLL_MS);
+      job = await callApi<JobAnswer>(conn, 'GET', jobPath, { expect: OPS_JOB });
+      if (job.progress) progress.show(job.progress.files_checked, job.progress.files);
+    } while (job.state === 'running');
+  } finally {
+    progress.end();
+  }
+  const result = expectShape<{ status: number; body: unknown }>(job.result, { status: 'number', body: 'any' }, jobPath);
+  if (result.status >= 400) {
+    const envelope = (result.body ?? {}) as { errorType?: unknown; error?: unknown };
+    const text = (v: unknown) => (typeof v === 'string' && v !== '' ? v : undefined);
+    throw new ApiError(result.status, text(envelope.errorType) ?? 'internal', text(envelope.error) ?? `the job answered ${result.status}`);
+  }
+  return expectShape<T>(result.body, expect, jobPath);
+}
+
 /** Every table of the scope, a page per call, put together as one answer of the unpaged shape. */
-async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<string, string | boolean>, pageSize: number): Promise<CheckAnswer> {
+async function checkPages(conn: ReturnType<typeof connectionOf>, scope: Record<string, string | boolean | number>, pageSize: number): Promise<CheckAnswer> {
   const tables: CheckAnswer['tables'] = [];
   const progress = progressLine();
   let after: string | undefined;
   try {
     for (;;) {
-      const page = await callApi<CheckPageAnswer>(conn, 'POST', 'api/v1/ops/tables/check', { body: { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, expect: OPS_CHECK_PAGE });
+      const page = await postOrJob<CheckPageAnswer>(conn, 'api/v1/ops/tables/check', { ...scope, limit: pageSize, ...(after === undefined ? {} : { after }) }, OPS_CHECK_PAGE);
       tables.push(...page.tables);
       // A router without pages answers every table at once, and no next.
       if (page.next === undefined || page.next === null) break;
@@ -199,6 +252,14 @@ function printRollback(a: RollbackAnswer): void {
   out(a.note);
 }
 
+const WAIT_MS_HELP = "with --check-pages: how long each call waits for the compactor's page check before it answers with a job, which is then polled every 2 s (the router's default: 20000)";
+
+/** check_pages and wait_ms of a call, from --check-pages and --wait-ms. */
+function pagesOf(o: { checkPages?: boolean; waitMs?: string }): { check_pages?: true; wait_ms?: number } {
+  if (o.waitMs !== undefined && !o.checkPages) throw new UsageError('--wait-ms needs --check-pages');
+  return o.checkPages ? { check_pages: true, ...(o.waitMs === undefined ? {} : { wait_ms: waitMsOf(o.waitMs) }) } : {};
+}
+
 /** `<tenant>.<dataset>.<table>` of rollback-table, drop-damaged-files and register-table (tenant and dataset ids hold no dot). */
 function tableOf(name: string): { tenant: string; dataset: string; table: string } {
   const parts = name.split('.');
@@ -225,10 +286,11 @@ export function registerOpsCommands(program: Command): void {
   )
     .option('--page-size <n>', 'tables per call to the router (a call also ends after 15 s)', '100')
     .option('--check-pages', "also read every data file whole and walk its pages (crcs, headers): finds a bit flipped inside a page, which keeps the file's size (data_files_damaged_pages); reads the whole table")
+    .option('--wait-ms <ms>', WAIT_MS_HELP)
     .option('--json', 'print the JSON answer (all pages as one)')
     .action(
-      action('ops check-tables', async (o: ScopeFlags & { json?: boolean; pageSize: string; checkPages?: boolean }) => {
-        const answer = await checkPages(connectionOf(o), { ...scopeOf(o), ...(o.checkPages ? { check_pages: true } : {}) }, pageSizeOf(o.pageSize));
+      action('ops check-tables', async (o: ScopeFlags & { json?: boolean; pageSize: string; checkPages?: boolean; waitMs?: string }) => {
+        const answer = await checkPages(connectionOf(o), { ...scopeOf(o), ...pagesOf(o) }, pageSizeOf(o.pageSize));
         if (o.json) print(answer);
         else printCheck(answer);
         if (answer.damaged > 0) process.exitCode = 1;
@@ -295,11 +357,12 @@ export function registerOpsCommands(program: Command): void {
   )
     .option('--dry-run', 'say which files and rows would be given up, and change nothing')
     .option('--check-pages', "also read every data file whole and walk its pages: a file with a damaged page (a flipped bit keeps its size; the compactor's log names it) is dropped too")
+    .option('--wait-ms <ms>', WAIT_MS_HELP)
     .option('--json', 'print the JSON answer')
     .action(
-      action('ops drop-damaged-files', async (name: string, o: ConnectionFlags & { dryRun?: boolean; checkPages?: boolean; json?: boolean }) => {
-        const body = { ...tableOf(name), ...(o.dryRun ? { dry_run: true } : {}), ...(o.checkPages ? { check_pages: true } : {}) };
-        const answer = await callApi<DropDamagedAnswer>(connectionOf(o), 'POST', 'api/v1/ops/tables/drop-damaged-files', { body, expect: OPS_DROP_DAMAGED });
+      action('ops drop-damaged-files', async (name: string, o: ConnectionFlags & { dryRun?: boolean; checkPages?: boolean; waitMs?: string; json?: boolean }) => {
+        const body = { ...tableOf(name), ...(o.dryRun ? { dry_run: true } : {}), ...pagesOf(o) };
+        const answer = await postOrJob<DropDamagedAnswer>(connectionOf(o), 'api/v1/ops/tables/drop-damaged-files', body, OPS_DROP_DAMAGED);
         if (o.json) print(answer);
         else printDropDamaged(answer);
       }),

@@ -1,11 +1,11 @@
-import { PAGE_CHECK_TIMEOUT_MS, type CompactorPath } from '../compactor-client.ts';
+import { jobCallTimeoutMs, type CompactorPath } from '../compactor-client.ts';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import { authorizeInstance } from '@floe/auth';
 import { FloeError } from '@floe/errors';
-import { TABLE_PROBLEM_KINDS, TABLES } from '@floe/schema';
+import { OPS_JOB_WAIT_DEFAULT_MS, OPS_JOB_WAIT_MAX_MS, TABLE_PROBLEM_KINDS, TABLES } from '@floe/schema';
 import type { ManagementOptions } from './options.ts';
 import { principalOf } from './principal-plugin.ts';
-import { ERROR_RESPONSES, datasetIdSchema, tenantIdSchema } from './schemas.ts';
+import { ERROR_RESPONSES, datasetIdSchema, ref, tenantIdSchema } from './schemas.ts';
 
 /**
  * Compaction control (spec 2, "Management and operations"; who may: rule 5, admin-authenticated):
@@ -13,7 +13,9 @@ import { ERROR_RESPONSES, datasetIdSchema, tenantIdSchema } from './schemas.ts';
  * and checking and repairing tables: which tables' current metadata cannot be read whole (a page
  * of them at a time on a large catalog), rolling one back to a sound metadata version,
  * dropping a table's missing or truncated data files, and finding and registering again the
- * tables a metadata DB restored from an older backup lost.
+ * tables a metadata DB restored from an older backup lost. A check or drop that reads every data
+ * file's pages (check_pages) is a job on the compactor: answered when it finishes within wait_ms,
+ * else 202 with the job, which GET /ops/jobs/{id} answers until it is done.
  * The router authenticates the operator (break-glass admin key or an instance admin's session)
  * and passes the request to the compactor's admin port (compactor-client.ts), answering with what
  * the compactor answered.
@@ -75,6 +77,13 @@ const pagesChecked = {
   properties: { files: { type: 'integer' }, bytes: { type: 'integer' } },
 } as const;
 
+const waitMsField = {
+  type: 'integer',
+  minimum: 0,
+  maximum: OPS_JOB_WAIT_MAX_MS,
+  description: `With check_pages: how long to wait for the job reading the pages, in milliseconds (default ${OPS_JOB_WAIT_DEFAULT_MS}). Finished by then: its answer, as without a job; else 202 with the job, which GET /api/v1/ops/jobs/{id} answers. Ignored without check_pages.`,
+} as const;
+
 /** The most tables a page of a check may ask for (the compactor's limit too). */
 const MAX_CHECK_PAGE = 1000;
 
@@ -86,6 +95,7 @@ const checkBody = {
     after: { type: 'string', minLength: 5, maxLength: 400, pattern: '^[^.]+\\.[^.]+\\.[^.]+$', description: "The previous page's next: <tenant>.<dataset>.<table>. Needs limit." },
     limit: { type: 'integer', minimum: 1, maximum: MAX_CHECK_PAGE, description: 'Check at most this many tables in this call and answer which page comes next; a page also ends early, after at least one table, once it has taken 15 s. Absent: every table of the scope in one answer.' },
     check_pages: checkPagesField,
+    wait_ms: waitMsField,
   },
 } as const;
 
@@ -199,6 +209,7 @@ const dropDamagedBody = {
     table: tableName,
     dry_run: { type: 'boolean', description: 'Answer which files would be dropped and their rows, and change nothing.' },
     check_pages: { ...checkPagesField, description: `${checkPagesField.description} Those files are dropped with the others (reason damaged_pages).` },
+    wait_ms: waitMsField,
   },
 } as const;
 
@@ -247,7 +258,42 @@ const dropDamagedAnswer = {
   },
 } as const;
 
-type DropDamagedBody = { tenant: string; dataset: string; table: string; dry_run?: boolean; check_pages?: boolean };
+type DropDamagedBody = { tenant: string; dataset: string; table: string; dry_run?: boolean; check_pages?: boolean; wait_ms?: number };
+
+// Page checks as jobs (services/compactor/src/maintenance-jobs.ts).
+const jobKinds = { type: 'string', enum: ['check_tables', 'drop_damaged_files'] } as const;
+const jobProgress = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['tables', 'files_checked', 'files', 'bytes_checked', 'bytes', 'damaged'],
+  description: 'What the page walks have done so far, all tables together.',
+  properties: {
+    tables: { type: 'integer', description: 'Tables whose page walk began.' },
+    files_checked: { type: 'integer' },
+    files: { type: 'integer', description: 'Data files to read of those tables.' },
+    bytes_checked: { type: 'integer' },
+    bytes: { type: 'integer' },
+    damaged: { type: 'integer', description: 'Files found with damaged pages so far.' },
+  },
+} as const;
+const jobId = { type: 'string', format: 'uuid', description: 'The job, until the compactor forgets it (an hour after it finished, or the last 100) or restarts.' } as const;
+const jobFields = {
+  id: jobId,
+  kind: jobKinds,
+  state: { type: 'string', enum: ['running', 'done', 'failed'], description: 'failed: its result is an error (the status and envelope the call would have answered).' },
+  started_at: { type: 'string', format: 'date-time' },
+  progress: jobProgress,
+} as const;
+const jobRunning = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status', 'job'],
+  description: 'The job reading the pages did not finish within wait_ms: poll GET /api/v1/ops/jobs/{id} (the Location header).',
+  properties: {
+    status: { type: 'string', enum: ['running'] },
+    job: { type: 'object', additionalProperties: false, required: ['id', 'kind', 'state', 'started_at', 'progress'], properties: jobFields },
+  },
+} as const;
 
 const unregisteredBody = {
   type: 'object',
@@ -333,7 +379,12 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     if (!opts.compactor) throw new FloeError('unavailable', 'no compactor configured (router.compactor_url)', { code: 'FLOE_ERR_NO_COMPACTOR' });
     return opts.compactor;
   };
-  const relay = (reply: FastifyReply, answer: { status: number; body: unknown }) => reply.code(answer.status).type('application/json').send(answer.body);
+  const relay = (reply: FastifyReply, answer: { status: number; body: unknown }) => {
+    // A job the compactor did not finish within wait_ms: where to ask for it.
+    const id = answer.status === 202 ? (answer.body as { job?: { id?: unknown } } | null)?.job?.id : undefined;
+    if (typeof id === 'string') reply.header('location', `/api/v1/ops/jobs/${encodeURIComponent(id)}`);
+    return reply.code(answer.status).type('application/json').send(answer.body);
+  };
   const checkScope = (s: Scope | undefined) => {
     if (s?.dataset !== undefined && s.tenant === undefined) throw new FloeError('bad_data', 'dataset needs tenant', { code: 'FLOE_ERR_OPS_SCOPE' });
     return s ?? {};
@@ -345,8 +396,10 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
       authorizeInstance(principalOf(req), 'ops.compact');
       // The schema above validated the body's shape.
       const sent = body(req.body as B);
-      const readsPages = typeof sent === 'object' && sent !== null && (sent as { check_pages?: unknown }).check_pages === true;
-      return relay(reply, await compactor().call('POST', path, sent, readsPages ? { timeoutMs: PAGE_CHECK_TIMEOUT_MS } : undefined));
+      // A page check is a job the compactor answers for within its wait_ms (compactor-client.ts).
+      const b = typeof sent === 'object' && sent !== null ? (sent as { check_pages?: unknown; wait_ms?: unknown }) : {};
+      const readsPages = b.check_pages === true;
+      return relay(reply, await compactor().call('POST', path, sent, readsPages ? { timeoutMs: jobCallTimeoutMs(typeof b.wait_ms === 'number' ? b.wait_ms : undefined) } : undefined));
     });
 
   compactorPost<Scope | undefined>(
@@ -361,15 +414,15 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     (b) => checkScope(b),
   );
 
-  compactorPost<(Scope & { after?: string; limit?: number; check_pages?: boolean }) | undefined>(
+  compactorPost<(Scope & { after?: string; limit?: number; check_pages?: boolean; wait_ms?: number }) | undefined>(
     '/ops/tables/check',
     '/tables/check',
     {
       operationId: 'check_tables',
       summary:
-        "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record; with check_pages, whether every data file's pages read too. Read-only (instance admin)",
+        "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record; with check_pages, whether every data file's pages read too, as a job: 202 with it when it is not done within wait_ms. Read-only (instance admin)",
       body: checkBody,
-      response: { 200: checkAnswer, ...ERROR_RESPONSES },
+      response: { 200: checkAnswer, 202: jobRunning, ...ERROR_RESPONSES },
     },
     (b) => checkScope(b),
   );
@@ -392,9 +445,9 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     {
       operationId: 'drop_damaged_files',
       summary:
-        "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record (and, with check_pages, those whose pages are damaged), giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile (instance admin)",
+        "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record (and, with check_pages, those whose pages are damaged), giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile; with check_pages a job: 202 with it when it is not done within wait_ms, 409 while another drop of the table runs (instance admin)",
       body: dropDamagedBody,
-      response: { 200: dropDamagedAnswer, ...ERROR_RESPONSES },
+      response: { 200: dropDamagedAnswer, 202: jobRunning, ...ERROR_RESPONSES },
     },
   );
 
@@ -420,6 +473,42 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
         "Give a table whose files are in the store but that has no catalog row a row again: the content of its newest sound metadata file (or the one named) as a new version numbered above every other (Iceberg's register_table). 409 when its tenant or dataset is missing from the registry (create it first), it has a row that holds data (rollback_table's job), or no metadata file parses or is sound; 404 no metadata file (instance admin)",
       body: registerBody,
       response: { 200: registerAnswer, ...ERROR_RESPONSES },
+    },
+  );
+
+  app.get(
+    '/ops/jobs/:id',
+    {
+      schema: {
+        operationId: 'get_ops_job',
+        summary:
+          "A check_tables or drop_damaged_files job that reads pages (check_pages): its state and progress, and once finished its result: the HTTP status and body the call would have answered. 404 when the compactor does not know it (finished more than an hour ago, or the compactor restarted: run it again) (instance admin)",
+        tags: TAGS,
+        params: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: { ...jobId, pattern: '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$' } } },
+        response: {
+          200: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['id', 'kind', 'state', 'started_at', 'finished_at', 'progress'],
+            properties: {
+              ...jobFields,
+              finished_at: { type: ['string', 'null'], format: 'date-time' },
+              result: {
+                type: 'object',
+                additionalProperties: false,
+                required: ['status', 'body'],
+                description: 'Once finished: what POST /ops/tables/check or /ops/tables/drop-damaged-files would have answered.',
+                properties: { status: { type: 'integer' }, body: { anyOf: [checkAnswer, dropDamagedAnswer, ref('ErrorEnvelope')] } },
+              },
+            },
+          },
+          ...ERROR_RESPONSES,
+        },
+      },
+    },
+    async (req, reply) => {
+      authorizeInstance(principalOf(req), 'ops.compact');
+      return relay(reply, await compactor().call('GET', `/jobs/${encodeURIComponent((req.params as { id: string }).id.toLowerCase())}`));
     },
   );
 
