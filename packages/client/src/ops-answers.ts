@@ -13,7 +13,7 @@ const TABLE_PROBLEMS = [{ kind: 'string', message: 'string' }] as const satisfie
 /** A problem with a table's version: its kind (@floe/schema TABLE_PROBLEM_KINDS) and what is wrong, in words. */
 export type TableProblem = AnswerOf<typeof TABLE_PROBLEMS>[number];
 
-/** With check_pages only: the data files whose pages were read, and their bytes. */
+/** With check_pages only: the data and delete files whose pages were read, and their bytes. */
 const PAGES_CHECKED = optional({ files: 'number', bytes: 'number' });
 
 const CHECK = {

@@ -14,6 +14,10 @@ export const TABLE_PROBLEM_KINDS = [
   'data_files_missing',
   'data_files_wrong_size',
   'data_files_damaged_pages',
+  // Delete files another engine wrote (Floe deletes rows by rewriting data files): their repair is rollback-table, never a drop.
+  'delete_files_missing',
+  'delete_files_wrong_size',
+  'delete_files_damaged_pages',
   'catalog_behind_files',
 ] as const;
 

@@ -103,7 +103,7 @@ describe('page checks as jobs, through the router and the CLI (embedded)', () =>
   it('floe ops check-tables --check-pages reports the damaged pages and exits 1, whether the call answers at once or as a job it polls', async () => {
     const told = await runFloeCli(['ops', 'check-tables', '--tenant', tenant, '--check-pages'], admin());
     expect([told.code, told.stderr]).toEqual([1, '']);
-    expect(told.stdout).toMatch(/^1 table checked: 0 ok, 1 damaged\npages of 2 data files read \(/);
+    expect(told.stdout).toMatch(/^1 table checked: 0 ok, 1 damaged\npages of 2 files read \(/);
     expect(told.stdout).toContain(`data_files_damaged_pages: 1 data files of the current snapshot have damaged pages`);
     const json = await runFloeCli(['ops', 'check-tables', '--tenant', tenant, '--check-pages', '--json'], admin());
     const polled = await runFloeCli(['ops', 'check-tables', '--tenant', tenant, '--check-pages', '--wait-ms', '0', '--json'], admin());
@@ -123,7 +123,7 @@ describe('page checks as jobs, through the router and the CLI (embedded)', () =>
 
     const dry = await runFloeCli(['ops', 'drop-damaged-files', table, '--check-pages', '--dry-run', '--wait-ms', '0'], admin());
     expect([dry.code, dry.stderr]).toEqual([0, '']);
-    expect(dry.stdout).toMatch(new RegExp(`^${table.replaceAll('.', '\\.')}: would drop 1 data file \\(10 rows\\)\n  ${damagedKey.replaceAll('.', '\\.')}: .*damaged page in row group \\d+, column .*, 10 rows\npages of 2 data files read`));
+    expect(dry.stdout).toMatch(new RegExp(`^${table.replaceAll('.', '\\.')}: would drop 1 data file \\(10 rows\\)\n  ${damagedKey.replaceAll('.', '\\.')}: .*damaged page in row group \\d+, column .*, 10 rows\npages of 2 files read`));
 
     const dropped = await runFloeCli(['ops', 'drop-damaged-files', table, '--check-pages', '--json'], admin());
     expect([dropped.code, dropped.stderr]).toEqual([0, '']);
@@ -131,6 +131,6 @@ describe('page checks as jobs, through the router and the CLI (embedded)', () =>
 
     const healed = await runFloeCli(['ops', 'check-tables', '--tenant', tenant, '--check-pages'], admin());
     expect([healed.code, healed.stderr]).toEqual([0, '']);
-    expect(healed.stdout).toMatch(/^1 table checked: 1 ok, 0 damaged\npages of 1 data file read/);
+    expect(healed.stdout).toMatch(/^1 table checked: 1 ok, 0 damaged\npages of 1 file read/);
   });
 });

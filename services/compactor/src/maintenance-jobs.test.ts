@@ -1,11 +1,11 @@
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadConfig } from '@floe/config';
-import { FloeError } from '@floe/errors';
+import { FloeError, toHttp } from '@floe/errors';
 import type { ServiceHandle } from '@floe/runtime';
 import type { ObjectStore } from '@floe/storage';
 import { silentLogger } from '@floe/telemetry';
-import { MaintenanceJobs, type JobView } from './maintenance-jobs.ts';
+import { MAX_RUNNING_JOBS, MaintenanceJobs, type JobView } from './maintenance-jobs.ts';
 import { start } from './start.ts';
 import { tableHelpers } from './table-fixture.ts';
 import { openFixture, type Fixture } from './test-support.ts';
@@ -88,14 +88,49 @@ describe('MaintenanceJobs', () => {
     }
     expect(refused).toBeInstanceOf(FloeError);
     expect(refused).toMatchObject({ kind: 'conflict', message: expect.stringContaining(`a drop_damaged_files job for a.default.logs is running: ${first.id}`) });
+    // One at a time beside the held one: a third running at once would be past MAX_RUNNING_JOBS.
     const other = jobs.start('drop_damaged_files', async () => ({ status: 200, body: {} }), 'a.default.traces');
+    expect((await jobs.wait(other, 5_000)).status).toBe(200);
     const unheld = jobs.start('drop_damaged_files', async () => ({ status: 200, body: {} }));
-    expect([(await jobs.wait(other, 5_000)).status, (await jobs.wait(unheld, 5_000)).status]).toEqual([200, 200]);
+    expect((await jobs.wait(unheld, 5_000)).status).toBe(200);
     // A failed run lets go of its table too.
     run.reject(new FloeError('conflict', 'moved meanwhile'));
     expect((await jobs.wait(first, 5_000)).status).toBe(409);
     const again = jobs.start('drop_damaged_files', async () => ({ status: 200, body: {} }), 'a.default.logs');
     expect((await jobs.wait(again, 5_000)).status).toBe(200);
+  });
+
+  it(`runs at most ${MAX_RUNNING_JOBS} jobs at once: another is refused with a 429 naming the running ones, and starts once one of them finished`, async () => {
+    expect(MAX_RUNNING_JOBS).toBe(2);
+    const jobs = new MaintenanceJobs({ log: silentLogger() });
+    const runs = [held<{ status: number; body: unknown }>(), held<{ status: number; body: unknown }>()];
+    const first = jobs.start('check_tables', () => runs[0]!.promise);
+    const second = jobs.start('drop_damaged_files', () => runs[1]!.promise, 'a.default.logs');
+    const third = () => jobs.start('check_tables', async () => ({ status: 200, body: { third: true } }));
+    let refused: unknown;
+    try {
+      third();
+    } catch (err) {
+      refused = err;
+    }
+    expect(refused).toBeInstanceOf(FloeError);
+    expect(toHttp(refused)).toEqual({
+      status: 429,
+      headers: {},
+      body: {
+        status: 'error',
+        errorType: 'rate_limited',
+        error: `2 page-check jobs are running on this compactor, the most it runs at once: ${first.id}, ${second.id} (GET /api/v1/ops/jobs/{id}); start this one when one of them has finished`,
+      },
+      unexpected: false,
+    });
+    // A job that failed frees its place as one that succeeded does.
+    runs[1]!.reject(new FloeError('conflict', 'moved meanwhile'));
+    expect((await jobs.wait(second, 5_000)).status).toBe(409);
+    const later = third();
+    expect(await jobs.wait(later, 5_000)).toEqual({ status: 200, body: { third: true } });
+    runs[0]!.resolve({ status: 200, body: {} });
+    expect((await jobs.wait(first, 5_000)).status).toBe(200);
   });
 
   it('keeps the latest finished jobs up to its count and age, never a running one; an unknown job is a 404 saying why', async () => {
@@ -233,7 +268,7 @@ describe("the compactor's page-check jobs (pglite catalog, fs store, over HTTP)"
     }
   });
 
-  it('refuses a second drop of the same table while the first runs (409 naming it), lets a dry run and a check run beside it, and the first drops the damaged file', async () => {
+  it('refuses a second drop of the same table while the first runs (409 naming it), lets a dry run run beside it, refuses a third job (429 naming both), and the first drops the damaged file', async () => {
     const lower = raiseGate();
     const first = await call('POST', '/tables/drop-damaged-files', { ...heldTable, check_pages: true, wait_ms: 0 });
     expect(first.status).toBe(202);
@@ -241,13 +276,13 @@ describe("the compactor's page-check jobs (pglite catalog, fs store, over HTTP)"
     const second = await call('POST', '/tables/drop-damaged-files', { ...heldTable, check_pages: true, wait_ms: 0 });
     expect(second).toEqual({ status: 409, body: { status: 'error', errorType: 'conflict', error: expect.stringContaining(`a drop_damaged_files job for jobs-held.default.traces is running: ${id}`) } });
     const dry = await call('POST', '/tables/drop-damaged-files', { ...heldTable, check_pages: true, dry_run: true, wait_ms: 0 });
-    const check = await call('POST', '/tables/check', { tenant: 'jobs-held', check_pages: true, wait_ms: 0 });
-    expect([dry.status, check.status]).toEqual([202, 202]);
+    expect(dry.status).toBe(202);
+    const busy = await call('POST', '/tables/check', { tenant: 'jobs-held', check_pages: true, wait_ms: 0 });
+    expect(busy).toEqual({ status: 429, body: { status: 'error', errorType: 'rate_limited', error: expect.stringContaining(`2 page-check jobs are running on this compactor, the most it runs at once: ${id}, ${dry.body.job.id}`) } });
     lower();
     const done = await poll(id);
     expect(done).toMatchObject({ state: 'done', result: { status: 200, body: { table: 'jobs-held.default.traces', dropped: true, files: [{ key: bad, reason: 'damaged_pages' }], records_given_up: 10 } } });
     expect((await poll(dry.body.job.id)).result).toMatchObject({ status: 200, body: { dry_run: true, files: [{ key: bad }] } });
-    await poll(check.body.job.id);
     // The table is sound now, and a drop takes its table again: nothing left to do.
     expect(await call('POST', '/tables/drop-damaged-files', { ...heldTable, check_pages: true })).toMatchObject({ status: 200, body: { dropped: false, files: [], pages_checked: { files: 2 } } });
   });

@@ -49,6 +49,16 @@ export interface JobRunning {
   job: Pick<JobView, 'id' | 'kind' | 'state' | 'started_at' | 'progress'>;
 }
 
+/**
+ * Jobs that run at once on a compactor. Each reads whole tables, three files at a time with 2 MiB
+ * of memory each (table-check.ts), and they share the compactor's bandwidth to the store with its
+ * passes: two let an operator check one table while another check or a drop runs, and keep an
+ * operator's loop (or several operators) from reading the bucket many times over at once. Past it
+ * a job is refused (429) naming the running ones, never queued: a queued job would outlive the
+ * caller's wait for a reason it cannot see.
+ */
+export const MAX_RUNNING_JOBS = 2;
+
 /** Finished jobs kept: at most this many, and none longer than KEEP_FINISHED_MS. */
 const KEEP_FINISHED = 100;
 const KEEP_FINISHED_MS = 3_600_000;
@@ -89,12 +99,19 @@ export class MaintenanceJobs {
    * envelope, anything else a logged 500. With `exclusive` (a table's name), a second job with
    * the same key is refused with a 409 naming the running one while the first runs: two
    * drop-damaged-files commits on one table would only race each other's compare-and-swap.
+   * While MAX_RUNNING_JOBS run, any other is refused with a 429 naming them.
    */
   start(kind: JobKind, run: (progress: (p: TablePagesProgress) => void) => Promise<AdminAnswer>, exclusive?: string): JobView {
     this.#prune();
     if (exclusive !== undefined) {
       const holder = [...this.#jobs.values()].find((j) => j.exclusive === exclusive && j.view.state === 'running');
       if (holder) throw new FloeError('conflict', `a ${holder.view.kind} job for ${exclusive} is running: ${holder.view.id} (GET /api/v1/ops/jobs/${holder.view.id}); wait for it to finish`, { code: 'FLOE_ERR_OPS_JOB_RUNNING' });
+    }
+    const running = [...this.#jobs.values()].filter((j) => j.view.state === 'running').map((j) => j.view.id);
+    if (running.length >= MAX_RUNNING_JOBS) {
+      throw new FloeError('rate_limited', `${running.length} page-check jobs are running on this compactor, the most it runs at once: ${running.join(', ')} (GET /api/v1/ops/jobs/{id}); start this one when one of them has finished`, {
+        code: 'FLOE_ERR_OPS_JOBS_BUSY',
+      });
     }
     const view: JobView = { id: randomUUID(), kind, state: 'running', started_at: new Date().toISOString(), finished_at: null, progress: emptyProgress() };
     const tables = new Map<string, TablePagesProgress>();

@@ -29,6 +29,13 @@ import { listTableObjects, versionsAhead } from './orphans.ts';
  * time and a block of each at a time; a file whose pages are damaged is `damaged_pages`, which
  * drop-damaged-files drops as it drops the missing and the truncated. Never by default: it reads
  * the whole table.
+ *
+ * Delete files (position or equality deletes: Floe deletes rows by rewriting data files, so only
+ * another engine committing to the table writes them) are checked alike, Parquet ones' pages
+ * included, since an engine that reads a damaged one brings deleted rows back or hides others
+ * without an error. They are reported under their own kinds (`delete_files_*`): dropping a delete
+ * file would bring back the rows it deletes, so their repair is rollback-table, and
+ * drop-damaged-files refuses them.
  */
 
 export type { TableProblemKind };
@@ -49,11 +56,11 @@ export interface TableCheck {
   /** The catalog's pointer: the version checked. */
   metadata_location: string;
   problems: TableProblem[];
-  /** Asked to check pages only: the data files whose pages were read, and their bytes. */
+  /** Asked to check pages only: the data and delete files whose pages were read, and their bytes. */
   pages_checked?: PagesChecked;
 }
 
-/** The data files a page check read whole (or until their damage), and their sizes. */
+/** The data and delete files a page check read whole (or until their damage), and their sizes. */
 export interface PagesChecked {
   files: number;
   bytes: number;
@@ -104,7 +111,7 @@ export interface CheckPage {
 /** How long a page of a check may take: the router gives the compactor 60 s (compactor-client.ts). */
 export const CHECK_PAGE_BUDGET_MS = 15_000;
 
-/** A live data file of the current snapshot that cannot be read whole: gone from the store, not the size its manifest records, or (when pages are checked) with a page or footer that does not read. */
+/** A live data or delete file of the current snapshot that cannot be read whole: gone from the store, not the size its manifest records, or (when pages are checked) with a page or footer that does not read. */
 export interface DamagedFile {
   key: string;
   reason: 'missing' | 'wrong_size' | 'damaged_pages';
@@ -125,6 +132,8 @@ interface LiveFile {
   recordCount: number;
   fileSizeInBytes: number;
   content: number;
+  /** Its manifest entry's file_format: PARQUET, AVRO or ORC. */
+  format: string;
 }
 
 /** Keys named in a problem: enough to find the others with a listing. */
@@ -142,6 +151,63 @@ const many = (kind: TableProblemKind, what: string, keys: string[]): TableProble
   count: keys.length,
   keys: keys.slice(0, SHOWN_KEYS),
 });
+
+/** How the problems of one class of files are reported: their kinds by reason, their name, and what to do (delete files only: drop-damaged-files refuses them). */
+interface FileClass {
+  kinds: Record<DamagedFile['reason'], TableProblemKind>;
+  what: string;
+  /** Appended to a problem's message, by reason. */
+  repair: Record<DamagedFile['reason'], string>;
+}
+
+const DATA_FILES: FileClass = {
+  kinds: { missing: 'data_files_missing', wrong_size: 'data_files_wrong_size', damaged_pages: 'data_files_damaged_pages' },
+  what: 'data files',
+  repair: { missing: '', wrong_size: '', damaged_pages: '' },
+};
+
+const UNDELETED = '; an engine reading the table brings back the rows they delete or hides others, and dropping them would bring back those rows';
+
+const DELETE_FILES: FileClass = {
+  kinds: { missing: 'delete_files_missing', wrong_size: 'delete_files_wrong_size', damaged_pages: 'delete_files_damaged_pages' },
+  what: 'delete files',
+  repair: {
+    missing: `${UNDELETED}: floe ops rollback-table is the repair, not drop-damaged-files`,
+    wrong_size: `${UNDELETED}: floe ops rollback-table is the repair, not drop-damaged-files`,
+    // Rollback without --to reads no pages, so it would take the current version as sound.
+    damaged_pages: `${UNDELETED}: floe ops rollback-table --to a version from before they were added is the repair, not drop-damaged-files`,
+  },
+};
+
+/** The problems of damaged files of one class, a problem per reason. */
+function fileProblems(files: readonly DamagedFile[], { kinds, what, repair }: FileClass): TableProblem[] {
+  const problems: TableProblem[] = [];
+  const missing = files.filter((d) => d.reason === 'missing').map((d) => d.key);
+  const wrongSize = files.filter((d) => d.reason === 'wrong_size');
+  const damagedPages = files.filter((d) => d.reason === 'damaged_pages');
+  if (missing.length > 0) {
+    const problem = many(kinds.missing, `${what} of the current snapshot are missing`, missing);
+    problems.push({ ...problem, message: problem.message + repair.missing });
+  }
+  if (wrongSize.length > 0) {
+    const first = wrongSize[0]!;
+    problems.push({
+      kind: kinds.wrong_size,
+      message: `${wrongSize.length} ${what} of the current snapshot are not the size their manifests record (truncated or overwritten), first: ${first.key} (${first.fileSizeInBytes} bytes in its manifest, ${first.sizeInStore} in the store)${repair.wrong_size}`,
+      count: wrongSize.length,
+      keys: wrongSize.slice(0, SHOWN_KEYS).map((d) => d.key),
+    });
+  }
+  if (damagedPages.length > 0) {
+    problems.push({
+      kind: kinds.damaged_pages,
+      message: `${damagedPages.length} ${what} of the current snapshot have damaged pages (the size their manifests record, bytes that do not read), first: ${damagedPages[0]!.damage!.message}${repair.damaged_pages}`,
+      count: damagedPages.length,
+      keys: damagedPages.slice(0, SHOWN_KEYS).map((d) => d.key),
+    });
+  }
+  return problems;
+}
 
 /** The object key of a location of this store, or undefined when it is not one. */
 export function keyIn(store: ObjectStore, location: string): string | undefined {
@@ -294,13 +360,10 @@ export class TableObjects {
       const listed = await this.#info(file.key);
       if (!listed) damagedFiles.push({ ...file, reason: 'missing' });
       else if (listed.size !== file.fileSizeInBytes) damagedFiles.push({ ...file, reason: 'wrong_size', sizeInStore: listed.size });
-      // Delete files are left out: Floe's pages check is of the data files its writers wrote.
-      else if (file.content === 0) whole.push(file);
+      // Only Parquet has pages to walk: a delete file another engine wrote may be Avro or ORC (Floe's data files are all Parquet).
+      else if (file.content === 0 || file.format.toUpperCase() === 'PARQUET') whole.push(file);
     }
     const pagesChecked = pages ? await this.#checkPages(whole, damagedFiles, pages) : undefined;
-    const missingData = damagedFiles.filter((d) => d.reason === 'missing').map((d) => d.key);
-    const wrongSize = damagedFiles.filter((d) => d.reason === 'wrong_size');
-    const damagedPages = damagedFiles.filter((d) => d.reason === 'damaged_pages');
     const problems: TableProblem[] = [];
     if (missingManifests.length > 0) problems.push(many('manifests_missing', 'manifests of the current snapshot are missing', missingManifests));
     if (unreadable.length > 0) {
@@ -311,24 +374,8 @@ export class TableObjects {
         keys: unreadable.slice(0, SHOWN_KEYS).map((u) => u.key),
       });
     }
-    if (missingData.length > 0) problems.push(many('data_files_missing', 'data files of the current snapshot are missing', missingData));
-    if (wrongSize.length > 0) {
-      const first = wrongSize[0]!;
-      problems.push({
-        kind: 'data_files_wrong_size',
-        message: `${wrongSize.length} data files of the current snapshot are not the size their manifests record (truncated or overwritten), first: ${first.key} (${first.fileSizeInBytes} bytes in its manifest, ${first.sizeInStore} in the store)`,
-        count: wrongSize.length,
-        keys: wrongSize.slice(0, SHOWN_KEYS).map((d) => d.key),
-      });
-    }
-    if (damagedPages.length > 0) {
-      problems.push({
-        kind: 'data_files_damaged_pages',
-        message: `${damagedPages.length} data files of the current snapshot have damaged pages (the size their manifests record, bytes that do not read), first: ${damagedPages[0]!.damage!.message}`,
-        count: damagedPages.length,
-        keys: damagedPages.slice(0, SHOWN_KEYS).map((d) => d.key),
-      });
-    }
+    problems.push(...fileProblems(damagedFiles.filter((d) => d.content === 0), DATA_FILES));
+    problems.push(...fileProblems(damagedFiles.filter((d) => d.content !== 0), DELETE_FILES));
     return { metadata, problems, damagedFiles, ...(pagesChecked ? { pagesChecked } : {}) };
   }
 
@@ -357,14 +404,14 @@ export class TableObjects {
     return { files: done, bytes };
   }
 
-  /** The data (and delete) files a manifest holds live: ADDED and EXISTING entries. */
+  /** The data and delete files a manifest holds live: ADDED and EXISTING entries. */
   #liveFiles(manifestKey: string): Promise<LiveFile[]> {
     return this.#once(`manifest:${manifestKey}`, async () => {
       const bytes = await this.store.get(manifestKey);
       if (!bytes) throw new Error('missing since the listing');
       return decodeManifest(bytes)
         .entries.filter((e) => e.status !== ManifestEntryStatus.DELETED)
-        .map((e) => ({ key: this.store.keyFromUri(e.dataFile.filePath), recordCount: e.dataFile.recordCount, fileSizeInBytes: e.dataFile.fileSizeInBytes, content: e.dataFile.content }));
+        .map((e) => ({ key: this.store.keyFromUri(e.dataFile.filePath), recordCount: e.dataFile.recordCount, fileSizeInBytes: e.dataFile.fileSizeInBytes, content: e.dataFile.content, format: e.dataFile.fileFormat }));
     });
   }
 }

@@ -3,7 +3,7 @@ import { CommitConflictError, type SqlCatalog } from '@floe/iceberg';
 import type { ObjectStore } from '@floe/storage';
 import { parseWaitMs } from './maintenance-jobs.ts';
 import { versionsAhead } from './orphans.ts';
-import { repairTarget, type DamagedFile, type PagesCheck, type PagesChecked } from './table-check.ts';
+import { repairTarget, type DamagedFile, type PagesCheck, type PagesChecked, type TableProblemKind } from './table-check.ts';
 import { parseTableRepairBody } from './table-rollback.ts';
 
 /**
@@ -15,7 +15,9 @@ import { parseTableRepairBody } from './table-rollback.ts';
  * Iceberg snapshot (operation `delete`, as retention's) removes exactly those files, so the table
  * gives up only their rows, where `floe ops rollback-table` (table-rollback.ts) would give up
  * every row committed since they were added. A table whose metadata or manifests are themselves
- * damaged, or whose catalog is behind its files, is refused: that is rollback-table's job.
+ * damaged, or whose catalog is behind its files, is refused: that is rollback-table's job. So is
+ * one with a damaged delete file (missing, truncated or, with `check_pages`, damaged pages):
+ * dropping it would bring back the rows it deletes.
  *
  * The files come from one listing of the table (table-check.ts), never a HEAD or GET per file;
  * only a page check reads them, each whole.
@@ -64,7 +66,7 @@ export interface DropDamagedAnswer {
   files: DroppedFile[];
   /** Their rows, from the manifests. */
   records_given_up: number;
-  /** Asked to check pages only: the data files whose pages were read, and their bytes. */
+  /** Asked to check pages only: the data and delete files whose pages were read, and their bytes. */
   pages_checked?: PagesChecked;
   note: string;
 }
@@ -95,13 +97,15 @@ function why(files: readonly DamagedFile[]): string {
 }
 
 /** The problems with data files this repair drops; any other is rollback-table's. */
-const DROPPABLE = new Set(['data_files_missing', 'data_files_wrong_size', 'data_files_damaged_pages']);
+const DROPPABLE = new Set<TableProblemKind>(['data_files_missing', 'data_files_wrong_size', 'data_files_damaged_pages']);
+/** Damaged delete files: rollback-table's too, refused below by a message that says why (their deleted rows). */
+const DELETE_FILES = new Set<TableProblemKind>(['delete_files_missing', 'delete_files_wrong_size', 'delete_files_damaged_pages']);
 
 /** `POST /tables/drop-damaged-files`; `pages` takes a page check's progress. Throws FloeError: 404 unknown table, 409 metadata or manifests damaged, catalog behind its files, or a file no longer live meanwhile. */
 export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, req: DropDamagedRequest, pages: PagesCheck = {}): Promise<DropDamagedAnswer> {
   const { namespace, table, pointer, objects } = await repairTarget(catalog, store, req, 'FLOE_ERR_OPS_DROP_FILES');
   const inspected = await objects.inspect(pointer, req.checkPages ? pages : undefined);
-  const structural = inspected.problems.find((p) => !DROPPABLE.has(p.kind));
+  const structural = inspected.problems.find((p) => !DROPPABLE.has(p.kind) && !DELETE_FILES.has(p.kind));
   if (!inspected.metadata || structural) {
     const p = structural ?? inspected.problems[0]!;
     throw new FloeError('conflict', `${table}'s current version is itself damaged (${p.kind}: ${p.message}): dropping data files cannot repair it; floe ops rollback-table moves it back to a sound version`, {
@@ -118,7 +122,9 @@ export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, 
   const damaged = [...inspected.damagedFiles].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const deleteFiles = damaged.filter((d) => d.content !== 0);
   if (deleteFiles.length > 0) {
-    throw new FloeError('conflict', `${deleteFiles.length} delete files of ${table} are damaged (first: ${deleteFiles[0]!.key}): dropping them would bring back deleted rows; floe ops rollback-table moves it back to a sound version`, {
+    // Rollback without --to reads no pages: it would take a version whose only damage is in pages as sound.
+    const repair = deleteFiles.some((d) => d.reason === 'damaged_pages') ? 'floe ops rollback-table --to a version from before they were added' : 'floe ops rollback-table';
+    throw new FloeError('conflict', `${deleteFiles.length} delete files of ${table} are damaged (first: ${deleteFiles[0]!.key}, ${deleteFiles[0]!.reason}): dropping them would bring back deleted rows; ${repair} moves it back to a sound version`, {
       code: 'FLOE_ERR_OPS_DROP_FILES',
     });
   }

@@ -1,5 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { currentSnapshot, decodeManifestList, openFloeCatalog, type TableHandle } from '@floe/iceberg';
+import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { currentSnapshot, DataFileContent, decodeManifestList, encodeManifest, encodeManifestList, ManifestContent, ManifestEntryStatus, metadataVersion, openFloeCatalog, type TableHandle } from '@floe/iceberg';
 import type { ObjectStore } from '@floe/storage';
 import { silentLogger } from '@floe/telemetry';
 import { Compactor } from './compactor.ts';
@@ -7,7 +10,7 @@ import { checkTables, type CheckReport } from './table-check.ts';
 import { DROP_DAMAGED_SUMMARY_KEY, dropDamagedFiles, parseDropDamagedRequest } from './table-drop-damaged.ts';
 import { DATA_HOUR, HOUR_MS, refusal, tableHelpers } from './table-fixture.ts';
 import { parseRollbackRequest, rollbackTable, type RollbackAnswer } from './table-rollback.ts';
-import { allRows, appendSpanFile, openFixture, type Fixture } from './test-support.ts';
+import { allRows, appendSpanFile, openFixture, sqlList, withDuck, type Fixture } from './test-support.ts';
 
 describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s catalog, fs store)', (kind) => {
   let f: Fixture;
@@ -387,6 +390,123 @@ describe.each(['pglite', 'pg'] as const)('checking and rolling back tables (%s c
     expect(await allRows(planned.map((p) => f.store.localPath(p.key)!))).toEqual(keptRows);
     expect((await checkTables(f.catalog, f.store, { tenant: 'drop-pages' }, undefined, {})).tables[0]).toMatchObject({ status: 'ok', problems: [], pages_checked: { files: 3 } });
     expect(await dropDamaged('drop-pages', { check_pages: true })).toMatchObject({ dropped: false, files: [], note: 'No live data file of drop-pages.default.traces is missing or of the wrong size or has damaged pages: nothing to do' });
+  });
+
+  /**
+   * Commits a position delete file (rows `positions` of `dataKey`) as another engine sharing the
+   * catalog does (Floe itself deletes by rewriting data files): a Parquet file DuckDB writes, in a
+   * delete manifest of a new snapshot. Returns the version committed and the delete file's key.
+   */
+  const commitPositionDeletes = async (handle: TableHandle, tenant: string, dataKey: string, positions: number[]): Promise<{ handle: TableHandle; key: string }> => {
+    const root = f.store.keyFromUri(handle.metadata.location);
+    const target = (await f.catalog.planFiles(handle)).find((p) => p.key === dataKey)!;
+    const key = `${root}/data/${randomUUID()}-deletes.parquet`;
+    const local = join(f.dir, `${randomUUID()}.parquet`);
+    const rows = positions.map((p) => `('${f.store.uri(dataKey)}', ${p}::BIGINT)`).join(', ');
+    await withDuck((q) => q(`COPY (SELECT * FROM (VALUES ${rows}) AS d(file_path, pos)) TO '${local}' (FORMAT parquet)`));
+    const bytes = await readFile(local);
+    await f.store.put(key, bytes);
+    const m = handle.metadata;
+    const parent = currentSnapshot(m)!;
+    const seq = m['last-sequence-number'] + 1;
+    const snapshotId = parent['snapshot-id'] + 1n;
+    const spec = m['partition-specs'].find((s) => s['spec-id'] === m['default-spec-id'])!;
+    const schema = m.schemas.find((s) => s['schema-id'] === m['current-schema-id'])!;
+    const dataFile = { content: DataFileContent.POSITION_DELETES, filePath: f.store.uri(key), fileFormat: 'PARQUET', partition: target.partition, recordCount: positions.length, fileSizeInBytes: bytes.length };
+    const manifest = encodeManifest([{ status: ManifestEntryStatus.ADDED, snapshotId, sequenceNumber: seq, fileSequenceNumber: seq, dataFile }], { spec, schema, content: 'deletes' });
+    const manifestKey = `${root}/metadata/${randomUUID()}-m0.avro`;
+    await f.store.put(manifestKey, manifest);
+    const previous = decodeManifestList((await f.store.get(f.store.keyFromUri(parent['manifest-list'])))!);
+    const added = { manifestPath: f.store.uri(manifestKey), manifestLength: manifest.length, partitionSpecId: spec['spec-id'], content: ManifestContent.DELETES, sequenceNumber: seq, minSequenceNumber: seq, addedSnapshotId: snapshotId, addedFilesCount: 1, existingFilesCount: 0, deletedFilesCount: 0, addedRowsCount: positions.length, existingRowsCount: 0, deletedRowsCount: 0, partitions: null, keyMetadata: null };
+    const listKey = `${root}/metadata/snap-${snapshotId}-1-${randomUUID()}.avro`;
+    await f.store.put(listKey, encodeManifestList([added, ...previous], { snapshotId, parentSnapshotId: parent['snapshot-id'], sequenceNumber: seq }));
+    const now = Date.now();
+    const snapshot = { 'snapshot-id': snapshotId, 'parent-snapshot-id': parent['snapshot-id'], 'sequence-number': seq, 'timestamp-ms': now, 'manifest-list': f.store.uri(listKey), summary: { operation: 'delete', 'added-position-delete-files': '1' }, 'schema-id': schema['schema-id'] };
+    const metadata = {
+      ...m,
+      'last-sequence-number': seq,
+      'current-snapshot-id': snapshotId,
+      refs: { ...m.refs, main: { 'snapshot-id': snapshotId, type: 'branch' as const } },
+      snapshots: [...m.snapshots, snapshot],
+      'snapshot-log': [...m['snapshot-log'], { 'timestamp-ms': now, 'snapshot-id': snapshotId }],
+    };
+    const version = metadataVersion(f.store.keyFromUri(handle.metadataLocation)) + 1;
+    const location = await f.catalog.restoreVersion(`${tenant}.default`, 'traces', handle.metadataLocation, { location: handle.metadataLocation, metadata }, version);
+    expect(location).toBeDefined();
+    return { handle: (await f.catalog.loadTable(`${tenant}.default`, 'traces'))!, key };
+  };
+
+  /** Writes 0xff over the first byte of the file's largest column chunk: its first page's header no longer reads (DuckDB's pages carry no crc), the size unchanged. */
+  const breakPageHeader = async (key: string) => {
+    const [start] = await withDuck(async (q) => (await q(`SELECT coalesce(dictionary_page_offset, data_page_offset) FROM parquet_metadata(${sqlList([f.store.localPath(key)!])}) ORDER BY total_compressed_size DESC LIMIT 1`)).map((r) => Number(r[0])));
+    const bytes = Buffer.from((await f.store.get(key))!);
+    bytes[start!] = 0xff;
+    await f.store.put(key, bytes);
+  };
+
+  it("reports a delete file (another engine's position deletes) with damaged pages or missing under its own kind, with rollback-table as the repair; drop-damaged-files refuses it (409) and commits nothing", async () => {
+    const tenant = 'del-pages';
+    let handle = (await table(tenant, 0)).versions[0]!;
+    const data: string[] = [];
+    for (const seed of [701, 702]) {
+      const r = await appendBatchFile(handle, 10, seed);
+      handle = r.handle;
+      data.push(r.key);
+    }
+    const before = handle.metadataLocation;
+    const deletes = await commitPositionDeletes(handle, tenant, data[0]!, [0, 1]);
+    const pointerNow = deletes.handle.metadataLocation;
+    const bytes = (await Promise.all([...data, deletes.key].map((k) => f.store.head(k)))).reduce((a, o) => a + o!.size, 0);
+    // Sound, the delete file's pages read with the data files'.
+    expect((await checkTables(f.catalog, f.store, { tenant }, undefined, {})).tables[0]).toEqual({ table: `${tenant}.default.traces`, status: 'ok', metadata_location: pointerNow, problems: [], pages_checked: { files: 3, bytes } });
+
+    await breakPageHeader(deletes.key);
+    // Without check_pages the size is right: nothing to see.
+    expect((await checkTables(f.catalog, f.store, { tenant })).tables[0]).toMatchObject({ status: 'ok', problems: [] });
+    const checked = (await checkTables(f.catalog, f.store, { tenant }, undefined, {})).tables[0]!;
+    expect(checked).toEqual({
+      table: `${tenant}.default.traces`,
+      status: 'damaged',
+      metadata_location: pointerNow,
+      problems: [
+        {
+          kind: 'delete_files_damaged_pages',
+          message: expect.stringMatching(
+            /^1 delete files of the current snapshot have damaged pages \(.*\), first: .*-deletes\.parquet: .*; an engine reading the table brings back the rows they delete or hides others, and dropping them would bring back those rows: floe ops rollback-table --to a version from before they were added is the repair, not drop-damaged-files$/,
+          ),
+          count: 1,
+          keys: [deletes.key],
+        },
+      ],
+      pages_checked: { files: 3, bytes },
+    });
+
+    for (const dry_run of [true, false]) {
+      expect(await refusal(dropDamaged(tenant, { check_pages: true, dry_run }))).toEqual({
+        kind: 'conflict',
+        message: `1 delete files of ${tenant}.default.traces are damaged (first: ${deletes.key}, damaged_pages): dropping them would bring back deleted rows; floe ops rollback-table --to a version from before they were added moves it back to a sound version`,
+      });
+    }
+    expect(await pointer(tenant)).toBe(pointerNow);
+    expect((await f.catalog.loadTable(`${tenant}.default`, 'traces'))!.metadata.snapshots).toHaveLength(deletes.handle.metadata.snapshots.length);
+
+    // Missing: its own kind from the listing alone, refused alike.
+    const kept = (await f.store.get(deletes.key))!;
+    await f.store.delete(deletes.key);
+    expect((await checkTables(f.catalog, f.store, { tenant })).tables[0]!.problems).toEqual([
+      {
+        kind: 'delete_files_missing',
+        message: `1 delete files of the current snapshot are missing, first: ${deletes.key}; an engine reading the table brings back the rows they delete or hides others, and dropping them would bring back those rows: floe ops rollback-table is the repair, not drop-damaged-files`,
+        count: 1,
+        keys: [deletes.key],
+      },
+    ]);
+    expect((await refusal(dropDamaged(tenant))).message).toMatch(/^1 delete files of del-pages\.default\.traces are damaged \(first: .*, missing\): dropping them would bring back deleted rows; floe ops rollback-table moves/);
+    await f.store.put(deletes.key, kept);
+
+    // The repair: back to the version before the delete file, which reads whole.
+    expect(await rollback(tenant, { metadata_location: before })).toMatchObject({ rolled_back: true, metadata_location: before });
+    expect((await checkTables(f.catalog, f.store, { tenant }, undefined, {})).tables[0]).toMatchObject({ status: 'ok', problems: [], pages_checked: { files: 2 } });
   });
 
   it('refuses to drop files of an unknown table (404), of a table whose metadata or manifests are damaged, or whose catalog is behind its files (409)', async () => {

@@ -74,8 +74,8 @@ const print = (body: unknown): void => {
 const fileOf = (location: string) => location.slice(location.lastIndexOf('/') + 1);
 const out = (text: string) => process.stdout.write(`${text}\n`);
 
-/** "pages of 12 data files read (3.4 MB)": what a check_pages call read. */
-const pagesRead = (p: { files: number; bytes: number }) => `pages of ${p.files} data file${p.files === 1 ? '' : 's'} read (${(p.bytes / 1e6).toFixed(1)} MB)`;
+/** "pages of 12 files read (3.4 MB)": what a check_pages call read (data files, and delete files another engine wrote). */
+const pagesRead = (p: { files: number; bytes: number }) => `pages of ${p.files} file${p.files === 1 ? '' : 's'} read (${(p.bytes / 1e6).toFixed(1)} MB)`;
 
 function printCheck(answer: CheckAnswer): void {
   out(`${answer.tables_checked} table${answer.tables_checked === 1 ? '' : 's'} checked: ${answer.ok} ok, ${answer.damaged} damaged`);
@@ -134,7 +134,7 @@ async function postOrJob<T>(conn: ReturnType<typeof connectionOf>, path: string,
   const isJob = shapeProblem(answer, OPS_JOB_STARTED) === undefined && (answer as JobStartedAnswer).status === 'running';
   if (!isJob) return expectShape<T>(answer, expect, path);
   const jobPath = `api/v1/ops/jobs/${seg((answer as JobStartedAnswer).job.id)}`;
-  const progress = progressLine('checked pages of', 'data files');
+  const progress = progressLine('checked pages of', 'files');
   let job: JobAnswer;
   try {
     do {
@@ -285,7 +285,7 @@ export function registerOpsCommands(program: Command): void {
       .description("whether each table's current metadata, manifests and data files are all in the store, readable and of the sizes recorded (read-only; exit 1 when one is damaged); progress on stderr when it is a terminal"),
   )
     .option('--page-size <n>', 'tables per call to the router (a call also ends after 15 s)', '100')
-    .option('--check-pages', "also read every data file whole and walk its pages (crcs, headers): finds a bit flipped inside a page, which keeps the file's size (data_files_damaged_pages); reads the whole table")
+    .option('--check-pages', "also read every data (and delete) file whole and walk its pages (crcs, headers): finds a bit flipped inside a page, which keeps the file's size (data_files_damaged_pages, delete_files_damaged_pages); reads the whole table")
     .option('--wait-ms <ms>', WAIT_MS_HELP)
     .option('--json', 'print the JSON answer (all pages as one)')
     .action(
@@ -351,7 +351,7 @@ export function registerOpsCommands(program: Command): void {
   withConnection(
     ops
       .command('drop-damaged-files')
-      .description("remove the table's data files that are missing from the store or truncated (check-tables: data_files_missing, data_files_wrong_size), and with --check-pages those whose pages are damaged (data_files_damaged_pages), in one snapshot, giving up only their rows; a table whose metadata or manifests are damaged needs rollback-table")
+      .description("remove the table's data files that are missing from the store or truncated (check-tables: data_files_missing, data_files_wrong_size), and with --check-pages those whose pages are damaged (data_files_damaged_pages), in one snapshot, giving up only their rows; a table whose metadata or manifests are damaged, or with a damaged delete file (delete_files_*), needs rollback-table")
       .argument('<table>', '<tenant>.<dataset>.<table>, e.g. acme.default.logs'),
     'the admin key (env FLOE_API_KEY)',
   )

@@ -67,13 +67,13 @@ const problems = { type: 'array', items: problem } as const;
 const checkPagesField = {
   type: 'boolean',
   description:
-    "Also read every live data file the listing finds whole and walk its pages (page crcs where the writer wrote them, headers and chunk ends everywhere): a bit flipped inside a page keeps the file's size and DuckDB reads it as wrong values; such files are reported as data_files_damaged_pages. Reads the whole table, so off by default.",
+    "Also read every live data file (and Parquet delete file) the listing finds whole and walk its pages (page crcs where the writer wrote them, headers and chunk ends everywhere): a bit flipped inside a page keeps the file's size and DuckDB reads it as wrong values; such files are reported as data_files_damaged_pages (delete files: delete_files_damaged_pages). Reads the whole table, so off by default.",
 } as const;
 const pagesChecked = {
   type: 'object',
   additionalProperties: false,
   required: ['files', 'bytes'],
-  description: 'With check_pages only: the data files whose pages were read, and their bytes.',
+  description: 'With check_pages only: the data and delete files whose pages were read, and their bytes.',
   properties: { files: { type: 'integer' }, bytes: { type: 'integer' } },
 } as const;
 
@@ -420,7 +420,7 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     {
       operationId: 'check_tables',
       summary:
-        "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record; with check_pages, whether every data file's pages read too, as a job: 202 with it when it is not done within wait_ms. Read-only (instance admin)",
+        "Check every table of the scope (all, a tenant, a dataset and/or one table name), or a page of them (limit, after): whether its current metadata, the current snapshot's manifest list and manifests and its data files are all in the store, readable, and the sizes their manifests record; with check_pages, whether every data and delete file's pages read too, as a job: 202 with it when it is not done within wait_ms, 429 naming the running jobs while the compactor runs as many as it runs at once. Read-only (instance admin)",
       body: checkBody,
       response: { 200: checkAnswer, 202: jobRunning, ...ERROR_RESPONSES },
     },
@@ -445,7 +445,7 @@ export const opsRoutes: FastifyPluginAsync<ManagementOptions> = async (app, opts
     {
       operationId: 'drop_damaged_files',
       summary:
-        "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record (and, with check_pages, those whose pages are damaged), giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged or its catalog is behind its files (rollback_table's job), or it moved meanwhile; with check_pages a job: 202 with it when it is not done within wait_ms, 409 while another drop of the table runs (instance admin)",
+        "Commit one snapshot that removes the table's current live data files that are missing from the store or not the size their manifests record (and, with check_pages, those whose pages are damaged), giving up only their rows; answers the files and rows. 404 unknown table, 409 when the table's metadata or manifests are themselves damaged, a delete file of it is damaged (dropping it would bring back deleted rows) or its catalog is behind its files (rollback_table's job), or it moved meanwhile; with check_pages a job: 202 with it when it is not done within wait_ms, 409 while another drop of the table runs, 429 naming the running jobs while the compactor runs as many as it runs at once (instance admin)",
       body: dropDamagedBody,
       response: { 200: dropDamagedAnswer, 202: jobRunning, ...ERROR_RESPONSES },
     },
