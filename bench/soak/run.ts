@@ -12,6 +12,11 @@
 // range query over the last 15 minutes. The compactor runs at Floe's default interval (5m) unless
 // told otherwise. The baseline is the run's
 // own first minutes: the summary prints the last minutes' figures against them.
+//
+// Memory is attributed every 10 s: DuckDB's instances and V8's heap from Floe's GET /metrics, and
+// RSS by kind of mapping from /proc/<pid>/smaps (bench/lib/proc-memory.ts); what neither accounts
+// for is printed as "unattributed". The environment the run was started with (MALLOC_ARENA_MAX,
+// LD_PRELOAD, FLOE__* overrides) reaches Floe and is printed at the start.
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Agent } from 'node:http';
@@ -20,6 +25,7 @@ import { floeSqlScalar, percentile, startFloeProcess, type FloeProcess } from '.
 import { logsBody, MarkedTemplate, spansBody } from '../lib/otlp-gen.ts';
 import { metadataRequest, REMOTE_WRITE_HEADERS, RemoteWriteStream } from '../lib/remote-write-stream.ts';
 import { WalBacklog } from '../lib/wal-backlog.ts';
+import { floeMemoryGauges, residentByMapping, type FloeMemoryGauges, type ResidentByMapping } from '../lib/proc-memory.ts';
 
 const MINUTES = Number(process.argv[2] ?? 10);
 const SPANS_PER_S = Number(process.argv[3] ?? 20_000);
@@ -44,6 +50,10 @@ interface Sample {
   /** Data files of each table's current snapshot (the compactor's dry run). */
   liveFiles: Record<string, number>;
   metadataFiles: Record<string, number>;
+  /** Resident memory by kind of mapping. */
+  mapped: ResidentByMapping;
+  /** Floe's memory gauges; absent when the scrape failed. */
+  gauges?: FloeMemoryGauges;
 }
 
 interface Sent {
@@ -116,9 +126,25 @@ async function liveFiles(floe: FloeProcess): Promise<Record<string, number>> {
   return Object.fromEntries(TABLES.map((t) => [t, plan.tables.find((x) => x.table === `${floe.tenant}.default.${t}`)?.files ?? 0]));
 }
 
+/**
+ * RSS less what Floe's gauges account for: every DuckDB instance's duckdb_memory() and the space V8's
+ * heap holds (used or free, so this leans low). The rest is allocator slack and retained free memory
+ * (glibc arenas, DuckDB's jemalloc), native buffers outside both (Arrow, zstd, the encoders),
+ * thread stacks and mapped files.
+ */
+const unattributedMb = (s: Sample): number => (s.gauges ? s.rssMb - duckdbMb(s.gauges) - s.gauges.v8HeldMb : NaN);
+const duckdbMb = (g: FloeMemoryGauges): number => Object.values(g.duckdbMb).reduce((a, b) => a + b, 0);
+
 async function sample(floe: FloeProcess, wal: WalBacklog): Promise<Sample> {
   const table = (t: string) => join(floe.dir, 'data', 'warehouse', floe.tenant, 'default', t);
+  // The gauges first, then RSS and smaps, so the three are read within a second of each other.
+  const gauges = await floeMemoryGauges(`${floe.writerAdminUrl}/metrics`).catch((err: unknown) => {
+    console.error(`  metrics scrape failed: ${String(err)}`);
+    return undefined;
+  });
   return {
+    gauges,
+    mapped: residentByMapping(floe.pid),
     liveFiles: await liveFiles(floe),
     at: Date.now(),
     ...procStatus(floe.pid),
@@ -246,6 +272,13 @@ async function queries(floe: FloeProcess, until: number, sentTraces: Array<{ id:
 
 const mb = (x: number) => `${fmt(x, 0)} MB`;
 
+function memoryNote(s: Sample): string {
+  const g = s.gauges;
+  const m = s.mapped;
+  const duck = g ? `DuckDB ${Object.entries(g.duckdbMb).map(([k, v]) => `${k} ${fmt(v, 0)}`).join('/')} MB, spilled ${mb(g.duckdbTempMb)}, V8 heap ${mb(g.v8HeldMb)} held (${mb(g.v8UsedMb)} used), unattributed ${mb(unattributedMb(s))} (array buffers ${mb(g.arrayBuffersMb)}, PromQL point lists ${mb(g.seriesListsMb)} of them; other native ${mb(g.otherExternalMb)})` : 'no gauges';
+  return `${duck}; smaps: file ${mb(m.fileMb)}, brk ${mb(m.brkMb)}, anonymous ${mb(m.anonMb)} of which arena-like ${mb(m.arenaMb)} in ${m.arenas}`;
+}
+
 async function main(): Promise<void> {
   const floe = await startFloeProcess({ compactor: { interval: COMPACTOR_INTERVAL }, auth: { admin_api_key: ADMIN_KEY } });
   const wal = new WalBacklog(floe.dir);
@@ -254,6 +287,8 @@ async function main(): Promise<void> {
   const agent = new Agent({ keepAlive: true, maxSockets: 3 * MAX_IN_FLIGHT });
   console.log(`bench/soak: ${MINUTES} min; traces ${fmt(SPANS_PER_S)} spans/s, logs ${fmt(LOGS_PER_S)} records/s, remote write ${fmt(SERIES)} series every 1 s; a query every 500 ms; compactor every ${COMPACTOR_INTERVAL}`);
   console.log(`  load average before: ${loadAverage()}`);
+  const env = Object.entries(process.env).filter(([k]) => k === 'MALLOC_ARENA_MAX' || k === 'LD_PRELOAD' || k.startsWith('MALLOC_') || k.startsWith('FLOE__'));
+  console.log(`  environment passed to Floe: ${env.length ? env.map(([k, v]) => `${k}=${v}`).join(' ') : '(no allocator or FLOE__ overrides)'}`);
   try {
     const started = Date.now();
     const until = started + MINUTES * 60_000;
@@ -271,7 +306,7 @@ async function main(): Promise<void> {
       if (minute === lastMinute) return;
       lastMinute = minute;
       const s = snapshots.at(-1)!;
-      console.log(`  ${minute} min: RSS ${mb(s.rssMb)}, fds ${s.fds}, WAL ${s.wal} segments, live data files ${TABLES.map((t) => `${t} ${s.liveFiles[t]}`).join(', ')} (on disk ${TABLES.map((t) => s.dataFiles[t]).join('/')}); acknowledged spans ${fmt(traces.items)}, records ${fmt(logs.items)}, samples ${fmt(samples.items)}`);
+      console.log(`  ${minute} min: RSS ${mb(s.rssMb)} (${memoryNote(s)}), fds ${s.fds}, WAL ${s.wal} segments, live data files ${TABLES.map((t) => `${t} ${s.liveFiles[t]}`).join(', ')} (on disk ${TABLES.map((t) => s.dataFiles[t]).join('/')}); acknowledged spans ${fmt(traces.items)}, records ${fmt(logs.items)}, samples ${fmt(samples.items)}`);
     }, 1000);
 
     const meta = await post(agent, `${floe.otlpHttpUrl}/api/v1/write`, metadataRequest(), rwHeaders);
@@ -324,7 +359,7 @@ async function main(): Promise<void> {
     // Figures per minute, then the first minutes (after a minute's warm-up) against the last.
     const minutes = Math.ceil(MINUTES);
     const inMinute = (m: number) => (at: number) => at >= started + m * 60_000 && at < started + (m + 1) * 60_000;
-    console.log('\n  minute | RSS MB | fds | threads | WAL | live data files (traces/logs/metrics) | on disk | metadata files | queries p50/p95 ms (trace id, search, LogQL, PromQL) | query errors');
+    console.log('\n  minute | RSS MB | DuckDB MB compactor/querier/writer | spilled MB | V8 heap held MB | unattributed MB (PromQL point lists) | smaps MB file/brk/anon (arena-like, count) | fds | threads | WAL | live data files (traces/logs/metrics) | on disk | metadata files | queries p50/p95 ms (trace id, search, LogQL, PromQL) | query errors');
     for (let m = 0; m < minutes; m++) {
       const s = snapshots.filter((x) => inMinute(m)(x.at));
       const last = s.at(-1);
@@ -335,7 +370,11 @@ async function main(): Promise<void> {
         return ms.length ? `${fmt(percentile(ms, 50))}/${fmt(percentile(ms, 95))}` : '-';
       });
       const errs = q.filter((r) => r.status !== 200).map((r) => `${r.kind}:${r.status}`);
-      console.log(`  ${String(m + 1).padStart(6)} | ${fmt(Math.max(...s.map((x) => x.rssMb))).padStart(6)} | ${String(last.fds).padStart(3)} | ${String(last.threads).padStart(7)} | ${String(Math.max(...s.map((x) => x.wal))).padStart(3)} | ${TABLES.map((t) => last.liveFiles[t]).join('/')} | ${TABLES.map((t) => last.dataFiles[t]).join('/')} | ${TABLES.map((t) => last.metadataFiles[t]).join('/')} | ${lat.join(', ')} | ${errs.length ? errs.join(' ') : 0}`);
+      const g = last.gauges;
+      const duck = g ? ['compactor', 'querier', 'writer'].map((c) => fmt(g.duckdbMb[c] ?? 0, 0)).join('/') : '-';
+      const mm = last.mapped;
+      const memory = `${duck} | ${g ? fmt(g.duckdbTempMb, 0) : '-'} | ${g ? fmt(g.v8HeldMb, 0) : '-'} | ${g ? `${fmt(unattributedMb(last), 0)} (${fmt(g.seriesListsMb, 0)})` : '-'} of ${fmt(last.rssMb, 0)} | ${fmt(mm.fileMb, 0)}/${fmt(mm.brkMb, 0)}/${fmt(mm.anonMb, 0)} (${fmt(mm.arenaMb, 0)}, ${mm.arenas})`;
+      console.log(`  ${String(m + 1).padStart(6)} | ${fmt(Math.max(...s.map((x) => x.rssMb))).padStart(6)} | ${memory} | ${String(last.fds).padStart(3)} | ${String(last.threads).padStart(7)} | ${String(Math.max(...s.map((x) => x.wal))).padStart(3)} | ${TABLES.map((t) => last.liveFiles[t]).join('/')} | ${TABLES.map((t) => last.dataFiles[t]).join('/')} | ${TABLES.map((t) => last.metadataFiles[t]).join('/')} | ${lat.join(', ')} | ${errs.length ? errs.join(' ') : 0}`);
     }
 
     const early = (at: number) => at >= started + 60_000 && at < started + 180_000;
@@ -349,9 +388,18 @@ async function main(): Promise<void> {
     const mx = pts.reduce((a, p) => a + p[0], 0) / pts.length;
     const my = pts.reduce((a, p) => a + p[1], 0) / pts.length;
     const slope = pts.reduce((a, p) => a + (p[0] - mx) * (p[1] - my), 0) / Math.max(1e-9, pts.reduce((a, p) => a + (p[0] - mx) ** 2, 0));
+    const mean = (f: (at: number) => boolean, of: (s: Sample) => number) => {
+      const xs = snapshots.filter((s) => f(s.at) && s.gauges).map(of);
+      return xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    };
     const fdsAt = (f: (at: number) => boolean) => Math.max(...snapshots.filter((s) => f(s.at)).map((s) => s.fds));
     console.log(`\n  summary (early: minutes 2-3; late: the last two minutes):`);
     console.log(`    RSS early ${mb(rss(early))}, late ${mb(rss(late))}: ratio late/early ${(rss(late) / rss(early)).toFixed(2)}; slope after the first minute ${slope.toFixed(1)} MB/min`);
+    console.log(`    RSS max ${mb(Math.max(...snapshots.map((s) => s.rssMb)))}`);
+    for (const [name, f] of [['early', early], ['late', late]] as const) {
+      const duck = ['compactor', 'querier', 'writer'].map((c) => `${c} ${fmt(mean(f, (s) => s.gauges!.duckdbMb[c] ?? 0), 0)}`).join(', ');
+      console.log(`    memory ${name} (means): RSS ${mb(mean(f, (s) => s.rssMb))} = DuckDB ${duck} MB + V8 heap held ${mb(mean(f, (s) => s.gauges!.v8HeldMb))} + unattributed ${mb(mean(f, unattributedMb))} (array buffers ${mb(mean(f, (s) => s.gauges!.arrayBuffersMb))}, PromQL point lists ${mb(mean(f, (s) => s.gauges!.seriesListsMb))} of them; other native ${mb(mean(f, (s) => s.gauges!.otherExternalMb))}); spilled ${mb(mean(f, (s) => s.gauges!.duckdbTempMb))}; smaps file ${mb(mean(f, (s) => s.mapped.fileMb))}, brk ${mb(mean(f, (s) => s.mapped.brkMb))}, anonymous ${mb(mean(f, (s) => s.mapped.anonMb))} (arena-like ${mb(mean(f, (s) => s.mapped.arenaMb))})`);
+    }
     console.log(`    open fds early ${fdsAt(early)}, late ${fdsAt(late)}`);
     for (const t of TABLES) {
       const after = snapshots.filter((s) => s.at >= started + 60_000);

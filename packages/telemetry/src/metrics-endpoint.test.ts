@@ -62,13 +62,19 @@ describe('the metrics endpoint', () => {
   it('serves the runtime metrics of the process', async () => {
     sm = await start();
     const text = (await sm.metricsEndpoint!.respond(undefined)).body;
-    for (const family of ['process_cpu_time_seconds_total counter', 'process_memory_usage_bytes gauge', 'process_uptime_seconds gauge', 'v8js_memory_heap_used_bytes gauge', 'nodejs_eventloop_delay_p99_seconds gauge', 'nodejs_eventloop_utilization_ratio gauge']) {
+    for (const family of ['process_cpu_time_seconds_total counter', 'process_memory_usage_bytes gauge', 'process_uptime_seconds gauge', 'v8js_memory_heap_used_bytes gauge', 'nodejs_memory_external_bytes gauge', 'nodejs_eventloop_delay_p99_seconds gauge', 'nodejs_eventloop_utilization_ratio gauge']) {
       expect(text).toContain(`# TYPE ${family}\n`);
     }
     const cpu = /^process_cpu_time_seconds_total\{cpu_mode="user"\} (\S+)$/m.exec(text);
     expect(Number(cpu?.[1])).toBeGreaterThan(0);
     const rss = /^process_memory_usage_bytes (\S+)$/m.exec(text);
     expect(Number(rss?.[1])).toBeGreaterThan(1024 * 1024);
+    // A Buffer held now counts in the array buffers outside the V8 heap.
+    const held = Buffer.alloc(64 * 1024 * 1024, 1);
+    const after = (await sm.metricsEndpoint!.respond(undefined)).body;
+    const buffers = /^nodejs_memory_external_bytes\{nodejs_memory_type="array_buffers"\} (\S+)$/m.exec(after);
+    expect(Number(buffers?.[1])).toBeGreaterThanOrEqual(held.length);
+    expect(after).toMatch(/^nodejs_memory_external_bytes\{nodejs_memory_type="other"\} \d+$/m);
     await stop();
   });
 

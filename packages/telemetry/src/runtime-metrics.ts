@@ -15,6 +15,13 @@ export function recordRuntimeMetrics(meter: Meter, windowMs = 10_000): { stop():
   const uptime = meter.createObservableGauge('process.uptime', { description: 'Time since the process started', unit: 's' });
   const heapUsed = meter.createObservableUpDownCounter('v8js.memory.heap.used', { description: 'V8 heap bytes in use, by heap space', unit: 'By' });
   const heapLimit = meter.createObservableUpDownCounter('v8js.memory.heap.limit', { description: 'V8 heap bytes the heap spaces hold now (in use or free), by heap space', unit: 'By' });
+  // Outside the V8 heap and outside DuckDB's own allocator: Buffers and other native memory that
+  // JavaScript objects hold, got from malloc. RSS less DuckDB and the heap is mostly this and
+  // what malloc keeps after it is freed; this gauge tells the two apart (bench/soak).
+  const external = meter.createObservableUpDownCounter('nodejs.memory.external', {
+    description: 'Native memory that JavaScript objects hold outside the V8 heap, by nodejs.memory.type: array_buffers (Buffers and typed arrays) or other',
+    unit: 'By',
+  });
   const delayP99 = meter.createObservableGauge('nodejs.eventloop.delay.p99', { description: '99th percentile of event-loop delay over the last window', unit: 's' });
   const delayMax = meter.createObservableGauge('nodejs.eventloop.delay.max', { description: 'Longest event-loop delay over the last window', unit: 's' });
   const utilization = meter.createObservableGauge('nodejs.eventloop.utilization', { description: 'Share of the last window the event loop was busy (0 to 1)', unit: '1' });
@@ -37,7 +44,10 @@ export function recordRuntimeMetrics(meter: Meter, windowMs = 10_000): { stop():
       const usage = process.cpuUsage();
       r.observe(cpu, usage.user / 1e6, { 'cpu.mode': 'user' });
       r.observe(cpu, usage.system / 1e6, { 'cpu.mode': 'system' });
-      r.observe(memory, process.memoryUsage.rss());
+      const mem = process.memoryUsage();
+      r.observe(memory, mem.rss);
+      r.observe(external, mem.arrayBuffers, { 'nodejs.memory.type': 'array_buffers' });
+      r.observe(external, Math.max(0, mem.external - mem.arrayBuffers), { 'nodejs.memory.type': 'other' });
       r.observe(uptime, process.uptime());
       for (const space of getHeapSpaceStatistics()) {
         const attrs = { 'v8js.heap.space.name': space.space_name };
@@ -48,7 +58,7 @@ export function recordRuntimeMetrics(meter: Meter, windowMs = 10_000): { stop():
       r.observe(delayMax, window.max);
       r.observe(utilization, window.utilization);
     },
-    [cpu, memory, uptime, heapUsed, heapLimit, delayP99, delayMax, utilization],
+    [cpu, memory, uptime, heapUsed, heapLimit, external, delayP99, delayMax, utilization],
   );
   return {
     stop() {
