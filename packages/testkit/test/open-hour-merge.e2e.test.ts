@@ -50,7 +50,14 @@ describe.each<FloeMode>(['embedded', 'cluster'])('open-hour merge (%s)', (mode) 
     for (const service of ['beta', 'gamma', 'delta']) await send(service);
     // From here only the open-hour pass merges (full passes are an hour apart). Size-tiered, four
     // flush files of about one size become one or two files, never stay four.
-    await waitFor('the flush files merged', async () => ((await liveFiles()) <= 2 ? true : undefined), 60_000, 250);
+    try {
+      await waitFor('the flush files merged', async () => ((await liveFiles()) <= 2 ? true : undefined), 60_000, 250);
+    } catch (err) {
+      // Seen twice in full-suite runs (cluster) and never alone: say what the compactor saw.
+      const status = await (await fetch(`${floe.routerUrl}/api/v1/ops/compact/status`, { headers: admin() })).json();
+      const plan = await (await fetch(`${floe.routerUrl}/api/v1/ops/compact/dry-run`, { method: 'POST', headers: admin(), body: JSON.stringify({ tenant, table: 'traces' }) })).json();
+      throw new Error(`${(err as Error).message}; compactor status ${JSON.stringify(status)}; plan ${JSON.stringify(plan)}`);
+    }
 
     const count = await flightDoGet({ url: floe.flightAddress, ticket: Buffer.from('SELECT count(*) AS n, count(DISTINCT trace_id) AS t FROM traces'), metadata: auth() });
     expect(count.toArray()[0]!.t).toBe(4n);
