@@ -179,6 +179,10 @@ const DELETE_FILES: FileClass = {
   },
 };
 
+/** The problem kinds of damaged data files (drop-damaged-files drops them) and of damaged delete files (it refuses them). */
+export const DATA_FILE_PROBLEMS: ReadonlySet<TableProblemKind> = new Set(Object.values(DATA_FILES.kinds));
+export const DELETE_FILE_PROBLEMS: ReadonlySet<TableProblemKind> = new Set(Object.values(DELETE_FILES.kinds));
+
 /** The problems of damaged files of one class, a problem per reason. */
 function fileProblems(files: readonly DamagedFile[], { kinds, what, repair }: FileClass): TableProblem[] {
   const problems: TableProblem[] = [];

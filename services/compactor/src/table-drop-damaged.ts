@@ -3,7 +3,7 @@ import { CommitConflictError, type SqlCatalog } from '@floe/iceberg';
 import type { ObjectStore } from '@floe/storage';
 import { parseWaitMs } from './maintenance-jobs.ts';
 import { versionsAhead } from './orphans.ts';
-import { repairTarget, type DamagedFile, type PagesCheck, type PagesChecked, type TableProblemKind } from './table-check.ts';
+import { DATA_FILE_PROBLEMS, DELETE_FILE_PROBLEMS, repairTarget, type DamagedFile, type PagesCheck, type PagesChecked } from './table-check.ts';
 import { parseTableRepairBody } from './table-rollback.ts';
 
 /**
@@ -96,16 +96,13 @@ function why(files: readonly DamagedFile[]): string {
   return [missing > 0 ? `${missing} missing` : '', wrongSize > 0 ? `${wrongSize} of the wrong size` : '', pages > 0 ? `${pages} with damaged pages` : ''].filter(Boolean).join(', ');
 }
 
-/** The problems with data files this repair drops; any other is rollback-table's. */
-const DROPPABLE = new Set<TableProblemKind>(['data_files_missing', 'data_files_wrong_size', 'data_files_damaged_pages']);
-/** Damaged delete files: rollback-table's too, refused below by a message that says why (their deleted rows). */
-const DELETE_FILES = new Set<TableProblemKind>(['delete_files_missing', 'delete_files_wrong_size', 'delete_files_damaged_pages']);
 
 /** `POST /tables/drop-damaged-files`; `pages` takes a page check's progress. Throws FloeError: 404 unknown table, 409 metadata or manifests damaged, catalog behind its files, or a file no longer live meanwhile. */
 export async function dropDamagedFiles(catalog: SqlCatalog, store: ObjectStore, req: DropDamagedRequest, pages: PagesCheck = {}): Promise<DropDamagedAnswer> {
   const { namespace, table, pointer, objects } = await repairTarget(catalog, store, req, 'FLOE_ERR_OPS_DROP_FILES');
   const inspected = await objects.inspect(pointer, req.checkPages ? pages : undefined);
-  const structural = inspected.problems.find((p) => !DROPPABLE.has(p.kind) && !DELETE_FILES.has(p.kind));
+  // Damaged delete files are rollback-table's too, refused below by a message that says why.
+  const structural = inspected.problems.find((p) => !DATA_FILE_PROBLEMS.has(p.kind) && !DELETE_FILE_PROBLEMS.has(p.kind));
   if (!inspected.metadata || structural) {
     const p = structural ?? inspected.problems[0]!;
     throw new FloeError('conflict', `${table}'s current version is itself damaged (${p.kind}: ${p.message}): dropping data files cannot repair it; floe ops rollback-table moves it back to a sound version`, {
